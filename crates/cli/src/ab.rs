@@ -1,0 +1,296 @@
+//! `stampede ab`: ApacheBench's flags and report, measured with stampede's engine.
+//!
+//! Requests are written the way ab writes them (HTTP/1.0, its header order, its
+//! User-Agent), so byte counts equal ab's against the same server. Two things differ on
+//! purpose: all cores are used by default (`--threads` to change), and any non-2xx
+//! response or failed request is reported loudly, because ab's silence about error pages
+//! has produced published benchmarks of 404 pages.
+
+use base64::Engine as _;
+use clap::{ArgAction, Parser};
+use stampede_engine::{LoadSpec, RequestBuilder, Version};
+use stampede_report::{ab_csv, ab_gnuplot, ab_report, loud_warnings, AbInfo};
+
+use crate::common::{self, Exit, ProgressOptions};
+
+/// ab's maximum request count when only a time limit is given.
+const AB_MAX_REQUESTS: u64 = 50_000;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stampede ab",
+    about = "ApacheBench-compatible load test (ab's flags and report)",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct AbArgs {
+    /// Number of requests to perform
+    #[arg(short = 'n', value_name = "requests")]
+    requests: Option<u64>,
+    /// Number of multiple requests to make at a time
+    #[arg(short = 'c', value_name = "concurrency", default_value_t = 1)]
+    concurrency: u64,
+    /// Seconds to max. to spend on benchmarking (implies -n 50000)
+    #[arg(short = 't', value_name = "timelimit")]
+    timelimit: Option<f64>,
+    /// Seconds to max. wait for each response
+    #[arg(short = 's', value_name = "timeout", default_value_t = 30.0)]
+    timeout: f64,
+    /// Use HTTP KeepAlive feature
+    #[arg(short = 'k')]
+    keepalive: bool,
+    /// Add arbitrary header line, eg. 'Accept-Encoding: gzip' (repeatable)
+    #[arg(short = 'H', value_name = "attribute", action = ArgAction::Append)]
+    headers: Vec<String>,
+    /// Add cookie, eg. 'Apache=1234' (repeatable)
+    #[arg(short = 'C', value_name = "attribute", action = ArgAction::Append)]
+    cookies: Vec<String>,
+    /// Add Basic WWW Authentication, the attributes are a colon separated username and password
+    #[arg(short = 'A', value_name = "attribute")]
+    auth: Option<String>,
+    /// File containing data to POST. Remember also to set -T
+    #[arg(short = 'p', value_name = "postfile")]
+    postfile: Option<String>,
+    /// File containing data to PUT. Remember also to set -T
+    #[arg(short = 'u', value_name = "putfile")]
+    putfile: Option<String>,
+    /// Content-type header to use for POST/PUT data
+    #[arg(short = 'T', value_name = "content-type", default_value = "text/plain")]
+    content_type: String,
+    /// Method name
+    #[arg(short = 'm', value_name = "method")]
+    method: Option<String>,
+    /// Use HEAD instead of GET
+    #[arg(short = 'i')]
+    head: bool,
+    /// Accept variable document length (use this for dynamic pages)
+    #[arg(short = 'l')]
+    variable_length: bool,
+    /// Do not show progress when doing more than 150 requests
+    #[arg(short = 'q')]
+    quiet: bool,
+    /// Output CSV file with percentages served
+    #[arg(short = 'e', value_name = "filename")]
+    csv: Option<String>,
+    /// Output collected data to gnuplot format file
+    #[arg(short = 'g', value_name = "filename")]
+    gnuplot: Option<String>,
+    /// Don't exit on socket receive errors (stampede never does; accepted for compatibility)
+    #[arg(short = 'r')]
+    _recv_ok: bool,
+    /// How much troubleshooting info to print (2 prints the request)
+    #[arg(short = 'v', value_name = "verbosity", default_value_t = 0)]
+    verbosity: u32,
+    /// Do not show percentiles served table
+    #[arg(short = 'd')]
+    no_percentiles: bool,
+    /// Do not show confidence estimators and warnings
+    #[arg(short = 'S')]
+    no_confidence: bool,
+    /// Worker threads (stampede only; default: all cores)
+    #[arg(long = "threads", value_name = "N")]
+    threads: Option<usize>,
+    /// Connect to this Unix socket instead of the URL's host (stampede only)
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    unix_socket: Option<String>,
+    /// Display version number and exit
+    #[arg(short = 'V', action = ArgAction::Version)]
+    _version: Option<bool>,
+    /// Display usage information (this message)
+    #[arg(short = 'h', action = ArgAction::Help)]
+    _help: Option<bool>,
+    /// [http://]hostname[:port]/path
+    #[arg(value_name = "URL")]
+    url: String,
+}
+
+pub fn main(args: &[String]) -> Result<(), Exit> {
+    for a in args {
+        if let Some(flag) = [
+            "-w", "-x", "-y", "-z", "-X", "-P", "-b", "-B", "-f", "-E", "-Z", "-I", "-j", "-R",
+        ]
+        .iter()
+        .find(|f| a.starts_with(**f))
+        {
+            return Err(Exit::usage(format!(
+                "ab's {flag} is not supported by stampede ab (HTML output, proxies, TLS options and socket tuning are not implemented); supported: -n -c -t -s -k -H -C -A -p -u -T -m -i -l -q -e -g -r -v -d -S -V -h"
+            )));
+        }
+    }
+    let a = AbArgs::try_parse_from(
+        std::iter::once("stampede ab".to_string()).chain(args.iter().cloned()),
+    )
+    .map_err(clap_exit)?;
+    let url = if a.url.contains("://") {
+        a.url.clone()
+    } else {
+        format!("http://{}", a.url)
+    };
+    let target = common::resolve(&url, a.unix_socket.as_deref())?;
+    if a.concurrency == 0 {
+        return Err(Exit::usage("-c: concurrency must be at least 1"));
+    }
+    let requests = match (a.requests, a.timelimit) {
+        (Some(n), _) => n,
+        (None, Some(_)) => AB_MAX_REQUESTS,
+        (None, None) => 1,
+    };
+    if requests == 0 {
+        return Err(Exit::usage("-n: the number of requests must be at least 1"));
+    }
+    if a.concurrency > requests {
+        return Err(Exit::usage(format!(
+            "-c: cannot use concurrency level greater than total number of requests ({} > {requests})",
+            a.concurrency
+        )));
+    }
+    if a.postfile.is_some() && a.putfile.is_some() {
+        return Err(Exit::usage(
+            "-p and -u cannot be combined: choose POST or PUT",
+        ));
+    }
+    let (body, body_method) = match (&a.postfile, &a.putfile) {
+        (Some(p), _) => (Some(common::read_body(p)?), "POST"),
+        (_, Some(p)) => (Some(common::read_body(p)?), "PUT"),
+        _ => (None, "GET"),
+    };
+    let method = match (&a.method, a.head) {
+        (Some(m), _) => m.to_ascii_uppercase(),
+        (None, true) => "HEAD".to_string(),
+        (None, false) => body_method.to_string(),
+    };
+
+    // ab's request: request line, keep-alive, cookies, auth, then (for a body) its
+    // length and type, then -H headers followed by the Host/User-Agent/Accept defaults.
+    let mut b = RequestBuilder::new(&method, &target.path)
+        .version(Version::Http10)
+        .without_content_length();
+    if a.keepalive {
+        b = b.header("Connection", "Keep-Alive");
+    }
+    for c in &a.cookies {
+        b = b.header("Cookie", c);
+    }
+    if let Some(auth) = &a.auth {
+        let enc = base64::engine::general_purpose::STANDARD.encode(auth.as_bytes());
+        b = b.header("Authorization", &format!("Basic {enc}"));
+    }
+    if let Some(body) = &body {
+        b = b
+            .header("Content-length", &body.len().to_string())
+            .header("Content-type", &a.content_type);
+    }
+    let mut has = [false; 3];
+    for h in &a.headers {
+        let (n, v) = stampede_engine::request::parse_header_arg(h)
+            .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))?;
+        for (i, d) in ["Host", "User-Agent", "Accept"].iter().enumerate() {
+            has[i] |= n.eq_ignore_ascii_case(d);
+        }
+        b = b.header(&n, &v);
+    }
+    if !has[0] {
+        b = b.header("Host", &target.authority);
+    }
+    if !has[1] {
+        b = b.header("User-Agent", "ApacheBench/2.3");
+    }
+    if !has[2] {
+        b = b.header("Accept", "*/*");
+    }
+    if let Some(body) = body {
+        b = b.body(body);
+    }
+    let request = b.build();
+    if a.verbosity >= 2 {
+        common::out(&format!(
+            "INFO: {method} header == \n---\n{}\n---\n",
+            String::from_utf8_lossy(&request.bytes)
+        ));
+    }
+    let sent_body = a.postfile.is_some() || a.putfile.is_some();
+    let mut spec = LoadSpec::new(target.clone(), request);
+    spec.connections = a.concurrency as usize;
+    spec.threads = a.threads.unwrap_or_else(common::cpus);
+    spec.requests = Some(requests);
+    spec.duration = a
+        .timelimit
+        .map(|t| std::time::Duration::from_secs_f64(t.max(0.001)));
+    spec.keepalive = a.keepalive;
+    spec.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
+    spec.check_length = !a.variable_length;
+    spec.record_requests = a.gnuplot.is_some();
+
+    common::out(&format!(
+        "This is stampede ab, version {} (ApacheBench 2.3 flags and report)
+
+",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let heartbeat = (requests > 150 && a.timelimit.is_none()).then(|| (requests / 10).max(100));
+    common::out(&format!(
+        "Benchmarking {} (be patient){}",
+        target.host,
+        if heartbeat.is_some() && !a.quiet {
+            "\n"
+        } else {
+            "..."
+        }
+    ));
+    let run = common::execute(
+        spec,
+        ProgressOptions {
+            quiet: a.quiet,
+            heartbeat,
+        },
+    )?;
+    let r = &run.result;
+    if heartbeat.is_some() && !a.quiet {
+        eprintln!("Finished {} requests", r.requests.completed);
+    } else {
+        common::out("..done\n");
+    }
+    let info = AbInfo {
+        hostname: target.host.clone(),
+        port: target.port,
+        path: target.path.clone(),
+        concurrency: a.concurrency,
+        keepalive: a.keepalive,
+        variable_length: a.variable_length,
+        sent_body,
+        confidence: !a.no_confidence,
+        percentiles: !a.no_percentiles,
+    };
+    common::out(&ab_report(r, &info));
+    if let Some(p) = &a.csv {
+        common::write_file(p, &ab_csv(r))?;
+    }
+    if let (Some(p), Some(mut recs)) = (&a.gnuplot, run.requests) {
+        common::write_file(p, &ab_gnuplot(&mut recs))?;
+    }
+    for w in loud_warnings(r) {
+        eprintln!("stampede: {w}");
+    }
+    Ok(())
+}
+
+/// Turns clap's error into ours; help and version are not errors.
+pub fn clap_exit(e: clap::Error) -> Exit {
+    use clap::error::ErrorKind as K;
+    match e.kind() {
+        K::DisplayHelp | K::DisplayVersion => {
+            let _ = e.print();
+            Exit {
+                code: 0,
+                message: String::new(),
+            }
+        }
+        _ => Exit::usage(
+            e.render()
+                .to_string()
+                .trim_end()
+                .trim_start_matches("error: ")
+                .to_string(),
+        ),
+    }
+}

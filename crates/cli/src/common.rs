@@ -1,0 +1,273 @@
+//! Helpers shared by the dialects: value parsers with clear messages, the live progress
+//! line, Ctrl-C handling, and the one function that runs a spec and maps failures to
+//! exit codes.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use stampede_engine::{Control, LoadSpec, Run, Target};
+
+/// Exit code for bad usage (a flag or value is wrong).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code when the run could not be carried out.
+pub const EXIT_FAIL: i32 = 1;
+
+/// An error that carries its exit code.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Exit {
+    pub fn usage(message: impl Into<String>) -> Exit {
+        Exit {
+            code: EXIT_USAGE,
+            message: message.into(),
+        }
+    }
+    pub fn fail(message: impl Into<String>) -> Exit {
+        Exit {
+            code: EXIT_FAIL,
+            message: message.into(),
+        }
+    }
+}
+
+/// Parses a duration: `10s`, `500ms`, `2m`, `1h`, `250us`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "{s:?} has an unknown unit {unit:?}; use us, ms, s, m or h"
+            ))
+        }
+    };
+    let secs = v * mult;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a count with wrk's metric suffixes: `100`, `1k`, `2M`.
+pub fn parse_metric(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
+        Some('M') => (&t[..t.len() - 1], 1_000_000),
+        Some('G') => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .map(|n| n * mult)
+        .map_err(|_| format!("{s:?} is not a count; use forms like 100, 1k, 2M"))
+}
+
+/// Number of CPUs this process may run on.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+        // Second Ctrl-C: give up at once.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Installs the Ctrl-C handler: the first press stops the run and reports what was
+/// measured, the second exits at once.
+pub fn install_sigint() {
+    // SAFETY: the handler only touches an atomic and calls the async-signal-safe _exit.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGTERM,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+/// How progress is shown while a run goes.
+pub struct ProgressOptions {
+    /// No progress at all (`-q`).
+    pub quiet: bool,
+    /// ab's "Completed N requests" lines every this many requests.
+    pub heartbeat: Option<u64>,
+}
+
+/// Resolves the URL and checks that the target accepts connections.
+pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
+    let mut t = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
+    if let Some(p) = unix_socket {
+        t = t.with_unix_socket(p);
+    }
+    Ok(t)
+}
+
+/// Validates and runs a spec with a live progress line; maps failures to exit codes.
+pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
+    spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    if let Err(e) = stampede_engine::probe(&spec.target, spec.connect_timeout) {
+        return Err(Exit::fail(format!(
+            "could not connect to {} ({}): {e}",
+            spec.target.url,
+            spec.target.describe_address()
+        )));
+    }
+    install_sigint();
+    let control = Arc::new(Control::default());
+    let watcher = {
+        let control = control.clone();
+        let total = spec.requests;
+        let duration = spec.duration;
+        std::thread::spawn(move || watch(control, total, duration, progress))
+    };
+    let out = stampede_engine::run(&spec, control.clone());
+    control.stop();
+    let _ = watcher.join();
+    out.map_err(|e| Exit::fail(e.to_string()))
+}
+
+/// Shows progress until the run ends (signalled through `control.stop`).
+fn watch(
+    control: Arc<Control>,
+    total: Option<u64>,
+    duration: Option<Duration>,
+    opts: ProgressOptions,
+) {
+    let start = Instant::now();
+    let tty = std::io::stderr().is_terminal() && !opts.quiet;
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut next_beat = opts.heartbeat.filter(|_| !opts.quiet);
+    let mut last = (start, 0u64);
+    let mut rate = 0.0;
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            control.stop();
+        }
+        let done = control.completed.load(Ordering::Relaxed);
+        let failed = control.failed.load(Ordering::Relaxed);
+        let finished = control.stop.load(Ordering::Relaxed);
+        if let (Some(step), Some(beat)) = (opts.heartbeat, next_beat.as_mut()) {
+            while done + failed >= *beat && total.is_none_or(|t| *beat <= t) {
+                let line = format!("Completed {beat} requests");
+                match &bar {
+                    Some(b) => b.println(line),
+                    None => eprintln!("{line}"),
+                }
+                *beat += step;
+            }
+        }
+        if finished {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            return;
+        }
+        let now = Instant::now();
+        if now - last.0 >= Duration::from_millis(500) {
+            rate = (done - last.1) as f64 / (now - last.0).as_secs_f64();
+            last = (now, done);
+        }
+        if tty && bar.is_none() && start.elapsed() >= Duration::from_secs(1) {
+            let b = match (total, duration) {
+                (Some(n), _) => indicatif::ProgressBar::new(n),
+                (None, Some(d)) => indicatif::ProgressBar::new(d.as_millis() as u64),
+                _ => indicatif::ProgressBar::new_spinner(),
+            };
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {percent:>3}% {msg}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            match total {
+                Some(_) => b.set_position(done + failed),
+                None => b.set_position(start.elapsed().as_millis() as u64),
+            }
+            b.set_message(format!("{done} done, {failed} failed, {rate:.0} req/s"));
+        }
+    }
+}
+
+/// Writes to standard output; a closed pipe (`stampede … | head`) ends the program
+/// quietly instead of panicking. SIGPIPE stays ignored so that sockets report EPIPE.
+pub fn out(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("stampede: could not write to standard output: {e}");
+        std::process::exit(EXIT_FAIL);
+    }
+}
+
+/// Writes a file, naming it in the error.
+pub fn write_file(path: &str, contents: &str) -> Result<(), Exit> {
+    if path == "-" {
+        out(contents);
+        return Ok(());
+    }
+    std::fs::write(path, contents).map_err(|e| Exit::fail(format!("could not write {path}: {e}")))
+}
+
+/// Reads a body file, naming it in the error.
+pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
+    std::fs::read(path).map_err(|e| Exit::usage(format!("could not read body file {path}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("10x").unwrap_err().contains("unit"));
+        assert!(parse_duration("abc").unwrap_err().contains("duration"));
+    }
+
+    #[test]
+    fn metrics() {
+        assert_eq!(parse_metric("1k").unwrap(), 1000);
+        assert_eq!(parse_metric("2M").unwrap(), 2_000_000);
+        assert_eq!(parse_metric("64").unwrap(), 64);
+        assert!(parse_metric("x").is_err());
+    }
+}

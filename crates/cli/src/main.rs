@@ -1,0 +1,68 @@
+//! The `stampede` binary: parses arguments, dispatches to a dialect, maps errors to exit
+//! codes (0 ran, 1 could not run, 2 bad usage). Dialects that mimic other tools (`ab`,
+//! `wrk`) parse their own arguments so that their flags keep those tools' meaning.
+
+mod ab;
+mod common;
+mod load;
+mod wrk;
+
+use clap::{Parser, Subcommand};
+
+use common::Exit;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stampede",
+    version,
+    about = "HTTP load generator, reference server and benchmark lab",
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab` and `wrk` accept those tools' flags and print their reports."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a load test (native interface)
+    Load(Box<load::LoadArgs>),
+    /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
+    #[command(disable_help_flag = true)]
+    Ab {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// wrk-compatible flags and report: stampede wrk -t2 -c64 -d10s URL
+    #[command(disable_help_flag = true)]
+    Wrk {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                common::EXIT_USAGE
+            } else {
+                0
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let res: Result<(), Exit> = match cli.command {
+        Command::Load(a) => load::main(*a),
+        Command::Ab { args } => ab::main(&args),
+        Command::Wrk { args } => wrk::main(&args),
+    };
+    if let Err(e) = res {
+        if !e.message.is_empty() {
+            eprintln!("stampede: {}", e.message);
+        }
+        std::process::exit(e.code);
+    }
+}

@@ -1,0 +1,126 @@
+//! `stampede wrk`: wrk's flags and report, measured with stampede's engine.
+//!
+//! The request is wrk's default (`GET path HTTP/1.1` with a Host header and any `-H`
+//! headers); `--latency` prints wrk2's HdrHistogram distribution. Lua scripts (`-s`) are
+//! not supported: the native flags cover what scripts are mostly used for.
+
+use clap::{ArgAction, Parser};
+use stampede_engine::{LoadSpec, RequestBuilder};
+use stampede_report::{loud_warnings, wrk_report, WrkInfo};
+
+use crate::ab::clap_exit;
+use crate::common::{self, Exit, ProgressOptions};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stampede wrk",
+    about = "wrk-compatible load test (wrk's flags and report)",
+    disable_version_flag = true
+)]
+pub struct WrkArgs {
+    /// Connections to keep open
+    #[arg(short = 'c', long = "connections", value_name = "N", default_value = "10", value_parser = common::parse_metric)]
+    connections: u64,
+    /// Duration of test
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value = "10s", value_parser = common::parse_duration)]
+    duration: std::time::Duration,
+    /// Number of threads to use
+    #[arg(short = 't', long = "threads", value_name = "N", default_value = "2", value_parser = common::parse_metric)]
+    threads: u64,
+    /// Load Lua script file (not supported)
+    #[arg(short = 's', long = "script", value_name = "S")]
+    script: Option<String>,
+    /// Add header to request
+    #[arg(short = 'H', long = "header", value_name = "H", action = ArgAction::Append)]
+    headers: Vec<String>,
+    /// Print latency statistics
+    #[arg(short = 'L', long = "latency")]
+    latency: bool,
+    /// Socket/request timeout
+    #[arg(short = 'T', long = "timeout", value_name = "T", default_value = "2s", value_parser = common::parse_duration)]
+    timeout: std::time::Duration,
+    /// wrk2's constant throughput (requests/s)
+    #[arg(short = 'R', long = "rate", value_name = "R")]
+    rate: Option<String>,
+    /// wrk2's uncorrected latency histogram
+    #[arg(short = 'U', long = "u_latency")]
+    u_latency: bool,
+    /// Requests per pipelined write (stampede; replaces wrk's pipeline.lua)
+    #[arg(long = "pipeline", value_name = "N", default_value_t = 1)]
+    pipeline: usize,
+    /// Request body from a file (stampede; replaces scripts that set wrk.body)
+    #[arg(long = "body-file", value_name = "FILE")]
+    body_file: Option<String>,
+    /// Request method (stampede; replaces scripts that set wrk.method)
+    #[arg(short = 'm', long = "method", value_name = "M", default_value = "GET")]
+    method: String,
+    /// Print version details
+    #[arg(short = 'v', long = "version", action = ArgAction::Version)]
+    _version: Option<bool>,
+    /// The URL to load
+    #[arg(value_name = "URL")]
+    url: String,
+}
+
+pub fn main(args: &[String]) -> Result<(), Exit> {
+    let a = WrkArgs::try_parse_from(
+        std::iter::once("stampede wrk".to_string()).chain(args.iter().cloned()),
+    )
+    .map_err(clap_exit)?;
+    if a.script.is_some() {
+        return Err(Exit::usage(
+            "-s/--script: Lua scripts are not supported; use the native flags instead: --pipeline N (pipeline.lua), -H 'Name: value' (headers), -m METHOD and --body-file FILE (post.lua)",
+        ));
+    }
+    if a.rate.is_some() || a.u_latency {
+        return Err(Exit::usage(
+            "-R/--rate and -U: wrk2's fixed-rate mode is not available yet in this version; run closed-loop without -R",
+        ));
+    }
+    if a.connections == 0 || a.threads == 0 {
+        return Err(Exit::usage("-c and -t must be at least 1"));
+    }
+    if a.connections < a.threads {
+        return Err(Exit::usage("number of connections must be >= threads"));
+    }
+    let target = common::resolve(&a.url, None)?;
+    let mut b = RequestBuilder::new(&a.method, &target.path);
+    let mut has_host = false;
+    for h in &a.headers {
+        let (n, v) = stampede_engine::request::parse_header_arg(h)
+            .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))?;
+        has_host |= n.eq_ignore_ascii_case("host");
+        b = b.header(&n, &v);
+    }
+    if !has_host {
+        b = b.header("Host", &target.authority);
+    }
+    if let Some(f) = &a.body_file {
+        b = b.body(common::read_body(f)?);
+    }
+    let mut spec = LoadSpec::new(target.clone(), b.build());
+    spec.connections = a.connections as usize;
+    spec.threads = a.threads as usize;
+    spec.duration = Some(a.duration);
+    spec.timeout = Some(a.timeout);
+    spec.pipeline = a.pipeline;
+    let run = common::execute(
+        spec,
+        ProgressOptions {
+            quiet: false,
+            heartbeat: None,
+        },
+    )?;
+    let info = WrkInfo {
+        url: a.url.clone(),
+        threads: a.threads,
+        connections: a.connections,
+        duration_s: a.duration.as_secs_f64(),
+        latency: a.latency,
+    };
+    common::out(&wrk_report(&run.result, &info));
+    for w in loud_warnings(&run.result) {
+        eprintln!("stampede: {w}");
+    }
+    Ok(())
+}

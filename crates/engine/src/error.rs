@@ -1,0 +1,163 @@
+//! Error types of the engine.
+//!
+//! Two different things are called "errors" in a load test and they are kept apart here:
+//! [`SpecError`]/[`RunError`] stop a run before or while it starts (bad URL, unreachable
+//! target, too few file descriptors), while [`ErrorKind`] classifies the failure of one
+//! request inside a run. Request failures are data: they are counted per kind, never
+//! carried around as strings.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a load specification could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// The URL could not be parsed; the message says which part is wrong.
+    #[error("invalid URL {url:?}: {reason}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The host name did not resolve to any address.
+    #[error("could not resolve {host:?}: {reason}")]
+    Resolve {
+        /// The host name.
+        host: String,
+        /// The resolver's message.
+        reason: String,
+    },
+    /// A value of the specification is out of range.
+    #[error("{field}: {reason}")]
+    Invalid {
+        /// Which field (named as the user knows it).
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Why a run could not be carried out at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The process cannot open enough sockets for the requested connections.
+    #[error("the run needs about {needed} file descriptors but the limit is {limit}; raise it with `ulimit -n {needed}` or use fewer connections")]
+    FdLimit {
+        /// Descriptors the run needs.
+        needed: u64,
+        /// The soft limit after trying to raise it.
+        limit: u64,
+    },
+    /// The event loop could not be created.
+    #[error("could not create the event loop: {0}")]
+    Poll(#[source] std::io::Error),
+    /// A worker thread could not be started.
+    #[error("could not start a worker thread: {0}")]
+    Thread(#[source] std::io::Error),
+    /// A worker thread panicked; this is a bug.
+    #[error("a worker thread panicked")]
+    WorkerPanicked,
+}
+
+/// The class of a failed request. Counted, never logged one by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The server refused the connection (nothing listening).
+    ConnectRefused,
+    /// The connection was not established within the connect timeout.
+    ConnectTimeout,
+    /// Any other failure to connect (unreachable network, no ports left, …).
+    ConnectOther,
+    /// The connection was reset by the peer while a request was outstanding.
+    Reset,
+    /// The server closed the connection before the response was complete.
+    Closed,
+    /// No complete response arrived within the request timeout.
+    Timeout,
+    /// The response broke the HTTP/1.x protocol (garbage status line, bad chunk, …).
+    Protocol,
+    /// Writing the request failed (broken pipe and friends).
+    Write,
+    /// Any other socket error while reading.
+    Read,
+}
+
+impl ErrorKind {
+    /// Every kind, in report order.
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectOther,
+        ErrorKind::Reset,
+        ErrorKind::Closed,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Write,
+        ErrorKind::Read,
+    ];
+
+    /// Index into per-kind counter arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The snake_case name used in JSON and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::ConnectOther => "connect_other",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Write => "write",
+            ErrorKind::Read => "read",
+        }
+    }
+
+    /// True for failures to establish a connection.
+    pub fn is_connect(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::ConnectRefused | ErrorKind::ConnectTimeout | ErrorKind::ConnectOther
+        )
+    }
+
+    /// Classifies an I/O error seen while reading a response.
+    pub fn from_read_error(e: &std::io::Error) -> ErrorKind {
+        use std::io::ErrorKind as K;
+        match e.kind() {
+            K::ConnectionReset | K::ConnectionAborted => ErrorKind::Reset,
+            K::BrokenPipe | K::UnexpectedEof => ErrorKind::Closed,
+            K::TimedOut => ErrorKind::Timeout,
+            _ => ErrorKind::Read,
+        }
+    }
+
+    /// Classifies an I/O error seen while connecting.
+    pub fn from_connect_error(e: &std::io::Error) -> ErrorKind {
+        use std::io::ErrorKind as K;
+        match e.kind() {
+            K::ConnectionRefused => ErrorKind::ConnectRefused,
+            K::TimedOut => ErrorKind::ConnectTimeout,
+            _ => ErrorKind::ConnectOther,
+        }
+    }
+
+    /// Classifies an I/O error seen while writing a request.
+    pub fn from_write_error(e: &std::io::Error) -> ErrorKind {
+        use std::io::ErrorKind as K;
+        match e.kind() {
+            K::ConnectionReset | K::ConnectionAborted => ErrorKind::Reset,
+            _ => ErrorKind::Write,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

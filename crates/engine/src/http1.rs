@@ -1,0 +1,575 @@
+//! Incremental HTTP/1.x response parsing, in place.
+//!
+//! Workers read into one shared buffer per thread and feed slices of it to a
+//! [`ResponseParser`], which keeps per-connection state only: the framing of the body
+//! being read and, rarely, the bytes of a response head split across two reads. Bodies
+//! are counted, never copied. The parser handles Content-Length, chunked (with
+//! extensions and trailers) and close-delimited bodies, HTTP/1.0 replies, interim 1xx
+//! responses, HEAD and 204/304; anything else is a [`ParseError`], never a panic.
+
+/// Largest response head accepted (status line plus headers).
+pub const MAX_HEAD: usize = 64 * 1024;
+const MAX_HEADERS: usize = 96;
+
+/// Why a response broke the protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// The status line or a header line is malformed.
+    #[error("malformed response head")]
+    Head,
+    /// The head is larger than [`MAX_HEAD`] or has too many headers.
+    #[error("response head too large")]
+    HeadTooLarge,
+    /// Content-Length is not a number, or appears twice with different values.
+    #[error("invalid Content-Length")]
+    ContentLength,
+    /// A chunk size line or chunk delimiter is malformed.
+    #[error("malformed chunked body")]
+    Chunk,
+    /// The server answered 101 Switching Protocols, which was not asked for.
+    #[error("unexpected protocol switch")]
+    Upgrade,
+}
+
+/// A response read to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completed {
+    /// The final status code (interim 1xx responses are skipped).
+    pub status: u16,
+    /// Bytes of the response head(s), 1xx heads included.
+    pub head_bytes: u64,
+    /// Bytes after the head, as on the wire (chunk framing included, as ab counts).
+    pub body_bytes: u64,
+    /// Whether the connection may carry another request.
+    pub keep_alive: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    Size { value: u64, digits: u8 },
+    Ext,
+    Data(u64),
+    DataCr,
+    DataLf,
+    Trailer { line: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Head,
+    Length(u64),
+    Chunked(Chunk),
+    UntilClose,
+}
+
+/// Per-connection parser state.
+#[derive(Debug)]
+pub struct ResponseParser {
+    state: State,
+    partial: Vec<u8>,
+    head_request: bool,
+    status: u16,
+    keep_alive: bool,
+    head_bytes: u64,
+    body_bytes: u64,
+    capture_server: bool,
+    server: Option<String>,
+    chunk_size: u64,
+}
+
+struct Head {
+    status: u16,
+    len: usize,
+    framing: State,
+    keep_alive: bool,
+}
+
+impl ResponseParser {
+    /// A parser for responses to requests of the given kind (HEAD responses carry no body).
+    pub fn new(head_request: bool) -> ResponseParser {
+        ResponseParser {
+            state: State::Head,
+            partial: Vec::new(),
+            head_request,
+            status: 0,
+            keep_alive: true,
+            head_bytes: 0,
+            body_bytes: 0,
+            capture_server: false,
+            server: None,
+            chunk_size: 0,
+        }
+    }
+
+    /// Asks the parser to keep the value of the next response's Server header.
+    pub fn capture_server(&mut self) {
+        self.capture_server = true;
+    }
+
+    /// The Server header captured after [`ResponseParser::capture_server`], if any.
+    pub fn take_server(&mut self) -> Option<String> {
+        self.server.take()
+    }
+
+    /// True when no byte of the next response has been seen yet.
+    pub fn at_response_start(&self) -> bool {
+        self.state == State::Head && self.partial.is_empty() && self.head_bytes == 0
+    }
+
+    /// Forgets any partial response (the connection is being closed).
+    pub fn reset(&mut self) {
+        self.state = State::Head;
+        self.partial.clear();
+        self.head_bytes = 0;
+        self.body_bytes = 0;
+    }
+
+    /// Feeds bytes; returns how many were consumed and the response they completed, if
+    /// any. Call again with the rest while bytes remain (pipelined responses).
+    pub fn feed(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
+        match self.state {
+            State::Head => self.feed_head(data),
+            State::Length(rem) => {
+                let take = rem.min(data.len() as u64);
+                self.body_bytes += take;
+                let rem = rem - take;
+                if rem == 0 {
+                    Ok((take as usize, Some(self.finish())))
+                } else {
+                    self.state = State::Length(rem);
+                    Ok((take as usize, None))
+                }
+            }
+            State::UntilClose => {
+                self.body_bytes += data.len() as u64;
+                Ok((data.len(), None))
+            }
+            State::Chunked(c) => self.feed_chunked(c, data),
+        }
+    }
+
+    /// The peer closed the connection: completes a close-delimited body, or reports
+    /// `Ok(None)` when the response was incomplete (the caller counts it as closed).
+    pub fn eof(&mut self) -> Option<Completed> {
+        if self.state == State::UntilClose {
+            self.keep_alive = false;
+            Some(self.finish())
+        } else {
+            None
+        }
+    }
+
+    fn finish(&mut self) -> Completed {
+        let c = Completed {
+            status: self.status,
+            head_bytes: self.head_bytes,
+            body_bytes: self.body_bytes,
+            keep_alive: self.keep_alive,
+        };
+        self.state = State::Head;
+        self.head_bytes = 0;
+        self.body_bytes = 0;
+        c
+    }
+
+    fn feed_head(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
+        if self.partial.is_empty() {
+            match parse_head(data, self.head_request, self.capture_server)? {
+                Some((head, server)) => {
+                    let used = head.len;
+                    Ok((used, self.accept_head(head, server)))
+                }
+                None if data.len() >= MAX_HEAD => Err(ParseError::HeadTooLarge),
+                None => {
+                    self.partial.extend_from_slice(data);
+                    Ok((data.len(), None))
+                }
+            }
+        } else {
+            let before = self.partial.len();
+            let take = data.len().min(MAX_HEAD + 1 - before.min(MAX_HEAD));
+            self.partial.extend_from_slice(&data[..take]);
+            let partial = std::mem::take(&mut self.partial);
+            let parsed = parse_head(&partial, self.head_request, self.capture_server);
+            self.partial = partial;
+            match parsed? {
+                Some((head, server)) => {
+                    let used = head.len - before;
+                    self.partial.clear();
+                    Ok((used, self.accept_head(head, server)))
+                }
+                None if self.partial.len() > MAX_HEAD => Err(ParseError::HeadTooLarge),
+                None => Ok((take, None)),
+            }
+        }
+    }
+
+    /// Takes a parsed head; returns the response if it has no body.
+    fn accept_head(&mut self, head: Head, server: Option<String>) -> Option<Completed> {
+        self.head_bytes += head.len as u64;
+        if (100..200).contains(&head.status) {
+            // Interim response: its bytes count, the final response follows.
+            return None;
+        }
+        if server.is_some() || self.capture_server {
+            self.server = server;
+            self.capture_server = false;
+        }
+        self.status = head.status;
+        self.keep_alive = head.keep_alive;
+        self.body_bytes = 0;
+        self.state = head.framing;
+        match head.framing {
+            State::Head | State::Length(0) => {
+                self.state = State::Head;
+                Some(self.finish())
+            }
+            _ => None,
+        }
+    }
+
+    fn feed_chunked(
+        &mut self,
+        mut c: Chunk,
+        data: &[u8],
+    ) -> Result<(usize, Option<Completed>), ParseError> {
+        let mut i = 0;
+        while i < data.len() {
+            let b = data[i];
+            match c {
+                Chunk::Data(rem) => {
+                    let take = rem.min((data.len() - i) as u64);
+                    i += take as usize;
+                    let rem = rem - take;
+                    c = if rem == 0 {
+                        Chunk::DataCr
+                    } else {
+                        Chunk::Data(rem)
+                    };
+                    continue;
+                }
+                Chunk::Size { value, digits } => {
+                    let d = match b {
+                        b'0'..=b'9' => Some(b - b'0'),
+                        b'a'..=b'f' => Some(b - b'a' + 10),
+                        b'A'..=b'F' => Some(b - b'A' + 10),
+                        _ => None,
+                    };
+                    c = match (d, b) {
+                        (Some(d), _) => {
+                            if digits >= 15 {
+                                return Err(ParseError::Chunk);
+                            }
+                            Chunk::Size {
+                                value: value * 16 + d as u64,
+                                digits: digits + 1,
+                            }
+                        }
+                        (None, _) if digits == 0 => return Err(ParseError::Chunk),
+                        (None, b';' | b' ' | b'\t' | b'\r') => {
+                            self.chunk_size = value;
+                            Chunk::Ext
+                        }
+                        (None, b'\n') => size_done(value),
+                        _ => return Err(ParseError::Chunk),
+                    };
+                }
+                Chunk::Ext => {
+                    if b == b'\n' {
+                        c = size_done(self.chunk_size);
+                    }
+                }
+                Chunk::DataCr => {
+                    c = match b {
+                        b'\r' => Chunk::DataLf,
+                        b'\n' => Chunk::Size {
+                            value: 0,
+                            digits: 0,
+                        },
+                        _ => return Err(ParseError::Chunk),
+                    }
+                }
+                Chunk::DataLf => {
+                    if b != b'\n' {
+                        return Err(ParseError::Chunk);
+                    }
+                    c = Chunk::Size {
+                        value: 0,
+                        digits: 0,
+                    };
+                }
+                Chunk::Trailer { line } => {
+                    c = match b {
+                        b'\n' if line == 0 => {
+                            i += 1;
+                            self.body_bytes += i as u64;
+                            return Ok((i, Some(self.finish())));
+                        }
+                        b'\n' => Chunk::Trailer { line: 0 },
+                        b'\r' => Chunk::Trailer { line },
+                        _ if line as usize >= MAX_HEAD => return Err(ParseError::HeadTooLarge),
+                        _ => Chunk::Trailer { line: line + 1 },
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.body_bytes += i as u64;
+        self.state = State::Chunked(c);
+        Ok((i, None))
+    }
+}
+
+fn size_done(size: u64) -> Chunk {
+    if size == 0 {
+        Chunk::Trailer { line: 0 }
+    } else {
+        Chunk::Data(size)
+    }
+}
+
+fn has_token(value: &[u8], token: &str) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// Parses a complete head at the start of `data`, or returns `Ok(None)` if more bytes
+/// are needed.
+fn parse_head(
+    data: &[u8],
+    head_request: bool,
+    capture_server: bool,
+) -> Result<Option<(Head, Option<String>)>, ParseError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    let len = match resp.parse(data) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(ParseError::HeadTooLarge),
+        Err(_) => return Err(ParseError::Head),
+    };
+    let status = resp.code.ok_or(ParseError::Head)?;
+    if status == 101 {
+        return Err(ParseError::Upgrade);
+    }
+    let http11 = resp.version == Some(1);
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    let mut has_te = false;
+    let mut close = false;
+    let mut keep_alive_token = false;
+    let mut server = None;
+    for h in resp.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let v = std::str::from_utf8(h.value)
+                .ok()
+                .map(str::trim)
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or(ParseError::ContentLength)?;
+            if content_length.is_some_and(|c| c != v) {
+                return Err(ParseError::ContentLength);
+            }
+            content_length = Some(v);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            has_te = true;
+            // Only the last coding decides whether the body is chunked.
+            chunked = h
+                .value
+                .rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            close |= has_token(h.value, "close");
+            keep_alive_token |= has_token(h.value, "keep-alive");
+        } else if capture_server && name.eq_ignore_ascii_case(b"server") {
+            server = Some(String::from_utf8_lossy(h.value).into_owned());
+        }
+    }
+    let keep_alive = if http11 {
+        !close
+    } else {
+        keep_alive_token && !close
+    };
+    let bodyless = head_request || (100..200).contains(&status) || status == 204 || status == 304;
+    let (framing, keep_alive) = if bodyless {
+        (State::Head, keep_alive)
+    } else if has_te {
+        if chunked {
+            (
+                State::Chunked(Chunk::Size {
+                    value: 0,
+                    digits: 0,
+                }),
+                keep_alive,
+            )
+        } else {
+            (State::UntilClose, false)
+        }
+    } else if let Some(n) = content_length {
+        (State::Length(n), keep_alive)
+    } else {
+        (State::UntilClose, false)
+    };
+    Ok(Some((
+        Head {
+            status,
+            len,
+            framing,
+            keep_alive,
+        },
+        server,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `wire` split at `split`, returning every completed response.
+    fn run(wire: &[u8], split: usize, head: bool) -> Result<Vec<Completed>, ParseError> {
+        let mut p = ResponseParser::new(head);
+        let mut out = Vec::new();
+        for part in [&wire[..split], &wire[split..]] {
+            let mut pos = 0;
+            while pos < part.len() {
+                let (n, c) = p.feed(&part[pos..])?;
+                pos += n;
+                out.extend(c);
+                assert!(n > 0 || c.is_some(), "no progress");
+            }
+        }
+        out.extend(p.eof());
+        Ok(out)
+    }
+
+    fn every_split(wire: &[u8], head: bool) -> Vec<Completed> {
+        let first = run(wire, 0, head).unwrap();
+        for s in 1..=wire.len() {
+            assert_eq!(run(wire, s, head).unwrap(), first, "split at {s}");
+        }
+        first
+    }
+
+    #[test]
+    fn content_length_and_pipelined_responses() {
+        let one = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 4\r\n\r\nPONG";
+        let wire = [&one[..], &one[..], &one[..]].concat();
+        let got = every_split(&wire, false);
+        assert_eq!(got.len(), 3);
+        for c in got {
+            assert_eq!(c.status, 200);
+            assert_eq!(c.body_bytes, 4);
+            assert_eq!(c.head_bytes as usize, one.len() - 4);
+            assert!(c.keep_alive);
+        }
+    }
+
+    #[test]
+    fn chunked_with_extensions_and_trailers() {
+        let wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n4;a=b\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nX-T: 1\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
+        let got = every_split(wire, false);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].status, 200);
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n".len();
+        let second = b"HTTP/1.1 204 No Content\r\n\r\n".len();
+        assert_eq!(got[0].body_bytes as usize, wire.len() - head - second);
+        assert_eq!(got[1].status, 204);
+        assert_eq!(got[1].body_bytes, 0);
+    }
+
+    #[test]
+    fn close_delimited_and_http10() {
+        let wire = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello world";
+        let got = every_split(wire, false);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].body_bytes, 11);
+        assert!(!got[0].keep_alive);
+        let ka = b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 1\r\n\r\nx";
+        assert!(every_split(ka, false)[0].keep_alive);
+        let close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx";
+        assert!(!every_split(close, false)[0].keep_alive);
+    }
+
+    #[test]
+    fn interim_responses_are_skipped_and_head_has_no_body() {
+        let wire = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
+        let got = every_split(wire, false);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].status, 200);
+        assert_eq!(got[0].head_bytes as usize, wire.len() - 3);
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 3000\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+        let got = every_split(head, true);
+        assert_eq!(got.iter().map(|c| c.status).collect::<Vec<_>>(), [200, 404]);
+    }
+
+    #[test]
+    fn truncated_body_is_not_complete() {
+        let wire = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
+        assert!(run(wire, 5, false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn protocol_errors_are_classified() {
+        let cases: [(&[u8], ParseError); 6] = [
+            (b"garbage\r\n\r\n", ParseError::Head),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+                ParseError::ContentLength,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                ParseError::ContentLength,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                ParseError::Chunk,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\naXX",
+                ParseError::Chunk,
+            ),
+            (
+                b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
+                ParseError::Upgrade,
+            ),
+        ];
+        for (wire, want) in cases {
+            for s in 0..=wire.len() {
+                assert_eq!(
+                    run(wire, s, false).unwrap_err(),
+                    want,
+                    "{:?}",
+                    String::from_utf8_lossy(wire)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_head_is_rejected() {
+        let mut wire = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while wire.len() <= MAX_HEAD + 10 {
+            wire.extend_from_slice(
+                b"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
+            );
+        }
+        assert!(matches!(
+            run(&wire, 100, false),
+            Err(ParseError::HeadTooLarge)
+        ));
+    }
+
+    #[test]
+    fn captures_server_once() {
+        let mut p = ResponseParser::new(false);
+        p.capture_server();
+        let wire = b"HTTP/1.1 200 OK\r\nServer: nginx/1.22\r\nContent-Length: 0\r\n\r\n";
+        p.feed(wire).unwrap();
+        assert_eq!(p.take_server().as_deref(), Some("nginx/1.22"));
+        p.feed(wire).unwrap();
+        assert_eq!(p.take_server(), None);
+    }
+}

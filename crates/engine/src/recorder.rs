@@ -1,0 +1,225 @@
+//! Per-worker measurement: histograms and counters, merged by addition at the end.
+//!
+//! Each worker owns one [`Recorder`]; nothing is shared on the hot path. Memory is
+//! bounded by the histograms' fixed size and one compact interval record per second,
+//! so ten million requests cost what ten thousand do. Only ab's `-g` asks for one record
+//! per request, and then only because that output is a list of every request.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::error::ErrorKind;
+use crate::result::{new_histogram, Histograms};
+
+/// One request, for outputs that list every request (ab's `-g`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// Intended start, microseconds since the Unix epoch.
+    pub start_unix_us: u64,
+    /// Connect time, µs.
+    pub connect_us: u64,
+    /// Total time, µs.
+    pub total_us: u64,
+    /// Time from the end of the write to the first response byte, µs.
+    pub waiting_us: u64,
+}
+
+/// One finished second of one worker.
+#[derive(Debug, Clone)]
+pub(crate) struct RawInterval {
+    pub t: u32,
+    pub completed: u64,
+    pub failed: u64,
+    pub bytes_read: u64,
+    pub hist: Histogram<u64>,
+}
+
+/// Timings of one completed request, µs.
+pub(crate) struct Timing {
+    pub total_us: u64,
+    pub uncorrected_us: u64,
+    pub connect_us: u64,
+    pub waiting_us: u64,
+}
+
+/// A worker's measurements.
+pub(crate) struct Recorder {
+    pub hist: Histograms,
+    pub statuses: Vec<u64>,
+    pub errors: [u64; ErrorKind::ALL.len()],
+    pub started: u64,
+    pub completed: u64,
+    pub keepalive: u64,
+    pub length_mismatch: u64,
+    pub bytes_read: u64,
+    pub bytes_body: u64,
+    pub bytes_written: u64,
+    pub connections_opened: u64,
+    pub intervals: Vec<RawInterval>,
+    pub requests: Option<Vec<RequestRecord>>,
+    start: Instant,
+    start_unix_us: u64,
+    cur: RawInterval,
+}
+
+impl Recorder {
+    pub fn new(start: Instant, start_unix_us: u64, per_request: bool) -> Recorder {
+        Recorder {
+            hist: Histograms::default(),
+            statuses: vec![0; 1000],
+            errors: [0; ErrorKind::ALL.len()],
+            started: 0,
+            completed: 0,
+            keepalive: 0,
+            length_mismatch: 0,
+            bytes_read: 0,
+            bytes_body: 0,
+            bytes_written: 0,
+            connections_opened: 0,
+            intervals: Vec::new(),
+            requests: per_request.then(Vec::new),
+            start,
+            start_unix_us,
+            cur: RawInterval {
+                t: 0,
+                completed: 0,
+                failed: 0,
+                bytes_read: 0,
+                hist: new_histogram(),
+            },
+        }
+    }
+
+    /// Switches to the interval that contains `now`, filing the current one.
+    #[inline]
+    fn roll(&mut self, now: Instant) {
+        let t = now.saturating_duration_since(self.start).as_secs() as u32;
+        if t != self.cur.t {
+            self.file_interval(t);
+        }
+    }
+
+    fn file_interval(&mut self, next_t: u32) {
+        let hist = std::mem::replace(&mut self.cur.hist, new_histogram());
+        let done = RawInterval {
+            t: self.cur.t,
+            completed: self.cur.completed,
+            failed: self.cur.failed,
+            bytes_read: self.cur.bytes_read,
+            hist,
+        };
+        if done.completed + done.failed + done.bytes_read > 0 {
+            self.intervals.push(done);
+        }
+        self.cur.t = next_t;
+        self.cur.completed = 0;
+        self.cur.failed = 0;
+        self.cur.bytes_read = 0;
+    }
+
+    /// Files the last, partial interval.
+    pub fn finish(&mut self) {
+        let t = self.cur.t;
+        self.file_interval(t + 1);
+    }
+
+    #[inline]
+    pub fn read_bytes(&mut self, now: Instant, n: usize) {
+        self.roll(now);
+        self.bytes_read += n as u64;
+        self.cur.bytes_read += n as u64;
+    }
+
+    #[inline]
+    pub fn complete(
+        &mut self,
+        now: Instant,
+        intended: Instant,
+        status: u16,
+        body: u64,
+        timing: Timing,
+    ) {
+        self.roll(now);
+        self.completed += 1;
+        self.cur.completed += 1;
+        self.bytes_body += body;
+        if let Some(s) = self.statuses.get_mut(status as usize) {
+            *s += 1;
+        }
+        let h = &mut self.hist;
+        h.latency.0.saturating_record(timing.total_us);
+        h.uncorrected.0.saturating_record(timing.uncorrected_us);
+        h.connect.0.saturating_record(timing.connect_us);
+        h.waiting.0.saturating_record(timing.waiting_us);
+        h.processing
+            .0
+            .saturating_record(timing.total_us.saturating_sub(timing.connect_us));
+        self.cur.hist.saturating_record(timing.total_us);
+        if let Some(reqs) = &mut self.requests {
+            let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
+            reqs.push(RequestRecord {
+                start_unix_us: self.start_unix_us + offset,
+                connect_us: timing.connect_us,
+                total_us: timing.total_us,
+                waiting_us: timing.waiting_us,
+            });
+        }
+    }
+
+    #[inline]
+    pub fn fail(&mut self, now: Instant, kind: ErrorKind, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.roll(now);
+        self.errors[kind.index()] += n;
+        self.cur.failed += n;
+    }
+
+    /// Merges another worker's measurements into this one.
+    pub fn merge(&mut self, other: Recorder) {
+        let h = &mut self.hist;
+        h.latency.add(&other.hist.latency);
+        h.uncorrected.add(&other.hist.uncorrected);
+        h.connect.add(&other.hist.connect);
+        h.waiting.add(&other.hist.waiting);
+        h.processing.add(&other.hist.processing);
+        for (a, b) in self.statuses.iter_mut().zip(&other.statuses) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(&other.errors) {
+            *a += b;
+        }
+        self.started += other.started;
+        self.completed += other.completed;
+        self.keepalive += other.keepalive;
+        self.length_mismatch += other.length_mismatch;
+        self.bytes_read += other.bytes_read;
+        self.bytes_body += other.bytes_body;
+        self.bytes_written += other.bytes_written;
+        self.connections_opened += other.connections_opened;
+        for iv in other.intervals {
+            match self.intervals.iter_mut().find(|x| x.t == iv.t) {
+                Some(x) => {
+                    x.completed += iv.completed;
+                    x.failed += iv.failed;
+                    x.bytes_read += iv.bytes_read;
+                    x.hist.add(&iv.hist).expect("same bounds");
+                }
+                None => self.intervals.push(iv),
+            }
+        }
+        self.intervals.sort_by_key(|x| x.t);
+        if let (Some(a), Some(b)) = (&mut self.requests, other.requests) {
+            a.extend(b);
+        }
+    }
+}
+
+/// Microseconds between two instants, rounded up so no sample is zero.
+#[inline]
+pub(crate) fn micros(from: Instant, to: Instant) -> u64 {
+    let d: Duration = to.saturating_duration_since(from);
+    (d.as_nanos() as u64).div_ceil(1000)
+}

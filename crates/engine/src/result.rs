@@ -1,0 +1,327 @@
+//! The outcome of a run: a plain, versioned, serde-serialisable record.
+//!
+//! [`RunResult`] is the contract between the engine and everything downstream (reports,
+//! the lab's store, other machines). Its JSON form is described by
+//! `schema/run-result.v1.json` and checked by a test against real output. Latency
+//! histograms travel inside it as base64 of HdrHistogram's compressed V2 encoding, so
+//! results from several workers or machines merge by adding histograms, exactly, and
+//! any percentile can be recomputed later.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The schema identifier written into every result.
+pub const SCHEMA: &str = "stampede.run/1";
+
+/// Highest latency a histogram tracks, in microseconds (one hour).
+pub const MAX_TRACKABLE_US: u64 = 3_600_000_000;
+
+/// Creates an empty latency histogram: 1 µs to one hour, three significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_US, 3).expect("valid histogram bounds")
+}
+
+/// A latency histogram in microseconds that serialises as base64 compressed V2.
+#[derive(Clone)]
+pub struct Hist(pub Histogram<u64>);
+
+impl std::fmt::Debug for Hist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let h = &self.0;
+        write!(
+            f,
+            "Hist(count {}, min {}, max {})",
+            h.len(),
+            h.min(),
+            h.max()
+        )
+    }
+}
+
+impl Default for Hist {
+    fn default() -> Self {
+        Hist(new_histogram())
+    }
+}
+
+impl PartialEq for Hist {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Hist {
+    /// Adds another histogram's counts.
+    pub fn add(&mut self, other: &Hist) {
+        self.0.add(&other.0).expect("histograms share bounds");
+    }
+
+    /// Summary statistics of the histogram.
+    pub fn stats(&self) -> LatencyStats {
+        LatencyStats::of(&self.0)
+    }
+
+    /// Encodes as base64 of the compressed V2 format (what HdrHistogram's logs hold).
+    pub fn to_base64(&self) -> String {
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.0, &mut buf)
+            .expect("serialising to memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(buf)
+    }
+
+    /// Decodes [`Hist::to_base64`]'s output (compressed or plain V2).
+    pub fn from_base64(s: &str) -> Result<Hist, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s.trim())
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let h: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        let mut out = new_histogram();
+        out.add(&h)
+            .map_err(|e| format!("histogram out of range: {e:?}"))?;
+        Ok(Hist(out))
+    }
+}
+
+impl Serialize for Hist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_base64())
+    }
+}
+
+impl<'de> Deserialize<'de> for Hist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Hist::from_base64(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One percentile of a distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// The percentile, 0–100.
+    pub p: f64,
+    /// Its value in microseconds.
+    pub us: u64,
+}
+
+/// Summary of a latency distribution, in microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest sample.
+    pub min_us: u64,
+    /// Arithmetic mean.
+    pub mean_us: f64,
+    /// Standard deviation.
+    pub stdev_us: f64,
+    /// Largest sample.
+    pub max_us: u64,
+    /// p50, p75, p90, p99, p99.9, p99.99.
+    pub percentiles: Vec<Percentile>,
+}
+
+impl LatencyStats {
+    /// The percentiles listed in every summary.
+    pub const LISTED: [f64; 6] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99];
+
+    /// Computes the summary of a histogram.
+    pub fn of(h: &Histogram<u64>) -> LatencyStats {
+        let n = h.len();
+        LatencyStats {
+            count: n,
+            min_us: if n == 0 { 0 } else { h.min() },
+            mean_us: if n == 0 { 0.0 } else { h.mean() },
+            stdev_us: if n == 0 { 0.0 } else { h.stdev() },
+            max_us: if n == 0 { 0 } else { h.max() },
+            percentiles: Self::LISTED
+                .iter()
+                .map(|&p| Percentile {
+                    p,
+                    us: if n == 0 {
+                        0
+                    } else {
+                        h.value_at_quantile(p / 100.0)
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// The value of a listed percentile.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|x| (x.p - p).abs() < 1e-9)
+            .map(|x| x.us)
+    }
+}
+
+/// The settings a run was made with, as recorded next to its numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// The URL as given.
+    pub url: String,
+    /// The address connected to (`ip:port` or `unix:/path`).
+    pub address: String,
+    /// Request method.
+    pub method: String,
+    /// Size of one encoded request in bytes.
+    pub request_bytes: u64,
+    /// Concurrent connections.
+    pub connections: u64,
+    /// Worker threads.
+    pub threads: u64,
+    /// Whether connections were reused.
+    pub keepalive: bool,
+    /// Requests in flight per connection.
+    pub pipeline: u64,
+    /// Request budget, if the run was bounded by count.
+    pub requests: Option<u64>,
+    /// Duration bound in seconds, if the run was bounded by time.
+    pub duration_s: Option<f64>,
+    /// Per-request timeout in seconds, if any.
+    pub timeout_s: Option<f64>,
+}
+
+/// Request outcome counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Requests written to a connection (or attempted: failed connects count).
+    pub started: u64,
+    /// Responses received completely (any status).
+    pub completed: u64,
+    /// Requests that got no complete response (sum of `errors`).
+    pub failed: u64,
+    /// Requests still in flight when a timed run ended (neither completed nor failed).
+    pub abandoned: u64,
+    /// Completed responses that left the connection open for reuse.
+    pub keepalive: u64,
+    /// Completed responses whose body length differed from the first response's (ab's
+    /// `Length` failures); they are also counted in `completed`.
+    pub length_mismatch: u64,
+}
+
+/// Byte counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bytes {
+    /// Everything read from the server: heads and bodies.
+    pub read: u64,
+    /// Body bytes (after the head, as on the wire).
+    pub body: u64,
+    /// Everything written to the server.
+    pub written: u64,
+}
+
+/// One second of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the start of the run (this interval covers `[t, t+1)`).
+    pub t: u32,
+    /// Responses completed in the interval.
+    pub completed: u64,
+    /// Requests failed in the interval.
+    pub failed: u64,
+    /// Bytes read in the interval.
+    pub bytes_read: u64,
+    /// Latency of the interval's responses.
+    pub latency: LatencyStats,
+    /// The interval's latency histogram.
+    pub histogram: Hist,
+}
+
+/// All histograms of a run, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    /// Latency from the intended start (corrected for coordinated omission).
+    pub latency: Hist,
+    /// Latency from the actual send.
+    pub uncorrected: Hist,
+    /// Time to connect (0 for requests on a reused connection), ab's "Connect".
+    pub connect: Hist,
+    /// From the end of the write to the first response byte, ab's "Waiting".
+    pub waiting: Hist,
+    /// Latency minus connect time, ab's "Processing".
+    pub processing: Hist,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The engine's version.
+    pub version: String,
+    /// Start of the run, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// From the first request to the last response (or the end of the time bound), seconds.
+    pub duration_s: f64,
+    /// How the run was set up.
+    pub settings: RunSettings,
+    /// Request outcomes.
+    pub requests: Counts,
+    /// Completed responses per second over the run.
+    pub throughput_rps: f64,
+    /// Completed responses by status code.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Failed requests by kind (snake_case names of [`crate::ErrorKind`]).
+    pub errors: BTreeMap<String, u64>,
+    /// Bytes moved.
+    pub bytes: Bytes,
+    /// Connections opened.
+    pub connections_opened: u64,
+    /// The Server header of the first response, if any.
+    pub server_software: Option<String>,
+    /// Body length of the first complete response.
+    pub document_length: Option<u64>,
+    /// Summary of `histograms.latency`.
+    pub latency: LatencyStats,
+    /// Summary of `histograms.uncorrected`.
+    pub latency_uncorrected: LatencyStats,
+    /// The histograms themselves.
+    pub histograms: Histograms,
+    /// Per-second series.
+    pub intervals: Vec<Interval>,
+}
+
+impl RunResult {
+    /// Responses with a 2xx status.
+    pub fn ok(&self) -> u64 {
+        self.statuses
+            .iter()
+            .filter(|(s, _)| (200..300).contains(*s))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Completed responses whose status is not 2xx.
+    pub fn non_2xx(&self) -> u64 {
+        self.requests.completed - self.ok()
+    }
+
+    /// Responses with a status outside 2xx and 3xx (what wrk counts).
+    pub fn non_2xx_3xx(&self) -> u64 {
+        self.statuses
+            .iter()
+            .filter(|(s, _)| !(200..400).contains(*s))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Failed requests of one kind.
+    pub fn errors_of(&self, kind: crate::ErrorKind) -> u64 {
+        self.errors.get(kind.name()).copied().unwrap_or(0)
+    }
+
+    /// Serialises as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("results serialise")
+    }
+}

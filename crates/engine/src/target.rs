@@ -1,0 +1,225 @@
+//! Where the load goes: URL parsing and address resolution.
+//!
+//! A [`Target`] is resolved once, before the run, so workers never touch DNS. Three URL
+//! forms are accepted: `http://host[:port]/path` (IPv4, IPv6 in brackets, or a name),
+//! `http+unix://<percent-encoded socket path>/path`, and a plain `http://` URL combined
+//! with [`Target::with_unix_socket`] (curl's `--unix-socket`).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+use crate::error::SpecError;
+
+/// The transport address of a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    /// TCP, with every resolved address; the first is used.
+    Tcp(Vec<SocketAddr>),
+    /// A Unix domain stream socket.
+    Unix(PathBuf),
+}
+
+/// A resolved HTTP target: where to connect and what to put in the request line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Where to connect.
+    pub address: Address,
+    /// The host name as written in the URL (without brackets for IPv6).
+    pub host: String,
+    /// The port (80 when the URL gives none).
+    pub port: u16,
+    /// The value of the Host header: `host` or `host:port` as written in the URL.
+    pub authority: String,
+    /// Path and query, always starting with `/`.
+    pub path: String,
+    /// The URL as given by the user.
+    pub url: String,
+}
+
+impl Target {
+    /// Parses and resolves an `http://` or `http+unix://` URL.
+    pub fn parse(url: &str) -> Result<Target, SpecError> {
+        let err = |reason: &str| SpecError::Url {
+            url: url.to_string(),
+            reason: reason.to_string(),
+        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| err("expected a scheme, as in http://127.0.0.1:8080/path"))?;
+        let unix =
+            match scheme.to_ascii_lowercase().as_str() {
+                "http" => false,
+                "http+unix" | "unix" => true,
+                "https" => return Err(err(
+                    "https is not supported: this build speaks HTTP/1.1 over TCP and Unix sockets",
+                )),
+                _ => return Err(err("the scheme must be http:// or http+unix://")),
+            };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+            None => (rest, "/".to_string()),
+        };
+        let path = match path.find('#') {
+            Some(i) => path[..i].to_string(),
+            None => path,
+        };
+        if authority.is_empty() {
+            return Err(err("the host is missing"));
+        }
+        if authority.contains('@') {
+            return Err(err(
+                "user:password@ in the URL is not supported; send an Authorization header instead",
+            ));
+        }
+        if unix {
+            let socket = percent_decode(authority)
+                .ok_or_else(|| err("bad percent-encoding in the socket path"))?;
+            return Ok(Target {
+                address: Address::Unix(PathBuf::from(socket)),
+                host: "localhost".into(),
+                port: 80,
+                authority: "localhost".into(),
+                path,
+                url: url.to_string(),
+            });
+        }
+        let (host, port) = split_host_port(authority).map_err(|r| err(&r))?;
+        let addrs: Vec<SocketAddr> = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| SpecError::Resolve {
+                host: host.clone(),
+                reason: e.to_string(),
+            })?
+            .collect();
+        if addrs.is_empty() {
+            return Err(SpecError::Resolve {
+                host,
+                reason: "no addresses".into(),
+            });
+        }
+        Ok(Target {
+            address: Address::Tcp(addrs),
+            host,
+            port,
+            authority: authority.to_string(),
+            path,
+            url: url.to_string(),
+        })
+    }
+
+    /// Keeps the URL's host, port and path for the request but connects to a Unix socket.
+    pub fn with_unix_socket(mut self, path: impl Into<PathBuf>) -> Target {
+        self.address = Address::Unix(path.into());
+        self
+    }
+
+    /// A short description of the address for messages.
+    pub fn describe_address(&self) -> String {
+        match &self.address {
+            Address::Tcp(a) => a[0].to_string(),
+            Address::Unix(p) => format!("unix:{}", p.display()),
+        }
+    }
+}
+
+fn split_host_port(authority: &str) -> Result<(String, u16), String> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let end = rest
+            .find(']')
+            .ok_or("an IPv6 address must be closed with ]")?;
+        let host = &rest[..end];
+        let after = &rest[end + 1..];
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return Err("unexpected text after the IPv6 address".into()),
+        };
+        (host.to_string(), port)
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (authority.to_string(), None),
+        }
+    };
+    let port = match port {
+        None => 80,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("the port {p:?} is not a number from 1 to 65535"))?,
+    };
+    if host.is_empty() {
+        return Err("the host is missing".into());
+    }
+    Ok((host, port))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ipv4_with_port_and_query() {
+        let t = Target::parse("http://127.0.0.1:8080/quacker?i=abc").unwrap();
+        assert_eq!(t.port, 8080);
+        assert_eq!(t.host, "127.0.0.1");
+        assert_eq!(t.authority, "127.0.0.1:8080");
+        assert_eq!(t.path, "/quacker?i=abc");
+        assert_eq!(
+            t.address,
+            Address::Tcp(vec!["127.0.0.1:8080".parse().unwrap()])
+        );
+    }
+
+    #[test]
+    fn parses_ipv6_and_defaults() {
+        let t = Target::parse("http://[::1]").unwrap();
+        assert_eq!(t.port, 80);
+        assert_eq!(t.path, "/");
+        assert_eq!(t.host, "::1");
+        let t = Target::parse("http://[::1]:9000?x=1").unwrap();
+        assert_eq!(t.path, "/?x=1");
+        assert_eq!(t.port, 9000);
+    }
+
+    #[test]
+    fn parses_unix_socket_urls() {
+        let t = Target::parse("http+unix://%2Ftmp%2Fs.sock/chat").unwrap();
+        assert_eq!(t.address, Address::Unix("/tmp/s.sock".into()));
+        assert_eq!(t.path, "/chat");
+    }
+
+    #[test]
+    fn rejects_bad_urls_with_reasons() {
+        for (url, needle) in [
+            ("127.0.0.1:80/", "scheme"),
+            ("https://127.0.0.1/", "https"),
+            ("ftp://x/", "scheme"),
+            ("http://127.0.0.1:0/", "port"),
+            ("http://127.0.0.1:99999/", "port"),
+            ("http:///x", "host"),
+        ] {
+            let e = Target::parse(url).unwrap_err().to_string();
+            assert!(e.contains(needle), "{url}: {e}");
+        }
+    }
+}

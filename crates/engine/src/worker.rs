@@ -1,0 +1,658 @@
+//! The worker loop: one thread, one epoll instance, its own connections.
+//!
+//! The loop is the same for every load shape: free connections ask the [`Schedule`]
+//! what to send and when it was meant to start; everything else is socket readiness.
+//! It is built to make few system calls per request, since on loopback the kernel is
+//! where a load generator spends most of its time: sockets are registered once,
+//! edge-triggered, for both directions (no `epoll_ctl` per request, unlike wrk's
+//! add/remove of write interest); a request is written as soon as its connection is free;
+//! a short read means the socket is drained, so no extra read just to see `EAGAIN`;
+//! every response already in the buffer is parsed from one read.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpStream, UnixStream};
+use mio::{Events, Interest, Poll, Registry, Token};
+
+use crate::error::ErrorKind;
+use crate::http1::ResponseParser;
+use crate::recorder::{micros, Recorder, Timing};
+use crate::schedule::{Next, Schedule};
+use crate::spec::LoadSpec;
+use crate::target::Address;
+
+const READ_BUF: usize = 64 * 1024;
+/// How often timers (request and connect timeouts, reconnect back-off) are checked.
+const TIMER_TICK: Duration = Duration::from_millis(10);
+
+/// Live counters shared with whoever watches the run, and the stop switch.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Set to stop the run early (Ctrl-C); in-flight requests are abandoned.
+    pub stop: AtomicBool,
+    /// Responses completed so far.
+    pub completed: AtomicU64,
+    /// Requests failed so far.
+    pub failed: AtomicU64,
+    /// Bytes read so far.
+    pub bytes_read: AtomicU64,
+}
+
+impl Control {
+    /// Asks every worker to stop.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// State shared by the workers of one run (touched rarely, never per byte).
+pub(crate) struct Shared {
+    pub control: Arc<Control>,
+    /// Body length of the first complete response, `u64::MAX` until one arrives.
+    pub doc_len: AtomicU64,
+    pub server: Mutex<Option<String>>,
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn connect(addr: &Address) -> io::Result<Stream> {
+        Ok(match addr {
+            Address::Tcp(a) => {
+                let s = TcpStream::connect(a[0])?;
+                s.set_nodelay(true)?;
+                Stream::Tcp(s)
+            }
+            Address::Unix(p) => Stream::Unix(UnixStream::connect(p)?),
+        })
+    }
+
+    /// Ok(true) once connected, Ok(false) while the connect is still under way.
+    fn connected(&self) -> io::Result<bool> {
+        let (err, peer) = match self {
+            Stream::Tcp(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
+            Stream::Unix(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
+        };
+        if let Some(e) = err {
+            return Err(e);
+        }
+        match peer {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn register(&mut self, r: &Registry, t: Token) -> io::Result<()> {
+        let i = Interest::READABLE | Interest::WRITABLE;
+        match self {
+            Stream::Tcp(s) => r.register(s, t, i),
+            Stream::Unix(s) => r.register(s, t, i),
+        }
+    }
+
+    fn deregister(&mut self, r: &Registry) {
+        let _ = match self {
+            Stream::Tcp(s) => r.deregister(s),
+            Stream::Unix(s) => r.deregister(s),
+        };
+    }
+
+    fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        };
+    }
+}
+
+impl Read for Stream {
+    #[inline]
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(b),
+            Stream::Unix(s) => s.read(b),
+        }
+    }
+}
+
+impl Write for Stream {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(b),
+            Stream::Unix(s) => s.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No socket.
+    Closed,
+    /// Connect under way.
+    Connecting,
+    /// Connected.
+    Open,
+    /// Waiting before reconnecting after a failed connect.
+    Backoff(Instant),
+}
+
+#[derive(Clone, Copy)]
+struct Pending {
+    intended: Instant,
+    sent: Instant,
+}
+
+struct Conn {
+    stream: Option<Stream>,
+    state: State,
+    parser: ResponseParser,
+    pending: VecDeque<Pending>,
+    /// Bytes of the current batch written so far, and the batch's length.
+    written: usize,
+    to_write: usize,
+    write_done: Instant,
+    connect_started: Instant,
+    /// Connect time to charge to the next completed request (0 once charged).
+    connect_us: u64,
+    first_byte: Instant,
+    failures: u32,
+    /// Requests completed on the current socket.
+    served: u64,
+    /// Whether the connection is in the worker's idle list.
+    in_idle: bool,
+}
+
+/// What a worker hands back.
+pub(crate) struct WorkerOutput {
+    pub recorder: Recorder,
+    pub abandoned: u64,
+}
+
+pub(crate) struct Worker<'a> {
+    spec: &'a LoadSpec,
+    shared: &'a Shared,
+    schedule: Box<dyn Schedule + 'a>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    idle: Vec<usize>,
+    batch: Vec<u8>,
+    req_len: usize,
+    rec: Recorder,
+    sending_done: bool,
+    wake_at: Option<Instant>,
+    in_flight: u64,
+    need_server: bool,
+    end: Option<Instant>,
+    // Progress deltas not yet published.
+    pub_completed: u64,
+    pub_failed: u64,
+    pub_bytes: u64,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        spec: &'a LoadSpec,
+        shared: &'a Shared,
+        schedule: Box<dyn Schedule + 'a>,
+        connections: usize,
+        start: Instant,
+        start_unix_us: u64,
+    ) -> io::Result<Worker<'a>> {
+        let head = spec.request.is_head();
+        let conns = (0..connections)
+            .map(|_| Conn {
+                stream: None,
+                state: State::Closed,
+                parser: ResponseParser::new(head),
+                pending: VecDeque::with_capacity(spec.pipeline),
+                written: 0,
+                to_write: 0,
+                write_done: start,
+                connect_started: start,
+                connect_us: 0,
+                first_byte: start,
+                failures: 0,
+                served: 0,
+                in_idle: true,
+            })
+            .collect();
+        Ok(Worker {
+            spec,
+            shared,
+            schedule,
+            poll: Poll::new()?,
+            conns,
+            idle: (0..connections).rev().collect(),
+            batch: spec.request.repeated(spec.pipeline),
+            req_len: spec.request.bytes.len(),
+            rec: Recorder::new(start, start_unix_us, spec.record_requests),
+            sending_done: false,
+            wake_at: None,
+            in_flight: 0,
+            need_server: true,
+            end: spec.duration.map(|d| start + d),
+            pub_completed: 0,
+            pub_failed: 0,
+            pub_bytes: 0,
+        })
+    }
+
+    pub fn run(mut self) -> io::Result<WorkerOutput> {
+        let mut events = Events::with_capacity(1024);
+        let mut buf = vec![0u8; READ_BUF];
+        let mut next_timer = Instant::now() + TIMER_TICK;
+        let control = self.shared.control.clone();
+        let abandoned;
+        loop {
+            let now = Instant::now();
+            if control.stop.load(Ordering::Relaxed) || self.end.is_some_and(|e| now >= e) {
+                abandoned = self.in_flight;
+                break;
+            }
+            if now >= next_timer {
+                self.timers(now);
+                next_timer = now + TIMER_TICK;
+            }
+            self.dispatch(now);
+            self.publish();
+            if self.sending_done && self.in_flight == 0 {
+                abandoned = 0;
+                break;
+            }
+            let mut deadline = next_timer;
+            if let Some(w) = self.wake_at {
+                deadline = deadline.min(w);
+            }
+            if let Some(e) = self.end {
+                deadline = deadline.min(e);
+            }
+            let timeout = deadline.saturating_duration_since(now);
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                let ci = ev.token().0;
+                let now = Instant::now();
+                match self.conns[ci].state {
+                    State::Connecting => self.on_connecting(ci, now),
+                    State::Open => {
+                        let closing = ev.is_read_closed() || ev.is_error();
+                        if ev.is_readable() || closing {
+                            self.on_readable(ci, &mut buf, now, closing);
+                        }
+                        if ev.is_writable()
+                            && self.conns[ci].state == State::Open
+                            && self.conns[ci].written < self.conns[ci].to_write
+                        {
+                            self.write(ci, now);
+                        }
+                    }
+                    State::Closed | State::Backoff(_) => {}
+                }
+            }
+        }
+        // Close every socket; requests still in flight are abandoned, not failed.
+        for c in &mut self.conns {
+            if let Some(mut s) = c.stream.take() {
+                s.deregister(self.poll.registry());
+            }
+        }
+        self.publish();
+        self.rec.finish();
+        Ok(WorkerOutput {
+            recorder: self.rec,
+            abandoned,
+        })
+    }
+
+    fn publish(&mut self) {
+        let c = &self.shared.control;
+        if self.pub_completed != self.rec.completed {
+            c.completed
+                .fetch_add(self.rec.completed - self.pub_completed, Ordering::Relaxed);
+            self.pub_completed = self.rec.completed;
+        }
+        let failed: u64 = self.rec.errors.iter().sum();
+        if self.pub_failed != failed {
+            c.failed
+                .fetch_add(failed - self.pub_failed, Ordering::Relaxed);
+            self.pub_failed = failed;
+        }
+        if self.pub_bytes != self.rec.bytes_read {
+            c.bytes_read
+                .fetch_add(self.rec.bytes_read - self.pub_bytes, Ordering::Relaxed);
+            self.pub_bytes = self.rec.bytes_read;
+        }
+    }
+
+    /// Gives free connections their next requests.
+    fn dispatch(&mut self, now: Instant) {
+        if self.sending_done {
+            return;
+        }
+        if self.wake_at.is_some_and(|w| now < w) {
+            return;
+        }
+        self.wake_at = None;
+        while let Some(&ci) = self.idle.last() {
+            let mut claimed = 0;
+            while claimed < self.spec.pipeline {
+                match self.schedule.next(now) {
+                    Next::Send { intended } => {
+                        self.conns[ci].pending.push_back(Pending {
+                            intended,
+                            sent: now,
+                        });
+                        claimed += 1;
+                    }
+                    Next::Wait(t) => {
+                        self.wake_at = Some(t);
+                        break;
+                    }
+                    Next::Done => {
+                        self.sending_done = true;
+                        break;
+                    }
+                }
+            }
+            if claimed == 0 {
+                return;
+            }
+            self.idle.pop();
+            self.conns[ci].in_idle = false;
+            self.in_flight += claimed as u64;
+            self.rec.started += claimed as u64;
+            let c = &mut self.conns[ci];
+            c.written = 0;
+            c.to_write = claimed * self.req_len;
+            match c.state {
+                State::Open => self.write(ci, now),
+                State::Closed => self.connect(ci, now),
+                State::Connecting | State::Backoff(_) => {
+                    unreachable!("only open or closed connections are idle")
+                }
+            }
+            if self.sending_done || self.wake_at.is_some() {
+                return;
+            }
+        }
+    }
+
+    fn connect(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        c.connect_started = now;
+        c.served = 0;
+        c.parser.reset();
+        match Stream::connect(&self.spec.target.address) {
+            Ok(mut s) => {
+                if let Err(e) = s.register(self.poll.registry(), Token(ci)) {
+                    self.connect_failed(ci, now, &e);
+                    return;
+                }
+                c.stream = Some(s);
+                c.state = State::Connecting;
+                self.rec.connections_opened += 1;
+            }
+            Err(e) => self.connect_failed(ci, now, &e),
+        }
+    }
+
+    fn on_connecting(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        let Some(s) = &c.stream else { return };
+        match s.connected() {
+            Ok(false) => {}
+            Ok(true) => {
+                c.state = State::Open;
+                c.failures = 0;
+                c.connect_us = micros(c.connect_started, now);
+                for p in c.pending.iter_mut() {
+                    p.sent = now;
+                }
+                self.write(ci, now);
+            }
+            Err(e) => self.connect_failed(ci, now, &e),
+        }
+    }
+
+    fn connect_failed(&mut self, ci: usize, now: Instant, e: &io::Error) {
+        let kind = ErrorKind::from_connect_error(e);
+        self.drop_socket(ci);
+        let c = &mut self.conns[ci];
+        c.failures += 1;
+        // Back off briefly so a dead server does not turn the worker into a spin loop.
+        let backoff = Duration::from_millis((1u64 << c.failures.min(7)).min(100));
+        c.state = State::Backoff(now + backoff);
+        self.fail_pending(ci, now, kind);
+    }
+
+    fn write(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        let Some(s) = &mut c.stream else { return };
+        while c.written < c.to_write {
+            match s.write(&self.batch[c.written..c.to_write]) {
+                Ok(0) => {
+                    return self.fail_and_close(ci, now, ErrorKind::Write);
+                }
+                Ok(n) => {
+                    c.written += n;
+                    self.rec.bytes_written += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let kind = ErrorKind::from_write_error(&e);
+                    return self.fail_and_close(ci, now, kind);
+                }
+            }
+        }
+        c.write_done = now;
+    }
+
+    /// Reads until the socket is drained. `closing` says the peer's FIN or RST arrived
+    /// with this wake-up: then the end of stream must be read too, since no further
+    /// edge will announce it.
+    fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
+        loop {
+            let c = &mut self.conns[ci];
+            let Some(s) = &mut c.stream else { return };
+            match s.read(buf) {
+                Ok(0) => return self.on_eof(ci, now),
+                Ok(n) => {
+                    self.rec.read_bytes(now, n);
+                    if !self.consume(ci, &buf[..n], now) {
+                        return;
+                    }
+                    if n < buf.len() && !closing {
+                        // A short read drained the socket (epoll(7)); no need to see EAGAIN.
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let kind = ErrorKind::from_read_error(&e);
+                    return self.fail_and_close(ci, now, kind);
+                }
+            }
+        }
+    }
+
+    /// Parses what was read. Returns false when the connection was closed.
+    fn consume(&mut self, ci: usize, mut data: &[u8], now: Instant) -> bool {
+        while !data.is_empty() {
+            let c = &mut self.conns[ci];
+            if c.pending.is_empty() {
+                // Bytes nobody asked for: the server is broken; drop the connection.
+                self.fail_and_close(ci, now, ErrorKind::Protocol);
+                return false;
+            }
+            if c.parser.at_response_start() {
+                c.first_byte = now;
+                if self.need_server {
+                    c.parser.capture_server();
+                }
+            }
+            match c.parser.feed(data) {
+                Ok((n, done)) => {
+                    data = &data[n..];
+                    if let Some(done) = done {
+                        if !self.complete(ci, done, now) {
+                            return false;
+                        }
+                    }
+                }
+                Err(_) => {
+                    self.fail_and_close(ci, now, ErrorKind::Protocol);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Records a completed response. Returns false when the connection was closed.
+    fn complete(&mut self, ci: usize, done: crate::http1::Completed, now: Instant) -> bool {
+        let c = &mut self.conns[ci];
+        let p = c.pending.pop_front().expect("a pending request");
+        self.in_flight -= 1;
+        c.served += 1;
+        if self.need_server {
+            if let Some(server) = c.parser.take_server() {
+                self.need_server = false;
+                let mut g = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
+                g.get_or_insert(server);
+            }
+        }
+        let timing = Timing {
+            total_us: micros(p.intended, now),
+            uncorrected_us: micros(p.sent, now),
+            connect_us: std::mem::take(&mut c.connect_us),
+            waiting_us: micros(c.write_done.max(p.sent), c.first_byte),
+        };
+        self.rec
+            .complete(now, p.intended, done.status, done.body_bytes, timing);
+        if self.spec.check_length {
+            let first = self.shared.doc_len.load(Ordering::Relaxed);
+            if first == u64::MAX {
+                let _ = self.shared.doc_len.compare_exchange(
+                    u64::MAX,
+                    done.body_bytes,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            } else if first != done.body_bytes {
+                self.rec.length_mismatch += 1;
+            }
+        }
+        let reuse = done.keep_alive && self.spec.keepalive;
+        if reuse {
+            self.rec.keepalive += 1;
+        }
+        if !reuse {
+            // Requests pipelined behind a response that closes the connection are lost.
+            self.fail_and_close(ci, now, ErrorKind::Closed);
+            return false;
+        }
+        if c.pending.is_empty() {
+            self.make_idle(ci);
+        }
+        true
+    }
+
+    fn make_idle(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if !c.in_idle {
+            c.in_idle = true;
+            self.idle.push(ci);
+        }
+    }
+
+    fn on_eof(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        if let Some(done) = c.parser.eof() {
+            if !c.pending.is_empty() {
+                // complete() closes the connection: a close-delimited body ends it.
+                self.complete(ci, done, now);
+                return;
+            }
+        }
+        self.fail_and_close(ci, now, ErrorKind::Closed);
+    }
+
+    fn fail_pending(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
+        let n = self.conns[ci].pending.len() as u64;
+        self.conns[ci].pending.clear();
+        self.in_flight -= n;
+        self.rec.fail(now, kind, n);
+        if !matches!(self.conns[ci].state, State::Backoff(_)) {
+            self.conns[ci].state = State::Closed;
+            self.make_idle(ci);
+        }
+    }
+
+    fn drop_socket(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if let Some(mut s) = c.stream.take() {
+            s.deregister(self.poll.registry());
+            s.shutdown();
+        }
+        c.parser.reset();
+        c.written = 0;
+        c.to_write = 0;
+        c.state = State::Closed;
+    }
+
+    /// Closes the connection; anything still pending fails with `kind`.
+    fn fail_and_close(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
+        let was_idle = self.conns[ci].pending.is_empty();
+        self.drop_socket(ci);
+        if was_idle {
+            self.make_idle(ci);
+        } else {
+            self.fail_pending(ci, now, kind);
+        }
+    }
+
+    fn timers(&mut self, now: Instant) {
+        let timeout = self.spec.timeout;
+        let connect_timeout = self.spec.connect_timeout;
+        for ci in 0..self.conns.len() {
+            let c = &self.conns[ci];
+            match c.state {
+                State::Backoff(t) if now >= t => {
+                    self.conns[ci].state = State::Closed;
+                    self.make_idle(ci);
+                }
+                State::Connecting if now - c.connect_started >= connect_timeout => {
+                    self.drop_socket(ci);
+                    self.conns[ci].state = State::Backoff(now);
+                    self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
+                }
+                State::Open => {
+                    if let (Some(t), Some(p)) = (timeout, c.pending.front()) {
+                        if now - p.sent >= t {
+                            self.fail_and_close(ci, now, ErrorKind::Timeout);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}

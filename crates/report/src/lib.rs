@@ -1,0 +1,50 @@
+//! Renderers: a [`RunResult`](stampede_engine::RunResult) in, text out.
+//!
+//! Each dialect prints the report shape of the tool it imitates, line for line, so
+//! scripts that scrape ab's or wrk's output keep working; the numbers behind them come
+//! from stampede's histograms. Renderers only read results: nothing here measures.
+
+pub mod ab;
+pub mod native;
+pub mod units;
+pub mod wrk;
+
+pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
+pub use native::summary;
+pub use wrk::{wrk_report, WrkInfo};
+
+use stampede_engine::RunResult;
+
+/// Warnings a user must not miss: error pages and failures make the numbers meaningless.
+/// Empty when every request got a 2xx response.
+pub fn loud_warnings(r: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    let non2xx = r.non_2xx();
+    if non2xx > 0 {
+        let mut by: Vec<String> = r
+            .statuses
+            .iter()
+            .filter(|(s, _)| !(200..300).contains(*s))
+            .map(|(s, n)| format!("{s}: {n}"))
+            .collect();
+        by.truncate(6);
+        out.push(format!(
+            "WARNING: {non2xx} of {} responses were not 2xx ({}). This is a benchmark of error pages, not of the page you asked for.",
+            r.requests.completed,
+            by.join(", ")
+        ));
+    }
+    if r.requests.failed > 0 {
+        let kinds: Vec<String> = r.errors.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        out.push(format!(
+            "WARNING: {} of {} requests failed ({}).",
+            r.requests.failed,
+            r.requests.started,
+            kinds.join(", ")
+        ));
+    }
+    if r.requests.completed == 0 {
+        out.push("WARNING: no request completed; there is nothing to measure.".to_string());
+    }
+    out
+}
