@@ -19,6 +19,7 @@ const AB_MAX_REQUESTS: u64 = 50_000;
 #[derive(Parser, Debug)]
 #[command(
     name = "stampede ab",
+    version,
     about = "ApacheBench-compatible load test (ab's flags and report)",
     disable_help_flag = true,
     disable_version_flag = true
@@ -105,13 +106,21 @@ pub struct AbArgs {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
+    // ab flags stampede does not implement get a clear refusal instead of clap's
+    // generic "unexpected argument". Values of flags that take one are skipped.
+    const TAKES_VALUE: [&str; 13] = [
+        "-n", "-c", "-t", "-s", "-H", "-C", "-A", "-p", "-u", "-T", "-m", "-e", "-g",
+    ];
+    const UNSUPPORTED: [&str; 14] = [
+        "-w", "-x", "-y", "-z", "-X", "-P", "-b", "-B", "-f", "-E", "-Z", "-I", "-j", "-R",
+    ];
+    let mut skip = false;
     for a in args {
-        if let Some(flag) = [
-            "-w", "-x", "-y", "-z", "-X", "-P", "-b", "-B", "-f", "-E", "-Z", "-I", "-j", "-R",
-        ]
-        .iter()
-        .find(|f| a.starts_with(**f))
-        {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        skip = TAKES_VALUE.contains(&a.as_str());
+        if let Some(flag) = UNSUPPORTED.iter().find(|f| a.starts_with(**f)) {
             return Err(Exit::usage(format!(
                 "ab's {flag} is not supported by stampede ab (HTML output, proxies, TLS options and socket tuning are not implemented); supported: -n -c -t -s -k -H -C -A -p -u -T -m -i -l -q -e -g -r -v -d -S -V -h"
             )));

@@ -111,6 +111,11 @@ pub fn install_sigint() {
     }
 }
 
+/// Whether SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
 /// How progress is shown while a run goes.
 pub struct ProgressOptions {
     /// No progress at all (`-q`).

@@ -5,6 +5,7 @@
 mod ab;
 mod common;
 mod load;
+mod serve;
 mod wrk;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Run a load test (native interface)
     Load(Box<load::LoadArgs>),
+    /// Run the reference server
+    Serve(serve::ServeArgs),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -56,6 +59,7 @@ fn main() {
     };
     let res: Result<(), Exit> = match cli.command {
         Command::Load(a) => load::main(*a),
+        Command::Serve(a) => serve::main(a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
     };

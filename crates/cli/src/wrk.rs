@@ -14,6 +14,7 @@ use crate::common::{self, Exit, ProgressOptions};
 #[derive(Parser, Debug)]
 #[command(
     name = "stampede wrk",
+    version,
     about = "wrk-compatible load test (wrk's flags and report)",
     disable_version_flag = true
 )]

@@ -1,1 +1,826 @@
-//! placeholder
+//! stampede's reference server: every endpoint of the reference experiments, built to
+//! be fast per core and safe on any input.
+//!
+//! [`Server::bind`] opens one `SO_REUSEPORT` listener per thread and address (so the
+//! kernel spreads connections and threads share nothing), and [`Server::run`] runs one
+//! event loop per thread until a [`Shutdown`] is triggered, then drains. Tests bind
+//! `127.0.0.1:0` and run it in-process:
+//!
+//! ```no_run
+//! use stampede_server::{Config, Server, Shutdown};
+//! let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], Config::default()).unwrap();
+//! let addr = server.local_addrs()[0];
+//! let shutdown = Shutdown::new();
+//! let handle = { let s = shutdown.clone(); std::thread::spawn(move || server.run(s)) };
+//! // … send requests to addr …
+//! shutdown.trigger();
+//! handle.join().unwrap().unwrap();
+//! ```
+//!
+//! Each loop reads every ready byte into one per-thread buffer, parses every complete
+//! (pipelined) request in it, writes all their answers with one `write`, and keeps
+//! per-connection buffers only for the rare partial request or unfinished write; an idle
+//! connection costs a few hundred bytes, which is what keeps 10,000 connections cheap.
+
+pub mod date;
+pub mod request;
+pub mod routes;
+pub mod store;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use date::DateCache;
+pub use request::Limits;
+use request::{Parsed, Request};
+use routes::{Ctx, Deferred, Persist, Routed};
+use store::Store;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Event-loop threads (one listener per thread and address).
+    pub threads: usize,
+    /// Serve `/static/…` and `/FiringGeometry.png` from this directory instead of the
+    /// built-in file.
+    pub static_dir: Option<PathBuf>,
+    /// Request size limits.
+    pub limits: Limits,
+    /// A request head not complete this long after its first byte closes the connection
+    /// (slowloris).
+    pub head_timeout: Duration,
+    /// An idle keep-alive connection is closed after this long.
+    pub idle_timeout: Duration,
+    /// Open connections at most (spread over the threads); more are answered 503.
+    pub max_connections: usize,
+    /// How long a shutdown waits for in-flight requests.
+    pub drain_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            static_dir: None,
+            limits: Limits::default(),
+            head_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 100_000,
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Stops a running server: it stops accepting, finishes what is in flight, and returns.
+#[derive(Clone, Default)]
+pub struct Shutdown {
+    inner: Arc<ShutdownInner>,
+}
+
+#[derive(Default)]
+struct ShutdownInner {
+    flag: AtomicBool,
+    wakers: Mutex<Vec<Arc<Waker>>>,
+}
+
+impl Shutdown {
+    /// A shutdown switch, not yet triggered.
+    pub fn new() -> Shutdown {
+        Shutdown::default()
+    }
+
+    /// Triggers the shutdown and wakes every event loop.
+    pub fn trigger(&self) {
+        self.inner.flag.store(true, Ordering::SeqCst);
+        for w in self
+            .inner
+            .wakers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            let _ = w.wake();
+        }
+    }
+
+    /// Whether the shutdown was triggered.
+    pub fn is_triggered(&self) -> bool {
+        self.inner.flag.load(Ordering::SeqCst)
+    }
+
+    fn add_waker(&self, w: Arc<Waker>) {
+        self.inner
+            .wakers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(w);
+        if self.is_triggered() {
+            let _ = self.inner.wakers.lock().map(|v| v.last().map(|w| w.wake()));
+        }
+    }
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    per_thread: Vec<Vec<TcpListener>>,
+    local: Vec<SocketAddr>,
+    config: Config,
+}
+
+fn listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    s.listen(4096)?;
+    Ok(s.into())
+}
+
+impl Server {
+    /// Binds every address once per thread. Port 0 picks a free port, shared by the
+    /// threads' listeners.
+    pub fn bind(addrs: &[SocketAddr], mut config: Config) -> io::Result<Server> {
+        if addrs.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no address to listen on",
+            ));
+        }
+        config.threads = config.threads.max(1);
+        let mut local = Vec::new();
+        let mut per_thread: Vec<Vec<TcpListener>> =
+            (0..config.threads).map(|_| Vec::new()).collect();
+        for &addr in addrs {
+            let first = listener(addr)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+            let bound = first.local_addr()?;
+            local.push(bound);
+            per_thread[0].push(TcpListener::from_std(first));
+            for t in per_thread.iter_mut().skip(1) {
+                t.push(TcpListener::from_std(listener(bound)?));
+            }
+        }
+        Ok(Server {
+            per_thread,
+            local,
+            config,
+        })
+    }
+
+    /// The addresses actually bound (with the ports picked for port 0).
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local
+    }
+
+    /// Runs until `shutdown` is triggered and in-flight requests are answered.
+    pub fn run(self, shutdown: Shutdown) -> io::Result<()> {
+        let store = Arc::new(Store::generate());
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let compute = std::thread::Builder::new()
+            .name("stampede-compute".into())
+            .spawn(move || compute_loop(job_rx))?;
+        let threads = self.per_thread.len();
+        let per_thread_max = (self.config.max_connections / threads).max(1);
+        let mut handles = Vec::new();
+        for (i, listeners) in self.per_thread.into_iter().enumerate() {
+            let lp = EventLoop::new(
+                i,
+                listeners,
+                self.config.clone(),
+                store.clone(),
+                job_tx.clone(),
+                per_thread_max,
+            )?;
+            shutdown.add_waker(lp.waker.clone());
+            let sd = shutdown.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("stampede-serve-{i}"))
+                    .spawn(move || lp.run(sd))?,
+            );
+        }
+        drop(job_tx);
+        let mut result = Ok(());
+        for h in handles {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => result = Err(e),
+                Err(_) => result = Err(io::Error::other("a server thread panicked")),
+            }
+        }
+        let _ = compute.join();
+        result
+    }
+}
+
+/// Binds `addrs` and serves until `shutdown` is triggered.
+pub fn run(addrs: &[SocketAddr], config: Config, shutdown: Shutdown) -> io::Result<()> {
+    Server::bind(addrs, config)?.run(shutdown)
+}
+
+/// A `/biteq` computation handed to the compute thread.
+struct Job {
+    id: [u8; 14],
+    conn: usize,
+    generation: u32,
+    reply: Sender<Done>,
+    waker: Arc<Waker>,
+}
+
+/// A finished computation, back on its event loop.
+struct Done {
+    conn: usize,
+    generation: u32,
+    body: [u8; 27],
+}
+
+fn compute_loop(rx: Receiver<Job>) {
+    while let Ok(first) = rx.recv() {
+        // Take everything queued, answer it, wake each loop once.
+        let mut batch = vec![first];
+        batch.extend(rx.try_iter());
+        let mut woken: Vec<*const Waker> = Vec::new();
+        for job in &batch {
+            let body = routes::biteq_body(&job.id);
+            let _ = job.reply.send(Done {
+                conn: job.conn,
+                generation: job.generation,
+                body,
+            });
+        }
+        for job in &batch {
+            let p = Arc::as_ptr(&job.waker);
+            if !woken.contains(&p) {
+                woken.push(p);
+                let _ = job.waker.wake();
+            }
+        }
+    }
+}
+
+const WAKE: Token = Token(usize::MAX);
+const LISTENER_BASE: usize = usize::MAX / 2;
+/// Output buffered for a connection beyond which its further requests wait.
+const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
+const IO_BUF: usize = 64 * 1024;
+
+struct Conn {
+    stream: TcpStream,
+    /// Unparsed input (a partial request, or requests queued behind a deferred one).
+    rbuf: Vec<u8>,
+    /// Output not yet written.
+    wbuf: Vec<u8>,
+    close_after: bool,
+    /// Waiting for a deferred answer: `(persist, head)`.
+    blocked: Option<(Persist, bool)>,
+    head_since: Option<Instant>,
+    last_active: Instant,
+    generation: u32,
+    /// The peer sent FIN: answer what was asked, then close.
+    peer_closed: bool,
+}
+
+struct EventLoop {
+    index: usize,
+    poll: Poll,
+    waker: Arc<Waker>,
+    listeners: Vec<TcpListener>,
+    config: Config,
+    store: Arc<Store>,
+    jobs: Sender<Job>,
+    done_tx: Sender<Done>,
+    done_rx: Receiver<Done>,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    open: usize,
+    max_open: usize,
+    date: DateCache,
+    server_line: Vec<u8>,
+    delays: BinaryHeap<Reverse<(Instant, usize, u32)>>,
+    ibuf: Vec<u8>,
+    out: Vec<u8>,
+    counter: u64,
+    scratch: Vec<u8>,
+    generation: u32,
+    draining: bool,
+}
+
+impl EventLoop {
+    fn new(
+        index: usize,
+        listeners: Vec<TcpListener>,
+        config: Config,
+        store: Arc<Store>,
+        jobs: Sender<Job>,
+        max_open: usize,
+    ) -> io::Result<EventLoop> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let (done_tx, done_rx) = mpsc::channel();
+        Ok(EventLoop {
+            index,
+            poll,
+            waker,
+            listeners,
+            config,
+            store,
+            jobs,
+            done_tx,
+            done_rx,
+            conns: Vec::new(),
+            free: Vec::new(),
+            open: 0,
+            max_open,
+            date: DateCache::new(),
+            server_line: format!("Server: stampede/{}\r\n", env!("CARGO_PKG_VERSION")).into_bytes(),
+            delays: BinaryHeap::new(),
+            ibuf: vec![0; IO_BUF],
+            out: Vec::with_capacity(IO_BUF),
+            counter: 0,
+            scratch: Vec::with_capacity(128),
+            generation: 0,
+            draining: false,
+        })
+    }
+
+    fn run(mut self, shutdown: Shutdown) -> io::Result<()> {
+        for (i, l) in self.listeners.iter_mut().enumerate() {
+            self.poll
+                .registry()
+                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        let mut events = Events::with_capacity(1024);
+        let mut next_scan = Instant::now() + Duration::from_secs(1);
+        let mut drain_deadline = None;
+        loop {
+            let now = Instant::now();
+            let mut timeout = next_scan.saturating_duration_since(now);
+            if let Some(Reverse((t, _, _))) = self.delays.peek() {
+                timeout = timeout.min(t.saturating_duration_since(now));
+            }
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            self.date.refresh();
+            let now = Instant::now();
+            for ev in events.iter() {
+                match ev.token() {
+                    WAKE => {}
+                    Token(t) if t >= LISTENER_BASE => self.accept(t - LISTENER_BASE, now),
+                    Token(ci) => {
+                        let closing = ev.is_read_closed() || ev.is_error();
+                        if ev.is_writable() {
+                            self.flush(ci, now);
+                        }
+                        if ev.is_readable() || closing {
+                            self.on_readable(ci, now, closing);
+                        }
+                    }
+                }
+            }
+            while let Ok(d) = self.done_rx.try_recv() {
+                self.finish_biteq(d, now);
+            }
+            while let Some(&Reverse((t, ci, g))) = self.delays.peek() {
+                if t > now {
+                    break;
+                }
+                self.delays.pop();
+                self.finish_delay(ci, g, now);
+            }
+            if now >= next_scan {
+                self.scan(now);
+                next_scan = now + Duration::from_secs(1);
+            }
+            if shutdown.is_triggered() && !self.draining {
+                self.draining = true;
+                drain_deadline = Some(now + self.config.drain_timeout);
+                for mut l in std::mem::take(&mut self.listeners) {
+                    let _ = self.poll.registry().deregister(&mut l);
+                }
+                for ci in 0..self.conns.len() {
+                    if self.is_idle(ci) {
+                        self.close(ci);
+                    }
+                }
+            }
+            if self.draining && (self.open == 0 || drain_deadline.is_some_and(|d| now >= d)) {
+                return Ok(());
+            }
+        }
+    }
+
+    fn accept(&mut self, li: usize, now: Instant) {
+        loop {
+            let Some(l) = self.listeners.get(li) else {
+                return;
+            };
+            match l.accept() {
+                Ok((mut stream, _)) => {
+                    if self.open >= self.max_open {
+                        let _ = stream.write(
+                            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        );
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    let ci = self.free.pop().unwrap_or_else(|| {
+                        self.conns.push(None);
+                        self.conns.len() - 1
+                    });
+                    if self
+                        .poll
+                        .registry()
+                        .register(
+                            &mut stream,
+                            Token(ci),
+                            Interest::READABLE | Interest::WRITABLE,
+                        )
+                        .is_err()
+                    {
+                        self.free.push(ci);
+                        continue;
+                    }
+                    self.generation = self.generation.wrapping_add(1);
+                    self.conns[ci] = Some(Conn {
+                        stream,
+                        rbuf: Vec::new(),
+                        wbuf: Vec::new(),
+                        close_after: false,
+                        blocked: None,
+                        head_since: None,
+                        last_active: now,
+                        generation: self.generation,
+                        peer_closed: false,
+                    });
+                    self.open += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // Out of descriptors or a connection reset before accept: try later.
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn is_idle(&self, ci: usize) -> bool {
+        match &self.conns[ci] {
+            Some(c) => c.rbuf.is_empty() && c.wbuf.is_empty() && c.blocked.is_none(),
+            None => false,
+        }
+    }
+
+    fn close(&mut self, ci: usize) {
+        if let Some(mut c) = self.conns[ci].take() {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+            self.free.push(ci);
+            self.open -= 1;
+        }
+    }
+
+    fn on_readable(&mut self, ci: usize, now: Instant, closing: bool) {
+        loop {
+            let Some(c) = self.conns[ci].as_mut() else {
+                return;
+            };
+            if c.rbuf.len() > self.config.limits.max_head + self.config.limits.max_body {
+                // Queued behind a deferred answer or a full output buffer: read later.
+                return;
+            }
+            match c.stream.read(&mut self.ibuf) {
+                Ok(0) => {
+                    c.peer_closed = true;
+                    if c.rbuf.is_empty() && c.wbuf.is_empty() && c.blocked.is_none() {
+                        self.close(ci);
+                        return;
+                    }
+                    break;
+                }
+                Ok(n) => {
+                    c.last_active = now;
+                    let full = n == self.ibuf.len();
+                    if c.rbuf.is_empty() && c.blocked.is_none() && c.wbuf.len() < MAX_PENDING_OUTPUT
+                    {
+                        // Fast path: parse straight from the thread's buffer.
+                        let ibuf = std::mem::take(&mut self.ibuf);
+                        let used = self.process(ci, &ibuf[..n], now);
+                        if let Some(c) = self.conns[ci].as_mut() {
+                            c.rbuf.extend_from_slice(&ibuf[used..n]);
+                        }
+                        self.ibuf = ibuf;
+                    } else {
+                        c.rbuf.extend_from_slice(&self.ibuf[..n]);
+                        self.process_buffered(ci, now);
+                    }
+                    if self.conns[ci].is_none() {
+                        return;
+                    }
+                    if !full && !closing {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.close(ci);
+                    return;
+                }
+            }
+        }
+        self.after_io(ci, now);
+    }
+
+    /// Parses what the connection has buffered.
+    fn process_buffered(&mut self, ci: usize, now: Instant) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        if c.blocked.is_some() || c.rbuf.is_empty() {
+            return;
+        }
+        let rbuf = std::mem::take(&mut c.rbuf);
+        let used = self.process(ci, &rbuf, now);
+        if let Some(c) = self.conns[ci].as_mut() {
+            let mut rest = rbuf;
+            rest.drain(..used);
+            // Anything that arrived meanwhile stays after what was already queued.
+            rest.append(&mut c.rbuf);
+            c.rbuf = rest;
+        }
+    }
+
+    /// Answers every complete request at the start of `data`; returns the bytes used.
+    fn process(&mut self, ci: usize, data: &[u8], now: Instant) -> usize {
+        let mut pos = 0;
+        self.out.clear();
+        let mut close = false;
+        let mut defer: Option<(Deferred, Persist, bool)> = None;
+        let mut ctx = Ctx {
+            store: &self.store,
+            static_dir: self.config.static_dir.as_deref(),
+            date: self.date.line(),
+            server: &self.server_line,
+            thread: self.index,
+            counter: self.counter,
+            scratch: std::mem::take(&mut self.scratch),
+        };
+        let pending_out = self.conns[ci].as_ref().map_or(0, |c| c.wbuf.len());
+        while pos < data.len() && pending_out + self.out.len() < MAX_PENDING_OUTPUT {
+            match request::parse(&data[pos..], &self.config.limits) {
+                Parsed::Partial => break,
+                Parsed::Rejected(r) => {
+                    routes::respond(
+                        &mut self.out,
+                        ctx.date,
+                        ctx.server,
+                        r.status(),
+                        "text/plain",
+                        b"request refused\n",
+                        Persist::Close,
+                        request::Method::Get,
+                    );
+                    close = true;
+                    pos = data.len();
+                    break;
+                }
+                Parsed::Complete(req, len) => {
+                    pos += len;
+                    let keep = req.keep_alive && !self.draining;
+                    let req = Request {
+                        keep_alive: keep,
+                        ..req
+                    };
+                    match routes::route(&req, &mut ctx, &mut self.out) {
+                        Routed::Written => {}
+                        Routed::Later(d) => {
+                            defer =
+                                Some((d, Persist::of(&req), req.method == request::Method::Head));
+                        }
+                    }
+                    if !req.keep_alive {
+                        close = true;
+                    }
+                    if close || defer.is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        self.counter = ctx.counter;
+        self.scratch = ctx.scratch;
+        let Some(c) = self.conns[ci].as_mut() else {
+            return pos;
+        };
+        if close && defer.is_none() {
+            c.close_after = true;
+            // Nothing after a closing request is answered.
+            pos = data.len();
+        }
+        c.head_since = if pos < data.len() && defer.is_none() {
+            c.head_since.or(Some(now))
+        } else {
+            None
+        };
+        if let Some((d, persist, head)) = defer {
+            c.blocked = Some((persist, head));
+            if close {
+                c.close_after = true;
+            }
+            let g = c.generation;
+            match d {
+                Deferred::Delay(ms) => {
+                    self.delays
+                        .push(Reverse((now + Duration::from_millis(ms), ci, g)))
+                }
+                Deferred::Biteq(id) => {
+                    let _ = self.jobs.send(Job {
+                        id,
+                        conn: ci,
+                        generation: g,
+                        reply: self.done_tx.clone(),
+                        waker: self.waker.clone(),
+                    });
+                }
+            }
+        }
+        self.write_out(ci);
+        pos
+    }
+
+    /// Writes `self.out` to the connection, keeping what the socket does not take.
+    fn write_out(&mut self, ci: usize) {
+        if self.out.is_empty() {
+            return;
+        }
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        if !c.wbuf.is_empty() {
+            c.wbuf.extend_from_slice(&self.out);
+            self.out.clear();
+            return;
+        }
+        let mut off = 0;
+        while off < self.out.len() {
+            match c.stream.write(&self.out[off..]) {
+                Ok(0) => break,
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if off < self.out.len() {
+            c.wbuf.extend_from_slice(&self.out[off..]);
+        }
+        self.out.clear();
+    }
+
+    fn flush(&mut self, ci: usize, now: Instant) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        let mut off = 0;
+        while off < c.wbuf.len() {
+            match c.stream.write(&c.wbuf[off..]) {
+                Ok(0) => break,
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.close(ci);
+                    return;
+                }
+            }
+        }
+        c.wbuf.drain(..off);
+        if c.wbuf.is_empty() && c.wbuf.capacity() > IO_BUF {
+            c.wbuf = Vec::new();
+        }
+        if off > 0 {
+            c.last_active = now;
+            // Room again: answer requests that waited for it.
+            self.process_buffered(ci, now);
+        }
+        self.after_io(ci, now);
+    }
+
+    /// Closes the connection if it is done.
+    fn after_io(&mut self, ci: usize, _now: Instant) {
+        let Some(c) = self.conns[ci].as_ref() else {
+            return;
+        };
+        let done = c.wbuf.is_empty() && c.blocked.is_none();
+        if done
+            && (c.close_after
+                || (c.peer_closed && c.rbuf.is_empty())
+                || (self.draining && c.rbuf.is_empty()))
+        {
+            if c.close_after {
+                let _ = c.stream.shutdown(std::net::Shutdown::Write);
+            }
+            self.close(ci);
+        }
+    }
+
+    fn finish_deferred(
+        &mut self,
+        ci: usize,
+        generation: u32,
+        status: u16,
+        ctype: &str,
+        body: &[u8],
+        now: Instant,
+    ) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        if c.generation != generation {
+            return;
+        }
+        let Some((mut persist, head)) = c.blocked.take() else {
+            return;
+        };
+        if self.draining {
+            // The server is stopping: this answer is the connection's last.
+            persist = Persist::Close;
+            c.close_after = true;
+        }
+        self.out.clear();
+        let method = if head {
+            request::Method::Head
+        } else {
+            request::Method::Get
+        };
+        routes::respond(
+            &mut self.out,
+            self.date.line(),
+            &self.server_line,
+            status,
+            ctype,
+            body,
+            persist,
+            method,
+        );
+        self.write_out(ci);
+        self.process_buffered(ci, now);
+        if self.conns[ci]
+            .as_ref()
+            .is_some_and(|c| c.blocked.is_none() && !c.peer_closed)
+        {
+            // Bytes may have been left in the socket while blocked.
+            self.on_readable(ci, now, false);
+        } else {
+            self.after_io(ci, now);
+        }
+    }
+
+    fn finish_biteq(&mut self, d: Done, now: Instant) {
+        self.finish_deferred(d.conn, d.generation, 200, "text/plain", &d.body, now);
+    }
+
+    fn finish_delay(&mut self, ci: usize, generation: u32, now: Instant) {
+        self.finish_deferred(ci, generation, 200, "text/plain", b"delayed\n", now);
+    }
+
+    /// Once a second: slowloris and idle connections.
+    fn scan(&mut self, now: Instant) {
+        for ci in 0..self.conns.len() {
+            let Some(c) = self.conns[ci].as_mut() else {
+                continue;
+            };
+            if c.head_since
+                .is_some_and(|t| now - t >= self.config.head_timeout)
+            {
+                let _ = c.stream.write(
+                    b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+                self.close(ci);
+            } else if c.rbuf.is_empty()
+                && c.wbuf.is_empty()
+                && c.blocked.is_none()
+                && now - c.last_active >= self.config.idle_timeout
+            {
+                self.close(ci);
+            }
+        }
+    }
+}

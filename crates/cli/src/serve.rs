@@ -1,0 +1,108 @@
+//! `stampede serve`: runs the reference server until SIGINT or SIGTERM, then drains.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args};
+use stampede_server::{Config, Limits, Server, Shutdown};
+
+use crate::common::{self, Exit};
+
+/// Arguments of `stampede serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on, ADDR:PORT (repeatable)
+    #[arg(short = 'l', long = "listen", value_name = "ADDR:PORT", action = ArgAction::Append)]
+    pub listen: Vec<String>,
+    /// Event-loop threads (default: all cores)
+    #[arg(short = 't', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// Serve /static/<file> and /FiringGeometry.png from this directory
+    #[arg(long = "static", value_name = "DIR")]
+    pub static_dir: Option<PathBuf>,
+    /// Largest request head in bytes (431 beyond)
+    #[arg(long = "max-head", value_name = "BYTES", default_value_t = 16 * 1024)]
+    pub max_head: usize,
+    /// Largest request body in bytes (413 beyond)
+    #[arg(long = "max-body", value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub max_body: usize,
+    /// Close a connection whose request head is not complete after this long
+    #[arg(long = "head-timeout", value_name = "T", default_value = "10s", value_parser = common::parse_duration)]
+    pub head_timeout: Duration,
+    /// Close idle keep-alive connections after this long
+    #[arg(long = "idle-timeout", value_name = "T", default_value = "60s", value_parser = common::parse_duration)]
+    pub idle_timeout: Duration,
+    /// Most open connections; more are answered 503
+    #[arg(long = "max-connections", value_name = "N", default_value_t = 100_000)]
+    pub max_connections: usize,
+}
+
+fn parse_addr(s: &str) -> Result<SocketAddr, Exit> {
+    s.to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| {
+            Exit::usage(format!(
+                "--listen: {s:?} is not ADDR:PORT (for example 127.0.0.1:8080 or [::1]:8080)"
+            ))
+        })
+}
+
+pub fn main(a: ServeArgs) -> Result<(), Exit> {
+    let listen = if a.listen.is_empty() {
+        vec!["127.0.0.1:8080".to_string()]
+    } else {
+        a.listen.clone()
+    };
+    let addrs = listen
+        .iter()
+        .map(|s| parse_addr(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(dir) = &a.static_dir {
+        if !dir.is_dir() {
+            return Err(Exit::usage(format!(
+                "--static: {} is not a directory",
+                dir.display()
+            )));
+        }
+    }
+    if a.threads == Some(0) {
+        return Err(Exit::usage("--threads must be at least 1"));
+    }
+    let config = Config {
+        threads: a.threads.unwrap_or_else(common::cpus),
+        static_dir: a.static_dir.clone(),
+        limits: Limits {
+            max_head: a.max_head,
+            max_body: a.max_body,
+        },
+        head_timeout: a.head_timeout,
+        idle_timeout: a.idle_timeout,
+        max_connections: a.max_connections.max(1),
+        ..Config::default()
+    };
+    let threads = config.threads;
+    stampede_engine::limits::raise_nofile(a.max_connections as u64 + 64);
+    let server = Server::bind(&addrs, config).map_err(|e| Exit::fail(e.to_string()))?;
+    for addr in server.local_addrs() {
+        eprintln!("stampede serve: listening on http://{addr} ({threads} threads)");
+    }
+    let shutdown = Shutdown::new();
+    common::install_sigint();
+    {
+        let s = shutdown.clone();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(50));
+            if common::interrupted() {
+                s.trigger();
+                return;
+            }
+        });
+    }
+    server
+        .run(shutdown)
+        .map_err(|e| Exit::fail(e.to_string()))?;
+    eprintln!("stampede serve: stopped");
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! The `stampede` binary end to end: real processes, real sockets, the reference server
+//! running in-process on 127.0.0.1:0. Every run is bounded by a request count or a
+//! short duration.
+
+use std::net::SocketAddr;
+use std::process::{Command, Output};
+use std::thread::JoinHandle;
+
+use stampede_server::{Config, Server, Shutdown};
+
+struct Srv {
+    addr: SocketAddr,
+    shutdown: Shutdown,
+    handle: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Srv {
+    fn start() -> Srv {
+        let server = Server::bind(
+            &["127.0.0.1:0".parse().unwrap()],
+            Config {
+                threads: 1,
+                ..Config::default()
+            },
+        )
+        .unwrap();
+        let addr = server.local_addrs()[0];
+        let shutdown = Shutdown::new();
+        let s = shutdown.clone();
+        Srv {
+            addr,
+            shutdown,
+            handle: Some(std::thread::spawn(move || server.run(s))),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Srv {
+    fn drop(&mut self) {
+        self.shutdown.trigger();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn stampede(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn line_value<'a>(out: &'a str, key: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("no line {key:?} in\n{out}"))[key.len()..]
+        .trim()
+}
+
+#[test]
+fn load_json_validates_against_the_committed_schema() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "load",
+        &srv.url("/chat"),
+        "-n",
+        "500",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../schema/run-result.v1.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(value["requests"]["completed"], 500);
+    assert_eq!(value["statuses"]["200"], 500);
+    assert_eq!(value["bytes"]["body"], 500 * 35);
+    // The schema rejects what it should.
+    let mut broken = value.clone();
+    broken["errors"]["made_up_kind"] = serde_json::json!(1);
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn ab_report_counts_bytes_like_ab() {
+    let srv = Srv::start();
+    let out = stampede(&["ab", "-n", "300", "-c", "5", "-k", &srv.url("/backend")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert_eq!(line_value(&o, "Document Length:"), "31 bytes");
+    assert_eq!(line_value(&o, "Complete requests:"), "300");
+    assert_eq!(line_value(&o, "Failed requests:"), "0");
+    assert_eq!(line_value(&o, "Keep-Alive requests:"), "300");
+    assert_eq!(line_value(&o, "HTML transferred:"), "9300 bytes");
+    assert!(line_value(&o, "Server Software:").starts_with("stampede/"));
+    for l in [
+        "Connection Times (ms)",
+        "Percentage of the requests served",
+        " 100% ",
+    ] {
+        assert!(o.contains(l), "missing {l:?} in\n{o}");
+    }
+    // When ab is installed, its byte counts must equal ours against the same server.
+    match Command::new("ab")
+        .args(["-n", "300", "-c", "5", "-k", &srv.url("/backend")])
+        .output()
+    {
+        Ok(ab) => {
+            let a = text(&ab.stdout);
+            for key in [
+                "Total transferred:",
+                "HTML transferred:",
+                "Document Length:",
+                "Keep-Alive requests:",
+            ] {
+                assert_eq!(line_value(&a, key), line_value(&o, key), "{key}");
+            }
+        }
+        Err(_) => assert!(
+            std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
+            "ab is required"
+        ),
+    }
+}
+
+#[test]
+fn ab_without_keepalive_and_csv_and_gnuplot_files() {
+    let srv = Srv::start();
+    let dir = std::env::temp_dir().join(format!("stampede-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("p.csv");
+    let gp = dir.join("g.tsv");
+    let out = stampede(&[
+        "ab",
+        "-q",
+        "-n",
+        "200",
+        "-c",
+        "10",
+        "-e",
+        csv.to_str().unwrap(),
+        "-g",
+        gp.to_str().unwrap(),
+        &srv.url("/pong"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert_eq!(line_value(&o, "Complete requests:"), "200");
+    assert!(!o.contains("Keep-Alive requests:"));
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 102);
+    assert_eq!(lines[0], "Percentage served,Time in ms");
+    assert!(lines[101].starts_with("100,"));
+    let gp = std::fs::read_to_string(&gp).unwrap();
+    assert_eq!(gp.lines().count(), 201);
+    assert!(gp.starts_with("starttime\tseconds\tctime\tdtime\tttime\twait\n"));
+    assert_eq!(gp.lines().nth(1).unwrap().split('\t').count(), 6);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn error_pages_are_reported_loudly() {
+    let srv = Srv::start();
+    let out = stampede(&["ab", "-n", "40", "-c", "4", &srv.url("/missing")]);
+    assert!(out.status.success());
+    assert_eq!(line_value(&text(&out.stdout), "Non-2xx responses:"), "40");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("40 of 40 responses were not 2xx (404: 40)"),
+        "{err}"
+    );
+    assert!(err.contains("benchmark of error pages"), "{err}");
+}
+
+#[test]
+fn perf_length_failures_like_ab() {
+    let srv = Srv::start();
+    // /perf's body grows by a digit at request 10 and 100: those count as Length failures.
+    let out = stampede(&[
+        "ab",
+        "-n",
+        "120",
+        "-c",
+        "1",
+        "--threads",
+        "1",
+        &srv.url("/perf"),
+    ]);
+    let o = text(&out.stdout);
+    assert_eq!(line_value(&o, "Failed requests:"), "111");
+    assert!(
+        o.contains("(Connect: 0, Receive: 0, Length: 111, Exceptions: 0)"),
+        "{o}"
+    );
+    let out = stampede(&["ab", "-l", "-n", "50", "-c", "1", &srv.url("/perf")]);
+    let o = text(&out.stdout);
+    assert_eq!(line_value(&o, "Document Length:"), "Variable");
+    assert_eq!(line_value(&o, "Failed requests:"), "0");
+}
+
+#[test]
+fn wrk_layout_with_latency_spectrum() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "wrk",
+        "-t",
+        "2",
+        "-c",
+        "8",
+        "-d",
+        "1s",
+        "--latency",
+        &srv.url("/pong"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    for l in [
+        "Running 1s test @ ",
+        "  2 threads and 8 connections",
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
+        "    Latency ",
+        "    Req/Sec ",
+        "  Latency Distribution (HdrHistogram - Recorded Latency)",
+        " 50.000%",
+        "100.000%",
+        "  Detailed Percentile spectrum:",
+        "       Value   Percentile   TotalCount 1/(1-Percentile)",
+        "#[Mean    =",
+        "#[Buckets =",
+        " requests in ",
+        "Requests/sec: ",
+        "Transfer/sec: ",
+    ] {
+        assert!(o.contains(l), "missing {l:?} in\n{o}");
+    }
+}
+
+#[test]
+fn wrong_flags_name_the_flag_and_exit_2() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["ab", "-n", "abc", "http://127.0.0.1:9/"], "-n"),
+        (&["ab", "-w", "http://127.0.0.1:9/"], "-w"),
+        (&["ab", "-n", "5", "-c", "10", "http://127.0.0.1:9/"], "-c"),
+        (
+            &["wrk", "-s", "x.lua", "http://127.0.0.1:9/"],
+            "Lua scripts",
+        ),
+        (&["wrk", "-R", "1000", "http://127.0.0.1:9/"], "-R"),
+        (&["load", "-d", "10parsecs", "http://127.0.0.1:9/"], "unit"),
+        (&["load", "ftp://127.0.0.1/", "-n", "1"], "scheme"),
+    ];
+    for (args, needle) in cases {
+        let out = stampede(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn unreachable_target_exits_1() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = stampede(&["load", &format!("http://127.0.0.1:{port}/"), "-n", "10"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("could not connect"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn load_summary_and_pipelining() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "-n",
+        "2000",
+        "-c",
+        "4",
+        "--pipeline",
+        "8",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(o.contains("2,000 completed"), "{o}");
+    assert!(o.contains("200 × 2,000"), "{o}");
+    assert!(o.contains("errors      none"), "{o}");
+}

@@ -1,0 +1,189 @@
+//! Golden-file tests: each renderer's output for a fixed result, byte for byte.
+//! Run with `UPDATE_GOLDEN=1` to rewrite the files after an intended change, then
+//! review the diff.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use stampede_engine::result::{Bytes, Counts, Histograms, Interval, RunSettings, SCHEMA};
+use stampede_engine::{Hist, LatencyStats, RunResult};
+use stampede_report::{ab_csv, ab_report, summary, wrk_report, AbInfo, WrkInfo};
+
+fn hist(values: impl Iterator<Item = u64>) -> Hist {
+    let mut h = Hist::default();
+    for v in values {
+        h.0.record(v).unwrap();
+    }
+    h
+}
+
+/// A deterministic result: 10,000 requests, a long tail, a few errors and 404s.
+fn fixture() -> RunResult {
+    let lat = |i: u64| 180 + (i * 7919) % 900 + if i % 500 == 0 { 40_000 + i } else { 0 };
+    let latency = hist((0..10_000).map(lat));
+    let connect = hist((0..10_000).map(|i| if i < 100 { 60 + i } else { 0 }));
+    let waiting = hist((0..10_000).map(|i| lat(i) - 20));
+    let processing = hist((0..10_000).map(|i| lat(i) - if i < 100 { 60 + i } else { 0 }));
+    let intervals = (0..5u32)
+        .map(|t| {
+            let h = hist((0..2_000).map(|i| lat(i + t as u64 * 2000)));
+            Interval {
+                t,
+                completed: 2_000,
+                failed: 1,
+                bytes_read: 2_000 * 151,
+                latency: h.stats(),
+                histogram: h,
+            }
+        })
+        .collect();
+    RunResult {
+        schema: SCHEMA.into(),
+        version: "0.1.0".into(),
+        started_unix_ms: 1_795_000_000_000,
+        duration_s: 5.0,
+        settings: RunSettings {
+            url: "http://127.0.0.1:8080/pong".into(),
+            address: "127.0.0.1:8080".into(),
+            method: "GET".into(),
+            request_bytes: 82,
+            connections: 64,
+            threads: 2,
+            keepalive: true,
+            pipeline: 1,
+            requests: Some(10_005),
+            duration_s: None,
+            timeout_s: Some(30.0),
+        },
+        requests: Counts {
+            started: 10_005,
+            completed: 10_000,
+            failed: 5,
+            abandoned: 0,
+            keepalive: 10_000,
+            length_mismatch: 7,
+        },
+        throughput_rps: 2_000.0,
+        statuses: BTreeMap::from([(200, 9_990), (404, 10)]),
+        errors: BTreeMap::from([("connect_refused".into(), 2), ("timeout".into(), 3)]),
+        bytes: Bytes {
+            read: 1_510_000,
+            body: 40_000,
+            written: 820_410,
+        },
+        connections_opened: 66,
+        server_software: Some("nginx/1.22.1".into()),
+        document_length: Some(4),
+        latency: latency.stats(),
+        latency_uncorrected: latency.stats(),
+        histograms: Histograms {
+            latency,
+            uncorrected: Hist::default(),
+            connect,
+            waiting,
+            processing,
+        },
+        intervals,
+    }
+}
+
+fn check(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} is missing; run with UPDATE_GOLDEN=1", path.display()));
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n(UPDATE_GOLDEN=1 rewrites it)",
+            line + 1,
+            expected.lines().nth(line),
+            actual.lines().nth(line)
+        );
+    }
+}
+
+fn ab_info() -> AbInfo {
+    AbInfo {
+        hostname: "127.0.0.1".into(),
+        port: 8080,
+        path: "/pong".into(),
+        concurrency: 64,
+        keepalive: true,
+        variable_length: false,
+        sent_body: false,
+        confidence: true,
+        percentiles: true,
+    }
+}
+
+#[test]
+fn ab_layout() {
+    check("ab.txt", &ab_report(&fixture(), &ab_info()));
+}
+
+#[test]
+fn ab_layout_without_confidence_and_percentiles() {
+    let info = AbInfo {
+        confidence: false,
+        percentiles: false,
+        keepalive: false,
+        variable_length: true,
+        ..ab_info()
+    };
+    check("ab-S-d.txt", &ab_report(&fixture(), &info));
+}
+
+#[test]
+fn ab_csv_file() {
+    check("ab.csv", &ab_csv(&fixture()));
+}
+
+#[test]
+fn wrk_layouts() {
+    let info = WrkInfo {
+        url: "http://127.0.0.1:8080/pong".into(),
+        threads: 2,
+        connections: 64,
+        duration_s: 5.0,
+        latency: false,
+    };
+    check("wrk.txt", &wrk_report(&fixture(), &info));
+    check(
+        "wrk-latency.txt",
+        &wrk_report(
+            &fixture(),
+            &WrkInfo {
+                latency: true,
+                ..info
+            },
+        ),
+    );
+}
+
+#[test]
+fn native_summary() {
+    check("summary.txt", &summary(&fixture()));
+}
+
+#[test]
+fn latency_stats_of_the_fixture_are_exact() {
+    // The renderers read these; pin the histogram maths they rest on.
+    let s: LatencyStats = fixture().latency;
+    assert_eq!(s.count, 10_000);
+    assert_eq!(s.min_us, 180);
+    assert_eq!(s.at(50.0), Some(631));
+    // The largest sample is 50,080 µs; at three significant digits its bucket spans 32 µs
+    // and HdrHistogram reports the bucket's highest equivalent value.
+    assert_eq!(s.max_us, 50_111);
+    assert!(fixture().histograms.latency.0.equivalent(50_080, s.max_us));
+}

@@ -1,0 +1,268 @@
+//! Request-head parsing with the server's limits.
+//!
+//! Everything a client sends is checked before it is acted on: the head's size and
+//! syntax (httparse), Content-Length (digits only, no conflicting duplicates, not
+//! together with Transfer-Encoding), and the body's size. A violation becomes a
+//! [`Reject`] with the status to answer and the connection is closed after it.
+
+/// Limits on what a client may send.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request head (request line and headers), bytes; larger → 431.
+    pub max_head: usize,
+    /// Largest request body, bytes; larger → 413.
+    pub max_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_head: 16 * 1024,
+            max_body: 1024 * 1024,
+        }
+    }
+}
+
+/// Methods the endpoints distinguish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// GET.
+    Get,
+    /// HEAD: same headers as GET, no body.
+    Head,
+    /// Anything else (answered 405).
+    Other,
+}
+
+/// A parsed request; slices point into the read buffer.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// The method.
+    pub method: Method,
+    /// Path without the query.
+    pub path: &'a [u8],
+    /// Query string without `?` (empty if none).
+    pub query: &'a [u8],
+    /// Whether the connection stays open after the response.
+    pub keep_alive: bool,
+    /// HTTP/1.0 request (keep-alive must then be confirmed in the response).
+    pub http10: bool,
+}
+
+/// Why a request is refused; the connection is closed after the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
+    /// Malformed request line, header or length → 400.
+    BadRequest,
+    /// Head larger than the limit, or too many headers → 431.
+    HeadTooLarge,
+    /// Body larger than the limit → 413.
+    BodyTooLarge,
+    /// A transfer coding the server does not implement → 501.
+    NotImplemented,
+}
+
+impl Reject {
+    /// The status code to answer with.
+    pub fn status(self) -> u16 {
+        match self {
+            Reject::BadRequest => 400,
+            Reject::HeadTooLarge => 431,
+            Reject::BodyTooLarge => 413,
+            Reject::NotImplemented => 501,
+        }
+    }
+}
+
+/// Result of parsing the start of a buffer.
+#[derive(Debug)]
+pub enum Parsed<'a> {
+    /// A complete request (head and body) of `len` bytes.
+    Complete(Request<'a>, usize),
+    /// More bytes are needed.
+    Partial,
+    /// The request is refused.
+    Rejected(Reject),
+}
+
+const MAX_HEADERS: usize = 64;
+
+fn has_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+}
+
+/// Parses one request at the start of `buf`.
+pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let head_len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => {
+            return if buf.len() > limits.max_head {
+                Parsed::Rejected(Reject::HeadTooLarge)
+            } else {
+                Parsed::Partial
+            };
+        }
+        Err(httparse::Error::TooManyHeaders) => return Parsed::Rejected(Reject::HeadTooLarge),
+        Err(_) => return Parsed::Rejected(Reject::BadRequest),
+    };
+    if head_len > limits.max_head {
+        return Parsed::Rejected(Reject::HeadTooLarge);
+    }
+    let http10 = req.version == Some(0);
+    let mut content_length: Option<usize> = None;
+    let mut close = false;
+    let mut keep_alive = false;
+    let mut has_te = false;
+    for h in req.headers.iter() {
+        let n = h.name.as_bytes();
+        if n.eq_ignore_ascii_case(b"content-length") {
+            let v = h.value.trim_ascii();
+            if v.is_empty() || v.len() > 18 || !v.iter().all(u8::is_ascii_digit) {
+                return Parsed::Rejected(Reject::BadRequest);
+            }
+            let len = v.iter().fold(0usize, |a, &d| a * 10 + (d - b'0') as usize);
+            if content_length.is_some_and(|c| c != len) {
+                return Parsed::Rejected(Reject::BadRequest);
+            }
+            content_length = Some(len);
+        } else if n.eq_ignore_ascii_case(b"transfer-encoding") {
+            has_te = true;
+        } else if n.eq_ignore_ascii_case(b"connection") {
+            close |= has_token(h.value, b"close");
+            keep_alive |= has_token(h.value, b"keep-alive");
+        }
+    }
+    if has_te {
+        // Both framings at once is a request-smuggling vector; refuse it outright.
+        if content_length.is_some() {
+            return Parsed::Rejected(Reject::BadRequest);
+        }
+        return Parsed::Rejected(Reject::NotImplemented);
+    }
+    let body = content_length.unwrap_or(0);
+    if body > limits.max_body {
+        return Parsed::Rejected(Reject::BodyTooLarge);
+    }
+    if buf.len() < head_len + body {
+        return Parsed::Partial;
+    }
+    let target = req.path.unwrap_or("/").as_bytes();
+    let (path, query) = match target.iter().position(|&b| b == b'?') {
+        Some(i) => (&target[..i], &target[i + 1..]),
+        None => (target, &target[target.len()..]),
+    };
+    let method = match req.method.unwrap_or("") {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        _ => Method::Other,
+    };
+    Parsed::Complete(
+        Request {
+            method,
+            path,
+            query,
+            keep_alive: if http10 { keep_alive && !close } else { !close },
+            http10,
+        },
+        head_len + body,
+    )
+}
+
+/// The value of query parameter `name`, undecoded.
+pub fn query_param<'a>(query: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    query.split(|&b| b == b'&').find_map(|kv| {
+        let (k, v) = match kv.iter().position(|&b| b == b'=') {
+            Some(i) => (&kv[..i], &kv[i + 1..]),
+            None => (kv, &kv[kv.len()..]),
+        };
+        (k == name).then_some(v)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &[u8]) -> Parsed<'_> {
+        parse(s, &Limits::default())
+    }
+
+    #[test]
+    fn parses_pipelined_and_keepalive_rules() {
+        let two = b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\nGET /a?i=1 HTTP/1.0\r\n\r\n";
+        let Parsed::Complete(r, n) = p(two) else {
+            panic!()
+        };
+        assert_eq!(r.path, b"/pong");
+        assert!(r.keep_alive);
+        let Parsed::Complete(r, _) = p(&two[n..]) else {
+            panic!()
+        };
+        assert_eq!(r.query, b"i=1");
+        assert!(!r.keep_alive && r.http10);
+        let Parsed::Complete(r, _) = p(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n") else {
+            panic!()
+        };
+        assert!(r.keep_alive);
+        let Parsed::Complete(r, _) = p(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n") else {
+            panic!()
+        };
+        assert!(!r.keep_alive);
+    }
+
+    #[test]
+    fn bodies_wait_for_their_length() {
+        assert!(matches!(
+            p(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"),
+            Parsed::Partial
+        ));
+        let Parsed::Complete(_, n) = p(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcdeX")
+        else {
+            panic!()
+        };
+        assert_eq!(n, 43);
+    }
+
+    #[test]
+    fn rejects_with_the_right_status() {
+        let cases: [(&[u8], u16); 7] = [
+            (b"GARBAGE\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nContent-Length: 12a\r\n\r\n", 400),
+            (
+                b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                400,
+            ),
+            (
+                b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+                400,
+            ),
+            (b"POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", 413),
+            (
+                b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                501,
+            ),
+        ];
+        for (req, status) in cases {
+            match p(req) {
+                Parsed::Rejected(r) => {
+                    assert_eq!(r.status(), status, "{:?}", String::from_utf8_lossy(req))
+                }
+                other => panic!("{other:?} for {:?}", String::from_utf8_lossy(req)),
+            }
+        }
+        let big = [b"GET / HTTP/1.1\r\nX: ".as_slice(), &[b'a'; 17000]].concat();
+        assert!(matches!(p(&big), Parsed::Rejected(Reject::HeadTooLarge)));
+    }
+
+    #[test]
+    fn query_params() {
+        assert_eq!(query_param(b"a=1&i=xyz", b"i"), Some(&b"xyz"[..]));
+        assert_eq!(query_param(b"a=1", b"i"), None);
+        assert_eq!(query_param(b"i", b"i"), Some(&b""[..]));
+    }
+}

@@ -1,0 +1,460 @@
+//! The endpoints of the reference experiments, and response encoding.
+//!
+//! Synchronous endpoints write their response straight into the connection's output
+//! buffer: status line and `Server` header are constants, `Date` is the thread's cached
+//! line, bodies are static bytes or formatted into a small scratch buffer. `/biteq` and
+//! `/delay/<ms>` answer later: they return a [`Deferred`] that the event loop completes.
+
+use std::io::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use crate::request::{query_param, Method, Request};
+use crate::store::{valid_id, Store};
+
+/// The built-in PNG of the reference file test (50,991 bytes).
+pub static FIRING_GEOMETRY: &[u8] = include_bytes!("../assets/FiringGeometry.png");
+/// `/backend`'s 31-byte body.
+pub const BACKEND: &[u8] = b"Hello from the backend service!";
+/// `/chat`'s 35-byte body.
+pub const CHAT: &[u8] = b"{\"message\":\"Hello from the server\"}";
+/// Largest `/bytes/<n>`.
+pub const MAX_BYTES: usize = 64 * 1024 * 1024;
+/// Longest `/delay/<ms>`.
+pub const MAX_DELAY_MS: u64 = 60_000;
+
+/// How the connection continues after a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persist {
+    /// HTTP/1.1 keep-alive: nothing to say.
+    Keep,
+    /// HTTP/1.0 keep-alive: must be confirmed with `Connection: keep-alive`.
+    Keep10,
+    /// `Connection: close`, then close.
+    Close,
+}
+
+impl Persist {
+    /// From the request's keep-alive decision.
+    pub fn of(req: &Request) -> Persist {
+        match (req.keep_alive, req.http10) {
+            (false, _) => Persist::Close,
+            (true, true) => Persist::Keep10,
+            (true, false) => Persist::Keep,
+        }
+    }
+}
+
+/// Work that answers later.
+#[derive(Debug, Clone, Copy)]
+pub enum Deferred {
+    /// Answer after this many milliseconds.
+    Delay(u64),
+    /// Hash the ID on the compute thread, then answer.
+    Biteq([u8; 14]),
+}
+
+/// What the router did with a request.
+pub enum Routed {
+    /// The response is in the buffer.
+    Written,
+    /// The response comes later.
+    Later(Deferred),
+}
+
+/// Per-thread routing context.
+pub struct Ctx<'a> {
+    pub store: &'a Store,
+    pub static_dir: Option<&'a Path>,
+    pub date: &'a [u8],
+    pub server: &'a [u8],
+    pub thread: usize,
+    pub counter: u64,
+    pub scratch: Vec<u8>,
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// Writes a response head; `len` is the Content-Length.
+pub fn head(
+    out: &mut Vec<u8>,
+    ctx_date: &[u8],
+    server: &[u8],
+    status: u16,
+    ctype: &str,
+    len: usize,
+    persist: Persist,
+) {
+    match status {
+        200 => out.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
+        _ => {
+            let _ = write!(out, "HTTP/1.1 {status} {}\r\n", reason(status));
+        }
+    }
+    out.extend_from_slice(server);
+    out.extend_from_slice(ctx_date);
+    if status == 405 {
+        out.extend_from_slice(b"Allow: GET, HEAD\r\n");
+    }
+    out.extend_from_slice(b"Content-Type: ");
+    out.extend_from_slice(ctype.as_bytes());
+    out.extend_from_slice(b"\r\nContent-Length: ");
+    push_decimal(out, len as u64);
+    match persist {
+        Persist::Keep => out.extend_from_slice(b"\r\n\r\n"),
+        Persist::Keep10 => out.extend_from_slice(b"\r\nConnection: keep-alive\r\n\r\n"),
+        Persist::Close => out.extend_from_slice(b"\r\nConnection: close\r\n\r\n"),
+    }
+}
+
+/// Appends `n` in decimal without allocating.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut b = [0u8; 20];
+    let mut i = b.len();
+    loop {
+        i -= 1;
+        b[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&b[i..]);
+}
+
+/// Writes a whole response (the body is left out for HEAD).
+#[allow(clippy::too_many_arguments)]
+pub fn respond(
+    out: &mut Vec<u8>,
+    date: &[u8],
+    server: &[u8],
+    status: u16,
+    ctype: &str,
+    body: &[u8],
+    persist: Persist,
+    method: Method,
+) {
+    let bodyless = status == 204 || status == 304 || (100..200).contains(&status);
+    head(
+        out,
+        date,
+        server,
+        status,
+        ctype,
+        if bodyless { 0 } else { body.len() },
+        persist,
+    );
+    if method != Method::Head && !bodyless {
+        out.extend_from_slice(body);
+    }
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("svg") => "image/svg+xml",
+        Some("html" | "htm") => "text/html; charset=utf-8",
+        Some("css") => "text/css",
+        Some("js") => "text/javascript",
+        Some("json") => "application/json",
+        Some("txt") => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Percent-decodes a path; `None` for bad escapes, NUL, or an encoded `/` or `\`
+/// (which would let `..%2f` pass a segment check).
+fn decode_path(p: &[u8]) -> Option<String> {
+    let mut out = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        if p[i] == b'%' {
+            let hex = std::str::from_utf8(p.get(i + 1..i + 3)?).ok()?;
+            let b = u8::from_str_radix(hex, 16).ok()?;
+            if b == b'/' || b == b'\\' || b == 0 {
+                return None;
+            }
+            out.push(b);
+            i += 3;
+        } else {
+            if p[i] == 0 || p[i] == b'\\' {
+                return None;
+            }
+            out.push(p[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Resolves `/static/<rel>` under `dir`; `None` for anything that could leave it.
+pub fn resolve_static(dir: &Path, rel: &[u8]) -> Option<PathBuf> {
+    let rel = decode_path(rel)?;
+    let rel_path = Path::new(&rel);
+    if rel.is_empty()
+        || rel_path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return None;
+    }
+    let full = dir.join(rel_path);
+    // Symbolic links inside the directory must not lead out of it either.
+    let canon = full.canonicalize().ok()?;
+    let root = dir.canonicalize().ok()?;
+    (canon.starts_with(&root) && canon.is_file()).then_some(canon)
+}
+
+fn digits(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 12 || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(s.iter().fold(0u64, |a, &d| a * 10 + (d - b'0') as u64))
+}
+
+/// Routes one request, writing its response to `out` unless it is deferred.
+pub fn route(req: &Request, ctx: &mut Ctx, out: &mut Vec<u8>) -> Routed {
+    let persist = Persist::of(req);
+    let (date, server) = (ctx.date, ctx.server);
+    let text = "text/plain";
+    let json = "application/json";
+    let send = |out: &mut Vec<u8>, status: u16, ctype: &str, body: &[u8]| {
+        respond(out, date, server, status, ctype, body, persist, req.method);
+        Routed::Written
+    };
+    if req.method == Method::Other {
+        return send(out, 405, text, b"method not allowed\n");
+    }
+    match req.path {
+        b"/pong" => send(out, 200, text, b"PONG"),
+        b"/plaintext" => send(out, 200, text, b"Hello, World!"),
+        b"/json" => send(out, 200, json, b"{\"message\":\"Hello, World!\"}"),
+        b"/backend" => send(out, 200, text, BACKEND),
+        b"/chat" => send(out, 200, json, CHAT),
+        b"/perf" => {
+            ctx.counter += 1;
+            ctx.scratch.clear();
+            let _ = write!(
+                ctx.scratch,
+                "{{\"endpoint\":\"perf\",\"thread\":{},\"request\":{},\"message\":\"stampede reference server\"}}",
+                ctx.thread, ctx.counter
+            );
+            let body = std::mem::take(&mut ctx.scratch);
+            let r = send(out, 200, json, &body);
+            ctx.scratch = body;
+            r
+        }
+        b"/quacker" => match query_param(req.query, b"i") {
+            None => send(out, 400, text, b"missing query parameter i\n"),
+            Some(id) => match ctx.store.lookup(id) {
+                None => send(out, 404, text, b"unknown user id\n"),
+                Some(u) => {
+                    ctx.scratch.clear();
+                    ctx.scratch.extend_from_slice(b"{\"id\":\"");
+                    ctx.scratch.extend_from_slice(id);
+                    let _ = write!(ctx.scratch, "\",\"n\":{}}}", u.quacks);
+                    let body = std::mem::take(&mut ctx.scratch);
+                    let r = send(out, 200, json, &body);
+                    ctx.scratch = body;
+                    r
+                }
+            },
+        },
+        b"/biteq" => match query_param(req.query, b"i") {
+            None => send(out, 400, text, b"missing query parameter i\n"),
+            Some(id) if !valid_id(id) => send(out, 404, text, b"unknown user id\n"),
+            Some(id) => {
+                let mut key = [0u8; 14];
+                key.copy_from_slice(id);
+                Routed::Later(Deferred::Biteq(key))
+            }
+        },
+        b"/FiringGeometry.png" => serve_file(req, ctx, out, b"FiringGeometry.png", persist),
+        p if p.starts_with(b"/static/") => serve_file(req, ctx, out, &p[8..], persist),
+        p if p.starts_with(b"/delay/") => match digits(&p[7..]) {
+            Some(ms) if ms <= MAX_DELAY_MS => Routed::Later(Deferred::Delay(ms)),
+            _ => send(out, 400, text, b"delay must be 0 to 60000 ms\n"),
+        },
+        p if p.starts_with(b"/bytes/") => match digits(&p[7..]) {
+            Some(n) if n as usize <= MAX_BYTES => {
+                let n = n as usize;
+                head(
+                    out,
+                    date,
+                    server,
+                    200,
+                    "application/octet-stream",
+                    n,
+                    persist,
+                );
+                if req.method != Method::Head {
+                    const PATTERN: &[u8; 64] =
+                        b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
+                    let full = n / PATTERN.len();
+                    out.reserve(n);
+                    for _ in 0..full {
+                        out.extend_from_slice(PATTERN);
+                    }
+                    out.extend_from_slice(&PATTERN[..n % PATTERN.len()]);
+                }
+                Routed::Written
+            }
+            _ => send(out, 400, text, b"bytes must be 0 to 67108864\n"),
+        },
+        p if p.starts_with(b"/status/") => match digits(&p[8..]) {
+            Some(code) if (200..=599).contains(&code) => {
+                let body = format!("status {code}\n");
+                send(out, code as u16, text, body.as_bytes())
+            }
+            _ => send(out, 400, text, b"status must be 200 to 599\n"),
+        },
+        _ => send(out, 404, text, b"not found\n"),
+    }
+}
+
+fn serve_file(
+    req: &Request,
+    ctx: &mut Ctx,
+    out: &mut Vec<u8>,
+    rel: &[u8],
+    persist: Persist,
+) -> Routed {
+    let (date, server) = (ctx.date, ctx.server);
+    match ctx.static_dir {
+        None => {
+            if rel == b"FiringGeometry.png" {
+                respond(
+                    out,
+                    date,
+                    server,
+                    200,
+                    "image/png",
+                    FIRING_GEOMETRY,
+                    persist,
+                    req.method,
+                );
+            } else {
+                respond(
+                    out,
+                    date,
+                    server,
+                    404,
+                    "text/plain",
+                    b"not found\n",
+                    persist,
+                    req.method,
+                );
+            }
+        }
+        Some(dir) => {
+            match resolve_static(dir, rel).and_then(|p| std::fs::read(&p).ok().map(|b| (p, b))) {
+                Some((p, body)) => respond(
+                    out,
+                    date,
+                    server,
+                    200,
+                    content_type(&p),
+                    &body,
+                    persist,
+                    req.method,
+                ),
+                None => respond(
+                    out,
+                    date,
+                    server,
+                    404,
+                    "text/plain",
+                    b"not found\n",
+                    persist,
+                    req.method,
+                ),
+            }
+        }
+    }
+    Routed::Written
+}
+
+/// The body of a `/biteq` answer: the ID and 48 bits of its FNV-1a hash (27 bytes).
+pub fn biteq_body(id: &[u8; 14]) -> [u8; 27] {
+    let h = crate::store::fnv1a(id) & 0xffff_ffff_ffff;
+    let mut b = [0u8; 27];
+    b[..14].copy_from_slice(id);
+    b[14] = b':';
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for i in 0..12 {
+        b[15 + i] = HEX[((h >> (44 - 4 * i)) & 0xf) as usize];
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_match_the_reference_experiments() {
+        assert_eq!(BACKEND.len(), 31);
+        assert_eq!(CHAT.len(), 35);
+        assert_eq!(FIRING_GEOMETRY.len(), 50_991);
+        assert_eq!(&FIRING_GEOMETRY[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(biteq_body(b"b9ogpt96K0NmkI").len(), 27);
+    }
+
+    #[test]
+    fn traversal_never_escapes() {
+        let dir = std::env::temp_dir().join(format!("stampede-static-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/a.txt"), b"a").unwrap();
+        assert!(resolve_static(&dir, b"sub/a.txt").is_some());
+        assert!(resolve_static(&dir, b"sub%2fa.txt").is_none());
+        for bad in [
+            &b"../etc/passwd"[..],
+            b"%2e%2e/etc/passwd",
+            b"%2E%2E%2Fetc%2Fpasswd",
+            b"sub/../../x",
+            b"/etc/passwd",
+            b"..%5c..%5cx",
+            b"sub/%00",
+            b"",
+        ] {
+            assert!(
+                resolve_static(&dir, bad).is_none(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,428 @@
+//! The reference server over real sockets on 127.0.0.1:0: every endpoint, pipelining,
+//! HTTP/1.0, every limit with its status, traversal attempts, the slowloris cut-off and
+//! a draining shutdown. Each test starts its own server and stops it.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use stampede_server::{Config, Server, Shutdown};
+
+struct Running {
+    addr: SocketAddr,
+    shutdown: Shutdown,
+    handle: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Running {
+    fn start(config: Config) -> Running {
+        let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], config).unwrap();
+        let addr = server.local_addrs()[0];
+        let shutdown = Shutdown::new();
+        let s = shutdown.clone();
+        let handle = Some(std::thread::spawn(move || server.run(s)));
+        Running {
+            addr,
+            shutdown,
+            handle,
+        }
+    }
+
+    fn default() -> Running {
+        Running::start(Config {
+            threads: 2,
+            ..Config::default()
+        })
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    }
+
+    fn stop(mut self) {
+        self.shutdown.trigger();
+        self.handle.take().unwrap().join().unwrap().unwrap();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shutdown.trigger();
+    }
+}
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads one response (Content-Length framed) from `s`, keeping extra bytes in `buf`.
+fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>, head_request: bool) -> Option<Resp> {
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut r = httparse::Response::new(&mut headers);
+        if let Ok(httparse::Status::Complete(n)) = r.parse(buf) {
+            let hs: Vec<(String, String)> = r
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.to_string(),
+                        String::from_utf8_lossy(h.value).into_owned(),
+                    )
+                })
+                .collect();
+            let status = r.code.unwrap();
+            let len: usize = hs
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                .map(|(_, v)| v.parse().unwrap())
+                .unwrap_or(0);
+            let len = if head_request { 0 } else { len };
+            while buf.len() < n + len {
+                let mut chunk = [0u8; 65536];
+                let k = s.read(&mut chunk).ok()?;
+                if k == 0 {
+                    return None;
+                }
+                buf.extend_from_slice(&chunk[..k]);
+            }
+            let body = buf[n..n + len].to_vec();
+            buf.drain(..n + len);
+            return Some(Resp {
+                status,
+                headers: hs,
+                body,
+            });
+        }
+        let mut chunk = [0u8; 65536];
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+        }
+    }
+}
+
+fn get(srv: &Running, raw: &str) -> Resp {
+    let mut s = srv.connect();
+    s.write_all(raw.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    read_response(&mut s, &mut buf, raw.starts_with("HEAD")).expect("a response")
+}
+
+fn simple(srv: &Running, path: &str) -> Resp {
+    get(srv, &format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n"))
+}
+
+/// True when the server closed the connection (EOF or reset) within the timeout.
+fn closed(s: &mut TcpStream) -> bool {
+    let mut b = [0u8; 4096];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) => {
+                return e.kind() != std::io::ErrorKind::WouldBlock
+                    && e.kind() != std::io::ErrorKind::TimedOut
+            }
+        }
+    }
+}
+
+#[test]
+fn every_endpoint_status_headers_and_size() {
+    let srv = Running::default();
+    let cases: [(&str, u16, usize, &str); 16] = [
+        ("/pong", 200, 4, "text/plain"),
+        ("/backend", 200, 31, "text/plain"),
+        ("/quacker?i=b9ogpt96K0NmkI", 200, 30, "application/json"),
+        ("/quacker?i=zzzzzzzzzzzzzz", 200, 30, "application/json"),
+        ("/quacker?i=bad", 404, 16, "text/plain"),
+        ("/quacker", 400, 26, "text/plain"),
+        ("/biteq?i=b9ogpt96K0NmkI", 200, 27, "text/plain"),
+        ("/biteq", 400, 26, "text/plain"),
+        ("/chat", 200, 35, "application/json"),
+        ("/plaintext", 200, 13, "text/plain"),
+        ("/json", 200, 27, "application/json"),
+        ("/FiringGeometry.png", 200, 50_991, "image/png"),
+        ("/static/FiringGeometry.png", 200, 50_991, "image/png"),
+        ("/bytes/100000", 200, 100_000, "application/octet-stream"),
+        ("/status/418", 418, 11, "text/plain"),
+        ("/nothing/here", 404, 10, "text/plain"),
+    ];
+    for (path, status, len, ctype) in cases {
+        let r = simple(&srv, path);
+        assert_eq!(r.status, status, "{path}");
+        assert_eq!(r.body.len(), len, "{path}");
+        assert_eq!(r.header("Content-Type"), Some(ctype), "{path}");
+        assert_eq!(
+            r.header("Content-Length"),
+            Some(len.to_string().as_str()),
+            "{path}"
+        );
+        assert!(
+            r.header("Server").unwrap().starts_with("stampede/"),
+            "{path}"
+        );
+        let date = r.header("Date").unwrap();
+        assert!(date.ends_with(" GMT") && date.len() == 29, "{path}: {date}");
+    }
+    assert_eq!(simple(&srv, "/plaintext").body, b"Hello, World!");
+    assert_eq!(
+        simple(&srv, "/json").body,
+        br#"{"message":"Hello, World!"}"#
+    );
+    let perf: Vec<usize> = (0..3).map(|_| simple(&srv, "/perf").body.len()).collect();
+    assert!(perf.iter().all(|&n| (78..=90).contains(&n)), "{perf:?}");
+    let biteq = simple(&srv, "/biteq?i=b9ogpt96K0NmkI").body;
+    assert!(biteq.starts_with(b"b9ogpt96K0NmkI:"));
+    srv.stop();
+}
+
+#[test]
+fn head_and_methods() {
+    let srv = Running::default();
+    let r = get(&srv, "HEAD /backend HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Length"), Some("31"));
+    let r = get(
+        &srv,
+        "POST /pong HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+    );
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("Allow"), Some("GET, HEAD"));
+    srv.stop();
+}
+
+#[test]
+fn delay_answers_after_the_delay() {
+    let srv = Running::default();
+    let t = Instant::now();
+    let r = simple(&srv, "/delay/150");
+    assert_eq!(r.status, 200);
+    assert!(t.elapsed() >= Duration::from_millis(150));
+    assert_eq!(simple(&srv, "/delay/99999999").status, 400);
+    srv.stop();
+}
+
+#[test]
+fn pipelined_requests_answered_in_order_in_one_go() {
+    let srv = Running::default();
+    let mut s = srv.connect();
+    let paths = [
+        "/pong",
+        "/biteq?i=b9ogpt96K0NmkI",
+        "/chat",
+        "/delay/20",
+        "/backend",
+        "/nope",
+    ];
+    let mut batch = String::new();
+    for p in paths {
+        batch.push_str(&format!("GET {p} HTTP/1.1\r\nHost: x\r\n\r\n"));
+    }
+    s.write_all(batch.as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    let sizes: Vec<(u16, usize)> = paths
+        .iter()
+        .map(|_| {
+            let r = read_response(&mut s, &mut buf, false).unwrap();
+            (r.status, r.body.len())
+        })
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            (200, 4),
+            (200, 27),
+            (200, 35),
+            (200, 8),
+            (200, 31),
+            (404, 10)
+        ]
+    );
+    srv.stop();
+}
+
+#[test]
+fn http10_keepalive_only_when_asked() {
+    let srv = Running::default();
+    let mut s = srv.connect();
+    s.write_all(b"GET /pong HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
+        .unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false).unwrap();
+    assert_eq!(r.header("Connection"), Some("keep-alive"));
+    s.write_all(b"GET /pong HTTP/1.0\r\n\r\n").unwrap();
+    let r = read_response(&mut s, &mut buf, false).unwrap();
+    assert_eq!(r.header("Connection"), Some("close"));
+    assert!(closed(&mut s));
+    let mut s = srv.connect();
+    s.write_all(b"GET /pong HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let r = read_response(&mut s, &mut buf, false).unwrap();
+    assert_eq!(r.status, 200);
+    assert!(closed(&mut s));
+    srv.stop();
+}
+
+#[test]
+fn limits_answer_with_their_status_and_close() {
+    let srv = Running::start(Config {
+        threads: 1,
+        limits: stampede_server::Limits {
+            max_head: 16 * 1024,
+            max_body: 1000,
+        },
+        ..Config::default()
+    });
+    let big_head = format!(
+        "GET /pong HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(17 * 1024)
+    );
+    let cases: Vec<(String, u16)> = vec![
+        (big_head, 431),
+        ("GARBAGE\r\n\r\n".into(), 400),
+        (
+            "GET /pong HTTP/1.1\r\nContent-Length: -5\r\n\r\n".into(),
+            400,
+        ),
+        (
+            "GET /pong HTTP/1.1\r\nContent-Length: ten\r\n\r\n".into(),
+            400,
+        ),
+        (
+            "POST /pong HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc"
+                .into(),
+            400,
+        ),
+        (
+            "POST /pong HTTP/1.1\r\nContent-Length: 5000\r\n\r\n".into(),
+            413,
+        ),
+        ("GET /pong HTTP/1.1\r\nBad Header\r\n\r\n".into(), 400),
+    ];
+    for (req, status) in cases {
+        let mut s = srv.connect();
+        s.write_all(req.as_bytes()).unwrap();
+        let mut buf = Vec::new();
+        let r = read_response(&mut s, &mut buf, false).unwrap();
+        assert_eq!(r.status, status, "{}", &req[..req.len().min(60)]);
+        assert_eq!(r.header("Connection"), Some("close"));
+        assert!(closed(&mut s), "connection left open after {status}");
+    }
+    srv.stop();
+}
+
+#[test]
+fn max_connections_answers_503() {
+    let srv = Running::start(Config {
+        threads: 1,
+        max_connections: 2,
+        ..Config::default()
+    });
+    let mut a = srv.connect();
+    let mut b = srv.connect();
+    let mut buf = Vec::new();
+    for s in [&mut a, &mut b] {
+        s.write_all(b"GET /pong HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(read_response(s, &mut buf, false).unwrap().status, 200);
+    }
+    let mut c = srv.connect();
+    let r = read_response(&mut c, &mut buf, false).unwrap();
+    assert_eq!(r.status, 503);
+    srv.stop();
+}
+
+#[test]
+fn static_directory_and_traversal() {
+    let root = std::env::temp_dir().join(format!("stampede-srv-{}", std::process::id()));
+    let dir = root.join("www");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hello.txt"), b"hi there").unwrap();
+    std::fs::write(root.join("secret.txt"), b"secret").unwrap();
+    let srv = Running::start(Config {
+        threads: 1,
+        static_dir: Some(dir.clone()),
+        ..Config::default()
+    });
+    let r = simple(&srv, "/static/hello.txt");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hi there"[..]));
+    assert_eq!(r.header("Content-Type"), Some("text/plain; charset=utf-8"));
+    for attack in [
+        "/static/../secret.txt",
+        "/static/%2e%2e/secret.txt",
+        "/static/%2E%2E%2Fsecret.txt",
+        "/static/..%2fsecret.txt",
+        "/static/hello.txt%00",
+        "/static/./../secret.txt",
+        "/static//etc/passwd",
+        "/static/..%5csecret.txt",
+    ] {
+        let r = simple(&srv, attack);
+        assert_eq!(r.status, 404, "{attack}");
+        assert!(!r.body.starts_with(b"secret"), "{attack}");
+    }
+    // With a directory given, the built-in PNG is not served.
+    assert_eq!(simple(&srv, "/FiringGeometry.png").status, 404);
+    srv.stop();
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn slowloris_is_cut_off() {
+    let srv = Running::start(Config {
+        threads: 1,
+        head_timeout: Duration::from_millis(300),
+        ..Config::default()
+    });
+    let mut s = srv.connect();
+    s.write_all(b"GET /pong HTTP/1.1\r\nX-Slow: ").unwrap();
+    let t = Instant::now();
+    assert!(closed(&mut s));
+    let waited = t.elapsed();
+    assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    assert!(waited < Duration::from_millis(2500), "{waited:?}");
+    // A connection that completes its request in time is untouched.
+    let mut ok = srv.connect();
+    ok.write_all(b"GET /pong HTTP/1.1\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    ok.write_all(b"\r\n").unwrap();
+    let mut buf = Vec::new();
+    assert_eq!(read_response(&mut ok, &mut buf, false).unwrap().status, 200);
+    srv.stop();
+}
+
+#[test]
+fn shutdown_drains_in_flight_requests() {
+    let srv = Running::default();
+    let mut s = srv.connect();
+    s.write_all(b"GET /delay/300 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let t = Instant::now();
+    srv.shutdown.trigger();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false).expect("in-flight request answered");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Connection"), Some("close"));
+    let addr = srv.addr;
+    srv.stop();
+    assert!(t.elapsed() < Duration::from_secs(3));
+    // Stopped: nothing listens any more.
+    assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
+}

@@ -1,0 +1,46 @@
+//! Fuzzes the server's request parser and router: any bytes, parsed as a pipelined
+//! stream, must give requests, "need more" or a refusal with a status — never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use stampede_server::request::{parse, Limits, Parsed};
+use stampede_server::routes::{resolve_static, route, Ctx};
+use stampede_server::store::Store;
+
+fuzz_target!(|data: &[u8]| {
+    thread_local! {
+        static STORE: Store = Store::generate();
+    }
+    let limits = Limits { max_head: 4096, max_body: 4096 };
+    let mut pos = 0;
+    let mut out = Vec::new();
+    while pos < data.len() {
+        match parse(&data[pos..], &limits) {
+            Parsed::Complete(req, len) => {
+                assert!(len > 0 && pos + len <= data.len());
+                pos += len;
+                STORE.with(|store| {
+                    let mut ctx = Ctx {
+                        store,
+                        static_dir: None,
+                        date: b"Date: x\r\n",
+                        server: b"Server: fuzz\r\n",
+                        thread: 0,
+                        counter: 0,
+                        scratch: Vec::new(),
+                    };
+                    out.clear();
+                    let _ = route(&req, &mut ctx, &mut out);
+                });
+                if let Some(rest) = req.path.strip_prefix(b"/static/") {
+                    let _ = resolve_static(std::path::Path::new("/nonexistent-fuzz-dir"), rest);
+                }
+            }
+            Parsed::Partial => break,
+            Parsed::Rejected(r) => {
+                assert!(matches!(r.status(), 400 | 413 | 431 | 501));
+                break;
+            }
+        }
+    }
+});
