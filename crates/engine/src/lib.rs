@@ -159,18 +159,7 @@ fn build_result(
         .collect();
     let failed: u64 = rec.errors.iter().sum();
     let secs = elapsed.as_secs_f64();
-    let intervals = rec
-        .intervals
-        .iter()
-        .map(|iv| Interval {
-            t: iv.t,
-            completed: iv.completed,
-            failed: iv.failed,
-            bytes_read: iv.bytes_read,
-            latency: LatencyStats::of(&iv.hist),
-            histogram: Hist(iv.hist.clone()),
-        })
-        .collect();
+    let intervals = merge_intervals(rec.intervals);
     let result = RunResult {
         schema: SCHEMA.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -221,6 +210,43 @@ fn build_result(
         result,
         requests: rec.requests,
     }
+}
+
+/// Combines the workers' seconds: counters add, histograms are decoded and added one
+/// second at a time, summarised, and stored encoded.
+fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
+    use hdrhistogram::serialization::Deserializer;
+    raw.sort_by_key(|r| r.t);
+    let mut out: Vec<Interval> = Vec::new();
+    let mut hist = result::new_histogram();
+    let mut de = Deserializer::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let t = raw[i].t;
+        let (mut completed, mut failed, mut bytes_read) = (0, 0, 0);
+        hist.reset();
+        while i < raw.len() && raw[i].t == t {
+            let r = &raw[i];
+            completed += r.completed;
+            failed += r.failed;
+            bytes_read += r.bytes_read;
+            let h: hdrhistogram::Histogram<u64> = de
+                .deserialize(&mut &r.hist[..])
+                .expect("a histogram this process serialised");
+            hist.add(&h).expect("same bounds");
+            i += 1;
+        }
+        let h = Hist(hist.clone());
+        out.push(Interval {
+            t,
+            completed,
+            failed,
+            bytes_read,
+            latency: LatencyStats::of(&hist),
+            histogram: h.to_base64(),
+        });
+    }
+    out
 }
 
 /// Opens one connection to the target and closes it: tells "unreachable" apart from

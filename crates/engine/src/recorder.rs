@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::error::ErrorKind;
@@ -25,14 +26,24 @@ pub struct RequestRecord {
     pub waiting_us: u64,
 }
 
-/// One finished second of one worker.
+/// One finished second of one worker. Its histogram is kept serialised (sparse V2,
+/// typically a few hundred bytes) so that memory does not grow with the run's length.
 #[derive(Debug, Clone)]
 pub(crate) struct RawInterval {
     pub t: u32,
     pub completed: u64,
     pub failed: u64,
     pub bytes_read: u64,
-    pub hist: Histogram<u64>,
+    pub hist: Vec<u8>,
+}
+
+/// The second being recorded.
+struct Current {
+    t: u32,
+    completed: u64,
+    failed: u64,
+    bytes_read: u64,
+    hist: Histogram<u64>,
 }
 
 /// Timings of one completed request, µs.
@@ -60,7 +71,7 @@ pub(crate) struct Recorder {
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
     start_unix_us: u64,
-    cur: RawInterval,
+    cur: Current,
 }
 
 impl Recorder {
@@ -81,7 +92,7 @@ impl Recorder {
             requests: per_request.then(Vec::new),
             start,
             start_unix_us,
-            cur: RawInterval {
+            cur: Current {
                 t: 0,
                 completed: 0,
                 failed: 0,
@@ -101,16 +112,20 @@ impl Recorder {
     }
 
     fn file_interval(&mut self, next_t: u32) {
-        let hist = std::mem::replace(&mut self.cur.hist, new_histogram());
-        let done = RawInterval {
-            t: self.cur.t,
-            completed: self.cur.completed,
-            failed: self.cur.failed,
-            bytes_read: self.cur.bytes_read,
-            hist,
-        };
-        if done.completed + done.failed + done.bytes_read > 0 {
-            self.intervals.push(done);
+        let c = &mut self.cur;
+        if c.completed + c.failed + c.bytes_read > 0 {
+            let mut hist = Vec::new();
+            V2Serializer::new()
+                .serialize(&c.hist, &mut hist)
+                .expect("serialising to memory cannot fail");
+            self.intervals.push(RawInterval {
+                t: c.t,
+                completed: c.completed,
+                failed: c.failed,
+                bytes_read: c.bytes_read,
+                hist,
+            });
+            c.hist.reset();
         }
         self.cur.t = next_t;
         self.cur.completed = 0;
@@ -199,18 +214,8 @@ impl Recorder {
         self.bytes_body += other.bytes_body;
         self.bytes_written += other.bytes_written;
         self.connections_opened += other.connections_opened;
-        for iv in other.intervals {
-            match self.intervals.iter_mut().find(|x| x.t == iv.t) {
-                Some(x) => {
-                    x.completed += iv.completed;
-                    x.failed += iv.failed;
-                    x.bytes_read += iv.bytes_read;
-                    x.hist.add(&iv.hist).expect("same bounds");
-                }
-                None => self.intervals.push(iv),
-            }
-        }
-        self.intervals.sort_by_key(|x| x.t);
+        // Seconds are combined when the result is built, one histogram at a time.
+        self.intervals.extend(other.intervals);
         if let (Some(a), Some(b)) = (&mut self.requests, other.requests) {
             a.extend(b);
         }

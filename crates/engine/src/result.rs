@@ -233,8 +233,17 @@ pub struct Interval {
     pub bytes_read: u64,
     /// Latency of the interval's responses.
     pub latency: LatencyStats,
-    /// The interval's latency histogram.
-    pub histogram: Hist,
+    /// The interval's latency histogram, encoded as [`Hist::to_base64`] does (decode
+    /// with [`Interval::decode_histogram`]); kept encoded so that a long run's result
+    /// stays small in memory.
+    pub histogram: String,
+}
+
+impl Interval {
+    /// Decodes the interval's histogram.
+    pub fn decode_histogram(&self) -> Result<Hist, String> {
+        Hist::from_base64(&self.histogram)
+    }
 }
 
 /// All histograms of a run, in microseconds.

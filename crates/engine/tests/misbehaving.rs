@@ -274,6 +274,14 @@ fn duration_bound_run() {
     assert!(r.requests.failed == 0);
     let per_second: u64 = r.intervals.iter().map(|i| i.completed).sum();
     assert_eq!(per_second, r.requests.completed);
+    // The encoded per-second histograms add up to the run's histogram.
+    let mut sum = stampede_engine::Hist::default();
+    for iv in &r.intervals {
+        let h = iv.decode_histogram().unwrap();
+        assert_eq!(h.0.len(), iv.completed);
+        sum.add(&h);
+    }
+    assert_eq!(sum, r.histograms.latency);
 }
 
 #[test]

@@ -33,7 +33,7 @@ fn fixture() -> RunResult {
                 failed: 1,
                 bytes_read: 2_000 * 151,
                 latency: h.stats(),
-                histogram: h,
+                histogram: h.to_base64(),
             }
         })
         .collect();

@@ -1,0 +1,79 @@
+# Shared helpers for the bench scripts: installing peers, pinning, timing, medians.
+# Sourced, not run.
+
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/.." && pwd)
+STAMPEDE=${STAMPEDE:-$ROOT/target/release/stampede}
+WORK=$(mktemp -d /tmp/stampede-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+need_apt() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+install_peers() {
+  need_apt wrk apache2-utils nghttp2-client nginx-light time
+  if ! command -v oha >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/oha" ] && [ ! -x /opt/oha/bin/oha ]; then
+    cargo install oha --locked --root /opt/oha >/dev/null
+  fi
+  OHA=$(command -v oha || { [ -x /opt/oha/bin/oha ] && echo /opt/oha/bin/oha; } || echo "$HOME/.cargo/bin/oha")
+  [ -x "$STAMPEDE" ] || (cd "$ROOT" && cargo build --release -q)
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_port() {
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "nothing listens on port $1" >&2; return 1
+}
+
+# start_nginx PORT CPU: one worker, /pong returns PONG.
+start_nginx() {
+  local port=$1 cpu=$2
+  cat > "$WORK/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$port reuseport backlog=4096;
+    location = /pong { default_type text/plain; return 200 "PONG"; }
+  }
+}
+NGINX
+  taskset -c "$cpu" nginx -c "$WORK/nginx.conf" -p "$WORK" 2>/dev/null &
+  PIDS+=($!)
+  wait_port "$port"
+}
+
+# timed OUT CMD...: runs CMD, stdout to OUT, and appends "cpu_s maxrss_kb" to OUT.time.
+timed() {
+  local out=$1; shift
+  /usr/bin/time -f "%U %S %M" -o "$out.time" "$@" > "$out" 2>"$out.err" || true
+}
+
+# median of numbers on stdin
+median() { python3 -c 'import sys,statistics; v=[float(x) for x in sys.stdin.read().split()]; print(statistics.median(v) if v else float("nan"))'; }
+
+machine() {
+  echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores)"
+  echo "- Memory: $(free -h | awk '/Mem:/{print $2}'), kernel $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
+  echo "- stampede $("$STAMPEDE" --version | awk '{print $2}') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'), oha $("$OHA" --version | awk '{print $2}'), $(h2load --version | head -1), $(ab -V | head -1 | awk '{print $4, $5}'), $(nginx -v 2>&1 | cut -d: -f2 | sed 's/^ //')"
+}
