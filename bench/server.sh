@@ -69,7 +69,8 @@ for run in primer measured; do
   taskset -c 0 ab -q -r -c 10000 -n 20000 "http://127.0.0.1:$port/perf" > "$WORK/c10k.$run" 2>&1 || true
 done
 hwm=$(awk '/VmHWM/{print $2}' /proc/$SP/status)
-echo "c10k (ab -c 10000 -n 20000 /perf, second run): $(awk '/Complete requests/{print $3}' "$WORK/c10k.measured") complete, $(awk '/Requests per second/{print $4}' "$WORK/c10k.measured") req/s, failed $(awk '/Failed requests/{print $3}' "$WORK/c10k.measured") ($(grep -o 'Length: [0-9]*' "$WORK/c10k.measured" || echo 'Length: 0') — /perf varies in length by design), server peak RSS ${hwm} KB"
+m=$WORK/c10k.measured
+echo "c10k (ab -c 10000 -n 20000 /perf, second run): $(awk '/Complete requests/{print $3}' "$m") complete, $(awk '/Requests per second/{print $4}' "$m") req/s, failed $(awk '/Failed requests/{print $3}' "$m") (ab counts /perf's varying length as Length failures: $(grep -o 'Length: [0-9]*' "$m" || echo 'none this run')), server peak RSS ${hwm} KB"
 c2=$(taskset -c 0 "$STAMPEDE" ab -q -c 10000 -n 20000 "http://127.0.0.1:$port/perf" 2>/dev/null | awk '/Complete requests/{c=$3} /Failed requests/{f=$3} END{print c, f}')
 echo "stampede ab -c 10000 -n 20000 /perf: complete/failed = $c2"
 echo
