@@ -100,8 +100,7 @@ pub struct AbArgs {
     /// Display usage information (this message)
     #[arg(short = 'h', action = ArgAction::Help)]
     _help: Option<bool>,
-    /// [http://]hostname[:port]/path
-    #[arg(value_name = "URL")]
+    #[arg(value_name = "URL", help = "[http://]hostname[:port]/path")]
     url: String,
 }
 

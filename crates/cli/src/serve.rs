@@ -18,8 +18,11 @@ pub struct ServeArgs {
     /// Event-loop threads (default: all cores)
     #[arg(short = 't', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
-    /// Serve /static/<file> and /FiringGeometry.png from this directory
-    #[arg(long = "static", value_name = "DIR")]
+    #[arg(
+        long = "static",
+        value_name = "DIR",
+        help = "Serve /static/<file> and /FiringGeometry.png from this directory"
+    )]
     pub static_dir: Option<PathBuf>,
     /// Largest request head in bytes (431 beyond)
     #[arg(long = "max-head", value_name = "BYTES", default_value_t = 16 * 1024)]

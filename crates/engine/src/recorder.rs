@@ -1,6 +1,6 @@
 //! Per-worker measurement: histograms and counters, merged by addition at the end.
 //!
-//! Each worker owns one [`Recorder`]; nothing is shared on the hot path. Memory is
+//! Each worker owns one `Recorder`; nothing is shared on the hot path. Memory is
 //! bounded by the histograms' fixed size and one compact interval record per second,
 //! so ten million requests cost what ten thousand do. Only ab's `-g` asks for one record
 //! per request, and then only because that output is a list of every request.

@@ -1,4 +1,4 @@
-//! Renderers: a [`RunResult`](stampede_engine::RunResult) in, text out.
+//! Renderers: a [`stampede_engine::RunResult`] in, text out.
 //!
 //! Each dialect prints the report shape of the tool it imitates, line for line, so
 //! scripts that scrape ab's or wrk's output keep working; the numbers behind them come
