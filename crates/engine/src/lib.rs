@@ -22,8 +22,10 @@
 //!          out.result.latency.at(99.0).unwrap());
 //! ```
 
+pub mod arrivals;
 pub mod error;
 pub mod http1;
+pub mod inject;
 pub mod limits;
 pub mod recorder;
 pub mod request;
@@ -43,12 +45,12 @@ pub use recorder::RequestRecord;
 pub use request::{Request, RequestBuilder, Version};
 pub use result::{Hist, LatencyStats, RunResult};
 pub use schedule::{Budget, Closed, Next, Schedule};
-pub use spec::LoadSpec;
+pub use spec::{LoadSpec, Session, Shape};
 pub use target::{Address, Target};
 pub use worker::Control;
 
 use recorder::Recorder;
-use result::{Bytes, Counts, Interval, RunSettings, SCHEMA};
+use result::{Bytes, Counts, Interval, OpenStats, RunSettings, SessionStats, SCHEMA};
 use worker::{Shared, Worker};
 
 /// What [`run`] returns: the result, and per-request records if the spec asked for them.
@@ -80,11 +82,15 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         .unwrap_or(0);
     let end = spec.duration.map(|d| start + d);
     let threads = spec.threads.max(1);
+    let profile = match &spec.shape {
+        Shape::Users(p) => Some(Arc::new(p.clone())),
+        _ => None,
+    };
     let outputs = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
             let conns = spec.connections / threads + usize::from(i < spec.connections % threads);
-            let schedule = Box::new(Closed::new(budget.clone(), end));
+            let schedule = schedule_for(spec, i, threads, start, end, &budget, profile.as_ref());
             let worker = Worker::new(spec, &shared, schedule, conns, start, start_unix_us)
                 .map_err(RunError::Poll)?;
             let h = std::thread::Builder::new()
@@ -111,9 +117,11 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         }
     }
     let mut abandoned = 0;
+    let mut never_sent = 0;
     let mut rec: Option<Recorder> = None;
     for o in outputs {
         abandoned += o.abandoned;
+        never_sent += o.never_sent;
         match &mut rec {
             None => rec = Some(o.recorder),
             Some(r) => r.merge(o.recorder),
@@ -128,7 +136,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
     Ok(build_result(
         spec,
         rec,
-        abandoned,
+        (abandoned, never_sent),
         elapsed,
         start_unix_us,
         server,
@@ -136,10 +144,79 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
     ))
 }
 
+/// The schedule of worker `w` of `n` for the spec's shape. Arrival sequences are global
+/// and split by stride, so the run's total rate does not depend on the thread count.
+fn schedule_for<'a>(
+    spec: &'a LoadSpec,
+    w: usize,
+    n: usize,
+    start: Instant,
+    end: Option<Instant>,
+    budget: &Arc<Budget>,
+    profile: Option<&Arc<inject::Profile>>,
+) -> Box<dyn Schedule + 'a> {
+    use arrivals::{Fixed, Poisson, Stride};
+    use schedule::{ClosedUsers, Open, Sequential};
+    let seed = spec.seed.wrapping_add(w as u64 * 0x9e37_79b9);
+    match &spec.shape {
+        Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
+        Shape::Rate {
+            rate,
+            poisson: false,
+        } => Box::new(Open::new(
+            start,
+            end,
+            Stride::new(Fixed::new(*rate), w, n),
+            budget.clone(),
+        )),
+        // The sum of independent Poisson processes is a Poisson process.
+        Shape::Rate {
+            rate,
+            poisson: true,
+        } => Box::new(Open::new(
+            start,
+            end,
+            Poisson::new(rate / n as f64, seed),
+            budget.clone(),
+        )),
+        Shape::Users(p) if p.is_closed() => Box::new(ClosedUsers::new(
+            start,
+            profile.expect("profile").clone(),
+            w,
+            n,
+        )),
+        Shape::Users(_) => {
+            let arr = profile.expect("profile").arrivals(spec.seed);
+            Box::new(Open::new(
+                start,
+                end,
+                Stride::new(arr, w, n),
+                budget.clone(),
+            ))
+        }
+        Shape::Sessions {
+            period: None,
+            count,
+        } => Box::new(Sequential::new(*count)),
+        Shape::Sessions {
+            period: Some(p),
+            count,
+        } => {
+            let arr = p.arrivals(spec.seed).take(*count as usize);
+            Box::new(Open::new(
+                start,
+                end,
+                Stride::new(arr, w, n),
+                budget.clone(),
+            ))
+        }
+    }
+}
+
 fn build_result(
     spec: &LoadSpec,
-    rec: Recorder,
-    abandoned: u64,
+    mut rec: Recorder,
+    (abandoned, never_sent): (u64, u64),
     elapsed: Duration,
     start_unix_us: u64,
     server: Option<String>,
@@ -159,7 +236,17 @@ fn build_result(
         .collect();
     let failed: u64 = rec.errors.iter().sum();
     let secs = elapsed.as_secs_f64();
-    let intervals = merge_intervals(rec.intervals);
+    let intervals = merge_intervals(std::mem::take(&mut rec.intervals));
+    let open = open_stats(spec, &rec, never_sent, secs);
+    let sessions = spec.shape.has_sessions().then(|| SessionStats {
+        started: rec.sessions_started,
+        completed: rec.sessions_completed,
+        failed: rec.sessions_failed,
+        max_concurrent: rec.max_concurrent,
+        lifetime: rec.hist.session.stats(),
+        calls: spec.session.calls,
+        burst: spec.session.burst,
+    });
     let result = RunResult {
         schema: SCHEMA.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -205,11 +292,58 @@ fn build_result(
         latency_uncorrected: rec.hist.uncorrected.stats(),
         histograms: rec.hist,
         intervals,
+        open,
+        sessions,
     };
     Run {
         result,
         requests: rec.requests,
     }
+}
+
+/// Whether an open-model run offered the load it was asked to, and if not, why.
+fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Option<OpenStats> {
+    let (target, started) = match &spec.shape {
+        Shape::Closed => return None,
+        Shape::Rate { rate, .. } => (Some(*rate), rec.started),
+        Shape::Users(p) if p.is_closed() => (None, rec.sessions_started),
+        Shape::Users(_) => (None, rec.sessions_started),
+        Shape::Sessions { period, .. } => (
+            match period {
+                Some(arrivals::Period::Deterministic(t)) if *t > 0.0 => Some(1.0 / t),
+                Some(arrivals::Period::Exponential(t)) if *t > 0.0 => Some(1.0 / t),
+                _ => None,
+            },
+            rec.sessions_started,
+        ),
+    };
+    let lag = rec.hist.send_lag.stats();
+    let p99 = lag.at(99.0).unwrap_or(0);
+    let behind = never_sent > 0 || p99 > 1_000;
+    let cause = behind.then(|| {
+        if spec.shape.has_sessions() {
+            "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
+        } else if rec.starved > 0 {
+            format!(
+                "all {} connections were busy when requests were due: the server answers more slowly than the rate asks, or there are too few connections (raise -c)",
+                spec.connections
+            )
+        } else {
+            "the generator's threads could not keep up (CPU): raise --threads or lower the rate".to_string()
+        }
+    });
+    Some(OpenStats {
+        target_rate: target,
+        achieved_rate: if secs > 0.0 {
+            started as f64 / secs
+        } else {
+            0.0
+        },
+        send_lag: lag,
+        never_sent,
+        behind,
+        cause,
+    })
 }
 
 /// Combines the workers' seconds: counters add, histograms are decoded and added one

@@ -67,6 +67,12 @@ pub(crate) struct Recorder {
     pub bytes_body: u64,
     pub bytes_written: u64,
     pub connections_opened: u64,
+    pub sessions_started: u64,
+    pub sessions_completed: u64,
+    pub sessions_failed: u64,
+    pub max_concurrent: u64,
+    /// Times an arrival was due while every connection of the pool was busy.
+    pub starved: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -88,6 +94,11 @@ impl Recorder {
             bytes_body: 0,
             bytes_written: 0,
             connections_opened: 0,
+            sessions_started: 0,
+            sessions_completed: 0,
+            sessions_failed: 0,
+            max_concurrent: 0,
+            starved: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -170,6 +181,11 @@ impl Recorder {
         h.processing
             .0
             .saturating_record(timing.total_us.saturating_sub(timing.connect_us));
+        if (200..300).contains(&status) || status == 304 {
+            h.ok.0.saturating_record(timing.total_us);
+        } else {
+            h.ko.0.saturating_record(timing.total_us);
+        }
         self.cur.hist.saturating_record(timing.total_us);
         if let Some(reqs) = &mut self.requests {
             let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
@@ -182,14 +198,32 @@ impl Recorder {
         }
     }
 
+    /// A request that got no response: counted by kind, its time to failure is KO.
     #[inline]
-    pub fn fail(&mut self, now: Instant, kind: ErrorKind, n: u64) {
-        if n == 0 {
-            return;
-        }
+    pub fn fail(&mut self, now: Instant, kind: ErrorKind, intended: Instant) {
         self.roll(now);
-        self.errors[kind.index()] += n;
-        self.cur.failed += n;
+        self.errors[kind.index()] += 1;
+        self.cur.failed += 1;
+        self.hist.ko.0.saturating_record(micros(intended, now));
+    }
+
+    /// A request or session started `lag` after its intended time.
+    #[inline]
+    pub fn lag(&mut self, intended: Instant, now: Instant) {
+        self.hist
+            .send_lag
+            .0
+            .saturating_record(micros(intended, now));
+    }
+
+    /// A session ended; `ok` if it made all its calls.
+    pub fn session_end(&mut self, started: Instant, now: Instant, ok: bool) {
+        if ok {
+            self.sessions_completed += 1;
+            self.hist.session.0.saturating_record(micros(started, now));
+        } else {
+            self.sessions_failed += 1;
+        }
     }
 
     /// Merges another worker's measurements into this one.
@@ -200,6 +234,16 @@ impl Recorder {
         h.connect.add(&other.hist.connect);
         h.waiting.add(&other.hist.waiting);
         h.processing.add(&other.hist.processing);
+        h.send_lag.add(&other.hist.send_lag);
+        h.ok.add(&other.hist.ok);
+        h.ko.add(&other.hist.ko);
+        h.session.add(&other.hist.session);
+        self.sessions_started += other.sessions_started;
+        self.sessions_completed += other.sessions_completed;
+        self.sessions_failed += other.sessions_failed;
+        // Workers peak at different moments; their sum bounds the true peak from above.
+        self.max_concurrent += other.max_concurrent;
+        self.starved += other.starved;
         for (a, b) in self.statuses.iter_mut().zip(&other.statuses) {
             *a += b;
         }

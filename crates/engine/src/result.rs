@@ -259,6 +259,14 @@ pub struct Histograms {
     pub waiting: Hist,
     /// Latency minus connect time, ab's "Processing".
     pub processing: Hist,
+    /// How late requests or sessions started against their intended time.
+    pub send_lag: Hist,
+    /// Latency of responses with an OK status (2xx, 304), Gatling's "OK".
+    pub ok: Hist,
+    /// Latency of non-OK responses and time to failure of failed requests, Gatling's "KO".
+    pub ko: Hist,
+    /// Lifetime of completed sessions (session shapes), httperf's "Connection time".
+    pub session: Hist,
 }
 
 /// The result of one run.
@@ -298,6 +306,48 @@ pub struct RunResult {
     pub histograms: Histograms,
     /// Per-second series.
     pub intervals: Vec<Interval>,
+    /// For open shapes (fixed rate, injection, sessions): whether the load was offered
+    /// as asked.
+    pub open: Option<OpenStats>,
+    /// For session shapes: what became of the sessions.
+    pub sessions: Option<SessionStats>,
+}
+
+/// How well an open-model run held its schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenStats {
+    /// Requests (or sessions) per second asked for, when the shape has one rate.
+    pub target_rate: Option<f64>,
+    /// Requests (or sessions) started per second.
+    pub achieved_rate: f64,
+    /// How late starts were against their intended time.
+    pub send_lag: LatencyStats,
+    /// Arrivals that were due before the end but never started.
+    pub never_sent: u64,
+    /// True when the generator fell behind (p99 send lag over 1 ms, or arrivals left
+    /// unsent); `cause` then says why it most likely did.
+    pub behind: bool,
+    /// The likely cause when `behind`.
+    pub cause: Option<String>,
+}
+
+/// What became of the sessions of a session-shaped run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStats {
+    /// Sessions started.
+    pub started: u64,
+    /// Sessions that made all their calls.
+    pub completed: u64,
+    /// Sessions ended by an error.
+    pub failed: u64,
+    /// Most sessions in progress at once.
+    pub max_concurrent: u64,
+    /// Lifetime of completed sessions.
+    pub lifetime: LatencyStats,
+    /// Calls per session asked for.
+    pub calls: u32,
+    /// Requests per burst.
+    pub burst: u32,
 }
 
 impl RunResult {

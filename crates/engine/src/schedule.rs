@@ -1,34 +1,48 @@
 //! Who sends next, and when it was meant to start — without reading a clock.
 //!
-//! A [`Schedule`] is consulted by the worker loop whenever a connection is free. It
-//! takes the current time as an argument and answers with a [`Next`]; it never reads a
-//! clock or touches a socket, so every load shape is tested in simulated time, exactly.
-//! The intended start it returns is what latency is measured from (wrk2's correction
-//! for coordinated omission); in the closed model a request is meant to start the moment
-//! a connection is free, so intended and actual start coincide.
+//! A [`Schedule`] is consulted by the worker loop whenever it could start something:
+//! a request on a free connection (pool shapes) or a new session (user shapes). It takes
+//! the current time and the number of sessions active as arguments and answers with a
+//! [`Next`]; it never reads a clock or touches a socket, so every load shape is tested
+//! in simulated time, exactly. The intended start it returns is what latency is measured
+//! from (wrk2's correction for coordinated omission): an arrival that could not be sent
+//! on time keeps its intended start, so the wait counts against the server.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// The schedule's answer for a free connection.
+use crate::inject::Profile;
+
+/// The schedule's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
-    /// Send a request now; it was meant to start at `intended`.
+    /// Start one now; it was meant to start at `intended`.
     Send {
-        /// The request's intended start.
+        /// The intended start.
         intended: Instant,
     },
-    /// Nothing to send before this time.
+    /// Nothing to start before this time (or before a session ends).
     Wait(Instant),
-    /// Nothing more will be sent.
+    /// Nothing more will start.
     Done,
 }
 
-/// Decides when requests start. One worker loop serves every implementation.
+/// Decides when requests or sessions start. One worker loop serves every implementation.
 pub trait Schedule: Send {
-    /// Called with the current time whenever a connection could send.
-    fn next(&mut self, now: Instant) -> Next;
+    /// Called with the current time and the number of this worker's sessions in progress.
+    fn next(&mut self, now: Instant, active: usize) -> Next;
+
+    /// Arrivals due at or before `until` that were never started (counted at the end of a
+    /// run whose generator fell behind). Consumes them.
+    fn drain_due(&mut self, _until: Instant) -> u64 {
+        0
+    }
+
+    /// Whether an arrival is due at `now`, without taking it (open shapes only).
+    fn is_due(&mut self, _now: Instant) -> bool {
+        false
+    }
 }
 
 /// A request budget shared by all workers of a count-bounded run.
@@ -47,20 +61,18 @@ impl Budget {
         }
     }
 
-    /// Takes one request from the budget; false when it is spent.
+    /// Takes one from the budget; false when it is spent.
     pub fn claim(&self) -> bool {
         match self.limit {
             None => true,
-            Some(limit) => {
-                // Relaxed is enough: only the count matters, not ordering with other memory.
-                self.claimed.fetch_add(1, Ordering::Relaxed) < limit
-            }
+            // Relaxed is enough: only the count matters, not ordering with other memory.
+            Some(limit) => self.claimed.fetch_add(1, Ordering::Relaxed) < limit,
         }
     }
 }
 
-/// The closed model: a free connection sends at once, until the request budget or the
-/// deadline runs out.
+/// The closed model: a free connection sends at once, until the budget or the deadline
+/// runs out.
 #[derive(Debug)]
 pub struct Closed {
     budget: Arc<Budget>,
@@ -75,7 +87,7 @@ impl Closed {
 }
 
 impl Schedule for Closed {
-    fn next(&mut self, now: Instant) -> Next {
+    fn next(&mut self, now: Instant, _active: usize) -> Next {
         if self.end.is_some_and(|end| now >= end) || !self.budget.claim() {
             return Next::Done;
         }
@@ -83,10 +95,138 @@ impl Schedule for Closed {
     }
 }
 
+/// The open model: starts follow an arrival process (offsets from `start`), whatever
+/// happens to earlier ones.
+pub struct Open<I> {
+    start: Instant,
+    end: Option<Instant>,
+    arrivals: I,
+    peeked: Option<Duration>,
+    budget: Arc<Budget>,
+}
+
+impl<I: Iterator<Item = Duration> + Send> Open<I> {
+    /// Arrivals `arrivals` (offsets from `start`), none at or after `end`, at most the
+    /// budget's count.
+    pub fn new(start: Instant, end: Option<Instant>, arrivals: I, budget: Arc<Budget>) -> Self {
+        Open {
+            start,
+            end,
+            arrivals,
+            peeked: None,
+            budget,
+        }
+    }
+
+    fn peek(&mut self) -> Option<Instant> {
+        if self.peeked.is_none() {
+            self.peeked = self.arrivals.next();
+        }
+        let t = self.start + self.peeked?;
+        self.end.is_none_or(|e| t < e).then_some(t)
+    }
+}
+
+impl<I: Iterator<Item = Duration> + Send> Schedule for Open<I> {
+    fn next(&mut self, now: Instant, _active: usize) -> Next {
+        let Some(t) = self.peek() else {
+            return Next::Done;
+        };
+        if t > now {
+            return Next::Wait(t);
+        }
+        if !self.budget.claim() {
+            return Next::Done;
+        }
+        self.peeked = None;
+        Next::Send { intended: t }
+    }
+
+    fn is_due(&mut self, now: Instant) -> bool {
+        self.peek().is_some_and(|t| t <= now)
+    }
+
+    fn drain_due(&mut self, until: Instant) -> u64 {
+        let mut n = 0;
+        while let Some(t) = self.peek() {
+            if t > until || !self.budget.claim() {
+                break;
+            }
+            self.peeked = None;
+            n += 1;
+        }
+        n
+    }
+}
+
+/// Gatling's closed injection: keeps this worker's share of the profile's target
+/// concurrency active; a user that finishes is replaced at once.
+pub struct ClosedUsers {
+    start: Instant,
+    profile: Arc<Profile>,
+    worker: usize,
+    workers: usize,
+}
+
+impl ClosedUsers {
+    /// Worker `worker` of `workers` following `profile` from `start`.
+    pub fn new(start: Instant, profile: Arc<Profile>, worker: usize, workers: usize) -> Self {
+        ClosedUsers {
+            start,
+            profile,
+            worker,
+            workers: workers.max(1),
+        }
+    }
+}
+
+impl Schedule for ClosedUsers {
+    fn next(&mut self, now: Instant, active: usize) -> Next {
+        let t = now.saturating_duration_since(self.start);
+        if t >= self.profile.duration() {
+            return Next::Done;
+        }
+        let total = self.profile.concurrency_at(t);
+        // This worker's share: the total split as evenly as possible.
+        let share = (total + (self.workers - 1 - self.worker) as u64) / self.workers as u64;
+        if (active as u64) < share {
+            Next::Send { intended: now }
+        } else {
+            // Targets ramp: look again shortly, or when a user finishes.
+            Next::Wait(now + Duration::from_millis(10))
+        }
+    }
+}
+
+/// httperf without a rate: `count` sessions one after another.
+pub struct Sequential {
+    left: u64,
+}
+
+impl Sequential {
+    /// `count` sessions, one at a time.
+    pub fn new(count: u64) -> Sequential {
+        Sequential { left: count }
+    }
+}
+
+impl Schedule for Sequential {
+    fn next(&mut self, now: Instant, active: usize) -> Next {
+        if self.left == 0 {
+            return Next::Done;
+        }
+        if active > 0 {
+            return Next::Wait(now + Duration::from_secs(3600));
+        }
+        self.left -= 1;
+        Next::Send { intended: now }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use crate::arrivals::{Fixed, Stride};
 
     #[test]
     fn closed_sends_exactly_the_budget_across_schedules() {
@@ -98,7 +238,7 @@ mod tests {
         for i in 0..10 {
             let now = t0 + Duration::from_millis(i);
             for s in [&mut a as &mut dyn Schedule, &mut b] {
-                match s.next(now) {
+                match s.next(now, 0) {
                     Next::Send { intended } => {
                         assert_eq!(intended, now);
                         sent += 1;
@@ -116,11 +256,118 @@ mod tests {
         let t0 = Instant::now();
         let end = t0 + Duration::from_secs(2);
         let mut s = Closed::new(Arc::new(Budget::new(None)), Some(end));
-        assert!(matches!(s.next(t0), Next::Send { .. }));
+        assert!(matches!(s.next(t0, 0), Next::Send { .. }));
         assert!(matches!(
-            s.next(end - Duration::from_nanos(1)),
+            s.next(end - Duration::from_nanos(1), 0),
             Next::Send { .. }
         ));
-        assert_eq!(s.next(end), Next::Done);
+        assert_eq!(s.next(end, 0), Next::Done);
+    }
+
+    /// Drives a schedule in simulated time with steps of `dt`, returning intended starts.
+    fn simulate(s: &mut dyn Schedule, t0: Instant, until: Duration, dt: Duration) -> Vec<Duration> {
+        let mut out = Vec::new();
+        let mut now = t0;
+        while now <= t0 + until {
+            loop {
+                match s.next(now, 0) {
+                    Next::Send { intended } => {
+                        assert!(intended <= now);
+                        out.push(intended - t0);
+                    }
+                    Next::Wait(t) => {
+                        assert!(t > now);
+                        break;
+                    }
+                    Next::Done => return out,
+                }
+            }
+            now += dt;
+        }
+        out
+    }
+
+    #[test]
+    fn fixed_rate_keeps_intended_times_when_late() {
+        let t0 = Instant::now();
+        let end = t0 + Duration::from_secs(1);
+        let mut s = Open::new(
+            t0,
+            Some(end),
+            Fixed::new(100.0),
+            Arc::new(Budget::new(None)),
+        );
+        // Polled only every 50 ms: arrivals still carry their own 10 ms grid.
+        let got = simulate(
+            &mut s,
+            t0,
+            Duration::from_secs(2),
+            Duration::from_millis(50),
+        );
+        assert_eq!(got.len(), 100);
+        for (k, d) in got.iter().enumerate() {
+            assert_eq!(*d, Duration::from_millis(10 * k as u64));
+        }
+    }
+
+    #[test]
+    fn rate_split_over_workers_keeps_the_global_rate() {
+        let t0 = Instant::now();
+        let end = t0 + Duration::from_secs(1);
+        let mut all = Vec::new();
+        for w in 0..3 {
+            let arr = Stride::new(Fixed::new(300.0), w, 3);
+            let mut s = Open::new(t0, Some(end), arr, Arc::new(Budget::new(None)));
+            all.extend(simulate(
+                &mut s,
+                t0,
+                Duration::from_secs(2),
+                Duration::from_millis(1),
+            ));
+        }
+        all.sort();
+        assert_eq!(all.len(), 300);
+        assert!(all
+            .windows(2)
+            .all(|w| w[1] - w[0] <= Duration::from_micros(3_334)));
+    }
+
+    #[test]
+    fn drain_due_counts_what_was_never_sent() {
+        let t0 = Instant::now();
+        let mut s = Open::new(
+            t0,
+            Some(t0 + Duration::from_secs(1)),
+            Fixed::new(1000.0),
+            Arc::new(Budget::new(None)),
+        );
+        assert!(matches!(s.next(t0, 0), Next::Send { .. }));
+        assert_eq!(s.drain_due(t0 + Duration::from_millis(100)), 100);
+    }
+
+    #[test]
+    fn closed_users_follow_the_target_and_split_it() {
+        let profile =
+            Arc::new(Profile::parse(&["rampConcurrentUsers(0).to(10).during(10)".into()]).unwrap());
+        let t0 = Instant::now();
+        let mut a = ClosedUsers::new(t0, profile.clone(), 0, 2);
+        let mut b = ClosedUsers::new(t0, profile, 1, 2);
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        // At 5 s the target is 5: worker 0 keeps 3, worker 1 keeps 2.
+        assert!(matches!(a.next(at(5), 2), Next::Send { .. }));
+        assert!(matches!(a.next(at(5), 3), Next::Wait(_)));
+        assert!(matches!(b.next(at(5), 1), Next::Send { .. }));
+        assert!(matches!(b.next(at(5), 2), Next::Wait(_)));
+        assert_eq!(a.next(at(10), 0), Next::Done);
+    }
+
+    #[test]
+    fn sequential_runs_one_session_at_a_time() {
+        let t0 = Instant::now();
+        let mut s = Sequential::new(2);
+        assert!(matches!(s.next(t0, 0), Next::Send { .. }));
+        assert!(matches!(s.next(t0, 1), Next::Wait(_)));
+        assert!(matches!(s.next(t0, 0), Next::Send { .. }));
+        assert_eq!(s.next(t0, 0), Next::Done);
     }
 }

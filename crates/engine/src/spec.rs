@@ -5,9 +5,67 @@
 
 use std::time::Duration;
 
+use crate::arrivals::Period;
 use crate::error::SpecError;
+use crate::inject::Profile;
 use crate::request::Request;
 use crate::target::Target;
+
+/// How load is offered.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    /// A pool of connections, each sending its next request as soon as it is free.
+    Closed,
+    /// A pool of connections; requests arrive at `rate` per second (evenly, or as a
+    /// Poisson process) and go out on the first free connection. Latency counts from the
+    /// arrival, so a backlog shows up in it (wrk2's `-R`).
+    Rate {
+        /// Requests per second, for the whole run (all threads).
+        rate: f64,
+        /// Poisson arrivals instead of evenly spaced ones.
+        poisson: bool,
+    },
+    /// Gatling injection: each arriving user opens its own connection, runs the session
+    /// and closes it (open steps); or the profile's number of users is kept active
+    /// (closed steps).
+    Users(Profile),
+    /// httperf: `count` sessions (connections) arriving by `period`, or one after
+    /// another when there is none.
+    Sessions {
+        /// Interarrival times of sessions; `None` starts each when the previous ends.
+        period: Option<Period>,
+        /// Sessions in all.
+        count: u64,
+    },
+}
+
+impl Shape {
+    /// True for the shapes where every arrival is a session on its own connection.
+    pub fn has_sessions(&self) -> bool {
+        matches!(self, Shape::Users(_) | Shape::Sessions { .. })
+    }
+}
+
+/// What one session (a Gatling user, an httperf connection) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Session {
+    /// Requests in the session.
+    pub calls: u32,
+    /// Requests written back to back before waiting for their responses.
+    pub burst: u32,
+    /// Pause after each burst's responses before the next burst.
+    pub think: Duration,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            calls: 1,
+            burst: 1,
+            think: Duration::ZERO,
+        }
+    }
+}
 
 /// A complete description of a closed-model HTTP/1.1 load test.
 #[derive(Debug, Clone)]
@@ -36,6 +94,12 @@ pub struct LoadSpec {
     pub check_length: bool,
     /// Keep one record per request (for ab's `-g`); costs 32 bytes per request.
     pub record_requests: bool,
+    /// How load is offered.
+    pub shape: Shape,
+    /// What each session does (session shapes only).
+    pub session: Session,
+    /// Seed of random arrival processes, so a run can be repeated exactly.
+    pub seed: u64,
 }
 
 impl LoadSpec {
@@ -55,6 +119,9 @@ impl LoadSpec {
             connect_timeout: Duration::from_secs(10),
             check_length: false,
             record_requests: false,
+            shape: Shape::Closed,
+            session: Session::default(),
+            seed: 0x5eed,
         }
     }
 
@@ -77,6 +144,30 @@ impl LoadSpec {
         }
         if self.pipeline > 1 && !self.keepalive {
             return bad("pipeline", "pipelining needs keep-alive connections");
+        }
+        match &self.shape {
+            Shape::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => {
+                return bad("rate", "must be a positive number of requests per second");
+            }
+            Shape::Sessions { count: 0, .. } => return bad("sessions", "must be at least 1"),
+            Shape::Users(p) if p.duration().is_zero() && p.is_closed() => {
+                return bad("inject", "a closed profile needs a duration");
+            }
+            _ => {}
+        }
+        if self.session.calls == 0 || self.session.burst == 0 {
+            return bad(
+                "calls",
+                "sessions need at least one call and a burst of at least 1",
+            );
+        }
+        if self.shape.has_sessions() {
+            // Sessions end the run by themselves; their connections are their own.
+            self.threads = self.threads.max(1);
+            if let Shape::Sessions { period: None, .. } = self.shape {
+                self.threads = 1;
+            }
+            return Ok(());
         }
         if self.requests.is_none() && self.duration.is_none() {
             return bad("requests", "give a request count or a duration");

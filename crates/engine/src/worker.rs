@@ -1,7 +1,11 @@
 //! The worker loop: one thread, one epoll instance, its own connections.
 //!
-//! The loop is the same for every load shape: free connections ask the [`Schedule`]
-//! what to send and when it was meant to start; everything else is socket readiness.
+//! The loop is the same for every load shape. In pool shapes (closed, fixed rate) free
+//! connections ask the [`Schedule`] what to send and when it was meant to start; in
+//! session shapes (Gatling users, httperf connections) each start is a new session with
+//! a connection of its own that makes its calls in bursts, pauses, and closes. Everything
+//! else is socket readiness and timers (a timerfd gives wake-ups finer than epoll's
+//! millisecond, so a paced run is not late by the loop's own sleep).
 //! It is built to make few system calls per request, since on loopback the kernel is
 //! where a load generator spends most of its time: sockets are registered once,
 //! edge-triggered, for both directions (no `epoll_ctl` per request, unlike wrk's
@@ -17,14 +21,77 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mio::net::{TcpStream, UnixStream};
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 use crate::error::ErrorKind;
 use crate::http1::ResponseParser;
 use crate::recorder::{micros, Recorder, Timing};
 use crate::schedule::{Next, Schedule};
-use crate::spec::LoadSpec;
+use crate::spec::{LoadSpec, Session};
 use crate::target::Address;
+
+const TIMER: Token = Token(usize::MAX);
+
+/// A timerfd: wakes the poll at a precise instant.
+struct TimerFd(libc::c_int);
+
+impl TimerFd {
+    fn new() -> io::Result<TimerFd> {
+        // SAFETY: plain syscalls on a descriptor this struct owns.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Timers of this thread may fire 1 µs late rather than the default 50 µs.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
+        Ok(TimerFd(fd))
+    }
+
+    /// Fires once after `after` (at least 1 µs).
+    fn arm(&self, after: Duration) {
+        let after = after.max(Duration::from_micros(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: after.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: valid descriptor and struct.
+        unsafe { libc::timerfd_settime(self.0, 0, &spec, std::ptr::null_mut()) };
+    }
+
+    fn clear(&self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into the buffer.
+        unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), 8) };
+    }
+}
+
+impl Drop for TimerFd {
+    fn drop(&mut self) {
+        // SAFETY: closes the descriptor this struct owns.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// A session in progress on a connection.
+#[derive(Clone, Copy)]
+struct SessionState {
+    calls_left: u32,
+    started: Instant,
+    /// Waiting out the think time until then.
+    think_until: Option<Instant>,
+}
 
 const READ_BUF: usize = 64 * 1024;
 /// How often timers (request and connect timeouts, reconnect back-off) are checked.
@@ -173,12 +240,35 @@ struct Conn {
     served: u64,
     /// Whether the connection is in the worker's idle list.
     in_idle: bool,
+    /// The session running on this slot (session shapes).
+    session: Option<SessionState>,
+}
+
+fn new_conn(head: bool, pipeline: usize, start: Instant) -> Conn {
+    Conn {
+        stream: None,
+        state: State::Closed,
+        parser: ResponseParser::new(head),
+        pending: VecDeque::with_capacity(pipeline),
+        written: 0,
+        to_write: 0,
+        write_done: start,
+        connect_started: start,
+        connect_us: 0,
+        first_byte: start,
+        failures: 0,
+        served: 0,
+        in_idle: false,
+        session: None,
+    }
 }
 
 /// What a worker hands back.
 pub(crate) struct WorkerOutput {
     pub recorder: Recorder,
     pub abandoned: u64,
+    /// Arrivals due before the end that were never started.
+    pub never_sent: u64,
 }
 
 pub(crate) struct Worker<'a> {
@@ -196,6 +286,12 @@ pub(crate) struct Worker<'a> {
     in_flight: u64,
     need_server: bool,
     end: Option<Instant>,
+    /// Session shapes: slots that can take a new session, and sessions in progress.
+    sessions: Option<Session>,
+    free: Vec<usize>,
+    active: usize,
+    timer: TimerFd,
+    timer_armed: Option<Instant>,
     // Progress deltas not yet published.
     pub_completed: u64,
     pub_failed: u64,
@@ -212,31 +308,30 @@ impl<'a> Worker<'a> {
         start_unix_us: u64,
     ) -> io::Result<Worker<'a>> {
         let head = spec.request.is_head();
-        let conns = (0..connections)
-            .map(|_| Conn {
-                stream: None,
-                state: State::Closed,
-                parser: ResponseParser::new(head),
-                pending: VecDeque::with_capacity(spec.pipeline),
-                written: 0,
-                to_write: 0,
-                write_done: start,
-                connect_started: start,
-                connect_us: 0,
-                first_byte: start,
-                failures: 0,
-                served: 0,
-                in_idle: true,
-            })
+        let sessions = spec.shape.has_sessions().then_some(spec.session);
+        // Pool shapes own `connections` slots for the whole run; session shapes grow
+        // their slots as sessions arrive.
+        let pool = if sessions.is_some() { 0 } else { connections };
+        let mut conns: Vec<Conn> = (0..pool)
+            .map(|_| new_conn(head, spec.pipeline, start))
             .collect();
+        for c in &mut conns {
+            c.in_idle = true;
+        }
+        let poll = Poll::new()?;
+        let timer = TimerFd::new()?;
+        poll.registry()
+            .register(&mut SourceFd(&timer.0), TIMER, Interest::READABLE)?;
         Ok(Worker {
             spec,
             shared,
             schedule,
-            poll: Poll::new()?,
+            poll,
             conns,
-            idle: (0..connections).rev().collect(),
-            batch: spec.request.repeated(spec.pipeline),
+            idle: (0..pool).rev().collect(),
+            batch: spec
+                .request
+                .repeated(spec.pipeline.max(spec.session.burst as usize)),
             req_len: spec.request.bytes.len(),
             rec: Recorder::new(start, start_unix_us, spec.record_requests),
             sending_done: false,
@@ -244,6 +339,11 @@ impl<'a> Worker<'a> {
             in_flight: 0,
             need_server: true,
             end: spec.duration.map(|d| start + d),
+            sessions,
+            free: Vec::new(),
+            active: 0,
+            timer,
+            timer_armed: None,
             pub_completed: 0,
             pub_failed: 0,
             pub_bytes: 0,
@@ -268,24 +368,36 @@ impl<'a> Worker<'a> {
             }
             self.dispatch(now);
             self.publish();
-            if self.sending_done && self.in_flight == 0 {
+            if self.sending_done && self.in_flight == 0 && self.active == 0 {
                 abandoned = 0;
                 break;
             }
             let mut deadline = next_timer;
-            if let Some(w) = self.wake_at {
-                deadline = deadline.min(w);
-            }
             if let Some(e) = self.end {
                 deadline = deadline.min(e);
             }
-            let timeout = deadline.saturating_duration_since(now);
+            let mut timeout = deadline.saturating_duration_since(now);
+            if let Some(w) = self.wake_at {
+                if w < deadline {
+                    // epoll counts in milliseconds; the timerfd wakes us on time.
+                    if self.timer_armed != Some(w) {
+                        self.timer.arm(w.saturating_duration_since(now));
+                        self.timer_armed = Some(w);
+                    }
+                    timeout = deadline.saturating_duration_since(now);
+                }
+            }
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
             for ev in events.iter() {
+                if ev.token() == TIMER {
+                    self.timer.clear();
+                    self.timer_armed = None;
+                    continue;
+                }
                 let ci = ev.token().0;
                 let now = Instant::now();
                 match self.conns[ci].state {
@@ -312,11 +424,16 @@ impl<'a> Worker<'a> {
                 s.deregister(self.poll.registry());
             }
         }
+        let never_sent = match self.end {
+            Some(end) if !self.sending_done => self.schedule.drain_due(end.min(Instant::now())),
+            _ => 0,
+        };
         self.publish();
         self.rec.finish();
         Ok(WorkerOutput {
             recorder: self.rec,
             abandoned,
+            never_sent,
         })
     }
 
@@ -340,7 +457,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Gives free connections their next requests.
+    /// Starts what the schedule says is due: requests on free connections (pool
+    /// shapes) or new sessions (session shapes).
     fn dispatch(&mut self, now: Instant) {
         if self.sending_done {
             return;
@@ -349,11 +467,15 @@ impl<'a> Worker<'a> {
             return;
         }
         self.wake_at = None;
+        if self.sessions.is_some() {
+            return self.dispatch_sessions(now);
+        }
         while let Some(&ci) = self.idle.last() {
             let mut claimed = 0;
             while claimed < self.spec.pipeline {
-                match self.schedule.next(now) {
+                match self.schedule.next(now, self.active) {
                     Next::Send { intended } => {
+                        self.rec.lag(intended, now);
                         self.conns[ci].pending.push_back(Pending {
                             intended,
                             sent: now,
@@ -375,21 +497,116 @@ impl<'a> Worker<'a> {
             }
             self.idle.pop();
             self.conns[ci].in_idle = false;
-            self.in_flight += claimed as u64;
-            self.rec.started += claimed as u64;
-            let c = &mut self.conns[ci];
-            c.written = 0;
-            c.to_write = claimed * self.req_len;
-            match c.state {
-                State::Open => self.write(ci, now),
-                State::Closed => self.connect(ci, now),
-                State::Connecting | State::Backoff(_) => {
-                    unreachable!("only open or closed connections are idle")
-                }
-            }
+            self.start_batch(ci, claimed, now);
             if self.sending_done || self.wake_at.is_some() {
                 return;
             }
+        }
+        // Every connection is busy: if an arrival is already due, the pool is the limit.
+        if self.schedule.is_due(now) {
+            self.rec.starved += 1;
+        }
+    }
+
+    /// Writes (or connects for) `claimed` requests just queued on `ci`.
+    fn start_batch(&mut self, ci: usize, claimed: usize, now: Instant) {
+        self.in_flight += claimed as u64;
+        self.rec.started += claimed as u64;
+        let c = &mut self.conns[ci];
+        c.written = 0;
+        c.to_write = claimed * self.req_len;
+        match c.state {
+            State::Open => self.write(ci, now),
+            State::Closed => self.connect(ci, now),
+            State::Connecting | State::Backoff(_) => {
+                unreachable!("only open or closed connections start a batch")
+            }
+        }
+    }
+
+    fn dispatch_sessions(&mut self, now: Instant) {
+        loop {
+            match self.schedule.next(now, self.active) {
+                Next::Send { intended } => {
+                    self.rec.lag(intended, now);
+                    let ci = match self.free.pop() {
+                        Some(ci) => ci,
+                        None => {
+                            self.conns.push(new_conn(
+                                self.spec.request.is_head(),
+                                self.spec.pipeline,
+                                now,
+                            ));
+                            self.conns.len() - 1
+                        }
+                    };
+                    let calls = self.spec.session.calls;
+                    self.conns[ci].session = Some(SessionState {
+                        calls_left: calls,
+                        started: intended,
+                        think_until: None,
+                    });
+                    self.active += 1;
+                    self.rec.sessions_started += 1;
+                    self.rec.max_concurrent = self.rec.max_concurrent.max(self.active as u64);
+                    self.next_burst(ci, intended, now);
+                }
+                Next::Wait(t) => {
+                    self.wake_at = Some(t);
+                    return;
+                }
+                Next::Done => {
+                    self.sending_done = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sends the session's next burst; its requests were meant to start at `intended`.
+    fn next_burst(&mut self, ci: usize, intended: Instant, now: Instant) {
+        let burst = self.spec.session.burst;
+        let c = &mut self.conns[ci];
+        let Some(s) = c.session.as_mut() else { return };
+        s.think_until = None;
+        let k = burst.min(s.calls_left);
+        s.calls_left -= k;
+        for _ in 0..k {
+            c.pending.push_back(Pending {
+                intended,
+                sent: now,
+            });
+        }
+        self.start_batch(ci, k as usize, now);
+    }
+
+    /// The session on `ci` is over: close its connection and free the slot.
+    fn end_session(&mut self, ci: usize, now: Instant, ok: bool) {
+        let Some(s) = self.conns[ci].session.take() else {
+            return;
+        };
+        self.drop_socket(ci);
+        self.conns[ci].state = State::Closed;
+        self.rec.session_end(s.started, now, ok);
+        self.active -= 1;
+        self.free.push(ci);
+        // A closed-model schedule may start a replacement at once.
+        self.wake_at = None;
+    }
+
+    /// All responses of the connection's batch are in.
+    fn batch_done(&mut self, ci: usize, now: Instant) {
+        let Some(s) = self.conns[ci].session else {
+            return self.make_idle(ci);
+        };
+        if s.calls_left == 0 {
+            return self.end_session(ci, now, true);
+        }
+        let think = self.spec.session.think;
+        if think.is_zero() {
+            self.next_burst(ci, now, now);
+        } else if let Some(s) = self.conns[ci].session.as_mut() {
+            s.think_until = Some(now + think);
         }
     }
 
@@ -433,6 +650,9 @@ impl<'a> Worker<'a> {
     fn connect_failed(&mut self, ci: usize, now: Instant, e: &io::Error) {
         let kind = ErrorKind::from_connect_error(e);
         self.drop_socket(ci);
+        if self.conns[ci].session.is_some() {
+            return self.fail_pending(ci, now, kind);
+        }
         let c = &mut self.conns[ci];
         c.failures += 1;
         // Back off briefly so a dead server does not turn the worker into a spin loop.
@@ -565,18 +785,26 @@ impl<'a> Worker<'a> {
             self.rec.keepalive += 1;
         }
         if !reuse {
-            // Requests pipelined behind a response that closes the connection are lost.
-            self.fail_and_close(ci, now, ErrorKind::Closed);
+            if !c.pending.is_empty() {
+                // Requests pipelined behind a response that closes the connection are lost.
+                self.fail_and_close(ci, now, ErrorKind::Closed);
+                return false;
+            }
+            self.drop_socket(ci);
+            self.batch_done(ci, now);
             return false;
         }
         if c.pending.is_empty() {
-            self.make_idle(ci);
+            self.batch_done(ci, now);
         }
         true
     }
 
     fn make_idle(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
+        if c.session.is_some() {
+            return;
+        }
         if !c.in_idle {
             c.in_idle = true;
             self.idle.push(ci);
@@ -587,8 +815,11 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[ci];
         if let Some(done) = c.parser.eof() {
             if !c.pending.is_empty() {
-                // complete() closes the connection: a close-delimited body ends it.
-                self.complete(ci, done, now);
+                // A close-delimited body ends with the connection.
+                if self.complete(ci, done, now) {
+                    self.drop_socket(ci);
+                    self.batch_done(ci, now);
+                }
                 return;
             }
         }
@@ -596,10 +827,13 @@ impl<'a> Worker<'a> {
     }
 
     fn fail_pending(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
-        let n = self.conns[ci].pending.len() as u64;
-        self.conns[ci].pending.clear();
-        self.in_flight -= n;
-        self.rec.fail(now, kind, n);
+        while let Some(p) = self.conns[ci].pending.pop_front() {
+            self.in_flight -= 1;
+            self.rec.fail(now, kind, p.intended);
+        }
+        if self.conns[ci].session.is_some() {
+            return self.end_session(ci, now, false);
+        }
         if !matches!(self.conns[ci].state, State::Backoff(_)) {
             self.conns[ci].state = State::Closed;
             self.make_idle(ci);
@@ -622,10 +856,13 @@ impl<'a> Worker<'a> {
     fn fail_and_close(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
         let was_idle = self.conns[ci].pending.is_empty();
         self.drop_socket(ci);
-        if was_idle {
-            self.make_idle(ci);
-        } else {
+        if !was_idle {
             self.fail_pending(ci, now, kind);
+        } else if self.conns[ci].session.is_some() {
+            // A session between bursts whose connection went away: the next burst
+            // reconnects.
+        } else {
+            self.make_idle(ci);
         }
     }
 
@@ -652,6 +889,15 @@ impl<'a> Worker<'a> {
                     }
                 }
                 _ => {}
+            }
+            if let Some(SessionState {
+                think_until: Some(t),
+                ..
+            }) = self.conns[ci].session
+            {
+                if now >= t {
+                    self.next_burst(ci, t, now);
+                }
             }
         }
     }

@@ -82,8 +82,14 @@ fn fixture() -> RunResult {
             connect,
             waiting,
             processing,
+            send_lag: Hist::default(),
+            ok: Hist::default(),
+            ko: Hist::default(),
+            session: Hist::default(),
         },
         intervals,
+        open: None,
+        sessions: None,
     }
 }
 

@@ -1,0 +1,282 @@
+//! When users or requests arrive: deterministic and random arrival processes as plain
+//! iterators of offsets from the start of the run.
+//!
+//! Every open-model shape (wrk2's fixed rate, Poisson arrivals, Gatling's open injection
+//! steps, httperf's `--period` forms) is an iterator of non-decreasing [`Duration`]s.
+//! Nothing here reads a clock, so every shape is tested exactly in simulated time, and
+//! [`Stride`] splits one global arrival sequence across worker threads without
+//! coordination (worker `w` of `n` takes arrivals `w, w+n, w+2n, …`).
+
+use std::time::Duration;
+
+/// A small, fast, seedable random generator (SplitMix64).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator with the given seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform number in (0, 1].
+    pub fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// An exponentially distributed number with the given mean.
+    pub fn exp(&mut self, mean: f64) -> f64 {
+        -self.unit().ln() * mean
+    }
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s.max(0.0))
+}
+
+/// `rate` arrivals per second, evenly spaced, from offset 0.
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    period: f64,
+    k: u64,
+}
+
+impl Fixed {
+    /// Arrivals every `1/rate` seconds.
+    pub fn new(rate: f64) -> Fixed {
+        Fixed {
+            period: 1.0 / rate,
+            k: 0,
+        }
+    }
+}
+
+impl Iterator for Fixed {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let t = self.k as f64 * self.period;
+        self.k += 1;
+        Some(secs(t))
+    }
+}
+
+/// A Poisson process: exponential gaps with mean `1/rate`.
+#[derive(Debug, Clone)]
+pub struct Poisson {
+    mean_gap: f64,
+    t: f64,
+    rng: Rng,
+}
+
+impl Poisson {
+    /// A Poisson process of `rate` arrivals per second.
+    pub fn new(rate: f64, seed: u64) -> Poisson {
+        Poisson {
+            mean_gap: 1.0 / rate,
+            t: 0.0,
+            rng: Rng::new(seed),
+        }
+    }
+}
+
+impl Iterator for Poisson {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        self.t += self.rng.exp(self.mean_gap);
+        Some(secs(self.t))
+    }
+}
+
+/// Takes every `n`-th arrival starting at the `w`-th: one worker's share.
+pub struct Stride<I> {
+    inner: I,
+    n: usize,
+    first: Option<usize>,
+}
+
+impl<I: Iterator> Stride<I> {
+    /// Worker `w`'s share of `inner` among `n` workers.
+    pub fn new(inner: I, w: usize, n: usize) -> Stride<I> {
+        Stride {
+            inner,
+            n: n.max(1),
+            first: Some(w),
+        }
+    }
+}
+
+impl<I: Iterator> Iterator for Stride<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        match self.first.take() {
+            Some(w) => self.inner.nth(w),
+            None => self.inner.nth(self.n - 1),
+        }
+    }
+}
+
+/// httperf's `--period` forms: `d`eterministic, `e`xponential, `u`niform and
+/// `v`ariable (interarrival times T1 for D1 seconds, then T2 for D2, …).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Period {
+    /// Fixed interarrival time, seconds.
+    Deterministic(f64),
+    /// Exponentially distributed with this mean, seconds.
+    Exponential(f64),
+    /// Uniformly distributed between the two bounds, seconds.
+    Uniform(f64, f64),
+    /// `(interarrival, duration)` pairs, seconds; the last pair repeats.
+    Variable(Vec<(f64, f64)>),
+}
+
+impl Period {
+    /// Parses `d0.01`, `e0.01`, `u0.005,0.015`, `v0.1,10,0.01,20`; a bare number is
+    /// deterministic.
+    pub fn parse(s: &str) -> Result<Period, String> {
+        let s = s.trim();
+        let (kind, rest) = match s.chars().next() {
+            Some(c @ ('d' | 'e' | 'u' | 'v' | 'D' | 'E' | 'U' | 'V')) => {
+                (c.to_ascii_lowercase(), &s[1..])
+            }
+            Some(_) => ('d', s),
+            None => return Err("empty period".into()),
+        };
+        let nums: Vec<f64> = rest
+            .split(',')
+            .map(|x| x.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("{s:?}: expected numbers in seconds, as in d0.01, e0.01, u0.005,0.015 or v0.1,10,0.01,20"))?;
+        if nums.iter().any(|x| !x.is_finite() || *x < 0.0) {
+            return Err(format!("{s:?}: times must be non-negative"));
+        }
+        let p = match (kind, nums.as_slice()) {
+            ('d', [t]) => Period::Deterministic(*t),
+            ('e', [t]) => Period::Exponential(*t),
+            ('u', [a, b]) if a <= b => Period::Uniform(*a, *b),
+            ('v', v) if !v.is_empty() && v.len() % 2 == 0 => {
+                Period::Variable(v.chunks(2).map(|c| (c[0], c[1])).collect())
+            }
+            _ => {
+                return Err(format!(
+                    "{s:?}: use d<T>, e<T>, u<T1>,<T2> (T1 <= T2) or v<T1>,<D1>,<T2>,<D2>…"
+                ))
+            }
+        };
+        Ok(p)
+    }
+
+    /// The arrivals this period describes, the first at offset 0.
+    pub fn arrivals(&self, seed: u64) -> PeriodArrivals {
+        PeriodArrivals {
+            period: self.clone(),
+            t: 0.0,
+            first: true,
+            rng: Rng::new(seed),
+        }
+    }
+}
+
+/// Iterator of [`Period::arrivals`].
+#[derive(Debug, Clone)]
+pub struct PeriodArrivals {
+    period: Period,
+    t: f64,
+    first: bool,
+    rng: Rng,
+}
+
+impl Iterator for PeriodArrivals {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        if std::mem::take(&mut self.first) {
+            return Some(Duration::ZERO);
+        }
+        let gap = match &self.period {
+            Period::Deterministic(t) => *t,
+            Period::Exponential(m) => self.rng.exp(*m),
+            Period::Uniform(a, b) => a + (b - a) * self.rng.unit(),
+            Period::Variable(pairs) => {
+                let mut end = 0.0;
+                let mut gap = pairs.last().map_or(0.0, |p| p.0);
+                for &(t, d) in pairs {
+                    end += d;
+                    if self.t < end {
+                        gap = t;
+                        break;
+                    }
+                }
+                gap
+            }
+        };
+        self.t += gap;
+        Some(secs(self.t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: impl Iterator<Item = Duration>) -> Vec<u128> {
+        v.map(|d| d.as_millis()).collect()
+    }
+
+    #[test]
+    fn fixed_rate_is_exact_and_strides_partition_it() {
+        assert_eq!(ms(Fixed::new(4.0).take(5)), [0, 250, 500, 750, 1000]);
+        let all: Vec<Duration> = Fixed::new(1000.0).take(30).collect();
+        let mut merged: Vec<Duration> = (0..3)
+            .flat_map(|w| Stride::new(Fixed::new(1000.0), w, 3).take(10))
+            .collect();
+        merged.sort();
+        assert_eq!(merged, all);
+    }
+
+    #[test]
+    fn poisson_has_the_right_rate() {
+        let n = Poisson::new(1000.0, 7)
+            .take_while(|d| *d < Duration::from_secs(10))
+            .count();
+        assert!((9_700..10_300).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn periods() {
+        assert_eq!(Period::parse("d0.5").unwrap(), Period::Deterministic(0.5));
+        assert_eq!(Period::parse("0.5").unwrap(), Period::Deterministic(0.5));
+        assert!(Period::parse("u2,1").is_err());
+        assert!(Period::parse("v1,2,3").is_err());
+        assert!(Period::parse("x1").is_err());
+        assert_eq!(
+            ms(Period::parse("d0.5").unwrap().arrivals(1).take(3)),
+            [0, 500, 1000]
+        );
+        let v = Period::parse("v0.5,1,0.25,10").unwrap();
+        assert_eq!(ms(v.arrivals(1).take(6)), [0, 500, 1000, 1250, 1500, 1750]);
+        let u: Vec<Duration> = Period::parse("u0.1,0.2")
+            .unwrap()
+            .arrivals(3)
+            .take(100)
+            .collect();
+        for w in u.windows(2).skip(1) {
+            let gap = (w[1] - w[0]).as_secs_f64();
+            assert!((0.1..=0.2).contains(&gap), "{gap}");
+        }
+        let e: f64 = Period::parse("e0.01")
+            .unwrap()
+            .arrivals(5)
+            .nth(10_000)
+            .unwrap()
+            .as_secs_f64();
+        assert!((90.0..110.0).contains(&e), "{e}");
+    }
+}

@@ -1,0 +1,824 @@
+//! Gatling's injection steps: parsing their DSL, and turning a profile into arrivals
+//! (open steps) or a target concurrency over time (closed steps).
+//!
+//! Both spellings Gatling has used are accepted — `rampUsers(100).during(60)` and
+//! `rampUsers(100) over (1 minute)`, `constantUsersPerSec(20) during (15 seconds)` — so
+//! an injection profile can be pasted from an old simulation. The arithmetic follows
+//! Gatling: users of a ramp are spread evenly, `.randomized` is a Poisson process
+//! (thinned for ramps), `stressPeakUsers` follows the smoothed Heaviside curve, and the
+//! `increment…` staircases expand into levels and ramps.
+
+use std::time::Duration;
+
+use crate::arrivals::Rng;
+
+/// One injection step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// `nothingFor(d)`: no arrivals for `d`.
+    NothingFor(Duration),
+    /// `atOnceUsers(n)`: `n` users at once.
+    AtOnce(u64),
+    /// `rampUsers(n).during(d)`: `n` users spread evenly over `d`.
+    Ramp { users: u64, during: Duration },
+    /// `constantUsersPerSec(r).during(d)` (`randomized`: Poisson arrivals).
+    ConstantRate {
+        rate: f64,
+        during: Duration,
+        randomized: bool,
+    },
+    /// `rampUsersPerSec(r1).to(r2).during(d)`: the arrival rate goes linearly from r1 to r2.
+    RampRate {
+        from: f64,
+        to: f64,
+        during: Duration,
+        randomized: bool,
+    },
+    /// `stressPeakUsers(n).during(d)`: `n` users along a smoothed step.
+    StressPeak { users: u64, during: Duration },
+    /// `constantConcurrentUsers(n).during(d)` (closed model).
+    ConstantConcurrent { users: u64, during: Duration },
+    /// `rampConcurrentUsers(a).to(b).during(d)` (closed model).
+    RampConcurrent {
+        from: u64,
+        to: u64,
+        during: Duration,
+    },
+}
+
+impl Step {
+    /// True for the closed-model steps.
+    pub fn is_closed(&self) -> bool {
+        matches!(
+            self,
+            Step::ConstantConcurrent { .. } | Step::RampConcurrent { .. }
+        )
+    }
+
+    /// How long the step lasts.
+    pub fn duration(&self) -> Duration {
+        match *self {
+            Step::NothingFor(d) => d,
+            Step::AtOnce(_) => Duration::ZERO,
+            Step::Ramp { during, .. }
+            | Step::ConstantRate { during, .. }
+            | Step::RampRate { during, .. }
+            | Step::StressPeak { during, .. }
+            | Step::ConstantConcurrent { during, .. }
+            | Step::RampConcurrent { during, .. } => during,
+        }
+    }
+}
+
+/// A chain of injection steps, all open or all closed (as Gatling requires).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+impl Profile {
+    /// Parses one or more steps given as separate strings (each may itself hold several
+    /// steps separated by commas at the top level).
+    pub fn parse(inputs: &[String]) -> Result<Profile, String> {
+        let mut steps = Vec::new();
+        for s in inputs {
+            for part in split_top_level(s) {
+                steps.extend(parse_step(part.trim())?);
+            }
+        }
+        if steps.is_empty() {
+            return Err("no injection step given".into());
+        }
+        let closed = steps[0].is_closed();
+        if steps
+            .iter()
+            .any(|s| s.is_closed() != closed && !matches!(s, Step::NothingFor(_)))
+        {
+            return Err("open steps (users arriving) and closed steps (concurrent users) cannot be mixed in one profile".into());
+        }
+        Ok(Profile { steps })
+    }
+
+    /// True when the profile sets concurrency rather than arrivals.
+    pub fn is_closed(&self) -> bool {
+        self.steps.iter().any(Step::is_closed)
+    }
+
+    /// Total duration of the profile.
+    pub fn duration(&self) -> Duration {
+        self.steps.iter().map(Step::duration).sum()
+    }
+
+    /// Arrival offsets of an open profile, in order.
+    pub fn arrivals(&self, seed: u64) -> impl Iterator<Item = Duration> + Send + 'static {
+        let mut rng = Rng::new(seed);
+        let mut offset = Duration::ZERO;
+        let mut segments: Vec<Box<dyn Iterator<Item = Duration> + Send>> = Vec::new();
+        for step in &self.steps {
+            let base = offset;
+            let it: Box<dyn Iterator<Item = Duration> + Send> = match *step {
+                Step::NothingFor(_)
+                | Step::ConstantConcurrent { .. }
+                | Step::RampConcurrent { .. } => Box::new(std::iter::empty()),
+                Step::AtOnce(n) => Box::new((0..n).map(move |_| base)),
+                Step::Ramp { users, during } => {
+                    Box::new(even(users, during).map(move |t| base + t))
+                }
+                Step::ConstantRate {
+                    rate,
+                    during,
+                    randomized: false,
+                } => {
+                    let users = (rate * during.as_secs_f64()).round() as u64;
+                    Box::new(even(users, during).map(move |t| base + t))
+                }
+                Step::ConstantRate {
+                    rate,
+                    during,
+                    randomized: true,
+                } => Box::new(poisson(rate, rate, during, rng.next_u64()).map(move |t| base + t)),
+                Step::RampRate {
+                    from,
+                    to,
+                    during,
+                    randomized: false,
+                } => Box::new(ramp_rate(from, to, during).map(move |t| base + t)),
+                Step::RampRate {
+                    from,
+                    to,
+                    during,
+                    randomized: true,
+                } => Box::new(poisson(from, to, during, rng.next_u64()).map(move |t| base + t)),
+                Step::StressPeak { users, during } => {
+                    Box::new(heaviside(users, during).map(move |t| base + t))
+                }
+            };
+            segments.push(it);
+            offset += step.duration();
+        }
+        segments.into_iter().flatten()
+    }
+
+    /// Target number of concurrent users at offset `t` of a closed profile (0 after its end).
+    pub fn concurrency_at(&self, t: Duration) -> u64 {
+        let mut start = Duration::ZERO;
+        for step in &self.steps {
+            let d = step.duration();
+            if t < start + d {
+                let into = (t - start).as_secs_f64() / d.as_secs_f64().max(f64::MIN_POSITIVE);
+                return match *step {
+                    Step::ConstantConcurrent { users, .. } => users,
+                    Step::RampConcurrent { from, to, .. } => {
+                        (from as f64 + (to as f64 - from as f64) * into).round() as u64
+                    }
+                    _ => 0,
+                };
+            }
+            start += d;
+        }
+        0
+    }
+}
+
+/// `n` offsets spread evenly over `d`: i·d/n.
+fn even(n: u64, d: Duration) -> impl Iterator<Item = Duration> + Send {
+    let d = d.as_secs_f64();
+    (0..n).map(move |i| Duration::from_secs_f64(i as f64 * d / n as f64))
+}
+
+/// Deterministic arrivals whose rate goes linearly from `r1` to `r2` over `d`: arrival
+/// k is where the cumulative count r1·t + (r2−r1)·t²/(2d) reaches k.
+fn ramp_rate(r1: f64, r2: f64, d: Duration) -> impl Iterator<Item = Duration> + Send {
+    let ds = d.as_secs_f64();
+    let users = ((r1 + (r2 - r1) / 2.0) * ds).floor() as u64;
+    let a = (r2 - r1) / (2.0 * ds);
+    (0..users).map(move |k| {
+        let k = k as f64;
+        let t = if a.abs() < 1e-12 {
+            k / r1
+        } else {
+            (-r1 + (r1 * r1 + 4.0 * a * k).sqrt()) / (2.0 * a)
+        };
+        Duration::from_secs_f64(t.clamp(0.0, ds))
+    })
+}
+
+/// A Poisson process whose rate goes linearly from `r1` to `r2` over `d` (Lewis and
+/// Shedler's thinning, as Gatling's `randomized`).
+fn poisson(r1: f64, r2: f64, d: Duration, seed: u64) -> impl Iterator<Item = Duration> + Send {
+    let ds = d.as_secs_f64();
+    let max = r1.max(r2);
+    let mut rng = Rng::new(seed);
+    let mut t = 0.0;
+    std::iter::from_fn(move || {
+        if max <= 0.0 {
+            return None;
+        }
+        loop {
+            t += rng.exp(1.0 / max);
+            if t >= ds {
+                return None;
+            }
+            let rate = r1 + (r2 - r1) * t / ds;
+            if rng.unit() <= rate / max {
+                return Some(Duration::from_secs_f64(t));
+            }
+        }
+    })
+}
+
+/// Gatling's `stressPeakUsers`: user i arrives at k·(erf⁻¹(2i/(n+2) − 1) + t0).
+fn heaviside(n: u64, d: Duration) -> impl Iterator<Item = Duration> + Send {
+    let inv = move |u: u64| erfinv(2.0 * (u as f64 / (n as f64 + 2.0)) - 1.0);
+    let t0 = inv(1).abs();
+    let k = d.as_secs_f64() / (2.0 * t0);
+    (1..=n).map(move |i| Duration::from_secs_f64((k * (inv(i) + t0)).clamp(0.0, d.as_secs_f64())))
+}
+
+/// The error function (Abramowitz and Stegun 7.1.26, refined to double precision by a
+/// series near zero).
+fn erf(x: f64) -> f64 {
+    if x.abs() < 0.5 {
+        // Maclaurin series: exact enough where the rational approximation is weakest.
+        let x2 = x * x;
+        let mut term = x;
+        let mut sum = x;
+        for n in 1..30 {
+            term *= -x2 / n as f64;
+            sum += term / (2 * n + 1) as f64;
+        }
+        return sum * 2.0 / std::f64::consts::PI.sqrt();
+    }
+    let s = x.signum();
+    let x = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * x);
+    // Numerical Recipes' erfc approximation, relative error below 1.2e-7.
+    let y = t
+        * (-x * x - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    s * (1.0 - y)
+}
+
+/// Inverse error function by Newton's method on [`erf`].
+fn erfinv(y: f64) -> f64 {
+    if y <= -1.0 {
+        return f64::NEG_INFINITY;
+    }
+    if y >= 1.0 {
+        return f64::INFINITY;
+    }
+    // Winitzki's approximation as the starting point.
+    let a = 0.147;
+    let ln = (1.0 - y * y).ln();
+    let b = 2.0 / (std::f64::consts::PI * a) + ln / 2.0;
+    let mut x = y.signum() * ((b * b - ln / a).sqrt() - b).sqrt();
+    for _ in 0..4 {
+        let err = erf(x) - y;
+        x -= err / (2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp());
+    }
+    x
+}
+
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Num(f64),
+    Open,
+    Close,
+    Comma,
+    Dot,
+}
+
+fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b' ' | b'\t' => i += 1,
+            b'(' => {
+                out.push(Tok::Open);
+                i += 1
+            }
+            b')' => {
+                out.push(Tok::Close);
+                i += 1
+            }
+            b',' => {
+                out.push(Tok::Comma);
+                i += 1
+            }
+            b'.' => {
+                out.push(Tok::Dot);
+                i += 1
+            }
+            b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                // A fraction only if a digit follows the dot (10.seconds is 10 . seconds).
+                if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                    i += 1;
+                    while i < b.len() && b[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+                // Scala literals: 10L, 10d.
+                let num = s[start..i]
+                    .parse()
+                    .map_err(|_| format!("bad number {:?}", &s[start..i]))?;
+                if i < b.len()
+                    && matches!(b[i], b'L' | b'l' | b'D' | b'd')
+                    && !(i + 1 < b.len() && b[i + 1].is_ascii_alphabetic())
+                {
+                    i += 1;
+                }
+                out.push(Tok::Num(num));
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                out.push(Tok::Ident(s[start..i].to_string()));
+            }
+            _ => return Err(format!("unexpected character {:?}", c as char)),
+        }
+    }
+    Ok(out)
+}
+
+fn unit_secs(u: &str) -> Option<f64> {
+    Some(match u {
+        "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1e-3,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+        "h" | "hour" | "hours" => 3600.0,
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Value {
+    num: f64,
+    unit: Option<f64>,
+}
+
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+    fn bump(&mut self) -> Option<Tok> {
+        let t = self.toks.get(self.pos).cloned();
+        self.pos += 1;
+        t
+    }
+    fn value(&mut self) -> Result<Value, String> {
+        match self.bump() {
+            Some(Tok::Open) => {
+                let v = self.value()?;
+                match self.bump() {
+                    Some(Tok::Close) => Ok(v),
+                    _ => Err("missing )".into()),
+                }
+            }
+            Some(Tok::Num(num)) => {
+                let mut unit = None;
+                match (self.toks.get(self.pos), self.toks.get(self.pos + 1)) {
+                    (Some(Tok::Ident(u)), _) if unit_secs(u).is_some() => {
+                        unit = unit_secs(u);
+                        self.pos += 1;
+                    }
+                    (Some(Tok::Dot), Some(Tok::Ident(u))) if unit_secs(u).is_some() => {
+                        unit = unit_secs(u);
+                        self.pos += 2;
+                    }
+                    _ => {}
+                }
+                Ok(Value { num, unit })
+            }
+            other => Err(format!("expected a number, found {other:?}")),
+        }
+    }
+    /// `name(args)`, `name value` (infix) or a bare `name`.
+    fn segment(&mut self) -> Result<Option<(String, Vec<Value>)>, String> {
+        while self.peek() == Some(&Tok::Dot) {
+            self.pos += 1;
+        }
+        let name = match self.bump() {
+            None => return Ok(None),
+            Some(Tok::Ident(n)) => n,
+            Some(t) => return Err(format!("expected a step or modifier name, found {t:?}")),
+        };
+        let mut args = Vec::new();
+        match self.peek() {
+            Some(Tok::Open) => {
+                self.pos += 1;
+                if self.peek() == Some(&Tok::Close) {
+                    self.pos += 1;
+                } else {
+                    loop {
+                        args.push(self.value()?);
+                        match self.bump() {
+                            Some(Tok::Comma) => {}
+                            Some(Tok::Close) => break,
+                            _ => return Err(format!("missing ) after the arguments of {name}")),
+                        }
+                    }
+                }
+            }
+            Some(Tok::Num(_)) => args.push(self.value()?),
+            _ => {}
+        }
+        Ok(Some((name, args)))
+    }
+}
+
+const FORMS: &str = "nothingFor(d), atOnceUsers(n), rampUsers(n).during(d), constantUsersPerSec(r).during(d)[.randomized], rampUsersPerSec(r1).to(r2).during(d)[.randomized], stressPeakUsers(n).during(d), incrementUsersPerSec(r).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(r0)], constantConcurrentUsers(n).during(d), rampConcurrentUsers(a).to(b).during(d), incrementConcurrentUsers(n).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(n0)]; durations as 30, 30s, 500 ms, 2.minutes or (1 minute)";
+
+/// Parses one step into one or more [`Step`]s (staircases expand).
+pub fn parse_step(s: &str) -> Result<Vec<Step>, String> {
+    let err = |why: String| format!("injection step {s:?}: {why}; accepted: {FORMS}");
+    let toks = tokenize(s).map_err(err)?;
+    let mut p = Parser { toks, pos: 0 };
+    let mut segs: Vec<(String, Vec<Value>)> = Vec::new();
+    while let Some(seg) = p.segment().map_err(err)? {
+        segs.push(seg);
+    }
+    let Some((head, head_args)) = segs.first().cloned() else {
+        return Err(err("empty".into()));
+    };
+    let get = |key: &str| {
+        segs.iter()
+            .skip(1)
+            .find(|(n, _)| n == key)
+            .map(|(_, a)| a.clone())
+    };
+    let num = |args: &[Value], what: &str| -> Result<f64, String> {
+        match args {
+            [v] if v.num.is_finite() && v.num >= 0.0 => Ok(v.num),
+            _ => Err(err(format!("{what} needs one non-negative number"))),
+        }
+    };
+    let count = |args: &[Value], what: &str| -> Result<u64, String> {
+        let n = num(args, what)?;
+        if n.fract() != 0.0 {
+            return Err(err(format!("{what} needs a whole number")));
+        }
+        Ok(n as u64)
+    };
+    let dur = |key: &str| -> Result<Duration, String> {
+        let args = get(key).ok_or_else(|| err(format!("{head} needs .{key}(duration)")))?;
+        match args.as_slice() {
+            [v] if v.num.is_finite() && v.num >= 0.0 => {
+                Ok(Duration::from_secs_f64(v.num * v.unit.unwrap_or(1.0)))
+            }
+            _ => Err(err(format!("{key} needs one duration"))),
+        }
+    };
+    let during = || {
+        if get("during").is_none() && get("over").is_some() {
+            dur("over")
+        } else {
+            dur("during")
+        }
+    };
+    let randomized = segs.iter().skip(1).any(|(n, _)| n == "randomized");
+    let known = [
+        "during",
+        "over",
+        "to",
+        "randomized",
+        "times",
+        "eachLevelLasting",
+        "separatedByRampsLasting",
+        "startingFrom",
+    ];
+    if let Some((n, _)) = segs
+        .iter()
+        .skip(1)
+        .find(|(n, _)| !known.contains(&n.as_str()))
+    {
+        return Err(err(format!("unknown modifier {n:?}")));
+    }
+    let steps = match head.as_str() {
+        "nothingFor" => match head_args.as_slice() {
+            [v] => vec![Step::NothingFor(Duration::from_secs_f64(
+                v.num.max(0.0) * v.unit.unwrap_or(1.0),
+            ))],
+            _ => return Err(err("nothingFor needs one duration".into())),
+        },
+        "atOnceUsers" => vec![Step::AtOnce(count(&head_args, "atOnceUsers")?)],
+        "rampUsers" => vec![Step::Ramp {
+            users: count(&head_args, "rampUsers")?,
+            during: during()?,
+        }],
+        "constantUsersPerSec" => vec![Step::ConstantRate {
+            rate: num(&head_args, "constantUsersPerSec")?,
+            during: during()?,
+            randomized,
+        }],
+        "rampUsersPerSec" => vec![Step::RampRate {
+            from: num(&head_args, "rampUsersPerSec")?,
+            to: num(
+                &get("to").ok_or_else(|| err("rampUsersPerSec needs .to(rate)".into()))?,
+                "to",
+            )?,
+            during: during()?,
+            randomized,
+        }],
+        "stressPeakUsers" => vec![Step::StressPeak {
+            users: count(&head_args, "stressPeakUsers")?,
+            during: during()?,
+        }],
+        "constantConcurrentUsers" => vec![Step::ConstantConcurrent {
+            users: count(&head_args, "constantConcurrentUsers")?,
+            during: during()?,
+        }],
+        "rampConcurrentUsers" => vec![Step::RampConcurrent {
+            from: count(&head_args, "rampConcurrentUsers")?,
+            to: count(
+                &get("to").ok_or_else(|| err("rampConcurrentUsers needs .to(n)".into()))?,
+                "to",
+            )?,
+            during: during()?,
+        }],
+        "incrementUsersPerSec" | "incrementConcurrentUsers" => {
+            let incr = num(&head_args, &head)?;
+            let times = count(
+                &get("times").ok_or_else(|| err(format!("{head} needs .times(k)")))?,
+                "times",
+            )?;
+            let level = dur("eachLevelLasting")?;
+            let ramp = get("separatedByRampsLasting")
+                .map(|_| dur("separatedByRampsLasting"))
+                .transpose()?
+                .unwrap_or_default();
+            let start = get("startingFrom")
+                .map(|a| num(&a, "startingFrom"))
+                .transpose()?
+                .unwrap_or(0.0);
+            staircase(
+                head == "incrementConcurrentUsers",
+                incr,
+                times,
+                level,
+                ramp,
+                start,
+            )
+        }
+        other => return Err(err(format!("unknown step {other:?}"))),
+    };
+    Ok(steps)
+}
+
+/// Gatling's staircase: from 0, (ramp, level)×k; from r0 > 0, level, (ramp, level)×(k−1).
+fn staircase(
+    closed: bool,
+    incr: f64,
+    times: u64,
+    level: Duration,
+    ramp: Duration,
+    start: f64,
+) -> Vec<Step> {
+    let lvl = |rate: f64| {
+        if closed {
+            Step::ConstantConcurrent {
+                users: rate.round() as u64,
+                during: level,
+            }
+        } else {
+            Step::ConstantRate {
+                rate,
+                during: level,
+                randomized: false,
+            }
+        }
+    };
+    let rmp = |from: f64, to: f64| {
+        if closed {
+            Step::RampConcurrent {
+                from: from.round() as u64,
+                to: to.round() as u64,
+                during: ramp,
+            }
+        } else {
+            Step::RampRate {
+                from,
+                to,
+                during: ramp,
+                randomized: false,
+            }
+        }
+    };
+    let mut out = Vec::new();
+    for i in 0..times {
+        let i = i as f64;
+        if ramp > Duration::ZERO && start == 0.0 {
+            out.push(rmp(i * incr, (i + 1.0) * incr));
+            out.push(lvl((i + 1.0) * incr));
+        } else {
+            let rate = start + i * incr;
+            out.push(lvl(rate));
+            if ramp > Duration::ZERO && (i as u64) < times - 1 {
+                out.push(rmp(rate, rate + incr));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Profile {
+        Profile::parse(&[s.to_string()]).unwrap()
+    }
+
+    fn secs(d: Duration) -> f64 {
+        d.as_secs_f64()
+    }
+
+    #[test]
+    fn both_spellings_parse_to_the_same_steps() {
+        assert_eq!(
+            p("rampUsers(100).during(60)"),
+            p("rampUsers(100) over (1 minute)")
+        );
+        assert_eq!(
+            p("rampUsers(100).during(60)"),
+            p("rampUsers(100).during(60.seconds)")
+        );
+        assert_eq!(
+            p("constantUsersPerSec(20).during(15)"),
+            p("constantUsersPerSec(20) during (15 seconds)")
+        );
+        assert_eq!(
+            p("rampUsersPerSec(10).to(20).during(10.minutes).randomized"),
+            p("rampUsersPerSec(10) to 20 during (10 minutes) randomized")
+        );
+        assert_eq!(
+            p("nothingFor(500 ms)").steps,
+            vec![Step::NothingFor(Duration::from_millis(500))]
+        );
+        let chained = p("nothingFor(4), atOnceUsers(10), rampUsers(10).during(5)");
+        assert_eq!(chained.steps.len(), 3);
+        assert_eq!(secs(chained.duration()), 9.0);
+    }
+
+    #[test]
+    fn errors_name_the_step_and_list_the_forms() {
+        for (bad, needle) in [
+            ("rampUsers(10)", "needs .during"),
+            ("rampUser(10).during(5)", "unknown step"),
+            ("rampUsers(10).during(5).sideways", "unknown modifier"),
+            ("atOnceUsers(1.5)", "whole number"),
+            ("rampUsers(10).during(5", "missing )"),
+            ("constantUsersPerSec(-1).during(5)", "unexpected character"),
+        ] {
+            let e = Profile::parse(&[bad.to_string()]).unwrap_err();
+            assert!(e.contains(needle) && e.contains("accepted:"), "{bad}: {e}");
+        }
+        let e = Profile::parse(&["atOnceUsers(1), constantConcurrentUsers(2).during(1)".into()])
+            .unwrap_err();
+        assert!(e.contains("cannot be mixed"), "{e}");
+    }
+
+    #[test]
+    fn open_steps_arrive_exactly() {
+        let a: Vec<Duration> = p("nothingFor(2), atOnceUsers(3), rampUsers(4).during(2)")
+            .arrivals(1)
+            .collect();
+        let ms: Vec<u128> = a.iter().map(|d| d.as_millis()).collect();
+        assert_eq!(ms, [2000, 2000, 2000, 2000, 2500, 3000, 3500]);
+        // constantUsersPerSec(r).during(d) is rampUsers(round(r·d)).during(d).
+        let c: Vec<Duration> = p("constantUsersPerSec(50).during(10)")
+            .arrivals(1)
+            .collect();
+        assert_eq!(c.len(), 500);
+        assert_eq!(c[1], Duration::from_millis(20));
+        assert!(c.iter().all(|t| *t < Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn ramp_rate_counts_and_density() {
+        let a: Vec<Duration> = p("rampUsersPerSec(10).to(30).during(10)")
+            .arrivals(1)
+            .collect();
+        assert_eq!(a.len(), 200);
+        let first = a.iter().filter(|t| **t < Duration::from_secs(1)).count();
+        let last = a.iter().filter(|t| **t >= Duration::from_secs(9)).count();
+        // Rate 10→12 in the first second, 28→30 in the last.
+        assert_eq!(first, 11);
+        assert_eq!(last, 29);
+        assert!(a.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn randomized_steps_are_poisson_with_the_right_count() {
+        let a: Vec<Duration> = p("constantUsersPerSec(1000).during(10).randomized")
+            .arrivals(9)
+            .collect();
+        assert!((9_700..10_300).contains(&a.len()), "{}", a.len());
+        assert!(a.iter().all(|t| *t < Duration::from_secs(10)));
+        let r: Vec<Duration> = p("rampUsersPerSec(0).to(2000).during(10).randomized")
+            .arrivals(9)
+            .collect();
+        assert!((9_700..10_300).contains(&r.len()), "{}", r.len());
+        let early = r.iter().filter(|t| **t < Duration::from_secs(5)).count();
+        assert!((2_300..2_700).contains(&early), "{early}");
+    }
+
+    #[test]
+    fn stress_peak_is_a_smoothed_step() {
+        let a: Vec<Duration> = p("stressPeakUsers(1000).during(20)").arrivals(1).collect();
+        assert_eq!(a.len(), 1000);
+        assert_eq!(a[0], Duration::ZERO);
+        assert!(a.windows(2).all(|w| w[0] <= w[1]));
+        let middle = a
+            .iter()
+            .filter(|t| (8.0..12.0).contains(&secs(**t)))
+            .count();
+        let edges = a
+            .iter()
+            .filter(|t| secs(**t) < 4.0 || secs(**t) >= 16.0)
+            .count();
+        assert!(middle > 300, "{middle}");
+        assert!(edges < 100, "{edges}");
+        assert!((erf(erfinv(0.3)) - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn staircases_expand_like_gatling() {
+        let s = p("incrementUsersPerSec(10).times(3).eachLevelLasting(10).separatedByRampsLasting(5).startingFrom(5)");
+        let rates: Vec<String> = s
+            .steps
+            .iter()
+            .map(|st| match st {
+                Step::ConstantRate { rate, .. } => format!("L{rate}"),
+                Step::RampRate { from, to, .. } => format!("R{from}-{to}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(rates, ["L5", "R5-15", "L15", "R15-25", "L25"]);
+        assert_eq!(secs(s.duration()), 40.0);
+        let z =
+            p("incrementUsersPerSec(10).times(2).eachLevelLasting(10).separatedByRampsLasting(5)");
+        assert_eq!(z.steps.len(), 4);
+        let users = z.arrivals(1).count();
+        // ramp 0→10 over 5 s (25) + 10/s for 10 s (100) + ramp 10→20 (75) + 20/s for 10 s (200)
+        assert_eq!(users, 400);
+    }
+
+    #[test]
+    fn closed_profiles_give_concurrency_over_time() {
+        let c =
+            p("constantConcurrentUsers(10).during(5), rampConcurrentUsers(10).to(20).during(10)");
+        assert!(c.is_closed());
+        assert_eq!(c.concurrency_at(Duration::from_secs(0)), 10);
+        assert_eq!(c.concurrency_at(Duration::from_secs(5)), 10);
+        assert_eq!(c.concurrency_at(Duration::from_secs(10)), 15);
+        assert_eq!(c.concurrency_at(Duration::from_secs(15)), 0);
+        let st = p("incrementConcurrentUsers(5).times(3).eachLevelLasting(10).startingFrom(10)");
+        let levels: Vec<u64> = [0, 10, 20, 29]
+            .iter()
+            .map(|&s| st.concurrency_at(Duration::from_secs(s)))
+            .collect();
+        assert_eq!(levels, [10, 15, 20, 20]);
+    }
+}

@@ -1,0 +1,59 @@
+//! A scripted HTTP server for the engine's tests: thread per connection on
+//! 127.0.0.1:0, answering every complete request in its buffer through a closure.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a scripted server does with the n-th request it reads (n counts from 0 across
+/// all connections). Returning false closes the connection.
+pub type Behaviour = Arc<dyn Fn(&mut TcpStream, u64) -> bool + Send + Sync>;
+
+/// Serves on 127.0.0.1:0, one thread per connection; returns the URL.
+pub fn serve(path: &str, behaviour: Behaviour) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let counter = Arc::new(AtomicU64::new(0));
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let b = behaviour.clone();
+            let counter = counter.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    // Answer every complete request in the buffer (pipelining).
+                    while let Some(end) = find(&buf, b"\r\n\r\n") {
+                        buf.drain(..end + 4);
+                        let n = counter.fetch_add(1, Ordering::SeqCst);
+                        if !b(&mut s, n) {
+                            return;
+                        }
+                    }
+                    match s.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}{path}")
+}
+
+pub fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+pub fn ok_response(body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nServer: scripted\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}

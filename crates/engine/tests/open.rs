@@ -1,0 +1,217 @@
+//! Open-model shapes against scripted servers on 127.0.0.1:0: fixed rate, a freezing
+//! server (coordinated omission), Gatling injection, and httperf-style sessions. Every
+//! run is bounded in time and count.
+
+mod common;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{ok_response, serve};
+use stampede_engine::arrivals::Period;
+use stampede_engine::inject::Profile;
+use stampede_engine::{run, Control, LoadSpec, RequestBuilder, RunResult, Session, Shape, Target};
+
+fn spec(url: &str, shape: Shape) -> LoadSpec {
+    let target = Target::parse(url).unwrap();
+    let req = RequestBuilder::native(&target, "GET", true).build();
+    let mut s = LoadSpec::new(target, req);
+    s.shape = shape;
+    s.timeout = Some(Duration::from_secs(5));
+    s
+}
+
+fn go(mut s: LoadSpec) -> RunResult {
+    s.validate().unwrap();
+    let t = Instant::now();
+    let r = run(&s, Arc::new(Control::default())).unwrap().result;
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        r.requests.started,
+        r.requests.completed + r.requests.failed + r.requests.abandoned
+    );
+    r
+}
+
+fn pong() -> String {
+    serve(
+        "/",
+        Arc::new(|s, _| s.write_all(&ok_response("PONG")).is_ok()),
+    )
+}
+
+#[test]
+fn fixed_rate_offers_exactly_the_arrivals() {
+    let url = pong();
+    let mut s = spec(
+        &url,
+        Shape::Rate {
+            rate: 2000.0,
+            poisson: false,
+        },
+    );
+    s.connections = 8;
+    s.threads = 2;
+    s.duration = Some(Duration::from_secs(1));
+    let r = go(s);
+    let open = r.open.clone().unwrap();
+    // 2,000 arrivals have an offset below one second; each was sent or counted unsent.
+    assert_eq!(r.requests.started + open.never_sent, 2000, "{open:?}");
+    assert!(r.requests.completed >= 1990, "{}", r.requests.completed);
+    assert_eq!(open.target_rate, Some(2000.0));
+    assert!(r.requests.failed == 0);
+    assert_eq!(r.histograms.send_lag.0.len(), r.requests.started);
+}
+
+#[test]
+fn a_freeze_shows_in_corrected_latency_only() {
+    // Every request takes the gate; request 300 holds it for 300 ms: the server freezes.
+    let gate = Arc::new(Mutex::new(()));
+    let url = serve(
+        "/",
+        Arc::new(move |s, n| {
+            let _g = gate.lock().unwrap();
+            if n == 300 {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            s.write_all(&ok_response("x")).is_ok()
+        }),
+    );
+    let mut s = spec(
+        &url,
+        Shape::Rate {
+            rate: 1000.0,
+            poisson: false,
+        },
+    );
+    s.connections = 1;
+    s.threads = 1;
+    s.duration = Some(Duration::from_millis(1200));
+    let r = go(s);
+    let corrected = r.latency.at(90.0).unwrap();
+    let uncorrected = r.latency_uncorrected.at(99.0).unwrap();
+    assert!(corrected > 50_000, "corrected p90 {corrected} µs");
+    assert!(uncorrected < 20_000, "uncorrected p99 {uncorrected} µs");
+    // The one request caught in the freeze shows in both maxima.
+    assert!(r.latency_uncorrected.max_us >= 290_000);
+    let open = r.open.unwrap();
+    assert!(open.behind);
+    assert!(open.cause.unwrap().contains("connections were busy"));
+}
+
+#[test]
+fn gatling_open_injection_one_connection_per_user() {
+    let url = pong();
+    let profile = Profile::parse(&[
+        "atOnceUsers(5)".into(),
+        "rampUsers(20).during(500 ms)".into(),
+    ])
+    .unwrap();
+    let mut s = spec(&url, Shape::Users(profile));
+    s.threads = 2;
+    let r = go(s);
+    let sess = r.sessions.unwrap();
+    assert_eq!((sess.started, sess.completed, sess.failed), (25, 25, 0));
+    assert_eq!(r.requests.completed, 25);
+    assert_eq!(r.connections_opened, 25);
+    assert!(r.duration_s >= 0.45, "{}", r.duration_s);
+}
+
+#[test]
+fn gatling_closed_injection_keeps_concurrency() {
+    let active = Arc::new(AtomicU64::new(0));
+    let peak = Arc::new(AtomicU64::new(0));
+    let (a, p) = (active.clone(), peak.clone());
+    let url = serve(
+        "/",
+        Arc::new(move |s, _| {
+            let now = a.fetch_add(1, Ordering::SeqCst) + 1;
+            p.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(20));
+            a.fetch_sub(1, Ordering::SeqCst);
+            s.write_all(&ok_response("x")).is_ok()
+        }),
+    );
+    let profile = Profile::parse(&["constantConcurrentUsers(3).during(600 ms)".into()]).unwrap();
+    let mut s = spec(&url, Shape::Users(profile));
+    s.threads = 1;
+    let r = go(s);
+    let sess = r.sessions.unwrap();
+    assert_eq!(sess.max_concurrent, 3);
+    assert_eq!(peak.load(Ordering::SeqCst), 3);
+    // About 3 users per 20 ms for 600 ms.
+    assert!((40..=95).contains(&sess.completed), "{}", sess.completed);
+    assert_eq!(sess.failed, 0);
+}
+
+#[test]
+fn httperf_sessions_with_bursts_and_think_time() {
+    let url = pong();
+    let mut s = spec(
+        &url,
+        Shape::Sessions {
+            period: Some(Period::Deterministic(0.01)),
+            count: 10,
+        },
+    );
+    s.threads = 2;
+    s.session = Session {
+        calls: 6,
+        burst: 3,
+        think: Duration::from_millis(50),
+    };
+    let r = go(s);
+    let sess = r.sessions.unwrap();
+    assert_eq!((sess.started, sess.completed), (10, 10));
+    assert_eq!(r.requests.completed, 60);
+    assert_eq!(r.connections_opened, 10);
+    // Two bursts with one think time between them.
+    assert!(sess.lifetime.min_us >= 50_000, "{:?}", sess.lifetime);
+    assert_eq!(r.open.unwrap().target_rate, Some(100.0));
+}
+
+#[test]
+fn sequential_sessions_run_one_at_a_time() {
+    let url = pong();
+    let mut s = spec(
+        &url,
+        Shape::Sessions {
+            period: None,
+            count: 5,
+        },
+    );
+    s.threads = 4;
+    s.session = Session {
+        calls: 2,
+        burst: 2,
+        think: Duration::ZERO,
+    };
+    let r = go(s);
+    let sess = r.sessions.unwrap();
+    assert_eq!(sess.max_concurrent, 1);
+    assert_eq!(sess.completed, 5);
+    assert_eq!(r.requests.completed, 10);
+}
+
+#[test]
+fn sessions_against_a_dead_port_fail_cleanly() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut s = spec(
+        &format!("http://127.0.0.1:{port}/"),
+        Shape::Sessions {
+            period: Some(Period::Deterministic(0.001)),
+            count: 20,
+        },
+    );
+    s.session.calls = 3;
+    let r = go(s);
+    let sess = r.sessions.unwrap();
+    assert_eq!((sess.started, sess.failed), (20, 20));
+    assert_eq!(r.errors.get("connect_refused"), Some(&20));
+}
