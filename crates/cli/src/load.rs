@@ -1,8 +1,18 @@
 //! `stampede load`: the native interface to the engine, with a compact summary and JSON.
 
-use clap::{ArgAction, Args};
-use stampede_engine::{LoadSpec, RequestBuilder};
-use stampede_report::{loud_warnings, summary};
+use clap::{ArgAction, Args, ValueEnum};
+use stampede_engine::inject::Profile;
+use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
+use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
+
+/// The report printed at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// stampede's compact summary.
+    Text,
+    /// Gatling's console summary (OK/KO, response time distribution, errors).
+    Gatling,
+}
 
 use crate::common::{self, Exit, ProgressOptions};
 
@@ -47,9 +57,55 @@ pub struct LoadArgs {
     /// Request body from a file
     #[arg(long = "body-file", value_name = "FILE")]
     pub body_file: Option<String>,
-    /// Per-request timeout
-    #[arg(long = "timeout", value_name = "T", default_value = "30s", value_parser = common::parse_duration)]
-    pub timeout: std::time::Duration,
+    /// Per-request timeout (default 30s; 60s with --inject, as Gatling)
+    #[arg(long = "timeout", value_name = "T", value_parser = common::parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Offer R requests per second over the connection pool (open model; latency counts
+    /// from each request's scheduled start, correcting coordinated omission)
+    #[arg(
+        short = 'R',
+        long = "rate",
+        value_name = "R",
+        conflicts_with = "inject"
+    )]
+    pub rate: Option<f64>,
+    /// With --rate: Poisson arrivals instead of evenly spaced ones
+    #[arg(long = "poisson", requires = "rate")]
+    pub poisson: bool,
+    /// A Gatling injection step, e.g. 'rampUsers(100).during(60)' or
+    /// 'constantUsersPerSec(50) during (1 minute)' (repeatable, chained in order); each
+    /// user opens its own connection, makes --calls requests and closes it
+    #[arg(long = "inject", value_name = "STEP", action = ArgAction::Append)]
+    pub inject: Vec<String>,
+    /// Requests per user (with --inject)
+    #[arg(
+        long = "calls",
+        value_name = "N",
+        default_value_t = 1,
+        requires = "inject"
+    )]
+    pub calls: u32,
+    /// Requests a user writes back to back before waiting for their responses
+    #[arg(
+        long = "burst",
+        value_name = "N",
+        default_value_t = 1,
+        requires = "inject"
+    )]
+    pub burst: u32,
+    /// Pause between a user's bursts
+    #[arg(long = "think", value_name = "T", default_value = "0s", value_parser = common::parse_duration, requires = "inject")]
+    pub think: std::time::Duration,
+    /// Report format
+    #[arg(long = "format", value_enum, default_value = "text")]
+    pub format: Format,
+    /// Bounds of the Gatling response-time distribution, in ms
+    #[arg(
+        long = "gatling-bounds",
+        value_name = "LOW,HIGH",
+        default_value = "800,1200"
+    )]
+    pub gatling_bounds: String,
     /// Connect to this Unix socket, keeping the URL's host and path for the request
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<String>,
@@ -73,17 +129,38 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     if let Some(f) = &a.body_file {
         b = b.body(common::read_body(f)?);
     }
+    let bounds = parse_bounds(&a.gatling_bounds)?;
     let mut spec = LoadSpec::new(target, b.build());
     spec.connections = a.connections;
     spec.threads = a.threads.unwrap_or_else(common::cpus);
     spec.requests = a.requests;
-    spec.duration = match (a.requests, a.duration) {
-        (None, None) => Some(std::time::Duration::from_secs(10)),
-        (_, d) => d,
-    };
     spec.keepalive = keepalive;
     spec.pipeline = a.pipeline;
-    spec.timeout = Some(a.timeout);
+    spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
+    if !a.inject.is_empty() {
+        let profile =
+            Profile::parse(&a.inject).map_err(|e| Exit::usage(format!("--inject: {e}")))?;
+        spec.shape = Shape::Users(profile);
+        spec.session = Session {
+            calls: a.calls,
+            burst: a.burst,
+            think: a.think,
+        };
+        // -d caps the run, as Gatling's maxDuration; otherwise it ends when the users do.
+        spec.duration = a.duration;
+        spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(60)));
+    } else {
+        if let Some(rate) = a.rate {
+            spec.shape = Shape::Rate {
+                rate,
+                poisson: a.poisson,
+            };
+        }
+        spec.duration = match (a.requests, a.duration) {
+            (None, None) => Some(std::time::Duration::from_secs(10)),
+            (_, d) => d,
+        };
+    }
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -92,16 +169,38 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         },
     )?;
     let r = &run.result;
+    let text = || match a.format {
+        Format::Text => summary(r),
+        Format::Gatling => gatling_report(r, bounds),
+    };
     match a.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
-            common::out(&summary(r));
+            common::out(&text());
         }
-        None => common::out(&summary(r)),
+        None => common::out(&text()),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }
     Ok(())
+}
+
+fn parse_bounds(s: &str) -> Result<GatlingBounds, Exit> {
+    let err = || {
+        Exit::usage(format!(
+            "--gatling-bounds: {s:?} is not LOW,HIGH in ms with LOW < HIGH, e.g. 800,1200"
+        ))
+    };
+    let (lo, hi) = s.split_once(',').ok_or_else(err)?;
+    let lo: u64 = lo.trim().parse().map_err(|_| err())?;
+    let hi: u64 = hi.trim().parse().map_err(|_| err())?;
+    if lo >= hi {
+        return Err(err());
+    }
+    Ok(GatlingBounds {
+        lower_ms: lo,
+        higher_ms: hi,
+    })
 }

@@ -4,6 +4,7 @@
 
 mod ab;
 mod common;
+mod httperf;
 mod load;
 mod serve;
 mod wrk;
@@ -17,7 +18,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab` and `wrk` accept those tools' flags and print their reports."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk` and `httperf` accept those tools' flags and print their reports; `serve` runs the reference server."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,6 +34,12 @@ enum Command {
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// httperf-compatible flags and report: stampede httperf --server H --port P --uri /x
+    #[command(disable_help_flag = true)]
+    Httperf {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -62,6 +69,7 @@ fn main() {
         Command::Serve(a) => serve::main(a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
+        Command::Httperf { args } => httperf::main(&args),
     };
     if let Err(e) = res {
         if !e.message.is_empty() {

@@ -1,11 +1,13 @@
 //! `stampede wrk`: wrk's flags and report, measured with stampede's engine.
 //!
 //! The request is wrk's default (`GET path HTTP/1.1` with a Host header and any `-H`
-//! headers); `--latency` prints wrk2's HdrHistogram distribution. Lua scripts (`-s`) are
-//! not supported: the native flags cover what scripts are mostly used for.
+//! headers); `--latency` prints wrk2's HdrHistogram distribution. `-R` is wrk2's fixed
+//! rate, exact from the first request (no calibration period), and `-U` adds the
+//! uncorrected distribution. Lua scripts (`-s`) are not supported: the native flags
+//! cover what scripts are mostly used for.
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{LoadSpec, RequestBuilder};
+use stampede_engine::{LoadSpec, RequestBuilder, Shape};
 use stampede_report::{loud_warnings, wrk_report, WrkInfo};
 
 use crate::ab::clap_exit;
@@ -40,9 +42,10 @@ pub struct WrkArgs {
     /// Socket/request timeout
     #[arg(short = 'T', long = "timeout", value_name = "T", default_value = "2s", value_parser = common::parse_duration)]
     timeout: std::time::Duration,
-    /// wrk2's constant throughput (requests/s)
-    #[arg(short = 'R', long = "rate", value_name = "R")]
-    rate: Option<String>,
+    /// wrk2's constant throughput: requests/s for the whole run, latency corrected for
+    /// coordinated omission
+    #[arg(short = 'R', long = "rate", value_name = "R", value_parser = common::parse_metric)]
+    rate: Option<u64>,
     /// wrk2's uncorrected latency histogram
     #[arg(short = 'U', long = "u_latency")]
     u_latency: bool,
@@ -73,9 +76,9 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             "-s/--script: Lua scripts are not supported; use the native flags instead: --pipeline N (pipeline.lua), -H 'Name: value' (headers), -m METHOD and --body-file FILE (post.lua)",
         ));
     }
-    if a.rate.is_some() || a.u_latency {
+    if a.rate == Some(0) {
         return Err(Exit::usage(
-            "-R/--rate and -U: wrk2's fixed-rate mode is not available yet in this version; run closed-loop without -R",
+            "-R/--rate: the rate must be at least 1 request per second",
         ));
     }
     if a.connections == 0 || a.threads == 0 {
@@ -105,6 +108,12 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     spec.duration = Some(a.duration);
     spec.timeout = Some(a.timeout);
     spec.pipeline = a.pipeline;
+    if let Some(rate) = a.rate {
+        spec.shape = Shape::Rate {
+            rate: rate as f64,
+            poisson: false,
+        };
+    }
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -117,7 +126,8 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         threads: a.threads,
         connections: a.connections,
         duration_s: a.duration.as_secs_f64(),
-        latency: a.latency,
+        latency: a.latency || a.u_latency,
+        uncorrected: a.u_latency,
     };
     common::out(&wrk_report(&run.result, &info));
     for w in loud_warnings(&run.result) {

@@ -265,7 +265,7 @@ fn wrong_flags_name_the_flag_and_exit_2() {
             &["wrk", "-s", "x.lua", "http://127.0.0.1:9/"],
             "Lua scripts",
         ),
-        (&["wrk", "-R", "1000", "http://127.0.0.1:9/"], "-R"),
+        (&["wrk", "-R", "fast", "http://127.0.0.1:9/"], "--rate"),
         (&["load", "-d", "10parsecs", "http://127.0.0.1:9/"], "unit"),
         (&["load", "ftp://127.0.0.1/", "-n", "1"], "scheme"),
     ];
@@ -311,4 +311,205 @@ fn load_summary_and_pipelining() {
     assert!(o.contains("2,000 completed"), "{o}");
     assert!(o.contains("200 × 2,000"), "{o}");
     assert!(o.contains("errors      none"), "{o}");
+}
+
+#[test]
+fn wrk_fixed_rate_prints_both_distributions() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "wrk",
+        "-t",
+        "2",
+        "-c",
+        "8",
+        "-d",
+        "1s",
+        "-R",
+        "2000",
+        "-U",
+        &srv.url("/pong"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(o.contains("(HdrHistogram - Recorded Latency)"), "{o}");
+    assert!(o.contains("(HdrHistogram - Uncorrected Latency (measured without taking delayed starts into account))"), "{o}");
+    let rps: f64 = line_value(&o, "Requests/sec:").parse().unwrap();
+    assert!((1900.0..=2010.0).contains(&rps), "{rps}");
+}
+
+#[test]
+fn load_rate_json_reports_the_schedule() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "--rate",
+        "500",
+        "-d",
+        "1s",
+        "-c",
+        "4",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["open"]["target_rate"], 500.0);
+    let sent =
+        v["requests"]["started"].as_u64().unwrap() + v["open"]["never_sent"].as_u64().unwrap();
+    assert_eq!(sent, 500);
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../schema/run-result.v1.json")).unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&v));
+}
+
+#[test]
+fn gatling_injection_and_report() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "load",
+        &srv.url("/chat"),
+        "--inject",
+        "atOnceUsers(10)",
+        "--inject",
+        "rampUsers(20) over (1 seconds)",
+        "--calls",
+        "2",
+        "--format",
+        "gatling",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(
+        o.contains(
+            "> request count                                         60 (OK=60     KO=0     )"
+        ),
+        "{o}"
+    );
+    assert!(o.contains("---- Response Time Distribution ----"), "{o}");
+    assert!(
+        o.contains("> failed                                                 0 (  0%)"),
+        "{o}"
+    );
+    let bad = stampede(&["load", &srv.url("/"), "--inject", "rampUsers(10)"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("needs .during(duration)"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+#[test]
+fn httperf_report_matches_httperf_counts() {
+    let srv = Srv::start();
+    let args = [
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &srv.addr.port().to_string(),
+        "--uri",
+        "/pong",
+        "--num-conns",
+        "20",
+        "--num-calls",
+        "10",
+        "--burst-length",
+        "5",
+        "--rate",
+        "50",
+    ]
+    .map(String::from);
+    let mut ours = vec!["httperf".to_string(), "--hog".into()];
+    ours.extend(args.iter().cloned());
+    let out = stampede(&ours.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("Total: connections 20 requests 200 replies 200 test-duration"),
+        "{o}"
+    );
+    for key in [
+        "Connection rate:",
+        "Connection time [ms]: connect",
+        "Reply rate [replies/s]:",
+        "CPU time [s]:",
+        "Net I/O:",
+    ] {
+        assert!(o.contains(key), "missing {key} in\n{o}");
+    }
+    assert_eq!(
+        line_value(&o, "Reply status:"),
+        "1xx=0 2xx=200 3xx=0 4xx=0 5xx=0"
+    );
+    assert_eq!(
+        line_value(&o, "Errors: total"),
+        "0 client-timo 0 socket-timo 0 connrefused 0 connreset 0"
+    );
+    match Command::new("httperf").arg("--hog").args(&args).output() {
+        Ok(h) => {
+            let h = text(&h.stdout);
+            for key in [
+                "Request size [B]:",
+                "Reply size [B]:",
+                "Reply status:",
+                "Connection length [replies/conn]:",
+            ] {
+                assert_eq!(line_value(&h, key), line_value(&o, key), "{key}");
+            }
+            assert_eq!(
+                line_value(&h, "Total:").split(" test-duration").next(),
+                line_value(&o, "Total:").split(" test-duration").next()
+            );
+        }
+        Err(_) => assert!(
+            std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
+            "httperf is required"
+        ),
+    }
+}
+
+#[test]
+fn httperf_sessions_with_think_time() {
+    let srv = Srv::start();
+    let port = srv.addr.port().to_string();
+    let out = stampede(&[
+        "httperf",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--uri",
+        "/pong",
+        "--wsess",
+        "6,4,0.05",
+        "--burst-length",
+        "2",
+        "--rate",
+        "20",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("Total: connections 6 requests 24 replies 24"),
+        "{o}"
+    );
+    assert!(o.contains("Session rate [sess/s]:"), "{o}");
+    assert!(o.contains("(6 completed, 0 failed, 6 total)"), "{o}");
+    let bad = stampede(&[
+        "httperf",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--wsess",
+        "6,4",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--wsess"),
+        "{}",
+        text(&bad.stderr)
+    );
 }

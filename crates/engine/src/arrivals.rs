@@ -185,6 +185,21 @@ impl Period {
     }
 }
 
+impl std::fmt::Display for Period {
+    /// httperf's spelling: `d0.05`, `e0.01`, `u0.1,0.2`, `v0.5,10,0.25,20`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Period::Deterministic(t) => write!(f, "d{t}"),
+            Period::Exponential(t) => write!(f, "e{t}"),
+            Period::Uniform(a, b) => write!(f, "u{a},{b}"),
+            Period::Variable(v) => {
+                let parts: Vec<String> = v.iter().map(|(t, d)| format!("{t},{d}")).collect();
+                write!(f, "v{}", parts.join(","))
+            }
+        }
+    }
+}
+
 /// Iterator of [`Period::arrivals`].
 #[derive(Debug, Clone)]
 pub struct PeriodArrivals {

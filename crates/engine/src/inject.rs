@@ -70,6 +70,68 @@ impl Step {
     }
 }
 
+fn fmt_d(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = |randomized: bool| if randomized { ".randomized" } else { "" };
+        match *self {
+            Step::NothingFor(d) => write!(f, "nothingFor({})", fmt_d(d)),
+            Step::AtOnce(n) => write!(f, "atOnceUsers({n})"),
+            Step::Ramp { users, during } => {
+                write!(f, "rampUsers({users}).during({})", fmt_d(during))
+            }
+            Step::ConstantRate {
+                rate,
+                during,
+                randomized,
+            } => {
+                write!(
+                    f,
+                    "constantUsersPerSec({rate}).during({}){}",
+                    fmt_d(during),
+                    r(randomized)
+                )
+            }
+            Step::RampRate {
+                from,
+                to,
+                during,
+                randomized,
+            } => write!(
+                f,
+                "rampUsersPerSec({from}).to({to}).during({}){}",
+                fmt_d(during),
+                r(randomized)
+            ),
+            Step::StressPeak { users, during } => {
+                write!(f, "stressPeakUsers({users}).during({})", fmt_d(during))
+            }
+            Step::ConstantConcurrent { users, during } => {
+                write!(
+                    f,
+                    "constantConcurrentUsers({users}).during({})",
+                    fmt_d(during)
+                )
+            }
+            Step::RampConcurrent { from, to, during } => {
+                write!(
+                    f,
+                    "rampConcurrentUsers({from}).to({to}).during({})",
+                    fmt_d(during)
+                )
+            }
+        }
+    }
+}
+
 /// A chain of injection steps, all open or all closed (as Gatling requires).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {

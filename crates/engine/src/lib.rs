@@ -264,6 +264,7 @@ fn build_result(
             requests: spec.requests,
             duration_s: spec.duration.map(|d| d.as_secs_f64()),
             timeout_s: spec.timeout.map(|d| d.as_secs_f64()),
+            shape: spec.shape.describe(&spec.session),
         },
         requests: Counts {
             started: rec.started,
@@ -319,7 +320,8 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
     };
     let lag = rec.hist.send_lag.stats();
     let p99 = lag.at(99.0).unwrap_or(0);
-    let behind = never_sent > 0 || p99 > 1_000;
+    // Behind: a p99 send lag over 5 ms, or more than 0.1 % of arrivals never sent.
+    let behind = p99 > 5_000 || never_sent * 1000 > started + never_sent;
     let cause = behind.then(|| {
         if spec.shape.has_sessions() {
             "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()

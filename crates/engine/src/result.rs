@@ -189,6 +189,8 @@ pub struct RunSettings {
     pub duration_s: Option<f64>,
     /// Per-request timeout in seconds, if any.
     pub timeout_s: Option<f64>,
+    /// How load was offered: `closed`, `rate 50000/s`, `users rampUsers(…)…`, `… sessions …`.
+    pub shape: String,
 }
 
 /// Request outcome counters.
@@ -324,8 +326,8 @@ pub struct OpenStats {
     pub send_lag: LatencyStats,
     /// Arrivals that were due before the end but never started.
     pub never_sent: u64,
-    /// True when the generator fell behind (p99 send lag over 1 ms, or arrivals left
-    /// unsent); `cause` then says why it most likely did.
+    /// True when the generator fell behind (p99 send lag over 5 ms, or more than 0.1 %
+    /// of arrivals left unsent); `cause` then says why it most likely did.
     pub behind: bool,
     /// The likely cause when `behind`.
     pub cause: Option<String>,

@@ -40,6 +40,41 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// A one-line description, recorded with the result.
+    pub fn describe(&self, session: &Session) -> String {
+        let per = || {
+            let mut s = format!(
+                "{} call{} per session",
+                session.calls,
+                if session.calls == 1 { "" } else { "s" }
+            );
+            if session.burst > 1 {
+                s += &format!(" in bursts of {}", session.burst);
+            }
+            if !session.think.is_zero() {
+                s += &format!(", {:?} think time", session.think);
+            }
+            s
+        };
+        match self {
+            Shape::Closed => "closed".into(),
+            Shape::Rate { rate, poisson } => {
+                format!(
+                    "rate {rate}/s{}",
+                    if *poisson { ", Poisson arrivals" } else { "" }
+                )
+            }
+            Shape::Users(p) => {
+                let steps: Vec<String> = p.steps.iter().map(|s| s.to_string()).collect();
+                format!("users {}; {}", steps.join(", "), per())
+            }
+            Shape::Sessions { period, count } => match period {
+                Some(p) => format!("{count} sessions, period {p}; {}", per()),
+                None => format!("{count} sessions one after another; {}", per()),
+            },
+        }
+    }
+
     /// True for the shapes where every arrival is a session on its own connection.
     pub fn has_sessions(&self) -> bool {
         matches!(self, Shape::Users(_) | Shape::Sessions { .. })

@@ -5,11 +5,15 @@
 //! from stampede's histograms. Renderers only read results: nothing here measures.
 
 pub mod ab;
+pub mod gatling;
+pub mod httperf;
 pub mod native;
 pub mod units;
 pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
+pub use gatling::{gatling_report, GatlingBounds};
+pub use httperf::{httperf_report, HttperfInfo};
 pub use native::summary;
 pub use wrk::{wrk_report, WrkInfo};
 
@@ -41,6 +45,14 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             r.requests.failed,
             r.requests.started,
             kinds.join(", ")
+        ));
+    }
+    if let Some(op) = r.open.as_ref().filter(|o| o.behind) {
+        out.push(format!(
+            "WARNING: the load was not offered as asked (send lag p99 {} µs, {} arrivals never sent): {}. Latencies still count from the intended start.",
+            op.send_lag.at(99.0).unwrap_or(0),
+            op.never_sent,
+            op.cause.as_deref().unwrap_or("cause unknown")
         ));
     }
     if r.requests.completed == 0 {

@@ -11,30 +11,34 @@ use crate::units::{human_bytes, human_us, thousands};
 pub fn summary(r: &RunResult) -> String {
     let mut o = String::new();
     let s = &r.settings;
-    let bound = match (s.requests, s.duration_s) {
-        (Some(n), _) => format!("{} requests", thousands(n)),
-        (None, Some(d)) => format!("{d:.0}s"),
-        _ => String::new(),
-    };
-    let _ = writeln!(
-        o,
-        "{} {} — {} connections, {} threads, {}{}, {}",
-        s.method,
-        s.url,
-        s.connections,
-        s.threads,
-        if s.keepalive {
-            "keep-alive"
-        } else {
-            "new connection per request"
-        },
+    let mut parts = Vec::new();
+    if r.sessions.is_some() {
+        parts.push(s.shape.clone());
+        parts.push(format!("{} threads", s.threads));
+    } else {
+        if s.shape != "closed" {
+            parts.push(s.shape.clone());
+        }
+        parts.push(format!("{} connections", s.connections));
+        parts.push(format!("{} threads", s.threads));
+        parts.push(
+            if s.keepalive {
+                "keep-alive"
+            } else {
+                "new connection per request"
+            }
+            .into(),
+        );
         if s.pipeline > 1 {
-            format!(", pipeline {}", s.pipeline)
-        } else {
-            String::new()
-        },
-        bound
-    );
+            parts.push(format!("pipeline {}", s.pipeline));
+        }
+    }
+    match (s.requests, s.duration_s) {
+        (Some(n), _) => parts.push(format!("{} requests", thousands(n))),
+        (None, Some(d)) => parts.push(format!("{d:.0}s")),
+        _ => {}
+    }
+    let _ = writeln!(o, "{} {} — {}", s.method, s.url, parts.join(", "));
     let q = &r.requests;
     let _ = writeln!(
         o,
@@ -58,6 +62,43 @@ pub fn summary(r: &RunResult) -> String {
         human_us(l.mean_us),
         human_us(l.stdev_us)
     );
+    if let Some(op) = &r.open {
+        let lag = &op.send_lag;
+        let target = op
+            .target_rate
+            .map(|t| format!("target {t:.0}/s, "))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  schedule    {target}achieved {:.0}/s; send lag p50 {} p99 {} max {}; {} never sent",
+            op.achieved_rate,
+            human_us(lag.at(50.0).unwrap_or(0) as f64),
+            human_us(lag.at(99.0).unwrap_or(0) as f64),
+            human_us(lag.max_us as f64),
+            thousands(op.never_sent)
+        );
+        let u = &r.latency_uncorrected;
+        let _ = writeln!(
+            o,
+            "  uncorrected p50 {}  p90 {}  p99 {}  max {}  (latency from the actual send)",
+            human_us(u.at(50.0).unwrap_or(0) as f64),
+            human_us(u.at(90.0).unwrap_or(0) as f64),
+            human_us(u.at(99.0).unwrap_or(0) as f64),
+            human_us(u.max_us as f64)
+        );
+    }
+    if let Some(s) = &r.sessions {
+        let _ = writeln!(
+            o,
+            "  sessions    {} started, {} completed, {} failed; at most {} at once; lifetime p50 {} p99 {}",
+            thousands(s.started),
+            thousands(s.completed),
+            thousands(s.failed),
+            s.max_concurrent,
+            human_us(s.lifetime.at(50.0).unwrap_or(0) as f64),
+            human_us(s.lifetime.at(99.0).unwrap_or(0) as f64)
+        );
+    }
     let statuses: Vec<String> = r
         .statuses
         .iter()

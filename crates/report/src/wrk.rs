@@ -25,6 +25,8 @@ pub struct WrkInfo {
     pub duration_s: f64,
     /// `--latency`.
     pub latency: bool,
+    /// wrk2's `-U`: also print the uncorrected latency distribution.
+    pub uncorrected: bool,
 }
 
 fn stats_row(o: &mut String, name: &str, mean: String, sd: String, max: String, within: f64) {
@@ -115,6 +117,17 @@ pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
             o,
             "----------------------------------------------------------"
         );
+        if info.uncorrected {
+            hdr_latency(
+                &mut o,
+                &r.histograms.uncorrected.0,
+                "Uncorrected Latency (measured without taking delayed starts into account)",
+            );
+            let _ = writeln!(
+                o,
+                "----------------------------------------------------------"
+            );
+        }
     }
     let _ = writeln!(
         o,

@@ -6,8 +6,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use stampede_engine::result::{Bytes, Counts, Histograms, Interval, RunSettings, SCHEMA};
+use stampede_engine::result::{OpenStats, SessionStats};
 use stampede_engine::{Hist, LatencyStats, RunResult};
-use stampede_report::{ab_csv, ab_report, summary, wrk_report, AbInfo, WrkInfo};
+use stampede_report::{
+    ab_csv, ab_report, gatling_report, httperf_report, summary, wrk_report, AbInfo, GatlingBounds,
+    HttperfInfo, WrkInfo,
+};
 
 fn hist(values: impl Iterator<Item = u64>) -> Hist {
     let mut h = Hist::default();
@@ -54,6 +58,7 @@ fn fixture() -> RunResult {
             requests: Some(10_005),
             duration_s: None,
             timeout_s: Some(30.0),
+            shape: "closed".into(),
         },
         requests: Counts {
             started: 10_005,
@@ -91,6 +96,45 @@ fn fixture() -> RunResult {
         open: None,
         sessions: None,
     }
+}
+
+/// The fixture as an open, session-shaped run: OK and KO split, sessions, a schedule.
+fn open_fixture() -> RunResult {
+    let mut r = fixture();
+    let lat = |i: u64| 180 + (i * 7919) % 900 + if i % 500 == 0 { 40_000 + i } else { 0 };
+    // 9,990 OK responses; KO: 10 responses with status 500 and 5 failures (3 timeouts
+    // after 30 s, 2 refused connections).
+    r.histograms.ok = hist((0..9_990).map(lat));
+    r.histograms.ko =
+        hist(
+            (9_990..10_000)
+                .map(lat)
+                .chain([30_001_000u64, 30_004_000, 30_011_000, 950, 1_300]),
+        );
+    r.histograms.session = hist((0..100).map(|i| 400_000 + i * 1_000));
+    r.histograms.send_lag = hist((0..10_005).map(|i| 5 + i % 40));
+    r.histograms.uncorrected = hist((0..10_000).map(|i| 150 + (i * 7919) % 700));
+    r.latency_uncorrected = r.histograms.uncorrected.stats();
+    r.statuses = BTreeMap::from([(200, 9_990), (500, 10)]);
+    r.settings.shape = "100 sessions, period d0.05; 100 calls per session in bursts of 20".into();
+    r.sessions = Some(SessionStats {
+        started: 100,
+        completed: 98,
+        failed: 2,
+        max_concurrent: 12,
+        lifetime: r.histograms.session.stats(),
+        calls: 100,
+        burst: 20,
+    });
+    r.open = Some(OpenStats {
+        target_rate: Some(20.0),
+        achieved_rate: 20.0,
+        send_lag: r.histograms.send_lag.stats(),
+        never_sent: 0,
+        behind: false,
+        cause: None,
+    });
+    r
 }
 
 fn check(name: &str, actual: &str) {
@@ -162,6 +206,7 @@ fn wrk_layouts() {
         connections: 64,
         duration_s: 5.0,
         latency: false,
+        uncorrected: false,
     };
     check("wrk.txt", &wrk_report(&fixture(), &info));
     check(
@@ -174,6 +219,30 @@ fn wrk_layouts() {
             },
         ),
     );
+}
+
+#[test]
+fn gatling_layout() {
+    check(
+        "gatling.txt",
+        &gatling_report(&open_fixture(), GatlingBounds::default()),
+    );
+}
+
+#[test]
+fn httperf_layout() {
+    let info = HttperfInfo {
+        command: "stampede httperf --server=localhost --port=8080 --uri=/pong --rate=20 --num-conns=100 --num-calls=100 --burst-length=20".into(),
+        cpu_user_s: 0.5,
+        cpu_system_s: 1.25,
+        sessions: false,
+    };
+    check("httperf.txt", &httperf_report(&open_fixture(), &info));
+}
+
+#[test]
+fn native_summary_of_an_open_run() {
+    check("summary-open.txt", &summary(&open_fixture()));
 }
 
 #[test]
