@@ -67,7 +67,11 @@ pub enum ErrorKind {
     ConnectRefused,
     /// The connection was not established within the connect timeout.
     ConnectTimeout,
-    /// Any other failure to connect (unreachable network, no ports left, …).
+    /// No file descriptor for a new socket (EMFILE/ENFILE: the open-files limit).
+    FdUnavailable,
+    /// No local address or port left for a new connection (EADDRNOTAVAIL).
+    AddrUnavailable,
+    /// Any other failure to connect (unreachable network, …).
     ConnectOther,
     /// The connection was reset by the peer while a request was outstanding.
     Reset,
@@ -85,9 +89,11 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 9] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
+        ErrorKind::FdUnavailable,
+        ErrorKind::AddrUnavailable,
         ErrorKind::ConnectOther,
         ErrorKind::Reset,
         ErrorKind::Closed,
@@ -107,6 +113,8 @@ impl ErrorKind {
         match self {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::FdUnavailable => "fd_unavailable",
+            ErrorKind::AddrUnavailable => "addr_unavailable",
             ErrorKind::ConnectOther => "connect_other",
             ErrorKind::Reset => "reset",
             ErrorKind::Closed => "closed",
@@ -121,7 +129,11 @@ impl ErrorKind {
     pub fn is_connect(self) -> bool {
         matches!(
             self,
-            ErrorKind::ConnectRefused | ErrorKind::ConnectTimeout | ErrorKind::ConnectOther
+            ErrorKind::ConnectRefused
+                | ErrorKind::ConnectTimeout
+                | ErrorKind::FdUnavailable
+                | ErrorKind::AddrUnavailable
+                | ErrorKind::ConnectOther
         )
     }
 
@@ -139,6 +151,11 @@ impl ErrorKind {
     /// Classifies an I/O error seen while connecting.
     pub fn from_connect_error(e: &std::io::Error) -> ErrorKind {
         use std::io::ErrorKind as K;
+        match e.raw_os_error() {
+            Some(libc::EMFILE | libc::ENFILE) => return ErrorKind::FdUnavailable,
+            Some(libc::EADDRNOTAVAIL) => return ErrorKind::AddrUnavailable,
+            _ => {}
+        }
         match e.kind() {
             K::ConnectionRefused => ErrorKind::ConnectRefused,
             K::TimedOut => ErrorKind::ConnectTimeout,
@@ -152,6 +169,43 @@ impl ErrorKind {
         match e.kind() {
             K::ConnectionReset | K::ConnectionAborted => ErrorKind::Reset,
             _ => ErrorKind::Write,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_errors_are_classified_by_errno() {
+        let e = |n| std::io::Error::from_raw_os_error(n);
+        assert_eq!(
+            ErrorKind::from_connect_error(&e(libc::EMFILE)),
+            ErrorKind::FdUnavailable
+        );
+        assert_eq!(
+            ErrorKind::from_connect_error(&e(libc::ENFILE)),
+            ErrorKind::FdUnavailable
+        );
+        assert_eq!(
+            ErrorKind::from_connect_error(&e(libc::EADDRNOTAVAIL)),
+            ErrorKind::AddrUnavailable
+        );
+        assert_eq!(
+            ErrorKind::from_connect_error(&e(libc::ECONNREFUSED)),
+            ErrorKind::ConnectRefused
+        );
+        assert_eq!(
+            ErrorKind::from_connect_error(&e(libc::ETIMEDOUT)),
+            ErrorKind::ConnectTimeout
+        );
+        assert_eq!(
+            ErrorKind::from_connect_error(&e(libc::ENETUNREACH)),
+            ErrorKind::ConnectOther
+        );
+        for (i, k) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(k.index(), i);
         }
     }
 }

@@ -186,6 +186,8 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::ConnectRefused => format!("Connection refused: {}", r.settings.address),
             ErrorKind::ConnectTimeout => format!("Connection timed out: {}", r.settings.address),
             ErrorKind::ConnectOther => format!("Connect failed: {}", r.settings.address),
+            ErrorKind::FdUnavailable => "Too many open files".into(),
+            ErrorKind::AddrUnavailable => "Cannot assign requested address".into(),
             ErrorKind::Reset => "Connection reset by peer".into(),
             ErrorKind::Closed => "Premature close".into(),
             ErrorKind::Protocol => "Invalid HTTP response".into(),

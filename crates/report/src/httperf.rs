@@ -2,10 +2,11 @@
 //! CPU time, network I/O and both error lines with every class.
 //!
 //! Error classes map from stampede's kinds: client-timo (no reply within `--timeout`),
-//! socket-timo (connect timeout), connrefused, connreset (reset or premature close);
-//! fd-unavail, addrunavail and ftab-full are failures to open a socket, which stampede
-//! counts together as `connect_other` and reports under "other". httperf counts errors
-//! per connection; stampede counts every request that got no reply.
+//! socket-timo (connect timeout), connrefused, connreset (reset or premature close),
+//! fd-unavail (no descriptor: EMFILE/ENFILE), addrunavail (no local port:
+//! EADDRNOTAVAIL); ftab-full is httperf's own descriptor table, which stampede does
+//! not have, so it is always 0. httperf counts errors per connection; stampede counts
+//! every request that got no reply.
 
 use std::fmt::Write as _;
 
@@ -207,7 +208,9 @@ pub fn httperf_report(r: &RunResult, info: &HttperfInfo) -> String {
     let socket_timo = e(ErrorKind::ConnectTimeout);
     let refused = e(ErrorKind::ConnectRefused);
     let reset = e(ErrorKind::Reset) + e(ErrorKind::Closed);
-    let other = q.failed - client_timo - socket_timo - refused - reset;
+    let fd = e(ErrorKind::FdUnavailable);
+    let addr = e(ErrorKind::AddrUnavailable);
+    let other = q.failed - client_timo - socket_timo - refused - reset - fd - addr;
     let _ = writeln!(
         o,
         "Errors: total {} client-timo {client_timo} socket-timo {socket_timo} connrefused {refused} connreset {reset}",
