@@ -1,0 +1,739 @@
+//! Benchmark plans: what to start, what to send, how to verify it and how often.
+//!
+//! A plan is TOML (documented field by field in docs/plan.md). Every error names the
+//! file, the line and the field: serde errors carry toml's span, and values the plan
+//! parser checks itself (durations, injection steps, headers, load shapes) are read as
+//! `toml::Spanned` so their line is known too.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use stampede_engine::arrivals::Period;
+use stampede_engine::inject::Profile;
+use stampede_engine::{Session, Shape};
+use toml::Spanned;
+
+/// A plan error: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}:{line}: {field}: {message}")]
+pub struct PlanError {
+    /// The plan file.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// The field (dotted path) or `plan`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// How runs are repeated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runs {
+    /// Send one request first to wake the target (JIT, caches, connection setup).
+    pub primer: bool,
+    /// Warm-up runs, discarded ("all results are from the second run").
+    pub warmup: u32,
+    /// Measured runs.
+    pub repetitions: u32,
+    /// Pause between runs.
+    pub pause: Duration,
+}
+
+/// A server under test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// Name used in tables.
+    pub name: String,
+    /// How to reach or start it.
+    pub kind: TargetKind,
+    /// Readiness check path (GET must answer).
+    pub ready_path: String,
+    /// How long to wait for readiness.
+    pub ready_timeout: Duration,
+    /// Command whose output is the target's version.
+    pub version: Option<String>,
+    /// CPUs to pin the target to.
+    pub cpus: Vec<usize>,
+    /// Line of the `[[target]]` table.
+    pub line: usize,
+}
+
+/// Started by the lab, or already running elsewhere.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetKind {
+    /// A command run through `sh -c`; `{port}` and `{stampede}` are substituted.
+    Command {
+        /// The command line.
+        start: String,
+        /// Extra environment.
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+        /// SIGTERM, then SIGKILL after this long.
+        stop_grace: Duration,
+    },
+    /// An external server, not started or stopped: `http://host:port`.
+    External {
+        /// Base URL.
+        url: String,
+    },
+}
+
+/// What verification failure does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// The target is not measured on that scenario.
+    Fail,
+    /// Measured, and flagged.
+    Warn,
+}
+
+/// Checks made on one response before any load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verify {
+    /// Expected status.
+    pub status: u16,
+    /// Content-Type must contain this.
+    pub content_type: Option<String>,
+    /// Body must equal this.
+    pub body: Option<String>,
+    /// Body must contain this.
+    pub body_contains: Option<String>,
+    /// Body length must be this.
+    pub body_length: Option<usize>,
+    /// The body must be a JSON object with this key.
+    pub json_key: Option<String>,
+    /// Headers that must be present.
+    pub headers: Vec<String>,
+    /// A second request a second later must carry a different Date.
+    pub date_fresh: bool,
+    /// What a failed check does.
+    pub on_failure: OnFailure,
+}
+
+impl Default for Verify {
+    fn default() -> Self {
+        Verify {
+            status: 200,
+            content_type: None,
+            body: None,
+            body_contains: None,
+            body_length: None,
+            json_key: None,
+            headers: vec!["Server".into(), "Date".into()],
+            date_fresh: false,
+            on_failure: OnFailure::Fail,
+        }
+    }
+}
+
+/// Request format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// stampede's HTTP/1.1 request.
+    Native,
+    /// ab's HTTP/1.0 request.
+    Ab,
+}
+
+/// One workload.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Name used in tables.
+    pub name: String,
+    /// Method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: Option<Vec<u8>>,
+    /// Request format.
+    pub style: Style,
+    /// Load shape.
+    pub shape: Shape,
+    /// Per-session scenario (session shapes).
+    pub session: Session,
+    /// Pool connections.
+    pub connections: usize,
+    /// Request count bound.
+    pub requests: Option<u64>,
+    /// Duration bound.
+    pub duration: Option<Duration>,
+    /// Keep-alive.
+    pub keepalive: bool,
+    /// Pipelining depth.
+    pub pipeline: usize,
+    /// Request timeout.
+    pub timeout: Duration,
+    /// Verification.
+    pub verify: Verify,
+    /// Line of the `[[scenario]]` table.
+    pub line: usize,
+}
+
+/// A whole plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Name.
+    pub name: String,
+    /// Repetition settings.
+    pub runs: Runs,
+    /// CPUs for the load generator.
+    pub client_cpus: Vec<usize>,
+    /// Load generator threads (default: one per client CPU).
+    pub client_threads: Option<usize>,
+    /// Targets, compared in this order (the first is the baseline).
+    pub targets: Vec<Target>,
+    /// Scenarios.
+    pub scenarios: Vec<Scenario>,
+    /// The plan's source text, stored with results.
+    pub source: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    name: Option<String>,
+    runs: Option<RawRuns>,
+    client: Option<RawClient>,
+    #[serde(default, rename = "target")]
+    targets: Vec<Spanned<RawTarget>>,
+    #[serde(default, rename = "scenario")]
+    scenarios: Vec<Spanned<RawScenario>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRuns {
+    primer: Option<bool>,
+    warmup: Option<u32>,
+    repetitions: Option<Spanned<u32>>,
+    pause: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClient {
+    cpus: Option<Vec<usize>>,
+    threads: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    name: Spanned<String>,
+    start: Option<String>,
+    url: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<String>,
+    ready: Option<String>,
+    ready_timeout: Option<Spanned<String>>,
+    version: Option<String>,
+    #[serde(default)]
+    cpus: Vec<usize>,
+    stop_grace: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSessions {
+    count: u64,
+    rate: Option<f64>,
+    period: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVerify {
+    status: Option<u16>,
+    content_type: Option<String>,
+    body: Option<String>,
+    body_contains: Option<String>,
+    body_length: Option<usize>,
+    json_key: Option<String>,
+    headers: Option<Vec<String>>,
+    date_fresh: Option<bool>,
+    on_failure: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Spanned<String>,
+    path: Option<Spanned<String>>,
+    method: Option<String>,
+    #[serde(default)]
+    headers: Vec<Spanned<String>>,
+    body: Option<String>,
+    style: Option<Spanned<String>>,
+    connections: Option<usize>,
+    requests: Option<u64>,
+    duration: Option<Spanned<String>>,
+    keepalive: Option<bool>,
+    pipeline: Option<usize>,
+    rate: Option<f64>,
+    poisson: Option<bool>,
+    inject: Option<Spanned<Vec<String>>>,
+    sessions: Option<RawSessions>,
+    calls: Option<u32>,
+    burst: Option<u32>,
+    think: Option<Spanned<String>>,
+    timeout: Option<Spanned<String>>,
+    verify: Option<RawVerify>,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, offset: usize) -> usize {
+        self.src[..offset.min(self.src.len())].matches('\n').count() + 1
+    }
+
+    fn err(&self, offset: usize, field: &str, message: impl Into<String>) -> PlanError {
+        PlanError {
+            file: self.file.to_string(),
+            line: self.line(offset),
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn duration(&self, v: &Spanned<String>, field: &str) -> Result<Duration, PlanError> {
+        parse_duration(v.get_ref()).map_err(|m| self.err(v.span().start, field, m))
+    }
+}
+
+/// `10s`, `500ms`, `2m`, `1h`, `250us`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h"))?;
+    let mult = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        u => {
+            return Err(format!(
+                "{s:?} has an unknown unit {u:?}; use us, ms, s, m or h"
+            ))
+        }
+    };
+    let secs = v * mult;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+impl Plan {
+    /// Parses a plan; `file` names it in errors.
+    pub fn parse(src: &str, file: &str) -> Result<Plan, PlanError> {
+        let cx = Ctx { file, src };
+        let raw: RawPlan = toml::from_str(src).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let msg = e.message().to_string();
+            let field = msg
+                .split('`')
+                .nth(1)
+                .filter(|_| msg.contains("field"))
+                .unwrap_or("plan")
+                .to_string();
+            cx.err(offset, &field, msg)
+        })?;
+        let runs = match raw.runs {
+            None => Runs {
+                primer: true,
+                warmup: 1,
+                repetitions: 3,
+                pause: Duration::from_secs(1),
+            },
+            Some(r) => {
+                let repetitions = match r.repetitions {
+                    Some(n) if *n.get_ref() == 0 => {
+                        return Err(cx.err(
+                            n.span().start,
+                            "runs.repetitions",
+                            "must be at least 1",
+                        ))
+                    }
+                    Some(n) => *n.get_ref(),
+                    None => 3,
+                };
+                Runs {
+                    primer: r.primer.unwrap_or(true),
+                    warmup: r.warmup.unwrap_or(1),
+                    repetitions,
+                    pause: match &r.pause {
+                        Some(p) => cx.duration(p, "runs.pause")?,
+                        None => Duration::from_secs(1),
+                    },
+                }
+            }
+        };
+        if raw.targets.is_empty() {
+            return Err(cx.err(src.len(), "target", "the plan has no [[target]]"));
+        }
+        if raw.scenarios.is_empty() {
+            return Err(cx.err(src.len(), "scenario", "the plan has no [[scenario]]"));
+        }
+        let mut targets = Vec::new();
+        for t in &raw.targets {
+            let at = t.span().start;
+            let t = t.get_ref();
+            let name = t.name.get_ref().trim().to_string();
+            if name.is_empty() {
+                return Err(cx.err(t.name.span().start, "target.name", "must not be empty"));
+            }
+            if targets.iter().any(|x: &Target| x.name == name) {
+                return Err(cx.err(
+                    t.name.span().start,
+                    "target.name",
+                    format!("{name:?} is used twice"),
+                ));
+            }
+            let kind = match (&t.start, &t.url) {
+                (Some(start), None) => TargetKind::Command {
+                    start: start.clone(),
+                    env: t.env.clone(),
+                    cwd: t.cwd.as_ref().map(PathBuf::from),
+                    stop_grace: match &t.stop_grace {
+                        Some(g) => cx.duration(g, "target.stop_grace")?,
+                        None => Duration::from_secs(5),
+                    },
+                },
+                (None, Some(url)) => {
+                    let u = url.get_ref().trim_end_matches('/').to_string();
+                    if !u.starts_with("http://") {
+                        return Err(cx.err(url.span().start, "target.url", "must start with http://"));
+                    }
+                    TargetKind::External { url: u }
+                }
+                _ => {
+                    return Err(cx.err(
+                        at,
+                        "target.start",
+                        format!("target {name:?} needs exactly one of start (a command, with {{port}}) or url (a running server)"),
+                    ))
+                }
+            };
+            targets.push(Target {
+                name,
+                kind,
+                ready_path: t.ready.clone().unwrap_or_else(|| "/".into()),
+                ready_timeout: match &t.ready_timeout {
+                    Some(d) => cx.duration(d, "target.ready_timeout")?,
+                    None => Duration::from_secs(20),
+                },
+                version: t.version.clone(),
+                cpus: t.cpus.clone(),
+                line: cx.line(at),
+            });
+        }
+        let mut scenarios = Vec::new();
+        for s in &raw.scenarios {
+            scenarios.push(scenario(&cx, s)?);
+        }
+        let client = raw.client.unwrap_or(RawClient {
+            cpus: None,
+            threads: None,
+        });
+        Ok(Plan {
+            name: raw.name.unwrap_or_else(|| file.to_string()),
+            runs,
+            client_cpus: client.cpus.unwrap_or_default(),
+            client_threads: client.threads,
+            targets,
+            scenarios,
+            source: src.to_string(),
+        })
+    }
+
+    /// Reads and parses a plan file.
+    pub fn load(path: &std::path::Path) -> Result<Plan, PlanError> {
+        let file = path.display().to_string();
+        let src = std::fs::read_to_string(path).map_err(|e| PlanError {
+            file: file.clone(),
+            line: 0,
+            field: "plan".into(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Plan::parse(&src, &file)
+    }
+}
+
+fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
+    let at = s.span().start;
+    let s = s.get_ref();
+    let name = s.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return Err(cx.err(s.name.span().start, "scenario.name", "must not be empty"));
+    }
+    let path = match &s.path {
+        Some(p) if !p.get_ref().starts_with('/') => {
+            return Err(cx.err(p.span().start, "scenario.path", "must start with /"))
+        }
+        Some(p) => p.get_ref().clone(),
+        None => "/".into(),
+    };
+    let mut headers = Vec::new();
+    for h in &s.headers {
+        let parsed = stampede_engine::request::parse_header_arg(h.get_ref()).ok_or_else(|| {
+            cx.err(
+                h.span().start,
+                "scenario.headers",
+                format!("{:?} is not 'Name: value'", h.get_ref()),
+            )
+        })?;
+        headers.push(parsed);
+    }
+    let style = match s.style.as_ref().map(|x| x.get_ref().as_str()) {
+        None | Some("native") => Style::Native,
+        Some("ab") => Style::Ab,
+        Some(other) => {
+            return Err(cx.err(
+                s.style.as_ref().map_or(at, |x| x.span().start),
+                "scenario.style",
+                format!("{other:?} is not native or ab"),
+            ))
+        }
+    };
+    let duration = s
+        .duration
+        .as_ref()
+        .map(|d| cx.duration(d, "scenario.duration"))
+        .transpose()?;
+    let think = s
+        .think
+        .as_ref()
+        .map(|d| cx.duration(d, "scenario.think"))
+        .transpose()?;
+    let timeout = s
+        .timeout
+        .as_ref()
+        .map(|d| cx.duration(d, "scenario.timeout"))
+        .transpose()?;
+    let shapes = [s.rate.is_some(), s.inject.is_some(), s.sessions.is_some()];
+    if shapes.iter().filter(|x| **x).count() > 1 {
+        return Err(cx.err(
+            at,
+            "scenario.rate",
+            format!("scenario {name:?}: choose one of rate, inject or sessions"),
+        ));
+    }
+    let session = Session {
+        calls: s.calls.unwrap_or(1),
+        burst: s.burst.unwrap_or(1),
+        think: think.unwrap_or_default(),
+    };
+    let shape = if let Some(rate) = s.rate {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(cx.err(
+                at,
+                "scenario.rate",
+                "must be a positive number of requests per second",
+            ));
+        }
+        Shape::Rate {
+            rate,
+            poisson: s.poisson.unwrap_or(false),
+        }
+    } else if let Some(inject) = &s.inject {
+        let profile = Profile::parse(inject.get_ref())
+            .map_err(|e| cx.err(inject.span().start, "scenario.inject", e))?;
+        Shape::Users(profile)
+    } else if let Some(sess) = &s.sessions {
+        let period = match (&sess.period, sess.rate) {
+            (Some(p), _) => Some(
+                Period::parse(p.get_ref())
+                    .map_err(|e| cx.err(p.span().start, "scenario.sessions.period", e))?,
+            ),
+            (None, Some(r)) if r > 0.0 => Some(Period::Deterministic(1.0 / r)),
+            _ => None,
+        };
+        if sess.count == 0 {
+            return Err(cx.err(at, "scenario.sessions.count", "must be at least 1"));
+        }
+        Shape::Sessions {
+            period,
+            count: sess.count,
+        }
+    } else {
+        Shape::Closed
+    };
+    if !shape.has_sessions() && s.requests.is_none() && duration.is_none() {
+        return Err(cx.err(
+            at,
+            "scenario.requests",
+            format!("scenario {name:?} needs requests or duration"),
+        ));
+    }
+    let verify = match &s.verify {
+        None => Verify::default(),
+        Some(v) => Verify {
+            status: v.status.unwrap_or(200),
+            content_type: v.content_type.clone(),
+            body: v.body.clone(),
+            body_contains: v.body_contains.clone(),
+            body_length: v.body_length,
+            json_key: v.json_key.clone(),
+            headers: v
+                .headers
+                .clone()
+                .unwrap_or_else(|| Verify::default().headers),
+            date_fresh: v.date_fresh.unwrap_or(false),
+            on_failure: match v.on_failure.as_ref().map(|x| x.get_ref().as_str()) {
+                None | Some("fail") => OnFailure::Fail,
+                Some("warn") => OnFailure::Warn,
+                Some(o) => {
+                    return Err(cx.err(
+                        v.on_failure.as_ref().map_or(at, |x| x.span().start),
+                        "scenario.verify.on_failure",
+                        format!("{o:?} is not fail or warn"),
+                    ))
+                }
+            },
+        },
+    };
+    Ok(Scenario {
+        name,
+        method: s
+            .method
+            .clone()
+            .unwrap_or_else(|| "GET".into())
+            .to_ascii_uppercase(),
+        path,
+        headers,
+        body: s.body.clone().map(String::into_bytes),
+        style,
+        shape,
+        session,
+        connections: s.connections.unwrap_or(64),
+        requests: s.requests,
+        duration,
+        keepalive: s.keepalive.unwrap_or(true),
+        pipeline: s.pipeline.unwrap_or(1),
+        timeout: timeout.unwrap_or(if s.inject.is_some() {
+            Duration::from_secs(60)
+        } else {
+            Duration::from_secs(30)
+        }),
+        verify,
+        line: cx.line(at),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "two servers"
+
+[runs]
+warmup = 1
+repetitions = 2
+pause = "100ms"
+
+[client]
+cpus = [0]
+
+[[target]]
+name = "a"
+start = "{stampede} serve --listen 127.0.0.1:{port}"
+ready = "/pong"
+cpus = [1]
+
+[[target]]
+name = "b"
+url = "http://127.0.0.1:9"
+
+[[scenario]]
+name = "backend"
+path = "/backend"
+connections = 10
+requests = 1000
+verify = { body_length = 31, content_type = "text/plain" }
+
+[[scenario]]
+name = "users"
+path = "/pong"
+inject = ["rampUsers(10) over (1 seconds)"]
+calls = 2
+
+[[scenario]]
+name = "bursts"
+sessions = { count = 10, rate = 100 }
+calls = 10
+burst = 5
+"#;
+
+    #[test]
+    fn parses_a_full_plan() {
+        let p = Plan::parse(GOOD, "p.toml").unwrap();
+        assert_eq!(p.name, "two servers");
+        assert_eq!(p.runs.repetitions, 2);
+        assert_eq!(p.runs.pause, Duration::from_millis(100));
+        assert_eq!(p.targets.len(), 2);
+        assert_eq!(p.targets[0].cpus, vec![1]);
+        assert_eq!(p.targets[0].line, 12);
+        assert!(matches!(p.targets[1].kind, TargetKind::External { .. }));
+        assert_eq!(p.scenarios[0].verify.body_length, Some(31));
+        assert!(matches!(p.scenarios[1].shape, Shape::Users(_)));
+        assert_eq!(p.scenarios[1].timeout, Duration::from_secs(60));
+        assert!(matches!(
+            p.scenarios[2].shape,
+            Shape::Sessions {
+                count: 10,
+                period: Some(_)
+            }
+        ));
+    }
+
+    fn err(src: &str) -> PlanError {
+        Plan::parse(src, "bad.toml").unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let base = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n";
+        let cases: [(String, usize, &str, &str); 8] = [
+            (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 5\nconections = 3\n"), 7, "conections", "unknown field"),
+            (format!("{base}[[scenario]]\nname = \"s\"\nduration = \"10 parsecs\"\n"), 6, "scenario.duration", "unknown unit"),
+            (format!("{base}[[scenario]]\nname = \"s\"\n"), 4, "scenario.requests", "needs requests or duration"),
+            (format!("{base}[[scenario]]\nname = \"s\"\nrate = 10.0\ninject = [\"atOnceUsers(1)\"]\n"), 4, "scenario.rate", "choose one"),
+            (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"rampUsers(1)\"]\n"), 6, "scenario.inject", "needs .during"),
+            (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 1\npath = \"x\"\n"), 7, "scenario.path", "must start with /"),
+            (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 1\nheaders = [\"bad\"]\n"), 7, "scenario.headers", "Name: value"),
+            ("[[target]]\nname = \"a\"\n[[scenario]]\nname = \"s\"\nrequests = 1\n".to_string(), 1, "target.start", "exactly one of"),
+        ];
+        for (src, line, field, msg) in cases {
+            let e = err(&src);
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+            assert!(e.message.contains(msg), "{e}");
+            assert!(
+                e.to_string().starts_with(&format!("bad.toml:{line}: ")),
+                "{e}"
+            );
+        }
+        let e = err("[[target]\n");
+        assert_eq!(e.line, 1);
+        let e = err(base);
+        assert_eq!(e.field, "scenario");
+    }
+}
