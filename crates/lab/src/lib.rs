@@ -1,4 +1,8 @@
 //! The lab: plans, target processes, verification, runner, statistics and the store.
 
+pub mod environment;
 pub mod plan;
+pub mod process;
 pub mod stats;
+pub mod store;
+pub mod verify;

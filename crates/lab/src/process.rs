@@ -1,0 +1,371 @@
+//! Target processes: started in their own process group (optionally pinned to CPUs),
+//! watched, measured from /proc, and stopped with SIGTERM then SIGKILL.
+//!
+//! CPU time and memory are taken for the whole process tree (a server that forks
+//! workers is measured whole), sampled from /proc while a run goes; the direct child's
+//! own peak RSS and CPU also come from `wait4`'s rusage when it exits, as
+//! `/usr/bin/time` reports them.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a stopped process ended, with its rusage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exit {
+    /// `exited 0`, `killed by signal 9`, …
+    pub status: String,
+    /// User CPU seconds (rusage).
+    pub user_s: f64,
+    /// System CPU seconds (rusage).
+    pub sys_s: f64,
+    /// Peak RSS, KiB (rusage).
+    pub max_rss_kb: u64,
+}
+
+/// A started target.
+pub struct Running {
+    child: Child,
+    stderr: Arc<Mutex<VecDeque<u8>>>,
+    exited: Option<Exit>,
+}
+
+const TAIL: usize = 4096;
+
+impl Running {
+    /// Runs `command` through `sh -c` in a new process group.
+    pub fn start(
+        command: &str,
+        env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
+        cpus: &[usize],
+    ) -> std::io::Result<Running> {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(command)
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(d) = cwd {
+            cmd.current_dir(d);
+        }
+        if !cpus.is_empty() {
+            let cpus = cpus.to_vec();
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    set_affinity(0, &cpus);
+                    Ok(())
+                });
+            }
+        }
+        let mut child = cmd.spawn()?;
+        let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL)));
+        if let Some(mut err) = child.stderr.take() {
+            let buf = stderr.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 1024];
+                while let Ok(n) = err.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut b = buf.lock().unwrap_or_else(|e| e.into_inner());
+                    b.extend(&chunk[..n]);
+                    while b.len() > TAIL {
+                        b.pop_front();
+                    }
+                }
+            });
+        }
+        Ok(Running {
+            child,
+            stderr,
+            exited: None,
+        })
+    }
+
+    /// The process id (also the process group id).
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// The last few KiB the process wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        let b = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&b.iter().copied().collect::<Vec<u8>>()).into_owned()
+    }
+
+    /// `None` while running; how it ended once it has.
+    pub fn poll_exit(&mut self) -> Option<Exit> {
+        if self.exited.is_none() {
+            self.exited = wait4(self.pid(), false);
+        }
+        self.exited.clone()
+    }
+
+    /// SIGTERM to the group, then SIGKILL after `grace`; returns how it ended.
+    pub fn stop(&mut self, grace: Duration) -> Exit {
+        if let Some(e) = self.poll_exit() {
+            kill_group(self.pid(), libc::SIGKILL);
+            return e;
+        }
+        kill_group(self.pid(), libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Some(e) = self.poll_exit() {
+                kill_group(self.pid(), libc::SIGKILL);
+                return e;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        kill_group(self.pid(), libc::SIGKILL);
+        let e = wait4(self.pid(), true).unwrap_or(Exit {
+            status: "unknown".into(),
+            user_s: 0.0,
+            sys_s: 0.0,
+            max_rss_kb: 0,
+        });
+        self.exited = Some(e.clone());
+        e
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.exited.is_none() {
+            kill_group(self.pid(), libc::SIGKILL);
+            let _ = wait4(self.pid(), true);
+        }
+    }
+}
+
+fn kill_group(pgid: i32, sig: libc::c_int) {
+    // SAFETY: signals a process group this module created.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+fn wait4(pid: i32, block: bool) -> Option<Exit> {
+    let mut status = 0;
+    // SAFETY: wait4 fills the status and rusage we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::wait4(
+            pid,
+            &mut status,
+            if block { 0 } else { libc::WNOHANG },
+            &mut ru,
+        )
+    };
+    if r != pid {
+        return None;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let how = if libc::WIFEXITED(status) {
+        format!("exited {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        "ended".into()
+    };
+    Some(Exit {
+        status: how,
+        user_s: tv(ru.ru_utime),
+        sys_s: tv(ru.ru_stime),
+        max_rss_kb: ru.ru_maxrss as u64,
+    })
+}
+
+/// Pins thread or process `pid` (0: the calling thread) to `cpus`.
+pub fn set_affinity(pid: i32, cpus: &[usize]) -> bool {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays in bounds.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            if c < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c, &mut set);
+            }
+        }
+        libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// Whether any live (non-zombie) process remains in process group `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            return false;
+        };
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let Some(close) = s.rfind(')') else {
+            return false;
+        };
+        let f: Vec<&str> = s[close + 2..].split_whitespace().collect();
+        f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+    })
+}
+
+/// CPU ticks (user, system) and RSS pages of one process from /proc.
+fn proc_stat(pid: i32) -> Option<(i32, u64, u64, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces; fields start after the last ')'.
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ppid = f.get(1)?.parse().ok()?;
+    let utime = f.get(11)?.parse().ok()?;
+    let stime = f.get(12)?.parse().ok()?;
+    let rss = f.get(21)?.parse().ok()?;
+    Some((ppid, utime, stime, rss))
+}
+
+/// Totals over a process tree: (user s, system s, RSS KiB).
+pub fn tree_usage(root: i32) -> (f64, f64, u64) {
+    let mut all: Vec<(i32, i32, u64, u64, u64)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            if let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
+                if let Some((ppid, u, s, rss)) = proc_stat(pid) {
+                    all.push((pid, ppid, u, s, rss));
+                }
+            }
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(all.iter().filter(|x| x.1 == p).map(|x| x.0));
+        i += 1;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let (hz, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_CLK_TCK) as f64,
+            libc::sysconf(libc::_SC_PAGESIZE) as u64,
+        )
+    };
+    let (mut u, mut s, mut rss) = (0u64, 0u64, 0u64);
+    for x in all.iter().filter(|x| tree.contains(&x.0)) {
+        u += x.2;
+        s += x.3;
+        rss += x.4;
+    }
+    (u as f64 / hz, s as f64 / hz, rss * page / 1024)
+}
+
+/// Samples a process tree every 100 ms until stopped: CPU at start and end, peak RSS.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    handle: Option<std::thread::JoinHandle<()>>,
+    root: i32,
+    start: (f64, f64),
+}
+
+impl Sampler {
+    /// Starts sampling the tree under `root`.
+    pub fn start(root: i32) -> Sampler {
+        let (u, s, rss) = tree_usage(root);
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicU64::new(rss));
+        let handle = {
+            let (stop, peak) = (stop.clone(), peak.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let (_, _, rss) = tree_usage(root);
+                    peak.fetch_max(rss, Ordering::Relaxed);
+                }
+            })
+        };
+        Sampler {
+            stop,
+            peak,
+            handle: Some(handle),
+            root,
+            start: (u, s),
+        }
+    }
+
+    /// Stops; returns (user s, system s) used since the start, and the peak RSS in KiB.
+    pub fn finish(mut self) -> (f64, f64, u64) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        let (u, s, rss) = tree_usage(self.root);
+        let peak = self.peak.load(Ordering::Relaxed).max(rss);
+        (
+            (u - self.start.0).max(0.0),
+            (s - self.start.1).max(0.0),
+            peak,
+        )
+    }
+}
+
+/// This process's CPU time so far (user + system), seconds.
+pub fn self_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_measures_and_stops_a_process_group() {
+        // A shell that forks a child: both must be measured and both must die.
+        let mut r = Running::start(
+            "sh -c 'sleep 30 & echo started >&2; wait'",
+            &BTreeMap::new(),
+            None,
+            &[],
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(r.poll_exit().is_none());
+        let (_, _, rss) = tree_usage(r.pid());
+        assert!(rss > 0);
+        assert!(r.stderr_tail().contains("started"));
+        let t = Instant::now();
+        let e = r.stop(Duration::from_secs(2));
+        assert!(t.elapsed() < Duration::from_secs(3));
+        assert!(
+            e.status.contains("signal") || e.status.starts_with("exited"),
+            "{}",
+            e.status
+        );
+        // No live process of the group is left (zombies wait for init to reap them).
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!group_alive(r.pid()));
+    }
+
+    #[test]
+    fn reports_a_process_that_died() {
+        let mut r = Running::start("echo boom >&2; exit 3", &BTreeMap::new(), None, &[]).unwrap();
+        let t = Instant::now();
+        while r.poll_exit().is_none() && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(r.poll_exit().unwrap().status, "exited 3");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(r.stderr_tail().contains("boom"));
+    }
+}

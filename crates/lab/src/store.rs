@@ -1,0 +1,417 @@
+//! The result store: one SQLite file, schema versioned by `PRAGMA user_version` and
+//! upgraded by migrations in order, each measured run committed the moment it finishes
+//! (so a crash or Ctrl-C loses nothing already measured).
+//!
+//! A run row holds the figures tables need (req/s, latency percentiles, failures,
+//! target CPU and peak RSS, client CPU) and the whole engine result as JSON — with the
+//! merged HdrHistograms and the per-second series — so any statistic can be recomputed
+//! and runs from different machines compared later.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use stampede_engine::RunResult;
+
+/// Schema migrations, applied in order; the index + 1 is the schema version reached.
+const MIGRATIONS: [&str; 2] = [
+    // 1: benches and their runs.
+    "CREATE TABLE bench (
+        id INTEGER PRIMARY KEY,
+        started_unix_ms INTEGER NOT NULL,
+        plan_name TEXT NOT NULL,
+        plan_source TEXT NOT NULL,
+        environment TEXT NOT NULL
+    );
+    CREATE TABLE run (
+        id INTEGER PRIMARY KEY,
+        bench_id INTEGER NOT NULL REFERENCES bench(id),
+        target TEXT NOT NULL,
+        scenario TEXT NOT NULL,
+        repetition INTEGER NOT NULL,
+        rps REAL NOT NULL,
+        p50_us INTEGER NOT NULL,
+        p99_us INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        non_2xx INTEGER NOT NULL,
+        result TEXT NOT NULL
+    );",
+    // 2: resources per run, verification outcomes, target details.
+    "ALTER TABLE run ADD COLUMN target_cpu_user_s REAL;
+    ALTER TABLE run ADD COLUMN target_cpu_sys_s REAL;
+    ALTER TABLE run ADD COLUMN target_peak_rss_kb INTEGER;
+    ALTER TABLE run ADD COLUMN client_cpu_s REAL;
+    CREATE INDEX run_by_key ON run(bench_id, target, scenario);
+    CREATE TABLE verification (
+        bench_id INTEGER NOT NULL REFERENCES bench(id),
+        target TEXT NOT NULL,
+        scenario TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        details TEXT NOT NULL
+    );
+    CREATE TABLE target_info (
+        bench_id INTEGER NOT NULL REFERENCES bench(id),
+        target TEXT NOT NULL,
+        version TEXT,
+        command TEXT,
+        status TEXT NOT NULL,
+        stderr_tail TEXT
+    );",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// A store error.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("store {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: String,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer stampede.
+    #[error("store {path} has schema version {found}, newer than this build's {SCHEMA_VERSION}")]
+    TooNew {
+        /// The database file.
+        path: String,
+        /// Its version.
+        found: usize,
+    },
+    /// A stored result does not decode.
+    #[error("store {path}: run {id} does not decode: {message}")]
+    Decode {
+        /// The database file.
+        path: String,
+        /// The run id.
+        id: i64,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// One measured run, as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// 1-based repetition.
+    pub repetition: u32,
+    /// The engine's result.
+    pub result: RunResult,
+    /// Target CPU time in user mode during the run (its whole process tree), seconds.
+    pub target_cpu_user_s: Option<f64>,
+    /// Target CPU time in kernel mode, seconds.
+    pub target_cpu_sys_s: Option<f64>,
+    /// Target peak resident memory (process tree), KiB.
+    pub target_peak_rss_kb: Option<u64>,
+    /// The load generator's CPU time, seconds.
+    pub client_cpu_s: Option<f64>,
+}
+
+/// A bench as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRow {
+    /// Id.
+    pub id: i64,
+    /// Start, ms since the epoch.
+    pub started_unix_ms: u64,
+    /// Plan name.
+    pub plan_name: String,
+    /// Environment JSON.
+    pub environment: String,
+}
+
+/// The store.
+pub struct Store {
+    conn: Connection,
+    path: String,
+}
+
+impl Store {
+    /// Opens (or creates) the store and upgrades its schema.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let p = path.display().to_string();
+        let conn = Connection::open(path).map_err(|e| sql(&p, e))?;
+        let s = Store { conn, path: p };
+        s.conn
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            )
+            .map_err(|e| sql(&s.path, e))?;
+        s.migrate(SCHEMA_VERSION)?;
+        Ok(s)
+    }
+
+    /// The schema version of the open file.
+    pub fn version(&self) -> Result<usize, StoreError> {
+        let v: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(v as usize)
+    }
+
+    fn migrate(&self, to: usize) -> Result<(), StoreError> {
+        let from = self.version()?;
+        if from > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found: from,
+            });
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().take(to).skip(from) {
+            let tx = format!("BEGIN; {m}; PRAGMA user_version = {}; COMMIT;", i + 1);
+            self.conn
+                .execute_batch(&tx)
+                .map_err(|e| sql(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Records the start of a bench; returns its id.
+    pub fn begin_bench(
+        &self,
+        started_unix_ms: u64,
+        plan_name: &str,
+        plan_source: &str,
+        environment: &str,
+    ) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO bench (started_unix_ms, plan_name, plan_source, environment) VALUES (?1, ?2, ?3, ?4)",
+                params![started_unix_ms as i64, plan_name, plan_source, environment],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores a measured run (committed at once).
+    pub fn add_run(&self, bench: i64, r: &RunRecord) -> Result<i64, StoreError> {
+        let res = &r.result;
+        self.conn
+            .execute(
+                "INSERT INTO run (bench_id, target, scenario, repetition, rps, p50_us, p99_us, failed, non_2xx, result,
+                                  target_cpu_user_s, target_cpu_sys_s, target_peak_rss_kb, client_cpu_s)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    bench,
+                    r.target,
+                    r.scenario,
+                    r.repetition,
+                    res.throughput_rps,
+                    res.latency.at(50.0).unwrap_or(0) as i64,
+                    res.latency.at(99.0).unwrap_or(0) as i64,
+                    res.requests.failed as i64,
+                    res.non_2xx() as i64,
+                    serde_json::to_string(res).expect("results serialise"),
+                    r.target_cpu_user_s,
+                    r.target_cpu_sys_s,
+                    r.target_peak_rss_kb.map(|x| x as i64),
+                    r.client_cpu_s,
+                ],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores a verification outcome.
+    pub fn add_verification(
+        &self,
+        bench: i64,
+        target: &str,
+        scenario: &str,
+        outcome: &str,
+        details: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO verification (bench_id, target, scenario, outcome, details) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![bench, target, scenario, outcome, details],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(())
+    }
+
+    /// Stores what is known of a target: version, command, how it ended.
+    pub fn add_target_info(
+        &self,
+        bench: i64,
+        target: &str,
+        version: Option<&str>,
+        command: Option<&str>,
+        status: &str,
+        stderr_tail: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO target_info (bench_id, target, version, command, status, stderr_tail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![bench, target, version, command, status, stderr_tail],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(())
+    }
+
+    /// The measured runs of a bench, in the order they ran.
+    pub fn runs(&self, bench: i64) -> Result<Vec<RunRecord>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT id, target, scenario, repetition, result, target_cpu_user_s, target_cpu_sys_s, target_peak_rss_kb, client_cpu_s
+                 FROM run WHERE bench_id = ?1 ORDER BY id",
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        let rows = st
+            .query_map(params![bench], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, u32>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, Option<f64>>(5)?,
+                    row.get::<_, Option<f64>>(6)?,
+                    row.get::<_, Option<i64>>(7)?,
+                    row.get::<_, Option<f64>>(8)?,
+                ))
+            })
+            .map_err(|e| sql(&self.path, e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, target, scenario, repetition, json, u, s, rss, c) =
+                row.map_err(|e| sql(&self.path, e))?;
+            let result = serde_json::from_str(&json).map_err(|e| StoreError::Decode {
+                path: self.path.clone(),
+                id,
+                message: e.to_string(),
+            })?;
+            out.push(RunRecord {
+                target,
+                scenario,
+                repetition,
+                result,
+                target_cpu_user_s: u,
+                target_cpu_sys_s: s,
+                target_peak_rss_kb: rss.map(|x| x as u64),
+                client_cpu_s: c,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Verification outcomes of a bench: (target, scenario, outcome, details).
+    pub fn verifications(
+        &self,
+        bench: i64,
+    ) -> Result<Vec<(String, String, String, String)>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT target, scenario, outcome, details FROM verification WHERE bench_id = ?1 ORDER BY rowid")
+            .map_err(|e| sql(&self.path, e))?;
+        let rows = st
+            .query_map(params![bench], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .map_err(|e| sql(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql(&self.path, e))
+    }
+
+    /// A bench by id, or the latest one.
+    pub fn bench(&self, id: Option<i64>) -> Result<Option<BenchRow>, StoreError> {
+        let q = match id {
+            Some(_) => "SELECT id, started_unix_ms, plan_name, environment FROM bench WHERE id = ?1",
+            None => "SELECT id, started_unix_ms, plan_name, environment FROM bench WHERE ?1 IS NULL ORDER BY id DESC LIMIT 1",
+        };
+        self.conn
+            .query_row(q, params![id], |r| {
+                Ok(BenchRow {
+                    id: r.get(0)?,
+                    started_unix_ms: r.get::<_, i64>(1)? as u64,
+                    plan_name: r.get(2)?,
+                    environment: r.get(3)?,
+                })
+            })
+            .optional()
+            .map_err(|e| sql(&self.path, e))
+    }
+}
+
+fn sql(path: &str, source: rusqlite::Error) -> StoreError {
+    StoreError::Sqlite {
+        path: path.to_string(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("stampede-store-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&d);
+        d
+    }
+
+    #[test]
+    fn migrates_an_old_store_and_keeps_its_rows() {
+        let path = tmp("old.db");
+        {
+            // A store as version 1 left it, with a bench and a run.
+            let s = Store {
+                conn: Connection::open(&path).unwrap(),
+                path: "old.db".into(),
+            };
+            s.migrate(1).unwrap();
+            assert_eq!(s.version().unwrap(), 1);
+            s.conn
+                .execute_batch(
+                    "INSERT INTO bench VALUES (1, 1000, 'old plan', 'src', '{}');
+                     INSERT INTO run (bench_id, target, scenario, repetition, rps, p50_us, p99_us, failed, non_2xx, result)
+                     VALUES (1, 't', 's', 1, 123.0, 10, 20, 0, 0, 'not decoded here');",
+                )
+                .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.version().unwrap(), SCHEMA_VERSION);
+        let b = s.bench(None).unwrap().unwrap();
+        assert_eq!(b.plan_name, "old plan");
+        let (rps, rss): (f64, Option<i64>) = s
+            .conn
+            .query_row(
+                "SELECT rps, target_peak_rss_kb FROM run WHERE id = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((rps, rss), (123.0, None));
+        s.add_verification(1, "t", "s", "pass", "").unwrap();
+        assert_eq!(s.verifications(1).unwrap().len(), 1);
+        // Opening again is a no-op.
+        drop(s);
+        assert_eq!(
+            Store::open(&path).unwrap().version().unwrap(),
+            SCHEMA_VERSION
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn refuses_a_store_from_the_future() {
+        let path = tmp("future.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99;")
+            .unwrap();
+        let e = Store::open(&path).err().unwrap();
+        assert!(e.to_string().contains("newer than this build"), "{e}");
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -1,0 +1,287 @@
+//! Checking a target's answers before measuring them, TechEmpower-style.
+//!
+//! One request per scenario (two when the Date header must move) on a fresh connection
+//! with `Connection: close`; the response is read whole and checked: status,
+//! Content-Type, body (exact, contained, length, JSON key), the headers every server
+//! should send (Server, Date, and a Content-Length or Transfer-Encoding), and that Date
+//! is not frozen. A benchmark of error pages is caught here, before any load.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Verify;
+
+/// A response read for verification.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// Status code.
+    pub status: u16,
+    /// Headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Body (chunked bodies decoded).
+    pub body: Vec<u8>,
+}
+
+impl Fetched {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends `request` (which must ask for `Connection: close`) and reads the response.
+pub fn fetch(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<Fetched, String> {
+    let mut s = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| format!("connect to {addr}: {e}"))?;
+    s.set_read_timeout(Some(timeout)).ok();
+    s.set_write_timeout(Some(timeout)).ok();
+    s.write_all(request).map_err(|e| format!("write: {e}"))?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16384];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if buf.len() > 16 << 20 {
+                    return Err("response larger than 16 MiB".into());
+                }
+                if let Some(f) = complete(&buf, false)? {
+                    return Ok(f);
+                }
+            }
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    complete(&buf, true)?.ok_or_else(|| "the connection closed before a complete response".into())
+}
+
+/// Parses a complete response from `buf`, or `None` if more is needed; at EOF a body
+/// without length or chunking ends with the data.
+fn complete(buf: &[u8], at_eof: bool) -> Result<Option<Fetched>, String> {
+    let mut hs = [httparse::EMPTY_HEADER; 64];
+    let mut r = httparse::Response::new(&mut hs);
+    let n = match r.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(format!("malformed response: {e}")),
+    };
+    let headers: Vec<(String, String)> = r
+        .headers
+        .iter()
+        .map(|h| {
+            (
+                h.name.to_string(),
+                String::from_utf8_lossy(h.value).into_owned(),
+            )
+        })
+        .collect();
+    let status = r.code.unwrap_or(0);
+    let f = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let rest = &buf[n..];
+    let body = if f("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
+    {
+        match dechunk(rest)? {
+            Some(b) => b,
+            None => return Ok(None),
+        }
+    } else if let Some(len) = f("content-length") {
+        let len: usize = len
+            .trim()
+            .parse()
+            .map_err(|_| "bad Content-Length".to_string())?;
+        if rest.len() < len {
+            return Ok(None);
+        }
+        rest[..len].to_vec()
+    } else if at_eof {
+        rest.to_vec()
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(Fetched {
+        status,
+        headers,
+        body,
+    }))
+}
+
+fn dechunk(mut b: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let mut out = Vec::new();
+    loop {
+        let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
+            return Ok(None);
+        };
+        let line = std::str::from_utf8(&b[..eol]).map_err(|_| "bad chunk size")?;
+        let size = usize::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| "bad chunk size")?;
+        b = &b[eol + 2..];
+        if size == 0 {
+            return Ok(Some(out));
+        }
+        if b.len() < size + 2 {
+            return Ok(None);
+        }
+        out.extend_from_slice(&b[..size]);
+        b = &b[size + 2..];
+    }
+}
+
+/// The outcome of verifying one target on one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Every check passed.
+    pub passed: bool,
+    /// What failed, one line per check.
+    pub failures: Vec<String>,
+}
+
+/// Checks one response against the scenario's expectations.
+pub fn check(f: &Fetched, v: &Verify) -> Vec<String> {
+    let mut out = Vec::new();
+    if f.status != v.status {
+        out.push(format!("status {} (expected {})", f.status, v.status));
+    }
+    if let Some(ct) = &v.content_type {
+        match f.header("content-type") {
+            Some(h) if h.to_ascii_lowercase().contains(&ct.to_ascii_lowercase()) => {}
+            Some(h) => out.push(format!("Content-Type {h:?} (expected {ct:?})")),
+            None => out.push(format!("no Content-Type (expected {ct:?})")),
+        }
+    }
+    let body = String::from_utf8_lossy(&f.body);
+    if let Some(b) = &v.body {
+        if body != *b {
+            out.push(format!("body {:?} (expected {b:?})", truncate(&body)));
+        }
+    }
+    if let Some(c) = &v.body_contains {
+        if !body.contains(c.as_str()) {
+            out.push(format!("body does not contain {c:?}"));
+        }
+    }
+    if let Some(n) = v.body_length {
+        if f.body.len() != n {
+            out.push(format!("body length {} (expected {n})", f.body.len()));
+        }
+    }
+    if let Some(k) = &v.json_key {
+        match serde_json::from_slice::<serde_json::Value>(&f.body) {
+            Ok(serde_json::Value::Object(m)) if m.contains_key(k) => {}
+            Ok(_) => out.push(format!("JSON body has no key {k:?}")),
+            Err(e) => out.push(format!("body is not JSON: {e}")),
+        }
+    }
+    for h in &v.headers {
+        if f.header(h).is_none() {
+            out.push(format!("no {h} header"));
+        }
+    }
+    if f.header("content-length").is_none() && f.header("transfer-encoding").is_none() {
+        out.push("neither Content-Length nor Transfer-Encoding".into());
+    }
+    out
+}
+
+fn truncate(s: &str) -> String {
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// Verifies: fetches, checks, and (if asked) fetches again a second later to see Date move.
+pub fn verify(addr: SocketAddr, request: &[u8], v: &Verify, timeout: Duration) -> Outcome {
+    let first = match fetch(addr, request, timeout) {
+        Ok(f) => f,
+        Err(e) => {
+            return Outcome {
+                passed: false,
+                failures: vec![e],
+            }
+        }
+    };
+    let mut failures = check(&first, v);
+    if v.date_fresh {
+        std::thread::sleep(Duration::from_millis(1100));
+        match fetch(addr, request, timeout) {
+            Ok(second)
+                if second.header("date").is_some()
+                    && second.header("date") == first.header("date") =>
+            {
+                failures.push("Date did not change in 1.1 s (frozen or cached forever)".into())
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(format!("second request: {e}")),
+        }
+    }
+    Outcome {
+        passed: failures.is_empty(),
+        failures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fetched(raw: &[u8]) -> Fetched {
+        complete(raw, false).unwrap().unwrap()
+    }
+
+    #[test]
+    fn parses_length_and_chunked_responses() {
+        let f = fetched(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPONG");
+        assert_eq!(f.body, b"PONG");
+        let c = fetched(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nPO\r\n2\r\nNG\r\n0\r\n\r\n",
+        );
+        assert_eq!(c.body, b"PONG");
+        assert!(
+            complete(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPO", false)
+                .unwrap()
+                .is_none()
+        );
+        let close = b"HTTP/1.0 200 OK\r\n\r\nuntil close";
+        assert!(complete(close, false).unwrap().is_none());
+        assert_eq!(complete(close, true).unwrap().unwrap().body, b"until close");
+    }
+
+    #[test]
+    fn every_check_reports_what_it_saw() {
+        let f = fetched(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\nnot found");
+        let v = Verify {
+            status: 200,
+            content_type: Some("application/json".into()),
+            body: Some("{}".into()),
+            body_contains: Some("hello".into()),
+            body_length: Some(31),
+            json_key: Some("message".into()),
+            headers: vec!["Server".into(), "Date".into()],
+            ..Verify::default()
+        };
+        let fails = check(&f, &v);
+        assert_eq!(fails.len(), 8, "{fails:#?}");
+        assert!(fails[0].contains("status 404"));
+        assert!(fails.iter().any(|x| x.contains("not JSON")));
+        let ok = fetched(b"HTTP/1.1 200 OK\r\nServer: s\r\nDate: d\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"message\":\"x\"}");
+        let v = Verify {
+            json_key: Some("message".into()),
+            body_length: Some(15),
+            content_type: Some("application/json".into()),
+            ..Verify::default()
+        };
+        assert!(check(&ok, &v).is_empty());
+    }
+}
