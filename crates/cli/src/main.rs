@@ -3,6 +3,7 @@
 //! `wrk`) parse their own arguments so that their flags keep those tools' meaning.
 
 mod ab;
+mod bench;
 mod common;
 mod httperf;
 mod load;
@@ -18,7 +19,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk` and `httperf` accept those tools' flags and print their reports; `serve` runs the reference server."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk` and `httperf` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,6 +32,10 @@ enum Command {
     Load(Box<load::LoadArgs>),
     /// Run the reference server
     Serve(serve::ServeArgs),
+    /// Run a benchmark plan: start, verify, warm up, measure, repeat, store, compare
+    Bench(bench::BenchArgs),
+    /// Compare a bench in the store with an earlier one
+    Compare(bench::CompareArgs),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -67,6 +72,8 @@ fn main() {
     let res: Result<(), Exit> = match cli.command {
         Command::Load(a) => load::main(*a),
         Command::Serve(a) => serve::main(a),
+        Command::Bench(a) => bench::main(a),
+        Command::Compare(a) => bench::compare(a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),

@@ -3,6 +3,8 @@
 pub mod environment;
 pub mod plan;
 pub mod process;
+pub mod runner;
 pub mod stats;
 pub mod store;
+pub mod summary;
 pub mod verify;

@@ -57,6 +57,8 @@ pub struct Target {
     pub version: Option<String>,
     /// CPUs to pin the target to.
     pub cpus: Vec<usize>,
+    /// A fixed port for a started target (default: a free port chosen per start).
+    pub port: Option<u16>,
     /// Line of the `[[target]]` table.
     pub line: usize,
 }
@@ -237,6 +239,7 @@ struct RawTarget {
     version: Option<String>,
     #[serde(default)]
     cpus: Vec<usize>,
+    port: Option<Spanned<u16>>,
     stop_grace: Option<Spanned<String>>,
 }
 
@@ -442,6 +445,19 @@ impl Plan {
                 },
                 version: t.version.clone(),
                 cpus: t.cpus.clone(),
+                port: match (&t.port, &t.url) {
+                    (Some(p), Some(_)) => {
+                        return Err(cx.err(
+                            p.span().start,
+                            "target.port",
+                            "a target given by url has its port in the url",
+                        ))
+                    }
+                    (Some(p), None) if *p.get_ref() == 0 => {
+                        return Err(cx.err(p.span().start, "target.port", "must be 1 to 65535"))
+                    }
+                    (p, _) => p.as_ref().map(|p| *p.get_ref()),
+                },
                 line: cx.line(at),
             });
         }

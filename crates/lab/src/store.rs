@@ -192,6 +192,32 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Replaces the environment recorded with a bench (target versions arrive as they start).
+    pub fn set_environment(&self, bench: i64, environment: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE bench SET environment = ?2 WHERE id = ?1",
+                params![bench, environment],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(())
+    }
+
+    /// Every bench in the store, newest first.
+    pub fn benches(&self) -> Result<Vec<BenchRow>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT id, started_unix_ms, plan_name, environment FROM bench ORDER BY id DESC",
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        let rows = st
+            .query_map([], bench_row)
+            .map_err(|e| sql(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql(&self.path, e))
+    }
+
     /// Stores a measured run (committed at once).
     pub fn add_run(&self, bench: i64, r: &RunRecord) -> Result<i64, StoreError> {
         let res = &r.result;
@@ -330,17 +356,19 @@ impl Store {
             None => "SELECT id, started_unix_ms, plan_name, environment FROM bench WHERE ?1 IS NULL ORDER BY id DESC LIMIT 1",
         };
         self.conn
-            .query_row(q, params![id], |r| {
-                Ok(BenchRow {
-                    id: r.get(0)?,
-                    started_unix_ms: r.get::<_, i64>(1)? as u64,
-                    plan_name: r.get(2)?,
-                    environment: r.get(3)?,
-                })
-            })
+            .query_row(q, params![id], bench_row)
             .optional()
             .map_err(|e| sql(&self.path, e))
     }
+}
+
+fn bench_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BenchRow> {
+    Ok(BenchRow {
+        id: r.get(0)?,
+        started_unix_ms: r.get::<_, i64>(1)? as u64,
+        plan_name: r.get(2)?,
+        environment: r.get(3)?,
+    })
 }
 
 fn sql(path: &str, source: rusqlite::Error) -> StoreError {

@@ -5,6 +5,7 @@
 //! from stampede's histograms. Renderers only read results: nothing here measures.
 
 pub mod ab;
+pub mod bench;
 pub mod gatling;
 pub mod httperf;
 pub mod native;
@@ -12,6 +13,7 @@ pub mod units;
 pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
+pub use bench::{bench_markdown, bench_table, changes_table};
 pub use gatling::{gatling_report, GatlingBounds};
 pub use httperf::{httperf_report, HttperfInfo};
 pub use native::summary;

@@ -1,0 +1,395 @@
+//! `stampede bench [PLAN]` and `stampede compare`: the lab's front end.
+//!
+//! `bench` loads a plan (or the built-in one), runs it through the lab's runner with a
+//! progress view on stderr, prints the comparison table and writes the Markdown (and
+//! optionally JSON) report; `compare` sets a bench from the store against an earlier
+//! one. Exit codes: 0 every target measured, 1 a target failed or a verification
+//! failed (the table says which), 2 bad usage, 130 interrupted.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use stampede_lab::plan::Plan;
+use stampede_lab::runner::{self, Event, Observer, Phase};
+use stampede_lab::stats::Test;
+use stampede_lab::store::Store;
+use stampede_lab::summary::{compare_benches, summarize_bench, BenchSummary};
+use stampede_report::{bench_markdown, bench_table, changes_table};
+
+use crate::common::{self, Exit};
+
+/// The plan `stampede bench` runs when given none.
+pub const BUILTIN_PLAN: &str = include_str!("plans/builtin.toml");
+
+/// The statistical test behind verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestArg {
+    /// Welch's unequal-variance t-test.
+    Welch,
+    /// Mann-Whitney U (rank-based, no normality assumed).
+    MannWhitney,
+}
+
+impl From<TestArg> for Test {
+    fn from(t: TestArg) -> Test {
+        match t {
+            TestArg::Welch => Test::Welch,
+            TestArg::MannWhitney => Test::MannWhitney,
+        }
+    }
+}
+
+/// Arguments of `stampede bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// A plan file (TOML, see docs/plan.md); without one, the built-in plan runs the
+    /// reference server in two configurations
+    #[arg(value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// The result store (SQLite)
+    #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
+    pub db: PathBuf,
+    /// Write the Markdown report here
+    #[arg(
+        long = "report",
+        value_name = "FILE",
+        default_value = "stampede-report.md"
+    )]
+    pub report: PathBuf,
+    /// Also write the summary as JSON ('-' for standard output)
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Ratios within this many percent count as no difference
+    #[arg(long = "noise", value_name = "PCT", default_value_t = 5.0)]
+    pub noise: f64,
+    /// Statistical test for verdicts
+    #[arg(long = "test", value_enum, default_value = "welch")]
+    pub test: TestArg,
+    /// Print the built-in plan and exit (a starting point for your own)
+    #[arg(long = "print-plan")]
+    pub print_plan: bool,
+    /// Check the plan and exit without running it
+    #[arg(long = "check")]
+    pub check: bool,
+    /// No progress on stderr
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+}
+
+/// Arguments of `stampede compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The earlier bench id (default: the one before the later)
+    #[arg(value_name = "BEFORE")]
+    pub before: Option<i64>,
+    /// The later bench id (default: the latest)
+    #[arg(value_name = "AFTER")]
+    pub after: Option<i64>,
+    /// The result store
+    #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
+    pub db: PathBuf,
+    /// Ratios within this many percent count as no difference
+    #[arg(long = "noise", value_name = "PCT", default_value_t = 5.0)]
+    pub noise: f64,
+    /// Statistical test for verdicts
+    #[arg(long = "test", value_enum, default_value = "welch")]
+    pub test: TestArg,
+    /// List the benches in the store instead
+    #[arg(long = "list")]
+    pub list: bool,
+}
+
+fn noise(pct: f64, flag: &str) -> Result<f64, Exit> {
+    if !(0.0..100.0).contains(&pct) {
+        return Err(Exit::usage(format!(
+            "{flag}: {pct} is not a percentage from 0 to 100"
+        )));
+    }
+    Ok(pct / 100.0)
+}
+
+fn open_store(db: &Path) -> Result<Store, Exit> {
+    Store::open(db).map_err(|e| Exit::fail(e.to_string()))
+}
+
+pub fn main(a: BenchArgs) -> Result<(), Exit> {
+    if a.print_plan {
+        common::out(BUILTIN_PLAN);
+        return Ok(());
+    }
+    let noise = noise(a.noise, "--noise")?;
+    let plan = match &a.plan {
+        Some(p) => Plan::load(p).map_err(|e| Exit::usage(e.to_string()))?,
+        None => {
+            Plan::parse(BUILTIN_PLAN, "(built-in plan)").map_err(|e| Exit::fail(e.to_string()))?
+        }
+    };
+    if a.check {
+        common::out(&format!(
+            "{}: {} targets, {} scenarios, {} warm-up + {} measured runs each\n",
+            plan.name,
+            plan.targets.len(),
+            plan.scenarios.len(),
+            plan.runs.warmup,
+            plan.runs.repetitions
+        ));
+        return Ok(());
+    }
+    let store = open_store(&a.db)?;
+    let stampede = std::env::current_exe()
+        .map_err(|e| Exit::fail(format!("cannot find the stampede executable: {e}")))?;
+    common::install_sigint();
+    let opts = runner::Options {
+        stampede,
+        interrupted: common::interrupted,
+    };
+    let mut progress = Progress::new(a.quiet);
+    let out = runner::run_bench(&plan, &store, &opts, &mut progress)
+        .map_err(|e| Exit::fail(e.to_string()))?;
+    progress.clear();
+    let summary = summarize_bench(
+        out.bench_id,
+        &out.plan,
+        serde_json::to_value(&out.environment).unwrap_or_default(),
+        out.environment.one_line(),
+        &out.targets,
+        &plan
+            .scenarios
+            .iter()
+            .map(|s| s.name.clone())
+            .collect::<Vec<_>>(),
+        &out.verifications,
+        &out.runs,
+        noise,
+        a.test.into(),
+        out.interrupted,
+    );
+    write_outputs(&summary, &a)?;
+    let db = a.db.display();
+    eprintln!(
+        "stampede: {} measured runs stored in {db} (bench {}); report in {}",
+        out.runs.len(),
+        out.bench_id,
+        a.report.display()
+    );
+    if out.interrupted {
+        return Err(Exit {
+            code: 130,
+            message: "interrupted; the finished runs are stored".into(),
+        });
+    }
+    let failed_targets = out.targets.iter().filter(|t| !t.ok).count();
+    let failed_checks = out
+        .verifications
+        .iter()
+        .filter(|v| v.outcome == "fail")
+        .count();
+    if failed_targets + failed_checks > 0 {
+        return Err(Exit::fail(format!(
+            "{failed_targets} target(s) failed and {failed_checks} verification(s) failed; see the table above"
+        )));
+    }
+    Ok(())
+}
+
+fn write_outputs(s: &BenchSummary, a: &BenchArgs) -> Result<(), Exit> {
+    let json = serde_json::to_string_pretty(s).expect("the summary serialises") + "\n";
+    if a.json.as_deref() == Some("-") {
+        common::out(&json);
+    } else {
+        common::out(&bench_table(s));
+        if let Some(p) = &a.json {
+            common::write_file(p, &json)?;
+        }
+    }
+    common::write_file(&a.report.display().to_string(), &bench_markdown(s))
+}
+
+pub fn compare(a: CompareArgs) -> Result<(), Exit> {
+    let noise = noise(a.noise, "--noise")?;
+    let store = open_store(&a.db)?;
+    let benches = store.benches().map_err(|e| Exit::fail(e.to_string()))?;
+    if a.list {
+        let mut out = String::from("bench  started                        runs  plan\n");
+        for b in &benches {
+            let runs = store
+                .runs(b.id)
+                .map_err(|e| Exit::fail(e.to_string()))?
+                .len();
+            out += &format!(
+                "{:>5}  {}  {:>4}  {}\n",
+                b.id,
+                stampede_server::date::http_date(b.started_unix_ms / 1000),
+                runs,
+                b.plan_name
+            );
+        }
+        common::out(&out);
+        return Ok(());
+    }
+    let ids: Vec<i64> = benches.iter().map(|b| b.id).collect();
+    let after = match a.after {
+        Some(id) => id,
+        None => match (a.before, ids.first()) {
+            // One id given: compare it with the latest.
+            (Some(_), Some(&latest)) => latest,
+            (None, Some(&latest)) => latest,
+            _ => return Err(Exit::fail(format!("{} holds no bench", a.db.display()))),
+        },
+    };
+    let before = match a.before {
+        Some(id) => id,
+        None => *ids.iter().find(|&&i| i < after).ok_or_else(|| {
+            Exit::fail(format!(
+                "{} holds no bench before bench {after} to compare with",
+                a.db.display()
+            ))
+        })?,
+    };
+    for id in [before, after] {
+        if !ids.contains(&id) {
+            return Err(Exit::usage(format!(
+                "bench {id} is not in {} (stampede compare --list shows them)",
+                a.db.display()
+            )));
+        }
+    }
+    let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
+    let changes = compare_benches(&runs(before)?, &runs(after)?, noise, a.test.into());
+    common::out(&changes_table(before, after, &changes));
+    Ok(())
+}
+
+/// The progress view: a line per event, and while a run goes a live line with its
+/// request rate (on a terminal).
+struct Progress {
+    quiet: bool,
+    tty: bool,
+    live: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        Progress {
+            quiet,
+            tty: std::io::stderr().is_terminal(),
+            live: None,
+        }
+    }
+
+    fn clear(&mut self) {
+        if let Some((stop, h)) = self.live.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
+    }
+}
+
+fn phase_name(p: Phase) -> String {
+    match p {
+        Phase::Warmup(k, n) => format!("warm-up {k}/{n}"),
+        Phase::Measured(k, n) => format!("run {k}/{n}"),
+    }
+}
+
+impl Observer for Progress {
+    fn event(&mut self, e: Event<'_>) {
+        if self.quiet {
+            return;
+        }
+        match e {
+            Event::TargetStarting { target } => eprintln!("[{target}] starting"),
+            Event::TargetReady {
+                target,
+                url,
+                version,
+            } => eprintln!(
+                "[{target}] ready at {url}{}",
+                version.map(|v| format!(" ({v})")).unwrap_or_default()
+            ),
+            Event::TargetFailed { target, reason } => eprintln!("[{target}] FAILED: {reason}"),
+            Event::Verified {
+                target,
+                scenario,
+                outcome,
+            } => {
+                if outcome.outcome != "pass" {
+                    eprintln!(
+                        "[{target}] {scenario}: verification {}: {}",
+                        if outcome.outcome == "fail" {
+                            "FAILED, not measured"
+                        } else {
+                            "warned"
+                        },
+                        outcome.failures.join("; ")
+                    );
+                }
+            }
+            Event::RunStarted {
+                target,
+                scenario,
+                phase,
+                control,
+            } => {
+                self.clear();
+                if !self.tty {
+                    return;
+                }
+                let stop = Arc::new(AtomicBool::new(false));
+                let (control, stop2) = (control.clone(), stop.clone());
+                let label = format!("[{target}] {scenario}: {}", phase_name(phase));
+                let h = std::thread::spawn(move || {
+                    let bar = indicatif::ProgressBar::new_spinner();
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    let mut last = (std::time::Instant::now(), 0u64);
+                    while !stop2.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(250));
+                        let done = control.completed.load(Ordering::Relaxed);
+                        let now = std::time::Instant::now();
+                        let rate = (done - last.1) as f64 / (now - last.0).as_secs_f64();
+                        last = (now, done);
+                        bar.set_message(format!("{label}  {rate:.0} req/s, {done} done"));
+                        bar.tick();
+                    }
+                    bar.finish_and_clear();
+                });
+                self.live = Some((stop, h));
+            }
+            Event::RunFinished {
+                target,
+                scenario,
+                phase,
+                rps,
+                failed,
+                non_2xx,
+            } => {
+                self.clear();
+                let mut flags = String::new();
+                if failed > 0 {
+                    flags += &format!(", {failed} failed");
+                }
+                if non_2xx > 0 {
+                    flags += &format!(", {non_2xx} non-2xx");
+                }
+                eprintln!(
+                    "[{target}] {scenario}: {} {rps:.0} req/s{flags}",
+                    phase_name(phase)
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_builtin_plan_parses() {
+        let p = stampede_lab::plan::Plan::parse(super::BUILTIN_PLAN, "builtin").unwrap();
+        assert_eq!(p.targets.len(), 2);
+        assert!(p.scenarios.len() >= 8);
+    }
+}

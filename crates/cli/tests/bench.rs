@@ -1,0 +1,341 @@
+//! `stampede bench` and `stampede compare` end to end: plans whose targets are the
+//! stampede binary itself started on free loopback ports, small bounded runs, and the
+//! store read back. Covers verification outcomes, a target that dies mid-run, a busy
+//! port, Ctrl-C mid-bench and plan errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use stampede_lab::store::Store;
+
+const BIN: &str = env!("CARGO_BIN_EXE_stampede");
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("stampede-bench-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    fn path(&self, f: &str) -> PathBuf {
+        self.0.join(f)
+    }
+
+    fn write(&self, f: &str, contents: &str) -> PathBuf {
+        let p = self.path(f);
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn bench(dir: &Dir, plan: &Path, extra: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    c.arg("bench")
+        .arg(plan)
+        .arg("--db")
+        .arg(dir.path("s.db"))
+        .arg("--report")
+        .arg(dir.path("report.md"))
+        .args(["--json", dir.path("summary.json").to_str().unwrap(), "-q"])
+        .args(extra)
+        .current_dir(&dir.0);
+    c.output().unwrap()
+}
+
+fn summary(dir: &Dir) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.path("summary.json")).unwrap()).unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const SERVE: &str = "{stampede} serve --listen 127.0.0.1:{port} --threads 1";
+
+fn plan(targets: &str, scenarios: &str, reps: u32) -> String {
+    format!(
+        "name = \"test plan\"\n[runs]\nwarmup = 1\nrepetitions = {reps}\npause = \"10ms\"\n[client]\nthreads = 1\n{targets}\n{scenarios}"
+    )
+}
+
+fn target(name: &str, start: &str) -> String {
+    format!("[[target]]\nname = \"{name}\"\nstart = \"{start}\"\nready = \"/pong\"\nready_timeout = \"10s\"\nversion = \"{{stampede}} --version\"\n")
+}
+
+#[test]
+fn measures_two_targets_stores_and_compares() {
+    let dir = Dir::new("two");
+    let scen = "[[scenario]]\nname = \"backend\"\npath = \"/backend\"\nconnections = 4\nrequests = 2000\nverify = { body_length = 31, content_type = \"text/plain\" }\n\
+                [[scenario]]\nname = \"rate\"\npath = \"/pong\"\nrate = 500.0\nduration = \"300ms\"\nconnections = 4\nverify = { body = \"PONG\" }\n";
+    let p = dir.write(
+        "p.toml",
+        &plan(
+            &(target("one", SERVE) + &target("two", &SERVE.replace("--threads 1", "--threads 2"))),
+            scen,
+            2,
+        ),
+    );
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("backend") && table.contains("two"),
+        "{table}"
+    );
+    assert!(table.contains("baseline"), "{table}");
+    let s = summary(&dir);
+    assert_eq!(s["rows"][0]["metric"], "rps");
+    assert_eq!(
+        s["rows"][1]["metric"], "p99_ms",
+        "open load is judged on latency"
+    );
+    for row in s["rows"].as_array().unwrap() {
+        for c in row["cells"].as_array().unwrap() {
+            assert_eq!(c["runs"], 2, "{c}");
+            assert_eq!(c["failed"], 0);
+            assert!(c["target_peak_rss_kb"].as_u64().unwrap() > 0);
+        }
+        assert!(row["cells"][1]["vs_baseline"]["verdict"].is_string());
+    }
+    assert_eq!(s["rows"][0]["cells"][0]["completed"], 4000);
+    assert!(s["environment"]["targets"]["one"]["version"]
+        .as_str()
+        .unwrap()
+        .contains("stampede"));
+    let md = std::fs::read_to_string(dir.path("report.md")).unwrap();
+    assert!(
+        md.contains("| backend |") && md.contains("## Environment"),
+        "{md}"
+    );
+
+    // The store holds every measured run, with its result, and survives a second bench.
+    {
+        let store = Store::open(&dir.path("s.db")).unwrap();
+        let runs = store.runs(1).unwrap();
+        assert_eq!(runs.len(), 8);
+        assert!(runs.iter().all(|r| r.result.requests.completed > 0));
+        assert_eq!(store.verifications(1).unwrap().len(), 4);
+    }
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = Command::new(BIN)
+        .args(["compare", "--db", dir.path("s.db").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let cmp = text(&out.stdout);
+    assert!(cmp.contains("Bench 2 against bench 1"), "{cmp}");
+    assert_eq!(cmp.matches(" / ").count(), 4, "{cmp}");
+    let out = Command::new(BIN)
+        .args(["compare", "--db", dir.path("s.db").to_str().unwrap(), "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("bench 7 is not in"));
+}
+
+#[test]
+fn verification_passes_warns_and_fails() {
+    let dir = Dir::new("verify");
+    let scen = "[[scenario]]\nname = \"good\"\npath = \"/chat\"\nrequests = 200\nconnections = 2\nverify = { content_type = \"application/json\", body_length = 35, date_fresh = true }\n\
+                [[scenario]]\nname = \"error page\"\npath = \"/status/500\"\nrequests = 200\nconnections = 2\n\
+                [[scenario]]\nname = \"flagged\"\npath = \"/backend\"\nrequests = 200\nconnections = 2\nverify = { body = \"something else\", on_failure = \"warn\" }\n";
+    let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed verification is a failure"
+    );
+    assert!(text(&out.stderr).contains("1 verification(s) failed"));
+    let s = summary(&dir);
+    let cells: Vec<&serde_json::Value> = s["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["cells"][0])
+        .collect();
+    assert_eq!(cells[0]["runs"], 1);
+    assert!(cells[0]["notes"].as_array().unwrap().is_empty());
+    assert_eq!(cells[1]["runs"], 0, "an error page is not measured");
+    assert!(cells[1]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("status 500 (expected 200)"));
+    assert_eq!(cells[2]["runs"], 1, "a warning is measured and flagged");
+    assert!(cells[2]["notes"][0].as_str().unwrap().contains("warned"));
+    let problems = s["verification_problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 2);
+    assert_eq!(problems[0]["outcome"], "fail");
+    assert_eq!(problems[1]["outcome"], "warn");
+}
+
+#[test]
+fn a_target_that_dies_is_recorded_and_the_bench_goes_on() {
+    let dir = Dir::new("dies");
+    // The first target kills itself 1.2 s after starting, mid-way through its runs.
+    let dying = format!("(sleep 1.2; echo about to die >&2; kill -9 $$) & exec {SERVE}");
+    let scen =
+        "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nduration = \"300ms\"\nconnections = 2\n";
+    let p = dir.write(
+        "p.toml",
+        &plan(
+            &(target("dying", &dying) + &target("healthy", SERVE)),
+            scen,
+            6,
+        ),
+    );
+    let t = Instant::now();
+    let out = bench(&dir, &p, &[]);
+    assert!(t.elapsed() < Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let dying = &s["targets"][0];
+    assert_eq!(dying["ok"], false);
+    let status = dying["status"].as_str().unwrap();
+    assert!(status.contains("died during pong"), "{status}");
+    assert!(status.contains("signal 9"), "{status}");
+    assert!(dying["stderr_tail"]
+        .as_str()
+        .unwrap()
+        .contains("about to die"));
+    assert_eq!(s["targets"][1]["ok"], true);
+    assert_eq!(s["rows"][0]["cells"][1]["runs"], 6);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("! target dying: died during pong"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_busy_port_and_a_command_that_fails_are_clear() {
+    let dir = Dir::new("port");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let targets = format!(
+        "{}port = {port}\n{}",
+        target("fixed", SERVE),
+        target("broken", "echo no such server >&2; exit 7")
+    );
+    let scen = "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nrequests = 10\n";
+    let p = dir.write("p.toml", &plan(&targets, scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = summary(&dir);
+    let st0 = s["targets"][0]["status"].as_str().unwrap();
+    assert!(st0.contains(&format!("port {port} is not free")), "{st0}");
+    let st1 = s["targets"][1]["status"].as_str().unwrap();
+    assert!(st1.contains("exited 7"), "{st1}");
+    assert!(s["targets"][1]["stderr_tail"]
+        .as_str()
+        .unwrap()
+        .contains("no such server"));
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie counts as gone: it runs nothing.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next())
+                != Some("Z")
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
+    let dir = Dir::new("sigint");
+    let pidfile = dir.path("pid");
+    let start = format!("echo $$ > {}; exec {SERVE}", pidfile.display());
+    let scen =
+        "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nduration = \"300ms\"\nconnections = 2\n";
+    let p = dir.write("p.toml", &plan(&target("srv", &start), scen, 50));
+    let mut child = Command::new(BIN)
+        .arg("bench")
+        .arg(&p)
+        .arg("--db")
+        .arg(dir.path("s.db"))
+        .arg("--report")
+        .arg(dir.path("report.md"))
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for two measured runs to be stored.
+    let t = Instant::now();
+    let mut stored = 0;
+    while t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Ok(s) = Store::open(&dir.path("s.db")) {
+            stored = s.runs(1).map(|r| r.len()).unwrap_or(0);
+            if stored >= 2 {
+                break;
+            }
+        }
+    }
+    assert!(stored >= 2, "runs were stored while the bench went on");
+    let server: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(server));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "the bench did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(!alive(server), "the target process was stopped");
+    let runs = Store::open(&dir.path("s.db")).unwrap().runs(1).unwrap();
+    assert!(runs.len() >= stored && runs.len() < 50);
+    assert!(std::fs::read_to_string(dir.path("report.md"))
+        .unwrap()
+        .contains("interrupted"));
+}
+
+#[test]
+fn plan_errors_name_file_line_and_field() {
+    let dir = Dir::new("errors");
+    let p = dir.write(
+        "bad.toml",
+        "[[target]]\nname = \"a\"\nstart = \"x {port}\"\n\n[[scenario]]\nname = \"s\"\nrequests = 5\nduration = \"5 fortnights\"\n",
+    );
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("bad.toml:8: scenario.duration: ") && e.contains("unknown unit"),
+        "{e}"
+    );
+    let out = bench(&dir, &dir.path("missing.toml"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("missing.toml"));
+    let out = Command::new(BIN)
+        .args(["bench", "--check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("2 targets"));
+}

@@ -1,0 +1,712 @@
+//! The bench runner: for each target, start it, wait until it answers, verify every
+//! scenario's response, prime, warm up, measure N times, and stop it.
+//!
+//! Every measured run goes to the store the moment it finishes, so an interrupted or
+//! crashed bench keeps what it measured. A target that will not start, or dies during a
+//! run, is recorded with the tail of its stderr and the bench goes on with the next.
+//! Progress is reported through an [`Observer`], so the runner knows nothing of
+//! terminals.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use stampede_engine::{Address, Control, LoadSpec, Request, RequestBuilder, Version};
+
+use crate::environment::{Environment, TargetEnv};
+use crate::plan::{OnFailure, Plan, Scenario, Style, Target, TargetKind};
+use crate::process::{self, Running};
+use crate::store::{RunRecord, Store, StoreError};
+use crate::verify;
+
+/// Which run of a scenario is going.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Warm-up run `k` of `n`, discarded.
+    Warmup(u32, u32),
+    /// Measured run `k` of `n`.
+    Measured(u32, u32),
+}
+
+/// What the runner reports as it goes.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A target is being started (or, if external, checked).
+    TargetStarting {
+        /// Its name.
+        target: &'a str,
+    },
+    /// A target answers its readiness check.
+    TargetReady {
+        /// Its name.
+        target: &'a str,
+        /// Its base URL.
+        url: &'a str,
+        /// Its version, when a version command was given.
+        version: Option<&'a str>,
+    },
+    /// A target could not be measured at all, or died; the bench goes on.
+    TargetFailed {
+        /// Its name.
+        target: &'a str,
+        /// Why, with the tail of its stderr when there is one.
+        reason: &'a str,
+    },
+    /// A scenario's response was checked.
+    Verified {
+        /// Target name.
+        target: &'a str,
+        /// Scenario name.
+        scenario: &'a str,
+        /// What the checks found.
+        outcome: &'a Verification,
+    },
+    /// A run starts; `control` carries its live counters.
+    RunStarted {
+        /// Target name.
+        target: &'a str,
+        /// Scenario name.
+        scenario: &'a str,
+        /// Warm-up or measured, k of n.
+        phase: Phase,
+        /// Live counters of the run.
+        control: &'a Arc<Control>,
+    },
+    /// A run ended.
+    RunFinished {
+        /// Target name.
+        target: &'a str,
+        /// Scenario name.
+        scenario: &'a str,
+        /// Warm-up or measured, k of n.
+        phase: Phase,
+        /// Completed responses per second.
+        rps: f64,
+        /// Failed requests.
+        failed: u64,
+        /// Completed responses that were not 2xx.
+        non_2xx: u64,
+    },
+}
+
+/// Receives [`Event`]s.
+pub trait Observer {
+    /// Called for each event, on the runner's thread.
+    fn event(&mut self, e: Event<'_>);
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+
+impl Observer for Silent {
+    fn event(&mut self, _: Event<'_>) {}
+}
+
+/// How the runner is set up, beyond the plan.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The stampede executable, substituted for `{stampede}` in start commands.
+    pub stampede: PathBuf,
+    /// Polled between and during runs: true stops the bench (Ctrl-C, SIGTERM).
+    pub interrupted: fn() -> bool,
+}
+
+/// The verification of one target on one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// `pass`, `warn` (measured, flagged) or `fail` (not measured).
+    pub outcome: String,
+    /// One line per failed check.
+    pub failures: Vec<String>,
+}
+
+/// What became of a target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetStatus {
+    /// Target name.
+    pub name: String,
+    /// True when every scenario it was asked for was measured or skipped by verification.
+    pub ok: bool,
+    /// `stopped: exited 0`, `failed to start: …`, `died during backend run 2: …`.
+    pub status: String,
+    /// Version command output.
+    pub version: Option<String>,
+    /// The last lines the target wrote to stderr, when it failed.
+    pub stderr_tail: Option<String>,
+}
+
+/// Everything a bench produced (also in the store).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchOutcome {
+    /// The bench's id in the store.
+    pub bench_id: i64,
+    /// The plan's name.
+    pub plan: String,
+    /// Where and with what it ran.
+    pub environment: Environment,
+    /// Targets in plan order.
+    pub targets: Vec<TargetStatus>,
+    /// Verification outcomes.
+    pub verifications: Vec<Verification>,
+    /// Measured runs, in the order they ran.
+    pub runs: Vec<RunRecord>,
+    /// True when the bench was stopped early.
+    pub interrupted: bool,
+}
+
+/// Why a bench could not run at all (a target failing is not such a reason).
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Runs `plan`, storing into `store`.
+pub fn run_bench(
+    plan: &Plan,
+    store: &Store,
+    opts: &Options,
+    obs: &mut dyn Observer,
+) -> Result<BenchOutcome, BenchError> {
+    let mut env = Environment::capture(&plan.client_cpus);
+    let started = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let bench_id = store.begin_bench(started, &plan.name, &plan.source, &env_json(&env))?;
+    let mut out = BenchOutcome {
+        bench_id,
+        plan: plan.name.clone(),
+        environment: env.clone(),
+        targets: Vec::new(),
+        verifications: Vec::new(),
+        runs: Vec::new(),
+        interrupted: false,
+    };
+    for t in &plan.targets {
+        if (opts.interrupted)() {
+            break;
+        }
+        let status = run_target(plan, t, store, opts, obs, &mut out, &mut env)?;
+        store.add_target_info(
+            bench_id,
+            &status.name,
+            status.version.as_deref(),
+            match &t.kind {
+                TargetKind::Command { start, .. } => Some(start.as_str()),
+                TargetKind::External { url } => Some(url.as_str()),
+            },
+            &status.status,
+            status.stderr_tail.as_deref(),
+        )?;
+        out.targets.push(status);
+        store.set_environment(bench_id, &env_json(&env))?;
+    }
+    out.interrupted = (opts.interrupted)();
+    out.environment = env;
+    Ok(out)
+}
+
+fn env_json(env: &Environment) -> String {
+    serde_json::to_string(env).expect("the environment serialises")
+}
+
+/// A free TCP port on 127.0.0.1, as the kernel hands one out.
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn substitute(cmd: &str, port: u16, stampede: &std::path::Path) -> String {
+    cmd.replace("{port}", &port.to_string())
+        .replace("{stampede}", &shell_quote(&stampede.display().to_string()))
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn version_of(cmd: &str, port: u16, stampede: &std::path::Path) -> Option<String> {
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(substitute(cmd, port, stampede))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = if o.stdout.is_empty() {
+        o.stderr
+    } else {
+        o.stdout
+    };
+    let s = String::from_utf8_lossy(&text);
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+fn socket_addr(url: &str) -> Result<SocketAddr, String> {
+    let t = stampede_engine::Target::parse(url).map_err(|e| e.to_string())?;
+    match t.address {
+        Address::Tcp(a) => a
+            .first()
+            .copied()
+            .ok_or_else(|| format!("{url} resolves to no address")),
+        Address::Unix(_) => Err(format!("{url} is not a TCP address")),
+    }
+}
+
+/// A started (or external) target while it is being measured.
+struct Live {
+    url: String,
+    addr: SocketAddr,
+    process: Option<Running>,
+}
+
+impl Live {
+    /// `Some(status)` when the started process has exited.
+    fn died(&mut self) -> Option<String> {
+        self.process
+            .as_mut()
+            .and_then(|p| p.poll_exit())
+            .map(|e| e.status)
+    }
+
+    fn stderr_tail(&self) -> Option<String> {
+        self.process
+            .as_ref()
+            .map(|p| p.stderr_tail())
+            .filter(|s| !s.trim().is_empty())
+    }
+}
+
+fn failed(
+    name: &str,
+    status: String,
+    version: Option<String>,
+    live: Option<&Live>,
+) -> TargetStatus {
+    TargetStatus {
+        name: name.to_string(),
+        ok: false,
+        status,
+        version,
+        stderr_tail: live.and_then(Live::stderr_tail),
+    }
+}
+
+/// Why a target did not come up, and the process if one was started (for its stderr).
+type StartFailure = Box<(String, Option<Live>)>;
+
+/// Starts the target and waits until it answers its readiness path.
+fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
+    match &t.kind {
+        TargetKind::External { url } => {
+            let addr = socket_addr(url).map_err(|e| Box::new((e, None)))?;
+            let live = Live {
+                url: url.clone(),
+                addr,
+                process: None,
+            };
+            wait_ready(t, live)
+        }
+        TargetKind::Command {
+            start, env, cwd, ..
+        } => {
+            let port = match t.port {
+                Some(p) => {
+                    if let Err(e) = TcpListener::bind(("127.0.0.1", p)) {
+                        return Err(Box::new((
+                            format!("port {p} is not free ({e}); stop whatever listens there or leave port out of the plan to use a free one"),
+                            None,
+                        )));
+                    }
+                    p
+                }
+                None => free_port().map_err(|e| Box::new((format!("no free port: {e}"), None)))?,
+            };
+            let cmd = substitute(start, port, &opts.stampede);
+            let url = format!("http://127.0.0.1:{port}");
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let process = Running::start(&cmd, env, cwd.as_deref(), &t.cpus)
+                .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?;
+            wait_ready(
+                t,
+                Live {
+                    url,
+                    addr,
+                    process: Some(process),
+                },
+            )
+        }
+    }
+}
+
+fn wait_ready(t: &Target, mut live: Live) -> Result<Live, StartFailure> {
+    let req = RequestBuilder::new("GET", &t.ready_path)
+        .header("Host", &live.addr.to_string())
+        .header("Connection", "close")
+        .build();
+    let deadline = Instant::now() + t.ready_timeout;
+    loop {
+        if let Some(status) = live.died() {
+            return Err(Box::new((
+                format!("exited before it was ready ({status})"),
+                Some(live),
+            )));
+        }
+        let last = match verify::fetch(live.addr, &req.bytes, Duration::from_secs(2)) {
+            Ok(_) => return Ok(live),
+            Err(e) => e,
+        };
+        if Instant::now() >= deadline {
+            return Err(Box::new((
+                format!(
+                    "not ready within {:?}: GET {} at {}: {last}",
+                    t.ready_timeout, t.ready_path, live.url
+                ),
+                Some(live),
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The request a scenario sends, in its style.
+pub fn scenario_request(
+    s: &Scenario,
+    target: &stampede_engine::Target,
+    keepalive: bool,
+) -> Request {
+    let mut b = match s.style {
+        Style::Native => RequestBuilder::native(target, &s.method, keepalive),
+        Style::Ab => {
+            let mut b = RequestBuilder::new(&s.method, &target.path)
+                .version(Version::Http10)
+                .without_content_length();
+            if keepalive {
+                b = b.header("Connection", "Keep-Alive");
+            }
+            if let Some(body) = &s.body {
+                b = b.header("Content-length", &body.len().to_string());
+            }
+            for (name, value) in [
+                ("Host", target.authority.as_str()),
+                ("User-Agent", "ApacheBench/2.3"),
+                ("Accept", "*/*"),
+            ] {
+                if !s.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                    b = b.header(name, value);
+                }
+            }
+            b
+        }
+    };
+    for (n, v) in &s.headers {
+        b = b.set_header(n, v);
+    }
+    if let Some(body) = &s.body {
+        b = b.body(body.clone());
+    }
+    b.build()
+}
+
+fn run_target(
+    plan: &Plan,
+    t: &Target,
+    store: &Store,
+    opts: &Options,
+    obs: &mut dyn Observer,
+    out: &mut BenchOutcome,
+    env: &mut Environment,
+) -> Result<TargetStatus, BenchError> {
+    obs.event(Event::TargetStarting { target: &t.name });
+    let mut live = match bring_up(t, opts) {
+        Ok(l) => l,
+        Err(failure) => {
+            let (reason, live) = *failure;
+            let s = failed(
+                &t.name,
+                format!("failed to start: {reason}"),
+                None,
+                live.as_ref(),
+            );
+            report_failure(obs, &s);
+            if let Some(mut l) = live {
+                stop_live(t, &mut l);
+            }
+            return Ok(s);
+        }
+    };
+    let port = live.addr.port();
+    let version = t
+        .version
+        .as_deref()
+        .and_then(|v| version_of(v, port, &opts.stampede));
+    env.targets.insert(
+        t.name.clone(),
+        TargetEnv {
+            version: version.clone(),
+            command: match &t.kind {
+                TargetKind::Command { start, .. } => Some(start.clone()),
+                TargetKind::External { url } => Some(url.clone()),
+            },
+            cpus: t.cpus.clone(),
+        },
+    );
+    obs.event(Event::TargetReady {
+        target: &t.name,
+        url: &live.url,
+        version: version.as_deref(),
+    });
+    let mut status = None;
+    'scenarios: for s in &plan.scenarios {
+        if (opts.interrupted)() {
+            break;
+        }
+        let url = format!("{}{}", live.url, s.path);
+        let target = match stampede_engine::Target::parse(&url) {
+            Ok(x) => x,
+            Err(e) => {
+                status = Some(format!("scenario {}: {e}", s.name));
+                break;
+            }
+        };
+        // Verify on a fresh connection that the server closes after the response.
+        let check = scenario_request(s, &target, false);
+        let outcome = verify::verify(live.addr, &check.bytes, &s.verify, s.timeout);
+        let v = Verification {
+            target: t.name.clone(),
+            scenario: s.name.clone(),
+            outcome: match (outcome.passed, s.verify.on_failure) {
+                (true, _) => "pass",
+                (false, OnFailure::Warn) => "warn",
+                (false, OnFailure::Fail) => "fail",
+            }
+            .into(),
+            failures: outcome.failures,
+        };
+        store.add_verification(
+            out.bench_id,
+            &t.name,
+            &s.name,
+            &v.outcome,
+            &v.failures.join("\n"),
+        )?;
+        obs.event(Event::Verified {
+            target: &t.name,
+            scenario: &s.name,
+            outcome: &v,
+        });
+        let skip = v.outcome == "fail";
+        out.verifications.push(v);
+        if let Some(st) = live.died() {
+            status = Some(format!("died during verification of {}: {st}", s.name));
+            break;
+        }
+        if skip {
+            continue;
+        }
+        if plan.runs.primer {
+            let _ = verify::fetch(live.addr, &check.bytes, s.timeout);
+        }
+        let mut spec = LoadSpec::new(target.clone(), scenario_request(s, &target, s.keepalive));
+        spec.connections = s.connections;
+        spec.threads = plan
+            .client_threads
+            .unwrap_or(if plan.client_cpus.is_empty() {
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            } else {
+                plan.client_cpus.len()
+            });
+        spec.requests = s.requests;
+        spec.duration = s.duration;
+        spec.keepalive = s.keepalive;
+        spec.pipeline = s.pipeline;
+        spec.timeout = Some(s.timeout);
+        spec.shape = s.shape.clone();
+        spec.session = s.session;
+        if let Err(e) = spec.validate() {
+            status = Some(format!("scenario {}: {e}", s.name));
+            break;
+        }
+        let total = plan.runs.warmup + plan.runs.repetitions;
+        for i in 0..total {
+            if (opts.interrupted)() {
+                break 'scenarios;
+            }
+            let phase = if i < plan.runs.warmup {
+                Phase::Warmup(i + 1, plan.runs.warmup)
+            } else {
+                Phase::Measured(i + 1 - plan.runs.warmup, plan.runs.repetitions)
+            };
+            if i > 0 {
+                sleep_unless_interrupted(plan.runs.pause, opts);
+            }
+            let measured = measure(&spec, plan, &live, opts, obs, &t.name, &s.name, phase);
+            let record = match measured {
+                Ok(r) => r,
+                Err(e) => {
+                    status = Some(format!("{} run could not start: {e}", s.name));
+                    break 'scenarios;
+                }
+            };
+            if (opts.interrupted)() {
+                // A run cut short measures nothing comparable: keep it out of the store.
+                break 'scenarios;
+            }
+            if let Some(st) = live.died() {
+                status = Some(format!(
+                    "died during {} {}: {st}",
+                    s.name,
+                    match phase {
+                        Phase::Warmup(k, _) => format!("warm-up {k}"),
+                        Phase::Measured(k, _) => format!("run {k}"),
+                    }
+                ));
+                break 'scenarios;
+            }
+            if let Phase::Measured(k, _) = phase {
+                let record = RunRecord {
+                    repetition: k,
+                    ..record
+                };
+                store.add_run(out.bench_id, &record)?;
+                out.runs.push(record);
+            }
+        }
+    }
+    let result = match status {
+        Some(s) => {
+            let st = failed(&t.name, s, version, Some(&live));
+            report_failure(obs, &st);
+            st
+        }
+        None => TargetStatus {
+            name: t.name.clone(),
+            ok: true,
+            status: String::new(),
+            version,
+            stderr_tail: None,
+        },
+    };
+    let stopped = stop_live(t, &mut live);
+    Ok(TargetStatus {
+        status: match (result.ok, stopped) {
+            (true, Some(e)) => format!("stopped: {e}"),
+            (true, None) => "external: not started or stopped".into(),
+            _ => result.status.clone(),
+        },
+        ..result
+    })
+}
+
+fn report_failure(obs: &mut dyn Observer, s: &TargetStatus) {
+    let mut reason = s.status.clone();
+    if let Some(tail) = &s.stderr_tail {
+        let lines: Vec<&str> = tail.lines().collect();
+        let from = lines.len().saturating_sub(5);
+        reason += &format!("\n  stderr: {}", lines[from..].join("\n          "));
+    }
+    obs.event(Event::TargetFailed {
+        target: &s.name,
+        reason: &reason,
+    });
+}
+
+/// Stops a started target; returns how it ended.
+fn stop_live(t: &Target, live: &mut Live) -> Option<String> {
+    let grace = match &t.kind {
+        TargetKind::Command { stop_grace, .. } => *stop_grace,
+        TargetKind::External { .. } => Duration::ZERO,
+    };
+    live.process.as_mut().map(|p| p.stop(grace).status)
+}
+
+fn sleep_unless_interrupted(d: Duration, opts: &Options) {
+    let end = Instant::now() + d;
+    while Instant::now() < end && !(opts.interrupted)() {
+        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+    }
+}
+
+/// One run: the engine on the client CPUs, the target's tree sampled alongside.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    spec: &LoadSpec,
+    plan: &Plan,
+    live: &Live,
+    opts: &Options,
+    obs: &mut dyn Observer,
+    target: &str,
+    scenario: &str,
+    phase: Phase,
+) -> Result<RunRecord, stampede_engine::RunError> {
+    let control = Arc::new(Control::default());
+    obs.event(Event::RunStarted {
+        target,
+        scenario,
+        phase,
+        control: &control,
+    });
+    let sampler = live
+        .process
+        .as_ref()
+        .map(|p| process::Sampler::start(p.pid()));
+    let cpu0 = process::self_cpu();
+    let result = std::thread::scope(|scope| {
+        let runner = {
+            let control = control.clone();
+            let cpus = plan.client_cpus.clone();
+            scope.spawn(move || {
+                // Worker threads inherit this thread's affinity.
+                if !cpus.is_empty() {
+                    process::set_affinity(0, &cpus);
+                }
+                stampede_engine::run(spec, control)
+            })
+        };
+        while !runner.is_finished() {
+            if (opts.interrupted)() {
+                control.stop();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        runner
+            .join()
+            .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
+    });
+    let client_cpu = process::self_cpu() - cpu0;
+    let usage = sampler.map(process::Sampler::finish);
+    let result = result?.result;
+    obs.event(Event::RunFinished {
+        target,
+        scenario,
+        phase,
+        rps: result.throughput_rps,
+        failed: result.requests.failed,
+        non_2xx: result.non_2xx(),
+    });
+    Ok(RunRecord {
+        target: target.to_string(),
+        scenario: scenario.to_string(),
+        repetition: 0,
+        result,
+        target_cpu_user_s: usage.map(|u| u.0),
+        target_cpu_sys_s: usage.map(|u| u.1),
+        target_peak_rss_kb: usage.map(|u| u.2),
+        client_cpu_s: Some(client_cpu),
+    })
+}

@@ -1,0 +1,313 @@
+//! From measured runs to answers: per target × scenario statistics over the
+//! repetitions, A/B verdicts against the baseline target, and comparisons of one bench
+//! with an earlier one.
+//!
+//! The summary is plain data (serde), so the terminal table, the Markdown report and
+//! the JSON export are renderings of one thing and cannot disagree.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{TargetStatus, Verification};
+use crate::stats::{compare, summarize, Comparison, Summary, Test};
+use crate::store::RunRecord;
+
+/// One target on one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Target name.
+    pub target: String,
+    /// Measured runs.
+    pub runs: usize,
+    /// Completed responses per second, over the runs.
+    pub rps: Option<Summary>,
+    /// Median latency (corrected), ms, over the runs.
+    pub p50_ms: Option<Summary>,
+    /// 99th percentile latency (corrected), ms, over the runs.
+    pub p99_ms: Option<Summary>,
+    /// Failed requests, all runs.
+    pub failed: u64,
+    /// Non-2xx responses, all runs.
+    pub non_2xx: u64,
+    /// Completed responses, all runs.
+    pub completed: u64,
+    /// Target CPU (user + system, whole process tree) per completed response, µs.
+    pub target_cpu_us_per_req: Option<f64>,
+    /// Largest peak RSS of the target over the runs, KiB.
+    pub target_peak_rss_kb: Option<u64>,
+    /// Load generator CPU per completed response, µs.
+    pub client_cpu_us_per_req: Option<f64>,
+    /// This target against the baseline (the plan's first target), on the row's metric.
+    pub vs_baseline: Option<Comparison>,
+    /// Repetitions (1-based) flagged as outliers in req/s.
+    pub outlier_runs: Vec<u32>,
+    /// Why the cell is empty or flagged: verification failures, warnings.
+    pub notes: Vec<String>,
+}
+
+/// What a scenario's verdicts compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Completed responses per second, higher is better (closed load: the server sets
+    /// the pace).
+    Rps,
+    /// 99th percentile latency from the intended start, lower is better (open load:
+    /// the schedule sets the pace, so req/s only repeats the rate asked for).
+    P99Ms,
+}
+
+/// One scenario across the targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Scenario name.
+    pub scenario: String,
+    /// What the verdicts compare.
+    pub metric: Metric,
+    /// One cell per target, in plan order.
+    pub cells: Vec<Cell>,
+}
+
+/// A whole bench, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchSummary {
+    /// Bench id in the store.
+    pub bench_id: i64,
+    /// Plan name.
+    pub plan: String,
+    /// The machine, in one line.
+    pub machine: String,
+    /// The environment, whole.
+    pub environment: serde_json::Value,
+    /// The baseline target's name.
+    pub baseline: String,
+    /// Ratios within `1 ± noise` count as no difference.
+    pub noise: f64,
+    /// The test behind the verdicts.
+    pub test: Test,
+    /// What became of each target.
+    pub targets: Vec<TargetStatus>,
+    /// Scenarios in plan order.
+    pub rows: Vec<Row>,
+    /// Verifications that did not pass.
+    pub verification_problems: Vec<Verification>,
+    /// The bench was stopped early.
+    pub interrupted: bool,
+}
+
+fn ms(us: Option<u64>) -> f64 {
+    us.unwrap_or(0) as f64 / 1000.0
+}
+
+/// Summarises the runs of one target on one scenario (empty `runs`: no figures).
+fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
+    let stat = |f: &dyn Fn(&RunRecord) -> f64| -> Option<Summary> {
+        (!runs.is_empty()).then(|| summarize(&runs.iter().map(|r| f(r)).collect::<Vec<_>>()))
+    };
+    let completed: u64 = runs.iter().map(|r| r.result.requests.completed).sum();
+    let per_req = |f: &dyn Fn(&RunRecord) -> Option<f64>| -> Option<f64> {
+        let xs: Option<Vec<f64>> = runs.iter().map(|r| f(r)).collect();
+        xs.filter(|_| completed > 0 && !runs.is_empty())
+            .map(|v| v.iter().sum::<f64>() * 1e6 / completed as f64)
+    };
+    let rps = stat(&|r| r.result.throughput_rps);
+    let mut notes = Vec::new();
+    let failed: u64 = runs.iter().map(|r| r.result.requests.failed).sum();
+    let non_2xx: u64 = runs.iter().map(|r| r.result.non_2xx()).sum();
+    if non_2xx > 0 {
+        notes.push(format!("{non_2xx} responses were not 2xx"));
+    }
+    if failed > 0 {
+        notes.push(format!("{failed} requests failed"));
+    }
+    if runs
+        .iter()
+        .any(|r| r.result.open.as_ref().is_some_and(|o| o.behind))
+    {
+        notes.push("the load was not always offered as asked".into());
+    }
+    Cell {
+        target: target.to_string(),
+        runs: runs.len(),
+        outlier_runs: rps
+            .as_ref()
+            .map(|s| s.outliers.iter().map(|&i| runs[i].repetition).collect())
+            .unwrap_or_default(),
+        rps,
+        p50_ms: stat(&|r| ms(r.result.latency.at(50.0))),
+        p99_ms: stat(&|r| ms(r.result.latency.at(99.0))),
+        failed,
+        non_2xx,
+        completed,
+        target_cpu_us_per_req: per_req(&|r| Some(r.target_cpu_user_s? + r.target_cpu_sys_s?)),
+        target_peak_rss_kb: runs.iter().filter_map(|r| r.target_peak_rss_kb).max(),
+        client_cpu_us_per_req: per_req(&|r| r.client_cpu_s),
+        vs_baseline: None,
+        notes,
+    }
+}
+
+/// Builds the summary of a bench from what the runner (or the store) holds.
+#[allow(clippy::too_many_arguments)]
+pub fn summarize_bench(
+    bench_id: i64,
+    plan: &str,
+    environment: serde_json::Value,
+    machine: String,
+    targets: &[TargetStatus],
+    scenarios: &[String],
+    verifications: &[Verification],
+    runs: &[RunRecord],
+    noise: f64,
+    test: Test,
+    interrupted: bool,
+) -> BenchSummary {
+    let baseline = targets.first().map(|t| t.name.clone()).unwrap_or_default();
+    let rows = scenarios
+        .iter()
+        .map(|sc| {
+            let mut cells: Vec<Cell> = targets
+                .iter()
+                .map(|t| {
+                    let rs: Vec<&RunRecord> = runs
+                        .iter()
+                        .filter(|r| r.target == t.name && &r.scenario == sc)
+                        .collect();
+                    let mut c = cell(&t.name, &rs);
+                    if let Some(v) = verifications
+                        .iter()
+                        .find(|v| v.target == t.name && &v.scenario == sc && v.outcome != "pass")
+                    {
+                        c.notes.insert(
+                            0,
+                            format!(
+                                "verification {}: {}",
+                                if v.outcome == "fail" {
+                                    "failed, not measured"
+                                } else {
+                                    "warned"
+                                },
+                                v.failures.join("; ")
+                            ),
+                        );
+                    }
+                    if rs.is_empty() && c.notes.is_empty() && !t.ok {
+                        c.notes.push(format!("not measured: {}", t.status));
+                    }
+                    c
+                })
+                .collect();
+            let open = runs
+                .iter()
+                .any(|r| &r.scenario == sc && r.result.open.is_some());
+            let metric = if open { Metric::P99Ms } else { Metric::Rps };
+            let base: Vec<f64> = samples(runs, &baseline, sc, metric);
+            for c in cells.iter_mut().skip(1) {
+                let b = samples(runs, &c.target, sc, metric);
+                if !base.is_empty() && !b.is_empty() {
+                    c.vs_baseline = Some(compare(&base, &b, noise, test));
+                }
+            }
+            Row {
+                scenario: sc.clone(),
+                metric,
+                cells,
+            }
+        })
+        .collect();
+    BenchSummary {
+        bench_id,
+        plan: plan.to_string(),
+        machine,
+        environment,
+        baseline,
+        noise,
+        test,
+        targets: targets.to_vec(),
+        rows,
+        verification_problems: verifications
+            .iter()
+            .filter(|v| v.outcome != "pass")
+            .cloned()
+            .collect(),
+        interrupted,
+    }
+}
+
+fn samples(runs: &[RunRecord], target: &str, scenario: &str, metric: Metric) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.target == target && r.scenario == scenario)
+        .map(|r| match metric {
+            Metric::Rps => r.result.throughput_rps,
+            Metric::P99Ms => ms(r.result.latency.at(99.0)),
+        })
+        .collect()
+}
+
+/// One target × scenario measured in two benches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Req/s in the earlier bench.
+    pub before: Summary,
+    /// Req/s in the later bench.
+    pub after: Summary,
+    /// What was compared.
+    pub metric: Metric,
+    /// Later against earlier, on `metric`.
+    pub comparison: Comparison,
+    /// Mean p99 latency before and after, ms.
+    pub p99_ms: (f64, f64),
+}
+
+/// Compares every target × scenario that both benches measured (later against earlier).
+pub fn compare_benches(
+    before: &[RunRecord],
+    after: &[RunRecord],
+    noise: f64,
+    test: Test,
+) -> Vec<Change> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in after {
+        let k = (r.target.clone(), r.scenario.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mean_p99 = |rs: &[RunRecord], t: &str, s: &str| {
+        let v: Vec<f64> = rs
+            .iter()
+            .filter(|r| r.target == t && r.scenario == s)
+            .map(|r| ms(r.result.latency.at(99.0)))
+            .collect();
+        v.iter().sum::<f64>() / v.len().max(1) as f64
+    };
+    keys.into_iter()
+        .filter_map(|(t, s)| {
+            let open = after
+                .iter()
+                .any(|r| r.target == t && r.scenario == s && r.result.open.is_some());
+            let metric = if open { Metric::P99Ms } else { Metric::Rps };
+            let a = samples(before, &t, &s, Metric::Rps);
+            let b = samples(after, &t, &s, Metric::Rps);
+            if a.is_empty() || b.is_empty() {
+                return None;
+            }
+            let (ma, mb) = (
+                samples(before, &t, &s, metric),
+                samples(after, &t, &s, metric),
+            );
+            Some(Change {
+                before: summarize(&a),
+                after: summarize(&b),
+                metric,
+                comparison: compare(&ma, &mb, noise, test),
+                p99_ms: (mean_p99(before, &t, &s), mean_p99(after, &t, &s)),
+                target: t,
+                scenario: s,
+            })
+        })
+        .collect()
+}

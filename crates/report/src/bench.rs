@@ -1,0 +1,322 @@
+//! Bench reports: the scenarios × targets table (mean ± σ of req/s, like the
+//! five-framework summary of the reference runs), the verdicts against the baseline,
+//! the details per cell, and comparisons between two benches; as terminal text and as
+//! Markdown.
+
+use stampede_lab::stats::{Comparison, Summary, Verdict};
+use stampede_lab::summary::{BenchSummary, Cell, Change, Metric};
+
+use crate::units::{human_bytes, thousands};
+
+fn mean_sd(s: &Option<Summary>) -> String {
+    match s {
+        Some(s) if s.n > 1 => format!(
+            "{} ± {}",
+            thousands(s.mean.round() as u64),
+            thousands(s.sd.round() as u64)
+        ),
+        Some(s) => thousands(s.mean.round() as u64),
+        None => "—".into(),
+    }
+}
+
+fn ms(s: &Option<Summary>) -> String {
+    match s {
+        Some(s) if s.mean >= 100.0 => format!("{:.0} ms", s.mean),
+        Some(s) if s.mean >= 1.0 => format!("{:.2} ms", s.mean),
+        Some(s) => format!("{:.3} ms", s.mean),
+        None => "—".into(),
+    }
+}
+
+/// `1.92× faster (1.85–1.99)`, `0.80× slower (…)`, `no significant difference (…)`.
+pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
+    let word = match c.verdict {
+        Verdict::Higher => higher,
+        Verdict::Lower => lower,
+        Verdict::NoDifference => "no significant difference",
+    };
+    format!(
+        "{:.2}× {word} (95% CI {:.2}–{:.2}, p={:.3})",
+        c.ratio, c.ratio_ci95.0, c.ratio_ci95.1, c.p_value
+    )
+}
+
+/// A verdict in words where "better" depends on the metric: more req/s, or a lower p99.
+fn metric_verdict(c: &Comparison, metric: Metric) -> String {
+    match metric {
+        Metric::Rps => verdict(c, "faster", "slower"),
+        Metric::P99Ms => format!("p99 {}", verdict(c, "higher (worse)", "lower (better)")),
+    }
+}
+
+/// The row's figure for a cell: req/s, or p99 for open load.
+fn figure(c: &Cell, metric: Metric) -> String {
+    match metric {
+        Metric::Rps => mean_sd(&c.rps),
+        Metric::P99Ms => match &c.p99_ms {
+            Some(s) if s.n > 1 => format!("p99 {:.2} ± {:.2} ms", s.mean, s.sd),
+            Some(s) => format!("p99 {:.2} ms", s.mean),
+            None => "—".into(),
+        },
+    }
+}
+
+fn cell_verdict(c: &Cell, baseline: &str, metric: Metric) -> String {
+    match &c.vs_baseline {
+        Some(v) => metric_verdict(v, metric),
+        None if c.target == baseline => "baseline".into(),
+        None => "—".into(),
+    }
+}
+
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.to_string()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+fn opt_f(v: Option<f64>) -> String {
+    v.map_or("—".into(), |x| format!("{x:.1}"))
+}
+
+fn rss(v: Option<u64>) -> String {
+    v.map_or("—".into(), |kb| human_bytes(kb as f64 * 1024.0))
+}
+
+/// The terminal table: req/s (mean ± σ) per scenario × target, then one line per
+/// cell with latency, failures, resources and the verdict.
+pub fn bench_table(s: &BenchSummary) -> String {
+    let mut out = String::new();
+    out += &format!(
+        "Plan: {}  (bench {})\nMachine: {}\n\n",
+        s.plan, s.bench_id, s.machine
+    );
+    let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
+    let w0 = s
+        .rows
+        .iter()
+        .map(|r| r.scenario.chars().count())
+        .max()
+        .unwrap_or(8)
+        .max(22)
+        + 2;
+    let cols: Vec<usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            s.rows
+                .iter()
+                .map(|r| figure(&r.cells[i], r.metric).chars().count() + 2)
+                .max()
+                .unwrap_or(0)
+                .max(n.chars().count())
+                + 3
+        })
+        .collect();
+    out += &pad("req/s (open load: p99)", w0);
+    for (n, w) in names.iter().zip(&cols) {
+        out += &pad(n, *w);
+    }
+    out += "\n";
+    for r in &s.rows {
+        out += &pad(&r.scenario, w0);
+        for (c, w) in r.cells.iter().zip(&cols) {
+            let mut v = figure(c, r.metric);
+            if !c.notes.is_empty() {
+                v += " !";
+            }
+            out += &pad(&v, *w);
+        }
+        out = out.trim_end().to_string() + "\n";
+    }
+    out += "\n";
+    for r in &s.rows {
+        out += &format!("{}\n", r.scenario);
+        for c in &r.cells {
+            out += &format!(
+                "  {}  {} req/s  p50 {}  p99 {}  failed {}  non-2xx {}  target CPU {} µs/req  peak RSS {}  {}\n",
+                pad(&c.target, names.iter().map(|n| n.len()).max().unwrap_or(0)),
+                c.rps.as_ref().map_or("—".into(), |s| thousands(s.median.round() as u64)),
+                ms(&c.p50_ms),
+                ms(&c.p99_ms),
+                c.failed,
+                c.non_2xx,
+                opt_f(c.target_cpu_us_per_req),
+                rss(c.target_peak_rss_kb),
+                cell_verdict(c, &s.baseline, r.metric),
+            );
+            if !c.outlier_runs.is_empty() {
+                out += &format!("      outlier runs: {:?}\n", c.outlier_runs);
+            }
+            for n in &c.notes {
+                out += &format!("      ! {n}\n");
+            }
+        }
+    }
+    for t in s.targets.iter().filter(|t| !t.ok) {
+        out += &format!("\n! target {}: {}\n", t.name, t.status);
+        if let Some(tail) = &t.stderr_tail {
+            for l in tail
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                out += &format!("    {l}\n");
+            }
+        }
+    }
+    if s.interrupted {
+        out += "\n! the bench was interrupted; the runs above are those that finished\n";
+    }
+    out
+}
+
+/// The Markdown report: the same table and details, the targets and the environment.
+pub fn bench_markdown(s: &BenchSummary) -> String {
+    let mut out = format!("# {}\n\nBench {} — {}\n\n", s.plan, s.bench_id, s.machine);
+    out += &format!(
+        "Req/s, mean ± standard deviation over the measured runs (for open load, where the schedule sets the rate, p99 latency from the intended start instead); verdicts against **{}** by {} at the 5 % level with a {:.0} % noise threshold.\n\n",
+        s.baseline,
+        match s.test {
+            stampede_lab::stats::Test::Welch => "Welch's t-test",
+            stampede_lab::stats::Test::MannWhitney => "the Mann-Whitney U test",
+        },
+        s.noise * 100.0
+    );
+    out += "| scenario |";
+    for t in &s.targets {
+        out += &format!(" {} |", t.name);
+    }
+    out += "\n|---|";
+    out += &"---:|".repeat(s.targets.len());
+    out += "\n";
+    for r in &s.rows {
+        out += &format!("| {} |", r.scenario);
+        for c in &r.cells {
+            let v = match &c.vs_baseline {
+                Some(v) => format!(
+                    " ({:.2}×{})",
+                    v.ratio,
+                    match (v.verdict, r.metric) {
+                        (Verdict::NoDifference, _) => "",
+                        (Verdict::Higher, Metric::Rps) | (Verdict::Lower, Metric::P99Ms) =>
+                            " better",
+                        _ => " worse",
+                    }
+                ),
+                None => String::new(),
+            };
+            out += &format!(
+                " {}{}{} |",
+                figure(c, r.metric),
+                v,
+                if c.notes.is_empty() { "" } else { " ⚠" }
+            );
+        }
+        out += "\n";
+    }
+    out += "\n## Details\n\n| scenario | target | runs | req/s median | 95 % CI | p50 | p99 | failed | non-2xx | target CPU µs/req | target peak RSS | client CPU µs/req | vs baseline |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    for r in &s.rows {
+        for c in &r.cells {
+            let (med, ci) = match &c.rps {
+                Some(x) => (
+                    thousands(x.median.round() as u64),
+                    format!(
+                        "{}–{}",
+                        thousands(x.ci95.0.max(0.0).round() as u64),
+                        thousands(x.ci95.1.round() as u64)
+                    ),
+                ),
+                None => ("—".into(), "—".into()),
+            };
+            out += &format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                r.scenario,
+                c.target,
+                c.runs,
+                med,
+                ci,
+                ms(&c.p50_ms),
+                ms(&c.p99_ms),
+                c.failed,
+                c.non_2xx,
+                opt_f(c.target_cpu_us_per_req),
+                rss(c.target_peak_rss_kb),
+                opt_f(c.client_cpu_us_per_req),
+                cell_verdict(c, &s.baseline, r.metric)
+            );
+        }
+    }
+    let notes: Vec<String> = s
+        .rows
+        .iter()
+        .flat_map(|r| {
+            r.cells.iter().flat_map(move |c| {
+                c.notes
+                    .iter()
+                    .map(move |n| format!("- {} / {}: {n}", r.scenario, c.target))
+                    .chain((!c.outlier_runs.is_empty()).then(|| {
+                        format!(
+                            "- {} / {}: outlier runs {:?}",
+                            r.scenario, c.target, c.outlier_runs
+                        )
+                    }))
+            })
+        })
+        .collect();
+    if !notes.is_empty() {
+        out += "\n## Flags\n\n";
+        out += &notes.join("\n");
+        out += "\n";
+    }
+    out += "\n## Targets\n\n| target | version | status |\n|---|---|---|\n";
+    for t in &s.targets {
+        out += &format!(
+            "| {} | {} | {} |\n",
+            t.name,
+            t.version.as_deref().unwrap_or("—"),
+            t.status.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    out += "\n## Environment\n\n```json\n";
+    out += &serde_json::to_string_pretty(&s.environment).unwrap_or_default();
+    out += "\n```\n";
+    if s.interrupted {
+        out += "\nThe bench was interrupted; the figures are those of the runs that finished.\n";
+    }
+    out
+}
+
+/// A comparison of two benches, one line per target × scenario both measured.
+pub fn changes_table(before: i64, after: i64, changes: &[Change]) -> String {
+    let mut out = format!("Bench {after} against bench {before} (req/s, mean ± σ; p99 mean; open load is judged on p99)\n\n");
+    if changes.is_empty() {
+        out += "The two benches have no target × scenario in common.\n";
+        return out;
+    }
+    let w = changes
+        .iter()
+        .map(|c| c.target.len() + c.scenario.len() + 3)
+        .max()
+        .unwrap_or(0)
+        + 2;
+    for c in changes {
+        out += &format!(
+            "{}{} → {}   p99 {:.2} → {:.2} ms   {}\n",
+            pad(&format!("{} / {}", c.scenario, c.target), w),
+            mean_sd(&Some(c.before.clone())),
+            mean_sd(&Some(c.after.clone())),
+            c.p99_ms.0,
+            c.p99_ms.1,
+            metric_verdict(&c.comparison, c.metric)
+        );
+    }
+    out
+}
