@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job until `stampede bench` lands: build, start the reference server, and run
+# Each dialect once: build, start the reference server, and run
 # scaled-down versions of the reference experiments against it with each dialect.
 # Client and server are pinned to different cores when there are two or more.
 set -euo pipefail

@@ -489,7 +489,17 @@ impl Plan {
             field: "plan".into(),
             message: format!("cannot read: {e}"),
         })?;
-        Plan::parse(&src, &file)
+        let mut plan = Plan::parse(&src, &file)?;
+        // A relative working directory is relative to the plan, wherever bench runs.
+        let base = path.parent().unwrap_or(std::path::Path::new("."));
+        for t in &mut plan.targets {
+            if let TargetKind::Command { cwd: Some(d), .. } = &mut t.kind {
+                if d.is_relative() {
+                    *d = base.join(&*d);
+                }
+            }
+        }
+        Ok(plan)
     }
 }
 

@@ -121,7 +121,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
     for (n, w) in names.iter().zip(&cols) {
         out += &pad(n, *w);
     }
-    out += "\n";
+    out = out.trim_end().to_string() + "\n";
     for r in &s.rows {
         out += &pad(&r.scenario, w0);
         for (c, w) in r.cells.iter().zip(&cols) {
