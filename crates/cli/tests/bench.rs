@@ -339,3 +339,32 @@ fn plan_errors_name_file_line_and_field() {
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).contains("2 targets"));
 }
+
+#[test]
+fn a_list_of_requests_is_verified_step_by_step_and_run_in_order() {
+    let dir = Dir::new("steps");
+    let scen = "[[scenario]]\nname = \"journey\"\ninject = [\"atOnceUsers(5)\"]\n\
+                steps = [\n  { path = \"/pong\", verify = { body = \"PONG\" } },\n  { path = \"/backend\", pause = \"20ms\" },\n  { method = \"HEAD\", path = \"/chat\" },\n  { path = \"/status/404\", verify = { status = 404 } },\n]\n\
+                [[scenario]]\nname = \"wrong\"\nsessions = { count = 2 }\n\
+                steps = [{ path = \"/pong\" }, { path = \"/chat\", verify = { body_length = 3 } }]\n";
+    let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 2));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let journey = &s["rows"][0]["cells"][0];
+    assert_eq!(journey["runs"], 2);
+    assert_eq!(journey["completed"], 40, "5 users × 4 steps × 2 runs");
+    assert_eq!(journey["failed"], 0);
+    assert_eq!(journey["non_2xx"], 10, "the 404 step, on purpose");
+    let wrong = &s["rows"][1]["cells"][0];
+    assert_eq!(wrong["runs"], 0);
+    let note = wrong["notes"][0].as_str().unwrap();
+    assert!(
+        note.contains("GET /chat: body length 35 (expected 3)"),
+        "{note}"
+    );
+    let runs = Store::open(&dir.path("s.db")).unwrap().runs(1).unwrap();
+    let sess = runs[0].result.sessions.as_ref().unwrap();
+    assert_eq!((sess.completed, sess.calls), (5, 4));
+    assert!(sess.lifetime.min_us >= 20_000);
+}

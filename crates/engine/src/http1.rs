@@ -101,6 +101,12 @@ impl ResponseParser {
         }
     }
 
+    /// Sets whether the next responses answer HEAD requests (no body), for connections
+    /// whose requests change from one to the next (session scripts).
+    pub fn set_head_request(&mut self, head_request: bool) {
+        self.head_request = head_request;
+    }
+
     /// Asks the parser to keep the value of the next response's Server header.
     pub fn capture_server(&mut self) {
         self.capture_server = true;

@@ -102,6 +102,16 @@ impl Default for Session {
     }
 }
 
+/// One step of a session's script: a request, and the pause after its response before
+/// the next step (Gatling's `exec(http(…)).pause(…)`).
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The request.
+    pub request: Request,
+    /// Pause after the response.
+    pub pause: Duration,
+}
+
 /// A complete description of a closed-model HTTP/1.1 load test.
 #[derive(Debug, Clone)]
 pub struct LoadSpec {
@@ -133,6 +143,10 @@ pub struct LoadSpec {
     pub shape: Shape,
     /// What each session does (session shapes only).
     pub session: Session,
+    /// Session shapes: the requests each session makes in order, one at a time, with a
+    /// pause after each (`session.calls`, `burst` and `think` then follow from it).
+    /// Empty: every call sends `request`.
+    pub script: Vec<Step>,
     /// Seed of random arrival processes, so a run can be repeated exactly.
     pub seed: u64,
 }
@@ -156,6 +170,7 @@ impl LoadSpec {
             record_requests: false,
             shape: Shape::Closed,
             session: Session::default(),
+            script: Vec::new(),
             seed: 0x5eed,
         }
     }
@@ -189,6 +204,19 @@ impl LoadSpec {
                 return bad("inject", "a closed profile needs a duration");
             }
             _ => {}
+        }
+        if !self.script.is_empty() {
+            if !self.shape.has_sessions() {
+                return bad(
+                    "steps",
+                    "a list of requests needs a session shape (injection steps or sessions)",
+                );
+            }
+            self.session = Session {
+                calls: self.script.len() as u32,
+                burst: 1,
+                think: Duration::ZERO,
+            };
         }
         if self.session.calls == 0 || self.session.burst == 0 {
             return bad(

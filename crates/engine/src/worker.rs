@@ -88,6 +88,8 @@ impl Drop for TimerFd {
 #[derive(Clone, Copy)]
 struct SessionState {
     calls_left: u32,
+    /// Next step of the script (script sessions).
+    step: u32,
     started: Instant,
     /// Waiting out the think time until then.
     think_until: Option<Instant>,
@@ -227,7 +229,9 @@ struct Conn {
     state: State,
     parser: ResponseParser,
     pending: VecDeque<Pending>,
-    /// Bytes of the current batch written so far, and the batch's length.
+    /// Where the current batch starts in the worker's request bytes, how much of it is
+    /// written, and its length.
+    base: usize,
     written: usize,
     to_write: usize,
     write_done: Instant,
@@ -250,6 +254,7 @@ fn new_conn(head: bool, pipeline: usize, start: Instant) -> Conn {
         state: State::Closed,
         parser: ResponseParser::new(head),
         pending: VecDeque::with_capacity(pipeline),
+        base: 0,
         written: 0,
         to_write: 0,
         write_done: start,
@@ -278,8 +283,11 @@ pub(crate) struct Worker<'a> {
     poll: Poll,
     conns: Vec<Conn>,
     idle: Vec<usize>,
+    /// The request bytes: `depth` copies of the request, or every step of the script.
     batch: Vec<u8>,
     req_len: usize,
+    /// Script sessions: where each step starts in `batch` (and where the last ends).
+    offsets: Vec<usize>,
     rec: Recorder,
     sending_done: bool,
     wake_at: Option<Instant>,
@@ -329,10 +337,28 @@ impl<'a> Worker<'a> {
             poll,
             conns,
             idle: (0..pool).rev().collect(),
-            batch: spec
-                .request
-                .repeated(spec.pipeline.max(spec.session.burst as usize)),
+            batch: if spec.script.is_empty() {
+                spec.request
+                    .repeated(spec.pipeline.max(spec.session.burst as usize))
+            } else {
+                spec.script
+                    .iter()
+                    .flat_map(|s| s.request.bytes.iter().copied())
+                    .collect()
+            },
             req_len: spec.request.bytes.len(),
+            offsets: spec
+                .script
+                .iter()
+                .scan(0, |at, s| {
+                    let start = *at;
+                    *at += s.request.bytes.len();
+                    Some(start)
+                })
+                .chain(std::iter::once(
+                    spec.script.iter().map(|s| s.request.bytes.len()).sum(),
+                ))
+                .collect(),
             rec: Recorder::new(start, start_unix_us, spec.record_requests),
             sending_done: false,
             wake_at: None,
@@ -500,7 +526,7 @@ impl<'a> Worker<'a> {
             }
             self.idle.pop();
             self.conns[ci].in_idle = false;
-            self.start_batch(ci, claimed, now);
+            self.start_batch(ci, claimed, 0, claimed * self.req_len, now);
             if self.sending_done || self.wake_at.is_some() {
                 return;
             }
@@ -511,13 +537,15 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Writes (or connects for) `claimed` requests just queued on `ci`.
-    fn start_batch(&mut self, ci: usize, claimed: usize, now: Instant) {
+    /// Writes (or connects for) `claimed` requests just queued on `ci`: `len` bytes of
+    /// the request bytes from `base`.
+    fn start_batch(&mut self, ci: usize, claimed: usize, base: usize, len: usize, now: Instant) {
         self.in_flight += claimed as u64;
         self.rec.started += claimed as u64;
         let c = &mut self.conns[ci];
+        c.base = base;
         c.written = 0;
-        c.to_write = claimed * self.req_len;
+        c.to_write = len;
         match c.state {
             State::Open => self.write(ci, now),
             State::Closed => self.connect(ci, now),
@@ -546,6 +574,7 @@ impl<'a> Worker<'a> {
                     let calls = self.spec.session.calls;
                     self.conns[ci].session = Some(SessionState {
                         calls_left: calls,
+                        step: 0,
                         started: intended,
                         think_until: None,
                     });
@@ -580,7 +609,17 @@ impl<'a> Worker<'a> {
                 sent: now,
             });
         }
-        self.start_batch(ci, k as usize, now);
+        if self.spec.script.is_empty() {
+            self.start_batch(ci, k as usize, 0, k as usize * self.req_len, now);
+        } else {
+            // Scripts go one step at a time (burst 1).
+            let step = s.step as usize;
+            s.step += 1;
+            c.parser
+                .set_head_request(self.spec.script[step].request.is_head());
+            let (base, end) = (self.offsets[step], self.offsets[step + 1]);
+            self.start_batch(ci, 1, base, end - base, now);
+        }
     }
 
     /// The session on `ci` is over: close its connection and free the slot.
@@ -605,7 +644,10 @@ impl<'a> Worker<'a> {
         if s.calls_left == 0 {
             return self.end_session(ci, now, true);
         }
-        let think = self.spec.session.think;
+        let think = match self.spec.script.get((s.step as usize).wrapping_sub(1)) {
+            Some(step) => step.pause,
+            None => self.spec.session.think,
+        };
         if think.is_zero() {
             self.next_burst(ci, now, now);
         } else if let Some(s) = self.conns[ci].session.as_mut() {
@@ -668,7 +710,7 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[ci];
         let Some(s) = &mut c.stream else { return };
         while c.written < c.to_write {
-            match s.write(&self.batch[c.written..c.to_write]) {
+            match s.write(&self.batch[c.base + c.written..c.base + c.to_write]) {
                 Ok(0) => {
                     return self.fail_and_close(ci, now, ErrorKind::Write);
                 }

@@ -215,3 +215,97 @@ fn sessions_against_a_dead_port_fail_cleanly() {
     assert_eq!((sess.started, sess.failed), (20, 20));
     assert_eq!(r.errors.get("connect_refused"), Some(&20));
 }
+
+#[test]
+fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
+    use std::io::Read;
+    // Records each connection's request lines; HEAD gets a head with a length but no body.
+    let seen: Arc<Mutex<Vec<Vec<String>>>> = Arc::new(Mutex::new(Vec::new()));
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming().take(4) {
+            let Ok(mut s) = s else { continue };
+            let log = log.clone();
+            std::thread::spawn(move || {
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let (mut buf, mut chunk, mut lines) = (Vec::new(), [0u8; 4096], Vec::new());
+                loop {
+                    while let Some(end) = common::find(&buf, b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Content-Length: "))
+                            .map_or(0, |v| v.trim().parse().unwrap());
+                        if buf.len() < end + 4 + len {
+                            break;
+                        }
+                        buf.drain(..end + 4 + len);
+                        let line = head.lines().next().unwrap_or("").to_string();
+                        let reply: &[u8] = if line.starts_with("HEAD") {
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n"
+                        } else {
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPONG"
+                        };
+                        lines.push(line);
+                        if s.write_all(reply).is_err() {
+                            break;
+                        }
+                    }
+                    match s.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+                log.lock().unwrap().push(lines);
+            });
+        }
+    });
+    let url = format!("http://{addr}/a");
+    let mut s = spec(
+        &url,
+        Shape::Users(Profile::parse(&["atOnceUsers(4)".to_string()]).unwrap()),
+    );
+    let target = Target::parse(&url).unwrap();
+    let step = |m: &str, path: &str, body: &[u8], pause_ms: u64| stampede_engine::Step {
+        request: RequestBuilder::new(m, path)
+            .header("Host", &target.authority)
+            .body(body.to_vec())
+            .build(),
+        pause: Duration::from_millis(pause_ms),
+    };
+    s.script = vec![
+        step("GET", "/a", b"", 0),
+        step("HEAD", "/b", b"", 50),
+        step("POST", "/c", b"xyz", 0),
+    ];
+    let r = go(s);
+    assert_eq!((r.requests.completed, r.requests.failed), (12, 0));
+    let sess = r.sessions.clone().unwrap();
+    assert_eq!((sess.completed, sess.calls), (4, 3));
+    assert!(sess.lifetime.min_us >= 50_000, "{:?}", sess.lifetime);
+    let t = Instant::now();
+    while seen.lock().unwrap().len() < 4 && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for lines in seen.lock().unwrap().iter() {
+        assert_eq!(
+            lines,
+            &["GET /a HTTP/1.1", "HEAD /b HTTP/1.1", "POST /c HTTP/1.1"]
+        );
+    }
+}
+
+#[test]
+fn a_script_without_sessions_is_refused() {
+    let url = pong();
+    let mut s = spec(&url, Shape::Closed);
+    s.requests = Some(1);
+    s.script = vec![stampede_engine::Step {
+        request: s.request.clone(),
+        pause: Duration::ZERO,
+    }];
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("session shape"), "{e}");
+}

@@ -141,6 +141,24 @@ pub enum Style {
     Ab,
 }
 
+/// One request of a scenario's list (`[[scenario.steps]]`): what a virtual user or
+/// session sends, in order, with a pause after each response.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Extra headers (after the scenario's).
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: Option<Vec<u8>>,
+    /// Pause after the response.
+    pub pause: Duration,
+    /// Checks for this step's response (default: the scenario's).
+    pub verify: Option<Verify>,
+}
+
 /// One workload.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -170,6 +188,9 @@ pub struct Scenario {
     pub keepalive: bool,
     /// Pipelining depth.
     pub pipeline: usize,
+    /// A list of requests each session makes in order (session shapes); empty: every
+    /// call sends the scenario's one request.
+    pub steps: Vec<Step>,
     /// Request timeout.
     pub timeout: Duration,
     /// Verification.
@@ -267,6 +288,18 @@ struct RawVerify {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawStep {
+    path: Spanned<String>,
+    method: Option<String>,
+    #[serde(default)]
+    headers: Vec<Spanned<String>>,
+    body: Option<String>,
+    pause: Option<Spanned<String>>,
+    verify: Option<RawVerify>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawScenario {
     name: Spanned<String>,
     path: Option<Spanned<String>>,
@@ -289,6 +322,7 @@ struct RawScenario {
     think: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
     verify: Option<RawVerify>,
+    steps: Option<Spanned<Vec<RawStep>>>,
 }
 
 struct Ctx<'a> {
@@ -517,17 +551,7 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         Some(p) => p.get_ref().clone(),
         None => "/".into(),
     };
-    let mut headers = Vec::new();
-    for h in &s.headers {
-        let parsed = stampede_engine::request::parse_header_arg(h.get_ref()).ok_or_else(|| {
-            cx.err(
-                h.span().start,
-                "scenario.headers",
-                format!("{:?} is not 'Name: value'", h.get_ref()),
-            )
-        })?;
-        headers.push(parsed);
-    }
+    let headers = parse_headers(cx, &s.headers, "scenario.headers")?;
     let style = match s.style.as_ref().map(|x| x.get_ref().as_str()) {
         None | Some("native") => Style::Native,
         Some("ab") => Style::Ab,
@@ -611,30 +635,62 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
     }
     let verify = match &s.verify {
         None => Verify::default(),
-        Some(v) => Verify {
-            status: v.status.unwrap_or(200),
-            content_type: v.content_type.clone(),
-            body: v.body.clone(),
-            body_contains: v.body_contains.clone(),
-            body_length: v.body_length,
-            json_key: v.json_key.clone(),
-            headers: v
-                .headers
-                .clone()
-                .unwrap_or_else(|| Verify::default().headers),
-            date_fresh: v.date_fresh.unwrap_or(false),
-            on_failure: match v.on_failure.as_ref().map(|x| x.get_ref().as_str()) {
-                None | Some("fail") => OnFailure::Fail,
-                Some("warn") => OnFailure::Warn,
-                Some(o) => {
-                    return Err(cx.err(
-                        v.on_failure.as_ref().map_or(at, |x| x.span().start),
-                        "scenario.verify.on_failure",
-                        format!("{o:?} is not fail or warn"),
-                    ))
-                }
-            },
-        },
+        Some(v) => parse_verify(cx, v, at, "scenario.verify")?,
+    };
+    let mut steps = Vec::new();
+    if let Some(list) = &s.steps {
+        let here = list.span().start;
+        if !shape.has_sessions() {
+            return Err(cx.err(
+                here,
+                "scenario.steps",
+                format!("scenario {name:?}: a list of requests needs inject or sessions (each user or session makes them in order)"),
+            ));
+        }
+        if s.path.is_some() {
+            return Err(cx.err(
+                here,
+                "scenario.steps",
+                format!("scenario {name:?}: give path or steps, not both"),
+            ));
+        }
+        if list.get_ref().is_empty() {
+            return Err(cx.err(here, "scenario.steps", "must hold at least one request"));
+        }
+        for st in list.get_ref() {
+            if !st.path.get_ref().starts_with('/') {
+                return Err(cx.err(
+                    st.path.span().start,
+                    "scenario.steps.path",
+                    "must start with /",
+                ));
+            }
+            steps.push(Step {
+                method: st
+                    .method
+                    .clone()
+                    .unwrap_or_else(|| "GET".into())
+                    .to_ascii_uppercase(),
+                path: st.path.get_ref().clone(),
+                headers: parse_headers(cx, &st.headers, "scenario.steps.headers")?,
+                body: st.body.clone().map(String::into_bytes),
+                pause: st
+                    .pause
+                    .as_ref()
+                    .map(|d| cx.duration(d, "scenario.steps.pause"))
+                    .transpose()?
+                    .unwrap_or_default(),
+                verify: st
+                    .verify
+                    .as_ref()
+                    .map(|v| parse_verify(cx, v, st.path.span().start, "scenario.steps.verify"))
+                    .transpose()?,
+            });
+        }
+    }
+    let path = match steps.first() {
+        Some(st) => st.path.clone(),
+        None => path,
     };
     Ok(Scenario {
         name,
@@ -654,6 +710,7 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         duration,
         keepalive: s.keepalive.unwrap_or(true),
         pipeline: s.pipeline.unwrap_or(1),
+        steps,
         timeout: timeout.unwrap_or(if s.inject.is_some() {
             Duration::from_secs(60)
         } else {
@@ -661,6 +718,51 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         }),
         verify,
         line: cx.line(at),
+    })
+}
+
+fn parse_headers(
+    cx: &Ctx,
+    raw: &[Spanned<String>],
+    field: &str,
+) -> Result<Vec<(String, String)>, PlanError> {
+    raw.iter()
+        .map(|h| {
+            stampede_engine::request::parse_header_arg(h.get_ref()).ok_or_else(|| {
+                cx.err(
+                    h.span().start,
+                    field,
+                    format!("{:?} is not 'Name: value'", h.get_ref()),
+                )
+            })
+        })
+        .collect()
+}
+
+fn parse_verify(cx: &Ctx, v: &RawVerify, at: usize, field: &str) -> Result<Verify, PlanError> {
+    Ok(Verify {
+        status: v.status.unwrap_or(200),
+        content_type: v.content_type.clone(),
+        body: v.body.clone(),
+        body_contains: v.body_contains.clone(),
+        body_length: v.body_length,
+        json_key: v.json_key.clone(),
+        headers: v
+            .headers
+            .clone()
+            .unwrap_or_else(|| Verify::default().headers),
+        date_fresh: v.date_fresh.unwrap_or(false),
+        on_failure: match v.on_failure.as_ref().map(|x| x.get_ref().as_str()) {
+            None | Some("fail") => OnFailure::Fail,
+            Some("warn") => OnFailure::Warn,
+            Some(o) => {
+                return Err(cx.err(
+                    v.on_failure.as_ref().map_or(at, |x| x.span().start),
+                    &format!("{field}.on_failure"),
+                    format!("{o:?} is not fail or warn"),
+                ))
+            }
+        },
     })
 }
 
@@ -757,6 +859,26 @@ burst = 5
                 "{e}"
             );
         }
+        let steps = [
+            (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 1\nsteps = [{{ path = \"/a\" }}]\n"), 7, "scenario.steps", "needs inject or sessions"),
+            (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\npath = \"/a\"\nsteps = [{{ path = \"/b\" }}]\n"), 8, "scenario.steps", "not both"),
+            (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\nsteps = [\n {{ path = \"/b\" }},\n {{ path = \"/c\", pause = \"1 jiffy\" }},\n]\n"), 9, "scenario.steps.pause", "unknown unit"),
+            (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\nsteps = [{{ path = \"b\" }}]\n"), 7, "scenario.steps.path", "must start with /"),
+        ];
+        for (src, line, field, msg) in steps {
+            let e = err(&src);
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+            assert!(e.message.contains(msg), "{e}");
+        }
+        let ok = format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\nsteps = [{{ path = \"/b\", pause = \"1s\", method = \"post\", body = \"x\", verify = {{ status = 201 }} }}, {{ path = \"/c\" }}]\n");
+        let p = Plan::parse(&ok, "ok.toml").unwrap();
+        let st = &p.scenarios[0].steps;
+        assert_eq!(
+            (st.len(), st[0].method.as_str(), st[0].pause),
+            (2, "POST", Duration::from_secs(1))
+        );
+        assert_eq!(st[0].verify.as_ref().unwrap().status, 201);
+        assert_eq!(p.scenarios[0].path, "/b");
         let e = err("[[target]\n");
         assert_eq!(e.line, 1);
         let e = err(base);

@@ -32,6 +32,7 @@ pub struct Exit {
 pub struct Running {
     child: Child,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
     exited: Option<Exit>,
 }
 
@@ -68,9 +69,10 @@ impl Running {
         }
         let mut child = cmd.spawn()?;
         let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL)));
+        let mut reader = None;
         if let Some(mut err) = child.stderr.take() {
             let buf = stderr.clone();
-            std::thread::spawn(move || {
+            reader = Some(std::thread::spawn(move || {
                 let mut chunk = [0u8; 1024];
                 while let Ok(n) = err.read(&mut chunk) {
                     if n == 0 {
@@ -82,11 +84,12 @@ impl Running {
                         b.pop_front();
                     }
                 }
-            });
+            }));
         }
         Ok(Running {
             child,
             stderr,
+            reader,
             exited: None,
         })
     }
@@ -106,8 +109,28 @@ impl Running {
     pub fn poll_exit(&mut self) -> Option<Exit> {
         if self.exited.is_none() {
             self.exited = wait4(self.pid(), false);
+            if self.exited.is_some() {
+                self.drain_stderr();
+            }
         }
         self.exited.clone()
+    }
+
+    /// After the exit: gives the stderr reader a moment to take the last bytes (it ends
+    /// when every writer has closed the pipe; a forked child may keep it open longer).
+    fn drain_stderr(&mut self) {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while let Some(r) = &self.reader {
+            if r.is_finished() {
+                if let Some(r) = self.reader.take() {
+                    let _ = r.join();
+                }
+            } else if Instant::now() >= deadline {
+                return;
+            } else {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
     }
 
     /// SIGTERM to the group, then SIGKILL after `grace`; returns how it ended.
@@ -133,6 +156,7 @@ impl Running {
             max_rss_kb: 0,
         });
         self.exited = Some(e.clone());
+        self.drain_stderr();
         e
     }
 }

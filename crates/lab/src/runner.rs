@@ -390,16 +390,35 @@ pub fn scenario_request(
     target: &stampede_engine::Target,
     keepalive: bool,
 ) -> Request {
-    let mut b = match s.style {
-        Style::Native => RequestBuilder::native(target, &s.method, keepalive),
+    build_request(
+        s.style,
+        &s.method,
+        target,
+        &s.headers,
+        s.body.as_deref(),
+        keepalive,
+    )
+}
+
+/// A request in a style: stampede's HTTP/1.1 one, or ab's exact HTTP/1.0 one.
+fn build_request(
+    style: Style,
+    method: &str,
+    target: &stampede_engine::Target,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    keepalive: bool,
+) -> Request {
+    let mut b = match style {
+        Style::Native => RequestBuilder::native(target, method, keepalive),
         Style::Ab => {
-            let mut b = RequestBuilder::new(&s.method, &target.path)
+            let mut b = RequestBuilder::new(method, &target.path)
                 .version(Version::Http10)
                 .without_content_length();
             if keepalive {
                 b = b.header("Connection", "Keep-Alive");
             }
-            if let Some(body) = &s.body {
+            if let Some(body) = body {
                 b = b.header("Content-length", &body.len().to_string());
             }
             for (name, value) in [
@@ -407,20 +426,73 @@ pub fn scenario_request(
                 ("User-Agent", "ApacheBench/2.3"),
                 ("Accept", "*/*"),
             ] {
-                if !s.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
                     b = b.header(name, value);
                 }
             }
             b
         }
     };
-    for (n, v) in &s.headers {
+    for (n, v) in headers {
         b = b.set_header(n, v);
     }
-    if let Some(body) = &s.body {
-        b = b.body(body.clone());
+    if let Some(body) = body {
+        b = b.body(body.to_vec());
     }
     b.build()
+}
+
+/// One request to check before a scenario's load: a label for messages, the request
+/// (asking the server to close), and what its response must look like.
+struct Check<'a> {
+    label: Option<String>,
+    request: Request,
+    verify: &'a crate::plan::Verify,
+}
+
+/// The checks of a scenario (one per step for a list of requests), and the script its
+/// sessions run (empty for a single request).
+#[allow(clippy::type_complexity)]
+fn checks_and_script<'a>(
+    s: &'a Scenario,
+    base_url: &str,
+    target: &stampede_engine::Target,
+) -> Result<(Vec<Check<'a>>, Vec<stampede_engine::Step>), String> {
+    if s.steps.is_empty() {
+        let check = Check {
+            label: None,
+            request: scenario_request(s, target, false),
+            verify: &s.verify,
+        };
+        return Ok((vec![check], Vec::new()));
+    }
+    let mut checks = Vec::new();
+    let mut script = Vec::new();
+    for st in &s.steps {
+        let t = stampede_engine::Target::parse(&format!("{base_url}{}", st.path))
+            .map_err(|e| e.to_string())?;
+        let headers: Vec<(String, String)> = s.headers.iter().chain(&st.headers).cloned().collect();
+        let req = |keepalive| {
+            build_request(
+                s.style,
+                &st.method,
+                &t,
+                &headers,
+                st.body.as_deref(),
+                keepalive,
+            )
+        };
+        checks.push(Check {
+            label: Some(format!("{} {}", st.method, st.path)),
+            request: req(false),
+            verify: st.verify.as_ref().unwrap_or(&s.verify),
+        });
+        script.push(stampede_engine::Step {
+            request: req(s.keepalive),
+            pause: st.pause,
+        });
+    }
+    Ok((checks, script))
 }
 
 fn run_target(
@@ -484,19 +556,33 @@ fn run_target(
                 break;
             }
         };
+        let (checks, script) = match checks_and_script(s, &live.url, &target) {
+            Ok(x) => x,
+            Err(e) => {
+                status = Some(format!("scenario {}: {e}", s.name));
+                break;
+            }
+        };
         // Verify on a fresh connection that the server closes after the response.
-        let check = scenario_request(s, &target, false);
-        let outcome = verify::verify(live.addr, &check.bytes, &s.verify, s.timeout);
+        let (mut failures, mut fatal) = (Vec::new(), false);
+        for c in &checks {
+            let outcome = verify::verify(live.addr, &c.request.bytes, c.verify, s.timeout);
+            fatal |= !outcome.passed && c.verify.on_failure == OnFailure::Fail;
+            failures.extend(outcome.failures.into_iter().map(|f| match &c.label {
+                Some(l) => format!("{l}: {f}"),
+                None => f,
+            }));
+        }
         let v = Verification {
             target: t.name.clone(),
             scenario: s.name.clone(),
-            outcome: match (outcome.passed, s.verify.on_failure) {
+            outcome: match (failures.is_empty(), fatal) {
                 (true, _) => "pass",
-                (false, OnFailure::Warn) => "warn",
-                (false, OnFailure::Fail) => "fail",
+                (false, false) => "warn",
+                (false, true) => "fail",
             }
             .into(),
-            failures: outcome.failures,
+            failures,
         };
         store.add_verification(
             out.bench_id,
@@ -520,7 +606,7 @@ fn run_target(
             continue;
         }
         if plan.runs.primer {
-            let _ = verify::fetch(live.addr, &check.bytes, s.timeout);
+            let _ = verify::fetch(live.addr, &checks[0].request.bytes, s.timeout);
         }
         let mut spec = LoadSpec::new(target.clone(), scenario_request(s, &target, s.keepalive));
         spec.connections = s.connections;
@@ -538,6 +624,7 @@ fn run_target(
         spec.timeout = Some(s.timeout);
         spec.shape = s.shape.clone();
         spec.session = s.session;
+        spec.script = script;
         if let Err(e) = spec.validate() {
             status = Some(format!("scenario {}: {e}", s.name));
             break;

@@ -41,6 +41,8 @@ pub fn fetch(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<Fetc
     s.set_read_timeout(Some(timeout)).ok();
     s.set_write_timeout(Some(timeout)).ok();
     s.write_all(request).map_err(|e| format!("write: {e}"))?;
+    // Responses to HEAD carry a length but no body.
+    let head = request.starts_with(b"HEAD ");
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16384];
     loop {
@@ -51,19 +53,21 @@ pub fn fetch(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<Fetc
                 if buf.len() > 16 << 20 {
                     return Err("response larger than 16 MiB".into());
                 }
-                if let Some(f) = complete(&buf, false)? {
+                if let Some(f) = complete(&buf, false, head)? {
                     return Ok(f);
                 }
             }
             Err(e) => return Err(format!("read: {e}")),
         }
     }
-    complete(&buf, true)?.ok_or_else(|| "the connection closed before a complete response".into())
+    complete(&buf, true, head)?
+        .ok_or_else(|| "the connection closed before a complete response".into())
 }
 
 /// Parses a complete response from `buf`, or `None` if more is needed; at EOF a body
-/// without length or chunking ends with the data.
-fn complete(buf: &[u8], at_eof: bool) -> Result<Option<Fetched>, String> {
+/// without length or chunking ends with the data. Answers to HEAD, 1xx, 204 and 304
+/// have no body whatever their headers say.
+fn complete(buf: &[u8], at_eof: bool, head: bool) -> Result<Option<Fetched>, String> {
     let mut hs = [httparse::EMPTY_HEADER; 64];
     let mut r = httparse::Response::new(&mut hs);
     let n = match r.parse(buf) {
@@ -89,8 +93,9 @@ fn complete(buf: &[u8], at_eof: bool) -> Result<Option<Fetched>, String> {
             .map(|(_, v)| v.clone())
     };
     let rest = &buf[n..];
-    let body = if f("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
-    {
+    let body = if head || status < 200 || status == 204 || status == 304 {
+        Vec::new()
+    } else if f("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
         match dechunk(rest)? {
             Some(b) => b,
             None => return Ok(None),
@@ -237,7 +242,7 @@ mod tests {
     use super::*;
 
     fn fetched(raw: &[u8]) -> Fetched {
-        complete(raw, false).unwrap().unwrap()
+        complete(raw, false, false).unwrap().unwrap()
     }
 
     #[test]
@@ -248,14 +253,25 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nPO\r\n2\r\nNG\r\n0\r\n\r\n",
         );
         assert_eq!(c.body, b"PONG");
-        assert!(
-            complete(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPO", false)
-                .unwrap()
-                .is_none()
-        );
+        assert!(complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPO",
+            false,
+            false
+        )
+        .unwrap()
+        .is_none());
         let close = b"HTTP/1.0 200 OK\r\n\r\nuntil close";
-        assert!(complete(close, false).unwrap().is_none());
-        assert_eq!(complete(close, true).unwrap().unwrap().body, b"until close");
+        assert!(complete(close, false, false).unwrap().is_none());
+        assert_eq!(
+            complete(close, true, false).unwrap().unwrap().body,
+            b"until close"
+        );
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 35\r\n\r\n";
+        assert!(complete(head, false, true)
+            .unwrap()
+            .unwrap()
+            .body
+            .is_empty());
     }
 
     #[test]
