@@ -4,7 +4,7 @@
 //! progress view on stderr, prints the comparison table and writes the Markdown (and
 //! optionally JSON) report; `compare` sets a bench from the store against an earlier
 //! one. Exit codes: 0 every target measured, 1 a target failed or a verification
-//! failed (the table says which), 2 bad usage, 130 interrupted.
+//! failed (the table says which), 2 bad usage, 3 an assertion failed, 130 interrupted.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -75,6 +75,9 @@ pub struct BenchArgs {
     /// Check the plan and exit without running it
     #[arg(long = "check")]
     pub check: bool,
+    /// Write the plan's assertions (checked on every measured run) as JUnit XML
+    #[arg(long = "junit", value_name = "FILE")]
+    pub junit: Option<String>,
     /// No progress on stderr
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
@@ -164,6 +167,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
             .collect::<Vec<_>>(),
         &out.verifications,
         &out.runs,
+        &out.assertions,
         noise,
         a.test.into(),
         out.interrupted,
@@ -182,6 +186,19 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
             message: "interrupted; the finished runs are stored".into(),
         });
     }
+    if let Some(path) = &a.junit {
+        let cases: Vec<stampede_report::JunitCase> = out
+            .assertions
+            .iter()
+            .map(|x| stampede_report::JunitCase {
+                class: format!("{}.{}", x.target, x.scenario),
+                name: format!("{} (run {})", x.checked.assertion, x.repetition),
+                failure: (!x.checked.passed)
+                    .then(|| format!("{}: measured {}", x.checked.assertion, x.checked.actual)),
+            })
+            .collect();
+        common::write_file(path, &stampede_report::junit(&out.plan, &cases))?;
+    }
     let failed_targets = out.targets.iter().filter(|t| !t.ok).count();
     let failed_checks = out
         .verifications
@@ -192,6 +209,16 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         return Err(Exit::fail(format!(
             "{failed_targets} target(s) failed and {failed_checks} verification(s) failed; see the table above"
         )));
+    }
+    let failed_asserts = out.assertions.iter().filter(|x| !x.checked.passed).count();
+    if failed_asserts > 0 {
+        return Err(Exit {
+            code: common::EXIT_ASSERT,
+            message: format!(
+                "{failed_asserts} of {} assertion checks failed; see the table above",
+                out.assertions.len()
+            ),
+        });
     }
     Ok(())
 }

@@ -239,6 +239,50 @@ pub fn out(s: &str) {
     }
 }
 
+/// Exit code when the run happened but an assertion failed.
+pub const EXIT_ASSERT: i32 = 3;
+
+/// Checks assertions against a result, prints PASS/FAIL lines on stderr, writes JUnit
+/// XML if asked; any failure becomes exit code 3.
+pub fn check_assertions(
+    asserts: &[stampede_lab::assert::Assertion],
+    r: &stampede_engine::RunResult,
+    class: &str,
+    junit: Option<&str>,
+) -> Result<(), Exit> {
+    if asserts.is_empty() {
+        return Ok(());
+    }
+    let checked: Vec<_> = asserts.iter().map(|x| x.check(r)).collect();
+    for c in &checked {
+        eprintln!(
+            "{} {}  (measured {})",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.assertion,
+            c.actual
+        );
+    }
+    if let Some(path) = junit {
+        let cases: Vec<stampede_report::JunitCase> = checked
+            .iter()
+            .map(|c| stampede_report::JunitCase {
+                class: class.to_string(),
+                name: c.assertion.clone(),
+                failure: (!c.passed).then(|| format!("{}: measured {}", c.assertion, c.actual)),
+            })
+            .collect();
+        write_file(path, &stampede_report::junit("stampede", &cases))?;
+    }
+    let failed = checked.iter().filter(|c| !c.passed).count();
+    if failed > 0 {
+        return Err(Exit {
+            code: EXIT_ASSERT,
+            message: format!("{failed} of {} assertions failed", checked.len()),
+        });
+    }
+    Ok(())
+}
+
 /// Writes a file, naming it in the error.
 pub fn write_file(path: &str, contents: &str) -> Result<(), Exit> {
     if path == "-" {

@@ -3,7 +3,10 @@
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::inject::Profile;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
-use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
+use stampede_lab::assert::Assertion;
+use stampede_report::{
+    gatling_report, hgrm, hlog, loud_warnings, series_csv, summary, GatlingBounds,
+};
 
 /// The report printed at the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -112,6 +115,22 @@ pub struct LoadArgs {
     /// Write the result as JSON to FILE ('-' for standard output, replacing the summary)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
+    /// Write the corrected latency's percentile distribution (HdrHistogram .hgrm text)
+    #[arg(long = "hgrm", value_name = "FILE")]
+    pub hgrm: Option<String>,
+    /// Write an HdrHistogram interval log (format 1.3; corrected and uncorrected per second)
+    #[arg(long = "hlog", value_name = "FILE")]
+    pub hlog: Option<String>,
+    /// Write the per-second series as CSV
+    #[arg(long = "csv", value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Check the result: 'p99 < 50ms', 'errors < 0.1%', 'rps > 10000' (repeatable); any
+    /// failure exits 3
+    #[arg(long = "assert", value_name = "EXPR", action = ArgAction::Append)]
+    pub asserts: Vec<String>,
+    /// Write the assertions' outcomes as JUnit XML
+    #[arg(long = "junit", value_name = "FILE", requires = "asserts")]
+    pub junit: Option<String>,
     /// No progress line
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
@@ -130,6 +149,11 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         b = b.body(common::read_body(f)?);
     }
     let bounds = parse_bounds(&a.gatling_bounds)?;
+    let asserts = a
+        .asserts
+        .iter()
+        .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut spec = LoadSpec::new(target, b.build());
     spec.connections = a.connections;
     spec.threads = a.threads.unwrap_or_else(common::cpus);
@@ -184,7 +208,16 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }
-    Ok(())
+    for (path, text) in [
+        (&a.hgrm, hgrm as fn(&stampede_engine::RunResult) -> String),
+        (&a.hlog, hlog),
+        (&a.csv, series_csv),
+    ] {
+        if let Some(p) = path {
+            common::write_file(p, &text(r))?;
+        }
+    }
+    common::check_assertions(&asserts, r, &r.settings.url, a.junit.as_deref())
 }
 
 fn parse_bounds(s: &str) -> Result<GatlingBounds, Exit> {

@@ -368,3 +368,38 @@ fn a_list_of_requests_is_verified_step_by_step_and_run_in_order() {
     assert_eq!((sess.completed, sess.calls), (5, 4));
     assert!(sess.lifetime.min_us >= 20_000);
 }
+
+#[test]
+fn plan_assertions_are_checked_on_every_run_and_exit_3() {
+    let dir = Dir::new("assert");
+    let scen = "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nrequests = 300\nconnections = 2\nassert = [\"errors == 0\", \"p50 > 100s\"]\n";
+    let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 2));
+    let junit = dir.path("junit.xml");
+    let out = bench(&dir, &p, &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    assert_eq!(s["assertions"].as_array().unwrap().len(), 4);
+    let notes = s["rows"][0]["cells"][0]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0]
+        .as_str()
+        .unwrap()
+        .contains("assertion failed on run 1: p50 > 100s"));
+    let x = std::fs::read_to_string(junit).unwrap();
+    assert!(x.contains("tests=\"4\" failures=\"2\""), "{x}");
+    let bad = dir.write(
+        "bad.toml",
+        &plan(
+            &target("srv", SERVE),
+            "[[scenario]]\nname = \"s\"\nrequests = 1\nassert = [\"p99 <\"]\n",
+            1,
+        ),
+    );
+    let out = bench(&dir, &bad, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("scenario.assert"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -513,3 +513,102 @@ fn httperf_sessions_with_think_time() {
         text(&bad.stderr)
     );
 }
+
+#[test]
+fn hdr_files_csv_and_assertions_with_junit() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let srv = Srv::start();
+    let dir = std::env::temp_dir().join(format!("stampede-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "--rate",
+        "2000",
+        "-d",
+        "1500ms",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "-q",
+        "--json",
+        &f("r.json"),
+        "--hgrm",
+        &f("r.hgrm"),
+        "--hlog",
+        &f("r.hlog"),
+        "--csv",
+        &f("r.csv"),
+        "--assert",
+        "p99 < 10s",
+        "--assert",
+        "errors < 0.1%",
+        "--assert",
+        "rps > 1M",
+        "--junit",
+        &f("junit.xml"),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("PASS p99 < 10s") && err.contains("FAIL rps > 1M"),
+        "{err}"
+    );
+    assert!(err.contains("1 of 3 assertions failed"), "{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f("r.json")).unwrap()).unwrap();
+    let completed = r["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 2500);
+
+    let junit = std::fs::read_to_string(f("junit.xml")).unwrap();
+    assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
+    assert!(
+        junit.contains("<failure message=\"rps &gt; 1M: measured"),
+        "{junit}"
+    );
+
+    // The interval log reads back with HdrHistogram's own parser; each tag's counts add
+    // up to the completed requests.
+    let log = std::fs::read(f("r.hlog")).unwrap();
+    assert!(log.starts_with(b"#[Histogram log format version 1.3]\n"));
+    let mut counts = std::collections::BTreeMap::new();
+    let mut de = Deserializer::new();
+    for e in IntervalLogIterator::new(&log) {
+        if let LogEntry::Interval(h) = e.unwrap() {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .unwrap();
+            let hist: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).unwrap();
+            *counts
+                .entry(h.tag().unwrap().as_str().to_string())
+                .or_insert(0) += hist.len();
+            assert!(h.duration().as_secs_f64() <= 1.0);
+        }
+    }
+    assert_eq!(counts.get("corrected"), Some(&completed), "{counts:?}");
+    assert_eq!(counts.get("uncorrected"), Some(&completed), "{counts:?}");
+
+    let hgrm = std::fs::read_to_string(f("r.hgrm")).unwrap();
+    assert!(
+        hgrm.contains("1/(1-Percentile)")
+            && hgrm.contains(&format!("Total count    = {completed:>12}")),
+        "{hgrm}"
+    );
+    let csv = std::fs::read_to_string(f("r.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].starts_with("second,completed,failed"));
+    let sum: u64 = rows[1..]
+        .iter()
+        .map(|l| l.split(',').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, completed);
+
+    let bad = stampede(&["load", &srv.url("/pong"), "-n", "1", "--assert", "p99 < 5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--assert: \"p99 < 5\": \"5\" needs a unit"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -355,12 +355,14 @@ fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
     raw.sort_by_key(|r| r.t);
     let mut out: Vec<Interval> = Vec::new();
     let mut hist = result::new_histogram();
+    let mut unc = result::new_histogram();
     let mut de = Deserializer::new();
     let mut i = 0;
     while i < raw.len() {
         let t = raw[i].t;
         let (mut completed, mut failed, mut bytes_read) = (0, 0, 0);
         hist.reset();
+        unc.reset();
         while i < raw.len() && raw[i].t == t {
             let r = &raw[i];
             completed += r.completed;
@@ -370,16 +372,20 @@ fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
                 .deserialize(&mut &r.hist[..])
                 .expect("a histogram this process serialised");
             hist.add(&h).expect("same bounds");
+            let u: hdrhistogram::Histogram<u64> = de
+                .deserialize(&mut &r.hist_uncorrected[..])
+                .expect("a histogram this process serialised");
+            unc.add(&u).expect("same bounds");
             i += 1;
         }
-        let h = Hist(hist.clone());
         out.push(Interval {
             t,
             completed,
             failed,
             bytes_read,
             latency: LatencyStats::of(&hist),
-            histogram: h.to_base64(),
+            histogram: Hist(hist.clone()).to_base64(),
+            histogram_uncorrected: Hist(unc.clone()).to_base64(),
         });
     }
     out

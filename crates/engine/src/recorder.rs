@@ -35,6 +35,7 @@ pub(crate) struct RawInterval {
     pub failed: u64,
     pub bytes_read: u64,
     pub hist: Vec<u8>,
+    pub hist_uncorrected: Vec<u8>,
 }
 
 /// The second being recorded.
@@ -44,6 +45,7 @@ struct Current {
     failed: u64,
     bytes_read: u64,
     hist: Histogram<u64>,
+    uncorrected: Histogram<u64>,
 }
 
 /// Timings of one completed request, µs.
@@ -109,6 +111,7 @@ impl Recorder {
                 failed: 0,
                 bytes_read: 0,
                 hist: new_histogram(),
+                uncorrected: new_histogram(),
             },
         }
     }
@@ -125,9 +128,11 @@ impl Recorder {
     fn file_interval(&mut self, next_t: u32) {
         let c = &mut self.cur;
         if c.completed + c.failed + c.bytes_read > 0 {
-            let mut hist = Vec::new();
-            V2Serializer::new()
-                .serialize(&c.hist, &mut hist)
+            let (mut hist, mut hist_uncorrected) = (Vec::new(), Vec::new());
+            let mut ser = V2Serializer::new();
+            ser.serialize(&c.hist, &mut hist)
+                .expect("serialising to memory cannot fail");
+            ser.serialize(&c.uncorrected, &mut hist_uncorrected)
                 .expect("serialising to memory cannot fail");
             self.intervals.push(RawInterval {
                 t: c.t,
@@ -135,8 +140,10 @@ impl Recorder {
                 failed: c.failed,
                 bytes_read: c.bytes_read,
                 hist,
+                hist_uncorrected,
             });
             c.hist.reset();
+            c.uncorrected.reset();
         }
         self.cur.t = next_t;
         self.cur.completed = 0;
@@ -187,6 +194,9 @@ impl Recorder {
             h.ko.0.saturating_record(timing.total_us);
         }
         self.cur.hist.saturating_record(timing.total_us);
+        self.cur
+            .uncorrected
+            .saturating_record(timing.uncorrected_us);
         if let Some(reqs) = &mut self.requests {
             let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
             reqs.push(RequestRecord {

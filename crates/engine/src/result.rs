@@ -239,12 +239,20 @@ pub struct Interval {
     /// with [`Interval::decode_histogram`]); kept encoded so that a long run's result
     /// stays small in memory.
     pub histogram: String,
+    /// The interval's histogram of latency from the actual send (uncorrected), encoded
+    /// the same way.
+    pub histogram_uncorrected: String,
 }
 
 impl Interval {
     /// Decodes the interval's histogram.
     pub fn decode_histogram(&self) -> Result<Hist, String> {
         Hist::from_base64(&self.histogram)
+    }
+
+    /// Decodes the interval's uncorrected histogram.
+    pub fn decode_uncorrected(&self) -> Result<Hist, String> {
+        Hist::from_base64(&self.histogram_uncorrected)
     }
 }
 

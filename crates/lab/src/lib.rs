@@ -1,5 +1,6 @@
 //! The lab: plans, target processes, verification, runner, statistics and the store.
 
+pub mod assert;
 pub mod environment;
 pub mod plan;
 pub mod process;

@@ -195,6 +195,8 @@ pub struct Scenario {
     pub timeout: Duration,
     /// Verification.
     pub verify: Verify,
+    /// Assertions checked on every measured run.
+    pub asserts: Vec<crate::assert::Assertion>,
     /// Line of the `[[scenario]]` table.
     pub line: usize,
 }
@@ -323,6 +325,8 @@ struct RawScenario {
     timeout: Option<Spanned<String>>,
     verify: Option<RawVerify>,
     steps: Option<Spanned<Vec<RawStep>>>,
+    #[serde(default, rename = "assert")]
+    asserts: Vec<Spanned<String>>,
 }
 
 struct Ctx<'a> {
@@ -688,6 +692,14 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
             });
         }
     }
+    let asserts = s
+        .asserts
+        .iter()
+        .map(|a| {
+            crate::assert::Assertion::parse(a.get_ref())
+                .map_err(|e| cx.err(a.span().start, "scenario.assert", e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let path = match steps.first() {
         Some(st) => st.path.clone(),
         None => path,
@@ -717,6 +729,7 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
             Duration::from_secs(30)
         }),
         verify,
+        asserts,
         line: cx.line(at),
     })
 }

@@ -126,6 +126,19 @@ pub struct Verification {
     pub failures: Vec<String>,
 }
 
+/// An assertion checked on one measured run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssertionOutcome {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// 1-based repetition.
+    pub repetition: u32,
+    /// The outcome.
+    pub checked: crate::assert::Checked,
+}
+
 /// What became of a target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetStatus {
@@ -156,6 +169,8 @@ pub struct BenchOutcome {
     pub verifications: Vec<Verification>,
     /// Measured runs, in the order they ran.
     pub runs: Vec<RunRecord>,
+    /// The scenarios' assertions, checked on every measured run.
+    pub assertions: Vec<AssertionOutcome>,
     /// True when the bench was stopped early.
     pub interrupted: bool,
 }
@@ -188,6 +203,7 @@ pub fn run_bench(
         targets: Vec::new(),
         verifications: Vec::new(),
         runs: Vec::new(),
+        assertions: Vec::new(),
         interrupted: false,
     };
     for t in &plan.targets {
@@ -671,6 +687,14 @@ fn run_target(
                     ..record
                 };
                 store.add_run(out.bench_id, &record)?;
+                for a in &s.asserts {
+                    out.assertions.push(AssertionOutcome {
+                        target: t.name.clone(),
+                        scenario: s.name.clone(),
+                        repetition: k,
+                        checked: a.check(&record.result),
+                    });
+                }
                 out.runs.push(record);
             }
         }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{TargetStatus, Verification};
+use crate::runner::{AssertionOutcome, TargetStatus, Verification};
 use crate::stats::{compare, summarize, Comparison, Summary, Test};
 use crate::store::RunRecord;
 
@@ -90,6 +90,8 @@ pub struct BenchSummary {
     pub rows: Vec<Row>,
     /// Verifications that did not pass.
     pub verification_problems: Vec<Verification>,
+    /// Every assertion checked, per measured run.
+    pub assertions: Vec<AssertionOutcome>,
     /// The bench was stopped early.
     pub interrupted: bool,
 }
@@ -157,6 +159,7 @@ pub fn summarize_bench(
     scenarios: &[String],
     verifications: &[Verification],
     runs: &[RunRecord],
+    assertions: &[AssertionOutcome],
     noise: f64,
     test: Test,
     interrupted: bool,
@@ -165,37 +168,45 @@ pub fn summarize_bench(
     let rows = scenarios
         .iter()
         .map(|sc| {
-            let mut cells: Vec<Cell> = targets
-                .iter()
-                .map(|t| {
-                    let rs: Vec<&RunRecord> = runs
-                        .iter()
-                        .filter(|r| r.target == t.name && &r.scenario == sc)
-                        .collect();
-                    let mut c = cell(&t.name, &rs);
-                    if let Some(v) = verifications
-                        .iter()
-                        .find(|v| v.target == t.name && &v.scenario == sc && v.outcome != "pass")
-                    {
-                        c.notes.insert(
-                            0,
-                            format!(
-                                "verification {}: {}",
-                                if v.outcome == "fail" {
-                                    "failed, not measured"
-                                } else {
-                                    "warned"
-                                },
-                                v.failures.join("; ")
-                            ),
-                        );
-                    }
-                    if rs.is_empty() && c.notes.is_empty() && !t.ok {
-                        c.notes.push(format!("not measured: {}", t.status));
-                    }
-                    c
-                })
-                .collect();
+            let mut cells: Vec<Cell> =
+                targets
+                    .iter()
+                    .map(|t| {
+                        let rs: Vec<&RunRecord> = runs
+                            .iter()
+                            .filter(|r| r.target == t.name && &r.scenario == sc)
+                            .collect();
+                        let mut c = cell(&t.name, &rs);
+                        if let Some(v) = verifications.iter().find(|v| {
+                            v.target == t.name && &v.scenario == sc && v.outcome != "pass"
+                        }) {
+                            c.notes.insert(
+                                0,
+                                format!(
+                                    "verification {}: {}",
+                                    if v.outcome == "fail" {
+                                        "failed, not measured"
+                                    } else {
+                                        "warned"
+                                    },
+                                    v.failures.join("; ")
+                                ),
+                            );
+                        }
+                        for a in assertions.iter().filter(|a| {
+                            a.target == t.name && &a.scenario == sc && !a.checked.passed
+                        }) {
+                            c.notes.push(format!(
+                                "assertion failed on run {}: {} (measured {})",
+                                a.repetition, a.checked.assertion, a.checked.actual
+                            ));
+                        }
+                        if rs.is_empty() && c.notes.is_empty() && !t.ok {
+                            c.notes.push(format!("not measured: {}", t.status));
+                        }
+                        c
+                    })
+                    .collect();
             let open = runs
                 .iter()
                 .any(|r| &r.scenario == sc && r.result.open.is_some());
@@ -229,6 +240,7 @@ pub fn summarize_bench(
             .filter(|v| v.outcome != "pass")
             .cloned()
             .collect(),
+        assertions: assertions.to_vec(),
         interrupted,
     }
 }

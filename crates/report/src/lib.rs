@@ -6,6 +6,7 @@
 
 pub mod ab;
 pub mod bench;
+pub mod files;
 pub mod gatling;
 pub mod httperf;
 pub mod native;
@@ -14,6 +15,7 @@ pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
 pub use bench::{bench_markdown, bench_table, changes_table};
+pub use files::{hgrm, hlog, junit, series_csv, JunitCase};
 pub use gatling::{gatling_report, GatlingBounds};
 pub use httperf::{httperf_report, HttperfInfo};
 pub use native::summary;

@@ -38,6 +38,7 @@ fn fixture() -> RunResult {
                 bytes_read: 2_000 * 151,
                 latency: h.stats(),
                 histogram: h.to_base64(),
+                histogram_uncorrected: h.to_base64(),
             }
         })
         .collect();
