@@ -75,6 +75,9 @@ pub struct BenchArgs {
     /// Check the plan and exit without running it
     #[arg(long = "check")]
     pub check: bool,
+    /// Also write a self-contained HTML report
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
     /// Write the plan's assertions (checked on every measured run) as JUnit XML
     #[arg(long = "junit", value_name = "FILE")]
     pub junit: Option<String>,
@@ -173,6 +176,9 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         out.interrupted,
     );
     write_outputs(&summary, &a)?;
+    if let Some(p) = &a.html {
+        common::write_file(p, &stampede_report::bench_html(&summary, &out.runs))?;
+    }
     let db = a.db.display();
     eprintln!(
         "stampede: {} measured runs stored in {db} (bench {}); report in {}",
@@ -288,6 +294,137 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
     let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
     let changes = compare_benches(&runs(before)?, &runs(after)?, noise, a.test.into());
     common::out(&changes_table(before, after, &changes));
+    Ok(())
+}
+
+/// Arguments of `stampede report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The bench to report (default: the latest)
+    #[arg(value_name = "BENCH")]
+    pub bench: Option<i64>,
+    /// Report one measured run instead (ids: the JSON summary or `stampede report --list-runs`)
+    #[arg(long = "run", value_name = "ID", conflicts_with = "bench")]
+    pub run: Option<i64>,
+    /// List the measured runs of the bench with their ids
+    #[arg(long = "list-runs")]
+    pub list_runs: bool,
+    /// The HTML file to write
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "stampede-report.html"
+    )]
+    pub output: String,
+    /// The result store
+    #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
+    pub db: PathBuf,
+    /// Ratios within this many percent count as no difference
+    #[arg(long = "noise", value_name = "PCT", default_value_t = 5.0)]
+    pub noise: f64,
+    /// Statistical test for verdicts
+    #[arg(long = "test", value_enum, default_value = "welch")]
+    pub test: TestArg,
+}
+
+/// `stampede report`: an HTML report of a stored bench, or of one stored run.
+pub fn report(a: ReportArgs) -> Result<(), Exit> {
+    let noise = noise(a.noise, "--noise")?;
+    let store = open_store(&a.db)?;
+    let fail = |e: stampede_lab::store::StoreError| Exit::fail(e.to_string());
+    if let Some(id) = a.run {
+        let (bench, run) = store
+            .run(id)
+            .map_err(fail)?
+            .ok_or_else(|| Exit::usage(format!("run {id} is not in {}", a.db.display())))?;
+        let env = store
+            .bench(Some(bench))
+            .map_err(fail)?
+            .and_then(|b| serde_json::from_str(&b.environment).ok());
+        let title = format!(
+            "{} / {} run {} (bench {bench})",
+            run.target, run.scenario, run.repetition
+        );
+        common::write_file(
+            &a.output,
+            &stampede_report::run_html(&run.result, &title, env.as_ref()),
+        )?;
+        eprintln!("stampede: wrote {}", a.output);
+        return Ok(());
+    }
+    let row = store
+        .bench(a.bench)
+        .map_err(fail)?
+        .ok_or_else(|| match a.bench {
+            Some(id) => Exit::usage(format!(
+                "bench {id} is not in {} (stampede compare --list shows them)",
+                a.db.display()
+            )),
+            None => Exit::fail(format!("{} holds no bench", a.db.display())),
+        })?;
+    let runs = store.runs_with_ids(row.id).map_err(fail)?;
+    if a.list_runs {
+        let mut out = String::from("   id  target / scenario / run\n");
+        for (id, r) in &runs {
+            out += &format!(
+                "{id:>5}  {} / {} / {}\n",
+                r.target, r.scenario, r.repetition
+            );
+        }
+        common::out(&out);
+        return Ok(());
+    }
+    let runs: Vec<stampede_lab::store::RunRecord> = runs.into_iter().map(|(_, r)| r).collect();
+    let verifications: Vec<stampede_lab::runner::Verification> = store
+        .verifications(row.id)
+        .map_err(fail)?
+        .into_iter()
+        .map(
+            |(target, scenario, outcome, details)| stampede_lab::runner::Verification {
+                target,
+                scenario,
+                outcome,
+                failures: details
+                    .lines()
+                    .map(str::to_string)
+                    .filter(|l| !l.is_empty())
+                    .collect(),
+            },
+        )
+        .collect();
+    // Scenarios in plan order when the stored plan still parses, else as they ran.
+    let mut scenarios: Vec<String> = store
+        .plan_source(row.id)
+        .map_err(fail)?
+        .and_then(|src| Plan::parse(&src, "stored plan").ok())
+        .map(|p| p.scenarios.into_iter().map(|s| s.name).collect())
+        .unwrap_or_default();
+    for v in &verifications {
+        if !scenarios.contains(&v.scenario) {
+            scenarios.push(v.scenario.clone());
+        }
+    }
+    let env: serde_json::Value = serde_json::from_str(&row.environment).unwrap_or_default();
+    let machine = serde_json::from_value::<stampede_lab::environment::Environment>(env.clone())
+        .map(|e| e.one_line())
+        .unwrap_or_default();
+    let summary = summarize_bench(
+        row.id,
+        &row.plan_name,
+        env,
+        machine,
+        &store.target_statuses(row.id).map_err(fail)?,
+        &scenarios,
+        &verifications,
+        &runs,
+        &[],
+        noise,
+        a.test.into(),
+        false,
+    );
+    common::write_file(&a.output, &stampede_report::bench_html(&summary, &runs))?;
+    eprintln!("stampede: wrote {}", a.output);
     Ok(())
 }
 

@@ -115,6 +115,9 @@ pub struct LoadArgs {
     /// Write the result as JSON to FILE ('-' for standard output, replacing the summary)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
+    /// Write a self-contained HTML report (charts, no network needed to open it)
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
     /// Write the corrected latency's percentile distribution (HdrHistogram .hgrm text)
     #[arg(long = "hgrm", value_name = "FILE")]
     pub hgrm: Option<String>,
@@ -216,6 +219,12 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         if let Some(p) = path {
             common::write_file(p, &text(r))?;
         }
+    }
+    if let Some(p) = &a.html {
+        let env = serde_json::to_value(stampede_lab::environment::Environment::capture(&[]))
+            .unwrap_or_default();
+        let title = format!("{} {}", r.settings.method, r.settings.url);
+        common::write_file(p, &stampede_report::run_html(r, &title, Some(&env)))?;
     }
     common::check_assertions(&asserts, r, &r.settings.url, a.junit.as_deref())
 }

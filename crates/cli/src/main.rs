@@ -36,6 +36,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compare a bench in the store with an earlier one
     Compare(bench::CompareArgs),
+    /// Write an HTML report of a stored bench or run
+    Report(bench::ReportArgs),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -74,6 +76,7 @@ fn main() {
         Command::Serve(a) => serve::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Compare(a) => bench::compare(a),
+        Command::Report(a) => bench::report(a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),

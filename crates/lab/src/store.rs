@@ -218,6 +218,62 @@ impl Store {
             .map_err(|e| sql(&self.path, e))
     }
 
+    /// What became of each target of a bench, in the order they ran.
+    pub fn target_statuses(
+        &self,
+        bench: i64,
+    ) -> Result<Vec<crate::runner::TargetStatus>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT target, version, status, stderr_tail FROM target_info WHERE bench_id = ?1 ORDER BY rowid")
+            .map_err(|e| sql(&self.path, e))?;
+        let rows = st
+            .query_map(params![bench], |r| {
+                let status: String = r.get(2)?;
+                Ok(crate::runner::TargetStatus {
+                    name: r.get(0)?,
+                    ok: status.starts_with("stopped") || status.starts_with("external"),
+                    status,
+                    version: r.get(1)?,
+                    stderr_tail: r.get(3)?,
+                })
+            })
+            .map_err(|e| sql(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql(&self.path, e))
+    }
+
+    /// The plan source a bench ran.
+    pub fn plan_source(&self, bench: i64) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT plan_source FROM bench WHERE id = ?1",
+                params![bench],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| sql(&self.path, e))
+    }
+
+    /// One measured run by its id, with the bench it belongs to.
+    pub fn run(&self, id: i64) -> Result<Option<(i64, RunRecord)>, StoreError> {
+        let bench: Option<i64> = self
+            .conn
+            .query_row("SELECT bench_id FROM run WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| sql(&self.path, e))?;
+        let Some(bench) = bench else {
+            return Ok(None);
+        };
+        Ok(self
+            .runs_with_ids(bench)?
+            .into_iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, r)| (bench, r)))
+    }
+
     /// Stores a measured run (committed at once).
     pub fn add_run(&self, bench: i64, r: &RunRecord) -> Result<i64, StoreError> {
         let res = &r.result;
@@ -286,6 +342,15 @@ impl Store {
 
     /// The measured runs of a bench, in the order they ran.
     pub fn runs(&self, bench: i64) -> Result<Vec<RunRecord>, StoreError> {
+        Ok(self
+            .runs_with_ids(bench)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect())
+    }
+
+    /// The measured runs of a bench with their ids, in the order they ran.
+    pub fn runs_with_ids(&self, bench: i64) -> Result<Vec<(i64, RunRecord)>, StoreError> {
         let mut st = self
             .conn
             .prepare(
@@ -317,16 +382,19 @@ impl Store {
                 id,
                 message: e.to_string(),
             })?;
-            out.push(RunRecord {
-                target,
-                scenario,
-                repetition,
-                result,
-                target_cpu_user_s: u,
-                target_cpu_sys_s: s,
-                target_peak_rss_kb: rss.map(|x| x as u64),
-                client_cpu_s: c,
-            });
+            out.push((
+                id,
+                RunRecord {
+                    target,
+                    scenario,
+                    repetition,
+                    result,
+                    target_cpu_user_s: u,
+                    target_cpu_sys_s: s,
+                    target_peak_rss_kb: rss.map(|x| x as u64),
+                    client_cpu_s: c,
+                },
+            ));
         }
         Ok(out)
     }

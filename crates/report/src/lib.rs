@@ -8,8 +8,10 @@ pub mod ab;
 pub mod bench;
 pub mod files;
 pub mod gatling;
+pub mod html;
 pub mod httperf;
 pub mod native;
+pub mod svg;
 pub mod units;
 pub mod wrk;
 
@@ -17,6 +19,7 @@ pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
 pub use bench::{bench_markdown, bench_table, changes_table};
 pub use files::{hgrm, hlog, junit, series_csv, JunitCase};
 pub use gatling::{gatling_report, GatlingBounds};
+pub use html::{bench_html, run_html};
 pub use httperf::{httperf_report, HttperfInfo};
 pub use native::summary;
 pub use wrk::{wrk_report, WrkInfo};

@@ -1,0 +1,643 @@
+//! Self-contained HTML reports: one file, no script, no network, readable on a phone
+//! and a wide screen, in light and dark schemes.
+//!
+//! A run report shows the summary (throughput, latency corrected and uncorrected,
+//! errors by kind, statuses, bytes, the open-model schedule, the environment) and its
+//! charts: requests and failures per second, latency percentiles per second, the
+//! response-time distribution, Gatling's ranges and the HdrHistogram percentile
+//! spectrum. A bench report shows the comparison table with verdicts, req/s (or p99
+//! for open load) per target and scenario with error bars, the targets' latency spectra
+//! overlaid, their CPU and memory, the verifications and the environment. Charts are
+//! inline SVG drawn here (see [`crate::svg`]).
+
+use std::fmt::Write as _;
+
+use stampede_engine::{Hist, RunResult};
+use stampede_lab::stats::Verdict;
+use stampede_lab::store::RunRecord;
+use stampede_lab::summary::{BenchSummary, Metric};
+
+use crate::svg::{bar_chart, line_chart, short, BarGroup, LineChart, Scale, Series};
+use crate::units::thousands;
+
+const STYLE: &str = r#"
+:root{--bg:#fff;--fg:#1d232a;--muted:#5d6b78;--line:#d7dde3;--card:#f5f7f9;--bad:#b3261e;--good:#1b7f3b;
+--c0:#2f6fde;--c1:#e0671b;--c2:#17945f;--c3:#a23fc6;--c4:#c43b57;--c5:#0f8fa3;--c6:#8a6d00;--c7:#5a5a5a}
+@media (prefers-color-scheme:dark){:root{--bg:#14181c;--fg:#e3e8ed;--muted:#9aa7b3;--line:#2f3840;--card:#1d2329;
+--bad:#ff8a80;--good:#7bd88f;--c0:#79a8ff;--c1:#ffa463;--c2:#5fd4a0;--c3:#d69bff;--c4:#ff8fa6;--c5:#59d2e6;--c6:#e5c74a;--c7:#b5b5b5}}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif}
+main{max-width:1100px;margin:0 auto;padding:16px}h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.15em;margin:1.6em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
+.muted{color:var(--muted)}.bad{color:var(--bad);font-weight:600}.good{color:var(--good);font-weight:600}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:10px}
+.card{background:var(--card);border-radius:8px;padding:10px 12px}.card b{display:block;font-size:1.35em}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:.4em 0;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:right;white-space:nowrap}th:first-child,td:first-child{text-align:left}
+.grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:14px}
+figure{margin:0;background:var(--card);border-radius:8px;padding:8px}figcaption{font-weight:600;margin:2px 6px 4px}
+svg.chart{width:100%;height:auto;display:block}.chart .grid{stroke:var(--line);stroke-width:1}.chart .axis{stroke:var(--muted);stroke-width:1}
+.chart text{fill:var(--muted);font-size:11px}.chart .label{font-size:12px}.chart .line{fill:none;stroke-width:2}
+.chart .err{stroke:var(--fg);stroke-width:1.2;fill:none}
+.s0.line{stroke:var(--c0)}.s1.line{stroke:var(--c1)}.s2.line{stroke:var(--c2)}.s3.line{stroke:var(--c3)}
+.s4.line{stroke:var(--c4)}.s5.line{stroke:var(--c5)}.s6.line{stroke:var(--c6)}.s7.line{stroke:var(--c7)}
+.s0.fill{fill:var(--c0)}.s1.fill{fill:var(--c1)}.s2.fill{fill:var(--c2)}.s3.fill{fill:var(--c3)}
+.s4.fill{fill:var(--c4)}.s5.fill{fill:var(--c5)}.s6.fill{fill:var(--c6)}.s7.fill{fill:var(--c7)}
+.warn{background:var(--card);border-left:4px solid var(--bad);padding:8px 12px;margin:8px 0;border-radius:4px}
+pre{background:var(--card);padding:10px;border-radius:8px;overflow-x:auto;font-size:13px}
+"#;
+
+pub(crate) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{STYLE}</style></head><body><main>\n{body}\n<p class=\"muted\">Written by stampede {}.</p></main></body></html>\n",
+        esc(title),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+fn ms(us: f64) -> String {
+    if us >= 100_000.0 {
+        format!("{:.0} ms", us / 1000.0)
+    } else if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{:.3} ms", us / 1000.0)
+    }
+}
+
+fn card(o: &mut String, label: &str, value: &str) {
+    let _ = write!(
+        o,
+        "<div class=\"card\"><span class=\"muted\">{}</span><b>{}</b></div>",
+        esc(label),
+        esc(value)
+    );
+}
+
+fn figure(o: &mut String, caption: &str, svg: &str) {
+    let _ = write!(
+        o,
+        "<figure><figcaption>{}</figcaption>{svg}</figure>",
+        esc(caption)
+    );
+}
+
+/// Points of a percentile spectrum in ms, for the percentile axis (up to 99.999 %).
+fn spectrum(h: &Hist) -> Vec<(f64, f64)> {
+    let h = &h.0;
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut pts = Vec::new();
+    for v in h.iter_quantiles(5) {
+        let q = v.quantile_iterated_to() * 100.0;
+        if q >= 99.999 {
+            break;
+        }
+        pts.push((
+            q,
+            h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0,
+        ));
+    }
+    pts.push((99.999, h.value_at_quantile(0.99999) as f64 / 1000.0));
+    pts
+}
+
+fn env_table(o: &mut String, env: &serde_json::Value) {
+    let serde_json::Value::Object(m) = env else {
+        return;
+    };
+    o.push_str("<div class=\"scroll\"><table>");
+    for (k, v) in m {
+        let shown = match v {
+            serde_json::Value::String(s) => esc(s),
+            serde_json::Value::Null => "—".into(),
+            other => esc(&other.to_string()),
+        };
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td style=\"text-align:left;white-space:normal\">{shown}</td></tr>",
+            esc(k)
+        );
+    }
+    o.push_str("</table></div>");
+}
+
+/// The report of one run. `env` is the environment (as JSON) when known.
+pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<h1>{}</h1><p class=\"muted\">{} {} — {} — {:.1} s, {} connections, {} threads</p>",
+        esc(title),
+        esc(&r.settings.method),
+        esc(&r.settings.url),
+        esc(&r.settings.shape),
+        r.duration_s,
+        r.settings.connections,
+        r.settings.threads
+    );
+    for w in crate::loud_warnings(r) {
+        let _ = write!(o, "<div class=\"warn\">{}</div>", esc(&w));
+    }
+    o.push_str("<div class=\"cards\">");
+    card(
+        &mut o,
+        "throughput",
+        &format!("{} req/s", thousands(r.throughput_rps.round() as u64)),
+    );
+    card(&mut o, "completed", &thousands(r.requests.completed));
+    card(&mut o, "failed", &thousands(r.requests.failed));
+    card(&mut o, "non-2xx", &thousands(r.non_2xx()));
+    card(&mut o, "p50", &ms(r.latency.at(50.0).unwrap_or(0) as f64));
+    card(&mut o, "p99", &ms(r.latency.at(99.0).unwrap_or(0) as f64));
+    card(&mut o, "max", &ms(r.latency.max_us as f64));
+    card(
+        &mut o,
+        "read",
+        &crate::units::human_bytes(r.bytes.read as f64),
+    );
+    o.push_str("</div>");
+
+    o.push_str("<h2>Latency</h2><div class=\"scroll\"><table><tr><th></th><th>min</th><th>mean</th><th>p50</th><th>p75</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>");
+    for (name, l) in [
+        ("from the intended start (corrected)", &r.latency),
+        ("from the actual send (uncorrected)", &r.latency_uncorrected),
+    ] {
+        let _ = write!(
+            o,
+            "<tr><td>{name}</td><td>{}</td><td>{}</td>",
+            ms(l.min_us as f64),
+            ms(l.mean_us)
+        );
+        for p in [50.0, 75.0, 90.0, 99.0, 99.9, 99.99] {
+            let _ = write!(o, "<td>{}</td>", ms(l.at(p).unwrap_or(0) as f64));
+        }
+        let _ = write!(o, "<td>{}</td></tr>", ms(l.max_us as f64));
+    }
+    o.push_str("</table></div>");
+
+    o.push_str("<div class=\"grid2\"><div><h2>Statuses</h2><table><tr><th>status</th><th>responses</th></tr>");
+    for (s, n) in &r.statuses {
+        let cls = if (200..300).contains(s) {
+            ""
+        } else {
+            " class=\"bad\""
+        };
+        let _ = write!(o, "<tr><td{cls}>{s}</td><td>{}</td></tr>", thousands(*n));
+    }
+    o.push_str("</table></div><div><h2>Errors by kind</h2>");
+    if r.errors.is_empty() {
+        o.push_str("<p class=\"good\">none</p>");
+    } else {
+        o.push_str("<table><tr><th>kind</th><th>requests</th></tr>");
+        for (k, n) in &r.errors {
+            let _ = write!(
+                o,
+                "<tr><td class=\"bad\">{}</td><td>{}</td></tr>",
+                esc(k),
+                thousands(*n)
+            );
+        }
+        o.push_str("</table>");
+    }
+    let _ = write!(
+        o,
+        "</div></div><p class=\"muted\">Bytes: {} read ({} of bodies), {} written; {} connections opened.</p>",
+        thousands(r.bytes.read),
+        thousands(r.bytes.body),
+        thousands(r.bytes.written),
+        thousands(r.connections_opened)
+    );
+    if let Some(op) = &r.open {
+        let _ = write!(
+            o,
+            "<h2>Schedule</h2><p>Asked for {}, started {:.1}/s; send lag p50 {} p99 {} max {}; {} arrivals never sent.{}</p>",
+            op.target_rate.map_or("a profile".into(), |t| format!("{t:.1}/s")),
+            op.achieved_rate,
+            ms(op.send_lag.at(50.0).unwrap_or(0) as f64),
+            ms(op.send_lag.at(99.0).unwrap_or(0) as f64),
+            ms(op.send_lag.max_us as f64),
+            op.never_sent,
+            if op.behind {
+                format!(" <span class=\"bad\">Behind schedule: {}</span>", esc(op.cause.as_deref().unwrap_or("")))
+            } else {
+                " <span class=\"good\">Held.</span>".into()
+            }
+        );
+    }
+    if let Some(s) = &r.sessions {
+        let _ = write!(
+            o,
+            "<p>Sessions: {} started, {} completed, {} failed, at most {} at once; lifetime p50 {} p99 {}.</p>",
+            s.started,
+            s.completed,
+            s.failed,
+            s.max_concurrent,
+            ms(s.lifetime.at(50.0).unwrap_or(0) as f64),
+            ms(s.lifetime.at(99.0).unwrap_or(0) as f64)
+        );
+    }
+
+    o.push_str("<h2>Over time</h2><div class=\"grid2\">");
+    let secs = |f: &dyn Fn(&stampede_engine::result::Interval) -> f64| -> Vec<(f64, f64)> {
+        r.intervals.iter().map(|i| (i.t as f64, f(i))).collect()
+    };
+    // The last second may be partial: rates are per second of the interval's length.
+    let per_s = |i: &stampede_engine::result::Interval, n: u64| {
+        n as f64 / (r.duration_s - i.t as f64).clamp(0.05, 1.0)
+    };
+    figure(
+        &mut o,
+        "Requests per second",
+        &line_chart(&LineChart {
+            title: "requests per second",
+            x_label: "second",
+            y_label: "responses/s",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series: vec![
+                Series {
+                    name: "completed".into(),
+                    points: secs(&|i| per_s(i, i.completed)),
+                },
+                Series {
+                    name: "failed".into(),
+                    points: secs(&|i| per_s(i, i.failed)),
+                },
+            ],
+        }),
+    );
+    let pct = |p: f64| secs(&move |i| i.latency.at(p).unwrap_or(0) as f64 / 1000.0);
+    figure(
+        &mut o,
+        "Latency percentiles per second (corrected)",
+        &line_chart(&LineChart {
+            title: "latency percentiles per second",
+            x_label: "second",
+            y_label: "ms (log)",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Log,
+            series: vec![
+                Series {
+                    name: "p50".into(),
+                    points: pct(50.0),
+                },
+                Series {
+                    name: "p90".into(),
+                    points: pct(90.0),
+                },
+                Series {
+                    name: "p99".into(),
+                    points: pct(99.0),
+                },
+                Series {
+                    name: "max".into(),
+                    points: secs(&|i| i.latency.max_us as f64 / 1000.0),
+                },
+            ],
+        }),
+    );
+    figure(
+        &mut o,
+        "Errors per second",
+        &line_chart(&LineChart {
+            title: "errors per second",
+            x_label: "second",
+            y_label: "failed requests/s",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series: vec![Series {
+                name: "failed".into(),
+                points: secs(&|i| per_s(i, i.failed)),
+            }],
+        }),
+    );
+    o.push_str("</div><h2>Distribution</h2><div class=\"grid2\">");
+    figure(
+        &mut o,
+        "Percentile spectrum",
+        &line_chart(&LineChart {
+            title: "latency by percentile",
+            x_label: "percentile",
+            y_label: "ms (log)",
+            x_scale: Scale::Percentile,
+            y_scale: Scale::Log,
+            series: vec![
+                Series {
+                    name: "corrected".into(),
+                    points: spectrum(&r.histograms.latency),
+                },
+                Series {
+                    name: "uncorrected".into(),
+                    points: spectrum(&r.histograms.uncorrected),
+                },
+            ],
+        }),
+    );
+    let (cats, counts) = distribution(&r.histograms.latency);
+    figure(
+        &mut o,
+        "Response-time distribution",
+        &bar_chart(
+            "response-time distribution",
+            "responses",
+            &cats,
+            &[BarGroup {
+                name: "responses".into(),
+                values: counts.into_iter().map(|c| Some((c as f64, 0.0))).collect(),
+            }],
+        ),
+    );
+    let g = &r.histograms.ok.0;
+    let below = |ms: u64| g.count_between(0, ms * 1000 - 1);
+    let (a, b) = (below(800), below(1200));
+    figure(
+        &mut o,
+        "Gatling's response-time ranges",
+        &bar_chart(
+            "response-time ranges",
+            "requests",
+            &[
+                "t < 800 ms".into(),
+                "800 ms ≤ t < 1200 ms".into(),
+                "t ≥ 1200 ms".into(),
+                "failed (KO)".into(),
+            ],
+            &[BarGroup {
+                name: "requests".into(),
+                values: [a, b - a, g.len() - b, r.histograms.ko.0.len()]
+                    .iter()
+                    .map(|&c| Some((c as f64, 0.0)))
+                    .collect(),
+            }],
+        ),
+    );
+    o.push_str("</div>");
+    if let Some(e) = env {
+        o.push_str("<h2>Environment</h2>");
+        env_table(&mut o, e);
+    }
+    page(title, &o)
+}
+
+/// Log-spaced buckets of a latency histogram: labels and counts.
+fn distribution(h: &Hist) -> (Vec<String>, Vec<u64>) {
+    let h = &h.0;
+    if h.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let (lo, hi) = (h.min().max(1) as f64, h.max().max(2) as f64);
+    let n = 8usize;
+    let step = (hi / lo).ln() / n as f64;
+    let mut cats = Vec::new();
+    let mut counts = Vec::new();
+    let mut from = lo;
+    for k in 1..=n {
+        let to = if k == n {
+            hi + 1.0
+        } else {
+            lo * (step * k as f64).exp()
+        };
+        counts.push(h.count_between(from as u64, (to as u64).max(from as u64 + 1) - 1));
+        cats.push(format!("<{}", ms_short(to)));
+        from = to;
+    }
+    (cats, counts)
+}
+
+fn ms_short(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{}ms", short(us / 1000.0))
+    } else {
+        format!("{}µs", short(us))
+    }
+}
+
+/// The report of a bench: its summary and the runs behind it.
+pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<h1>{}</h1><p class=\"muted\">Bench {} — {}</p>",
+        esc(&s.plan),
+        s.bench_id,
+        esc(&s.machine)
+    );
+    if s.interrupted {
+        o.push_str("<div class=\"warn\">The bench was interrupted; the figures are those of the runs that finished.</div>");
+    }
+    for t in s.targets.iter().filter(|t| !t.ok) {
+        let _ = write!(
+            o,
+            "<div class=\"warn\">Target {}: {}</div>",
+            esc(&t.name),
+            esc(&t.status)
+        );
+    }
+    let _ = write!(
+        o,
+        "<h2>Comparison</h2><p class=\"muted\">Mean ± standard deviation over the measured runs: req/s, or p99 latency for open load. Verdicts against <b>{}</b> at the 5 % level with a {:.0} % noise threshold.</p><div class=\"scroll\"><table><tr><th>scenario</th>",
+        esc(&s.baseline),
+        s.noise * 100.0
+    );
+    for t in &s.targets {
+        let _ = write!(o, "<th>{}</th>", esc(&t.name));
+    }
+    o.push_str("</tr>");
+    for r in &s.rows {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&r.scenario));
+        for c in &r.cells {
+            let fig = match r.metric {
+                Metric::Rps => c.rps.as_ref().map(|x| {
+                    format!(
+                        "{} ± {}",
+                        thousands(x.mean.round() as u64),
+                        thousands(x.sd.round() as u64)
+                    )
+                }),
+                Metric::P99Ms => c
+                    .p99_ms
+                    .as_ref()
+                    .map(|x| format!("p99 {:.2} ± {:.2} ms", x.mean, x.sd)),
+            };
+            let verdict = match &c.vs_baseline {
+                Some(v) => {
+                    let better = matches!(
+                        (v.verdict, r.metric),
+                        (Verdict::Higher, Metric::Rps) | (Verdict::Lower, Metric::P99Ms)
+                    );
+                    let cls = match v.verdict {
+                        Verdict::NoDifference => "muted",
+                        _ if better => "good",
+                        _ => "bad",
+                    };
+                    format!(
+                        "<br><span class=\"{cls}\">{:.2}× ({:.2}–{:.2})</span>",
+                        v.ratio, v.ratio_ci95.0, v.ratio_ci95.1
+                    )
+                }
+                None => String::new(),
+            };
+            let flag = if c.notes.is_empty() {
+                ""
+            } else {
+                " <span class=\"bad\" title=\"see Flags\">⚠</span>"
+            };
+            let _ = write!(
+                o,
+                "<td>{}{verdict}{flag}</td>",
+                fig.unwrap_or_else(|| "—".into())
+            );
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></div>");
+
+    let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
+    let closed: Vec<&stampede_lab::summary::Row> =
+        s.rows.iter().filter(|r| r.metric == Metric::Rps).collect();
+    let open: Vec<&stampede_lab::summary::Row> = s
+        .rows
+        .iter()
+        .filter(|r| r.metric == Metric::P99Ms)
+        .collect();
+    o.push_str("<h2>Throughput and latency</h2><div class=\"grid2\">");
+    let groups = |rows: &[&stampede_lab::summary::Row],
+                  f: &dyn Fn(&stampede_lab::summary::Cell) -> Option<(f64, f64)>|
+     -> Vec<BarGroup> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| BarGroup {
+                name: n.to_string(),
+                values: rows.iter().map(|r| f(&r.cells[i])).collect(),
+            })
+            .collect()
+    };
+    let cats = |rows: &[&stampede_lab::summary::Row]| {
+        rows.iter().map(|r| r.scenario.clone()).collect::<Vec<_>>()
+    };
+    if !closed.is_empty() {
+        figure(
+            &mut o,
+            "Req/s (closed load), mean ± σ",
+            &bar_chart(
+                "req/s per scenario",
+                "req/s",
+                &cats(&closed),
+                &groups(&closed, &|c| c.rps.as_ref().map(|x| (x.mean, x.sd))),
+            ),
+        );
+    }
+    if !open.is_empty() {
+        figure(
+            &mut o,
+            "p99 latency (open load), mean ± σ",
+            &bar_chart(
+                "p99 per scenario",
+                "ms",
+                &cats(&open),
+                &groups(&open, &|c| c.p99_ms.as_ref().map(|x| (x.mean, x.sd))),
+            ),
+        );
+    }
+    let all: Vec<&stampede_lab::summary::Row> = s.rows.iter().collect();
+    figure(
+        &mut o,
+        "Target CPU per request",
+        &bar_chart(
+            "target CPU per request",
+            "µs",
+            &cats(&all),
+            &groups(&all, &|c| c.target_cpu_us_per_req.map(|v| (v, 0.0))),
+        ),
+    );
+    figure(
+        &mut o,
+        "Target peak RSS",
+        &bar_chart(
+            "target peak RSS",
+            "MiB",
+            &cats(&all),
+            &groups(&all, &|c| {
+                c.target_peak_rss_kb.map(|v| (v as f64 / 1024.0, 0.0))
+            }),
+        ),
+    );
+    o.push_str("</div><h2>Latency spectra</h2><p class=\"muted\">Each target's measured runs merged, latency from the intended start.</p><div class=\"grid2\">");
+    for r in &s.rows {
+        let series: Vec<Series> = names
+            .iter()
+            .map(|n| {
+                let mut h = Hist::default();
+                for run in runs
+                    .iter()
+                    .filter(|x| x.target == *n && x.scenario == r.scenario)
+                {
+                    h.add(&run.result.histograms.latency);
+                }
+                Series {
+                    name: n.to_string(),
+                    points: spectrum(&h),
+                }
+            })
+            .collect();
+        figure(
+            &mut o,
+            &r.scenario,
+            &line_chart(&LineChart {
+                title: &r.scenario,
+                x_label: "percentile",
+                y_label: "ms (log)",
+                x_scale: Scale::Percentile,
+                y_scale: Scale::Log,
+                series,
+            }),
+        );
+    }
+    o.push_str("</div>");
+
+    let flags: Vec<String> = s
+        .rows
+        .iter()
+        .flat_map(|r| {
+            r.cells.iter().flat_map(move |c| {
+                c.notes
+                    .iter()
+                    .map(move |n| format!("{} / {}: {n}", r.scenario, c.target))
+            })
+        })
+        .collect();
+    if !flags.is_empty() {
+        o.push_str("<h2>Flags</h2><ul>");
+        for f in flags {
+            let _ = write!(o, "<li>{}</li>", esc(&f));
+        }
+        o.push_str("</ul>");
+    }
+    o.push_str("<h2>Verification</h2>");
+    if s.verification_problems.is_empty() {
+        o.push_str("<p class=\"good\">Every target answered every scenario as expected before it was measured.</p>");
+    } else {
+        o.push_str(
+            "<table><tr><th>target</th><th>scenario</th><th>outcome</th><th>what failed</th></tr>",
+        );
+        for v in &s.verification_problems {
+            let _ = write!(o, "<tr><td>{}</td><td>{}</td><td class=\"bad\">{}</td><td style=\"text-align:left;white-space:normal\">{}</td></tr>", esc(&v.target), esc(&v.scenario), esc(&v.outcome), esc(&v.failures.join("; ")));
+        }
+        o.push_str("</table>");
+    }
+    o.push_str("<h2>Targets</h2><table><tr><th>target</th><th>version</th><th>status</th></tr>");
+    for t in &s.targets {
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td><td class=\"{}\" style=\"text-align:left;white-space:normal\">{}</td></tr>", esc(&t.name), esc(t.version.as_deref().unwrap_or("—")), if t.ok { "" } else { "bad" }, esc(&t.status));
+    }
+    o.push_str("</table><h2>Environment</h2>");
+    env_table(&mut o, &s.environment);
+    page(&s.plan, &o)
+}
