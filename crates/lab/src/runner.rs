@@ -97,13 +97,6 @@ pub trait Observer {
     fn event(&mut self, e: Event<'_>);
 }
 
-/// An observer that ignores everything.
-pub struct Silent;
-
-impl Observer for Silent {
-    fn event(&mut self, _: Event<'_>) {}
-}
-
 /// How the runner is set up, beyond the plan.
 #[derive(Debug, Clone)]
 pub struct Options {

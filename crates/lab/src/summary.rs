@@ -96,6 +96,24 @@ pub struct BenchSummary {
     pub interrupted: bool,
 }
 
+impl BenchSummary {
+    /// Every flag of every cell, `scenario / target: note`, outlier runs included: what
+    /// a reader must not miss, in table order.
+    pub fn flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.rows {
+            for c in &r.cells {
+                let at = format!("{} / {}", r.scenario, c.target);
+                out.extend(c.notes.iter().map(|n| format!("{at}: {n}")));
+                if !c.outlier_runs.is_empty() {
+                    out.push(format!("{at}: outlier runs {:?}", c.outlier_runs));
+                }
+            }
+        }
+        out
+    }
+}
+
 fn ms(us: Option<u64>) -> f64 {
     us.unwrap_or(0) as f64 / 1000.0
 }

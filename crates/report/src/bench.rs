@@ -254,23 +254,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
             );
         }
     }
-    let notes: Vec<String> = s
-        .rows
-        .iter()
-        .flat_map(|r| {
-            r.cells.iter().flat_map(move |c| {
-                c.notes
-                    .iter()
-                    .map(move |n| format!("- {} / {}: {n}", r.scenario, c.target))
-                    .chain((!c.outlier_runs.is_empty()).then(|| {
-                        format!(
-                            "- {} / {}: outlier runs {:?}",
-                            r.scenario, c.target, c.outlier_runs
-                        )
-                    }))
-            })
-        })
-        .collect();
+    let notes: Vec<String> = s.flags().iter().map(|f| format!("- {f}")).collect();
     if !notes.is_empty() {
         out += "\n## Flags\n\n";
         out += &notes.join("\n");

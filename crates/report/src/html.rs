@@ -603,17 +603,7 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
     }
     o.push_str("</div>");
 
-    let flags: Vec<String> = s
-        .rows
-        .iter()
-        .flat_map(|r| {
-            r.cells.iter().flat_map(move |c| {
-                c.notes
-                    .iter()
-                    .map(move |n| format!("{} / {}: {n}", r.scenario, c.target))
-            })
-        })
-        .collect();
+    let flags = s.flags();
     if !flags.is_empty() {
         o.push_str("<h2>Flags</h2><ul>");
         for f in flags {

@@ -9,6 +9,8 @@
 
 use std::fmt::Write as _;
 
+use crate::html::esc;
+
 const W: f64 = 720.0;
 const H: f64 = 300.0;
 const L: f64 = 64.0;
@@ -49,13 +51,6 @@ pub struct LineChart<'a> {
     pub y_scale: Scale,
     /// The lines.
     pub series: Vec<Series>,
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// Round tick steps: 1, 2, 5 × 10^k, about `n` of them over [lo, hi].
@@ -199,8 +194,9 @@ fn frame(o: &mut String, title: &str) {
     );
 }
 
-fn axes(o: &mut String, x: &Axis, y: &Axis, x_label: &str, y_label: &str) {
-    let (pw, ph) = (W - L - R, H - T - B);
+/// Horizontal grid lines with the y axis's tick labels.
+fn y_grid(o: &mut String, y: &Axis) {
+    let ph = H - T - B;
     for (t, label) in y.ticks() {
         let py = T + ph * (1.0 - (t - y.lo) / (y.hi - y.lo));
         let _ = write!(
@@ -212,6 +208,11 @@ fn axes(o: &mut String, x: &Axis, y: &Axis, x_label: &str, y_label: &str) {
             esc(&label)
         );
     }
+}
+
+fn axes(o: &mut String, x: &Axis, y: &Axis, x_label: &str, y_label: &str) {
+    let (pw, ph) = (W - L - R, H - T - B);
+    y_grid(o, y);
     for (t, label) in x.ticks() {
         let px = L + pw * (t - x.lo) / (x.hi - x.lo);
         let _ = write!(
@@ -318,24 +319,8 @@ pub fn bar_chart(title: &str, y_label: &str, categories: &[String], groups: &[Ba
             .flat_map(|g| g.values.iter().flatten().map(|(v, e)| v + e)),
     );
     let (pw, ph) = (W - L - R, H - T - B);
-    let xs = Axis {
-        scale: Scale::Linear,
-        lo: 0.0,
-        hi: 1.0,
-    };
     // Y grid and labels only; categories are labelled under their bars.
-    for (t, label) in ys.ticks() {
-        let py = T + ph * (1.0 - (t - ys.lo) / (ys.hi - ys.lo));
-        let _ = write!(
-            o,
-            r#"<line class="grid" x1="{L}" x2="{}" y1="{py:.1}" y2="{py:.1}"/><text class="tick" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-            W - R,
-            L - 6.0,
-            py + 4.0,
-            esc(&label)
-        );
-    }
-    let _ = xs;
+    y_grid(&mut o, &ys);
     let n = categories.len().max(1) as f64;
     let slot = pw / n;
     let bw = (slot * 0.8 / groups.len().max(1) as f64).min(48.0);
