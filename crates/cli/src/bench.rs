@@ -63,12 +63,8 @@ pub struct BenchArgs {
     /// Also write the summary as JSON ('-' for standard output)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    /// Ratios within this many percent count as no difference
-    #[arg(long = "noise", value_name = "PCT", default_value_t = 5.0)]
-    pub noise: f64,
-    /// Statistical test for verdicts
-    #[arg(long = "test", value_enum, default_value = "welch")]
-    pub test: TestArg,
+    #[command(flatten)]
+    pub verdicts: VerdictArgs,
     /// Print the built-in plan and exit (a starting point for your own)
     #[arg(long = "print-plan")]
     pub print_plan: bool,
@@ -98,24 +94,35 @@ pub struct CompareArgs {
     /// The result store
     #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
     pub db: PathBuf,
+    #[command(flatten)]
+    pub verdicts: VerdictArgs,
+    /// List the benches in the store instead
+    #[arg(long = "list")]
+    pub list: bool,
+}
+
+/// How verdicts are reached: shared by bench, compare and report.
+#[derive(Args, Debug)]
+pub struct VerdictArgs {
     /// Ratios within this many percent count as no difference
     #[arg(long = "noise", value_name = "PCT", default_value_t = 5.0)]
     pub noise: f64,
     /// Statistical test for verdicts
     #[arg(long = "test", value_enum, default_value = "welch")]
     pub test: TestArg,
-    /// List the benches in the store instead
-    #[arg(long = "list")]
-    pub list: bool,
 }
 
-fn noise(pct: f64, flag: &str) -> Result<f64, Exit> {
-    if !(0.0..100.0).contains(&pct) {
-        return Err(Exit::usage(format!(
-            "{flag}: {pct} is not a percentage from 0 to 100"
-        )));
+impl VerdictArgs {
+    /// The noise threshold as a fraction, and the test.
+    fn get(&self) -> Result<(f64, Test), Exit> {
+        if !(0.0..100.0).contains(&self.noise) {
+            return Err(Exit::usage(format!(
+                "--noise: {} is not a percentage from 0 to 100",
+                self.noise
+            )));
+        }
+        Ok((self.noise / 100.0, self.test.into()))
     }
-    Ok(pct / 100.0)
 }
 
 fn open_store(db: &Path) -> Result<Store, Exit> {
@@ -127,7 +134,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         common::out(BUILTIN_PLAN);
         return Ok(());
     }
-    let noise = noise(a.noise, "--noise")?;
+    let (noise, test) = a.verdicts.get()?;
     let plan = match &a.plan {
         Some(p) => Plan::load(p).map_err(|e| Exit::usage(e.to_string()))?,
         None => {
@@ -172,7 +179,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         &out.runs,
         &out.assertions,
         noise,
-        a.test.into(),
+        test,
         out.interrupted,
     );
     write_outputs(&summary, &a)?;
@@ -243,7 +250,7 @@ fn write_outputs(s: &BenchSummary, a: &BenchArgs) -> Result<(), Exit> {
 }
 
 pub fn compare(a: CompareArgs) -> Result<(), Exit> {
-    let noise = noise(a.noise, "--noise")?;
+    let (noise, test) = a.verdicts.get()?;
     let store = open_store(&a.db)?;
     let benches = store.benches().map_err(|e| Exit::fail(e.to_string()))?;
     if a.list {
@@ -292,7 +299,7 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
         }
     }
     let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
-    let changes = compare_benches(&runs(before)?, &runs(after)?, noise, a.test.into());
+    let changes = compare_benches(&runs(before)?, &runs(after)?, noise, test);
     common::out(&changes_table(before, after, &changes));
     Ok(())
 }
@@ -320,17 +327,13 @@ pub struct ReportArgs {
     /// The result store
     #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
     pub db: PathBuf,
-    /// Ratios within this many percent count as no difference
-    #[arg(long = "noise", value_name = "PCT", default_value_t = 5.0)]
-    pub noise: f64,
-    /// Statistical test for verdicts
-    #[arg(long = "test", value_enum, default_value = "welch")]
-    pub test: TestArg,
+    #[command(flatten)]
+    pub verdicts: VerdictArgs,
 }
 
 /// `stampede report`: an HTML report of a stored bench, or of one stored run.
 pub fn report(a: ReportArgs) -> Result<(), Exit> {
-    let noise = noise(a.noise, "--noise")?;
+    let (noise, test) = a.verdicts.get()?;
     let store = open_store(&a.db)?;
     let fail = |e: stampede_lab::store::StoreError| Exit::fail(e.to_string());
     if let Some(id) = a.run {
@@ -420,7 +423,7 @@ pub fn report(a: ReportArgs) -> Result<(), Exit> {
         &runs,
         &[],
         noise,
-        a.test.into(),
+        test,
         false,
     );
     common::write_file(&a.output, &stampede_report::bench_html(&summary, &runs))?;
