@@ -67,6 +67,20 @@ fn render(browser: &str, page: &Path, png: &Path) -> (String, String) {
     )
 }
 
+fn p(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+/// Runs the binary and asserts that it succeeded.
+fn stampede(args: &[&str]) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn check_self_contained(html: &str) {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(!html.contains("<script"), "no script needed");
@@ -109,29 +123,21 @@ fn run_and_bench_reports_render_without_errors() {
 
     // A run report: a fixed-rate run with some error pages, so every section has data.
     let run_html = dir.join("run.html");
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            &format!("http://{addr}/pong"),
-            "--rate",
-            "1000",
-            "-d",
-            "2500ms",
-            "-c",
-            "4",
-            "-t",
-            "1",
-            "-q",
-            "--html",
-            run_html.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stampede(&[
+        "load",
+        &format!("http://{addr}/pong"),
+        "--rate",
+        "1000",
+        "-d",
+        "2500ms",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "-q",
+        "--html",
+        p(&run_html),
+    ]);
     let html = std::fs::read_to_string(&run_html).unwrap();
     check_self_contained(&html);
     for section in [
@@ -165,65 +171,29 @@ fn run_and_bench_reports_render_without_errors() {
     .unwrap();
     let db = dir.join("s.db");
     let bench_html = dir.join("bench.html");
-    let out = Command::new(BIN)
-        .arg("bench")
-        .arg(&plan)
-        .arg("--db")
-        .arg(&db)
-        .arg("--report")
-        .arg(dir.join("r.md"))
-        .arg("--html")
-        .arg(&bench_html)
-        .arg("-q")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stampede(&[
+        "bench",
+        p(&plan),
+        "--db",
+        p(&db),
+        "--report",
+        p(&dir.join("r.md")),
+        "--html",
+        p(&bench_html),
+        "-q",
+    ]);
     let html = std::fs::read_to_string(&bench_html).unwrap();
     check_self_contained(&html);
     assert!(html.contains("Comparison") && html.contains("Latency spectra"));
     // req/s bars, p99 bars, CPU, RSS, and one spectrum per scenario.
     assert_eq!(html.matches("<svg class=\"chart\"").count(), 6);
     let stored = dir.join("stored.html");
-    let out = Command::new(BIN)
-        .args([
-            "report",
-            "-o",
-            stored.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stampede(&["report", "-o", p(&stored), "--db", p(&db)]);
     let again = std::fs::read_to_string(&stored).unwrap();
     assert_eq!(again.matches("<svg class=\"chart\"").count(), 6);
     assert!(again.contains("chat") && again.contains("two"));
     let one_run = dir.join("one.html");
-    let out = Command::new(BIN)
-        .args([
-            "report",
-            "--run",
-            "1",
-            "-o",
-            one_run.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stampede(&["report", "--run", "1", "-o", p(&one_run), "--db", p(&db)]);
     assert!(std::fs::read_to_string(&one_run)
         .unwrap()
         .contains("one / chat run 1"));
