@@ -27,6 +27,7 @@ pub mod error;
 pub mod http1;
 pub mod inject;
 pub mod limits;
+pub mod live;
 pub mod recorder;
 pub mod request;
 pub mod result;
@@ -41,6 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use error::{ErrorKind, RunError, SpecError};
+pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{Request, RequestBuilder, Version};
 pub use result::{Hist, LatencyStats, RunResult};
@@ -50,7 +52,8 @@ pub use target::{Address, Target};
 pub use worker::Control;
 
 use recorder::Recorder;
-use result::{Bytes, Counts, Interval, OpenStats, RunSettings, SessionStats, SCHEMA};
+pub use result::Interval;
+use result::{Bytes, Counts, OpenStats, RunSettings, SessionStats, SCHEMA};
 use worker::{Shared, Worker};
 
 /// What [`run`] returns: the result, and per-request records if the spec asked for them.
@@ -350,7 +353,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
 
 /// Combines the workers' seconds: counters add, histograms are decoded and added one
 /// second at a time, summarised, and stored encoded.
-fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
+pub(crate) fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
     use hdrhistogram::serialization::Deserializer;
     raw.sort_by_key(|r| r.t);
     let mut out: Vec<Interval> = Vec::new();
@@ -361,6 +364,7 @@ fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
     while i < raw.len() {
         let t = raw[i].t;
         let (mut completed, mut failed, mut bytes_read) = (0, 0, 0);
+        let mut gauges = recorder::Gauges::default();
         hist.reset();
         unc.reset();
         while i < raw.len() && raw[i].t == t {
@@ -368,6 +372,9 @@ fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
             completed += r.completed;
             failed += r.failed;
             bytes_read += r.bytes_read;
+            gauges.connections += r.gauges.connections;
+            gauges.in_flight += r.gauges.in_flight;
+            gauges.users += r.gauges.users;
             let h: hdrhistogram::Histogram<u64> = de
                 .deserialize(&mut &r.hist[..])
                 .expect("a histogram this process serialised");
@@ -386,6 +393,9 @@ fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interval> {
             latency: LatencyStats::of(&hist),
             histogram: Hist(hist.clone()).to_base64(),
             histogram_uncorrected: Hist(unc.clone()).to_base64(),
+            connections: gauges.connections,
+            in_flight: gauges.in_flight,
+            users: gauges.users,
         });
     }
     out

@@ -5,6 +5,7 @@
 //! so ten million requests cost what ten thousand do. Only ab's `-g` asks for one record
 //! per request, and then only because that output is a list of every request.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::serialization::{Serializer, V2Serializer};
@@ -12,6 +13,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::ErrorKind;
 use crate::result::{new_histogram, Histograms};
+use crate::worker::Control;
 
 /// One request, for outputs that list every request (ab's `-g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +38,30 @@ pub(crate) struct RawInterval {
     pub bytes_read: u64,
     pub hist: Vec<u8>,
     pub hist_uncorrected: Vec<u8>,
+    pub gauges: Gauges,
+}
+
+/// Levels that go up and down during a run: each interval keeps the highest seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Gauges {
+    /// Sockets held (connecting or open).
+    pub connections: u64,
+    /// Requests sent and not yet answered.
+    pub in_flight: u64,
+    /// Sessions in progress (session shapes).
+    pub users: u64,
+}
+
+impl Gauges {
+    fn raise(&mut self, now: Gauges) {
+        self.connections = self.connections.max(now.connections);
+        self.in_flight = self.in_flight.max(now.in_flight);
+        self.users = self.users.max(now.users);
+    }
+
+    fn any(&self) -> bool {
+        self.connections + self.in_flight + self.users > 0
+    }
 }
 
 /// The second being recorded.
@@ -46,6 +72,7 @@ struct Current {
     bytes_read: u64,
     hist: Histogram<u64>,
     uncorrected: Histogram<u64>,
+    peaks: Gauges,
 }
 
 /// Timings of one completed request, µs.
@@ -80,10 +107,17 @@ pub(crate) struct Recorder {
     start: Instant,
     start_unix_us: u64,
     cur: Current,
+    /// Where each finished second is also sent while someone watches the run live.
+    live: Option<Arc<Control>>,
 }
 
 impl Recorder {
-    pub fn new(start: Instant, start_unix_us: u64, per_request: bool) -> Recorder {
+    pub fn new(
+        start: Instant,
+        start_unix_us: u64,
+        per_request: bool,
+        live: Option<Arc<Control>>,
+    ) -> Recorder {
         Recorder {
             hist: Histograms::default(),
             statuses: vec![0; 1000],
@@ -112,13 +146,15 @@ impl Recorder {
                 bytes_read: 0,
                 hist: new_histogram(),
                 uncorrected: new_histogram(),
+                peaks: Gauges::default(),
             },
+            live,
         }
     }
 
     /// Switches to the interval that contains `now`, filing the current one.
     #[inline]
-    fn roll(&mut self, now: Instant) {
+    pub fn roll(&mut self, now: Instant) {
         let t = now.saturating_duration_since(self.start).as_secs() as u32;
         if t != self.cur.t {
             self.file_interval(t);
@@ -127,21 +163,31 @@ impl Recorder {
 
     fn file_interval(&mut self, next_t: u32) {
         let c = &mut self.cur;
-        if c.completed + c.failed + c.bytes_read > 0 {
+        let active = c.completed + c.failed + c.bytes_read > 0;
+        // A live watcher gets every second, empty ones too: it waits for each worker's.
+        if active || c.peaks.any() || self.live.is_some() {
             let (mut hist, mut hist_uncorrected) = (Vec::new(), Vec::new());
             let mut ser = V2Serializer::new();
             ser.serialize(&c.hist, &mut hist)
                 .expect("serialising to memory cannot fail");
             ser.serialize(&c.uncorrected, &mut hist_uncorrected)
                 .expect("serialising to memory cannot fail");
-            self.intervals.push(RawInterval {
+            let raw = RawInterval {
                 t: c.t,
                 completed: c.completed,
                 failed: c.failed,
                 bytes_read: c.bytes_read,
                 hist,
                 hist_uncorrected,
-            });
+                gauges: c.peaks,
+            };
+            if let Some(live) = &self.live {
+                live.publish_second(raw.clone());
+            }
+            // A second with connections held but nothing answered is a stall: kept.
+            if active || c.peaks.any() {
+                self.intervals.push(raw);
+            }
             c.hist.reset();
             c.uncorrected.reset();
         }
@@ -149,6 +195,13 @@ impl Recorder {
         self.cur.completed = 0;
         self.cur.failed = 0;
         self.cur.bytes_read = 0;
+        self.cur.peaks = Gauges::default();
+    }
+
+    /// Notes the current levels; each second keeps its highest.
+    #[inline]
+    pub fn gauge(&mut self, now: Gauges) {
+        self.cur.peaks.raise(now);
     }
 
     /// Files the last, partial interval.

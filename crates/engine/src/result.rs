@@ -242,6 +242,17 @@ pub struct Interval {
     /// The interval's histogram of latency from the actual send (uncorrected), encoded
     /// the same way.
     pub histogram_uncorrected: String,
+    /// Most sockets held at once (connecting or open) during the interval. Summed over
+    /// the workers' own peaks, so an upper bound when workers peak at different moments.
+    #[serde(default)]
+    pub connections: u64,
+    /// Most requests in flight at once during the interval (same summing).
+    #[serde(default)]
+    pub in_flight: u64,
+    /// Most sessions (users) in progress at once during the interval; 0 for shapes
+    /// without sessions.
+    #[serde(default)]
+    pub users: u64,
 }
 
 impl Interval {

@@ -26,7 +26,7 @@ use mio::{Events, Interest, Poll, Registry, Token};
 
 use crate::error::ErrorKind;
 use crate::http1::ResponseParser;
-use crate::recorder::{micros, Recorder, Timing};
+use crate::recorder::{micros, Gauges, RawInterval, Recorder, Timing};
 use crate::schedule::{Next, Schedule};
 use crate::spec::{LoadSpec, Session};
 use crate::target::Address;
@@ -110,12 +110,37 @@ pub struct Control {
     pub failed: AtomicU64,
     /// Bytes read so far.
     pub bytes_read: AtomicU64,
+    /// Whether workers send each finished second to `seconds` (see [`Control::watched`]).
+    watched: bool,
+    seconds: Mutex<Vec<RawInterval>>,
 }
 
 impl Control {
+    /// A control whose run also hands over each finished second, histogram included,
+    /// for a live view: read them with [`crate::Live`].
+    pub fn watched() -> Control {
+        Control {
+            watched: true,
+            ..Control::default()
+        }
+    }
+
     /// Asks every worker to stop.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Called by a worker once a second while watched.
+    pub(crate) fn publish_second(&self, raw: RawInterval) {
+        self.seconds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(raw);
+    }
+
+    /// The seconds published since the last call.
+    pub(crate) fn take_seconds(&self) -> Vec<RawInterval> {
+        std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -298,6 +323,8 @@ pub(crate) struct Worker<'a> {
     sessions: Option<Session>,
     free: Vec<usize>,
     active: usize,
+    /// Sockets held, connecting or open.
+    sockets: u64,
     timer: TimerFd,
     timer_armed: Option<Instant>,
     // Progress deltas not yet published.
@@ -359,7 +386,12 @@ impl<'a> Worker<'a> {
                     spec.script.iter().map(|s| s.request.bytes.len()).sum(),
                 ))
                 .collect(),
-            rec: Recorder::new(start, start_unix_us, spec.record_requests),
+            rec: Recorder::new(
+                start,
+                start_unix_us,
+                spec.record_requests,
+                shared.control.watched.then(|| shared.control.clone()),
+            ),
             sending_done: false,
             wake_at: None,
             in_flight: 0,
@@ -368,6 +400,7 @@ impl<'a> Worker<'a> {
             sessions,
             free: Vec::new(),
             active: 0,
+            sockets: 0,
             timer,
             timer_armed: None,
             pub_completed: 0,
@@ -388,6 +421,8 @@ impl<'a> Worker<'a> {
                 abandoned = self.in_flight;
                 break;
             }
+            self.rec.roll(now);
+            self.gauge();
             if now >= next_timer {
                 self.timers(now);
                 next_timer = now + TIMER_TICK;
@@ -468,6 +503,16 @@ impl<'a> Worker<'a> {
         })
     }
 
+    /// Notes the current connection, request and session levels.
+    #[inline]
+    fn gauge(&mut self) {
+        self.rec.gauge(Gauges {
+            connections: self.sockets,
+            in_flight: self.in_flight,
+            users: self.active as u64,
+        });
+    }
+
     fn publish(&mut self) {
         let c = &self.shared.control;
         if self.pub_completed != self.rec.completed {
@@ -544,6 +589,7 @@ impl<'a> Worker<'a> {
     fn start_batch(&mut self, ci: usize, claimed: usize, base: usize, len: usize, now: Instant) {
         self.in_flight += claimed as u64;
         self.rec.started += claimed as u64;
+        self.gauge();
         let c = &mut self.conns[ci];
         c.base = base;
         c.written = 0;
@@ -671,6 +717,7 @@ impl<'a> Worker<'a> {
                 c.stream = Some(s);
                 c.state = State::Connecting;
                 self.rec.connections_opened += 1;
+                self.sockets += 1;
             }
             Err(e) => self.connect_failed(ci, now, &e),
         }
@@ -892,6 +939,7 @@ impl<'a> Worker<'a> {
         if let Some(mut s) = c.stream.take() {
             s.deregister(self.poll.registry());
             s.shutdown();
+            self.sockets -= 1;
         }
         c.parser.reset();
         c.written = 0;

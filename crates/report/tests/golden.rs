@@ -39,6 +39,9 @@ fn fixture() -> RunResult {
                 latency: h.stats(),
                 histogram: h.to_base64(),
                 histogram_uncorrected: h.to_base64(),
+                connections: 4,
+                in_flight: 4,
+                users: 0,
             }
         })
         .collect();

@@ -1,0 +1,93 @@
+//! The live view and the per-second gauges: a watched run hands over each second while
+//! it runs, identical to the final result's; a server stall shows as a second with
+//! connections and requests held but nothing answered. Bounded in time and count.
+
+mod common;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{ok_response, serve};
+use stampede_engine::{run, Control, Interval, Live, LoadSpec, RequestBuilder, Target};
+
+fn spec(url: &str, connections: usize, threads: usize, duration_ms: u64) -> LoadSpec {
+    let target = Target::parse(url).unwrap();
+    let req = RequestBuilder::native(&target, "GET", true).build();
+    let mut s = LoadSpec::new(target, req);
+    s.connections = connections;
+    s.threads = threads;
+    s.duration = Some(Duration::from_millis(duration_ms));
+    s.timeout = Some(Duration::from_secs(5));
+    s.validate().unwrap();
+    s
+}
+
+#[test]
+fn seconds_arrive_while_the_run_goes_and_match_the_result() {
+    let url = serve(
+        "/",
+        Arc::new(|s, _| {
+            std::thread::sleep(Duration::from_micros(200));
+            s.write_all(&ok_response("PONG")).is_ok()
+        }),
+    );
+    let s = spec(&url, 4, 2, 2500);
+    let control = Arc::new(Control::watched());
+    let watcher = {
+        let control = control.clone();
+        std::thread::spawn(move || {
+            let mut live = Live::new(2);
+            let mut seen: Vec<(Instant, Interval)> = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while seen.len() < 3 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+                let now = Instant::now();
+                seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
+            }
+            seen
+        })
+    };
+    let r = run(&s, control).unwrap().result;
+    let ended = Instant::now();
+    let seen = watcher.join().unwrap();
+    assert_eq!(
+        seen.iter().map(|(_, i)| i.t).collect::<Vec<_>>(),
+        [0, 1, 2],
+        "seconds in order"
+    );
+    for (at, i) in &seen[..2] {
+        assert!(*at < ended, "second {} arrived only after the run", i.t);
+        assert!(i.completed > 100, "{i:?}");
+        assert_eq!((i.connections, i.in_flight, i.users), (4, 4, 0), "{i:?}");
+    }
+    for (_, i) in &seen {
+        let fin = r.intervals.iter().find(|f| f.t == i.t).unwrap();
+        assert_eq!(fin.completed, i.completed);
+        assert_eq!(fin.histogram, i.histogram, "the same merge");
+    }
+}
+
+#[test]
+fn a_stalled_second_is_kept_with_its_connections_held() {
+    let url = serve(
+        "/",
+        Arc::new(|s, n| {
+            if n == 20 {
+                std::thread::sleep(Duration::from_millis(2300));
+            }
+            s.write_all(&ok_response("x")).is_ok()
+        }),
+    );
+    let r = run(&spec(&url, 1, 1, 2800), Arc::new(Control::default()))
+        .unwrap()
+        .result;
+    let stalled = r
+        .intervals
+        .iter()
+        .find(|i| i.t == 1)
+        .expect("second 1 kept");
+    assert_eq!(stalled.completed, 0, "{stalled:?}");
+    assert_eq!((stalled.connections, stalled.in_flight), (1, 1));
+    assert!(r.intervals.iter().any(|i| i.t == 2 && i.completed > 0));
+}
