@@ -250,6 +250,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         ProgressOptions {
             quiet: a.quiet,
             heartbeat,
+            ..Default::default()
         },
     )?;
     let r = &run.result;

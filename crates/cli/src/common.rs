@@ -1,13 +1,15 @@
-//! Helpers shared by the dialects: value parsers with clear messages, the live progress
-//! line, Ctrl-C handling, and the one function that runs a spec and maps failures to
-//! exit codes.
+//! Helpers shared by the dialects: value parsers with clear messages, Ctrl-C handling,
+//! and the one function that runs a spec (with its live view) and maps failures to exit
+//! codes.
 
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use stampede_engine::{Control, LoadSpec, Run, Target};
+
+use crate::live;
+pub use crate::live::ProgressOptions;
 
 /// Exit code for bad usage (a flag or value is wrong).
 pub const EXIT_USAGE: i32 = 2;
@@ -116,14 +118,6 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
-/// How progress is shown while a run goes.
-pub struct ProgressOptions {
-    /// No progress at all (`-q`).
-    pub quiet: bool,
-    /// ab's "Completed N requests" lines every this many requests.
-    pub heartbeat: Option<u64>,
-}
-
 /// Resolves the URL and checks that the target accepts connections.
 pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
     let mut t = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
@@ -144,85 +138,16 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
         )));
     }
     install_sigint();
-    let control = Arc::new(Control::default());
+    let control = Arc::new(Control::watched());
     let watcher = {
         let control = control.clone();
-        let total = spec.requests;
-        let duration = spec.duration;
-        std::thread::spawn(move || watch(control, total, duration, progress))
+        let run = live::RunShape::of(&spec);
+        std::thread::spawn(move || live::watch(control, run, progress))
     };
     let out = stampede_engine::run(&spec, control.clone());
     control.stop();
     let _ = watcher.join();
     out.map_err(|e| Exit::fail(e.to_string()))
-}
-
-/// Shows progress until the run ends (signalled through `control.stop`).
-fn watch(
-    control: Arc<Control>,
-    total: Option<u64>,
-    duration: Option<Duration>,
-    opts: ProgressOptions,
-) {
-    let start = Instant::now();
-    let tty = std::io::stderr().is_terminal() && !opts.quiet;
-    let mut bar: Option<indicatif::ProgressBar> = None;
-    let mut next_beat = opts.heartbeat.filter(|_| !opts.quiet);
-    let mut last = (start, 0u64);
-    let mut rate = 0.0;
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            control.stop();
-        }
-        let done = control.completed.load(Ordering::Relaxed);
-        let failed = control.failed.load(Ordering::Relaxed);
-        let finished = control.stop.load(Ordering::Relaxed);
-        if let (Some(step), Some(beat)) = (opts.heartbeat, next_beat.as_mut()) {
-            while done + failed >= *beat && total.is_none_or(|t| *beat <= t) {
-                let line = format!("Completed {beat} requests");
-                match &bar {
-                    Some(b) => b.println(line),
-                    None => eprintln!("{line}"),
-                }
-                *beat += step;
-            }
-        }
-        if finished {
-            if let Some(b) = bar.take() {
-                b.finish_and_clear();
-            }
-            return;
-        }
-        let now = Instant::now();
-        if now - last.0 >= Duration::from_millis(500) {
-            rate = (done - last.1) as f64 / (now - last.0).as_secs_f64();
-            last = (now, done);
-        }
-        if tty && bar.is_none() && start.elapsed() >= Duration::from_secs(1) {
-            let b = match (total, duration) {
-                (Some(n), _) => indicatif::ProgressBar::new(n),
-                (None, Some(d)) => indicatif::ProgressBar::new(d.as_millis() as u64),
-                _ => indicatif::ProgressBar::new_spinner(),
-            };
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {percent:>3}% {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            bar = Some(b);
-        }
-        if let Some(b) = &bar {
-            match total {
-                Some(_) => b.set_position(done + failed),
-                None => b.set_position(start.elapsed().as_millis() as u64),
-            }
-            b.set_message(format!("{done} done, {failed} failed, {rate:.0} req/s"));
-        }
-    }
 }
 
 /// Writes to standard output; a closed pipe (`stampede … | head`) ends the program

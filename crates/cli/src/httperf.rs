@@ -221,6 +221,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         ProgressOptions {
             quiet: false,
             heartbeat: None,
+            ..Default::default()
         },
     )?;
     let after = rusage();

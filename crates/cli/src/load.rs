@@ -18,6 +18,7 @@ pub enum Format {
 }
 
 use crate::common::{self, Exit, ProgressOptions};
+use crate::dashboard::Dashboard;
 
 /// Arguments of `stampede load`.
 #[derive(Args, Debug)]
@@ -134,7 +135,17 @@ pub struct LoadArgs {
     /// Write the assertions' outcomes as JUnit XML
     #[arg(long = "junit", value_name = "FILE", requires = "asserts")]
     pub junit: Option<String>,
-    /// No progress line
+    /// Show the run live in a browser at http://ADDR/ (default 127.0.0.1:8089; give an
+    /// address as --dashboard=HOST:PORT); the page turns into the HTML report at the end
+    #[arg(
+        long = "dashboard",
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = crate::dashboard::DEFAULT_ADDR
+    )]
+    pub dashboard: Option<String>,
+    /// No live view (progress, per-second lines)
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
 }
@@ -188,11 +199,22 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             (_, d) => d,
         };
     }
+    let dashboard = match &a.dashboard {
+        Some(addr) => {
+            let what = format!("{} {}", a.method, spec.target.url);
+            let d = Dashboard::start(addr, &what)?;
+            eprintln!("stampede: live dashboard at {}", d.url());
+            Some(d)
+        }
+        None => None,
+    };
     let run = common::execute(
         spec,
         ProgressOptions {
             quiet: a.quiet,
-            heartbeat: None,
+            lines: true,
+            dashboard: dashboard.clone(),
+            ..Default::default()
         },
     )?;
     let r = &run.result;
@@ -220,11 +242,17 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             common::write_file(p, &text(r))?;
         }
     }
-    if let Some(p) = &a.html {
+    if a.html.is_some() || dashboard.is_some() {
         let env = serde_json::to_value(stampede_lab::environment::Environment::capture(&[]))
             .unwrap_or_default();
         let title = format!("{} {}", r.settings.method, r.settings.url);
-        common::write_file(p, &stampede_report::run_html(r, &title, Some(&env)))?;
+        let html = stampede_report::run_html(r, &title, Some(&env));
+        if let Some(p) = &a.html {
+            common::write_file(p, &html)?;
+        }
+        if let Some(d) = dashboard {
+            d.finish(html);
+        }
     }
     common::check_assertions(&asserts, r, &r.settings.url, a.junit.as_deref())
 }

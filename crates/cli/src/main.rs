@@ -5,7 +5,9 @@
 mod ab;
 mod bench;
 mod common;
+mod dashboard;
 mod httperf;
+mod live;
 mod load;
 mod serve;
 mod wrk;

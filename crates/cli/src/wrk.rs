@@ -119,6 +119,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         ProgressOptions {
             quiet: false,
             heartbeat: None,
+            ..Default::default()
         },
     )?;
     let info = WrkInfo {

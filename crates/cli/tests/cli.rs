@@ -2,51 +2,11 @@
 //! running in-process on 127.0.0.1:0. Every run is bounded by a request count or a
 //! short duration.
 
-use std::net::SocketAddr;
+mod common;
+
 use std::process::{Command, Output};
-use std::thread::JoinHandle;
 
-use stampede_server::{Config, Server, Shutdown};
-
-struct Srv {
-    addr: SocketAddr,
-    shutdown: Shutdown,
-    handle: Option<JoinHandle<std::io::Result<()>>>,
-}
-
-impl Srv {
-    fn start() -> Srv {
-        let server = Server::bind(
-            &["127.0.0.1:0".parse().unwrap()],
-            Config {
-                threads: 1,
-                ..Config::default()
-            },
-        )
-        .unwrap();
-        let addr = server.local_addrs()[0];
-        let shutdown = Shutdown::new();
-        let s = shutdown.clone();
-        Srv {
-            addr,
-            shutdown,
-            handle: Some(std::thread::spawn(move || server.run(s))),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for Srv {
-    fn drop(&mut self) {
-        self.shutdown.trigger();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+use common::Srv;
 
 fn stampede(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stampede"))

@@ -3,10 +3,12 @@
 //! every chart present) and, where Chromium is installed (required in CI), loaded in
 //! headless Chromium: no console errors, and a screenshot with the charts drawn.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use stampede_server::{Config, Server, Shutdown};
+use common::{chromium, Srv, HEADLESS};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
@@ -17,17 +19,6 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-fn chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
 /// Loads `page` in headless Chromium; returns (stderr, DOM as rendered) and writes a
 /// screenshot to `png`.
 fn render(browser: &str, page: &Path, png: &Path) -> (String, String) {
@@ -35,25 +26,16 @@ fn render(browser: &str, page: &Path, png: &Path) -> (String, String) {
         "profile-{}",
         page.file_stem().unwrap().to_string_lossy()
     ));
-    let base = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--enable-logging=stderr",
-        "--v=0",
-    ];
+    let base = [HEADLESS.as_slice(), &["--enable-logging=stderr", "--v=0"]].concat();
     let url = format!("file://{}", page.display());
     let dom = Command::new(browser)
-        .args(base)
+        .args(&base)
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--dump-dom", &url])
         .output()
         .unwrap();
     let shot = Command::new(browser)
-        .args(base)
+        .args(&base)
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--window-size=1200,2600")
         .arg(format!("--screenshot={}", png.display()))
@@ -107,18 +89,8 @@ fn console_errors(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn run_and_bench_reports_render_without_errors() {
-    let server = Server::bind(
-        &["127.0.0.1:0".parse().unwrap()],
-        Config {
-            threads: 1,
-            ..Config::default()
-        },
-    )
-    .unwrap();
-    let addr = server.local_addrs()[0];
-    let shutdown = Shutdown::new();
-    let s = shutdown.clone();
-    let handle = std::thread::spawn(move || server.run(s));
+    let srv = Srv::start();
+    let addr = srv.addr;
     let dir = tmp("reports");
 
     // A run report: a fixed-rate run with some error pages, so every section has data.
@@ -144,6 +116,7 @@ fn run_and_bench_reports_render_without_errors() {
         "Requests per second",
         "Latency percentiles per second",
         "Errors per second",
+        "Active connections",
         "Percentile spectrum",
         "Response-time distribution",
         "Gatling&#x27;s response-time ranges",
@@ -155,8 +128,8 @@ fn run_and_bench_reports_render_without_errors() {
             "{section}"
         );
     }
-    assert_eq!(html.matches("<svg class=\"chart\"").count(), 6);
-    assert!(html.matches("<polyline").count() >= 6, "lines drawn");
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), 7);
+    assert!(html.matches("<polyline").count() >= 7, "lines drawn");
 
     // A bench report, from the bench itself and again from the store.
     let plan = dir.join("p.toml");
@@ -227,7 +200,6 @@ fn run_and_bench_reports_render_without_errors() {
             "chromium is required"
         ),
     }
-    shutdown.trigger();
-    let _ = handle.join();
+    drop(srv);
     let _ = std::fs::remove_dir_all(&dir);
 }

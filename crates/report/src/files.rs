@@ -56,16 +56,16 @@ pub fn hlog(r: &RunResult) -> String {
     o
 }
 
-/// The per-second series: completions, failures, bytes and latency percentiles
-/// (corrected, µs).
+/// The per-second series: completions, failures, bytes, latency percentiles
+/// (corrected, µs) and the most connections, requests in flight and users at once.
 pub fn series_csv(r: &RunResult) -> String {
     let mut o =
-        String::from("second,completed,failed,bytes_read,p50_us,p90_us,p99_us,p999_us,max_us\n");
+        String::from("second,completed,failed,bytes_read,p50_us,p90_us,p99_us,p999_us,max_us,connections,in_flight,users\n");
     for iv in &r.intervals {
         let p = |q: f64| iv.latency.at(q).unwrap_or(0);
         let _ = writeln!(
             o,
-            "{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
             iv.t,
             iv.completed,
             iv.failed,
@@ -74,7 +74,10 @@ pub fn series_csv(r: &RunResult) -> String {
             p(90.0),
             p(99.0),
             p(99.9),
-            iv.latency.max_us
+            iv.latency.max_us,
+            iv.connections,
+            iv.in_flight,
+            iv.users
         );
     }
     o

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use stampede_engine::{Hist, RunResult};
+use stampede_engine::{Hist, Interval, RunResult};
 use stampede_lab::stats::Verdict;
 use stampede_lab::store::RunRecord;
 use stampede_lab::summary::{BenchSummary, Metric};
@@ -53,14 +53,24 @@ pub(crate) fn esc(s: &str) -> String {
 }
 
 fn page(title: &str, body: &str) -> String {
+    document(title, body, "")
+}
+
+/// A whole page: the shared style, `body` in `<main>`, and an optional inline script.
+pub(crate) fn document(title: &str, body: &str, script: &str) -> String {
+    let script = if script.is_empty() {
+        String::new()
+    } else {
+        format!("<script>{script}</script>")
+    };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{STYLE}</style></head><body><main>\n{body}\n<p class=\"muted\">Written by stampede {}.</p></main></body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{STYLE}</style></head><body><main>\n{body}\n<p class=\"muted\">Written by stampede {}.</p></main>{script}</body></html>\n",
         esc(title),
         env!("CARGO_PKG_VERSION")
     )
 }
 
-fn ms(us: f64) -> String {
+pub(crate) fn ms(us: f64) -> String {
     if us >= 100_000.0 {
         format!("{:.0} ms", us / 1000.0)
     } else if us >= 1000.0 {
@@ -70,7 +80,7 @@ fn ms(us: f64) -> String {
     }
 }
 
-fn card(o: &mut String, label: &str, value: &str) {
+pub(crate) fn card(o: &mut String, label: &str, value: &str) {
     let _ = write!(
         o,
         "<div class=\"card\"><span class=\"muted\">{}</span><b>{}</b></div>",
@@ -245,79 +255,7 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
     }
 
     o.push_str("<h2>Over time</h2><div class=\"grid2\">");
-    let secs = |f: &dyn Fn(&stampede_engine::result::Interval) -> f64| -> Vec<(f64, f64)> {
-        r.intervals.iter().map(|i| (i.t as f64, f(i))).collect()
-    };
-    // The last second may be partial: rates are per second of the interval's length.
-    let per_s = |i: &stampede_engine::result::Interval, n: u64| {
-        n as f64 / (r.duration_s - i.t as f64).clamp(0.05, 1.0)
-    };
-    figure(
-        &mut o,
-        "Requests per second",
-        &line_chart(&LineChart {
-            title: "requests per second",
-            x_label: "second",
-            y_label: "responses/s",
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            series: vec![
-                Series {
-                    name: "completed".into(),
-                    points: secs(&|i| per_s(i, i.completed)),
-                },
-                Series {
-                    name: "failed".into(),
-                    points: secs(&|i| per_s(i, i.failed)),
-                },
-            ],
-        }),
-    );
-    let pct = |p: f64| secs(&move |i| i.latency.at(p).unwrap_or(0) as f64 / 1000.0);
-    figure(
-        &mut o,
-        "Latency percentiles per second (corrected)",
-        &line_chart(&LineChart {
-            title: "latency percentiles per second",
-            x_label: "second",
-            y_label: "ms (log)",
-            x_scale: Scale::Linear,
-            y_scale: Scale::Log,
-            series: vec![
-                Series {
-                    name: "p50".into(),
-                    points: pct(50.0),
-                },
-                Series {
-                    name: "p90".into(),
-                    points: pct(90.0),
-                },
-                Series {
-                    name: "p99".into(),
-                    points: pct(99.0),
-                },
-                Series {
-                    name: "max".into(),
-                    points: secs(&|i| i.latency.max_us as f64 / 1000.0),
-                },
-            ],
-        }),
-    );
-    figure(
-        &mut o,
-        "Errors per second",
-        &line_chart(&LineChart {
-            title: "errors per second",
-            x_label: "second",
-            y_label: "failed requests/s",
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            series: vec![Series {
-                name: "failed".into(),
-                points: secs(&|i| per_s(i, i.failed)),
-            }],
-        }),
-    );
+    over_time(&mut o, &r.intervals, r.duration_s, r.sessions.is_some());
     o.push_str("</div><h2>Distribution</h2><div class=\"grid2\">");
     figure(
         &mut o,
@@ -384,6 +322,115 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         env_table(&mut o, e);
     }
     page(title, &o)
+}
+
+/// The per-second charts of a run (or of the seconds a live run has finished so far):
+/// requests, latency percentiles, active connections (and users), errors. `duration_s`
+/// is where the last second ends, so a partial last second is scaled to a rate.
+pub(crate) fn over_time(o: &mut String, intervals: &[Interval], duration_s: f64, users: bool) {
+    let secs = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
+        intervals.iter().map(|i| (i.t as f64, f(i))).collect()
+    };
+    // The last second may be partial: rates are per second of the interval's length.
+    let per_s = |i: &Interval, n: u64| n as f64 / (duration_s - i.t as f64).clamp(0.05, 1.0);
+    figure(
+        o,
+        "Requests per second",
+        &line_chart(&LineChart {
+            title: "requests per second",
+            x_label: "second",
+            y_label: "responses/s",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series: vec![
+                Series {
+                    name: "completed".into(),
+                    points: secs(&|i| per_s(i, i.completed)),
+                },
+                Series {
+                    name: "failed".into(),
+                    points: secs(&|i| per_s(i, i.failed)),
+                },
+            ],
+        }),
+    );
+    let pct = |p: f64| secs(&move |i| i.latency.at(p).unwrap_or(0) as f64 / 1000.0);
+    figure(
+        o,
+        "Latency percentiles per second (corrected)",
+        &line_chart(&LineChart {
+            title: "latency percentiles per second",
+            x_label: "second",
+            y_label: "ms (log)",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Log,
+            series: vec![
+                Series {
+                    name: "p50".into(),
+                    points: pct(50.0),
+                },
+                Series {
+                    name: "p90".into(),
+                    points: pct(90.0),
+                },
+                Series {
+                    name: "p99".into(),
+                    points: pct(99.0),
+                },
+                Series {
+                    name: "max".into(),
+                    points: secs(&|i| i.latency.max_us as f64 / 1000.0),
+                },
+            ],
+        }),
+    );
+    let mut levels = vec![
+        Series {
+            name: "connections".into(),
+            points: secs(&|i| i.connections as f64),
+        },
+        Series {
+            name: "in flight".into(),
+            points: secs(&|i| i.in_flight as f64),
+        },
+    ];
+    if users {
+        levels.push(Series {
+            name: "users".into(),
+            points: secs(&|i| i.users as f64),
+        });
+    }
+    figure(
+        o,
+        if users {
+            "Active connections and users"
+        } else {
+            "Active connections"
+        },
+        &line_chart(&LineChart {
+            title: "active connections per second",
+            x_label: "second",
+            y_label: "most at once",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series: levels,
+        }),
+    );
+    figure(
+        o,
+        "Errors per second",
+        &line_chart(&LineChart {
+            title: "errors per second",
+            x_label: "second",
+            y_label: "failed requests/s",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series: vec![Series {
+                name: "failed".into(),
+                points: secs(&|i| per_s(i, i.failed)),
+            }],
+        }),
+    );
 }
 
 /// Log-spaced buckets of a latency histogram: labels and counts.

@@ -6,6 +6,7 @@
 
 pub mod ab;
 pub mod bench;
+pub mod dashboard;
 pub mod files;
 pub mod gatling;
 pub mod html;
@@ -17,6 +18,7 @@ pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
 pub use bench::{bench_markdown, bench_table, changes_table};
+pub use dashboard::{dashboard_page, live_fragment, LiveStatus};
 pub use files::{hgrm, hlog, junit, series_csv, JunitCase};
 pub use gatling::{gatling_report, GatlingBounds};
 pub use html::{bench_html, run_html};

@@ -1,0 +1,269 @@
+//! `--dashboard`: a small web server that shows a run live in a browser.
+//!
+//! `GET /` is the page; `GET /events` a server-sent-event stream that carries each
+//! finished second (an HTML fragment of cards and charts, drawn by the report crate)
+//! and, at the end, the final report, which the page then shows in place of itself. A
+//! browser that connects late gets the latest second at once. `GET /report` serves the
+//! final report while the process is still up. The server runs on its own threads; a
+//! slow or vanished browser costs the run at most a second's write timeout, never a
+//! measurement.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::common::Exit;
+
+/// Where the dashboard listens when `--dashboard` has no address.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:8089";
+
+/// A running dashboard.
+pub struct Dashboard {
+    url: String,
+    page: String,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The last second shown, if any.
+    shown: Option<u32>,
+    fragment: Option<String>,
+    clients: Vec<TcpStream>,
+    report: Option<String>,
+}
+
+/// One server-sent event; every line of `data` gets its own `data:` field.
+fn event(name: &str, data: &str) -> Vec<u8> {
+    let mut o = format!("event: {name}\n");
+    for line in data.split('\n') {
+        o.push_str("data: ");
+        o.push_str(line.trim_end_matches('\r'));
+        o.push('\n');
+    }
+    o.push('\n');
+    o.into_bytes()
+}
+
+impl Dashboard {
+    /// Listens on `addr` and serves the page for a run of `what` (method and URL).
+    pub fn start(addr: &str, what: &str) -> Result<Arc<Dashboard>, Exit> {
+        let listener = TcpListener::bind(addr).map_err(|e| {
+            Exit::usage(format!(
+                "--dashboard: cannot listen on {addr:?}: {e} (give HOST:PORT, e.g. --dashboard=127.0.0.1:9000)"
+            ))
+        })?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Exit::fail(format!("--dashboard: {e}")))?;
+        let d = Arc::new(Dashboard {
+            url: format!("http://{local}/"),
+            page: stampede_report::dashboard_page(what),
+            state: Mutex::new(State::default()),
+        });
+        let server = d.clone();
+        std::thread::Builder::new()
+            .name("stampede-dashboard".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let d = server.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("stampede-dashboard-conn".into())
+                        .spawn(move || d.serve(stream));
+                }
+            })
+            .map_err(|e| Exit::fail(format!("--dashboard: {e}")))?;
+        Ok(d)
+    }
+
+    /// The page's address.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The last second sent to the browsers.
+    pub fn shown(&self) -> Option<u32> {
+        self.state().shown
+    }
+
+    /// Sends the view after second `t` to every browser.
+    pub fn second(&self, t: Option<u32>, fragment: String) {
+        let mut s = self.state();
+        let ev = event("second", &fragment);
+        s.clients.retain_mut(|c| c.write_all(&ev).is_ok());
+        s.shown = t;
+        s.fragment = Some(fragment);
+    }
+
+    /// Sends the final report to every browser and closes their streams.
+    pub fn finish(&self, report: String) {
+        let mut s = self.state();
+        let ev = event("report", &report);
+        for mut c in s.clients.drain(..) {
+            let _ = c.write_all(&ev);
+            let _ = c.shutdown(Shutdown::Write);
+        }
+        s.report = Some(report);
+    }
+
+    fn serve(&self, mut stream: TcpStream) {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+        let _ = stream.set_nodelay(true);
+        let mut head = Vec::new();
+        let mut buf = [0u8; 2048];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+            if head.len() > 16 * 1024 {
+                return respond(
+                    &mut stream,
+                    "431 Request Header Fields Too Large",
+                    "text/plain",
+                    b"",
+                );
+            }
+        }
+        let line =
+            String::from_utf8_lossy(&head[..head.iter().position(|&b| b == b'\r').unwrap_or(0)])
+                .into_owned();
+        let mut parts = line.split(' ');
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let path = path.split('?').next().unwrap_or("");
+        if method != "GET" {
+            return respond(
+                &mut stream,
+                "405 Method Not Allowed",
+                "text/plain",
+                b"GET only\n",
+            );
+        }
+        match path {
+            "/" | "/index.html" => respond(
+                &mut stream,
+                "200 OK",
+                "text/html; charset=utf-8",
+                self.page.as_bytes(),
+            ),
+            "/events" => self.subscribe(stream),
+            // Browsers ask for an icon; there is none, and a 404 would log an error.
+            "/favicon.ico" => respond(&mut stream, "204 No Content", "image/x-icon", b""),
+            "/report" => match self.state().report.clone() {
+                Some(r) => respond(
+                    &mut stream,
+                    "200 OK",
+                    "text/html; charset=utf-8",
+                    r.as_bytes(),
+                ),
+                None => respond(
+                    &mut stream,
+                    "404 Not Found",
+                    "text/plain",
+                    b"the run is still going\n",
+                ),
+            },
+            _ => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
+        }
+    }
+
+    fn subscribe(&self, mut stream: TcpStream) {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n";
+        let mut s = self.state();
+        if stream.write_all(head).is_err() {
+            return;
+        }
+        if let Some(r) = &s.report {
+            let _ = stream.write_all(&event("report", r));
+            let _ = stream.shutdown(Shutdown::Write);
+            return;
+        }
+        if let Some(f) = &s.fragment {
+            if stream.write_all(&event("second", f)).is_err() {
+                return;
+            }
+        }
+        s.clients.push(stream);
+    }
+}
+
+fn respond(stream: &mut TcpStream, status: &str, kind: &str, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream
+        .write_all(head.as_bytes())
+        .and_then(|_| stream.write_all(body));
+    let _ = stream.shutdown(Shutdown::Write);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead;
+
+    /// Sends a GET; returns the status line and the reader positioned after it.
+    fn get(url: &str, path: &str) -> (String, std::io::BufReader<TcpStream>) {
+        let addr = url.trim_start_matches("http://").trim_end_matches('/');
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut r = std::io::BufReader::new(s);
+        let mut status = String::new();
+        r.read_line(&mut status).unwrap();
+        (status, r)
+    }
+
+    #[test]
+    fn serves_the_page_streams_seconds_and_the_report() {
+        let d = Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1:1/").unwrap();
+        let (status, _) = get(d.url(), "/");
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        let (status, _) = get(d.url(), "/nope");
+        assert!(status.starts_with("HTTP/1.1 404"));
+        let (status, _) = get(d.url(), "/report");
+        assert!(status.starts_with("HTTP/1.1 404"), "not before the end");
+
+        d.second(Some(0), "<p>one</p>".into());
+        let (status, mut events) = get(d.url(), "/events");
+        assert!(status.starts_with("HTTP/1.1 200"));
+        // Wait until the subscription is registered, then send more.
+        for _ in 0..100 {
+            if !d.state().clients.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        d.second(Some(1), "<p>two\nlines</p>".into());
+        d.finish("<html>final</html>".into());
+        let mut all = String::new();
+        events.read_to_string(&mut all).unwrap();
+        assert!(all.contains("event: second\ndata: <p>one</p>\n\n"), "{all}");
+        assert!(all.contains("event: second\ndata: <p>two\ndata: lines</p>\n\n"));
+        assert!(all.ends_with("event: report\ndata: <html>final</html>\n\n"));
+        let (status, _) = get(d.url(), "/report");
+        assert!(status.starts_with("HTTP/1.1 200"));
+    }
+
+    #[test]
+    fn a_busy_address_is_a_usage_error_naming_the_flag() {
+        let d = Dashboard::start("127.0.0.1:0", "x").unwrap();
+        let busy = d.url().trim_start_matches("http://").trim_end_matches('/');
+        let e = Dashboard::start(busy, "x").err().unwrap();
+        assert_eq!(e.code, 2);
+        assert!(
+            e.message.starts_with("--dashboard: cannot listen on"),
+            "{}",
+            e.message
+        );
+        let e = Dashboard::start("nonsense", "x").err().unwrap();
+        assert!(e.message.contains("HOST:PORT"));
+    }
+}

@@ -1,0 +1,208 @@
+//! The live view of a run: a progress bar with the last second's req/s, p50, p99,
+//! errors and connections on a terminal; one plain line per second when stderr is not
+//! a terminal (`load` only, so the dialects keep their tools' output); ab's heartbeat
+//! lines; and the web dashboard's updates.
+//!
+//! Seconds come from the engine's [`Live`] view, released once every worker has
+//! finished them, so what is shown live is what the final report will say.
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use stampede_engine::{Control, Interval, Live, LoadSpec};
+use stampede_report::units::{human_us, thousands};
+use stampede_report::{live_fragment, LiveStatus};
+
+use crate::common::interrupted;
+use crate::dashboard::Dashboard;
+
+/// How progress is shown while a run goes.
+#[derive(Default)]
+pub struct ProgressOptions {
+    /// No progress at all (`-q`).
+    pub quiet: bool,
+    /// ab's "Completed N requests" lines every this many requests.
+    pub heartbeat: Option<u64>,
+    /// One plain line per second when stderr is not a terminal.
+    pub lines: bool,
+    /// The web dashboard, when one was asked for.
+    pub dashboard: Option<Arc<Dashboard>>,
+}
+
+/// What the view needs to know about the run.
+pub struct RunShape {
+    total: Option<u64>,
+    duration: Option<Duration>,
+    threads: usize,
+    users: bool,
+}
+
+impl RunShape {
+    pub fn of(spec: &LoadSpec) -> RunShape {
+        RunShape {
+            total: spec.requests,
+            duration: spec.duration,
+            threads: spec.threads,
+            users: spec.shape.has_sessions(),
+        }
+    }
+
+    /// Share of the run done, when it is bounded.
+    fn progress(&self, done: u64, elapsed: Duration) -> Option<f64> {
+        match (self.total, self.duration) {
+            (Some(n), _) if n > 0 => Some((done as f64 / n as f64).min(1.0)),
+            (None, Some(d)) if !d.is_zero() => {
+                Some((elapsed.as_secs_f64() / d.as_secs_f64()).min(1.0))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The last second in a few words: `152,340 req/s  p50 412µs  p99 1.20ms  …`.
+fn second_line(i: &Interval, failed_total: u64, users: bool) -> String {
+    let p = |q: f64| human_us(i.latency.at(q).unwrap_or(0) as f64);
+    let level = if users {
+        format!("{} users", thousands(i.users))
+    } else {
+        format!("{} conns", thousands(i.connections))
+    };
+    format!(
+        "{} req/s  p50 {}  p99 {}  errors {} ({} total)  {level}",
+        thousands(i.completed),
+        p(50.0),
+        p(99.0),
+        thousands(i.failed),
+        thousands(failed_total)
+    )
+}
+
+/// Shows progress until the run ends (signalled through `control.stop`).
+pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
+    let start = Instant::now();
+    let tty = std::io::stderr().is_terminal() && !opts.quiet;
+    let lines = opts.lines && !opts.quiet && !std::io::stderr().is_terminal();
+    let mut live = Live::new(run.threads);
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut next_beat = opts.heartbeat.filter(|_| !opts.quiet);
+    let mut last: Option<Interval> = None;
+    // The dashboard redraws every chart from every second so far; it needs no histograms.
+    let mut seconds: Vec<Interval> = Vec::new();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if interrupted() {
+            control.stop();
+        }
+        let done = control.completed.load(Ordering::Relaxed);
+        let failed = control.failed.load(Ordering::Relaxed);
+        let finished = control.stop.load(Ordering::Relaxed);
+        if let (Some(step), Some(beat)) = (opts.heartbeat, next_beat.as_mut()) {
+            while done + failed >= *beat && run.total.is_none_or(|t| *beat <= t) {
+                let line = format!("Completed {beat} requests");
+                match &bar {
+                    Some(b) => b.println(line),
+                    None => eprintln!("{line}"),
+                }
+                *beat += step;
+            }
+        }
+        if finished {
+            if let Some(b) = bar.take() {
+                b.finish_and_clear();
+            }
+            return;
+        }
+        let fresh = live.poll(&control);
+        let elapsed = start.elapsed();
+        let progress = run.progress(done + failed, elapsed);
+        for mut i in fresh {
+            if lines {
+                let pct = progress.map_or(String::new(), |p| format!("  {:.0}%", p * 100.0));
+                eprintln!(
+                    "[{:>4}s] {}{pct}",
+                    i.t + 1,
+                    second_line(&i, failed, run.users)
+                );
+            }
+            if opts.dashboard.is_some() {
+                i.histogram = String::new();
+                i.histogram_uncorrected = String::new();
+                seconds.push(i.clone());
+            }
+            last = Some(i);
+        }
+        if let Some(d) = &opts.dashboard {
+            if seconds.last().map(|i| i.t) != d.shown() {
+                let status = LiveStatus {
+                    elapsed_s: elapsed.as_secs_f64(),
+                    progress,
+                    completed: done,
+                    failed,
+                    users: run.users,
+                };
+                d.second(
+                    seconds.last().map(|i| i.t),
+                    live_fragment(&seconds, &status),
+                );
+            }
+        }
+        if tty && bar.is_none() && elapsed >= Duration::from_secs(1) {
+            let b = match (run.total, run.duration) {
+                (Some(n), _) => indicatif::ProgressBar::new(n),
+                (None, Some(d)) => indicatif::ProgressBar::new(d.as_millis() as u64),
+                _ => indicatif::ProgressBar::new_spinner(),
+            };
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:24}] {percent:>3}% {msg}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            match run.total {
+                Some(_) => b.set_position(done + failed),
+                None => b.set_position(elapsed.as_millis() as u64),
+            }
+            b.set_message(match &last {
+                Some(i) => second_line(i, failed, run.users),
+                None => format!("{} done, {} failed", thousands(done), thousands(failed)),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stampede_engine::{Hist, LatencyStats};
+
+    #[test]
+    fn a_second_in_a_few_words() {
+        let mut h = Hist::default();
+        for v in [300, 400, 500, 2500] {
+            h.0.record(v).unwrap();
+        }
+        let i = Interval {
+            t: 3,
+            completed: 152_340,
+            failed: 2,
+            bytes_read: 0,
+            latency: LatencyStats::of(&h.0),
+            histogram: String::new(),
+            histogram_uncorrected: String::new(),
+            connections: 64,
+            in_flight: 64,
+            users: 0,
+        };
+        assert_eq!(
+            second_line(&i, 5, false),
+            "152,340 req/s  p50 400µs  p99 2.50ms  errors 2 (5 total)  64 conns"
+        );
+    }
+}
