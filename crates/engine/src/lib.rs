@@ -45,7 +45,7 @@ pub use error::{ErrorKind, RunError, SpecError};
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{Request, RequestBuilder, Version};
-pub use result::{Hist, LatencyStats, RunResult};
+pub use result::{value_at_percentile, Hist, LatencyStats, RunResult};
 pub use schedule::{Budget, Closed, Next, Schedule};
 pub use spec::{LoadSpec, Session, Shape, Step};
 pub use target::{Address, Target};

@@ -25,6 +25,21 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKABLE_US, 3).expect("valid histogram bounds")
 }
 
+/// The value at percentile `p` (0 to 100) the way HdrHistogram's reference
+/// implementations find it: the smallest recorded value (highest equivalent) that at
+/// least `p` % of the values do not exceed. `p` is stepped down one ulp before scaling,
+/// as the Java implementation does, because `99.9 / 100.0 * 6000.0` comes out at
+/// 5994.000000000001 and would round up to the 5,995th value instead of the 5,994th.
+pub fn value_at_percentile(h: &Histogram<u64>, p: f64) -> u64 {
+    if h.is_empty() {
+        return 0;
+    }
+    if p <= 0.0 {
+        return h.value_at_quantile(0.0);
+    }
+    h.value_at_quantile((p.min(100.0).next_down() / 100.0).max(0.0))
+}
+
 /// A latency histogram in microseconds that serialises as base64 compressed V2.
 #[derive(Clone)]
 pub struct Hist(pub Histogram<u64>);
@@ -145,11 +160,7 @@ impl LatencyStats {
                 .iter()
                 .map(|&p| Percentile {
                     p,
-                    us: if n == 0 {
-                        0
-                    } else {
-                        h.value_at_quantile(p / 100.0)
-                    },
+                    us: value_at_percentile(h, p),
                 })
                 .collect(),
         }
@@ -403,5 +414,29 @@ impl RunResult {
     /// Serialises as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("results serialise")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_rank_as_the_reference_implementation_does() {
+        // 1..=1000 µs: every value is exact at three significant digits.
+        let mut h = new_histogram();
+        for v in 1..=1000 {
+            h.record(v).unwrap();
+        }
+        // 99.9 / 100 * 1000 = 999.0000000000001: a plain ceil would give 1000.
+        assert_eq!(value_at_percentile(&h, 99.9), 999);
+        assert_eq!(value_at_percentile(&h, 50.0), 500);
+        assert_eq!(value_at_percentile(&h, 99.0), 990);
+        assert_eq!(value_at_percentile(&h, 100.0), 1000);
+        assert_eq!(value_at_percentile(&h, 0.0), 1);
+        assert_eq!(value_at_percentile(&h, 0.05), 1);
+        assert_eq!(value_at_percentile(&new_histogram(), 99.0), 0);
+        let s = LatencyStats::of(&h);
+        assert_eq!(s.at(99.9), Some(999));
     }
 }

@@ -178,11 +178,7 @@ impl Assertion {
         let (actual, shown) = match self.metric {
             Metric::Percentile(q, u) => {
                 let h = hist(u);
-                let v = if h.is_empty() {
-                    0.0
-                } else {
-                    h.value_at_quantile(q / 100.0) as f64
-                };
+                let v = stampede_engine::value_at_percentile(h, q) as f64;
                 (v, ms(v))
             }
             Metric::Mean(u) => (hist(u).mean(), ms(hist(u).mean())),

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use stampede_engine::{ErrorKind, RequestRecord, RunResult};
+use stampede_engine::{value_at_percentile, ErrorKind, RequestRecord, RunResult};
 
 /// What ab prints that is not in the result: how the user invoked it.
 #[derive(Debug, Clone)]
@@ -61,7 +61,7 @@ fn row(h: &Histogram<u64>) -> Row {
         min: round_ms(h.min()),
         mean: round_ms(h.mean() as u64),
         sd: h.stdev() / 1000.0,
-        median: round_ms(h.value_at_quantile(0.5)),
+        median: round_ms(value_at_percentile(h, 50.0)),
         max: round_ms(h.max()),
     }
 }
@@ -208,7 +208,7 @@ pub fn ab_report(r: &RunResult, info: &AbInfo) -> String {
             "\nPercentage of the requests served within a certain time (ms)"
         );
         for p in [50u32, 66, 75, 80, 90, 95, 98, 99] {
-            let v = round_ms(total.value_at_quantile(p as f64 / 100.0));
+            let v = round_ms(value_at_percentile(total, p as f64));
             let _ = writeln!(o, "  {p}%  {v:5}");
         }
         let _ = writeln!(o, " 100%  {:5} (longest request)", round_ms(total.max()));
@@ -228,7 +228,7 @@ pub fn ab_csv(r: &RunResult) -> String {
         } else if i == 100 {
             h.max()
         } else {
-            h.value_at_quantile(i as f64 / 100.0)
+            value_at_percentile(h, i as f64)
         };
         let _ = writeln!(o, "{i},{:.3}", us as f64 / 1000.0);
     }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use stampede_engine::{ErrorKind, RunResult};
+use stampede_engine::{value_at_percentile, ErrorKind, RunResult};
 
 /// Bounds of the "Response Time Distribution" section, milliseconds (Gatling's
 /// defaults are 800 and 1200).
@@ -87,16 +87,16 @@ pub fn gatling_report(r: &RunResult, bounds: GatlingBounds) -> String {
         ("mean response time", |h| h.mean()),
         ("std deviation", |h| h.stdev()),
         ("response time 50th percentile", |h| {
-            h.value_at_quantile(0.50) as f64
+            value_at_percentile(h, 50.0) as f64
         }),
         ("response time 75th percentile", |h| {
-            h.value_at_quantile(0.75) as f64
+            value_at_percentile(h, 75.0) as f64
         }),
         ("response time 95th percentile", |h| {
-            h.value_at_quantile(0.95) as f64
+            value_at_percentile(h, 95.0) as f64
         }),
         ("response time 99th percentile", |h| {
-            h.value_at_quantile(0.99) as f64
+            value_at_percentile(h, 99.0) as f64
         }),
     ];
     for (name, f) in stats {

@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 
-use stampede_engine::{Hist, Interval, RunResult};
+use stampede_engine::{value_at_percentile, Hist, Interval, RunResult};
 use stampede_lab::stats::Verdict;
 use stampede_lab::store::RunRecord;
 use stampede_lab::summary::{BenchSummary, Metric};
@@ -114,7 +114,7 @@ fn spectrum(h: &Hist) -> Vec<(f64, f64)> {
             h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0,
         ));
     }
-    pts.push((99.999, h.value_at_quantile(0.99999) as f64 / 1000.0));
+    pts.push((99.999, value_at_percentile(h, 99.999) as f64 / 1000.0));
     pts
 }
 

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use stampede_engine::{ErrorKind, RunResult};
+use stampede_engine::{value_at_percentile, ErrorKind, RunResult};
 
 /// What httperf prints that is not in the result.
 #[derive(Debug, Clone)]
@@ -62,7 +62,7 @@ pub fn httperf_report(r: &RunResult, info: &HttperfInfo) -> String {
             msf(life.min() as f64),
             msf(life.mean()),
             msf(life.max() as f64),
-            msf(life.value_at_quantile(0.5) as f64),
+            msf(value_at_percentile(life, 50.0) as f64),
             msf(life.stdev())
         );
     }

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use stampede_engine::{ErrorKind, RunResult};
+use stampede_engine::{value_at_percentile, ErrorKind, RunResult};
 
 use crate::units::{wrk_binary, wrk_metric, wrk_time_s, wrk_time_us, wrk_units};
 
@@ -185,11 +185,7 @@ fn sample_stats(s: &[f64]) -> (f64, f64, f64, f64) {
 pub fn hdr_latency(o: &mut String, h: &Histogram<u64>, description: &str) {
     let _ = writeln!(o, "  Latency Distribution (HdrHistogram - {description})");
     for p in [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0f64] {
-        let v = if h.is_empty() {
-            0
-        } else {
-            h.value_at_quantile(p / 100.0)
-        };
+        let v = value_at_percentile(h, p);
         let _ = writeln!(o, "{p:7.3}%{}", wrk_units(&wrk_time_us(v as f64), 10));
     }
     let _ = writeln!(o, "\n  Detailed Percentile spectrum:");
