@@ -25,23 +25,12 @@ run_client() {
   esac
 }
 
-# Requests/s and completed requests from each tool's own report.
-parse() {
-  local name=$1 out=$2
-  case $name in
-    stampede|wrk) awk '/requests in/{n=$1} /Requests\/sec/{r=$2} END{print r, n}' "$out" ;;
-    oha) awk '/Requests\/sec/{r=$2} /\[200\]/{n=$2} END{print r, n}' "$out" ;;
-    h2load) awk '/^finished in/{r=$4} /^requests:/{n=$8} END{print r, n}' "$out" ;;
-    ab) awk '/Requests per second/{r=$4} /Complete requests/{n=$3} END{print r, n}' "$out" ;;
-  esac
-}
-
 taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d1s "$URL" >/dev/null  # warm-up, discarded
 for r in $(seq "$ROUNDS"); do
   for c in "${CLIENTS[@]}"; do
     out=$WORK/$c.$r
     run_client "$c" "$out"
-    read -r rps n < <(parse "$c" "$out")
+    read -r rps n < <(parse_report "$c" "$out")
     read -r u s rss < "$out.time"
     cpu_us=$(python3 -c "print(f'{($u+$s)*1e6/max(float($n),1):.2f}')")
     echo "$c $rps $cpu_us $rss" >> "$WORK/results"

@@ -40,9 +40,15 @@ wait_port() {
   echo "nothing listens on port $1" >&2; return 1
 }
 
-# start_nginx PORT CPU: one worker, /pong returns PONG.
+# start_nginx PORT CPU [CERT KEY]: one worker, /pong returns PONG; with a certificate
+# and key, over TLS 1.3 only, with session cache and tickets off (every new connection
+# pays a full handshake).
 start_nginx() {
-  local port=$1 cpu=$2
+  local port=$1 cpu=$2 listen_tls="" tls=""
+  if [ $# -ge 4 ]; then
+    listen_tls=" ssl"
+    tls="ssl_certificate $3; ssl_certificate_key $4; ssl_protocols TLSv1.3; ssl_session_cache off; ssl_session_tickets off;"
+  fi
   cat > "$WORK/nginx.conf" <<NGINX
 worker_processes 1;
 daemon off;
@@ -53,7 +59,8 @@ http {
   access_log off;
   keepalive_requests 100000000;
   server {
-    listen 127.0.0.1:$port reuseport backlog=4096;
+    listen 127.0.0.1:$port$listen_tls reuseport backlog=4096;
+    $tls
     location = /pong { default_type text/plain; return 200 "PONG"; }
   }
 }
@@ -61,6 +68,17 @@ NGINX
   taskset -c "$cpu" nginx -c "$WORK/nginx.conf" -p "$WORK" 2>/dev/null &
   PIDS+=($!)
   wait_port "$port"
+}
+
+# parse_report TOOL OUT: "req/s completed" from a wrk-like, oha, h2load or ab report.
+parse_report() {
+  local name=$1 out=$2
+  case $name in
+    stampede|wrk) awk '/requests in/{n=$1} /Requests\/sec/{r=$2} END{print r, n}' "$out" ;;
+    oha) awk '/Requests\/sec/{r=$2} /\[200\]/{n=$2} END{print r, n}' "$out" ;;
+    h2load) awk '/^finished in/{r=$4} /^requests:/{n=$8} END{print r, n}' "$out" ;;
+    ab) awk '/Requests per second/{r=$4} /Complete requests/{n=$3} END{print r, n}' "$out" ;;
+  esac
 }
 
 # timed OUT CMD...: runs CMD, stdout to OUT, and appends "cpu_s maxrss_kb" to OUT.time.

@@ -27,9 +27,12 @@ pub struct HttperfArgs {
     /// Server host name or address
     #[arg(long = "server", value_name = "S", default_value = "localhost")]
     server: String,
-    /// Server port
-    #[arg(long = "port", value_name = "N", default_value_t = 80)]
-    port: u16,
+    /// Server port (default 80, or 443 with --ssl)
+    #[arg(long = "port", value_name = "N")]
+    port: Option<u16>,
+    /// Speak TLS (certificates are not verified, as httperf does not)
+    #[arg(long = "ssl")]
+    ssl: bool,
     /// URI to request
     #[arg(long = "uri", value_name = "S", default_value = "/")]
     uri: String,
@@ -116,7 +119,6 @@ fn parse_wsess(s: &str) -> Result<(u64, u32, f64), Exit> {
 pub fn main(args: &[String]) -> Result<(), Exit> {
     for a in args {
         for flag in [
-            "--ssl",
             "--wsesslog",
             "--wset",
             "--wlog",
@@ -157,8 +159,10 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     } else {
         format!("/{}", a.uri)
     };
-    let url = format!("http://{host}:{}{uri}", a.port);
+    let (scheme, default_port) = if a.ssl { ("https", 443) } else { ("http", 80) };
+    let url = format!("{scheme}://{host}:{}{uri}", a.port.unwrap_or(default_port));
     let target = common::resolve(&url, None)?;
+    let tls = crate::tls::TlsArgs::dialect(&target)?;
     let version = match a.http_version.as_str() {
         "1.1" => stampede_engine::Version::Http11,
         "1.0" => stampede_engine::Version::Http10,
@@ -199,6 +203,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         _ => None,
     };
     let mut spec = LoadSpec::new(target, b.build());
+    spec.tls = tls;
     spec.shape = Shape::Sessions { period, count };
     spec.session = Session {
         calls,
@@ -242,8 +247,13 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
 fn normalized(a: &HttperfArgs, uri: &str) -> String {
     let mut s = format!(
         "stampede httperf --server={} --port={} --uri={uri} --rate={}",
-        a.server, a.port, a.rate
+        a.server,
+        a.port.unwrap_or(if a.ssl { 443 } else { 80 }),
+        a.rate
     );
+    if a.ssl {
+        s += " --ssl";
+    }
     if let Some(p) = &a.period {
         s += &format!(" --period={p}");
     }

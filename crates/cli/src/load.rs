@@ -145,6 +145,8 @@ pub struct LoadArgs {
         default_missing_value = crate::dashboard::DEFAULT_ADDR
     )]
     pub dashboard: Option<String>,
+    #[command(flatten)]
+    pub tls: crate::tls::TlsArgs,
     /// No live view (progress, per-second lines)
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
@@ -168,7 +170,9 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         .iter()
         .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    let tls = a.tls.config(&target)?;
     let mut spec = LoadSpec::new(target, b.build());
+    spec.tls = tls;
     spec.connections = a.connections;
     spec.threads = a.threads.unwrap_or_else(common::cpus);
     spec.requests = a.requests;

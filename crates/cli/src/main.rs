@@ -10,6 +10,7 @@ mod httperf;
 mod live;
 mod load;
 mod serve;
+mod tls;
 mod wrk;
 
 use clap::{Parser, Subcommand};

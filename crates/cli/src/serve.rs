@@ -39,6 +39,24 @@ pub struct ServeArgs {
     /// Most open connections; more are answered 503
     #[arg(long = "max-connections", value_name = "N", default_value_t = 100_000)]
     pub max_connections: usize,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key
+    #[arg(
+        long = "tls-cert",
+        value_name = "FILE",
+        requires = "tls_key",
+        conflicts_with = "tls_self_signed"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM)
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a certificate generated now for localhost, 127.0.0.1, ::1 and
+    /// the listen addresses; its PEM is written to FILE if given, for clients' --cacert
+    #[arg(long = "tls-self-signed", value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub tls_self_signed: Option<String>,
+    /// Require clients to present a certificate issued by a CA in FILE (mutual TLS)
+    #[arg(long = "tls-client-ca", value_name = "FILE")]
+    pub tls_client_ca: Option<PathBuf>,
 }
 
 fn parse_addr(s: &str) -> Result<SocketAddr, Exit> {
@@ -50,6 +68,53 @@ fn parse_addr(s: &str) -> Result<SocketAddr, Exit> {
                 "--listen: {s:?} is not ADDR:PORT (for example 127.0.0.1:8080 or [::1]:8080)"
             ))
         })
+}
+
+/// The TLS configuration asked for, if any. A self-signed certificate is made from the
+/// PEM written out, so the file holds exactly what the server presents.
+fn tls_config(
+    a: &ServeArgs,
+    addrs: &[SocketAddr],
+) -> Result<Option<std::sync::Arc<stampede_tls::rustls::ServerConfig>>, Exit> {
+    use stampede_tls::ServerCert;
+    let alpn = vec![b"http/1.1".to_vec()];
+    let cert = match (&a.tls_cert, &a.tls_key, &a.tls_self_signed) {
+        (Some(cert), Some(key), _) => ServerCert::Files {
+            cert: cert.clone(),
+            key: key.clone(),
+        },
+        (_, _, Some(out)) => {
+            let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+            for addr in addrs {
+                let ip = addr.ip().to_string();
+                if !addr.ip().is_unspecified() && !names.contains(&ip) {
+                    names.push(ip);
+                }
+            }
+            if out.is_empty() {
+                ServerCert::SelfSigned(names)
+            } else {
+                let (cert, key) = stampede_tls::self_signed(&names)
+                    .map_err(|e| Exit::fail(format!("--tls-self-signed: {e}")))?;
+                let key_path = format!("{out}.key");
+                common::write_file(out, &cert)?;
+                common::write_file(&key_path, &key)?;
+                ServerCert::Files {
+                    cert: out.into(),
+                    key: key_path.into(),
+                }
+            }
+        }
+        _ if a.tls_client_ca.is_some() => {
+            return Err(Exit::usage(
+                "--tls-client-ca needs --tls-cert/--tls-key or --tls-self-signed",
+            ))
+        }
+        _ => return Ok(None),
+    };
+    stampede_tls::server_config(&cert, alpn, a.tls_client_ca.as_deref())
+        .map(Some)
+        .map_err(|e| Exit::usage(format!("TLS: {e}")))
 }
 
 pub fn main(a: ServeArgs) -> Result<(), Exit> {
@@ -73,6 +138,8 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
     if a.threads == Some(0) {
         return Err(Exit::usage("--threads must be at least 1"));
     }
+    let tls = tls_config(&a, &addrs)?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let config = Config {
         threads: a.threads.unwrap_or_else(common::cpus),
         static_dir: a.static_dir.clone(),
@@ -83,13 +150,14 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         head_timeout: a.head_timeout,
         idle_timeout: a.idle_timeout,
         max_connections: a.max_connections.max(1),
+        tls,
         ..Config::default()
     };
     let threads = config.threads;
     stampede_engine::limits::raise_nofile(a.max_connections as u64 + 64);
     let server = Server::bind(&addrs, config).map_err(|e| Exit::fail(e.to_string()))?;
     for addr in server.local_addrs() {
-        eprintln!("stampede serve: listening on http://{addr} ({threads} threads)");
+        eprintln!("stampede serve: listening on {scheme}://{addr} ({threads} threads)");
     }
     let shutdown = Shutdown::new();
     common::install_sigint();

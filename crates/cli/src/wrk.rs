@@ -103,6 +103,8 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         b = b.body(common::read_body(f)?);
     }
     let mut spec = LoadSpec::new(target.clone(), b.build());
+    // wrk does not verify certificates.
+    spec.tls = crate::tls::TlsArgs::dialect(&target)?;
     spec.connections = a.connections as usize;
     spec.threads = a.threads as usize;
     spec.duration = Some(a.duration);

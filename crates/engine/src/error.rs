@@ -85,11 +85,17 @@ pub enum ErrorKind {
     Write,
     /// Any other socket error while reading.
     Read,
+    /// TLS: a certificate was refused (the server's: unknown issuer, expired, wrong
+    /// name; or ours, by a server asking for one).
+    TlsCertificate,
+    /// TLS: the handshake failed otherwise (no common version or cipher, an alert, a
+    /// malformed message, a server that does not speak TLS).
+    TlsHandshake,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -101,6 +107,8 @@ impl ErrorKind {
         ErrorKind::Protocol,
         ErrorKind::Write,
         ErrorKind::Read,
+        ErrorKind::TlsCertificate,
+        ErrorKind::TlsHandshake,
     ];
 
     /// Index into per-kind counter arrays.
@@ -122,10 +130,13 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::Write => "write",
             ErrorKind::Read => "read",
+            ErrorKind::TlsCertificate => "tls_certificate",
+            ErrorKind::TlsHandshake => "tls_handshake",
         }
     }
 
-    /// True for failures to establish a connection.
+    /// True for failures to establish a connection, TLS handshakes included (as wrk
+    /// and ab count them).
     pub fn is_connect(self) -> bool {
         matches!(
             self,
@@ -134,7 +145,22 @@ impl ErrorKind {
                 | ErrorKind::FdUnavailable
                 | ErrorKind::AddrUnavailable
                 | ErrorKind::ConnectOther
+                | ErrorKind::TlsCertificate
+                | ErrorKind::TlsHandshake
         )
+    }
+
+    /// Classifies an error seen during a TLS handshake.
+    pub fn from_handshake_error(e: &std::io::Error) -> ErrorKind {
+        match stampede_tls::classify(e) {
+            Some(stampede_tls::Failure::Certificate) => ErrorKind::TlsCertificate,
+            Some(stampede_tls::Failure::Other) => ErrorKind::TlsHandshake,
+            // The peer closed or reset instead of answering the handshake.
+            None => match ErrorKind::from_read_error(e) {
+                ErrorKind::Read => ErrorKind::TlsHandshake,
+                k => k,
+            },
+        }
     }
 
     /// Classifies an I/O error seen while reading a response.

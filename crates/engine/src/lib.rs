@@ -45,7 +45,7 @@ pub use error::{ErrorKind, RunError, SpecError};
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{Request, RequestBuilder, Version};
-pub use result::{value_at_percentile, Hist, LatencyStats, RunResult};
+pub use result::{value_at_percentile, Hist, LatencyStats, RunResult, TlsStats};
 pub use schedule::{Budget, Closed, Next, Schedule};
 pub use spec::{LoadSpec, Session, Shape, Step};
 pub use target::{Address, Target};
@@ -77,6 +77,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         control,
         doc_len: AtomicU64::new(u64::MAX),
         server: Mutex::new(None),
+        tls: Mutex::new(None),
     };
     let start = Instant::now();
     let start_unix_us = SystemTime::now()
@@ -131,19 +132,13 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         }
     }
     let rec = rec.expect("at least one worker");
-    let doc_len = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
-    let server = shared
-        .server
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner());
     Ok(build_result(
         spec,
         rec,
         (abandoned, never_sent),
         elapsed,
         start_unix_us,
-        server,
-        (doc_len != u64::MAX).then_some(doc_len),
+        shared,
     ))
 }
 
@@ -222,9 +217,15 @@ fn build_result(
     (abandoned, never_sent): (u64, u64),
     elapsed: Duration,
     start_unix_us: u64,
-    server: Option<String>,
-    doc_len: Option<u64>,
+    shared: Shared,
 ) -> Run {
+    let doc_len = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    let doc_len = (doc_len != u64::MAX).then_some(doc_len);
+    let server = shared
+        .server
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let tls = shared.tls.into_inner().unwrap_or_else(|e| e.into_inner());
     let statuses: BTreeMap<u16, u64> = rec
         .statuses
         .iter()
@@ -249,6 +250,17 @@ fn build_result(
         lifetime: rec.hist.session.stats(),
         calls: spec.session.calls,
         burst: spec.session.burst,
+    });
+    let tls = spec.target.tls.then(|| {
+        let s = tls.unwrap_or_default();
+        TlsStats {
+            version: s.version,
+            cipher: s.cipher,
+            alpn: s.alpn,
+            handshakes: rec.hist.tls_handshake.0.len(),
+            resumed: rec.resumed,
+            handshake: rec.hist.tls_handshake.stats(),
+        }
     });
     let result = RunResult {
         schema: SCHEMA.to_string(),
@@ -298,6 +310,7 @@ fn build_result(
         intervals,
         open,
         sessions,
+        tls,
     };
     Run {
         result,
@@ -401,15 +414,29 @@ pub(crate) fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interv
     out
 }
 
-/// Opens one connection to the target and closes it: tells "unreachable" apart from
-/// "slow" before a run starts.
-pub fn probe(target: &Target, timeout: Duration) -> std::io::Result<()> {
+/// Opens one connection to the target (with a TLS handshake when `tls` is given) and
+/// closes it: tells "unreachable", "slow" and "refuses our TLS" apart before a run.
+pub fn probe(
+    target: &Target,
+    tls: Option<&Arc<stampede_tls::rustls::ClientConfig>>,
+    timeout: Duration,
+) -> std::io::Result<()> {
     match &target.address {
         Address::Tcp(addrs) => {
             let mut last = None;
             for a in addrs {
                 match std::net::TcpStream::connect_timeout(a, timeout) {
-                    Ok(_) => return Ok(()),
+                    Ok(s) => {
+                        if let Some(cfg) = tls {
+                            s.set_read_timeout(Some(timeout))?;
+                            s.set_write_timeout(Some(timeout))?;
+                            let mut t =
+                                stampede_tls::TlsStream::client(s, cfg.clone(), &target.host)?;
+                            t.handshake()?;
+                            t.close_notify();
+                        }
+                        return Ok(());
+                    }
                     Err(e) => last = Some(e),
                 }
             }

@@ -102,6 +102,8 @@ pub(crate) struct Recorder {
     pub max_concurrent: u64,
     /// Times an arrival was due while every connection of the pool was busy.
     pub starved: u64,
+    /// TLS handshakes that resumed a session.
+    pub resumed: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -135,6 +137,7 @@ impl Recorder {
             sessions_failed: 0,
             max_concurrent: 0,
             starved: 0,
+            resumed: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -279,6 +282,12 @@ impl Recorder {
             .saturating_record(micros(intended, now));
     }
 
+    /// A TLS handshake finished after `us` µs.
+    pub fn handshake(&mut self, us: u64, resumed: bool) {
+        self.hist.tls_handshake.0.saturating_record(us);
+        self.resumed += u64::from(resumed);
+    }
+
     /// A session ended; `ok` if it made all its calls.
     pub fn session_end(&mut self, started: Instant, now: Instant, ok: bool) {
         if ok {
@@ -301,6 +310,8 @@ impl Recorder {
         h.ok.add(&other.hist.ok);
         h.ko.add(&other.hist.ko);
         h.session.add(&other.hist.session);
+        h.tls_handshake.add(&other.hist.tls_handshake);
+        self.resumed += other.resumed;
         self.sessions_started += other.sessions_started;
         self.sessions_completed += other.sessions_completed;
         self.sessions_failed += other.sessions_failed;

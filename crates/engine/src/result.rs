@@ -299,6 +299,34 @@ pub struct Histograms {
     pub ko: Hist,
     /// Lifetime of completed sessions (session shapes), httperf's "Connection time".
     pub session: Hist,
+    /// TLS handshakes, from the connected socket to the finished handshake (https).
+    #[serde(default)]
+    pub tls_handshake: Hist,
+}
+
+/// What the first TLS handshake of a run settled on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TlsSession {
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub alpn: Option<String>,
+}
+
+/// The TLS side of an https run: what was negotiated and what handshakes cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlsStats {
+    /// Protocol version, as `TLSv1_3`.
+    pub version: Option<String>,
+    /// Cipher suite, as `TLS13_AES_128_GCM_SHA256`.
+    pub cipher: Option<String>,
+    /// The protocol ALPN settled on, if any.
+    pub alpn: Option<String>,
+    /// Handshakes completed.
+    pub handshakes: u64,
+    /// Of those, how many resumed an earlier session.
+    pub resumed: u64,
+    /// Handshake time, µs.
+    pub handshake: LatencyStats,
 }
 
 /// The result of one run.
@@ -343,6 +371,9 @@ pub struct RunResult {
     pub open: Option<OpenStats>,
     /// For session shapes: what became of the sessions.
     pub sessions: Option<SessionStats>,
+    /// For https targets: the negotiated protocol and the handshakes' cost.
+    #[serde(default)]
+    pub tls: Option<TlsStats>,
 }
 
 /// How well an open-model run held its schedule.

@@ -3,6 +3,7 @@
 //! A [`LoadSpec`] is what every front end (the `ab`, `wrk` and native dialects, plans)
 //! produces and the only thing the engine reads. It holds no clap or terminal types.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arrivals::Period;
@@ -149,6 +150,8 @@ pub struct LoadSpec {
     pub script: Vec<Step>,
     /// Seed of random arrival processes, so a run can be repeated exactly.
     pub seed: u64,
+    /// TLS client settings for an https target (`stampede_tls::client_config`).
+    pub tls: Option<Arc<stampede_tls::rustls::ClientConfig>>,
 }
 
 impl LoadSpec {
@@ -172,6 +175,7 @@ impl LoadSpec {
             session: Session::default(),
             script: Vec::new(),
             seed: 0x5eed,
+            tls: None,
         }
     }
 
@@ -194,6 +198,15 @@ impl LoadSpec {
         }
         if self.pipeline > 1 && !self.keepalive {
             return bad("pipeline", "pipelining needs keep-alive connections");
+        }
+        if self.target.tls && matches!(self.target.address, crate::target::Address::Unix(_)) {
+            return bad("tls", "TLS over a Unix socket is not supported");
+        }
+        if self.target.tls && self.tls.is_none() {
+            return bad(
+                "tls",
+                "an https:// target needs TLS client settings (stampede_tls::client_config)",
+            );
         }
         match &self.shape {
             Shape::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => {

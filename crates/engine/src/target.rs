@@ -1,9 +1,10 @@
 //! Where the load goes: URL parsing and address resolution.
 //!
-//! A [`Target`] is resolved once, before the run, so workers never touch DNS. Three URL
-//! forms are accepted: `http://host[:port]/path` (IPv4, IPv6 in brackets, or a name),
-//! `http+unix://<percent-encoded socket path>/path`, and a plain `http://` URL combined
-//! with [`Target::with_unix_socket`] (curl's `--unix-socket`).
+//! A [`Target`] is resolved once, before the run, so workers never touch DNS. The URL
+//! forms accepted: `http://host[:port]/path` and `https://host[:port]/path` (IPv4, IPv6
+//! in brackets, or a name), `http+unix://<percent-encoded socket path>/path`, and an
+//! `http://` or `https://` URL combined with [`Target::with_unix_socket`] (curl's
+//! `--unix-socket`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -26,8 +27,10 @@ pub struct Target {
     pub address: Address,
     /// The host name as written in the URL (without brackets for IPv6).
     pub host: String,
-    /// The port (80 when the URL gives none).
+    /// The port (80, or 443 for https, when the URL gives none).
     pub port: u16,
+    /// Whether the URL is https: connections speak TLS, with `host` as the server name.
+    pub tls: bool,
     /// The value of the Host header: `host` or `host:port` as written in the URL.
     pub authority: String,
     /// Path and query, always starting with `/`.
@@ -37,7 +40,7 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses and resolves an `http://` or `http+unix://` URL.
+    /// Parses and resolves an `http://`, `https://` or `http+unix://` URL.
     pub fn parse(url: &str) -> Result<Target, SpecError> {
         let err = |reason: &str| SpecError::Url {
             url: url.to_string(),
@@ -46,15 +49,12 @@ impl Target {
         let (scheme, rest) = url
             .split_once("://")
             .ok_or_else(|| err("expected a scheme, as in http://127.0.0.1:8080/path"))?;
-        let unix =
-            match scheme.to_ascii_lowercase().as_str() {
-                "http" => false,
-                "http+unix" | "unix" => true,
-                "https" => return Err(err(
-                    "https is not supported: this build speaks HTTP/1.1 over TCP and Unix sockets",
-                )),
-                _ => return Err(err("the scheme must be http:// or http+unix://")),
-            };
+        let (unix, tls) = match scheme.to_ascii_lowercase().as_str() {
+            "http" => (false, false),
+            "https" => (false, true),
+            "http+unix" | "unix" => (true, false),
+            _ => return Err(err("the scheme must be http://, https:// or http+unix://")),
+        };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -79,12 +79,14 @@ impl Target {
                 address: Address::Unix(PathBuf::from(socket)),
                 host: "localhost".into(),
                 port: 80,
+                tls: false,
                 authority: "localhost".into(),
                 path,
                 url: url.to_string(),
             });
         }
-        let (host, port) = split_host_port(authority).map_err(|r| err(&r))?;
+        let (host, port) =
+            split_host_port(authority, if tls { 443 } else { 80 }).map_err(|r| err(&r))?;
         let addrs: Vec<SocketAddr> = (host.as_str(), port)
             .to_socket_addrs()
             .map_err(|e| SpecError::Resolve {
@@ -102,6 +104,7 @@ impl Target {
             address: Address::Tcp(addrs),
             host,
             port,
+            tls,
             authority: authority.to_string(),
             path,
             url: url.to_string(),
@@ -123,7 +126,7 @@ impl Target {
     }
 }
 
-fn split_host_port(authority: &str) -> Result<(String, u16), String> {
+fn split_host_port(authority: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let end = rest
             .find(']')
@@ -143,7 +146,7 @@ fn split_host_port(authority: &str) -> Result<(String, u16), String> {
         }
     };
     let port = match port {
-        None => 80,
+        None => default_port,
         Some(p) => p
             .parse::<u16>()
             .ok()
@@ -202,6 +205,14 @@ mod tests {
     }
 
     #[test]
+    fn https_defaults_to_443_and_tls() {
+        let t = Target::parse("https://127.0.0.1/x").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.port, 443);
+        assert!(!Target::parse("http://127.0.0.1/").unwrap().tls);
+    }
+
+    #[test]
     fn parses_unix_socket_urls() {
         let t = Target::parse("http+unix://%2Ftmp%2Fs.sock/chat").unwrap();
         assert_eq!(t.address, Address::Unix("/tmp/s.sock".into()));
@@ -212,7 +223,6 @@ mod tests {
     fn rejects_bad_urls_with_reasons() {
         for (url, needle) in [
             ("127.0.0.1:80/", "scheme"),
-            ("https://127.0.0.1/", "https"),
             ("ftp://x/", "scheme"),
             ("http://127.0.0.1:0/", "port"),
             ("http://127.0.0.1:99999/", "port"),

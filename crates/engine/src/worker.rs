@@ -27,9 +27,12 @@ use mio::{Events, Interest, Poll, Registry, Token};
 use crate::error::ErrorKind;
 use crate::http1::ResponseParser;
 use crate::recorder::{micros, Gauges, RawInterval, Recorder, Timing};
+use crate::result::TlsSession;
 use crate::schedule::{Next, Schedule};
 use crate::spec::{LoadSpec, Session};
 use crate::target::Address;
+use stampede_tls::rustls::ClientConfig;
+use stampede_tls::TlsStream;
 
 const TIMER: Token = Token(usize::MAX);
 
@@ -150,23 +153,40 @@ pub(crate) struct Shared {
     /// Body length of the first complete response, `u64::MAX` until one arrives.
     pub doc_len: AtomicU64,
     pub server: Mutex<Option<String>>,
+    /// What the first finished TLS handshake settled on.
+    pub tls: Mutex<Option<TlsSession>>,
 }
 
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl Stream {
-    fn connect(addr: &Address) -> io::Result<Stream> {
+    /// Starts a connect; with `tls`, the handshake starts once the socket connects.
+    fn connect(addr: &Address, tls: Option<(&Arc<ClientConfig>, &str)>) -> io::Result<Stream> {
         Ok(match addr {
             Address::Tcp(a) => {
                 let s = TcpStream::connect(a[0])?;
                 s.set_nodelay(true)?;
-                Stream::Tcp(s)
+                match tls {
+                    Some((config, host)) => {
+                        Stream::Tls(Box::new(TlsStream::client(s, config.clone(), host)?))
+                    }
+                    None => Stream::Tcp(s),
+                }
             }
             Address::Unix(p) => Stream::Unix(UnixStream::connect(p)?),
         })
+    }
+
+    /// The TLS stream, if this is one.
+    fn tls(&mut self) -> Option<&mut TlsStream<TcpStream>> {
+        match self {
+            Stream::Tls(t) => Some(t),
+            _ => None,
+        }
     }
 
     /// Ok(true) once connected, Ok(false) while the connect is still under way.
@@ -174,6 +194,7 @@ impl Stream {
         let (err, peer) = match self {
             Stream::Tcp(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
             Stream::Unix(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
+            Stream::Tls(t) => (t.io.take_error()?, t.io.peer_addr().map(|_| ())),
         };
         if let Some(e) = err {
             return Err(e);
@@ -190,6 +211,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => r.register(s, t, i),
             Stream::Unix(s) => r.register(s, t, i),
+            Stream::Tls(s) => r.register(&mut s.io, t, i),
         }
     }
 
@@ -197,13 +219,18 @@ impl Stream {
         let _ = match self {
             Stream::Tcp(s) => r.deregister(s),
             Stream::Unix(s) => r.deregister(s),
+            Stream::Tls(s) => r.deregister(&mut s.io),
         };
     }
 
-    fn shutdown(&self) {
+    fn shutdown(&mut self) {
         let _ = match self {
             Stream::Tcp(s) => s.shutdown(Shutdown::Both),
             Stream::Unix(s) => s.shutdown(Shutdown::Both),
+            Stream::Tls(s) => {
+                s.close_notify();
+                s.io.shutdown(Shutdown::Both)
+            }
         };
     }
 }
@@ -214,6 +241,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(b),
             Stream::Unix(s) => s.read(b),
+            Stream::Tls(s) => s.read(b),
         }
     }
 }
@@ -224,6 +252,7 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(b),
             Stream::Unix(s) => s.write(b),
+            Stream::Tls(s) => s.write(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -263,6 +292,8 @@ struct Conn {
     connect_started: Instant,
     /// Connect time to charge to the next completed request (0 once charged).
     connect_us: u64,
+    /// When the TLS handshake began, until it ends.
+    handshake_started: Option<Instant>,
     first_byte: Instant,
     failures: u32,
     /// Requests completed on the current socket.
@@ -285,6 +316,7 @@ fn new_conn(head: bool, pipeline: usize, start: Instant) -> Conn {
         write_done: start,
         connect_started: start,
         connect_us: 0,
+        handshake_started: None,
         first_byte: start,
         failures: 0,
         served: 0,
@@ -318,6 +350,7 @@ pub(crate) struct Worker<'a> {
     wake_at: Option<Instant>,
     in_flight: u64,
     need_server: bool,
+    need_tls: bool,
     end: Option<Instant>,
     /// Session shapes: slots that can take a new session, and sessions in progress.
     sessions: Option<Session>,
@@ -396,6 +429,7 @@ impl<'a> Worker<'a> {
             wake_at: None,
             in_flight: 0,
             need_server: true,
+            need_tls: true,
             end: spec.duration.map(|d| start + d),
             sessions,
             free: Vec::new(),
@@ -468,9 +502,14 @@ impl<'a> Worker<'a> {
                         if ev.is_readable() || closing {
                             self.on_readable(ci, &mut buf, now, closing);
                         }
+                        let c = &mut self.conns[ci];
                         if ev.is_writable()
-                            && self.conns[ci].state == State::Open
-                            && self.conns[ci].written < self.conns[ci].to_write
+                            && c.state == State::Open
+                            && (c.written < c.to_write
+                                || c.stream
+                                    .as_mut()
+                                    .and_then(Stream::tls)
+                                    .is_some_and(|t| t.wants_write()))
                         {
                             self.write(ci, now);
                         }
@@ -708,7 +747,13 @@ impl<'a> Worker<'a> {
         c.connect_started = now;
         c.served = 0;
         c.parser.reset();
-        match Stream::connect(&self.spec.target.address) {
+        c.handshake_started = None;
+        let tls = self
+            .spec
+            .tls
+            .as_ref()
+            .map(|cfg| (cfg, self.spec.target.host.as_str()));
+        match Stream::connect(&self.spec.target.address, tls) {
             Ok(mut s) => {
                 if let Err(e) = s.register(self.poll.registry(), Token(ci)) {
                     self.connect_failed(ci, now, &e);
@@ -732,6 +777,9 @@ impl<'a> Worker<'a> {
                 c.state = State::Open;
                 c.failures = 0;
                 c.connect_us = micros(c.connect_started, now);
+                if matches!(s, Stream::Tls(_)) {
+                    c.handshake_started = Some(now);
+                }
                 for p in c.pending.iter_mut() {
                     p.sent = now;
                 }
@@ -742,7 +790,12 @@ impl<'a> Worker<'a> {
     }
 
     fn connect_failed(&mut self, ci: usize, now: Instant, e: &io::Error) {
-        let kind = ErrorKind::from_connect_error(e);
+        self.connect_failed_as(ci, now, ErrorKind::from_connect_error(e));
+    }
+
+    /// A connection that could not be established (TCP or TLS): its requests fail with
+    /// `kind`, and the slot backs off before trying again.
+    fn connect_failed_as(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
         self.drop_socket(ci);
         if self.conns[ci].session.is_some() {
             return self.fail_pending(ci, now, kind);
@@ -769,13 +822,64 @@ impl<'a> Worker<'a> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let kind = ErrorKind::from_write_error(&e);
-                    return self.fail_and_close(ci, now, kind);
-                }
+                Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e)),
+            }
+        }
+        if let Some(t) = s.tls() {
+            // Ciphertext the socket did not take goes out on the next writable edge.
+            if let Err(e) = t.flush_pending() {
+                return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
             }
         }
         c.write_done = now;
+    }
+
+    /// A socket error: during a TLS handshake it is a failed connect (counted by TLS
+    /// kind, with back-off); afterwards the connection closes and its requests fail
+    /// with `kind`, or as a certificate failure when the server refused ours after
+    /// its side of the handshake (TLS 1.3 checks client certificates last).
+    fn io_failed(&mut self, ci: usize, now: Instant, e: &io::Error, kind: ErrorKind) {
+        if self.conns[ci].handshake_started.is_some() {
+            return self.connect_failed_as(ci, now, ErrorKind::from_handshake_error(e));
+        }
+        let kind = match stampede_tls::classify(e) {
+            Some(stampede_tls::Failure::Certificate) => ErrorKind::TlsCertificate,
+            _ => kind,
+        };
+        self.fail_and_close(ci, now, kind)
+    }
+
+    /// Records the handshake's duration once it is over.
+    #[inline]
+    fn check_handshake(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        let Some(started) = c.handshake_started else {
+            return;
+        };
+        let Some(t) = c.stream.as_mut().and_then(Stream::tls) else {
+            return;
+        };
+        if !t.is_handshaking() {
+            c.handshake_started = None;
+            let resumed = matches!(
+                t.conn.handshake_kind(),
+                Some(stampede_tls::rustls::HandshakeKind::Resumed)
+            );
+            if self.need_tls {
+                self.need_tls = false;
+                let info = TlsSession {
+                    version: t.conn.protocol_version().map(|v| format!("{v:?}")),
+                    cipher: t
+                        .conn
+                        .negotiated_cipher_suite()
+                        .map(|s| format!("{:?}", s.suite())),
+                    alpn: t.alpn().map(|a| String::from_utf8_lossy(a).into_owned()),
+                };
+                let mut g = self.shared.tls.lock().unwrap_or_else(|e| e.into_inner());
+                g.get_or_insert(info);
+            }
+            self.rec.handshake(micros(started, now), resumed);
+        }
     }
 
     /// Reads until the socket is drained. `closing` says the peer's FIN or RST arrived
@@ -785,7 +889,13 @@ impl<'a> Worker<'a> {
         loop {
             let c = &mut self.conns[ci];
             let Some(s) = &mut c.stream else { return };
-            match s.read(buf) {
+            let r = s.read(buf);
+            self.check_handshake(ci, now);
+            match r {
+                Ok(0) if self.conns[ci].handshake_started.is_some() => {
+                    // Closed during the handshake: not a TLS server, or it refused us.
+                    return self.connect_failed_as(ci, now, ErrorKind::TlsHandshake);
+                }
                 Ok(0) => return self.on_eof(ci, now),
                 Ok(n) => {
                     self.rec.read_bytes(now, n);
@@ -799,10 +909,7 @@ impl<'a> Worker<'a> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let kind = ErrorKind::from_read_error(&e);
-                    return self.fail_and_close(ci, now, kind);
-                }
+                Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_read_error(&e)),
             }
         }
     }

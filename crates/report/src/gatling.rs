@@ -193,6 +193,8 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::Protocol => "Invalid HTTP response".into(),
             ErrorKind::Write => "Write failed".into(),
             ErrorKind::Read => "Read failed".into(),
+            ErrorKind::TlsCertificate => "TLS certificate refused".into(),
+            ErrorKind::TlsHandshake => "TLS handshake failed".into(),
         };
         out.push((msg, n));
     }

@@ -224,6 +224,9 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         thousands(r.bytes.written),
         thousands(r.connections_opened)
     );
+    if let Some(tls) = &r.tls {
+        let _ = write!(o, "<p>TLS: {}.</p>", esc(&crate::tls_line(tls)));
+    }
     if let Some(op) = &r.open {
         let _ = write!(
             o,

@@ -28,6 +28,24 @@ pub use wrk::{wrk_report, WrkInfo};
 
 use stampede_engine::RunResult;
 
+/// The TLS side of a run in one line: `TLSv1_3 TLS13_AES_256_GCM_SHA384, ALPN
+/// http/1.1; 64 handshakes (0 resumed), p50 1.17ms p99 2.30ms`.
+pub fn tls_line(t: &stampede_engine::TlsStats) -> String {
+    let p = |q: f64| units::human_us(t.handshake.at(q).unwrap_or(0) as f64);
+    format!(
+        "{} {}{}; {} handshakes ({} resumed), p50 {} p99 {}",
+        t.version.as_deref().unwrap_or("no handshake finished"),
+        t.cipher.as_deref().unwrap_or(""),
+        t.alpn
+            .as_deref()
+            .map_or(String::new(), |a| format!(", ALPN {a}")),
+        units::thousands(t.handshakes),
+        units::thousands(t.resumed),
+        p(50.0),
+        p(99.0)
+    )
+}
+
 /// Warnings a user must not miss: error pages and failures make the numbers meaningless.
 /// Empty when every request got a 2xx response.
 pub fn loud_warnings(r: &RunResult) -> Vec<String> {

@@ -143,5 +143,8 @@ pub fn summary(r: &RunResult) -> String {
         human_bytes(r.bytes.written as f64),
         thousands(r.connections_opened)
     );
+    if let Some(tls) = &r.tls {
+        let _ = writeln!(o, "  tls         {}", crate::tls_line(tls));
+    }
     o
 }

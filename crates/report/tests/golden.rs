@@ -95,10 +95,12 @@ fn fixture() -> RunResult {
             ok: Hist::default(),
             ko: Hist::default(),
             session: Hist::default(),
+            tls_handshake: Hist::default(),
         },
         intervals,
         open: None,
         sessions: None,
+        tls: None,
     }
 }
 

@@ -44,6 +44,7 @@ use date::DateCache;
 pub use request::Limits;
 use request::{Parsed, Request};
 use routes::{Ctx, Deferred, Persist, Routed};
+use stampede_tls::TlsStream;
 use store::Store;
 
 /// Server settings.
@@ -65,6 +66,9 @@ pub struct Config {
     pub max_connections: usize,
     /// How long a shutdown waits for in-flight requests.
     pub drain_timeout: Duration,
+    /// Serve HTTPS with this configuration (`stampede_tls::server_config`) instead of
+    /// plain HTTP.
+    pub tls: Option<Arc<stampede_tls::rustls::ServerConfig>>,
 }
 
 impl Default for Config {
@@ -79,6 +83,7 @@ impl Default for Config {
             idle_timeout: Duration::from_secs(60),
             max_connections: 100_000,
             drain_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -281,8 +286,67 @@ const LISTENER_BASE: usize = usize::MAX / 2;
 const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
 const IO_BUF: usize = 64 * 1024;
 
+/// A connection's transport: plain TCP, or TLS over it.
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Io {
+    fn socket(&mut self) -> &mut TcpStream {
+        match self {
+            Io::Plain(s) => s,
+            Io::Tls(t) => &mut t.io,
+        }
+    }
+
+    /// Whether TLS output is still waiting for the socket.
+    fn wants_write(&self) -> bool {
+        matches!(self, Io::Tls(t) if t.wants_write())
+    }
+
+    /// Pushes pending TLS output; an error means the connection is gone.
+    fn flush_pending(&mut self) -> io::Result<()> {
+        match self {
+            Io::Plain(_) => Ok(()),
+            Io::Tls(t) => t.flush_pending().map(|_| ()),
+        }
+    }
+
+    /// Ends our side: close_notify first for TLS.
+    fn shutdown_write(&mut self) {
+        if let Io::Tls(t) = self {
+            t.close_notify();
+        }
+        let _ = self.socket().shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl Read for Io {
+    #[inline]
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.read(b),
+            Io::Tls(t) => t.read(b),
+        }
+    }
+}
+
+impl Write for Io {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.write(b),
+            Io::Tls(t) => t.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_pending()
+    }
+}
+
 struct Conn {
-    stream: TcpStream,
+    stream: Io,
     /// Unparsed input (a partial request, or requests queued behind a deferred one).
     rbuf: Vec<u8>,
     /// Output not yet written.
@@ -437,6 +501,10 @@ impl EventLoop {
             match l.accept() {
                 Ok((mut stream, _)) => {
                     if self.open >= self.max_open {
+                        if self.config.tls.is_some() {
+                            // A TLS client cannot read a plain answer; just close.
+                            continue;
+                        }
                         let _ = stream.write(
                             b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
                         );
@@ -460,6 +528,16 @@ impl EventLoop {
                         self.free.push(ci);
                         continue;
                     }
+                    let stream = match &self.config.tls {
+                        None => Io::Plain(stream),
+                        Some(cfg) => match TlsStream::server(stream, cfg.clone()) {
+                            Ok(t) => Io::Tls(Box::new(t)),
+                            Err(_) => {
+                                self.free.push(ci);
+                                continue;
+                            }
+                        },
+                    };
                     self.generation = self.generation.wrapping_add(1);
                     self.conns[ci] = Some(Conn {
                         stream,
@@ -484,14 +562,19 @@ impl EventLoop {
 
     fn is_idle(&self, ci: usize) -> bool {
         match &self.conns[ci] {
-            Some(c) => c.rbuf.is_empty() && c.wbuf.is_empty() && c.blocked.is_none(),
+            Some(c) => {
+                c.rbuf.is_empty()
+                    && c.wbuf.is_empty()
+                    && c.blocked.is_none()
+                    && !c.stream.wants_write()
+            }
             None => false,
         }
     }
 
     fn close(&mut self, ci: usize) {
         if let Some(mut c) = self.conns[ci].take() {
-            let _ = self.poll.registry().deregister(&mut c.stream);
+            let _ = self.poll.registry().deregister(c.stream.socket());
             self.free.push(ci);
             self.open -= 1;
         }
@@ -698,6 +781,10 @@ impl EventLoop {
         let Some(c) = self.conns[ci].as_mut() else {
             return;
         };
+        if c.stream.flush_pending().is_err() {
+            self.close(ci);
+            return;
+        }
         let mut off = 0;
         while off < c.wbuf.len() {
             match c.stream.write(&c.wbuf[off..]) {
@@ -728,14 +815,16 @@ impl EventLoop {
         let Some(c) = self.conns[ci].as_ref() else {
             return;
         };
-        let done = c.wbuf.is_empty() && c.blocked.is_none();
+        let done = c.wbuf.is_empty() && c.blocked.is_none() && !c.stream.wants_write();
         if done
             && (c.close_after
                 || (c.peer_closed && c.rbuf.is_empty())
                 || (self.draining && c.rbuf.is_empty()))
         {
             if c.close_after {
-                let _ = c.stream.shutdown(std::net::Shutdown::Write);
+                if let Some(c) = self.conns[ci].as_mut() {
+                    c.stream.shutdown_write();
+                }
             }
             self.close(ci);
         }

@@ -17,14 +17,15 @@ pub struct Srv {
 
 impl Srv {
     pub fn start() -> Srv {
-        let server = Server::bind(
-            &["127.0.0.1:0".parse().unwrap()],
-            Config {
-                threads: 1,
-                ..Config::default()
-            },
-        )
-        .unwrap();
+        Srv::with(Config {
+            threads: 1,
+            ..Config::default()
+        })
+    }
+
+    /// The reference server with this configuration, on 127.0.0.1:0.
+    pub fn with(config: Config) -> Srv {
+        let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], config).unwrap();
         let addr = server.local_addrs()[0];
         let shutdown = Shutdown::new();
         let s = shutdown.clone();

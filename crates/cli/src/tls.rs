@@ -1,0 +1,117 @@
+//! The TLS flags of `stampede load` and the TLS settings of the dialects.
+//!
+//! `load` verifies certificates like curl and k6 do (system roots, or `--cacert`);
+//! `ab`, `wrk` and `httperf --ssl` do not verify, as those tools do not, so a pasted
+//! command behaves the same. Every new connection pays a full handshake unless
+//! `--tls-resume` is given; the handshake is timed on its own.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use stampede_engine::Target;
+use stampede_tls::rustls::ClientConfig;
+use stampede_tls::{ClientOptions, Versions};
+
+use crate::common::Exit;
+
+/// TLS flags for https:// URLs.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TlsArgs {
+    /// https: accept any server certificate (the handshake itself is still checked)
+    #[arg(long = "insecure")]
+    pub insecure: bool,
+    /// https: trust only the CA certificates in FILE (PEM) instead of the system's
+    #[arg(long = "cacert", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// https: present this client certificate (PEM) for mutual TLS; needs --key
+    #[arg(long = "cert", value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// https: the client certificate's private key (PEM)
+    #[arg(long = "key", value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// https: resume TLS sessions on new connections (by default each pays a full
+    /// handshake)
+    #[arg(long = "tls-resume")]
+    pub resume: bool,
+    /// https: offer only TLS 1.2 or only 1.3 (default: both, 1.3 preferred)
+    #[arg(long = "tls-version", value_name = "1.2|1.3", value_parser = parse_version)]
+    pub version: Option<Versions>,
+}
+
+fn parse_version(s: &str) -> Result<Versions, String> {
+    match s {
+        "1.2" => Ok(Versions::Tls12),
+        "1.3" => Ok(Versions::Tls13),
+        _ => Err(format!("{s:?} is not a TLS version; use 1.2 or 1.3")),
+    }
+}
+
+impl TlsArgs {
+    /// The dialects' settings: for https, no certificate verification, as ab, wrk
+    /// and httperf do not verify; nothing for plain http.
+    pub fn dialect(target: &Target) -> Result<Option<Arc<ClientConfig>>, Exit> {
+        if !target.tls {
+            return Ok(None);
+        }
+        TlsArgs {
+            insecure: true,
+            ..TlsArgs::default()
+        }
+        .config(target)
+    }
+
+    fn given(&self) -> Option<&'static str> {
+        if self.insecure {
+            Some("--insecure")
+        } else if self.cacert.is_some() {
+            Some("--cacert")
+        } else if self.cert.is_some() {
+            Some("--cert")
+        } else if self.resume {
+            Some("--tls-resume")
+        } else if self.version.is_some() {
+            Some("--tls-version")
+        } else {
+            None
+        }
+    }
+
+    /// The client configuration for `target`: `None` for plain http.
+    pub fn config(&self, target: &Target) -> Result<Option<Arc<ClientConfig>>, Exit> {
+        if !target.tls {
+            return match self.given() {
+                Some(flag) => Err(Exit::usage(format!(
+                    "{flag} applies to https:// URLs; {} is plain http",
+                    target.url
+                ))),
+                None => Ok(None),
+            };
+        }
+        let options = ClientOptions {
+            insecure: self.insecure,
+            ca_file: self.cacert.clone(),
+            cert_file: self.cert.clone(),
+            key_file: self.key.clone(),
+            resume: self.resume,
+            versions: self.version.unwrap_or_default(),
+            alpn: vec![b"http/1.1".to_vec()],
+        };
+        stampede_tls::client_config(&options)
+            .map(Some)
+            .map_err(|e| {
+                // Name the flag whose file is at fault.
+                let flag = match &e {
+                    stampede_tls::TlsError::File { path, .. } => [
+                        ("--cacert", &self.cacert),
+                        ("--cert", &self.cert),
+                        ("--key", &self.key),
+                    ]
+                    .into_iter()
+                    .find(|(_, p)| p.as_ref().is_some_and(|p| p.display().to_string() == *path))
+                    .map_or("TLS", |(f, _)| f),
+                    stampede_tls::TlsError::Config(_) => "TLS",
+                };
+                Exit::usage(format!("{flag}: {e}"))
+            })
+    }
+}

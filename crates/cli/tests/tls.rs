@@ -1,0 +1,313 @@
+//! HTTPS end to end: the reference server with a generated certificate, `stampede
+//! load` and the dialects against it, certificate failures (clear before a run,
+//! counted during one), a plain-HTTP server asked for TLS, handshakes per request
+//! without keep-alive and with resumption, TLS 1.2, and mutual TLS. Every run is
+//! bounded by a request count.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use common::Srv;
+use serde_json::Value;
+use stampede_engine::{Control, LoadSpec, RequestBuilder, Target};
+use stampede_server::Config;
+use stampede_tls::{ClientOptions, ServerCert};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stampede-tls-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes a self-signed certificate for 127.0.0.1 and its key into `dir`.
+fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = stampede_tls::self_signed(&["127.0.0.1".into(), "localhost".into()]).unwrap();
+    let (c, k) = (dir.join("server.pem"), dir.join("server.key"));
+    std::fs::write(&c, cert).unwrap();
+    std::fs::write(&k, key).unwrap();
+    (c, k)
+}
+
+/// The reference server over TLS with the certificate in `dir`.
+fn tls_server(dir: &Path, client_ca: Option<&Path>) -> (Srv, PathBuf) {
+    let (cert, key) = certificate(dir);
+    let tls = stampede_tls::server_config(
+        &ServerCert::Files {
+            cert: cert.clone(),
+            key,
+        },
+        vec![b"http/1.1".to_vec()],
+        client_ca,
+    )
+    .unwrap();
+    let srv = Srv::with(Config {
+        threads: 1,
+        tls: Some(tls),
+        ..Config::default()
+    });
+    (srv, cert)
+}
+
+fn https(srv: &Srv, path: &str) -> String {
+    format!("https://{}{path}", srv.addr)
+}
+
+fn stampede(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn json_run(args: &[&str]) -> Value {
+    let out = stampede(&[args, &["-q", "--json", "-"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Runs the engine directly (the CLI refuses to start against a failing handshake).
+fn engine_run(url: &str, options: ClientOptions, n: u64) -> stampede_engine::RunResult {
+    let target = Target::parse(url).unwrap();
+    let req = RequestBuilder::native(&target, "GET", true).build();
+    let mut spec = LoadSpec::new(target, req);
+    spec.tls = Some(stampede_tls::client_config(&options).unwrap());
+    spec.connections = 2;
+    spec.requests = Some(n);
+    spec.timeout = Some(std::time::Duration::from_secs(5));
+    spec.validate().unwrap();
+    stampede_engine::run(&spec, Arc::new(Control::default()))
+        .unwrap()
+        .result
+}
+
+#[test]
+fn https_with_a_trusted_ca_measures_and_reports_the_handshakes() {
+    let dir = tmp("trusted");
+    let (srv, ca) = tls_server(&dir, None);
+    let ca = ca.to_str().unwrap();
+    let r = json_run(&[
+        "load",
+        &https(&srv, "/chat"),
+        "-n",
+        "3000",
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["completed"], 3000);
+    assert_eq!(r["statuses"]["200"], 3000);
+    let tls = &r["tls"];
+    assert_eq!(tls["version"], "TLSv1_3");
+    assert_eq!(tls["alpn"], "http/1.1");
+    assert_eq!(tls["handshakes"], 4, "one per connection");
+    assert_eq!(
+        r["histograms"]["tls_handshake"]
+            .as_str()
+            .map(|s| !s.is_empty()),
+        Some(true)
+    );
+
+    let r = json_run(&[
+        "load",
+        &https(&srv, "/pong"),
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--cacert",
+        ca,
+        "--tls-version",
+        "1.2",
+    ]);
+    assert_eq!(r["tls"]["version"], "TLSv1_2");
+    assert_eq!(r["requests"]["completed"], 200);
+
+    // The dialects speak https too, without verifying, as ab and wrk do.
+    let out = stampede(&["ab", "-n", "500", "-c", "5", "-k", &https(&srv, "/pong")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Complete requests:      500"), "{text}");
+    assert!(text.contains("Failed requests:        0"), "{text}");
+    let out = stampede(&["wrk", "-t1", "-c2", "-d1s", &https(&srv, "/pong")]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Requests/sec:"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_keepalive_every_request_pays_a_handshake_unless_resumed() {
+    let dir = tmp("handshakes");
+    let (srv, ca) = tls_server(&dir, None);
+    let ca = ca.to_str().unwrap();
+    let base = [
+        "load",
+        &https(&srv, "/pong"),
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "-t",
+        "1",
+    ];
+    let full = json_run(&[&base[..], &["--no-keepalive", "--cacert", ca]].concat());
+    assert_eq!(full["requests"]["completed"], 300);
+    assert_eq!(full["tls"]["handshakes"], 300);
+    assert_eq!(full["tls"]["resumed"], 0);
+    let resumed = json_run(
+        &[
+            &base[..],
+            &["--no-keepalive", "--cacert", ca, "--tls-resume"],
+        ]
+        .concat(),
+    );
+    assert_eq!(resumed["tls"]["handshakes"], 300);
+    let n = resumed["tls"]["resumed"].as_u64().unwrap();
+    assert!(n >= 290, "{n} of 300 handshakes resumed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn certificate_errors_are_clear_before_a_run_and_counted_during_one() {
+    let dir = tmp("untrusted");
+    let (srv, _) = tls_server(&dir, None);
+    // Before a run: the CLI says what failed and how to fix it.
+    let out = stampede(&["load", &https(&srv, "/pong"), "-n", "10", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid peer certificate"), "{err}");
+    assert!(
+        err.contains("--cacert") && err.contains("--insecure"),
+        "{err}"
+    );
+
+    // During a run: each request fails as a certificate error, none as anything else.
+    let other = dir.join("other.pem");
+    std::fs::write(
+        &other,
+        stampede_tls::self_signed(&["127.0.0.1".into()]).unwrap().0,
+    )
+    .unwrap();
+    let r = engine_run(
+        &https(&srv, "/pong"),
+        ClientOptions {
+            ca_file: Some(other),
+            ..Default::default()
+        },
+        12,
+    );
+    assert_eq!(r.requests.completed, 0);
+    assert_eq!(
+        r.errors.into_iter().collect::<Vec<_>>(),
+        [("tls_certificate".to_string(), 12)]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_plain_http_server_asked_for_tls_fails_the_handshake() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "load",
+        &https(&srv, "/pong"),
+        "-n",
+        "10",
+        "-q",
+        "--insecure",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(TLS handshake)"), "{err}");
+    let r = engine_run(
+        &https(&srv, "/pong"),
+        ClientOptions {
+            insecure: true,
+            ..Default::default()
+        },
+        8,
+    );
+    assert_eq!(r.requests.completed, 0);
+    assert_eq!(
+        r.errors.into_iter().collect::<Vec<_>>(),
+        [("tls_handshake".to_string(), 8)]
+    );
+    // And TLS flags on a plain URL are a usage error naming the flag.
+    let out = stampede(&["load", &srv.url("/pong"), "-n", "1", "--insecure"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--insecure applies to https://"));
+}
+
+#[test]
+fn mutual_tls_with_a_client_certificate() {
+    let dir = tmp("mtls");
+    // A CA, and a client certificate it signs.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client = rcgen::CertificateParams::new(vec!["client".to_string()])
+        .unwrap()
+        .signed_by(&client_key, &ca)
+        .unwrap();
+    let files = [
+        ("ca.pem", ca.pem()),
+        ("client.pem", client.pem()),
+        ("client.key", client_key.serialize_pem()),
+    ];
+    for (name, pem) in &files {
+        std::fs::write(dir.join(name), pem).unwrap();
+    }
+    let (srv, server_ca) = tls_server(&dir, Some(&dir.join("ca.pem")));
+    let p = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let server_ca = server_ca.to_str().unwrap();
+
+    let r = json_run(&[
+        "load",
+        &https(&srv, "/pong"),
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--cacert",
+        server_ca,
+        "--cert",
+        &p("client.pem"),
+        "--key",
+        &p("client.key"),
+    ]);
+    assert_eq!(r["requests"]["completed"], 100);
+
+    // Without a certificate the server refuses us: counted as a certificate failure.
+    let r = engine_run(
+        &https(&srv, "/pong"),
+        ClientOptions {
+            ca_file: Some(server_ca.into()),
+            ..Default::default()
+        },
+        6,
+    );
+    assert_eq!(r.requests.completed, 0);
+    assert_eq!(
+        r.errors.into_iter().collect::<Vec<_>>(),
+        [("tls_certificate".to_string(), 6)]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
