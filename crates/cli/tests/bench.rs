@@ -145,6 +145,59 @@ fn measures_two_targets_stores_and_compares() {
 }
 
 #[test]
+fn https_targets_are_verified_and_measured_over_tls() {
+    let dir = Dir::new("https");
+    let (cert, key) = stampede_tls::self_signed(&["127.0.0.1".into()]).unwrap();
+    dir.write("ca.pem", &cert);
+    dir.write("key.pem", &key);
+    // One target trusted through its CA file (relative to the plan), one unverified.
+    let targets = format!(
+        "{}tls = true\ncacert = \"ca.pem\"\n{}tls = true\ninsecure = true\n",
+        target(
+            "verified",
+            &format!(
+                "{SERVE} --tls-cert {0}/ca.pem --tls-key {0}/key.pem",
+                dir.0.display()
+            )
+        ),
+        target("insecure", &format!("{SERVE} --tls-self-signed")),
+    );
+    let scen = "[[scenario]]\nname = \"chat\"\npath = \"/chat\"\nconnections = 2\nrequests = 500\nverify = { body_contains = \"Hello\" }\n\
+                [[scenario]]\nname = \"fresh\"\npath = \"/pong\"\nconnections = 2\nrequests = 100\nkeepalive = false\n";
+    let p = dir.write("p.toml", &plan(&targets, scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let store = Store::open(&dir.path("s.db")).unwrap();
+    let runs = store.runs(1).unwrap();
+    assert_eq!(runs.len(), 4);
+    for r in &runs {
+        let tls = r.result.tls.as_ref().expect("TLS stats");
+        assert_eq!(tls.version.as_deref(), Some("TLSv1_3"));
+        assert_eq!(r.result.requests.failed, 0);
+    }
+    let fresh: Vec<_> = runs.iter().filter(|r| r.scenario == "fresh").collect();
+    assert!(fresh
+        .iter()
+        .all(|r| r.result.tls.as_ref().unwrap().handshakes == 100));
+    assert!(store
+        .verifications(1)
+        .unwrap()
+        .iter()
+        .all(|v| v.2 == "pass"));
+
+    // A CA that did not sign the certificate: the target cannot be reached, and says why.
+    let (other, _) = stampede_tls::self_signed(&["127.0.0.1".into()]).unwrap();
+    dir.write("other.pem", &other);
+    let p = dir.write(
+        "p.toml",
+        &plan(&targets.replace("ca.pem\"", "other.pem\""), scen, 1),
+    );
+    let out = bench(&dir, &p, &[]);
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(all.contains("invalid peer certificate"), "{all}");
+}
+
+#[test]
 fn verification_passes_warns_and_fails() {
     let dir = Dir::new("verify");
     let scen = "[[scenario]]\nname = \"good\"\npath = \"/chat\"\nrequests = 200\nconnections = 2\nverify = { content_type = \"application/json\", body_length = 35, date_fresh = true }\n\

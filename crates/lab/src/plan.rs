@@ -59,8 +59,19 @@ pub struct Target {
     pub cpus: Vec<usize>,
     /// A fixed port for a started target (default: a free port chosen per start).
     pub port: Option<u16>,
+    /// Speak HTTPS to it, verifying its certificate as said.
+    pub tls: Option<TargetTls>,
     /// Line of the `[[target]]` table.
     pub line: usize,
+}
+
+/// How the lab checks an HTTPS target's certificate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetTls {
+    /// Accept any certificate (typical for a self-signed one).
+    pub insecure: bool,
+    /// Trust only this CA file (PEM); relative paths are relative to the plan.
+    pub cacert: Option<PathBuf>,
 }
 
 /// Started by the lab, or already running elsewhere.
@@ -77,7 +88,8 @@ pub enum TargetKind {
         /// SIGTERM, then SIGKILL after this long.
         stop_grace: Duration,
     },
-    /// An external server, not started or stopped: `http://host:port`.
+    /// An external server, not started or stopped: `http://host:port` or
+    /// `https://host:port`.
     External {
         /// Base URL.
         url: String,
@@ -264,6 +276,9 @@ struct RawTarget {
     cpus: Vec<usize>,
     port: Option<Spanned<u16>>,
     stop_grace: Option<Spanned<String>>,
+    tls: Option<bool>,
+    insecure: Option<Spanned<bool>>,
+    cacert: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -460,8 +475,19 @@ impl Plan {
                 },
                 (None, Some(url)) => {
                     let u = url.get_ref().trim_end_matches('/').to_string();
-                    if !u.starts_with("http://") {
-                        return Err(cx.err(url.span().start, "target.url", "must start with http://"));
+                    if !u.starts_with("http://") && !u.starts_with("https://") {
+                        return Err(cx.err(
+                            url.span().start,
+                            "target.url",
+                            "must start with http:// or https://",
+                        ));
+                    }
+                    if u.starts_with("http://") && t.tls == Some(true) {
+                        return Err(cx.err(
+                            url.span().start,
+                            "target.url",
+                            "tls = true needs an https:// url",
+                        ));
                     }
                     TargetKind::External { url: u }
                 }
@@ -473,8 +499,41 @@ impl Plan {
                     ))
                 }
             };
+            let https = t.tls == Some(true)
+                || t.url
+                    .as_ref()
+                    .is_some_and(|u| u.get_ref().starts_with("https://"));
+            let tls = match (&t.insecure, &t.cacert) {
+                (Some(i), Some(_)) if *i.get_ref() => {
+                    return Err(cx.err(
+                        i.span().start,
+                        "target.insecure",
+                        "insecure and cacert exclude each other",
+                    ))
+                }
+                (Some(i), _) if !https => {
+                    return Err(cx.err(
+                        i.span().start,
+                        "target.insecure",
+                        "applies to HTTPS targets: add tls = true",
+                    ))
+                }
+                (_, Some(c)) if !https => {
+                    return Err(cx.err(
+                        c.span().start,
+                        "target.cacert",
+                        "applies to HTTPS targets: add tls = true",
+                    ))
+                }
+                _ if !https => None,
+                (i, c) => Some(TargetTls {
+                    insecure: i.as_ref().is_some_and(|i| *i.get_ref()),
+                    cacert: c.as_ref().map(|c| PathBuf::from(c.get_ref())),
+                }),
+            };
             targets.push(Target {
                 name,
+                tls,
                 kind,
                 ready_path: t.ready.clone().unwrap_or_else(|| "/".into()),
                 ready_timeout: match &t.ready_timeout {
@@ -534,6 +593,14 @@ impl Plan {
             if let TargetKind::Command { cwd: Some(d), .. } = &mut t.kind {
                 if d.is_relative() {
                     *d = base.join(&*d);
+                }
+            }
+            if let Some(TargetTls {
+                cacert: Some(c), ..
+            }) = &mut t.tls
+            {
+                if c.is_relative() {
+                    *c = base.join(&*c);
                 }
             }
         }
@@ -892,6 +959,62 @@ burst = 5
         );
         assert_eq!(st[0].verify.as_ref().unwrap().status, 201);
         assert_eq!(p.scenarios[0].path, "/b");
+        let scen = "[[scenario]]\nname = \"s\"\nrequests = 1\n";
+        let tls = [
+            (
+                "url = \"http://127.0.0.1:1\"\ninsecure = true\n",
+                4,
+                "target.insecure",
+                "add tls = true",
+            ),
+            (
+                "url = \"http://127.0.0.1:1\"\ncacert = \"ca.pem\"\n",
+                4,
+                "target.cacert",
+                "add tls = true",
+            ),
+            (
+                "url = \"http://127.0.0.1:1\"\ntls = true\n",
+                3,
+                "target.url",
+                "needs an https:// url",
+            ),
+            (
+                "url = \"https://127.0.0.1:1\"\ninsecure = true\ncacert = \"ca.pem\"\n",
+                4,
+                "target.insecure",
+                "exclude each other",
+            ),
+            (
+                "url = \"ftp://127.0.0.1:1\"\n",
+                3,
+                "target.url",
+                "http:// or https://",
+            ),
+        ];
+        for (t, line, field, msg) in tls {
+            let e = err(&format!("[[target]]\nname = \"a\"\n{t}{scen}"));
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+            assert!(e.message.contains(msg), "{e}");
+        }
+        let p = Plan::parse(
+            &format!("[[target]]\nname = \"a\"\nurl = \"https://127.0.0.1:1\"\ncacert = \"ca.pem\"\n{scen}"),
+            "ok.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            p.targets[0].tls,
+            Some(TargetTls {
+                insecure: false,
+                cacert: Some("ca.pem".into())
+            })
+        );
+        let p = Plan::parse(
+            &format!("[[target]]\nname = \"a\"\nstart = \"x {{port}}\"\n{scen}"),
+            "ok.toml",
+        )
+        .unwrap();
+        assert_eq!(p.targets[0].tls, None);
         let e = err("[[target]\n");
         assert_eq!(e.line, 1);
         let e = err(base);

@@ -266,12 +266,14 @@ fn version_of(cmd: &str, port: u16, stampede: &std::path::Path) -> Option<String
         .map(str::to_string)
 }
 
-fn socket_addr(url: &str) -> Result<SocketAddr, String> {
+/// The address of an external target's URL, and its host name (for TLS).
+fn socket_addr(url: &str) -> Result<(SocketAddr, String), String> {
     let t = stampede_engine::Target::parse(url).map_err(|e| e.to_string())?;
     match t.address {
         Address::Tcp(a) => a
             .first()
             .copied()
+            .map(|a| (a, t.host.clone()))
             .ok_or_else(|| format!("{url} resolves to no address")),
         Address::Unix(_) => Err(format!("{url} is not a TCP address")),
     }
@@ -280,7 +282,7 @@ fn socket_addr(url: &str) -> Result<SocketAddr, String> {
 /// A started (or external) target while it is being measured.
 struct Live {
     url: String,
-    addr: SocketAddr,
+    ep: verify::Endpoint,
     process: Option<Running>,
 }
 
@@ -321,12 +323,27 @@ type StartFailure = Box<(String, Option<Live>)>;
 
 /// Starts the target and waits until it answers its readiness path.
 fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
+    let tls = match &t.tls {
+        None => None,
+        Some(tls) => Some(
+            stampede_tls::client_config(&stampede_tls::ClientOptions {
+                insecure: tls.insecure,
+                ca_file: tls.cacert.clone(),
+                alpn: vec![b"http/1.1".to_vec()],
+                ..Default::default()
+            })
+            .map_err(|e| Box::new((format!("TLS: {e}"), None)))?,
+        ),
+    };
     match &t.kind {
         TargetKind::External { url } => {
-            let addr = socket_addr(url).map_err(|e| Box::new((e, None)))?;
+            let (addr, host) = socket_addr(url).map_err(|e| Box::new((e, None)))?;
             let live = Live {
                 url: url.clone(),
-                addr,
+                ep: verify::Endpoint {
+                    addr,
+                    tls: tls.map(|c| (c, host)),
+                },
                 process: None,
             };
             wait_ready(t, live)
@@ -347,7 +364,8 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
                 None => free_port().map_err(|e| Box::new((format!("no free port: {e}"), None)))?,
             };
             let cmd = substitute(start, port, &opts.stampede);
-            let url = format!("http://127.0.0.1:{port}");
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            let url = format!("{scheme}://127.0.0.1:{port}");
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             let process = Running::start(&cmd, env, cwd.as_deref(), &t.cpus)
                 .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?;
@@ -355,7 +373,10 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
                 t,
                 Live {
                     url,
-                    addr,
+                    ep: verify::Endpoint {
+                        addr,
+                        tls: tls.map(|c| (c, "127.0.0.1".to_string())),
+                    },
                     process: Some(process),
                 },
             )
@@ -365,7 +386,7 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
 
 fn wait_ready(t: &Target, mut live: Live) -> Result<Live, StartFailure> {
     let req = RequestBuilder::new("GET", &t.ready_path)
-        .header("Host", &live.addr.to_string())
+        .header("Host", &live.ep.addr.to_string())
         .header("Connection", "close")
         .build();
     let deadline = Instant::now() + t.ready_timeout;
@@ -376,8 +397,15 @@ fn wait_ready(t: &Target, mut live: Live) -> Result<Live, StartFailure> {
                 Some(live),
             )));
         }
-        let last = match verify::fetch(live.addr, &req.bytes, Duration::from_secs(2)) {
+        let last = match verify::fetch(&live.ep, &req.bytes, Duration::from_secs(2)) {
             Ok(_) => return Ok(live),
+            // It listens but refuses our TLS, or we its certificate: waiting will not help.
+            Err(e) if e.tls => {
+                return Err(Box::new((
+                    format!("GET {} at {}: {e}", t.ready_path, live.url),
+                    Some(live),
+                )))
+            }
             Err(e) => e,
         };
         if Instant::now() >= deadline {
@@ -531,7 +559,7 @@ fn run_target(
             return Ok(s);
         }
     };
-    let port = live.addr.port();
+    let port = live.ep.addr.port();
     let version = t
         .version
         .as_deref()
@@ -575,7 +603,7 @@ fn run_target(
         // Verify on a fresh connection that the server closes after the response.
         let (mut failures, mut fatal) = (Vec::new(), false);
         for c in &checks {
-            let outcome = verify::verify(live.addr, &c.request.bytes, c.verify, s.timeout);
+            let outcome = verify::verify(&live.ep, &c.request.bytes, c.verify, s.timeout);
             fatal |= !outcome.passed && c.verify.on_failure == OnFailure::Fail;
             failures.extend(outcome.failures.into_iter().map(|f| match &c.label {
                 Some(l) => format!("{l}: {f}"),
@@ -615,9 +643,10 @@ fn run_target(
             continue;
         }
         if plan.runs.primer {
-            let _ = verify::fetch(live.addr, &checks[0].request.bytes, s.timeout);
+            let _ = verify::fetch(&live.ep, &checks[0].request.bytes, s.timeout);
         }
         let mut spec = LoadSpec::new(target.clone(), scenario_request(s, &target, s.keepalive));
+        spec.tls = live.ep.tls.as_ref().map(|(c, _)| c.clone());
         spec.connections = s.connections;
         spec.threads = plan
             .client_threads

@@ -8,7 +8,11 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
+
+use stampede_tls::rustls::ClientConfig;
+use stampede_tls::TlsStream;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +38,73 @@ impl Fetched {
     }
 }
 
+/// Where verification requests go.
+#[derive(Clone)]
+pub struct Endpoint {
+    /// The server's address.
+    pub addr: SocketAddr,
+    /// For HTTPS: the client settings and the server name to ask for.
+    pub tls: Option<(Arc<ClientConfig>, String)>,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone)]
+pub struct FetchError {
+    /// What happened, for people.
+    pub message: String,
+    /// A TLS failure (a refused certificate, no common protocol): trying again will
+    /// not help, unlike a server that is not listening yet.
+    pub tls: bool,
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<S: Into<String>> From<S> for FetchError {
+    fn from(message: S) -> FetchError {
+        FetchError {
+            message: message.into(),
+            tls: false,
+        }
+    }
+}
+
+fn io_error(what: &str, e: std::io::Error) -> FetchError {
+    let tls = stampede_tls::classify(&e).is_some();
+    FetchError {
+        message: if tls {
+            format!("TLS: {e}")
+        } else {
+            format!("{what}: {e}")
+        },
+        tls,
+    }
+}
+
 /// Sends `request` (which must ask for `Connection: close`) and reads the response.
-pub fn fetch(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<Fetched, String> {
-    let mut s = TcpStream::connect_timeout(&addr, timeout)
-        .map_err(|e| format!("connect to {addr}: {e}"))?;
+pub fn fetch(ep: &Endpoint, request: &[u8], timeout: Duration) -> Result<Fetched, FetchError> {
+    let addr = ep.addr;
+    let s = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| io_error(&format!("connect to {addr}"), e))?;
     s.set_read_timeout(Some(timeout)).ok();
     s.set_write_timeout(Some(timeout)).ok();
-    s.write_all(request).map_err(|e| format!("write: {e}"))?;
+    match &ep.tls {
+        None => exchange(s, request),
+        Some((config, host)) => {
+            let t = TlsStream::client(s, config.clone(), host)
+                .map_err(|e| io_error(&format!("TLS to {host}"), e))?;
+            exchange(t, request)
+        }
+    }
+}
+
+/// Writes the request and reads the response until it is complete or the server
+/// closes.
+fn exchange<S: Read + Write>(mut s: S, request: &[u8]) -> Result<Fetched, FetchError> {
+    s.write_all(request).map_err(|e| io_error("write", e))?;
     // Responses to HEAD carry a length but no body.
     let head = request.starts_with(b"HEAD ");
     let mut buf = Vec::new();
@@ -57,7 +121,7 @@ pub fn fetch(addr: SocketAddr, request: &[u8], timeout: Duration) -> Result<Fetc
                     return Ok(f);
                 }
             }
-            Err(e) => return Err(format!("read: {e}")),
+            Err(e) => return Err(io_error("read", e)),
         }
     }
     complete(&buf, true, head)?
@@ -207,20 +271,20 @@ fn truncate(s: &str) -> String {
 }
 
 /// Verifies: fetches, checks, and (if asked) fetches again a second later to see Date move.
-pub fn verify(addr: SocketAddr, request: &[u8], v: &Verify, timeout: Duration) -> Outcome {
-    let first = match fetch(addr, request, timeout) {
+pub fn verify(ep: &Endpoint, request: &[u8], v: &Verify, timeout: Duration) -> Outcome {
+    let first = match fetch(ep, request, timeout) {
         Ok(f) => f,
         Err(e) => {
             return Outcome {
                 passed: false,
-                failures: vec![e],
+                failures: vec![e.to_string()],
             }
         }
     };
     let mut failures = check(&first, v);
     if v.date_fresh {
         std::thread::sleep(Duration::from_millis(1100));
-        match fetch(addr, request, timeout) {
+        match fetch(ep, request, timeout) {
             Ok(second)
                 if second.header("date").is_some()
                     && second.header("date") == first.header("date") =>
