@@ -130,7 +130,12 @@ pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.
 pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
-    if let Err(e) = stampede_engine::probe(&spec.target, spec.tls.as_ref(), spec.connect_timeout) {
+    if let Err(e) = stampede_engine::probe(
+        &spec.target,
+        spec.tls.as_ref(),
+        spec.http2,
+        spec.connect_timeout,
+    ) {
         let hint = match stampede_tls::classify(&e) {
             Some(stampede_tls::Failure::Certificate) => {
                 " (TLS certificate; trust its CA with --cacert FILE, or skip verification with --insecure)"

@@ -46,6 +46,19 @@ pub struct LoadArgs {
     /// Requests written back to back per connection
     #[arg(long = "pipeline", value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
+    /// Speak HTTP/2: h2c with prior knowledge for http://, ALPN h2 (HTTP/1.1 if the
+    /// server prefers it) for https://
+    #[arg(long = "http2")]
+    pub http2: bool,
+    /// HTTP/2: streams kept open per connection (h2load's -m)
+    #[arg(
+        long = "streams",
+        visible_alias = "max-concurrent-streams",
+        value_name = "N",
+        requires = "http2",
+        conflicts_with = "pipeline"
+    )]
+    pub streams: Option<usize>,
     /// Reuse connections (the default)
     #[arg(long = "keepalive", overrides_with = "no_keepalive")]
     pub keepalive: bool,
@@ -170,14 +183,15 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         .iter()
         .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let tls = a.tls.config(&target)?;
+    let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, b.build());
     spec.tls = tls;
     spec.connections = a.connections;
     spec.threads = a.threads.unwrap_or_else(common::cpus);
     spec.requests = a.requests;
     spec.keepalive = keepalive;
-    spec.pipeline = a.pipeline;
+    spec.pipeline = a.streams.unwrap_or(a.pipeline);
+    spec.http2 = a.http2;
     spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
     if !a.inject.is_empty() {
         let profile =

@@ -57,7 +57,7 @@ impl TlsArgs {
             insecure: true,
             ..TlsArgs::default()
         }
-        .config(target)
+        .config(target, false)
     }
 
     fn given(&self) -> Option<&'static str> {
@@ -76,8 +76,9 @@ impl TlsArgs {
         }
     }
 
-    /// The client configuration for `target`: `None` for plain http.
-    pub fn config(&self, target: &Target) -> Result<Option<Arc<ClientConfig>>, Exit> {
+    /// The client configuration for `target`: `None` for plain http. With `http2`, ALPN
+    /// offers h2 first, then http/1.1.
+    pub fn config(&self, target: &Target, http2: bool) -> Result<Option<Arc<ClientConfig>>, Exit> {
         if !target.tls {
             return match self.given() {
                 Some(flag) => Err(Exit::usage(format!(
@@ -94,7 +95,11 @@ impl TlsArgs {
             key_file: self.key.clone(),
             resume: self.resume,
             versions: self.version.unwrap_or_default(),
-            alpn: vec![b"http/1.1".to_vec()],
+            alpn: if http2 {
+                vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+            } else {
+                vec![b"http/1.1".to_vec()]
+            },
         };
         stampede_tls::client_config(&options)
             .map(Some)

@@ -311,3 +311,37 @@ fn mutual_tls_with_a_client_certificate() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn http2_over_tls_falls_back_to_http11_when_alpn_chooses_it() {
+    // The reference server offers only http/1.1: ALPN picks it and the run goes on.
+    let dir = tmp("alpn");
+    let (srv, ca) = tls_server(&dir, None);
+    let r = json_run(&[
+        "load",
+        &https(&srv, "/pong"),
+        "-n",
+        "500",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--http2",
+        "--streams",
+        "4",
+        "--cacert",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(r["requests"]["completed"], 500);
+    assert_eq!(r["tls"]["alpn"], "http/1.1");
+    assert_eq!(r["tls"]["http1_fallback"], 2);
+    assert_eq!(r["settings"]["http2"], true);
+
+    // Over cleartext, prior knowledge cannot fall back: the CLI says so before a run.
+    let plain = Srv::start();
+    let out = stampede(&["load", &plain.url("/pong"), "-n", "10", "--http2", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not speak h2c"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -91,11 +91,15 @@ pub enum ErrorKind {
     /// TLS: the handshake failed otherwise (no common version or cipher, an alert, a
     /// malformed message, a server that does not speak TLS).
     TlsHandshake,
+    /// HTTP/2: the server reset the request's stream (RST_STREAM).
+    H2StreamReset,
+    /// HTTP/2: the server went away (GOAWAY) before processing the request's stream.
+    H2GoAway,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -109,6 +113,8 @@ impl ErrorKind {
         ErrorKind::Read,
         ErrorKind::TlsCertificate,
         ErrorKind::TlsHandshake,
+        ErrorKind::H2StreamReset,
+        ErrorKind::H2GoAway,
     ];
 
     /// Index into per-kind counter arrays.
@@ -132,6 +138,8 @@ impl ErrorKind {
             ErrorKind::Read => "read",
             ErrorKind::TlsCertificate => "tls_certificate",
             ErrorKind::TlsHandshake => "tls_handshake",
+            ErrorKind::H2StreamReset => "h2_stream_reset",
+            ErrorKind::H2GoAway => "h2_goaway",
         }
     }
 

@@ -24,6 +24,8 @@
 
 pub mod arrivals;
 pub mod error;
+pub mod h2;
+pub mod hpack;
 pub mod http1;
 pub mod inject;
 pub mod limits;
@@ -259,6 +261,7 @@ fn build_result(
             alpn: s.alpn,
             handshakes: rec.hist.tls_handshake.0.len(),
             resumed: rec.resumed,
+            http1_fallback: rec.h1_fallback,
             handshake: rec.hist.tls_handshake.stats(),
         }
     });
@@ -280,6 +283,7 @@ fn build_result(
             duration_s: spec.duration.map(|d| d.as_secs_f64()),
             timeout_s: spec.timeout.map(|d| d.as_secs_f64()),
             shape: spec.shape.describe(&spec.session),
+            http2: spec.http2,
         },
         requests: Counts {
             started: rec.started,
@@ -414,11 +418,39 @@ pub(crate) fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interv
     out
 }
 
+/// Sends HTTP/2's connection preface and our SETTINGS; the server must answer with a
+/// SETTINGS frame. An HTTP/1.x answer means it does not speak h2c.
+fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    s.set_read_timeout(Some(timeout))?;
+    s.write_all(&h2::H2Conn::new().out)?;
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("no answer to HTTP/2's connection preface: {e}"),
+        )
+    })?;
+    if head.starts_with(b"HTTP/") {
+        return Err(std::io::Error::other(
+            "the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge); drop --http2, or use https:// so that ALPN can choose",
+        ));
+    }
+    if head[3] != 4 {
+        return Err(std::io::Error::other(format!(
+            "the server's first HTTP/2 frame is of type {}, not SETTINGS",
+            head[3]
+        )));
+    }
+    Ok(())
+}
+
 /// Opens one connection to the target (with a TLS handshake when `tls` is given) and
 /// closes it: tells "unreachable", "slow" and "refuses our TLS" apart before a run.
 pub fn probe(
     target: &Target,
     tls: Option<&Arc<stampede_tls::rustls::ClientConfig>>,
+    http2: bool,
     timeout: Duration,
 ) -> std::io::Result<()> {
     match &target.address {
@@ -427,6 +459,9 @@ pub fn probe(
             for a in addrs {
                 match std::net::TcpStream::connect_timeout(a, timeout) {
                     Ok(s) => {
+                        if http2 && tls.is_none() {
+                            return probe_h2c(s, timeout);
+                        }
                         if let Some(cfg) = tls {
                             s.set_read_timeout(Some(timeout))?;
                             s.set_write_timeout(Some(timeout))?;

@@ -104,6 +104,8 @@ pub(crate) struct Recorder {
     pub starved: u64,
     /// TLS handshakes that resumed a session.
     pub resumed: u64,
+    /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1.
+    pub h1_fallback: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -138,6 +140,7 @@ impl Recorder {
             max_concurrent: 0,
             starved: 0,
             resumed: 0,
+            h1_fallback: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -312,6 +315,7 @@ impl Recorder {
         h.session.add(&other.hist.session);
         h.tls_handshake.add(&other.hist.tls_handshake);
         self.resumed += other.resumed;
+        self.h1_fallback += other.h1_fallback;
         self.sessions_started += other.sessions_started;
         self.sessions_completed += other.sessions_completed;
         self.sessions_failed += other.sessions_failed;

@@ -202,6 +202,10 @@ pub struct RunSettings {
     pub timeout_s: Option<f64>,
     /// How load was offered: `closed`, `rate 50000/s`, `users rampUsers(…)…`, `… sessions …`.
     pub shape: String,
+    /// HTTP/2 was asked for (h2c, or h2 over TLS where ALPN chose it); `pipeline` is
+    /// then the streams per connection.
+    #[serde(default)]
+    pub http2: bool,
 }
 
 /// Request outcome counters.
@@ -325,6 +329,9 @@ pub struct TlsStats {
     pub handshakes: u64,
     /// Of those, how many resumed an earlier session.
     pub resumed: u64,
+    /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1 instead.
+    #[serde(default)]
+    pub http1_fallback: u64,
     /// Handshake time, µs.
     pub handshake: LatencyStats,
 }

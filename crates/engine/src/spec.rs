@@ -152,6 +152,10 @@ pub struct LoadSpec {
     pub seed: u64,
     /// TLS client settings for an https target (`stampede_tls::client_config`).
     pub tls: Option<Arc<stampede_tls::rustls::ClientConfig>>,
+    /// Speak HTTP/2: with prior knowledge (h2c) over plain TCP; over TLS when ALPN
+    /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
+    /// is then the streams kept open per connection (h2load's `-m`).
+    pub http2: bool,
 }
 
 impl LoadSpec {
@@ -176,6 +180,7 @@ impl LoadSpec {
             script: Vec::new(),
             seed: 0x5eed,
             tls: None,
+            http2: false,
         }
     }
 
@@ -201,6 +206,23 @@ impl LoadSpec {
         }
         if self.target.tls && matches!(self.target.address, crate::target::Address::Unix(_)) {
             return bad("tls", "TLS over a Unix socket is not supported");
+        }
+        if self.http2 {
+            if !self.keepalive {
+                return bad(
+                    "http2",
+                    "HTTP/2 connections are persistent; a new connection per request does not apply",
+                );
+            }
+            let scheme = if self.target.tls { "https" } else { "http" };
+            for r in std::iter::once(&self.request).chain(self.script.iter().map(|s| &s.request)) {
+                if let Err(e) = crate::h2::H2Request::from_http1(&r.bytes, scheme) {
+                    return bad(
+                        "http2",
+                        &format!("the request cannot be sent over HTTP/2: {e}"),
+                    );
+                }
+            }
         }
         if self.target.tls && self.tls.is_none() {
             return bad(

@@ -25,6 +25,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 use crate::error::ErrorKind;
+use crate::h2::{Event, H2Conn, H2Request};
 use crate::http1::ResponseParser;
 use crate::recorder::{micros, Gauges, RawInterval, Recorder, Timing};
 use crate::result::TlsSession;
@@ -145,6 +146,24 @@ impl Control {
     pub(crate) fn take_seconds(&self) -> Vec<RawInterval> {
         std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|e| e.into_inner()))
     }
+}
+
+/// Writes `buf[*at..]` until done (`Ok(true)`) or the socket would block
+/// (`Ok(false)`), counting the bytes; a zero-length write is an error.
+fn write_from(s: &mut Stream, buf: &[u8], at: &mut usize, count: &mut u64) -> io::Result<bool> {
+    while *at < buf.len() {
+        match s.write(&buf[*at..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                *at += n;
+                *count += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
 }
 
 /// State shared by the workers of one run (touched rarely, never per byte).
@@ -276,6 +295,8 @@ enum State {
 struct Pending {
     intended: Instant,
     sent: Instant,
+    /// HTTP/2: the stream carrying it (0 until its HEADERS are queued).
+    stream: u32,
 }
 
 struct Conn {
@@ -294,6 +315,12 @@ struct Conn {
     connect_us: u64,
     /// When the TLS handshake began, until it ends.
     handshake_started: Option<Instant>,
+    /// HTTP/2 on this connection (h2c from the start, or h2 once ALPN chose it).
+    h2: Option<Box<H2Conn>>,
+    /// How much of `h2.out` is written.
+    h2_written: usize,
+    /// TLS with HTTP/2 offered: nothing is written until ALPN has decided.
+    alpn_pending: bool,
     first_byte: Instant,
     failures: u32,
     /// Requests completed on the current socket.
@@ -317,6 +344,9 @@ fn new_conn(head: bool, pipeline: usize, start: Instant) -> Conn {
         connect_started: start,
         connect_us: 0,
         handshake_started: None,
+        h2: None,
+        h2_written: 0,
+        alpn_pending: false,
         first_byte: start,
         failures: 0,
         served: 0,
@@ -346,6 +376,11 @@ pub(crate) struct Worker<'a> {
     /// Script sessions: where each step starts in `batch` (and where the last ends).
     offsets: Vec<usize>,
     rec: Recorder,
+    /// HTTP/2: the request (or each script step) translated once.
+    h2_requests: Vec<H2Request>,
+    h2_events: Vec<Event>,
+    /// A connection with at most this many streams open takes new requests.
+    h2_refill_at: usize,
     sending_done: bool,
     wake_at: Option<Instant>,
     in_flight: u64,
@@ -419,6 +454,29 @@ impl<'a> Worker<'a> {
                     spec.script.iter().map(|s| s.request.bytes.len()).sum(),
                 ))
                 .collect(),
+            h2_requests: if spec.http2 {
+                let scheme = if spec.target.tls { "https" } else { "http" };
+                let sources: Vec<&[u8]> = if spec.script.is_empty() {
+                    vec![&spec.request.bytes]
+                } else {
+                    spec.script.iter().map(|s| &s.request.bytes[..]).collect()
+                };
+                sources
+                    .into_iter()
+                    .map(|b| H2Request::from_http1(b, scheme).expect("checked by validate"))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            h2_events: Vec::new(),
+            // Closed load refills a connection's streams once half are free, so that
+            // requests go out in batches (one write, one server read for many); open
+            // load refills at once, so that no arrival waits for a batch.
+            h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
+                spec.pipeline / 2
+            } else {
+                spec.pipeline - 1
+            },
             rec: Recorder::new(
                 start,
                 start_unix_us,
@@ -506,6 +564,7 @@ impl<'a> Worker<'a> {
                         if ev.is_writable()
                             && c.state == State::Open
                             && (c.written < c.to_write
+                                || c.h2.as_ref().is_some_and(|h| c.h2_written < h.out.len())
                                 || c.stream
                                     .as_mut()
                                     .and_then(Stream::tls)
@@ -587,13 +646,16 @@ impl<'a> Worker<'a> {
         }
         while let Some(&ci) = self.idle.last() {
             let mut claimed = 0;
-            while claimed < self.spec.pipeline {
+            // HTTP/1: an idle connection has nothing pending. HTTP/2: refill the streams.
+            let room = self.spec.pipeline - self.conns[ci].pending.len().min(self.spec.pipeline);
+            while claimed < room {
                 match self.schedule.next(now, self.active) {
                     Next::Send { intended } => {
                         self.rec.lag(intended, now);
                         self.conns[ci].pending.push_back(Pending {
                             intended,
                             sent: now,
+                            stream: 0,
                         });
                         claimed += 1;
                     }
@@ -630,9 +692,14 @@ impl<'a> Worker<'a> {
         self.rec.started += claimed as u64;
         self.gauge();
         let c = &mut self.conns[ci];
-        c.base = base;
-        c.written = 0;
-        c.to_write = len;
+        if c.h2.is_some() {
+            self.h2_open_streams(ci);
+        } else {
+            c.base = base;
+            c.written = 0;
+            c.to_write = len;
+        }
+        let c = &mut self.conns[ci];
         match c.state {
             State::Open => self.write(ci, now),
             State::Closed => self.connect(ci, now),
@@ -694,6 +761,7 @@ impl<'a> Worker<'a> {
             c.pending.push_back(Pending {
                 intended,
                 sent: now,
+                stream: 0,
             });
         }
         if self.spec.script.is_empty() {
@@ -748,6 +816,16 @@ impl<'a> Worker<'a> {
         c.served = 0;
         c.parser.reset();
         c.handshake_started = None;
+        c.h2 = None;
+        c.h2_written = 0;
+        c.alpn_pending = self.spec.http2 && self.spec.tls.is_some();
+        if self.spec.http2 && self.spec.tls.is_none() {
+            // h2c with prior knowledge: HTTP/2 from the first byte; the HTTP/1 bytes
+            // the batch was set up with are not sent.
+            c.h2 = Some(Box::new(H2Conn::new()));
+            c.written = 0;
+            c.to_write = 0;
+        }
         let tls = self
             .spec
             .tls
@@ -783,6 +861,9 @@ impl<'a> Worker<'a> {
                 for p in c.pending.iter_mut() {
                     p.sent = now;
                 }
+                if c.h2.is_some() {
+                    self.h2_open_streams(ci);
+                }
                 self.write(ci, now);
             }
             Err(e) => self.connect_failed(ci, now, &e),
@@ -811,19 +892,34 @@ impl<'a> Worker<'a> {
     fn write(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
         let Some(s) = &mut c.stream else { return };
-        while c.written < c.to_write {
-            match s.write(&self.batch[c.base + c.written..c.base + c.to_write]) {
-                Ok(0) => {
-                    return self.fail_and_close(ci, now, ErrorKind::Write);
+        if c.alpn_pending {
+            // Only the handshake goes out until ALPN says which protocol to speak.
+            if let Some(t) = s.tls() {
+                if let Err(e) = t.flush_pending() {
+                    return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
                 }
-                Ok(n) => {
-                    c.written += n;
-                    self.rec.bytes_written += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e)),
             }
+            return;
+        }
+        let done = match &mut c.h2 {
+            Some(h2) => write_from(s, &h2.out, &mut c.h2_written, &mut self.rec.bytes_written)
+                .inspect(|&done| {
+                    if done {
+                        h2.out.clear();
+                        c.h2_written = 0;
+                    }
+                }),
+            None => write_from(
+                s,
+                &self.batch[c.base..c.base + c.to_write],
+                &mut c.written,
+                &mut self.rec.bytes_written,
+            ),
+        };
+        match done {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e)),
         }
         if let Some(t) = s.tls() {
             // Ciphertext the socket did not take goes out on the next writable edge.
@@ -878,7 +974,37 @@ impl<'a> Worker<'a> {
                 let mut g = self.shared.tls.lock().unwrap_or_else(|e| e.into_inner());
                 g.get_or_insert(info);
             }
+            let h2 = t.alpn() == Some(b"h2");
             self.rec.handshake(micros(started, now), resumed);
+            if c.alpn_pending {
+                // ALPN decided: HTTP/2, or HTTP/1.1 as the server prefers (fallback).
+                c.alpn_pending = false;
+                if h2 {
+                    c.h2 = Some(Box::new(H2Conn::new()));
+                    c.written = 0;
+                    c.to_write = 0;
+                    self.h2_open_streams(ci);
+                } else {
+                    self.rec.h1_fallback += 1;
+                }
+                self.write(ci, now);
+            }
+        }
+    }
+
+    /// Queues HEADERS (and body) for the connection's requests that have no stream yet.
+    fn h2_open_streams(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        let Some(h2) = c.h2.as_mut() else { return };
+        let req = match &c.session {
+            Some(s) if !self.spec.script.is_empty() => {
+                &self.h2_requests[(s.step as usize).saturating_sub(1)]
+            }
+            _ => &self.h2_requests[0],
+        };
+        let repeat = self.h2_requests.len() == 1;
+        for p in c.pending.iter_mut().filter(|p| p.stream == 0) {
+            p.stream = h2.request(req, repeat);
         }
     }
 
@@ -916,6 +1042,9 @@ impl<'a> Worker<'a> {
 
     /// Parses what was read. Returns false when the connection was closed.
     fn consume(&mut self, ci: usize, mut data: &[u8], now: Instant) -> bool {
+        if self.conns[ci].h2.is_some() {
+            return self.h2_consume(ci, data, now);
+        }
         while !data.is_empty() {
             let c = &mut self.conns[ci];
             if c.pending.is_empty() {
@@ -968,19 +1097,8 @@ impl<'a> Worker<'a> {
         };
         self.rec
             .complete(now, p.intended, done.status, done.body_bytes, timing);
-        if self.spec.check_length {
-            let first = self.shared.doc_len.load(Ordering::Relaxed);
-            if first == u64::MAX {
-                let _ = self.shared.doc_len.compare_exchange(
-                    u64::MAX,
-                    done.body_bytes,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                );
-            } else if first != done.body_bytes {
-                self.rec.length_mismatch += 1;
-            }
-        }
+        self.check_length(done.body_bytes);
+        let c = &mut self.conns[ci];
         let reuse = done.keep_alive && self.spec.keepalive;
         if reuse {
             self.rec.keepalive += 1;
@@ -1001,6 +1119,119 @@ impl<'a> Worker<'a> {
         true
     }
 
+    /// HTTP/2: hands what was read to the connection and settles its streams. Returns
+    /// false when the connection was closed.
+    fn h2_consume(&mut self, ci: usize, data: &[u8], now: Instant) -> bool {
+        let mut events = std::mem::take(&mut self.h2_events);
+        events.clear();
+        let c = &mut self.conns[ci];
+        let body = match &c.session {
+            Some(s) if !self.spec.script.is_empty() => {
+                &self.h2_requests[(s.step as usize).saturating_sub(1)].body
+            }
+            _ => &self.h2_requests[0].body,
+        };
+        let h2 = c.h2.as_mut().expect("an HTTP/2 connection");
+        if h2.feed(data, body, &mut events).is_err() {
+            self.h2_events = events;
+            self.fail_and_close(ci, now, ErrorKind::Protocol);
+            return false;
+        }
+        for ev in events.iter() {
+            match *ev {
+                Event::Response {
+                    stream,
+                    status,
+                    body,
+                } => self.h2_complete(ci, stream, status, body, now),
+                Event::Reset { stream, .. } => {
+                    self.h2_fail(ci, now, ErrorKind::H2StreamReset, |s| s == stream)
+                }
+                // Streams above last_stream were never processed.
+                Event::GoAway { last_stream, .. } => {
+                    self.h2_fail(ci, now, ErrorKind::H2GoAway, |s| s > last_stream)
+                }
+            }
+        }
+        self.h2_events = events;
+        let c = &mut self.conns[ci];
+        let goaway = c.h2.as_ref().is_some_and(|h| h.goaway);
+        if c.pending.is_empty() && goaway {
+            // The server is going away: a new connection replaces this one.
+            self.drop_socket(ci);
+            self.batch_done(ci, now);
+            return false;
+        }
+        if c.h2.as_ref().is_some_and(|h| !h.out.is_empty()) {
+            self.write(ci, now);
+        }
+        let c = &self.conns[ci];
+        if c.state != State::Open {
+            return false;
+        }
+        if c.pending.is_empty() {
+            self.batch_done(ci, now);
+        } else if c.session.is_none() && !goaway && c.pending.len() <= self.h2_refill_at {
+            // Room for more streams: the connection can take new requests now.
+            self.make_idle(ci);
+        }
+        true
+    }
+
+    fn h2_complete(&mut self, ci: usize, stream: u32, status: u16, body: u64, now: Instant) {
+        let c = &mut self.conns[ci];
+        let Some(i) = c.pending.iter().position(|p| p.stream == stream) else {
+            return;
+        };
+        let p = c.pending.remove(i).expect("present");
+        self.in_flight -= 1;
+        c.served += 1;
+        if c.served > 1 {
+            self.rec.keepalive += 1;
+        }
+        let timing = Timing {
+            total_us: micros(p.intended, now),
+            uncorrected_us: micros(p.sent, now),
+            connect_us: std::mem::take(&mut c.connect_us),
+            waiting_us: micros(p.sent, now),
+        };
+        self.rec.complete(now, p.intended, status, body, timing);
+        self.check_length(body);
+    }
+
+    /// ab's `Length` check: a body whose length differs from the first response's.
+    fn check_length(&mut self, body: u64) {
+        if !self.spec.check_length {
+            return;
+        }
+        let first = self.shared.doc_len.load(Ordering::Relaxed);
+        if first == u64::MAX {
+            let _ = self.shared.doc_len.compare_exchange(
+                u64::MAX,
+                body,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        } else if first != body {
+            self.rec.length_mismatch += 1;
+        }
+    }
+
+    /// Fails the connection's requests whose stream `which` picks.
+    fn h2_fail(&mut self, ci: usize, now: Instant, kind: ErrorKind, which: impl Fn(u32) -> bool) {
+        let c = &mut self.conns[ci];
+        let mut i = 0;
+        while i < c.pending.len() {
+            if c.pending[i].stream != 0 && which(c.pending[i].stream) {
+                let p = c.pending.remove(i).expect("present");
+                self.in_flight -= 1;
+                self.rec.fail(now, kind, p.intended);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     fn make_idle(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
         if c.session.is_some() {
@@ -1013,6 +1244,9 @@ impl<'a> Worker<'a> {
     }
 
     fn on_eof(&mut self, ci: usize, now: Instant) {
+        if self.conns[ci].h2.is_some() {
+            return self.fail_and_close(ci, now, ErrorKind::Closed);
+        }
         let c = &mut self.conns[ci];
         if let Some(done) = c.parser.eof() {
             if !c.pending.is_empty() {
@@ -1051,6 +1285,11 @@ impl<'a> Worker<'a> {
         c.parser.reset();
         c.written = 0;
         c.to_write = 0;
+        c.h2 = None;
+        c.h2_written = 0;
+        for p in c.pending.iter_mut() {
+            p.stream = 0;
+        }
         c.state = State::Closed;
     }
 

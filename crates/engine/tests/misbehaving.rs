@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{find, ok_response, serve};
+use common::{find, go, ok_response, serve};
 
 use stampede_engine::{run, Control, LoadSpec, RequestBuilder, RunResult, Target};
 
@@ -23,23 +23,6 @@ fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
     s.timeout = Some(Duration::from_millis(500));
     s.connect_timeout = Duration::from_secs(2);
     s
-}
-
-fn go(mut s: LoadSpec) -> RunResult {
-    s.validate().unwrap();
-    let started = Instant::now();
-    let r = run(&s, Arc::new(Control::default())).unwrap().result;
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "run took too long"
-    );
-    // Every started request ends exactly once.
-    assert_eq!(
-        r.requests.started,
-        r.requests.completed + r.requests.failed + r.requests.abandoned,
-        "{r:#?}"
-    );
-    r
 }
 
 fn errors(r: &RunResult) -> Vec<(String, u64)> {

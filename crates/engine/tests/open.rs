@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{ok_response, serve};
+use common::{go, ok_response, serve};
 use stampede_engine::arrivals::Period;
 use stampede_engine::inject::Profile;
 use stampede_engine::{run, Control, LoadSpec, RequestBuilder, RunResult, Session, Shape, Target};
@@ -21,18 +21,6 @@ fn spec(url: &str, shape: Shape) -> LoadSpec {
     s.shape = shape;
     s.timeout = Some(Duration::from_secs(5));
     s
-}
-
-fn go(mut s: LoadSpec) -> RunResult {
-    s.validate().unwrap();
-    let t = Instant::now();
-    let r = run(&s, Arc::new(Control::default())).unwrap().result;
-    assert!(t.elapsed() < Duration::from_secs(20));
-    assert_eq!(
-        r.requests.started,
-        r.requests.completed + r.requests.failed + r.requests.abandoned
-    );
-    r
 }
 
 fn pong() -> String {

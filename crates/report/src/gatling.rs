@@ -195,6 +195,8 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::Read => "Read failed".into(),
             ErrorKind::TlsCertificate => "TLS certificate refused".into(),
             ErrorKind::TlsHandshake => "TLS handshake failed".into(),
+            ErrorKind::H2StreamReset => "HTTP/2 stream reset (RST_STREAM)".into(),
+            ErrorKind::H2GoAway => "HTTP/2 connection going away (GOAWAY)".into(),
         };
         out.push((msg, n));
     }

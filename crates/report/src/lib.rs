@@ -33,7 +33,7 @@ use stampede_engine::RunResult;
 pub fn tls_line(t: &stampede_engine::TlsStats) -> String {
     let p = |q: f64| units::human_us(t.handshake.at(q).unwrap_or(0) as f64);
     format!(
-        "{} {}{}; {} handshakes ({} resumed), p50 {} p99 {}",
+        "{} {}{}; {} handshakes ({} resumed), p50 {} p99 {}{}",
         t.version.as_deref().unwrap_or("no handshake finished"),
         t.cipher.as_deref().unwrap_or(""),
         t.alpn
@@ -42,7 +42,15 @@ pub fn tls_line(t: &stampede_engine::TlsStats) -> String {
         units::thousands(t.handshakes),
         units::thousands(t.resumed),
         p(50.0),
-        p(99.0)
+        p(99.0),
+        if t.http1_fallback > 0 {
+            format!(
+                "; HTTP/2 offered, HTTP/1.1 chosen on {} connections",
+                units::thousands(t.http1_fallback)
+            )
+        } else {
+            String::new()
+        }
     )
 }
 

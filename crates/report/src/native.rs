@@ -29,7 +29,9 @@ pub fn summary(r: &RunResult) -> String {
             }
             .into(),
         );
-        if s.pipeline > 1 {
+        if s.http2 {
+            parts.push(format!("HTTP/2, {} streams per connection", s.pipeline));
+        } else if s.pipeline > 1 {
             parts.push(format!("pipeline {}", s.pipeline));
         }
     }

@@ -63,6 +63,7 @@ fn fixture() -> RunResult {
             duration_s: None,
             timeout_s: Some(30.0),
             shape: "closed".into(),
+            http2: false,
         },
         requests: Counts {
             started: 10_005,

@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::time::Instant;
+
+use stampede_engine::{run, Control, LoadSpec, RunResult};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -56,4 +59,22 @@ pub fn ok_response(body: &str) -> Vec<u8> {
         body.len()
     )
     .into_bytes()
+}
+
+/// Validates and runs `s`; asserts it ended within 20 s and that every started request
+/// ended exactly once.
+pub fn go(mut s: LoadSpec) -> RunResult {
+    s.validate().unwrap();
+    let started = Instant::now();
+    let r = run(&s, Arc::new(Control::default())).unwrap().result;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "run took too long"
+    );
+    assert_eq!(
+        r.requests.started,
+        r.requests.completed + r.requests.failed + r.requests.abandoned,
+        "{r:#?}"
+    );
+    r
 }

@@ -1,0 +1,669 @@
+//! HTTP/2 for the load engine: the client side of one connection as a sans-IO state
+//! machine, framing and flow control included.
+//!
+//! A worker hands [`H2Conn`] requests (each becomes a new stream) and the bytes it
+//! reads; the connection answers with [`Event`]s (a response complete, a stream reset,
+//! a GOAWAY) and leaves the frames to write in [`H2Conn::out`]. Requests are the
+//! engine's HTTP/1.1 bytes translated once ([`H2Request::from_http1`]), so every
+//! request source (native, ab, wrk, scripts) works over HTTP/2 unchanged. Header blocks
+//! are sent as literals without indexing (no encoder state, so one block serves every
+//! stream); responses are decoded with HPACK's dynamic table ([`crate::hpack`]). Windows are
+//! opened wide at the start (1 GiB for the connection and each stream) so that flow
+//! control never paces a benchmark, and refilled as data is consumed; request bodies
+//! respect the server's windows and frame size.
+
+use std::collections::VecDeque;
+
+/// What every HTTP/2 connection starts with.
+pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+const DATA: u8 = 0;
+const HEADERS: u8 = 1;
+const RST_STREAM: u8 = 3;
+const SETTINGS: u8 = 4;
+const PUSH_PROMISE: u8 = 5;
+const PING: u8 = 6;
+const GOAWAY: u8 = 7;
+const WINDOW_UPDATE: u8 = 8;
+const CONTINUATION: u8 = 9;
+
+const END_STREAM: u8 = 0x1;
+const ACK: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+const PADDED: u8 = 0x8;
+const PRIORITY: u8 = 0x20;
+
+const SETTINGS_HEADER_TABLE_SIZE: u16 = 1;
+const SETTINGS_ENABLE_PUSH: u16 = 2;
+const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 3;
+const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 4;
+const SETTINGS_MAX_FRAME_SIZE: u16 = 5;
+
+/// The receive window we open for the connection and for each stream.
+const WINDOW: u32 = 1 << 30;
+/// The largest frame we accept (the protocol's default; we never ask for more).
+const MAX_FRAME: usize = 16_384;
+
+/// A request translated for HTTP/2: its header block and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct H2Request {
+    /// HPACK block: literals without indexing, so it can be sent on any stream.
+    pub block: Vec<u8>,
+    /// The first block of a connection that sends only this request: fields not in the
+    /// static table are added to the server's dynamic table. Empty when they would not
+    /// fit in the default 4,096-byte table.
+    pub block_first: Vec<u8>,
+    /// Every later block on that connection: each field an index, a few bytes in all.
+    pub block_indexed: Vec<u8>,
+    /// The request body.
+    pub body: Vec<u8>,
+    /// HEAD: responses carry no body.
+    pub head: bool,
+}
+
+/// Headers that mean nothing in HTTP/2 (RFC 9113 §8.2.2) or become pseudo-headers.
+const DROPPED: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+impl H2Request {
+    /// Translates an HTTP/1.x request (as the engine encodes it) for `scheme`.
+    pub fn from_http1(bytes: &[u8], scheme: &str) -> Result<H2Request, String> {
+        let mut hs = [httparse::EMPTY_HEADER; 64];
+        let mut r = httparse::Request::new(&mut hs);
+        let n = match r.parse(bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err("the request head is incomplete".into()),
+            Err(e) => return Err(format!("the request does not parse: {e}")),
+        };
+        let method = r.method.unwrap_or("GET");
+        let path = r.path.unwrap_or("/");
+        let authority = r
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("host"))
+            .map(|h| h.value)
+            .unwrap_or(b"");
+        let mut fields: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (b":method".to_vec(), method.as_bytes().to_vec()),
+            (b":scheme".to_vec(), scheme.as_bytes().to_vec()),
+            (b":authority".to_vec(), authority.to_vec()),
+            (b":path".to_vec(), path.as_bytes().to_vec()),
+        ];
+        for h in r.headers.iter() {
+            let name = h.name.to_ascii_lowercase();
+            if DROPPED.contains(&name.as_str()) {
+                continue;
+            }
+            if name == "te" && !h.value.eq_ignore_ascii_case(b"trailers") {
+                continue;
+            }
+            fields.push((name.into_bytes(), h.value.to_vec()));
+        }
+        let mut block = Vec::new();
+        for (n, v) in &fields {
+            literal(&mut block, n, v);
+        }
+        let (block_first, block_indexed) = indexed_blocks(&fields);
+        Ok(H2Request {
+            block,
+            block_first,
+            block_indexed,
+            body: bytes[n..].to_vec(),
+            head: method.eq_ignore_ascii_case("HEAD"),
+        })
+    }
+}
+
+/// The first and later header blocks for a connection that repeats one request: exact
+/// static matches are indexed; other fields are inserted into the dynamic table by the
+/// first block and indexed by the rest (the entry inserted last sits at 62).
+fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
+    use crate::hpack::STATIC;
+    let exact = |n: &[u8], v: &[u8]| STATIC.iter().position(|&(sn, sv)| sn == n && sv == v);
+    let by_name = |n: &[u8]| STATIC.iter().position(|&(sn, _)| sn == n);
+    let inserted: Vec<usize> = (0..fields.len())
+        .filter(|&i| exact(&fields[i].0, &fields[i].1).is_none())
+        .collect();
+    let size: usize = inserted
+        .iter()
+        .map(|&i| fields[i].0.len() + fields[i].1.len() + 32)
+        .sum();
+    if size > 4096 {
+        return (Vec::new(), Vec::new());
+    }
+    let (mut first, mut rest) = (Vec::new(), Vec::new());
+    for (i, (n, v)) in fields.iter().enumerate() {
+        if let Some(s) = exact(n, v) {
+            integer(&mut first, 0x80, 7, s + 1);
+            integer(&mut rest, 0x80, 7, s + 1);
+            continue;
+        }
+        match by_name(n) {
+            Some(s) => integer(&mut first, 0x40, 6, s + 1),
+            None => {
+                first.push(0x40);
+                integer(&mut first, 0, 7, n.len());
+                first.extend_from_slice(n);
+            }
+        }
+        integer(&mut first, 0, 7, v.len());
+        first.extend_from_slice(v);
+        let j = inserted.iter().position(|&k| k == i).expect("inserted");
+        integer(&mut rest, 0x80, 7, 62 + (inserted.len() - 1 - j));
+    }
+    (first, rest)
+}
+
+/// An HPACK integer with an `n`-bit prefix, the prefix's other bits set to `flags`.
+fn integer(out: &mut Vec<u8>, flags: u8, n: u32, mut v: usize) {
+    let max = (1usize << n) - 1;
+    if v < max {
+        out.push(flags | v as u8);
+        return;
+    }
+    out.push(flags | max as u8);
+    v -= max;
+    while v >= 128 {
+        out.push((v % 128) as u8 | 0x80);
+        v /= 128;
+    }
+    out.push(v as u8);
+}
+
+/// A header as "literal without indexing, new name", strings not Huffman-coded.
+fn literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.push(0x00);
+    integer(out, 0, 7, name.len());
+    out.extend_from_slice(name);
+    integer(out, 0, 7, value.len());
+    out.extend_from_slice(value);
+}
+
+fn frame_head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
+    out.push(kind);
+    out.push(flags);
+    out.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
+}
+
+/// What a connection reports back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The response on `stream` is complete.
+    Response {
+        /// The stream.
+        stream: u32,
+        /// Its final status.
+        status: u16,
+        /// Body bytes (DATA payload, padding excluded).
+        body: u64,
+    },
+    /// The server reset `stream` with this error code.
+    Reset {
+        /// The stream.
+        stream: u32,
+        /// RST_STREAM's error code.
+        code: u32,
+    },
+    /// The server is going away: streams above `last_stream` will not be answered.
+    GoAway {
+        /// The highest stream the server may still answer.
+        last_stream: u32,
+        /// GOAWAY's error code.
+        code: u32,
+    },
+}
+
+/// A connection-level protocol error: the connection must close.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct H2Error(pub String);
+
+#[derive(Debug)]
+struct Stream {
+    id: u32,
+    status: u16,
+    body: u64,
+    /// Received since our last WINDOW_UPDATE for this stream.
+    unacked: u32,
+    /// Body bytes still to send, from this offset.
+    send_from: Option<usize>,
+    /// The server's window for this stream.
+    send_window: i64,
+}
+
+/// The client side of one HTTP/2 connection.
+pub struct H2Conn {
+    /// Frames to write, in order.
+    pub out: Vec<u8>,
+    decoder: crate::hpack::Decoder,
+    inbuf: Vec<u8>,
+    next_id: u32,
+    streams: VecDeque<Stream>,
+    /// A header block being continued: (stream, END_STREAM, fragment so far).
+    continuing: Option<(u32, bool, Vec<u8>)>,
+    conn_unacked: u32,
+    conn_send_window: i64,
+    peer_initial_window: i64,
+    peer_max_frame: usize,
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, when it sent one.
+    pub peer_max_streams: Option<u32>,
+    /// The server's GOAWAY, once received: no new streams on this connection.
+    pub goaway: bool,
+    /// Whether the request's fields are in the server's dynamic table yet, or must
+    /// not be used (the server shrank its table).
+    indexing: Indexing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Indexing {
+    /// Nothing sent yet: the first block inserts the fields.
+    Fresh,
+    /// Inserted: blocks are indexes.
+    Inserted,
+    /// The server shrank its table: a size update to 0 goes first, then literals.
+    ShrinkThenOff,
+    /// Literals only.
+    Off,
+}
+
+impl Default for H2Conn {
+    fn default() -> Self {
+        H2Conn::new()
+    }
+}
+
+impl H2Conn {
+    /// A new connection: the preface, our SETTINGS and the connection window are
+    /// queued in `out`.
+    pub fn new() -> H2Conn {
+        let mut out = Vec::with_capacity(128);
+        out.extend_from_slice(PREFACE);
+        let settings: [(u16, u32); 2] = [
+            (SETTINGS_ENABLE_PUSH, 0),
+            (SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
+        ];
+        frame_head(&mut out, settings.len() * 6, SETTINGS, 0, 0);
+        for (id, v) in settings {
+            out.extend_from_slice(&id.to_be_bytes());
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        frame_head(&mut out, 4, WINDOW_UPDATE, 0, 0);
+        out.extend_from_slice(&(WINDOW - 65_535).to_be_bytes());
+        H2Conn {
+            out,
+            decoder: crate::hpack::Decoder::new(),
+            inbuf: Vec::new(),
+            next_id: 1,
+            streams: VecDeque::new(),
+            continuing: None,
+            conn_unacked: 0,
+            conn_send_window: 65_535,
+            peer_initial_window: 65_535,
+            peer_max_frame: MAX_FRAME,
+            peer_max_streams: None,
+            goaway: false,
+            indexing: Indexing::Fresh,
+        }
+    }
+
+    /// Streams open (sent and not yet answered or reset).
+    pub fn open_streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Opens a stream for `req`; returns its id. Its frames go to `out`. `repeat`
+    /// says the connection sends only this request, so its fields can be indexed in
+    /// the server's dynamic table (h2load does the same).
+    pub fn request(&mut self, req: &H2Request, repeat: bool) -> u32 {
+        let id = self.next_id;
+        self.next_id += 2;
+        let body = !req.body.is_empty();
+        let shrink;
+        let block: &[u8] = match self.indexing {
+            _ if !repeat || req.block_first.is_empty() => &req.block,
+            Indexing::Fresh => {
+                self.indexing = Indexing::Inserted;
+                &req.block_first
+            }
+            Indexing::Inserted => &req.block_indexed,
+            Indexing::ShrinkThenOff => {
+                self.indexing = Indexing::Off;
+                shrink = [&[0x20u8][..], &req.block].concat();
+                &shrink
+            }
+            Indexing::Off => &req.block,
+        };
+        let mut at = 0;
+        let mut first = true;
+        // HEADERS, then CONTINUATION for blocks over the server's frame size.
+        loop {
+            let n = (block.len() - at).min(self.peer_max_frame);
+            let last = at + n == block.len();
+            let flags =
+                if last { END_HEADERS } else { 0 } | if first && !body { END_STREAM } else { 0 };
+            frame_head(
+                &mut self.out,
+                n,
+                if first { HEADERS } else { CONTINUATION },
+                flags,
+                id,
+            );
+            self.out.extend_from_slice(&block[at..at + n]);
+            at += n;
+            first = false;
+            if last {
+                break;
+            }
+        }
+        self.streams.push_back(Stream {
+            id,
+            status: 0,
+            body: 0,
+            unacked: 0,
+            send_from: body.then_some(0),
+            send_window: self.peer_initial_window,
+        });
+        if body {
+            self.pump(&req.body);
+        }
+        id
+    }
+
+    /// Sends request body bytes as far as the server's windows allow.
+    pub fn pump(&mut self, body: &[u8]) {
+        for s in self.streams.iter_mut() {
+            let Some(mut from) = s.send_from else {
+                continue;
+            };
+            while from < body.len() {
+                let room = s.send_window.min(self.conn_send_window);
+                if room <= 0 {
+                    break;
+                }
+                let n = (body.len() - from)
+                    .min(self.peer_max_frame)
+                    .min(room as usize);
+                let end = from + n == body.len();
+                frame_head(
+                    &mut self.out,
+                    n,
+                    DATA,
+                    if end { END_STREAM } else { 0 },
+                    s.id,
+                );
+                self.out.extend_from_slice(&body[from..from + n]);
+                from += n;
+                s.send_window -= n as i64;
+                self.conn_send_window -= n as i64;
+            }
+            s.send_from = (from < body.len()).then_some(from);
+        }
+    }
+
+    fn stream(&mut self, id: u32) -> Option<&mut Stream> {
+        self.streams.iter_mut().find(|s| s.id == id)
+    }
+
+    fn finish(&mut self, id: u32, events: &mut Vec<Event>) {
+        if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+            let s = self.streams.remove(i).expect("present");
+            events.push(Event::Response {
+                stream: id,
+                status: s.status,
+                body: s.body,
+            });
+        }
+    }
+
+    /// Consumes bytes read from the server. Complete frames are handled and their
+    /// events appended; a partial frame waits for more. `body` is the request body,
+    /// for streams that wait on a window.
+    pub fn feed(
+        &mut self,
+        data: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<(), H2Error> {
+        let owned;
+        let mut buf: &[u8] = if self.inbuf.is_empty() {
+            data
+        } else {
+            self.inbuf.extend_from_slice(data);
+            owned = std::mem::take(&mut self.inbuf);
+            &owned
+        };
+        while buf.len() >= 9 {
+            let len = u32::from_be_bytes([0, buf[0], buf[1], buf[2]]) as usize;
+            if len > MAX_FRAME {
+                return Err(H2Error(format!(
+                    "a frame of {len} bytes exceeds the 16,384 we accept"
+                )));
+            }
+            if buf.len() < 9 + len {
+                break;
+            }
+            let (kind, flags) = (buf[3], buf[4]);
+            let id = u32::from_be_bytes([buf[5], buf[6], buf[7], buf[8]]) & 0x7fff_ffff;
+            self.frame(kind, flags, id, &buf[9..9 + len], body, events)?;
+            buf = &buf[9 + len..];
+        }
+        self.inbuf = buf.to_vec();
+        Ok(())
+    }
+
+    fn frame(
+        &mut self,
+        kind: u8,
+        flags: u8,
+        id: u32,
+        payload: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<(), H2Error> {
+        if self.continuing.is_some() && kind != CONTINUATION {
+            return Err(H2Error("a header block was interrupted".into()));
+        }
+        match kind {
+            DATA => {
+                if id == 0 {
+                    return Err(H2Error("DATA on stream 0".into()));
+                }
+                let total = payload.len() as u32;
+                let data = unpad(flags, payload)?;
+                self.conn_unacked += total;
+                if self.conn_unacked >= WINDOW / 2 {
+                    self.window_update(0, self.conn_unacked);
+                    self.conn_unacked = 0;
+                }
+                let mut update = None;
+                if let Some(s) = self.stream(id) {
+                    s.body += data.len() as u64;
+                    s.unacked += total;
+                    if s.unacked >= WINDOW / 2 && flags & END_STREAM == 0 {
+                        update = Some(s.unacked);
+                        s.unacked = 0;
+                    }
+                }
+                if let Some(n) = update {
+                    self.window_update(id, n);
+                }
+                if flags & END_STREAM != 0 {
+                    self.finish(id, events);
+                }
+            }
+            HEADERS => {
+                if id == 0 {
+                    return Err(H2Error("HEADERS on stream 0".into()));
+                }
+                let mut block = unpad(flags, payload)?;
+                if flags & PRIORITY != 0 {
+                    block = block.get(5..).ok_or_else(|| {
+                        H2Error("a HEADERS frame too short for its priority".into())
+                    })?;
+                }
+                let end_stream = flags & END_STREAM != 0;
+                if flags & END_HEADERS != 0 {
+                    self.headers(id, block, end_stream, events)?;
+                } else {
+                    self.continuing = Some((id, end_stream, block.to_vec()));
+                }
+            }
+            CONTINUATION => {
+                let Some((sid, end_stream, mut block)) = self.continuing.take() else {
+                    return Err(H2Error("CONTINUATION without HEADERS".into()));
+                };
+                if sid != id {
+                    return Err(H2Error("CONTINUATION on another stream".into()));
+                }
+                block.extend_from_slice(payload);
+                if flags & END_HEADERS != 0 {
+                    self.headers(id, &block, end_stream, events)?;
+                } else {
+                    self.continuing = Some((sid, end_stream, block));
+                }
+            }
+            RST_STREAM => {
+                let code = u32::from_be_bytes(
+                    payload
+                        .try_into()
+                        .map_err(|_| H2Error("RST_STREAM of the wrong size".into()))?,
+                );
+                if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                    self.streams.remove(i);
+                    events.push(Event::Reset { stream: id, code });
+                }
+            }
+            SETTINGS => {
+                if flags & ACK != 0 {
+                    return Ok(());
+                }
+                if !payload.len().is_multiple_of(6) {
+                    return Err(H2Error("SETTINGS of the wrong size".into()));
+                }
+                for s in payload.chunks_exact(6) {
+                    let key = u16::from_be_bytes([s[0], s[1]]);
+                    let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+                    match key {
+                        SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = Some(v),
+                        SETTINGS_HEADER_TABLE_SIZE if v < 4096 => {
+                            self.indexing = match self.indexing {
+                                Indexing::Fresh => Indexing::Off,
+                                _ => Indexing::ShrinkThenOff,
+                            }
+                        }
+                        SETTINGS_INITIAL_WINDOW_SIZE => {
+                            let delta = v as i64 - self.peer_initial_window;
+                            self.peer_initial_window = v as i64;
+                            for st in self.streams.iter_mut() {
+                                st.send_window += delta;
+                            }
+                        }
+                        SETTINGS_MAX_FRAME_SIZE => {
+                            self.peer_max_frame = (v as usize).clamp(MAX_FRAME, 1 << 24)
+                        }
+                        _ => {}
+                    }
+                }
+                frame_head(&mut self.out, 0, SETTINGS, ACK, 0);
+                self.pump(body);
+            }
+            PING if flags & ACK == 0 => {
+                if payload.len() != 8 {
+                    return Err(H2Error("PING of the wrong size".into()));
+                }
+                frame_head(&mut self.out, 8, PING, ACK, 0);
+                self.out.extend_from_slice(payload);
+            }
+            GOAWAY => {
+                if payload.len() < 8 {
+                    return Err(H2Error("GOAWAY too short".into()));
+                }
+                let last = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]])
+                    & 0x7fff_ffff;
+                let code = u32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
+                self.goaway = true;
+                events.push(Event::GoAway {
+                    last_stream: last,
+                    code,
+                });
+            }
+            WINDOW_UPDATE => {
+                let inc = u32::from_be_bytes(
+                    payload
+                        .try_into()
+                        .map_err(|_| H2Error("WINDOW_UPDATE of the wrong size".into()))?,
+                ) & 0x7fff_ffff;
+                if id == 0 {
+                    self.conn_send_window += inc as i64;
+                } else if let Some(s) = self.stream(id) {
+                    s.send_window += inc as i64;
+                }
+                self.pump(body);
+            }
+            PUSH_PROMISE => {
+                return Err(H2Error("PUSH_PROMISE although push is disabled".into()));
+            }
+            // PRIORITY and unknown frame types are ignored, as the protocol asks.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn headers(
+        &mut self,
+        id: u32,
+        block: &[u8],
+        end_stream: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), H2Error> {
+        let mut status = 0u16;
+        self.decoder
+            .decode(block, |name, value| {
+                if name == b":status" {
+                    status = std::str::from_utf8(value)
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                }
+            })
+            .map_err(|e| H2Error(format!("HPACK: {e}")))?;
+        if let Some(s) = self.stream(id) {
+            // 1xx responses precede the final one; trailers carry no status.
+            if status >= 200 || (status == 0 && s.status == 0) {
+                s.status = status;
+            }
+        }
+        if end_stream {
+            self.finish(id, events);
+        }
+        Ok(())
+    }
+
+    fn window_update(&mut self, stream: u32, n: u32) {
+        frame_head(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
+        self.out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
+    if flags & PADDED == 0 {
+        return Ok(payload);
+    }
+    let pad = *payload
+        .first()
+        .ok_or_else(|| H2Error("a padded frame without its pad length".into()))?
+        as usize;
+    payload
+        .get(1..payload.len().saturating_sub(pad))
+        .filter(|_| pad < payload.len())
+        .ok_or_else(|| H2Error("padding longer than the frame".into()))
+}
+
+#[cfg(test)]
+mod tests;

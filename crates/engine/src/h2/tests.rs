@@ -1,0 +1,257 @@
+//! The HTTP/2 client state machine against hand-built server frames.
+
+use super::*;
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    frame_head(&mut f, payload.len(), kind, flags, stream);
+    f.extend_from_slice(payload);
+    f
+}
+
+fn block(headers: &[(&[u8], &[u8])]) -> Vec<u8> {
+    loona_hpack::Encoder::new().encode(headers.iter().copied())
+}
+
+fn get() -> H2Request {
+    H2Request::from_http1(
+        b"GET /pong?x=1 HTTP/1.1\r\nHost: example.test:8443\r\nConnection: keep-alive\r\nUser-Agent: stampede\r\n\r\n",
+        "https",
+    )
+    .unwrap()
+}
+
+/// Splits `out` into (type, flags, stream, payload) frames, after the preface.
+fn frames(out: &[u8]) -> Vec<(u8, u8, u32, Vec<u8>)> {
+    let mut b = out.strip_prefix(PREFACE).unwrap_or(out);
+    let mut v = Vec::new();
+    while b.len() >= 9 {
+        let len = u32::from_be_bytes([0, b[0], b[1], b[2]]) as usize;
+        let id = u32::from_be_bytes([b[5], b[6], b[7], b[8]]);
+        v.push((b[3], b[4], id, b[9..9 + len].to_vec()));
+        b = &b[9 + len..];
+    }
+    v
+}
+
+#[test]
+fn requests_translate_to_pseudo_headers_without_connection_headers() {
+    let r = get();
+    let mut got = Vec::new();
+    loona_hpack::Decoder::new()
+        .decode_with_cb(&r.block, |n, v| {
+            got.push((
+                String::from_utf8(n.to_vec()).unwrap(),
+                String::from_utf8(v.to_vec()).unwrap(),
+            ))
+        })
+        .unwrap();
+    let got: Vec<(&str, &str)> = got.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "example.test:8443"),
+            (":path", "/pong?x=1"),
+            ("user-agent", "stampede"),
+        ]
+    );
+    assert!(r.body.is_empty() && !r.head);
+}
+
+#[test]
+fn a_response_in_headers_continuation_and_padded_data() {
+    let mut c = H2Conn::new();
+    let start = frames(&c.out);
+    assert_eq!(start[0].0, SETTINGS);
+    assert_eq!(start[1].0, WINDOW_UPDATE);
+    c.out.clear();
+    let id = c.request(&get(), false);
+    assert_eq!(id, 1);
+    let sent = frames(&c.out);
+    assert_eq!((sent[0].0, sent[0].1), (HEADERS, END_HEADERS | END_STREAM));
+    assert_eq!(c.request(&get(), false), 3);
+    c.out.clear();
+
+    let hb = block(&[
+        (b":status", b"200"),
+        (b"server", b"test"),
+        (b"content-type", b"text/plain"),
+    ]);
+    let (a, b) = hb.split_at(3);
+    let mut input = frame(SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100]);
+    input.extend(frame(HEADERS, 0, 1, a));
+    input.extend(frame(CONTINUATION, END_HEADERS, 1, b));
+    let mut padded = vec![3u8];
+    padded.extend_from_slice(b"PONG");
+    padded.extend_from_slice(&[0, 0, 0]);
+    input.extend(frame(DATA, PADDED | END_STREAM, 1, &padded));
+    // Stream 3: headers only, from a second encoder (its own, independent table).
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        3,
+        &loona_hpack::Encoder::new().encode([(&b":status"[..], &b"404"[..])]),
+    ));
+    let mut events = Vec::new();
+    // Fed a byte at a time: partial frames wait for the rest.
+    for b in input.chunks(1) {
+        c.feed(b, &[], &mut events).unwrap();
+    }
+    assert_eq!(
+        events,
+        [
+            Event::Response {
+                stream: 1,
+                status: 200,
+                body: 4
+            },
+            Event::Response {
+                stream: 3,
+                status: 404,
+                body: 0
+            }
+        ]
+    );
+    assert_eq!(c.peer_max_streams, Some(100));
+    assert_eq!(
+        frames(&c.out)[0],
+        (SETTINGS, ACK, 0, vec![]),
+        "settings acked"
+    );
+    assert_eq!(c.open_streams(), 0);
+}
+
+#[test]
+fn resets_goaway_and_ping() {
+    let mut c = H2Conn::new();
+    c.out.clear();
+    for _ in 0..3 {
+        c.request(&get(), false);
+    }
+    c.out.clear();
+    let mut input = frame(RST_STREAM, 0, 3, &7u32.to_be_bytes());
+    input.extend(frame(PING, 0, 0, b"12345678"));
+    let mut goaway = 1u32.to_be_bytes().to_vec();
+    goaway.extend_from_slice(&0u32.to_be_bytes());
+    input.extend(frame(GOAWAY, 0, 0, &goaway));
+    let mut events = Vec::new();
+    c.feed(&input, &[], &mut events).unwrap();
+    assert_eq!(
+        events,
+        [
+            Event::Reset { stream: 3, code: 7 },
+            Event::GoAway {
+                last_stream: 1,
+                code: 0
+            }
+        ]
+    );
+    assert!(c.goaway);
+    assert_eq!(frames(&c.out), [(PING, ACK, 0, b"12345678".to_vec())]);
+}
+
+#[test]
+fn protocol_errors_close_the_connection() {
+    for bad in [
+        frame(DATA, 0, 0, b"x"),
+        frame(PUSH_PROMISE, END_HEADERS, 1, &[0, 0, 0, 2]),
+        frame(RST_STREAM, 0, 1, &[0, 0]),
+        frame(CONTINUATION, END_HEADERS, 1, b""),
+        vec![0, 0x40, 1, DATA, 0, 0, 0, 0, 1],
+    ] {
+        let mut c = H2Conn::new();
+        c.request(&get(), false);
+        assert!(c.feed(&bad, &[], &mut Vec::new()).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn bodies_wait_for_the_servers_windows_and_ours_are_refilled() {
+    let body = vec![b'x'; 100_000];
+    let req = H2Request::from_http1(
+        &[
+            &b"POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n"[..],
+            &body,
+        ]
+        .concat(),
+        "http",
+    )
+    .unwrap();
+    assert_eq!(req.body.len(), 100_000);
+    let mut c = H2Conn::new();
+    c.out.clear();
+    c.request(&req, false);
+    let sent: usize = frames(&c.out)
+        .iter()
+        .filter(|f| f.0 == DATA)
+        .map(|f| f.3.len())
+        .sum();
+    assert_eq!(
+        sent, 65_535,
+        "the default window, in frames of 16,384 at most"
+    );
+    assert!(frames(&c.out).iter().all(|f| f.3.len() <= 16_384));
+    c.out.clear();
+    let mut events = Vec::new();
+    let mut more = frame(WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes());
+    more.extend(frame(WINDOW_UPDATE, 0, 1, &100_000u32.to_be_bytes()));
+    c.feed(&more, &req.body, &mut events).unwrap();
+    let rest: Vec<_> = frames(&c.out).into_iter().filter(|f| f.0 == DATA).collect();
+    assert_eq!(
+        rest.iter().map(|f| f.3.len()).sum::<usize>(),
+        100_000 - 65_535
+    );
+    assert_eq!(rest.last().unwrap().1, END_STREAM);
+
+    // Receiving: past half of our 1 GiB window, a WINDOW_UPDATE goes out.
+    c.out.clear();
+    let chunk = vec![0u8; 16_384];
+    let mut input = Vec::new();
+    for _ in 0..(WINDOW as usize / 2 / 16_384 + 1) {
+        input.extend(frame(DATA, 0, 1, &chunk));
+    }
+    c.feed(&input, &req.body, &mut events).unwrap();
+    let updates: Vec<_> = frames(&c.out)
+        .into_iter()
+        .filter(|f| f.0 == WINDOW_UPDATE)
+        .map(|f| f.2)
+        .collect();
+    assert_eq!(updates, [0, 1], "connection and stream windows refilled");
+}
+
+#[test]
+fn a_repeated_request_is_indexed_after_the_first() {
+    let r = get();
+    let mut c = H2Conn::new();
+    c.out.clear();
+    for _ in 0..3 {
+        c.request(&r, true);
+    }
+    let sent = frames(&c.out);
+    assert_eq!(sent[0].3, r.block_first);
+    assert_eq!(sent[1].3, r.block_indexed);
+    assert!(r.block_indexed.len() <= 6, "{:?}", r.block_indexed);
+    // An independent decoder sees the same fields in all three blocks.
+    let mut d = loona_hpack::Decoder::new();
+    let blocks: Vec<Vec<(Vec<u8>, Vec<u8>)>> =
+        sent.iter().map(|f| d.decode(&f.3).unwrap()).collect();
+    assert_eq!(blocks[0], blocks[1]);
+    assert_eq!(blocks[1], blocks[2]);
+    assert_eq!(blocks[0][3], (b":path".to_vec(), b"/pong?x=1".to_vec()));
+    assert_eq!(blocks[0][0], (b":method".to_vec(), b"GET".to_vec()));
+
+    // A server that shrinks its table: a size update, then literals.
+    let mut input = frame(SETTINGS, 0, 0, &[0, 1, 0, 0, 0, 0]);
+    c.out.clear();
+    c.feed(&std::mem::take(&mut input), &[], &mut Vec::new())
+        .unwrap();
+    c.out.clear();
+    c.request(&r, true);
+    c.request(&r, true);
+    let sent = frames(&c.out);
+    assert_eq!(sent[0].3[0], 0x20);
+    assert_eq!(&sent[0].3[1..], &r.block[..]);
+    assert_eq!(sent[1].3, r.block);
+}
