@@ -207,6 +207,12 @@ impl ErrorKind {
     }
 }
 
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,11 +247,5 @@ mod tests {
         for (i, k) in ErrorKind::ALL.iter().enumerate() {
             assert_eq!(k.index(), i);
         }
-    }
-}
-
-impl std::fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }

@@ -9,11 +9,11 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::go;
 use stampede_engine::h2::PREFACE;
-use stampede_engine::{run, Control, LoadSpec, RequestBuilder, RunResult, Shape, Target};
+use stampede_engine::{LoadSpec, RequestBuilder, Shape, Target};
 
 /// What the scripted server does with the n-th stream of a connection (from 0).
 #[derive(Clone, Copy)]
@@ -65,7 +65,7 @@ fn serve_h2(mut s: impl Read + Write, script: Script, streams: Arc<AtomicU64>) {
                 let k = n;
                 n += 1;
                 match script {
-                    Script::ResetEveryFifth if k % 5 == 0 => {
+                    Script::ResetEveryFifth if k.is_multiple_of(5) => {
                         frame(&mut out, 3, 0, id, &8u32.to_be_bytes()); // CANCEL
                     }
                     Script::GoAwayAfter30 if k >= 30 => {
@@ -246,4 +246,48 @@ fn an_http11_server_asked_for_h2c_is_a_protocol_error() {
     .unwrap_err();
     assert!(e.to_string().contains("does not speak h2c"), "{e}");
     let _ = TcpStream::connect(addr);
+}
+
+#[test]
+fn injection_and_sessions_over_http2() {
+    use stampede_engine::arrivals::Period;
+    use stampede_engine::inject::Profile;
+    use stampede_engine::Session;
+    let (url, streams) = h2_server(Script::Answer, false);
+    // Gatling users, three calls each in bursts of three streams on their connection.
+    let profile = Profile::parse(&[
+        "atOnceUsers(5)".into(),
+        "rampUsers(10).during(300 ms)".into(),
+    ])
+    .unwrap();
+    let mut s = spec(&url, 3, 0);
+    s.requests = None;
+    s.shape = Shape::Users(profile);
+    s.session = Session {
+        calls: 6,
+        burst: 3,
+        think: Duration::from_millis(5),
+    };
+    let r = go(s);
+    let sess = r.sessions.unwrap();
+    assert_eq!((sess.started, sess.completed, sess.failed), (15, 15, 0));
+    assert_eq!(r.requests.completed, 90, "{:?}", r.errors);
+    assert_eq!(r.connections_opened, 15);
+    assert_eq!(streams.load(Ordering::Relaxed), 90);
+
+    // httperf sessions at a fixed period.
+    let mut s = spec(&url, 1, 0);
+    s.requests = None;
+    s.shape = Shape::Sessions {
+        period: Some(Period::Deterministic(0.01)),
+        count: 20,
+    };
+    s.session = Session {
+        calls: 2,
+        burst: 1,
+        think: Duration::ZERO,
+    };
+    let r = go(s);
+    assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
+    assert_eq!(r.sessions.unwrap().completed, 20);
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{find, go, ok_response, serve};
 
-use stampede_engine::{run, Control, LoadSpec, RequestBuilder, RunResult, Target};
+use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Target};
 
 fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
     let target = Target::parse(url).unwrap();

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use common::{go, ok_response, serve};
 use stampede_engine::arrivals::Period;
 use stampede_engine::inject::Profile;
-use stampede_engine::{run, Control, LoadSpec, RequestBuilder, RunResult, Session, Shape, Target};
+use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
 
 fn spec(url: &str, shape: Shape) -> LoadSpec {
     let target = Target::parse(url).unwrap();

@@ -23,7 +23,7 @@ fn hist(values: impl Iterator<Item = u64>) -> Hist {
 
 /// A deterministic result: 10,000 requests, a long tail, a few errors and 404s.
 fn fixture() -> RunResult {
-    let lat = |i: u64| 180 + (i * 7919) % 900 + if i % 500 == 0 { 40_000 + i } else { 0 };
+    let lat = |i: u64| 180 + (i * 7919) % 900 + if i.is_multiple_of(500) { 40_000 + i } else { 0 };
     let latency = hist((0..10_000).map(lat));
     let connect = hist((0..10_000).map(|i| if i < 100 { 60 + i } else { 0 }));
     let waiting = hist((0..10_000).map(|i| lat(i) - 20));
@@ -108,7 +108,7 @@ fn fixture() -> RunResult {
 /// The fixture as an open, session-shaped run: OK and KO split, sessions, a schedule.
 fn open_fixture() -> RunResult {
     let mut r = fixture();
-    let lat = |i: u64| 180 + (i * 7919) % 900 + if i % 500 == 0 { 40_000 + i } else { 0 };
+    let lat = |i: u64| 180 + (i * 7919) % 900 + if i.is_multiple_of(500) { 40_000 + i } else { 0 };
     // 9,990 OK responses; KO: 10 responses with status 500 and 5 failures (3 timeouts
     // after 30 s, 2 refused connections).
     r.histograms.ok = hist((0..9_990).map(lat));
