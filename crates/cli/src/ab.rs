@@ -190,8 +190,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     }
     let mut has = [false; 3];
     for h in &a.headers {
-        let (n, v) = stampede_engine::request::parse_header_arg(h)
-            .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))?;
+        let (n, v) = common::header_arg(h)?;
         for (i, d) in ["Host", "User-Agent", "Accept"].iter().enumerate() {
             has[i] |= n.eq_ignore_ascii_case(d);
         }

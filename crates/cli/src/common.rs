@@ -118,6 +118,12 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
+/// A `-H 'Name: value'` argument, or a usage error naming the flag.
+pub fn header_arg(h: &str) -> Result<(String, String), Exit> {
+    stampede_engine::request::parse_header_arg(h)
+        .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))
+}
+
 /// Resolves the URL and checks that the target accepts connections.
 pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
     let mut t = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;

@@ -25,6 +25,8 @@ pub struct ProgressOptions {
     pub quiet: bool,
     /// ab's "Completed N requests" lines every this many requests.
     pub heartbeat: Option<u64>,
+    /// h2load's "progress: N% done" lines on stdout, every tenth of the requests.
+    pub deciles: bool,
     /// One plain line per second when stderr is not a terminal.
     pub lines: bool,
     /// The web dashboard, when one was asked for.
@@ -87,6 +89,7 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
     let mut live = Live::new(run.threads);
     let mut bar: Option<indicatif::ProgressBar> = None;
     let mut next_beat = opts.heartbeat.filter(|_| !opts.quiet);
+    let mut next_decile = 1u64;
     let mut last: Option<Interval> = None;
     // The dashboard redraws every chart from every second so far; it needs no histograms.
     let mut seconds: Vec<Interval> = Vec::new();
@@ -106,6 +109,12 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
                     None => eprintln!("{line}"),
                 }
                 *beat += step;
+            }
+        }
+        if let (true, Some(total)) = (opts.deciles && !opts.quiet, run.total) {
+            while next_decile <= 10 && (done + failed) * 10 >= next_decile * total {
+                crate::common::out(&format!("progress: {}% done\n", next_decile * 10));
+                next_decile += 1;
             }
         }
         if finished {

@@ -170,8 +170,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     let keepalive = !a.no_keepalive;
     let mut b = RequestBuilder::native(&target, &a.method, keepalive);
     for h in &a.headers {
-        let (n, v) = stampede_engine::request::parse_header_arg(h)
-            .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))?;
+        let (n, v) = common::header_arg(h)?;
         b = b.set_header(&n, &v);
     }
     if let Some(f) = &a.body_file {

@@ -6,6 +6,7 @@ mod ab;
 mod bench;
 mod common;
 mod dashboard;
+mod h2load;
 mod httperf;
 mod live;
 mod load;
@@ -22,7 +23,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk` and `httperf` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -50,6 +51,12 @@ enum Command {
     /// httperf-compatible flags and report: stampede httperf --server H --port P --uri /x
     #[command(disable_help_flag = true)]
     Httperf {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// h2load-compatible flags and report: stampede h2load -n 100000 -c 4 -m 10 URL
+    #[command(disable_help_flag = true)]
+    H2load {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -83,6 +90,7 @@ fn main() {
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),
+        Command::H2load { args } => h2load::main(&args),
     };
     if let Err(e) = res {
         if !e.message.is_empty() {

@@ -91,8 +91,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let mut b = RequestBuilder::new(&a.method, &target.path);
     let mut has_host = false;
     for h in &a.headers {
-        let (n, v) = stampede_engine::request::parse_header_arg(h)
-            .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))?;
+        let (n, v) = common::header_arg(h)?;
         has_host |= n.eq_ignore_ascii_case("host");
         b = b.header(&n, &v);
     }

@@ -572,3 +572,51 @@ fn hdr_files_csv_and_assertions_with_junit() {
     assert!(text(&bad.stderr).contains("--assert: \"p99 < 5\": \"5\" needs a unit"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn h2load_dialect_prints_h2loads_layout() {
+    let srv = Srv::start();
+    let out = stampede(&[
+        "h2load",
+        "--h1",
+        "-n",
+        "1000",
+        "-c",
+        "4",
+        "-m",
+        "2",
+        "-t",
+        "2",
+        &srv.url("/pong"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    for line in [
+        "starting benchmark...",
+        "spawning thread #0: 2 total client(s). 500 total requests",
+        "spawning thread #1: 2 total client(s). 500 total requests",
+        "Application protocol: http/1.1",
+        "progress: 100% done",
+        "requests: 1000 total, 1000 started, 1000 done, 1000 succeeded, 0 failed, 0 errored, 0 timeout",
+        "status codes: 1000 2xx, 0 3xx, 0 4xx, 0 5xx",
+        "(space savings 0.00%), 3.91KB (4000) data",
+        "                     min         max         mean         sd        +/- sd",
+    ] {
+        assert!(o.contains(line), "{line:?} in\n{o}");
+    }
+    assert_eq!(o.matches("progress: ").count(), 10, "{o}");
+    for row in [
+        "time for request:",
+        "time for connect:",
+        "time to 1st byte:",
+        "req/s           :",
+    ] {
+        assert!(
+            o.lines().any(|l| l.starts_with(row) && l.ends_with('%')),
+            "{row}\n{o}"
+        );
+    }
+    let bad = stampede(&["h2load", "-c", "1", "-t", "2", &srv.url("/pong")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("-c, --clients"));
+}

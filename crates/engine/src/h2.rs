@@ -255,6 +255,9 @@ pub struct H2Conn {
     pub peer_max_streams: Option<u32>,
     /// The server's GOAWAY, once received: no new streams on this connection.
     pub goaway: bool,
+    /// Response header blocks received, compressed and decoded (names and values).
+    pub headers_compressed: u64,
+    pub headers_decoded: u64,
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
@@ -308,6 +311,8 @@ impl H2Conn {
             peer_max_frame: MAX_FRAME,
             peer_max_streams: None,
             goaway: false,
+            headers_compressed: 0,
+            headers_decoded: 0,
             indexing: Indexing::Fresh,
         }
     }
@@ -623,8 +628,11 @@ impl H2Conn {
         events: &mut Vec<Event>,
     ) -> Result<(), H2Error> {
         let mut status = 0u16;
+        let mut decoded = 0u64;
+        self.headers_compressed += block.len() as u64;
         self.decoder
             .decode(block, |name, value| {
+                decoded += (name.len() + value.len()) as u64;
                 if name == b":status" {
                     status = std::str::from_utf8(value)
                         .ok()
@@ -633,6 +641,7 @@ impl H2Conn {
                 }
             })
             .map_err(|e| H2Error(format!("HPACK: {e}")))?;
+        self.headers_decoded += decoded;
         if let Some(s) = self.stream(id) {
             // 1xx responses precede the final one; trailers carry no status.
             if status >= 200 || (status == 0 && s.status == 0) {

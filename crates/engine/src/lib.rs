@@ -304,6 +304,8 @@ fn build_result(
             read: rec.bytes_read,
             body: rec.bytes_body,
             written: rec.bytes_written,
+            headers_compressed: rec.headers_compressed,
+            headers_decoded: rec.headers_decoded,
         },
         connections_opened: rec.connections_opened,
         server_software: server,

@@ -106,6 +106,9 @@ pub(crate) struct Recorder {
     pub resumed: u64,
     /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1.
     pub h1_fallback: u64,
+    /// HTTP/2 response headers: compressed and decoded bytes.
+    pub headers_compressed: u64,
+    pub headers_decoded: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -141,6 +144,8 @@ impl Recorder {
             starved: 0,
             resumed: 0,
             h1_fallback: 0,
+            headers_compressed: 0,
+            headers_decoded: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -316,6 +321,10 @@ impl Recorder {
         h.tls_handshake.add(&other.hist.tls_handshake);
         self.resumed += other.resumed;
         self.h1_fallback += other.h1_fallback;
+        self.headers_compressed += other.headers_compressed;
+        self.headers_decoded += other.headers_decoded;
+        h.first_byte.add(&other.hist.first_byte);
+        h.per_connection.add(&other.hist.per_connection);
         self.sessions_started += other.sessions_started;
         self.sessions_completed += other.sessions_completed;
         self.sessions_failed += other.sessions_failed;

@@ -235,6 +235,12 @@ pub struct Bytes {
     pub body: u64,
     /// Everything written to the server.
     pub written: u64,
+    /// HTTP/2: response header blocks as sent (HPACK-compressed).
+    #[serde(default)]
+    pub headers_compressed: u64,
+    /// HTTP/2: the same headers decoded (names and values).
+    #[serde(default)]
+    pub headers_decoded: u64,
 }
 
 /// One second of a run.
@@ -306,6 +312,14 @@ pub struct Histograms {
     /// TLS handshakes, from the connected socket to the finished handshake (https).
     #[serde(default)]
     pub tls_handshake: Hist,
+    /// Per connection: from the start of its connect to the first response byte
+    /// (h2load's "time to 1st byte").
+    #[serde(default)]
+    pub first_byte: Hist,
+    /// Pool shapes: responses completed by each connection slot over the run (h2load's
+    /// per-client req/s is this over the duration).
+    #[serde(default)]
+    pub per_connection: Hist,
 }
 
 /// What the first TLS handshake of a run settled on.

@@ -325,6 +325,10 @@ struct Conn {
     failures: u32,
     /// Requests completed on the current socket.
     served: u64,
+    /// Responses completed on this slot over the run.
+    completed_total: u64,
+    /// No response yet since the last connect (for the time to first byte).
+    awaiting_first: bool,
     /// Whether the connection is in the worker's idle list.
     in_idle: bool,
     /// The session running on this slot (session shapes).
@@ -350,6 +354,8 @@ fn new_conn(head: bool, pipeline: usize, start: Instant) -> Conn {
         first_byte: start,
         failures: 0,
         served: 0,
+        completed_total: 0,
+        awaiting_first: false,
         in_idle: false,
         session: None,
     }
@@ -593,6 +599,15 @@ impl<'a> Worker<'a> {
             _ => 0,
         };
         self.publish();
+        if self.sessions.is_none() {
+            for c in &self.conns {
+                self.rec
+                    .hist
+                    .per_connection
+                    .0
+                    .saturating_record(c.completed_total);
+            }
+        }
         self.rec.finish();
         Ok(WorkerOutput {
             recorder: self.rec,
@@ -814,6 +829,7 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[ci];
         c.connect_started = now;
         c.served = 0;
+        c.awaiting_first = true;
         c.parser.reset();
         c.handshake_started = None;
         c.h2 = None;
@@ -1095,6 +1111,8 @@ impl<'a> Worker<'a> {
             connect_us: std::mem::take(&mut c.connect_us),
             waiting_us: micros(c.write_done.max(p.sent), c.first_byte),
         };
+        let first = c.first_byte;
+        self.first_response(ci, first);
         self.rec
             .complete(now, p.intended, done.status, done.body_bytes, timing);
         self.check_length(done.body_bytes);
@@ -1132,7 +1150,10 @@ impl<'a> Worker<'a> {
             _ => &self.h2_requests[0].body,
         };
         let h2 = c.h2.as_mut().expect("an HTTP/2 connection");
-        if h2.feed(data, body, &mut events).is_err() {
+        let fed = h2.feed(data, body, &mut events);
+        self.rec.headers_compressed += std::mem::take(&mut h2.headers_compressed);
+        self.rec.headers_decoded += std::mem::take(&mut h2.headers_decoded);
+        if fed.is_err() {
             self.h2_events = events;
             self.fail_and_close(ci, now, ErrorKind::Protocol);
             return false;
@@ -1195,8 +1216,24 @@ impl<'a> Worker<'a> {
             connect_us: std::mem::take(&mut c.connect_us),
             waiting_us: micros(p.sent, now),
         };
+        self.first_response(ci, now);
         self.rec.complete(now, p.intended, status, body, timing);
         self.check_length(body);
+    }
+
+    /// Counts a response on the slot; the first since a connect gives the connection's
+    /// time to first byte (`first_byte`: when its first byte arrived).
+    fn first_response(&mut self, ci: usize, first_byte: Instant) {
+        let c = &mut self.conns[ci];
+        c.completed_total += 1;
+        if c.awaiting_first {
+            c.awaiting_first = false;
+            self.rec
+                .hist
+                .first_byte
+                .0
+                .saturating_record(micros(c.connect_started, first_byte));
+        }
     }
 
     /// ab's `Length` check: a body whose length differs from the first response's.

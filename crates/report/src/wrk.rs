@@ -40,7 +40,7 @@ fn stats_row(o: &mut String, name: &str, mean: String, sd: String, max: String, 
 }
 
 /// Percentage of samples within one standard deviation of the mean.
-fn within_stdev(h: &Histogram<u64>) -> f64 {
+pub(crate) fn within_stdev(h: &Histogram<u64>) -> f64 {
     if h.is_empty() {
         return 0.0;
     }

@@ -9,8 +9,8 @@ use stampede_engine::result::{Bytes, Counts, Histograms, Interval, RunSettings, 
 use stampede_engine::result::{OpenStats, SessionStats};
 use stampede_engine::{Hist, LatencyStats, RunResult};
 use stampede_report::{
-    ab_csv, ab_report, gatling_report, httperf_report, summary, wrk_report, AbInfo, GatlingBounds,
-    HttperfInfo, WrkInfo,
+    ab_csv, ab_report, gatling_report, h2load_preamble, h2load_report, httperf_report, summary,
+    wrk_report, AbInfo, GatlingBounds, H2loadInfo, HttperfInfo, WrkInfo,
 };
 
 fn hist(values: impl Iterator<Item = u64>) -> Hist {
@@ -80,6 +80,8 @@ fn fixture() -> RunResult {
             read: 1_510_000,
             body: 40_000,
             written: 820_410,
+            headers_compressed: 0,
+            headers_decoded: 0,
         },
         connections_opened: 66,
         server_software: Some("nginx/1.22.1".into()),
@@ -97,6 +99,8 @@ fn fixture() -> RunResult {
             ko: Hist::default(),
             session: Hist::default(),
             tls_handshake: Hist::default(),
+            first_byte: Hist::default(),
+            per_connection: Hist::default(),
         },
         intervals,
         open: None,
@@ -225,6 +229,34 @@ fn wrk_layouts() {
                 ..info
             },
         ),
+    );
+}
+
+#[test]
+fn h2load_layout() {
+    let mut r = fixture();
+    r.settings.http2 = true;
+    r.bytes.headers_compressed = 120_000;
+    r.bytes.headers_decoded = 400_000;
+    let mut per = Hist::default();
+    per.0.record_n(156, 32).unwrap();
+    per.0.record_n(157, 32).unwrap();
+    r.histograms.per_connection = per;
+    let mut first = Hist::default();
+    for v in [900, 1100, 1300, 2400] {
+        first.0.record(v).unwrap();
+    }
+    r.histograms.first_byte = first;
+    r.histograms.uncorrected = r.histograms.latency.clone();
+    let info = H2loadInfo {
+        threads: 2,
+        clients: 64,
+        requests: Some(10_005),
+        protocol: "h2c".into(),
+    };
+    check(
+        "h2load.txt",
+        &(h2load_preamble(&info) + &h2load_report(&r, &info)),
     );
 }
 
