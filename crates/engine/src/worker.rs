@@ -335,6 +335,31 @@ struct Conn {
     session: Option<SessionState>,
 }
 
+impl Conn {
+    /// Speak HTTP/2 from now on; the HTTP/1 bytes a batch was set up with are not sent.
+    fn start_h2(&mut self) {
+        self.h2 = Some(Box::new(H2Conn::new()));
+        self.written = 0;
+        self.to_write = 0;
+    }
+
+    /// Whether an open connection has bytes waiting for the socket: request bytes,
+    /// HTTP/2 frames, or TLS records.
+    fn has_output(&mut self) -> bool {
+        self.state == State::Open
+            && (self.written < self.to_write
+                || self
+                    .h2
+                    .as_ref()
+                    .is_some_and(|h| self.h2_written < h.out.len())
+                || self
+                    .stream
+                    .as_mut()
+                    .and_then(Stream::tls)
+                    .is_some_and(|t| t.wants_write()))
+    }
+}
+
 fn new_conn(head: bool, pipeline: usize, start: Instant) -> Conn {
     Conn {
         stream: None,
@@ -566,16 +591,7 @@ impl<'a> Worker<'a> {
                         if ev.is_readable() || closing {
                             self.on_readable(ci, &mut buf, now, closing);
                         }
-                        let c = &mut self.conns[ci];
-                        if ev.is_writable()
-                            && c.state == State::Open
-                            && (c.written < c.to_write
-                                || c.h2.as_ref().is_some_and(|h| c.h2_written < h.out.len())
-                                || c.stream
-                                    .as_mut()
-                                    .and_then(Stream::tls)
-                                    .is_some_and(|t| t.wants_write()))
-                        {
+                        if ev.is_writable() && self.conns[ci].has_output() {
                             self.write(ci, now);
                         }
                     }
@@ -836,11 +852,8 @@ impl<'a> Worker<'a> {
         c.h2_written = 0;
         c.alpn_pending = self.spec.http2 && self.spec.tls.is_some();
         if self.spec.http2 && self.spec.tls.is_none() {
-            // h2c with prior knowledge: HTTP/2 from the first byte; the HTTP/1 bytes
-            // the batch was set up with are not sent.
-            c.h2 = Some(Box::new(H2Conn::new()));
-            c.written = 0;
-            c.to_write = 0;
+            // h2c with prior knowledge: HTTP/2 from the first byte.
+            c.start_h2();
         }
         let tls = self
             .spec
@@ -996,9 +1009,7 @@ impl<'a> Worker<'a> {
                 // ALPN decided: HTTP/2, or HTTP/1.1 as the server prefers (fallback).
                 c.alpn_pending = false;
                 if h2 {
-                    c.h2 = Some(Box::new(H2Conn::new()));
-                    c.written = 0;
-                    c.to_write = 0;
+                    c.start_h2();
                     self.h2_open_streams(ci);
                 } else {
                     self.rec.h1_fallback += 1;
@@ -1008,16 +1019,20 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Which translated request the connection is sending: the script step its
+    /// session is on, or the run's one request.
+    fn h2_request_index(&self, ci: usize) -> usize {
+        match &self.conns[ci].session {
+            Some(s) if !self.spec.script.is_empty() => (s.step as usize).saturating_sub(1),
+            _ => 0,
+        }
+    }
+
     /// Queues HEADERS (and body) for the connection's requests that have no stream yet.
     fn h2_open_streams(&mut self, ci: usize) {
+        let req = &self.h2_requests[self.h2_request_index(ci)];
         let c = &mut self.conns[ci];
         let Some(h2) = c.h2.as_mut() else { return };
-        let req = match &c.session {
-            Some(s) if !self.spec.script.is_empty() => {
-                &self.h2_requests[(s.step as usize).saturating_sub(1)]
-            }
-            _ => &self.h2_requests[0],
-        };
         let repeat = self.h2_requests.len() == 1;
         for p in c.pending.iter_mut().filter(|p| p.stream == 0) {
             p.stream = h2.request(req, repeat);
@@ -1142,14 +1157,8 @@ impl<'a> Worker<'a> {
     fn h2_consume(&mut self, ci: usize, data: &[u8], now: Instant) -> bool {
         let mut events = std::mem::take(&mut self.h2_events);
         events.clear();
-        let c = &mut self.conns[ci];
-        let body = match &c.session {
-            Some(s) if !self.spec.script.is_empty() => {
-                &self.h2_requests[(s.step as usize).saturating_sub(1)].body
-            }
-            _ => &self.h2_requests[0].body,
-        };
-        let h2 = c.h2.as_mut().expect("an HTTP/2 connection");
+        let body = &self.h2_requests[self.h2_request_index(ci)].body;
+        let h2 = self.conns[ci].h2.as_mut().expect("an HTTP/2 connection");
         let fed = h2.feed(data, body, &mut events);
         self.rec.headers_compressed += std::mem::take(&mut h2.headers_compressed);
         self.rec.headers_decoded += std::mem::take(&mut h2.headers_decoded);

@@ -415,10 +415,8 @@ impl<S: Read + Write> Read for TlsStream<S> {
                     Ok(k) => n += k,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(n),
-                    Err(e) if n > 0 => {
-                        let _ = e;
-                        return Ok(n);
-                    }
+                    // What was read goes out first; the error comes again on the next call.
+                    Err(_) if n > 0 => return Ok(n),
                     Err(e) => return Err(e),
                 }
             }
@@ -438,10 +436,7 @@ impl<S: Read + Write> Read for TlsStream<S> {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
             }
             // Handshake messages and key updates go out at once.
-            match self.flush_pending() {
-                Ok(_) => {}
-                Err(e) => return Err(e),
-            }
+            self.flush_pending()?;
         }
     }
 }
