@@ -156,7 +156,12 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
         )));
     }
     install_sigint();
-    let control = Arc::new(Control::watched());
+    // Workers hand over each second only when something shows it.
+    let control = Arc::new(if progress.shows_seconds() {
+        Control::watched()
+    } else {
+        Control::default()
+    });
     let watcher = {
         let control = control.clone();
         let run = live::RunShape::of(&spec);

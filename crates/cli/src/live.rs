@@ -33,6 +33,14 @@ pub struct ProgressOptions {
     pub dashboard: Option<Arc<Dashboard>>,
 }
 
+impl ProgressOptions {
+    /// Whether anything shows per-second figures: the terminal bar, the plain lines,
+    /// or the dashboard.
+    pub fn shows_seconds(&self) -> bool {
+        self.dashboard.is_some() || (!self.quiet && (self.lines || std::io::stderr().is_terminal()))
+    }
+}
+
 /// What the view needs to know about the run.
 pub struct RunShape {
     total: Option<u64>,

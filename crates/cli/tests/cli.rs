@@ -620,3 +620,23 @@ fn h2load_dialect_prints_h2loads_layout() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("-c, --clients"));
 }
+
+#[test]
+fn load_prints_a_plain_line_per_second_when_stderr_is_not_a_terminal() {
+    let srv = Srv::start();
+    let url = srv.url("/pong");
+    let args = ["load", url.as_str(), "-d", "2300ms", "-c", "2", "-t", "1"];
+    let out = stampede(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("[   ")).collect();
+    assert!(lines.len() >= 2, "{err}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(l.starts_with(&format!("[   {}s] ", i + 1)), "{l}");
+        for part in [" req/s  p50 ", "  p99 ", "  errors 0 (0 total)  2 conns"] {
+            assert!(l.contains(part), "{part:?} in {l}");
+        }
+    }
+    let quiet = stampede(&[&args[..], &["-q"]].concat());
+    assert!(!text(&quiet.stderr).contains("req/s  p50"));
+}
