@@ -10,38 +10,12 @@ source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 N=${2:-500000}
 install_peers
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-  -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
-  -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+self_signed
 H2C=$(free_port)
 H2=$(free_port)
-cat > "$WORK/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  http2_max_concurrent_streams 128;
-  server {
-    listen 127.0.0.1:$H2C http2 reuseport;
-    location = /pong { default_type text/plain; return 200 "PONG"; }
-  }
-  server {
-    listen 127.0.0.1:$H2 ssl http2 reuseport;
-    ssl_certificate $WORK/cert.pem;
-    ssl_certificate_key $WORK/key.pem;
-    ssl_protocols TLSv1.3;
-    location = /pong { default_type text/plain; return 200 "PONG"; }
-  }
-}
-NGINX
-taskset -c 1 nginx -c "$WORK/nginx.conf" -p "$WORK" 2>/dev/null &
-PIDS+=($!)
-wait_port "$H2C"
-wait_port "$H2"
+start_nginx "$H2C" 1 "" "" http2
+start_nginx "$H2" 1 "$WORK/cert.pem" "$WORK/key.pem" http2
+STAMPEDE_REPORT=h2load
 CLIENTS=(stampede h2load)
 
 for case in h2c h2; do
@@ -55,36 +29,8 @@ for case in h2c h2; do
       else
         timed "$out" taskset -c 0 h2load -n "$N" -c 4 -m 100 -t 1 "$url"
       fi
-      read -r rps n < <(parse_report h2load "$out")
-      read -r u s rss < "$out.time"
-      cpu_us=$(python3 -c "print(f'{($u+$s)*1e6/max(float(${n:-0}),1):.2f}')")
-      echo "$case $c ${rps:-0} $cpu_us" >> "$WORK/results"
-      printf '%-4s round %d %-9s %10.0f req/s %7s µs CPU/req\n' "$case" "$r" "$c" "${rps:-0}" "$cpu_us" >&2
+      record "$case" "$c" "$r" "$out"
     done
   done
 done
-
-for case in h2c h2; do
-  echo
-  echo "HTTP/2, $case: | client | req/s (median of $ROUNDS) | client CPU µs/request |"
-  echo "|---|---:|---:|"
-  for c in "${CLIENTS[@]}"; do
-    rps=$(awk -v k="$case" -v c="$c" '$1==k && $2==c{print $3}' "$WORK/results" | median)
-    cpu=$(awk -v k="$case" -v c="$c" '$1==k && $2==c{print $4}' "$WORK/results" | median)
-    printf '| %s | %.0f | %.2f |\n' "$c" "$rps" "$cpu"
-    echo "$case $c $rps $cpu" >> "$WORK/medians"
-  done
-done
-python3 - "$WORK/medians" <<'PY'
-import sys
-m = {}
-for l in open(sys.argv[1]):
-    k, c, r, u = l.split()
-    m[(k, c)] = (float(r), float(u))
-print()
-for k in ("h2c", "h2"):
-    s, p = m[(k, "stampede")], m[(k, "h2load")]
-    print(f"{k}: stampede vs h2load: {s[0]/p[0]:.2f}x req/s, {p[1]/s[1]:.2f}x less client CPU per request")
-PY
-echo
-machine
+summarize HTTP/2 "$ROUNDS" "h2c h2" "${CLIENTS[*]}"

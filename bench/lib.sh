@@ -40,32 +40,34 @@ wait_port() {
   echo "nothing listens on port $1" >&2; return 1
 }
 
-# start_nginx PORT CPU [CERT KEY]: one worker, /pong returns PONG; with a certificate
-# and key, over TLS 1.3 only, with session cache and tickets off (every new connection
-# pays a full handshake).
+# start_nginx PORT CPU [CERT KEY [LISTEN_FLAGS]]: one worker, /pong returns PONG; with
+# a certificate and key (give "" "" for none), over TLS 1.3 only, with session cache and
+# tickets off (every new connection pays a full handshake); LISTEN_FLAGS such as http2
+# go on the listen line. Each port gets its own nginx, so several can run at once.
 start_nginx() {
-  local port=$1 cpu=$2 listen_tls="" tls=""
-  if [ $# -ge 4 ]; then
-    listen_tls=" ssl"
+  local port=$1 cpu=$2 listen="" tls=""
+  if [ -n "${3:-}" ]; then
+    listen=" ssl"
     tls="ssl_certificate $3; ssl_certificate_key $4; ssl_protocols TLSv1.3; ssl_session_cache off; ssl_session_tickets off;"
   fi
-  cat > "$WORK/nginx.conf" <<NGINX
+  [ -n "${5:-}" ] && listen="$listen $5"
+  cat > "$WORK/nginx-$port.conf" <<NGINX
 worker_processes 1;
 daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log;
+pid $WORK/nginx-$port.pid;
+error_log $WORK/nginx-$port-error.log;
 events { worker_connections 20000; }
 http {
   access_log off;
   keepalive_requests 100000000;
   server {
-    listen 127.0.0.1:$port$listen_tls reuseport backlog=4096;
+    listen 127.0.0.1:$port$listen reuseport backlog=4096;
     $tls
     location = /pong { default_type text/plain; return 200 "PONG"; }
   }
 }
 NGINX
-  taskset -c "$cpu" nginx -c "$WORK/nginx.conf" -p "$WORK" 2>/dev/null &
+  taskset -c "$cpu" nginx -c "$WORK/nginx-$port.conf" -p "$WORK" 2>/dev/null &
   PIDS+=($!)
   wait_port "$port"
 }
@@ -79,6 +81,58 @@ parse_report() {
     h2load) awk '/^finished in/{r=$4} /^requests:/{n=$8} END{print r, n}' "$out" ;;
     ab) awk '/Requests per second/{r=$4} /Complete requests/{n=$3} END{print r, n}' "$out" ;;
   esac
+}
+
+# self_signed: an ECDSA P-256 certificate for 127.0.0.1 in $WORK/cert.pem, key.pem.
+self_signed() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+}
+
+# record CASE CLIENT ROUND OUT: appends "CASE CLIENT req/s µs-CPU-per-request" from a
+# run's report (OUT) and its timing (OUT.time) to $WORK/results, and shows the round.
+record() {
+  local case=$1 c=$2 r=$3 out=$4 tool=$2 rps n u s rss cpu_us
+  [ "$c" = stampede ] && tool=${STAMPEDE_REPORT:-wrk}
+  read -r rps n < <(parse_report "$tool" "$out")
+  read -r u s rss < "$out.time"
+  cpu_us=$(python3 -c "print(f'{($u+$s)*1e6/max(float(${n:-0}),1):.2f}')")
+  echo "$case $c ${rps:-0} $cpu_us" >> "$WORK/results"
+  printf '%-9s round %d %-9s %10.0f req/s %7s µs CPU/req\n' "$case" "$r" "$c" "${rps:-0}" "$cpu_us" >&2
+}
+
+# summarize TITLE ROUNDS "CASES" "CLIENTS": a median table per case from
+# $WORK/results, then stampede against every other client.
+summarize() {
+  local title=$1 rounds=$2 cases=$3 clients=$4 case c rps cpu
+  : > "$WORK/medians"
+  for case in $cases; do
+    echo
+    echo "$title, $case: | client | req/s (median of $rounds) | client CPU µs/request |"
+    echo "|---|---:|---:|"
+    for c in $clients; do
+      rps=$(awk -v k="$case" -v c="$c" '$1==k && $2==c{print $3}' "$WORK/results" | median)
+      cpu=$(awk -v k="$case" -v c="$c" '$1==k && $2==c{print $4}' "$WORK/results" | median)
+      printf '| %s | %.0f | %.2f |\n' "$c" "$rps" "$cpu"
+      echo "$case $c $rps $cpu" >> "$WORK/medians"
+    done
+  done
+  echo
+  python3 - "$WORK/medians" <<'PY'
+import sys
+m = {}
+for l in open(sys.argv[1]):
+    k, c, r, u = l.split()
+    m.setdefault(k, {})[c] = (float(r), float(u))
+for k, row in m.items():
+    s = row["stampede"]
+    for peer, (r, u) in row.items():
+        if peer != "stampede":
+            print(f"{k}: stampede vs {peer}: {s[0]/r:.2f}x req/s, {u/s[1]:.2f}x less client CPU per request")
+PY
+  echo
+  machine
 }
 
 # timed OUT CMD...: runs CMD, stdout to OUT, and appends "cpu_s maxrss_kb" to OUT.time.
