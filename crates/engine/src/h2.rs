@@ -14,6 +14,10 @@
 
 use std::collections::VecDeque;
 
+/// Streams a server is taken to allow before its SETTINGS arrive (RFC 9113 advises
+/// servers to allow no fewer).
+pub const ASSUMED_MAX_STREAMS: usize = 100;
+
 /// What every HTTP/2 connection starts with.
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -57,8 +61,6 @@ pub struct H2Request {
     pub block_indexed: Vec<u8>,
     /// The request body.
     pub body: Vec<u8>,
-    /// HEAD: responses carry no body.
-    pub head: bool,
 }
 
 /// Headers that mean nothing in HTTP/2 (RFC 9113 §8.2.2) or become pseudo-headers.
@@ -115,7 +117,6 @@ impl H2Request {
             block_first,
             block_indexed,
             body: bytes[n..].to_vec(),
-            head: method.eq_ignore_ascii_case("HEAD"),
         })
     }
 }
@@ -315,6 +316,13 @@ impl H2Conn {
             headers_decoded: 0,
             indexing: Indexing::Fresh,
         }
+    }
+
+    /// The server's stream limit: its SETTINGS_MAX_CONCURRENT_STREAMS, or
+    /// [`ASSUMED_MAX_STREAMS`] until it has said.
+    pub fn stream_limit(&self) -> usize {
+        self.peer_max_streams
+            .map_or(ASSUMED_MAX_STREAMS, |m| m as usize)
     }
 
     /// Streams open (sent and not yet answered or reset).

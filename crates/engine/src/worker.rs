@@ -25,7 +25,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token};
 
 use crate::error::ErrorKind;
-use crate::h2::{Event, H2Conn, H2Request};
+use crate::h2::{Event, H2Conn, H2Request, ASSUMED_MAX_STREAMS};
 use crate::http1::ResponseParser;
 use crate::recorder::{micros, Gauges, RawInterval, Recorder, Timing};
 use crate::result::TlsSession;
@@ -36,6 +36,9 @@ use stampede_tls::rustls::ClientConfig;
 use stampede_tls::TlsStream;
 
 const TIMER: Token = Token(usize::MAX);
+
+/// HTTP/2's error code for a stream the server did not process.
+const REFUSED_STREAM: u32 = 7;
 
 /// A timerfd: wakes the poll at a precise instant.
 struct TimerFd(libc::c_int);
@@ -297,6 +300,8 @@ struct Pending {
     sent: Instant,
     /// HTTP/2: the stream carrying it (0 until its HEADERS are queued).
     stream: u32,
+    /// HTTP/2: times the server refused its stream unprocessed (REFUSED_STREAM).
+    refused: u8,
 }
 
 struct Conn {
@@ -678,7 +683,13 @@ impl<'a> Worker<'a> {
         while let Some(&ci) = self.idle.last() {
             let mut claimed = 0;
             // HTTP/1: an idle connection has nothing pending. HTTP/2: refill the streams.
-            let room = self.spec.pipeline - self.conns[ci].pending.len().min(self.spec.pipeline);
+            let room = self.room(ci);
+            if room == 0 {
+                // HTTP/2 at the server's stream limit: it rejoins when a stream ends.
+                self.idle.pop();
+                self.conns[ci].in_idle = false;
+                continue;
+            }
             while claimed < room {
                 match self.schedule.next(now, self.active) {
                     Next::Send { intended } => {
@@ -687,6 +698,7 @@ impl<'a> Worker<'a> {
                             intended,
                             sent: now,
                             stream: 0,
+                            refused: 0,
                         });
                         claimed += 1;
                     }
@@ -793,6 +805,7 @@ impl<'a> Worker<'a> {
                 intended,
                 sent: now,
                 stream: 0,
+                refused: 0,
             });
         }
         if self.spec.script.is_empty() {
@@ -1019,6 +1032,22 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Requests the connection can take now: HTTP/1 an idle connection takes a
+    /// pipeline's worth; HTTP/2 up to `--streams`, within the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (100 assumed until it says, as RFC 9113 advises).
+    fn room(&self, ci: usize) -> usize {
+        let c = &self.conns[ci];
+        let limit = if self.spec.http2 {
+            let peer =
+                c.h2.as_ref()
+                    .map_or(ASSUMED_MAX_STREAMS, |h| h.stream_limit());
+            self.spec.pipeline.min(peer)
+        } else {
+            self.spec.pipeline
+        };
+        limit.saturating_sub(c.pending.len())
+    }
+
     /// Which translated request the connection is sending: the script step its
     /// session is on, or the run's one request.
     fn h2_request_index(&self, ci: usize) -> usize {
@@ -1028,13 +1057,18 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Queues HEADERS (and body) for the connection's requests that have no stream yet.
+    /// Queues HEADERS (and body) for the connection's requests that have no stream
+    /// yet, as far as the server's stream limit allows; the rest wait for streams to
+    /// end (their latency counts the wait: it is the client's queue).
     fn h2_open_streams(&mut self, ci: usize) {
         let req = &self.h2_requests[self.h2_request_index(ci)];
         let c = &mut self.conns[ci];
-        let Some(h2) = c.h2.as_mut() else { return };
+        let Some(h2) = c.h2.as_mut().filter(|h| !h.goaway) else {
+            return;
+        };
         let repeat = self.h2_requests.len() == 1;
-        for p in c.pending.iter_mut().filter(|p| p.stream == 0) {
+        let free = h2.stream_limit().saturating_sub(h2.open_streams());
+        for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
             p.stream = h2.request(req, repeat);
         }
     }
@@ -1174,7 +1208,10 @@ impl<'a> Worker<'a> {
                     status,
                     body,
                 } => self.h2_complete(ci, stream, status, body, now),
-                Event::Reset { stream, .. } => {
+                Event::Reset { stream, code } => {
+                    if code == REFUSED_STREAM && self.h2_retry(ci, stream) {
+                        continue;
+                    }
                     self.h2_fail(ci, now, ErrorKind::H2StreamReset, |s| s == stream)
                 }
                 // Streams above last_stream were never processed.
@@ -1184,12 +1221,19 @@ impl<'a> Worker<'a> {
             }
         }
         self.h2_events = events;
+        // Streams that ended make room for requests waiting on the server's limit.
+        self.h2_open_streams(ci);
         let c = &mut self.conns[ci];
         let goaway = c.h2.as_ref().is_some_and(|h| h.goaway);
-        if c.pending.is_empty() && goaway {
-            // The server is going away: a new connection replaces this one.
+        if goaway && c.pending.iter().all(|p| p.stream == 0) {
+            // The server is going away: a new connection replaces this one and takes
+            // the requests that were still waiting for a stream.
             self.drop_socket(ci);
-            self.batch_done(ci, now);
+            if self.conns[ci].pending.is_empty() {
+                self.batch_done(ci, now);
+            } else {
+                self.connect(ci, now);
+            }
             return false;
         }
         if c.h2.as_ref().is_some_and(|h| !h.out.is_empty()) {
@@ -1201,7 +1245,11 @@ impl<'a> Worker<'a> {
         }
         if c.pending.is_empty() {
             self.batch_done(ci, now);
-        } else if c.session.is_none() && !goaway && c.pending.len() <= self.h2_refill_at {
+        } else if c.session.is_none()
+            && !goaway
+            && c.pending.len() <= self.h2_refill_at
+            && self.room(ci) > 0
+        {
             // Room for more streams: the connection can take new requests now.
             self.make_idle(ci);
         }
@@ -1261,6 +1309,25 @@ impl<'a> Worker<'a> {
         } else if first != body {
             self.rec.length_mismatch += 1;
         }
+    }
+
+    /// A stream the server refused unprocessed (RFC 9113 §8.7: safe to retry) goes
+    /// back to wait for a stream, up to three times. Returns false when it has had
+    /// its tries and must fail.
+    fn h2_retry(&mut self, ci: usize, stream: u32) -> bool {
+        let Some(p) = self.conns[ci]
+            .pending
+            .iter_mut()
+            .find(|p| p.stream == stream)
+        else {
+            return true;
+        };
+        if p.refused >= 3 {
+            return false;
+        }
+        p.refused += 1;
+        p.stream = 0;
+        true
     }
 
     /// Fails the connection's requests whose stream `which` picks.

@@ -291,3 +291,109 @@ fn injection_and_sessions_over_http2() {
     assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
     assert_eq!(r.sessions.unwrap().completed, 20);
 }
+
+/// An h2c server that advertises a limit of `limit` streams, holds the streams it
+/// receives and answers them all once none arrived for 20 ms, and refuses
+/// (RST_STREAM REFUSED_STREAM) any stream beyond the limit. Returns the URL and how
+/// many streams it refused.
+fn limited_server(limit: u32) -> (String, Arc<AtomicU64>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let refused = Arc::new(AtomicU64::new(0));
+    let counted = refused.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let refused = counted.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_nodelay(true);
+                let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+                let mut out = Vec::new();
+                frame(
+                    &mut out,
+                    4,
+                    0,
+                    0,
+                    &[&[0u8, 3][..], &limit.to_be_bytes()].concat(),
+                );
+                let _ = s.write_all(&out);
+                let (mut buf, mut held) = (Vec::new(), Vec::new());
+                let mut chunk = [0u8; 65536];
+                let mut idle_rounds = 0;
+                while idle_rounds < 250 {
+                    match s.read(&mut chunk) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            buf.extend_from_slice(&chunk[..n]);
+                            idle_rounds = 0;
+                        }
+                        Err(_) => {
+                            // Quiet for 20 ms: answer what is held.
+                            idle_rounds += 1;
+                            out.clear();
+                            for id in held.drain(..) {
+                                frame(&mut out, 1, 4, id, &[0x88]);
+                                frame(&mut out, 0, 1, id, b"PONG");
+                            }
+                            if !out.is_empty() && s.write_all(&out).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                    let mut at = if buf.starts_with(PREFACE) {
+                        PREFACE.len()
+                    } else {
+                        0
+                    };
+                    out.clear();
+                    while buf.len() >= at + 9 {
+                        let len =
+                            u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
+                        if buf.len() < at + 9 + len {
+                            break;
+                        }
+                        let (kind, flags) = (buf[at + 3], buf[at + 4]);
+                        let id = u32::from_be_bytes([
+                            buf[at + 5],
+                            buf[at + 6],
+                            buf[at + 7],
+                            buf[at + 8],
+                        ]);
+                        match kind {
+                            4 if flags & 1 == 0 => frame(&mut out, 4, 1, 0, &[]),
+                            1 if held.len() as u32 >= limit => {
+                                refused.fetch_add(1, Ordering::Relaxed);
+                                frame(&mut out, 3, 0, id, &7u32.to_be_bytes());
+                            }
+                            1 => held.push(id),
+                            _ => {}
+                        }
+                        at += 9 + len;
+                    }
+                    buf.drain(..at);
+                    if !out.is_empty() && s.write_all(&out).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (format!("http://{addr}/pong"), refused)
+}
+
+#[test]
+fn streams_stay_within_the_servers_limit() {
+    // More streams asked for than the server allows: past its SETTINGS the surplus
+    // waits for streams to end; streams it refused before (unprocessed) are retried.
+    let (url, refused) = limited_server(5);
+    let mut s = spec(&url, 40, 400);
+    s.connections = 1;
+    let r = go(s);
+    assert_eq!(r.requests.completed, 400, "{:?}", r.errors);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    // Before the server's SETTINGS arrive 100 streams are allowed (RFC 9113) and the
+    // first burst goes out at once: the 35 above the limit are refused, then retried.
+    let refused = refused.load(Ordering::Relaxed);
+    assert!((1..=35).contains(&refused), "{refused}");
+}
