@@ -443,31 +443,46 @@ impl H2Conn {
         body: &[u8],
         events: &mut Vec<Event>,
     ) -> Result<(), H2Error> {
-        let owned;
-        let mut buf: &[u8] = if self.inbuf.is_empty() {
-            data
+        if self.inbuf.is_empty() {
+            let used = self.frames(data, body, events)?;
+            self.inbuf.extend_from_slice(&data[used..]);
         } else {
-            self.inbuf.extend_from_slice(data);
-            owned = std::mem::take(&mut self.inbuf);
-            &owned
-        };
-        while buf.len() >= 9 {
-            let len = u32::from_be_bytes([0, buf[0], buf[1], buf[2]]) as usize;
+            // A frame was split across reads: join, parse, keep the remainder (the
+            // buffer's allocation is reused from read to read).
+            let mut joined = std::mem::take(&mut self.inbuf);
+            joined.extend_from_slice(data);
+            let used = self.frames(&joined, body, events);
+            joined.drain(..*used.as_ref().unwrap_or(&0));
+            self.inbuf = joined;
+            used?;
+        }
+        Ok(())
+    }
+
+    /// Handles the complete frames at the start of `buf`; returns the bytes used.
+    fn frames(
+        &mut self,
+        buf: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<usize, H2Error> {
+        let mut at = 0;
+        while buf.len() >= at + 9 {
+            let h = &buf[at..at + 9];
+            let len = u32::from_be_bytes([0, h[0], h[1], h[2]]) as usize;
             if len > MAX_FRAME {
                 return Err(H2Error(format!(
                     "a frame of {len} bytes exceeds the 16,384 we accept"
                 )));
             }
-            if buf.len() < 9 + len {
+            if buf.len() < at + 9 + len {
                 break;
             }
-            let (kind, flags) = (buf[3], buf[4]);
-            let id = u32::from_be_bytes([buf[5], buf[6], buf[7], buf[8]]) & 0x7fff_ffff;
-            self.frame(kind, flags, id, &buf[9..9 + len], body, events)?;
-            buf = &buf[9 + len..];
+            let id = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
+            self.frame(h[3], h[4], id, &buf[at + 9..at + 9 + len], body, events)?;
+            at += 9 + len;
         }
-        self.inbuf = buf.to_vec();
-        Ok(())
+        Ok(at)
     }
 
     fn frame(
