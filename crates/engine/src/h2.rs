@@ -7,7 +7,7 @@
 //! engine's HTTP/1.1 bytes translated once ([`H2Request::from_http1`]), so every
 //! request source (native, ab, wrk, scripts) works over HTTP/2 unchanged. Header blocks
 //! are sent as literals without indexing (no encoder state, so one block serves every
-//! stream); responses are decoded with HPACK's dynamic table ([`crate::hpack`]). Windows are
+//! stream); responses are decoded with HPACK's dynamic table ([`stampede_h2::hpack`]). Windows are
 //! opened wide at the start (1 GiB for the connection and each stream) so that flow
 //! control never paces a benchmark, and refilled as data is consumed; request bodies
 //! respect the server's windows and frame size.
@@ -18,35 +18,17 @@ use std::collections::VecDeque;
 /// servers to allow no fewer).
 pub const ASSUMED_MAX_STREAMS: usize = 100;
 
-/// What every HTTP/2 connection starts with.
-pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-const DATA: u8 = 0;
-const HEADERS: u8 = 1;
-const RST_STREAM: u8 = 3;
-const SETTINGS: u8 = 4;
-const PUSH_PROMISE: u8 = 5;
-const PING: u8 = 6;
-const GOAWAY: u8 = 7;
-const WINDOW_UPDATE: u8 = 8;
-const CONTINUATION: u8 = 9;
-
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY: u8 = 0x20;
-
-const SETTINGS_HEADER_TABLE_SIZE: u16 = 1;
-const SETTINGS_ENABLE_PUSH: u16 = 2;
-const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 3;
-const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 4;
-const SETTINGS_MAX_FRAME_SIZE: u16 = 5;
+pub use stampede_h2::frame::PREFACE;
+use stampede_h2::frame::{
+    head as frame_head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME, END_HEADERS,
+    END_STREAM, GOAWAY, HEADERS, PING, PRIORITY_FLAG as PRIORITY, PUSH_PROMISE, RST_STREAM,
+    SETTINGS, SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE, SETTINGS_INITIAL_WINDOW_SIZE,
+    SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE, WINDOW_UPDATE,
+};
+use stampede_h2::hpack::{integer_encode as integer, literal};
 
 /// The receive window we open for the connection and for each stream.
 const WINDOW: u32 = 1 << 30;
-/// The largest frame we accept (the protocol's default; we never ask for more).
-const MAX_FRAME: usize = 16_384;
 
 /// A request translated for HTTP/2: its header block and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +107,7 @@ impl H2Request {
 /// static matches are indexed; other fields are inserted into the dynamic table by the
 /// first block and indexed by the rest (the entry inserted last sits at 62).
 fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
-    use crate::hpack::STATIC;
+    use stampede_h2::hpack::STATIC;
     let exact = |n: &[u8], v: &[u8]| STATIC.iter().position(|&(sn, sv)| sn == n && sv == v);
     let by_name = |n: &[u8]| STATIC.iter().position(|&(sn, _)| sn == n);
     let inserted: Vec<usize> = (0..fields.len())
@@ -159,38 +141,6 @@ fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
         integer(&mut rest, 0x80, 7, 62 + (inserted.len() - 1 - j));
     }
     (first, rest)
-}
-
-/// An HPACK integer with an `n`-bit prefix, the prefix's other bits set to `flags`.
-fn integer(out: &mut Vec<u8>, flags: u8, n: u32, mut v: usize) {
-    let max = (1usize << n) - 1;
-    if v < max {
-        out.push(flags | v as u8);
-        return;
-    }
-    out.push(flags | max as u8);
-    v -= max;
-    while v >= 128 {
-        out.push((v % 128) as u8 | 0x80);
-        v /= 128;
-    }
-    out.push(v as u8);
-}
-
-/// A header as "literal without indexing, new name", strings not Huffman-coded.
-fn literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.push(0x00);
-    integer(out, 0, 7, name.len());
-    out.extend_from_slice(name);
-    integer(out, 0, 7, value.len());
-    out.extend_from_slice(value);
-}
-
-fn frame_head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
-    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
-    out.push(kind);
-    out.push(flags);
-    out.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
 }
 
 /// What a connection reports back.
@@ -242,7 +192,7 @@ struct Stream {
 pub struct H2Conn {
     /// Frames to write, in order.
     pub out: Vec<u8>,
-    decoder: crate::hpack::Decoder,
+    decoder: stampede_h2::hpack::Decoder,
     inbuf: Vec<u8>,
     next_id: u32,
     streams: VecDeque<Stream>,
@@ -301,7 +251,7 @@ impl H2Conn {
         out.extend_from_slice(&(WINDOW - 65_535).to_be_bytes());
         H2Conn {
             out,
-            decoder: crate::hpack::Decoder::new(),
+            decoder: stampede_h2::hpack::Decoder::new(),
             inbuf: Vec::new(),
             next_id: 1,
             streams: VecDeque::new(),
@@ -684,17 +634,7 @@ impl H2Conn {
 }
 
 fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
-    if flags & PADDED == 0 {
-        return Ok(payload);
-    }
-    let pad = *payload
-        .first()
-        .ok_or_else(|| H2Error("a padded frame without its pad length".into()))?
-        as usize;
-    payload
-        .get(1..payload.len().saturating_sub(pad))
-        .filter(|_| pad < payload.len())
-        .ok_or_else(|| H2Error("padding longer than the frame".into()))
+    stampede_h2::frame::unpad(flags, payload).map_err(|e| H2Error(e.into()))
 }
 
 #[cfg(test)]

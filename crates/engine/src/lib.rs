@@ -25,7 +25,6 @@
 pub mod arrivals;
 pub mod error;
 pub mod h2;
-pub mod hpack;
 pub mod http1;
 pub mod inject;
 pub mod limits;

@@ -1,11 +1,13 @@
-//! HPACK (RFC 7541) decoding for HTTP/2 responses: integers, the static and dynamic
-//! tables, and Huffman-coded strings.
+//! HPACK (RFC 7541): integers, the static and dynamic tables, Huffman-coded strings,
+//! and the encoding both ends of stampede use.
 //!
-//! The engine decodes every response header block (the dynamic table must stay in step
-//! with the server's encoder) but keeps only what it reports; names and values are
-//! handed to a callback as slices, nothing is allocated per header except entries
-//! added to the dynamic table. Huffman strings are decoded through a table built once
-//! per process that consumes four bits per step.
+//! [`Decoder`] decodes every header block (its dynamic table must stay in step with the
+//! peer's encoder) and hands names and values to a callback as slices; nothing is
+//! allocated per header except entries added to the dynamic table. Huffman strings are
+//! decoded through a table built once per process that consumes four bits per step.
+//! [`Encoder`] writes response blocks: a field the connection has sent before is one
+//! index, others are literals (never Huffman-coded: a few bytes more on the wire, no
+//! encoding work).
 
 use std::collections::VecDeque;
 use std::sync::OnceLock;
@@ -282,7 +284,7 @@ const HUFFMAN: [(u32, u8); 257] = [
 ];
 
 /// RFC 7541 Appendix A: the static table, indices 1 to 61.
-pub(crate) const STATIC: [(&[u8], &[u8]); 61] = [
+pub const STATIC: [(&[u8], &[u8]); 61] = [
     (b":authority", b""),
     (b":method", b"GET"),
     (b":method", b"POST"),
@@ -487,6 +489,130 @@ fn integer(buf: &[u8], at: &mut usize, n: u32) -> Result<usize, HpackError> {
     }
 }
 
+/// Writes an integer with an `n`-bit prefix, the prefix's other bits set to `flags`.
+pub fn integer_encode(out: &mut Vec<u8>, flags: u8, n: u32, mut v: usize) {
+    let max = (1usize << n) - 1;
+    if v < max {
+        out.push(flags | v as u8);
+        return;
+    }
+    out.push(flags | max as u8);
+    v -= max;
+    while v >= 128 {
+        out.push((v % 128) as u8 | 0x80);
+        v /= 128;
+    }
+    out.push(v as u8);
+}
+
+/// Writes a string literal, not Huffman-coded.
+fn string_encode(out: &mut Vec<u8>, s: &[u8]) {
+    integer_encode(out, 0, 7, s.len());
+    out.extend_from_slice(s);
+}
+
+/// Writes a header as "literal without indexing, new name", strings not Huffman-coded.
+pub fn literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.push(0x00);
+    string_encode(out, name);
+    string_encode(out, value);
+}
+
+/// The encoder of one connection's header blocks.
+///
+/// It mirrors the dynamic table the peer's decoder keeps: a field already in it is sent
+/// as its index, a new one (when asked and it fits) is inserted with "incremental
+/// indexing", anything else is a literal without indexing. The table is used up to
+/// 4,096 bytes or the peer's SETTINGS_HEADER_TABLE_SIZE when smaller; a change is
+/// signalled at the start of the next block, as RFC 7541 §4.2 requires.
+#[derive(Debug)]
+pub struct Encoder {
+    table: VecDeque<(Vec<u8>, Vec<u8>)>,
+    size: usize,
+    max_size: usize,
+    /// Size updates owed to the peer: the smallest since the last block, and the last.
+    update: Option<(usize, usize)>,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Encoder::new()
+    }
+}
+
+impl Encoder {
+    /// An encoder with HTTP/2's default table size.
+    pub fn new() -> Encoder {
+        Encoder {
+            table: VecDeque::new(),
+            size: 0,
+            max_size: DEFAULT_TABLE,
+            update: None,
+        }
+    }
+
+    /// The peer's SETTINGS_HEADER_TABLE_SIZE.
+    pub fn set_peer_table_size(&mut self, peer: usize) {
+        let new = peer.min(DEFAULT_TABLE);
+        if new == self.max_size {
+            return;
+        }
+        self.max_size = new;
+        while self.size > self.max_size {
+            let (n, v) = self.table.pop_back().expect("a non-empty table");
+            self.size -= n.len() + v.len() + 32;
+        }
+        self.update = Some(match self.update {
+            Some((lo, _)) => (lo.min(new), new),
+            None => (new, new),
+        });
+    }
+
+    /// Starts a header block (writes any table size update owed).
+    pub fn begin(&mut self, out: &mut Vec<u8>) {
+        if let Some((lo, last)) = self.update.take() {
+            if lo < last {
+                integer_encode(out, 0x20, 5, lo);
+            }
+            integer_encode(out, 0x20, 5, last);
+        }
+    }
+
+    /// Writes the static table's entry `index` (1-based).
+    pub fn indexed(&mut self, out: &mut Vec<u8>, index: usize) {
+        integer_encode(out, 0x80, 7, index);
+    }
+
+    /// Writes a field whose name is the static table's entry `name_index` (1-based):
+    /// its index when the dynamic table holds it, else a literal that is inserted when
+    /// `index` is set and it fits.
+    pub fn field(&mut self, out: &mut Vec<u8>, name_index: usize, value: &[u8], index: bool) {
+        let name = STATIC[name_index - 1].0;
+        if let Some(i) = self
+            .table
+            .iter()
+            .position(|(n, v)| n.as_slice() == name && v.as_slice() == value)
+        {
+            integer_encode(out, 0x80, 7, 62 + i);
+            return;
+        }
+        let entry = name.len() + value.len() + 32;
+        if index && entry <= self.max_size {
+            integer_encode(out, 0x40, 6, name_index);
+            string_encode(out, value);
+            self.size += entry;
+            self.table.push_front((name.to_vec(), value.to_vec()));
+            while self.size > self.max_size {
+                let (n, v) = self.table.pop_back().expect("a non-empty table");
+                self.size -= n.len() + v.len() + 32;
+            }
+        } else {
+            integer_encode(out, 0x00, 4, name_index);
+            string_encode(out, value);
+        }
+    }
+}
+
 /// The decoder of one connection.
 pub struct Decoder {
     table: VecDeque<(Vec<u8>, Vec<u8>)>,
@@ -676,6 +802,57 @@ mod tests {
         );
         assert_eq!(d.size, 215);
         assert_eq!(d.table.len(), 3);
+    }
+
+    #[test]
+    fn encoder_blocks_decode_to_the_fields_and_repeats_are_indexes() {
+        let mut e = Encoder::new();
+        let mut d = Decoder::new();
+        let mut block = Vec::new();
+        e.begin(&mut block);
+        e.indexed(&mut block, 8);
+        e.field(&mut block, 54, b"stampede/0.1.0", true);
+        e.field(&mut block, 31, b"text/plain", true);
+        e.field(&mut block, 28, b"4", false);
+        let want = [
+            (":status".to_string(), "200".to_string()),
+            ("server".into(), "stampede/0.1.0".into()),
+            ("content-type".into(), "text/plain".into()),
+            ("content-length".into(), "4".into()),
+        ];
+        assert_eq!(decode_all(&mut d, &block), want);
+        let first = block.len();
+        block.clear();
+        e.begin(&mut block);
+        e.indexed(&mut block, 8);
+        e.field(&mut block, 54, b"stampede/0.1.0", true);
+        e.field(&mut block, 31, b"text/plain", true);
+        e.field(&mut block, 28, b"4", false);
+        assert_eq!(block.len(), 7, "{block:?} after a first block of {first}");
+        assert_eq!(decode_all(&mut d, &block), want);
+        // A peer that shrinks its table to 0: an update first, then literals only.
+        e.set_peer_table_size(0);
+        e.set_peer_table_size(100);
+        block.clear();
+        e.begin(&mut block);
+        assert_eq!(&block[..2], &[0x20, 0x3f]);
+        e.field(&mut block, 54, b"stampede/0.1.0", true);
+        let got = decode_all(&mut d, &block);
+        assert_eq!(got, [("server".to_string(), "stampede/0.1.0".to_string())]);
+        assert_eq!(d.max_size, 100);
+        assert_eq!(d.table.len(), 1);
+        // And the same through an independent decoder.
+        let mut other = loona_hpack::Decoder::new();
+        let mut e = Encoder::new();
+        for _ in 0..3 {
+            let mut b = Vec::new();
+            e.begin(&mut b);
+            e.indexed(&mut b, 13);
+            e.field(&mut b, 33, b"Sun, 22 Nov 2026 20:00:00 GMT", true);
+            let h = other.decode(&b).unwrap();
+            assert_eq!(h[0], (b":status".to_vec(), b"404".to_vec()));
+            assert_eq!(h[1].1, b"Sun, 22 Nov 2026 20:00:00 GMT".to_vec());
+        }
     }
 
     #[test]
