@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use stampede_server::request::{parse, Limits, Parsed};
-use stampede_server::routes::{resolve_static, route, Ctx};
+use stampede_server::routes::{resolve_static, route, Ctx, Http1, Persist};
 use stampede_server::store::Store;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,14 +23,19 @@ fuzz_target!(|data: &[u8]| {
                     let mut ctx = Ctx {
                         store,
                         static_dir: None,
-                        date: b"Date: x\r\n",
-                        server: b"Server: fuzz\r\n",
                         thread: 0,
                         counter: 0,
                         scratch: Vec::new(),
                     };
                     out.clear();
-                    let _ = route(&req, &mut ctx, &mut out);
+                    let mut resp = Http1 {
+                        out: &mut out,
+                        date: b"Date: x\r\n",
+                        server: b"Server: fuzz\r\n",
+                        persist: Persist::of(&req),
+                        method: req.method,
+                    };
+                    let _ = route(&req, &mut ctx, &mut resp);
                 });
                 if let Some(rest) = req.path.strip_prefix(b"/static/") {
                     let _ = resolve_static(std::path::Path::new("/nonexistent-fuzz-dir"), rest);

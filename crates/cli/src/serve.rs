@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// Require clients to present a certificate issued by a CA in FILE (mutual TLS)
     #[arg(long = "tls-client-ca", value_name = "FILE")]
     pub tls_client_ca: Option<PathBuf>,
+    /// Speak HTTP/1.1 only: no h2c, and TLS's ALPN offers only http/1.1 (HTTP/2 is
+    /// otherwise served on every listener, as h2c and over TLS)
+    #[arg(long = "no-http2")]
+    pub no_http2: bool,
 }
 
 fn parse_addr(s: &str) -> Result<SocketAddr, Exit> {
@@ -77,7 +81,10 @@ fn tls_config(
     addrs: &[SocketAddr],
 ) -> Result<Option<std::sync::Arc<stampede_tls::rustls::ServerConfig>>, Exit> {
     use stampede_tls::ServerCert;
-    let alpn = vec![b"http/1.1".to_vec()];
+    let mut alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    if a.no_http2 {
+        alpn.remove(0);
+    }
     let cert = match (&a.tls_cert, &a.tls_key, &a.tls_self_signed) {
         (Some(cert), Some(key), _) => ServerCert::Files {
             cert: cert.clone(),
@@ -139,7 +146,12 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         return Err(Exit::usage("--threads must be at least 1"));
     }
     let tls = tls_config(&a, &addrs)?;
-    let scheme = if tls.is_some() { "https" } else { "http" };
+    let (scheme, protocols) = match (tls.is_some(), a.no_http2) {
+        (true, false) => ("https", "HTTP/1.1 and HTTP/2 by ALPN"),
+        (true, true) => ("https", "HTTP/1.1"),
+        (false, false) => ("http", "HTTP/1.1 and h2c"),
+        (false, true) => ("http", "HTTP/1.1"),
+    };
     let config = Config {
         threads: a.threads.unwrap_or_else(common::cpus),
         static_dir: a.static_dir.clone(),
@@ -151,13 +163,16 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         idle_timeout: a.idle_timeout,
         max_connections: a.max_connections.max(1),
         tls,
+        http2: !a.no_http2,
         ..Config::default()
     };
     let threads = config.threads;
     stampede_engine::limits::raise_nofile(a.max_connections as u64 + 64);
     let server = Server::bind(&addrs, config).map_err(|e| Exit::fail(e.to_string()))?;
     for addr in server.local_addrs() {
-        eprintln!("stampede serve: listening on {scheme}://{addr} ({threads} threads)");
+        eprintln!(
+            "stampede serve: listening on {scheme}://{addr} ({threads} threads; {protocols})"
+        );
     }
     let shutdown = Shutdown::new();
     common::install_sigint();

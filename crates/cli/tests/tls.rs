@@ -34,13 +34,22 @@ fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
 
 /// The reference server over TLS with the certificate in `dir`.
 fn tls_server(dir: &Path, client_ca: Option<&Path>) -> (Srv, PathBuf) {
+    tls_server_with(dir, client_ca, vec![b"http/1.1".to_vec()])
+}
+
+/// The reference server over TLS, its ALPN offering `alpn`.
+fn tls_server_offering(dir: &Path, alpn: Vec<Vec<u8>>) -> (Srv, PathBuf) {
+    tls_server_with(dir, None, alpn)
+}
+
+fn tls_server_with(dir: &Path, client_ca: Option<&Path>, alpn: Vec<Vec<u8>>) -> (Srv, PathBuf) {
     let (cert, key) = certificate(dir);
     let tls = stampede_tls::server_config(
         &ServerCert::Files {
             cert: cert.clone(),
             key,
         },
-        vec![b"http/1.1".to_vec()],
+        alpn,
         client_ca,
     )
     .unwrap();
@@ -338,10 +347,169 @@ fn http2_over_tls_falls_back_to_http11_when_alpn_chooses_it() {
     assert_eq!(r["settings"]["http2"], true);
 
     // Over cleartext, prior knowledge cannot fall back: the CLI says so before a run.
-    let plain = Srv::start();
+    let plain = Srv::with(Config {
+        threads: 1,
+        http2: false,
+        ..Config::default()
+    });
     let out = stampede(&["load", &plain.url("/pong"), "-n", "10", "--http2", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not speak h2c"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `stampede serve` process, killed when dropped (a failing test leaves none).
+struct Serving(std::process::Child);
+
+impl Serving {
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+    }
+    fn wait(&mut self) {
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.kill();
+        self.wait();
+    }
+}
+
+/// `stampede serve` as a process on 127.0.0.1:0 with `args`; returns it and the URL
+/// it reports listening on.
+fn serve(args: &[&str]) -> (Serving, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(
+            [
+                &["serve", "--listen", "127.0.0.1:0", "--threads", "1"],
+                args,
+            ]
+            .concat(),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (Serving(child), url)
+}
+
+#[test]
+fn serve_speaks_http2_over_alpn_and_h2c_unless_told_not_to() {
+    let dir = tmp("serve-h2");
+    let ca = dir.join("ca.pem");
+    let flag = format!("--tls-self-signed={}", ca.display());
+    let (tls, base) = serve(&[&flag]);
+    assert!(base.starts_with("https://127.0.0.1:"), "{base}");
+    let r = json_run(&[
+        "load",
+        &format!("{base}/pong"),
+        "-n",
+        "2000",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--http2",
+        "--streams",
+        "16",
+        "--cacert",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(r["requests"]["completed"], 2000);
+    assert_eq!(r["statuses"]["200"], 2000);
+    assert_eq!(r["tls"]["alpn"], "h2");
+    assert_eq!(r["tls"]["http1_fallback"], 0);
+    // The indexed request and response heads are a few bytes each.
+    let compressed = r["bytes"]["headers_compressed"].as_u64().unwrap();
+    assert!(
+        compressed < 2000 * 16,
+        "{compressed} bytes of response heads"
+    );
+    drop(tls);
+
+    let (plain, base) = serve(&[]);
+    let r = json_run(&[
+        "load",
+        &format!("{base}/delay/20"),
+        "-n",
+        "400",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--http2",
+        "--streams",
+        "100",
+    ]);
+    assert_eq!(r["requests"]["completed"], 400);
+    assert_eq!(r["settings"]["http2"], true);
+    // 100 deferred answers at once on one connection: about four rounds of 20 ms.
+    let secs = r["duration_s"].as_f64().unwrap();
+    assert!(secs < 1.0, "{secs} s for 4 rounds of 100 streams");
+    drop(plain);
+
+    // --no-http2: ALPN offers only http/1.1 and h2c is refused before the run.
+    let (old, base) = serve(&[&flag, "--no-http2"]);
+    let r = json_run(&[
+        "load",
+        &format!("{base}/pong"),
+        "-n",
+        "100",
+        "--http2",
+        "--cacert",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(r["tls"]["alpn"], "http/1.1");
+    drop(old);
+    let (old, base) = serve(&["--no-http2"]);
+    let out = stampede(&["load", &format!("{base}/pong"), "-n", "10", "--http2", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    drop(old);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn h2load_against_the_reference_server_over_h2c_and_tls() {
+    let dir = tmp("h2load");
+    let (srv, _) = tls_server_offering(&dir, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
+    let plain = Srv::start();
+    for url in [https(&srv, "/json"), plain.url("/json")] {
+        match Command::new("h2load")
+            .args(["-n", "2000", "-c", "2", "-m", "20", "-t", "1", &url])
+            .output()
+        {
+            Ok(out) => {
+                let o = String::from_utf8_lossy(&out.stdout);
+                assert!(
+                    o.contains("requests: 2000 total, 2000 started, 2000 done, 2000 succeeded"),
+                    "{url}\n{o}"
+                );
+                assert!(o.contains("status codes: 2000 2xx"), "{url}\n{o}");
+                assert!(o.contains("(54000) data"), "27-byte bodies\n{o}");
+                if url.starts_with("https") {
+                    assert!(o.contains("Application protocol: h2"), "{o}");
+                }
+            }
+            Err(_) => {
+                assert!(
+                    std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
+                    "h2load is required"
+                );
+                return;
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -23,6 +23,7 @@
 //! connection costs a few hundred bytes, which is what keeps 10,000 connections cheap.
 
 pub mod date;
+pub mod h2;
 pub mod request;
 pub mod routes;
 pub mod store;
@@ -41,9 +42,10 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use date::DateCache;
+use h2::{H2Conn, H2Respond};
 pub use request::Limits;
 use request::{Parsed, Request};
-use routes::{Ctx, Deferred, Persist, Routed};
+use routes::{Ctx, Deferred, Http1, Persist, Respond, Routed};
 use stampede_tls::TlsStream;
 use store::Store;
 
@@ -69,6 +71,9 @@ pub struct Config {
     /// Serve HTTPS with this configuration (`stampede_tls::server_config`) instead of
     /// plain HTTP.
     pub tls: Option<Arc<stampede_tls::rustls::ServerConfig>>,
+    /// Answer HTTP/2 as well: a connection that opens with the HTTP/2 preface (h2c
+    /// prior knowledge, or TLS after ALPN chose `h2`) speaks HTTP/2.
+    pub http2: bool,
 }
 
 impl Default for Config {
@@ -84,6 +89,7 @@ impl Default for Config {
             max_connections: 100_000,
             drain_timeout: Duration::from_secs(10),
             tls: None,
+            http2: true,
         }
     }
 }
@@ -245,6 +251,8 @@ struct Job {
     id: [u8; 14],
     conn: usize,
     generation: u32,
+    /// The HTTP/2 stream, or 0.
+    stream: u32,
     reply: Sender<Done>,
     waker: Arc<Waker>,
 }
@@ -253,6 +261,7 @@ struct Job {
 struct Done {
     conn: usize,
     generation: u32,
+    stream: u32,
     body: [u8; 27],
 }
 
@@ -267,6 +276,7 @@ fn compute_loop(rx: Receiver<Job>) {
             let _ = job.reply.send(Done {
                 conn: job.conn,
                 generation: job.generation,
+                stream: job.stream,
                 body,
             });
         }
@@ -359,6 +369,12 @@ struct Conn {
     generation: u32,
     /// The peer sent FIN: answer what was asked, then close.
     peer_closed: bool,
+    /// Nothing parsed yet: the HTTP/2 preface may come.
+    fresh: bool,
+    /// Speaking HTTP/2.
+    h2: Option<Box<H2Conn>>,
+    /// Reading stopped while output waits for the client.
+    paused: bool,
 }
 
 struct EventLoop {
@@ -377,11 +393,15 @@ struct EventLoop {
     max_open: usize,
     date: DateCache,
     server_line: Vec<u8>,
-    delays: BinaryHeap<Reverse<(Instant, usize, u32)>>,
+    /// Deferred answers due: (when, connection, generation, HTTP/2 stream or 0).
+    delays: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
     ibuf: Vec<u8>,
     out: Vec<u8>,
     counter: u64,
     scratch: Vec<u8>,
+    /// An HTTP/2 request's path, and a generated body, reused.
+    h2_path: Vec<u8>,
+    h2_body: Vec<u8>,
     generation: u32,
     draining: bool,
 }
@@ -419,6 +439,8 @@ impl EventLoop {
             out: Vec::with_capacity(IO_BUF),
             counter: 0,
             scratch: Vec::with_capacity(128),
+            h2_path: Vec::with_capacity(128),
+            h2_body: Vec::new(),
             generation: 0,
             draining: false,
         })
@@ -436,7 +458,7 @@ impl EventLoop {
         loop {
             let now = Instant::now();
             let mut timeout = next_scan.saturating_duration_since(now);
-            if let Some(Reverse((t, _, _))) = self.delays.peek() {
+            if let Some(Reverse((t, ..))) = self.delays.peek() {
                 timeout = timeout.min(t.saturating_duration_since(now));
             }
             match self.poll.poll(&mut events, Some(timeout)) {
@@ -464,12 +486,12 @@ impl EventLoop {
             while let Ok(d) = self.done_rx.try_recv() {
                 self.finish_biteq(d, now);
             }
-            while let Some(&Reverse((t, ci, g))) = self.delays.peek() {
+            while let Some(&Reverse((t, ci, g, stream))) = self.delays.peek() {
                 if t > now {
                     break;
                 }
                 self.delays.pop();
-                self.finish_delay(ci, g, now);
+                self.finish_delay(ci, g, stream, now);
             }
             if now >= next_scan {
                 self.scan(now);
@@ -482,6 +504,16 @@ impl EventLoop {
                     let _ = self.poll.registry().deregister(&mut l);
                 }
                 for ci in 0..self.conns.len() {
+                    if let Some(c) = self.conns[ci].as_mut() {
+                        if let Some(h) = c.h2.as_mut() {
+                            // Streams opened so far are answered; then the close.
+                            self.out.clear();
+                            h.go_away(&mut self.out);
+                            self.write_out(ci);
+                            self.after_io(ci, now);
+                            continue;
+                        }
+                    }
                     if self.is_idle(ci) {
                         self.close(ci);
                     }
@@ -549,6 +581,9 @@ impl EventLoop {
                         last_active: now,
                         generation: self.generation,
                         peer_closed: false,
+                        fresh: true,
+                        h2: None,
+                        paused: false,
                     });
                     self.open += 1;
                 }
@@ -567,6 +602,7 @@ impl EventLoop {
                     && c.wbuf.is_empty()
                     && c.blocked.is_none()
                     && !c.stream.wants_write()
+                    && c.h2.as_ref().is_none_or(|h| h.open_streams() == 0)
             }
             None => false,
         }
@@ -585,8 +621,11 @@ impl EventLoop {
             let Some(c) = self.conns[ci].as_mut() else {
                 return;
             };
-            if c.rbuf.len() > self.config.limits.max_head + self.config.limits.max_body {
+            if c.rbuf.len() > self.config.limits.max_head + self.config.limits.max_body
+                || (c.h2.is_some() && c.wbuf.len() >= MAX_PENDING_OUTPUT)
+            {
                 // Queued behind a deferred answer or a full output buffer: read later.
+                c.paused = true;
                 return;
             }
             match c.stream.read(&mut self.ibuf) {
@@ -653,15 +692,30 @@ impl EventLoop {
 
     /// Answers every complete request at the start of `data`; returns the bytes used.
     fn process(&mut self, ci: usize, data: &[u8], now: Instant) -> usize {
+        if let Some(c) = self.conns[ci].as_mut() {
+            if c.h2.is_some() {
+                return self.process_h2(ci, data, now);
+            }
+            if c.fresh && self.config.http2 {
+                let n = data.len().min(h2::PREFACE.len());
+                if data[..n] == h2::PREFACE[..n] {
+                    if n < h2::PREFACE.len() {
+                        c.head_since = c.head_since.or(Some(now));
+                        return 0;
+                    }
+                    return self.process_h2(ci, data, now);
+                }
+                c.fresh = false;
+            }
+        }
         let mut pos = 0;
         self.out.clear();
         let mut close = false;
         let mut defer: Option<(Deferred, Persist, bool)> = None;
+        let (date, server) = (self.date.line(), &self.server_line[..]);
         let mut ctx = Ctx {
             store: &self.store,
             static_dir: self.config.static_dir.as_deref(),
-            date: self.date.line(),
-            server: &self.server_line,
             thread: self.index,
             counter: self.counter,
             scratch: std::mem::take(&mut self.scratch),
@@ -673,8 +727,8 @@ impl EventLoop {
                 Parsed::Rejected(r) => {
                     routes::respond(
                         &mut self.out,
-                        ctx.date,
-                        ctx.server,
+                        date,
+                        server,
                         r.status(),
                         "text/plain",
                         b"request refused\n",
@@ -692,7 +746,14 @@ impl EventLoop {
                         keep_alive: keep,
                         ..req
                     };
-                    match routes::route(&req, &mut ctx, &mut self.out) {
+                    let mut resp = Http1 {
+                        out: &mut self.out,
+                        date,
+                        server,
+                        persist: Persist::of(&req),
+                        method: req.method,
+                    };
+                    match routes::route(&req, &mut ctx, &mut resp) {
                         Routed::Written => {}
                         Routed::Later(d) => {
                             defer =
@@ -729,24 +790,124 @@ impl EventLoop {
                 c.close_after = true;
             }
             let g = c.generation;
-            match d {
-                Deferred::Delay(ms) => {
-                    self.delays
-                        .push(Reverse((now + Duration::from_millis(ms), ci, g)))
-                }
-                Deferred::Biteq(id) => {
-                    let _ = self.jobs.send(Job {
-                        id,
-                        conn: ci,
-                        generation: g,
-                        reply: self.done_tx.clone(),
-                        waker: self.waker.clone(),
-                    });
-                }
-            }
+            self.defer(d, ci, g, 0, now);
         }
         self.write_out(ci);
         pos
+    }
+
+    /// Schedules a deferred answer.
+    fn defer(&mut self, d: Deferred, ci: usize, generation: u32, stream: u32, now: Instant) {
+        match d {
+            Deferred::Delay(ms) => self.delays.push(Reverse((
+                now + Duration::from_millis(ms),
+                ci,
+                generation,
+                stream,
+            ))),
+            Deferred::Biteq(id) => {
+                let _ = self.jobs.send(Job {
+                    id,
+                    conn: ci,
+                    generation,
+                    stream,
+                    reply: self.done_tx.clone(),
+                    waker: self.waker.clone(),
+                });
+            }
+        }
+    }
+
+    /// HTTP/2: handles the frames at the start of `data`, answers what is ready;
+    /// returns the bytes used.
+    fn process_h2(&mut self, ci: usize, data: &[u8], now: Instant) -> usize {
+        self.out.clear();
+        let Some(c) = self.conns[ci].as_mut() else {
+            return 0;
+        };
+        c.fresh = false;
+        let h = c.h2.get_or_insert_with(|| {
+            Box::new(H2Conn::new(self.config.limits.clone(), &mut self.out))
+        });
+        let used = match h.feed(data, &mut self.out) {
+            Ok(n) => n,
+            Err(e) => {
+                h2::frame::goaway(&mut self.out, h.last_stream(), e.code);
+                c.close_after = true;
+                data.len()
+            }
+        };
+        c.head_since = if used < data.len() {
+            c.head_since.or(Some(now))
+        } else {
+            None
+        };
+        self.route_h2(ci, now);
+        used
+    }
+
+    /// Routes the HTTP/2 requests that are complete while the output has room, then
+    /// writes `self.out` (which may already hold control frames).
+    fn route_h2(&mut self, ci: usize, now: Instant) {
+        let date = self.date.line();
+        let (date, server) = (
+            &date[6..date.len() - 2],
+            &self.server_line[8..self.server_line.len() - 2],
+        );
+        let mut ctx = Ctx {
+            store: &self.store,
+            static_dir: self.config.static_dir.as_deref(),
+            thread: self.index,
+            counter: self.counter,
+            scratch: std::mem::take(&mut self.scratch),
+        };
+        let mut later = Vec::new();
+        let generation = self.conns[ci].as_ref().map_or(0, |c| c.generation);
+        while let Some(c) = self.conns[ci].as_mut() {
+            let Some(h) = c.h2.as_mut() else { break };
+            if c.close_after || c.wbuf.len() + self.out.len() + h.held() >= MAX_PENDING_OUTPUT {
+                break;
+            }
+            let Some(ready) = h.next_ready(&mut self.h2_path) else {
+                break;
+            };
+            let (path, query) = match self.h2_path.iter().position(|&b| b == b'?') {
+                Some(q) => (&self.h2_path[..q], &self.h2_path[q + 1..]),
+                None => (&self.h2_path[..], &b""[..]),
+            };
+            let req = Request {
+                method: ready.method,
+                path,
+                query,
+                keep_alive: true,
+                http10: false,
+            };
+            let mut resp = H2Respond {
+                conn: h,
+                out: &mut self.out,
+                stream: ready.stream,
+                head: ready.method == request::Method::Head,
+                date,
+                server,
+                body: &mut self.h2_body,
+            };
+            if let Some(status) = ready.refuse {
+                resp.respond(status, "text/plain", b"request refused\n");
+                continue;
+            }
+            if let Routed::Later(d) = routes::route(&req, &mut ctx, &mut resp) {
+                later.push((d, ready.stream));
+            }
+        }
+        self.counter = ctx.counter;
+        self.scratch = ctx.scratch;
+        if self.h2_body.capacity() > IO_BUF {
+            self.h2_body = Vec::new();
+        }
+        for (d, stream) in later {
+            self.defer(d, ci, generation, stream, now);
+        }
+        self.write_out(ci);
     }
 
     /// Writes `self.out` to the connection, keeping what the socket does not take.
@@ -804,8 +965,18 @@ impl EventLoop {
         }
         if off > 0 {
             c.last_active = now;
+            let (h2, paused) = (c.h2.is_some(), std::mem::take(&mut c.paused));
             // Room again: answer requests that waited for it.
             self.process_buffered(ci, now);
+            if h2 {
+                self.out.clear();
+                self.route_h2(ci, now);
+            }
+            if paused {
+                // Bytes may have been left in the socket meanwhile.
+                self.on_readable(ci, now, false);
+                return;
+            }
         }
         self.after_io(ci, now);
     }
@@ -815,11 +986,15 @@ impl EventLoop {
         let Some(c) = self.conns[ci].as_ref() else {
             return;
         };
-        let done = c.wbuf.is_empty() && c.blocked.is_none() && !c.stream.wants_write();
+        let streams =
+            c.h2.as_ref()
+                .is_some_and(|h| h.open_streams() > 0 && !c.close_after);
+        let done = c.wbuf.is_empty() && c.blocked.is_none() && !c.stream.wants_write() && !streams;
         if done
             && (c.close_after
                 || (c.peer_closed && c.rbuf.is_empty())
-                || (self.draining && c.rbuf.is_empty()))
+                || (self.draining && c.rbuf.is_empty())
+                || c.h2.as_ref().is_some_and(|h| h.peer_goaway))
         {
             if c.close_after {
                 if let Some(c) = self.conns[ci].as_mut() {
@@ -830,10 +1005,12 @@ impl EventLoop {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn finish_deferred(
         &mut self,
         ci: usize,
         generation: u32,
+        stream: u32,
         status: u16,
         ctype: &str,
         body: &[u8],
@@ -843,6 +1020,32 @@ impl EventLoop {
             return;
         };
         if c.generation != generation {
+            return;
+        }
+        if let Some(h) = c.h2.as_mut() {
+            // The client may have reset the stream meanwhile.
+            if let Some(method) = h.waiting(stream) {
+                self.out.clear();
+                let date = self.date.line();
+                let server = &self.server_line;
+                let sent = if method == request::Method::Head {
+                    &[][..]
+                } else {
+                    body
+                };
+                h.respond(
+                    &mut self.out,
+                    stream,
+                    status,
+                    ctype,
+                    body.len(),
+                    sent,
+                    &date[6..date.len() - 2],
+                    &server[8..server.len() - 2],
+                );
+                self.route_h2(ci, now);
+                self.after_io(ci, now);
+            }
             return;
         }
         let Some((mut persist, head)) = c.blocked.take() else {
@@ -883,11 +1086,19 @@ impl EventLoop {
     }
 
     fn finish_biteq(&mut self, d: Done, now: Instant) {
-        self.finish_deferred(d.conn, d.generation, 200, "text/plain", &d.body, now);
+        self.finish_deferred(
+            d.conn,
+            d.generation,
+            d.stream,
+            200,
+            "text/plain",
+            &d.body,
+            now,
+        );
     }
 
-    fn finish_delay(&mut self, ci: usize, generation: u32, now: Instant) {
-        self.finish_deferred(ci, generation, 200, "text/plain", b"delayed\n", now);
+    fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
+        self.finish_deferred(ci, generation, stream, 200, "text/plain", b"delayed\n", now);
     }
 
     /// Once a second: slowloris and idle connections.
@@ -896,18 +1107,27 @@ impl EventLoop {
             let Some(c) = self.conns[ci].as_mut() else {
                 continue;
             };
-            if c.head_since
-                .is_some_and(|t| now - t >= self.config.head_timeout)
-            {
-                let _ = c.stream.write(
-                    b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-                self.close(ci);
-            } else if c.rbuf.is_empty()
+            let timed_out = c
+                .head_since
+                .is_some_and(|t| now - t >= self.config.head_timeout);
+            let idle = c.rbuf.is_empty()
                 && c.wbuf.is_empty()
                 && c.blocked.is_none()
-                && now - c.last_active >= self.config.idle_timeout
-            {
+                && c.h2.as_ref().is_none_or(|h| h.open_streams() == 0)
+                && now - c.last_active >= self.config.idle_timeout;
+            if timed_out || idle {
+                let mut bye = Vec::new();
+                match (&c.h2, timed_out) {
+                    (Some(h), _) => h2::frame::goaway(&mut bye, h.last_stream(), h2::frame::NO_ERROR),
+                    (None, true) => bye.extend_from_slice(
+                        b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    ),
+                    (None, false) => {}
+                }
+                if !bye.is_empty() {
+                    let _ = c.stream.write(&bye);
+                    let _ = c.stream.flush_pending();
+                }
                 self.close(ci);
             }
         }

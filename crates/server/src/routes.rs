@@ -1,9 +1,11 @@
 //! The endpoints of the reference experiments, and response encoding.
 //!
-//! Synchronous endpoints write their response straight into the connection's output
-//! buffer: status line and `Server` header are constants, `Date` is the thread's cached
-//! line, bodies are static bytes or formatted into a small scratch buffer. `/biteq` and
-//! `/delay/<ms>` answer later: they return a [`Deferred`] that the event loop completes.
+//! The router knows endpoints, not protocols: it hands each response to a [`Respond`],
+//! which is [`Http1`] (written straight into the connection's output buffer: status line
+//! and `Server` header are constants, `Date` is the thread's cached line) or an HTTP/2
+//! stream ([`crate::h2`]). Bodies are static bytes or formatted into a small scratch
+//! buffer. `/biteq` and `/delay/<ms>` answer later: they return a [`Deferred`] that the
+//! event loop completes.
 
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -65,11 +67,64 @@ pub enum Routed {
 pub struct Ctx<'a> {
     pub store: &'a Store,
     pub static_dir: Option<&'a Path>,
-    pub date: &'a [u8],
-    pub server: &'a [u8],
     pub thread: usize,
     pub counter: u64,
     pub scratch: Vec<u8>,
+}
+
+/// Where a response goes. The body is left out for HEAD and for statuses that have
+/// none; `Content-Length` is always the body's.
+pub trait Respond {
+    /// A whole response.
+    fn respond(&mut self, status: u16, ctype: &str, body: &[u8]);
+    /// A 200 response of `len` bytes, which `fill` appends to the buffer it is given
+    /// (only called when a body is sent).
+    fn respond_with(&mut self, ctype: &str, len: usize, fill: &mut dyn FnMut(&mut Vec<u8>));
+}
+
+/// An HTTP/1.x response, appended to the connection's output.
+pub struct Http1<'a> {
+    pub out: &'a mut Vec<u8>,
+    pub date: &'a [u8],
+    pub server: &'a [u8],
+    pub persist: Persist,
+    pub method: Method,
+}
+
+impl Respond for Http1<'_> {
+    #[inline]
+    fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
+        respond(
+            self.out,
+            self.date,
+            self.server,
+            status,
+            ctype,
+            body,
+            self.persist,
+            self.method,
+        );
+    }
+
+    fn respond_with(&mut self, ctype: &str, len: usize, fill: &mut dyn FnMut(&mut Vec<u8>)) {
+        head(
+            self.out,
+            self.date,
+            self.server,
+            200,
+            ctype,
+            len,
+            self.persist,
+        );
+        if self.method != Method::Head {
+            fill(self.out);
+        }
+    }
+}
+
+/// Statuses whose responses carry no body.
+pub fn bodyless(status: u16) -> bool {
+    status == 204 || status == 304 || (100..200).contains(&status)
 }
 
 fn reason(status: u16) -> &'static str {
@@ -133,18 +188,22 @@ pub fn head(
 }
 
 /// Appends `n` in decimal without allocating.
-fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut b = [0u8; 20];
-    let mut i = b.len();
+fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(decimal(n, &mut [0u8; 20]));
+}
+
+/// `n` in decimal, written at the end of `buf`.
+pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
     loop {
         i -= 1;
-        b[i] = b'0' + (n % 10) as u8;
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&b[i..]);
+    &buf[i..]
 }
 
 /// Writes a whole response (the body is left out for HEAD).
@@ -159,7 +218,7 @@ pub fn respond(
     persist: Persist,
     method: Method,
 ) {
-    let bodyless = status == 204 || status == 304 || (100..200).contains(&status);
+    let bodyless = bodyless(status);
     head(
         out,
         date,
@@ -244,25 +303,23 @@ fn digits(s: &[u8]) -> Option<u64> {
     Some(s.iter().fold(0u64, |a, &d| a * 10 + (d - b'0') as u64))
 }
 
-/// Routes one request, writing its response to `out` unless it is deferred.
-pub fn route(req: &Request, ctx: &mut Ctx, out: &mut Vec<u8>) -> Routed {
-    let persist = Persist::of(req);
-    let (date, server) = (ctx.date, ctx.server);
+/// Routes one request, handing its response to `out` unless it is deferred.
+pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
     let text = "text/plain";
     let json = "application/json";
-    let send = |out: &mut Vec<u8>, status: u16, ctype: &str, body: &[u8]| {
-        respond(out, date, server, status, ctype, body, persist, req.method);
+    let mut send = |status: u16, ctype: &str, body: &[u8]| {
+        out.respond(status, ctype, body);
         Routed::Written
     };
     if req.method == Method::Other {
-        return send(out, 405, text, b"method not allowed\n");
+        return send(405, text, b"method not allowed\n");
     }
     match req.path {
-        b"/pong" => send(out, 200, text, b"PONG"),
-        b"/plaintext" => send(out, 200, text, b"Hello, World!"),
-        b"/json" => send(out, 200, json, b"{\"message\":\"Hello, World!\"}"),
-        b"/backend" => send(out, 200, text, BACKEND),
-        b"/chat" => send(out, 200, json, CHAT),
+        b"/pong" => send(200, text, b"PONG"),
+        b"/plaintext" => send(200, text, b"Hello, World!"),
+        b"/json" => send(200, json, b"{\"message\":\"Hello, World!\"}"),
+        b"/backend" => send(200, text, BACKEND),
+        b"/chat" => send(200, json, CHAT),
         b"/perf" => {
             ctx.counter += 1;
             ctx.scratch.clear();
@@ -271,135 +328,71 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut Vec<u8>) -> Routed {
                 "{{\"endpoint\":\"perf\",\"thread\":{},\"request\":{},\"message\":\"stampede reference server\"}}",
                 ctx.thread, ctx.counter
             );
-            let body = std::mem::take(&mut ctx.scratch);
-            let r = send(out, 200, json, &body);
-            ctx.scratch = body;
-            r
+            send(200, json, &ctx.scratch)
         }
         b"/quacker" => match query_param(req.query, b"i") {
-            None => send(out, 400, text, b"missing query parameter i\n"),
+            None => send(400, text, b"missing query parameter i\n"),
             Some(id) => match ctx.store.lookup(id) {
-                None => send(out, 404, text, b"unknown user id\n"),
+                None => send(404, text, b"unknown user id\n"),
                 Some(u) => {
                     ctx.scratch.clear();
                     ctx.scratch.extend_from_slice(b"{\"id\":\"");
                     ctx.scratch.extend_from_slice(id);
                     let _ = write!(ctx.scratch, "\",\"n\":{}}}", u.quacks);
-                    let body = std::mem::take(&mut ctx.scratch);
-                    let r = send(out, 200, json, &body);
-                    ctx.scratch = body;
-                    r
+                    send(200, json, &ctx.scratch)
                 }
             },
         },
         b"/biteq" => match query_param(req.query, b"i") {
-            None => send(out, 400, text, b"missing query parameter i\n"),
-            Some(id) if !valid_id(id) => send(out, 404, text, b"unknown user id\n"),
+            None => send(400, text, b"missing query parameter i\n"),
+            Some(id) if !valid_id(id) => send(404, text, b"unknown user id\n"),
             Some(id) => {
                 let mut key = [0u8; 14];
                 key.copy_from_slice(id);
                 Routed::Later(Deferred::Biteq(key))
             }
         },
-        b"/FiringGeometry.png" => serve_file(req, ctx, out, b"FiringGeometry.png", persist),
-        p if p.starts_with(b"/static/") => serve_file(req, ctx, out, &p[8..], persist),
+        b"/FiringGeometry.png" => serve_file(ctx, out, b"FiringGeometry.png"),
+        p if p.starts_with(b"/static/") => serve_file(ctx, out, &p[8..]),
         p if p.starts_with(b"/delay/") => match digits(&p[7..]) {
             Some(ms) if ms <= MAX_DELAY_MS => Routed::Later(Deferred::Delay(ms)),
-            _ => send(out, 400, text, b"delay must be 0 to 60000 ms\n"),
+            _ => send(400, text, b"delay must be 0 to 60000 ms\n"),
         },
         p if p.starts_with(b"/bytes/") => match digits(&p[7..]) {
             Some(n) if n as usize <= MAX_BYTES => {
                 let n = n as usize;
-                head(
-                    out,
-                    date,
-                    server,
-                    200,
-                    "application/octet-stream",
-                    n,
-                    persist,
-                );
-                if req.method != Method::Head {
+                out.respond_with("application/octet-stream", n, &mut |body| {
                     const PATTERN: &[u8; 64] =
                         b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
-                    let full = n / PATTERN.len();
-                    out.reserve(n);
-                    for _ in 0..full {
-                        out.extend_from_slice(PATTERN);
+                    body.reserve(n);
+                    for _ in 0..n / PATTERN.len() {
+                        body.extend_from_slice(PATTERN);
                     }
-                    out.extend_from_slice(&PATTERN[..n % PATTERN.len()]);
-                }
+                    body.extend_from_slice(&PATTERN[..n % PATTERN.len()]);
+                });
                 Routed::Written
             }
-            _ => send(out, 400, text, b"bytes must be 0 to 67108864\n"),
+            _ => send(400, text, b"bytes must be 0 to 67108864\n"),
         },
         p if p.starts_with(b"/status/") => match digits(&p[8..]) {
             Some(code) if (200..=599).contains(&code) => {
                 let body = format!("status {code}\n");
-                send(out, code as u16, text, body.as_bytes())
+                send(code as u16, text, body.as_bytes())
             }
-            _ => send(out, 400, text, b"status must be 200 to 599\n"),
+            _ => send(400, text, b"status must be 200 to 599\n"),
         },
-        _ => send(out, 404, text, b"not found\n"),
+        _ => send(404, text, b"not found\n"),
     }
 }
 
-fn serve_file(
-    req: &Request,
-    ctx: &mut Ctx,
-    out: &mut Vec<u8>,
-    rel: &[u8],
-    persist: Persist,
-) -> Routed {
-    let (date, server) = (ctx.date, ctx.server);
+fn serve_file(ctx: &mut Ctx, out: &mut impl Respond, rel: &[u8]) -> Routed {
     match ctx.static_dir {
-        None => {
-            if rel == b"FiringGeometry.png" {
-                respond(
-                    out,
-                    date,
-                    server,
-                    200,
-                    "image/png",
-                    FIRING_GEOMETRY,
-                    persist,
-                    req.method,
-                );
-            } else {
-                respond(
-                    out,
-                    date,
-                    server,
-                    404,
-                    "text/plain",
-                    b"not found\n",
-                    persist,
-                    req.method,
-                );
-            }
-        }
+        None if rel == b"FiringGeometry.png" => out.respond(200, "image/png", FIRING_GEOMETRY),
+        None => out.respond(404, "text/plain", b"not found\n"),
         Some(dir) => {
             match resolve_static(dir, rel).and_then(|p| std::fs::read(&p).ok().map(|b| (p, b))) {
-                Some((p, body)) => respond(
-                    out,
-                    date,
-                    server,
-                    200,
-                    content_type(&p),
-                    &body,
-                    persist,
-                    req.method,
-                ),
-                None => respond(
-                    out,
-                    date,
-                    server,
-                    404,
-                    "text/plain",
-                    b"not found\n",
-                    persist,
-                    req.method,
-                ),
+                Some((p, body)) => out.respond(200, content_type(&p), &body),
+                None => out.respond(404, "text/plain", b"not found\n"),
             }
         }
     }

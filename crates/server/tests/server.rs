@@ -3,55 +3,21 @@
 //! a draining shutdown. Each test starts its own server and stops it.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::thread::JoinHandle;
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use stampede_server::{Config, Server, Shutdown};
+use stampede_server::Config;
 
-struct Running {
-    addr: SocketAddr,
-    shutdown: Shutdown,
-    handle: Option<JoinHandle<std::io::Result<()>>>,
-}
+mod common;
 
-impl Running {
-    fn start(config: Config) -> Running {
-        let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], config).unwrap();
-        let addr = server.local_addrs()[0];
-        let shutdown = Shutdown::new();
-        let s = shutdown.clone();
-        let handle = Some(std::thread::spawn(move || server.run(s)));
-        Running {
-            addr,
-            shutdown,
-            handle,
-        }
-    }
+use common::Running;
 
-    fn default() -> Running {
-        Running::start(Config {
-            threads: 2,
-            ..Config::default()
-        })
-    }
-
-    fn connect(&self) -> TcpStream {
-        let s = TcpStream::connect(self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s
-    }
-
-    fn stop(mut self) {
-        self.shutdown.trigger();
-        self.handle.take().unwrap().join().unwrap().unwrap();
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.shutdown.trigger();
-    }
+/// The server with two threads.
+fn two_threads() -> Running {
+    Running::start(Config {
+        threads: 2,
+        ..Config::default()
+    })
 }
 
 #[derive(Debug)]
@@ -145,7 +111,7 @@ fn closed(s: &mut TcpStream) -> bool {
 
 #[test]
 fn every_endpoint_status_headers_and_size() {
-    let srv = Running::default();
+    let srv = two_threads();
     let cases: [(&str, u16, usize, &str); 16] = [
         ("/pong", 200, 4, "text/plain"),
         ("/backend", 200, 31, "text/plain"),
@@ -195,7 +161,7 @@ fn every_endpoint_status_headers_and_size() {
 
 #[test]
 fn head_and_methods() {
-    let srv = Running::default();
+    let srv = two_threads();
     let r = get(&srv, "HEAD /backend HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("Content-Length"), Some("31"));
@@ -210,7 +176,7 @@ fn head_and_methods() {
 
 #[test]
 fn delay_answers_after_the_delay() {
-    let srv = Running::default();
+    let srv = two_threads();
     let t = Instant::now();
     let r = simple(&srv, "/delay/150");
     assert_eq!(r.status, 200);
@@ -221,7 +187,7 @@ fn delay_answers_after_the_delay() {
 
 #[test]
 fn pipelined_requests_answered_in_order_in_one_go() {
-    let srv = Running::default();
+    let srv = two_threads();
     let mut s = srv.connect();
     let paths = [
         "/pong",
@@ -260,7 +226,7 @@ fn pipelined_requests_answered_in_order_in_one_go() {
 
 #[test]
 fn http10_keepalive_only_when_asked() {
-    let srv = Running::default();
+    let srv = two_threads();
     let mut s = srv.connect();
     s.write_all(b"GET /pong HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
         .unwrap();
@@ -409,7 +375,7 @@ fn slowloris_is_cut_off() {
 
 #[test]
 fn shutdown_drains_in_flight_requests() {
-    let srv = Running::default();
+    let srv = two_threads();
     let mut s = srv.connect();
     s.write_all(b"GET /delay/300 HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();

@@ -1,0 +1,798 @@
+//! HTTP/2 for the reference server: the server side of one connection as a sans-IO
+//! state machine, for h2c (prior knowledge) and for TLS connections that chose `h2`.
+//!
+//! The event loop hands [`H2Conn::feed`] the bytes it reads; complete frames are
+//! handled at once (SETTINGS, PING, WINDOW_UPDATE, RST_STREAM, GOAWAY), and a stream
+//! whose request is complete joins a queue the loop drains with [`H2Conn::next_ready`]
+//! when its output has room. Each request is routed by the same code as HTTP/1.1,
+//! through [`H2Respond`]; deferred endpoints (`/delay`, `/biteq`) leave their stream
+//! waiting while the others go on. Response headers are HPACK-encoded with a mirrored
+//! dynamic table, so on a busy connection a response head is a handful of bytes; DATA
+//! is sent as far as the client's windows allow and the rest kept until they open.
+//!
+//! Anything that breaks the protocol is answered as RFC 9113 says: a stream error
+//! resets the stream (`RST_STREAM`), a connection error sends `GOAWAY` with its code,
+//! after which the connection is closed. Every count a client controls is bounded:
+//! streams at once ([`MAX_STREAMS`]), header list and body sizes (the server's
+//! [`Limits`]), and frame size.
+
+use std::collections::VecDeque;
+
+pub use stampede_h2::frame;
+use stampede_h2::frame::Head;
+pub use stampede_h2::frame::PREFACE;
+use stampede_h2::hpack;
+
+use crate::request::{Limits, Method};
+use crate::routes::{self, Respond};
+
+/// Streams a client may have open at once (advertised in SETTINGS).
+pub const MAX_STREAMS: usize = 128;
+/// Our receive window for each stream and for the connection.
+const RECV_WINDOW: u32 = 1 << 20;
+
+/// A connection error: `GOAWAY` with this code, then close.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnError {
+    /// The RFC 9113 error code.
+    pub code: u32,
+    /// What was wrong, for logs and tests.
+    pub reason: &'static str,
+}
+
+fn fail<T>(code: u32, reason: &'static str) -> Result<T, ConnError> {
+    Err(ConnError { code, reason })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Headers or body still arriving.
+    Receiving,
+    /// The request is complete; it waits to be routed or for a deferred answer.
+    Waiting,
+    /// The response head is sent; body bytes wait for the client's windows.
+    Sending,
+}
+
+#[derive(Debug)]
+struct Stream {
+    id: u32,
+    state: State,
+    method: Method,
+    /// `:path`, query included.
+    path: Vec<u8>,
+    /// The request refused before routing (too large): answer with this status.
+    refuse: Option<u16>,
+    /// Answered before the client finished sending: reset (NO_ERROR) once answered.
+    early: bool,
+    body_len: usize,
+    recv_window: i64,
+    recv_unacked: u32,
+    send_window: i64,
+    /// Response body not yet sent, from `sent`.
+    pending: Vec<u8>,
+    sent: usize,
+}
+
+/// The server side of one HTTP/2 connection.
+pub struct H2Conn {
+    decoder: hpack::Decoder,
+    encoder: hpack::Encoder,
+    limits: Limits,
+    /// Bytes of the client preface still expected.
+    preface_left: usize,
+    streams: Vec<Stream>,
+    spare: Vec<Stream>,
+    ready: VecDeque<u32>,
+    /// A header block being continued: (stream, END_STREAM, fragment so far).
+    continuing: Option<(u32, bool, Vec<u8>)>,
+    last_stream: u32,
+    peer_max_frame: usize,
+    peer_initial_window: i64,
+    send_window: i64,
+    recv_window: i64,
+    recv_unacked: u32,
+    /// Bytes of response bodies held for the client's windows.
+    held: usize,
+    /// The client sent GOAWAY: no new streams, close once the open ones are answered.
+    pub peer_goaway: bool,
+    /// We sent GOAWAY (draining).
+    pub goaway_sent: bool,
+}
+
+/// A complete request, ready to route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ready {
+    pub stream: u32,
+    pub method: Method,
+    /// A status to answer with instead of routing: the request broke a limit.
+    pub refuse: Option<u16>,
+}
+
+impl H2Conn {
+    /// A connection whose first bytes were the client preface (not yet consumed); our
+    /// SETTINGS and connection window go to `out`.
+    pub fn new(limits: Limits, out: &mut Vec<u8>) -> H2Conn {
+        frame::settings(
+            out,
+            &[
+                (frame::SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS as u32),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, RECV_WINDOW),
+                (frame::SETTINGS_MAX_HEADER_LIST_SIZE, limits.max_head as u32),
+            ],
+        );
+        frame::window_update(out, 0, RECV_WINDOW - frame::DEFAULT_WINDOW as u32);
+        H2Conn {
+            decoder: hpack::Decoder::new(),
+            encoder: hpack::Encoder::new(),
+            limits,
+            preface_left: frame::PREFACE.len(),
+            streams: Vec::new(),
+            spare: Vec::new(),
+            ready: VecDeque::new(),
+            continuing: None,
+            last_stream: 0,
+            peer_max_frame: frame::DEFAULT_MAX_FRAME,
+            peer_initial_window: frame::DEFAULT_WINDOW,
+            send_window: frame::DEFAULT_WINDOW,
+            recv_window: RECV_WINDOW as i64,
+            recv_unacked: 0,
+            held: 0,
+            peer_goaway: false,
+            goaway_sent: false,
+        }
+    }
+
+    /// Streams open (receiving, waiting for an answer, or sending).
+    pub fn open_streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Response body bytes held until the client's windows open.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// The highest stream the client opened.
+    pub fn last_stream(&self) -> u32 {
+        self.last_stream
+    }
+
+    /// Sends GOAWAY (no error): streams already opened are still answered.
+    pub fn go_away(&mut self, out: &mut Vec<u8>) {
+        if !self.goaway_sent {
+            self.goaway_sent = true;
+            frame::goaway(out, self.last_stream, frame::NO_ERROR);
+        }
+    }
+
+    /// Handles the complete frames at the start of `data`, writing control frames to
+    /// `out`; returns the bytes used (a partial frame is left for the next read).
+    pub fn feed(&mut self, data: &[u8], out: &mut Vec<u8>) -> Result<usize, ConnError> {
+        let mut at = 0;
+        if self.preface_left > 0 {
+            let from = frame::PREFACE.len() - self.preface_left;
+            let n = self.preface_left.min(data.len());
+            if data[..n] != frame::PREFACE[from..from + n] {
+                return fail(frame::PROTOCOL_ERROR, "not the HTTP/2 client preface");
+            }
+            self.preface_left -= n;
+            at = n;
+            if self.preface_left > 0 {
+                return Ok(at);
+            }
+        }
+        while let Some(h) = Head::parse(&data[at..]) {
+            if h.len > frame::DEFAULT_MAX_FRAME {
+                return fail(frame::FRAME_SIZE_ERROR, "a frame larger than 16,384 bytes");
+            }
+            if data.len() < at + 9 + h.len {
+                break;
+            }
+            let payload = &data[at + 9..at + 9 + h.len];
+            at += 9 + h.len;
+            self.frame(h, payload, out)?;
+        }
+        Ok(at)
+    }
+
+    fn frame(&mut self, h: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), ConnError> {
+        if self.continuing.is_some() && h.kind != frame::CONTINUATION {
+            return fail(frame::PROTOCOL_ERROR, "a header block was interrupted");
+        }
+        match h.kind {
+            frame::DATA => self.data(h, payload, out)?,
+            frame::HEADERS => {
+                if h.stream == 0 {
+                    return fail(frame::PROTOCOL_ERROR, "HEADERS on stream 0");
+                }
+                let mut block =
+                    frame::unpad(h.flags, payload).or_else(|e| fail(frame::PROTOCOL_ERROR, e))?;
+                if h.flags & frame::PRIORITY_FLAG != 0 {
+                    block = match block.get(5..) {
+                        Some(b) => b,
+                        None => return fail(frame::FRAME_SIZE_ERROR, "HEADERS too short"),
+                    };
+                }
+                let end_stream = h.flags & frame::END_STREAM != 0;
+                if h.flags & frame::END_HEADERS != 0 {
+                    self.headers(h.stream, block, end_stream, out)?;
+                } else {
+                    if block.len() > self.limits.max_head {
+                        return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
+                    }
+                    self.continuing = Some((h.stream, end_stream, block.to_vec()));
+                }
+            }
+            frame::CONTINUATION => {
+                let Some((sid, end_stream, mut block)) = self.continuing.take() else {
+                    return fail(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS");
+                };
+                if sid != h.stream {
+                    return fail(frame::PROTOCOL_ERROR, "CONTINUATION on another stream");
+                }
+                block.extend_from_slice(payload);
+                if h.flags & frame::END_HEADERS != 0 {
+                    self.headers(sid, &block, end_stream, out)?;
+                } else if block.len() > self.limits.max_head + frame::DEFAULT_MAX_FRAME {
+                    // A header list this large is refused; one that never ends is not
+                    // waited for.
+                    return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
+                } else {
+                    self.continuing = Some((sid, end_stream, block));
+                }
+            }
+            frame::PRIORITY => {
+                if h.stream == 0 {
+                    return fail(frame::PROTOCOL_ERROR, "PRIORITY on stream 0");
+                }
+                if payload.len() != 5 {
+                    frame::rst_stream(out, h.stream, frame::FRAME_SIZE_ERROR);
+                }
+            }
+            frame::RST_STREAM => {
+                if h.stream == 0 {
+                    return fail(frame::PROTOCOL_ERROR, "RST_STREAM on stream 0");
+                }
+                if payload.len() != 4 {
+                    return fail(frame::FRAME_SIZE_ERROR, "RST_STREAM of the wrong size");
+                }
+                if h.stream > self.last_stream {
+                    return fail(frame::PROTOCOL_ERROR, "RST_STREAM on an idle stream");
+                }
+                self.remove(h.stream);
+            }
+            frame::SETTINGS => self.settings(h, payload, out)?,
+            frame::PING => {
+                if h.stream != 0 {
+                    return fail(frame::PROTOCOL_ERROR, "PING on a stream");
+                }
+                if payload.len() != 8 {
+                    return fail(frame::FRAME_SIZE_ERROR, "PING of the wrong size");
+                }
+                if h.flags & frame::ACK == 0 {
+                    frame::head(out, 8, frame::PING, frame::ACK, 0);
+                    out.extend_from_slice(payload);
+                }
+            }
+            frame::GOAWAY => {
+                if h.stream != 0 {
+                    return fail(frame::PROTOCOL_ERROR, "GOAWAY on a stream");
+                }
+                if payload.len() < 8 {
+                    return fail(frame::FRAME_SIZE_ERROR, "GOAWAY too short");
+                }
+                self.peer_goaway = true;
+            }
+            frame::WINDOW_UPDATE => {
+                let Some(inc) = frame::u32_payload(payload) else {
+                    return fail(frame::FRAME_SIZE_ERROR, "WINDOW_UPDATE of the wrong size");
+                };
+                let inc = (inc & 0x7fff_ffff) as i64;
+                if h.stream == 0 {
+                    if inc == 0 {
+                        return fail(frame::PROTOCOL_ERROR, "a window increment of 0");
+                    }
+                    self.send_window += inc;
+                    if self.send_window > frame::MAX_WINDOW {
+                        return fail(frame::FLOW_CONTROL_ERROR, "the window passed 2^31-1");
+                    }
+                } else if let Some(s) = self.streams.iter_mut().find(|s| s.id == h.stream) {
+                    s.send_window += inc;
+                    if inc == 0 || s.send_window > frame::MAX_WINDOW {
+                        let code = if inc == 0 {
+                            frame::PROTOCOL_ERROR
+                        } else {
+                            frame::FLOW_CONTROL_ERROR
+                        };
+                        frame::rst_stream(out, h.stream, code);
+                        self.remove(h.stream);
+                    }
+                } else if h.stream > self.last_stream {
+                    return fail(frame::PROTOCOL_ERROR, "WINDOW_UPDATE on an idle stream");
+                }
+                self.pump(out);
+            }
+            frame::PUSH_PROMISE => {
+                return fail(frame::PROTOCOL_ERROR, "PUSH_PROMISE from a client");
+            }
+            // Unknown frame types are ignored, as the protocol asks.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn settings(&mut self, h: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), ConnError> {
+        if h.stream != 0 {
+            return fail(frame::PROTOCOL_ERROR, "SETTINGS on a stream");
+        }
+        if h.flags & frame::ACK != 0 {
+            return if payload.is_empty() {
+                Ok(())
+            } else {
+                fail(frame::FRAME_SIZE_ERROR, "a SETTINGS ack with a payload")
+            };
+        }
+        if !payload.len().is_multiple_of(6) {
+            return fail(frame::FRAME_SIZE_ERROR, "SETTINGS of the wrong size");
+        }
+        for s in payload.chunks_exact(6) {
+            let key = u16::from_be_bytes([s[0], s[1]]);
+            let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+            match key {
+                frame::SETTINGS_HEADER_TABLE_SIZE => self.encoder.set_peer_table_size(v as usize),
+                frame::SETTINGS_ENABLE_PUSH if v > 1 => {
+                    return fail(frame::PROTOCOL_ERROR, "SETTINGS_ENABLE_PUSH above 1");
+                }
+                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                    if v as i64 > frame::MAX_WINDOW {
+                        return fail(frame::FLOW_CONTROL_ERROR, "an initial window above 2^31-1");
+                    }
+                    let delta = v as i64 - self.peer_initial_window;
+                    self.peer_initial_window = v as i64;
+                    for st in self.streams.iter_mut() {
+                        st.send_window += delta;
+                        if st.send_window > frame::MAX_WINDOW {
+                            return fail(frame::FLOW_CONTROL_ERROR, "a window passed 2^31-1");
+                        }
+                    }
+                }
+                frame::SETTINGS_MAX_FRAME_SIZE => {
+                    if !(frame::DEFAULT_MAX_FRAME as u32..1 << 24).contains(&v) {
+                        return fail(
+                            frame::PROTOCOL_ERROR,
+                            "SETTINGS_MAX_FRAME_SIZE out of range",
+                        );
+                    }
+                    self.peer_max_frame = v as usize;
+                }
+                _ => {}
+            }
+        }
+        frame::head(out, 0, frame::SETTINGS, frame::ACK, 0);
+        self.pump(out);
+        Ok(())
+    }
+
+    fn data(&mut self, h: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), ConnError> {
+        if h.stream == 0 {
+            return fail(frame::PROTOCOL_ERROR, "DATA on stream 0");
+        }
+        let len = payload.len() as u32;
+        self.recv_window -= len as i64;
+        if self.recv_window < 0 {
+            return fail(
+                frame::FLOW_CONTROL_ERROR,
+                "DATA beyond the connection window",
+            );
+        }
+        self.recv_unacked += len;
+        if self.recv_unacked >= RECV_WINDOW / 2 {
+            frame::window_update(out, 0, self.recv_unacked);
+            self.recv_window += self.recv_unacked as i64;
+            self.recv_unacked = 0;
+        }
+        let body = frame::unpad(h.flags, payload).or_else(|e| fail(frame::PROTOCOL_ERROR, e))?;
+        let max_body = self.limits.max_body;
+        let Some(s) = self.streams.iter_mut().find(|s| s.id == h.stream) else {
+            if h.stream > self.last_stream {
+                return fail(frame::PROTOCOL_ERROR, "DATA on an idle stream");
+            }
+            frame::rst_stream(out, h.stream, frame::STREAM_CLOSED);
+            return Ok(());
+        };
+        if s.early {
+            // Refused already; the rest of the body is not read.
+            return Ok(());
+        }
+        if s.state != State::Receiving {
+            frame::rst_stream(out, h.stream, frame::STREAM_CLOSED);
+            self.remove(h.stream);
+            return Ok(());
+        }
+        s.recv_window -= len as i64;
+        if s.recv_window < 0 {
+            frame::rst_stream(out, h.stream, frame::FLOW_CONTROL_ERROR);
+            self.remove(h.stream);
+            return Ok(());
+        }
+        s.body_len += body.len();
+        if s.body_len > max_body {
+            s.refuse = Some(413);
+        }
+        let end = h.flags & frame::END_STREAM != 0;
+        s.recv_unacked += len;
+        if !end && s.recv_unacked >= RECV_WINDOW / 2 {
+            frame::window_update(out, s.id, s.recv_unacked);
+            s.recv_window += s.recv_unacked as i64;
+            s.recv_unacked = 0;
+        }
+        if end || s.refuse.is_some() {
+            // A body over the limit is answered now; the rest of it is not read.
+            s.early = !end;
+            s.state = State::Waiting;
+            self.ready.push_back(h.stream);
+        }
+        Ok(())
+    }
+
+    fn headers(
+        &mut self,
+        id: u32,
+        block: &[u8],
+        end_stream: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ConnError> {
+        // Every block is decoded, even a refused one's: the table must stay in step.
+        let existing = self.streams.iter().position(|s| s.id == id);
+        let mut s = match existing {
+            Some(i) => {
+                // Trailers: they must end the stream and carry no pseudo-header.
+                let mut bad = !end_stream || self.streams[i].state != State::Receiving;
+                self.decoder
+                    .decode(block, |n, _| bad |= n.first() == Some(&b':'))
+                    .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
+                if bad {
+                    frame::rst_stream(out, id, frame::PROTOCOL_ERROR);
+                    self.remove(id);
+                } else {
+                    self.streams[i].state = State::Waiting;
+                    self.ready.push_back(id);
+                }
+                return Ok(());
+            }
+            None => self.spare.pop().unwrap_or_else(|| Stream {
+                id: 0,
+                state: State::Receiving,
+                method: Method::Get,
+                path: Vec::new(),
+                refuse: None,
+                early: false,
+                body_len: 0,
+                recv_window: 0,
+                recv_unacked: 0,
+                send_window: 0,
+                pending: Vec::new(),
+                sent: 0,
+            }),
+        };
+        s.path.clear();
+        let mut method = None;
+        let (mut scheme, mut pseudo_done, mut malformed) = (false, false, false);
+        let mut size = 0usize;
+        self.decoder
+            .decode(block, |n, v| {
+                size += n.len() + v.len() + 32;
+                if let Some(p) = n.strip_prefix(b":") {
+                    if pseudo_done {
+                        malformed = true;
+                    }
+                    match p {
+                        b"method" if method.is_none() => {
+                            method = Some(match v {
+                                b"GET" => Method::Get,
+                                b"HEAD" => Method::Head,
+                                _ => Method::Other,
+                            })
+                        }
+                        b"path" if s.path.is_empty() && !v.is_empty() => {
+                            s.path.extend_from_slice(v)
+                        }
+                        b"scheme" if !scheme => scheme = true,
+                        b"authority" => {}
+                        _ => malformed = true,
+                    }
+                } else {
+                    pseudo_done = true;
+                    if n.iter().any(u8::is_ascii_uppercase)
+                        || matches!(
+                            n,
+                            b"connection"
+                                | b"keep-alive"
+                                | b"proxy-connection"
+                                | b"upgrade"
+                                | b"transfer-encoding"
+                        )
+                        || (n == b"te" && v != b"trailers")
+                    {
+                        malformed = true;
+                    }
+                }
+            })
+            .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
+        if id.is_multiple_of(2) || id <= self.last_stream {
+            return fail(
+                frame::PROTOCOL_ERROR,
+                "HEADERS opening a used or even stream",
+            );
+        }
+        self.last_stream = id;
+        let refused = self.streams.len() >= MAX_STREAMS || self.goaway_sent || self.peer_goaway;
+        if refused || malformed || method.is_none() || !scheme || s.path.is_empty() {
+            let code = if refused {
+                frame::REFUSED_STREAM
+            } else {
+                frame::PROTOCOL_ERROR
+            };
+            frame::rst_stream(out, id, code);
+            self.spare.push(s);
+            return Ok(());
+        }
+        s.id = id;
+        s.method = method.unwrap_or(Method::Other);
+        s.refuse = (size > self.limits.max_head).then_some(431);
+        s.early = s.refuse.is_some() && !end_stream;
+        s.body_len = 0;
+        s.recv_window = RECV_WINDOW as i64;
+        s.recv_unacked = 0;
+        s.send_window = self.peer_initial_window;
+        s.pending.clear();
+        s.sent = 0;
+        s.state = if end_stream || s.refuse.is_some() {
+            self.ready.push_back(id);
+            State::Waiting
+        } else {
+            State::Receiving
+        };
+        self.streams.push(s);
+        Ok(())
+    }
+
+    fn remove(&mut self, id: u32) {
+        if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+            let mut s = self.streams.swap_remove(i);
+            self.held -= s.pending.len() - s.sent;
+            if s.pending.capacity() > 64 * 1024 {
+                s.pending = Vec::new();
+            }
+            self.spare.push(s);
+        }
+    }
+
+    /// The next complete request to route, if any; its `:path` (query included) is
+    /// copied to `path`.
+    pub fn next_ready(&mut self, path: &mut Vec<u8>) -> Option<Ready> {
+        while let Some(id) = self.ready.pop_front() {
+            if let Some(s) = self
+                .streams
+                .iter()
+                .find(|s| s.id == id && s.state == State::Waiting)
+            {
+                path.clear();
+                path.extend_from_slice(&s.path);
+                return Some(Ready {
+                    stream: id,
+                    method: s.method,
+                    refuse: s.refuse,
+                });
+            }
+        }
+        None
+    }
+
+    /// The method of a stream that waits for its answer (the client may have reset it).
+    pub fn waiting(&self, stream: u32) -> Option<Method> {
+        self.streams
+            .iter()
+            .find(|s| s.id == stream && s.state == State::Waiting)
+            .map(|s| s.method)
+    }
+
+    /// Answers `stream`: a HEADERS frame, then as much of `body` as the windows allow
+    /// (the rest is held). `len` is the Content-Length; `body` is empty for HEAD.
+    #[allow(clippy::too_many_arguments)]
+    pub fn respond(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        status: u16,
+        ctype: &str,
+        len: usize,
+        body: &[u8],
+        date: &[u8],
+        server: &[u8],
+    ) {
+        let Some(i) = self
+            .streams
+            .iter()
+            .position(|s| s.id == stream && s.state == State::Waiting)
+        else {
+            return;
+        };
+        let at = out.len();
+        frame::head(out, 0, frame::HEADERS, 0, stream);
+        let e = &mut self.encoder;
+        e.begin(out);
+        match status {
+            200 => e.indexed(out, 8),
+            204 => e.indexed(out, 9),
+            206 => e.indexed(out, 10),
+            304 => e.indexed(out, 11),
+            400 => e.indexed(out, 12),
+            404 => e.indexed(out, 13),
+            500 => e.indexed(out, 14),
+            _ => e.field(out, 8, &three_digits(status), false),
+        }
+        e.field(out, 54, server, true);
+        e.field(out, 33, date, true);
+        if status == 405 {
+            e.field(out, 22, b"GET, HEAD", true);
+        }
+        e.field(out, 31, ctype.as_bytes(), true);
+        let mut digits = [0u8; 20];
+        e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
+        let block = out.len() - at - 9;
+        let no_body = body.is_empty();
+        out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);
+        out[at + 4] = frame::END_HEADERS | if no_body { frame::END_STREAM } else { 0 };
+        if no_body {
+            self.finish(out, i);
+            return;
+        }
+        let s = &mut self.streams[i];
+        s.state = State::Sending;
+        let sent = send_data(out, s, body, &mut self.send_window, self.peer_max_frame);
+        if sent == body.len() {
+            self.finish(out, i);
+        } else {
+            let s = &mut self.streams[i];
+            s.pending.extend_from_slice(&body[sent..]);
+            s.sent = 0;
+            self.held += body.len() - sent;
+        }
+    }
+
+    /// The response on stream `i` is sent: the stream closes (reset when the client
+    /// was still sending a refused request).
+    fn finish(&mut self, out: &mut Vec<u8>, i: usize) {
+        let s = &self.streams[i];
+        if s.early {
+            frame::rst_stream(out, s.id, frame::NO_ERROR);
+        }
+        self.remove(s.id);
+    }
+
+    /// Sends held body bytes as far as the windows now allow.
+    fn pump(&mut self, out: &mut Vec<u8>) {
+        if self.held == 0 {
+            return;
+        }
+        let mut done = Vec::new();
+        for s in self.streams.iter_mut() {
+            if s.state != State::Sending || self.send_window <= 0 {
+                continue;
+            }
+            let pending = std::mem::take(&mut s.pending);
+            let n = send_data(
+                out,
+                s,
+                &pending[s.sent..],
+                &mut self.send_window,
+                self.peer_max_frame,
+            );
+            s.sent += n;
+            self.held -= n;
+            s.pending = pending;
+            if s.sent == s.pending.len() {
+                done.push(s.id);
+            }
+        }
+        for id in done {
+            if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                self.finish(out, i);
+            }
+        }
+    }
+}
+
+/// Writes DATA frames for as much of `body` as the windows allow; the last carries
+/// END_STREAM. Returns the bytes sent.
+fn send_data(
+    out: &mut Vec<u8>,
+    s: &mut Stream,
+    body: &[u8],
+    conn_window: &mut i64,
+    max_frame: usize,
+) -> usize {
+    let mut at = 0;
+    while at < body.len() {
+        let room = s.send_window.min(*conn_window);
+        if room <= 0 {
+            break;
+        }
+        let n = (body.len() - at).min(max_frame).min(room as usize);
+        let end = at + n == body.len();
+        frame::head(
+            out,
+            n,
+            frame::DATA,
+            if end { frame::END_STREAM } else { 0 },
+            s.id,
+        );
+        out.extend_from_slice(&body[at..at + n]);
+        at += n;
+        s.send_window -= n as i64;
+        *conn_window -= n as i64;
+    }
+    at
+}
+
+fn three_digits(status: u16) -> [u8; 3] {
+    let s = status.min(999);
+    [
+        b'0' + (s / 100) as u8,
+        b'0' + (s / 10 % 10) as u8,
+        b'0' + (s % 10) as u8,
+    ]
+}
+
+/// Hands a routed response to an HTTP/2 stream.
+pub struct H2Respond<'a> {
+    pub conn: &'a mut H2Conn,
+    pub out: &'a mut Vec<u8>,
+    pub stream: u32,
+    pub head: bool,
+    /// The `Date` and `Server` values (no name, no line end).
+    pub date: &'a [u8],
+    pub server: &'a [u8],
+    /// Where generated bodies are built.
+    pub body: &'a mut Vec<u8>,
+}
+
+impl Respond for H2Respond<'_> {
+    fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
+        let len = if routes::bodyless(status) {
+            0
+        } else {
+            body.len()
+        };
+        let sent = if self.head { &[][..] } else { &body[..len] };
+        self.conn.respond(
+            self.out,
+            self.stream,
+            status,
+            ctype,
+            len,
+            sent,
+            self.date,
+            self.server,
+        );
+    }
+
+    fn respond_with(&mut self, ctype: &str, len: usize, fill: &mut dyn FnMut(&mut Vec<u8>)) {
+        self.body.clear();
+        if !self.head {
+            fill(self.body);
+        }
+        self.conn.respond(
+            self.out,
+            self.stream,
+            200,
+            ctype,
+            len,
+            self.body,
+            self.date,
+            self.server,
+        );
+    }
+}

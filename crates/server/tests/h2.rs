@@ -1,0 +1,530 @@
+//! The reference server over HTTP/2 (h2c prior knowledge) on 127.0.0.1:0, spoken to
+//! frame by frame: every endpoint answers as over HTTP/1.1, deferred answers do not
+//! hold other streams back, flow control holds data until the client's window opens,
+//! limits answer with their status, stream errors reset only their stream, connection
+//! errors send GOAWAY with their code, and a shutdown sends GOAWAY and still answers
+//! what was opened. Responses are decoded with an independent HPACK implementation.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use stampede_h2::frame::{self, Head};
+use stampede_h2::hpack;
+use stampede_server::Config;
+
+mod common;
+
+use common::Running;
+
+fn server() -> Running {
+    Running::start(Config {
+        threads: 1,
+        ..Config::default()
+    })
+}
+
+#[derive(Debug, Default, Clone)]
+struct Resp {
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    ended: bool,
+    reset: Option<u32>,
+}
+
+impl Resp {
+    fn status(&self) -> u16 {
+        self.header(":status")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A client that writes frames by hand and keeps what comes back.
+struct Client {
+    s: TcpStream,
+    buf: Vec<u8>,
+    dec: loona_hpack::Decoder<'static>,
+    streams: BTreeMap<u32, Resp>,
+    /// Stream ids in the order their responses ended.
+    ended: Vec<u32>,
+    goaway: Option<(u32, u32)>,
+    closed: bool,
+}
+
+impl Client {
+    /// Connects as clients do: the preface, `settings`, and a connection window of
+    /// 1 GiB.
+    fn connect(srv: &Running, settings: &[(u16, u32)]) -> Client {
+        let mut c = Client::connect_with_default_window(srv, settings);
+        let mut wu = Vec::new();
+        frame::window_update(&mut wu, 0, 1 << 30);
+        c.send(&wu);
+        c
+    }
+
+    /// Connects leaving the connection window at 65,535 bytes.
+    fn connect_with_default_window(srv: &Running, settings: &[(u16, u32)]) -> Client {
+        let mut s = srv.connect();
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let mut out = frame::PREFACE.to_vec();
+        frame::settings(&mut out, settings);
+        s.write_all(&out).unwrap();
+        Client {
+            s,
+            buf: Vec::new(),
+            dec: loona_hpack::Decoder::new(),
+            streams: BTreeMap::new(),
+            ended: Vec::new(),
+            goaway: None,
+            closed: false,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.s.write_all(bytes).unwrap();
+    }
+
+    fn frame(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+        let mut f = Vec::new();
+        frame::head(&mut f, payload.len(), kind, flags, stream);
+        f.extend_from_slice(payload);
+        self.send(&f);
+    }
+
+    /// Opens `stream` with a GET (or `method`) of `path`.
+    fn request(&mut self, stream: u32, method: &str, path: &str, end_stream: bool) {
+        let block = block(&[
+            (":method", method),
+            (":scheme", "http"),
+            (":authority", "localhost"),
+            (":path", path),
+        ]);
+        let flags = frame::END_HEADERS | if end_stream { frame::END_STREAM } else { 0 };
+        self.frame(frame::HEADERS, flags, stream, &block);
+    }
+
+    /// Reads frames until `done` holds or five seconds pass.
+    fn until(&mut self, done: impl Fn(&Client) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut chunk = [0u8; 65536];
+        while !done(self) && !self.closed {
+            if Instant::now() >= deadline {
+                let state: Vec<_> = self
+                    .streams
+                    .iter()
+                    .map(|(id, r)| (id, r.status(), r.body.len(), r.ended, r.reset))
+                    .collect();
+                panic!("timed out; (stream, status, body, ended, reset): {state:?}");
+            }
+            match self.s.read(&mut chunk) {
+                Ok(0) => self.closed = true,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => self.closed = true,
+            }
+            while let Some(h) = Head::parse(&self.buf) {
+                if self.buf.len() < 9 + h.len {
+                    break;
+                }
+                let payload = self.buf[9..9 + h.len].to_vec();
+                self.buf.drain(..9 + h.len);
+                self.handle(h, &payload);
+            }
+        }
+    }
+
+    /// Reads whatever arrives for `d`.
+    fn wait(&mut self, d: Duration) {
+        let end = Instant::now() + d;
+        self.until(|_| Instant::now() >= end);
+    }
+
+    fn handle(&mut self, h: Head, payload: &[u8]) {
+        match h.kind {
+            frame::HEADERS => {
+                assert_ne!(
+                    h.flags & frame::END_HEADERS,
+                    0,
+                    "one HEADERS frame per head"
+                );
+                let fields = self.dec.decode(payload).expect("a valid HPACK block");
+                let r = self.streams.entry(h.stream).or_default();
+                for (n, v) in fields {
+                    r.headers
+                        .push((String::from_utf8(n).unwrap(), String::from_utf8(v).unwrap()));
+                }
+            }
+            frame::DATA => {
+                let r = self.streams.entry(h.stream).or_default();
+                assert!(!r.headers.is_empty(), "DATA before HEADERS");
+                r.body.extend_from_slice(payload);
+            }
+            frame::RST_STREAM => {
+                self.streams.entry(h.stream).or_default().reset = frame::u32_payload(payload);
+            }
+            frame::GOAWAY => {
+                let last = u32::from_be_bytes(payload[..4].try_into().unwrap());
+                let code = u32::from_be_bytes(payload[4..8].try_into().unwrap());
+                self.goaway = Some((last, code));
+            }
+            _ => {}
+        }
+        if matches!(h.kind, frame::HEADERS | frame::DATA) && h.flags & frame::END_STREAM != 0 {
+            let r = self.streams.entry(h.stream).or_default();
+            assert!(!r.ended, "stream {} ended twice", h.stream);
+            r.ended = true;
+            self.ended.push(h.stream);
+        }
+    }
+
+    fn response(&mut self, stream: u32) -> Resp {
+        self.until(|c| {
+            c.streams
+                .get(&stream)
+                .is_some_and(|r| r.ended || r.reset.is_some())
+        });
+        self.streams[&stream].clone()
+    }
+}
+
+/// A header block of literals without indexing.
+fn block(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (n, v) in fields {
+        hpack::literal(&mut b, n.as_bytes(), v.as_bytes());
+    }
+    b
+}
+
+/// The same request over HTTP/1.1: (status, content type, body).
+fn http1(srv: &Running, method: &str, path: &str) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(srv.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    let mut hs = [httparse::EMPTY_HEADER; 16];
+    let mut r = httparse::Response::new(&mut hs);
+    let n = r.parse(&all).unwrap().unwrap();
+    let ctype = r
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+        .map(|h| String::from_utf8_lossy(h.value).into_owned())
+        .unwrap_or_default();
+    (r.code.unwrap(), ctype, all[n..].to_vec())
+}
+
+#[test]
+fn every_endpoint_answers_as_over_http11() {
+    let srv = server();
+    let mut c = Client::connect(&srv, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 30)]);
+    // The slow one first: it must not hold back the streams opened after it.
+    c.request(1, "GET", "/delay/300", true);
+    let paths = [
+        ("GET", "/pong"),
+        ("GET", "/plaintext"),
+        ("GET", "/json"),
+        ("GET", "/backend"),
+        ("GET", "/chat"),
+        ("GET", "/quacker?i=b9ogpt96K0NmkI"),
+        ("GET", "/quacker?i=bad"),
+        ("GET", "/quacker"),
+        ("GET", "/biteq?i=b9ogpt96K0NmkI"),
+        ("GET", "/FiringGeometry.png"),
+        ("GET", "/bytes/100000"),
+        ("GET", "/bytes/0"),
+        ("GET", "/status/201"),
+        ("GET", "/status/503"),
+        ("GET", "/static/nothing"),
+        ("GET", "/nope"),
+        ("HEAD", "/pong"),
+        ("HEAD", "/bytes/1000"),
+        ("POST", "/pong"),
+        ("DELETE", "/json"),
+    ];
+    for (i, (m, p)) in paths.iter().enumerate() {
+        c.request(3 + 2 * i as u32, m, p, true);
+    }
+    let last = 3 + 2 * (paths.len() as u32 - 1);
+    c.until(|c| c.streams.get(&1).is_some_and(|r| r.ended));
+    assert_eq!(c.ended.last(), Some(&1), "the delayed answer came last");
+    let delayed = c.response(1);
+    assert_eq!(
+        (delayed.status(), &delayed.body[..]),
+        (200, &b"delayed\n"[..])
+    );
+    for (i, (m, p)) in paths.iter().enumerate() {
+        let r = c.response(3 + 2 * i as u32);
+        let (status, ctype, body) = http1(&srv, m, p);
+        assert_eq!(r.status(), status, "{m} {p}");
+        assert_eq!(r.header("content-type"), Some(ctype.as_str()), "{m} {p}");
+        assert_eq!(r.body, body, "{m} {p}");
+        let len: usize = r.header("content-length").unwrap().parse().unwrap();
+        if *m == "HEAD" {
+            let (_, _, get) = http1(&srv, "GET", p);
+            assert_eq!(len, get.len(), "{m} {p}");
+        } else {
+            assert_eq!(len, body.len(), "{m} {p}");
+        }
+        assert!(r.header("date").is_some_and(|d| d.ends_with(" GMT")));
+        assert!(r
+            .header("server")
+            .is_some_and(|s| s.starts_with("stampede/")));
+        assert_eq!(r.header("connection"), None, "no HTTP/1 connection header");
+    }
+    assert_eq!(c.response(last - 2).header("allow"), Some("GET, HEAD"));
+    assert_eq!(c.streams.len(), paths.len() + 1);
+    assert!(c.streams.values().all(|r| r.reset.is_none()));
+    assert!(!c.closed && c.goaway.is_none());
+}
+
+#[test]
+fn flow_control_holds_data_until_the_window_opens() {
+    let srv = server();
+    // Each stream may receive 1,000 bytes until we say more.
+    let mut c = Client::connect(&srv, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1000)]);
+    c.request(1, "GET", "/bytes/5000", true);
+    c.request(3, "GET", "/pong", true);
+    c.response(3);
+    c.wait(Duration::from_millis(200));
+    assert_eq!(c.streams[&1].body.len(), 1000);
+    assert!(!c.streams[&1].ended);
+    let mut wu = Vec::new();
+    frame::window_update(&mut wu, 1, 2500);
+    c.send(&wu);
+    c.wait(Duration::from_millis(200));
+    assert_eq!(c.streams[&1].body.len(), 3500);
+    // A larger initial window applies to open streams too.
+    let mut s = Vec::new();
+    frame::settings(&mut s, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20)]);
+    c.send(&s);
+    let r = c.response(1);
+    assert_eq!(r.body, http1(&srv, "GET", "/bytes/5000").2);
+
+    // The connection window (65,535 until we say otherwise) holds a large body too.
+    let mut c = Client::connect_with_default_window(
+        &srv,
+        &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 24)],
+    );
+    c.request(1, "GET", "/bytes/200000", true);
+    c.wait(Duration::from_millis(200));
+    assert_eq!(c.streams[&1].body.len(), 65_535);
+    let mut wu = Vec::new();
+    frame::window_update(&mut wu, 0, 1 << 20);
+    c.send(&wu);
+    assert_eq!(c.response(1).body.len(), 200_000);
+}
+
+#[test]
+fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
+    let srv = Running::start(Config {
+        threads: 1,
+        limits: stampede_server::Limits {
+            max_head: 1024,
+            max_body: 1000,
+        },
+        ..Config::default()
+    });
+    let mut c = Client::connect(&srv, &[]);
+    // No :path: malformed, reset.
+    let b = block(&[(":method", "GET"), (":scheme", "http")]);
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        1,
+        &b,
+    );
+    // An upper-case header name: malformed, reset.
+    let b = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/pong"),
+        ("X-Big", "1"),
+    ]);
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        3,
+        &b,
+    );
+    // A header list over the limit: 431.
+    let long = "x".repeat(2000);
+    let b = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/pong"),
+        ("x-long", &long),
+    ]);
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        5,
+        &b,
+    );
+    // A body over the limit: 413 before the body ends, then the stream is reset.
+    c.request(7, "POST", "/pong", false);
+    c.frame(frame::DATA, 0, 7, &[b'a'; 800]);
+    c.frame(frame::DATA, 0, 7, &[b'a'; 800]);
+    // A body within the limit reaches the router (405 for POST).
+    c.request(9, "POST", "/pong", false);
+    c.frame(frame::DATA, frame::END_STREAM, 9, &[b'a'; 500]);
+    // A stream the client resets before its answer gets none.
+    c.request(11, "GET", "/delay/200", true);
+    c.frame(frame::RST_STREAM, 0, 11, &frame::CANCEL.to_be_bytes());
+    c.request(13, "GET", "/pong", true);
+
+    assert_eq!(c.response(1).reset, Some(frame::PROTOCOL_ERROR));
+    assert_eq!(c.response(3).reset, Some(frame::PROTOCOL_ERROR));
+    assert_eq!(c.response(5).status(), 431);
+    let r = c.response(7);
+    assert_eq!(r.status(), 413);
+    assert_eq!(c.response(9).status(), 405);
+    assert_eq!(c.response(13).body, b"PONG");
+    c.wait(Duration::from_millis(400));
+    assert_eq!(c.streams[&7].reset, Some(frame::NO_ERROR));
+    assert!(!c.streams.contains_key(&11), "{:?}", c.streams.get(&11));
+    assert!(!c.closed && c.goaway.is_none());
+
+    // Streams beyond the advertised limit are refused; the others are answered.
+    let mut c = Client::connect(&srv, &[]);
+    let n = stampede_server::h2::MAX_STREAMS as u32;
+    for i in 0..=n {
+        c.request(1 + 2 * i, "GET", "/delay/300", true);
+    }
+    let over = 1 + 2 * n;
+    assert_eq!(c.response(over).reset, Some(frame::REFUSED_STREAM));
+    c.until(|c| c.ended.len() == n as usize);
+    assert!(c
+        .streams
+        .values()
+        .filter(|r| r.ended)
+        .all(|r| r.status() == 200));
+}
+
+#[test]
+fn connection_errors_send_goaway_with_their_code_and_close() {
+    let srv = server();
+    let cases: Vec<(&str, Vec<u8>, u32)> = vec![
+        (
+            "a frame over 16,384 bytes",
+            raw(frame::DATA, 0, 1, &[0; 16_385]),
+            frame::FRAME_SIZE_ERROR,
+        ),
+        (
+            "HEADERS on an even stream",
+            {
+                let b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
+                raw(
+                    frame::HEADERS,
+                    frame::END_HEADERS | frame::END_STREAM,
+                    2,
+                    &b,
+                )
+            },
+            frame::PROTOCOL_ERROR,
+        ),
+        (
+            "an index beyond the HPACK tables",
+            raw(frame::HEADERS, frame::END_HEADERS, 1, &[0xbf, 0x7f]),
+            frame::COMPRESSION_ERROR,
+        ),
+        (
+            "CONTINUATION without HEADERS",
+            raw(frame::CONTINUATION, frame::END_HEADERS, 1, &[0x82]),
+            frame::PROTOCOL_ERROR,
+        ),
+        (
+            "a window increment of 0",
+            raw(frame::WINDOW_UPDATE, 0, 0, &[0; 4]),
+            frame::PROTOCOL_ERROR,
+        ),
+        (
+            "SETTINGS of 5 bytes",
+            raw(frame::SETTINGS, 0, 0, &[0; 5]),
+            frame::FRAME_SIZE_ERROR,
+        ),
+        (
+            "DATA on an idle stream",
+            raw(frame::DATA, 0, 41, b"x"),
+            frame::PROTOCOL_ERROR,
+        ),
+        (
+            "PUSH_PROMISE from a client",
+            raw(frame::PUSH_PROMISE, frame::END_HEADERS, 1, &[0, 0, 0, 2]),
+            frame::PROTOCOL_ERROR,
+        ),
+    ];
+    for (what, bytes, code) in cases {
+        let mut c = Client::connect(&srv, &[]);
+        c.request(1, "GET", "/pong", true);
+        c.response(1);
+        c.send(&bytes);
+        c.until(|c| c.closed);
+        assert_eq!(c.goaway, Some((1, code)), "{what}");
+    }
+    // A client GOAWAY: what is open is answered, then the server closes.
+    let mut c = Client::connect(&srv, &[]);
+    c.request(1, "GET", "/delay/100", true);
+    c.send(&raw(frame::GOAWAY, 0, 0, &[0; 8]));
+    assert_eq!(c.response(1).status(), 200);
+    c.until(|c| c.closed);
+}
+
+#[test]
+fn shutdown_sends_goaway_and_answers_open_streams() {
+    let srv = server();
+    let mut c = Client::connect(&srv, &[]);
+    c.request(1, "GET", "/delay/300", true);
+    c.request(3, "GET", "/pong", true);
+    c.response(3);
+    srv.shutdown.trigger();
+    c.until(|c| c.goaway.is_some());
+    assert_eq!(c.goaway, Some((3, frame::NO_ERROR)));
+    assert!(c.streams.get(&1).is_none_or(|r| !r.ended));
+    assert_eq!(c.response(1).body, b"delayed\n");
+    c.until(|c| c.closed);
+    srv.stop();
+}
+
+#[test]
+fn a_server_without_http2_answers_the_preface_as_http11() {
+    let srv = Running::start(Config {
+        threads: 1,
+        http2: false,
+        ..Config::default()
+    });
+    let mut s = TcpStream::connect(srv.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(frame::PREFACE).unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    assert!(
+        all.starts_with(b"HTTP/1.1 400 "),
+        "{}",
+        String::from_utf8_lossy(&all)
+    );
+}
+
+fn raw(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    frame::head(&mut f, payload.len(), kind, flags, stream);
+    f.extend_from_slice(payload);
+    f
+}

@@ -1,0 +1,65 @@
+//! Fuzzes the server's HTTP/2 connection: any frames after the preface, fed in two
+//! pieces, must be answered, reset or refused with GOAWAY — never a panic — and every
+//! request that comes out complete is routed and answered through the HTTP/2 responder.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use stampede_server::h2::{H2Conn, H2Respond, PREFACE};
+use stampede_server::request::{Limits, Method, Request};
+use stampede_server::routes::{route, Ctx, Respond, Routed};
+use stampede_server::store::Store;
+
+fuzz_target!(|data: &[u8]| {
+    thread_local! {
+        static STORE: Store = Store::generate();
+    }
+    if data.is_empty() {
+        return;
+    }
+    let limits = Limits { max_head: 4096, max_body: 4096 };
+    let mut out = Vec::new();
+    let mut conn = H2Conn::new(limits, &mut out);
+    let mut input = PREFACE.to_vec();
+    input.extend_from_slice(&data[1..]);
+    let split = (data[0] as usize * 7).min(input.len());
+    let mut pending = Vec::new();
+    let (mut path, mut body) = (Vec::new(), Vec::new());
+    for part in [&input[..split], &input[split..]] {
+        pending.extend_from_slice(part);
+        match conn.feed(&pending, &mut out) {
+            Ok(used) => {
+                assert!(used <= pending.len());
+                pending.drain(..used);
+            }
+            Err(e) => {
+                assert!(e.code != 0, "{e:?}");
+                return;
+            }
+        }
+        while let Some(ready) = conn.next_ready(&mut path) {
+            let (p, q) = match path.iter().position(|&b| b == b'?') {
+                Some(i) => (&path[..i], &path[i + 1..]),
+                None => (&path[..], &b""[..]),
+            };
+            let req = Request { method: ready.method, path: p, query: q, keep_alive: true, http10: false };
+            STORE.with(|store| {
+                let mut ctx = Ctx { store, static_dir: None, thread: 0, counter: 0, scratch: Vec::new() };
+                let mut resp = H2Respond {
+                    conn: &mut conn,
+                    out: &mut out,
+                    stream: ready.stream,
+                    head: ready.method == Method::Head,
+                    date: b"Sun, 22 Nov 2026 20:00:00 GMT",
+                    server: b"stampede/fuzz",
+                    body: &mut body,
+                };
+                if let Some(status) = ready.refuse {
+                    resp.respond(status, "text/plain", b"refused\n");
+                } else if let Routed::Later(_) = route(&req, &mut ctx, &mut resp) {
+                    resp.respond(200, "text/plain", b"later\n");
+                }
+            });
+        }
+        out.clear();
+    }
+});
