@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# HTTP/2 clients against the same server: nginx with one worker pinned to CPU 1,
-# `return 200 "PONG"`, over h2c (prior knowledge) and over TLS 1.3 (ALPN h2, ECDSA
-# P-256 certificate); stampede (`stampede h2load`) and h2load pinned to CPU 0, one
-# thread, 4 clients, 100 streams each. Clients alternate round by round; the tables
-# give medians: req/s and client CPU (user+sys) per request.
+# HTTP/2 clients against the same server, each server pinned to CPU 1: nginx with one
+# worker (`return 200 "PONG"`) and `stampede serve --threads 1` (/pong), each over h2c
+# (prior knowledge) and over TLS 1.3 (ALPN h2, the same ECDSA P-256 certificate);
+# stampede (`stampede h2load`) and h2load pinned to CPU 0, one thread, 4 clients, 100
+# streams each. Clients alternate round by round; the tables give medians: req/s and
+# client CPU (user+sys) per request. The h2load rows against the two servers compare
+# the servers.
 #
 #   bash bench/h2.sh [ROUNDS=5] [REQUESTS=500000]
 source "$(dirname "$0")/lib.sh"
@@ -15,11 +17,26 @@ H2C=$(free_port)
 H2=$(free_port)
 start_nginx "$H2C" 1 "" "" http2
 start_nginx "$H2" 1 "$WORK/cert.pem" "$WORK/key.pem" http2
+SERVE_H2C=$(free_port)
+SERVE_H2=$(free_port)
+taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$SERVE_H2C" --threads 1 2>/dev/null &
+PIDS+=($!)
+taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$SERVE_H2" --threads 1 \
+  --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" 2>/dev/null &
+PIDS+=($!)
+wait_port "$SERVE_H2C"
+wait_port "$SERVE_H2"
 STAMPEDE_REPORT=h2load
 CLIENTS=(stampede h2load)
 
-for case in h2c h2; do
-  if [ "$case" = h2c ]; then url=http://127.0.0.1:$H2C/pong; else url=https://127.0.0.1:$H2/pong; fi
+CASES="nginx-h2c nginx-h2 serve-h2c serve-h2"
+for case in $CASES; do
+  case $case in
+    nginx-h2c) url=http://127.0.0.1:$H2C/pong ;;
+    nginx-h2) url=https://127.0.0.1:$H2/pong ;;
+    serve-h2c) url=http://127.0.0.1:$SERVE_H2C/pong ;;
+    serve-h2) url=https://127.0.0.1:$SERVE_H2/pong ;;
+  esac
   taskset -c 0 "$STAMPEDE" h2load -n 50000 -c 4 -m 100 "$url" >/dev/null  # warm-up, discarded
   for r in $(seq "$ROUNDS"); do
     for c in "${CLIENTS[@]}"; do
@@ -33,4 +50,4 @@ for case in h2c h2; do
     done
   done
 done
-summarize HTTP/2 "$ROUNDS" "h2c h2" "${CLIENTS[*]}"
+summarize HTTP/2 "$ROUNDS" "$CASES" "${CLIENTS[*]}"
