@@ -369,6 +369,88 @@ fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
 }
 
 #[test]
+fn http2_scenarios_run_over_h2c_and_alpn_and_a_target_without_it_fails_verification() {
+    let dir = Dir::new("http2");
+    let targets = format!(
+        "{}{}tls = true\ninsecure = true\n{}",
+        target("h2c", SERVE),
+        target("h2", &format!("{SERVE} --tls-self-signed")),
+        target("http11", &format!("{SERVE} --no-http2")),
+    );
+    let scen = "[[scenario]]\nname = \"json\"\npath = \"/json\"\nconnections = 2\nrequests = 2000\nhttp2 = true\nstreams = 10\nverify = { json_key = \"message\" }\n\
+                [[scenario]]\nname = \"delay\"\npath = \"/delay/10\"\nconnections = 1\nrequests = 200\nhttp2 = true\nstreams = 50\n";
+    let p = dir.write("p.toml", &plan(&targets, scen, 1));
+    let out = bench(&dir, &p, &[]);
+    let store = Store::open(&dir.path("s.db")).unwrap();
+    let runs = store.runs(1).unwrap();
+    let measured: Vec<_> = runs
+        .iter()
+        .map(|r| (r.target.as_str(), r.scenario.as_str()))
+        .collect();
+    assert_eq!(
+        measured,
+        [
+            ("h2c", "json"),
+            ("h2c", "delay"),
+            ("h2", "json"),
+            ("h2", "delay")
+        ],
+        "{}",
+        text(&out.stderr)
+    );
+    for r in &runs {
+        assert!(r.result.settings.http2, "{r:?}");
+        assert_eq!(r.result.requests.failed, 0);
+        assert_eq!(
+            r.result.settings.pipeline,
+            if r.scenario == "json" { 10 } else { 50 }
+        );
+    }
+    let alpn = |t: &str| {
+        runs.iter()
+            .find(|r| r.target == t)
+            .and_then(|r| r.result.tls.as_ref())
+            .and_then(|t| t.alpn.clone())
+    };
+    assert_eq!(alpn("h2").as_deref(), Some("h2"));
+    // 200 answers delayed 10 ms, 50 at a time on one connection: about 4 rounds.
+    let delay = runs.iter().find(|r| r.scenario == "delay").unwrap();
+    assert!(delay.result.duration_s < 1.0, "{}", delay.result.duration_s);
+    let v = store.verifications(1).unwrap();
+    let failed: Vec<_> = v.iter().filter(|v| v.2 != "pass").collect();
+    assert_eq!(failed.len(), 2, "{v:?}");
+    assert!(
+        failed
+            .iter()
+            .all(|v| v.0 == "http11" && v.2 == "fail" && v.3.contains("does not speak h2c")),
+        "{v:?}"
+    );
+
+    // The error names the line of the offending field.
+    for (bad, at) in [
+        ("streams = 4\n", "10: scenario.streams"),
+        ("http2 = true\npipeline = 4\n", "11: scenario.pipeline"),
+        (
+            "http2 = true\nkeepalive = false\n",
+            "11: scenario.keepalive",
+        ),
+        ("http2 = true\nstreams = 0\n", "11: scenario.streams"),
+    ] {
+        let p = dir.write(
+            "bad.toml",
+            &format!(
+                "{}[[scenario]]\nname = \"s\"\nrequests = 5\n{bad}",
+                target("a", SERVE)
+            ),
+        );
+        let out = bench(&dir, &p, &[]);
+        assert_eq!(out.status.code(), Some(2));
+        let e = text(&out.stderr);
+        assert!(e.contains(&format!("bad.toml:{at}: ")), "{e}");
+    }
+}
+
+#[test]
 fn plan_errors_name_file_line_and_field() {
     let dir = Dir::new("errors");
     let p = dir.write(

@@ -198,8 +198,10 @@ pub struct Scenario {
     pub duration: Option<Duration>,
     /// Keep-alive.
     pub keepalive: bool,
-    /// Pipelining depth.
+    /// Pipelining depth; over HTTP/2, the streams kept open per connection.
     pub pipeline: usize,
+    /// Speak HTTP/2 (h2c with prior knowledge, or ALPN h2 over TLS).
+    pub http2: bool,
     /// A list of requests each session makes in order (session shapes); empty: every
     /// call sends the scenario's one request.
     pub steps: Vec<Step>,
@@ -328,8 +330,10 @@ struct RawScenario {
     connections: Option<usize>,
     requests: Option<u64>,
     duration: Option<Spanned<String>>,
-    keepalive: Option<bool>,
-    pipeline: Option<usize>,
+    keepalive: Option<Spanned<bool>>,
+    pipeline: Option<Spanned<usize>>,
+    http2: Option<bool>,
+    streams: Option<Spanned<usize>>,
     rate: Option<f64>,
     poisson: Option<bool>,
     inject: Option<Spanned<Vec<String>>>,
@@ -649,6 +653,40 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         .as_ref()
         .map(|d| cx.duration(d, "scenario.timeout"))
         .transpose()?;
+    let http2 = s.http2.unwrap_or(false);
+    let keepalive = s.keepalive.as_ref().is_none_or(|k| *k.get_ref());
+    let (pipeline, field) = match (http2, &s.streams, &s.pipeline) {
+        (false, Some(st), _) => {
+            return Err(cx.err(
+                st.span().start,
+                "scenario.streams",
+                format!("scenario {name:?}: streams needs http2 = true"),
+            ))
+        }
+        (true, _, Some(p)) => {
+            return Err(cx.err(
+                p.span().start,
+                "scenario.pipeline",
+                format!("scenario {name:?}: HTTP/2 does not pipeline; use streams"),
+            ))
+        }
+        (true, st, None) => (st.as_ref(), "scenario.streams"),
+        (false, None, p) => (p.as_ref(), "scenario.pipeline"),
+    };
+    if let (true, Some(k)) = (http2 && !keepalive, &s.keepalive) {
+        return Err(cx.err(
+            k.span().start,
+            "scenario.keepalive",
+            format!("scenario {name:?}: HTTP/2 connections are persistent; keepalive = false does not apply"),
+        ));
+    }
+    let pipeline = match pipeline {
+        Some(p) if *p.get_ref() == 0 => {
+            return Err(cx.err(p.span().start, field, "must be at least 1"))
+        }
+        Some(p) => *p.get_ref(),
+        None => 1,
+    };
     let shapes = [s.rate.is_some(), s.inject.is_some(), s.sessions.is_some()];
     if shapes.iter().filter(|x| **x).count() > 1 {
         return Err(cx.err(
@@ -787,8 +825,9 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         connections: s.connections.unwrap_or(64),
         requests: s.requests,
         duration,
-        keepalive: s.keepalive.unwrap_or(true),
-        pipeline: s.pipeline.unwrap_or(1),
+        keepalive,
+        pipeline,
+        http2,
         steps,
         timeout: timeout.unwrap_or(if s.inject.is_some() {
             Duration::from_secs(60)

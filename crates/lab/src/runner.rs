@@ -602,6 +602,24 @@ fn run_target(
         };
         // Verify on a fresh connection that the server closes after the response.
         let (mut failures, mut fatal) = (Vec::new(), false);
+        // Over TLS an HTTP/2 scenario offers h2 first; ALPN may still choose HTTP/1.1.
+        let tls = live.ep.tls.as_ref().map(|(c, _)| {
+            if s.http2 {
+                let mut h2 = (**c).clone();
+                h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+                std::sync::Arc::new(h2)
+            } else {
+                c.clone()
+            }
+        });
+        if s.http2 {
+            // The answers are checked over HTTP/1.1; that the target speaks HTTP/2 at
+            // all is checked here, so a run never measures a refused preface.
+            if let Err(e) = stampede_engine::probe(&target, tls.as_ref(), true, s.timeout) {
+                failures.push(format!("HTTP/2: {e}"));
+                fatal = true;
+            }
+        }
         for c in &checks {
             let outcome = verify::verify(&live.ep, &c.request.bytes, c.verify, s.timeout);
             fatal |= !outcome.passed && c.verify.on_failure == OnFailure::Fail;
@@ -646,7 +664,8 @@ fn run_target(
             let _ = verify::fetch(&live.ep, &checks[0].request.bytes, s.timeout);
         }
         let mut spec = LoadSpec::new(target.clone(), scenario_request(s, &target, s.keepalive));
-        spec.tls = live.ep.tls.as_ref().map(|(c, _)| c.clone());
+        spec.tls = tls;
+        spec.http2 = s.http2;
         spec.connections = s.connections;
         spec.threads = plan
             .client_threads
