@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# HTTPS (HTTP/1.1 over TLS) clients against the same server: nginx with one worker and
-# a self-signed ECDSA P-256 certificate, pinned to CPU 1, `return 200 "PONG"`; each
-# client pinned to CPU 0, one thread, 64 connections. Two cases: keep-alive, and a new
-# connection (full TLS 1.3 handshake) per request via `Connection: close`. Clients run
-# in turn, round after round, and the table gives medians: req/s and client CPU
-# (user+sys) per request.
+# HTTPS (HTTP/1.1 over TLS) clients against the same server, pinned to CPU 1 with a
+# self-signed ECDSA P-256 certificate: nginx with one worker (`return 200 "PONG"`),
+# and for keep-alive also `stampede serve --threads 1 --no-http2` (/pong), which nginx's
+# one worker cannot keep up with; each client pinned to CPU 0, one thread, 64
+# connections. Cases: keep-alive, and a new connection (full TLS 1.3 handshake) per
+# request via `Connection: close`. Clients run in turn, round after round, and the
+# table gives medians: req/s and client CPU (user+sys) per request.
 #
 #   bash bench/tls.sh [ROUNDS=5] [SECONDS=5]
 source "$(dirname "$0")/lib.sh"
@@ -14,11 +15,16 @@ install_peers
 self_signed
 PORT=$(free_port)
 start_nginx "$PORT" 1 "$WORK/cert.pem" "$WORK/key.pem"
-URL=https://127.0.0.1:$PORT/pong
+SERVE=$(free_port)
+taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$SERVE" --threads 1 --no-http2 \
+  --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" 2>/dev/null &
+PIDS+=($!)
+wait_port "$SERVE"
 CLIENTS=(stampede wrk oha)
 
 run_client() {
-  local name=$1 case=$2 out=$3 hdr=() oha=()
+  local name=$1 case=$2 out=$3 hdr=() oha=() URL=https://127.0.0.1:$PORT/pong
+  [ "$case" = serve-keepalive ] && URL=https://127.0.0.1:$SERVE/pong
   if [ "$case" = close ]; then
     hdr=(-H "Connection: close")
     oha=(--disable-keepalive)
@@ -30,8 +36,9 @@ run_client() {
   esac
 }
 
-taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d1s "$URL" >/dev/null  # warm-up, discarded
-for case in keepalive close; do
+taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d1s "https://127.0.0.1:$PORT/pong" >/dev/null  # warm-up, discarded
+CASES="keepalive serve-keepalive close"
+for case in $CASES; do
   for r in $(seq "$ROUNDS"); do
     for c in "${CLIENTS[@]}"; do
       run_client "$c" "$case" "$WORK/$case.$c.$r"
@@ -39,4 +46,4 @@ for case in keepalive close; do
     done
   done
 done
-summarize HTTPS "$ROUNDS" "keepalive close" "${CLIENTS[*]}"
+summarize HTTPS "$ROUNDS" "$CASES" "${CLIENTS[*]}"
