@@ -369,16 +369,17 @@ fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
 }
 
 #[test]
-fn http2_scenarios_run_over_h2c_and_alpn_and_a_target_without_it_fails_verification() {
+fn http2_scenarios_are_verified_and_run_over_h2c_and_alpn_and_a_target_without_it_fails() {
     let dir = Dir::new("http2");
     let targets = format!(
-        "{}{}tls = true\ninsecure = true\n{}",
+        "{}{}tls = true\ninsecure = true\n{}{}tls = true\ninsecure = true\n",
         target("h2c", SERVE),
         target("h2", &format!("{SERVE} --tls-self-signed")),
         target("http11", &format!("{SERVE} --no-http2")),
+        target("fallback", &format!("{SERVE} --tls-self-signed --no-http2")),
     );
     let scen = "[[scenario]]\nname = \"json\"\npath = \"/json\"\nconnections = 2\nrequests = 2000\nhttp2 = true\nstreams = 10\nverify = { json_key = \"message\" }\n\
-                [[scenario]]\nname = \"delay\"\npath = \"/delay/10\"\nconnections = 1\nrequests = 200\nhttp2 = true\nstreams = 50\n";
+                [[scenario]]\nname = \"delay\"\npath = \"/delay/5\"\nconnections = 1\nrequests = 100\nhttp2 = true\nstreams = 50\n";
     let p = dir.write("p.toml", &plan(&targets, scen, 1));
     let out = bench(&dir, &p, &[]);
     let store = Store::open(&dir.path("s.db")).unwrap();
@@ -393,7 +394,9 @@ fn http2_scenarios_run_over_h2c_and_alpn_and_a_target_without_it_fails_verificat
             ("h2c", "json"),
             ("h2c", "delay"),
             ("h2", "json"),
-            ("h2", "delay")
+            ("h2", "delay"),
+            ("fallback", "json"),
+            ("fallback", "delay")
         ],
         "{}",
         text(&out.stderr)
@@ -413,9 +416,15 @@ fn http2_scenarios_run_over_h2c_and_alpn_and_a_target_without_it_fails_verificat
             .and_then(|t| t.alpn.clone())
     };
     assert_eq!(alpn("h2").as_deref(), Some("h2"));
-    // 200 answers delayed 10 ms, 50 at a time on one connection: about 4 rounds.
-    let delay = runs.iter().find(|r| r.scenario == "delay").unwrap();
-    assert!(delay.result.duration_s < 1.0, "{}", delay.result.duration_s);
+    // Over TLS a server without HTTP/2 is verified and measured over HTTP/1.1.
+    assert_eq!(alpn("fallback").as_deref(), Some("http/1.1"));
+    // 100 answers delayed 5 ms, 50 at a time on one connection: about 2 rounds (one at
+    // a time, as over HTTP/1.1, they would take 0.5 s or more).
+    let delay = runs
+        .iter()
+        .find(|r| r.scenario == "delay" && r.target == "h2c")
+        .unwrap();
+    assert!(delay.result.duration_s < 0.4, "{}", delay.result.duration_s);
     let v = store.verifications(1).unwrap();
     let failed: Vec<_> = v.iter().filter(|v| v.2 != "pass").collect();
     assert_eq!(failed.len(), 2, "{v:?}");

@@ -343,6 +343,7 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
                 ep: verify::Endpoint {
                     addr,
                     tls: tls.map(|c| (c, host)),
+                    http2: false,
                 },
                 process: None,
             };
@@ -376,6 +377,7 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
                     ep: verify::Endpoint {
                         addr,
                         tls: tls.map(|c| (c, "127.0.0.1".to_string())),
+                        http2: false,
                     },
                     process: Some(process),
                 },
@@ -602,26 +604,19 @@ fn run_target(
         };
         // Verify on a fresh connection that the server closes after the response.
         let (mut failures, mut fatal) = (Vec::new(), false);
-        // Over TLS an HTTP/2 scenario offers h2 first; ALPN may still choose HTTP/1.1.
-        let tls = live.ep.tls.as_ref().map(|(c, _)| {
-            if s.http2 {
+        // An HTTP/2 scenario is verified and measured over HTTP/2; over TLS it offers h2
+        // first, and ALPN may still choose HTTP/1.1.
+        let mut ep = live.ep.clone();
+        if s.http2 {
+            ep.http2 = true;
+            if let Some((c, _)) = ep.tls.as_mut() {
                 let mut h2 = (**c).clone();
                 h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-                std::sync::Arc::new(h2)
-            } else {
-                c.clone()
-            }
-        });
-        if s.http2 {
-            // The answers are checked over HTTP/1.1; that the target speaks HTTP/2 at
-            // all is checked here, so a run never measures a refused preface.
-            if let Err(e) = stampede_engine::probe(&target, tls.as_ref(), true, s.timeout) {
-                failures.push(format!("HTTP/2: {e}"));
-                fatal = true;
+                *c = std::sync::Arc::new(h2);
             }
         }
         for c in &checks {
-            let outcome = verify::verify(&live.ep, &c.request.bytes, c.verify, s.timeout);
+            let outcome = verify::verify(&ep, &c.request.bytes, c.verify, s.timeout);
             fatal |= !outcome.passed && c.verify.on_failure == OnFailure::Fail;
             failures.extend(outcome.failures.into_iter().map(|f| match &c.label {
                 Some(l) => format!("{l}: {f}"),
@@ -661,10 +656,10 @@ fn run_target(
             continue;
         }
         if plan.runs.primer {
-            let _ = verify::fetch(&live.ep, &checks[0].request.bytes, s.timeout);
+            let _ = verify::fetch(&ep, &checks[0].request.bytes, s.timeout);
         }
         let mut spec = LoadSpec::new(target.clone(), scenario_request(s, &target, s.keepalive));
-        spec.tls = tls;
+        spec.tls = ep.tls.as_ref().map(|(c, _)| c.clone());
         spec.http2 = s.http2;
         spec.connections = s.connections;
         spec.threads = plan

@@ -5,6 +5,11 @@
 //! Content-Type, body (exact, contained, length, JSON key), the headers every server
 //! should send (Server, Date, and a Content-Length or Transfer-Encoding), and that Date
 //! is not frozen. A benchmark of error pages is caught here, before any load.
+//!
+//! A scenario measured over HTTP/2 is verified over HTTP/2: the same request goes out
+//! on stream 1 of a fresh connection (h2c with prior knowledge, or TLS where ALPN may
+//! still choose HTTP/1.1, as the load would), so a server that answers differently, or
+//! not at all, over HTTP/2 is caught too.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -27,6 +32,8 @@ pub struct Fetched {
     pub headers: Vec<(String, String)>,
     /// Body (chunked bodies decoded).
     pub body: Vec<u8>,
+    /// Read over HTTP/2 (where END_STREAM, not a length, ends the body).
+    pub http2: bool,
 }
 
 impl Fetched {
@@ -45,6 +52,8 @@ pub struct Endpoint {
     pub addr: SocketAddr,
     /// For HTTPS: the client settings and the server name to ask for.
     pub tls: Option<(Arc<ClientConfig>, String)>,
+    /// Ask over HTTP/2 (h2c, or ALPN `h2` first over TLS).
+    pub http2: bool,
 }
 
 /// Why a fetch failed.
@@ -92,11 +101,192 @@ pub fn fetch(ep: &Endpoint, request: &[u8], timeout: Duration) -> Result<Fetched
     s.set_read_timeout(Some(timeout)).ok();
     s.set_write_timeout(Some(timeout)).ok();
     match &ep.tls {
+        None if ep.http2 => exchange_h2(s, request, "http", timeout),
         None => exchange(s, request),
         Some((config, host)) => {
-            let t = TlsStream::client(s, config.clone(), host)
+            let mut t = TlsStream::client(s, config.clone(), host)
                 .map_err(|e| io_error(&format!("TLS to {host}"), e))?;
+            if ep.http2 {
+                t.handshake()
+                    .map_err(|e| io_error(&format!("TLS to {host}"), e))?;
+                if t.alpn() == Some(b"h2") {
+                    // The TLS reader fills its buffer until the socket has nothing
+                    // more, and an HTTP/2 server keeps the connection open: short
+                    // socket timeouts end each read, the deadline bounds the exchange.
+                    t.io.set_read_timeout(Some(Duration::from_millis(5))).ok();
+                    return exchange_h2(t, request, "https", timeout);
+                }
+            }
             exchange(t, request)
+        }
+    }
+}
+
+/// Sends `request` (HTTP/1.x bytes, translated as the load engine does) on stream 1
+/// of a new HTTP/2 connection and reads the response: headers (pseudo-headers left
+/// out) and body. Windows are refilled as data arrives.
+fn exchange_h2<S: Read + Write>(
+    mut s: S,
+    request: &[u8],
+    scheme: &str,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    let deadline = std::time::Instant::now() + timeout;
+    use stampede_h2::frame::{self, Head};
+    let req = stampede_engine::h2::H2Request::from_http1(request, scheme)
+        .map_err(|e| format!("the request cannot be sent over HTTP/2: {e}"))?;
+    let mut out = frame::PREFACE.to_vec();
+    frame::settings(&mut out, &[(frame::SETTINGS_ENABLE_PUSH, 0)]);
+    let no_body = req.body.is_empty();
+    // Verification requests are small: one HEADERS frame, then the body within the
+    // default window.
+    if req.block.len() > frame::DEFAULT_MAX_FRAME || req.body.len() > 65_535 {
+        return Err("the request is too large to verify over HTTP/2".into());
+    }
+    let flags = frame::END_HEADERS | if no_body { frame::END_STREAM } else { 0 };
+    frame::head(&mut out, req.block.len(), frame::HEADERS, flags, 1);
+    out.extend_from_slice(&req.block);
+    let mut at = 0;
+    while at < req.body.len() {
+        let n = (req.body.len() - at).min(frame::DEFAULT_MAX_FRAME);
+        let end = at + n == req.body.len();
+        frame::head(
+            &mut out,
+            n,
+            frame::DATA,
+            if end { frame::END_STREAM } else { 0 },
+            1,
+        );
+        out.extend_from_slice(&req.body[at..at + n]);
+        at += n;
+    }
+    s.write_all(&out).map_err(|e| io_error("write", e))?;
+    let mut decoder = stampede_h2::hpack::Decoder::new();
+    let (mut buf, mut chunk) = (Vec::new(), [0u8; 16384]);
+    let (mut status, mut headers, mut body) = (0u16, Vec::new(), Vec::new());
+    let mut block: Option<Vec<u8>> = None;
+    let mut first = true;
+    loop {
+        while let Some(h) = Head::parse(&buf) {
+            if h.len > frame::DEFAULT_MAX_FRAME {
+                return Err(
+                    format!("a frame of {} bytes, over the 16,384 asked for", h.len).into(),
+                );
+            }
+            if buf.len() < 9 + h.len {
+                break;
+            }
+            let payload = buf[9..9 + h.len].to_vec();
+            buf.drain(..9 + h.len);
+            if std::mem::take(&mut first) && h.kind != frame::SETTINGS {
+                return Err(format!(
+                    "the server's first HTTP/2 frame is of type {}, not SETTINGS",
+                    h.kind
+                )
+                .into());
+            }
+            let mut reply = Vec::new();
+            let mut end = false;
+            match h.kind {
+                frame::SETTINGS if h.flags & frame::ACK == 0 => {
+                    frame::head(&mut reply, 0, frame::SETTINGS, frame::ACK, 0)
+                }
+                frame::PING if h.flags & frame::ACK == 0 => {
+                    frame::head(&mut reply, payload.len(), frame::PING, frame::ACK, 0);
+                    reply.extend_from_slice(&payload);
+                }
+                frame::HEADERS | frame::CONTINUATION if h.stream == 1 => {
+                    let mut frag = if h.kind == frame::HEADERS {
+                        frame::unpad(h.flags, &payload)?
+                    } else {
+                        &payload[..]
+                    };
+                    if h.kind == frame::HEADERS && h.flags & frame::PRIORITY_FLAG != 0 {
+                        frag = frag
+                            .get(5..)
+                            .ok_or("a HEADERS frame too short for its priority")?;
+                    }
+                    let b = block.get_or_insert_with(Vec::new);
+                    b.extend_from_slice(frag);
+                    if h.flags & frame::END_HEADERS != 0 {
+                        let b = block.take().unwrap_or_default();
+                        let mut fields = Vec::new();
+                        decoder
+                            .decode(&b, |n, v| {
+                                fields.push((
+                                    String::from_utf8_lossy(n).into_owned(),
+                                    String::from_utf8_lossy(v).into_owned(),
+                                ))
+                            })
+                            .map_err(|e| format!("HPACK: {e}"))?;
+                        for (n, v) in fields {
+                            if n == ":status" {
+                                status = v.parse().unwrap_or(0);
+                            } else if !n.starts_with(':') && status >= 200 {
+                                headers.push((n, v));
+                            }
+                        }
+                    }
+                    end = h.flags & frame::END_STREAM != 0;
+                }
+                frame::DATA if h.stream == 1 => {
+                    body.extend_from_slice(frame::unpad(h.flags, &payload)?);
+                    if body.len() > 16 << 20 {
+                        return Err("response larger than 16 MiB".into());
+                    }
+                    end = h.flags & frame::END_STREAM != 0;
+                    if !payload.is_empty() && !end {
+                        frame::window_update(&mut reply, 0, payload.len() as u32);
+                        frame::window_update(&mut reply, 1, payload.len() as u32);
+                    }
+                }
+                frame::RST_STREAM if h.stream == 1 => {
+                    let code = frame::u32_payload(&payload).unwrap_or(0);
+                    return Err(format!("the server reset the stream (error code {code})").into());
+                }
+                frame::GOAWAY => {
+                    let code = payload
+                        .get(4..8)
+                        .map_or(0, |c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+                    return Err(format!(
+                        "the server sent GOAWAY (error code {code}) before answering"
+                    )
+                    .into());
+                }
+                _ => {}
+            }
+            if !reply.is_empty() {
+                s.write_all(&reply).map_err(|e| io_error("write", e))?;
+            }
+            if end {
+                if status < 200 {
+                    return Err(format!("no final status (got {status})").into());
+                }
+                return Ok(Fetched {
+                    status,
+                    headers,
+                    body,
+                    http2: true,
+                });
+            }
+        }
+        match s.read(&mut chunk) {
+            Ok(0) if first && buf.starts_with(b"HTTP/") => {
+                return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into())
+            }
+            Ok(0) => return Err("the connection closed before a complete HTTP/2 response".into()),
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if first && buf.starts_with(b"HTTP/") {
+                    return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into());
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) && std::time::Instant::now() < deadline => {}
+            Err(e) => return Err(io_error("read", e)),
         }
     }
 }
@@ -182,6 +372,7 @@ fn complete(buf: &[u8], at_eof: bool, head: bool) -> Result<Option<Fetched>, Str
         status,
         headers,
         body,
+        http2: false,
     }))
 }
 
@@ -256,7 +447,7 @@ pub fn check(f: &Fetched, v: &Verify) -> Vec<String> {
             out.push(format!("no {h} header"));
         }
     }
-    if f.header("content-length").is_none() && f.header("transfer-encoding").is_none() {
+    if f.header("content-length").is_none() && f.header("transfer-encoding").is_none() && !f.http2 {
         out.push("neither Content-Length nor Transfer-Encoding".into());
     }
     out
