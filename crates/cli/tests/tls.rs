@@ -513,3 +513,43 @@ fn h2load_against_the_reference_server_over_h2c_and_tls() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// h2spec, the HTTP/2 conformance suite, against the reference server: over TLS (ALPN
+/// h2) every case passes; over h2c the one failure allowed is "invalid connection
+/// preface", which a port that also serves HTTP/1.1 answers as an HTTP/1.1 request
+/// (400, then close) instead of closing silently.
+#[test]
+fn h2spec_conformance_over_tls_and_h2c() {
+    let dir = tmp("h2spec");
+    let (srv, _) = tls_server_offering(&dir, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
+    let plain = Srv::start();
+    let run = |port: u16, tls: bool| {
+        let port = port.to_string();
+        let mut args = vec!["-h", "127.0.0.1", "-p", &port, "-P", "/pong", "-o", "5"];
+        if tls {
+            args.extend(["-t", "-k"]);
+        }
+        Command::new("h2spec").args(&args).output()
+    };
+    let out = match run(srv.addr.port(), true) {
+        Ok(o) => o,
+        Err(_) => {
+            assert!(
+                std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
+                "h2spec is required"
+            );
+            return;
+        }
+    };
+    let o = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{o}");
+    assert!(o.contains(" 0 failed"), "{o}");
+
+    let out = run(plain.addr.port(), false).unwrap();
+    let o = String::from_utf8_lossy(&out.stdout);
+    let failures = o.split("Failures:").nth(1).unwrap_or("");
+    assert_eq!(failures.matches('×').count(), 1, "{o}");
+    assert!(failures.contains("Sends invalid connection preface"), "{o}");
+    assert!(o.contains(" 1 failed"), "{o}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

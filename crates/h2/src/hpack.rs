@@ -697,15 +697,22 @@ impl Decoder {
         mut cb: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), HpackError> {
         let mut at = 0;
+        let mut updates_only = true;
         while at < buf.len() {
             let b = buf[at];
+            if b & 0xe0 != 0x20 {
+                updates_only = false;
+            }
             if b & 0x80 != 0 {
                 // Indexed field.
                 let i = integer(buf, &mut at, 7)?;
                 let (n, v) = self.entry(i)?;
                 cb(n, v);
             } else if b & 0xe0 == 0x20 {
-                // Dynamic table size update.
+                // Dynamic table size update: only before the block's first field.
+                if at > 0 && !updates_only {
+                    return Err(HpackError("a table size update after a header field"));
+                }
                 let size = integer(buf, &mut at, 5)?;
                 if size > DEFAULT_TABLE {
                     return Err(HpackError("table size beyond the allowed 4096"));
@@ -858,6 +865,8 @@ mod tests {
     #[test]
     fn bad_blocks_are_errors_not_panics() {
         for bad in [
+            // A table size update after a field (RFC 7541 4.2).
+            &[0x82, 0x3f, 0xe1, 0x1f][..],
             &[0x80][..],
             &[0xff, 0xff],
             &[0x40, 0x85, 0xff],

@@ -65,6 +65,8 @@ struct Stream {
     refuse: Option<u16>,
     /// Answered before the client finished sending: reset (NO_ERROR) once answered.
     early: bool,
+    /// The request's content-length, which its DATA must add up to.
+    declared: Option<usize>,
     body_len: usize,
     recv_window: i64,
     recv_unacked: u32,
@@ -84,8 +86,9 @@ pub struct H2Conn {
     streams: Vec<Stream>,
     spare: Vec<Stream>,
     ready: VecDeque<u32>,
-    /// A header block being continued: (stream, END_STREAM, fragment so far).
-    continuing: Option<(u32, bool, Vec<u8>)>,
+    /// A header block being continued: (stream, END_STREAM, depends on itself,
+    /// fragment so far).
+    continuing: Option<(u32, bool, bool, Vec<u8>)>,
     last_stream: u32,
     peer_max_frame: usize,
     peer_initial_window: i64,
@@ -208,7 +211,9 @@ impl H2Conn {
                 }
                 let mut block =
                     frame::unpad(h.flags, payload).or_else(|e| fail(frame::PROTOCOL_ERROR, e))?;
+                let mut self_dependent = false;
                 if h.flags & frame::PRIORITY_FLAG != 0 {
+                    self_dependent = depends_on(block) == Some(h.stream);
                     block = match block.get(5..) {
                         Some(b) => b,
                         None => return fail(frame::FRAME_SIZE_ERROR, "HEADERS too short"),
@@ -216,16 +221,17 @@ impl H2Conn {
                 }
                 let end_stream = h.flags & frame::END_STREAM != 0;
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.headers(h.stream, block, end_stream, out)?;
+                    self.headers(h.stream, block, end_stream, self_dependent, out)?;
                 } else {
                     if block.len() > self.limits.max_head {
                         return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
                     }
-                    self.continuing = Some((h.stream, end_stream, block.to_vec()));
+                    self.continuing = Some((h.stream, end_stream, self_dependent, block.to_vec()));
                 }
             }
             frame::CONTINUATION => {
-                let Some((sid, end_stream, mut block)) = self.continuing.take() else {
+                let Some((sid, end_stream, self_dependent, mut block)) = self.continuing.take()
+                else {
                     return fail(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS");
                 };
                 if sid != h.stream {
@@ -233,13 +239,13 @@ impl H2Conn {
                 }
                 block.extend_from_slice(payload);
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.headers(sid, &block, end_stream, out)?;
+                    self.headers(sid, &block, end_stream, self_dependent, out)?;
                 } else if block.len() > self.limits.max_head + frame::DEFAULT_MAX_FRAME {
                     // A header list this large is refused; one that never ends is not
                     // waited for.
                     return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
                 } else {
-                    self.continuing = Some((sid, end_stream, block));
+                    self.continuing = Some((sid, end_stream, self_dependent, block));
                 }
             }
             frame::PRIORITY => {
@@ -248,6 +254,11 @@ impl H2Conn {
                 }
                 if payload.len() != 5 {
                     frame::rst_stream(out, h.stream, frame::FRAME_SIZE_ERROR);
+                    self.remove(h.stream);
+                } else if depends_on(payload) == Some(h.stream) {
+                    // A stream cannot depend on itself (RFC 9113 5.3.1).
+                    frame::rst_stream(out, h.stream, frame::PROTOCOL_ERROR);
+                    self.remove(h.stream);
                 }
             }
             frame::RST_STREAM => {
@@ -417,10 +428,18 @@ impl H2Conn {
             return Ok(());
         }
         s.body_len += body.len();
+        let end = h.flags & frame::END_STREAM != 0;
+        if s.declared
+            .is_some_and(|d| s.body_len > d || (end && s.body_len != d))
+        {
+            // DATA that does not add up to content-length: malformed (RFC 9113 8.1.1).
+            frame::rst_stream(out, h.stream, frame::PROTOCOL_ERROR);
+            self.remove(h.stream);
+            return Ok(());
+        }
         if s.body_len > max_body {
             s.refuse = Some(413);
         }
-        let end = h.flags & frame::END_STREAM != 0;
         s.recv_unacked += len;
         if !end && s.recv_unacked >= RECV_WINDOW / 2 {
             frame::window_update(out, s.id, s.recv_unacked);
@@ -441,18 +460,24 @@ impl H2Conn {
         id: u32,
         block: &[u8],
         end_stream: bool,
+        self_dependent: bool,
         out: &mut Vec<u8>,
     ) -> Result<(), ConnError> {
         // Every block is decoded, even a refused one's: the table must stay in step.
         let existing = self.streams.iter().position(|s| s.id == id);
         let mut s = match existing {
             Some(i) => {
-                // Trailers: they must end the stream and carry no pseudo-header.
-                let mut bad = !end_stream || self.streams[i].state != State::Receiving;
+                // Trailers: they must end the stream and carry no pseudo-header; a
+                // stream whose request ended takes no more headers.
+                let mut bad = !end_stream || self_dependent;
                 self.decoder
                     .decode(block, |n, _| bad |= n.first() == Some(&b':'))
                     .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
-                if bad {
+                let st = &self.streams[i];
+                if st.state != State::Receiving {
+                    frame::rst_stream(out, id, frame::STREAM_CLOSED);
+                    self.remove(id);
+                } else if bad || st.declared.is_some_and(|d| d != st.body_len) {
                     frame::rst_stream(out, id, frame::PROTOCOL_ERROR);
                     self.remove(id);
                 } else {
@@ -468,6 +493,7 @@ impl H2Conn {
                 path: Vec::new(),
                 refuse: None,
                 early: false,
+                declared: None,
                 body_len: 0,
                 recv_window: 0,
                 recv_unacked: 0,
@@ -478,8 +504,9 @@ impl H2Conn {
         };
         s.path.clear();
         let mut method = None;
-        let (mut scheme, mut pseudo_done, mut malformed) = (false, false, false);
+        let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
         let mut size = 0usize;
+        let mut declared: Option<usize> = None;
         self.decoder
             .decode(block, |n, v| {
                 size += n.len() + v.len() + 32;
@@ -517,15 +544,24 @@ impl H2Conn {
                     {
                         malformed = true;
                     }
+                    if n == b"content-length" {
+                        let len = std::str::from_utf8(v).ok().and_then(|v| v.parse().ok());
+                        if len.is_none() || declared.is_some_and(|d| Some(d) != len) {
+                            malformed = true;
+                        }
+                        declared = len;
+                    }
                 }
             })
             .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
-        if id.is_multiple_of(2) || id <= self.last_stream {
-            return fail(
-                frame::PROTOCOL_ERROR,
-                "HEADERS opening a used or even stream",
-            );
+        if id.is_multiple_of(2) {
+            return fail(frame::PROTOCOL_ERROR, "HEADERS opening an even stream");
         }
+        if id <= self.last_stream {
+            return fail(frame::STREAM_CLOSED, "HEADERS on a closed stream");
+        }
+        // A request that ends here declares no body, or is malformed.
+        malformed |= end_stream && declared.is_some_and(|d| d != 0);
         self.last_stream = id;
         let refused = self.streams.len() >= MAX_STREAMS || self.goaway_sent || self.peer_goaway;
         if refused || malformed || method.is_none() || !scheme || s.path.is_empty() {
@@ -542,6 +578,7 @@ impl H2Conn {
         s.method = method.unwrap_or(Method::Other);
         s.refuse = (size > self.limits.max_head).then_some(431);
         s.early = s.refuse.is_some() && !end_stream;
+        s.declared = declared;
         s.body_len = 0;
         s.recv_window = RECV_WINDOW as i64;
         s.recv_unacked = 0;
@@ -703,6 +740,12 @@ impl H2Conn {
             }
         }
     }
+}
+
+/// The stream a priority block (HEADERS' or PRIORITY's first 5 bytes) depends on.
+fn depends_on(priority: &[u8]) -> Option<u32> {
+    let b = priority.get(..4)?;
+    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff)
 }
 
 /// Writes DATA frames for as much of `body` as the windows allow; the last carries

@@ -696,6 +696,10 @@ impl EventLoop {
             if c.h2.is_some() {
                 return self.process_h2(ci, data, now);
             }
+            if c.fresh && matches!(&c.stream, Io::Tls(t) if t.alpn() == Some(b"h2")) {
+                // ALPN chose HTTP/2: whatever comes must be its preface.
+                return self.process_h2(ci, data, now);
+            }
             if c.fresh && self.config.http2 {
                 let n = data.len().min(h2::PREFACE.len());
                 if data[..n] == h2::PREFACE[..n] {

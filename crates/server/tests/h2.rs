@@ -195,6 +195,12 @@ impl Client {
                 .get(&stream)
                 .is_some_and(|r| r.ended || r.reset.is_some())
         });
+        assert!(
+            self.streams.contains_key(&stream),
+            "stream {stream}: closed {} goaway {:?}",
+            self.closed,
+            self.goaway
+        );
         self.streams[&stream].clone()
     }
 }
@@ -389,6 +395,23 @@ fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
     c.request(11, "GET", "/delay/200", true);
     c.frame(frame::RST_STREAM, 0, 11, &frame::CANCEL.to_be_bytes());
     c.request(13, "GET", "/pong", true);
+    // DATA that does not add up to the declared content-length: malformed.
+    let b = block(&[
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":path", "/pong"),
+        ("content-length", "10"),
+    ]);
+    c.frame(frame::HEADERS, frame::END_HEADERS, 21, &b);
+    c.frame(frame::DATA, frame::END_STREAM, 21, b"short");
+    // A stream that depends on itself (RFC 9113 5.3.1).
+    let mut prio = 23u32.to_be_bytes().to_vec();
+    prio.push(16);
+    c.request(23, "GET", "/delay/100", true);
+    c.frame(frame::PRIORITY, 0, 23, &prio);
+    // HEADERS on a stream whose request already ended: STREAM_CLOSED.
+    c.request(25, "GET", "/delay/100", true);
+    c.request(25, "GET", "/pong", true);
 
     assert_eq!(c.response(1).reset, Some(frame::PROTOCOL_ERROR));
     assert_eq!(c.response(3).reset, Some(frame::PROTOCOL_ERROR));
@@ -397,6 +420,9 @@ fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
     assert_eq!(r.status(), 413);
     assert_eq!(c.response(9).status(), 405);
     assert_eq!(c.response(13).body, b"PONG");
+    assert_eq!(c.response(21).reset, Some(frame::PROTOCOL_ERROR));
+    assert_eq!(c.response(23).reset, Some(frame::PROTOCOL_ERROR));
+    assert_eq!(c.response(25).reset, Some(frame::STREAM_CLOSED));
     c.wait(Duration::from_millis(400));
     assert_eq!(c.streams[&7].reset, Some(frame::NO_ERROR));
     assert!(!c.streams.contains_key(&11), "{:?}", c.streams.get(&11));
@@ -464,6 +490,29 @@ fn connection_errors_send_goaway_with_their_code_and_close() {
             "DATA on an idle stream",
             raw(frame::DATA, 0, 41, b"x"),
             frame::PROTOCOL_ERROR,
+        ),
+        (
+            "HEADERS reopening a closed stream",
+            {
+                let b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
+                raw(
+                    frame::HEADERS,
+                    frame::END_HEADERS | frame::END_STREAM,
+                    1,
+                    &b,
+                )
+            },
+            frame::STREAM_CLOSED,
+        ),
+        (
+            "a table size update after a field",
+            raw(
+                frame::HEADERS,
+                frame::END_HEADERS | frame::END_STREAM,
+                3,
+                &[0x82, 0x3f, 0xe1, 0x1f],
+            ),
+            frame::COMPRESSION_ERROR,
         ),
         (
             "PUSH_PROMISE from a client",
