@@ -418,6 +418,17 @@ fn http2_scenarios_are_verified_and_run_over_h2c_and_alpn_and_a_target_without_i
     assert_eq!(alpn("h2").as_deref(), Some("h2"));
     // Over TLS a server without HTTP/2 is verified and measured over HTTP/1.1.
     assert_eq!(alpn("fallback").as_deref(), Some("http/1.1"));
+    // ... and the report says so.
+    let flags = summary(&dir)["rows"][0]["cells"][3]["notes"].to_string();
+    assert!(
+        flags.contains("ALPN chose HTTP/1.1 on 2 connections: measured over HTTP/1.1"),
+        "{flags}"
+    );
+    let report = std::fs::read_to_string(dir.path("report.md")).unwrap();
+    assert!(
+        report.contains("json / fallback: ALPN chose HTTP/1.1"),
+        "{report}"
+    );
     // 100 answers delayed 5 ms, 50 at a time on one connection: about 2 rounds (one at
     // a time, as over HTTP/1.1, they would take 0.5 s or more).
     let delay = runs

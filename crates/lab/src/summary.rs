@@ -145,6 +145,17 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
     {
         notes.push("the load was not always offered as asked".into());
     }
+    // An HTTP/2 scenario over TLS where ALPN chose HTTP/1.1: the figures are HTTP/1.1's.
+    let fallback: u64 = runs
+        .iter()
+        .filter(|r| r.result.settings.http2)
+        .filter_map(|r| r.result.tls.as_ref().map(|t| t.http1_fallback))
+        .sum();
+    if fallback > 0 {
+        notes.push(format!(
+            "ALPN chose HTTP/1.1 on {fallback} connections: measured over HTTP/1.1, not HTTP/2"
+        ));
+    }
     Cell {
         target: target.to_string(),
         runs: runs.len(),
