@@ -375,6 +375,8 @@ struct Conn {
     h2: Option<Box<H2Conn>>,
     /// Reading stopped while output waits for the client.
     paused: bool,
+    /// HTTP/2 body bytes held for the client's windows, and since when that count.
+    held: (usize, Instant),
 }
 
 struct EventLoop {
@@ -584,6 +586,7 @@ impl EventLoop {
                         fresh: true,
                         h2: None,
                         paused: false,
+                        held: (0, now),
                     });
                     self.open += 1;
                 }
@@ -1119,7 +1122,18 @@ impl EventLoop {
                 && c.blocked.is_none()
                 && c.h2.as_ref().is_none_or(|h| h.open_streams() == 0)
                 && now - c.last_active >= self.config.idle_timeout;
-            if timed_out || idle {
+            // HTTP/2 bodies held for a window the client never opens: no progress for
+            // the idle timeout ends the connection (PINGs do not count as progress).
+            let mut stalled = false;
+            if let Some(h) = &c.h2 {
+                let held = h.held();
+                if held == 0 || held != c.held.0 {
+                    c.held = (held, now);
+                } else {
+                    stalled = now - c.held.1 >= self.config.idle_timeout;
+                }
+            }
+            if timed_out || idle || stalled {
                 let mut bye = Vec::new();
                 match (&c.h2, timed_out) {
                     (Some(h), _) => h2::frame::goaway(&mut bye, h.last_stream(), h2::frame::NO_ERROR),

@@ -339,6 +339,30 @@ fn flow_control_holds_data_until_the_window_opens() {
 }
 
 #[test]
+fn a_window_that_never_opens_ends_the_connection_after_the_idle_timeout() {
+    let srv = Running::start(Config {
+        threads: 1,
+        idle_timeout: Duration::from_secs(1),
+        ..Config::default()
+    });
+    // Stream windows of 0: the whole body is held.
+    let mut c = Client::connect(&srv, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
+    c.request(1, "GET", "/bytes/100000", true);
+    let start = Instant::now();
+    // PINGs keep the connection active; they are not progress.
+    while !c.closed && start.elapsed() < Duration::from_secs(4) {
+        // (The server may close between two PINGs: a failed write is not an error.)
+        let _ = c.s.write_all(&raw(frame::PING, 0, 0, b"stampede"));
+        c.wait(Duration::from_millis(200));
+    }
+    assert!(c.closed, "still open after {:?}", start.elapsed());
+    assert_eq!(c.goaway, Some((1, frame::NO_ERROR)));
+    assert_eq!(c.streams[&1].status(), 200);
+    assert!(c.streams[&1].body.is_empty());
+    assert!(start.elapsed() >= Duration::from_millis(900));
+}
+
+#[test]
 fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
     let srv = Running::start(Config {
         threads: 1,
