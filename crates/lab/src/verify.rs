@@ -101,7 +101,7 @@ pub fn fetch(ep: &Endpoint, request: &[u8], timeout: Duration) -> Result<Fetched
     s.set_read_timeout(Some(timeout)).ok();
     s.set_write_timeout(Some(timeout)).ok();
     match &ep.tls {
-        None if ep.http2 => exchange_h2(s, request, "http", timeout),
+        None if ep.http2 => exchange_h2(s, request, "http"),
         None => exchange(s, request),
         Some((config, host)) => {
             let mut t = TlsStream::client(s, config.clone(), host)
@@ -110,11 +110,7 @@ pub fn fetch(ep: &Endpoint, request: &[u8], timeout: Duration) -> Result<Fetched
                 t.handshake()
                     .map_err(|e| io_error(&format!("TLS to {host}"), e))?;
                 if t.alpn() == Some(b"h2") {
-                    // The TLS reader fills its buffer until the socket has nothing
-                    // more, and an HTTP/2 server keeps the connection open: short
-                    // socket timeouts end each read, the deadline bounds the exchange.
-                    t.io.set_read_timeout(Some(Duration::from_millis(5))).ok();
-                    return exchange_h2(t, request, "https", timeout);
+                    return exchange_h2(t, request, "https");
                 }
             }
             exchange(t, request)
@@ -129,9 +125,7 @@ fn exchange_h2<S: Read + Write>(
     mut s: S,
     request: &[u8],
     scheme: &str,
-    timeout: Duration,
 ) -> Result<Fetched, FetchError> {
-    let deadline = std::time::Instant::now() + timeout;
     use stampede_h2::frame::{self, Head};
     let req = stampede_engine::h2::H2Request::from_http1(request, scheme)
         .map_err(|e| format!("the request cannot be sent over HTTP/2: {e}"))?;
@@ -281,11 +275,6 @@ fn exchange_h2<S: Read + Write>(
                     return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into());
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) && std::time::Instant::now() < deadline => {}
             Err(e) => return Err(io_error("read", e)),
         }
     }

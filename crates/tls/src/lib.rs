@@ -405,9 +405,13 @@ impl<S: Read + Write> TlsStream<S> {
 impl<S: Read + Write> Read for TlsStream<S> {
     /// Reads plaintext. Returns less than `buf.len()` only when the socket and rustls
     /// are both drained or the stream ended; `Ok(0)` is the end of the stream (with or
-    /// without close_notify: HTTP frames its own messages).
+    /// without close_notify: HTTP frames its own messages). A socket read that comes
+    /// back short counts as drained, so with plaintext in hand the socket is not read
+    /// again: that saves an EAGAIN per call on a non-blocking socket, and on a blocking
+    /// one it is what keeps a read from waiting for data that is not coming.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let mut n = 0;
+        let mut drained = false;
         loop {
             while n < buf.len() {
                 match self.conn.reader().read(&mut buf[n..]) {
@@ -420,12 +424,16 @@ impl<S: Read + Write> Read for TlsStream<S> {
                     Err(e) => return Err(e),
                 }
             }
-            if n == buf.len() || self.eof {
+            if n == buf.len() || self.eof || (drained && n > 0) {
                 return Ok(n);
             }
-            match self.conn.read_tls(&mut self.io) {
+            let mut socket = ShortRead {
+                io: &mut self.io,
+                short: false,
+            };
+            match self.conn.read_tls(&mut socket) {
                 Ok(0) => self.eof = true,
-                Ok(_) => {}
+                Ok(_) => drained = socket.short,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if n > 0 && e.kind() == io::ErrorKind::WouldBlock => return Ok(n),
                 Err(e) => return Err(e),
@@ -438,6 +446,20 @@ impl<S: Read + Write> Read for TlsStream<S> {
             // Handshake messages and key updates go out at once.
             self.flush_pending()?;
         }
+    }
+}
+
+/// A reader that notes whether a read came back with less than was asked for.
+struct ShortRead<'a, S> {
+    io: &'a mut S,
+    short: bool,
+}
+
+impl<S: Read> Read for ShortRead<'_, S> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        let n = self.io.read(b)?;
+        self.short = n < b.len();
+        Ok(n)
     }
 }
 

@@ -219,3 +219,53 @@ fn bad_files_name_the_file() {
     .unwrap_err();
     assert!(e.to_string().contains("both the certificate and its key"));
 }
+
+#[test]
+fn a_read_on_a_blocking_socket_returns_what_arrived_without_waiting_for_more() {
+    // A server that answers and keeps the connection open (as HTTP/2 does): the
+    // client's read must come back with the answer, not wait for the read timeout.
+    let (server_cfg, ca) = self_signed_server();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        let mut t = TlsStream::server(s, server_cfg).unwrap();
+        t.handshake().unwrap();
+        let mut b = [0u8; 5];
+        let mut got = 0;
+        while got < 5 {
+            got += t.read(&mut b[got..]).unwrap();
+        }
+        t.write_all(b"hello").unwrap();
+        t.flush_pending().unwrap();
+        let _ = done_rx.recv_timeout(std::time::Duration::from_secs(10));
+    });
+    let s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let cfg = client_config(&ClientOptions {
+        ca_file: Some(ca),
+        ..Default::default()
+    })
+    .unwrap();
+    let mut t = TlsStream::client(s, cfg, "localhost").unwrap();
+    t.handshake().unwrap();
+    t.write_all(b"hi ok").unwrap();
+    let start = std::time::Instant::now();
+    let mut buf = [0u8; 4096];
+    let mut got = Vec::new();
+    while got.len() < 5 {
+        let n = t.read(&mut buf).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(got, b"hello");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(2),
+        "the read waited {:?}",
+        start.elapsed()
+    );
+    done_tx.send(()).unwrap();
+    server.join().unwrap();
+}
