@@ -171,6 +171,16 @@ pub enum Event {
     },
 }
 
+/// What a connection that keeps responses holds: every final response's header fields
+/// (pseudo-headers included) and body bytes, in arrival order, all streams together.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// Header fields, as decoded.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
 /// A connection-level protocol error: the connection must close.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct H2Error(pub String);
@@ -209,6 +219,9 @@ pub struct H2Conn {
     /// Response header blocks received, compressed and decoded (names and values).
     pub headers_compressed: u64,
     pub headers_decoded: u64,
+    /// Response headers and bodies kept whole, when asked for with
+    /// [`H2Conn::keep_responses`] (a check of the answers, not a load run).
+    pub kept: Option<Kept>,
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
@@ -265,7 +278,13 @@ impl H2Conn {
             headers_compressed: 0,
             headers_decoded: 0,
             indexing: Indexing::Fresh,
+            kept: None,
         }
+    }
+
+    /// Keeps response headers and bodies in [`H2Conn::kept`] from now on.
+    pub fn keep_responses(&mut self) {
+        self.kept = Some(Kept::default());
     }
 
     /// The server's stream limit: its SETTINGS_MAX_CONCURRENT_STREAMS, or
@@ -459,6 +478,9 @@ impl H2Conn {
                     self.window_update(0, self.conn_unacked);
                     self.conn_unacked = 0;
                 }
+                if let Some(k) = self.kept.as_mut() {
+                    k.body.extend_from_slice(data);
+                }
                 let mut update = None;
                 if let Some(s) = self.stream(id) {
                     s.body += data.len() as u64;
@@ -603,9 +625,19 @@ impl H2Conn {
         let mut status = 0u16;
         let mut decoded = 0u64;
         self.headers_compressed += block.len() as u64;
+        let mut kept = self
+            .kept
+            .as_mut()
+            .map(|k| (k.headers.len(), &mut k.headers));
         self.decoder
             .decode(block, |name, value| {
                 decoded += (name.len() + value.len()) as u64;
+                if let Some((_, h)) = kept.as_mut() {
+                    h.push((
+                        String::from_utf8_lossy(name).into_owned(),
+                        String::from_utf8_lossy(value).into_owned(),
+                    ));
+                }
                 if name == b":status" {
                     status = std::str::from_utf8(value)
                         .ok()
@@ -614,6 +646,12 @@ impl H2Conn {
                 }
             })
             .map_err(|e| H2Error(format!("HPACK: {e}")))?;
+        if let Some((before, h)) = kept {
+            // An interim (1xx) head is not the response's.
+            if (100..200).contains(&status) {
+                h.truncate(before);
+            }
+        }
         self.headers_decoded += decoded;
         if let Some(s) = self.stream(id) {
             // 1xx responses precede the final one; trailers carry no status.

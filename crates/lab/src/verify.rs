@@ -118,164 +118,66 @@ pub fn fetch(ep: &Endpoint, request: &[u8], timeout: Duration) -> Result<Fetched
     }
 }
 
-/// Sends `request` (HTTP/1.x bytes, translated as the load engine does) on stream 1
-/// of a new HTTP/2 connection and reads the response: headers (pseudo-headers left
-/// out) and body. Windows are refilled as data arrives.
+/// Sends `request` (HTTP/1.x bytes, translated as the load engine does) on a new
+/// HTTP/2 connection, driven by the engine's own connection state machine, and reads
+/// the response: headers (pseudo-headers left out) and body.
 fn exchange_h2<S: Read + Write>(
     mut s: S,
     request: &[u8],
     scheme: &str,
 ) -> Result<Fetched, FetchError> {
-    use stampede_h2::frame::{self, Head};
-    let req = stampede_engine::h2::H2Request::from_http1(request, scheme)
+    use stampede_engine::h2::{Event, H2Conn, H2Request};
+    let req = H2Request::from_http1(request, scheme)
         .map_err(|e| format!("the request cannot be sent over HTTP/2: {e}"))?;
-    let mut out = frame::PREFACE.to_vec();
-    frame::settings(&mut out, &[(frame::SETTINGS_ENABLE_PUSH, 0)]);
-    let no_body = req.body.is_empty();
-    // Verification requests are small: one HEADERS frame, then the body within the
-    // default window.
-    if req.block.len() > frame::DEFAULT_MAX_FRAME || req.body.len() > 65_535 {
-        return Err("the request is too large to verify over HTTP/2".into());
-    }
-    let flags = frame::END_HEADERS | if no_body { frame::END_STREAM } else { 0 };
-    frame::head(&mut out, req.block.len(), frame::HEADERS, flags, 1);
-    out.extend_from_slice(&req.block);
-    let mut at = 0;
-    while at < req.body.len() {
-        let n = (req.body.len() - at).min(frame::DEFAULT_MAX_FRAME);
-        let end = at + n == req.body.len();
-        frame::head(
-            &mut out,
-            n,
-            frame::DATA,
-            if end { frame::END_STREAM } else { 0 },
-            1,
-        );
-        out.extend_from_slice(&req.body[at..at + n]);
-        at += n;
-    }
-    s.write_all(&out).map_err(|e| io_error("write", e))?;
-    let mut decoder = stampede_h2::hpack::Decoder::new();
-    let (mut buf, mut chunk) = (Vec::new(), [0u8; 16384]);
-    let (mut status, mut headers, mut body) = (0u16, Vec::new(), Vec::new());
-    let mut block: Option<Vec<u8>> = None;
-    let mut first = true;
+    let mut conn = H2Conn::new();
+    conn.keep_responses();
+    let id = conn.request(&req, false);
+    let (mut chunk, mut events, mut first) = ([0u8; 16384], Vec::new(), true);
     loop {
-        while let Some(h) = Head::parse(&buf) {
-            if h.len > frame::DEFAULT_MAX_FRAME {
-                return Err(
-                    format!("a frame of {} bytes, over the 16,384 asked for", h.len).into(),
-                );
-            }
-            if buf.len() < 9 + h.len {
-                break;
-            }
-            let payload = buf[9..9 + h.len].to_vec();
-            buf.drain(..9 + h.len);
-            if std::mem::take(&mut first) && h.kind != frame::SETTINGS {
-                return Err(format!(
-                    "the server's first HTTP/2 frame is of type {}, not SETTINGS",
-                    h.kind
-                )
-                .into());
-            }
-            let mut reply = Vec::new();
-            let mut end = false;
-            match h.kind {
-                frame::SETTINGS if h.flags & frame::ACK == 0 => {
-                    frame::head(&mut reply, 0, frame::SETTINGS, frame::ACK, 0)
+        if !conn.out.is_empty() {
+            s.write_all(&conn.out).map_err(|e| io_error("write", e))?;
+            conn.out.clear();
+        }
+        let n = match s.read(&mut chunk) {
+            Ok(0) => return Err("the connection closed before a complete HTTP/2 response".into()),
+            Ok(n) => n,
+            Err(e) => return Err(io_error("read", e)),
+        };
+        if std::mem::take(&mut first) && chunk[..n].starts_with(b"HTTP/") {
+            return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into());
+        }
+        conn.feed(&chunk[..n], &req.body, &mut events)
+            .map_err(|e| format!("HTTP/2: {}", e.0))?;
+        let kept = conn.kept.as_mut().expect("kept");
+        if kept.body.len() > 16 << 20 {
+            return Err("response larger than 16 MiB".into());
+        }
+        for ev in events.drain(..) {
+            match ev {
+                Event::Response { stream, status, .. } if stream == id => {
+                    let kept = std::mem::take(kept);
+                    return Ok(Fetched {
+                        status,
+                        headers: kept
+                            .headers
+                            .into_iter()
+                            .filter(|(n, _)| !n.starts_with(':'))
+                            .collect(),
+                        body: kept.body,
+                        http2: true,
+                    });
                 }
-                frame::PING if h.flags & frame::ACK == 0 => {
-                    frame::head(&mut reply, payload.len(), frame::PING, frame::ACK, 0);
-                    reply.extend_from_slice(&payload);
+                Event::Reset { code, .. } => {
+                    return Err(format!("the server reset the stream (error code {code})").into())
                 }
-                frame::HEADERS | frame::CONTINUATION if h.stream == 1 => {
-                    let mut frag = if h.kind == frame::HEADERS {
-                        frame::unpad(h.flags, &payload)?
-                    } else {
-                        &payload[..]
-                    };
-                    if h.kind == frame::HEADERS && h.flags & frame::PRIORITY_FLAG != 0 {
-                        frag = frag
-                            .get(5..)
-                            .ok_or("a HEADERS frame too short for its priority")?;
-                    }
-                    let b = block.get_or_insert_with(Vec::new);
-                    b.extend_from_slice(frag);
-                    if h.flags & frame::END_HEADERS != 0 {
-                        let b = block.take().unwrap_or_default();
-                        let mut fields = Vec::new();
-                        decoder
-                            .decode(&b, |n, v| {
-                                fields.push((
-                                    String::from_utf8_lossy(n).into_owned(),
-                                    String::from_utf8_lossy(v).into_owned(),
-                                ))
-                            })
-                            .map_err(|e| format!("HPACK: {e}"))?;
-                        for (n, v) in fields {
-                            if n == ":status" {
-                                status = v.parse().unwrap_or(0);
-                            } else if !n.starts_with(':') && status >= 200 {
-                                headers.push((n, v));
-                            }
-                        }
-                    }
-                    end = h.flags & frame::END_STREAM != 0;
-                }
-                frame::DATA if h.stream == 1 => {
-                    body.extend_from_slice(frame::unpad(h.flags, &payload)?);
-                    if body.len() > 16 << 20 {
-                        return Err("response larger than 16 MiB".into());
-                    }
-                    end = h.flags & frame::END_STREAM != 0;
-                    if !payload.is_empty() && !end {
-                        frame::window_update(&mut reply, 0, payload.len() as u32);
-                        frame::window_update(&mut reply, 1, payload.len() as u32);
-                    }
-                }
-                frame::RST_STREAM if h.stream == 1 => {
-                    let code = frame::u32_payload(&payload).unwrap_or(0);
-                    return Err(format!("the server reset the stream (error code {code})").into());
-                }
-                frame::GOAWAY => {
-                    let code = payload
-                        .get(4..8)
-                        .map_or(0, |c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+                Event::GoAway { last_stream, code } if last_stream < id => {
                     return Err(format!(
                         "the server sent GOAWAY (error code {code}) before answering"
                     )
-                    .into());
+                    .into())
                 }
                 _ => {}
             }
-            if !reply.is_empty() {
-                s.write_all(&reply).map_err(|e| io_error("write", e))?;
-            }
-            if end {
-                if status < 200 {
-                    return Err(format!("no final status (got {status})").into());
-                }
-                return Ok(Fetched {
-                    status,
-                    headers,
-                    body,
-                    http2: true,
-                });
-            }
-        }
-        match s.read(&mut chunk) {
-            Ok(0) if first && buf.starts_with(b"HTTP/") => {
-                return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into())
-            }
-            Ok(0) => return Err("the connection closed before a complete HTTP/2 response".into()),
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                if first && buf.starts_with(b"HTTP/") {
-                    return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into());
-                }
-            }
-            Err(e) => return Err(io_error("read", e)),
         }
     }
 }
