@@ -44,6 +44,11 @@ impl DateCache {
     pub fn line(&self) -> &[u8] {
         &self.line
     }
+
+    /// The current date alone (HTTP/2 sends fields, not lines).
+    pub fn value(&self) -> &[u8] {
+        &self.line[b"Date: ".len()..self.line.len() - 2]
+    }
 }
 
 /// RFC 9110 IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.

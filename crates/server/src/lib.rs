@@ -290,6 +290,10 @@ fn compute_loop(rx: Receiver<Job>) {
     }
 }
 
+/// The `Server` header's value, and its HTTP/1 line.
+const SERVER: &str = concat!("stampede/", env!("CARGO_PKG_VERSION"));
+const SERVER_LINE: &str = concat!("Server: stampede/", env!("CARGO_PKG_VERSION"), "\r\n");
+
 const WAKE: Token = Token(usize::MAX);
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// Output buffered for a connection beyond which its further requests wait.
@@ -394,7 +398,6 @@ struct EventLoop {
     open: usize,
     max_open: usize,
     date: DateCache,
-    server_line: Vec<u8>,
     /// Deferred answers due: (when, connection, generation, HTTP/2 stream or 0).
     delays: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
     ibuf: Vec<u8>,
@@ -435,7 +438,6 @@ impl EventLoop {
             open: 0,
             max_open,
             date: DateCache::new(),
-            server_line: format!("Server: stampede/{}\r\n", env!("CARGO_PKG_VERSION")).into_bytes(),
             delays: BinaryHeap::new(),
             ibuf: vec![0; IO_BUF],
             out: Vec::with_capacity(IO_BUF),
@@ -719,7 +721,7 @@ impl EventLoop {
         self.out.clear();
         let mut close = false;
         let mut defer: Option<(Deferred, Persist, bool)> = None;
-        let (date, server) = (self.date.line(), &self.server_line[..]);
+        let (date, server) = (self.date.line(), SERVER_LINE.as_bytes());
         let mut ctx = Ctx {
             store: &self.store,
             static_dir: self.config.static_dir.as_deref(),
@@ -856,11 +858,7 @@ impl EventLoop {
     /// Routes the HTTP/2 requests that are complete while the output has room, then
     /// writes `self.out` (which may already hold control frames).
     fn route_h2(&mut self, ci: usize, now: Instant) {
-        let date = self.date.line();
-        let (date, server) = (
-            &date[6..date.len() - 2],
-            &self.server_line[8..self.server_line.len() - 2],
-        );
+        let (date, server) = (self.date.value(), SERVER.as_bytes());
         let mut ctx = Ctx {
             store: &self.store,
             static_dir: self.config.static_dir.as_deref(),
@@ -1033,8 +1031,6 @@ impl EventLoop {
             // The client may have reset the stream meanwhile.
             if let Some(method) = h.waiting(stream) {
                 self.out.clear();
-                let date = self.date.line();
-                let server = &self.server_line;
                 let sent = if method == request::Method::Head {
                     &[][..]
                 } else {
@@ -1047,8 +1043,8 @@ impl EventLoop {
                     ctype,
                     body.len(),
                     sent,
-                    &date[6..date.len() - 2],
-                    &server[8..server.len() - 2],
+                    self.date.value(),
+                    SERVER.as_bytes(),
                 );
                 self.route_h2(ci, now);
                 self.after_io(ci, now);
@@ -1072,7 +1068,7 @@ impl EventLoop {
         routes::respond(
             &mut self.out,
             self.date.line(),
-            &self.server_line,
+            SERVER_LINE.as_bytes(),
             status,
             ctype,
             body,
