@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use stampede_engine::{ErrorKind, RunResult};
 
+use crate::units::{scale_binary, scale_us};
 use crate::wrk::within_stdev;
 
 /// What the report needs beyond the result.
@@ -23,28 +24,19 @@ pub struct H2loadInfo {
 
 /// A duration as h2load writes it: `88us`, `1.33ms`, `2.28s`.
 fn duration(us: f64) -> String {
-    if us >= 1_000_000.0 {
-        format!("{:.2}s", us / 1_000_000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2}ms", us / 1000.0)
-    } else {
-        format!("{:.0}us", us)
+    match scale_us(us) {
+        (v, 0) => format!("{v:.0}us"),
+        (v, 1) => format!("{v:.2}ms"),
+        (v, _) => format!("{v:.2}s"),
     }
 }
 
 /// A byte count with a 1024-based unit, as h2load writes it: `138.86KB`.
 fn bytes(n: f64) -> String {
     const U: [&str; 4] = ["B", "KB", "MB", "GB"];
-    let mut v = n;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0}B")
-    } else {
-        format!("{v:.2}{}", U[i])
+    match scale_binary(n, U.len() - 1) {
+        (v, 0) => format!("{v:.0}B"),
+        (v, i) => format!("{v:.2}{}", U[i]),
     }
 }
 

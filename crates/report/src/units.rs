@@ -54,30 +54,44 @@ pub fn wrk_units(msg: &str, width: usize) -> String {
     format!("{shown:>w$}{}", &"  "[..pad])
 }
 
+/// A duration in µs scaled for reading: the value and its unit's place in
+/// (µs, ms, s).
+pub fn scale_us(us: f64) -> (f64, usize) {
+    if us < 1000.0 {
+        (us, 0)
+    } else if us < 1_000_000.0 {
+        (us / 1000.0, 1)
+    } else {
+        (us / 1_000_000.0, 2)
+    }
+}
+
+/// `n` divided by 1024 while it is at least 1024, at most `max` times: the value and
+/// how many times.
+pub fn scale_binary(n: f64, max: usize) -> (f64, usize) {
+    let (mut v, mut i) = (n, 0);
+    while v >= 1024.0 && i < max {
+        v /= 1024.0;
+        i += 1;
+    }
+    (v, i)
+}
+
 /// A latency in µs for humans: `584µs`, `1.34ms`, `2.10s`.
 pub fn human_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0}µs")
-    } else if us < 1_000_000.0 {
-        format!("{:.2}ms", us / 1000.0)
-    } else {
-        format!("{:.2}s", us / 1_000_000.0)
+    match scale_us(us) {
+        (v, 0) => format!("{v:.0}µs"),
+        (v, 1) => format!("{v:.2}ms"),
+        (v, _) => format!("{v:.2}s"),
     }
 }
 
 /// A byte count for humans: `150.4 MiB`.
 pub fn human_bytes(n: f64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", U[i])
+    match scale_binary(n, U.len() - 1) {
+        (v, 0) => format!("{v:.0} B"),
+        (v, i) => format!("{v:.1} {}", U[i]),
     }
 }
 
@@ -113,6 +127,12 @@ mod tests {
         assert_eq!(wrk_units("5.50s", 8), "  5.50s ");
         assert_eq!(wrk_units("55.01", 10), "   55.01  ");
         assert_eq!(thousands(1037498), "1,037,498");
+        assert_eq!(human_us(584.4), "584µs");
+        assert_eq!(human_us(1340.0), "1.34ms");
+        assert_eq!(human_us(2_100_000.0), "2.10s");
+        assert_eq!(human_bytes(512.0), "512 B");
+        assert_eq!(human_bytes(157_702_554.0), "150.4 MiB");
+        assert_eq!(human_bytes(3.0 * 1024f64.powi(5)), "3072.0 TiB");
         assert_eq!(thousands(12), "12");
     }
 }
