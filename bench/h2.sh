@@ -19,13 +19,8 @@ start_nginx "$H2C" 1 "" "" http2
 start_nginx "$H2" 1 "$WORK/cert.pem" "$WORK/key.pem" http2
 SERVE_H2C=$(free_port)
 SERVE_H2=$(free_port)
-taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$SERVE_H2C" --threads 1 2>/dev/null &
-PIDS+=($!)
-taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$SERVE_H2" --threads 1 \
-  --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" 2>/dev/null &
-PIDS+=($!)
-wait_port "$SERVE_H2C"
-wait_port "$SERVE_H2"
+start_serve "$SERVE_H2C"
+start_serve "$SERVE_H2" --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem"
 STAMPEDE_REPORT=h2load
 CLIENTS=(stampede h2load)
 

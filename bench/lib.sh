@@ -72,6 +72,16 @@ NGINX
   wait_port "$port"
 }
 
+# start_serve PORT [ARGS...]: `stampede serve --threads 1` on CPU 1 with extra ARGS,
+# waited for; its pid is in $SERVE_PID (and PIDS, for cleanup).
+start_serve() {
+  local port=$1; shift
+  taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$port" --threads 1 "$@" 2>/dev/null &
+  SERVE_PID=$!
+  PIDS+=("$SERVE_PID")
+  wait_port "$port"
+}
+
 # parse_report TOOL OUT: "req/s completed" from a wrk-like, oha, h2load or ab report.
 parse_report() {
   local name=$1 out=$2

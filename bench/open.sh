@@ -11,9 +11,7 @@ SECS=${2:-60}
 RATE=${3:-50000}
 [ -x "$STAMPEDE" ] || (cd "$ROOT" && cargo build --release -q)
 PORT=$(free_port)
-taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$PORT" --threads 1 2>/dev/null &
-PIDS+=($!)
-wait_port "$PORT"
+start_serve "$PORT"
 for r in $(seq "$ROUNDS"); do
   taskset -c 0 "$STAMPEDE" load "http://127.0.0.1:$PORT/pong" --rate "$RATE" -d "${SECS}s" -c 64 -t 1 -q \
     --json "$WORK/open.$r.json" > "$WORK/open.$r.txt" 2>&1

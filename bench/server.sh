@@ -23,9 +23,7 @@ start_server() {
   local name=$1 port=$2
   case $name in
     nginx) start_nginx "$port" 1 ;;
-    stampede)
-      taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$port" --threads 1 2>/dev/null &
-      PIDS+=($!); wait_port "$port" ;;
+    stampede) start_serve "$port" ;;
   esac
 }
 
@@ -63,8 +61,8 @@ awk '{a[$1]=$2; b[$1]=$3} END{printf "\nstampede/nginx: keep-alive %.2fx, pipeli
 echo
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 port=$(free_port)
-taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$port" --threads 1 2>/dev/null &
-SP=$!; PIDS+=($SP); wait_port "$port"
+start_serve "$port"
+SP=$SERVE_PID
 for run in primer measured; do
   taskset -c 0 ab -q -r -c 10000 -n 20000 "http://127.0.0.1:$port/perf" > "$WORK/c10k.$run" 2>&1 || true
 done

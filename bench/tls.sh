@@ -16,10 +16,7 @@ self_signed
 PORT=$(free_port)
 start_nginx "$PORT" 1 "$WORK/cert.pem" "$WORK/key.pem"
 SERVE=$(free_port)
-taskset -c 1 "$STAMPEDE" serve --listen 127.0.0.1:"$SERVE" --threads 1 --no-http2 \
-  --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" 2>/dev/null &
-PIDS+=($!)
-wait_port "$SERVE"
+start_serve "$SERVE" --no-http2 --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem"
 CLIENTS=(stampede wrk oha)
 
 run_client() {
