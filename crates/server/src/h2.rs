@@ -97,8 +97,6 @@ pub struct H2Conn {
     recv_unacked: u32,
     /// Bytes of response bodies held for the client's windows.
     held: usize,
-    /// The client sent GOAWAY: no new streams, close once the open ones are answered.
-    pub peer_goaway: bool,
     /// We sent GOAWAY (draining).
     pub goaway_sent: bool,
 }
@@ -141,7 +139,6 @@ impl H2Conn {
             recv_window: RECV_WINDOW as i64,
             recv_unacked: 0,
             held: 0,
-            peer_goaway: false,
             goaway_sent: false,
         }
     }
@@ -290,10 +287,11 @@ impl H2Conn {
                 if h.stream != 0 {
                     return fail(frame::PROTOCOL_ERROR, "GOAWAY on a stream");
                 }
+                // A client's GOAWAY limits streams we would open (none); the connection
+                // goes on until the client closes it, its code triggering nothing.
                 if payload.len() < 8 {
                     return fail(frame::FRAME_SIZE_ERROR, "GOAWAY too short");
                 }
-                self.peer_goaway = true;
             }
             frame::WINDOW_UPDATE => {
                 let Some(inc) = frame::u32_payload(payload) else {
@@ -563,7 +561,7 @@ impl H2Conn {
         // A request that ends here declares no body, or is malformed.
         malformed |= end_stream && declared.is_some_and(|d| d != 0);
         self.last_stream = id;
-        let refused = self.streams.len() >= MAX_STREAMS || self.goaway_sent || self.peer_goaway;
+        let refused = self.streams.len() >= MAX_STREAMS || self.goaway_sent;
         if refused || malformed || method.is_none() || !scheme || s.path.is_empty() {
             let code = if refused {
                 frame::REFUSED_STREAM

@@ -998,8 +998,7 @@ impl EventLoop {
         if done
             && (c.close_after
                 || (c.peer_closed && c.rbuf.is_empty())
-                || (self.draining && c.rbuf.is_empty())
-                || c.h2.as_ref().is_some_and(|h| h.peer_goaway))
+                || (self.draining && c.rbuf.is_empty()))
         {
             if c.close_after {
                 if let Some(c) = self.conns[ci].as_mut() {

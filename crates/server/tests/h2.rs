@@ -56,6 +56,8 @@ struct Client {
     /// Stream ids in the order their responses ended.
     ended: Vec<u32>,
     goaway: Option<(u32, u32)>,
+    /// PING acknowledgements received.
+    pings: usize,
     closed: bool,
 }
 
@@ -84,6 +86,7 @@ impl Client {
             streams: BTreeMap::new(),
             ended: Vec::new(),
             goaway: None,
+            pings: 0,
             closed: false,
         }
     }
@@ -174,6 +177,7 @@ impl Client {
             frame::RST_STREAM => {
                 self.streams.entry(h.stream).or_default().reset = frame::u32_payload(payload);
             }
+            frame::PING if h.flags & frame::ACK != 0 => self.pings += 1,
             frame::GOAWAY => {
                 let last = u32::from_be_bytes(payload[..4].try_into().unwrap());
                 let code = u32::from_be_bytes(payload[4..8].try_into().unwrap());
@@ -552,12 +556,18 @@ fn connection_errors_send_goaway_with_their_code_and_close() {
         c.until(|c| c.closed);
         assert_eq!(c.goaway, Some((1, code)), "{what}");
     }
-    // A client GOAWAY: what is open is answered, then the server closes.
+    // A client's GOAWAY (with an unknown code) triggers nothing: what is open is
+    // answered, PINGs still are, and closing is the client's to do (closing first would
+    // reset the connection under frames still in flight).
     let mut c = Client::connect(&srv, &[]);
     c.request(1, "GET", "/delay/100", true);
-    c.send(&raw(frame::GOAWAY, 0, 0, &[0; 8]));
+    let mut goaway = 0u32.to_be_bytes().to_vec();
+    goaway.extend_from_slice(&0xff_u32.to_be_bytes());
+    c.send(&raw(frame::GOAWAY, 0, 0, &goaway));
     assert_eq!(c.response(1).status(), 200);
-    c.until(|c| c.closed);
+    c.send(&raw(frame::PING, 0, 0, b"stampede"));
+    c.until(|c| c.pings == 1);
+    assert!(!c.closed && c.goaway.is_none());
 }
 
 #[test]
