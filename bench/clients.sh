@@ -1,61 +1,97 @@
 #!/usr/bin/env bash
-# Load generators against the same server: nginx (one worker, `return 200 "PONG"`)
-# pinned to CPU 1, each client pinned to CPU 0 with 64 keep-alive connections and one
-# thread. Clients run in turn, round after round (A B C D E, A B C D E, …), and the
-# table gives medians: req/s, client CPU (user+sys) per request, client max RSS.
+# Load generators against the same server, pinned to CPU 1: nginx (one worker,
+# `return 200 "PONG"`) and `stampede serve --threads 1`. Each client runs pinned to
+# CPU 0 with 64 keep-alive connections and one thread. Clients run in turn, round after
+# round (A B C D E, A B C D E, …), and the tables give medians: req/s, client CPU
+# (user+sys) per request, client max RSS, and how busy each core was.
+#
+# Which side limits a run decides what its req/s means, so both cores are measured: a
+# client whose core is full while the server's core has room is client-bound, and only
+# then do req/s compare clients. When the server's core is full (nginx's one worker is
+# on this kind of machine) every client gets the server's rate, and client CPU per
+# request is the column that compares them.
 #
 #   bash bench/clients.sh [ROUNDS=5] [SECONDS=5]
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
 install_peers
-PORT=$(free_port)
-start_nginx "$PORT" 1
-URL=http://127.0.0.1:$PORT/pong
+NGINX_PORT=$(free_port)
+start_nginx "$NGINX_PORT" 1
+# nginx's master forks the worker that does the work; its CPU is the server's.
+NGINX_WORKER=""
+for _ in $(seq 50); do
+  NGINX_WORKER=$(pgrep -P "${PIDS[-1]}" | head -1) && [ -n "$NGINX_WORKER" ] && break
+  sleep 0.1
+done
+SERVE_PORT=$(free_port)
+start_serve "$SERVE_PORT" --no-http2
+SERVERS=(nginx stampede-serve)
 CLIENTS=(stampede wrk oha h2load ab)
 
-run_client() {
-  local name=$1 out=$2
-  case $name in
-    stampede) timed "$out" taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d${SECS}s "$URL" ;;
-    wrk)      timed "$out" taskset -c 0 wrk -t1 -c64 -d${SECS}s "$URL" ;;
-    oha)      timed "$out" taskset -c 0 "$OHA" --no-tui -c 64 -z ${SECS}s "$URL" ;;
-    h2load)   timed "$out" taskset -c 0 h2load --h1 -t1 -c64 -D $SECS "$URL" ;;
-    ab)       timed "$out" taskset -c 0 ab -q -k -c 64 -t $SECS -n 100000000 "$URL" ;;
+server_pid() { case $1 in nginx) echo "$NGINX_WORKER" ;; stampede-serve) echo "$SERVE_PID" ;; esac; }
+server_url() {
+  case $1 in
+    nginx) echo "http://127.0.0.1:$NGINX_PORT/pong" ;;
+    stampede-serve) echo "http://127.0.0.1:$SERVE_PORT/pong" ;;
   esac
 }
 
-taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d1s "$URL" >/dev/null  # warm-up, discarded
+run_client() {
+  local name=$1 out=$2 url=$3
+  case $name in
+    stampede) timed "$out" taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d${SECS}s "$url" ;;
+    wrk)      timed "$out" taskset -c 0 wrk -t1 -c64 -d${SECS}s "$url" ;;
+    oha)      timed "$out" taskset -c 0 "$OHA" --no-tui -c 64 -z ${SECS}s "$url" ;;
+    h2load)   timed "$out" taskset -c 0 h2load --h1 -t1 -c64 -D $SECS "$url" ;;
+    ab)       timed "$out" taskset -c 0 ab -q -k -c 64 -t $SECS -n 100000000 "$url" ;;
+  esac
+}
+
+for s in "${SERVERS[@]}"; do
+  taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d1s "$(server_url "$s")" >/dev/null  # warm-up, discarded
+done
 for r in $(seq "$ROUNDS"); do
-  for c in "${CLIENTS[@]}"; do
-    out=$WORK/$c.$r
-    run_client "$c" "$out"
-    read -r rps n < <(parse_report "$c" "$out")
-    read -r u s rss < "$out.time"
-    cpu_us=$(python3 -c "print(f'{($u+$s)*1e6/max(float($n),1):.2f}')")
-    echo "$c $rps $cpu_us $rss" >> "$WORK/results"
-    printf 'round %d %-9s %10.0f req/s %6s µs CPU/req %7s KB max RSS\n' "$r" "$c" "$rps" "$cpu_us" "$rss" >&2
+  for s in "${SERVERS[@]}"; do
+    for c in "${CLIENTS[@]}"; do
+      out=$WORK/$s.$c.$r
+      read -r rps _ cpu_us _ rss client_busy server_busy < <(busy_run "$(server_pid "$s")" "$c" "$out" \
+        run_client "$c" "$out" "$(server_url "$s")")
+      echo "$s $c $rps $cpu_us $rss $client_busy $server_busy" >> "$WORK/results"
+      printf '%-14s round %d %-9s %10.0f req/s %6s µs CPU/req %7s KB max RSS  cores busy: client %3s %%, server %3s %%\n' \
+        "$s" "$r" "$c" "$rps" "$cpu_us" "$rss" "$client_busy" "$server_busy" >&2
+    done
   done
 done
 
-echo
-echo "| client | req/s (median of $ROUNDS) | client CPU µs/request | max RSS KB |"
-echo "|---|---:|---:|---:|"
-for c in "${CLIENTS[@]}"; do
-  rps=$(awk -v c="$c" '$1==c{print $2}' "$WORK/results" | median)
-  cpu=$(awk -v c="$c" '$1==c{print $3}' "$WORK/results" | median)
-  rss=$(awk -v c="$c" '$1==c{print $4}' "$WORK/results" | median)
-  printf '| %s | %.0f | %.2f | %.0f |\n' "$c" "$rps" "$cpu" "$rss"
-  echo "$c $rps $cpu" >> "$WORK/medians"
+: > "$WORK/medians"
+for s in "${SERVERS[@]}"; do
+  echo
+  echo "Server: $s"
+  echo
+  echo "| client | req/s (median of $ROUNDS) | client CPU µs/request | max RSS KB | client core busy % | server core busy % |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for c in "${CLIENTS[@]}"; do
+    col() { awk -v s="$s" -v c="$c" -v i="$1" '$1==s && $2==c{print $i}' "$WORK/results" | median; }
+    rps=$(col 3) cpu=$(col 4) rss=$(col 5) cb=$(col 6) sb=$(col 7)
+    printf '| %s | %.0f | %.2f | %.0f | %.0f | %.0f |\n' "$c" "$rps" "$cpu" "$rss" "$cb" "$sb"
+    echo "$s $c $rps $cpu $cb $sb" >> "$WORK/medians"
+  done
 done
 python3 - "$WORK/medians" <<'PY'
 import sys
-m = {l.split()[0]: (float(l.split()[1]), float(l.split()[2])) for l in open(sys.argv[1])}
-s = m["stampede"]
-print()
-for peer in ("wrk", "oha", "h2load", "ab"):
-    r, c = m[peer]
-    print(f"stampede vs {peer}: {s[0]/r:.2f}x req/s, {c/s[1]:.2f}x less client CPU per request")
+m = {}
+for l in open(sys.argv[1]):
+    s, c, r, u, cb, sb = l.split()
+    m.setdefault(s, {})[c] = (float(r), float(u), float(cb), float(sb))
+for s, row in m.items():
+    print()
+    me = row["stampede"]
+    print(f"{s}: stampede's runs: client core {me[2]:.0f} % busy, server core {me[3]:.0f} %")
+    for peer, (r, u, cb, sb) in row.items():
+        if peer != "stampede":
+            print(f"{s}: stampede vs {peer}: {me[0]/r:.2f}x req/s, {u/me[1]:.2f}x less client CPU "
+                  f"per request ({peer}'s runs: client core {cb:.0f} % busy, server core {sb:.0f} %)")
 PY
 echo
 machine

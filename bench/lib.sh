@@ -151,6 +151,31 @@ timed() {
   /usr/bin/time -f "%U %S %M" -o "$out.time" "$@" > "$out" 2>"$out.err" || true
 }
 
+# cpu_seconds PID: user+system CPU seconds PID (all its threads) has used so far.
+cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"
+}
+
+# busy_run SERVER_PID TOOL OUT CMD...: runs CMD (a client run that writes OUT and, through
+# `timed`, OUT.time) and prints "req/s requests client-µs-CPU/request user-µs/request
+# max-RSS-KB client-core-busy-% server-core-busy-%", the busy shares over the run's wall
+# time, so a row says which side was full.
+busy_run() {
+  local pid=$1 tool=$2 out=$3 before after start wall rps n u sy rss
+  shift 3
+  before=$(cpu_seconds "$pid")
+  start=$(date +%s.%N)
+  "$@"
+  wall=$(python3 -c "import time; print(time.time() - $start)")
+  after=$(cpu_seconds "$pid")
+  read -r rps n < <(parse_report "$tool" "$out")
+  read -r u sy rss < "$out.time"
+  python3 -c "
+n = max(float('${n:-0}'), 1)
+print(f'${rps:-0} {n:.0f} {($u + $sy) * 1e6 / n:.2f} {$u * 1e6 / n:.2f} $rss'
+      f' {($u + $sy) * 100 / $wall:.0f} {($after - $before) * 100 / $wall:.0f}')"
+}
+
 # median of numbers on stdin
 median() { python3 -c 'import sys,statistics; v=[float(x) for x in sys.stdin.read().split()]; print(statistics.median(v) if v else float("nan"))'; }
 
