@@ -82,7 +82,8 @@ start_serve() {
   wait_port "$port"
 }
 
-# parse_report TOOL OUT: "req/s completed" from a wrk-like, oha, h2load or ab report.
+# parse_report TOOL OUT: "req/s completed" from a wrk-like, oha, h2load, ab or
+# stampede-probe report.
 parse_report() {
   local name=$1 out=$2
   case $name in
@@ -90,6 +91,7 @@ parse_report() {
     oha) awk '/Requests\/sec/{r=$2} /\[200\]/{n=$2} END{print r, n}' "$out" ;;
     h2load) awk '/^finished in/{r=$4} /^requests:/{n=$8} END{print r, n}' "$out" ;;
     ab) awk '/Requests per second/{r=$4} /Complete requests/{n=$3} END{print r, n}' "$out" ;;
+    probe) awk '{print $6, $2}' "$out" ;;
   esac
 }
 
