@@ -102,16 +102,25 @@ self_signed() {
     -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
 }
 
+# figures TOOL OUT: "req/s requests client-µs-CPU/request user-µs/request max-RSS-KB"
+# from a run's report (OUT, as TOOL prints it) and its timing (OUT.time, from `timed`).
+figures() {
+  local rps n u sy rss
+  read -r rps n < <(parse_report "$1" "$2")
+  read -r u sy rss < "$2.time"
+  python3 -c "
+n = max(float('${n:-0}'), 1)
+print(f'${rps:-0} {n:.0f} {($u + $sy) * 1e6 / n:.2f} {$u * 1e6 / n:.2f} $rss')"
+}
+
 # record CASE CLIENT ROUND OUT: appends "CASE CLIENT req/s µs-CPU-per-request" from a
 # run's report (OUT) and its timing (OUT.time) to $WORK/results, and shows the round.
 record() {
-  local case=$1 c=$2 r=$3 out=$4 tool=$2 rps n u s rss cpu_us
+  local case=$1 c=$2 r=$3 out=$4 tool=$2 rps cpu_us
   [ "$c" = stampede ] && tool=${STAMPEDE_REPORT:-wrk}
-  read -r rps n < <(parse_report "$tool" "$out")
-  read -r u s rss < "$out.time"
-  cpu_us=$(python3 -c "print(f'{($u+$s)*1e6/max(float(${n:-0}),1):.2f}')")
-  echo "$case $c ${rps:-0} $cpu_us" >> "$WORK/results"
-  printf '%-9s round %d %-9s %10.0f req/s %7s µs CPU/req\n' "$case" "$r" "$c" "${rps:-0}" "$cpu_us" >&2
+  read -r rps _ cpu_us _ _ < <(figures "$tool" "$out")
+  echo "$case $c $rps $cpu_us" >> "$WORK/results"
+  printf '%-9s round %d %-9s %10.0f req/s %7s µs CPU/req\n' "$case" "$r" "$c" "$rps" "$cpu_us" >&2
 }
 
 # summarize TITLE ROUNDS "CASES" "CLIENTS": a median table per case from
@@ -159,23 +168,20 @@ cpu_seconds() {
 }
 
 # busy_run SERVER_PID TOOL OUT CMD...: runs CMD (a client run that writes OUT and, through
-# `timed`, OUT.time) and prints "req/s requests client-µs-CPU/request user-µs/request
-# max-RSS-KB client-core-busy-% server-core-busy-%", the busy shares over the run's wall
-# time, so a row says which side was full.
+# `timed`, OUT.time) and prints its `figures` followed by "client-core-busy-%
+# server-core-busy-%", the busy shares over the run's wall time, so a row says which
+# side was full.
 busy_run() {
-  local pid=$1 tool=$2 out=$3 before after start wall rps n u sy rss
+  local pid=$1 tool=$2 out=$3 before after start wall u sy
   shift 3
   before=$(cpu_seconds "$pid")
   start=$(date +%s.%N)
   "$@"
   wall=$(python3 -c "import time; print(time.time() - $start)")
   after=$(cpu_seconds "$pid")
-  read -r rps n < <(parse_report "$tool" "$out")
-  read -r u sy rss < "$out.time"
-  python3 -c "
-n = max(float('${n:-0}'), 1)
-print(f'${rps:-0} {n:.0f} {($u + $sy) * 1e6 / n:.2f} {$u * 1e6 / n:.2f} $rss'
-      f' {($u + $sy) * 100 / $wall:.0f} {($after - $before) * 100 / $wall:.0f}')"
+  read -r u sy _ < "$out.time"
+  echo "$(figures "$tool" "$out") $(python3 -c "
+print(f'{($u + $sy) * 100 / $wall:.0f} {($after - $before) * 100 / $wall:.0f}')")"
 }
 
 # median of numbers on stdin
