@@ -15,7 +15,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -119,11 +119,12 @@ fn advance(buf: &[u8], have: &mut usize, n: usize) -> io::Result<bool> {
 }
 
 fn epoll(mut streams: Vec<TcpStream>, request: &[u8], duration: Duration) -> io::Result<u64> {
-    // SAFETY: plain epoll calls on descriptors this function owns.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if ep < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    // SAFETY: a plain syscall; a valid result is a new descriptor that only `ep` owns
+    // (closed when it drops, on every return).
+    let ep = match unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) } {
+        fd if fd < 0 => return Err(io::Error::last_os_error()),
+        fd => unsafe { OwnedFd::from_raw_fd(fd) },
+    };
     for (i, s) in streams.iter_mut().enumerate() {
         s.set_nonblocking(true)?;
         let mut ev = libc::epoll_event {
@@ -131,7 +132,9 @@ fn epoll(mut streams: Vec<TcpStream>, request: &[u8], duration: Duration) -> io:
             u64: i as u64,
         };
         // SAFETY: ev outlives the call; the fd is open.
-        if unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, s.as_raw_fd(), &mut ev) } < 0 {
+        if unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, s.as_raw_fd(), &mut ev) }
+            < 0
+        {
             return Err(io::Error::last_os_error());
         }
         s.write_all(request)?;
@@ -143,7 +146,14 @@ fn epoll(mut streams: Vec<TcpStream>, request: &[u8], duration: Duration) -> io:
     let (mut done, mut in_flight) = (0u64, streams.len());
     while in_flight > 0 {
         // SAFETY: events has room for the count passed.
-        let n = unsafe { libc::epoll_wait(ep, events.as_mut_ptr(), events.len() as i32, 1000) };
+        let n = unsafe {
+            libc::epoll_wait(
+                ep.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as i32,
+                1000,
+            )
+        };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -172,8 +182,6 @@ fn epoll(mut streams: Vec<TcpStream>, request: &[u8], duration: Duration) -> io:
             }
         }
     }
-    // SAFETY: ep is ours and closed once.
-    unsafe { libc::close(ep) };
     Ok(done)
 }
 
@@ -267,6 +275,5 @@ fn uring(streams: Vec<TcpStream>, request: &[u8], duration: Duration) -> io::Res
             }
         }
     }
-    drop(streams);
     Ok(done)
 }
