@@ -3,6 +3,9 @@
 //! request that comes out complete is routed and answered through the HTTP/2 responder.
 #![no_main]
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use libfuzzer_sys::fuzz_target;
 use stampede_server::h2::{H2Conn, H2Respond, PREFACE};
 use stampede_server::request::{Limits, Method, Request};
@@ -11,7 +14,7 @@ use stampede_server::store::Store;
 
 fuzz_target!(|data: &[u8]| {
     thread_local! {
-        static STORE: Store = Store::generate();
+        static CTX: RefCell<Ctx> = RefCell::new(Ctx::new(Arc::new(Store::generate()), None, 0));
     }
     if data.is_empty() {
         return;
@@ -42,8 +45,7 @@ fuzz_target!(|data: &[u8]| {
                 None => (&path[..], &b""[..]),
             };
             let req = Request { method: ready.method, path: p, query: q, keep_alive: true, http10: false };
-            STORE.with(|store| {
-                let mut ctx = Ctx { store, static_dir: None, thread: 0, counter: 0, scratch: Vec::new() };
+            CTX.with_borrow_mut(|ctx| {
                 let mut resp = H2Respond {
                     conn: &mut conn,
                     out: &mut out,
@@ -55,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
                 };
                 if let Some(status) = ready.refuse {
                     resp.respond(status, "text/plain", b"refused\n");
-                } else if let Routed::Later(_) = route(&req, &mut ctx, &mut resp) {
+                } else if let Routed::Later(_) = route(&req, ctx, &mut resp) {
                     resp.respond(200, "text/plain", b"later\n");
                 }
             });

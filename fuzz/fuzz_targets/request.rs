@@ -2,6 +2,9 @@
 //! stream, must give requests, "need more" or a refusal with a status — never a panic.
 #![no_main]
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use libfuzzer_sys::fuzz_target;
 use stampede_server::request::{parse, Limits, Parsed};
 use stampede_server::routes::{resolve_static, route, Ctx, Http1, Persist};
@@ -9,7 +12,7 @@ use stampede_server::store::Store;
 
 fuzz_target!(|data: &[u8]| {
     thread_local! {
-        static STORE: Store = Store::generate();
+        static CTX: RefCell<Ctx> = RefCell::new(Ctx::new(Arc::new(Store::generate()), None, 0));
     }
     let limits = Limits { max_head: 4096, max_body: 4096 };
     let mut pos = 0;
@@ -19,14 +22,7 @@ fuzz_target!(|data: &[u8]| {
             Parsed::Complete(req, len) => {
                 assert!(len > 0 && pos + len <= data.len());
                 pos += len;
-                STORE.with(|store| {
-                    let mut ctx = Ctx {
-                        store,
-                        static_dir: None,
-                        thread: 0,
-                        counter: 0,
-                        scratch: Vec::new(),
-                    };
+                CTX.with_borrow_mut(|ctx| {
                     out.clear();
                     let mut resp = Http1 {
                         out: &mut out,
@@ -35,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
                         persist: Persist::of(&req),
                         method: req.method,
                     };
-                    let _ = route(&req, &mut ctx, &mut resp);
+                    let _ = route(&req, ctx, &mut resp);
                 });
                 if let Some(rest) = req.path.strip_prefix(b"/static/") {
                     let _ = resolve_static(std::path::Path::new("/nonexistent-fuzz-dir"), rest);

@@ -384,12 +384,10 @@ struct Conn {
 }
 
 struct EventLoop {
-    index: usize,
     poll: Poll,
     waker: Arc<Waker>,
     listeners: Vec<TcpListener>,
     config: Config,
-    store: Arc<Store>,
     jobs: Sender<Job>,
     done_tx: Sender<Done>,
     done_rx: Receiver<Done>,
@@ -402,8 +400,7 @@ struct EventLoop {
     delays: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
     ibuf: Vec<u8>,
     out: Vec<u8>,
-    counter: u64,
-    scratch: Vec<u8>,
+    ctx: Ctx,
     /// An HTTP/2 request's path, and a generated body, reused.
     h2_path: Vec<u8>,
     h2_body: Vec<u8>,
@@ -424,12 +421,11 @@ impl EventLoop {
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
         let (done_tx, done_rx) = mpsc::channel();
         Ok(EventLoop {
-            index,
             poll,
             waker,
             listeners,
+            ctx: Ctx::new(store, config.static_dir.clone(), index),
             config,
-            store,
             jobs,
             done_tx,
             done_rx,
@@ -441,8 +437,6 @@ impl EventLoop {
             delays: BinaryHeap::new(),
             ibuf: vec![0; IO_BUF],
             out: Vec::with_capacity(IO_BUF),
-            counter: 0,
-            scratch: Vec::with_capacity(128),
             h2_path: Vec::with_capacity(128),
             h2_body: Vec::new(),
             generation: 0,
@@ -722,13 +716,6 @@ impl EventLoop {
         let mut close = false;
         let mut defer: Option<(Deferred, Persist, bool)> = None;
         let (date, server) = (self.date.line(), SERVER_LINE.as_bytes());
-        let mut ctx = Ctx {
-            store: &self.store,
-            static_dir: self.config.static_dir.as_deref(),
-            thread: self.index,
-            counter: self.counter,
-            scratch: std::mem::take(&mut self.scratch),
-        };
         let pending_out = self.conns[ci].as_ref().map_or(0, |c| c.wbuf.len());
         while pos < data.len() && pending_out + self.out.len() < MAX_PENDING_OUTPUT {
             match request::parse(&data[pos..], &self.config.limits) {
@@ -762,7 +749,7 @@ impl EventLoop {
                         persist: Persist::of(&req),
                         method: req.method,
                     };
-                    match routes::route(&req, &mut ctx, &mut resp) {
+                    match routes::route(&req, &mut self.ctx, &mut resp) {
                         Routed::Written => {}
                         Routed::Later(d) => {
                             defer =
@@ -778,8 +765,6 @@ impl EventLoop {
                 }
             }
         }
-        self.counter = ctx.counter;
-        self.scratch = ctx.scratch;
         let Some(c) = self.conns[ci].as_mut() else {
             return pos;
         };
@@ -859,13 +844,6 @@ impl EventLoop {
     /// writes `self.out` (which may already hold control frames).
     fn route_h2(&mut self, ci: usize, now: Instant) {
         let (date, server) = (self.date.value(), SERVER.as_bytes());
-        let mut ctx = Ctx {
-            store: &self.store,
-            static_dir: self.config.static_dir.as_deref(),
-            thread: self.index,
-            counter: self.counter,
-            scratch: std::mem::take(&mut self.scratch),
-        };
         let mut later = Vec::new();
         let generation = self.conns[ci].as_ref().map_or(0, |c| c.generation);
         while let Some(c) = self.conns[ci].as_mut() {
@@ -900,12 +878,10 @@ impl EventLoop {
                 resp.respond(status, "text/plain", b"request refused\n");
                 continue;
             }
-            if let Routed::Later(d) = routes::route(&req, &mut ctx, &mut resp) {
+            if let Routed::Later(d) = routes::route(&req, &mut self.ctx, &mut resp) {
                 later.push((d, ready.stream));
             }
         }
-        self.counter = ctx.counter;
-        self.scratch = ctx.scratch;
         if self.h2_body.capacity() > IO_BUF {
             self.h2_body = Vec::new();
         }

@@ -9,6 +9,7 @@
 
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use crate::request::{query_param, Method, Request};
 use crate::store::{valid_id, Store};
@@ -63,13 +64,26 @@ pub enum Routed {
     Later(Deferred),
 }
 
-/// Per-thread routing context.
-pub struct Ctx<'a> {
-    pub store: &'a Store,
-    pub static_dir: Option<&'a Path>,
+/// What the router keeps per event loop: the shared store, the static root, and the
+/// loop's counter and scratch buffer, reused from request to request.
+pub struct Ctx {
+    pub store: Arc<Store>,
+    pub static_dir: Option<PathBuf>,
     pub thread: usize,
     pub counter: u64,
     pub scratch: Vec<u8>,
+}
+
+impl Ctx {
+    pub fn new(store: Arc<Store>, static_dir: Option<PathBuf>, thread: usize) -> Ctx {
+        Ctx {
+            store,
+            static_dir,
+            thread,
+            counter: 0,
+            scratch: Vec::with_capacity(128),
+        }
+    }
 }
 
 /// Where a response goes. The body is left out for HEAD and for statuses that have
@@ -386,7 +400,7 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
 }
 
 fn serve_file(ctx: &mut Ctx, out: &mut impl Respond, rel: &[u8]) -> Routed {
-    match ctx.static_dir {
+    match ctx.static_dir.as_deref() {
         None if rel == b"FiringGeometry.png" => out.respond(200, "image/png", FIRING_GEOMETRY),
         None => out.respond(404, "text/plain", b"not found\n"),
         Some(dir) => {
