@@ -20,7 +20,7 @@ pub const ASSUMED_MAX_STREAMS: usize = 100;
 
 pub use stampede_h2::frame::PREFACE;
 use stampede_h2::frame::{
-    head as frame_head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME, END_HEADERS,
+    self, head as frame_head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME, END_HEADERS,
     END_STREAM, GOAWAY, HEADERS, PING, PRIORITY_FLAG as PRIORITY, PUSH_PROMISE, RST_STREAM,
     SETTINGS, SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE, SETTINGS_INITIAL_WINDOW_SIZE,
     SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE, WINDOW_UPDATE,
@@ -255,13 +255,8 @@ impl H2Conn {
             (SETTINGS_ENABLE_PUSH, 0),
             (SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
         ];
-        frame_head(&mut out, settings.len() * 6, SETTINGS, 0, 0);
-        for (id, v) in settings {
-            out.extend_from_slice(&id.to_be_bytes());
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        frame_head(&mut out, 4, WINDOW_UPDATE, 0, 0);
-        out.extend_from_slice(&(WINDOW - 65_535).to_be_bytes());
+        frame::settings(&mut out, &settings);
+        frame::window_update(&mut out, 0, WINDOW - 65_535);
         H2Conn {
             out,
             decoder: stampede_h2::hpack::Decoder::new(),
@@ -475,7 +470,7 @@ impl H2Conn {
                 let data = unpad(flags, payload)?;
                 self.conn_unacked += total;
                 if self.conn_unacked >= WINDOW / 2 {
-                    self.window_update(0, self.conn_unacked);
+                    frame::window_update(&mut self.out, 0, self.conn_unacked);
                     self.conn_unacked = 0;
                 }
                 if let Some(k) = self.kept.as_mut() {
@@ -491,7 +486,7 @@ impl H2Conn {
                     }
                 }
                 if let Some(n) = update {
-                    self.window_update(id, n);
+                    frame::window_update(&mut self.out, id, n);
                 }
                 if flags & END_STREAM != 0 {
                     self.finish(id, events);
@@ -529,11 +524,8 @@ impl H2Conn {
                 }
             }
             RST_STREAM => {
-                let code = u32::from_be_bytes(
-                    payload
-                        .try_into()
-                        .map_err(|_| H2Error("RST_STREAM of the wrong size".into()))?,
-                );
+                let code = frame::u32_payload(payload)
+                    .ok_or_else(|| H2Error("RST_STREAM of the wrong size".into()))?;
                 if let Some(i) = self.streams.iter().position(|s| s.id == id) {
                     self.streams.remove(i);
                     events.push(Event::Reset { stream: id, code });
@@ -594,11 +586,9 @@ impl H2Conn {
                 });
             }
             WINDOW_UPDATE => {
-                let inc = u32::from_be_bytes(
-                    payload
-                        .try_into()
-                        .map_err(|_| H2Error("WINDOW_UPDATE of the wrong size".into()))?,
-                ) & 0x7fff_ffff;
+                let inc = frame::u32_payload(payload)
+                    .ok_or_else(|| H2Error("WINDOW_UPDATE of the wrong size".into()))?
+                    & 0x7fff_ffff;
                 if id == 0 {
                     self.conn_send_window += inc as i64;
                 } else if let Some(s) = self.stream(id) {
@@ -663,11 +653,6 @@ impl H2Conn {
             self.finish(id, events);
         }
         Ok(())
-    }
-
-    fn window_update(&mut self, stream: u32, n: u32) {
-        frame_head(&mut self.out, 4, WINDOW_UPDATE, 0, stream);
-        self.out.extend_from_slice(&n.to_be_bytes());
     }
 }
 
