@@ -20,10 +20,11 @@ pub const ASSUMED_MAX_STREAMS: usize = 100;
 
 pub use stampede_h2::frame::PREFACE;
 use stampede_h2::frame::{
-    self, head as frame_head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME, END_HEADERS,
-    END_STREAM, GOAWAY, HEADERS, PING, PRIORITY_FLAG as PRIORITY, PUSH_PROMISE, RST_STREAM,
-    SETTINGS, SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE, SETTINGS_INITIAL_WINDOW_SIZE,
-    SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE, WINDOW_UPDATE,
+    self, head as frame_head, Head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME,
+    END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PRIORITY_FLAG as PRIORITY, PUSH_PROMISE,
+    RST_STREAM, SETTINGS, SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE,
+    SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE,
+    WINDOW_UPDATE,
 };
 use stampede_h2::hpack::{integer_encode as integer, literal};
 
@@ -431,20 +432,18 @@ impl H2Conn {
         events: &mut Vec<Event>,
     ) -> Result<usize, H2Error> {
         let mut at = 0;
-        while buf.len() >= at + 9 {
-            let h = &buf[at..at + 9];
-            let len = u32::from_be_bytes([0, h[0], h[1], h[2]]) as usize;
-            if len > MAX_FRAME {
+        while let Some(h) = Head::parse(&buf[at..]) {
+            if h.len > MAX_FRAME {
                 return Err(H2Error(format!(
-                    "a frame of {len} bytes exceeds the 16,384 we accept"
+                    "a frame of {} bytes exceeds the 16,384 we accept",
+                    h.len
                 )));
             }
-            if buf.len() < at + 9 + len {
+            let Some(payload) = buf.get(at + 9..at + 9 + h.len) else {
                 break;
-            }
-            let id = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
-            self.frame(h[3], h[4], id, &buf[at + 9..at + 9 + len], body, events)?;
-            at += 9 + len;
+            };
+            self.frame(h.kind, h.flags, h.stream, payload, body, events)?;
+            at += 9 + h.len;
         }
         Ok(at)
     }
@@ -535,12 +534,9 @@ impl H2Conn {
                 if flags & ACK != 0 {
                     return Ok(());
                 }
-                if !payload.len().is_multiple_of(6) {
-                    return Err(H2Error("SETTINGS of the wrong size".into()));
-                }
-                for s in payload.chunks_exact(6) {
-                    let key = u16::from_be_bytes([s[0], s[1]]);
-                    let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+                let pairs = frame::settings_pairs(payload)
+                    .ok_or_else(|| H2Error("SETTINGS of the wrong size".into()))?;
+                for (key, v) in pairs {
                     match key {
                         SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = Some(v),
                         SETTINGS_HEADER_TABLE_SIZE if v < 4096 => {

@@ -92,6 +92,19 @@ pub fn settings(out: &mut Vec<u8>, values: &[(u16, u32)]) {
     }
 }
 
+/// The `(identifier, value)` pairs of a SETTINGS payload; `None` when its length is
+/// not a multiple of six.
+pub fn settings_pairs(payload: &[u8]) -> Option<impl Iterator<Item = (u16, u32)> + '_> {
+    payload.len().is_multiple_of(6).then(|| {
+        payload.chunks_exact(6).map(|s| {
+            (
+                u16::from_be_bytes([s[0], s[1]]),
+                u32::from_be_bytes([s[2], s[3], s[4], s[5]]),
+            )
+        })
+    })
+}
+
 /// Writes a WINDOW_UPDATE frame.
 pub fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
     head(out, 4, WINDOW_UPDATE, 0, stream);
@@ -152,5 +165,21 @@ mod tests {
         assert_eq!(unpad(0, &[2, b'a']), Ok(&[2, b'a'][..]));
         assert!(unpad(PADDED, &[3, b'a', 0]).is_err());
         assert!(unpad(PADDED, &[]).is_err());
+    }
+
+    #[test]
+    fn settings_read_back_as_written() {
+        let pairs = [
+            (SETTINGS_ENABLE_PUSH, 0),
+            (SETTINGS_INITIAL_WINDOW_SIZE, 0x0102_0304),
+        ];
+        let mut out = Vec::new();
+        settings(&mut out, &pairs);
+        let h = Head::parse(&out).unwrap();
+        assert_eq!((h.len, h.kind, h.stream), (12, SETTINGS, 0));
+        let read: Vec<_> = settings_pairs(&out[9..]).unwrap().collect();
+        assert_eq!(read, pairs);
+        assert!(settings_pairs(&out[9..20]).is_none());
+        assert_eq!(settings_pairs(&[]).unwrap().count(), 0);
     }
 }

@@ -342,12 +342,10 @@ impl H2Conn {
                 fail(frame::FRAME_SIZE_ERROR, "a SETTINGS ack with a payload")
             };
         }
-        if !payload.len().is_multiple_of(6) {
+        let Some(pairs) = frame::settings_pairs(payload) else {
             return fail(frame::FRAME_SIZE_ERROR, "SETTINGS of the wrong size");
-        }
-        for s in payload.chunks_exact(6) {
-            let key = u16::from_be_bytes([s[0], s[1]]);
-            let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]);
+        };
+        for (key, v) in pairs {
             match key {
                 frame::SETTINGS_HEADER_TABLE_SIZE => self.encoder.set_peer_table_size(v as usize),
                 frame::SETTINGS_ENABLE_PUSH if v > 1 => {
