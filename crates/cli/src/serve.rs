@@ -81,10 +81,7 @@ fn tls_config(
     addrs: &[SocketAddr],
 ) -> Result<Option<std::sync::Arc<stampede_tls::rustls::ServerConfig>>, Exit> {
     use stampede_tls::ServerCert;
-    let mut alpn = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    if a.no_http2 {
-        alpn.remove(0);
-    }
+    let alpn = stampede_tls::alpn(!a.no_http2);
     let cert = match (&a.tls_cert, &a.tls_key, &a.tls_self_signed) {
         (Some(cert), Some(key), _) => ServerCert::Files {
             cert: cert.clone(),

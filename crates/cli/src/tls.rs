@@ -95,11 +95,7 @@ impl TlsArgs {
             key_file: self.key.clone(),
             resume: self.resume,
             versions: self.version.unwrap_or_default(),
-            alpn: if http2 {
-                vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-            } else {
-                vec![b"http/1.1".to_vec()]
-            },
+            alpn: stampede_tls::alpn(http2),
         };
         stampede_tls::client_config(&options)
             .map(Some)

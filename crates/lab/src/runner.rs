@@ -329,7 +329,7 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
             stampede_tls::client_config(&stampede_tls::ClientOptions {
                 insecure: tls.insecure,
                 ca_file: tls.cacert.clone(),
-                alpn: vec![b"http/1.1".to_vec()],
+                alpn: stampede_tls::alpn(false),
                 ..Default::default()
             })
             .map_err(|e| Box::new((format!("TLS: {e}"), None)))?,
@@ -611,7 +611,7 @@ fn run_target(
             ep.http2 = true;
             if let Some((c, _)) = ep.tls.as_mut() {
                 let mut h2 = (**c).clone();
-                h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+                h2.alpn_protocols = stampede_tls::alpn(true);
                 *c = std::sync::Arc::new(h2);
             }
         }
