@@ -437,7 +437,7 @@ fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<(
             "the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge); drop --http2, or use https:// so that ALPN can choose",
         ));
     }
-    if head[3] != 4 {
+    if head[3] != stampede_h2::frame::SETTINGS {
         return Err(std::io::Error::other(format!(
             "the server's first HTTP/2 frame is of type {}, not SETTINGS",
             head[3]

@@ -214,9 +214,8 @@ impl LoadSpec {
                     "HTTP/2 connections are persistent; a new connection per request does not apply",
                 );
             }
-            let scheme = if self.target.tls { "https" } else { "http" };
             for r in std::iter::once(&self.request).chain(self.script.iter().map(|s| &s.request)) {
-                if let Err(e) = crate::h2::H2Request::from_http1(&r.bytes, scheme) {
+                if let Err(e) = crate::h2::H2Request::from_http1(&r.bytes, self.target.scheme()) {
                     return bad(
                         "http2",
                         &format!("the request cannot be sent over HTTP/2: {e}"),

@@ -117,6 +117,15 @@ impl Target {
         self
     }
 
+    /// The scheme requests carry (HTTP/2's `:scheme`): `https` over TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     /// A short description of the address for messages.
     pub fn describe_address(&self) -> String {
         match &self.address {

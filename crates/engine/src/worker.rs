@@ -491,7 +491,6 @@ impl<'a> Worker<'a> {
                 ))
                 .collect(),
             h2_requests: if spec.http2 {
-                let scheme = if spec.target.tls { "https" } else { "http" };
                 let sources: Vec<&[u8]> = if spec.script.is_empty() {
                     vec![&spec.request.bytes]
                 } else {
@@ -499,7 +498,9 @@ impl<'a> Worker<'a> {
                 };
                 sources
                     .into_iter()
-                    .map(|b| H2Request::from_http1(b, scheme).expect("checked by validate"))
+                    .map(|b| {
+                        H2Request::from_http1(b, spec.target.scheme()).expect("checked by validate")
+                    })
                     .collect()
             } else {
                 Vec::new()
