@@ -218,7 +218,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let sent_body = a.postfile.is_some() || a.putfile.is_some();
     let mut spec = LoadSpec::new(target.clone(), request);
     // ab does not verify certificates.
-    spec.tls = crate::tls::TlsArgs::dialect(&target)?;
+    spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
     spec.connections = a.concurrency as usize;
     spec.threads = a.threads.unwrap_or_else(common::cpus);
     spec.requests = Some(requests);

@@ -85,15 +85,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     }
     let http2 = !a.h1;
     let mut spec = LoadSpec::new(target.clone(), b.build());
-    spec.tls = if target.tls {
-        crate::tls::TlsArgs {
-            insecure: true,
-            ..Default::default()
-        }
-        .config(&target, http2)?
-    } else {
-        None
-    };
+    spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
     spec.http2 = http2;
     spec.pipeline = a.streams as usize;
     spec.connections = a.clients as usize;

@@ -162,7 +162,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let (scheme, default_port) = if a.ssl { ("https", 443) } else { ("http", 80) };
     let url = format!("{scheme}://{host}:{}{uri}", a.port.unwrap_or(default_port));
     let target = common::resolve(&url, None)?;
-    let tls = crate::tls::TlsArgs::dialect(&target)?;
+    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
     let version = match a.http_version.as_str() {
         "1.1" => stampede_engine::Version::Http11,
         "1.0" => stampede_engine::Version::Http10,

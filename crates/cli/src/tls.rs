@@ -47,9 +47,10 @@ fn parse_version(s: &str) -> Result<Versions, String> {
 }
 
 impl TlsArgs {
-    /// The dialects' settings: for https, no certificate verification, as ab, wrk
-    /// and httperf do not verify; nothing for plain http.
-    pub fn dialect(target: &Target) -> Result<Option<Arc<ClientConfig>>, Exit> {
+    /// The dialects' settings: for https, no certificate verification, as ab, wrk,
+    /// httperf and h2load do not verify (ALPN offering h2 first with `http2`);
+    /// nothing for plain http.
+    pub fn dialect(target: &Target, http2: bool) -> Result<Option<Arc<ClientConfig>>, Exit> {
         if !target.tls {
             return Ok(None);
         }
@@ -57,7 +58,7 @@ impl TlsArgs {
             insecure: true,
             ..TlsArgs::default()
         }
-        .config(target, false)
+        .config(target, http2)
     }
 
     fn given(&self) -> Option<&'static str> {

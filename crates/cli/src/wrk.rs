@@ -103,7 +103,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     }
     let mut spec = LoadSpec::new(target.clone(), b.build());
     // wrk does not verify certificates.
-    spec.tls = crate::tls::TlsArgs::dialect(&target)?;
+    spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
     spec.connections = a.connections as usize;
     spec.threads = a.threads as usize;
     spec.duration = Some(a.duration);
