@@ -63,7 +63,8 @@ pub fn h2load_preamble(info: &H2loadInfo) -> String {
     o
 }
 
-/// One row of the statistics table from a histogram of values scaled by `unit`.
+/// One row of the statistics table: a histogram's min, max, mean and sd written by
+/// `fmt`, and the share within one sd of the mean.
 fn row(o: &mut String, label: &str, h: &Histogram<u64>, fmt: &dyn Fn(f64) -> String) {
     let (min, max, mean, sd, within) = if h.is_empty() {
         (0.0, 0.0, 0.0, 0.0, 0.0)
@@ -142,12 +143,11 @@ pub fn h2load_report(r: &RunResult, info: &H2loadInfo) -> String {
         r.bytes.body
     );
     o.push_str("                     min         max         mean         sd        +/- sd\n");
-    let us = |v: f64| duration(v);
     row(
         &mut o,
         "time for request:",
         &r.histograms.uncorrected.0,
-        &us,
+        &duration,
     );
     // Connect times of requests that opened a connection (0 marks a reused one).
     let mut connect = stampede_engine::result::new_histogram();
@@ -156,8 +156,13 @@ pub fn h2load_report(r: &RunResult, info: &H2loadInfo) -> String {
             let _ = connect.record_n(v.value_iterated_to(), v.count_at_value());
         }
     }
-    row(&mut o, "time for connect:", &connect, &us);
-    row(&mut o, "time to 1st byte:", &r.histograms.first_byte.0, &us);
+    row(&mut o, "time for connect:", &connect, &duration);
+    row(
+        &mut o,
+        "time to 1st byte:",
+        &r.histograms.first_byte.0,
+        &duration,
+    );
     // Per client: its responses over the run's length.
     let mut rps = stampede_engine::result::new_histogram();
     for v in r.histograms.per_connection.0.iter_recorded() {
