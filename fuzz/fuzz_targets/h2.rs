@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use stampede_server::h2::{H2Conn, H2Respond, PREFACE};
-use stampede_server::request::{Limits, Method, Request};
+use stampede_server::request::{split_target, Limits, Method, Request};
 use stampede_server::routes::{route, Ctx, Respond, Routed};
 use stampede_server::store::Store;
 
@@ -40,10 +40,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         while let Some(ready) = conn.next_ready(&mut path) {
-            let (p, q) = match path.iter().position(|&b| b == b'?') {
-                Some(i) => (&path[..i], &path[i + 1..]),
-                None => (&path[..], &b""[..]),
-            };
+            let (p, q) = split_target(&path);
             let req = Request { method: ready.method, path: p, query: q, keep_alive: true, http10: false };
             CTX.with_borrow_mut(|ctx| {
                 let mut resp = H2Respond {

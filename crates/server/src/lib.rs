@@ -854,10 +854,7 @@ impl EventLoop {
             let Some(ready) = h.next_ready(&mut self.h2_path) else {
                 break;
             };
-            let (path, query) = match self.h2_path.iter().position(|&b| b == b'?') {
-                Some(q) => (&self.h2_path[..q], &self.h2_path[q + 1..]),
-                None => (&self.h2_path[..], &b""[..]),
-            };
+            let (path, query) = request::split_target(&self.h2_path);
             let req = Request {
                 method: ready.method,
                 path,

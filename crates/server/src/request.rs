@@ -151,10 +151,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
         return Parsed::Partial;
     }
     let target = req.path.unwrap_or("/").as_bytes();
-    let (path, query) = match target.iter().position(|&b| b == b'?') {
-        Some(i) => (&target[..i], &target[i + 1..]),
-        None => (target, &target[target.len()..]),
-    };
+    let (path, query) = split_target(target);
     let method = match req.method.unwrap_or("") {
         "GET" => Method::Get,
         "HEAD" => Method::Head,
@@ -170,6 +167,14 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
         },
         head_len + body,
     )
+}
+
+/// A request target split at its first `?` into path and query (empty without one).
+pub fn split_target(target: &[u8]) -> (&[u8], &[u8]) {
+    match target.iter().position(|&b| b == b'?') {
+        Some(i) => (&target[..i], &target[i + 1..]),
+        None => (target, &target[target.len()..]),
+    }
 }
 
 /// The value of query parameter `name`, undecoded.
@@ -257,6 +262,13 @@ mod tests {
         }
         let big = [b"GET / HTTP/1.1\r\nX: ".as_slice(), &[b'a'; 17000]].concat();
         assert!(matches!(p(&big), Parsed::Rejected(Reject::HeadTooLarge)));
+    }
+
+    #[test]
+    fn targets_split_at_the_first_question_mark() {
+        assert_eq!(split_target(b"/a?b=1?c"), (&b"/a"[..], &b"b=1?c"[..]));
+        assert_eq!(split_target(b"/a"), (&b"/a"[..], &b""[..]));
+        assert_eq!(split_target(b"/a?"), (&b"/a"[..], &b""[..]));
     }
 
     #[test]

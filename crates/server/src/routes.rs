@@ -75,6 +75,7 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The context of event loop `thread`, with a fresh counter.
     pub fn new(store: Arc<Store>, static_dir: Option<PathBuf>, thread: usize) -> Ctx {
         Ctx {
             store,
