@@ -187,6 +187,19 @@ fn the_dashboard_updates_live_and_ends_on_the_report() {
     let srv = Srv::start();
     let addr = srv.addr;
 
+    // The browser is up and attached before the run starts, so a slow browser start
+    // (a cold machine takes seconds) does not eat the run's seconds to be watched.
+    let mut b = Browser::start(binary);
+    let target = b.call("Target.createTarget", json!({"url": "about:blank"}));
+    let attached = b.call(
+        "Target.attachToTarget",
+        json!({"targetId": target["targetId"], "flatten": true}),
+    );
+    b.session = Some(attached["sessionId"].as_str().unwrap().to_string());
+    b.call("Runtime.enable", json!({}));
+    b.call("Log.enable", json!({}));
+    b.call("Page.enable", json!({}));
+
     // A fixed-rate run: bounded in time and count.
     let mut run = Command::new(BIN)
         .args([
@@ -216,16 +229,6 @@ fn the_dashboard_updates_live_and_ends_on_the_report() {
         .unwrap_or_else(|| panic!("{first}"))
         .to_string();
 
-    let mut b = Browser::start(binary);
-    let target = b.call("Target.createTarget", json!({"url": "about:blank"}));
-    let attached = b.call(
-        "Target.attachToTarget",
-        json!({"targetId": target["targetId"], "flatten": true}),
-    );
-    b.session = Some(attached["sessionId"].as_str().unwrap().to_string());
-    b.call("Runtime.enable", json!({}));
-    b.call("Log.enable", json!({}));
-    b.call("Page.enable", json!({}));
     b.call("Page.navigate", json!({"url": url}));
 
     // While the run goes: the second shown advances and the charts hold lines.
@@ -251,7 +254,7 @@ fn the_dashboard_updates_live_and_ends_on_the_report() {
     let status = run.wait().unwrap();
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
-    assert!(status.success(), "{rest}");
+    assert!(status.success(), "{status}: {rest}");
     let seconds: Vec<u64> = seen.iter().map(|r| r[0]).collect();
     assert!(
         seconds.len() >= 3 && seconds.windows(2).all(|w| w[0] < w[1]),
