@@ -186,6 +186,10 @@ pub struct Kept {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct H2Error(pub String);
 
+/// The error when the server answers the connection preface in HTTP/1.x.
+pub const HTTP1_ANSWER: &str =
+    "the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)";
+
 #[derive(Debug)]
 struct Stream {
     id: u32,
@@ -223,6 +227,8 @@ pub struct H2Conn {
     /// Response headers and bodies kept whole, when asked for with
     /// [`H2Conn::keep_responses`] (a check of the answers, not a load run).
     pub kept: Option<Kept>,
+    /// The server's connection preface (its first SETTINGS) has arrived.
+    settled: bool,
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
@@ -275,7 +281,14 @@ impl H2Conn {
             headers_decoded: 0,
             indexing: Indexing::Fresh,
             kept: None,
+            settled: false,
         }
+    }
+
+    /// Whether the server's connection preface (a SETTINGS frame, the first thing it
+    /// must send) has arrived.
+    pub fn settled(&self) -> bool {
+        self.settled
     }
 
     /// Keeps response headers and bodies in [`H2Conn::kept`] from now on.
@@ -433,6 +446,19 @@ impl H2Conn {
     ) -> Result<usize, H2Error> {
         let mut at = 0;
         while let Some(h) = Head::parse(&buf[at..]) {
+            if !self.settled {
+                // The server's preface is a SETTINGS frame; anything else (an HTTP/1.x
+                // status line above all) means it does not speak HTTP/2 here.
+                if buf[at..].starts_with(b"HTTP/") {
+                    return Err(H2Error(HTTP1_ANSWER.into()));
+                }
+                if h.kind != SETTINGS || h.flags & ACK != 0 {
+                    return Err(H2Error(format!(
+                        "the server's first HTTP/2 frame is of type {}, not SETTINGS",
+                        h.kind
+                    )));
+                }
+            }
             if h.len > MAX_FRAME {
                 return Err(H2Error(format!(
                     "a frame of {} bytes exceeds the 16,384 we accept",
@@ -443,6 +469,7 @@ impl H2Conn {
                 break;
             };
             self.frame(h.kind, h.flags, h.stream, payload, body, events)?;
+            self.settled = true;
             at += 9 + h.len;
         }
         Ok(at)

@@ -419,29 +419,38 @@ pub(crate) fn merge_intervals(mut raw: Vec<recorder::RawInterval>) -> Vec<Interv
     out
 }
 
-/// Sends HTTP/2's connection preface and our SETTINGS; the server must answer with a
-/// SETTINGS frame. An HTTP/1.x answer means it does not speak h2c.
+/// Sends HTTP/2's connection preface and our SETTINGS; the server must answer with its
+/// own SETTINGS, which the connection's state machine checks (an HTTP/1.x answer means
+/// it does not speak h2c).
 fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<()> {
     use std::io::{Read, Write};
     s.set_read_timeout(Some(timeout))?;
-    s.write_all(&h2::H2Conn::new().out)?;
-    let mut head = [0u8; 9];
-    s.read_exact(&mut head).map_err(|e| {
-        std::io::Error::new(
-            e.kind(),
-            format!("no answer to HTTP/2's connection preface: {e}"),
-        )
-    })?;
-    if head.starts_with(b"HTTP/") {
-        return Err(std::io::Error::other(
-            "the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge); drop --http2, or use https:// so that ALPN can choose",
-        ));
-    }
-    if head[3] != stampede_h2::frame::SETTINGS {
-        return Err(std::io::Error::other(format!(
-            "the server's first HTTP/2 frame is of type {}, not SETTINGS",
-            head[3]
-        )));
+    let mut conn = h2::H2Conn::new();
+    s.write_all(&conn.out)?;
+    let (mut buf, mut events) = ([0u8; 512], Vec::new());
+    while !conn.settled() {
+        let n = s.read(&mut buf).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("no answer to HTTP/2's connection preface: {e}"),
+            )
+        })?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the server closed the connection after HTTP/2's connection preface",
+            ));
+        }
+        conn.feed(&buf[..n], &[], &mut events).map_err(|e| {
+            if e.0 == h2::HTTP1_ANSWER {
+                std::io::Error::other(format!(
+                    "{}; drop --http2, or use https:// so that ALPN can choose",
+                    e.0
+                ))
+            } else {
+                std::io::Error::other(e.0)
+            }
+        })?;
     }
     Ok(())
 }

@@ -132,7 +132,7 @@ fn exchange_h2<S: Read + Write>(
     let mut conn = H2Conn::new();
     conn.keep_responses();
     let id = conn.request(&req, false);
-    let (mut chunk, mut events, mut first) = ([0u8; 16384], Vec::new(), true);
+    let (mut chunk, mut events) = ([0u8; 16384], Vec::new());
     loop {
         if !conn.out.is_empty() {
             s.write_all(&conn.out).map_err(|e| io_error("write", e))?;
@@ -143,9 +143,6 @@ fn exchange_h2<S: Read + Write>(
             Ok(n) => n,
             Err(e) => return Err(io_error("read", e)),
         };
-        if std::mem::take(&mut first) && chunk[..n].starts_with(b"HTTP/") {
-            return Err("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)".into());
-        }
         conn.feed(&chunk[..n], &req.body, &mut events)
             .map_err(|e| format!("HTTP/2: {}", e.0))?;
         let kept = conn.kept.as_mut().expect("kept");

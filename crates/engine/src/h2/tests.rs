@@ -22,6 +22,17 @@ fn get() -> H2Request {
     .unwrap()
 }
 
+/// A connection that has had the server's preface (an empty SETTINGS), with nothing
+/// left to send.
+fn settled() -> H2Conn {
+    let mut c = H2Conn::new();
+    c.feed(&frame(SETTINGS, 0, 0, &[]), &[], &mut Vec::new())
+        .unwrap();
+    assert!(c.settled());
+    c.out.clear();
+    c
+}
+
 /// Splits `out` into (type, flags, stream, payload) frames, after the preface.
 fn frames(out: &[u8]) -> Vec<(u8, u8, u32, Vec<u8>)> {
     let mut b = out.strip_prefix(PREFACE).unwrap_or(out);
@@ -126,8 +137,7 @@ fn a_response_in_headers_continuation_and_padded_data() {
 
 #[test]
 fn resets_goaway_and_ping() {
-    let mut c = H2Conn::new();
-    c.out.clear();
+    let mut c = settled();
     for _ in 0..3 {
         c.request(&get(), false);
     }
@@ -162,10 +172,40 @@ fn protocol_errors_close_the_connection() {
         frame(CONTINUATION, END_HEADERS, 1, b""),
         vec![0, 0x40, 1, DATA, 0, 0, 0, 0, 1],
     ] {
-        let mut c = H2Conn::new();
+        let mut c = settled();
         c.request(&get(), false);
         assert!(c.feed(&bad, &[], &mut Vec::new()).is_err(), "{bad:?}");
     }
+}
+
+#[test]
+fn the_server_must_open_with_settings() {
+    for (input, error) in [
+        (
+            &b"HTTP/1.1 400 Bad Request\r\n\r\n"[..],
+            HTTP1_ANSWER.to_string(),
+        ),
+        (
+            &frame(PING, 0, 0, b"12345678")[..],
+            format!("the server's first HTTP/2 frame is of type {PING}, not SETTINGS"),
+        ),
+        (
+            &frame(SETTINGS, ACK, 0, b"")[..],
+            format!("the server's first HTTP/2 frame is of type {SETTINGS}, not SETTINGS"),
+        ),
+    ] {
+        let mut c = H2Conn::new();
+        assert_eq!(c.feed(input, &[], &mut Vec::new()), Err(H2Error(error)));
+        assert!(!c.settled());
+    }
+    // A preface split across reads: settled once the whole frame is in.
+    let mut c = H2Conn::new();
+    let preface = frame(SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100]);
+    c.feed(&preface[..12], &[], &mut Vec::new()).unwrap();
+    assert!(!c.settled());
+    c.feed(&preface[12..], &[], &mut Vec::new()).unwrap();
+    assert!(c.settled());
+    assert_eq!(c.peer_max_streams, Some(100));
 }
 
 #[test]
@@ -181,8 +221,7 @@ fn bodies_wait_for_the_servers_windows_and_ours_are_refilled() {
     )
     .unwrap();
     assert_eq!(req.body.len(), 100_000);
-    let mut c = H2Conn::new();
-    c.out.clear();
+    let mut c = settled();
     c.request(&req, false);
     let sent: usize = frames(&c.out)
         .iter()
