@@ -195,10 +195,7 @@ fn run_and_bench_reports_render_without_errors() {
                 }
             }
         }
-        None => assert!(
-            std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
-            "chromium is required"
-        ),
+        None => common::missing_peer("chromium"),
     }
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);

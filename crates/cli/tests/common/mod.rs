@@ -1,5 +1,6 @@
 //! What the CLI's end-to-end tests share: the reference server in-process on
-//! 127.0.0.1:0, and finding a headless browser.
+//! 127.0.0.1:0, finding a headless browser, and what a test does when a peer tool is
+//! missing.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
@@ -71,4 +72,13 @@ pub fn chromium() -> Option<&'static str> {
                 .output()
                 .is_ok_and(|o| o.status.success())
         })
+}
+
+/// A peer tool (`what`) is not installed: the test passes without it, unless
+/// STAMPEDE_REQUIRE_PEERS is set (as in CI), where that is a failure.
+pub fn missing_peer(what: &str) {
+    assert!(
+        std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
+        "{what} is required (STAMPEDE_REQUIRE_PEERS is set)"
+    );
 }
