@@ -96,22 +96,12 @@ impl Client {
     }
 
     fn frame(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-        let mut f = Vec::new();
-        frame::head(&mut f, payload.len(), kind, flags, stream);
-        f.extend_from_slice(payload);
-        self.send(&f);
+        self.send(&raw(kind, flags, stream, payload));
     }
 
-    /// Opens `stream` with a GET (or `method`) of `path`.
+    /// Opens `stream` with `method` of `path`.
     fn request(&mut self, stream: u32, method: &str, path: &str, end_stream: bool) {
-        let block = block(&[
-            (":method", method),
-            (":scheme", "http"),
-            (":authority", "localhost"),
-            (":path", path),
-        ]);
-        let flags = frame::END_HEADERS | if end_stream { frame::END_STREAM } else { 0 };
-        self.frame(frame::HEADERS, flags, stream, &block);
+        self.send(&request(stream, method, path, end_stream));
     }
 
     /// Reads frames until `done` holds or five seconds pass.
@@ -483,15 +473,7 @@ fn connection_errors_send_goaway_with_their_code_and_close() {
         ),
         (
             "HEADERS on an even stream",
-            {
-                let b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
-                raw(
-                    frame::HEADERS,
-                    frame::END_HEADERS | frame::END_STREAM,
-                    2,
-                    &b,
-                )
-            },
+            request(2, "GET", "/pong", true),
             frame::PROTOCOL_ERROR,
         ),
         (
@@ -521,15 +503,7 @@ fn connection_errors_send_goaway_with_their_code_and_close() {
         ),
         (
             "HEADERS reopening a closed stream",
-            {
-                let b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
-                raw(
-                    frame::HEADERS,
-                    frame::END_HEADERS | frame::END_STREAM,
-                    1,
-                    &b,
-                )
-            },
+            request(1, "GET", "/pong", true),
             frame::STREAM_CLOSED,
         ),
         (
@@ -610,4 +584,16 @@ fn raw(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     frame::head(&mut f, payload.len(), kind, flags, stream);
     f.extend_from_slice(payload);
     f
+}
+
+/// A HEADERS frame opening `stream` with `method` of `path`.
+fn request(stream: u32, method: &str, path: &str, end_stream: bool) -> Vec<u8> {
+    let block = block(&[
+        (":method", method),
+        (":scheme", "http"),
+        (":authority", "localhost"),
+        (":path", path),
+    ]);
+    let flags = frame::END_HEADERS | if end_stream { frame::END_STREAM } else { 0 };
+    raw(frame::HEADERS, flags, stream, &block)
 }
