@@ -697,20 +697,18 @@ impl Decoder {
         mut cb: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), HpackError> {
         let mut at = 0;
-        let mut updates_only = true;
+        let mut field_seen = false;
         while at < buf.len() {
             let b = buf[at];
-            if b & 0xe0 != 0x20 {
-                updates_only = false;
-            }
             if b & 0x80 != 0 {
                 // Indexed field.
+                field_seen = true;
                 let i = integer(buf, &mut at, 7)?;
                 let (n, v) = self.entry(i)?;
                 cb(n, v);
             } else if b & 0xe0 == 0x20 {
                 // Dynamic table size update: only before the block's first field.
-                if at > 0 && !updates_only {
+                if field_seen {
                     return Err(HpackError("a table size update after a header field"));
                 }
                 let size = integer(buf, &mut at, 5)?;
@@ -721,6 +719,7 @@ impl Decoder {
                 self.evict();
             } else {
                 // Literal: with incremental indexing (01), without (0000) or never (0001).
+                field_seen = true;
                 let indexing = b & 0x40 != 0;
                 let i = integer(buf, &mut at, if indexing { 6 } else { 4 })?;
                 let mut name = std::mem::take(&mut self.name);
@@ -875,6 +874,14 @@ mod tests {
         ] {
             assert!(Decoder::new().decode(bad, |_, _| {}).is_err(), "{bad:?}");
         }
+        // Updates before the first field are allowed, two in a row too.
+        let mut fields = Vec::new();
+        Decoder::new()
+            .decode(&[0x20, 0x3f, 0xe1, 0x1f, 0x82], |n, v| {
+                fields.push((n.to_vec(), v.to_vec()))
+            })
+            .unwrap();
+        assert_eq!(fields, [(b":method".to_vec(), b"GET".to_vec())]);
         let mut out = Vec::new();
         // EOS padding longer than 7 bits, and a code that is not all ones at the end.
         assert!(huffman_decode(&[0xff, 0xff], &mut out).is_err());

@@ -122,11 +122,11 @@ pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
 /// The ALPN protocol list an HTTP endpoint offers, most preferred first: `h2` then
 /// `http/1.1` when it speaks HTTP/2, `http/1.1` alone when not.
 pub fn alpn(http2: bool) -> Vec<Vec<u8>> {
-    let mut list = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    if !http2 {
-        list.remove(0);
+    if http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
     }
-    list
 }
 
 /// A client configuration from the options.
