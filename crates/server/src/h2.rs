@@ -86,9 +86,9 @@ pub struct H2Conn {
     streams: Vec<Stream>,
     spare: Vec<Stream>,
     ready: VecDeque<u32>,
-    /// A header block being continued: (stream, END_STREAM, depends on itself,
-    /// fragment so far).
-    continuing: Option<(u32, bool, bool, Vec<u8>)>,
+    /// A header block being continued: what its HEADERS frame said, and the fragment
+    /// so far.
+    continuing: Option<(Opening, Vec<u8>)>,
     last_stream: u32,
     peer_max_frame: usize,
     peer_initial_window: i64,
@@ -208,41 +208,43 @@ impl H2Conn {
                 }
                 let mut block =
                     frame::unpad(h.flags, payload).or_else(|e| fail(frame::PROTOCOL_ERROR, e))?;
-                let mut self_dependent = false;
+                let mut opening = Opening {
+                    stream: h.stream,
+                    end_stream: h.flags & frame::END_STREAM != 0,
+                    self_dependent: false,
+                };
                 if h.flags & frame::PRIORITY_FLAG != 0 {
-                    self_dependent = depends_on(block) == Some(h.stream);
+                    opening.self_dependent = depends_on(block) == Some(h.stream);
                     block = match block.get(5..) {
                         Some(b) => b,
                         None => return fail(frame::FRAME_SIZE_ERROR, "HEADERS too short"),
                     };
                 }
-                let end_stream = h.flags & frame::END_STREAM != 0;
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.headers(h.stream, block, end_stream, self_dependent, out)?;
+                    self.headers(opening, block, out)?;
                 } else {
                     if block.len() > self.limits.max_head {
                         return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
                     }
-                    self.continuing = Some((h.stream, end_stream, self_dependent, block.to_vec()));
+                    self.continuing = Some((opening, block.to_vec()));
                 }
             }
             frame::CONTINUATION => {
-                let Some((sid, end_stream, self_dependent, mut block)) = self.continuing.take()
-                else {
+                let Some((opening, mut block)) = self.continuing.take() else {
                     return fail(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS");
                 };
-                if sid != h.stream {
+                if opening.stream != h.stream {
                     return fail(frame::PROTOCOL_ERROR, "CONTINUATION on another stream");
                 }
                 block.extend_from_slice(payload);
                 if h.flags & frame::END_HEADERS != 0 {
-                    self.headers(sid, &block, end_stream, self_dependent, out)?;
+                    self.headers(opening, &block, out)?;
                 } else if block.len() > self.limits.max_head + frame::DEFAULT_MAX_FRAME {
                     // A header list this large is refused; one that never ends is not
                     // waited for.
                     return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
                 } else {
-                    self.continuing = Some((sid, end_stream, self_dependent, block));
+                    self.continuing = Some((opening, block));
                 }
             }
             frame::PRIORITY => {
@@ -453,12 +455,15 @@ impl H2Conn {
 
     fn headers(
         &mut self,
-        id: u32,
+        opening: Opening,
         block: &[u8],
-        end_stream: bool,
-        self_dependent: bool,
         out: &mut Vec<u8>,
     ) -> Result<(), ConnError> {
+        let Opening {
+            stream: id,
+            end_stream,
+            self_dependent,
+        } = opening;
         // Every block is decoded, even a refused one's: the table must stay in step.
         let existing = self.streams.iter().position(|s| s.id == id);
         let mut s = match existing {
@@ -736,6 +741,16 @@ impl H2Conn {
             }
         }
     }
+}
+
+/// What a HEADERS frame says of its header block beyond the block itself.
+#[derive(Debug, Clone, Copy)]
+struct Opening {
+    stream: u32,
+    /// END_STREAM: the request has no body.
+    end_stream: bool,
+    /// Its priority names the stream itself, which RFC 9113 5.3.1 forbids.
+    self_dependent: bool,
 }
 
 /// The stream a priority block (HEADERS' or PRIORITY's first 5 bytes) depends on.
