@@ -72,7 +72,7 @@ for s in "${SERVERS[@]}"; do
   echo "| client | req/s (median of $ROUNDS) | client CPU µs/request | max RSS KB | client core busy % | server core busy % |"
   echo "|---|---:|---:|---:|---:|---:|"
   for c in "${CLIENTS[@]}"; do
-    col() { awk -v s="$s" -v c="$c" -v i="$1" '$1==s && $2==c{print $i}' "$WORK/results" | median; }
+    col() { median_of "$WORK/results" "$1" "$s" "$c"; }
     rps=$(col 3) cpu=$(col 4) rss=$(col 5) cb=$(col 6) sb=$(col 7)
     printf '| %s | %.0f | %.2f | %.0f | %.0f | %.0f |\n' "$c" "$rps" "$cpu" "$rss" "$cb" "$sb"
     echo "$s $c $rps $cpu $cb $sb" >> "$WORK/medians"

@@ -45,7 +45,7 @@ echo
 echo "| client (CPU 0) | req/s (median of $ROUNDS) | client CPU µs/request | of which user µs | client core busy % | server core busy % |"
 echo "|---|---:|---:|---:|---:|---:|"
 for c in "${CLIENTS[@]}"; do
-  col() { awk -v c="$c" -v i="$1" '$1==c{print $i}' "$WORK/results" | median; }
+  col() { median_of "$WORK/results" "$1" "$c"; }
   printf '| %s | %.0f | %.2f | %.2f | %.0f | %.0f |\n' "$c" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
 done
 echo

@@ -133,8 +133,8 @@ summarize() {
     echo "$title, $case: | client | req/s (median of $rounds) | client CPU µs/request |"
     echo "|---|---:|---:|"
     for c in $clients; do
-      rps=$(awk -v k="$case" -v c="$c" '$1==k && $2==c{print $3}' "$WORK/results" | median)
-      cpu=$(awk -v k="$case" -v c="$c" '$1==k && $2==c{print $4}' "$WORK/results" | median)
+      rps=$(median_of "$WORK/results" 3 "$case" "$c")
+      cpu=$(median_of "$WORK/results" 4 "$case" "$c")
       printf '| %s | %.0f | %.2f |\n' "$c" "$rps" "$cpu"
       echo "$case $c $rps $cpu" >> "$WORK/medians"
     done
@@ -182,6 +182,15 @@ busy_run() {
   read -r u sy _ < "$out.time"
   echo "$(figures "$tool" "$out") $(python3 -c "
 print(f'{($u + $sy) * 100 / $wall:.0f} {($after - $before) * 100 / $wall:.0f}')")"
+}
+
+# median_of FILE COL KEY...: the median of column COL over FILE's lines whose first
+# fields are KEY... in order (e.g. a case and a client).
+median_of() {
+  local file=$1 col=$2
+  shift 2
+  awk -v col="$col" -v keys="$*" 'BEGIN { n = split(keys, k, " ") }
+    { for (i = 1; i <= n; i++) if ($i != k[i]) next; print $col }' "$file" | median
 }
 
 # median of numbers on stdin

@@ -28,7 +28,7 @@ echo "| metric (median of $ROUNDS) | value |"
 echo "|---|---:|"
 names=("sent req/s" "completed req/s" "sent / target %" "send lag p50 µs" "send lag p99 µs" "send lag max µs" "latency p50 µs" "latency p99 µs" "latency p99.9 µs" "latency max µs" "never sent" "failed")
 for i in $(seq 1 12); do
-  printf '| %s | %s |\n' "${names[$((i-1))]}" "$(awk -v c=$i '{print $c}' "$WORK/rows" | median)"
+  printf '| %s | %s |\n' "${names[$((i-1))]}" "$(median_of "$WORK/rows" "$i")"
 done
 echo
 machine 2>/dev/null || true

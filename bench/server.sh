@@ -50,8 +50,8 @@ done
 echo "| server (1 thread, CPU 1) | keep-alive req/s | pipelined x16 req/s |"
 echo "|---|---:|---:|"
 for s in stampede nginx; do
-  a=$(awk -v s="$s" '$1==s{print $2}' "$WORK/results" | median)
-  b=$(awk -v s="$s" '$1==s{print $3}' "$WORK/results" | median)
+  a=$(median_of "$WORK/results" 2 "$s")
+  b=$(median_of "$WORK/results" 3 "$s")
   printf '| %s | %.0f | %.0f |\n' "$s" "$a" "$b"
   echo "$s $a $b" >> "$WORK/medians"
 done
