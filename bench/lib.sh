@@ -21,12 +21,15 @@ need_apt() {
   fi
 }
 
+# find_oha: where oha is (on PATH, or where install_peers puts it).
+find_oha() { command -v oha || { [ -x /opt/oha/bin/oha ] && echo /opt/oha/bin/oha; } || echo "$HOME/.cargo/bin/oha"; }
+
 install_peers() {
   need_apt wrk apache2-utils nghttp2-client nginx-light time
   if ! command -v oha >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/oha" ] && [ ! -x /opt/oha/bin/oha ]; then
     cargo install oha --locked --root /opt/oha >/dev/null
   fi
-  OHA=$(command -v oha || { [ -x /opt/oha/bin/oha ] && echo /opt/oha/bin/oha; } || echo "$HOME/.cargo/bin/oha")
+  OHA=$(find_oha)
   [ -x "$STAMPEDE" ] || (cd "$ROOT" && cargo build --release -q)
 }
 
@@ -199,5 +202,5 @@ median() { python3 -c 'import sys,statistics; v=[float(x) for x in sys.stdin.rea
 machine() {
   echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores)"
   echo "- Memory: $(free -h | awk '/Mem:/{print $2}'), kernel $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
-  echo "- stampede $("$STAMPEDE" --version | awk '{print $2}') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'), oha $("$OHA" --version | awk '{print $2}'), $(h2load --version | head -1), $(ab -V | head -1 | awk '{print $4, $5}'), $(nginx -v 2>&1 | cut -d: -f2 | sed 's/^ //')"
+  echo "- stampede $("$STAMPEDE" --version | awk '{print $2}') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'), $("${OHA:-$(find_oha)}" --version 2>/dev/null | awk '{print $1, $2}' || echo "oha missing"), $(h2load --version | head -1), $(ab -V | head -1 | awk '{print $4, $5}'), $(nginx -v 2>&1 | cut -d: -f2 | sed 's/^ //')"
 }
