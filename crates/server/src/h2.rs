@@ -23,7 +23,7 @@ use stampede_h2::frame::Head;
 pub use stampede_h2::frame::PREFACE;
 use stampede_h2::hpack;
 
-use crate::request::{Limits, Method};
+use crate::request::{content_length_value, Limits, Method};
 use crate::routes::{self, Respond};
 
 /// Streams a client may have open at once (advertised in SETTINGS).
@@ -546,7 +546,7 @@ impl H2Conn {
                         malformed = true;
                     }
                     if n == b"content-length" {
-                        let len = std::str::from_utf8(v).ok().and_then(|v| v.parse().ok());
+                        let len = content_length_value(v);
                         if len.is_none() || declared.is_some_and(|d| Some(d) != len) {
                             malformed = true;
                         }

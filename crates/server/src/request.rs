@@ -120,11 +120,9 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     for h in req.headers.iter() {
         let n = h.name.as_bytes();
         if n.eq_ignore_ascii_case(b"content-length") {
-            let v = h.value.trim_ascii();
-            if v.is_empty() || v.len() > 18 || !v.iter().all(u8::is_ascii_digit) {
+            let Some(len) = content_length_value(h.value) else {
                 return Parsed::Rejected(Reject::BadRequest);
-            }
-            let len = v.iter().fold(0usize, |a, &d| a * 10 + (d - b'0') as usize);
+            };
             if content_length.is_some_and(|c| c != len) {
                 return Parsed::Rejected(Reject::BadRequest);
             }
@@ -167,6 +165,16 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
         },
         head_len + body,
     )
+}
+
+/// A Content-Length value: ASCII digits only (at most 18, around them optional
+/// whitespace); `None` for anything else, a sign included.
+pub fn content_length_value(v: &[u8]) -> Option<usize> {
+    let v = v.trim_ascii();
+    if v.is_empty() || v.len() > 18 || !v.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(v.iter().fold(0usize, |a, &d| a * 10 + (d - b'0') as usize))
 }
 
 /// A request target split at its first `?` into path and query (empty without one).
@@ -262,6 +270,27 @@ mod tests {
         }
         let big = [b"GET / HTTP/1.1\r\nX: ".as_slice(), &[b'a'; 17000]].concat();
         assert!(matches!(p(&big), Parsed::Rejected(Reject::HeadTooLarge)));
+    }
+
+    #[test]
+    fn content_length_values_are_digits_only() {
+        assert_eq!(content_length_value(b"0"), Some(0));
+        assert_eq!(content_length_value(b" 1234 "), Some(1234));
+        assert_eq!(
+            content_length_value(b"999999999999999999"),
+            Some(999_999_999_999_999_999)
+        );
+        for bad in [
+            &b""[..],
+            b"+5",
+            b"-1",
+            b"12a",
+            b"1 2",
+            b"0x10",
+            b"1234567890123456789",
+        ] {
+            assert_eq!(content_length_value(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -430,6 +430,19 @@ fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
     // HEADERS on a stream whose request already ended: STREAM_CLOSED.
     c.request(25, "GET", "/delay/100", true);
     c.request(25, "GET", "/pong", true);
+    // A content-length that is not digits only (as over HTTP/1.1): malformed.
+    let b = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/pong"),
+        ("content-length", "+0"),
+    ]);
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        27,
+        &b,
+    );
 
     assert_eq!(c.response(1).reset, Some(frame::PROTOCOL_ERROR));
     assert_eq!(c.response(3).reset, Some(frame::PROTOCOL_ERROR));
@@ -441,6 +454,7 @@ fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
     assert_eq!(c.response(21).reset, Some(frame::PROTOCOL_ERROR));
     assert_eq!(c.response(23).reset, Some(frame::PROTOCOL_ERROR));
     assert_eq!(c.response(25).reset, Some(frame::STREAM_CLOSED));
+    assert_eq!(c.response(27).reset, Some(frame::PROTOCOL_ERROR));
     c.wait(Duration::from_millis(400));
     assert_eq!(c.streams[&7].reset, Some(frame::NO_ERROR));
     assert!(!c.streams.contains_key(&11), "{:?}", c.streams.get(&11));
