@@ -546,7 +546,7 @@ impl H2Conn {
                         malformed = true;
                     }
                     if n == b"content-length" {
-                        let len = content_length_value(v);
+                        let len = declared_length(v);
                         if len.is_none() || declared.is_some_and(|d| Some(d) != len) {
                             malformed = true;
                         }
@@ -751,6 +751,15 @@ struct Opening {
     end_stream: bool,
     /// Its priority names the stream itself, which RFC 9113 5.3.1 forbids.
     self_dependent: bool,
+}
+
+/// A content-length field's value, by the HTTP/1.1 parser's rule, kept out of line:
+/// inlined into the header callback, which runs for every field, it made every call
+/// save more registers (+25 instructions per request under callgrind) for a branch
+/// that most requests never take.
+#[inline(never)]
+fn declared_length(v: &[u8]) -> Option<usize> {
+    content_length_value(v)
 }
 
 /// The stream a priority block (HEADERS' or PRIORITY's first 5 bytes) depends on.
