@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
                     let _ = resolve_static(std::path::Path::new("/nonexistent-fuzz-dir"), rest);
                 }
             }
-            Parsed::Partial => break,
+            Parsed::Partial(_) => break,
             Parsed::Rejected(r) => {
                 assert!(matches!(r.status(), 400 | 413 | 431 | 501));
                 break;

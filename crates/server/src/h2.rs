@@ -677,8 +677,10 @@ impl H2Conn {
             e.field(out, 22, b"GET, HEAD", true);
         }
         e.field(out, 31, ctype.as_bytes(), true);
-        let mut digits = [0u8; 20];
-        e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
+        if !routes::bodyless(status) {
+            let mut digits = [0u8; 20];
+            e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
+        }
         let block = out.len() - at - 9;
         let no_body = body.is_empty();
         out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);

@@ -379,6 +379,8 @@ struct Conn {
     h2: Option<Box<H2Conn>>,
     /// Reading stopped while output waits for the client.
     paused: bool,
+    /// `100 Continue` was sent for the request whose body is awaited.
+    continued: bool,
     /// HTTP/2 body bytes held for the client's windows, and since when that count.
     held: (usize, Instant),
 }
@@ -582,6 +584,7 @@ impl EventLoop {
                         fresh: true,
                         h2: None,
                         paused: false,
+                        continued: false,
                         held: (0, now),
                     });
                     self.open += 1;
@@ -692,6 +695,11 @@ impl EventLoop {
     /// Answers every complete request at the start of `data`; returns the bytes used.
     fn process(&mut self, ci: usize, data: &[u8], now: Instant) -> usize {
         if let Some(c) = self.conns[ci].as_mut() {
+            if c.close_after {
+                // The connection ends after what was answered: whatever follows a refused
+                // or closing request is never parsed (it may hide a smuggled request).
+                return data.len();
+            }
             if c.h2.is_some() {
                 return self.process_h2(ci, data, now);
             }
@@ -719,7 +727,15 @@ impl EventLoop {
         let pending_out = self.conns[ci].as_ref().map_or(0, |c| c.wbuf.len());
         while pos < data.len() && pending_out + self.out.len() < MAX_PENDING_OUTPUT {
             match request::parse(&data[pos..], &self.config.limits) {
-                Parsed::Partial => break,
+                Parsed::Partial(waiting) => {
+                    if let Some(c) = self.conns[ci].as_mut() {
+                        if waiting.is_some_and(|w| w.expects_continue) && !c.continued {
+                            c.continued = true;
+                            self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                        }
+                    }
+                    break;
+                }
                 Parsed::Rejected(r) => {
                     routes::respond(
                         &mut self.out,
@@ -737,6 +753,9 @@ impl EventLoop {
                 }
                 Parsed::Complete(req, len) => {
                     pos += len;
+                    if let Some(c) = self.conns[ci].as_mut() {
+                        c.continued = false;
+                    }
                     let keep = req.keep_alive && !self.draining;
                     let req = Request {
                         keep_alive: keep,

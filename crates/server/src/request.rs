@@ -49,6 +49,14 @@ pub struct Request<'a> {
     pub http10: bool,
 }
 
+/// Parses a request's head only: what a server must know before its body has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waiting {
+    /// The client sent `Expect: 100-continue` and waits for a `100 Continue` before
+    /// sending the body (RFC 9110 10.1.1).
+    pub expects_continue: bool,
+}
+
 /// Why a request is refused; the connection is closed after the answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reject {
@@ -79,8 +87,8 @@ impl Reject {
 pub enum Parsed<'a> {
     /// A complete request (head and body) of `len` bytes.
     Complete(Request<'a>, usize),
-    /// More bytes are needed.
-    Partial,
+    /// More bytes are needed: of the head, or (`Some`) of a body whose head was accepted.
+    Partial(Option<Waiting>),
     /// The request is refused.
     Rejected(Reject),
 }
@@ -103,7 +111,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             return if buf.len() > limits.max_head {
                 Parsed::Rejected(Reject::HeadTooLarge)
             } else {
-                Parsed::Partial
+                Parsed::Partial(None)
             };
         }
         Err(httparse::Error::TooManyHeaders) => return Parsed::Rejected(Reject::HeadTooLarge),
@@ -117,9 +125,15 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let mut close = false;
     let mut keep_alive = false;
     let mut has_te = false;
+    let mut hosts = 0;
+    let mut expects_continue = false;
     for h in req.headers.iter() {
         let n = h.name.as_bytes();
-        if n.eq_ignore_ascii_case(b"content-length") {
+        if n.eq_ignore_ascii_case(b"host") {
+            hosts += 1;
+        } else if n.eq_ignore_ascii_case(b"expect") {
+            expects_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
+        } else if n.eq_ignore_ascii_case(b"content-length") {
             let Some(len) = content_length_value(h.value) else {
                 return Parsed::Rejected(Reject::BadRequest);
             };
@@ -134,6 +148,10 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             keep_alive |= has_token(h.value, b"keep-alive");
         }
     }
+    // RFC 9112 3.2: an HTTP/1.1 request has exactly one Host; none has two.
+    if hosts > 1 || (hosts == 0 && !http10) {
+        return Parsed::Rejected(Reject::BadRequest);
+    }
     if has_te {
         // Both framings at once is a request-smuggling vector; refuse it outright.
         if content_length.is_some() {
@@ -146,9 +164,13 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
         return Parsed::Rejected(Reject::BodyTooLarge);
     }
     if buf.len() < head_len + body {
-        return Parsed::Partial;
+        return Parsed::Partial(Some(Waiting {
+            expects_continue: expects_continue && !http10 && buf.len() == head_len,
+        }));
     }
-    let target = req.path.unwrap_or("/").as_bytes();
+    let Some(target) = origin_form(req.path.unwrap_or("/").as_bytes()) else {
+        return Parsed::Rejected(Reject::BadRequest);
+    };
     let (path, query) = split_target(target);
     let method = match req.method.unwrap_or("") {
         "GET" => Method::Get,
@@ -175,6 +197,33 @@ pub fn content_length_value(v: &[u8]) -> Option<usize> {
         return None;
     }
     Some(v.iter().fold(0usize, |a, &d| a * 10 + (d - b'0') as usize))
+}
+
+/// A request target in origin form (`/path?query`): an absolute-form target
+/// (`http://host/path`, RFC 9112 3.2.2) gives its path, `/` when it has none; `*` and
+/// anything else not starting with `/` is `None`.
+fn origin_form(target: &[u8]) -> Option<&[u8]> {
+    if target.first() == Some(&b'/') {
+        return Some(target);
+    }
+    let scheme = target.iter().position(|&b| b == b':')?;
+    let name = &target[..scheme];
+    if !(name.eq_ignore_ascii_case(b"http") || name.eq_ignore_ascii_case(b"https")) {
+        return None;
+    }
+    let rest = target[scheme + 1..].strip_prefix(b"//")?;
+    let authority = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(rest.len());
+    if authority == 0 {
+        return None;
+    }
+    match rest.get(authority) {
+        Some(b'/') => Some(&rest[authority..]),
+        // `http://host?q` and `http://host` both mean the root.
+        _ => Some(b"/"),
+    }
 }
 
 /// A request target split at its first `?` into path and query (empty without one).
@@ -221,7 +270,8 @@ mod tests {
             panic!()
         };
         assert!(r.keep_alive);
-        let Parsed::Complete(r, _) = p(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n") else {
+        let Parsed::Complete(r, _) = p(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        else {
             panic!()
         };
         assert!(!r.keep_alive);
@@ -230,21 +280,77 @@ mod tests {
     #[test]
     fn bodies_wait_for_their_length() {
         assert!(matches!(
-            p(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"),
-            Parsed::Partial
+            p(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab"),
+            Parsed::Partial(Some(Waiting {
+                expects_continue: false
+            }))
         ));
-        let Parsed::Complete(_, n) = p(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcdeX")
+        let Parsed::Complete(_, n) =
+            p(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nabcdeX")
         else {
             panic!()
         };
-        assert_eq!(n, 43);
+        assert_eq!(n, 52);
+        assert!(matches!(p(b"GET / HTTP/1.1\r\nHo"), Parsed::Partial(None)));
+    }
+
+    #[test]
+    fn a_continue_is_wanted_only_before_any_body_byte() {
+        let head =
+            b"PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n";
+        let waits = |buf: &[u8]| match p(buf) {
+            Parsed::Partial(Some(w)) => w.expects_continue,
+            other => panic!("{other:?}"),
+        };
+        assert!(waits(head));
+        assert!(!waits(&[&head[..], b"a"].concat()));
+        assert!(!waits(
+            b"PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"
+        ));
+    }
+
+    #[test]
+    fn host_must_appear_once_in_http11() {
+        let status = |req: &[u8]| match p(req) {
+            Parsed::Rejected(r) => r.status(),
+            Parsed::Complete(..) => 200,
+            Parsed::Partial(_) => 0,
+        };
+        assert_eq!(status(b"GET / HTTP/1.1\r\n\r\n"), 400);
+        assert_eq!(status(b"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"), 400);
+        assert_eq!(status(b"GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n"), 400);
+        assert_eq!(status(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"), 200);
+        assert_eq!(status(b"GET / HTTP/1.0\r\n\r\n"), 200);
+    }
+
+    #[test]
+    fn absolute_form_targets_mean_their_path() {
+        let path = |target: &str| {
+            let req = format!("GET {target} HTTP/1.1\r\nHost: h\r\n\r\n");
+            match p(req.as_bytes()) {
+                Parsed::Complete(r, _) => Some((
+                    String::from_utf8(r.path.to_vec()).unwrap(),
+                    String::from_utf8(r.query.to_vec()).unwrap(),
+                )),
+                _ => None,
+            }
+        };
+        let pq = |a: &str, b: &str| Some((a.to_string(), b.to_string()));
+        assert_eq!(path("http://h:8080/pong?x=1"), pq("/pong", "x=1"));
+        assert_eq!(path("HTTPS://h/a"), pq("/a", ""));
+        assert_eq!(path("http://h"), pq("/", ""));
+        assert_eq!(path("http://h?q"), pq("/", ""));
+        assert_eq!(path("/plain"), pq("/plain", ""));
+        assert_eq!(path("ftp://h/a"), None);
+        assert_eq!(path("http:///a"), None);
+        assert_eq!(path("*"), None);
     }
 
     #[test]
     fn rejects_with_the_right_status() {
         let cases: [(&[u8], u16); 7] = [
             (b"GARBAGE\r\n\r\n", 400),
-            (b"GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+            (b"GET / HTTP/1.0\r\nContent-Length: -1\r\n\r\n", 400),
             (b"GET / HTTP/1.1\r\nContent-Length: 12a\r\n\r\n", 400),
             (
                 b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
@@ -254,9 +360,9 @@ mod tests {
                 b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
                 400,
             ),
-            (b"POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", 413),
+            (b"POST / HTTP/1.0\r\nContent-Length: 99999999\r\n\r\n", 413),
             (
-                b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
                 501,
             ),
         ];

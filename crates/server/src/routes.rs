@@ -193,8 +193,11 @@ pub fn head(
     }
     out.extend_from_slice(b"Content-Type: ");
     out.extend_from_slice(ctype.as_bytes());
-    out.extend_from_slice(b"\r\nContent-Length: ");
-    push_decimal(out, len as u64);
+    if !bodyless(status) {
+        // RFC 9110 8.6: no Content-Length in a 1xx or 204, and none needed in a 304.
+        out.extend_from_slice(b"\r\nContent-Length: ");
+        push_decimal(out, len as u64);
+    }
     match persist {
         Persist::Keep => out.extend_from_slice(b"\r\n\r\n"),
         Persist::Keep10 => out.extend_from_slice(b"\r\nConnection: keep-alive\r\n\r\n"),

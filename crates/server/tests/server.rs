@@ -238,7 +238,7 @@ fn http10_keepalive_only_when_asked() {
     assert_eq!(r.header("Connection"), Some("close"));
     assert!(closed(&mut s));
     let mut s = srv.connect();
-    s.write_all(b"GET /pong HTTP/1.1\r\nConnection: close\r\n\r\n")
+    s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
     let r = read_response(&mut s, &mut buf, false).unwrap();
     assert_eq!(r.status, 200);
@@ -257,30 +257,30 @@ fn limits_answer_with_their_status_and_close() {
         ..Config::default()
     });
     let big_head = format!(
-        "GET /pong HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+        "GET /pong HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
         "a".repeat(17 * 1024)
     );
     let cases: Vec<(String, u16)> = vec![
         (big_head, 431),
         ("GARBAGE\r\n\r\n".into(), 400),
         (
-            "GET /pong HTTP/1.1\r\nContent-Length: -5\r\n\r\n".into(),
+            "GET /pong HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".into(),
             400,
         ),
         (
-            "GET /pong HTTP/1.1\r\nContent-Length: ten\r\n\r\n".into(),
+            "GET /pong HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n".into(),
             400,
         ),
         (
-            "POST /pong HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc"
+            "POST /pong HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc"
                 .into(),
             400,
         ),
         (
-            "POST /pong HTTP/1.1\r\nContent-Length: 5000\r\n\r\n".into(),
+            "POST /pong HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n".into(),
             413,
         ),
-        ("GET /pong HTTP/1.1\r\nBad Header\r\n\r\n".into(), 400),
+        ("GET /pong HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n".into(), 400),
     ];
     for (req, status) in cases {
         let mut s = srv.connect();
@@ -305,7 +305,8 @@ fn max_connections_answers_503() {
     let mut b = srv.connect();
     let mut buf = Vec::new();
     for s in [&mut a, &mut b] {
-        s.write_all(b"GET /pong HTTP/1.1\r\n\r\n").unwrap();
+        s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         assert_eq!(read_response(s, &mut buf, false).unwrap().status, 200);
     }
     let mut c = srv.connect();
@@ -357,7 +358,8 @@ fn slowloris_is_cut_off() {
         ..Config::default()
     });
     let mut s = srv.connect();
-    s.write_all(b"GET /pong HTTP/1.1\r\nX-Slow: ").unwrap();
+    s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .unwrap();
     let t = Instant::now();
     assert!(closed(&mut s));
     let waited = t.elapsed();
@@ -365,7 +367,7 @@ fn slowloris_is_cut_off() {
     assert!(waited < Duration::from_millis(2500), "{waited:?}");
     // A connection that completes its request in time is untouched.
     let mut ok = srv.connect();
-    ok.write_all(b"GET /pong HTTP/1.1\r\n").unwrap();
+    ok.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(100));
     ok.write_all(b"\r\n").unwrap();
     let mut buf = Vec::new();
@@ -391,4 +393,129 @@ fn shutdown_drains_in_flight_requests() {
     assert!(t.elapsed() < Duration::from_secs(3));
     // Stopped: nothing listens any more.
     assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
+}
+
+/// Every response in what the server sends until it closes, by status; the writer
+/// thread sends `raw` meanwhile (errors ignored: the server may close first).
+fn statuses_until_close(srv: &Running, raw: Vec<u8>) -> Vec<u16> {
+    let mut s = srv.connect();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = w.write_all(&raw);
+    });
+    let mut got = Vec::new();
+    let mut b = [0u8; 65536];
+    while let Ok(n) = s.read(&mut b) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&b[..n]);
+    }
+    drop(s);
+    writer.join().unwrap();
+    let text = String::from_utf8_lossy(&got);
+    text.match_indices("HTTP/1.1 ")
+        .map(|(i, _)| text[i + 9..i + 12].parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn nothing_after_a_refused_or_closing_request_is_answered() {
+    let srv = Running::start(Config {
+        threads: 1,
+        limits: stampede_server::Limits {
+            max_head: 16 * 1024,
+            max_body: 1000,
+        },
+        ..Config::default()
+    });
+    let hidden = b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\n".repeat(4);
+    // Each opening is padded so that hidden requests start at the server's 64 KiB read
+    // boundary and at other offsets past it.
+    let openings: [(&[u8], u16); 4] = [
+        (
+            b"POST /pong HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n",
+            413,
+        ),
+        (b"GET /pong HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400),
+        (
+            b"POST /pong HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+            501,
+        ),
+        (
+            b"GET /pong HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            200,
+        ),
+    ];
+    for (opening, status) in openings {
+        let mut raw = opening.to_vec();
+        raw.resize(65536, b'a');
+        for _ in 0..3 {
+            raw.extend_from_slice(&hidden);
+            raw.resize(raw.len() + 30_000, b'a');
+            raw.extend_from_slice(&hidden);
+        }
+        assert_eq!(
+            statuses_until_close(&srv, raw),
+            [status],
+            "after {}",
+            String::from_utf8_lossy(&opening[..30])
+        );
+    }
+    // A deferred answer with `Connection: close`: requests queued behind it stay unread.
+    let mut raw = b"GET /delay/50 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec();
+    raw.extend_from_slice(&hidden);
+    assert_eq!(statuses_until_close(&srv, raw), [200]);
+    srv.stop();
+}
+
+#[test]
+fn a_megabyte_target_gets_one_431() {
+    let srv = Running::start(Config {
+        threads: 1,
+        ..Config::default()
+    });
+    let mut raw = b"GET /".to_vec();
+    raw.resize(1 << 20, b'a');
+    raw.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(statuses_until_close(&srv, raw), [431]);
+    srv.stop();
+}
+
+#[test]
+fn expect_100_continue_is_answered_before_the_body() {
+    let srv = two_threads();
+    let mut s = srv.connect();
+    s.write_all(
+        b"GET /pong HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n",
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let r = read_response(&mut s, &mut buf, false).expect("an interim answer");
+    assert_eq!(r.status, 100);
+    s.write_all(b"abc").unwrap();
+    let r = read_response(&mut s, &mut buf, false).expect("the final answer");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, b"PONG");
+    srv.stop();
+}
+
+#[test]
+fn bodyless_statuses_carry_no_content_length_and_absolute_targets_route() {
+    let srv = two_threads();
+    for code in [204, 304] {
+        let r = simple(&srv, &format!("/status/{code}"));
+        assert_eq!(r.status, code);
+        assert_eq!(r.header("Content-Length"), None, "{code}");
+    }
+    let r = get(&srv, "GET http://x/pong HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"PONG"[..]));
+    for bad in [
+        "GET /pong HTTP/1.1\r\n\r\n",
+        "GET /pong HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+    ] {
+        assert_eq!(get(&srv, bad).status, 400, "{bad:?}");
+    }
+    srv.stop();
 }
