@@ -208,7 +208,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     if let Some(body) = body {
         b = b.body(body);
     }
-    let request = b.build();
+    let request = b.build().map_err(|e| Exit::usage(e.to_string()))?;
     if a.verbosity >= 2 {
         common::out(&format!(
             "INFO: {method} header == \n---\n{}\n---\n",

@@ -84,7 +84,10 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         b = b.body(common::read_body(f)?);
     }
     let http2 = !a.h1;
-    let mut spec = LoadSpec::new(target.clone(), b.build());
+    let mut spec = LoadSpec::new(
+        target.clone(),
+        b.build().map_err(|e| Exit::usage(e.to_string()))?,
+    );
     spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
     spec.http2 = http2;
     spec.pipeline = a.streams as usize;

@@ -202,7 +202,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         (None, r) if r > 0.0 => Some(Period::Deterministic(1.0 / r)),
         _ => None,
     };
-    let mut spec = LoadSpec::new(target, b.build());
+    let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
     spec.tls = tls;
     spec.shape = Shape::Sessions { period, count };
     spec.session = Session {

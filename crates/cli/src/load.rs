@@ -183,7 +183,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let tls = a.tls.config(&target, a.http2)?;
-    let mut spec = LoadSpec::new(target, b.build());
+    let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
     spec.tls = tls;
     spec.connections = a.connections;
     spec.threads = a.threads.unwrap_or_else(common::cpus);

@@ -101,7 +101,10 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     if let Some(f) = &a.body_file {
         b = b.body(common::read_body(f)?);
     }
-    let mut spec = LoadSpec::new(target.clone(), b.build());
+    let mut spec = LoadSpec::new(
+        target.clone(),
+        b.build().map_err(|e| Exit::usage(e.to_string()))?,
+    );
     // wrk does not verify certificates.
     spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
     spec.connections = a.connections as usize;

@@ -85,7 +85,9 @@ fn json_run(args: &[&str]) -> Value {
 /// Runs the engine directly (the CLI refuses to start against a failing handshake).
 fn engine_run(url: &str, options: ClientOptions, n: u64) -> stampede_engine::RunResult {
     let target = Target::parse(url).unwrap();
-    let req = RequestBuilder::native(&target, "GET", true).build();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
     let mut spec = LoadSpec::new(target, req);
     spec.tls = Some(stampede_tls::client_config(&options).unwrap());
     spec.connections = 2;

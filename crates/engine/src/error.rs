@@ -27,6 +27,18 @@ pub enum SpecError {
         /// The resolver's message.
         reason: String,
     },
+    /// A part of the request holds a byte that would change its framing on the wire
+    /// (CR, LF or NUL in a header value; whitespace or controls in a method, target or
+    /// header name), so it would be sent as extra headers or requests.
+    #[error("the request's {part} {value:?} contains {what}; it would be sent as extra header lines or requests")]
+    Request {
+        /// Which part: "method", "target", "header name", "header value".
+        part: &'static str,
+        /// The value as given.
+        value: String,
+        /// What is wrong in it, e.g. "a line break (CR or LF)".
+        what: &'static str,
+    },
     /// A value of the specification is out of range.
     #[error("{field}: {reason}")]
     Invalid {

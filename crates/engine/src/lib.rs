@@ -11,7 +11,7 @@
 //! use stampede_engine::{run, Control, LoadSpec, RequestBuilder, Target};
 //!
 //! let target = Target::parse("http://127.0.0.1:8080/pong").unwrap();
-//! let request = RequestBuilder::native(&target, "GET", true).build();
+//! let request = RequestBuilder::native(&target, "GET", true).build().unwrap();
 //! let mut spec = LoadSpec::new(target, request);
 //! spec.connections = 64;
 //! spec.threads = 2;

@@ -6,6 +6,7 @@
 //! format byte for byte (ab's HTTP/1.0 request with its header order, wrk's minimal
 //! HTTP/1.1 one), so byte counts compare fairly against the original tools.
 
+use crate::error::SpecError;
 use crate::target::Target;
 
 /// The HTTP version written in the request line.
@@ -126,8 +127,60 @@ impl RequestBuilder {
         self
     }
 
-    /// Encodes the request.
-    pub fn build(self) -> Request {
+    /// Checks that every part keeps the request's framing: a method and header names
+    /// made of token characters, a target without whitespace or controls, header values
+    /// without CR, LF or NUL (RFC 9110 5.5). Anything else would put extra header lines
+    /// or requests on the wire.
+    pub fn check(&self) -> Result<(), SpecError> {
+        let bad = |part: &'static str, value: &str, what: &'static str| {
+            Err(SpecError::Request {
+                part,
+                value: value.to_string(),
+                what,
+            })
+        };
+        let breaks = |v: &str| v.bytes().any(|b| b == b'\r' || b == b'\n');
+        const BREAK: &str = "a line break (CR or LF)";
+        if self.method.is_empty() || !self.method.bytes().all(is_tchar) {
+            let what = if breaks(&self.method) {
+                BREAK
+            } else {
+                "a character that is not allowed in a method (letters, digits and !#$%&'*+-.^_`|~ are)"
+            };
+            return bad("method", &self.method, what);
+        }
+        if breaks(&self.target) {
+            return bad("target", &self.target, BREAK);
+        }
+        if self.target.is_empty() || self.target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return bad(
+                "target",
+                &self.target,
+                "whitespace or a control character (percent-encode it, e.g. %20 for a space)",
+            );
+        }
+        for (n, v) in &self.headers {
+            if n.is_empty() || !n.bytes().all(is_tchar) {
+                let what = if breaks(n) {
+                    BREAK
+                } else {
+                    "a character that is not allowed in a header name"
+                };
+                return bad("header name", n, what);
+            }
+            if breaks(v) {
+                return bad("header value", v, BREAK);
+            }
+            if v.bytes().any(|b| b == 0) {
+                return bad("header value", v, "a NUL byte");
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes the request, after [`RequestBuilder::check`].
+    pub fn build(self) -> Result<Request, SpecError> {
+        self.check()?;
         let mut out = Vec::with_capacity(128 + self.body.len());
         out.extend_from_slice(self.method.as_bytes());
         out.push(b' ');
@@ -151,11 +204,16 @@ impl RequestBuilder {
         }
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(&self.body);
-        Request {
+        Ok(Request {
             method: self.method,
             bytes: out,
-        }
+        })
     }
+}
+
+/// A token character (RFC 9110 5.6.2): what methods and header names are made of.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 trait RetainWithIndex<T> {
@@ -190,7 +248,7 @@ mod tests {
     #[test]
     fn native_request_bytes() {
         let t = Target::parse("http://127.0.0.1:8080/x?y=1").unwrap();
-        let r = RequestBuilder::native(&t, "get", false).build();
+        let r = RequestBuilder::native(&t, "get", false).build().unwrap();
         let s = String::from_utf8(r.bytes).unwrap();
         assert!(s.starts_with("GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
         assert!(s.ends_with("Connection: close\r\n\r\n"));
@@ -203,7 +261,8 @@ mod tests {
             .header("a", "2")
             .set_header("A", "3")
             .body(b"hello".to_vec())
-            .build();
+            .build()
+            .unwrap();
         assert_eq!(
             String::from_utf8(r.bytes).unwrap(),
             "POST /p HTTP/1.1\r\nA: 3\r\nContent-Length: 5\r\n\r\nhello"

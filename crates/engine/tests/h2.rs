@@ -128,7 +128,9 @@ fn h2_server(script: Script, tls: bool) -> (String, Arc<AtomicU64>) {
 
 fn spec(url: &str, streams: usize, n: u64) -> LoadSpec {
     let target = Target::parse(url).unwrap();
-    let req = RequestBuilder::native(&target, "GET", true).build();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
     let tls = target.tls;
     let mut s = LoadSpec::new(target, req);
     s.http2 = true;

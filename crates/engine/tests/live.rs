@@ -13,7 +13,9 @@ use stampede_engine::{run, Control, Interval, Live, LoadSpec, RequestBuilder, Ta
 
 fn spec(url: &str, connections: usize, threads: usize, duration_ms: u64) -> LoadSpec {
     let target = Target::parse(url).unwrap();
-    let req = RequestBuilder::native(&target, "GET", true).build();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
     let mut s = LoadSpec::new(target, req);
     s.connections = connections;
     s.threads = threads;

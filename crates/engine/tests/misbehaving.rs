@@ -15,7 +15,9 @@ use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Target};
 
 fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
     let target = Target::parse(url).unwrap();
-    let req = RequestBuilder::native(&target, "GET", true).build();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
     let mut s = LoadSpec::new(target, req);
     s.requests = Some(n);
     s.connections = c;
@@ -251,7 +253,9 @@ fn unix_socket() {
     let target = Target::parse("http://localhost/chat")
         .unwrap()
         .with_unix_socket(&path);
-    let req = RequestBuilder::native(&target, "GET", true).build();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
     let mut sp = LoadSpec::new(target, req);
     sp.requests = Some(200);
     sp.connections = 2;

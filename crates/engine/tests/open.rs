@@ -16,7 +16,9 @@ use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
 
 fn spec(url: &str, shape: Shape) -> LoadSpec {
     let target = Target::parse(url).unwrap();
-    let req = RequestBuilder::native(&target, "GET", true).build();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
     let mut s = LoadSpec::new(target, req);
     s.shape = shape;
     s.timeout = Some(Duration::from_secs(5));
@@ -260,7 +262,8 @@ fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
         request: RequestBuilder::new(m, path)
             .header("Host", &target.authority)
             .body(body.to_vec())
-            .build(),
+            .build()
+            .unwrap(),
         pause: Duration::from_millis(pause_ms),
     };
     s.script = vec![

@@ -390,7 +390,8 @@ fn wait_ready(t: &Target, mut live: Live) -> Result<Live, StartFailure> {
     let req = RequestBuilder::new("GET", &t.ready_path)
         .header("Host", &live.ep.addr.to_string())
         .header("Connection", "close")
-        .build();
+        .build()
+        .map_err(|e| Box::new((format!("ready path: {e}"), None)))?;
     let deadline = Instant::now() + t.ready_timeout;
     loop {
         if let Some(status) = live.died() {
@@ -428,7 +429,7 @@ pub fn scenario_request(
     s: &Scenario,
     target: &stampede_engine::Target,
     keepalive: bool,
-) -> Request {
+) -> Result<Request, String> {
     build_request(
         s.style,
         &s.method,
@@ -447,7 +448,7 @@ fn build_request(
     headers: &[(String, String)],
     body: Option<&[u8]>,
     keepalive: bool,
-) -> Request {
+) -> Result<Request, String> {
     let mut b = match style {
         Style::Native => RequestBuilder::native(target, method, keepalive),
         Style::Ab => {
@@ -478,7 +479,7 @@ fn build_request(
     if let Some(body) = body {
         b = b.body(body.to_vec());
     }
-    b.build()
+    b.build().map_err(|e| e.to_string())
 }
 
 /// One request to check before a scenario's load: a label for messages, the request
@@ -500,7 +501,7 @@ fn checks_and_script<'a>(
     if s.steps.is_empty() {
         let check = Check {
             label: None,
-            request: scenario_request(s, target, false),
+            request: scenario_request(s, target, false)?,
             verify: &s.verify,
         };
         return Ok((vec![check], Vec::new()));
@@ -523,11 +524,11 @@ fn checks_and_script<'a>(
         };
         checks.push(Check {
             label: Some(format!("{} {}", st.method, st.path)),
-            request: req(false),
+            request: req(false)?,
             verify: st.verify.as_ref().unwrap_or(&s.verify),
         });
         script.push(stampede_engine::Step {
-            request: req(s.keepalive),
+            request: req(s.keepalive)?,
             pause: st.pause,
         });
     }
@@ -658,7 +659,14 @@ fn run_target(
         if plan.runs.primer {
             let _ = verify::fetch(&ep, &checks[0].request.bytes, s.timeout);
         }
-        let mut spec = LoadSpec::new(target.clone(), scenario_request(s, &target, s.keepalive));
+        let request = match scenario_request(s, &target, s.keepalive) {
+            Ok(r) => r,
+            Err(e) => {
+                status = Some(format!("scenario {}: {e}", s.name));
+                break;
+            }
+        };
+        let mut spec = LoadSpec::new(target.clone(), request);
         spec.tls = ep.tls.as_ref().map(|(c, _)| c.clone());
         spec.http2 = s.http2;
         spec.connections = s.connections;
