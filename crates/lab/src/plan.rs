@@ -259,7 +259,7 @@ struct RawRuns {
 #[serde(deny_unknown_fields)]
 struct RawClient {
     cpus: Option<Vec<usize>>,
-    threads: Option<usize>,
+    threads: Option<Spanned<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -271,7 +271,7 @@ struct RawTarget {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<String>,
-    ready: Option<String>,
+    ready: Option<Spanned<String>>,
     ready_timeout: Option<Spanned<String>>,
     version: Option<String>,
     #[serde(default)]
@@ -309,7 +309,7 @@ struct RawVerify {
 #[serde(deny_unknown_fields)]
 struct RawStep {
     path: Spanned<String>,
-    method: Option<String>,
+    method: Option<Spanned<String>>,
     #[serde(default)]
     headers: Vec<Spanned<String>>,
     body: Option<String>,
@@ -322,13 +322,13 @@ struct RawStep {
 struct RawScenario {
     name: Spanned<String>,
     path: Option<Spanned<String>>,
-    method: Option<String>,
+    method: Option<Spanned<String>>,
     #[serde(default)]
     headers: Vec<Spanned<String>>,
     body: Option<String>,
     style: Option<Spanned<String>>,
-    connections: Option<usize>,
-    requests: Option<u64>,
+    connections: Option<Spanned<usize>>,
+    requests: Option<Spanned<u64>>,
     duration: Option<Spanned<String>>,
     keepalive: Option<Spanned<bool>>,
     pipeline: Option<Spanned<usize>>,
@@ -338,8 +338,8 @@ struct RawScenario {
     poisson: Option<bool>,
     inject: Option<Spanned<Vec<String>>>,
     sessions: Option<RawSessions>,
-    calls: Option<u32>,
-    burst: Option<u32>,
+    calls: Option<Spanned<u32>>,
+    burst: Option<Spanned<u32>>,
     think: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
     verify: Option<RawVerify>,
@@ -408,12 +408,15 @@ impl Plan {
         let raw: RawPlan = toml::from_str(src).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             let msg = e.message().to_string();
-            let field = msg
-                .split('`')
-                .nth(1)
-                .filter(|_| msg.contains("field"))
-                .unwrap_or("plan")
-                .to_string();
+            let field = match msg.split('`').nth(1).filter(|_| msg.contains("field")) {
+                // "unknown field `x`" and "missing field `x`" name it; within its table.
+                Some(name) => match table_at(src, offset) {
+                    Some(t) => format!("{t}.{name}"),
+                    None => name.to_string(),
+                },
+                // A wrong type or value: the key written where the error points.
+                None => field_at(src, offset).unwrap_or_else(|| "plan".into()),
+            };
             cx.err(offset, &field, msg)
         })?;
         let runs = match raw.runs {
@@ -539,7 +542,13 @@ impl Plan {
                 name,
                 tls,
                 kind,
-                ready_path: t.ready.clone().unwrap_or_else(|| "/".into()),
+                ready_path: match &t.ready {
+                    Some(r) => {
+                        check_request(&cx, "target.ready", r.span().start, "GET", r.get_ref())?;
+                        r.get_ref().clone()
+                    }
+                    None => "/".into(),
+                },
                 ready_timeout: match &t.ready_timeout {
                     Some(d) => cx.duration(d, "target.ready_timeout")?,
                     None => Duration::from_secs(20),
@@ -562,19 +571,30 @@ impl Plan {
                 line: cx.line(at),
             });
         }
-        let mut scenarios = Vec::new();
+        let mut scenarios: Vec<Scenario> = Vec::new();
         for s in &raw.scenarios {
-            scenarios.push(scenario(&cx, s)?);
+            let sc = scenario(&cx, s)?;
+            if scenarios.iter().any(|x| x.name == sc.name) {
+                return Err(cx.err(
+                    s.get_ref().name.span().start,
+                    "scenario.name",
+                    format!("{:?} is used twice", sc.name),
+                ));
+            }
+            scenarios.push(sc);
         }
         let client = raw.client.unwrap_or(RawClient {
             cpus: None,
             threads: None,
         });
+        if let Some(t) = client.threads.as_ref().filter(|t| *t.get_ref() == 0) {
+            return Err(cx.err(t.span().start, "client.threads", "must be at least 1"));
+        }
         Ok(Plan {
             name: raw.name.unwrap_or_else(|| file.to_string()),
             runs,
             client_cpus: client.cpus.unwrap_or_default(),
-            client_threads: client.threads,
+            client_threads: client.threads.map(Spanned::into_inner),
             targets,
             scenarios,
             source: src.to_string(),
@@ -612,6 +632,78 @@ impl Plan {
     }
 }
 
+/// The table (`scenario`, `runs`, …) whose header is the last one at or before `offset`.
+fn table_at(src: &str, offset: usize) -> Option<String> {
+    let upto = &src[..src[offset.min(src.len())..]
+        .find('\n')
+        .map_or(src.len(), |i| offset + i)];
+    upto.lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.starts_with('[')
+            .then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+    })
+}
+
+/// The dotted field at `offset`: its table, then the keys of any inline tables the
+/// offset is inside, then the key being assigned (`scenario.sessions.count`).
+fn field_at(src: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(src.len());
+    let line_start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let prefix = &src[line_start..offset];
+    let (mut stack, mut key, mut pending) = (Vec::new(), String::new(), None::<String>);
+    let mut quote = None;
+    for c in prefix.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '=') => pending = Some(std::mem::take(&mut key)),
+            (None, '{') => stack.extend(pending.take()),
+            (None, '}') => {
+                stack.pop();
+            }
+            (None, ',') => key.clear(),
+            (None, c) if c.is_alphanumeric() || c == '_' || c == '-' => key.push(c),
+            (None, '.') => key.push('.'),
+            _ => {}
+        }
+    }
+    let last = pending?;
+    let mut parts: Vec<String> = table_at(src, offset).into_iter().collect();
+    parts.extend(stack);
+    parts.push(last);
+    Some(parts.join("."))
+}
+
+/// Refuses a method or path that would change the request's framing on the wire (CR,
+/// LF, whitespace, controls), by the engine's own check.
+fn check_request(
+    cx: &Ctx,
+    field: &str,
+    at: usize,
+    method: &str,
+    path: &str,
+) -> Result<(), PlanError> {
+    stampede_engine::RequestBuilder::new(method, path)
+        .check()
+        .map_err(|e| cx.err(at, field, e.to_string()))
+}
+
+/// A count that must not be zero.
+fn at_least_one<T: Copy + Default + PartialEq>(
+    cx: &Ctx,
+    v: &Option<Spanned<T>>,
+    field: &str,
+) -> Result<Option<T>, PlanError> {
+    match v {
+        Some(n) if *n.get_ref() == T::default() => {
+            Err(cx.err(n.span().start, field, "must be at least 1"))
+        }
+        Some(n) => Ok(Some(*n.get_ref())),
+        None => Ok(None),
+    }
+}
+
 fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
     let at = s.span().start;
     let s = s.get_ref();
@@ -626,6 +718,10 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         Some(p) => p.get_ref().clone(),
         None => "/".into(),
     };
+    let method = request_method(cx, &s.method, "scenario.method")?;
+    if let Some(p) = &s.path {
+        check_request(cx, "scenario.path", p.span().start, &method, &path)?;
+    }
     let headers = parse_headers(cx, &s.headers, "scenario.headers")?;
     let style = match s.style.as_ref().map(|x| x.get_ref().as_str()) {
         None | Some("native") => Style::Native,
@@ -653,6 +749,15 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         .as_ref()
         .map(|d| cx.duration(d, "scenario.timeout"))
         .transpose()?;
+    if let (Some(t), Some(d)) = (timeout, &s.timeout) {
+        if t.is_zero() {
+            return Err(cx.err(d.span().start, "scenario.timeout", "must be longer than 0"));
+        }
+    }
+    let requests = at_least_one(cx, &s.requests, "scenario.requests")?;
+    let connections = at_least_one(cx, &s.connections, "scenario.connections")?;
+    let calls = at_least_one(cx, &s.calls, "scenario.calls")?;
+    let burst = at_least_one(cx, &s.burst, "scenario.burst")?;
     let http2 = s.http2.unwrap_or(false);
     let keepalive = s.keepalive.as_ref().is_none_or(|k| *k.get_ref());
     let (pipeline, field) = match (http2, &s.streams, &s.pipeline) {
@@ -696,8 +801,8 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         ));
     }
     let session = Session {
-        calls: s.calls.unwrap_or(1),
-        burst: s.burst.unwrap_or(1),
+        calls: calls.unwrap_or(1),
+        burst: burst.unwrap_or(1),
         think: think.unwrap_or_default(),
     };
     let shape = if let Some(rate) = s.rate {
@@ -735,7 +840,7 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
     } else {
         Shape::Closed
     };
-    if !shape.has_sessions() && s.requests.is_none() && duration.is_none() {
+    if !shape.has_sessions() && requests.is_none() && duration.is_none() {
         return Err(cx.err(
             at,
             "scenario.requests",
@@ -774,12 +879,16 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
                     "must start with /",
                 ));
             }
+            let method = request_method(cx, &st.method, "scenario.steps.method")?;
+            check_request(
+                cx,
+                "scenario.steps.path",
+                st.path.span().start,
+                &method,
+                st.path.get_ref(),
+            )?;
             steps.push(Step {
-                method: st
-                    .method
-                    .clone()
-                    .unwrap_or_else(|| "GET".into())
-                    .to_ascii_uppercase(),
+                method,
                 path: st.path.get_ref().clone(),
                 headers: parse_headers(cx, &st.headers, "scenario.steps.headers")?,
                 body: st.body.clone().map(String::into_bytes),
@@ -811,19 +920,15 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
     };
     Ok(Scenario {
         name,
-        method: s
-            .method
-            .clone()
-            .unwrap_or_else(|| "GET".into())
-            .to_ascii_uppercase(),
+        method,
         path,
         headers,
         body: s.body.clone().map(String::into_bytes),
         style,
         shape,
         session,
-        connections: s.connections.unwrap_or(64),
-        requests: s.requests,
+        connections: connections.unwrap_or(64),
+        requests,
         duration,
         keepalive,
         pipeline,
@@ -847,15 +952,32 @@ fn parse_headers(
 ) -> Result<Vec<(String, String)>, PlanError> {
     raw.iter()
         .map(|h| {
-            stampede_engine::request::parse_header_arg(h.get_ref()).ok_or_else(|| {
-                cx.err(
-                    h.span().start,
-                    field,
-                    format!("{:?} is not 'Name: value'", h.get_ref()),
-                )
-            })
+            let at = h.span().start;
+            let (n, v) =
+                stampede_engine::request::parse_header_arg(h.get_ref()).ok_or_else(|| {
+                    cx.err(at, field, format!("{:?} is not 'Name: value'", h.get_ref()))
+                })?;
+            stampede_engine::RequestBuilder::new("GET", "/")
+                .header(&n, &v)
+                .check()
+                .map_err(|e| cx.err(at, field, e.to_string()))?;
+            Ok((n, v))
         })
         .collect()
+}
+
+/// A request's method, upper-cased (GET when not given), checked like a request line.
+fn request_method(
+    cx: &Ctx,
+    raw: &Option<Spanned<String>>,
+    field: &str,
+) -> Result<String, PlanError> {
+    let Some(m) = raw else {
+        return Ok("GET".into());
+    };
+    let method = m.get_ref().to_ascii_uppercase();
+    check_request(cx, field, m.span().start, &method, "/")?;
+    Ok(method)
 }
 
 fn parse_verify(cx: &Ctx, v: &RawVerify, at: usize, field: &str) -> Result<Verify, PlanError> {
@@ -957,10 +1079,122 @@ burst = 5
     }
 
     #[test]
+    fn zero_counts_duplicates_wrong_types_and_line_breaks_are_refused_with_their_field() {
+        let base =
+            "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\n";
+        let cases: [(&str, usize, &str, &str); 17] = [
+            ("requests = 0\n", 6, "scenario.requests", "at least 1"),
+            (
+                "requests = 1\nconnections = 0\n",
+                7,
+                "scenario.connections",
+                "at least 1",
+            ),
+            (
+                "inject = [\"atOnceUsers(1)\"]\ncalls = 0\n",
+                7,
+                "scenario.calls",
+                "at least 1",
+            ),
+            (
+                "inject = [\"atOnceUsers(1)\"]\nburst = 0\n",
+                7,
+                "scenario.burst",
+                "at least 1",
+            ),
+            (
+                "requests = 1\ntimeout = \"0s\"\n",
+                7,
+                "scenario.timeout",
+                "longer than 0",
+            ),
+            (
+                "requests = 1\n[client]\nthreads = 0\n",
+                8,
+                "client.threads",
+                "at least 1",
+            ),
+            (
+                "requests = 1\n[[scenario]]\nname = \"s\"\nrequests = 1\n",
+                8,
+                "scenario.name",
+                "used twice",
+            ),
+            (
+                "requests = \"many\"\n",
+                6,
+                "scenario.requests",
+                "invalid type",
+            ),
+            (
+                "requests = 1\nkeepalive = 3\n",
+                7,
+                "scenario.keepalive",
+                "invalid type",
+            ),
+            (
+                "sessions = { count = \"x\" }\n",
+                6,
+                "scenario.sessions.count",
+                "invalid type",
+            ),
+            (
+                "requests = 1\n[runs]\nwarmup = -1\n",
+                8,
+                "runs.warmup",
+                "invalid value",
+            ),
+            (
+                "requests = 1\nheaders = [\"X-A: 1\\r\\nX-Evil: 1\"]\n",
+                7,
+                "scenario.headers",
+                "line break",
+            ),
+            (
+                "requests = 1\nheaders = [\"X-A: 1\\u0000\"]\n",
+                7,
+                "scenario.headers",
+                "NUL",
+            ),
+            (
+                "requests = 1\nmethod = \"GET / HTTP/1.1\\r\\nX: y\"\n",
+                7,
+                "scenario.method",
+                "line break",
+            ),
+            (
+                "requests = 1\npath = \"/a HTTP/1.1\\r\\n\\r\\nGET /b\"\n",
+                7,
+                "scenario.path",
+                "line break",
+            ),
+            (
+                "requests = 1\npath = \"/a b\"\n",
+                7,
+                "scenario.path",
+                "whitespace",
+            ),
+            (
+                "inject = [\"atOnceUsers(1)\"]\nsteps = [{ path = \"/a\", method = \"G T\" }]\n",
+                7,
+                "scenario.steps.method",
+                "not allowed",
+            ),
+        ];
+        for (tail, line, field, msg) in cases {
+            let e = err(&format!("{base}{tail}"));
+            assert_eq!((e.line, e.field.as_str()), (line, field), "{tail:?}: {e}");
+            assert!(e.message.contains(msg), "{tail:?}: {e}");
+        }
+        let e = err("[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\nready = \"/\\r\\nX: 1\"\n[[scenario]]\nname = \"s\"\nrequests = 1\n");
+        assert_eq!((e.line, e.field.as_str()), (4, "target.ready"), "{e}");
+    }
+
+    #[test]
     fn errors_name_file_line_and_field() {
         let base = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n";
         let cases: [(String, usize, &str, &str); 8] = [
-            (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 5\nconections = 3\n"), 7, "conections", "unknown field"),
+            (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 5\nconections = 3\n"), 7, "scenario.conections", "unknown field"),
             (format!("{base}[[scenario]]\nname = \"s\"\nduration = \"10 parsecs\"\n"), 6, "scenario.duration", "unknown unit"),
             (format!("{base}[[scenario]]\nname = \"s\"\n"), 4, "scenario.requests", "needs requests or duration"),
             (format!("{base}[[scenario]]\nname = \"s\"\nrate = 10.0\ninject = [\"atOnceUsers(1)\"]\n"), 4, "scenario.rate", "choose one"),
