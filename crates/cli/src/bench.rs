@@ -141,6 +141,18 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
             Plan::parse(BUILTIN_PLAN, "(built-in plan)").map_err(|e| Exit::fail(e.to_string()))?
         }
     };
+    let file = a
+        .plan
+        .as_ref()
+        .map_or("(built-in plan)".to_string(), |p| p.display().to_string());
+    let problems = stampede_lab::preflight::check(&plan, &file);
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        return Err(Exit::usage(format!(
+            "the plan cannot run on this machine:\n  {}",
+            lines.join("\n  ")
+        )));
+    }
     if a.check {
         common::out(&format!(
             "{}: {} targets, {} scenarios, {} warm-up + {} measured runs each\n",

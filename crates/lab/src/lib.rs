@@ -3,6 +3,7 @@
 pub mod assert;
 pub mod environment;
 pub mod plan;
+pub mod preflight;
 pub mod process;
 pub mod runner;
 pub mod stats;
