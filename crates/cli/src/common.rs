@@ -126,7 +126,11 @@ pub fn header_arg(h: &str) -> Result<(String, String), Exit> {
 
 /// Resolves the URL and checks that the target accepts connections.
 pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
-    let mut t = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
+    let mut t = Target::parse(url).map_err(|e| match e {
+        // The URL is fine but its host is unknown here: the run could not be made.
+        stampede_engine::SpecError::Resolve { .. } => Exit::fail(e.to_string()),
+        _ => Exit::usage(e.to_string()),
+    })?;
     if let Some(p) = unix_socket {
         t = t.with_unix_socket(p);
     }

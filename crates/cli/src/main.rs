@@ -2,6 +2,16 @@
 //! codes (0 ran, 1 could not run, 2 bad usage). Dialects that mimic other tools (`ab`,
 //! `wrk`) parse their own arguments so that their flags keep those tools' meaning.
 
+/// `eprintln!` that never panics: a closed standard error (`stampede … 2>&1 | head`)
+/// is not an error, and what could not be written is dropped. Defined before the
+/// modules so that theirs is this one.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod ab;
 mod bench;
 mod common;

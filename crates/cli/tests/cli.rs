@@ -235,6 +235,77 @@ fn wrong_flags_name_the_flag_and_exit_2() {
 }
 
 #[test]
+fn line_breaks_in_any_request_part_are_refused_in_every_dialect() {
+    let url = "http://127.0.0.1:9/";
+    let evil = "X-A: 1\r\nX-Injected: 1";
+    let cases: [&[&str]; 10] = [
+        &["load", "-H", evil, "-n", "1", url],
+        &["load", "-m", "GET / HTTP/1.1\r\nX: y", "-n", "1", url],
+        &["load", "-n", "1", "http://127.0.0.1:9/a\r\nX-Injected: 1"],
+        &["ab", "-n", "1", "-H", evil, url],
+        &["wrk", "-d", "1s", "-H", evil, url],
+        &["h2load", "-n", "1", "-H", evil, url],
+        &[
+            "httperf",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--uri",
+            "/a\r\nX: 1",
+        ],
+        &[
+            "httperf",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--add-header",
+            "X-A: 1\rX-B: 2",
+        ],
+        &[
+            "httperf",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--method",
+            "GET /x",
+        ],
+        &["wrk", "-d", "1s", "-H", "X-A: 1\nX-B: 2", url],
+    ];
+    for args in cases {
+        // Refused before any connection: nothing listens on port 9, which would be exit 1.
+        let out = stampede(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("line break") || err.contains("not allowed in a method"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_unknown_host_could_not_run_and_a_closed_stderr_is_no_panic() {
+    let out = stampede(&["load", "-n", "1", "http://no-such-host.invalid/"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("could not resolve"));
+    // Standard error (and output) closed before stampede writes its error.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(["load", "-n", "1", "http://127.0.0.1:9/"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{status:?}");
+}
+
+#[test]
 fn unreachable_target_exits_1() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -81,4 +81,15 @@ pub fn missing_peer(what: &str) {
         std::env::var_os("STAMPEDE_REQUIRE_PEERS").is_none(),
         "{what} is required (STAMPEDE_REQUIRE_PEERS is set)"
     );
+    // Straight to the process's standard error, past the test harness's capture, so
+    // that the skip shows in `cargo test`'s output beside the "ok".
+    use std::io::Write;
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: {what} is not installed; its checks did not run (CI sets STAMPEDE_REQUIRE_PEERS=1 and requires it)"
+    );
 }
