@@ -11,6 +11,10 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 mkdir -p "$prefix/logs" "$prefix/static"
 cp "$repo/crates/server/assets/FiringGeometry.png" "$prefix/static/"
+# mktemp -d makes the prefix 0700; run as root, nginx's workers run as nobody and
+# must be able to reach the file, or every request for it is a 403.
+chmod 755 "$prefix" "$prefix/static"
+chmod 644 "$prefix/static/FiringGeometry.png"
 sed -e "s|@PORT@|$port|g" -e "s|@WORKERS@|$workers|g" -e "s|@STATIC@|$prefix/static|g" \
     "$here/nginx.conf" > "$prefix/nginx.conf"
 nginx=$(command -v nginx || echo /usr/sbin/nginx)

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use stampede_lab::store::Store;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
 struct Dir(PathBuf);
@@ -557,4 +559,51 @@ fn plan_assertions_are_checked_on_every_run_and_exit_3() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// The nginx target script of the shipped plans serves the PNG, also when run as root
+/// (its workers then run as nobody and must be able to read the file).
+#[test]
+fn the_nginx_target_serves_the_png() {
+    use std::io::{Read, Write};
+    if Command::new("sh")
+        .args(["-c", "command -v nginx || test -x /usr/sbin/nginx"])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        return common::missing_peer("nginx");
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut nginx = Command::new("sh")
+        .arg(root.join("plans/targets/nginx.sh"))
+        .args([port.to_string(), "1".into()])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let answer = loop {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.write_all(
+                b"GET /FiringGeometry.png HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            )
+            .unwrap();
+            let mut got = Vec::new();
+            let _ = s.read_to_end(&mut got);
+            break got;
+        }
+        assert!(Instant::now() < deadline, "nginx did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = Command::new("kill").arg(nginx.id().to_string()).status();
+    let _ = nginx.wait();
+    let text = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert_eq!(answer.len() - head_end, 50_991);
 }
