@@ -71,7 +71,8 @@ impl RunShape {
     }
 }
 
-/// The last second in a few words: `152,340 req/s  p50 412µs  p99 1.20ms  …`.
+/// The last second in a few words: `152,340 req/s  p50 412µs  p99 1.20ms  …`, ending
+/// with the requests still outstanding (a stall shows as 0 req/s with them held).
 fn second_line(i: &Interval, failed_total: u64, users: bool) -> String {
     let p = |q: f64| human_us(i.latency.at(q).unwrap_or(0) as f64);
     let level = if users {
@@ -80,12 +81,13 @@ fn second_line(i: &Interval, failed_total: u64, users: bool) -> String {
         format!("{} conns", thousands(i.connections))
     };
     format!(
-        "{} req/s  p50 {}  p99 {}  errors {} ({} total)  {level}",
+        "{} req/s  p50 {}  p99 {}  errors {} ({} total)  {level}  {} in flight",
         thousands(i.completed),
         p(50.0),
         p(99.0),
         thousands(i.failed),
-        thousands(failed_total)
+        thousands(failed_total),
+        thousands(i.in_flight)
     )
 }
 
@@ -219,7 +221,7 @@ mod tests {
         };
         assert_eq!(
             second_line(&i, 5, false),
-            "152,340 req/s  p50 400µs  p99 2.50ms  errors 2 (5 total)  64 conns"
+            "152,340 req/s  p50 400µs  p99 2.50ms  errors 2 (5 total)  64 conns  64 in flight"
         );
     }
 }

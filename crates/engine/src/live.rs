@@ -4,7 +4,9 @@
 //! A run started with [`Control::watched`] has its workers hand over each second they
 //! finish (counters, gauges and both histograms, serialised). [`Live`] collects those
 //! pieces and releases a second once all workers have sent theirs, merged exactly as
-//! the final result merges them, so a live chart and the report agree.
+//! the final result merges them, so a live chart and the report agree. A worker that
+//! has ended (its users done while others still wait on outstanding requests) is not
+//! waited for past its last second.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +19,8 @@ use crate::worker::Control;
 pub struct Live {
     workers: usize,
     pending: BTreeMap<u32, Vec<RawInterval>>,
+    /// The last second of each worker that has ended.
+    retired: Vec<u32>,
 }
 
 impl Live {
@@ -25,6 +29,7 @@ impl Live {
         Live {
             workers: workers.max(1),
             pending: BTreeMap::new(),
+            retired: Vec::new(),
         }
     }
 
@@ -34,9 +39,12 @@ impl Live {
         for raw in control.take_seconds() {
             self.pending.entry(raw.t).or_default().push(raw);
         }
+        self.retired.extend(control.take_retired());
         let mut ready = Vec::new();
         while let Some(entry) = self.pending.first_entry() {
-            if entry.get().len() < self.workers {
+            let t = *entry.key();
+            let gone = self.retired.iter().filter(|&&last| last < t).count();
+            if entry.get().len() < self.workers.saturating_sub(gone) {
                 break;
             }
             ready.extend(entry.remove());
@@ -69,6 +77,20 @@ mod tests {
                 users: 0,
             },
         }
+    }
+
+    #[test]
+    fn a_retired_worker_is_not_waited_for_after_its_last_second() {
+        let control = Control::watched();
+        let mut live = Live::new(2);
+        control.publish_second(piece(0, 5));
+        control.retire(0);
+        control.publish_second(piece(0, 1));
+        control.publish_second(piece(1, 2));
+        control.publish_second(piece(2, 3));
+        let got = live.poll(&control);
+        let ts: Vec<(u32, u64)> = got.iter().map(|i| (i.t, i.completed)).collect();
+        assert_eq!(ts, [(0, 6), (1, 2), (2, 3)]);
     }
 
     #[test]

@@ -219,6 +219,9 @@ impl Recorder {
     pub fn finish(&mut self) {
         let t = self.cur.t;
         self.file_interval(t + 1);
+        if let Some(live) = &self.live {
+            live.retire(t);
+        }
     }
 
     #[inline]

@@ -120,6 +120,8 @@ pub struct Control {
     /// Whether workers send each finished second to `seconds` (see [`Control::watched`]).
     watched: bool,
     seconds: Mutex<Vec<RawInterval>>,
+    /// The last second of each worker that has ended (see [`Control::retire`]).
+    retired: Mutex<Vec<u32>>,
 }
 
 impl Control {
@@ -148,6 +150,20 @@ impl Control {
     /// The seconds published since the last call.
     pub(crate) fn take_seconds(&self) -> Vec<RawInterval> {
         std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Called by a watched worker as it ends, after publishing its last second `last`:
+    /// later seconds no longer wait for it.
+    pub(crate) fn retire(&self, last: u32) {
+        self.retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(last);
+    }
+
+    /// The workers retired since the last call, by their last second.
+    pub(crate) fn take_retired(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.retired.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

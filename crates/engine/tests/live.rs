@@ -93,3 +93,45 @@ fn a_stalled_second_is_kept_with_its_connections_held() {
     assert_eq!((stalled.connections, stalled.in_flight), (1, 1));
     assert!(r.intervals.iter().any(|i| i.t == 2 && i.completed > 0));
 }
+
+#[test]
+fn seconds_keep_coming_after_a_worker_ends_while_another_waits() {
+    // One of two requests is answered at once, the other after 2.5 s: the worker of
+    // the first ends, and the live view must not wait for its seconds.
+    let url = serve(
+        "/",
+        Arc::new(|s, n| {
+            if n == 1 {
+                std::thread::sleep(Duration::from_millis(2500));
+            }
+            s.write_all(&ok_response("PONG")).is_ok()
+        }),
+    );
+    let mut s = spec(&url, 2, 2, 1);
+    s.duration = None;
+    s.requests = Some(2);
+    s.validate().unwrap();
+    let control = Arc::new(Control::watched());
+    let watcher = {
+        let control = control.clone();
+        std::thread::spawn(move || {
+            let mut live = Live::new(2);
+            let mut seen: Vec<(Instant, Interval)> = Vec::new();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while seen.len() < 2 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+                let now = Instant::now();
+                seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
+            }
+            seen
+        })
+    };
+    let r = run(&s, control).unwrap().result;
+    let ended = Instant::now();
+    let seen = watcher.join().unwrap();
+    assert_eq!(r.requests.completed, 2);
+    assert_eq!(seen.iter().map(|(_, i)| i.t).collect::<Vec<_>>(), [0, 1]);
+    let (at, second) = &seen[1];
+    assert!(*at < ended, "second 1 came only after the run ended");
+    assert_eq!(second.in_flight, 1, "{second:?}");
+}
