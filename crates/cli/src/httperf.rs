@@ -220,12 +220,20 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         .unwrap_or(Duration::from_secs(10))
         .min(Duration::from_secs(60));
     let command = normalized(&a, &uri);
+    eprintln!(
+        "stampede httperf: {count} connections of {calls} calls each to {}; the report follows at the end",
+        spec.target.url
+    );
     let before = rusage();
     let run = common::execute(
         spec,
         ProgressOptions {
             quiet: false,
             heartbeat: None,
+            // httperf is silent until its report; stampede says how the run goes on
+            // stderr, a line a second when that is not a terminal, so stdout stays
+            // httperf's report alone.
+            lines: true,
             ..Default::default()
         },
     )?;

@@ -496,6 +496,44 @@ fn httperf_report_matches_httperf_counts() {
 }
 
 #[test]
+fn httperf_counts_fd_unavailable_and_says_how_the_run_goes() {
+    let srv = Srv::start();
+    // 40 descriptors, with each connection held 500 ms: most sessions find none.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 40; exec {} httperf --server 127.0.0.1 --port {} --uri /delay/500 --num-conns 150 --rate 100 --timeout 5",
+            env!("CARGO_BIN_EXE_stampede"),
+            srv.addr.port()
+        ))
+        .output()
+        .unwrap();
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{e}");
+    let fd: u64 = line_value(&o, "Errors: fd-unavail")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let conns: u64 = line_value(&o, "Total: connections")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(fd > 0, "{o}");
+    assert_eq!(
+        conns + fd,
+        150,
+        "connections opened plus those without a descriptor\n{o}"
+    );
+    assert!(e.contains("stampede httperf: 150 connections"), "{e}");
+    assert!(e.contains("[   1s] "), "a line a second on stderr: {e}");
+    assert!(!o.contains("[   1s]"), "stdout is the report alone: {o}");
+}
+
+#[test]
 fn httperf_sessions_with_think_time() {
     let srv = Srv::start();
     let port = srv.addr.port().to_string();

@@ -31,7 +31,9 @@ pub fn httperf_report(r: &RunResult, info: &HttperfInfo) -> String {
     let t = r.duration_s.max(f64::MIN_POSITIVE);
     let q = &r.requests;
     let s = r.sessions.clone();
-    let conns = s.as_ref().map_or(r.connections_opened, |s| s.started);
+    // httperf counts the connections it opened: a session that never got a
+    // descriptor (fd-unavail) or a local port (addrunavail) is not one.
+    let conns = r.connections_opened;
     let _ = writeln!(o, "{}", info.command);
     let _ = writeln!(o, "Maximum connect burst length: 1\n");
     let _ = writeln!(
@@ -218,7 +220,7 @@ pub fn httperf_report(r: &RunResult, info: &HttperfInfo) -> String {
     );
     let _ = writeln!(
         o,
-        "Errors: fd-unavail 0 addrunavail 0 ftab-full 0 other {other}"
+        "Errors: fd-unavail {fd} addrunavail {addr} ftab-full 0 other {other}"
     );
     o
 }

@@ -128,6 +128,7 @@ fn open_fixture() -> RunResult {
     r.latency_uncorrected = r.histograms.uncorrected.stats();
     r.statuses = BTreeMap::from([(200, 9_990), (500, 10)]);
     r.settings.shape = "100 sessions, period d0.05; 100 calls per session in bursts of 20".into();
+    r.connections_opened = 100;
     r.sessions = Some(SessionStats {
         started: 100,
         completed: 98,
@@ -277,6 +278,40 @@ fn httperf_layout() {
         sessions: false,
     };
     check("httperf.txt", &httperf_report(&open_fixture(), &info));
+}
+
+#[test]
+fn httperf_counts_opened_connections_and_every_error_class() {
+    // 100 sessions: 3 found no descriptor, 1 no local port; 96 connections opened.
+    let mut r = open_fixture();
+    r.errors.insert("fd_unavailable".into(), 3);
+    r.errors.insert("addr_unavailable".into(), 1);
+    r.requests.failed += 4;
+    r.requests.started += 4;
+    r.connections_opened = 96;
+    let info = HttperfInfo {
+        command: "stampede httperf --server=localhost --port=8080 --uri=/pong --rate=20 --num-conns=100 --num-calls=100 --burst-length=20".into(),
+        cpu_user_s: 0.5,
+        cpu_system_s: 1.25,
+        sessions: false,
+    };
+    let out = httperf_report(&r, &info);
+    let line = |start: &str| {
+        out.lines()
+            .filter(|l| l.starts_with(start))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        line("Total: connections"),
+        ["Total: connections 96 requests 10009 replies 10000 test-duration 5.000 s"]
+    );
+    assert_eq!(
+        line("Errors: "),
+        [
+            "Errors: total 9 client-timo 3 socket-timo 0 connrefused 2 connreset 0",
+            "Errors: fd-unavail 3 addrunavail 1 ftab-full 0 other 0"
+        ]
+    );
 }
 
 #[test]
