@@ -102,7 +102,7 @@ pub fn gatling_report(r: &RunResult, bounds: GatlingBounds) -> String {
     for (name, f) in stats {
         counters(&mut o, name, &stat(&all, f), &stat(ok, f), &stat(ko, f));
     }
-    let t = r.duration_s.max(f64::MIN_POSITIVE);
+    let t = gatling_seconds(r);
     let per_sec = |n: u64| {
         if n == 0 {
             "-".to_string()
@@ -202,6 +202,15 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
     }
     out.sort_by_key(|e| std::cmp::Reverse(e.1));
     out
+}
+
+/// Gatling's divisor for "mean requests/sec": the whole wall-clock seconds the run
+/// touched, counted as its per-second buckets are (last second − first second + 1),
+/// not the exact duration, so a 60.2 s run divides by 61 as Gatling's own report does.
+fn gatling_seconds(r: &RunResult) -> f64 {
+    let start = r.started_unix_ms;
+    let end = start + (r.duration_s.max(0.0) * 1000.0) as u64;
+    (end / 1000 - start / 1000 + 1) as f64
 }
 
 #[cfg(test)]

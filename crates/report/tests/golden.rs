@@ -281,6 +281,34 @@ fn httperf_layout() {
 }
 
 #[test]
+fn a_session_run_s_html_report_counts_sessions_and_connections_opened() {
+    let mut r = open_fixture();
+    r.settings.connections = 64;
+    let html = stampede_report::run_html(&r, "run", None);
+    assert!(
+        html.contains("100 sessions started, 100 connections opened, 2 threads"),
+        "{}",
+        &html[..html.len().min(600)]
+    );
+    assert!(!html.contains("64 connections"));
+}
+
+#[test]
+fn gatling_divides_by_the_seconds_the_run_touched() {
+    // 10,005 requests in 60.3 s starting half-way through a second touch 61 seconds:
+    // Gatling prints 10005 / 61, not 10005 / 60.3.
+    let mut r = open_fixture();
+    r.started_unix_ms = 1_795_000_000_500;
+    r.duration_s = 60.3;
+    let out = gatling_report(&r, GatlingBounds::default());
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("> mean requests/sec"))
+        .unwrap();
+    assert!(line.contains(" 164.016 (OK=163.77 "), "{line}");
+}
+
+#[test]
 fn httperf_counts_opened_connections_and_every_error_class() {
     // 100 sessions: 3 found no descriptor, 1 no local port; 96 connections opened.
     let mut r = open_fixture();
