@@ -141,15 +141,29 @@ fn env_table(o: &mut String, env: &serde_json::Value) {
 /// The report of one run. `env` is the environment (as JSON) when known.
 pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> String {
     let mut o = String::new();
+    // A user- or session-shaped run opens a connection per user or session: the
+    // closed model's connection count does not describe it.
+    let connections = match &r.sessions {
+        Some(s) => format!(
+            "{} {} started, {} connections opened",
+            thousands(s.started),
+            if r.settings.shape.contains("Users") {
+                "users"
+            } else {
+                "sessions"
+            },
+            thousands(r.connections_opened)
+        ),
+        None => format!("{} connections", r.settings.connections),
+    };
     let _ = write!(
         o,
-        "<h1>{}</h1><p class=\"muted\">{} {} — {} — {:.1} s, {} connections, {} threads</p>",
+        "<h1>{}</h1><p class=\"muted\">{} {} — {} — {:.1} s, {connections}, {} threads</p>",
         esc(title),
         esc(&r.settings.method),
         esc(&r.settings.url),
         esc(&r.settings.shape),
         r.duration_s,
-        r.settings.connections,
         r.settings.threads
     );
     for w in crate::loud_warnings(r) {
