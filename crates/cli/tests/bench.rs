@@ -607,3 +607,35 @@ fn the_nginx_target_serves_the_png() {
     let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
     assert_eq!(answer.len() - head_end, 50_991);
 }
+
+#[test]
+fn a_cell_s_notes_say_which_failures_and_why_the_load_fell_behind() {
+    let dir = Dir::new("notes");
+    let scen = "[[scenario]]\nname = \"slow\"\npath = \"/delay/300\"\nrequests = 4\nconnections = 2\ntimeout = \"50ms\"\nverify = { on_failure = \"warn\" }\n\
+                [[scenario]]\nname = \"starved\"\npath = \"/delay/100\"\nrate = 200.0\nduration = \"300ms\"\nconnections = 1\n";
+    let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let notes = |row: usize| -> Vec<String> {
+        s["rows"][row]["cells"][0]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let slow = notes(0);
+    assert!(
+        slow.iter()
+            .any(|n| n.ends_with("requests failed (timeout × 4)")),
+        "{slow:?}"
+    );
+    let starved = notes(1);
+    assert!(
+        starved.iter().any(|n| n
+            .starts_with("the load was not always offered as asked (run 1: send lag p99 ")
+            && n.contains("all 1 connections were busy")),
+        "{starved:?}"
+    );
+}

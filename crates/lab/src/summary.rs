@@ -137,13 +137,36 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
         notes.push(format!("{non_2xx} responses were not 2xx"));
     }
     if failed > 0 {
-        notes.push(format!("{failed} requests failed"));
+        // By kind, as the runs counted them: timeouts and resets mean different things.
+        let mut kinds: std::collections::BTreeMap<&str, u64> = Default::default();
+        for r in runs {
+            for (k, n) in &r.result.errors {
+                *kinds.entry(k.as_str()).or_default() += n;
+            }
+        }
+        let mut kinds: Vec<(&str, u64)> = kinds.into_iter().filter(|(_, n)| *n > 0).collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let list: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} × {n}")).collect();
+        notes.push(format!("{failed} requests failed ({})", list.join(", ")));
     }
-    if runs
+    let behind: Vec<String> = runs
         .iter()
-        .any(|r| r.result.open.as_ref().is_some_and(|o| o.behind))
-    {
-        notes.push("the load was not always offered as asked".into());
+        .filter_map(|r| {
+            let o = r.result.open.as_ref().filter(|o| o.behind)?;
+            Some(format!(
+                "run {}: send lag p99 {:.1} ms, {} never sent{}",
+                r.repetition,
+                o.send_lag.at(99.0).unwrap_or(0) as f64 / 1000.0,
+                o.never_sent,
+                o.cause.as_ref().map_or(String::new(), |c| format!(", {c}"))
+            ))
+        })
+        .collect();
+    if !behind.is_empty() {
+        notes.push(format!(
+            "the load was not always offered as asked ({})",
+            behind.join("; ")
+        ));
     }
     // An HTTP/2 scenario over TLS where ALPN chose HTTP/1.1: the figures are HTTP/1.1's.
     let fallback: u64 = runs
