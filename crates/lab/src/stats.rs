@@ -2,6 +2,14 @@
 //! median absolute deviation, and A/B verdicts from Welch's t-test (or Mann-Whitney U)
 //! with a noise threshold and the ratio's uncertainty.
 //!
+//! A verdict's ratio, interval and p-value come from one method, so they cannot
+//! contradict each other: the comparison is made on the logarithms of the samples
+//! (throughput and latency are ratio-scale, and a log-ratio's interval cannot go
+//! negative). Welch's interval for the difference of log means, exponentiated, is the
+//! interval of the ratio of geometric means, and it excludes 1 exactly when Welch's
+//! p < 0.05. For Mann-Whitney the interval is the set of log-ratio shifts the same test
+//! does not reject (test inversion), around the Hodges-Lehmann estimate.
+//!
 //! Everything is computed from first principles (Student's t through the regularised
 //! incomplete beta function, the normal CDF through erfc), so no numeric library is
 //! needed and the tests pin the values against published tables.
@@ -104,10 +112,13 @@ pub enum Verdict {
 /// A comparison of samples B against baseline A.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// mean(B) / mean(A).
+    /// B over A: the ratio of geometric means (Welch), or the Hodges-Lehmann estimate
+    /// of the ratio (Mann-Whitney).
     pub ratio: f64,
-    /// 95 % interval of the ratio (delta method).
-    pub ratio_ci95: (f64, f64),
+    /// 95 % interval of the ratio by the same method as the test; `None` when the
+    /// samples are too small for any interval (fewer than two runs a side for Welch;
+    /// for Mann-Whitney, too few for the test to reject any ratio).
+    pub ratio_ci95: Option<(f64, f64)>,
     /// Two-sided p-value.
     pub p_value: f64,
     /// The test used.
@@ -116,17 +127,30 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
-/// Compares B against A: significant at 5 % and the ratio beyond `1 ± noise`.
+/// Compares B against A on the samples' logarithms (see the module's note): a
+/// difference is significant at 5 % and beyond `1 ± noise` in ratio. Samples must be
+/// positive (req/s, latencies); non-positive values are clamped to the smallest
+/// positive number.
 pub fn compare(a: &[f64], b: &[f64], noise: f64, test: Test) -> Comparison {
-    let (sa, sb) = (summarize(a), summarize(b));
-    let ratio = sb.mean / sa.mean;
-    let sea = sa.sd / (sa.n as f64).sqrt();
-    let seb = sb.sd / (sb.n as f64).sqrt();
-    let rel = ((sea / sa.mean).powi(2) + (seb / sb.mean).powi(2)).sqrt();
-    let half = 1.96 * ratio * rel;
-    let p_value = match test {
-        Test::Welch => welch_p(&sa, &sb),
-        Test::MannWhitney => mann_whitney_p(a, b),
+    let ln =
+        |xs: &[f64]| -> Vec<f64> { xs.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).collect() };
+    let (la, lb) = (ln(a), ln(b));
+    let (ratio, ratio_ci95, p_value) = match test {
+        Test::Welch => {
+            let (sa, sb) = (summarize(&la), summarize(&lb));
+            let d = sb.mean - sa.mean;
+            let (p, half) = welch(&sa, &sb);
+            let ci = half.map(|h| ((d - h).exp(), (d + h).exp()));
+            (d.exp(), ci, p)
+        }
+        Test::MannWhitney => {
+            let (shift, ci) = mann_whitney_shift(&la, &lb);
+            (
+                shift.exp(),
+                ci.map(|(lo, hi)| (lo.exp(), hi.exp())),
+                mann_whitney_p(&la, &lb),
+            )
+        }
     };
     let verdict = if p_value < 0.05 && (ratio - 1.0).abs() > noise {
         if ratio > 1.0 {
@@ -139,25 +163,71 @@ pub fn compare(a: &[f64], b: &[f64], noise: f64, test: Test) -> Comparison {
     };
     Comparison {
         ratio,
-        ratio_ci95: (ratio - half, ratio + half),
+        ratio_ci95,
         p_value,
         test,
         verdict,
     }
 }
 
-fn welch_p(a: &Summary, b: &Summary) -> f64 {
+/// Welch's test of mean(b) − mean(a): the two-sided p-value and the half-width of the
+/// 95 % interval of the difference (`None` with fewer than two values a side). The
+/// interval excludes 0 exactly when p < 0.05: both use the same t and df.
+fn welch(a: &Summary, b: &Summary) -> (f64, Option<f64>) {
+    if a.n < 2 || b.n < 2 {
+        return (1.0, None);
+    }
     let (va, vb) = (a.sd.powi(2) / a.n as f64, b.sd.powi(2) / b.n as f64);
     let se = (va + vb).sqrt();
-    if a.n < 2 || b.n < 2 {
-        return 1.0;
-    }
     if se == 0.0 {
-        return if a.mean == b.mean { 1.0 } else { 0.0 };
+        return (if a.mean == b.mean { 1.0 } else { 0.0 }, Some(0.0));
     }
     let t = (b.mean - a.mean) / se;
     let df = (va + vb).powi(2) / (va.powi(2) / (a.n - 1) as f64 + vb.powi(2) / (b.n - 1) as f64);
-    2.0 * (1.0 - t_cdf(t.abs(), df))
+    let p = 2.0 * (1.0 - t_cdf(t.abs(), df));
+    (p, Some(t_quantile(0.975, df) * se))
+}
+
+/// The Hodges-Lehmann shift of b against a (the median of all differences b_j − a_i)
+/// and the 95 % interval of shifts δ for which Mann-Whitney U, on `a` against `b − δ`,
+/// gives p ≥ 0.05; `None` when no shift is rejected (the samples are too small).
+fn mann_whitney_shift(a: &[f64], b: &[f64]) -> (f64, Option<(f64, f64)>) {
+    let mut d: Vec<f64> = b
+        .iter()
+        .flat_map(|y| a.iter().map(move |x| y - x))
+        .collect();
+    let shift = median(&d);
+    d.sort_by(f64::total_cmp);
+    d.dedup();
+    // U only changes where a shift equals some difference: try each, the points between
+    // them, and one beyond each end.
+    let mut candidates = Vec::with_capacity(2 * d.len() + 1);
+    if let (Some(&lo), Some(&hi)) = (d.first(), d.last()) {
+        let pad = (hi - lo).abs().max(1e-9);
+        candidates.push(lo - pad);
+        for w in d.windows(2) {
+            candidates.push(w[0]);
+            candidates.push((w[0] + w[1]) / 2.0);
+        }
+        candidates.push(hi);
+        candidates.push(hi + pad);
+    }
+    let shifted = |delta: f64| -> Vec<f64> { b.iter().map(|y| y - delta).collect() };
+    let kept: Vec<usize> = (0..candidates.len())
+        .filter(|&i| mann_whitney_p(a, &shifted(candidates[i])) >= 0.05)
+        .collect();
+    let (Some(&first), Some(&last)) = (kept.first(), kept.last()) else {
+        return (shift, None);
+    };
+    if first == 0 || last == candidates.len() - 1 {
+        // Not rejected even beyond every difference: no bounded interval.
+        return (shift, None);
+    }
+    // Even indices inside are the points between differences: a kept one stands for its
+    // whole gap, so the interval reaches the differences on either side.
+    let lo = if first % 2 == 0 { first - 1 } else { first };
+    let hi = if last % 2 == 0 { last + 1 } else { last };
+    (shift, Some((candidates[lo], candidates[hi])))
 }
 
 fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
@@ -395,10 +465,82 @@ mod tests {
             27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
             24.4,
         ];
-        let c = compare(&a, &b, 0.0, Test::Welch);
+        let (p, half) = welch(&summarize(&a), &summarize(&b));
         // Published result for this example: t = 2.46, df = 24.99, p = 0.021.
-        assert!(close(c.p_value, 0.021, 0.002), "{}", c.p_value);
+        assert!(close(p, 0.021, 0.002), "{p}");
+        // The interval's half-width is t(0.975, 24.99) = 2.0595 standard errors, and the
+        // standard error is the difference over t = 2.46.
+        let d = summarize(&b).mean - summarize(&a).mean;
+        assert!(close(half.unwrap(), 2.0595 * d / 2.46, 0.02), "{half:?}");
+        let c = compare(&a, &b, 0.0, Test::Welch);
         assert_eq!(c.verdict, Verdict::Higher);
+    }
+
+    /// A small deterministic generator for the agreement checks.
+    fn lcg(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    #[test]
+    fn a_verdict_s_interval_and_test_never_contradict_each_other() {
+        let mut seed = 7;
+        let mut significant = [0, 0];
+        for case in 0..400 {
+            let (na, nb) = (2 + case % 7, 2 + (case / 7) % 7);
+            let spread = [0.01, 0.1, 0.5, 1.5][case % 4];
+            let shift = 1.0 + [0.0, 0.02, 0.1, 0.5, -0.3][case % 5];
+            let sample = |n: usize, m: f64, seed: &mut u64| -> Vec<f64> {
+                (0..n)
+                    .map(|_| m * (1.0 + spread * (lcg(seed) - 0.5)).max(0.01))
+                    .collect()
+            };
+            let a = sample(na, 1000.0, &mut seed);
+            let b = sample(nb, 1000.0 * shift, &mut seed);
+            for (i, test) in [Test::Welch, Test::MannWhitney].into_iter().enumerate() {
+                let c = compare(&a, &b, 0.0, test);
+                let excludes_one = c.ratio_ci95.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+                assert_eq!(
+                    c.p_value < 0.05,
+                    excludes_one,
+                    "{test:?} {a:?} {b:?}: {c:?}"
+                );
+                if let Some((lo, hi)) = c.ratio_ci95 {
+                    assert!(0.0 < lo && lo <= c.ratio && c.ratio <= hi, "{c:?}");
+                }
+                significant[i] += usize::from(excludes_one);
+            }
+        }
+        // Both methods found differences in some cases and not in others.
+        assert!(
+            significant.iter().all(|&n| n > 20 && n < 380),
+            "{significant:?}"
+        );
+    }
+
+    #[test]
+    fn the_reported_contradictions_cannot_recur() {
+        // A ratio near 0.06 from runs with a wide spread: the interval stays positive
+        // and agrees with the p-value.
+        let a = [1000.0, 400.0, 1600.0];
+        let b = [60.0, 20.0, 100.0];
+        let c = compare(&a, &b, 0.05, Test::Welch);
+        let (lo, hi) = c.ratio_ci95.unwrap();
+        assert!(lo > 0.0 && hi < 1.0 && c.p_value < 0.05, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Lower);
+        let c = compare(
+            &[100.0, 20.0, 180.0],
+            &[300.0, 30.0, 500.0],
+            0.05,
+            Test::Welch,
+        );
+        let (lo, _) = c.ratio_ci95.unwrap();
+        assert!(lo > 0.0, "{c:?}");
+        // One run a side: no interval, no significance.
+        let c = compare(&[100.0], &[200.0], 0.05, Test::Welch);
+        assert_eq!((c.ratio_ci95, c.verdict), (None, Verdict::NoDifference));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! the details per cell, and comparisons between two benches; as terminal text and as
 //! Markdown.
 
-use stampede_lab::stats::{Comparison, Summary, Verdict};
+use stampede_lab::stats::{Comparison, Summary, Test, Verdict};
 use stampede_lab::summary::{BenchSummary, Cell, Change, Metric};
 
 use crate::units::{human_bytes, thousands};
@@ -29,17 +29,32 @@ fn ms(s: &Option<Summary>) -> String {
     }
 }
 
-/// `1.92× faster (1.85–1.99)`, `0.80× slower (…)`, `no significant difference (…)`.
+/// `1.92× faster (geometric means, 95% CI 1.85–1.99, Welch p=0.001)`: the ratio, its
+/// interval and the test all by one method (see `stampede_lab::stats`), named.
 pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
     let word = match c.verdict {
         Verdict::Higher => higher,
         Verdict::Lower => lower,
         Verdict::NoDifference => "no significant difference",
     };
+    let (estimate, test) = match c.test {
+        Test::Welch => ("geometric means", "Welch"),
+        Test::MannWhitney => ("Hodges-Lehmann", "Mann-Whitney"),
+    };
     format!(
-        "{:.2}× {word} (95% CI {:.2}–{:.2}, p={:.3})",
-        c.ratio, c.ratio_ci95.0, c.ratio_ci95.1, c.p_value
+        "{:.2}× {word} ({estimate}, {}, {test} p={:.3})",
+        c.ratio,
+        ratio_interval(c),
+        c.p_value
     )
+}
+
+/// `95% CI 1.85–1.99`, or why there is none.
+pub fn ratio_interval(c: &Comparison) -> String {
+    match c.ratio_ci95 {
+        Some((lo, hi)) => format!("95% CI {lo:.2}–{hi:.2}"),
+        None => "too few runs for an interval".into(),
+    }
 }
 
 /// A verdict in words where "better" depends on the metric: more req/s, or a lower p99.
@@ -117,7 +132,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
                 + 3
         })
         .collect();
-    out += &pad("req/s (open load: p99)", w0);
+    out += &pad("req/s mean ± sd (open: p99)", w0);
     for (n, w) in names.iter().zip(&cols) {
         out += &pad(n, *w);
     }
@@ -138,7 +153,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
         out += &format!("{}\n", r.scenario);
         for c in &r.cells {
             out += &format!(
-                "  {}  {} req/s  p50 {}  p99 {}  failed {}  non-2xx {}  target CPU {} µs/req  peak RSS {}  {}\n",
+                "  {}  median {} req/s  mean p50 {}  mean p99 {}  failed {}  non-2xx {}  target CPU {} µs/req  peak RSS {}  {}\n",
                 pad(&c.target, names.iter().map(|n| n.len()).max().unwrap_or(0)),
                 c.rps.as_ref().map_or("—".into(), |s| thousands(s.median.round() as u64)),
                 ms(&c.p50_ms),
@@ -182,11 +197,11 @@ pub fn bench_table(s: &BenchSummary) -> String {
 pub fn bench_markdown(s: &BenchSummary) -> String {
     let mut out = format!("# {}\n\nBench {} — {}\n\n", s.plan, s.bench_id, s.machine);
     out += &format!(
-        "Req/s, mean ± standard deviation over the measured runs (for open load, where the schedule sets the rate, p99 latency from the intended start instead); verdicts against **{}** by {} at the 5 % level with a {:.0} % noise threshold.\n\n",
+        "Req/s, mean ± standard deviation over the measured runs (for open load, where the schedule sets the rate, p99 latency from the intended start instead); verdicts against **{}** by {} on the runs' logarithms at the 5 % level with a {:.0} % noise threshold (the ratio, its 95 % interval and the p-value by that one method).\n\n",
         s.baseline,
         match s.test {
-            stampede_lab::stats::Test::Welch => "Welch's t-test",
-            stampede_lab::stats::Test::MannWhitney => "the Mann-Whitney U test",
+            Test::Welch => "Welch's t-test (ratios of geometric means)",
+            Test::MannWhitney => "the Mann-Whitney U test (Hodges-Lehmann ratios)",
         },
         s.noise * 100.0
     );

@@ -542,8 +542,9 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                         _ => "bad",
                     };
                     format!(
-                        "<br><span class=\"{cls}\">{:.2}× ({:.2}–{:.2})</span>",
-                        v.ratio, v.ratio_ci95.0, v.ratio_ci95.1
+                        "<br><span class=\"{cls}\">{:.2}× ({})</span>",
+                        v.ratio,
+                        crate::bench::ratio_interval(v)
                     )
                 }
                 None => String::new(),
