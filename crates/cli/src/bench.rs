@@ -85,7 +85,7 @@ pub struct BenchArgs {
 /// Arguments of `stampede compare`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The earlier bench id (default: the one before the later)
+    /// The earlier bench id (default: the previous complete bench of the same plan)
     #[arg(value_name = "BEFORE")]
     pub before: Option<i64>,
     /// The later bench id (default: the latest)
@@ -266,17 +266,20 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
     let store = open_store(&a.db)?;
     let benches = store.benches().map_err(|e| Exit::fail(e.to_string()))?;
     if a.list {
-        let mut out = String::from("bench  started                        runs  plan\n");
+        let mut out =
+            String::from("bench  started                        runs  ended        plan\n");
         for b in &benches {
             let runs = store
                 .runs(b.id)
                 .map_err(|e| Exit::fail(e.to_string()))?
                 .len();
             out += &format!(
-                "{:>5}  {}  {:>4}  {}\n",
+                "{:>5}  {}  {:>4}  {:<11}  {}\n",
                 b.id,
                 stampede_server::date::http_date(b.started_unix_ms / 1000),
                 runs,
+                // Never ended: still running, or killed before it could say.
+                b.ended.as_deref().unwrap_or("unfinished"),
                 b.plan_name
             );
         }
@@ -295,12 +298,24 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
     };
     let before = match a.before {
         Some(id) => id,
-        None => *ids.iter().find(|&&i| i < after).ok_or_else(|| {
-            Exit::fail(format!(
-                "{} holds no bench before bench {after} to compare with",
-                a.db.display()
-            ))
-        })?,
+        None => {
+            // The previous bench of the same plan that ran to its end: another plan's
+            // scenarios would have nothing in common with this one.
+            let plan = benches.iter().find(|b| b.id == after).map(|b| &b.plan_name);
+            benches
+                .iter()
+                .find(|b| {
+                    b.id < after && Some(&b.plan_name) == plan && b.ended.as_deref() == Some("complete")
+                })
+                .map(|b| b.id)
+                .ok_or_else(|| {
+                    Exit::fail(format!(
+                        "{} holds no complete bench of plan {:?} before bench {after} to compare with (stampede compare --list shows them; give both ids to compare others)",
+                        a.db.display(),
+                        plan.map_or("", |p| p.as_str())
+                    ))
+                })?
+        }
     };
     for id in [before, after] {
         if !ids.contains(&id) {

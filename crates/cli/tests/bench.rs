@@ -639,3 +639,55 @@ fn a_cell_s_notes_say_which_failures_and_why_the_load_fell_behind() {
         "{starved:?}"
     );
 }
+
+#[test]
+fn compare_defaults_to_the_previous_complete_bench_of_the_same_plan() {
+    let dir = Dir::new("same-plan");
+    let scen = "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nrequests = 200\nconnections = 2\n";
+    let alpha = dir.write("alpha.toml", &plan(&target("srv", SERVE), scen, 1));
+    let beta = dir.write(
+        "beta.toml",
+        &plan(&target("srv", SERVE), scen, 1).replace("test plan", "other plan"),
+    );
+    let db = dir.path("s.db");
+    let compare = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["compare", "--db", db.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(bench(&dir, &alpha, &[]).status.code(), Some(0));
+    // A bench of the same plan that never ended (killed): kept, marked, never a default.
+    {
+        let store = Store::open(&db).unwrap();
+        store.begin_bench(1, "test plan", "", "{}").unwrap();
+    }
+    assert_eq!(bench(&dir, &beta, &[]).status.code(), Some(0));
+    let out = compare(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no complete bench of plan \"other plan\" before bench 3"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(bench(&dir, &alpha, &[]).status.code(), Some(0));
+    let out = compare(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Bench 4 against bench 1"),
+        "{}",
+        text(&out.stdout)
+    );
+    let list = text(&compare(&["--list"]).stdout);
+    let ended: Vec<&str> = list
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(8).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        ended,
+        ["complete", "complete", "unfinished", "complete"],
+        "{list}"
+    );
+}

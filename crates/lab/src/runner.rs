@@ -220,6 +220,14 @@ pub fn run_bench(
     }
     out.interrupted = (opts.interrupted)();
     out.environment = env;
+    store.end_bench(
+        bench_id,
+        if out.interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        },
+    )?;
     Ok(out)
 }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use stampede_engine::RunResult;
 
 /// Schema migrations, applied in order; the index + 1 is the schema version reached.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1: benches and their runs.
     "CREATE TABLE bench (
         id INTEGER PRIMARY KEY,
@@ -57,6 +57,9 @@ const MIGRATIONS: [&str; 2] = [
         status TEXT NOT NULL,
         stderr_tail TEXT
     );",
+    // 3: how a bench ended: NULL while it runs, or for ever when it was killed.
+    "ALTER TABLE bench ADD COLUMN ended TEXT;
+    UPDATE bench SET ended = 'complete';",
 ];
 
 /// The schema version this build writes.
@@ -126,6 +129,9 @@ pub struct BenchRow {
     pub plan_name: String,
     /// Environment JSON.
     pub environment: String,
+    /// How it ended: `complete`, `interrupted`, or `None` while it runs and for ever
+    /// after it was killed.
+    pub ended: Option<String>,
 }
 
 /// The store.
@@ -139,6 +145,9 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let p = path.display().to_string();
         let conn = Connection::open(path).map_err(|e| sql(&p, e))?;
+        // Another bench may be creating or writing the same file: wait for it.
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(|e| sql(&p, e))?;
         let s = Store { conn, path: p };
         s.conn
             .execute_batch(
@@ -158,21 +167,38 @@ impl Store {
         Ok(v as usize)
     }
 
+    /// Brings the schema to version `to` in one write transaction, taken before the
+    /// version is read: two processes opening a new file at once do not both create
+    /// its tables (the second waits, then finds them made).
     fn migrate(&self, to: usize) -> Result<(), StoreError> {
-        let from = self.version()?;
-        if from > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: self.path.clone(),
-                found: from,
-            });
+        if self.version()? == to {
+            return Ok(());
         }
-        for (i, m) in MIGRATIONS.iter().enumerate().take(to).skip(from) {
-            let tx = format!("BEGIN; {m}; PRAGMA user_version = {}; COMMIT;", i + 1);
-            self.conn
-                .execute_batch(&tx)
-                .map_err(|e| sql(&self.path, e))?;
-        }
-        Ok(())
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| sql(&self.path, e))?;
+        let applied = (|| {
+            let from = self.version()?;
+            if from > SCHEMA_VERSION {
+                return Err(StoreError::TooNew {
+                    path: self.path.clone(),
+                    found: from,
+                });
+            }
+            for (i, m) in MIGRATIONS.iter().enumerate().take(to).skip(from) {
+                self.conn
+                    .execute_batch(&format!("{m}; PRAGMA user_version = {};", i + 1))
+                    .map_err(|e| sql(&self.path, e))?;
+            }
+            Ok(())
+        })();
+        let end = if applied.is_ok() {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        let ended = self.conn.execute_batch(end).map_err(|e| sql(&self.path, e));
+        applied.and(ended)
     }
 
     /// Records the start of a bench; returns its id.
@@ -192,6 +218,18 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Records how a bench ended (`complete` or `interrupted`); a bench never ended
+    /// this way was killed.
+    pub fn end_bench(&self, bench: i64, how: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE bench SET ended = ?2 WHERE id = ?1",
+                params![bench, how],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(())
+    }
+
     /// Replaces the environment recorded with a bench (target versions arrive as they start).
     pub fn set_environment(&self, bench: i64, environment: &str) -> Result<(), StoreError> {
         self.conn
@@ -208,7 +246,7 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT id, started_unix_ms, plan_name, environment FROM bench ORDER BY id DESC",
+                "SELECT id, started_unix_ms, plan_name, environment, ended FROM bench ORDER BY id DESC",
             )
             .map_err(|e| sql(&self.path, e))?;
         let rows = st
@@ -420,8 +458,8 @@ impl Store {
     /// A bench by id, or the latest one.
     pub fn bench(&self, id: Option<i64>) -> Result<Option<BenchRow>, StoreError> {
         let q = match id {
-            Some(_) => "SELECT id, started_unix_ms, plan_name, environment FROM bench WHERE id = ?1",
-            None => "SELECT id, started_unix_ms, plan_name, environment FROM bench WHERE ?1 IS NULL ORDER BY id DESC LIMIT 1",
+            Some(_) => "SELECT id, started_unix_ms, plan_name, environment, ended FROM bench WHERE id = ?1",
+            None => "SELECT id, started_unix_ms, plan_name, environment, ended FROM bench WHERE ?1 IS NULL ORDER BY id DESC LIMIT 1",
         };
         self.conn
             .query_row(q, params![id], bench_row)
@@ -436,6 +474,7 @@ fn bench_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BenchRow> {
         started_unix_ms: r.get::<_, i64>(1)? as u64,
         plan_name: r.get(2)?,
         environment: r.get(3)?,
+        ended: r.get(4)?,
     })
 }
 
@@ -479,6 +518,11 @@ mod tests {
         assert_eq!(s.version().unwrap(), SCHEMA_VERSION);
         let b = s.bench(None).unwrap().unwrap();
         assert_eq!(b.plan_name, "old plan");
+        assert_eq!(
+            b.ended.as_deref(),
+            Some("complete"),
+            "benches before version 3"
+        );
         let (rps, rss): (f64, Option<i64>) = s
             .conn
             .query_row(
@@ -496,6 +540,48 @@ mod tests {
             Store::open(&path).unwrap().version().unwrap(),
             SCHEMA_VERSION
         );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn benches_creating_one_new_store_at_once_all_open_it() {
+        for round in 0..10 {
+            let path = tmp(&format!("race-{round}.db"));
+            let _ = std::fs::remove_file(path.with_extension("db-wal"));
+            let start = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let opened: Vec<_> = (0..6)
+                .map(|_| {
+                    let (path, start) = (path.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Store::open(&path).map(|s| s.version().unwrap())
+                    })
+                })
+                .collect();
+            for t in opened {
+                match t.join().unwrap() {
+                    Ok(v) => assert_eq!(v, SCHEMA_VERSION),
+                    Err(e) => panic!("round {round}: {e}"),
+                }
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    #[test]
+    fn a_bench_that_never_ended_is_told_apart() {
+        let path = tmp("ended.db");
+        let s = Store::open(&path).unwrap();
+        let a = s.begin_bench(1, "p", "src", "{}").unwrap();
+        let b = s.begin_bench(2, "p", "src", "{}").unwrap();
+        s.end_bench(a, "complete").unwrap();
+        let ended: Vec<(i64, Option<String>)> = s
+            .benches()
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.id, r.ended))
+            .collect();
+        assert_eq!(ended, [(b, None), (a, Some("complete".into()))]);
         let _ = std::fs::remove_file(&path);
     }
 
