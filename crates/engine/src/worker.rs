@@ -103,6 +103,10 @@ struct SessionState {
 }
 
 const READ_BUF: usize = 64 * 1024;
+/// Reads of one connection per wake-up before the loop checks the run's end and the
+/// request timeouts again: a server that sends without pause (endless chunks, 1xx
+/// answers, CONTINUATION frames) cannot hold the worker past them.
+const READS_PER_WAKE: usize = 16;
 /// How often timers (request and connect timeouts, reconnect back-off) are checked.
 const TIMER_TICK: Duration = Duration::from_millis(10);
 
@@ -435,6 +439,10 @@ pub(crate) struct Worker<'a> {
     h2_refill_at: usize,
     sending_done: bool,
     wake_at: Option<Instant>,
+    /// Connections whose socket still had data when their read budget ran out, and
+    /// whether the peer had closed: read again after the loop's deadline and timer
+    /// checks (epoll is edge-triggered, so no new event would come for them).
+    reread: Vec<(usize, bool)>,
     in_flight: u64,
     need_server: bool,
     need_tls: bool,
@@ -538,6 +546,7 @@ impl<'a> Worker<'a> {
             ),
             sending_done: false,
             wake_at: None,
+            reread: Vec::new(),
             in_flight: 0,
             need_server: true,
             need_tls: true,
@@ -583,6 +592,9 @@ impl<'a> Worker<'a> {
                 deadline = deadline.min(e);
             }
             let mut timeout = deadline.saturating_duration_since(now);
+            if !self.reread.is_empty() {
+                timeout = Duration::ZERO;
+            }
             if let Some(w) = self.wake_at {
                 if w < deadline {
                     // epoll counts in milliseconds; the timerfd wakes us on time.
@@ -618,6 +630,11 @@ impl<'a> Worker<'a> {
                         }
                     }
                     State::Closed | State::Backoff(_) => {}
+                }
+            }
+            for (ci, closing) in std::mem::take(&mut self.reread) {
+                if self.conns[ci].state == State::Open {
+                    self.on_readable(ci, &mut buf, Instant::now(), closing);
                 }
             }
         }
@@ -1094,7 +1111,7 @@ impl<'a> Worker<'a> {
     /// with this wake-up: then the end of stream must be read too, since no further
     /// edge will announce it.
     fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
-        loop {
+        for _ in 0..READS_PER_WAKE {
             let c = &mut self.conns[ci];
             let Some(s) = &mut c.stream else { return };
             let r = s.read(buf);
@@ -1120,6 +1137,8 @@ impl<'a> Worker<'a> {
                 Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_read_error(&e)),
             }
         }
+        // Budget spent with data still coming: read on after the loop's own checks.
+        self.reread.push((ci, closing));
     }
 
     /// Parses what was read. Returns false when the connection was closed.
