@@ -30,6 +30,15 @@ use stampede_h2::hpack::{integer_encode as integer, literal};
 
 /// The receive window we open for the connection and for each stream.
 const WINDOW: u32 = 1 << 30;
+/// The largest response header block accepted, HEADERS and CONTINUATIONs together.
+const MAX_HEADER_BLOCK: usize = 256 * 1024;
+/// The most CONTINUATION frames one header block may take (empty ones cost nothing in
+/// size but still have to be parsed).
+const MAX_CONTINUATIONS: u32 = 1024;
+/// Output queued for a server beyond which its PING and SETTINGS are no longer
+/// answered but end the connection: a server that sends them without reading the
+/// answers would otherwise grow the client without bound.
+const MAX_QUEUED_OUTPUT: usize = 4 * 1024 * 1024;
 
 /// A request translated for HTTP/2: its header block and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +165,12 @@ pub enum Event {
         /// Body bytes (DATA payload, padding excluded).
         body: u64,
     },
+    /// The response on `stream` was malformed (no valid `:status` in its first
+    /// header block); the stream was reset with PROTOCOL_ERROR (RFC 9113 8.1.1).
+    Malformed {
+        /// The stream.
+        stream: u32,
+    },
     /// The server reset `stream` with this error code.
     Reset {
         /// The stream.
@@ -211,8 +226,9 @@ pub struct H2Conn {
     inbuf: Vec<u8>,
     next_id: u32,
     streams: VecDeque<Stream>,
-    /// A header block being continued: (stream, END_STREAM, fragment so far).
-    continuing: Option<(u32, bool, Vec<u8>)>,
+    /// A header block being continued: (stream, END_STREAM, fragment so far,
+    /// CONTINUATION frames so far).
+    continuing: Option<(u32, bool, Vec<u8>, u32)>,
     conn_unacked: u32,
     conn_send_window: i64,
     peer_initial_window: i64,
@@ -532,21 +548,27 @@ impl H2Conn {
                 if flags & END_HEADERS != 0 {
                     self.headers(id, block, end_stream, events)?;
                 } else {
-                    self.continuing = Some((id, end_stream, block.to_vec()));
+                    self.continuing = Some((id, end_stream, block.to_vec(), 0));
                 }
             }
             CONTINUATION => {
-                let Some((sid, end_stream, mut block)) = self.continuing.take() else {
+                let Some((sid, end_stream, mut block, n)) = self.continuing.take() else {
                     return Err(H2Error("CONTINUATION without HEADERS".into()));
                 };
                 if sid != id {
                     return Err(H2Error("CONTINUATION on another stream".into()));
                 }
+                if block.len() + payload.len() > MAX_HEADER_BLOCK || n >= MAX_CONTINUATIONS {
+                    return Err(H2Error(format!(
+                        "a response header block past {} KiB or {MAX_CONTINUATIONS} CONTINUATION frames",
+                        MAX_HEADER_BLOCK / 1024
+                    )));
+                }
                 block.extend_from_slice(payload);
                 if flags & END_HEADERS != 0 {
                     self.headers(id, &block, end_stream, events)?;
                 } else {
-                    self.continuing = Some((sid, end_stream, block));
+                    self.continuing = Some((sid, end_stream, block, n + 1));
                 }
             }
             RST_STREAM => {
@@ -585,6 +607,7 @@ impl H2Conn {
                         _ => {}
                     }
                 }
+                self.room_for_answers()?;
                 frame_head(&mut self.out, 0, SETTINGS, ACK, 0);
                 self.pump(body);
             }
@@ -592,6 +615,7 @@ impl H2Conn {
                 if payload.len() != 8 {
                     return Err(H2Error("PING of the wrong size".into()));
                 }
+                self.room_for_answers()?;
                 frame_head(&mut self.out, 8, PING, ACK, 0);
                 self.out.extend_from_slice(payload);
             }
@@ -628,6 +652,17 @@ impl H2Conn {
         Ok(())
     }
 
+    /// Whether another answer to the server's PING or SETTINGS may be queued.
+    fn room_for_answers(&self) -> Result<(), H2Error> {
+        if self.out.len() >= MAX_QUEUED_OUTPUT {
+            return Err(H2Error(format!(
+                "the server sends PING or SETTINGS without reading the answers ({} MiB queued)",
+                MAX_QUEUED_OUTPUT >> 20
+            )));
+        }
+        Ok(())
+    }
+
     fn headers(
         &mut self,
         id: u32,
@@ -652,10 +687,13 @@ impl H2Conn {
                     ));
                 }
                 if name == b":status" {
-                    status = std::str::from_utf8(value)
-                        .ok()
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0);
+                    // Three digits, 100 to 599 (RFC 9110 15); anything else is none.
+                    status = match value {
+                        [a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
+                            (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16
+                        }
+                        _ => 0,
+                    };
                 }
             })
             .map_err(|e| H2Error(format!("HPACK: {e}")))?;
@@ -667,8 +705,19 @@ impl H2Conn {
         }
         self.headers_decoded += decoded;
         if let Some(s) = self.stream(id) {
-            // 1xx responses precede the final one; trailers carry no status.
-            if status >= 200 || (status == 0 && s.status == 0) {
+            // 1xx responses precede the final one; trailers (after it) carry no status.
+            let first = s.status < 200;
+            if first && status == 0 {
+                // A response head without a valid :status is malformed: this stream
+                // fails as a protocol error, the connection goes on.
+                frame::rst_stream(&mut self.out, id, frame::PROTOCOL_ERROR);
+                if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                    self.streams.remove(i);
+                }
+                events.push(Event::Malformed { stream: id });
+                return Ok(());
+            }
+            if status >= 200 {
                 s.status = status;
             }
         }

@@ -1146,9 +1146,12 @@ impl<'a> Worker<'a> {
         if self.conns[ci].h2.is_some() {
             return self.h2_consume(ci, data, now);
         }
+        // Only the requests sent before these bytes arrived can be answered in them: a
+        // request sent while they are parsed (after a response completed) cannot.
+        let mut answerable = self.conns[ci].pending.len();
         while !data.is_empty() {
             let c = &mut self.conns[ci];
-            if c.pending.is_empty() {
+            if c.pending.is_empty() || answerable == 0 {
                 // Bytes nobody asked for: the server is broken; drop the connection.
                 self.fail_and_close(ci, now, ErrorKind::Protocol);
                 return false;
@@ -1163,6 +1166,13 @@ impl<'a> Worker<'a> {
                 Ok((n, done)) => {
                     data = &data[n..];
                     if let Some(done) = done {
+                        answerable -= 1;
+                        if answerable == 0 && !data.is_empty() {
+                            // More follows the answer to the last request sent: a second
+                            // response to one request. Neither is counted as an answer.
+                            self.fail_and_close(ci, now, ErrorKind::Protocol);
+                            return false;
+                        }
                         if !self.complete(ci, done, now) {
                             return false;
                         }
@@ -1244,6 +1254,9 @@ impl<'a> Worker<'a> {
                     status,
                     body,
                 } => self.h2_complete(ci, stream, status, body, now),
+                Event::Malformed { stream } => {
+                    self.h2_fail(ci, now, ErrorKind::Protocol, |s| s == stream)
+                }
                 Event::Reset { stream, code } => {
                     if code == REFUSED_STREAM && self.h2_retry(ci, stream) {
                         continue;

@@ -295,3 +295,85 @@ fn a_repeated_request_is_indexed_after_the_first() {
     assert_eq!(&sent[0].3[1..], &r.block[..]);
     assert_eq!(sent[1].3, r.block);
 }
+
+#[test]
+fn a_server_that_floods_control_frames_without_reading_is_cut_off() {
+    for kind in [PING, SETTINGS] {
+        let mut c = settled();
+        let one = if kind == PING {
+            frame(PING, 0, 0, b"12345678")
+        } else {
+            frame(SETTINGS, 0, 0, &[])
+        };
+        // Ten times what may be queued, never written out.
+        let flood = one.repeat(10 * MAX_QUEUED_OUTPUT / one.len());
+        let fed = c.feed(&flood, &[], &mut Vec::new());
+        let e = fed.expect_err("the flood ends the connection");
+        assert!(e.0.contains("without reading"), "{e:?}");
+        assert!(c.out.len() <= MAX_QUEUED_OUTPUT + 17, "{}", c.out.len());
+    }
+    // A server that does read gets every answer.
+    let mut c = settled();
+    for _ in 0..1000 {
+        c.feed(&frame(PING, 0, 0, b"12345678"), &[], &mut Vec::new())
+            .unwrap();
+        c.out.clear();
+    }
+}
+
+#[test]
+fn a_header_block_is_bounded_in_size_and_in_frames() {
+    let empty = {
+        let mut c = settled();
+        c.request(&get(), false);
+        let mut input = frame(HEADERS, 0, 1, &block(&[(b":status", b"200")]));
+        input.extend(frame(CONTINUATION, 0, 1, b"").repeat(5000));
+        c.feed(&input, &[], &mut Vec::new())
+    };
+    assert!(empty.is_err(), "an endless run of empty CONTINUATIONs");
+    let big = {
+        let mut c = settled();
+        c.request(&get(), false);
+        let mut input = frame(HEADERS, 0, 1, &block(&[(b":status", b"200")]));
+        input.extend(frame(CONTINUATION, 0, 1, &[0x40; 16_000]).repeat(20));
+        c.feed(&input, &[], &mut Vec::new())
+    };
+    assert!(big.is_err_and(|e| e.0.contains("256 KiB")));
+}
+
+#[test]
+fn a_response_without_a_status_fails_its_stream_as_malformed() {
+    let mut c = settled();
+    c.request(&get(), false);
+    c.request(&get(), false);
+    c.out.clear();
+    let mut input = frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &block(&[(b"server", b"x")]),
+    );
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        3,
+        &loona_hpack::Encoder::new().encode([(&b":status"[..], &b"20x"[..])]),
+    ));
+    let mut events = Vec::new();
+    c.feed(&input, &[], &mut events).unwrap();
+    assert_eq!(
+        events,
+        [
+            Event::Malformed { stream: 1 },
+            Event::Malformed { stream: 3 }
+        ]
+    );
+    assert_eq!(
+        frames(&c.out),
+        [
+            (RST_STREAM, 0, 1, 1u32.to_be_bytes().to_vec()),
+            (RST_STREAM, 0, 3, 1u32.to_be_bytes().to_vec())
+        ]
+    );
+    assert_eq!(c.open_streams(), 0);
+}
