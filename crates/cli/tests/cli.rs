@@ -214,7 +214,7 @@ fn wrk_layout_with_latency_spectrum() {
 
 #[test]
 fn wrong_flags_name_the_flag_and_exit_2() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 13] = [
         (&["ab", "-n", "abc", "http://127.0.0.1:9/"], "-n"),
         (&["ab", "-w", "http://127.0.0.1:9/"], "-w"),
         (&["ab", "-n", "5", "-c", "10", "http://127.0.0.1:9/"], "-c"),
@@ -225,6 +225,61 @@ fn wrong_flags_name_the_flag_and_exit_2() {
         (&["wrk", "-R", "fast", "http://127.0.0.1:9/"], "--rate"),
         (&["load", "-d", "10parsecs", "http://127.0.0.1:9/"], "unit"),
         (&["load", "ftp://127.0.0.1/", "-n", "1"], "scheme"),
+        (
+            &[
+                "load",
+                "--pipeline",
+                "4294967296",
+                "-n",
+                "1",
+                "http://127.0.0.1:9/",
+            ],
+            "requests in flight per connection",
+        ),
+        (
+            &["load", "--rate", "1e10", "-d", "1s", "http://127.0.0.1:9/"],
+            "beyond what one load generator can send",
+        ),
+        (
+            &[
+                "wrk",
+                "-R",
+                "1000000000000",
+                "-d",
+                "1s",
+                "http://127.0.0.1:9/",
+            ],
+            "beyond what one load generator can send",
+        ),
+        (
+            &[
+                "load",
+                "--inject",
+                "atOnceUsers(100000000000000000000)",
+                "http://127.0.0.1:9/",
+            ],
+            "at most 100000000",
+        ),
+        (
+            &[
+                "load",
+                "--inject",
+                "rampUsers(10) over (1 fortnight)",
+                "http://127.0.0.1:9/",
+            ],
+            "unknown time unit \"fortnight\"",
+        ),
+        (
+            &[
+                "load",
+                "--body-file",
+                "/dev/zero",
+                "-n",
+                "1",
+                "http://127.0.0.1:9/",
+            ],
+            "larger than 256 MiB",
+        ),
     ];
     for (args, needle) in cases {
         let out = stampede(args);

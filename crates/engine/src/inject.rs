@@ -489,6 +489,13 @@ impl Parser {
                         unit = unit_secs(u);
                         self.pos += 2;
                     }
+                    // A word after a number that closes its argument: a unit we lack.
+                    (Some(Tok::Ident(u)), Some(Tok::Close) | None)
+                    | (Some(Tok::Dot), Some(Tok::Ident(u))) => {
+                        return Err(format!(
+                            "unknown time unit {u:?} after {num}; use ms, seconds, minutes or hours (30 seconds, 2.minutes, 500 ms)"
+                        ))
+                    }
                     _ => {}
                 }
                 Ok(Value { num, unit })
@@ -530,6 +537,12 @@ impl Parser {
     }
 }
 
+/// The most users one step may start: far past what one machine can connect, and
+/// small enough that counting them never takes long.
+pub const MAX_USERS: u64 = 100_000_000;
+/// The highest arrival rate (users or requests per second) one generator accepts.
+pub const MAX_RATE: f64 = 1e7;
+
 const FORMS: &str = "nothingFor(d), atOnceUsers(n), rampUsers(n).during(d), constantUsersPerSec(r).during(d)[.randomized], rampUsersPerSec(r1).to(r2).during(d)[.randomized], stressPeakUsers(n).during(d), incrementUsersPerSec(r).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(r0)], constantConcurrentUsers(n).during(d), rampConcurrentUsers(a).to(b).during(d), incrementConcurrentUsers(n).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(n0)]; durations as 30, 30s, 500 ms, 2.minutes or (1 minute)";
 
 /// Parses one step into one or more [`Step`]s (staircases expand).
@@ -556,10 +569,24 @@ pub fn parse_step(s: &str) -> Result<Vec<Step>, String> {
             _ => Err(err(format!("{what} needs one non-negative number"))),
         }
     };
+    let rate = |args: &[Value], what: &str| -> Result<f64, String> {
+        let r = num(args, what)?;
+        if r > MAX_RATE {
+            return Err(err(format!(
+                "{what}: {r} users/s is beyond what one load generator can start (at most {MAX_RATE:e}); split the load over machines"
+            )));
+        }
+        Ok(r)
+    };
     let count = |args: &[Value], what: &str| -> Result<u64, String> {
         let n = num(args, what)?;
         if n.fract() != 0.0 {
             return Err(err(format!("{what} needs a whole number")));
+        }
+        if n > MAX_USERS as f64 {
+            return Err(err(format!(
+                "{what}: {n} users is beyond what one load generator can run (at most {MAX_USERS}); split the load over machines"
+            )));
         }
         Ok(n as u64)
     };
@@ -610,13 +637,13 @@ pub fn parse_step(s: &str) -> Result<Vec<Step>, String> {
             during: during()?,
         }],
         "constantUsersPerSec" => vec![Step::ConstantRate {
-            rate: num(&head_args, "constantUsersPerSec")?,
+            rate: rate(&head_args, "constantUsersPerSec")?,
             during: during()?,
             randomized,
         }],
         "rampUsersPerSec" => vec![Step::RampRate {
-            from: num(&head_args, "rampUsersPerSec")?,
-            to: num(
+            from: rate(&head_args, "rampUsersPerSec")?,
+            to: rate(
                 &get("to").ok_or_else(|| err("rampUsersPerSec needs .to(rate)".into()))?,
                 "to",
             )?,
@@ -640,11 +667,16 @@ pub fn parse_step(s: &str) -> Result<Vec<Step>, String> {
             during: during()?,
         }],
         "incrementUsersPerSec" | "incrementConcurrentUsers" => {
-            let incr = num(&head_args, &head)?;
+            let incr = rate(&head_args, &head)?;
             let times = count(
                 &get("times").ok_or_else(|| err(format!("{head} needs .times(k)")))?,
                 "times",
             )?;
+            if times > 10_000 || incr * times as f64 > MAX_RATE {
+                return Err(err(format!(
+                    "{head}: {times} levels of {incr} go beyond 10,000 levels or {MAX_RATE:e} users/s"
+                )));
+            }
             let level = dur("eachLevelLasting")?;
             let ramp = get("separatedByRampsLasting")
                 .map(|_| dur("separatedByRampsLasting"))

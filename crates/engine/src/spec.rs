@@ -158,6 +158,13 @@ pub struct LoadSpec {
     pub http2: bool,
 }
 
+/// The most requests one connection may have in flight (pipelined, or HTTP/2
+/// streams).
+pub const MAX_PIPELINE: usize = 65_536;
+/// The most bytes of requests one connection's batch may hold (the request repeated
+/// `pipeline` times).
+pub const MAX_BATCH_BYTES: usize = 256 << 20;
+
 impl LoadSpec {
     /// A spec with one connection, one thread, keep-alive, no pipelining and 30 s timeouts;
     /// set `requests` or `duration` before running.
@@ -201,6 +208,28 @@ impl LoadSpec {
         if self.pipeline == 0 {
             return bad("pipeline", "must be at least 1");
         }
+        if self.pipeline > MAX_PIPELINE {
+            return bad(
+                "pipeline",
+                &format!(
+                    "{} is more than {MAX_PIPELINE} requests in flight per connection",
+                    self.pipeline
+                ),
+            );
+        }
+        let batch = self.request.bytes.len().saturating_mul(self.pipeline);
+        if batch > MAX_BATCH_BYTES {
+            return bad(
+                "pipeline",
+                &format!(
+                    "{} requests of {} bytes make {} MiB to hold per batch; at most {} MiB",
+                    self.pipeline,
+                    self.request.bytes.len(),
+                    batch >> 20,
+                    MAX_BATCH_BYTES >> 20
+                ),
+            );
+        }
         if self.pipeline > 1 && !self.keepalive {
             return bad("pipeline", "pipelining needs keep-alive connections");
         }
@@ -232,6 +261,15 @@ impl LoadSpec {
         match &self.shape {
             Shape::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => {
                 return bad("rate", "must be a positive number of requests per second");
+            }
+            Shape::Rate { rate, .. } if *rate > crate::inject::MAX_RATE => {
+                return bad(
+                    "rate",
+                    &format!(
+                        "{rate} requests/s is beyond what one load generator can send (at most {:e}); split the load over machines",
+                        crate::inject::MAX_RATE
+                    ),
+                );
             }
             Shape::Sessions { count: 0, .. } => return bad("sessions", "must be at least 1"),
             Shape::Users(p) if p.duration().is_zero() && p.is_closed() => {

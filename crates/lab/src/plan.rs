@@ -789,6 +789,16 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         Some(p) if *p.get_ref() == 0 => {
             return Err(cx.err(p.span().start, field, "must be at least 1"))
         }
+        Some(p) if *p.get_ref() > stampede_engine::spec::MAX_PIPELINE => {
+            return Err(cx.err(
+                p.span().start,
+                field,
+                format!(
+                    "at most {} requests in flight per connection",
+                    stampede_engine::spec::MAX_PIPELINE
+                ),
+            ))
+        }
         Some(p) => *p.get_ref(),
         None => 1,
     };
@@ -806,11 +816,14 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         think: think.unwrap_or_default(),
     };
     let shape = if let Some(rate) = s.rate {
-        if !(rate.is_finite() && rate > 0.0) {
+        if !(rate.is_finite() && rate > 0.0 && rate <= stampede_engine::inject::MAX_RATE) {
             return Err(cx.err(
                 at,
                 "scenario.rate",
-                "must be a positive number of requests per second",
+                format!(
+                    "must be a positive number of requests per second, at most {:e}",
+                    stampede_engine::inject::MAX_RATE
+                ),
             ));
         }
         Shape::Rate {
@@ -1082,8 +1095,20 @@ burst = 5
     fn zero_counts_duplicates_wrong_types_and_line_breaks_are_refused_with_their_field() {
         let base =
             "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\n";
-        let cases: [(&str, usize, &str, &str); 17] = [
+        let cases: [(&str, usize, &str, &str); 19] = [
             ("requests = 0\n", 6, "scenario.requests", "at least 1"),
+            (
+                "requests = 1\npipeline = 4294967296\n",
+                7,
+                "scenario.pipeline",
+                "at most 65536",
+            ),
+            (
+                "duration = \"1s\"\nrate = 1e10\n",
+                4,
+                "scenario.rate",
+                "at most 1e7",
+            ),
             (
                 "requests = 1\nconnections = 0\n",
                 7,
