@@ -613,6 +613,15 @@ impl Encoder {
     }
 }
 
+/// How far [`Decoder::decode_bounded`] went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded {
+    /// Every field of the block was decoded.
+    Whole,
+    /// The header list passed its bound; decoding stopped there.
+    Stopped,
+}
+
 /// The decoder of one connection.
 pub struct Decoder {
     table: VecDeque<(Vec<u8>, Vec<u8>)>,
@@ -691,13 +700,31 @@ impl Decoder {
     }
 
     /// Decodes a header block, calling `cb(name, value)` for each header in order.
-    pub fn decode(
+    pub fn decode(&mut self, buf: &[u8], cb: impl FnMut(&[u8], &[u8])) -> Result<(), HpackError> {
+        match self.decode_bounded(buf, usize::MAX, cb)? {
+            Decoded::Whole => Ok(()),
+            Decoded::Stopped => unreachable!("an unbounded list is never stopped"),
+        }
+    }
+
+    /// Decodes like [`Decoder::decode`], but stops once the header list's size (each
+    /// field's name and value plus 32, as RFC 9113 6.5.2 counts it) passes `max_list`:
+    /// a block of many references to one large table entry decodes to far more than
+    /// its own size. After [`Decoded::Stopped`] the table may be out of step with the
+    /// peer's, so the connection cannot go on.
+    pub fn decode_bounded(
         &mut self,
         buf: &[u8],
+        max_list: usize,
         mut cb: impl FnMut(&[u8], &[u8]),
-    ) -> Result<(), HpackError> {
+    ) -> Result<Decoded, HpackError> {
         let mut at = 0;
         let mut field_seen = false;
+        let mut list = 0usize;
+        let mut over = |n: &[u8], v: &[u8]| {
+            list = list.saturating_add(n.len() + v.len() + 32);
+            list > max_list
+        };
         while at < buf.len() {
             let b = buf[at];
             if b & 0x80 != 0 {
@@ -705,6 +732,9 @@ impl Decoder {
                 field_seen = true;
                 let i = integer(buf, &mut at, 7)?;
                 let (n, v) = self.entry(i)?;
+                if over(n, v) {
+                    return Ok(Decoded::Stopped);
+                }
                 cb(n, v);
             } else if b & 0xe0 == 0x20 {
                 // Dynamic table size update: only before the block's first field.
@@ -739,17 +769,22 @@ impl Decoder {
                         Some(raw) => raw,
                         None => &value,
                     };
+                    if over(n, v) {
+                        return Ok(None);
+                    }
                     cb(n, v);
-                    Ok::<_, HpackError>(indexing.then(|| (n.to_vec(), v.to_vec())))
+                    Ok::<_, HpackError>(Some(indexing.then(|| (n.to_vec(), v.to_vec()))))
                 })();
                 self.name = name;
                 self.value = value;
-                if let Some((n, v)) = r? {
-                    self.insert(n, v);
+                match r? {
+                    None => return Ok(Decoded::Stopped),
+                    Some(Some((n, v))) => self.insert(n, v),
+                    Some(None) => {}
                 }
             }
         }
-        Ok(())
+        Ok(Decoded::Whole)
     }
 }
 

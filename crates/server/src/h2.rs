@@ -30,6 +30,13 @@ use crate::routes::{self, Respond};
 pub const MAX_STREAMS: usize = 128;
 /// Our receive window for each stream and for the connection.
 const RECV_WINDOW: u32 = 1 << 20;
+/// CONTINUATION frames one header block may take: empty ones add nothing to its
+/// size, so without a count a client could send them for ever.
+const MAX_CONTINUATIONS: u32 = 256;
+/// How far past the header-list limit a block may decode before the connection is
+/// given up on (up to the limit it is answered 431): one large table entry referenced
+/// thousands of times decodes to megabytes from a few kilobytes.
+const DECODE_SLACK: usize = 4;
 
 /// A connection error: `GOAWAY` with this code, then close.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +55,9 @@ fn fail<T>(code: u32, reason: &'static str) -> Result<T, ConnError> {
 enum State {
     /// Headers or body still arriving.
     Receiving,
-    /// The request is complete; it waits to be routed or for a deferred answer.
+    /// The request is complete and queued to be routed.
+    Queued,
+    /// Routed: its answer is being made (a deferred one waits here).
     Waiting,
     /// The response head is sent; body bytes wait for the client's windows.
     Sending,
@@ -86,9 +95,9 @@ pub struct H2Conn {
     streams: Vec<Stream>,
     spare: Vec<Stream>,
     ready: VecDeque<u32>,
-    /// A header block being continued: what its HEADERS frame said, and the fragment
-    /// so far.
-    continuing: Option<(Opening, Vec<u8>)>,
+    /// A header block being continued: what its HEADERS frame said, the fragment so
+    /// far, and its CONTINUATION frames so far.
+    continuing: Option<(Opening, Vec<u8>, u32)>,
     last_stream: u32,
     peer_max_frame: usize,
     peer_initial_window: i64,
@@ -151,6 +160,12 @@ impl H2Conn {
     /// Response body bytes held until the client's windows open.
     pub fn held(&self) -> usize {
         self.held
+    }
+
+    /// A header block is open (HEADERS without END_HEADERS, CONTINUATIONs to come): it
+    /// must end within the head timeout, as an HTTP/1 request head must.
+    pub fn in_header_block(&self) -> bool {
+        self.continuing.is_some()
     }
 
     /// The highest stream the client opened.
@@ -226,11 +241,11 @@ impl H2Conn {
                     if block.len() > self.limits.max_head {
                         return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
                     }
-                    self.continuing = Some((opening, block.to_vec()));
+                    self.continuing = Some((opening, block.to_vec(), 0));
                 }
             }
             frame::CONTINUATION => {
-                let Some((opening, mut block)) = self.continuing.take() else {
+                let Some((opening, mut block, frames)) = self.continuing.take() else {
                     return fail(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS");
                 };
                 if opening.stream != h.stream {
@@ -243,8 +258,13 @@ impl H2Conn {
                     // A header list this large is refused; one that never ends is not
                     // waited for.
                     return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
+                } else if frames >= MAX_CONTINUATIONS {
+                    return fail(
+                        frame::ENHANCE_YOUR_CALM,
+                        "a header block of too many CONTINUATION frames",
+                    );
                 } else {
-                    self.continuing = Some((opening, block));
+                    self.continuing = Some((opening, block, frames + 1));
                 }
             }
             frame::PRIORITY => {
@@ -447,7 +467,7 @@ impl H2Conn {
         if end || s.refuse.is_some() {
             // A body over the limit is answered now; the rest of it is not read.
             s.early = !end;
-            s.state = State::Waiting;
+            s.state = State::Queued;
             self.ready.push_back(h.stream);
         }
         Ok(())
@@ -471,9 +491,15 @@ impl H2Conn {
                 // Trailers: they must end the stream and carry no pseudo-header; a
                 // stream whose request ended takes no more headers.
                 let mut bad = !end_stream || self_dependent;
-                self.decoder
-                    .decode(block, |n, _| bad |= n.first() == Some(&b':'))
+                let decoded = self
+                    .decoder
+                    .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v| {
+                        bad |= n.first() == Some(&b':') || !field_ok(n, v)
+                    })
                     .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
+                if decoded == hpack::Decoded::Stopped {
+                    return fail(frame::ENHANCE_YOUR_CALM, "a header list far past the limit");
+                }
                 let st = &self.streams[i];
                 if st.state != State::Receiving {
                     frame::rst_stream(out, id, frame::STREAM_CLOSED);
@@ -482,7 +508,7 @@ impl H2Conn {
                     frame::rst_stream(out, id, frame::PROTOCOL_ERROR);
                     self.remove(id);
                 } else {
-                    self.streams[i].state = State::Waiting;
+                    self.streams[i].state = State::Queued;
                     self.ready.push_back(id);
                 }
                 return Ok(());
@@ -508,9 +534,13 @@ impl H2Conn {
         let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
         let mut size = 0usize;
         let mut declared: Option<usize> = None;
-        self.decoder
-            .decode(block, |n, v| {
+        let decoded = self
+            .decoder
+            .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v| {
                 size += n.len() + v.len() + 32;
+                if !field_ok(n, v) {
+                    malformed = true;
+                }
                 if let Some(p) = n.strip_prefix(b":") {
                     if pseudo_done {
                         malformed = true;
@@ -555,6 +585,9 @@ impl H2Conn {
                 }
             })
             .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
+        if decoded == hpack::Decoded::Stopped {
+            return fail(frame::ENHANCE_YOUR_CALM, "a header list far past the limit");
+        }
         if id.is_multiple_of(2) {
             return fail(frame::PROTOCOL_ERROR, "HEADERS opening an even stream");
         }
@@ -588,7 +621,7 @@ impl H2Conn {
         s.sent = 0;
         s.state = if end_stream || s.refuse.is_some() {
             self.ready.push_back(id);
-            State::Waiting
+            State::Queued
         } else {
             State::Receiving
         };
@@ -599,6 +632,12 @@ impl H2Conn {
     fn remove(&mut self, id: u32) {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let mut s = self.streams.swap_remove(i);
+            if s.state == State::Queued {
+                // A stream reset before it was routed leaves the queue too, so that a
+                // client opening and resetting streams while routing waits cannot
+                // grow it.
+                self.ready.retain(|&r| r != id);
+            }
             self.held -= s.pending.len() - s.sent;
             if s.pending.capacity() > 64 * 1024 {
                 s.pending = Vec::new();
@@ -613,9 +652,10 @@ impl H2Conn {
         while let Some(id) = self.ready.pop_front() {
             if let Some(s) = self
                 .streams
-                .iter()
-                .find(|s| s.id == id && s.state == State::Waiting)
+                .iter_mut()
+                .find(|s| s.id == id && s.state == State::Queued)
             {
+                s.state = State::Waiting;
                 path.clear();
                 path.extend_from_slice(&s.path);
                 return Some(Ready {
@@ -755,6 +795,20 @@ struct Opening {
     self_dependent: bool,
 }
 
+/// A field that may stand in a request (RFC 9113 8.2.1): a name that is not empty and
+/// has no whitespace, controls or separators (upper case is checked by the caller),
+/// and a value without CR, LF or NUL and without whitespace at either end.
+fn field_ok(name: &[u8], value: &[u8]) -> bool {
+    let name = name.strip_prefix(b":").unwrap_or(name);
+    !name.is_empty()
+        && name
+            .iter()
+            .all(|&b| b > b' ' && b < 0x7f && !b"\"(),/;<=>?@[\\]{}".contains(&b))
+        && !value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0)
+        && !value.first().is_some_and(|&b| b == b' ' || b == b'\t')
+        && !value.last().is_some_and(|&b| b == b' ' || b == b'\t')
+}
+
 /// A content-length field's value, by the HTTP/1.1 parser's rule, kept out of line:
 /// inlined into the header callback, which runs for every field, it made every call
 /// save more registers (+25 instructions per request under callgrind) for a branch
@@ -859,5 +913,58 @@ impl Respond for H2Respond<'_> {
             self.date,
             self.server,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = Vec::new();
+        frame::head(&mut f, payload.len(), kind, flags, stream);
+        f.extend_from_slice(payload);
+        f
+    }
+
+    fn get(stream: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (n, v) in [
+            (&b":method"[..], &b"GET"[..]),
+            (b":scheme", b"http"),
+            (b":path", b"/pong"),
+        ] {
+            hpack::literal(&mut b, n, v);
+        }
+        frame_bytes(
+            frame::HEADERS,
+            frame::END_HEADERS | frame::END_STREAM,
+            stream,
+            &b,
+        )
+    }
+
+    #[test]
+    fn streams_reset_before_routing_leave_the_ready_queue() {
+        let mut out = Vec::new();
+        let mut c = H2Conn::new(Limits::default(), &mut out);
+        let mut input = frame::PREFACE.to_vec();
+        // Routing is held back (as when output is full): open and reset stream after
+        // stream, far more than the stream limit.
+        for i in 0..10_000u32 {
+            let id = 1 + 2 * i;
+            input.extend(get(id));
+            input.extend(frame_bytes(
+                frame::RST_STREAM,
+                0,
+                id,
+                &frame::CANCEL.to_be_bytes(),
+            ));
+        }
+        let used = c.feed(&input, &mut out).unwrap();
+        assert_eq!(used, input.len());
+        assert_eq!(c.ready.len(), 0);
+        assert_eq!(c.open_streams(), 0);
+        assert_eq!(c.next_ready(&mut Vec::new()), None);
     }
 }

@@ -299,6 +299,10 @@ const LISTENER_BASE: usize = usize::MAX / 2;
 /// Output buffered for a connection beyond which its further requests wait.
 const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
 const IO_BUF: usize = 64 * 1024;
+/// Reads of one connection per wake-up: a client that sends without pause (a flood
+/// of frames) gets its turn and then waits for the others' (epoll is edge-triggered,
+/// so it is queued to be read again).
+const READS_PER_WAKE: usize = 16;
 
 /// A connection's transport: plain TCP, or TLS over it.
 enum Io {
@@ -408,6 +412,9 @@ struct EventLoop {
     h2_body: Vec<u8>,
     generation: u32,
     draining: bool,
+    /// Connections whose read budget ran out with data left: (connection, its
+    /// generation, whether the peer had closed).
+    reread: Vec<(usize, u32, bool)>,
 }
 
 impl EventLoop {
@@ -443,6 +450,7 @@ impl EventLoop {
             h2_body: Vec::new(),
             generation: 0,
             draining: false,
+            reread: Vec::new(),
         })
     }
 
@@ -460,6 +468,9 @@ impl EventLoop {
             let mut timeout = next_scan.saturating_duration_since(now);
             if let Some(Reverse((t, ..))) = self.delays.peek() {
                 timeout = timeout.min(t.saturating_duration_since(now));
+            }
+            if !self.reread.is_empty() {
+                timeout = Duration::ZERO;
             }
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
@@ -481,6 +492,14 @@ impl EventLoop {
                             self.on_readable(ci, now, closing);
                         }
                     }
+                }
+            }
+            for (ci, generation, closing) in std::mem::take(&mut self.reread) {
+                if self.conns[ci]
+                    .as_ref()
+                    .is_some_and(|c| c.generation == generation)
+                {
+                    self.on_readable(ci, now, closing);
                 }
             }
             while let Ok(d) = self.done_rx.try_recv() {
@@ -619,10 +638,14 @@ impl EventLoop {
     }
 
     fn on_readable(&mut self, ci: usize, now: Instant, closing: bool) {
-        loop {
+        for reads in 0.. {
             let Some(c) = self.conns[ci].as_mut() else {
                 return;
             };
+            if reads == READS_PER_WAKE {
+                self.reread.push((ci, c.generation, closing));
+                break;
+            }
             if c.rbuf.len() > self.config.limits.max_head + self.config.limits.max_body
                 || (c.h2.is_some() && c.wbuf.len() >= MAX_PENDING_OUTPUT)
             {
@@ -850,7 +873,10 @@ impl EventLoop {
                 data.len()
             }
         };
-        c.head_since = if used < data.len() {
+        // A partial frame, or a header block still open, must be finished within the
+        // head timeout, as an HTTP/1 request head must.
+        let open = c.h2.as_ref().is_some_and(|h| h.in_header_block());
+        c.head_since = if used < data.len() || open {
             c.head_since.or(Some(now))
         } else {
             None

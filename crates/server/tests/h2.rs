@@ -611,3 +611,167 @@ fn request(stream: u32, method: &str, path: &str, end_stream: bool) -> Vec<u8> {
     let flags = frame::END_HEADERS | if end_stream { frame::END_STREAM } else { 0 };
     raw(frame::HEADERS, flags, stream, &block)
 }
+
+#[test]
+fn malformed_field_names_and_values_reset_their_stream() {
+    let srv = server();
+    let mut c = Client::connect(&srv, &[]);
+    let bad: [(&str, &str); 7] = [
+        ("x-a", "1\r\nx-injected: 1"),
+        ("x-a", "1\nx"),
+        ("x-a", "1\0"),
+        ("", "empty name"),
+        ("x a", "spaced name"),
+        ("x-a", " leading space"),
+        ("x-a", "trailing tab\t"),
+    ];
+    for (i, (n, v)) in bad.iter().enumerate() {
+        let b = block(&[
+            (":method", "GET"),
+            (":scheme", "http"),
+            (":path", "/pong"),
+            (n, v),
+        ]);
+        c.frame(
+            frame::HEADERS,
+            frame::END_HEADERS | frame::END_STREAM,
+            1 + 2 * i as u32,
+            &b,
+        );
+    }
+    let b = block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/pong\r\n"),
+    ]);
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        15,
+        &b,
+    );
+    c.request(17, "GET", "/pong", true);
+    for i in 0..8u32 {
+        assert_eq!(
+            c.response(1 + 2 * i).reset,
+            Some(frame::PROTOCOL_ERROR),
+            "stream {}",
+            1 + 2 * i
+        );
+    }
+    assert_eq!(c.response(17).body, b"PONG");
+    assert!(!c.closed && c.goaway.is_none());
+}
+
+#[test]
+fn continuation_floods_open_header_blocks_and_hpack_bombs_end_the_connection() {
+    let srv = Running::start(Config {
+        threads: 1,
+        head_timeout: Duration::from_secs(1),
+        ..Config::default()
+    });
+    // Empty CONTINUATION frames without end.
+    let mut c = Client::connect(&srv, &[]);
+    let b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
+    let mut flood = raw(frame::HEADERS, 0, 1, &b);
+    flood.extend(raw(frame::CONTINUATION, 0, 1, b"").repeat(5000));
+    c.send(&flood);
+    c.until(|c| c.goaway.is_some());
+    assert_eq!(c.goaway, Some((0, frame::ENHANCE_YOUR_CALM)));
+
+    // A header block left open is cut off at the head timeout.
+    let mut c = Client::connect(&srv, &[]);
+    let t = Instant::now();
+    c.frame(frame::HEADERS, 0, 1, &b);
+    c.until(|c| c.closed);
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+
+    // One 4,000-byte table entry referenced 16,000 times: 64 MB from 16 KB.
+    let mut c = Client::connect(&srv, &[]);
+    let mut first = Vec::new();
+    for (n, v) in [(":method", "GET"), (":scheme", "http"), (":path", "/pong")] {
+        hpack::literal(&mut first, n.as_bytes(), v.as_bytes());
+    }
+    // A literal with incremental indexing (0x40), a new name: table index 62.
+    first.push(0x40);
+    hpack_string(&mut first, b"x-bomb");
+    hpack_string(&mut first, &[b'b'; 4000]);
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        1,
+        &first,
+    );
+    assert_eq!(c.response(1).status(), 200);
+    let mut bomb = Vec::new();
+    for (n, v) in [(":method", "GET"), (":scheme", "http"), (":path", "/pong")] {
+        hpack::literal(&mut bomb, n.as_bytes(), v.as_bytes());
+    }
+    bomb.extend(std::iter::repeat_n(0x80 | 62, 16_000));
+    let t = Instant::now();
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        3,
+        &bomb,
+    );
+    c.until(|c| c.goaway.is_some());
+    assert_eq!(c.goaway, Some((1, frame::ENHANCE_YOUR_CALM)));
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+}
+
+/// An HPACK string literal, not Huffman-coded (RFC 7541 5.1 and 5.2).
+fn hpack_string(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() < 127 {
+        out.push(s.len() as u8);
+    } else {
+        out.push(127);
+        let mut v = s.len() - 127;
+        while v >= 128 {
+            out.push((v % 128) as u8 | 0x80);
+            v /= 128;
+        }
+        out.push(v as u8);
+    }
+    out.extend_from_slice(s);
+}
+
+#[test]
+fn a_flooding_connection_does_not_hold_the_event_loop() {
+    let srv = server();
+    let mut flood = srv.connect();
+    let mut start = frame::PREFACE.to_vec();
+    frame::settings(&mut start, &[]);
+    flood.write_all(&start).unwrap();
+    let mut drain = flood.try_clone().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = std::thread::spawn(move || {
+        let mut b = [0u8; 65536];
+        while matches!(drain.read(&mut b), Ok(n) if n > 0) {}
+    });
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let block = raw(frame::PING, 0, 0, b"12345678").repeat(4096);
+            let until = Instant::now() + Duration::from_secs(10);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < until {
+                if flood.write_all(&block).is_err() {
+                    break;
+                }
+            }
+            let _ = flood.shutdown(std::net::Shutdown::Both);
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let (status, _, body) = http1(&srv, "GET", "/pong");
+        slowest = slowest.max(t.elapsed());
+        assert_eq!((status, body.as_slice()), (200, &b"PONG"[..]));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    reader.join().unwrap();
+    assert!(slowest < Duration::from_millis(500), "{slowest:?}");
+}
