@@ -798,3 +798,57 @@ fn load_prints_a_plain_line_per_second_when_stderr_is_not_a_terminal() {
     let quiet = stampede(&[&args[..], &["-q"]].concat());
     assert!(!text(&quiet.stderr).contains("req/s  p50"));
 }
+
+#[test]
+fn the_server_accepts_again_after_running_out_of_descriptors() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 40; exec {} serve --listen 127.0.0.1:{port} --threads 1 --no-http2",
+            env!("CARGO_BIN_EXE_stampede")
+        ))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // More connections than the server has descriptors: the rest wait in its backlog.
+    let held: Vec<TcpStream> = (0..60)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let mut queued: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    drop(held);
+    let answers: Vec<String> = queued
+        .iter_mut()
+        .map(|s| {
+            let mut got = Vec::new();
+            let _ = s.read_to_end(&mut got);
+            String::from_utf8_lossy(&got).into_owned()
+        })
+        .collect();
+    let _ = server.kill();
+    let _ = server.wait();
+    for a in &answers {
+        assert!(a.starts_with("HTTP/1.1 200 OK"), "{answers:?}");
+    }
+}

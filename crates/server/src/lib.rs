@@ -303,6 +303,8 @@ const IO_BUF: usize = 64 * 1024;
 /// of frames) gets its turn and then waits for the others' (epoll is edge-triggered,
 /// so it is queued to be read again).
 const READS_PER_WAKE: usize = 16;
+/// How long accepting pauses when the process is out of descriptors.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// A connection's transport: plain TCP, or TLS over it.
 enum Io {
@@ -415,6 +417,10 @@ struct EventLoop {
     /// Connections whose read budget ran out with data left: (connection, its
     /// generation, whether the peer had closed).
     reread: Vec<(usize, u32, bool)>,
+    /// Out of descriptors: accepting is tried again then. The listener is
+    /// edge-triggered, so connections already waiting in its backlog would otherwise
+    /// wait for another to arrive, and with a full backlog none ever does.
+    accept_retry: Option<Instant>,
 }
 
 impl EventLoop {
@@ -451,6 +457,7 @@ impl EventLoop {
             generation: 0,
             draining: false,
             reread: Vec::new(),
+            accept_retry: None,
         })
     }
 
@@ -472,6 +479,9 @@ impl EventLoop {
             if !self.reread.is_empty() {
                 timeout = Duration::ZERO;
             }
+            if let Some(t) = self.accept_retry {
+                timeout = timeout.min(t.saturating_duration_since(now));
+            }
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -492,6 +502,12 @@ impl EventLoop {
                             self.on_readable(ci, now, closing);
                         }
                     }
+                }
+            }
+            if self.accept_retry.is_some_and(|t| now >= t) {
+                self.accept_retry = None;
+                for li in 0..self.listeners.len() {
+                    self.accept(li, now);
                 }
             }
             for (ci, generation, closing) in std::mem::take(&mut self.reread) {
@@ -610,8 +626,28 @@ impl EventLoop {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // Out of descriptors or a connection reset before accept: try later.
-                Err(_) => return,
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                    ) =>
+                {
+                    // Out of descriptors or memory: back off, then accept again
+                    // whether or not another connection arrives meanwhile.
+                    self.accept_retry = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
+                // A connection reset or refused before it was accepted: take the next.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ECONNABORTED | libc::EPROTO | libc::EPERM)
+                    ) => {}
+                // Anything else: try again shortly rather than spin or give up.
+                Err(_) => {
+                    self.accept_retry = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
             }
         }
     }
