@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
                         server: b"Server: fuzz\r\n",
                         persist: Persist::of(&req),
                         method: req.method,
+                        tail: None,
                     };
                     let _ = route(&req, ctx, &mut resp);
                 });

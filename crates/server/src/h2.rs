@@ -24,7 +24,7 @@ pub use stampede_h2::frame::PREFACE;
 use stampede_h2::hpack;
 
 use crate::request::{content_length_value, Limits, Method};
-use crate::routes::{self, Respond};
+use crate::routes::{self, Pattern, Respond, BODY_CHUNK};
 
 /// Streams a client may have open at once (advertised in SETTINGS).
 pub const MAX_STREAMS: usize = 128;
@@ -83,6 +83,8 @@ struct Stream {
     /// Response body not yet sent, from `sent`.
     pending: Vec<u8>,
     sent: usize,
+    /// A generated body's part not made yet: made into `pending` a chunk at a time.
+    more: Option<Pattern>,
 }
 
 /// The server side of one HTTP/2 connection.
@@ -527,6 +529,7 @@ impl H2Conn {
                 send_window: 0,
                 pending: Vec::new(),
                 sent: 0,
+                more: None,
             }),
         };
         s.path.clear();
@@ -619,6 +622,7 @@ impl H2Conn {
         s.send_window = self.peer_initial_window;
         s.pending.clear();
         s.sent = 0;
+        s.more = None;
         s.state = if end_stream || s.refuse.is_some() {
             self.ready.push_back(id);
             State::Queued
@@ -632,6 +636,7 @@ impl H2Conn {
     fn remove(&mut self, id: u32) {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let mut s = self.streams.swap_remove(i);
+            self.held -= s.more.take().map_or(0, |m| m.left());
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a
                 // client opening and resetting streams while routing waits cannot
@@ -677,7 +682,8 @@ impl H2Conn {
     }
 
     /// Answers `stream`: a HEADERS frame, then as much of `body` as the windows allow
-    /// (the rest is held). `len` is the Content-Length; `body` is empty for HEAD.
+    /// (the rest is held), then `more` of a generated body as it is taken. `len` is the
+    /// Content-Length; `body` is empty for HEAD.
     #[allow(clippy::too_many_arguments)]
     pub fn respond(
         &mut self,
@@ -687,6 +693,7 @@ impl H2Conn {
         ctype: &str,
         len: usize,
         body: &[u8],
+        more: Option<Pattern>,
         date: &[u8],
         server: &[u8],
     ) {
@@ -722,7 +729,8 @@ impl H2Conn {
             e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
         }
         let block = out.len() - at - 9;
-        let no_body = body.is_empty();
+        let more = more.filter(|m| m.left() > 0);
+        let no_body = body.is_empty() && more.is_none();
         out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);
         out[at + 4] = frame::END_HEADERS | if no_body { frame::END_STREAM } else { 0 };
         if no_body {
@@ -731,14 +739,24 @@ impl H2Conn {
         }
         let s = &mut self.streams[i];
         s.state = State::Sending;
-        let sent = send_data(out, s, body, &mut self.send_window, self.peer_max_frame);
-        if sent == body.len() {
+        let last = more.is_none();
+        let sent = send_data(
+            out,
+            s,
+            body,
+            last,
+            &mut self.send_window,
+            self.peer_max_frame,
+        );
+        if sent == body.len() && last {
             self.finish(out, i);
         } else {
             let s = &mut self.streams[i];
             s.pending.extend_from_slice(&body[sent..]);
             s.sent = 0;
-            self.held += body.len() - sent;
+            s.more = more;
+            self.held += body.len() - sent + more.map_or(0, |m| m.left());
+            self.pump(out);
         }
     }
 
@@ -762,20 +780,38 @@ impl H2Conn {
             if s.state != State::Sending || self.send_window <= 0 {
                 continue;
             }
-            let pending = std::mem::take(&mut s.pending);
-            let n = send_data(
-                out,
-                s,
-                &pending[s.sent..],
-                &mut self.send_window,
-                self.peer_max_frame,
-            );
-            s.sent += n;
-            self.held -= n;
-            s.pending = pending;
-            if s.sent == s.pending.len() {
-                done.push(s.id);
+            let mut pending = std::mem::take(&mut s.pending);
+            loop {
+                let last = s.more.is_none();
+                let n = send_data(
+                    out,
+                    s,
+                    &pending[s.sent..],
+                    last,
+                    &mut self.send_window,
+                    self.peer_max_frame,
+                );
+                s.sent += n;
+                self.held -= n;
+                if s.sent < pending.len() {
+                    break;
+                }
+                let Some(m) = s.more.as_mut() else {
+                    done.push(s.id);
+                    break;
+                };
+                // The chunk is out: make the next one while the windows have room.
+                pending.clear();
+                s.sent = 0;
+                m.fill(&mut pending, BODY_CHUNK);
+                if m.left() == 0 {
+                    s.more = None;
+                }
+                if s.send_window.min(self.send_window) <= 0 {
+                    break;
+                }
             }
+            s.pending = pending;
         }
         for id in done {
             if let Some(i) = self.streams.iter().position(|s| s.id == id) {
@@ -826,10 +862,13 @@ fn depends_on(priority: &[u8]) -> Option<u32> {
 
 /// Writes DATA frames for as much of `body` as the windows allow; the last carries
 /// END_STREAM. Returns the bytes sent.
+/// Sends as much of `body` as the windows allow; END_STREAM goes with its end when it
+/// is the `last` of the response.
 fn send_data(
     out: &mut Vec<u8>,
     s: &mut Stream,
     body: &[u8],
+    last: bool,
     conn_window: &mut i64,
     max_frame: usize,
 ) -> usize {
@@ -840,7 +879,7 @@ fn send_data(
             break;
         }
         let n = (body.len() - at).min(max_frame).min(room as usize);
-        let end = at + n == body.len();
+        let end = last && at + n == body.len();
         frame::head(
             out,
             n,
@@ -893,23 +932,27 @@ impl Respond for H2Respond<'_> {
             ctype,
             len,
             sent,
+            None,
             self.date,
             self.server,
         );
     }
 
-    fn respond_with(&mut self, ctype: &str, len: usize, fill: &mut dyn FnMut(&mut Vec<u8>)) {
+    fn respond_pattern(&mut self, len: usize) {
         self.body.clear();
-        if !self.head {
-            fill(self.body);
-        }
+        let mut p = Pattern {
+            next: 0,
+            end: if self.head { 0 } else { len },
+        };
+        p.fill(self.body, BODY_CHUNK);
         self.conn.respond(
             self.out,
             self.stream,
             200,
-            ctype,
+            "application/octet-stream",
             len,
             self.body,
+            Some(p),
             self.date,
             self.server,
         );

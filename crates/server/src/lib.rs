@@ -45,7 +45,7 @@ use date::DateCache;
 use h2::{H2Conn, H2Respond};
 pub use request::Limits;
 use request::{Parsed, Request};
-use routes::{Ctx, Deferred, Http1, Persist, Respond, Routed};
+use routes::{Ctx, Deferred, Http1, Pattern, Persist, Respond, Routed, BODY_CHUNK};
 use stampede_tls::TlsStream;
 use store::Store;
 
@@ -387,6 +387,12 @@ struct Conn {
     paused: bool,
     /// `100 Continue` was sent for the request whose body is awaited.
     continued: bool,
+    /// The rest of a generated body, made as the client takes it; requests behind it
+    /// wait, as they do behind a deferred answer.
+    tail: Option<Pattern>,
+    /// When output last made progress: output that makes none for the idle timeout
+    /// ends the connection.
+    wrote_at: Instant,
     /// HTTP/2 body bytes held for the client's windows, and since when that count.
     held: (usize, Instant),
 }
@@ -620,6 +626,8 @@ impl EventLoop {
                         h2: None,
                         paused: false,
                         continued: false,
+                        tail: None,
+                        wrote_at: now,
                         held: (0, now),
                     });
                     self.open += 1;
@@ -658,6 +666,7 @@ impl EventLoop {
                 c.rbuf.is_empty()
                     && c.wbuf.is_empty()
                     && c.blocked.is_none()
+                    && c.tail.is_none()
                     && !c.stream.wants_write()
                     && c.h2.as_ref().is_none_or(|h| h.open_streams() == 0)
             }
@@ -701,7 +710,10 @@ impl EventLoop {
                 Ok(n) => {
                     c.last_active = now;
                     let full = n == self.ibuf.len();
-                    if c.rbuf.is_empty() && c.blocked.is_none() && c.wbuf.len() < MAX_PENDING_OUTPUT
+                    if c.rbuf.is_empty()
+                        && c.blocked.is_none()
+                        && c.tail.is_none()
+                        && c.wbuf.len() < MAX_PENDING_OUTPUT
                     {
                         // Fast path: parse straight from the thread's buffer.
                         let ibuf = std::mem::take(&mut self.ibuf);
@@ -737,7 +749,7 @@ impl EventLoop {
         let Some(c) = self.conns[ci].as_mut() else {
             return;
         };
-        if c.blocked.is_some() || c.rbuf.is_empty() {
+        if c.blocked.is_some() || c.tail.is_some() || c.rbuf.is_empty() {
             return;
         }
         let rbuf = std::mem::take(&mut c.rbuf);
@@ -753,27 +765,42 @@ impl EventLoop {
 
     /// Answers every complete request at the start of `data`; returns the bytes used.
     fn process(&mut self, ci: usize, data: &[u8], now: Instant) -> usize {
+        let mut pos = 0;
+        loop {
+            let (used, resume) = self.process_once(ci, &data[pos..], now);
+            pos += used;
+            // A generated body went out whole at once: the requests behind it go on.
+            if !resume || pos == data.len() {
+                return pos;
+            }
+        }
+    }
+
+    /// Answers complete requests at the start of `data` until one must wait; returns
+    /// the bytes used, and whether it stopped at a generated body that has since gone
+    /// out whole (so the requests after it can be answered now).
+    fn process_once(&mut self, ci: usize, data: &[u8], now: Instant) -> (usize, bool) {
         if let Some(c) = self.conns[ci].as_mut() {
             if c.close_after {
                 // The connection ends after what was answered: whatever follows a refused
                 // or closing request is never parsed (it may hide a smuggled request).
-                return data.len();
+                return (data.len(), false);
             }
             if c.h2.is_some() {
-                return self.process_h2(ci, data, now);
+                return (self.process_h2(ci, data, now), false);
             }
             if c.fresh && matches!(&c.stream, Io::Tls(t) if t.alpn() == Some(b"h2")) {
                 // ALPN chose HTTP/2: whatever comes must be its preface.
-                return self.process_h2(ci, data, now);
+                return (self.process_h2(ci, data, now), false);
             }
             if c.fresh && self.config.http2 {
                 let n = data.len().min(h2::PREFACE.len());
                 if data[..n] == h2::PREFACE[..n] {
                     if n < h2::PREFACE.len() {
                         c.head_since = c.head_since.or(Some(now));
-                        return 0;
+                        return (0, false);
                     }
-                    return self.process_h2(ci, data, now);
+                    return (self.process_h2(ci, data, now), false);
                 }
                 c.fresh = false;
             }
@@ -782,6 +809,7 @@ impl EventLoop {
         self.out.clear();
         let mut close = false;
         let mut defer: Option<(Deferred, Persist, bool)> = None;
+        let mut tail = None;
         let (date, server) = (self.date.line(), SERVER_LINE.as_bytes());
         let pending_out = self.conns[ci].as_ref().map_or(0, |c| c.wbuf.len());
         while pos < data.len() && pending_out + self.out.len() < MAX_PENDING_OUTPUT {
@@ -826,6 +854,7 @@ impl EventLoop {
                         server,
                         persist: Persist::of(&req),
                         method: req.method,
+                        tail: None,
                     };
                     match routes::route(&req, &mut self.ctx, &mut resp) {
                         Routed::Written => {}
@@ -834,24 +863,27 @@ impl EventLoop {
                                 Some((d, Persist::of(&req), req.method == request::Method::Head));
                         }
                     }
+                    tail = resp.tail;
                     if !req.keep_alive {
                         close = true;
                     }
-                    if close || defer.is_some() {
+                    if close || defer.is_some() || tail.is_some() {
                         break;
                     }
                 }
             }
         }
         let Some(c) = self.conns[ci].as_mut() else {
-            return pos;
+            return (pos, false);
         };
+        let stopped_at_tail = tail.is_some();
+        c.tail = tail;
         if close && defer.is_none() {
             c.close_after = true;
             // Nothing after a closing request is answered.
             pos = data.len();
         }
-        c.head_since = if pos < data.len() && defer.is_none() {
+        c.head_since = if pos < data.len() && defer.is_none() && !stopped_at_tail {
             c.head_since.or(Some(now))
         } else {
             None
@@ -865,7 +897,31 @@ impl EventLoop {
             self.defer(d, ci, g, 0, now);
         }
         self.write_out(ci);
-        pos
+        if !stopped_at_tail {
+            return (pos, false);
+        }
+        self.pump_tail(ci);
+        let done = self.conns[ci]
+            .as_ref()
+            .is_some_and(|c| c.tail.is_none() && !c.close_after && c.wbuf.is_empty());
+        (pos, done)
+    }
+
+    /// Makes and writes the rest of a generated body while the socket takes it whole;
+    /// what it does not take waits in `wbuf` for the next writable event.
+    fn pump_tail(&mut self, ci: usize) {
+        while let Some(c) = self.conns[ci].as_mut() {
+            if !c.wbuf.is_empty() {
+                return;
+            }
+            let Some(t) = c.tail.as_mut() else { return };
+            self.out.clear();
+            t.fill(&mut self.out, BODY_CHUNK);
+            if t.left() == 0 {
+                c.tail = None;
+            }
+            self.write_out(ci);
+        }
     }
 
     /// Schedules a deferred answer.
@@ -992,6 +1048,8 @@ impl EventLoop {
             }
         }
         if off < self.out.len() {
+            // Output starts to wait for the client: its progress is timed from now.
+            c.wrote_at = Instant::now();
             c.wbuf.extend_from_slice(&self.out[off..]);
         }
         self.out.clear();
@@ -1024,8 +1082,10 @@ impl EventLoop {
         }
         if off > 0 {
             c.last_active = now;
+            c.wrote_at = now;
             let (h2, paused) = (c.h2.is_some(), std::mem::take(&mut c.paused));
-            // Room again: answer requests that waited for it.
+            // Room again: the rest of a generated body, then requests that waited.
+            self.pump_tail(ci);
             self.process_buffered(ci, now);
             if h2 {
                 self.out.clear();
@@ -1048,7 +1108,11 @@ impl EventLoop {
         let streams =
             c.h2.as_ref()
                 .is_some_and(|h| h.open_streams() > 0 && !c.close_after);
-        let done = c.wbuf.is_empty() && c.blocked.is_none() && !c.stream.wants_write() && !streams;
+        let done = c.wbuf.is_empty()
+            && c.blocked.is_none()
+            && c.tail.is_none()
+            && !c.stream.wants_write()
+            && !streams;
         if done
             && (c.close_after
                 || (c.peer_closed && c.rbuf.is_empty())
@@ -1096,6 +1160,7 @@ impl EventLoop {
                     ctype,
                     body.len(),
                     sent,
+                    None,
                     self.date.value(),
                     SERVER.as_bytes(),
                 );
@@ -1169,17 +1234,20 @@ impl EventLoop {
             let idle = c.rbuf.is_empty()
                 && c.wbuf.is_empty()
                 && c.blocked.is_none()
+                && c.tail.is_none()
                 && c.h2.as_ref().is_none_or(|h| h.open_streams() == 0)
                 && now - c.last_active >= self.config.idle_timeout;
-            // HTTP/2 bodies held for a window the client never opens: no progress for
-            // the idle timeout ends the connection (PINGs do not count as progress).
-            let mut stalled = false;
+            // Output the client does not take is no progress: a connection whose
+            // output waits for the idle timeout is ended like an idle one. So are
+            // HTTP/2 bodies held for a window the client never opens (PINGs do not
+            // count as progress).
+            let mut stalled = !c.wbuf.is_empty() && now - c.wrote_at >= self.config.idle_timeout;
             if let Some(h) = &c.h2 {
                 let held = h.held();
                 if held == 0 || held != c.held.0 {
                     c.held = (held, now);
                 } else {
-                    stalled = now - c.held.1 >= self.config.idle_timeout;
+                    stalled |= now - c.held.1 >= self.config.idle_timeout;
                 }
             }
             if timed_out || idle || stalled {

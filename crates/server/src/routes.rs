@@ -22,6 +22,46 @@ pub const BACKEND: &[u8] = b"Hello from the backend service!";
 pub const CHAT: &[u8] = b"{\"message\":\"Hello from the server\"}";
 /// Largest `/bytes/<n>`.
 pub const MAX_BYTES: usize = 64 * 1024 * 1024;
+/// How much of a generated body is made at a time: a connection holds at most this
+/// much of it while the client has not taken it.
+pub const BODY_CHUNK: usize = 64 * 1024;
+
+/// `/bytes/<n>`'s body from byte `next` up to `end`: a 64-byte pattern, made a chunk
+/// at a time as the client takes it, so a client that never reads a 64 MiB answer
+/// costs one chunk, not 64 MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pattern {
+    /// The next byte to make.
+    pub next: usize,
+    /// The body's length.
+    pub end: usize,
+}
+
+impl Pattern {
+    const BYTES: &'static [u8; 64] =
+        b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
+
+    /// Bytes still to make.
+    pub fn left(&self) -> usize {
+        self.end - self.next
+    }
+
+    /// Appends the next `max` bytes at most; returns how many.
+    pub fn fill(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+        let n = self.left().min(max);
+        let mut at = self.next;
+        let stop = at + n;
+        out.reserve(n);
+        while at < stop {
+            let i = at % 64;
+            let take = (64 - i).min(stop - at);
+            out.extend_from_slice(&Self::BYTES[i..i + take]);
+            at += take;
+        }
+        self.next = stop;
+        n
+    }
+}
 /// Longest `/delay/<ms>`.
 pub const MAX_DELAY_MS: u64 = 60_000;
 
@@ -92,9 +132,9 @@ impl Ctx {
 pub trait Respond {
     /// A whole response.
     fn respond(&mut self, status: u16, ctype: &str, body: &[u8]);
-    /// A 200 response of `len` bytes, which `fill` appends to the buffer it is given
-    /// (only called when a body is sent).
-    fn respond_with(&mut self, ctype: &str, len: usize, fill: &mut dyn FnMut(&mut Vec<u8>));
+    /// A 200 `application/octet-stream` response whose body is `/bytes`' pattern of
+    /// `len` bytes, made a chunk at a time as the client takes it.
+    fn respond_pattern(&mut self, len: usize);
 }
 
 /// An HTTP/1.x response, appended to the connection's output.
@@ -104,6 +144,9 @@ pub struct Http1<'a> {
     pub server: &'a [u8],
     pub persist: Persist,
     pub method: Method,
+    /// Set by [`Respond::respond_pattern`] when the body is longer than its first
+    /// chunk: the rest, for the connection to make as the client reads.
+    pub tail: Option<Pattern>,
 }
 
 impl Respond for Http1<'_> {
@@ -121,18 +164,20 @@ impl Respond for Http1<'_> {
         );
     }
 
-    fn respond_with(&mut self, ctype: &str, len: usize, fill: &mut dyn FnMut(&mut Vec<u8>)) {
+    fn respond_pattern(&mut self, len: usize) {
         head(
             self.out,
             self.date,
             self.server,
             200,
-            ctype,
+            "application/octet-stream",
             len,
             self.persist,
         );
         if self.method != Method::Head {
-            fill(self.out);
+            let mut p = Pattern { next: 0, end: len };
+            p.fill(self.out, BODY_CHUNK);
+            self.tail = (p.left() > 0).then_some(p);
         }
     }
 }
@@ -378,16 +423,7 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
         },
         p if p.starts_with(b"/bytes/") => match digits(&p[7..]) {
             Some(n) if n as usize <= MAX_BYTES => {
-                let n = n as usize;
-                out.respond_with("application/octet-stream", n, &mut |body| {
-                    const PATTERN: &[u8; 64] =
-                        b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
-                    body.reserve(n);
-                    for _ in 0..n / PATTERN.len() {
-                        body.extend_from_slice(PATTERN);
-                    }
-                    body.extend_from_slice(&PATTERN[..n % PATTERN.len()]);
-                });
+                out.respond_pattern(n as usize);
                 Routed::Written
             }
             _ => send(400, text, b"bytes must be 0 to 67108864\n"),

@@ -519,3 +519,72 @@ fn bodyless_statuses_carry_no_content_length_and_absolute_targets_route() {
     }
     srv.stop();
 }
+
+/// This process's resident memory, KiB.
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn generated_bodies_are_made_as_the_client_reads() {
+    let srv = Running::start(Config {
+        threads: 1,
+        idle_timeout: Duration::from_secs(1),
+        ..Config::default()
+    });
+    // Whole and in order, with a pipelined request behind it.
+    let mut s = srv.connect();
+    s.write_all(
+        b"GET /bytes/1000000 HTTP/1.1\r\nHost: x\r\n\r\nGET /pong HTTP/1.1\r\nHost: x\r\n\r\n",
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let big = read_response(&mut s, &mut buf, false).unwrap();
+    let pattern = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
+    let want: Vec<u8> = pattern.iter().copied().cycle().take(1_000_000).collect();
+    assert!(big.body == want, "the body differs from the pattern");
+    assert_eq!(
+        read_response(&mut s, &mut buf, false).unwrap().body,
+        b"PONG"
+    );
+
+    // Clients that never read 64 MiB answers hold a chunk each, not 64 MiB.
+    let before = rss_kb();
+    let idle: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut s = srv.connect();
+            s.write_all(b"GET /bytes/67108864 HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let grown = rss_kb().saturating_sub(before);
+    assert!(
+        grown < 64 * 1024,
+        "grew {grown} KiB for 8 readers that do not read"
+    );
+    // Output that makes no progress for the idle timeout ends the connection.
+    std::thread::sleep(Duration::from_millis(2500));
+    for mut s in idle {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = 0usize;
+        let mut b = [0u8; 65536];
+        while let Ok(n) = s.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        assert!(
+            got < 64 << 20,
+            "the whole body came: the connection was not ended"
+        );
+    }
+    srv.stop();
+}
