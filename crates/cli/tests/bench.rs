@@ -691,3 +691,98 @@ fn compare_defaults_to_the_previous_complete_bench_of_the_same_plan() {
         "{list}"
     );
 }
+
+/// Whether the pid written in a file is a live process.
+fn alive_pid(pid: &str) -> bool {
+    pid.trim().parse().is_ok_and(alive)
+}
+
+#[test]
+fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
+    let dir = Dir::new("guard");
+    let d = dir.0.display().to_string();
+    // The target starts a daemon in a session of its own, then becomes the server.
+    let start = format!(
+        "setsid sh -c 'echo $$ > {d}/daemon.pid; exec sleep 600' & echo $$ > {d}/server.pid; exec {{stampede}} serve --listen 127.0.0.1:{{port}} --threads 1"
+    );
+    let pids = || {
+        let read = |f: &str| std::fs::read_to_string(dir.path(f)).unwrap_or_default();
+        (read("server.pid"), read("daemon.pid"))
+    };
+    let gone = |(server, daemon): &(String, String), within: Duration| {
+        let until = Instant::now() + within;
+        while alive_pid(server) || alive_pid(daemon) {
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        true
+    };
+
+    // A bench that ends normally.
+    let scen = "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nrequests = 100\nconnections = 2\n";
+    let p = dir.write("p.toml", &plan(&target("srv", &start), scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ended = pids();
+    assert!(!ended.0.is_empty() && !ended.1.is_empty(), "{ended:?}");
+    assert!(
+        gone(&ended, Duration::from_secs(2)),
+        "left behind: {ended:?}"
+    );
+
+    // A bench killed with SIGKILL in the middle of a run.
+    let _ = std::fs::remove_file(dir.path("server.pid"));
+    let _ = std::fs::remove_file(dir.path("daemon.pid"));
+    let scen =
+        "[[scenario]]\nname = \"long\"\npath = \"/pong\"\nduration = \"30s\"\nconnections = 2\n";
+    let p = dir.write("long.toml", &plan(&target("srv", &start), scen, 1));
+    let mut b = Command::new(BIN)
+        .arg("bench")
+        .arg(&p)
+        .arg("--db")
+        .arg(dir.path("s.db"))
+        .arg("--report")
+        .arg(dir.path("report.md"))
+        .arg("-q")
+        .current_dir(&dir.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(15);
+    while pids().0.is_empty() || pids().1.is_empty() {
+        assert!(Instant::now() < until, "the target did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Into the measured run.
+    std::thread::sleep(Duration::from_millis(1500));
+    let running = pids();
+    assert!(
+        alive_pid(&running.0) && alive_pid(&running.1),
+        "{running:?}"
+    );
+    b.kill().unwrap();
+    b.wait().unwrap();
+    assert!(
+        gone(&running, Duration::from_secs(5)),
+        "left behind: {running:?}"
+    );
+    let list = Command::new(BIN)
+        .args([
+            "compare",
+            "--list",
+            "--db",
+            dir.path("s.db").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let list = text(&list.stdout);
+    assert!(
+        list.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("unfinished")),
+        "{list}"
+    );
+}

@@ -2,6 +2,7 @@
 
 pub mod assert;
 pub mod environment;
+pub mod guard;
 pub mod plan;
 pub mod preflight;
 pub mod process;

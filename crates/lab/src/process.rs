@@ -1,4 +1,5 @@
-//! Target processes: started in their own process group (optionally pinned to CPUs),
+//! Target processes: started in their own process group (optionally pinned to CPUs,
+//! optionally under a [`crate::guard`] that takes the whole tree down with it),
 //! watched, measured from /proc, and stopped with SIGTERM then SIGKILL.
 //!
 //! CPU time and memory are taken for the whole process tree (a server that forks
@@ -34,22 +35,40 @@ pub struct Running {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     reader: Option<std::thread::JoinHandle<()>>,
     exited: Option<Exit>,
+    /// The direct child is a guard (not measured itself) that ends the tree within
+    /// this grace of a stop.
+    guard: Option<Duration>,
+}
+
+/// Run a target under a guard ([`crate::guard`]): the stampede executable that acts as
+/// one, and the grace its processes get between SIGTERM and SIGKILL.
+pub struct Guard<'a> {
+    /// The `stampede` binary.
+    pub exe: &'a Path,
+    /// SIGTERM to SIGKILL.
+    pub grace: Duration,
 }
 
 const TAIL: usize = 4096;
 
 impl Running {
-    /// Runs `command` through `sh -c` in a new process group.
+    /// Runs `command` through `sh -c` in a new process group, under `guard` when given.
     pub fn start(
         command: &str,
         env: &BTreeMap<String, String>,
         cwd: Option<&Path>,
         cpus: &[usize],
+        guard: Option<Guard>,
     ) -> std::io::Result<Running> {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(command)
-            .envs(env)
+        let mut cmd = match &guard {
+            Some(g) => crate::guard::command(g.exe, g.grace, command),
+            None => {
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(command);
+                c
+            }
+        };
+        cmd.envs(env)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -91,7 +110,13 @@ impl Running {
             stderr,
             reader,
             exited: None,
+            guard: guard.map(|g| g.grace),
         })
+    }
+
+    /// Whether the direct child is a guard rather than the target itself.
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
     }
 
     /// The process id (also the process group id).
@@ -140,6 +165,12 @@ impl Running {
             return e;
         }
         kill_group(self.pid(), libc::SIGTERM);
+        // A guard ends the tree (processes outside the group too) within its own
+        // grace: give it that and a moment before the group is killed under it.
+        let grace = match self.guard {
+            Some(g) => grace.max(g) + Duration::from_secs(1),
+            None => grace,
+        };
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if let Some(e) = self.poll_exit() {
@@ -255,8 +286,9 @@ fn proc_stat(pid: i32) -> Option<(i32, u64, u64, u64)> {
     Some((ppid, utime, stime, rss))
 }
 
-/// Totals over a process tree: (user s, system s, RSS KiB).
-pub fn tree_usage(root: i32) -> (f64, f64, u64) {
+/// Totals over a process tree: (user s, system s, RSS KiB); the root itself left out
+/// when `skip_root` (a guard, which is not the target).
+pub fn tree_usage(root: i32, skip_root: bool) -> (f64, f64, u64) {
     let mut all: Vec<(i32, i32, u64, u64, u64)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for e in dir.flatten() {
@@ -282,6 +314,9 @@ pub fn tree_usage(root: i32) -> (f64, f64, u64) {
         )
     };
     let (mut u, mut s, mut rss) = (0u64, 0u64, 0u64);
+    if skip_root {
+        tree.remove(0);
+    }
     for x in all.iter().filter(|x| tree.contains(&x.0)) {
         u += x.2;
         s += x.3;
@@ -296,13 +331,14 @@ pub struct Sampler {
     peak: Arc<AtomicU64>,
     handle: Option<std::thread::JoinHandle<()>>,
     root: i32,
+    skip_root: bool,
     start: (f64, f64),
 }
 
 impl Sampler {
-    /// Starts sampling the tree under `root`.
-    pub fn start(root: i32) -> Sampler {
-        let (u, s, rss) = tree_usage(root);
+    /// Starts sampling the tree under `root` (without it, when `skip_root`).
+    pub fn start(root: i32, skip_root: bool) -> Sampler {
+        let (u, s, rss) = tree_usage(root, skip_root);
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(AtomicU64::new(rss));
         let handle = {
@@ -310,7 +346,7 @@ impl Sampler {
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(100));
-                    let (_, _, rss) = tree_usage(root);
+                    let (_, _, rss) = tree_usage(root, skip_root);
                     peak.fetch_max(rss, Ordering::Relaxed);
                 }
             })
@@ -320,6 +356,7 @@ impl Sampler {
             peak,
             handle: Some(handle),
             root,
+            skip_root,
             start: (u, s),
         }
     }
@@ -330,7 +367,7 @@ impl Sampler {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
-        let (u, s, rss) = tree_usage(self.root);
+        let (u, s, rss) = tree_usage(self.root, self.skip_root);
         let peak = self.peak.load(Ordering::Relaxed).max(rss);
         (
             (u - self.start.0).max(0.0),
@@ -361,11 +398,12 @@ mod tests {
             &BTreeMap::new(),
             None,
             &[],
+            None,
         )
         .unwrap();
         std::thread::sleep(Duration::from_millis(200));
         assert!(r.poll_exit().is_none());
-        let (_, _, rss) = tree_usage(r.pid());
+        let (_, _, rss) = tree_usage(r.pid(), false);
         assert!(rss > 0);
         assert!(r.stderr_tail().contains("started"));
         let t = Instant::now();
@@ -383,7 +421,8 @@ mod tests {
 
     #[test]
     fn reports_a_process_that_died() {
-        let mut r = Running::start("echo boom >&2; exit 3", &BTreeMap::new(), None, &[]).unwrap();
+        let mut r =
+            Running::start("echo boom >&2; exit 3", &BTreeMap::new(), None, &[], None).unwrap();
         let t = Instant::now();
         while r.poll_exit().is_none() && t.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(10));

@@ -358,7 +358,10 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
             wait_ready(t, live)
         }
         TargetKind::Command {
-            start, env, cwd, ..
+            start,
+            env,
+            cwd,
+            stop_grace,
         } => {
             let port = match t.port {
                 Some(p) => {
@@ -376,7 +379,11 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
             let scheme = if tls.is_some() { "https" } else { "http" };
             let url = format!("{scheme}://127.0.0.1:{port}");
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            let process = Running::start(&cmd, env, cwd.as_deref(), &t.cpus)
+            let guard = process::Guard {
+                exe: &opts.stampede,
+                grace: *stop_grace,
+            };
+            let process = Running::start(&cmd, env, cwd.as_deref(), &t.cpus, Some(guard))
                 .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?;
             wait_ready(
                 t,
@@ -827,7 +834,7 @@ fn measure(
     let sampler = live
         .process
         .as_ref()
-        .map(|p| process::Sampler::start(p.pid()));
+        .map(|p| process::Sampler::start(p.pid(), p.guarded()));
     let cpu0 = process::self_cpu();
     let result = std::thread::scope(|scope| {
         let runner = {
