@@ -25,6 +25,43 @@ use crate::common::{self, Exit};
 /// The plan `stampede bench` runs when given none.
 pub const BUILTIN_PLAN: &str = include_str!("plans/builtin.toml");
 
+/// The built-in plan for a machine of `cpus` CPUs: on three or more, the load
+/// generator is pinned to CPU 0 and each server to the others (the all-cores server
+/// then has one thread per server CPU); on fewer they share the machine unpinned, and
+/// the plan's description says what its comparison then means.
+pub fn builtin_plan(cpus: usize) -> String {
+    let (client, server, threads, description) = if cpus >= 3 {
+        let list: Vec<String> = (1..cpus).map(|c| c.to_string()).collect();
+        (
+            "cpus = [0]".to_string(),
+            format!("cpus = [{}]", list.join(", ")),
+            format!(" --threads {}", cpus - 1),
+            format!(
+                "The load generator runs on CPU 0 and each server on CPUs 1-{}: the all-cores server has {} threads on cores of its own, so the comparison is the server's scaling from one thread to {}.",
+                cpus - 1,
+                cpus - 1,
+                cpus - 1
+            ),
+        )
+    } else {
+        (
+            String::new(),
+            String::new(),
+            String::new(),
+            format!(
+                "This machine has {cpus} CPU{}: the load generator and the servers share {}, unpinned. The all-cores server's threads compete with the load generator for the same cores, so it is not expected to beat the one-thread server here; the table compares two configurations on a shared machine, not how the server scales. On three or more CPUs this plan pins them apart.",
+                if cpus == 1 { "" } else { "s" },
+                if cpus == 1 { "it" } else { "them" }
+            ),
+        )
+    };
+    BUILTIN_PLAN
+        .replace("# @client-cpus@", &client)
+        .replace("# @server-cpus@", &server)
+        .replace("@threads@", &threads)
+        .replace("@description@", &description)
+}
+
 /// The statistical test behind verdicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TestArg {
@@ -131,15 +168,17 @@ fn open_store(db: &Path) -> Result<Store, Exit> {
 
 pub fn main(a: BenchArgs) -> Result<(), Exit> {
     if a.print_plan {
-        common::out(BUILTIN_PLAN);
+        common::out(&builtin_plan(stampede_lab::preflight::allowed_cpus().len()));
         return Ok(());
     }
     let (noise, test) = a.verdicts.get()?;
     let plan = match &a.plan {
         Some(p) => Plan::load(p).map_err(|e| Exit::usage(e.to_string()))?,
-        None => {
-            Plan::parse(BUILTIN_PLAN, "(built-in plan)").map_err(|e| Exit::fail(e.to_string()))?
-        }
+        None => Plan::parse(
+            &builtin_plan(stampede_lab::preflight::allowed_cpus().len()),
+            "(built-in plan)",
+        )
+        .map_err(|e| Exit::fail(e.to_string()))?,
     };
     let file = a
         .plan
@@ -176,7 +215,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
     let out = runner::run_bench(&plan, &store, &opts, &mut progress)
         .map_err(|e| Exit::fail(e.to_string()))?;
     progress.clear();
-    let summary = summarize_bench(
+    let mut summary = summarize_bench(
         out.bench_id,
         &out.plan,
         serde_json::to_value(&out.environment).unwrap_or_default(),
@@ -194,6 +233,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         test,
         out.interrupted,
     );
+    summary.description = plan.description.clone();
     write_outputs(&summary, &a)?;
     if let Some(p) = &a.html {
         common::write_file(p, &stampede_report::bench_html(&summary, &out.runs))?;
@@ -581,9 +621,30 @@ impl Observer for Progress {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_builtin_plan_parses() {
-        let p = stampede_lab::plan::Plan::parse(super::BUILTIN_PLAN, "builtin").unwrap();
-        assert_eq!(p.targets.len(), 2);
-        assert!(p.scenarios.len() >= 8);
+    fn the_builtin_plan_parses_and_pins_apart_where_it_can() {
+        for cpus in [1, 2, 3, 16] {
+            let p = stampede_lab::plan::Plan::parse(&super::builtin_plan(cpus), "builtin").unwrap();
+            assert_eq!(p.targets.len(), 2);
+            assert!(p.scenarios.len() >= 8);
+            let d = p.description.unwrap();
+            if cpus >= 3 {
+                assert_eq!(p.client_cpus, [0]);
+                let server: Vec<usize> = (1..cpus).collect();
+                assert!(p.targets.iter().all(|t| t.cpus == server), "{cpus}");
+                assert!(d.contains("CPU 0"), "{d}");
+                let all = &p.targets[1];
+                let stampede_lab::plan::TargetKind::Command { start, .. } = &all.kind else {
+                    panic!()
+                };
+                assert!(
+                    start.ends_with(&format!("--threads {}", cpus - 1)),
+                    "{start}"
+                );
+            } else {
+                assert!(p.client_cpus.is_empty());
+                assert!(p.targets.iter().all(|t| t.cpus.is_empty()));
+                assert!(d.contains("share"), "{d}");
+            }
+        }
     }
 }

@@ -95,6 +95,13 @@ fn measures_two_targets_stores_and_compares() {
         "{table}"
     );
     assert!(table.contains("baseline"), "{table}");
+    // Each figure says which statistic it is, and the columns stay apart.
+    assert!(
+        table.contains("\nreq/s mean ± sd (open: p99)  one"),
+        "{table}"
+    );
+    assert!(table.contains("  median "), "{table}");
+    assert!(table.contains("(geometric means, "), "{table}");
     let s = summary(&dir);
     assert_eq!(s["rows"][0]["metric"], "rps");
     assert_eq!(

@@ -220,6 +220,8 @@ pub struct Scenario {
 pub struct Plan {
     /// Name.
     pub name: String,
+    /// What the plan compares and how to read it, printed with its reports.
+    pub description: Option<String>,
     /// Repetition settings.
     pub runs: Runs,
     /// CPUs for the load generator.
@@ -238,6 +240,7 @@ pub struct Plan {
 #[serde(deny_unknown_fields)]
 struct RawPlan {
     name: Option<String>,
+    description: Option<String>,
     runs: Option<RawRuns>,
     client: Option<RawClient>,
     #[serde(default, rename = "target")]
@@ -592,6 +595,7 @@ impl Plan {
         }
         Ok(Plan {
             name: raw.name.unwrap_or_else(|| file.to_string()),
+            description: raw.description,
             runs,
             client_cpus: client.cpus.unwrap_or_default(),
             client_threads: client.threads.map(Spanned::into_inner),

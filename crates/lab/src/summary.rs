@@ -74,6 +74,9 @@ pub struct BenchSummary {
     pub bench_id: i64,
     /// Plan name.
     pub plan: String,
+    /// The plan's description, when it has one.
+    #[serde(default)]
+    pub description: Option<String>,
     /// The machine, in one line.
     pub machine: String,
     /// The environment, whole.
@@ -279,6 +282,8 @@ pub fn summarize_bench(
         .collect();
     BenchSummary {
         bench_id,
+        // Set by the caller that has the plan (summaries rebuilt from a store have none).
+        description: None,
         plan: plan.to_string(),
         machine,
         environment,

@@ -107,17 +107,22 @@ fn rss(v: Option<u64>) -> String {
 pub fn bench_table(s: &BenchSummary) -> String {
     let mut out = String::new();
     out += &format!(
-        "Plan: {}  (bench {})\nMachine: {}\n\n",
+        "Plan: {}  (bench {})\nMachine: {}\n",
         s.plan, s.bench_id, s.machine
     );
+    if let Some(d) = &s.description {
+        out += &format!("Note: {d}\n");
+    }
+    out += "\n";
     let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
+    const HEADER: &str = "req/s mean ± sd (open: p99)";
     let w0 = s
         .rows
         .iter()
         .map(|r| r.scenario.chars().count())
         .max()
         .unwrap_or(8)
-        .max(22)
+        .max(HEADER.chars().count())
         + 2;
     let cols: Vec<usize> = names
         .iter()
@@ -132,7 +137,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
                 + 3
         })
         .collect();
-    out += &pad("req/s mean ± sd (open: p99)", w0);
+    out += &pad(HEADER, w0);
     for (n, w) in names.iter().zip(&cols) {
         out += &pad(n, *w);
     }
@@ -196,6 +201,9 @@ pub fn bench_table(s: &BenchSummary) -> String {
 /// The Markdown report: the same table and details, the targets and the environment.
 pub fn bench_markdown(s: &BenchSummary) -> String {
     let mut out = format!("# {}\n\nBench {} — {}\n\n", s.plan, s.bench_id, s.machine);
+    if let Some(d) = &s.description {
+        out += &format!("{d}\n\n");
+    }
     out += &format!(
         "Req/s, mean ± standard deviation over the measured runs (for open load, where the schedule sets the rate, p99 latency from the intended start instead); verdicts against **{}** by {} on the runs' logarithms at the 5 % level with a {:.0} % noise threshold (the ratio, its 95 % interval and the p-value by that one method).\n\n",
         s.baseline,
