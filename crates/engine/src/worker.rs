@@ -107,6 +107,8 @@ const READ_BUF: usize = 64 * 1024;
 /// request timeouts again: a server that sends without pause (endless chunks, 1xx
 /// answers, CONTINUATION frames) cannot hold the worker past them.
 const READS_PER_WAKE: usize = 16;
+/// Sessions started per wake-up before the loop checks the stop switch and sockets.
+const SESSIONS_PER_WAKE: usize = 1024;
 /// How often timers (request and connect timeouts, reconnect back-off) are checked.
 const TIMER_TICK: Duration = Duration::from_millis(10);
 
@@ -787,7 +789,7 @@ impl<'a> Worker<'a> {
     }
 
     fn dispatch_sessions(&mut self, now: Instant) {
-        loop {
+        for _ in 0..SESSIONS_PER_WAKE {
             match self.schedule.next(now, self.active) {
                 Next::Send { intended } => {
                     self.rec.lag(intended, now);
@@ -824,6 +826,9 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+        // More may be due at once (atOnceUsers): the loop checks the stop switch, the
+        // end and the sockets first, then comes straight back.
+        self.wake_at = Some(now);
     }
 
     /// Sends the session's next burst; its requests were meant to start at `intended`.

@@ -300,3 +300,31 @@ fn a_script_without_sessions_is_refused() {
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("session shape"), "{e}");
 }
+
+#[test]
+fn a_stop_ends_a_run_with_millions_of_users_due_at_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut s = spec(
+        &format!("http://127.0.0.1:{port}/"),
+        Shape::Users(Profile::parse(&["atOnceUsers(100000000)".to_string()]).unwrap()),
+    );
+    s.threads = 1;
+    s.validate().unwrap();
+    let control = Arc::new(stampede_engine::Control::default());
+    let stopper = {
+        let control = control.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            control.stop();
+        })
+    };
+    let t = Instant::now();
+    let r = stampede_engine::run(&s, control).unwrap().result;
+    stopper.join().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(r.sessions.unwrap().started > 0);
+}
