@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
     if data.is_empty() {
         return;
     }
-    let limits = Limits { max_head: 4096, max_body: 4096 };
+    let limits = Limits {
+        max_head: 4096,
+        max_body: 4096,
+    };
     let mut out = Vec::new();
     let mut conn = H2Conn::new(limits, &mut out);
     let mut input = PREFACE.to_vec();
@@ -41,7 +44,13 @@ fuzz_target!(|data: &[u8]| {
         }
         while let Some(ready) = conn.next_ready(&mut path) {
             let (p, q) = split_target(&path);
-            let req = Request { method: ready.method, path: p, query: q, keep_alive: true, http10: false };
+            let req = Request {
+                method: ready.method,
+                path: p,
+                query: q,
+                keep_alive: true,
+                http10: false,
+            };
             CTX.with_borrow_mut(|ctx| {
                 let mut resp = H2Respond {
                     conn: &mut conn,

@@ -14,7 +14,10 @@ fuzz_target!(|data: &[u8]| {
     thread_local! {
         static CTX: RefCell<Ctx> = RefCell::new(Ctx::new(Arc::new(Store::generate()), None, 0));
     }
-    let limits = Limits { max_head: 4096, max_body: 4096 };
+    let limits = Limits {
+        max_head: 4096,
+        max_body: 4096,
+    };
     let mut pos = 0;
     let mut out = Vec::new();
     while pos < data.len() {

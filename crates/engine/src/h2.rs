@@ -38,7 +38,7 @@ const MAX_CONTINUATIONS: u32 = 1024;
 /// Output queued for a server beyond which its PING and SETTINGS are no longer
 /// answered but end the connection: a server that sends them without reading the
 /// answers would otherwise grow the client without bound.
-const MAX_QUEUED_OUTPUT: usize = 4 * 1024 * 1024;
+pub const MAX_QUEUED_OUTPUT: usize = 4 * 1024 * 1024;
 
 /// A request translated for HTTP/2: its header block and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
