@@ -149,13 +149,28 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| sql(&p, e))?;
         let s = Store { conn, path: p };
-        s.conn
-            .execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-            )
-            .map_err(|e| sql(&s.path, e))?;
-        s.migrate(SCHEMA_VERSION)?;
-        Ok(s)
+        // Switching a new file to WAL, and the first read while another process does,
+        // can answer SQLITE_BUSY without waiting in the busy handler: try again for as
+        // long as the busy timeout would have waited.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let opened = s
+                .conn
+                .execute_batch(
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                )
+                .map_err(|e| sql(&s.path, e))
+                .and_then(|_| s.migrate(SCHEMA_VERSION));
+            match opened {
+                Err(StoreError::Sqlite { source, .. })
+                    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => return other.map(|_| s),
+            }
+        }
     }
 
     /// The schema version of the open file.
