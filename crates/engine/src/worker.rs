@@ -634,10 +634,8 @@ impl<'a> Worker<'a> {
                     State::Closed | State::Backoff(_) => {}
                 }
             }
-            for (ci, closing) in std::mem::take(&mut self.reread) {
-                if self.conns[ci].state == State::Open {
-                    self.on_readable(ci, &mut buf, Instant::now(), closing);
-                }
+            if !self.reread.is_empty() {
+                self.read_again(&mut buf);
             }
         }
         // Close every socket; requests still in flight are abandoned, not failed.
@@ -1115,6 +1113,20 @@ impl<'a> Worker<'a> {
     /// Reads until the socket is drained. `closing` says the peer's FIN or RST arrived
     /// with this wake-up: then the end of stream must be read too, since no further
     /// edge will announce it.
+    /// Reads the connections whose read budget ran out last time (rare: kept out of
+    /// the loop so that the common path inlines [`Worker::on_readable`]).
+    #[inline(never)]
+    fn read_again(&mut self, buf: &mut [u8]) {
+        for (ci, closing) in std::mem::take(&mut self.reread) {
+            if self.conns[ci].state == State::Open {
+                self.on_readable(ci, buf, Instant::now(), closing);
+            }
+        }
+    }
+
+    /// Inlined into the loop, where it is called for every readiness event; the queue
+    /// of connections to read again calls it through [`Worker::read_again`].
+    #[inline]
     fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
         for _ in 0..READS_PER_WAKE {
             let c = &mut self.conns[ci];

@@ -613,11 +613,27 @@ impl Encoder {
     }
 }
 
+/// Where a decoded field came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// An index into the static table or the dynamic one: bytes seen before (the
+    /// static table's, or a field inserted earlier on this connection).
+    Table,
+    /// A literal not added to the table: bytes seen once.
+    Literal,
+    /// A literal added to the dynamic table: later blocks may refer to it by index.
+    Inserted,
+}
+
 /// How far [`Decoder::decode_bounded`] went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decoded {
-    /// Every field of the block was decoded.
-    Whole,
+    /// Every field of the block was decoded; `list` is the header list's size as RFC
+    /// 9113 6.5.2 counts it.
+    Whole {
+        /// Names and values, plus 32 a field.
+        list: usize,
+    },
     /// The header list passed its bound; decoding stopped there.
     Stopped,
 }
@@ -700,9 +716,13 @@ impl Decoder {
     }
 
     /// Decodes a header block, calling `cb(name, value)` for each header in order.
-    pub fn decode(&mut self, buf: &[u8], cb: impl FnMut(&[u8], &[u8])) -> Result<(), HpackError> {
-        match self.decode_bounded(buf, usize::MAX, cb)? {
-            Decoded::Whole => Ok(()),
+    pub fn decode(
+        &mut self,
+        buf: &[u8],
+        mut cb: impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), HpackError> {
+        match self.decode_bounded(buf, usize::MAX, |n, v, _| cb(n, v))? {
+            Decoded::Whole { .. } => Ok(()),
             Decoded::Stopped => unreachable!("an unbounded list is never stopped"),
         }
     }
@@ -711,12 +731,14 @@ impl Decoder {
     /// field's name and value plus 32, as RFC 9113 6.5.2 counts it) passes `max_list`:
     /// a block of many references to one large table entry decodes to far more than
     /// its own size. After [`Decoded::Stopped`] the table may be out of step with the
-    /// peer's, so the connection cannot go on.
+    /// peer's, so the connection cannot go on. The callback is told where each field
+    /// came from ([`Source`]), so that a caller that checks fields can check each table
+    /// entry once, when it is inserted.
     pub fn decode_bounded(
         &mut self,
         buf: &[u8],
         max_list: usize,
-        mut cb: impl FnMut(&[u8], &[u8]),
+        mut cb: impl FnMut(&[u8], &[u8], Source),
     ) -> Result<Decoded, HpackError> {
         let mut at = 0;
         let mut field_seen = false;
@@ -735,7 +757,7 @@ impl Decoder {
                 if over(n, v) {
                     return Ok(Decoded::Stopped);
                 }
-                cb(n, v);
+                cb(n, v, Source::Table);
             } else if b & 0xe0 == 0x20 {
                 // Dynamic table size update: only before the block's first field.
                 if field_seen {
@@ -772,7 +794,15 @@ impl Decoder {
                     if over(n, v) {
                         return Ok(None);
                     }
-                    cb(n, v);
+                    cb(
+                        n,
+                        v,
+                        if indexing {
+                            Source::Inserted
+                        } else {
+                            Source::Literal
+                        },
+                    );
                     Ok::<_, HpackError>(Some(indexing.then(|| (n.to_vec(), v.to_vec()))))
                 })();
                 self.name = name;
@@ -784,7 +814,7 @@ impl Decoder {
                 }
             }
         }
-        Ok(Decoded::Whole)
+        Ok(Decoded::Whole { list })
     }
 }
 

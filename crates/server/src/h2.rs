@@ -33,6 +33,10 @@ const RECV_WINDOW: u32 = 1 << 20;
 /// CONTINUATION frames one header block may take: empty ones add nothing to its
 /// size, so without a count a client could send them for ever.
 const MAX_CONTINUATIONS: u32 = 256;
+/// A malformed field was added to the HPACK table: later blocks could refer to it by
+/// index, where fields are not checked again, so the connection ends (RFC 9113 5.4.1
+/// lets a stream error be treated as a connection error).
+const POISONED: &str = "a malformed field added to the header table";
 /// How far past the header-list limit a block may decode before the connection is
 /// given up on (up to the limit it is answered 431): one large table entry referenced
 /// thousands of times decodes to megabytes from a few kilobytes.
@@ -83,8 +87,9 @@ struct Stream {
     /// Response body not yet sent, from `sent`.
     pending: Vec<u8>,
     sent: usize,
-    /// A generated body's part not made yet: made into `pending` a chunk at a time.
-    more: Option<Pattern>,
+    /// A generated body's part not made yet (none when empty): made into `pending` a
+    /// chunk at a time.
+    more: Pattern,
 }
 
 /// The server side of one HTTP/2 connection.
@@ -493,14 +498,22 @@ impl H2Conn {
                 // Trailers: they must end the stream and carry no pseudo-header; a
                 // stream whose request ended takes no more headers.
                 let mut bad = !end_stream || self_dependent;
+                let mut poisoned = false;
                 let decoded = self
                     .decoder
-                    .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v| {
-                        bad |= n.first() == Some(&b':') || !field_ok(n, v)
+                    .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v, from| {
+                        bad |= n.first() == Some(&b':');
+                        if from != hpack::Source::Table && !field_ok(n, v) {
+                            bad = true;
+                            poisoned |= from == hpack::Source::Inserted;
+                        }
                     })
                     .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
                 if decoded == hpack::Decoded::Stopped {
                     return fail(frame::ENHANCE_YOUR_CALM, "a header list far past the limit");
+                }
+                if poisoned {
+                    return fail(frame::PROTOCOL_ERROR, POISONED);
                 }
                 let st = &self.streams[i];
                 if st.state != State::Receiving {
@@ -529,20 +542,22 @@ impl H2Conn {
                 send_window: 0,
                 pending: Vec::new(),
                 sent: 0,
-                more: None,
+                more: Pattern::default(),
             }),
         };
         s.path.clear();
         let mut method = None;
         let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
-        let mut size = 0usize;
         let mut declared: Option<usize> = None;
+        let mut poisoned = false;
         let decoded = self
             .decoder
-            .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v| {
-                size += n.len() + v.len() + 32;
-                if !field_ok(n, v) {
+            .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v, from| {
+                // A field from the table was checked when it went in: only new bytes
+                // are looked at.
+                if from != hpack::Source::Table && !field_ok(n, v) {
                     malformed = true;
+                    poisoned |= from == hpack::Source::Inserted;
                 }
                 if let Some(p) = n.strip_prefix(b":") {
                     if pseudo_done {
@@ -565,16 +580,14 @@ impl H2Conn {
                     }
                 } else {
                     pseudo_done = true;
-                    if n.iter().any(u8::is_ascii_uppercase)
-                        || matches!(
-                            n,
-                            b"connection"
-                                | b"keep-alive"
-                                | b"proxy-connection"
-                                | b"upgrade"
-                                | b"transfer-encoding"
-                        )
-                        || (n == b"te" && v != b"trailers")
+                    if matches!(
+                        n,
+                        b"connection"
+                            | b"keep-alive"
+                            | b"proxy-connection"
+                            | b"upgrade"
+                            | b"transfer-encoding"
+                    ) || (n == b"te" && v != b"trailers")
                     {
                         malformed = true;
                     }
@@ -588,8 +601,11 @@ impl H2Conn {
                 }
             })
             .or_else(|e| fail(frame::COMPRESSION_ERROR, e.0))?;
-        if decoded == hpack::Decoded::Stopped {
+        let hpack::Decoded::Whole { list: size } = decoded else {
             return fail(frame::ENHANCE_YOUR_CALM, "a header list far past the limit");
+        };
+        if poisoned {
+            return fail(frame::PROTOCOL_ERROR, POISONED);
         }
         if id.is_multiple_of(2) {
             return fail(frame::PROTOCOL_ERROR, "HEADERS opening an even stream");
@@ -622,7 +638,7 @@ impl H2Conn {
         s.send_window = self.peer_initial_window;
         s.pending.clear();
         s.sent = 0;
-        s.more = None;
+        s.more = Pattern::default();
         s.state = if end_stream || s.refuse.is_some() {
             self.ready.push_back(id);
             State::Queued
@@ -636,7 +652,7 @@ impl H2Conn {
     fn remove(&mut self, id: u32) {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let mut s = self.streams.swap_remove(i);
-            self.held -= s.more.take().map_or(0, |m| m.left());
+            self.held -= std::mem::take(&mut s.more).left();
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a
                 // client opening and resetting streams while routing waits cannot
@@ -724,7 +740,7 @@ impl H2Conn {
             e.field(out, 22, b"GET, HEAD", true);
         }
         e.field(out, 31, ctype.as_bytes(), true);
-        if !routes::bodyless(status) {
+        if status == 200 || !routes::bodyless(status) {
             let mut digits = [0u8; 20];
             e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
         }
@@ -754,8 +770,8 @@ impl H2Conn {
             let s = &mut self.streams[i];
             s.pending.extend_from_slice(&body[sent..]);
             s.sent = 0;
-            s.more = more;
-            self.held += body.len() - sent + more.map_or(0, |m| m.left());
+            s.more = more.unwrap_or_default();
+            self.held += body.len() - sent + s.more.left();
             self.pump(out);
         }
     }
@@ -782,7 +798,7 @@ impl H2Conn {
             }
             let mut pending = std::mem::take(&mut s.pending);
             loop {
-                let last = s.more.is_none();
+                let last = s.more.left() == 0;
                 let n = send_data(
                     out,
                     s,
@@ -796,17 +812,14 @@ impl H2Conn {
                 if s.sent < pending.len() {
                     break;
                 }
-                let Some(m) = s.more.as_mut() else {
+                if last {
                     done.push(s.id);
                     break;
-                };
+                }
                 // The chunk is out: make the next one while the windows have room.
                 pending.clear();
                 s.sent = 0;
-                m.fill(&mut pending, BODY_CHUNK);
-                if m.left() == 0 {
-                    s.more = None;
-                }
+                s.more.fill(&mut pending, BODY_CHUNK);
                 if s.send_window.min(self.send_window) <= 0 {
                     break;
                 }
@@ -831,19 +844,70 @@ struct Opening {
     self_dependent: bool,
 }
 
-/// A field that may stand in a request (RFC 9113 8.2.1): a name that is not empty and
-/// has no whitespace, controls or separators (upper case is checked by the caller),
-/// and a value without CR, LF or NUL and without whitespace at either end.
+/// A field that may stand in a request (RFC 9113 8.2.1): a name of lower-case token
+/// characters (a pseudo-header's after its colon), and a value without CR, LF or NUL
+/// and without whitespace at either end. Out of line, like [`declared_length`]: it runs
+/// for every field.
+#[inline(never)]
 fn field_ok(name: &[u8], value: &[u8]) -> bool {
     let name = name.strip_prefix(b":").unwrap_or(name);
-    !name.is_empty()
-        && name
-            .iter()
-            .all(|&b| b > b' ' && b < 0x7f && !b"\"(),/;<=>?@[\\]{}".contains(&b))
-        && !value.iter().any(|&b| b == b'\r' || b == b'\n' || b == 0)
-        && !value.first().is_some_and(|&b| b == b' ' || b == b'\t')
-        && !value.last().is_some_and(|&b| b == b' ' || b == b'\t')
+    if name.is_empty() || !name.iter().all(|&b| NAME[b as usize]) {
+        return false;
+    }
+    if let (Some(&first), Some(&last)) = (value.first(), value.last()) {
+        if matches!(first, b' ' | b'\t') || matches!(last, b' ' | b'\t') {
+            return false;
+        }
+    }
+    !has_line_break_or_nul(value)
 }
+
+/// Whether `v` holds CR, LF or NUL: eight bytes at a time, each word looked at byte by
+/// byte only when one of its bytes is below 0x0e.
+fn has_line_break_or_nul(v: &[u8]) -> bool {
+    let bad = |&b: &u8| b == b'\r' || b == b'\n' || b == 0;
+    let mut words = v.chunks_exact(8);
+    for w in &mut words {
+        let x = u64::from_le_bytes(w.try_into().expect("eight bytes"));
+        if x.wrapping_sub(0x0e0e_0e0e_0e0e_0e0e) & !x & 0x8080_8080_8080_8080 != 0
+            && w.iter().any(bad)
+        {
+            return true;
+        }
+    }
+    words.remainder().iter().any(bad)
+}
+
+/// The characters of a field name in HTTP/2 (RFC 9110 5.6.2's token characters, upper
+/// case excluded by RFC 9113 8.2.1), by byte.
+const NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_lowercase()
+            || b.is_ascii_digit()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        i += 1;
+    }
+    t
+};
 
 /// A content-length field's value, by the HTTP/1.1 parser's rule, kept out of line:
 /// inlined into the header callback, which runs for every field, it made every call
@@ -940,10 +1004,7 @@ impl Respond for H2Respond<'_> {
 
     fn respond_pattern(&mut self, len: usize) {
         self.body.clear();
-        let mut p = Pattern {
-            next: 0,
-            end: if self.head { 0 } else { len },
-        };
+        let mut p = Pattern::new(if self.head { 0 } else { len });
         p.fill(self.body, BODY_CHUNK);
         self.conn.respond(
             self.out,

@@ -778,7 +778,9 @@ impl EventLoop {
 
     /// Answers complete requests at the start of `data` until one must wait; returns
     /// the bytes used, and whether it stopped at a generated body that has since gone
-    /// out whole (so the requests after it can be answered now).
+    /// out whole (so the requests after it can be answered now). Inlined into
+    /// [`EventLoop::process`], whose loop is one function frame on the hot path.
+    #[inline(always)]
     fn process_once(&mut self, ci: usize, data: &[u8], now: Instant) -> (usize, bool) {
         if let Some(c) = self.conns[ci].as_mut() {
             if c.close_after {
@@ -810,16 +812,16 @@ impl EventLoop {
         let mut close = false;
         let mut defer: Option<(Deferred, Persist, bool)> = None;
         let mut tail = None;
+        // Whether `100 Continue` went out for the request whose body is awaited.
+        let mut continued = self.conns[ci].as_ref().is_some_and(|c| c.continued);
         let (date, server) = (self.date.line(), SERVER_LINE.as_bytes());
         let pending_out = self.conns[ci].as_ref().map_or(0, |c| c.wbuf.len());
         while pos < data.len() && pending_out + self.out.len() < MAX_PENDING_OUTPUT {
             match request::parse(&data[pos..], &self.config.limits) {
                 Parsed::Partial(waiting) => {
-                    if let Some(c) = self.conns[ci].as_mut() {
-                        if waiting.is_some_and(|w| w.expects_continue) && !c.continued {
-                            c.continued = true;
-                            self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-                        }
+                    if waiting.is_some_and(|w| w.expects_continue) && !continued {
+                        continued = true;
+                        self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                     }
                     break;
                 }
@@ -840,9 +842,7 @@ impl EventLoop {
                 }
                 Parsed::Complete(req, len) => {
                     pos += len;
-                    if let Some(c) = self.conns[ci].as_mut() {
-                        c.continued = false;
-                    }
+                    continued = false;
                     let keep = req.keep_alive && !self.draining;
                     let req = Request {
                         keep_alive: keep,
@@ -878,6 +878,7 @@ impl EventLoop {
         };
         let stopped_at_tail = tail.is_some();
         c.tail = tail;
+        c.continued = continued;
         if close && defer.is_none() {
             c.close_after = true;
             // Nothing after a closing request is answered.

@@ -101,7 +101,9 @@ fn has_token(value: &[u8], token: &[u8]) -> bool {
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
-/// Parses one request at the start of `buf`.
+/// Parses one request at the start of `buf`. Inlined into the event loop, as it was
+/// while it was smaller: a call here costs every request its frame.
+#[inline]
 pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
@@ -129,23 +131,27 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let mut expects_continue = false;
     for h in req.headers.iter() {
         let n = h.name.as_bytes();
-        if n.eq_ignore_ascii_case(b"host") {
-            hosts += 1;
-        } else if n.eq_ignore_ascii_case(b"expect") {
-            expects_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
-        } else if n.eq_ignore_ascii_case(b"content-length") {
-            let Some(len) = content_length_value(h.value) else {
-                return Parsed::Rejected(Reject::BadRequest);
-            };
-            if content_length.is_some_and(|c| c != len) {
-                return Parsed::Rejected(Reject::BadRequest);
+        // By length first: most headers are none of these and cost one compare.
+        match n.len() {
+            4 if is_name(n, b"host") => hosts += 1,
+            6 if is_name(n, b"expect") => {
+                expects_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue")
             }
-            content_length = Some(len);
-        } else if n.eq_ignore_ascii_case(b"transfer-encoding") {
-            has_te = true;
-        } else if n.eq_ignore_ascii_case(b"connection") {
-            close |= has_token(h.value, b"close");
-            keep_alive |= has_token(h.value, b"keep-alive");
+            10 if is_name(n, b"connection") => {
+                close |= has_token(h.value, b"close");
+                keep_alive |= has_token(h.value, b"keep-alive");
+            }
+            14 if is_name(n, b"content-length") => {
+                let Some(len) = content_length_value(h.value) else {
+                    return Parsed::Rejected(Reject::BadRequest);
+                };
+                if content_length.is_some_and(|c| c != len) {
+                    return Parsed::Rejected(Reject::BadRequest);
+                }
+                content_length = Some(len);
+            }
+            17 if is_name(n, b"transfer-encoding") => has_te = true,
+            _ => {}
         }
     }
     // RFC 9112 3.2: an HTTP/1.1 request has exactly one Host; none has two.
@@ -168,8 +174,14 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             expects_continue: expects_continue && !http10 && buf.len() == head_len,
         }));
     }
-    let Some(target) = origin_form(req.path.unwrap_or("/").as_bytes()) else {
-        return Parsed::Rejected(Reject::BadRequest);
+    let target = req.path.unwrap_or("/").as_bytes();
+    let target = if target.first() == Some(&b'/') {
+        target
+    } else {
+        match origin_form(target) {
+            Some(t) => t,
+            None => return Parsed::Rejected(Reject::BadRequest),
+        }
     };
     let (path, query) = split_target(target);
     let method = match req.method.unwrap_or("") {
@@ -189,6 +201,34 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     )
 }
 
+/// Whether header name `n` (token characters, as httparse checked) is `lower` in any
+/// case: setting bit 0x20 folds a letter to lower case and leaves `-` as it is.
+#[inline]
+fn is_name(n: &[u8], lower: &[u8]) -> bool {
+    if n.len() != lower.len() {
+        return false;
+    }
+    // Eight bytes at a time, then four, then one.
+    let (mut a, mut b) = (n, lower);
+    while a.len() >= 8 {
+        let x = u64::from_le_bytes(a[..8].try_into().expect("eight bytes"));
+        let y = u64::from_le_bytes(b[..8].try_into().expect("eight bytes"));
+        if x | 0x2020_2020_2020_2020 != y {
+            return false;
+        }
+        (a, b) = (&a[8..], &b[8..]);
+    }
+    if a.len() >= 4 {
+        let x = u32::from_le_bytes(a[..4].try_into().expect("four bytes"));
+        let y = u32::from_le_bytes(b[..4].try_into().expect("four bytes"));
+        if x | 0x2020_2020 != y {
+            return false;
+        }
+        (a, b) = (&a[4..], &b[4..]);
+    }
+    a.iter().zip(b).all(|(&x, &y)| x | 0x20 == y)
+}
+
 /// A Content-Length value: ASCII digits only (at most 18, around them optional
 /// whitespace); `None` for anything else, a sign included.
 pub fn content_length_value(v: &[u8]) -> Option<usize> {
@@ -202,6 +242,7 @@ pub fn content_length_value(v: &[u8]) -> Option<usize> {
 /// A request target in origin form (`/path?query`): an absolute-form target
 /// (`http://host/path`, RFC 9112 3.2.2) gives its path, `/` when it has none; `*` and
 /// anything else not starting with `/` is `None`.
+#[inline(never)]
 fn origin_form(target: &[u8]) -> Option<&[u8]> {
     if target.first() == Some(&b'/') {
         return Some(target);

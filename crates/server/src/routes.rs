@@ -29,27 +29,37 @@ pub const BODY_CHUNK: usize = 64 * 1024;
 /// `/bytes/<n>`'s body from byte `next` up to `end`: a 64-byte pattern, made a chunk
 /// at a time as the client takes it, so a client that never reads a 64 MiB answer
 /// costs one chunk, not 64 MiB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pattern {
     /// The next byte to make.
-    pub next: usize,
-    /// The body's length.
-    pub end: usize,
+    next: u32,
+    /// The body's length (at most [`MAX_BYTES`], so 32 bits keep the HTTP/2 stream
+    /// state small enough to move without a call to memcpy).
+    end: u32,
 }
 
 impl Pattern {
     const BYTES: &'static [u8; 64] =
         b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n";
 
+    /// A body of `len` bytes (at most [`MAX_BYTES`]), none made yet.
+    pub fn new(len: usize) -> Pattern {
+        assert!(len <= MAX_BYTES, "a pattern body of {len} bytes");
+        Pattern {
+            next: 0,
+            end: len as u32,
+        }
+    }
+
     /// Bytes still to make.
     pub fn left(&self) -> usize {
-        self.end - self.next
+        (self.end - self.next) as usize
     }
 
     /// Appends the next `max` bytes at most; returns how many.
     pub fn fill(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
         let n = self.left().min(max);
-        let mut at = self.next;
+        let mut at = self.next as usize;
         let stop = at + n;
         out.reserve(n);
         while at < stop {
@@ -58,7 +68,7 @@ impl Pattern {
             out.extend_from_slice(&Self::BYTES[i..i + take]);
             at += take;
         }
-        self.next = stop;
+        self.next = stop as u32;
         n
     }
 }
@@ -175,7 +185,7 @@ impl Respond for Http1<'_> {
             self.persist,
         );
         if self.method != Method::Head {
-            let mut p = Pattern { next: 0, end: len };
+            let mut p = Pattern::new(len);
             p.fill(self.out, BODY_CHUNK);
             self.tail = (p.left() > 0).then_some(p);
         }
@@ -238,7 +248,7 @@ pub fn head(
     }
     out.extend_from_slice(b"Content-Type: ");
     out.extend_from_slice(ctype.as_bytes());
-    if !bodyless(status) {
+    if status == 200 || !bodyless(status) {
         // RFC 9110 8.6: no Content-Length in a 1xx or 204, and none needed in a 304.
         out.extend_from_slice(b"\r\nContent-Length: ");
         push_decimal(out, len as u64);

@@ -661,6 +661,22 @@ fn malformed_field_names_and_values_reset_their_stream() {
     }
     assert_eq!(c.response(17).body, b"PONG");
     assert!(!c.closed && c.goaway.is_none());
+
+    // Added to the HPACK table, a malformed field could come back by index, where
+    // fields are not checked again: the connection ends instead.
+    let mut c = Client::connect(&srv, &[]);
+    let mut b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
+    b.push(0x40);
+    hpack_string(&mut b, b"x-a");
+    hpack_string(&mut b, b"1\r\nx-injected: 1");
+    c.frame(
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        1,
+        &b,
+    );
+    c.until(|c| c.goaway.is_some());
+    assert_eq!(c.goaway, Some((0, frame::PROTOCOL_ERROR)));
 }
 
 #[test]
