@@ -119,7 +119,7 @@ fn end_tree(target: i32, grace: Duration, status: &mut Option<i32>) {
     let mut termed = false;
     loop {
         reap(target, status);
-        let below = descendants(me);
+        let below = crate::process::descendants(me);
         if below.is_empty() {
             return;
         }
@@ -157,36 +157,4 @@ fn reap(target: i32, status: &mut Option<i32>) {
             *status = Some(st);
         }
     }
-}
-
-/// Live (not zombie) processes whose parent chain leads to `root`.
-fn descendants(root: i32) -> Vec<i32> {
-    let mut all: Vec<(i32, i32)> = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-                continue;
-            };
-            let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some(close) = s.rfind(')') else { continue };
-            let f: Vec<&str> = s[close + 2..].split_whitespace().collect();
-            if f.first() == Some(&"Z") {
-                continue;
-            }
-            if let Some(ppid) = f.get(1).and_then(|p| p.parse().ok()) {
-                all.push((pid, ppid));
-            }
-        }
-    }
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let p = tree[i];
-        tree.extend(all.iter().filter(|x| x.1 == p).map(|x| x.0));
-        i += 1;
-    }
-    tree.remove(0);
-    tree
 }

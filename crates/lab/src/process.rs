@@ -253,59 +253,82 @@ pub fn set_affinity(pid: i32, cpus: &[usize]) -> bool {
     }
 }
 
-/// Whether any live (non-zombie) process remains in process group `pgid`.
-pub fn group_alive(pgid: i32) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.flatten().any(|e| {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            return false;
-        };
-        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        let Some(close) = s.rfind(')') else {
-            return false;
-        };
-        let f: Vec<&str> = s[close + 2..].split_whitespace().collect();
-        f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
-    })
+/// One process as /proc/PID/stat describes it.
+#[derive(Debug, Clone, Copy)]
+struct Proc {
+    pid: i32,
+    parent: i32,
+    group: i32,
+    zombie: bool,
+    /// CPU ticks, user and system.
+    utime: u64,
+    stime: u64,
+    /// Resident pages.
+    rss: u64,
 }
 
-/// CPU ticks (user, system) and RSS pages of one process from /proc.
-fn proc_stat(pid: i32) -> Option<(i32, u64, u64, u64)> {
+/// Every process /proc shows now.
+fn processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(proc_stat)
+        .collect()
+}
+
+/// One process's /proc/PID/stat.
+fn proc_stat(pid: i32) -> Option<Proc> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces; fields start after the last ')'.
     let rest = &s[s.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    let ppid = f.get(1)?.parse().ok()?;
-    let utime = f.get(11)?.parse().ok()?;
-    let stime = f.get(12)?.parse().ok()?;
-    let rss = f.get(21)?.parse().ok()?;
-    Some((ppid, utime, stime, rss))
+    Some(Proc {
+        pid,
+        zombie: *f.first()? == "Z",
+        parent: f.get(1)?.parse().ok()?,
+        group: f.get(2)?.parse().ok()?,
+        utime: f.get(11)?.parse().ok()?,
+        stime: f.get(12)?.parse().ok()?,
+        rss: f.get(21)?.parse().ok()?,
+    })
+}
+
+/// `root` first, then every process below it by parent links, from `all`.
+fn subtree(all: &[Proc], root: i32) -> Vec<Proc> {
+    let mut tree: Vec<Proc> = all.iter().filter(|p| p.pid == root).copied().collect();
+    let mut pids = vec![root];
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        for p in all.iter().filter(|p| p.parent == parent) {
+            pids.push(p.pid);
+            tree.push(*p);
+        }
+        i += 1;
+    }
+    tree
+}
+
+/// Whether any live (non-zombie) process remains in process group `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    processes().iter().any(|p| !p.zombie && p.group == pgid)
+}
+
+/// The live (non-zombie) processes below `root`, not `root` itself.
+pub fn descendants(root: i32) -> Vec<i32> {
+    subtree(&processes(), root)
+        .iter()
+        .filter(|p| p.pid != root && !p.zombie)
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// Totals over a process tree: (user s, system s, RSS KiB); the root itself left out
 /// when `skip_root` (a guard, which is not the target).
 pub fn tree_usage(root: i32, skip_root: bool) -> (f64, f64, u64) {
-    let mut all: Vec<(i32, i32, u64, u64, u64)> = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            if let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
-                if let Some((ppid, u, s, rss)) = proc_stat(pid) {
-                    all.push((pid, ppid, u, s, rss));
-                }
-            }
-        }
-    }
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let p = tree[i];
-        tree.extend(all.iter().filter(|x| x.1 == p).map(|x| x.0));
-        i += 1;
-    }
+    let tree = subtree(&processes(), root);
     // SAFETY: sysconf has no preconditions.
     let (hz, page) = unsafe {
         (
@@ -314,13 +337,10 @@ pub fn tree_usage(root: i32, skip_root: bool) -> (f64, f64, u64) {
         )
     };
     let (mut u, mut s, mut rss) = (0u64, 0u64, 0u64);
-    if skip_root {
-        tree.remove(0);
-    }
-    for x in all.iter().filter(|x| tree.contains(&x.0)) {
-        u += x.2;
-        s += x.3;
-        rss += x.4;
+    for p in tree.iter().filter(|p| !(skip_root && p.pid == root)) {
+        u += p.utime;
+        s += p.stime;
+        rss += p.rss;
     }
     (u as f64 / hz, s as f64 / hz, rss * page / 1024)
 }
