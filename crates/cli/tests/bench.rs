@@ -54,6 +54,23 @@ fn bench(dir: &Dir, plan: &Path, extra: &[&str]) -> Output {
     c.output().unwrap()
 }
 
+/// A bench of `plan` in the background, its store and report in `dir`.
+fn spawn_bench(dir: &Dir, plan: &Path, stderr: Stdio) -> std::process::Child {
+    Command::new(BIN)
+        .arg("bench")
+        .arg(plan)
+        .arg("--db")
+        .arg(dir.path("s.db"))
+        .arg("--report")
+        .arg(dir.path("report.md"))
+        .arg("-q")
+        .current_dir(&dir.0)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 fn summary(dir: &Dir) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.path("summary.json")).unwrap()).unwrap()
 }
@@ -325,18 +342,7 @@ fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
     let scen =
         "[[scenario]]\nname = \"pong\"\npath = \"/pong\"\nduration = \"300ms\"\nconnections = 2\n";
     let p = dir.write("p.toml", &plan(&target("srv", &start), scen, 50));
-    let mut child = Command::new(BIN)
-        .arg("bench")
-        .arg(&p)
-        .arg("--db")
-        .arg(dir.path("s.db"))
-        .arg("--report")
-        .arg(dir.path("report.md"))
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_bench(&dir, &p, Stdio::piped());
     // Wait for two measured runs to be stored.
     let t = Instant::now();
     let mut stored = 0;
@@ -745,19 +751,7 @@ fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
     let scen =
         "[[scenario]]\nname = \"long\"\npath = \"/pong\"\nduration = \"30s\"\nconnections = 2\n";
     let p = dir.write("long.toml", &plan(&target("srv", &start), scen, 1));
-    let mut b = Command::new(BIN)
-        .arg("bench")
-        .arg(&p)
-        .arg("--db")
-        .arg(dir.path("s.db"))
-        .arg("--report")
-        .arg(dir.path("report.md"))
-        .arg("-q")
-        .current_dir(&dir.0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut b = spawn_bench(&dir, &p, Stdio::null());
     let until = Instant::now() + Duration::from_secs(15);
     while pids().0.is_empty() || pids().1.is_empty() {
         assert!(Instant::now() < until, "the target did not start");

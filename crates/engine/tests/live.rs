@@ -25,6 +25,27 @@ fn spec(url: &str, connections: usize, threads: usize, duration_ms: u64) -> Load
     s
 }
 
+/// Polls the live view of a run with `workers` workers until `seconds` have come (10 s
+/// at most), noting when each came.
+fn watch(
+    control: &Arc<Control>,
+    workers: usize,
+    seconds: usize,
+) -> std::thread::JoinHandle<Vec<(Instant, Interval)>> {
+    let control = control.clone();
+    std::thread::spawn(move || {
+        let mut live = Live::new(workers);
+        let mut seen: Vec<(Instant, Interval)> = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen.len() < seconds && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = Instant::now();
+            seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
+        }
+        seen
+    })
+}
+
 #[test]
 fn seconds_arrive_while_the_run_goes_and_match_the_result() {
     let url = serve(
@@ -36,20 +57,7 @@ fn seconds_arrive_while_the_run_goes_and_match_the_result() {
     );
     let s = spec(&url, 4, 2, 2500);
     let control = Arc::new(Control::watched());
-    let watcher = {
-        let control = control.clone();
-        std::thread::spawn(move || {
-            let mut live = Live::new(2);
-            let mut seen: Vec<(Instant, Interval)> = Vec::new();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while seen.len() < 3 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-                let now = Instant::now();
-                seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
-            }
-            seen
-        })
-    };
+    let watcher = watch(&control, 2, 3);
     let r = run(&s, control).unwrap().result;
     let ended = Instant::now();
     let seen = watcher.join().unwrap();
@@ -112,20 +120,7 @@ fn seconds_keep_coming_after_a_worker_ends_while_another_waits() {
     s.requests = Some(2);
     s.validate().unwrap();
     let control = Arc::new(Control::watched());
-    let watcher = {
-        let control = control.clone();
-        std::thread::spawn(move || {
-            let mut live = Live::new(2);
-            let mut seen: Vec<(Instant, Interval)> = Vec::new();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while seen.len() < 2 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-                let now = Instant::now();
-                seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
-            }
-            seen
-        })
-    };
+    let watcher = watch(&control, 2, 2);
     let r = run(&s, control).unwrap().result;
     let ended = Instant::now();
     let seen = watcher.join().unwrap();

@@ -25,6 +25,15 @@ fn spec(url: &str, shape: Shape) -> LoadSpec {
     s
 }
 
+/// A loopback port nothing listens on (bound, then let go).
+fn dead_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 fn pong() -> String {
     serve(
         "/",
@@ -187,11 +196,7 @@ fn sequential_sessions_run_one_at_a_time() {
 
 #[test]
 fn sessions_against_a_dead_port_fail_cleanly() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = dead_port();
     let mut s = spec(
         &format!("http://127.0.0.1:{port}/"),
         Shape::Sessions {
@@ -303,11 +308,7 @@ fn a_script_without_sessions_is_refused() {
 
 #[test]
 fn a_stop_ends_a_run_with_millions_of_users_due_at_once() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = dead_port();
     let mut s = spec(
         &format!("http://127.0.0.1:{port}/"),
         Shape::Users(Profile::parse(&["atOnceUsers(100000000)".to_string()]).unwrap()),
