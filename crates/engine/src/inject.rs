@@ -489,9 +489,12 @@ impl Parser {
                         unit = unit_secs(u);
                         self.pos += 2;
                     }
-                    // A word after a number that closes its argument: a unit we lack.
+                    // A word after a number that is no modifier (`during 60 randomized`):
+                    // a unit we lack.
                     (Some(Tok::Ident(u)), Some(Tok::Close) | None)
-                    | (Some(Tok::Dot), Some(Tok::Ident(u))) => {
+                    | (Some(Tok::Dot), Some(Tok::Ident(u)))
+                        if !MODIFIERS.contains(&u.as_str()) =>
+                    {
                         return Err(format!(
                             "unknown time unit {u:?} after {num}; use ms, seconds, minutes or hours (30 seconds, 2.minutes, 500 ms)"
                         ))
@@ -536,6 +539,18 @@ impl Parser {
         Ok(Some((name, args)))
     }
 }
+
+/// The modifiers a step may take after its head.
+const MODIFIERS: [&str; 8] = [
+    "during",
+    "over",
+    "to",
+    "randomized",
+    "times",
+    "eachLevelLasting",
+    "separatedByRampsLasting",
+    "startingFrom",
+];
 
 /// The most users one step may start: far past what one machine can connect, and
 /// small enough that counting them never takes long.
@@ -607,20 +622,10 @@ pub fn parse_step(s: &str) -> Result<Vec<Step>, String> {
         }
     };
     let randomized = segs.iter().skip(1).any(|(n, _)| n == "randomized");
-    let known = [
-        "during",
-        "over",
-        "to",
-        "randomized",
-        "times",
-        "eachLevelLasting",
-        "separatedByRampsLasting",
-        "startingFrom",
-    ];
     if let Some((n, _)) = segs
         .iter()
         .skip(1)
-        .find(|(n, _)| !known.contains(&n.as_str()))
+        .find(|(n, _)| !MODIFIERS.contains(&n.as_str()))
     {
         return Err(err(format!("unknown modifier {n:?}")));
     }
@@ -804,9 +809,30 @@ mod tests {
             ("atOnceUsers(1.5)", "whole number"),
             ("rampUsers(10).during(5", "missing )"),
             ("constantUsersPerSec(-1).during(5)", "unexpected character"),
+            (
+                "rampUsers(10) over (1 fortnight)",
+                "unknown time unit \"fortnight\"",
+            ),
+            (
+                "rampUsers(10).during(1.fortnight)",
+                "unknown time unit \"fortnight\"",
+            ),
+            ("atOnceUsers(100000000000000000000)", "at most 100000000"),
+            (
+                "constantUsersPerSec(20000000).during(1)",
+                "users/s is beyond",
+            ),
         ] {
             let e = Profile::parse(&[bad.to_string()]).unwrap_err();
             assert!(e.contains(needle) && e.contains("accepted:"), "{bad}: {e}");
+        }
+        // A modifier after a bare number is no unit.
+        for ok in [
+            "constantUsersPerSec(10) during 60 randomized",
+            "constantUsersPerSec(10) during 60.randomized",
+            "rampUsers(10) over (1 minute)",
+        ] {
+            assert!(Profile::parse(&[ok.to_string()]).is_ok(), "{ok}");
         }
         let e = Profile::parse(&["atOnceUsers(1), constantConcurrentUsers(2).during(1)".into()])
             .unwrap_err();
