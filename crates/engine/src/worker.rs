@@ -1110,11 +1110,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Reads until the socket is drained. `closing` says the peer's FIN or RST arrived
-    /// with this wake-up: then the end of stream must be read too, since no further
-    /// edge will announce it.
-    /// Reads the connections whose read budget ran out last time (rare: kept out of
-    /// the loop so that the common path inlines [`Worker::on_readable`]).
+    /// Reads the connections whose read budget ran out last time (rare: out of line, so
+    /// the loop's own code stays small).
     #[inline(never)]
     fn read_again(&mut self, buf: &mut [u8]) {
         for (ci, closing) in std::mem::take(&mut self.reread) {
@@ -1124,8 +1121,10 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Inlined into the loop, where it is called for every readiness event; the queue
-    /// of connections to read again calls it through [`Worker::read_again`].
+    /// Reads until the socket is drained, or up to [`READS_PER_WAKE`] reads, after
+    /// which the connection is queued to be read again. `closing` says the peer's FIN
+    /// or RST arrived with this wake-up: then the end of stream must be read too, since
+    /// no further edge will announce it.
     #[inline]
     fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
         for _ in 0..READS_PER_WAKE {
