@@ -4,7 +4,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use stampede_engine::{Control, LoadSpec, Run, Target};
 
@@ -38,34 +37,8 @@ impl Exit {
     }
 }
 
-/// Parses a duration: `10s`, `500ms`, `2m`, `1h`, `250us`, or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h"))?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return Err(format!(
-                "{s:?} has an unknown unit {unit:?}; use us, ms, s, m or h"
-            ))
-        }
-    };
-    let secs = v * mult;
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("{s:?} is out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
+/// Durations in flags are read as plans read them.
+pub use stampede_engine::spec::parse_duration;
 
 /// Parses a count with wrk's metric suffixes: `100`, `1k`, `2M`.
 pub fn parse_metric(s: &str) -> Result<u64, String> {
@@ -270,17 +243,6 @@ pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert!(parse_duration("10x").unwrap_err().contains("unit"));
-        assert!(parse_duration("abc").unwrap_err().contains("duration"));
-    }
 
     #[test]
     fn metrics() {

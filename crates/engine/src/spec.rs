@@ -158,6 +158,37 @@ pub struct LoadSpec {
     pub http2: bool,
 }
 
+/// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
+/// (`sec`, `secs`), `2m` (`min`), `1h`, or a bare number of seconds; units in any case.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "{s:?} has an unknown unit {:?}; use us, ms, s, m or h",
+                unit.trim()
+            ))
+        }
+    };
+    let secs = v * mult;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
 /// The most requests one connection may have in flight (pipelined, or HTTP/2
 /// streams).
 pub const MAX_PIPELINE: usize = 65_536;
@@ -322,5 +353,32 @@ impl LoadSpec {
         }
         self.threads = self.threads.min(self.connections);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_every_spelling_flags_and_plans_accept() {
+        let d = |s: &str| parse_duration(s).unwrap();
+        assert_eq!(d("10s"), Duration::from_secs(10));
+        assert_eq!(d("10"), Duration::from_secs(10));
+        assert_eq!(d("10sec"), Duration::from_secs(10));
+        assert_eq!(d("10 SECS"), Duration::from_secs(10));
+        assert_eq!(d("500ms"), Duration::from_millis(500));
+        assert_eq!(d("250us"), Duration::from_micros(250));
+        assert_eq!(d("250µs"), Duration::from_micros(250));
+        assert_eq!(d("2m"), Duration::from_secs(120));
+        assert_eq!(d("2min"), Duration::from_secs(120));
+        assert_eq!(d("1h"), Duration::from_secs(3600));
+        assert_eq!(d("1.5s"), Duration::from_millis(1500));
+        assert!(parse_duration("10x").unwrap_err().contains("unit"));
+        assert!(parse_duration("5 fortnights")
+            .unwrap_err()
+            .contains("unknown unit"));
+        assert!(parse_duration("abc").unwrap_err().contains("duration"));
+        assert!(parse_duration("1000000000h").is_err());
     }
 }

@@ -371,37 +371,9 @@ impl Ctx<'_> {
     }
 
     fn duration(&self, v: &Spanned<String>, field: &str) -> Result<Duration, PlanError> {
-        parse_duration(v.get_ref()).map_err(|m| self.err(v.span().start, field, m))
+        stampede_engine::spec::parse_duration(v.get_ref())
+            .map_err(|m| self.err(v.span().start, field, m))
     }
-}
-
-/// `10s`, `500ms`, `2m`, `1h`, `250us`, or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h"))?;
-    let mult = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        u => {
-            return Err(format!(
-                "{s:?} has an unknown unit {u:?}; use us, ms, s, m or h"
-            ))
-        }
-    };
-    let secs = v * mult;
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("{s:?} is out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 impl Plan {
@@ -1215,6 +1187,9 @@ burst = 5
             assert_eq!((e.line, e.field.as_str()), (line, field), "{tail:?}: {e}");
             assert!(e.message.contains(msg), "{tail:?}: {e}");
         }
+        // The flags' spellings of durations hold in plans too.
+        let p = Plan::parse(&format!("{base}duration = \"10sec\"\n"), "ok.toml").unwrap();
+        assert_eq!(p.scenarios[0].duration, Some(Duration::from_secs(10)));
         let e = err("[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\nready = \"/\\r\\nX: 1\"\n[[scenario]]\nname = \"s\"\nrequests = 1\n");
         assert_eq!((e.line, e.field.as_str()), (4, "target.ready"), "{e}");
     }
