@@ -7,6 +7,7 @@
 //! peer's encoder, integer and literal encoding, and an [`hpack::Encoder`] for
 //! responses that indexes the fields a connection repeats. Neither does I/O; the
 //! connection state machines live with their users.
+#![forbid(unsafe_code)]
 
 pub mod frame;
 pub mod hpack;

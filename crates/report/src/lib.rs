@@ -3,6 +3,7 @@
 //! Each dialect prints the report shape of the tool it imitates, line for line, so
 //! scripts that scrape ab's or wrk's output keep working; the numbers behind them come
 //! from stampede's histograms. Renderers only read results: nothing here measures.
+#![forbid(unsafe_code)]
 
 pub mod ab;
 pub mod bench;

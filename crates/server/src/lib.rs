@@ -21,6 +21,7 @@
 //! (pipelined) request in it, writes all their answers with one `write`, and keeps
 //! per-connection buffers only for the rare partial request or unfinished write; an idle
 //! connection costs a few hundred bytes, which is what keeps 10,000 connections cheap.
+#![forbid(unsafe_code)]
 
 pub mod date;
 pub mod h2;

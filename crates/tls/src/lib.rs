@@ -13,6 +13,7 @@
 //! off); [`server_config`] the server side from PEM files or a certificate generated
 //! on the spot ([`self_signed`]). [`classify`] tells certificate failures from other
 //! TLS failures so that a load run can count them by kind.
+#![forbid(unsafe_code)]
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
