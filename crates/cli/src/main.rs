@@ -1,5 +1,6 @@
 //! The `stampede` binary: parses arguments, dispatches to a dialect, maps errors to exit
-//! codes (0 ran, 1 could not run, 2 bad usage). Dialects that mimic other tools (`ab`,
+//! codes (0 ran, 1 could not run, 2 bad usage, 3 an assertion failed; a bench stopped
+//! by Ctrl-C or SIGTERM exits 130, as does a second Ctrl-C during any run). Dialects that mimic other tools (`ab`,
 //! `wrk`) parse their own arguments so that their flags keep those tools' meaning.
 
 /// `eprintln!` that never panics: a closed standard error (`stampede … 2>&1 | head`)
@@ -33,7 +34,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one. Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run and reports what was measured (a bench then exits 130), a second Ctrl-C exits 130 at once."
 )]
 struct Cli {
     #[command(subcommand)]
