@@ -41,7 +41,14 @@ fn keepalive_content_length() {
     assert_eq!(r.requests.completed, 300);
     assert_eq!(r.statuses.get(&200), Some(&300));
     assert_eq!(r.requests.keepalive, 300);
-    assert_eq!(r.connections_opened, 4);
+    // Every request on a kept-alive connection: at most the four asked for. (Fewer when
+    // one worker thread is scheduled late on a busy machine and finds the shared budget
+    // already spent: its connections never open.)
+    assert!(
+        (1..=4).contains(&r.connections_opened),
+        "{}",
+        r.connections_opened
+    );
     assert_eq!(r.bytes.body, 1200);
     assert_eq!(r.server_software.as_deref(), Some("scripted"));
     assert_eq!(r.document_length, None, "length check was off");
