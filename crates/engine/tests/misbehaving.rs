@@ -204,7 +204,9 @@ fn pipelined_requests() {
     sp.pipeline = 8;
     let r = go(sp);
     assert_eq!(r.requests.completed, 1000);
-    assert_eq!(r.connections_opened, 4);
+    // No more connections than asked for (fewer when a late worker finds the budget
+    // spent, as in keepalive_content_length).
+    assert!((1..=4).contains(&r.connections_opened));
 }
 
 #[test]
