@@ -64,23 +64,17 @@ pub struct Checked {
     pub actual: String,
 }
 
+/// A latency bound in µs: a duration as flags and plans write one, but with its unit
+/// required (a bare `50` could mean anything here).
 fn latency_value(v: &str) -> Result<f64, String> {
     let t = v.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{v:?} is not a latency; write it like 50ms, 250us or 1.5s"))?;
-    let mult = match unit.trim() {
-        "us" | "µs" => 1.0,
-        "ms" => 1e3,
-        "s" => 1e6,
-        "" => return Err(format!("{v:?} needs a unit: us, ms or s")),
-        u => return Err(format!("{v:?} has an unknown unit {u:?}; use us, ms or s")),
-    };
-    Ok(n * mult)
+    if t.chars()
+        .last()
+        .is_none_or(|c| c.is_ascii_digit() || c == '.')
+    {
+        return Err(format!("{v:?} needs a unit: us, ms or s"));
+    }
+    stampede_engine::spec::parse_duration(t).map(|d| d.as_secs_f64() * 1e6)
 }
 
 fn number(v: &str) -> Result<f64, String> {
