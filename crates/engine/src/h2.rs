@@ -7,7 +7,7 @@
 //! engine's HTTP/1.1 bytes translated once ([`H2Request::from_http1`]), so every
 //! request source (native, ab, wrk, scripts) works over HTTP/2 unchanged. Header blocks
 //! are sent as literals without indexing (no encoder state, so one block serves every
-//! stream); responses are decoded with HPACK's dynamic table ([`stampede_h2::hpack`]). Windows are
+//! stream); responses are decoded with HPACK's dynamic table ([`stampede_wire::hpack`]). Windows are
 //! opened wide at the start (1 GiB for the connection and each stream) so that flow
 //! control never paces a benchmark, and refilled as data is consumed; request bodies
 //! respect the server's windows and frame size.
@@ -18,15 +18,15 @@ use std::collections::VecDeque;
 /// servers to allow no fewer).
 pub const ASSUMED_MAX_STREAMS: usize = 100;
 
-pub use stampede_h2::frame::PREFACE;
-use stampede_h2::frame::{
+pub use stampede_wire::frame::PREFACE;
+use stampede_wire::frame::{
     self, head as frame_head, Head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME,
     END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PRIORITY_FLAG as PRIORITY, PUSH_PROMISE,
     RST_STREAM, SETTINGS, SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE,
     SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE,
     WINDOW_UPDATE,
 };
-use stampede_h2::hpack::{integer_encode as integer, literal};
+use stampede_wire::hpack::{integer_encode as integer, literal};
 
 /// The receive window we open for the connection and for each stream.
 const WINDOW: u32 = 1 << 30;
@@ -117,7 +117,7 @@ impl H2Request {
 /// static matches are indexed; other fields are inserted into the dynamic table by the
 /// first block and indexed by the rest (the entry inserted last sits at 62).
 fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
-    use stampede_h2::hpack::STATIC;
+    use stampede_wire::hpack::STATIC;
     let exact = |n: &[u8], v: &[u8]| STATIC.iter().position(|&(sn, sv)| sn == n && sv == v);
     let by_name = |n: &[u8]| STATIC.iter().position(|&(sn, _)| sn == n);
     let inserted: Vec<usize> = (0..fields.len())
@@ -222,7 +222,7 @@ struct Stream {
 pub struct H2Conn {
     /// Frames to write, in order.
     pub out: Vec<u8>,
-    decoder: stampede_h2::hpack::Decoder,
+    decoder: stampede_wire::hpack::Decoder,
     inbuf: Vec<u8>,
     next_id: u32,
     streams: VecDeque<Stream>,
@@ -282,7 +282,7 @@ impl H2Conn {
         frame::window_update(&mut out, 0, WINDOW - 65_535);
         H2Conn {
             out,
-            decoder: stampede_h2::hpack::Decoder::new(),
+            decoder: stampede_wire::hpack::Decoder::new(),
             inbuf: Vec::new(),
             next_id: 1,
             streams: VecDeque::new(),
@@ -729,7 +729,7 @@ impl H2Conn {
 }
 
 fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
-    stampede_h2::frame::unpad(flags, payload).map_err(|e| H2Error(e.into()))
+    stampede_wire::frame::unpad(flags, payload).map_err(|e| H2Error(e.into()))
 }
 
 #[cfg(test)]

@@ -18,10 +18,10 @@
 
 use std::collections::VecDeque;
 
-pub use stampede_h2::frame;
-use stampede_h2::frame::Head;
-pub use stampede_h2::frame::PREFACE;
-use stampede_h2::hpack;
+pub use stampede_wire::frame;
+use stampede_wire::frame::Head;
+pub use stampede_wire::frame::PREFACE;
+use stampede_wire::hpack;
 
 use crate::request::{content_length_value, Limits, Method};
 use crate::routes::{self, Pattern, Respond, BODY_CHUNK};

@@ -330,23 +330,15 @@ fn content_type(path: &Path) -> &'static str {
 /// (which would let `..%2f` pass a segment check).
 fn decode_path(p: &[u8]) -> Option<String> {
     let mut out = Vec::with_capacity(p.len());
-    let mut i = 0;
-    while i < p.len() {
-        if p[i] == b'%' {
-            let hex = std::str::from_utf8(p.get(i + 1..i + 3)?).ok()?;
-            let b = u8::from_str_radix(hex, 16).ok()?;
-            if b == b'/' || b == b'\\' || b == 0 {
-                return None;
-            }
-            out.push(b);
-            i += 3;
-        } else {
-            if p[i] == 0 || p[i] == b'\\' {
-                return None;
-            }
-            out.push(p[i]);
-            i += 1;
+    for (i, segment) in p.split(|&b| b == b'/').enumerate() {
+        let decoded = stampede_wire::percent::decode(segment)?;
+        if decoded.iter().any(|&b| b == b'/' || b == b'\\' || b == 0) {
+            return None;
         }
+        if i > 0 {
+            out.push(b'/');
+        }
+        out.extend_from_slice(&decoded);
     }
     String::from_utf8(out).ok()
 }
@@ -504,6 +496,8 @@ mod tests {
             b"/etc/passwd",
             b"..%5c..%5cx",
             b"sub/%00",
+            b"sub/a%+5.txt",
+            b"sub/%-1a.txt",
             b"",
         ] {
             assert!(

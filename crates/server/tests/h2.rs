@@ -10,9 +10,9 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use stampede_h2::frame::{self, Head};
-use stampede_h2::hpack;
 use stampede_server::Config;
+use stampede_wire::frame::{self, Head};
+use stampede_wire::hpack;
 
 mod common;
 

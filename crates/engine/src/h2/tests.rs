@@ -1,7 +1,7 @@
 //! The HTTP/2 client state machine against hand-built server frames.
 
 use super::*;
-use stampede_h2::frame::PADDED;
+use stampede_wire::frame::PADDED;
 
 fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();

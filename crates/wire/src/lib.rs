@@ -1,13 +1,15 @@
-//! HTTP/2's wire format, shared by both ends stampede plays: the load engine's client
+//! The wire formats shared by both ends stampede plays: the load engine's client
 //! connections and the reference server's.
 //!
 //! [`frame`] holds the frame layout (RFC 9113 §4 and §6): types, flags, settings and
 //! error codes, and writers for the frames both sides send. [`hpack`] is header
 //! compression (RFC 7541): a decoder that keeps the dynamic table in step with the
 //! peer's encoder, integer and literal encoding, and an [`hpack::Encoder`] for
-//! responses that indexes the fields a connection repeats. Neither does I/O; the
+//! responses that indexes the fields a connection repeats. [`percent`] is strict
+//! percent-decoding for URLs and request paths. None of them does I/O; the
 //! connection state machines live with their users.
 #![forbid(unsafe_code)]
 
 pub mod frame;
 pub mod hpack;
+pub mod percent;
