@@ -170,7 +170,7 @@ pub const EXIT_ASSERT: i32 = 3;
 /// Checks assertions against a result, prints PASS/FAIL lines on stderr, writes JUnit
 /// XML if asked; any failure becomes exit code 3.
 pub fn check_assertions(
-    asserts: &[stampede_lab::assert::Assertion],
+    asserts: &[stampede_engine::assert::Assertion],
     r: &stampede_engine::RunResult,
     class: &str,
     junit: Option<&str>,

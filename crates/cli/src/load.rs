@@ -1,9 +1,9 @@
 //! `stampede load`: the native interface to the engine, with a compact summary and JSON.
 
 use clap::{ArgAction, Args, ValueEnum};
+use stampede_engine::assert::Assertion;
 use stampede_engine::inject::Profile;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
-use stampede_lab::assert::Assertion;
 use stampede_report::{
     gatling_report, hgrm, hlog, loud_warnings, series_csv, summary, GatlingBounds,
 };

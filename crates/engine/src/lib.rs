@@ -23,6 +23,7 @@
 //! ```
 
 pub mod arrivals;
+pub mod assert;
 pub mod error;
 pub mod h2;
 pub mod http1;
@@ -45,7 +46,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub use error::{ErrorKind, RunError, SpecError};
 pub use live::Live;
 pub use recorder::RequestRecord;
-pub use request::{Request, RequestBuilder, Version};
+pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{value_at_percentile, Hist, LatencyStats, RunResult, TlsStats};
 pub use schedule::{Budget, Closed, Next, Schedule};
 pub use spec::{LoadSpec, Session, Shape, Step};

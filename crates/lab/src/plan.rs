@@ -210,7 +210,7 @@ pub struct Scenario {
     /// Verification.
     pub verify: Verify,
     /// Assertions checked on every measured run.
-    pub asserts: Vec<crate::assert::Assertion>,
+    pub asserts: Vec<stampede_engine::assert::Assertion>,
     /// Line of the `[[scenario]]` table.
     pub line: usize,
 }
@@ -899,7 +899,7 @@ fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
         .asserts
         .iter()
         .map(|a| {
-            crate::assert::Assertion::parse(a.get_ref())
+            stampede_engine::assert::Assertion::parse(a.get_ref())
                 .map_err(|e| cx.err(a.span().start, "scenario.assert", e))
         })
         .collect::<Result<Vec<_>, _>>()?;

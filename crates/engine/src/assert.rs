@@ -7,8 +7,8 @@
 //! `%` value, a share of the requests. Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
 //! Latency values need a unit (`us`, `ms`, `s`); counts and rates take `k` and `M`.
 
+use crate::RunResult;
 use serde::{Deserialize, Serialize};
-use stampede_engine::RunResult;
 
 /// What an assertion measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,7 +74,7 @@ fn latency_value(v: &str) -> Result<f64, String> {
     {
         return Err(format!("{v:?} needs a unit: us, ms or s"));
     }
-    stampede_engine::spec::parse_duration(t).map(|d| d.as_secs_f64() * 1e6)
+    crate::spec::parse_duration(t).map(|d| d.as_secs_f64() * 1e6)
 }
 
 fn number(v: &str) -> Result<f64, String> {
@@ -172,7 +172,7 @@ impl Assertion {
         let (actual, shown) = match self.metric {
             Metric::Percentile(q, u) => {
                 let h = hist(u);
-                let v = stampede_engine::value_at_percentile(h, q) as f64;
+                let v = crate::value_at_percentile(h, q) as f64;
                 (v, ms(v))
             }
             Metric::Mean(u) => (hist(u).mean(), ms(hist(u).mean())),
