@@ -6,9 +6,8 @@
 //! response or failed request is reported loudly, because ab's silence about error pages
 //! has produced published benchmarks of 404 pages.
 
-use base64::Engine as _;
 use clap::{ArgAction, Parser};
-use stampede_engine::{LoadSpec, RequestBuilder, Version};
+use stampede_engine::{AbRequest, LoadSpec};
 use stampede_report::{ab_csv, ab_gnuplot, ab_report, loud_warnings, AbInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
@@ -168,47 +167,21 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         (None, false) => body_method.to_string(),
     };
 
-    // ab's request: request line, keep-alive, cookies, auth, then (for a body) its
-    // length and type, then -H headers followed by the Host/User-Agent/Accept defaults.
-    let mut b = RequestBuilder::new(&method, &target.path)
-        .version(Version::Http10)
-        .without_content_length();
-    if a.keepalive {
-        b = b.header("Connection", "Keep-Alive");
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| common::header_arg(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let request = AbRequest {
+        method: &method,
+        keepalive: a.keepalive,
+        cookies: &a.cookies,
+        auth: a.auth.as_deref(),
+        body: body.as_deref().map(|b| (b, a.content_type.as_str())),
+        headers: &headers,
     }
-    for c in &a.cookies {
-        b = b.header("Cookie", c);
-    }
-    if let Some(auth) = &a.auth {
-        let enc = base64::engine::general_purpose::STANDARD.encode(auth.as_bytes());
-        b = b.header("Authorization", &format!("Basic {enc}"));
-    }
-    if let Some(body) = &body {
-        b = b
-            .header("Content-length", &body.len().to_string())
-            .header("Content-type", &a.content_type);
-    }
-    let mut has = [false; 3];
-    for h in &a.headers {
-        let (n, v) = common::header_arg(h)?;
-        for (i, d) in ["Host", "User-Agent", "Accept"].iter().enumerate() {
-            has[i] |= n.eq_ignore_ascii_case(d);
-        }
-        b = b.header(&n, &v);
-    }
-    if !has[0] {
-        b = b.header("Host", &target.authority);
-    }
-    if !has[1] {
-        b = b.header("User-Agent", "ApacheBench/2.3");
-    }
-    if !has[2] {
-        b = b.header("Accept", "*/*");
-    }
-    if let Some(body) = body {
-        b = b.body(body);
-    }
-    let request = b.build().map_err(|e| Exit::usage(e.to_string()))?;
+    .build(&target)
+    .map_err(|e| Exit::usage(e.to_string()))?;
     if a.verbosity >= 2 {
         common::out(&format!(
             "INFO: {method} header == \n---\n{}\n---\n",

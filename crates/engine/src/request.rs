@@ -39,6 +39,75 @@ impl Request {
     }
 }
 
+/// ApacheBench's request, the one source for `stampede ab` and plans with
+/// `style = "ab"`: what ab 2.3 writes, in its order.
+#[derive(Debug, Clone, Default)]
+pub struct AbRequest<'a> {
+    /// Upper-case method.
+    pub method: &'a str,
+    /// `-k`: `Connection: Keep-Alive`.
+    pub keepalive: bool,
+    /// `-C`: one `Cookie` header each.
+    pub cookies: &'a [String],
+    /// `-A user:password`: HTTP Basic.
+    pub auth: Option<&'a str>,
+    /// `-p`/`-u` with `-T`: the body and its type.
+    pub body: Option<(&'a [u8], &'a str)>,
+    /// `-H`: each header, before the Host, User-Agent and Accept ab adds when they are
+    /// not given.
+    pub headers: &'a [(String, String)],
+}
+
+/// ab's default `Content-type` for a body (`-T`).
+pub const AB_CONTENT_TYPE: &str = "text/plain";
+
+impl AbRequest<'_> {
+    /// The request ab sends for `target`: `METHOD path HTTP/1.0`, keep-alive, cookies,
+    /// authorization, `Content-length` and `Content-type` with a body, the `-H` headers,
+    /// then `Host`, `User-Agent: ApacheBench/2.3` and `Accept: */*` unless given.
+    pub fn build(&self, target: &Target) -> Result<Request, SpecError> {
+        use base64::Engine as _;
+        let mut b = RequestBuilder::new(self.method, &target.path)
+            .version(Version::Http10)
+            .without_content_length();
+        if self.keepalive {
+            b = b.header("Connection", "Keep-Alive");
+        }
+        for c in self.cookies {
+            b = b.header("Cookie", c);
+        }
+        if let Some(auth) = self.auth {
+            let enc = base64::engine::general_purpose::STANDARD.encode(auth.as_bytes());
+            b = b.header("Authorization", &format!("Basic {enc}"));
+        }
+        if let Some((body, ctype)) = self.body {
+            b = b
+                .header("Content-length", &body.len().to_string())
+                .header("Content-type", ctype);
+        }
+        for (n, v) in self.headers {
+            b = b.header(n, v);
+        }
+        for (name, value) in [
+            ("Host", target.authority.as_str()),
+            ("User-Agent", "ApacheBench/2.3"),
+            ("Accept", "*/*"),
+        ] {
+            if !self
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+            {
+                b = b.header(name, value);
+            }
+        }
+        if let Some((body, _)) = self.body {
+            b = b.body(body.to_vec());
+        }
+        b.build()
+    }
+}
+
 /// Builds a [`Request`] from parts. Headers keep the order they are added in.
 #[derive(Debug, Clone)]
 pub struct RequestBuilder {
@@ -244,6 +313,41 @@ pub fn parse_header_arg(s: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ab_request_bytes_in_abs_order() {
+        let t = Target::parse("http://127.0.0.1:8080/echo?x=1").unwrap();
+        let headers = vec![("X-A".to_string(), "1".to_string())];
+        let cookies = vec!["k=v".to_string()];
+        let r = AbRequest {
+            method: "POST",
+            keepalive: true,
+            cookies: &cookies,
+            auth: Some("u:p"),
+            body: Some((b"hello", AB_CONTENT_TYPE)),
+            headers: &headers,
+        }
+        .build(&t)
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(r.bytes).unwrap(),
+            "POST /echo?x=1 HTTP/1.0\r\nConnection: Keep-Alive\r\nCookie: k=v\r\n\
+             Authorization: Basic dTpw\r\nContent-length: 5\r\nContent-type: text/plain\r\n\
+             X-A: 1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\nhello"
+        );
+        let given = vec![("user-agent".to_string(), "me".to_string())];
+        let r = AbRequest {
+            method: "GET",
+            headers: &given,
+            ..AbRequest::default()
+        }
+        .build(&t)
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(r.bytes).unwrap(),
+            "GET /echo?x=1 HTTP/1.0\r\nuser-agent: me\r\nHost: 127.0.0.1:8080\r\nAccept: */*\r\n\r\n"
+        );
+    }
 
     #[test]
     fn native_request_bytes() {
