@@ -224,7 +224,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         "stampede httperf: {count} connections of {calls} calls each to {}; the report follows at the end",
         spec.target.url
     );
-    let before = rusage();
+    let before = stampede_engine::limits::self_cpu();
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -237,11 +237,11 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             ..Default::default()
         },
     )?;
-    let after = rusage();
+    let after = stampede_engine::limits::self_cpu();
     let info = HttperfInfo {
         command,
-        cpu_user_s: after.0 - before.0,
-        cpu_system_s: after.1 - before.1,
+        cpu_user_s: after.user - before.user,
+        cpu_system_s: after.system - before.system,
         sessions: a.wsess.is_some(),
     };
     common::out(&httperf_report(&run.result, &info));
@@ -278,13 +278,4 @@ fn normalized(a: &HttperfArgs, uri: &str) -> String {
         s += &format!(" --timeout={t}");
     }
     s
-}
-
-/// This process's CPU time so far, user and system seconds.
-fn rusage() -> (f64, f64) {
-    // SAFETY: getrusage fills the struct we pass.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    (t(u.ru_utime), t(u.ru_stime))
 }

@@ -1,4 +1,6 @@
-//! Process limits that decide whether a run can start: the open-file limit.
+//! Process limits that decide whether a run can start (the open-file limit), and the
+//! CPU time a process has used, read one way for every caller (the httperf report, the
+//! lab's client and target figures).
 //!
 //! Every connection is a file descriptor; ab's c10k run needs over 10,000. The soft limit
 //! is raised to the hard limit at start, and a run that would still not fit is refused
@@ -38,4 +40,42 @@ pub fn raise_nofile(wanted: u64) -> u64 {
 /// one per connection, an epoll and a waker per worker, and a margin for stdio and files.
 pub fn fds_needed(connections: usize, threads: usize) -> u64 {
     connections as u64 + 2 * threads as u64 + 32
+}
+
+/// CPU time used, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTime {
+    /// In user mode.
+    pub user: f64,
+    /// In the kernel.
+    pub system: f64,
+}
+
+impl CpuTime {
+    /// User and system together.
+    pub fn total(&self) -> f64 {
+        self.user + self.system
+    }
+
+    /// The times in a `rusage` the kernel filled.
+    pub fn of(ru: &libc::rusage) -> CpuTime {
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        CpuTime {
+            user: secs(ru.ru_utime),
+            system: secs(ru.ru_stime),
+        }
+    }
+}
+
+/// This process's CPU time so far, every thread's.
+pub fn self_cpu() -> CpuTime {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only into the struct we pass.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    if r != 0 {
+        // Cannot fail for RUSAGE_SELF with a valid pointer; report nothing used.
+        return CpuTime::default();
+    }
+    CpuTime::of(&ru)
 }

@@ -223,7 +223,7 @@ fn wait4(pid: i32, block: bool) -> Option<Exit> {
     if r != pid {
         return None;
     }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu = stampede_engine::limits::CpuTime::of(&ru);
     let how = if libc::WIFEXITED(status) {
         format!("exited {}", libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {
@@ -233,8 +233,8 @@ fn wait4(pid: i32, block: bool) -> Option<Exit> {
     };
     Some(Exit {
         status: how,
-        user_s: tv(ru.ru_utime),
-        sys_s: tv(ru.ru_stime),
+        user_s: cpu.user,
+        sys_s: cpu.system,
         max_rss_kb: ru.ru_maxrss as u64,
     })
 }
@@ -395,15 +395,6 @@ impl Sampler {
             peak,
         )
     }
-}
-
-/// This process's CPU time so far (user + system), seconds.
-pub fn self_cpu() -> f64 {
-    // SAFETY: getrusage fills the struct we pass.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(u.ru_utime) + t(u.ru_stime)
 }
 
 #[cfg(test)]
