@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use stampede_lab::plan::Plan;
+use stampede_lab::record::{Outcome, RunRecord};
 use stampede_lab::runner::{self, Event, Observer, Phase};
 use stampede_lab::stats::Test;
 use stampede_lab::store::Store;
-use stampede_lab::summary::{compare_benches, summarize_bench, BenchSummary};
+use stampede_lab::summary::{compare_benches, summarize_bench, BenchRecord, BenchSummary};
 use stampede_report::{bench_markdown, bench_table, changes_table};
 
 use crate::common::{self, Exit};
@@ -215,24 +216,20 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
     let out = runner::run_bench(&plan, &store, &opts, &mut progress)
         .map_err(|e| Exit::fail(e.to_string()))?;
     progress.clear();
-    let mut summary = summarize_bench(
-        out.bench_id,
-        &out.plan,
-        serde_json::to_value(&out.environment).unwrap_or_default(),
-        out.environment.one_line(),
-        &out.targets,
-        &plan
-            .scenarios
-            .iter()
-            .map(|s| s.name.clone())
-            .collect::<Vec<_>>(),
-        &out.verifications,
-        &out.runs,
-        &out.assertions,
-        noise,
-        test,
-        out.interrupted,
-    );
+    let scenarios: Vec<String> = plan.scenarios.iter().map(|s| s.name.clone()).collect();
+    let record = BenchRecord {
+        bench_id: out.bench_id,
+        plan: &out.plan,
+        environment: &serde_json::to_value(&out.environment).unwrap_or_default(),
+        machine: &out.environment.one_line(),
+        targets: &out.targets,
+        scenarios: &scenarios,
+        verifications: &out.verifications,
+        runs: &out.runs,
+        assertions: &out.assertions,
+        interrupted: out.interrupted,
+    };
+    let mut summary = summarize_bench(&record, noise, test);
     summary.description = plan.description.clone();
     write_outputs(&summary, &a)?;
     if let Some(p) = &a.html {
@@ -268,7 +265,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
     let failed_checks = out
         .verifications
         .iter()
-        .filter(|v| v.outcome == "fail")
+        .filter(|v| v.outcome == Outcome::Fail)
         .count();
     if failed_targets + failed_checks > 0 {
         return Err(Exit::fail(format!(
@@ -445,24 +442,8 @@ pub fn report(a: ReportArgs) -> Result<(), Exit> {
         common::out(&out);
         return Ok(());
     }
-    let runs: Vec<stampede_lab::store::RunRecord> = runs.into_iter().map(|(_, r)| r).collect();
-    let verifications: Vec<stampede_lab::runner::Verification> = store
-        .verifications(row.id)
-        .map_err(fail)?
-        .into_iter()
-        .map(
-            |(target, scenario, outcome, details)| stampede_lab::runner::Verification {
-                target,
-                scenario,
-                outcome,
-                failures: details
-                    .lines()
-                    .map(str::to_string)
-                    .filter(|l| !l.is_empty())
-                    .collect(),
-            },
-        )
-        .collect();
+    let runs: Vec<RunRecord> = runs.into_iter().map(|(_, r)| r).collect();
+    let verifications = store.verifications(row.id).map_err(fail)?;
     // Scenarios in plan order when the stored plan still parses, else as they ran.
     let mut scenarios: Vec<String> = store
         .plan_source(row.id)
@@ -479,20 +460,19 @@ pub fn report(a: ReportArgs) -> Result<(), Exit> {
     let machine = serde_json::from_value::<stampede_lab::environment::Environment>(env.clone())
         .map(|e| e.one_line())
         .unwrap_or_default();
-    let summary = summarize_bench(
-        row.id,
-        &row.plan_name,
-        env,
-        machine,
-        &store.target_statuses(row.id).map_err(fail)?,
-        &scenarios,
-        &verifications,
-        &runs,
-        &[],
-        noise,
-        test,
-        false,
-    );
+    let record = BenchRecord {
+        bench_id: row.id,
+        plan: &row.plan_name,
+        environment: &env,
+        machine: &machine,
+        targets: &store.target_statuses(row.id).map_err(fail)?,
+        scenarios: &scenarios,
+        verifications: &verifications,
+        runs: &runs,
+        assertions: &[],
+        interrupted: false,
+    };
+    let summary = summarize_bench(&record, noise, test);
     common::write_file(&a.output, &stampede_report::bench_html(&summary, &runs))?;
     eprintln!("stampede: wrote {}", a.output);
     Ok(())
@@ -551,10 +531,10 @@ impl Observer for Progress {
                 scenario,
                 outcome,
             } => {
-                if outcome.outcome != "pass" {
+                if outcome.outcome != Outcome::Pass {
                     eprintln!(
                         "[{target}] {scenario}: verification {}: {}",
-                        if outcome.outcome == "fail" {
+                        if outcome.outcome == Outcome::Fail {
                             "FAILED, not measured"
                         } else {
                             "warned"

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use stampede_lab::record::Outcome;
 use stampede_lab::store::Store;
 
 mod common;
@@ -209,7 +210,7 @@ fn https_targets_are_verified_and_measured_over_tls() {
         .verifications(1)
         .unwrap()
         .iter()
-        .all(|v| v.2 == "pass"));
+        .all(|v| v.outcome == Outcome::Pass));
 
     // A CA that did not sign the certificate: the target cannot be reached, and says why.
     let (other, _) = stampede_tls::self_signed(&["127.0.0.1".into()]).unwrap();
@@ -452,12 +453,12 @@ fn http2_scenarios_are_verified_and_run_over_h2c_and_alpn_and_a_target_without_i
         .unwrap();
     assert!(delay.result.duration_s < 0.4, "{}", delay.result.duration_s);
     let v = store.verifications(1).unwrap();
-    let failed: Vec<_> = v.iter().filter(|v| v.2 != "pass").collect();
+    let failed: Vec<_> = v.iter().filter(|v| v.outcome != Outcome::Pass).collect();
     assert_eq!(failed.len(), 2, "{v:?}");
     assert!(
-        failed
-            .iter()
-            .all(|v| v.0 == "http11" && v.2 == "fail" && v.3.contains("does not speak h2c")),
+        failed.iter().all(|v| v.target == "http11"
+            && v.outcome == Outcome::Fail
+            && v.failures.join("\n").contains("does not speak h2c")),
         "{v:?}"
     );
 

@@ -1,13 +1,15 @@
 //! The lab: plans, target processes, verification, runner, statistics and the store.
 
-pub mod assert;
 pub mod environment;
 pub mod guard;
 pub mod plan;
 pub mod preflight;
 pub mod process;
+pub mod record;
+#[cfg(feature = "store")]
 pub mod runner;
 pub mod stats;
+#[cfg(feature = "store")]
 pub mod store;
 pub mod summary;
 pub mod verify;

@@ -13,12 +13,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use stampede_engine::{Address, Control, LoadSpec, Request, RequestBuilder, Version};
+use stampede_engine::request::AB_CONTENT_TYPE;
+use stampede_engine::{AbRequest, Address, Control, LoadSpec, Request, RequestBuilder};
 
 use crate::environment::{Environment, TargetEnv};
 use crate::plan::{OnFailure, Plan, Scenario, Style, Target, TargetKind};
 use crate::process::{self, Running};
-use crate::store::{RunRecord, Store, StoreError};
+use crate::record::{AssertionOutcome, Outcome, RunRecord, TargetStatus, Verification};
+use crate::store::{Store, StoreError};
 use crate::verify;
 
 /// Which run of a scenario is going.
@@ -104,47 +106,6 @@ pub struct Options {
     pub stampede: PathBuf,
     /// Polled between and during runs: true stops the bench (Ctrl-C, SIGTERM).
     pub interrupted: fn() -> bool,
-}
-
-/// The verification of one target on one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verification {
-    /// Target name.
-    pub target: String,
-    /// Scenario name.
-    pub scenario: String,
-    /// `pass`, `warn` (measured, flagged) or `fail` (not measured).
-    pub outcome: String,
-    /// One line per failed check.
-    pub failures: Vec<String>,
-}
-
-/// An assertion checked on one measured run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AssertionOutcome {
-    /// Target name.
-    pub target: String,
-    /// Scenario name.
-    pub scenario: String,
-    /// 1-based repetition.
-    pub repetition: u32,
-    /// The outcome.
-    pub checked: crate::assert::Checked,
-}
-
-/// What became of a target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TargetStatus {
-    /// Target name.
-    pub name: String,
-    /// True when every scenario it was asked for was measured or skipped by verification.
-    pub ok: bool,
-    /// `stopped: exited 0`, `failed to start: …`, `died during backend run 2: …`.
-    pub status: String,
-    /// Version command output.
-    pub version: Option<String>,
-    /// The last lines the target wrote to stderr, when it failed.
-    pub stderr_tail: Option<String>,
 }
 
 /// Everything a bench produced (also in the store).
@@ -464,37 +425,39 @@ fn build_request(
     body: Option<&[u8]>,
     keepalive: bool,
 ) -> Result<Request, String> {
-    let mut b = match style {
-        Style::Native => RequestBuilder::native(target, method, keepalive),
-        Style::Ab => {
-            let mut b = RequestBuilder::new(method, &target.path)
-                .version(Version::Http10)
-                .without_content_length();
-            if keepalive {
-                b = b.header("Connection", "Keep-Alive");
+    match style {
+        Style::Native => {
+            let mut b = RequestBuilder::native(target, method, keepalive);
+            for (n, v) in headers {
+                b = b.set_header(n, v);
             }
             if let Some(body) = body {
-                b = b.header("Content-length", &body.len().to_string());
+                b = b.body(body.to_vec());
             }
-            for (name, value) in [
-                ("Host", target.authority.as_str()),
-                ("User-Agent", "ApacheBench/2.3"),
-                ("Accept", "*/*"),
-            ] {
-                if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
-                    b = b.header(name, value);
-                }
-            }
-            b
+            b.build()
         }
-    };
-    for (n, v) in headers {
-        b = b.set_header(n, v);
+        Style::Ab => {
+            // A Content-Type among the headers is ab's -T; the rest are its -H.
+            let ctype = headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                .map_or(AB_CONTENT_TYPE, |(_, v)| v.as_str());
+            let rest: Vec<(String, String)> = headers
+                .iter()
+                .filter(|(n, _)| !n.eq_ignore_ascii_case("content-type"))
+                .cloned()
+                .collect();
+            AbRequest {
+                method,
+                keepalive,
+                body: body.map(|b| (b, ctype)),
+                headers: &rest,
+                ..AbRequest::default()
+            }
+            .build(target)
+        }
     }
-    if let Some(body) = body {
-        b = b.body(body.to_vec());
-    }
-    b.build().map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())
 }
 
 /// One request to check before a scenario's load: a label for messages, the request
@@ -643,26 +606,19 @@ fn run_target(
             target: t.name.clone(),
             scenario: s.name.clone(),
             outcome: match (failures.is_empty(), fatal) {
-                (true, _) => "pass",
-                (false, false) => "warn",
-                (false, true) => "fail",
-            }
-            .into(),
+                (true, _) => Outcome::Pass,
+                (false, false) => Outcome::Warn,
+                (false, true) => Outcome::Fail,
+            },
             failures,
         };
-        store.add_verification(
-            out.bench_id,
-            &t.name,
-            &s.name,
-            &v.outcome,
-            &v.failures.join("\n"),
-        )?;
+        store.add_verification(out.bench_id, &v)?;
         obs.event(Event::Verified {
             target: &t.name,
             scenario: &s.name,
             outcome: &v,
         });
-        let skip = v.outcome == "fail";
+        let skip = v.outcome == Outcome::Fail;
         out.verifications.push(v);
         if let Some(st) = live.died() {
             status = Some(format!("died during verification of {}: {st}", s.name));
@@ -835,7 +791,7 @@ fn measure(
         .process
         .as_ref()
         .map(|p| process::Sampler::start(p.pid(), p.guarded()));
-    let cpu0 = process::self_cpu();
+    let cpu0 = stampede_engine::limits::self_cpu().total();
     let result = std::thread::scope(|scope| {
         let runner = {
             let control = control.clone();
@@ -858,7 +814,7 @@ fn measure(
             .join()
             .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
     });
-    let client_cpu = process::self_cpu() - cpu0;
+    let client_cpu = stampede_engine::limits::self_cpu().total() - cpu0;
     let usage = sampler.map(process::Sampler::finish);
     let result = result?.result;
     obs.event(Event::RunFinished {
@@ -879,4 +835,32 @@ fn measure(
         target_peak_rss_kb: usage.map(|u| u.2),
         client_cpu_s: Some(client_cpu),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ab_style_sends_abs_bytes() {
+        let t = stampede_engine::Target::parse("http://127.0.0.1:9/echo").unwrap();
+        let headers = [
+            ("X-A".to_string(), "1".to_string()),
+            ("Content-Type".to_string(), "application/json".to_string()),
+        ];
+        let r = build_request(Style::Ab, "POST", &t, &headers, Some(b"{}"), true).unwrap();
+        // As `stampede ab -k -p body -T application/json -H 'X-A: 1'` (and ab) send it:
+        // -H headers before the defaults, the body's length and type after the
+        // connection header.
+        assert_eq!(
+            String::from_utf8(r.bytes).unwrap(),
+            "POST /echo HTTP/1.0\r\nConnection: Keep-Alive\r\nContent-length: 2\r\n\
+             Content-type: application/json\r\nX-A: 1\r\nHost: 127.0.0.1:9\r\n\
+             User-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n{}"
+        );
+        let r = build_request(Style::Ab, "PUT", &t, &[], Some(b"x"), false).unwrap();
+        assert!(String::from_utf8(r.bytes)
+            .unwrap()
+            .contains("Content-length: 1\r\nContent-type: text/plain\r\nHost:"));
+    }
 }

@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
+use crate::record::{RunRecord, Verification};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use stampede_engine::RunResult;
 
 /// Schema migrations, applied in order; the index + 1 is the schema version reached.
 const MIGRATIONS: [&str; 3] = [
@@ -95,27 +95,6 @@ pub enum StoreError {
         /// What failed.
         message: String,
     },
-}
-
-/// One measured run, as stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunRecord {
-    /// Target name.
-    pub target: String,
-    /// Scenario name.
-    pub scenario: String,
-    /// 1-based repetition.
-    pub repetition: u32,
-    /// The engine's result.
-    pub result: RunResult,
-    /// Target CPU time in user mode during the run (its whole process tree), seconds.
-    pub target_cpu_user_s: Option<f64>,
-    /// Target CPU time in kernel mode, seconds.
-    pub target_cpu_sys_s: Option<f64>,
-    /// Target peak resident memory (process tree), KiB.
-    pub target_peak_rss_kb: Option<u64>,
-    /// The load generator's CPU time, seconds.
-    pub client_cpu_s: Option<f64>,
 }
 
 /// A bench as stored.
@@ -275,7 +254,7 @@ impl Store {
     pub fn target_statuses(
         &self,
         bench: i64,
-    ) -> Result<Vec<crate::runner::TargetStatus>, StoreError> {
+    ) -> Result<Vec<crate::record::TargetStatus>, StoreError> {
         let mut st = self
             .conn
             .prepare("SELECT target, version, status, stderr_tail FROM target_info WHERE bench_id = ?1 ORDER BY rowid")
@@ -283,7 +262,7 @@ impl Store {
         let rows = st
             .query_map(params![bench], |r| {
                 let status: String = r.get(2)?;
-                Ok(crate::runner::TargetStatus {
+                Ok(crate::record::TargetStatus {
                     name: r.get(0)?,
                     ok: status.starts_with("stopped") || status.starts_with("external"),
                     status,
@@ -357,18 +336,11 @@ impl Store {
     }
 
     /// Stores a verification outcome.
-    pub fn add_verification(
-        &self,
-        bench: i64,
-        target: &str,
-        scenario: &str,
-        outcome: &str,
-        details: &str,
-    ) -> Result<(), StoreError> {
+    pub fn add_verification(&self, bench: i64, v: &Verification) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT INTO verification (bench_id, target, scenario, outcome, details) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![bench, target, scenario, outcome, details],
+                params![bench, v.target, v.scenario, v.outcome.as_str(), v.failures.join("\n")],
             )
             .map_err(|e| sql(&self.path, e))?;
         Ok(())
@@ -452,18 +424,32 @@ impl Store {
         Ok(out)
     }
 
-    /// Verification outcomes of a bench: (target, scenario, outcome, details).
-    pub fn verifications(
-        &self,
-        bench: i64,
-    ) -> Result<Vec<(String, String, String, String)>, StoreError> {
+    /// Verification outcomes of a bench.
+    pub fn verifications(&self, bench: i64) -> Result<Vec<Verification>, StoreError> {
         let mut st = self
             .conn
             .prepare("SELECT target, scenario, outcome, details FROM verification WHERE bench_id = ?1 ORDER BY rowid")
             .map_err(|e| sql(&self.path, e))?;
         let rows = st
             .query_map(params![bench], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                let outcome: String = r.get(2)?;
+                let details: String = r.get(3)?;
+                Ok(Verification {
+                    target: r.get(0)?,
+                    scenario: r.get(1)?,
+                    outcome: outcome.parse().map_err(|e: String| {
+                        rusqlite::Error::FromSqlConversionFailure(
+                            2,
+                            rusqlite::types::Type::Text,
+                            e.into(),
+                        )
+                    })?,
+                    failures: details
+                        .lines()
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                })
             })
             .map_err(|e| sql(&self.path, e))?;
         rows.collect::<Result<_, _>>()
@@ -547,8 +533,14 @@ mod tests {
             )
             .unwrap();
         assert_eq!((rps, rss), (123.0, None));
-        s.add_verification(1, "t", "s", "pass", "").unwrap();
-        assert_eq!(s.verifications(1).unwrap().len(), 1);
+        let v = Verification {
+            target: "t".into(),
+            scenario: "s".into(),
+            outcome: crate::record::Outcome::Warn,
+            failures: vec!["status 500".into(), "no body".into()],
+        };
+        s.add_verification(1, &v).unwrap();
+        assert_eq!(s.verifications(1).unwrap(), [v]);
         // Opening again is a no-op.
         drop(s);
         assert_eq!(

@@ -7,9 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{AssertionOutcome, TargetStatus, Verification};
+use crate::record::{AssertionOutcome, Outcome, RunRecord, TargetStatus, Verification};
 use crate::stats::{compare, summarize, Comparison, Summary, Test};
-use crate::store::RunRecord;
 
 /// One target on one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,74 +202,55 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
     }
 }
 
-/// Builds the summary of a bench from what the runner (or the store) holds.
-#[allow(clippy::too_many_arguments)]
-pub fn summarize_bench(
-    bench_id: i64,
-    plan: &str,
-    environment: serde_json::Value,
-    machine: String,
-    targets: &[TargetStatus],
-    scenarios: &[String],
-    verifications: &[Verification],
-    runs: &[RunRecord],
-    assertions: &[AssertionOutcome],
-    noise: f64,
-    test: Test,
-    interrupted: bool,
-) -> BenchSummary {
-    let baseline = targets.first().map(|t| t.name.clone()).unwrap_or_default();
-    let rows = scenarios
+/// What a bench recorded, as the summary reads it: from the runner just now, or from
+/// the store later.
+#[derive(Debug, Clone, Copy)]
+pub struct BenchRecord<'a> {
+    /// Bench id in the store.
+    pub bench_id: i64,
+    /// Plan name.
+    pub plan: &'a str,
+    /// The environment, as JSON.
+    pub environment: &'a serde_json::Value,
+    /// The machine in one line.
+    pub machine: &'a str,
+    /// Targets in plan order; the first is the baseline.
+    pub targets: &'a [TargetStatus],
+    /// Scenario names in plan order.
+    pub scenarios: &'a [String],
+    /// Verification outcomes.
+    pub verifications: &'a [Verification],
+    /// Measured runs.
+    pub runs: &'a [RunRecord],
+    /// Assertions checked on the runs.
+    pub assertions: &'a [AssertionOutcome],
+    /// Whether the bench was stopped early.
+    pub interrupted: bool,
+}
+
+/// Builds the summary of a bench; each target is compared with the first by `test`,
+/// differences under `noise` (a fraction) counting as none.
+pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSummary {
+    let baseline = b
+        .targets
+        .first()
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    let rows = b
+        .scenarios
         .iter()
         .map(|sc| {
-            let mut cells: Vec<Cell> =
-                targets
-                    .iter()
-                    .map(|t| {
-                        let rs: Vec<&RunRecord> = runs
-                            .iter()
-                            .filter(|r| r.target == t.name && &r.scenario == sc)
-                            .collect();
-                        let mut c = cell(&t.name, &rs);
-                        if let Some(v) = verifications.iter().find(|v| {
-                            v.target == t.name && &v.scenario == sc && v.outcome != "pass"
-                        }) {
-                            c.notes.insert(
-                                0,
-                                format!(
-                                    "verification {}: {}",
-                                    if v.outcome == "fail" {
-                                        "failed, not measured"
-                                    } else {
-                                        "warned"
-                                    },
-                                    v.failures.join("; ")
-                                ),
-                            );
-                        }
-                        for a in assertions.iter().filter(|a| {
-                            a.target == t.name && &a.scenario == sc && !a.checked.passed
-                        }) {
-                            c.notes.push(format!(
-                                "assertion failed on run {}: {} (measured {})",
-                                a.repetition, a.checked.assertion, a.checked.actual
-                            ));
-                        }
-                        if rs.is_empty() && c.notes.is_empty() && !t.ok {
-                            c.notes.push(format!("not measured: {}", t.status));
-                        }
-                        c
-                    })
-                    .collect();
-            let open = runs
+            let mut cells: Vec<Cell> = b.targets.iter().map(|t| target_cell(b, t, sc)).collect();
+            let open = b
+                .runs
                 .iter()
                 .any(|r| &r.scenario == sc && r.result.open.is_some());
             let metric = if open { Metric::P99Ms } else { Metric::Rps };
-            let base: Vec<f64> = samples(runs, &baseline, sc, metric);
+            let base: Vec<f64> = samples(b.runs, &baseline, sc, metric);
             for c in cells.iter_mut().skip(1) {
-                let b = samples(runs, &c.target, sc, metric);
-                if !base.is_empty() && !b.is_empty() {
-                    c.vs_baseline = Some(compare(&base, &b, noise, test));
+                let other = samples(b.runs, &c.target, sc, metric);
+                if !base.is_empty() && !other.is_empty() {
+                    c.vs_baseline = Some(compare(&base, &other, noise, test));
                 }
             }
             Row {
@@ -281,25 +261,64 @@ pub fn summarize_bench(
         })
         .collect();
     BenchSummary {
-        bench_id,
+        bench_id: b.bench_id,
         // Set by the caller that has the plan (summaries rebuilt from a store have none).
         description: None,
-        plan: plan.to_string(),
-        machine,
-        environment,
+        plan: b.plan.to_string(),
+        machine: b.machine.to_string(),
+        environment: b.environment.clone(),
         baseline,
         noise,
         test,
-        targets: targets.to_vec(),
+        targets: b.targets.to_vec(),
         rows,
-        verification_problems: verifications
+        verification_problems: b
+            .verifications
             .iter()
-            .filter(|v| v.outcome != "pass")
+            .filter(|v| v.outcome != Outcome::Pass)
             .cloned()
             .collect(),
-        assertions: assertions.to_vec(),
-        interrupted,
+        assertions: b.assertions.to_vec(),
+        interrupted: b.interrupted,
     }
+}
+
+/// One target's cell of a scenario: its runs' figures, and notes on a failed
+/// verification, failed assertions, or why it was not measured.
+fn target_cell(b: &BenchRecord<'_>, t: &TargetStatus, sc: &str) -> Cell {
+    let rs: Vec<&RunRecord> = b
+        .runs
+        .iter()
+        .filter(|r| r.target == t.name && r.scenario == sc)
+        .collect();
+    let mut c = cell(&t.name, &rs);
+    if let Some(v) = b
+        .verifications
+        .iter()
+        .find(|v| v.target == t.name && v.scenario == sc && v.outcome != Outcome::Pass)
+    {
+        let what = if v.outcome == Outcome::Fail {
+            "failed, not measured"
+        } else {
+            "warned"
+        };
+        c.notes
+            .insert(0, format!("verification {what}: {}", v.failures.join("; ")));
+    }
+    for a in b
+        .assertions
+        .iter()
+        .filter(|a| a.target == t.name && a.scenario == sc && !a.checked.passed)
+    {
+        c.notes.push(format!(
+            "assertion failed on run {}: {} (measured {})",
+            a.repetition, a.checked.assertion, a.checked.actual
+        ));
+    }
+    if rs.is_empty() && c.notes.is_empty() && !t.ok {
+        c.notes.push(format!("not measured: {}", t.status));
+    }
+    c
 }
 
 fn samples(runs: &[RunRecord], target: &str, scenario: &str, metric: Metric) -> Vec<f64> {

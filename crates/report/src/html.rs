@@ -13,8 +13,8 @@
 use std::fmt::Write as _;
 
 use stampede_engine::{value_at_percentile, Hist, Interval, RunResult};
+use stampede_lab::record::RunRecord;
 use stampede_lab::stats::Verdict;
-use stampede_lab::store::RunRecord;
 use stampede_lab::summary::{BenchSummary, Metric};
 
 use crate::svg::{bar_chart, line_chart, short, BarGroup, LineChart, Scale, Series};
@@ -684,7 +684,7 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
             "<table><tr><th>target</th><th>scenario</th><th>outcome</th><th>what failed</th></tr>",
         );
         for v in &s.verification_problems {
-            let _ = write!(o, "<tr><td>{}</td><td>{}</td><td class=\"bad\">{}</td><td style=\"text-align:left;white-space:normal\">{}</td></tr>", esc(&v.target), esc(&v.scenario), esc(&v.outcome), esc(&v.failures.join("; ")));
+            let _ = write!(o, "<tr><td>{}</td><td>{}</td><td class=\"bad\">{}</td><td style=\"text-align:left;white-space:normal\">{}</td></tr>", esc(&v.target), esc(&v.scenario), v.outcome.as_str(), esc(&v.failures.join("; ")));
         }
         o.push_str("</table>");
     }
