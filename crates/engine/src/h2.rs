@@ -197,13 +197,16 @@ pub struct Kept {
     pub body: Vec<u8>,
 }
 
-/// A connection-level protocol error: the connection must close.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct H2Error(pub String);
-
-/// The error when the server answers the connection preface in HTTP/1.x.
-pub const HTTP1_ANSWER: &str =
-    "the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)";
+/// A connection-level error: the connection must close.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum H2Error {
+    /// The server answered the connection preface in HTTP/1.x.
+    #[error("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)")]
+    Http1Answer,
+    /// The server broke HTTP/2's rules; the text says how.
+    #[error("{0}")]
+    Protocol(String),
+}
 
 #[derive(Debug)]
 struct Stream {
@@ -466,17 +469,17 @@ impl H2Conn {
                 // The server's preface is a SETTINGS frame; anything else (an HTTP/1.x
                 // status line above all) means it does not speak HTTP/2 here.
                 if buf[at..].starts_with(b"HTTP/") {
-                    return Err(H2Error(HTTP1_ANSWER.into()));
+                    return Err(H2Error::Http1Answer);
                 }
                 if h.kind != SETTINGS || h.flags & ACK != 0 {
-                    return Err(H2Error(format!(
+                    return Err(H2Error::Protocol(format!(
                         "the server's first HTTP/2 frame is of type {}, not SETTINGS",
                         h.kind
                     )));
                 }
             }
             if h.len > MAX_FRAME {
-                return Err(H2Error(format!(
+                return Err(H2Error::Protocol(format!(
                     "a frame of {} bytes exceeds the 16,384 we accept",
                     h.len
                 )));
@@ -501,12 +504,12 @@ impl H2Conn {
         events: &mut Vec<Event>,
     ) -> Result<(), H2Error> {
         if self.continuing.is_some() && kind != CONTINUATION {
-            return Err(H2Error("a header block was interrupted".into()));
+            return Err(H2Error::Protocol("a header block was interrupted".into()));
         }
         match kind {
             DATA => {
                 if id == 0 {
-                    return Err(H2Error("DATA on stream 0".into()));
+                    return Err(H2Error::Protocol("DATA on stream 0".into()));
                 }
                 let total = payload.len() as u32;
                 let data = unpad(flags, payload)?;
@@ -536,12 +539,12 @@ impl H2Conn {
             }
             HEADERS => {
                 if id == 0 {
-                    return Err(H2Error("HEADERS on stream 0".into()));
+                    return Err(H2Error::Protocol("HEADERS on stream 0".into()));
                 }
                 let mut block = unpad(flags, payload)?;
                 if flags & PRIORITY != 0 {
                     block = block.get(5..).ok_or_else(|| {
-                        H2Error("a HEADERS frame too short for its priority".into())
+                        H2Error::Protocol("a HEADERS frame too short for its priority".into())
                     })?;
                 }
                 let end_stream = flags & END_STREAM != 0;
@@ -553,13 +556,13 @@ impl H2Conn {
             }
             CONTINUATION => {
                 let Some((sid, end_stream, mut block, n)) = self.continuing.take() else {
-                    return Err(H2Error("CONTINUATION without HEADERS".into()));
+                    return Err(H2Error::Protocol("CONTINUATION without HEADERS".into()));
                 };
                 if sid != id {
-                    return Err(H2Error("CONTINUATION on another stream".into()));
+                    return Err(H2Error::Protocol("CONTINUATION on another stream".into()));
                 }
                 if block.len() + payload.len() > MAX_HEADER_BLOCK || n >= MAX_CONTINUATIONS {
-                    return Err(H2Error(format!(
+                    return Err(H2Error::Protocol(format!(
                         "a response header block past {} KiB or {MAX_CONTINUATIONS} CONTINUATION frames",
                         MAX_HEADER_BLOCK / 1024
                     )));
@@ -573,7 +576,7 @@ impl H2Conn {
             }
             RST_STREAM => {
                 let code = frame::u32_payload(payload)
-                    .ok_or_else(|| H2Error("RST_STREAM of the wrong size".into()))?;
+                    .ok_or_else(|| H2Error::Protocol("RST_STREAM of the wrong size".into()))?;
                 if let Some(i) = self.streams.iter().position(|s| s.id == id) {
                     self.streams.remove(i);
                     events.push(Event::Reset { stream: id, code });
@@ -584,7 +587,7 @@ impl H2Conn {
                     return Ok(());
                 }
                 let pairs = frame::settings_pairs(payload)
-                    .ok_or_else(|| H2Error("SETTINGS of the wrong size".into()))?;
+                    .ok_or_else(|| H2Error::Protocol("SETTINGS of the wrong size".into()))?;
                 for (key, v) in pairs {
                     match key {
                         SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = Some(v),
@@ -613,7 +616,7 @@ impl H2Conn {
             }
             PING if flags & ACK == 0 => {
                 if payload.len() != 8 {
-                    return Err(H2Error("PING of the wrong size".into()));
+                    return Err(H2Error::Protocol("PING of the wrong size".into()));
                 }
                 self.room_for_answers()?;
                 frame_head(&mut self.out, 8, PING, ACK, 0);
@@ -621,7 +624,7 @@ impl H2Conn {
             }
             GOAWAY => {
                 if payload.len() < 8 {
-                    return Err(H2Error("GOAWAY too short".into()));
+                    return Err(H2Error::Protocol("GOAWAY too short".into()));
                 }
                 let last = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]])
                     & 0x7fff_ffff;
@@ -634,7 +637,7 @@ impl H2Conn {
             }
             WINDOW_UPDATE => {
                 let inc = frame::u32_payload(payload)
-                    .ok_or_else(|| H2Error("WINDOW_UPDATE of the wrong size".into()))?
+                    .ok_or_else(|| H2Error::Protocol("WINDOW_UPDATE of the wrong size".into()))?
                     & 0x7fff_ffff;
                 if id == 0 {
                     self.conn_send_window += inc as i64;
@@ -644,7 +647,9 @@ impl H2Conn {
                 self.pump(body);
             }
             PUSH_PROMISE => {
-                return Err(H2Error("PUSH_PROMISE although push is disabled".into()));
+                return Err(H2Error::Protocol(
+                    "PUSH_PROMISE although push is disabled".into(),
+                ));
             }
             // PRIORITY and unknown frame types are ignored, as the protocol asks.
             _ => {}
@@ -655,7 +660,7 @@ impl H2Conn {
     /// Whether another answer to the server's PING or SETTINGS may be queued.
     fn room_for_answers(&self) -> Result<(), H2Error> {
         if self.out.len() >= MAX_QUEUED_OUTPUT {
-            return Err(H2Error(format!(
+            return Err(H2Error::Protocol(format!(
                 "the server sends PING or SETTINGS without reading the answers ({} MiB queued)",
                 MAX_QUEUED_OUTPUT >> 20
             )));
@@ -696,7 +701,7 @@ impl H2Conn {
                     };
                 }
             })
-            .map_err(|e| H2Error(format!("HPACK: {e}")))?;
+            .map_err(|e| H2Error::Protocol(format!("HPACK: {e}")))?;
         if let Some((before, h)) = kept {
             // An interim (1xx) head is not the response's.
             if (100..200).contains(&status) {
@@ -729,7 +734,7 @@ impl H2Conn {
 }
 
 fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
-    stampede_wire::frame::unpad(flags, payload).map_err(|e| H2Error(e.into()))
+    stampede_wire::frame::unpad(flags, payload).map_err(|e| H2Error::Protocol(e.into()))
 }
 
 #[cfg(test)]

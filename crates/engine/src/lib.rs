@@ -442,16 +442,13 @@ fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<(
                 "the server closed the connection after HTTP/2's connection preface",
             ));
         }
-        conn.feed(&buf[..n], &[], &mut events).map_err(|e| {
-            if e.0 == h2::HTTP1_ANSWER {
-                std::io::Error::other(format!(
-                    "{}; drop --http2, or use https:// so that ALPN can choose",
-                    e.0
-                ))
-            } else {
-                std::io::Error::other(e.0)
-            }
-        })?;
+        conn.feed(&buf[..n], &[], &mut events)
+            .map_err(|e| match e {
+                h2::H2Error::Http1Answer => std::io::Error::other(format!(
+                    "{e}; drop --http2, or use https:// so that ALPN can choose"
+                )),
+                h2::H2Error::Protocol(_) => std::io::Error::other(e.to_string()),
+            })?;
     }
     Ok(())
 }
