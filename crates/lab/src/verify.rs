@@ -144,7 +144,7 @@ fn exchange_h2<S: Read + Write>(
             Err(e) => return Err(io_error("read", e)),
         };
         conn.feed(&chunk[..n], &req.body, &mut events)
-            .map_err(|e| format!("HTTP/2: {}", e.0))?;
+            .map_err(|e| format!("HTTP/2: {e}"))?;
         let kept = conn.kept.as_mut().expect("kept");
         if kept.body.len() > 16 << 20 {
             return Err("response larger than 16 MiB".into());
