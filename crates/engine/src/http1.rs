@@ -6,6 +6,8 @@
 //! are counted, never copied. The parser handles Content-Length, chunked (with
 //! extensions and trailers) and close-delimited bodies, HTTP/1.0 replies, interim 1xx
 //! responses, HEAD and 204/304; anything else is a [`ParseError`], never a panic.
+//! For a check of the answers rather than a load run, [`ResponseParser::keep_responses`]
+//! keeps the final response's headers and its body, de-chunked.
 
 /// Largest response head accepted (status line plus headers).
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -75,6 +77,18 @@ pub struct ResponseParser {
     capture_server: bool,
     server: Option<String>,
     chunk_size: u64,
+    /// The last response's headers and body, when asked for.
+    kept: Option<Box<Kept>>,
+}
+
+/// A response's header fields and body bytes, kept whole (see
+/// [`ResponseParser::keep_responses`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// Header fields of the final response, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, chunk framing removed.
+    pub body: Vec<u8>,
 }
 
 struct Head {
@@ -98,7 +112,19 @@ impl ResponseParser {
             capture_server: false,
             server: None,
             chunk_size: 0,
+            kept: None,
         }
+    }
+
+    /// Keeps each final response's headers and body from now on, for
+    /// [`ResponseParser::take_kept`] once it completes.
+    pub fn keep_responses(&mut self) {
+        self.kept = Some(Box::default());
+    }
+
+    /// The headers and body of the response completed last (when keeping).
+    pub fn take_kept(&mut self) -> Option<Kept> {
+        self.kept.as_mut().map(|k| std::mem::take(&mut **k))
     }
 
     /// Sets whether the next responses answer HEAD requests (no body), for connections
@@ -138,6 +164,9 @@ impl ResponseParser {
             State::Length(rem) => {
                 let take = rem.min(data.len() as u64);
                 self.body_bytes += take;
+                if let Some(k) = &mut self.kept {
+                    k.body.extend_from_slice(&data[..take as usize]);
+                }
                 let rem = rem - take;
                 if rem == 0 {
                     Ok((take as usize, Some(self.finish())))
@@ -148,6 +177,9 @@ impl ResponseParser {
             }
             State::UntilClose => {
                 self.body_bytes += data.len() as u64;
+                if let Some(k) = &mut self.kept {
+                    k.body.extend_from_slice(data);
+                }
                 Ok((data.len(), None))
             }
             State::Chunked(c) => self.feed_chunked(c, data),
@@ -181,6 +213,11 @@ impl ResponseParser {
     fn feed_head(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
         if self.partial.is_empty() {
             match parse_head(data, self.head_request, self.capture_server)? {
+                Some((head, server)) if self.kept.is_some() => {
+                    self.keep_head(&data[..head.len]);
+                    let used = head.len;
+                    Ok((used, self.accept_head(head, server)))
+                }
                 Some((head, server)) => {
                     let used = head.len;
                     Ok((used, self.accept_head(head, server)))
@@ -201,12 +238,38 @@ impl ResponseParser {
             match parsed? {
                 Some((head, server)) => {
                     let used = head.len - before;
+                    if self.kept.is_some() {
+                        let partial = std::mem::take(&mut self.partial);
+                        self.keep_head(&partial[..head.len]);
+                        self.partial = partial;
+                    }
                     self.partial.clear();
                     Ok((used, self.accept_head(head, server)))
                 }
                 None if self.partial.len() > MAX_HEAD => Err(ParseError::HeadTooLarge),
                 None => Ok((take, None)),
             }
+        }
+    }
+
+    /// Keeps the header fields of a complete head (an interim 1xx head's are replaced
+    /// by the final one's), and starts its body afresh.
+    #[cold]
+    fn keep_head(&mut self, head: &[u8]) {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        if let (Ok(_), Some(k)) = (resp.parse(head), self.kept.as_mut()) {
+            k.headers = resp
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.to_string(),
+                        String::from_utf8_lossy(h.value).into_owned(),
+                    )
+                })
+                .collect();
+            k.body.clear();
         }
     }
 
@@ -245,6 +308,9 @@ impl ResponseParser {
             match c {
                 Chunk::Data(rem) => {
                     let take = rem.min((data.len() - i) as u64);
+                    if let Some(k) = &mut self.kept {
+                        k.body.extend_from_slice(&data[i..i + take as usize]);
+                    }
                     i += take as usize;
                     let rem = rem - take;
                     c = if rem == 0 {
@@ -566,6 +632,37 @@ mod tests {
             run(&wire, 100, false),
             Err(ParseError::HeadTooLarge)
         ));
+    }
+
+    #[test]
+    fn keeps_headers_and_dechunked_body() {
+        let wire = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nX-A: 1\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n";
+        for split in 0..=wire.len() {
+            let mut p = ResponseParser::new(false);
+            p.keep_responses();
+            let mut done = None;
+            for part in [&wire[..split], &wire[split..]] {
+                let mut pos = 0;
+                while pos < part.len() {
+                    let (n, c) = p.feed(&part[pos..]).unwrap();
+                    pos += n;
+                    done = done.or(c);
+                }
+            }
+            assert_eq!(done.unwrap().status, 200);
+            let k = p.take_kept().unwrap();
+            assert_eq!(k.body, b"Wikipedia", "split at {split}");
+            assert_eq!(
+                k.headers,
+                [
+                    ("X-A".to_string(), "1".to_string()),
+                    ("Transfer-Encoding".to_string(), "chunked".to_string())
+                ]
+            );
+        }
+        // A sign is not a hex digit: "+5" is no chunk size.
+        let bad = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n";
+        assert_eq!(run(bad, 0, false), Err(ParseError::Chunk));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use stampede_tls::rustls::ClientConfig;
 use stampede_tls::TlsStream;
 
 use serde::{Deserialize, Serialize};
+use stampede_engine::http1::ResponseParser;
 
 use crate::plan::Verify;
 
@@ -180,109 +181,46 @@ fn exchange_h2<S: Read + Write>(
 }
 
 /// Writes the request and reads the response until it is complete or the server
-/// closes.
+/// closes, with the engine's own HTTP/1 parser (the one the load runs with): answers
+/// to HEAD, 1xx, 204 and 304 have no body whatever their headers say, and a body
+/// without length or chunking ends with the connection.
 fn exchange<S: Read + Write>(mut s: S, request: &[u8]) -> Result<Fetched, FetchError> {
     s.write_all(request).map_err(|e| io_error("write", e))?;
-    // Responses to HEAD carry a length but no body.
-    let head = request.starts_with(b"HEAD ");
-    let mut buf = Vec::new();
+    let mut parser = ResponseParser::new(request.starts_with(b"HEAD "));
+    parser.keep_responses();
     let mut chunk = [0u8; 16384];
-    loop {
-        match s.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                if buf.len() > 16 << 20 {
-                    return Err("response larger than 16 MiB".into());
-                }
-                if let Some(f) = complete(&buf, false, head)? {
-                    return Ok(f);
-                }
-            }
+    let mut read = 0usize;
+    let done = 'read: loop {
+        let n = match s.read(&mut chunk) {
+            Ok(0) => match parser.eof() {
+                Some(done) => break 'read done,
+                None => return Err("the connection closed before a complete response".into()),
+            },
+            Ok(n) => n,
             Err(e) => return Err(io_error("read", e)),
-        }
-    }
-    complete(&buf, true, head)?
-        .ok_or_else(|| "the connection closed before a complete response".into())
-}
-
-/// Parses a complete response from `buf`, or `None` if more is needed; at EOF a body
-/// without length or chunking ends with the data. Answers to HEAD, 1xx, 204 and 304
-/// have no body whatever their headers say.
-fn complete(buf: &[u8], at_eof: bool, head: bool) -> Result<Option<Fetched>, String> {
-    let mut hs = [httparse::EMPTY_HEADER; 64];
-    let mut r = httparse::Response::new(&mut hs);
-    let n = match r.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(format!("malformed response: {e}")),
-    };
-    let headers: Vec<(String, String)> = r
-        .headers
-        .iter()
-        .map(|h| {
-            (
-                h.name.to_string(),
-                String::from_utf8_lossy(h.value).into_owned(),
-            )
-        })
-        .collect();
-    let status = r.code.unwrap_or(0);
-    let f = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
-    let rest = &buf[n..];
-    let body = if head || status < 200 || status == 204 || status == 304 {
-        Vec::new()
-    } else if f("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
-        match dechunk(rest)? {
-            Some(b) => b,
-            None => return Ok(None),
-        }
-    } else if let Some(len) = f("content-length") {
-        let len: usize = len
-            .trim()
-            .parse()
-            .map_err(|_| "bad Content-Length".to_string())?;
-        if rest.len() < len {
-            return Ok(None);
-        }
-        rest[..len].to_vec()
-    } else if at_eof {
-        rest.to_vec()
-    } else {
-        return Ok(None);
-    };
-    Ok(Some(Fetched {
-        status,
-        headers,
-        body,
-        http2: false,
-    }))
-}
-
-fn dechunk(mut b: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let mut out = Vec::new();
-    loop {
-        let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
-            return Ok(None);
         };
-        let line = std::str::from_utf8(&b[..eol]).map_err(|_| "bad chunk size")?;
-        let size = usize::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| "bad chunk size")?;
-        b = &b[eol + 2..];
-        if size == 0 {
-            return Ok(Some(out));
+        read += n;
+        if read > 16 << 20 {
+            return Err("response larger than 16 MiB".into());
         }
-        if b.len() < size + 2 {
-            return Ok(None);
+        let mut data = &chunk[..n];
+        while !data.is_empty() {
+            let (used, done) = parser
+                .feed(data)
+                .map_err(|e| format!("malformed response: {e}"))?;
+            data = &data[used..];
+            if let Some(done) = done {
+                break 'read done;
+            }
         }
-        out.extend_from_slice(&b[..size]);
-        b = &b[size + 2..];
-    }
+    };
+    let kept = parser.take_kept().unwrap_or_default();
+    Ok(Fetched {
+        status: done.status,
+        headers: kept.headers,
+        body: kept.body,
+        http2: false,
+    })
 }
 
 /// The outcome of verifying one target on one scenario.
@@ -384,8 +322,43 @@ pub fn verify(ep: &Endpoint, request: &[u8], v: &Verify, timeout: Duration) -> O
 mod tests {
     use super::*;
 
+    /// A server that answers with canned bytes, a few at a time, then closes.
+    struct Canned<'a> {
+        answer: &'a [u8],
+        sent: Vec<u8>,
+    }
+
+    impl Read for Canned<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.answer.len().min(buf.len()).min(7);
+            buf[..n].copy_from_slice(&self.answer[..n]);
+            self.answer = &self.answer[n..];
+            Ok(n)
+        }
+    }
+
+    impl Write for Canned<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.sent.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn ask(request: &[u8], answer: &[u8]) -> Result<Fetched, FetchError> {
+        exchange(
+            Canned {
+                answer,
+                sent: Vec::new(),
+            },
+            request,
+        )
+    }
+
     fn fetched(raw: &[u8]) -> Fetched {
-        complete(raw, false, false).unwrap().unwrap()
+        ask(b"GET / HTTP/1.1\r\n\r\n", raw).unwrap()
     }
 
     #[test]
@@ -396,25 +369,26 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nPO\r\n2\r\nNG\r\n0\r\n\r\n",
         );
         assert_eq!(c.body, b"PONG");
-        assert!(complete(
+        assert_eq!(c.header("transfer-encoding"), Some("chunked"));
+        let short = ask(
+            b"GET / HTTP/1.1\r\n\r\n",
             b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPO",
-            false,
-            false
-        )
-        .unwrap()
-        .is_none());
-        let close = b"HTTP/1.0 200 OK\r\n\r\nuntil close";
-        assert!(complete(close, false, false).unwrap().is_none());
-        assert_eq!(
-            complete(close, true, false).unwrap().unwrap().body,
-            b"until close"
         );
-        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 35\r\n\r\n";
-        assert!(complete(head, false, true)
-            .unwrap()
-            .unwrap()
-            .body
-            .is_empty());
+        assert!(short.is_err());
+        let close = fetched(b"HTTP/1.0 200 OK\r\n\r\nuntil close");
+        assert_eq!(close.body, b"until close");
+        let head = ask(
+            b"HEAD / HTTP/1.1\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 35\r\n\r\n",
+        )
+        .unwrap();
+        assert!(head.body.is_empty());
+        // A chunk size with a sign is malformed, not 5.
+        let signed = ask(
+            b"GET / HTTP/1.1\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n",
+        );
+        assert!(signed.is_err());
     }
 
     #[test]
