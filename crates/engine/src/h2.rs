@@ -14,6 +14,8 @@
 
 use std::collections::VecDeque;
 
+pub use crate::proto::{Event, Response};
+
 /// Streams a server is taken to allow before its SETTINGS arrive (RFC 9113 advises
 /// servers to allow no fewer).
 pub const ASSUMED_MAX_STREAMS: usize = 100;
@@ -153,40 +155,6 @@ fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
     (first, rest)
 }
 
-/// What a connection reports back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// The response on `stream` is complete.
-    Response {
-        /// The stream.
-        stream: u32,
-        /// Its final status.
-        status: u16,
-        /// Body bytes (DATA payload, padding excluded).
-        body: u64,
-    },
-    /// The response on `stream` was malformed (no valid `:status` in its first
-    /// header block); the stream was reset with PROTOCOL_ERROR (RFC 9113 8.1.1).
-    Malformed {
-        /// The stream.
-        stream: u32,
-    },
-    /// The server reset `stream` with this error code.
-    Reset {
-        /// The stream.
-        stream: u32,
-        /// RST_STREAM's error code.
-        code: u32,
-    },
-    /// The server is going away: streams above `last_stream` will not be answered.
-    GoAway {
-        /// The highest stream the server may still answer.
-        last_stream: u32,
-        /// GOAWAY's error code.
-        code: u32,
-    },
-}
-
 /// What a connection that keeps responses holds: every final response's header fields
 /// (pseudo-headers included) and body bytes, in arrival order, all streams together.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -223,8 +191,12 @@ struct Stream {
 
 /// The client side of one HTTP/2 connection.
 pub struct H2Conn {
-    /// Frames to write, in order.
+    /// Frames to write, in order (see [`H2Conn::unwritten`]).
     pub out: Vec<u8>,
+    /// How much of `out` is written.
+    written: usize,
+    /// Responses completed on this connection.
+    answered: u64,
     decoder: stampede_wire::hpack::Decoder,
     inbuf: Vec<u8>,
     next_id: u32,
@@ -285,6 +257,8 @@ impl H2Conn {
         frame::window_update(&mut out, 0, WINDOW - 65_535);
         H2Conn {
             out,
+            written: 0,
+            answered: 0,
             decoder: stampede_wire::hpack::Decoder::new(),
             inbuf: Vec::new(),
             next_id: 1,
@@ -301,6 +275,23 @@ impl H2Conn {
             indexing: Indexing::Fresh,
             kept: None,
             settled: false,
+        }
+    }
+
+    /// The frames queued and not yet written.
+    #[inline]
+    pub fn unwritten(&self) -> &[u8] {
+        &self.out[self.written..]
+    }
+
+    /// `n` bytes of [`H2Conn::unwritten`] were written; once all are, the buffer is
+    /// emptied for the next frames.
+    #[inline]
+    pub fn wrote(&mut self, n: usize) {
+        self.written += n;
+        if self.written >= self.out.len() {
+            self.out.clear();
+            self.written = 0;
         }
     }
 
@@ -423,11 +414,14 @@ impl H2Conn {
     fn finish(&mut self, id: u32, events: &mut Vec<Event>) {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let s = self.streams.remove(i).expect("present");
-            events.push(Event::Response {
+            self.answered += 1;
+            events.push(Event::Response(Response {
                 stream: id,
                 status: s.status,
                 body: s.body,
-            });
+                close: false,
+                reused: self.answered > 1,
+            }));
         }
     }
 

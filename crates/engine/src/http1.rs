@@ -31,6 +31,9 @@ pub enum ParseError {
     /// The server answered 101 Switching Protocols, which was not asked for.
     #[error("unexpected protocol switch")]
     Upgrade,
+    /// Bytes came that no request asked for, or a second answer to one request.
+    #[error("a response no request asked for")]
+    Unsolicited,
 }
 
 /// A response read to its end.

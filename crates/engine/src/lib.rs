@@ -24,12 +24,16 @@
 
 pub mod arrivals;
 pub mod assert;
+mod control;
 pub mod error;
+pub mod h1;
 pub mod h2;
 pub mod http1;
 pub mod inject;
+mod io;
 pub mod limits;
 pub mod live;
+pub mod proto;
 pub mod recorder;
 pub mod request;
 pub mod result;
@@ -43,6 +47,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use control::Control;
 pub use error::{ErrorKind, RunError, SpecError};
 pub use live::Live;
 pub use recorder::RequestRecord;
@@ -51,7 +56,6 @@ pub use result::{value_at_percentile, Hist, LatencyStats, RunResult, TlsStats};
 pub use schedule::{Budget, Closed, Next, Schedule};
 pub use spec::{LoadSpec, Session, Shape, Step};
 pub use target::{Address, Target};
-pub use worker::Control;
 
 use recorder::Recorder;
 pub use result::Interval;

@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::control::Control;
 use crate::recorder::RawInterval;
 use crate::result::Interval;
-use crate::worker::Control;
 
 /// Gathers the seconds a watched run publishes. Poll it from any thread.
 #[derive(Debug)]

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
+use crate::control::Control;
 use crate::error::ErrorKind;
 use crate::result::{new_histogram, Histograms};
-use crate::worker::Control;
 
 /// One request, for outputs that list every request (ab's `-g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -152,10 +152,10 @@ fn exchange_h2<S: Read + Write>(
         }
         for ev in events.drain(..) {
             match ev {
-                Event::Response { stream, status, .. } if stream == id => {
+                Event::Response(r) if r.stream == id => {
                     let kept = std::mem::take(kept);
                     return Ok(Fetched {
-                        status,
+                        status: r.status,
                         headers: kept
                             .headers
                             .into_iter()

@@ -114,16 +114,20 @@ fn a_response_in_headers_continuation_and_padded_data() {
     assert_eq!(
         events,
         [
-            Event::Response {
+            Event::Response(Response {
                 stream: 1,
                 status: 200,
-                body: 4
-            },
-            Event::Response {
+                body: 4,
+                close: false,
+                reused: false,
+            }),
+            Event::Response(Response {
                 stream: 3,
                 status: 404,
-                body: 0
-            }
+                body: 0,
+                close: false,
+                reused: true,
+            })
         ]
     );
     assert_eq!(c.peer_max_streams, Some(100));

@@ -1,0 +1,203 @@
+//! One protocol value per client connection: HTTP/1.1 ([`H1Conn`]) or HTTP/2
+//! ([`H2Conn`]), driven the same way.
+//!
+//! The worker queues requests on a connection's [`Proto`], writes what
+//! [`Proto::output`] holds, feeds what it reads, and handles the [`Event`]s that come
+//! back without asking which protocol produced them. What differs between the two
+//! stays here: HTTP/1 answers in order on one connection at a time and sends the
+//! worker's prepared bytes; HTTP/2 opens a stream per request within the server's
+//! limit and writes frames of its own.
+
+use crate::h1::H1Conn;
+use crate::h2::{H2Conn, H2Request};
+
+/// What a client connection reports back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// HTTP/1: the next response's first byte arrived in the bytes just fed (the
+    /// server's time to first byte ends here).
+    FirstByte,
+    /// A response is complete.
+    Response(Response),
+    /// The response on `stream` was malformed (no valid `:status` in its first
+    /// header block); the stream was reset with PROTOCOL_ERROR (RFC 9113 8.1.1).
+    Malformed {
+        /// The stream.
+        stream: u32,
+    },
+    /// The server reset `stream` with this error code.
+    Reset {
+        /// The stream.
+        stream: u32,
+        /// RST_STREAM's error code.
+        code: u32,
+    },
+    /// The server is going away: streams above `last_stream` will not be answered.
+    GoAway {
+        /// The highest stream the server may still answer.
+        last_stream: u32,
+        /// GOAWAY's error code.
+        code: u32,
+    },
+}
+
+/// A complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    /// The request's stream (HTTP/2) or its id in queue order (HTTP/1).
+    pub stream: u32,
+    /// Its final status.
+    pub status: u16,
+    /// Body bytes: as on the wire for HTTP/1 (chunk framing included, as ab counts),
+    /// DATA payload without padding for HTTP/2.
+    pub body: u64,
+    /// The connection ends with this response (HTTP/1's `Connection: close`).
+    pub close: bool,
+    /// It counts as a keep-alive request: HTTP/1 when the connection stays open after
+    /// it, HTTP/2 when it was not the connection's first answer.
+    pub reused: bool,
+}
+
+/// A connection's protocol.
+pub(crate) enum Proto {
+    /// HTTP/1.1 (also while TLS's ALPN has not decided yet).
+    H1(H1Conn),
+    /// HTTP/2: h2c with prior knowledge, or h2 once ALPN chose it.
+    H2(Box<H2Conn>),
+}
+
+/// Why a connection's input broke it.
+pub(crate) struct Broken;
+
+impl Proto {
+    /// The protocol a new connection starts with.
+    pub(crate) fn new(http2: bool, head_request: bool, keepalive: bool) -> Proto {
+        if http2 {
+            Proto::H2(Box::default())
+        } else {
+            Proto::H1(H1Conn::new(head_request, keepalive))
+        }
+    }
+
+    /// Whether this connection speaks HTTP/2.
+    #[inline]
+    pub(crate) fn is_h2(&self) -> bool {
+        matches!(self, Proto::H2(_))
+    }
+
+    /// Streams a waiting request may take now (HTTP/2: within the server's limit and
+    /// only before a GOAWAY; HTTP/1: every request queued is sent at once).
+    #[inline]
+    pub(crate) fn free_streams(&self) -> usize {
+        match self {
+            Proto::H1(_) => usize::MAX,
+            Proto::H2(h) if h.goaway => 0,
+            Proto::H2(h) => h.stream_limit().saturating_sub(h.open_streams()),
+        }
+    }
+
+    /// Whether it takes new requests while others are unanswered (HTTP/2). HTTP/1
+    /// sends a pipeline's batch and takes the next once all of it is answered.
+    #[inline]
+    pub(crate) fn multiplexed(&self) -> bool {
+        self.is_h2()
+    }
+
+    /// The server said it is going away (HTTP/2's GOAWAY).
+    #[inline]
+    pub(crate) fn going_away(&self) -> bool {
+        matches!(self, Proto::H2(h) if h.goaway)
+    }
+
+    /// Opens a stream for one request; returns its id. HTTP/2 queues its frames
+    /// (`repeat`: the connection sends only this request, so its fields may be
+    /// indexed); HTTP/1 only numbers it: its bytes are set with [`Proto::send`].
+    #[inline]
+    pub(crate) fn open(&mut self, req: Option<&H2Request>, repeat: bool) -> u32 {
+        match self {
+            Proto::H1(h) => h.request(),
+            Proto::H2(h) => h.request(req.expect("HTTP/2 runs translate their requests"), repeat),
+        }
+    }
+
+    /// HTTP/1: the request bytes to write, as a range of the worker's buffer.
+    #[inline]
+    pub(crate) fn send(&mut self, range: std::ops::Range<usize>) {
+        if let Proto::H1(h) = self {
+            h.send(range);
+        }
+    }
+
+    /// What is left to write (`batch`: the worker's request bytes, for HTTP/1).
+    #[inline]
+    pub(crate) fn output<'a>(&'a self, batch: &'a [u8]) -> &'a [u8] {
+        match self {
+            Proto::H1(h) => h.output(batch),
+            Proto::H2(h) => h.unwritten(),
+        }
+    }
+
+    /// Whether anything is left to write.
+    #[inline]
+    pub(crate) fn has_output(&self) -> bool {
+        match self {
+            Proto::H1(h) => h.has_output(),
+            Proto::H2(h) => !h.unwritten().is_empty(),
+        }
+    }
+
+    /// `n` bytes of [`Proto::output`] were written.
+    #[inline]
+    pub(crate) fn wrote(&mut self, n: usize) {
+        match self {
+            Proto::H1(h) => h.wrote(n),
+            Proto::H2(h) => h.wrote(n),
+        }
+    }
+
+    /// Feeds bytes read; events are appended. `body` is the request body, for HTTP/2
+    /// streams waiting on a window. An error means the connection must close (the
+    /// events appended before it stand).
+    #[inline]
+    pub(crate) fn feed(
+        &mut self,
+        data: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<(), Broken> {
+        match self {
+            Proto::H1(h) => h.feed(data, events).map_err(|_| Broken),
+            Proto::H2(h) => h.feed(data, body, events).map_err(|_| Broken),
+        }
+    }
+
+    /// The server closed the connection: a close-delimited HTTP/1 body is complete.
+    pub(crate) fn eof(&mut self, events: &mut Vec<Event>) {
+        if let Proto::H1(h) = self {
+            h.eof(events);
+        }
+    }
+
+    /// Response header bytes received since the last call, compressed and decoded
+    /// (HTTP/2's header compression figures; zero for HTTP/1).
+    #[inline]
+    pub(crate) fn take_header_sizes(&mut self) -> (u64, u64) {
+        match self {
+            Proto::H1(_) => (0, 0),
+            Proto::H2(h) => (
+                std::mem::take(&mut h.headers_compressed),
+                std::mem::take(&mut h.headers_decoded),
+            ),
+        }
+    }
+
+    /// HTTP/1 on this connection, for what only it has (the Server header capture,
+    /// HEAD framing of script steps).
+    #[inline]
+    pub(crate) fn h1(&mut self) -> Option<&mut H1Conn> {
+        match self {
+            Proto::H1(h) => Some(h),
+            Proto::H2(_) => None,
+        }
+    }
+}

@@ -1,0 +1,730 @@
+//! The worker loop: one thread, one epoll instance, its own connections.
+//!
+//! The loop is the same for every load shape. In pool shapes (closed, fixed rate) free
+//! connections ask the [`Schedule`] what to send and when it was meant to start; in
+//! session shapes (Gatling users, httperf connections) each start is a new session with
+//! a connection of its own that makes its calls in bursts, pauses, and closes. Everything
+//! else is socket readiness and timers (a timerfd gives wake-ups finer than epoll's
+//! millisecond, so a paced run is not late by the loop's own sleep).
+//! It is built to make few system calls per request, since on loopback the kernel is
+//! where a load generator spends most of its time: sockets are registered once,
+//! edge-triggered, for both directions (no `epoll_ctl` per request, unlike wrk's
+//! add/remove of write interest); a request is written as soon as its connection is free;
+//! a short read means the socket is drained, so no extra read just to see `EAGAIN`;
+//! every response already in the buffer is parsed from one read.
+//!
+//! Each connection holds one protocol value ([`Proto`]: HTTP/1.1 or HTTP/2, both
+//! sans-IO); the worker moves bytes between it and the socket and settles the events
+//! it reports the same way for both. This module holds the loop and the scheduling;
+//! `connect` the connections' life (connect, TLS, write, close); `read` their input.
+
+mod connect;
+mod read;
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::control::Control;
+use crate::error::ErrorKind;
+use crate::h2::{H2Request, ASSUMED_MAX_STREAMS};
+use crate::io::{Stream, TimerFd};
+use crate::proto::{Event, Proto};
+use crate::recorder::{Gauges, Recorder};
+use crate::result::TlsSession;
+use crate::schedule::{Next, Schedule};
+use crate::spec::{LoadSpec, Session};
+
+const TIMER: Token = Token(usize::MAX);
+
+/// A session in progress on a connection.
+#[derive(Clone, Copy)]
+struct SessionState {
+    calls_left: u32,
+    /// Next step of the script (script sessions).
+    step: u32,
+    started: Instant,
+    /// Waiting out the think time until then.
+    think_until: Option<Instant>,
+}
+
+const READ_BUF: usize = 64 * 1024;
+/// Reads of one connection per wake-up before the loop checks the run's end and the
+/// request timeouts again: a server that sends without pause (endless chunks, 1xx
+/// answers, CONTINUATION frames) cannot hold the worker past them.
+const READS_PER_WAKE: usize = 16;
+/// Sessions started per wake-up before the loop checks the stop switch and sockets.
+const SESSIONS_PER_WAKE: usize = 1024;
+/// How often timers (request and connect timeouts, reconnect back-off) are checked.
+const TIMER_TICK: Duration = Duration::from_millis(10);
+
+/// State shared by the workers of one run (touched rarely, never per byte).
+pub(crate) struct Shared {
+    pub control: Arc<Control>,
+    /// Body length of the first complete response, `u64::MAX` until one arrives.
+    pub doc_len: AtomicU64,
+    pub server: Mutex<Option<String>>,
+    /// What the first finished TLS handshake settled on.
+    pub tls: Mutex<Option<TlsSession>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No socket.
+    Closed,
+    /// Connect under way.
+    Connecting,
+    /// Connected.
+    Open,
+    /// Waiting before reconnecting after a failed connect.
+    Backoff(Instant),
+}
+
+#[derive(Clone, Copy)]
+struct Pending {
+    intended: Instant,
+    sent: Instant,
+    /// HTTP/2: the stream carrying it (0 until its HEADERS are queued).
+    stream: u32,
+    /// HTTP/2: times the server refused its stream unprocessed (REFUSED_STREAM).
+    refused: u8,
+}
+
+struct Conn {
+    stream: Option<Stream>,
+    state: State,
+    /// HTTP/1.1 or HTTP/2: what to write, and what the bytes read mean.
+    proto: Proto,
+    pending: VecDeque<Pending>,
+    /// When the last write of requests finished.
+    write_done: Instant,
+    connect_started: Instant,
+    /// Connect time to charge to the next completed request (0 once charged).
+    connect_us: u64,
+    /// When the TLS handshake began, until it ends.
+    handshake_started: Option<Instant>,
+    /// TLS with HTTP/2 offered: nothing is written until ALPN has decided.
+    alpn_pending: bool,
+    /// When the response being read began, if the protocol says (HTTP/1).
+    first_byte: Option<Instant>,
+    failures: u32,
+    /// Responses completed on this slot over the run.
+    completed_total: u64,
+    /// No response yet since the last connect (for the time to first byte).
+    awaiting_first: bool,
+    /// Whether the connection is in the worker's idle list.
+    in_idle: bool,
+    /// The session running on this slot (session shapes).
+    session: Option<SessionState>,
+}
+
+impl Conn {
+    fn new(proto: Proto, pipeline: usize, start: Instant) -> Conn {
+        Conn {
+            stream: None,
+            state: State::Closed,
+            proto,
+            pending: VecDeque::with_capacity(pipeline),
+            write_done: start,
+            connect_started: start,
+            connect_us: 0,
+            handshake_started: None,
+            alpn_pending: false,
+            first_byte: None,
+            failures: 0,
+            completed_total: 0,
+            awaiting_first: false,
+            in_idle: false,
+            session: None,
+        }
+    }
+
+    /// Whether an open connection has bytes waiting for the socket: request bytes,
+    /// HTTP/2 frames, or TLS records.
+    fn has_output(&mut self) -> bool {
+        self.state == State::Open
+            && (self.proto.has_output()
+                || self
+                    .stream
+                    .as_mut()
+                    .and_then(Stream::tls)
+                    .is_some_and(|t| t.wants_write()))
+    }
+}
+
+/// The protocol a connection of this run starts with: HTTP/2 from the first byte for
+/// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
+fn fresh_proto(spec: &LoadSpec) -> Proto {
+    Proto::new(
+        spec.http2 && spec.tls.is_none(),
+        spec.request.is_head(),
+        spec.keepalive,
+    )
+}
+
+/// What a worker hands back.
+pub(crate) struct WorkerOutput {
+    pub recorder: Recorder,
+    pub abandoned: u64,
+    /// Arrivals due before the end that were never started.
+    pub never_sent: u64,
+}
+
+pub(crate) struct Worker<'a> {
+    spec: &'a LoadSpec,
+    shared: &'a Shared,
+    schedule: Box<dyn Schedule + 'a>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    idle: Vec<usize>,
+    /// The request bytes: `depth` copies of the request, or every step of the script.
+    batch: Vec<u8>,
+    req_len: usize,
+    /// Script sessions: where each step starts in `batch` (and where the last ends).
+    offsets: Vec<usize>,
+    rec: Recorder,
+    /// HTTP/2: the request (or each script step) translated once.
+    h2_requests: Vec<H2Request>,
+    /// Events of the connection being read, reused.
+    events: Vec<Event>,
+    /// A connection with at most this many streams open takes new requests.
+    h2_refill_at: usize,
+    sending_done: bool,
+    wake_at: Option<Instant>,
+    /// Connections whose socket still had data when their read budget ran out, and
+    /// whether the peer had closed: read again after the loop's deadline and timer
+    /// checks (epoll is edge-triggered, so no new event would come for them).
+    reread: Vec<(usize, bool)>,
+    in_flight: u64,
+    need_server: bool,
+    need_tls: bool,
+    end: Option<Instant>,
+    /// Session shapes: slots that can take a new session, and sessions in progress.
+    sessions: Option<Session>,
+    free: Vec<usize>,
+    active: usize,
+    /// Sockets held, connecting or open.
+    sockets: u64,
+    timer: TimerFd,
+    timer_armed: Option<Instant>,
+    // Progress deltas not yet published.
+    pub_completed: u64,
+    pub_failed: u64,
+    pub_bytes: u64,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        spec: &'a LoadSpec,
+        shared: &'a Shared,
+        schedule: Box<dyn Schedule + 'a>,
+        connections: usize,
+        start: Instant,
+        start_unix_us: u64,
+    ) -> io::Result<Worker<'a>> {
+        let sessions = spec.shape.has_sessions().then_some(spec.session);
+        // Pool shapes own `connections` slots for the whole run; session shapes grow
+        // their slots as sessions arrive.
+        let pool = if sessions.is_some() { 0 } else { connections };
+        let mut conns: Vec<Conn> = (0..pool)
+            .map(|_| Conn::new(fresh_proto(spec), spec.pipeline, start))
+            .collect();
+        for c in &mut conns {
+            c.in_idle = true;
+        }
+        let poll = Poll::new()?;
+        let timer = TimerFd::new()?;
+        poll.registry()
+            .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
+        Ok(Worker {
+            spec,
+            shared,
+            schedule,
+            poll,
+            conns,
+            idle: (0..pool).rev().collect(),
+            batch: if spec.script.is_empty() {
+                spec.request
+                    .repeated(spec.pipeline.max(spec.session.burst as usize))
+            } else {
+                spec.script
+                    .iter()
+                    .flat_map(|s| s.request.bytes.iter().copied())
+                    .collect()
+            },
+            req_len: spec.request.bytes.len(),
+            offsets: spec
+                .script
+                .iter()
+                .scan(0, |at, s| {
+                    let start = *at;
+                    *at += s.request.bytes.len();
+                    Some(start)
+                })
+                .chain(std::iter::once(
+                    spec.script.iter().map(|s| s.request.bytes.len()).sum(),
+                ))
+                .collect(),
+            h2_requests: if spec.http2 {
+                let sources: Vec<&[u8]> = if spec.script.is_empty() {
+                    vec![&spec.request.bytes]
+                } else {
+                    spec.script.iter().map(|s| &s.request.bytes[..]).collect()
+                };
+                sources
+                    .into_iter()
+                    .map(|b| {
+                        H2Request::from_http1(b, spec.target.scheme()).expect("checked by validate")
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            events: Vec::new(),
+            // Closed load refills a connection's streams once half are free, so that
+            // requests go out in batches (one write, one server read for many); open
+            // load refills at once, so that no arrival waits for a batch.
+            h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
+                spec.pipeline / 2
+            } else {
+                spec.pipeline - 1
+            },
+            rec: Recorder::new(
+                start,
+                start_unix_us,
+                spec.record_requests,
+                shared.control.watched.then(|| shared.control.clone()),
+            ),
+            sending_done: false,
+            wake_at: None,
+            reread: Vec::new(),
+            in_flight: 0,
+            need_server: true,
+            need_tls: true,
+            end: spec.duration.map(|d| start + d),
+            sessions,
+            free: Vec::new(),
+            active: 0,
+            sockets: 0,
+            timer,
+            timer_armed: None,
+            pub_completed: 0,
+            pub_failed: 0,
+            pub_bytes: 0,
+        })
+    }
+
+    pub fn run(mut self) -> io::Result<WorkerOutput> {
+        let mut events = Events::with_capacity(1024);
+        let mut buf = vec![0u8; READ_BUF];
+        let mut next_timer = Instant::now() + TIMER_TICK;
+        let control = self.shared.control.clone();
+        let abandoned;
+        loop {
+            let now = Instant::now();
+            if control.stop.load(Ordering::Relaxed) || self.end.is_some_and(|e| now >= e) {
+                abandoned = self.in_flight;
+                break;
+            }
+            self.rec.roll(now);
+            self.gauge();
+            if now >= next_timer {
+                self.timers(now);
+                next_timer = now + TIMER_TICK;
+            }
+            self.dispatch(now);
+            self.publish();
+            if self.sending_done && self.in_flight == 0 && self.active == 0 {
+                abandoned = 0;
+                break;
+            }
+            let mut deadline = next_timer;
+            if let Some(e) = self.end {
+                deadline = deadline.min(e);
+            }
+            let mut timeout = deadline.saturating_duration_since(now);
+            if !self.reread.is_empty() {
+                timeout = Duration::ZERO;
+            }
+            if let Some(w) = self.wake_at {
+                if w < deadline {
+                    // epoll counts in milliseconds; the timerfd wakes us on time.
+                    if self.timer_armed != Some(w)
+                        && self.timer.arm(w.saturating_duration_since(now)).is_ok()
+                    {
+                        self.timer_armed = Some(w);
+                    }
+                    if self.timer_armed == Some(w) {
+                        timeout = deadline.saturating_duration_since(now);
+                    } else {
+                        // No timer: epoll's own timeout, rounded up to the next
+                        // millisecond, is the wake-up.
+                        timeout = (w.saturating_duration_since(now) + Duration::from_micros(999))
+                            .min(deadline.saturating_duration_since(now));
+                    }
+                }
+            }
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                if ev.token() == TIMER {
+                    self.timer.clear();
+                    self.timer_armed = None;
+                    continue;
+                }
+                let ci = ev.token().0;
+                let now = Instant::now();
+                match self.conns[ci].state {
+                    State::Connecting => self.on_connecting(ci, now),
+                    State::Open => {
+                        let closing = ev.is_read_closed() || ev.is_error();
+                        if ev.is_readable() || closing {
+                            self.on_readable(ci, &mut buf, now, closing);
+                        }
+                        if ev.is_writable() && self.conns[ci].has_output() {
+                            self.write(ci, now);
+                        }
+                    }
+                    State::Closed | State::Backoff(_) => {}
+                }
+            }
+            if !self.reread.is_empty() {
+                self.read_again(&mut buf);
+            }
+        }
+        // Close every socket; requests still in flight are abandoned, not failed.
+        for c in &mut self.conns {
+            if let Some(mut s) = c.stream.take() {
+                s.deregister(self.poll.registry());
+            }
+        }
+        // Every arrival due before the end that was not started is counted, even one due
+        // a moment before it: the arrivals then add up exactly (one or two of them stay
+        // far below the 0.1 % that marks a run as behind).
+        let never_sent = match self.end {
+            Some(end) if !self.sending_done => self
+                .schedule
+                .drain_due(end.min(Instant::now()) - Duration::from_nanos(1)),
+            _ => 0,
+        };
+        self.publish();
+        if self.sessions.is_none() {
+            for c in &self.conns {
+                self.rec
+                    .hist
+                    .per_connection
+                    .0
+                    .saturating_record(c.completed_total);
+            }
+        }
+        self.rec.finish();
+        Ok(WorkerOutput {
+            recorder: self.rec,
+            abandoned,
+            never_sent,
+        })
+    }
+
+    /// Notes the current connection, request and session levels.
+    #[inline]
+    fn gauge(&mut self) {
+        self.rec.gauge(Gauges {
+            connections: self.sockets,
+            in_flight: self.in_flight,
+            users: self.active as u64,
+        });
+    }
+
+    fn publish(&mut self) {
+        let c = &self.shared.control;
+        if self.pub_completed != self.rec.completed {
+            c.completed
+                .fetch_add(self.rec.completed - self.pub_completed, Ordering::Relaxed);
+            self.pub_completed = self.rec.completed;
+        }
+        let failed: u64 = self.rec.errors.iter().sum();
+        if self.pub_failed != failed {
+            c.failed
+                .fetch_add(failed - self.pub_failed, Ordering::Relaxed);
+            self.pub_failed = failed;
+        }
+        if self.pub_bytes != self.rec.bytes_read {
+            c.bytes_read
+                .fetch_add(self.rec.bytes_read - self.pub_bytes, Ordering::Relaxed);
+            self.pub_bytes = self.rec.bytes_read;
+        }
+    }
+
+    /// Starts what the schedule says is due: requests on free connections (pool
+    /// shapes) or new sessions (session shapes).
+    fn dispatch(&mut self, now: Instant) {
+        if self.sending_done {
+            return;
+        }
+        if self.wake_at.is_some_and(|w| now < w) {
+            return;
+        }
+        self.wake_at = None;
+        if self.sessions.is_some() {
+            return self.dispatch_sessions(now);
+        }
+        while let Some(&ci) = self.idle.last() {
+            let mut claimed = 0;
+            // HTTP/1: an idle connection has nothing pending. HTTP/2: refill the streams.
+            let room = self.room(ci);
+            if room == 0 {
+                // HTTP/2 at the server's stream limit: it rejoins when a stream ends.
+                self.idle.pop();
+                self.conns[ci].in_idle = false;
+                continue;
+            }
+            while claimed < room {
+                match self.schedule.next(now, self.active) {
+                    Next::Send { intended } => {
+                        self.rec.lag(intended, now);
+                        self.conns[ci].pending.push_back(Pending {
+                            intended,
+                            sent: now,
+                            stream: 0,
+                            refused: 0,
+                        });
+                        claimed += 1;
+                    }
+                    Next::Wait(t) => {
+                        self.wake_at = Some(t);
+                        break;
+                    }
+                    Next::Done => {
+                        self.sending_done = true;
+                        break;
+                    }
+                }
+            }
+            if claimed == 0 {
+                return;
+            }
+            self.idle.pop();
+            self.conns[ci].in_idle = false;
+            self.start_batch(ci, claimed, 0, claimed * self.req_len, now);
+            if self.sending_done || self.wake_at.is_some() {
+                return;
+            }
+        }
+        // Every connection is busy: if an arrival is already due, the pool is the limit.
+        if self.schedule.is_due(now) {
+            self.rec.starved += 1;
+        }
+    }
+
+    /// Writes (or connects for) `claimed` requests just queued on `ci`: `len` bytes of
+    /// the request bytes from `base` (HTTP/1; HTTP/2 writes frames of its own).
+    fn start_batch(&mut self, ci: usize, claimed: usize, base: usize, len: usize, now: Instant) {
+        self.in_flight += claimed as u64;
+        self.rec.started += claimed as u64;
+        self.gauge();
+        self.conns[ci].proto.send(base..base + len);
+        self.open_streams(ci);
+        match self.conns[ci].state {
+            State::Open => self.write(ci, now),
+            State::Closed => self.connect(ci, now),
+            State::Connecting | State::Backoff(_) => {
+                unreachable!("only open or closed connections start a batch")
+            }
+        }
+    }
+
+    fn dispatch_sessions(&mut self, now: Instant) {
+        for _ in 0..SESSIONS_PER_WAKE {
+            match self.schedule.next(now, self.active) {
+                Next::Send { intended } => {
+                    self.rec.lag(intended, now);
+                    let ci = match self.free.pop() {
+                        Some(ci) => ci,
+                        None => {
+                            let proto = fresh_proto(self.spec);
+                            self.conns.push(Conn::new(proto, self.spec.pipeline, now));
+                            self.conns.len() - 1
+                        }
+                    };
+                    let calls = self.spec.session.calls;
+                    self.conns[ci].session = Some(SessionState {
+                        calls_left: calls,
+                        step: 0,
+                        started: intended,
+                        think_until: None,
+                    });
+                    self.active += 1;
+                    self.rec.sessions_started += 1;
+                    self.rec.max_concurrent = self.rec.max_concurrent.max(self.active as u64);
+                    self.next_burst(ci, intended, now);
+                }
+                Next::Wait(t) => {
+                    self.wake_at = Some(t);
+                    return;
+                }
+                Next::Done => {
+                    self.sending_done = true;
+                    return;
+                }
+            }
+        }
+        // More may be due at once (atOnceUsers): the loop checks the stop switch, the
+        // end and the sockets first, then comes straight back.
+        self.wake_at = Some(now);
+    }
+
+    /// Sends the session's next burst; its requests were meant to start at `intended`.
+    fn next_burst(&mut self, ci: usize, intended: Instant, now: Instant) {
+        let burst = self.spec.session.burst;
+        let c = &mut self.conns[ci];
+        let Some(s) = c.session.as_mut() else { return };
+        s.think_until = None;
+        let k = burst.min(s.calls_left);
+        s.calls_left -= k;
+        for _ in 0..k {
+            c.pending.push_back(Pending {
+                intended,
+                sent: now,
+                stream: 0,
+                refused: 0,
+            });
+        }
+        if self.spec.script.is_empty() {
+            self.start_batch(ci, k as usize, 0, k as usize * self.req_len, now);
+        } else {
+            // Scripts go one step at a time (burst 1).
+            let step = s.step as usize;
+            s.step += 1;
+            if let Some(h1) = c.proto.h1() {
+                h1.set_head_request(self.spec.script[step].request.is_head());
+            }
+            let (base, end) = (self.offsets[step], self.offsets[step + 1]);
+            self.start_batch(ci, 1, base, end - base, now);
+        }
+    }
+
+    /// The session on `ci` is over: close its connection and free the slot.
+    fn end_session(&mut self, ci: usize, now: Instant, ok: bool) {
+        let Some(s) = self.conns[ci].session.take() else {
+            return;
+        };
+        self.drop_socket(ci);
+        self.conns[ci].state = State::Closed;
+        self.rec.session_end(s.started, now, ok);
+        self.active -= 1;
+        self.free.push(ci);
+        // A closed-model schedule may start a replacement at once.
+        self.wake_at = None;
+    }
+
+    /// All responses of the connection's batch are in.
+    fn batch_done(&mut self, ci: usize, now: Instant) {
+        let Some(s) = self.conns[ci].session else {
+            return self.make_idle(ci);
+        };
+        if s.calls_left == 0 {
+            return self.end_session(ci, now, true);
+        }
+        let think = match self.spec.script.get((s.step as usize).wrapping_sub(1)) {
+            Some(step) => step.pause,
+            None => self.spec.session.think,
+        };
+        if think.is_zero() {
+            self.next_burst(ci, now, now);
+        } else if let Some(s) = self.conns[ci].session.as_mut() {
+            s.think_until = Some(now + think);
+        }
+    }
+
+    /// Requests the connection can take now: HTTP/1 an idle connection takes a
+    /// pipeline's worth; HTTP/2 up to `--streams`, within the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (100 assumed until it says, as RFC 9113 advises,
+    /// and while TLS's ALPN has not yet chosen).
+    fn room(&self, ci: usize) -> usize {
+        let c = &self.conns[ci];
+        let limit = match &c.proto {
+            Proto::H2(h) => self.spec.pipeline.min(h.stream_limit()),
+            Proto::H1(_) if self.spec.http2 => self.spec.pipeline.min(ASSUMED_MAX_STREAMS),
+            Proto::H1(_) => self.spec.pipeline,
+        };
+        limit.saturating_sub(c.pending.len())
+    }
+
+    /// Which request the connection is sending: the script step its session is on, or
+    /// the run's one request.
+    fn request_index(&self, ci: usize) -> usize {
+        match &self.conns[ci].session {
+            Some(s) if !self.spec.script.is_empty() => (s.step as usize).saturating_sub(1),
+            _ => 0,
+        }
+    }
+
+    /// Gives the connection's requests that have none a stream: HTTP/1 numbers every
+    /// one (its bytes are already set); HTTP/2 queues HEADERS (and body) as far as the
+    /// server's stream limit allows, and the rest wait for streams to end (their
+    /// latency counts the wait: it is the client's queue).
+    fn open_streams(&mut self, ci: usize) {
+        let req = self.h2_requests.get(self.request_index(ci));
+        let repeat = self.h2_requests.len() == 1;
+        let c = &mut self.conns[ci];
+        let free = c.proto.free_streams();
+        for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
+            p.stream = c.proto.open(req, repeat);
+        }
+    }
+
+    fn make_idle(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if c.session.is_some() {
+            return;
+        }
+        if !c.in_idle {
+            c.in_idle = true;
+            self.idle.push(ci);
+        }
+    }
+
+    fn timers(&mut self, now: Instant) {
+        let timeout = self.spec.timeout;
+        let connect_timeout = self.spec.connect_timeout;
+        for ci in 0..self.conns.len() {
+            let c = &self.conns[ci];
+            match c.state {
+                State::Backoff(t) if now >= t => {
+                    self.conns[ci].state = State::Closed;
+                    self.make_idle(ci);
+                }
+                State::Connecting if now - c.connect_started >= connect_timeout => {
+                    self.drop_socket(ci);
+                    self.conns[ci].state = State::Backoff(now);
+                    self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
+                }
+                State::Open => {
+                    if let (Some(t), Some(p)) = (timeout, c.pending.front()) {
+                        if now - p.sent >= t {
+                            self.fail_and_close(ci, now, ErrorKind::Timeout);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if let Some(SessionState {
+                think_until: Some(t),
+                ..
+            }) = self.conns[ci].session
+            {
+                if now >= t {
+                    self.next_burst(ci, t, now);
+                }
+            }
+        }
+    }
+}
