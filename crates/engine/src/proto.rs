@@ -1,8 +1,8 @@
 //! One protocol value per client connection: HTTP/1.1 ([`H1Conn`]) or HTTP/2
 //! ([`H2Conn`]), driven the same way.
 //!
-//! The worker queues requests on a connection's [`Proto`], writes what
-//! [`Proto::output`] holds, feeds what it reads, and handles the [`Event`]s that come
+//! The worker queues requests on a connection's `Proto`, writes what
+//! `Proto::output` holds, feeds what it reads, and handles the [`Event`]s that come
 //! back without asking which protocol produced them. What differs between the two
 //! stays here: HTTP/1 answers in order on one connection at a time and sends the
 //! worker's prepared bytes; HTTP/2 opens a stream per request within the server's
