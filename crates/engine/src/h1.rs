@@ -1,11 +1,12 @@
 //! HTTP/1.1 for the load engine: the client side of one connection as a sans-IO state
 //! machine, shaped like [`crate::h2::H2Conn`].
 //!
-//! A worker queues requests (each gets an id, in order), points the connection at the
+//! A worker queues requests (answered in order), points the connection at the
 //! request bytes to send (a range of the worker's one prepared copy, never copied per
 //! connection), writes what [`H1Conn::output`] returns and reports it with
 //! [`H1Conn::wrote`], and feeds what it reads; the connection answers with
-//! [`Event`]s: a response's first byte, a response complete, in request order. It
+//! [`Event`]s: responses complete, in request order, each saying whether its first
+//! byte came in the bytes just fed. It
 //! owns the rules a pipelined HTTP/1 client must keep: bytes that no request asked
 //! for, or a second answer to one request, break the connection; a response that ends
 //! the connection (`Connection: close`, HTTP/1.0 without keep-alive, a close-delimited
@@ -26,9 +27,8 @@ pub struct H1Conn {
     /// it is written.
     out: Range<usize>,
     written: usize,
-    /// Id of the next request queued, and of the oldest unanswered one.
-    next_id: u32,
-    oldest: u32,
+    /// Requests queued and not yet answered.
+    unanswered: u32,
     /// The last response ended the connection: nothing more is read.
     ended: bool,
 }
@@ -42,25 +42,22 @@ impl H1Conn {
             keepalive,
             out: 0..0,
             written: 0,
-            next_id: 1,
-            oldest: 1,
+            unanswered: 0,
             ended: false,
         }
     }
 
-    /// Queues one request; returns its id. Its bytes are part of what
-    /// [`H1Conn::send`] points at.
+    /// Queues `n` requests, answered in order after those queued before. Their bytes
+    /// are part of what [`H1Conn::send`] points at.
     #[inline]
-    pub fn request(&mut self) -> u32 {
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1).max(1);
-        id
+    pub fn queue(&mut self, n: u32) {
+        self.unanswered += n;
     }
 
     /// Requests queued and not yet answered.
     #[inline]
     pub fn unanswered(&self) -> u32 {
-        self.next_id.wrapping_sub(self.oldest)
+        self.unanswered
     }
 
     /// The bytes of the queued requests: `range` of the buffer later given to
@@ -111,37 +108,43 @@ impl H1Conn {
         self.parser.reset();
         self.out = 0..0;
         self.written = 0;
-        self.oldest = self.next_id;
+        self.unanswered = 0;
         self.ended = false;
     }
 
-    /// Consumes bytes read from the server, appending an [`Event::FirstByte`] when a
-    /// response begins and an [`Event::Response`] when one is complete. An error means
-    /// the connection must close; the events appended before it stand.
+    /// Consumes bytes read from the server, appending an [`Event::Response`] for each
+    /// response completed. An error means the connection must close; the events
+    /// appended before it stand.
     #[inline]
     pub fn feed(&mut self, mut data: &[u8], events: &mut Vec<Event>) -> Result<(), ParseError> {
+        // Whether the response being parsed began in these bytes.
+        let mut fresh = false;
         while !data.is_empty() && !self.ended {
             if self.unanswered() == 0 {
                 // Bytes nobody asked for: the server is broken.
                 return Err(ParseError::Unsolicited);
             }
-            if self.parser.at_response_start() {
-                events.push(Event::FirstByte);
-            }
+            fresh |= self.parser.at_response_start();
             let (n, done) = self.parser.feed(data)?;
             data = &data[n..];
             if let Some(done) = done {
-                let stream = self.oldest;
-                self.oldest = self.oldest.wrapping_add(1).max(1);
-                if self.unanswered() == 0 && !data.is_empty() {
+                self.unanswered -= 1;
+                if self.unanswered == 0 && !data.is_empty() {
                     // More follows the answer to the last request sent: a second
                     // response to one request. Neither counts as an answer.
                     return Err(ParseError::Unsolicited);
                 }
-                self.respond(stream, done, events);
+                self.respond(done, fresh, events);
+                fresh = false;
             }
         }
         Ok(())
+    }
+
+    /// A response has begun and is not complete yet.
+    #[inline]
+    pub fn mid_response(&self) -> bool {
+        !self.parser.at_response_start()
     }
 
     /// The server closed the connection: completes a close-delimited body (appending
@@ -151,22 +154,23 @@ impl H1Conn {
             return;
         }
         if let Some(done) = self.parser.eof() {
-            let stream = self.oldest;
-            self.oldest = self.oldest.wrapping_add(1).max(1);
-            self.respond(stream, done, events);
+            self.unanswered -= 1;
+            self.respond(done, false, events);
         }
     }
 
     #[inline]
-    fn respond(&mut self, stream: u32, done: crate::http1::Completed, events: &mut Vec<Event>) {
+    fn respond(&mut self, done: crate::http1::Completed, fresh: bool, events: &mut Vec<Event>) {
         let close = !(done.keep_alive && self.keepalive);
         self.ended = close;
         events.push(Event::Response(Response {
-            stream,
+            // In order: the oldest request queued.
+            stream: 0,
             status: done.status,
             body: done.body_bytes,
             close,
             reused: !close,
+            fresh,
         }));
     }
 }
@@ -177,14 +181,10 @@ mod tests {
 
     const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nPONG";
 
-    fn queue(c: &mut H1Conn, n: usize) -> Vec<u32> {
-        (0..n).map(|_| c.request()).collect()
-    }
-
     #[test]
     fn pipelined_answers_come_in_request_order() {
         let mut c = H1Conn::new(false, true);
-        let ids = queue(&mut c, 3);
+        c.queue(3);
         let bytes = b"GET / HTTP/1.1\r\n\r\n".repeat(3);
         c.send(0..bytes.len());
         assert_eq!(c.output(&bytes), &bytes[..]);
@@ -196,19 +196,19 @@ mod tests {
         let mut ev = Vec::new();
         // Split mid-way: the second response's first byte comes in the first read.
         c.feed(&wire[..OK.len() + 3], &mut ev).unwrap();
+        assert!(c.mid_response());
         c.feed(&wire[OK.len() + 3..], &mut ev).unwrap();
-        let answered: Vec<u32> = ev
+        assert!(!c.mid_response());
+        let fresh: Vec<bool> = ev
             .iter()
-            .filter_map(|e| match e {
-                Event::Response(r) => Some(r.stream),
-                _ => None,
+            .map(|e| match e {
+                Event::Response(r) => r.fresh,
+                _ => panic!("{e:?}"),
             })
             .collect();
-        assert_eq!(answered, ids);
-        assert_eq!(
-            ev.iter().filter(|e| matches!(e, Event::FirstByte)).count(),
-            3
-        );
+        // The first began and ended in the first read; the second began there and
+        // ended in the next; the third came whole in the next.
+        assert_eq!(fresh, [true, false, true]);
         assert_eq!(c.unanswered(), 0);
     }
 
@@ -217,7 +217,7 @@ mod tests {
         let mut c = H1Conn::new(false, true);
         assert_eq!(c.feed(OK, &mut Vec::new()), Err(ParseError::Unsolicited));
         let mut c = H1Conn::new(false, true);
-        c.request();
+        c.queue(1);
         let mut ev = Vec::new();
         assert_eq!(c.feed(&OK.repeat(2), &mut ev), Err(ParseError::Unsolicited));
         assert!(!ev.iter().any(|e| matches!(e, Event::Response(_))));
@@ -227,7 +227,7 @@ mod tests {
     fn a_closing_response_is_the_last_read() {
         let close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx";
         let mut c = H1Conn::new(false, true);
-        queue(&mut c, 2);
+        c.queue(2);
         let mut ev = Vec::new();
         c.feed(&[&close[..], OK].concat(), &mut ev).unwrap();
         assert!(matches!(
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(c.unanswered(), 1);
         // Keep-alive off: every response ends the connection.
         let mut c = H1Conn::new(false, false);
-        c.request();
+        c.queue(1);
         let mut ev = Vec::new();
         c.feed(OK, &mut ev).unwrap();
         assert!(matches!(
@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn a_close_delimited_body_ends_with_the_connection() {
         let mut c = H1Conn::new(false, true);
-        c.request();
+        c.queue(1);
         let mut ev = Vec::new();
         c.feed(b"HTTP/1.0 200 OK\r\n\r\nhello", &mut ev).unwrap();
         assert!(!ev.iter().any(|e| matches!(e, Event::Response(_))));
@@ -269,7 +269,7 @@ mod tests {
         ));
         // A truncated Content-Length body is no answer.
         let mut c = H1Conn::new(false, true);
-        c.request();
+        c.queue(1);
         let mut ev = Vec::new();
         c.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab", &mut ev)
             .unwrap();
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn reset_forgets_the_old_socket() {
         let mut c = H1Conn::new(false, true);
-        c.request();
+        c.queue(1);
         c.feed(
             b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nab",
             &mut Vec::new(),
@@ -288,9 +288,9 @@ mod tests {
         .unwrap();
         c.reset();
         assert_eq!(c.unanswered(), 0);
-        let id = c.request();
+        c.queue(1);
         let mut ev = Vec::new();
         c.feed(OK, &mut ev).unwrap();
-        assert!(matches!(ev.last(), Some(Event::Response(r)) if r.stream == id));
+        assert!(matches!(ev.last(), Some(Event::Response(r)) if r.stream == 0));
     }
 }

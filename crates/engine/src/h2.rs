@@ -421,6 +421,7 @@ impl H2Conn {
                 body: s.body,
                 close: false,
                 reused: self.answered > 1,
+                fresh: false,
             }));
         }
     }

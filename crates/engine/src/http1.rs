@@ -161,6 +161,7 @@ impl ResponseParser {
 
     /// Feeds bytes; returns how many were consumed and the response they completed, if
     /// any. Call again with the rest while bytes remain (pipelined responses).
+    #[inline]
     pub fn feed(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
         match self.state {
             State::Head => self.feed_head(data),
@@ -213,6 +214,7 @@ impl ResponseParser {
         c
     }
 
+    #[inline]
     fn feed_head(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
         if self.partial.is_empty() {
             match parse_head(data, self.head_request, self.capture_server)? {
@@ -416,9 +418,16 @@ fn parse_head(
     head_request: bool,
     capture_server: bool,
 ) -> Result<Option<(Head, Option<String>)>, ParseError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut headers);
-    let len = match resp.parse(data) {
+    // Left uninitialised: httparse fills what it uses, and zeroing 96 headers would
+    // cost every response a 3 KiB memset.
+    let mut headers = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut resp,
+        data,
+        &mut headers,
+    );
+    let len = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(ParseError::HeadTooLarge),

@@ -9,14 +9,11 @@
 //! limit and writes frames of its own.
 
 use crate::h1::H1Conn;
-use crate::h2::{H2Conn, H2Request};
+use crate::h2::H2Conn;
 
 /// What a client connection reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// HTTP/1: the next response's first byte arrived in the bytes just fed (the
-    /// server's time to first byte ends here).
-    FirstByte,
     /// A response is complete.
     Response(Response),
     /// The response on `stream` was malformed (no valid `:status` in its first
@@ -44,7 +41,8 @@ pub enum Event {
 /// A complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Response {
-    /// The request's stream (HTTP/2) or its id in queue order (HTTP/1).
+    /// The request's stream (HTTP/2), or 0: the oldest request queued (HTTP/1, which
+    /// answers in order).
     pub stream: u32,
     /// Its final status.
     pub status: u16,
@@ -56,6 +54,9 @@ pub struct Response {
     /// It counts as a keep-alive request: HTTP/1 when the connection stays open after
     /// it, HTTP/2 when it was not the connection's first answer.
     pub reused: bool,
+    /// HTTP/1: its first byte came in the bytes just fed (otherwise in earlier ones;
+    /// see [`Proto::mid_response`]). The server's waiting time ends with that byte.
+    pub fresh: bool,
 }
 
 /// A connection's protocol.
@@ -85,14 +86,13 @@ impl Proto {
         matches!(self, Proto::H2(_))
     }
 
-    /// Streams a waiting request may take now (HTTP/2: within the server's limit and
-    /// only before a GOAWAY; HTTP/1: every request queued is sent at once).
+    /// Queues `n` requests whose bytes [`Proto::send`] set: HTTP/1 sends them as they
+    /// are and answers them in order. HTTP/2 gives requests streams of its own (see
+    /// [`Proto::h2`]).
     #[inline]
-    pub(crate) fn free_streams(&self) -> usize {
-        match self {
-            Proto::H1(_) => usize::MAX,
-            Proto::H2(h) if h.goaway => 0,
-            Proto::H2(h) => h.stream_limit().saturating_sub(h.open_streams()),
+    pub(crate) fn queue(&mut self, n: usize) {
+        if let Proto::H1(h) = self {
+            h.queue(n as u32);
         }
     }
 
@@ -109,14 +109,13 @@ impl Proto {
         matches!(self, Proto::H2(h) if h.goaway)
     }
 
-    /// Opens a stream for one request; returns its id. HTTP/2 queues its frames
-    /// (`repeat`: the connection sends only this request, so its fields may be
-    /// indexed); HTTP/1 only numbers it: its bytes are set with [`Proto::send`].
+    /// HTTP/2 on this connection, which opens a stream per request within the
+    /// server's limit (HTTP/1 has no streams to open).
     #[inline]
-    pub(crate) fn open(&mut self, req: Option<&H2Request>, repeat: bool) -> u32 {
+    pub(crate) fn h2(&mut self) -> Option<&mut H2Conn> {
         match self {
-            Proto::H1(h) => h.request(),
-            Proto::H2(h) => h.request(req.expect("HTTP/2 runs translate their requests"), repeat),
+            Proto::H1(_) => None,
+            Proto::H2(h) => Some(h),
         }
     }
 
@@ -168,6 +167,16 @@ impl Proto {
         match self {
             Proto::H1(h) => h.feed(data, events).map_err(|_| Broken),
             Proto::H2(h) => h.feed(data, body, events).map_err(|_| Broken),
+        }
+    }
+
+    /// HTTP/1: a response has begun and is not complete (the caller notes when its
+    /// first byte came). HTTP/2 does not time first bytes: always false.
+    #[inline]
+    pub(crate) fn mid_response(&self) -> bool {
+        match self {
+            Proto::H1(h) => h.mid_response(),
+            Proto::H2(_) => false,
         }
     }
 

@@ -120,6 +120,7 @@ fn a_response_in_headers_continuation_and_padded_data() {
                 body: 4,
                 close: false,
                 reused: false,
+                fresh: false,
             }),
             Event::Response(Response {
                 stream: 3,
@@ -127,6 +128,7 @@ fn a_response_in_headers_continuation_and_padded_data() {
                 body: 0,
                 close: false,
                 reused: true,
+                fresh: false,
             })
         ]
     );

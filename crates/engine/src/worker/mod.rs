@@ -530,7 +530,9 @@ impl<'a> Worker<'a> {
         self.in_flight += claimed as u64;
         self.rec.started += claimed as u64;
         self.gauge();
-        self.conns[ci].proto.send(base..base + len);
+        let c = &mut self.conns[ci];
+        c.proto.send(base..base + len);
+        c.proto.queue(claimed);
         self.open_streams(ci);
         match self.conns[ci].state {
             State::Open => self.write(ci, now),
@@ -667,17 +669,28 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Gives the connection's requests that have none a stream: HTTP/1 numbers every
-    /// one (its bytes are already set); HTTP/2 queues HEADERS (and body) as far as the
-    /// server's stream limit allows, and the rest wait for streams to end (their
-    /// latency counts the wait: it is the client's queue).
+    /// HTTP/2: queues HEADERS (and body) for the connection's requests that have no
+    /// stream yet, as far as the server's stream limit allows; the rest wait for
+    /// streams to end (their latency counts the wait: it is the client's queue).
+    /// HTTP/1 has no streams: its requests go out as queued.
+    #[inline(always)]
     fn open_streams(&mut self, ci: usize) {
-        let req = self.h2_requests.get(self.request_index(ci));
-        let repeat = self.h2_requests.len() == 1;
+        if self.conns[ci].proto.is_h2() {
+            self.open_h2_streams(ci);
+        }
+    }
+
+    fn open_h2_streams(&mut self, ci: usize) {
+        let index = self.request_index(ci);
         let c = &mut self.conns[ci];
-        let free = c.proto.free_streams();
+        let Some(h2) = c.proto.h2().filter(|h| !h.goaway) else {
+            return;
+        };
+        let req = &self.h2_requests[index];
+        let repeat = self.h2_requests.len() == 1;
+        let free = h2.stream_limit().saturating_sub(h2.open_streams());
         for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
-            p.stream = c.proto.open(req, repeat);
+            p.stream = h2.request(req, repeat);
         }
     }
 

@@ -82,6 +82,11 @@ impl Worker<'_> {
         self.rec.headers_decoded += decoded;
         let open = self.settle(ci, &events, now);
         self.events = events;
+        let c = &mut self.conns[ci];
+        if open && c.first_byte.is_none() && c.proto.mid_response() {
+            // The response still being read began in these bytes.
+            c.first_byte = Some(now);
+        }
         if fed.is_err() {
             if open {
                 self.fail_and_close(ci, now, ErrorKind::Protocol);
@@ -97,7 +102,6 @@ impl Worker<'_> {
     pub(super) fn settle(&mut self, ci: usize, events: &[Event], now: Instant) -> bool {
         for ev in events {
             match *ev {
-                Event::FirstByte => self.conns[ci].first_byte = Some(now),
                 Event::Response(r) => {
                     if !self.complete(ci, r, now) {
                         return false;
@@ -167,10 +171,15 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn complete(&mut self, ci: usize, r: Response, now: Instant) -> bool {
         let c = &mut self.conns[ci];
-        let Some(i) = c.pending.iter().position(|p| p.stream == r.stream) else {
+        let p = if r.stream == 0 {
+            c.pending.pop_front()
+        } else {
+            let i = c.pending.iter().position(|p| p.stream == r.stream);
+            i.and_then(|i| c.pending.remove(i))
+        };
+        let Some(p) = p else {
             return true;
         };
-        let p = c.pending.remove(i).expect("present");
         self.in_flight -= 1;
         if r.reused {
             self.rec.keepalive += 1;
@@ -185,7 +194,11 @@ impl Worker<'_> {
         // HTTP/1 says when the response began: the server's waiting time runs from the
         // end of the request's write to then. HTTP/2 streams share the connection's
         // writes, so theirs runs from the send to the end.
-        let first = c.first_byte.take();
+        let first = if r.fresh {
+            Some(now)
+        } else {
+            c.first_byte.take()
+        };
         let waiting_us = match first {
             Some(first) => micros(c.write_done.max(p.sent), first),
             None => micros(p.sent, now),
