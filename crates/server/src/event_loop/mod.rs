@@ -1,0 +1,459 @@
+//! One server thread's event loop: its listeners, its connections, accepting, the
+//! timers (deferred answers, the once-a-second scan for slow and idle clients) and
+//! draining at shutdown. Connection input and output are in `conn`.
+
+mod conn;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Write};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token, Waker};
+use stampede_tls::TlsStream;
+
+use crate::date::DateCache;
+use crate::h1::H1Conn;
+use crate::h2::{self, H2Conn};
+use crate::routes::{Ctx, Deferred};
+use crate::store::Store;
+use crate::transport::Io;
+use crate::{Config, Done, Job, Shutdown};
+
+const WAKE: Token = Token(usize::MAX);
+const LISTENER_BASE: usize = usize::MAX / 2;
+/// Output buffered for a connection beyond which its further requests wait.
+const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
+const IO_BUF: usize = 64 * 1024;
+/// Reads of one connection per wake-up: a client that sends without pause (a flood
+/// of frames) gets its turn and then waits for the others' (epoll is edge-triggered,
+/// so it is queued to be read again).
+const READS_PER_WAKE: usize = 16;
+/// How long accepting pauses when the process is out of descriptors.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+struct Conn {
+    stream: Io,
+    /// Unparsed input (a partial request, or requests queued behind a deferred one).
+    rbuf: Vec<u8>,
+    /// Output not yet written.
+    wbuf: Vec<u8>,
+    /// The connection ends once what was answered is written.
+    close_after: bool,
+    head_since: Option<Instant>,
+    last_active: Instant,
+    generation: u32,
+    /// The peer sent FIN: answer what was asked, then close.
+    peer_closed: bool,
+    /// HTTP/1.x (until HTTP/2's preface comes, where it may) or HTTP/2.
+    proto: Proto,
+    /// Reading stopped while output waits for the client.
+    paused: bool,
+    /// When output last made progress: output that makes none for the idle timeout
+    /// ends the connection.
+    wrote_at: Instant,
+    /// HTTP/2 body bytes held for the client's windows, and since when that count.
+    held: (usize, Instant),
+}
+
+/// A connection's protocol, each a sans-IO state machine.
+enum Proto {
+    H1(H1Conn),
+    H2(Box<H2Conn>),
+}
+
+impl Proto {
+    #[inline]
+    fn is_h2(&self) -> bool {
+        matches!(self, Proto::H2(_))
+    }
+
+    #[inline]
+    fn h2(&self) -> Option<&H2Conn> {
+        match self {
+            Proto::H2(h) => Some(h),
+            Proto::H1(_) => None,
+        }
+    }
+
+    #[inline]
+    fn h2_mut(&mut self) -> Option<&mut H2Conn> {
+        match self {
+            Proto::H2(h) => Some(h),
+            Proto::H1(_) => None,
+        }
+    }
+
+    /// HTTP/1 waiting for a deferred answer (HTTP/2 streams wait on their own).
+    #[inline]
+    fn blocked(&self) -> bool {
+        matches!(self, Proto::H1(h) if h.blocked())
+    }
+
+    /// HTTP/1 making a generated body as the client reads.
+    #[inline]
+    fn has_tail(&self) -> bool {
+        matches!(self, Proto::H1(h) if h.has_tail())
+    }
+}
+
+pub(crate) struct EventLoop {
+    poll: Poll,
+    pub(crate) waker: Arc<Waker>,
+    listeners: Vec<TcpListener>,
+    config: Config,
+    jobs: Sender<Job>,
+    done_tx: Sender<Done>,
+    done_rx: Receiver<Done>,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    open: usize,
+    max_open: usize,
+    date: DateCache,
+    /// Deferred answers due: (when, connection, generation, HTTP/2 stream or 0).
+    delays: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
+    ibuf: Vec<u8>,
+    out: Vec<u8>,
+    ctx: Ctx,
+    /// An HTTP/2 request's path, and a generated body, reused.
+    h2_path: Vec<u8>,
+    h2_body: Vec<u8>,
+    generation: u32,
+    draining: bool,
+    /// Connections whose read budget ran out with data left: (connection, its
+    /// generation, whether the peer had closed).
+    reread: Vec<(usize, u32, bool)>,
+    /// Out of descriptors: accepting is tried again then. The listener is
+    /// edge-triggered, so connections already waiting in its backlog would otherwise
+    /// wait for another to arrive, and with a full backlog none ever does.
+    accept_retry: Option<Instant>,
+}
+
+impl EventLoop {
+    pub(crate) fn new(
+        index: usize,
+        listeners: Vec<TcpListener>,
+        config: Config,
+        store: Arc<Store>,
+        jobs: Sender<Job>,
+        max_open: usize,
+    ) -> io::Result<EventLoop> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let (done_tx, done_rx) = mpsc::channel();
+        Ok(EventLoop {
+            poll,
+            waker,
+            listeners,
+            ctx: Ctx::new(store, config.static_dir.clone(), index),
+            config,
+            jobs,
+            done_tx,
+            done_rx,
+            conns: Vec::new(),
+            free: Vec::new(),
+            open: 0,
+            max_open,
+            date: DateCache::new(),
+            delays: BinaryHeap::new(),
+            ibuf: vec![0; IO_BUF],
+            out: Vec::with_capacity(IO_BUF),
+            h2_path: Vec::with_capacity(128),
+            h2_body: Vec::new(),
+            generation: 0,
+            draining: false,
+            reread: Vec::new(),
+            accept_retry: None,
+        })
+    }
+
+    pub(crate) fn run(mut self, shutdown: Shutdown) -> io::Result<()> {
+        for (i, l) in self.listeners.iter_mut().enumerate() {
+            self.poll
+                .registry()
+                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        let mut events = Events::with_capacity(1024);
+        let mut next_scan = Instant::now() + Duration::from_secs(1);
+        let mut drain_deadline = None;
+        loop {
+            let now = Instant::now();
+            let mut timeout = next_scan.saturating_duration_since(now);
+            if let Some(Reverse((t, ..))) = self.delays.peek() {
+                timeout = timeout.min(t.saturating_duration_since(now));
+            }
+            if !self.reread.is_empty() {
+                timeout = Duration::ZERO;
+            }
+            if let Some(t) = self.accept_retry {
+                timeout = timeout.min(t.saturating_duration_since(now));
+            }
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            self.date.refresh();
+            let now = Instant::now();
+            for ev in events.iter() {
+                match ev.token() {
+                    WAKE => {}
+                    Token(t) if t >= LISTENER_BASE => self.accept(t - LISTENER_BASE, now),
+                    Token(ci) => {
+                        let closing = ev.is_read_closed() || ev.is_error();
+                        if ev.is_writable() {
+                            self.flush(ci, now);
+                        }
+                        if ev.is_readable() || closing {
+                            self.on_readable(ci, now, closing);
+                        }
+                    }
+                }
+            }
+            if self.accept_retry.is_some_and(|t| now >= t) {
+                self.accept_retry = None;
+                for li in 0..self.listeners.len() {
+                    self.accept(li, now);
+                }
+            }
+            for (ci, generation, closing) in std::mem::take(&mut self.reread) {
+                if self.conns[ci]
+                    .as_ref()
+                    .is_some_and(|c| c.generation == generation)
+                {
+                    self.on_readable(ci, now, closing);
+                }
+            }
+            while let Ok(d) = self.done_rx.try_recv() {
+                self.finish_biteq(d, now);
+            }
+            while let Some(&Reverse((t, ci, g, stream))) = self.delays.peek() {
+                if t > now {
+                    break;
+                }
+                self.delays.pop();
+                self.finish_delay(ci, g, stream, now);
+            }
+            if now >= next_scan {
+                self.scan(now);
+                next_scan = now + Duration::from_secs(1);
+            }
+            if shutdown.is_triggered() && !self.draining {
+                self.draining = true;
+                drain_deadline = Some(now + self.config.drain_timeout);
+                for mut l in std::mem::take(&mut self.listeners) {
+                    let _ = self.poll.registry().deregister(&mut l);
+                }
+                for ci in 0..self.conns.len() {
+                    if let Some(c) = self.conns[ci].as_mut() {
+                        if let Some(h) = c.proto.h2_mut() {
+                            // Streams opened so far are answered; then the close.
+                            self.out.clear();
+                            h.go_away(&mut self.out);
+                            self.write_out(ci);
+                            self.after_io(ci, now);
+                            continue;
+                        }
+                    }
+                    if self.is_idle(ci) {
+                        self.close(ci);
+                    }
+                }
+            }
+            if self.draining && (self.open == 0 || drain_deadline.is_some_and(|d| now >= d)) {
+                return Ok(());
+            }
+        }
+    }
+
+    fn accept(&mut self, li: usize, now: Instant) {
+        loop {
+            let Some(l) = self.listeners.get(li) else {
+                return;
+            };
+            match l.accept() {
+                Ok((mut stream, _)) => {
+                    if self.open >= self.max_open {
+                        if self.config.tls.is_some() {
+                            // A TLS client cannot read a plain answer; just close.
+                            continue;
+                        }
+                        let _ = stream.write(
+                            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        );
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    let ci = self.free.pop().unwrap_or_else(|| {
+                        self.conns.push(None);
+                        self.conns.len() - 1
+                    });
+                    if self
+                        .poll
+                        .registry()
+                        .register(
+                            &mut stream,
+                            Token(ci),
+                            Interest::READABLE | Interest::WRITABLE,
+                        )
+                        .is_err()
+                    {
+                        self.free.push(ci);
+                        continue;
+                    }
+                    let stream = match &self.config.tls {
+                        None => Io::Plain(stream),
+                        Some(cfg) => match TlsStream::server(stream, cfg.clone()) {
+                            Ok(t) => Io::Tls(Box::new(t)),
+                            Err(_) => {
+                                self.free.push(ci);
+                                continue;
+                            }
+                        },
+                    };
+                    self.generation = self.generation.wrapping_add(1);
+                    self.conns[ci] = Some(Conn {
+                        stream,
+                        rbuf: Vec::new(),
+                        wbuf: Vec::new(),
+                        close_after: false,
+                        head_since: None,
+                        last_active: now,
+                        generation: self.generation,
+                        peer_closed: false,
+                        proto: Proto::H1(H1Conn::new()),
+                        paused: false,
+                        wrote_at: now,
+                        held: (0, now),
+                    });
+                    self.open += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                    ) =>
+                {
+                    // Out of descriptors or memory: back off, then accept again
+                    // whether or not another connection arrives meanwhile.
+                    self.accept_retry = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
+                // A connection reset or refused before it was accepted: take the next.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ECONNABORTED | libc::EPROTO | libc::EPERM)
+                    ) => {}
+                // Anything else: try again shortly rather than spin or give up.
+                Err(_) => {
+                    self.accept_retry = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn is_idle(&self, ci: usize) -> bool {
+        match &self.conns[ci] {
+            Some(c) => {
+                c.rbuf.is_empty()
+                    && c.wbuf.is_empty()
+                    && !c.proto.blocked()
+                    && !c.proto.has_tail()
+                    && !c.stream.wants_write()
+                    && c.proto.h2().is_none_or(|h| h.open_streams() == 0)
+            }
+            None => false,
+        }
+    }
+
+    fn close(&mut self, ci: usize) {
+        if let Some(mut c) = self.conns[ci].take() {
+            let _ = self.poll.registry().deregister(c.stream.socket());
+            self.free.push(ci);
+            self.open -= 1;
+        }
+    }
+
+    /// Schedules a deferred answer.
+    fn defer(&mut self, d: Deferred, ci: usize, generation: u32, stream: u32, now: Instant) {
+        match d {
+            Deferred::Delay(ms) => self.delays.push(Reverse((
+                now + Duration::from_millis(ms),
+                ci,
+                generation,
+                stream,
+            ))),
+            Deferred::Biteq(id) => {
+                let _ = self.jobs.send(Job {
+                    id,
+                    conn: ci,
+                    generation,
+                    stream,
+                    reply: self.done_tx.clone(),
+                    waker: self.waker.clone(),
+                });
+            }
+        }
+    }
+
+    fn finish_biteq(&mut self, d: Done, now: Instant) {
+        self.finish_deferred(d.conn, d.generation, d.stream, &d.body, now);
+    }
+
+    fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
+        self.finish_deferred(ci, generation, stream, b"delayed\n", now);
+    }
+
+    /// Once a second: slowloris and idle connections.
+    fn scan(&mut self, now: Instant) {
+        for ci in 0..self.conns.len() {
+            let Some(c) = self.conns[ci].as_mut() else {
+                continue;
+            };
+            let timed_out = c
+                .head_since
+                .is_some_and(|t| now - t >= self.config.head_timeout);
+            let idle = c.rbuf.is_empty()
+                && c.wbuf.is_empty()
+                && !c.proto.blocked()
+                && !c.proto.has_tail()
+                && c.proto.h2().is_none_or(|h| h.open_streams() == 0)
+                && now - c.last_active >= self.config.idle_timeout;
+            // Output the client does not take is no progress: a connection whose
+            // output waits for the idle timeout is ended like an idle one. So are
+            // HTTP/2 bodies held for a window the client never opens (PINGs do not
+            // count as progress).
+            let mut stalled = !c.wbuf.is_empty() && now - c.wrote_at >= self.config.idle_timeout;
+            if let Some(h) = c.proto.h2() {
+                let held = h.held();
+                if held == 0 || held != c.held.0 {
+                    c.held = (held, now);
+                } else {
+                    stalled |= now - c.held.1 >= self.config.idle_timeout;
+                }
+            }
+            if timed_out || idle || stalled {
+                let mut bye = Vec::new();
+                match (c.proto.h2(), timed_out) {
+                    (Some(h), _) => h2::frame::goaway(&mut bye, h.last_stream(), h2::frame::NO_ERROR),
+                    (None, true) => bye.extend_from_slice(
+                        b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    ),
+                    (None, false) => {}
+                }
+                if !bye.is_empty() {
+                    let _ = c.stream.write(&bye);
+                    let _ = c.stream.flush_pending();
+                }
+                self.close(ci);
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! HTTP/1.x for the server: the request side of one connection as a sans-IO state
+//! machine, beside the HTTP/2 one in [`crate::h2`].
+//!
+//! The event loop hands [`H1Conn::answer`] the bytes it holds; the connection parses
+//! every complete (pipelined) request at their start, routes each, and appends the
+//! answers to the output it is given, until one must wait: a deferred answer (a delay,
+//! a computation), a generated body longer than one chunk (made as the client reads,
+//! [`H1Conn::fill_tail`]), output past its limit, or a request that ends the
+//! connection. It owns HTTP/1's rules at the server: `100 Continue` once per awaited
+//! body; a request that is refused or closes the connection is the last one parsed
+//! (what follows may hide a smuggled request). No socket, no clock: the loop times the
+//! partial head it is told about and writes the bytes.
+
+use crate::request::{self, Limits, Method, Parsed, Request};
+use crate::routes::{self, Ctx, Deferred, Http1, Pattern, Persist, Routed, BODY_CHUNK};
+
+/// The server side of one HTTP/1.x connection.
+#[derive(Debug)]
+pub struct H1Conn {
+    /// Nothing parsed yet: HTTP/2's preface may still come.
+    pub fresh: bool,
+    /// `100 Continue` went out for the request whose body is awaited.
+    continued: bool,
+    /// Waiting for a deferred answer: how the connection persists after it, and
+    /// whether it answers HEAD (no body).
+    blocked: Option<(Persist, bool)>,
+    /// The rest of a generated body, made as the client takes it; requests behind it
+    /// wait, as they do behind a deferred answer.
+    tail: Option<Pattern>,
+}
+
+/// What one pass of [`H1Conn::answer`] needs from the event loop.
+pub struct Answering<'a> {
+    /// Where answers go.
+    pub out: &'a mut Vec<u8>,
+    /// The router's per-loop state.
+    pub ctx: &'a mut Ctx,
+    /// Request size limits.
+    pub limits: &'a Limits,
+    /// The `Date` header line, and the `Server` one.
+    pub date: &'a [u8],
+    pub server: &'a [u8],
+    /// The server is stopping: every answer is the connection's last.
+    pub draining: bool,
+    /// Output already waiting for the client; no request is answered once it and
+    /// `out` reach `max_output`.
+    pub waiting_output: usize,
+    pub max_output: usize,
+}
+
+/// How a pass over the input ended.
+#[derive(Debug)]
+pub struct Answered {
+    /// Input bytes used (all of it once the connection is to close: nothing after a
+    /// closing or refused request is parsed).
+    pub used: usize,
+    /// The connection closes once the answers are out.
+    pub close: bool,
+    /// An answer that comes later; the connection waits for it.
+    pub deferred: Option<Deferred>,
+    /// Stopped at a generated body (see [`H1Conn::fill_tail`]).
+    pub tail: bool,
+    /// Input is left that is not a complete request yet (a head to time).
+    pub partial: bool,
+}
+
+impl Default for H1Conn {
+    fn default() -> Self {
+        H1Conn::new()
+    }
+}
+
+impl H1Conn {
+    /// A new connection: nothing parsed yet.
+    pub fn new() -> H1Conn {
+        H1Conn {
+            fresh: true,
+            continued: false,
+            blocked: None,
+            tail: None,
+        }
+    }
+
+    /// Waiting for a deferred answer.
+    #[inline]
+    pub fn blocked(&self) -> bool {
+        self.blocked.is_some()
+    }
+
+    /// A generated body is still being made.
+    #[inline]
+    pub fn has_tail(&self) -> bool {
+        self.tail.is_some()
+    }
+
+    /// Answers the complete requests at the start of `data` until one must wait. A
+    /// call here costs every request its frame, so it is inlined into the loop.
+    #[inline(always)]
+    pub fn answer(&mut self, data: &[u8], a: &mut Answering<'_>) -> Answered {
+        self.fresh = false;
+        let mut pos = 0;
+        let mut close = false;
+        let mut deferred = None;
+        while pos < data.len() && a.waiting_output + a.out.len() < a.max_output {
+            match request::parse(&data[pos..], a.limits) {
+                Parsed::Partial(waiting) => {
+                    if waiting.is_some_and(|w| w.expects_continue) && !self.continued {
+                        self.continued = true;
+                        a.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                    }
+                    break;
+                }
+                Parsed::Rejected(r) => {
+                    routes::respond(
+                        a.out,
+                        a.date,
+                        a.server,
+                        r.status(),
+                        "text/plain",
+                        b"request refused\n",
+                        Persist::Close,
+                        Method::Get,
+                    );
+                    close = true;
+                    break;
+                }
+                Parsed::Complete(req, len) => {
+                    pos += len;
+                    self.continued = false;
+                    let req = Request {
+                        keep_alive: req.keep_alive && !a.draining,
+                        ..req
+                    };
+                    let persist = Persist::of(&req);
+                    let mut resp = Http1 {
+                        out: a.out,
+                        date: a.date,
+                        server: a.server,
+                        persist,
+                        method: req.method,
+                        tail: None,
+                    };
+                    if let Routed::Later(d) = routes::route(&req, a.ctx, &mut resp) {
+                        self.blocked = Some((persist, req.method == Method::Head));
+                        deferred = Some(d);
+                    }
+                    self.tail = resp.tail;
+                    close = !req.keep_alive;
+                    if close || deferred.is_some() || self.tail.is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        if close && deferred.is_none() {
+            // Nothing after a closing or refused request is answered.
+            pos = data.len();
+        }
+        Answered {
+            used: pos,
+            close,
+            partial: pos < data.len() && deferred.is_none() && self.tail.is_none(),
+            deferred,
+            tail: self.tail.is_some(),
+        }
+    }
+
+    /// Appends the next chunk of a generated body to `out`; true once it is whole.
+    pub fn fill_tail(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some(t) = self.tail.as_mut() else {
+            return true;
+        };
+        t.fill(out, BODY_CHUNK);
+        if t.left() == 0 {
+            self.tail = None;
+        }
+        self.tail.is_none()
+    }
+
+    /// The deferred answer is ready: appends it, `200 text/plain`, to `out` (a HEAD
+    /// request's without its body) after the `Date` and `Server` lines; `last` makes
+    /// it the connection's last. Returns whether the connection closes after it, or
+    /// `None` when nothing was waiting.
+    pub fn finish_deferred(
+        &mut self,
+        out: &mut Vec<u8>,
+        lines: (&[u8], &[u8]),
+        body: &[u8],
+        last: bool,
+    ) -> Option<bool> {
+        let (mut persist, head) = self.blocked.take()?;
+        if last {
+            persist = Persist::Close;
+        }
+        let method = if head { Method::Head } else { Method::Get };
+        let (date, server) = lines;
+        routes::respond(out, date, server, 200, "text/plain", body, persist, method);
+        Some(persist == Persist::Close)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::store::Store;
+
+    /// Answers `data` on a connection as the event loop would, with no socket.
+    fn answer(c: &mut H1Conn, data: &[u8], draining: bool) -> (Answered, String) {
+        let mut out = Vec::new();
+        let mut ctx = Ctx::new(Arc::new(Store::generate()), None, 0);
+        let limits = Limits::default();
+        let r = c.answer(
+            data,
+            &mut Answering {
+                out: &mut out,
+                ctx: &mut ctx,
+                limits: &limits,
+                date: b"Date: x\r\n",
+                server: b"Server: s\r\n",
+                draining,
+                waiting_output: 0,
+                max_output: 1 << 20,
+            },
+        );
+        (r, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[test]
+    fn pipelined_requests_are_answered_in_one_pass() {
+        let mut c = H1Conn::new();
+        let two =
+            b"GET /pong HTTP/1.1\r\nHost: a\r\n\r\nGET /pong HTTP/1.1\r\nHost: a\r\n\r\nGET /po";
+        let (r, out) = answer(&mut c, two, false);
+        assert_eq!(out.matches("HTTP/1.1 200 OK").count(), 2, "{out}");
+        assert!(r.partial && !r.close && r.deferred.is_none());
+        assert_eq!(r.used, two.len() - b"GET /po".len());
+        assert!(!c.fresh);
+    }
+
+    #[test]
+    fn nothing_after_a_closing_or_refused_request_is_parsed() {
+        let mut c = H1Conn::new();
+        let smuggle = b"GET /pong HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /pong HTTP/1.1\r\nHost: a\r\n\r\n";
+        let (r, out) = answer(&mut c, smuggle, false);
+        assert_eq!(out.matches("HTTP/1.1 200").count(), 1);
+        assert!(r.close && !r.partial);
+        assert_eq!(r.used, smuggle.len());
+        let mut c = H1Conn::new();
+        let bad = b"GET /pong HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nGET /pong HTTP/1.1\r\nHost: a\r\n\r\n";
+        let (r, out) = answer(&mut c, bad, false);
+        assert!(out.starts_with("HTTP/1.1 400"), "{out}");
+        assert_eq!(out.matches("HTTP/1.1").count(), 1);
+        assert!(r.close);
+    }
+
+    #[test]
+    fn continue_goes_out_once_and_draining_closes() {
+        let mut c = H1Conn::new();
+        let head = b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n";
+        let (r, out) = answer(&mut c, head, false);
+        assert_eq!(out, "HTTP/1.1 100 Continue\r\n\r\n");
+        assert!(r.partial && r.used == 0);
+        let (_, again) = answer(&mut c, head, false);
+        assert!(again.is_empty(), "{again}");
+        let mut c = H1Conn::new();
+        let (r, out) = answer(&mut c, b"GET /pong HTTP/1.1\r\nHost: a\r\n\r\n", true);
+        assert!(r.close && out.contains("Connection: close"), "{out}");
+    }
+
+    #[test]
+    fn deferred_answers_wait_and_finish() {
+        let mut c = H1Conn::new();
+        let (r, out) = answer(
+            &mut c,
+            b"HEAD /delay/5 HTTP/1.1\r\nHost: a\r\n\r\nGET /pong HTTP/1.1\r\nHost: a\r\n\r\n",
+            false,
+        );
+        assert!(out.is_empty() && r.deferred.is_some() && c.blocked());
+        let mut out = Vec::new();
+        let close = c.finish_deferred(
+            &mut out,
+            (b"Date: x\r\n", b"Server: s\r\n"),
+            b"delayed\n",
+            false,
+        );
+        assert_eq!(close, Some(false));
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with("HTTP/1.1 200") && !out.ends_with("delayed\n"),
+            "{out}"
+        );
+        assert!(!c.blocked());
+        assert_eq!(
+            c.finish_deferred(&mut Vec::new(), (b"", b""), b"", false),
+            None
+        );
+    }
+}

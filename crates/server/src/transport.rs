@@ -1,0 +1,66 @@
+//! A server connection's transport: plain TCP, or TLS over it, behind one `Read` and
+//! `Write`. The protocol state machines (`h1`, `h2`) never see it.
+
+use std::io::{self, Read, Write};
+
+use mio::net::TcpStream;
+use stampede_tls::TlsStream;
+
+/// A connection's transport: plain TCP, or TLS over it.
+pub(crate) enum Io {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Io {
+    pub(crate) fn socket(&mut self) -> &mut TcpStream {
+        match self {
+            Io::Plain(s) => s,
+            Io::Tls(t) => &mut t.io,
+        }
+    }
+
+    /// Whether TLS output is still waiting for the socket.
+    pub(crate) fn wants_write(&self) -> bool {
+        matches!(self, Io::Tls(t) if t.wants_write())
+    }
+
+    /// Pushes pending TLS output; an error means the connection is gone.
+    pub(crate) fn flush_pending(&mut self) -> io::Result<()> {
+        match self {
+            Io::Plain(_) => Ok(()),
+            Io::Tls(t) => t.flush_pending().map(|_| ()),
+        }
+    }
+
+    /// Ends our side: close_notify first for TLS.
+    pub(crate) fn shutdown_write(&mut self) {
+        if let Io::Tls(t) = self {
+            t.close_notify();
+        }
+        let _ = self.socket().shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl Read for Io {
+    #[inline]
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.read(b),
+            Io::Tls(t) => t.read(b),
+        }
+    }
+}
+
+impl Write for Io {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.write(b),
+            Io::Tls(t) => t.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_pending()
+    }
+}
