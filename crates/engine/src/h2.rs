@@ -20,13 +20,13 @@ pub use crate::proto::{Event, Response};
 /// servers to allow no fewer).
 pub const ASSUMED_MAX_STREAMS: usize = 100;
 
+use stampede_wire::block::{Assembler, BlockError, Bounds};
 pub use stampede_wire::frame::PREFACE;
 use stampede_wire::frame::{
     self, head as frame_head, Head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME,
-    END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PRIORITY_FLAG as PRIORITY, PUSH_PROMISE,
-    RST_STREAM, SETTINGS, SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE,
-    SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE,
-    WINDOW_UPDATE,
+    END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PUSH_PROMISE, RST_STREAM, SETTINGS,
+    SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE, SETTINGS_INITIAL_WINDOW_SIZE,
+    SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE, WINDOW_UPDATE,
 };
 use stampede_wire::hpack::{integer_encode as integer, literal};
 
@@ -201,9 +201,8 @@ pub struct H2Conn {
     inbuf: Vec<u8>,
     next_id: u32,
     streams: VecDeque<Stream>,
-    /// A header block being continued: (stream, END_STREAM, fragment so far,
-    /// CONTINUATION frames so far).
-    continuing: Option<(u32, bool, Vec<u8>, u32)>,
+    /// Header blocks over HEADERS and CONTINUATION frames.
+    blocks: Assembler,
     conn_unacked: u32,
     conn_send_window: i64,
     peer_initial_window: i64,
@@ -263,7 +262,10 @@ impl H2Conn {
             inbuf: Vec::new(),
             next_id: 1,
             streams: VecDeque::new(),
-            continuing: None,
+            blocks: Assembler::new(Bounds {
+                max_bytes: MAX_HEADER_BLOCK,
+                max_continuations: MAX_CONTINUATIONS,
+            }),
             conn_unacked: 0,
             conn_send_window: 65_535,
             peer_initial_window: 65_535,
@@ -482,7 +484,7 @@ impl H2Conn {
             let Some(payload) = buf.get(at + 9..at + 9 + h.len) else {
                 break;
             };
-            self.frame(h.kind, h.flags, h.stream, payload, body, events)?;
+            self.frame(h, payload, body, events)?;
             self.settled = true;
             at += 9 + h.len;
         }
@@ -491,17 +493,14 @@ impl H2Conn {
 
     fn frame(
         &mut self,
-        kind: u8,
-        flags: u8,
-        id: u32,
+        h: Head,
         payload: &[u8],
         body: &[u8],
         events: &mut Vec<Event>,
     ) -> Result<(), H2Error> {
-        if self.continuing.is_some() && kind != CONTINUATION {
-            return Err(H2Error::Protocol("a header block was interrupted".into()));
-        }
-        match kind {
+        self.blocks.check(h.kind).map_err(block_error)?;
+        let (flags, id) = (h.flags, h.stream);
+        match h.kind {
             DATA => {
                 if id == 0 {
                     return Err(H2Error::Protocol("DATA on stream 0".into()));
@@ -532,41 +531,9 @@ impl H2Conn {
                     self.finish(id, events);
                 }
             }
-            HEADERS => {
-                if id == 0 {
-                    return Err(H2Error::Protocol("HEADERS on stream 0".into()));
-                }
-                let mut block = unpad(flags, payload)?;
-                if flags & PRIORITY != 0 {
-                    block = block.get(5..).ok_or_else(|| {
-                        H2Error::Protocol("a HEADERS frame too short for its priority".into())
-                    })?;
-                }
-                let end_stream = flags & END_STREAM != 0;
-                if flags & END_HEADERS != 0 {
-                    self.headers(id, block, end_stream, events)?;
-                } else {
-                    self.continuing = Some((id, end_stream, block.to_vec(), 0));
-                }
-            }
-            CONTINUATION => {
-                let Some((sid, end_stream, mut block, n)) = self.continuing.take() else {
-                    return Err(H2Error::Protocol("CONTINUATION without HEADERS".into()));
-                };
-                if sid != id {
-                    return Err(H2Error::Protocol("CONTINUATION on another stream".into()));
-                }
-                if block.len() + payload.len() > MAX_HEADER_BLOCK || n >= MAX_CONTINUATIONS {
-                    return Err(H2Error::Protocol(format!(
-                        "a response header block past {} KiB or {MAX_CONTINUATIONS} CONTINUATION frames",
-                        MAX_HEADER_BLOCK / 1024
-                    )));
-                }
-                block.extend_from_slice(payload);
-                if flags & END_HEADERS != 0 {
-                    self.headers(id, &block, end_stream, events)?;
-                } else {
-                    self.continuing = Some((sid, end_stream, block, n + 1));
+            HEADERS | CONTINUATION => {
+                if let Some(block) = self.blocks.frame(h, payload).map_err(block_error)? {
+                    self.headers(block.stream, &block.fields, block.end_stream, events)?;
                 }
             }
             RST_STREAM => {
@@ -726,6 +693,11 @@ impl H2Conn {
         }
         Ok(())
     }
+}
+
+/// A header-block error as the connection reports it.
+fn block_error(e: BlockError) -> H2Error {
+    H2Error::Protocol(e.to_string())
 }
 
 fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {

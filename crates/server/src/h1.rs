@@ -258,7 +258,8 @@ mod tests {
     #[test]
     fn continue_goes_out_once_and_draining_closes() {
         let mut c = H1Conn::new();
-        let head = b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n";
+        let head =
+            b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n";
         let (r, out) = answer(&mut c, head, false);
         assert_eq!(out, "HTTP/1.1 100 Continue\r\n\r\n");
         assert!(r.partial && r.used == 0);

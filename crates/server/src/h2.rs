@@ -18,6 +18,7 @@
 
 use std::collections::VecDeque;
 
+use stampede_wire::block::{Assembler, BlockError, Bounds};
 pub use stampede_wire::frame;
 use stampede_wire::frame::Head;
 pub use stampede_wire::frame::PREFACE;
@@ -33,6 +34,15 @@ const RECV_WINDOW: u32 = 1 << 20;
 /// CONTINUATION frames one header block may take: empty ones add nothing to its
 /// size, so without a count a client could send them for ever.
 const MAX_CONTINUATIONS: u32 = 256;
+
+/// How much of a request header block is held before it ends: the header-list limit
+/// and a frame of slack.
+fn block_bounds(limits: &Limits) -> Bounds {
+    Bounds {
+        max_bytes: limits.max_head + frame::DEFAULT_MAX_FRAME,
+        max_continuations: MAX_CONTINUATIONS,
+    }
+}
 /// A malformed field was added to the HPACK table: later blocks could refer to it by
 /// index, where fields are not checked again, so the connection ends (RFC 9113 5.4.1
 /// lets a stream error be treated as a connection error).
@@ -53,6 +63,15 @@ pub struct ConnError {
 
 fn fail<T>(code: u32, reason: &'static str) -> Result<T, ConnError> {
     Err(ConnError { code, reason })
+}
+
+impl From<BlockError> for ConnError {
+    fn from(e: BlockError) -> ConnError {
+        ConnError {
+            code: e.code(),
+            reason: e.reason(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +121,8 @@ pub struct H2Conn {
     streams: Vec<Stream>,
     spare: Vec<Stream>,
     ready: VecDeque<u32>,
-    /// A header block being continued: what its HEADERS frame said, the fragment so
-    /// far, and its CONTINUATION frames so far.
-    continuing: Option<(Opening, Vec<u8>, u32)>,
+    /// Header blocks over HEADERS and CONTINUATION frames.
+    blocks: Assembler,
     last_stream: u32,
     peer_max_frame: usize,
     peer_initial_window: i64,
@@ -140,6 +158,7 @@ impl H2Conn {
         );
         frame::window_update(out, 0, RECV_WINDOW - frame::DEFAULT_WINDOW as u32);
         H2Conn {
+            blocks: Assembler::new(block_bounds(&limits)),
             decoder: hpack::Decoder::new(),
             encoder: hpack::Encoder::new(),
             limits,
@@ -147,7 +166,6 @@ impl H2Conn {
             streams: Vec::new(),
             spare: Vec::new(),
             ready: VecDeque::new(),
-            continuing: None,
             last_stream: 0,
             peer_max_frame: frame::DEFAULT_MAX_FRAME,
             peer_initial_window: frame::DEFAULT_WINDOW,
@@ -172,7 +190,7 @@ impl H2Conn {
     /// A header block is open (HEADERS without END_HEADERS, CONTINUATIONs to come): it
     /// must end within the head timeout, as an HTTP/1 request head must.
     pub fn in_header_block(&self) -> bool {
-        self.continuing.is_some()
+        self.blocks.in_block()
     }
 
     /// The highest stream the client opened.
@@ -219,59 +237,18 @@ impl H2Conn {
     }
 
     fn frame(&mut self, h: Head, payload: &[u8], out: &mut Vec<u8>) -> Result<(), ConnError> {
-        if self.continuing.is_some() && h.kind != frame::CONTINUATION {
-            return fail(frame::PROTOCOL_ERROR, "a header block was interrupted");
-        }
+        self.blocks.check(h.kind)?;
         match h.kind {
             frame::DATA => self.data(h, payload, out)?,
-            frame::HEADERS => {
-                if h.stream == 0 {
-                    return fail(frame::PROTOCOL_ERROR, "HEADERS on stream 0");
-                }
-                let mut block =
-                    frame::unpad(h.flags, payload).or_else(|e| fail(frame::PROTOCOL_ERROR, e))?;
-                let mut opening = Opening {
-                    stream: h.stream,
-                    end_stream: h.flags & frame::END_STREAM != 0,
-                    self_dependent: false,
-                };
-                if h.flags & frame::PRIORITY_FLAG != 0 {
-                    opening.self_dependent = depends_on(block) == Some(h.stream);
-                    block = match block.get(5..) {
-                        Some(b) => b,
-                        None => return fail(frame::FRAME_SIZE_ERROR, "HEADERS too short"),
+            frame::HEADERS | frame::CONTINUATION => {
+                if let Some(block) = self.blocks.frame(h, payload)? {
+                    let opening = Opening {
+                        stream: block.stream,
+                        end_stream: block.end_stream,
+                        // A stream cannot depend on itself (RFC 9113 5.3.1).
+                        self_dependent: block.depends_on == Some(block.stream),
                     };
-                }
-                if h.flags & frame::END_HEADERS != 0 {
-                    self.headers(opening, block, out)?;
-                } else {
-                    if block.len() > self.limits.max_head {
-                        return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
-                    }
-                    self.continuing = Some((opening, block.to_vec(), 0));
-                }
-            }
-            frame::CONTINUATION => {
-                let Some((opening, mut block, frames)) = self.continuing.take() else {
-                    return fail(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS");
-                };
-                if opening.stream != h.stream {
-                    return fail(frame::PROTOCOL_ERROR, "CONTINUATION on another stream");
-                }
-                block.extend_from_slice(payload);
-                if h.flags & frame::END_HEADERS != 0 {
-                    self.headers(opening, &block, out)?;
-                } else if block.len() > self.limits.max_head + frame::DEFAULT_MAX_FRAME {
-                    // A header list this large is refused; one that never ends is not
-                    // waited for.
-                    return fail(frame::PROTOCOL_ERROR, "a header block beyond the limit");
-                } else if frames >= MAX_CONTINUATIONS {
-                    return fail(
-                        frame::ENHANCE_YOUR_CALM,
-                        "a header block of too many CONTINUATION frames",
-                    );
-                } else {
-                    self.continuing = Some((opening, block, frames + 1));
+                    self.headers(opening, &block.fields, out)?;
                 }
             }
             frame::PRIORITY => {

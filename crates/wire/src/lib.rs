@@ -2,7 +2,8 @@
 //! connections and the reference server's.
 //!
 //! [`frame`] holds the frame layout (RFC 9113 §4 and §6): types, flags, settings and
-//! error codes, and writers for the frames both sides send. [`hpack`] is header
+//! error codes, and writers for the frames both sides send; [`block`] assembles header
+//! blocks from HEADERS and CONTINUATION frames. [`hpack`] is header
 //! compression (RFC 7541): a decoder that keeps the dynamic table in step with the
 //! peer's encoder, integer and literal encoding, and an [`hpack::Encoder`] for
 //! responses that indexes the fields a connection repeats. [`percent`] is strict
@@ -10,6 +11,7 @@
 //! connection state machines live with their users.
 #![forbid(unsafe_code)]
 
+pub mod block;
 pub mod frame;
 pub mod hpack;
 pub mod percent;
