@@ -24,8 +24,15 @@ use stampede_wire::frame::Head;
 pub use stampede_wire::frame::PREFACE;
 use stampede_wire::hpack;
 
-use crate::request::{content_length_value, Limits, Method};
-use crate::routes::{self, Pattern, Respond, BODY_CHUNK};
+mod fields;
+mod respond;
+
+use fields::{declared_length, field_ok};
+pub use respond::H2Respond;
+use respond::{send_data, three_digits};
+
+use crate::request::{Limits, Method};
+use crate::routes::{self, Pattern, BODY_CHUNK};
 
 /// Streams a client may have open at once (advertised in SETTINGS).
 pub const MAX_STREAMS: usize = 128;
@@ -821,231 +828,11 @@ struct Opening {
     self_dependent: bool,
 }
 
-/// A field that may stand in a request (RFC 9113 8.2.1): a name of lower-case token
-/// characters (a pseudo-header's after its colon), and a value without CR, LF or NUL
-/// and without whitespace at either end. Out of line, like [`declared_length`]: it runs
-/// for every field.
-#[inline(never)]
-fn field_ok(name: &[u8], value: &[u8]) -> bool {
-    let name = name.strip_prefix(b":").unwrap_or(name);
-    if name.is_empty() || !name.iter().all(|&b| NAME[b as usize]) {
-        return false;
-    }
-    if let (Some(&first), Some(&last)) = (value.first(), value.last()) {
-        if matches!(first, b' ' | b'\t') || matches!(last, b' ' | b'\t') {
-            return false;
-        }
-    }
-    !has_line_break_or_nul(value)
-}
-
-/// Whether `v` holds CR, LF or NUL: eight bytes at a time, each word looked at byte by
-/// byte only when one of its bytes is below 0x0e.
-fn has_line_break_or_nul(v: &[u8]) -> bool {
-    let bad = |&b: &u8| b == b'\r' || b == b'\n' || b == 0;
-    let mut words = v.chunks_exact(8);
-    for w in &mut words {
-        let x = u64::from_le_bytes(w.try_into().expect("eight bytes"));
-        if x.wrapping_sub(0x0e0e_0e0e_0e0e_0e0e) & !x & 0x8080_8080_8080_8080 != 0
-            && w.iter().any(bad)
-        {
-            return true;
-        }
-    }
-    words.remainder().iter().any(bad)
-}
-
-/// The characters of a field name in HTTP/2 (RFC 9110 5.6.2's token characters, upper
-/// case excluded by RFC 9113 8.2.1), by byte.
-const NAME: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        t[i] = b.is_ascii_lowercase()
-            || b.is_ascii_digit()
-            || matches!(
-                b,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
-        i += 1;
-    }
-    t
-};
-
-/// A content-length field's value, by the HTTP/1.1 parser's rule, kept out of line:
-/// inlined into the header callback, which runs for every field, it made every call
-/// save more registers (+25 instructions per request under callgrind) for a branch
-/// that most requests never take.
-#[inline(never)]
-fn declared_length(v: &[u8]) -> Option<usize> {
-    content_length_value(v)
-}
-
 /// The stream a priority block (HEADERS' or PRIORITY's first 5 bytes) depends on.
 fn depends_on(priority: &[u8]) -> Option<u32> {
     let b = priority.get(..4)?;
     Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff)
 }
 
-/// Writes DATA frames for as much of `body` as the windows allow; the last carries
-/// END_STREAM. Returns the bytes sent.
-/// Sends as much of `body` as the windows allow; END_STREAM goes with its end when it
-/// is the `last` of the response.
-fn send_data(
-    out: &mut Vec<u8>,
-    s: &mut Stream,
-    body: &[u8],
-    last: bool,
-    conn_window: &mut i64,
-    max_frame: usize,
-) -> usize {
-    let mut at = 0;
-    while at < body.len() {
-        let room = s.send_window.min(*conn_window);
-        if room <= 0 {
-            break;
-        }
-        let n = (body.len() - at).min(max_frame).min(room as usize);
-        let end = last && at + n == body.len();
-        frame::head(
-            out,
-            n,
-            frame::DATA,
-            if end { frame::END_STREAM } else { 0 },
-            s.id,
-        );
-        out.extend_from_slice(&body[at..at + n]);
-        at += n;
-        s.send_window -= n as i64;
-        *conn_window -= n as i64;
-    }
-    at
-}
-
-fn three_digits(status: u16) -> [u8; 3] {
-    let s = status.min(999);
-    [
-        b'0' + (s / 100) as u8,
-        b'0' + (s / 10 % 10) as u8,
-        b'0' + (s % 10) as u8,
-    ]
-}
-
-/// Hands a routed response to an HTTP/2 stream.
-pub struct H2Respond<'a> {
-    pub conn: &'a mut H2Conn,
-    pub out: &'a mut Vec<u8>,
-    pub stream: u32,
-    pub head: bool,
-    /// The `Date` and `Server` values (no name, no line end).
-    pub date: &'a [u8],
-    pub server: &'a [u8],
-    /// Where generated bodies are built.
-    pub body: &'a mut Vec<u8>,
-}
-
-impl Respond for H2Respond<'_> {
-    fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
-        let len = if routes::bodyless(status) {
-            0
-        } else {
-            body.len()
-        };
-        let sent = if self.head { &[][..] } else { &body[..len] };
-        self.conn.respond(
-            self.out,
-            self.stream,
-            status,
-            ctype,
-            len,
-            sent,
-            None,
-            self.date,
-            self.server,
-        );
-    }
-
-    fn respond_pattern(&mut self, len: usize) {
-        self.body.clear();
-        let mut p = Pattern::new(if self.head { 0 } else { len });
-        p.fill(self.body, BODY_CHUNK);
-        self.conn.respond(
-            self.out,
-            self.stream,
-            200,
-            "application/octet-stream",
-            len,
-            self.body,
-            Some(p),
-            self.date,
-            self.server,
-        );
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-        let mut f = Vec::new();
-        frame::head(&mut f, payload.len(), kind, flags, stream);
-        f.extend_from_slice(payload);
-        f
-    }
-
-    fn get(stream: u32) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (n, v) in [
-            (&b":method"[..], &b"GET"[..]),
-            (b":scheme", b"http"),
-            (b":path", b"/pong"),
-        ] {
-            hpack::literal(&mut b, n, v);
-        }
-        frame_bytes(
-            frame::HEADERS,
-            frame::END_HEADERS | frame::END_STREAM,
-            stream,
-            &b,
-        )
-    }
-
-    #[test]
-    fn streams_reset_before_routing_leave_the_ready_queue() {
-        let mut out = Vec::new();
-        let mut c = H2Conn::new(Limits::default(), &mut out);
-        let mut input = frame::PREFACE.to_vec();
-        // Routing is held back (as when output is full): open and reset stream after
-        // stream, far more than the stream limit.
-        for i in 0..10_000u32 {
-            let id = 1 + 2 * i;
-            input.extend(get(id));
-            input.extend(frame_bytes(
-                frame::RST_STREAM,
-                0,
-                id,
-                &frame::CANCEL.to_be_bytes(),
-            ));
-        }
-        let used = c.feed(&input, &mut out).unwrap();
-        assert_eq!(used, input.len());
-        assert_eq!(c.ready.len(), 0);
-        assert_eq!(c.open_streams(), 0);
-        assert_eq!(c.next_ready(&mut Vec::new()), None);
-    }
-}
+mod tests;

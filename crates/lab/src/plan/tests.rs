@@ -1,0 +1,343 @@
+use super::*;
+
+const GOOD: &str = r#"
+name = "two servers"
+
+[runs]
+warmup = 1
+repetitions = 2
+pause = "100ms"
+
+[client]
+cpus = [0]
+
+[[target]]
+name = "a"
+start = "{stampede} serve --listen 127.0.0.1:{port}"
+ready = "/pong"
+cpus = [1]
+
+[[target]]
+name = "b"
+url = "http://127.0.0.1:9"
+
+[[scenario]]
+name = "backend"
+path = "/backend"
+connections = 10
+requests = 1000
+verify = { body_length = 31, content_type = "text/plain" }
+
+[[scenario]]
+name = "users"
+path = "/pong"
+inject = ["rampUsers(10) over (1 seconds)"]
+calls = 2
+
+[[scenario]]
+name = "bursts"
+sessions = { count = 10, rate = 100 }
+calls = 10
+burst = 5
+"#;
+
+#[test]
+fn parses_a_full_plan() {
+    let p = Plan::parse(GOOD, "p.toml").unwrap();
+    assert_eq!(p.name, "two servers");
+    assert_eq!(p.runs.repetitions, 2);
+    assert_eq!(p.runs.pause, Duration::from_millis(100));
+    assert_eq!(p.targets.len(), 2);
+    assert_eq!(p.targets[0].cpus, vec![1]);
+    assert_eq!(p.targets[0].line, 12);
+    assert!(matches!(p.targets[1].kind, TargetKind::External { .. }));
+    assert_eq!(p.scenarios[0].verify.body_length, Some(31));
+    assert!(matches!(p.scenarios[1].shape, Shape::Users(_)));
+    assert_eq!(p.scenarios[1].timeout, Duration::from_secs(60));
+    assert!(matches!(
+        p.scenarios[2].shape,
+        Shape::Sessions {
+            count: 10,
+            period: Some(_)
+        }
+    ));
+}
+
+fn err(src: &str) -> PlanError {
+    Plan::parse(src, "bad.toml").unwrap_err()
+}
+
+#[test]
+fn zero_counts_duplicates_wrong_types_and_line_breaks_are_refused_with_their_field() {
+    let base =
+        "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\n";
+    let cases: [(&str, usize, &str, &str); 19] = [
+        ("requests = 0\n", 6, "scenario.requests", "at least 1"),
+        (
+            "requests = 1\npipeline = 4294967296\n",
+            7,
+            "scenario.pipeline",
+            "at most 65536",
+        ),
+        (
+            "duration = \"1s\"\nrate = 1e10\n",
+            4,
+            "scenario.rate",
+            "at most 1e7",
+        ),
+        (
+            "requests = 1\nconnections = 0\n",
+            7,
+            "scenario.connections",
+            "at least 1",
+        ),
+        (
+            "inject = [\"atOnceUsers(1)\"]\ncalls = 0\n",
+            7,
+            "scenario.calls",
+            "at least 1",
+        ),
+        (
+            "inject = [\"atOnceUsers(1)\"]\nburst = 0\n",
+            7,
+            "scenario.burst",
+            "at least 1",
+        ),
+        (
+            "requests = 1\ntimeout = \"0s\"\n",
+            7,
+            "scenario.timeout",
+            "longer than 0",
+        ),
+        (
+            "requests = 1\n[client]\nthreads = 0\n",
+            8,
+            "client.threads",
+            "at least 1",
+        ),
+        (
+            "requests = 1\n[[scenario]]\nname = \"s\"\nrequests = 1\n",
+            8,
+            "scenario.name",
+            "used twice",
+        ),
+        (
+            "requests = \"many\"\n",
+            6,
+            "scenario.requests",
+            "invalid type",
+        ),
+        (
+            "requests = 1\nkeepalive = 3\n",
+            7,
+            "scenario.keepalive",
+            "invalid type",
+        ),
+        (
+            "sessions = { count = \"x\" }\n",
+            6,
+            "scenario.sessions.count",
+            "invalid type",
+        ),
+        (
+            "requests = 1\n[runs]\nwarmup = -1\n",
+            8,
+            "runs.warmup",
+            "invalid value",
+        ),
+        (
+            "requests = 1\nheaders = [\"X-A: 1\\r\\nX-Evil: 1\"]\n",
+            7,
+            "scenario.headers",
+            "line break",
+        ),
+        (
+            "requests = 1\nheaders = [\"X-A: 1\\u0000\"]\n",
+            7,
+            "scenario.headers",
+            "NUL",
+        ),
+        (
+            "requests = 1\nmethod = \"GET / HTTP/1.1\\r\\nX: y\"\n",
+            7,
+            "scenario.method",
+            "line break",
+        ),
+        (
+            "requests = 1\npath = \"/a HTTP/1.1\\r\\n\\r\\nGET /b\"\n",
+            7,
+            "scenario.path",
+            "line break",
+        ),
+        (
+            "requests = 1\npath = \"/a b\"\n",
+            7,
+            "scenario.path",
+            "whitespace",
+        ),
+        (
+            "inject = [\"atOnceUsers(1)\"]\nsteps = [{ path = \"/a\", method = \"G T\" }]\n",
+            7,
+            "scenario.steps.method",
+            "not allowed",
+        ),
+    ];
+    for (tail, line, field, msg) in cases {
+        let e = err(&format!("{base}{tail}"));
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{tail:?}: {e}");
+        assert!(e.message.contains(msg), "{tail:?}: {e}");
+    }
+    // The flags' spellings of durations hold in plans too.
+    let p = Plan::parse(&format!("{base}duration = \"10sec\"\n"), "ok.toml").unwrap();
+    assert_eq!(p.scenarios[0].duration, Some(Duration::from_secs(10)));
+    let e = err("[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\nready = \"/\\r\\nX: 1\"\n[[scenario]]\nname = \"s\"\nrequests = 1\n");
+    assert_eq!((e.line, e.field.as_str()), (4, "target.ready"), "{e}");
+}
+
+#[test]
+fn errors_name_file_line_and_field() {
+    let base = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n";
+    let cases: [(String, usize, &str, &str); 8] = [
+        (
+            format!("{base}[[scenario]]\nname = \"s\"\nrequests = 5\nconections = 3\n"),
+            7,
+            "scenario.conections",
+            "unknown field",
+        ),
+        (
+            format!("{base}[[scenario]]\nname = \"s\"\nduration = \"10 parsecs\"\n"),
+            6,
+            "scenario.duration",
+            "unknown unit",
+        ),
+        (
+            format!("{base}[[scenario]]\nname = \"s\"\n"),
+            4,
+            "scenario.requests",
+            "needs requests or duration",
+        ),
+        (
+            format!(
+                "{base}[[scenario]]\nname = \"s\"\nrate = 10.0\ninject = [\"atOnceUsers(1)\"]\n"
+            ),
+            4,
+            "scenario.rate",
+            "choose one",
+        ),
+        (
+            format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"rampUsers(1)\"]\n"),
+            6,
+            "scenario.inject",
+            "needs .during",
+        ),
+        (
+            format!("{base}[[scenario]]\nname = \"s\"\nrequests = 1\npath = \"x\"\n"),
+            7,
+            "scenario.path",
+            "must start with /",
+        ),
+        (
+            format!("{base}[[scenario]]\nname = \"s\"\nrequests = 1\nheaders = [\"bad\"]\n"),
+            7,
+            "scenario.headers",
+            "Name: value",
+        ),
+        (
+            "[[target]]\nname = \"a\"\n[[scenario]]\nname = \"s\"\nrequests = 1\n".to_string(),
+            1,
+            "target.start",
+            "exactly one of",
+        ),
+    ];
+    for (src, line, field, msg) in cases {
+        let e = err(&src);
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        assert!(e.message.contains(msg), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("bad.toml:{line}: ")),
+            "{e}"
+        );
+    }
+    let steps = [
+        (format!("{base}[[scenario]]\nname = \"s\"\nrequests = 1\nsteps = [{{ path = \"/a\" }}]\n"), 7, "scenario.steps", "needs inject or sessions"),
+        (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\npath = \"/a\"\nsteps = [{{ path = \"/b\" }}]\n"), 8, "scenario.steps", "not both"),
+        (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\nsteps = [\n {{ path = \"/b\" }},\n {{ path = \"/c\", pause = \"1 jiffy\" }},\n]\n"), 9, "scenario.steps.pause", "unknown unit"),
+        (format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\nsteps = [{{ path = \"b\" }}]\n"), 7, "scenario.steps.path", "must start with /"),
+    ];
+    for (src, line, field, msg) in steps {
+        let e = err(&src);
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        assert!(e.message.contains(msg), "{e}");
+    }
+    let ok = format!("{base}[[scenario]]\nname = \"s\"\ninject = [\"atOnceUsers(1)\"]\nsteps = [{{ path = \"/b\", pause = \"1s\", method = \"post\", body = \"x\", verify = {{ status = 201 }} }}, {{ path = \"/c\" }}]\n");
+    let p = Plan::parse(&ok, "ok.toml").unwrap();
+    let st = &p.scenarios[0].steps;
+    assert_eq!(
+        (st.len(), st[0].method.as_str(), st[0].pause),
+        (2, "POST", Duration::from_secs(1))
+    );
+    assert_eq!(st[0].verify.as_ref().unwrap().status, 201);
+    assert_eq!(p.scenarios[0].path, "/b");
+    let scen = "[[scenario]]\nname = \"s\"\nrequests = 1\n";
+    let tls = [
+        (
+            "url = \"http://127.0.0.1:1\"\ninsecure = true\n",
+            4,
+            "target.insecure",
+            "add tls = true",
+        ),
+        (
+            "url = \"http://127.0.0.1:1\"\ncacert = \"ca.pem\"\n",
+            4,
+            "target.cacert",
+            "add tls = true",
+        ),
+        (
+            "url = \"http://127.0.0.1:1\"\ntls = true\n",
+            3,
+            "target.url",
+            "needs an https:// url",
+        ),
+        (
+            "url = \"https://127.0.0.1:1\"\ninsecure = true\ncacert = \"ca.pem\"\n",
+            4,
+            "target.insecure",
+            "exclude each other",
+        ),
+        (
+            "url = \"ftp://127.0.0.1:1\"\n",
+            3,
+            "target.url",
+            "http:// or https://",
+        ),
+    ];
+    for (t, line, field, msg) in tls {
+        let e = err(&format!("[[target]]\nname = \"a\"\n{t}{scen}"));
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        assert!(e.message.contains(msg), "{e}");
+    }
+    let p = Plan::parse(
+        &format!(
+            "[[target]]\nname = \"a\"\nurl = \"https://127.0.0.1:1\"\ncacert = \"ca.pem\"\n{scen}"
+        ),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        p.targets[0].tls,
+        Some(TargetTls {
+            insecure: false,
+            cacert: Some("ca.pem".into())
+        })
+    );
+    let p = Plan::parse(
+        &format!("[[target]]\nname = \"a\"\nstart = \"x {{port}}\"\n{scen}"),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(p.targets[0].tls, None);
+    let e = err("[[target]\n");
+    assert_eq!(e.line, 1);
+    let e = err(base);
+    assert_eq!(e.field, "scenario");
+}
