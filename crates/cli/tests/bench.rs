@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 use stampede_lab::record::Outcome;
 use stampede_lab::store::Store;
 
-mod common;
-
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
 struct Dir(PathBuf);
@@ -585,7 +583,7 @@ fn the_nginx_target_serves_the_png() {
         .output()
         .map_or(true, |o| !o.status.success())
     {
-        return common::missing_peer("nginx");
+        return crate::common::missing_peer("nginx");
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

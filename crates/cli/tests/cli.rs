@@ -2,11 +2,7 @@
 //! running in-process on 127.0.0.1:0. Every run is bounded by a request count or a
 //! short duration.
 
-mod common;
-
 use std::process::{Command, Output};
-
-use common::Srv;
 
 fn stampede(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stampede"))
@@ -28,7 +24,7 @@ fn line_value<'a>(out: &'a str, key: &str) -> &'a str {
 
 #[test]
 fn load_json_validates_against_the_committed_schema() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "load",
         &srv.url("/chat"),
@@ -62,7 +58,7 @@ fn load_json_validates_against_the_committed_schema() {
 
 #[test]
 fn ab_report_counts_bytes_like_ab() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&["ab", "-n", "300", "-c", "5", "-k", &srv.url("/backend")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let o = text(&out.stdout);
@@ -95,13 +91,13 @@ fn ab_report_counts_bytes_like_ab() {
                 assert_eq!(line_value(&a, key), line_value(&o, key), "{key}");
             }
         }
-        Err(_) => common::missing_peer("ab"),
+        Err(_) => crate::common::missing_peer("ab"),
     }
 }
 
 #[test]
 fn ab_without_keepalive_and_csv_and_gnuplot_files() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let dir = std::env::temp_dir().join(format!("stampede-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("p.csv");
@@ -137,7 +133,7 @@ fn ab_without_keepalive_and_csv_and_gnuplot_files() {
 
 #[test]
 fn error_pages_are_reported_loudly() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&["ab", "-n", "40", "-c", "4", &srv.url("/missing")]);
     assert!(out.status.success());
     assert_eq!(line_value(&text(&out.stdout), "Non-2xx responses:"), "40");
@@ -151,7 +147,7 @@ fn error_pages_are_reported_loudly() {
 
 #[test]
 fn perf_length_failures_like_ab() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     // /perf's body grows by a digit at request 10 and 100: those count as Length failures.
     let out = stampede(&[
         "ab",
@@ -177,7 +173,7 @@ fn perf_length_failures_like_ab() {
 
 #[test]
 fn wrk_layout_with_latency_spectrum() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "wrk",
         "-t",
@@ -378,7 +374,7 @@ fn unreachable_target_exits_1() {
 
 #[test]
 fn load_summary_and_pipelining() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "load",
         &srv.url("/pong"),
@@ -398,7 +394,7 @@ fn load_summary_and_pipelining() {
 
 #[test]
 fn wrk_fixed_rate_prints_both_distributions() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "wrk",
         "-t",
@@ -422,7 +418,7 @@ fn wrk_fixed_rate_prints_both_distributions() {
 
 #[test]
 fn load_rate_json_reports_the_schedule() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "load",
         &srv.url("/pong"),
@@ -448,7 +444,7 @@ fn load_rate_json_reports_the_schedule() {
 
 #[test]
 fn gatling_injection_and_report() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "load",
         &srv.url("/chat"),
@@ -486,12 +482,12 @@ fn gatling_injection_and_report() {
 
 #[test]
 fn httperf_report_matches_httperf_counts() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let args = [
         "--server",
         "127.0.0.1",
         "--port",
-        &srv.addr.port().to_string(),
+        &srv.addr().port().to_string(),
         "--uri",
         "/pong",
         "--num-conns",
@@ -546,20 +542,20 @@ fn httperf_report_matches_httperf_counts() {
                 line_value(&o, "Total:").split(" test-duration").next()
             );
         }
-        Err(_) => common::missing_peer("httperf"),
+        Err(_) => crate::common::missing_peer("httperf"),
     }
 }
 
 #[test]
 fn httperf_counts_fd_unavailable_and_says_how_the_run_goes() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     // 40 descriptors, with each connection held 500 ms: most sessions find none.
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!(
             "ulimit -n 40; exec {} httperf --server 127.0.0.1 --port {} --uri /delay/500 --num-conns 150 --rate 100 --timeout 5",
             env!("CARGO_BIN_EXE_stampede"),
-            srv.addr.port()
+            srv.addr().port()
         ))
         .output()
         .unwrap();
@@ -590,8 +586,8 @@ fn httperf_counts_fd_unavailable_and_says_how_the_run_goes() {
 
 #[test]
 fn httperf_sessions_with_think_time() {
-    let srv = Srv::start();
-    let port = srv.addr.port().to_string();
+    let srv = crate::common::srv();
+    let port = srv.addr().port().to_string();
     let out = stampede(&[
         "httperf",
         "--server",
@@ -636,7 +632,7 @@ fn httperf_sessions_with_think_time() {
 fn hdr_files_csv_and_assertions_with_junit() {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let dir = std::env::temp_dir().join(format!("stampede-files-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = |n: &str| dir.join(n).to_str().unwrap().to_string();
@@ -733,7 +729,7 @@ fn hdr_files_csv_and_assertions_with_junit() {
 
 #[test]
 fn h2load_dialect_prints_h2loads_layout() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "h2load",
         "--h1",
@@ -781,7 +777,7 @@ fn h2load_dialect_prints_h2loads_layout() {
 
 #[test]
 fn load_prints_a_plain_line_per_second_when_stderr_is_not_a_terminal() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let url = srv.url("/pong");
     let args = ["load", url.as_str(), "-d", "2300ms", "-c", "2", "-t", "1"];
     let out = stampede(&args);

@@ -3,8 +3,6 @@
 //! cards and charts change from second to second, and at the end it shows the final
 //! report; no console errors or exceptions along the way.
 
-mod common;
-
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, RawFd};
@@ -13,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use common::{chromium, Srv, HEADLESS};
+use crate::common::{chromium, HEADLESS};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
@@ -178,10 +176,10 @@ fn screenshot(b: &mut Browser) {
 #[test]
 fn the_dashboard_updates_live_and_ends_on_the_report() {
     let Some(binary) = chromium() else {
-        return common::missing_peer("chromium");
+        return crate::common::missing_peer("chromium");
     };
-    let srv = Srv::start();
-    let addr = srv.addr;
+    let srv = crate::common::srv();
+    let addr = srv.addr();
 
     // The browser is up and attached before the run starts, so a slow browser start
     // (a cold machine takes seconds) does not eat the run's seconds to be watched.

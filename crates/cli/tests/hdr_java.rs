@@ -3,12 +3,9 @@
 //! percentiles that stampede reports. Needs `java` and the HdrHistogram jar from Maven
 //! Central (`STAMPEDE_HDRHISTOGRAM_JAR`); CI provides both.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::Srv;
 use serde_json::Value;
 
 /// The processor's per-interval CSV: (Int_Count, Total_Count, Total_50%, Total_90%,
@@ -58,9 +55,9 @@ fn processed(jar: &str, log: &PathBuf, tag: &str) -> Vec<[u64; 7]> {
 fn the_reference_implementation_reads_the_interval_log() {
     let jar = match std::env::var("STAMPEDE_HDRHISTOGRAM_JAR") {
         Ok(j) => j,
-        Err(_) => return common::missing_peer("STAMPEDE_HDRHISTOGRAM_JAR"),
+        Err(_) => return crate::common::missing_peer("STAMPEDE_HDRHISTOGRAM_JAR"),
     };
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let dir = std::env::temp_dir().join(format!("stampede-hlog-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -3,12 +3,10 @@
 //! every chart present) and, where Chromium is installed (required in CI), loaded in
 //! headless Chromium: no console errors, and a screenshot with the charts drawn.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{chromium, Srv, HEADLESS};
+use crate::common::{chromium, HEADLESS};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
@@ -89,8 +87,8 @@ fn console_errors(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn run_and_bench_reports_render_without_errors() {
-    let srv = Srv::start();
-    let addr = srv.addr;
+    let srv = crate::common::srv();
+    let addr = srv.addr();
     let dir = tmp("reports");
 
     // A run report: a fixed-rate run with some error pages, so every section has data.
@@ -195,7 +193,7 @@ fn run_and_bench_reports_render_without_errors() {
                 }
             }
         }
-        None => common::missing_peer("chromium"),
+        None => crate::common::missing_peer("chromium"),
     }
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);

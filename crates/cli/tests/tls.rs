@@ -4,16 +4,14 @@
 //! without keep-alive and with resumption, TLS 1.2, and mutual TLS. Every run is
 //! bounded by a request count.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use common::Srv;
 use serde_json::Value;
 use stampede_engine::{Control, LoadSpec, RequestBuilder, Target};
 use stampede_server::Config;
+use stampede_server::Running;
 use stampede_tls::{ClientOptions, ServerCert};
 
 fn tmp(name: &str) -> PathBuf {
@@ -33,16 +31,16 @@ fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// The reference server over TLS with the certificate in `dir`.
-fn tls_server(dir: &Path, client_ca: Option<&Path>) -> (Srv, PathBuf) {
+fn tls_server(dir: &Path, client_ca: Option<&Path>) -> (Running, PathBuf) {
     tls_server_with(dir, client_ca, vec![b"http/1.1".to_vec()])
 }
 
 /// The reference server over TLS, its ALPN offering `alpn`.
-fn tls_server_offering(dir: &Path, alpn: Vec<Vec<u8>>) -> (Srv, PathBuf) {
+fn tls_server_offering(dir: &Path, alpn: Vec<Vec<u8>>) -> (Running, PathBuf) {
     tls_server_with(dir, None, alpn)
 }
 
-fn tls_server_with(dir: &Path, client_ca: Option<&Path>, alpn: Vec<Vec<u8>>) -> (Srv, PathBuf) {
+fn tls_server_with(dir: &Path, client_ca: Option<&Path>, alpn: Vec<Vec<u8>>) -> (Running, PathBuf) {
     let (cert, key) = certificate(dir);
     let tls = stampede_tls::server_config(
         &ServerCert::Files {
@@ -53,7 +51,7 @@ fn tls_server_with(dir: &Path, client_ca: Option<&Path>, alpn: Vec<Vec<u8>>) -> 
         client_ca,
     )
     .unwrap();
-    let srv = Srv::with(Config {
+    let srv = crate::common::srv_with(Config {
         threads: 1,
         tls: Some(tls),
         ..Config::default()
@@ -61,8 +59,8 @@ fn tls_server_with(dir: &Path, client_ca: Option<&Path>, alpn: Vec<Vec<u8>>) -> 
     (srv, cert)
 }
 
-fn https(srv: &Srv, path: &str) -> String {
-    format!("https://{}{path}", srv.addr)
+fn https(srv: &Running, path: &str) -> String {
+    format!("https://{}{path}", srv.addr())
 }
 
 fn stampede(args: &[&str]) -> Output {
@@ -232,7 +230,7 @@ fn certificate_errors_are_clear_before_a_run_and_counted_during_one() {
 
 #[test]
 fn a_plain_http_server_asked_for_tls_fails_the_handshake() {
-    let srv = Srv::start();
+    let srv = crate::common::srv();
     let out = stampede(&[
         "load",
         &https(&srv, "/pong"),
@@ -349,7 +347,7 @@ fn http2_over_tls_falls_back_to_http11_when_alpn_chooses_it() {
     assert_eq!(r["settings"]["http2"], true);
 
     // Over cleartext, prior knowledge cannot fall back: the CLI says so before a run.
-    let plain = Srv::with(Config {
+    let plain = crate::common::srv_with(Config {
         threads: 1,
         http2: false,
         ..Config::default()
@@ -486,7 +484,7 @@ fn serve_speaks_http2_over_alpn_and_h2c_unless_told_not_to() {
 fn h2load_against_the_reference_server_over_h2c_and_tls() {
     let dir = tmp("h2load");
     let (srv, _) = tls_server_offering(&dir, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
-    let plain = Srv::start();
+    let plain = crate::common::srv();
     for url in [https(&srv, "/json"), plain.url("/json")] {
         match Command::new("h2load")
             .args(["-n", "2000", "-c", "2", "-m", "20", "-t", "1", &url])
@@ -504,7 +502,7 @@ fn h2load_against_the_reference_server_over_h2c_and_tls() {
                     assert!(o.contains("Application protocol: h2"), "{o}");
                 }
             }
-            Err(_) => return common::missing_peer("h2load"),
+            Err(_) => return crate::common::missing_peer("h2load"),
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -518,7 +516,7 @@ fn h2load_against_the_reference_server_over_h2c_and_tls() {
 fn h2spec_conformance_over_tls_and_h2c() {
     let dir = tmp("h2spec");
     let (srv, _) = tls_server_offering(&dir, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
-    let plain = Srv::start();
+    let plain = crate::common::srv();
     let run = |port: u16, tls: bool| {
         let port = port.to_string();
         let mut args = vec!["-h", "127.0.0.1", "-p", &port, "-P", "/pong", "-o", "5"];
@@ -527,15 +525,15 @@ fn h2spec_conformance_over_tls_and_h2c() {
         }
         Command::new("h2spec").args(&args).output()
     };
-    let out = match run(srv.addr.port(), true) {
+    let out = match run(srv.addr().port(), true) {
         Ok(o) => o,
-        Err(_) => return common::missing_peer("h2spec"),
+        Err(_) => return crate::common::missing_peer("h2spec"),
     };
     let o = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{o}");
     assert!(o.contains(" 0 failed"), "{o}");
 
-    let out = run(plain.addr.port(), false).unwrap();
+    let out = run(plain.addr().port(), false).unwrap();
     let o = String::from_utf8_lossy(&out.stdout);
     let failures = o.split("Failures:").nth(1).unwrap_or("");
     assert_eq!(failures.matches('×').count(), 1, "{o}");

@@ -3,13 +3,11 @@
 //! request timeout must hold however fast bytes arrive. In a test binary of its own,
 //! since these servers keep a core busy while they run.
 
-mod common;
-
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{go, serve};
+use crate::common::{go, serve};
 use stampede_engine::{LoadSpec, RequestBuilder, Target};
 
 /// A server that, asked once, sends `head` and then `unit` repeated without pause (for

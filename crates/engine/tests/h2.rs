@@ -3,15 +3,13 @@
 //! reset by the server, GOAWAY mid-run, and a server that only speaks HTTP/1.1. Every
 //! run is bounded in count and time.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::go;
+use crate::common::go;
 use stampede_engine::h2::PREFACE;
 use stampede_engine::{LoadSpec, RequestBuilder, Shape, Target};
 

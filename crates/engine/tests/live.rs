@@ -2,13 +2,11 @@
 //! it runs, identical to the final result's; a server stall shows as a second with
 //! connections and requests held but nothing answered. Bounded in time and count.
 
-mod common;
-
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{ok_response, serve};
+use crate::common::{ok_response, serve};
 use stampede_engine::{run, Control, Interval, Live, LoadSpec, RequestBuilder, Target};
 
 fn spec(url: &str, connections: usize, threads: usize, duration_ms: u64) -> LoadSpec {

@@ -2,14 +2,12 @@
 //! failure kind is provoked on purpose and counted exactly. Every run is bounded by a
 //! request count and short timeouts.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{find, go, ok_response, serve};
+use crate::common::{find, go, ok_response, serve};
 
 use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Target};
 

@@ -2,14 +2,12 @@
 //! server (coordinated omission), Gatling injection, and httperf-style sessions. Every
 //! run is bounded in time and count.
 
-mod common;
-
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{go, ok_response, serve};
+use crate::common::{go, ok_response, serve};
 use stampede_engine::arrivals::Period;
 use stampede_engine::inject::Profile;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
@@ -227,7 +225,7 @@ fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
                 s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
                 let (mut buf, mut chunk, mut lines) = (Vec::new(), [0u8; 4096], Vec::new());
                 loop {
-                    while let Some(end) = common::find(&buf, b"\r\n\r\n") {
+                    while let Some(end) = crate::common::find(&buf, b"\r\n\r\n") {
                         let head = String::from_utf8_lossy(&buf[..end]).into_owned();
                         let len: usize = head
                             .lines()

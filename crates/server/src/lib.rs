@@ -3,18 +3,16 @@
 //!
 //! [`Server::bind`] opens one `SO_REUSEPORT` listener per thread and address (so the
 //! kernel spreads connections and threads share nothing), and [`Server::run`] runs one
-//! event loop per thread until a [`Shutdown`] is triggered, then drains. Tests bind
-//! `127.0.0.1:0` and run it in-process:
+//! event loop per thread until a [`Shutdown`] is triggered, then drains. Tests (this
+//! crate's, the engine's and the CLI's) run it in-process on `127.0.0.1:0` with
+//! [`Running`], which stops it when dropped:
 //!
 //! ```no_run
-//! use stampede_server::{Config, Server, Shutdown};
-//! let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], Config::default()).unwrap();
-//! let addr = server.local_addrs()[0];
-//! let shutdown = Shutdown::new();
-//! let handle = { let s = shutdown.clone(); std::thread::spawn(move || server.run(s)) };
-//! // … send requests to addr …
-//! shutdown.trigger();
-//! handle.join().unwrap().unwrap();
+//! use stampede_server::{Config, Running};
+//! let server = Running::local(Config::default()).unwrap();
+//! let url = server.url("/pong");
+//! // … send requests to url …
+//! server.stop().unwrap();
 //! ```
 //!
 //! Each loop reads every ready byte into one per-thread buffer, parses every complete
@@ -241,6 +239,66 @@ impl Server {
         }
         let _ = compute.join();
         result
+    }
+}
+
+/// A server running on threads of its own; dropping it stops the server and waits for
+/// it to drain.
+pub struct Running {
+    addrs: Vec<SocketAddr>,
+    shutdown: Shutdown,
+    handle: Option<std::thread::JoinHandle<io::Result<()>>>,
+}
+
+impl Running {
+    /// Binds `127.0.0.1:0` and serves with `config` until stopped.
+    pub fn local(config: Config) -> io::Result<Running> {
+        let server = Server::bind(&[SocketAddr::from(([127, 0, 0, 1], 0))], config)?;
+        let addrs = server.local_addrs().to_vec();
+        let shutdown = Shutdown::new();
+        let s = shutdown.clone();
+        let handle = std::thread::Builder::new()
+            .name("stampede-serve".into())
+            .spawn(move || server.run(s))?;
+        Ok(Running {
+            addrs,
+            shutdown,
+            handle: Some(handle),
+        })
+    }
+
+    /// The address it listens on (the first, when there are several).
+    pub fn addr(&self) -> SocketAddr {
+        self.addrs[0]
+    }
+
+    /// `http://ADDR{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr())
+    }
+
+    /// The switch that stops it, for a test that stops it from elsewhere.
+    pub fn shutdown(&self) -> &Shutdown {
+        &self.shutdown
+    }
+
+    /// Stops it and waits until it has drained; its error, if it failed.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.shutdown.trigger();
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io::Error::other("a server thread panicked")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shutdown.trigger();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
 }
 

@@ -14,15 +14,15 @@ use stampede_server::Config;
 use stampede_wire::frame::{self, Head};
 use stampede_wire::hpack;
 
-mod common;
-
-use common::Running;
+use crate::common::connect;
+use stampede_server::Running;
 
 fn server() -> Running {
-    Running::start(Config {
+    Running::local(Config {
         threads: 1,
         ..Config::default()
     })
+    .unwrap()
 }
 
 #[derive(Debug, Default, Clone)]
@@ -74,7 +74,7 @@ impl Client {
 
     /// Connects leaving the connection window at 65,535 bytes.
     fn connect_with_default_window(srv: &Running, settings: &[(u16, u32)]) -> Client {
-        let mut s = srv.connect();
+        let mut s = connect(srv);
         s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         let mut out = frame::PREFACE.to_vec();
         frame::settings(&mut out, settings);
@@ -210,7 +210,7 @@ fn block(fields: &[(&str, &str)]) -> Vec<u8> {
 
 /// The same request over HTTP/1.1: (status, content type, body).
 fn http1(srv: &Running, method: &str, path: &str) -> (u16, String, Vec<u8>) {
-    let mut s = TcpStream::connect(srv.addr).unwrap();
+    let mut s = TcpStream::connect(srv.addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
         s,
@@ -334,11 +334,12 @@ fn flow_control_holds_data_until_the_window_opens() {
 
 #[test]
 fn a_window_that_never_opens_ends_the_connection_after_the_idle_timeout() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         idle_timeout: Duration::from_secs(1),
         ..Config::default()
-    });
+    })
+    .unwrap();
     // Stream windows of 0: the whole body is held.
     let mut c = Client::connect(&srv, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 0)]);
     c.request(1, "GET", "/bytes/100000", true);
@@ -358,14 +359,15 @@ fn a_window_that_never_opens_ends_the_connection_after_the_idle_timeout() {
 
 #[test]
 fn limits_and_stream_errors_reset_or_refuse_only_their_stream() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         limits: stampede_server::Limits {
             max_head: 1024,
             max_body: 1000,
         },
         ..Config::default()
-    });
+    })
+    .unwrap();
     let mut c = Client::connect(&srv, &[]);
     // No :path: malformed, reset.
     let b = block(&[(":method", "GET"), (":scheme", "http")]);
@@ -565,23 +567,24 @@ fn shutdown_sends_goaway_and_answers_open_streams() {
     c.request(1, "GET", "/delay/300", true);
     c.request(3, "GET", "/pong", true);
     c.response(3);
-    srv.shutdown.trigger();
+    srv.shutdown().trigger();
     c.until(|c| c.goaway.is_some());
     assert_eq!(c.goaway, Some((3, frame::NO_ERROR)));
     assert!(c.streams.get(&1).is_none_or(|r| !r.ended));
     assert_eq!(c.response(1).body, b"delayed\n");
     c.until(|c| c.closed);
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn a_server_without_http2_answers_the_preface_as_http11() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         http2: false,
         ..Config::default()
-    });
-    let mut s = TcpStream::connect(srv.addr).unwrap();
+    })
+    .unwrap();
+    let mut s = TcpStream::connect(srv.addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     s.write_all(frame::PREFACE).unwrap();
     let mut all = Vec::new();
@@ -681,11 +684,12 @@ fn malformed_field_names_and_values_reset_their_stream() {
 
 #[test]
 fn continuation_floods_open_header_blocks_and_hpack_bombs_end_the_connection() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         head_timeout: Duration::from_secs(1),
         ..Config::default()
-    });
+    })
+    .unwrap();
     // Empty CONTINUATION frames without end.
     let mut c = Client::connect(&srv, &[]);
     let b = block(&[(":method", "GET"), (":scheme", "http"), (":path", "/pong")]);
@@ -755,7 +759,7 @@ fn hpack_string(out: &mut Vec<u8>, s: &[u8]) {
 #[test]
 fn a_flooding_connection_does_not_hold_the_event_loop() {
     let srv = server();
-    let mut flood = srv.connect();
+    let mut flood = connect(&srv);
     let mut start = frame::PREFACE.to_vec();
     frame::settings(&mut start, &[]);
     flood.write_all(&start).unwrap();

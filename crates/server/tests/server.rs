@@ -8,16 +8,16 @@ use std::time::{Duration, Instant};
 
 use stampede_server::Config;
 
-mod common;
-
-use common::Running;
+use crate::common::connect;
+use stampede_server::Running;
 
 /// The server with two threads.
 fn two_threads() -> Running {
-    Running::start(Config {
+    Running::local(Config {
         threads: 2,
         ..Config::default()
     })
+    .unwrap()
 }
 
 #[derive(Debug)]
@@ -84,7 +84,7 @@ fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>, head_request: bool) -> Op
 }
 
 fn get(srv: &Running, raw: &str) -> Resp {
-    let mut s = srv.connect();
+    let mut s = connect(srv);
     s.write_all(raw.as_bytes()).unwrap();
     let mut buf = Vec::new();
     read_response(&mut s, &mut buf, raw.starts_with("HEAD")).expect("a response")
@@ -156,7 +156,7 @@ fn every_endpoint_status_headers_and_size() {
     assert!(perf.iter().all(|&n| (78..=90).contains(&n)), "{perf:?}");
     let biteq = simple(&srv, "/biteq?i=b9ogpt96K0NmkI").body;
     assert!(biteq.starts_with(b"b9ogpt96K0NmkI:"));
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn head_and_methods() {
     );
     assert_eq!(r.status, 405);
     assert_eq!(r.header("Allow"), Some("GET, HEAD"));
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
@@ -182,13 +182,13 @@ fn delay_answers_after_the_delay() {
     assert_eq!(r.status, 200);
     assert!(t.elapsed() >= Duration::from_millis(150));
     assert_eq!(simple(&srv, "/delay/99999999").status, 400);
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn pipelined_requests_answered_in_order_in_one_go() {
     let srv = two_threads();
-    let mut s = srv.connect();
+    let mut s = connect(&srv);
     let paths = [
         "/pong",
         "/biteq?i=b9ogpt96K0NmkI",
@@ -221,13 +221,13 @@ fn pipelined_requests_answered_in_order_in_one_go() {
             (404, 10)
         ]
     );
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn http10_keepalive_only_when_asked() {
     let srv = two_threads();
-    let mut s = srv.connect();
+    let mut s = connect(&srv);
     s.write_all(b"GET /pong HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")
         .unwrap();
     let mut buf = Vec::new();
@@ -237,25 +237,26 @@ fn http10_keepalive_only_when_asked() {
     let r = read_response(&mut s, &mut buf, false).unwrap();
     assert_eq!(r.header("Connection"), Some("close"));
     assert!(closed(&mut s));
-    let mut s = srv.connect();
+    let mut s = connect(&srv);
     s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
     let r = read_response(&mut s, &mut buf, false).unwrap();
     assert_eq!(r.status, 200);
     assert!(closed(&mut s));
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn limits_answer_with_their_status_and_close() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         limits: stampede_server::Limits {
             max_head: 16 * 1024,
             max_body: 1000,
         },
         ..Config::default()
-    });
+    })
+    .unwrap();
     let big_head = format!(
         "GET /pong HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
         "a".repeat(17 * 1024)
@@ -283,7 +284,7 @@ fn limits_answer_with_their_status_and_close() {
         ("GET /pong HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n".into(), 400),
     ];
     for (req, status) in cases {
-        let mut s = srv.connect();
+        let mut s = connect(&srv);
         s.write_all(req.as_bytes()).unwrap();
         let mut buf = Vec::new();
         let r = read_response(&mut s, &mut buf, false).unwrap();
@@ -291,28 +292,29 @@ fn limits_answer_with_their_status_and_close() {
         assert_eq!(r.header("Connection"), Some("close"));
         assert!(closed(&mut s), "connection left open after {status}");
     }
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn max_connections_answers_503() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         max_connections: 2,
         ..Config::default()
-    });
-    let mut a = srv.connect();
-    let mut b = srv.connect();
+    })
+    .unwrap();
+    let mut a = connect(&srv);
+    let mut b = connect(&srv);
     let mut buf = Vec::new();
     for s in [&mut a, &mut b] {
         s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\n")
             .unwrap();
         assert_eq!(read_response(s, &mut buf, false).unwrap().status, 200);
     }
-    let mut c = srv.connect();
+    let mut c = connect(&srv);
     let r = read_response(&mut c, &mut buf, false).unwrap();
     assert_eq!(r.status, 503);
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
@@ -322,11 +324,12 @@ fn static_directory_and_traversal() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("hello.txt"), b"hi there").unwrap();
     std::fs::write(root.join("secret.txt"), b"secret").unwrap();
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         static_dir: Some(dir.clone()),
         ..Config::default()
-    });
+    })
+    .unwrap();
     let r = simple(&srv, "/static/hello.txt");
     assert_eq!((r.status, r.body.as_slice()), (200, &b"hi there"[..]));
     assert_eq!(r.header("Content-Type"), Some("text/plain; charset=utf-8"));
@@ -346,18 +349,19 @@ fn static_directory_and_traversal() {
     }
     // With a directory given, the built-in PNG is not served.
     assert_eq!(simple(&srv, "/FiringGeometry.png").status, 404);
-    srv.stop();
+    srv.stop().unwrap();
     let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
 fn slowloris_is_cut_off() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         head_timeout: Duration::from_millis(300),
         ..Config::default()
-    });
-    let mut s = srv.connect();
+    })
+    .unwrap();
+    let mut s = connect(&srv);
     s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         .unwrap();
     let t = Instant::now();
@@ -366,30 +370,30 @@ fn slowloris_is_cut_off() {
     assert!(waited >= Duration::from_millis(250), "{waited:?}");
     assert!(waited < Duration::from_millis(2500), "{waited:?}");
     // A connection that completes its request in time is untouched.
-    let mut ok = srv.connect();
+    let mut ok = connect(&srv);
     ok.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(100));
     ok.write_all(b"\r\n").unwrap();
     let mut buf = Vec::new();
     assert_eq!(read_response(&mut ok, &mut buf, false).unwrap().status, 200);
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn shutdown_drains_in_flight_requests() {
     let srv = two_threads();
-    let mut s = srv.connect();
+    let mut s = connect(&srv);
     s.write_all(b"GET /delay/300 HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let t = Instant::now();
-    srv.shutdown.trigger();
+    srv.shutdown().trigger();
     let mut buf = Vec::new();
     let r = read_response(&mut s, &mut buf, false).expect("in-flight request answered");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("Connection"), Some("close"));
-    let addr = srv.addr;
-    srv.stop();
+    let addr = srv.addr();
+    srv.stop().unwrap();
     assert!(t.elapsed() < Duration::from_secs(3));
     // Stopped: nothing listens any more.
     assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
@@ -398,7 +402,7 @@ fn shutdown_drains_in_flight_requests() {
 /// Every response in what the server sends until it closes, by status; the writer
 /// thread sends `raw` meanwhile (errors ignored: the server may close first).
 fn statuses_until_close(srv: &Running, raw: Vec<u8>) -> Vec<u16> {
-    let mut s = srv.connect();
+    let mut s = connect(srv);
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut w = s.try_clone().unwrap();
     let writer = std::thread::spawn(move || {
@@ -422,14 +426,15 @@ fn statuses_until_close(srv: &Running, raw: Vec<u8>) -> Vec<u16> {
 
 #[test]
 fn nothing_after_a_refused_or_closing_request_is_answered() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         limits: stampede_server::Limits {
             max_head: 16 * 1024,
             max_body: 1000,
         },
         ..Config::default()
-    });
+    })
+    .unwrap();
     let hidden = b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\n".repeat(4);
     // Each opening is padded so that hidden requests start at the server's 64 KiB read
     // boundary and at other offsets past it.
@@ -467,26 +472,27 @@ fn nothing_after_a_refused_or_closing_request_is_answered() {
     let mut raw = b"GET /delay/50 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec();
     raw.extend_from_slice(&hidden);
     assert_eq!(statuses_until_close(&srv, raw), [200]);
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn a_megabyte_target_gets_one_431() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         ..Config::default()
-    });
+    })
+    .unwrap();
     let mut raw = b"GET /".to_vec();
     raw.resize(1 << 20, b'a');
     raw.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_eq!(statuses_until_close(&srv, raw), [431]);
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
 fn expect_100_continue_is_answered_before_the_body() {
     let srv = two_threads();
-    let mut s = srv.connect();
+    let mut s = connect(&srv);
     s.write_all(
         b"GET /pong HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n",
     )
@@ -498,7 +504,7 @@ fn expect_100_continue_is_answered_before_the_body() {
     let r = read_response(&mut s, &mut buf, false).expect("the final answer");
     assert_eq!(r.status, 200);
     assert_eq!(r.body, b"PONG");
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 #[test]
@@ -517,7 +523,7 @@ fn bodyless_statuses_carry_no_content_length_and_absolute_targets_route() {
     ] {
         assert_eq!(get(&srv, bad).status, 400, "{bad:?}");
     }
-    srv.stop();
+    srv.stop().unwrap();
 }
 
 /// This process's resident memory, KiB.
@@ -532,13 +538,14 @@ fn rss_kb() -> u64 {
 
 #[test]
 fn generated_bodies_are_made_as_the_client_reads() {
-    let srv = Running::start(Config {
+    let srv = Running::local(Config {
         threads: 1,
         idle_timeout: Duration::from_secs(1),
         ..Config::default()
-    });
+    })
+    .unwrap();
     // Whole and in order, with a pipelined request behind it.
-    let mut s = srv.connect();
+    let mut s = connect(&srv);
     s.write_all(
         b"GET /bytes/1000000 HTTP/1.1\r\nHost: x\r\n\r\nGET /pong HTTP/1.1\r\nHost: x\r\n\r\n",
     )
@@ -557,7 +564,7 @@ fn generated_bodies_are_made_as_the_client_reads() {
     let before = rss_kb();
     let idle: Vec<TcpStream> = (0..8)
         .map(|_| {
-            let mut s = srv.connect();
+            let mut s = connect(&srv);
             s.write_all(b"GET /bytes/67108864 HTTP/1.1\r\nHost: x\r\n\r\n")
                 .unwrap();
             s
@@ -586,5 +593,5 @@ fn generated_bodies_are_made_as_the_client_reads() {
             "the whole body came: the connection was not ended"
         );
     }
-    srv.stop();
+    srv.stop().unwrap();
 }

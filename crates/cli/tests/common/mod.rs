@@ -1,54 +1,23 @@
 //! What the CLI's end-to-end tests share: the reference server in-process on
-//! 127.0.0.1:0, finding a headless browser, and what a test does when a peer tool is
-//! missing.
+//! 127.0.0.1:0 (the one harness, [`stampede_server::Running`]), finding a headless
+//! browser, and what a test does when a peer tool is missing.
 #![allow(dead_code)]
 
-use std::net::SocketAddr;
 use std::process::Command;
-use std::thread::JoinHandle;
 
-use stampede_server::{Config, Server, Shutdown};
+use stampede_server::{Config, Running};
 
 /// The reference server on 127.0.0.1:0, one thread; stopped when dropped.
-pub struct Srv {
-    pub addr: SocketAddr,
-    shutdown: Shutdown,
-    handle: Option<JoinHandle<std::io::Result<()>>>,
+pub fn srv() -> Running {
+    srv_with(Config {
+        threads: 1,
+        ..Config::default()
+    })
 }
 
-impl Srv {
-    pub fn start() -> Srv {
-        Srv::with(Config {
-            threads: 1,
-            ..Config::default()
-        })
-    }
-
-    /// The reference server with this configuration, on 127.0.0.1:0.
-    pub fn with(config: Config) -> Srv {
-        let server = Server::bind(&["127.0.0.1:0".parse().unwrap()], config).unwrap();
-        let addr = server.local_addrs()[0];
-        let shutdown = Shutdown::new();
-        let s = shutdown.clone();
-        Srv {
-            addr,
-            shutdown,
-            handle: Some(std::thread::spawn(move || server.run(s))),
-        }
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for Srv {
-    fn drop(&mut self) {
-        self.shutdown.trigger();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
+/// The reference server with this configuration, on 127.0.0.1:0.
+pub fn srv_with(config: Config) -> Running {
+    Running::local(config).unwrap()
 }
 
 /// Headless Chromium's flags for a quiet, offline, throw-away browser (add

@@ -1,0 +1,12 @@
+//! The command line's integration tests, one binary: the `stampede` executable run
+//! against the reference server in-process on 127.0.0.1:0, and against the peer
+//! tools (ab, httperf, h2load, h2spec, nginx, Chromium, HdrHistogram's Java) where
+//! installed.
+
+mod bench;
+mod cli;
+mod common;
+mod dashboard;
+mod hdr_java;
+mod html;
+mod tls;
