@@ -7,7 +7,7 @@
 //! has produced published benchmarks of 404 pages.
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{AbRequest, LoadSpec};
+use stampede_engine::{AbRequest, LoadSpec, Target};
 use stampede_report::{ab_csv, ab_gnuplot, ab_report, loud_warnings, AbInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
@@ -134,74 +134,19 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         format!("http://{}", a.url)
     };
     let target = common::resolve(&url, a.unix_socket.as_deref())?;
-    if a.concurrency == 0 {
-        return Err(Exit::usage("-c: concurrency must be at least 1"));
-    }
-    let requests = match (a.requests, a.timelimit) {
-        (Some(n), _) => n,
-        (None, Some(_)) => AB_MAX_REQUESTS,
-        (None, None) => 1,
+    let body = match (&a.postfile, &a.putfile) {
+        (Some(p), None) | (None, Some(p)) => Some(common::read_body(p)?),
+        _ => None,
     };
-    if requests == 0 {
-        return Err(Exit::usage("-n: the number of requests must be at least 1"));
-    }
-    if a.concurrency > requests {
-        return Err(Exit::usage(format!(
-            "-c: cannot use concurrency level greater than total number of requests ({} > {requests})",
-            a.concurrency
-        )));
-    }
-    if a.postfile.is_some() && a.putfile.is_some() {
-        return Err(Exit::usage(
-            "-p and -u cannot be combined: choose POST or PUT",
-        ));
-    }
-    let (body, body_method) = match (&a.postfile, &a.putfile) {
-        (Some(p), _) => (Some(common::read_body(p)?), "POST"),
-        (_, Some(p)) => (Some(common::read_body(p)?), "PUT"),
-        _ => (None, "GET"),
-    };
-    let method = match (&a.method, a.head) {
-        (Some(m), _) => m.to_ascii_uppercase(),
-        (None, true) => "HEAD".to_string(),
-        (None, false) => body_method.to_string(),
-    };
-
-    let headers = a
-        .headers
-        .iter()
-        .map(|h| common::header_arg(h))
-        .collect::<Result<Vec<_>, _>>()?;
-    let request = AbRequest {
-        method: &method,
-        keepalive: a.keepalive,
-        cookies: &a.cookies,
-        auth: a.auth.as_deref(),
-        body: body.as_deref().map(|b| (b, a.content_type.as_str())),
-        headers: &headers,
-    }
-    .build(&target)
-    .map_err(|e| Exit::usage(e.to_string()))?;
+    let (spec, info) = translate(&a, target.clone(), body)?;
+    let requests = spec.requests.unwrap_or(1);
     if a.verbosity >= 2 {
         common::out(&format!(
-            "INFO: {method} header == \n---\n{}\n---\n",
-            String::from_utf8_lossy(&request.bytes)
+            "INFO: {} header == \n---\n{}\n---\n",
+            spec.request.method,
+            String::from_utf8_lossy(&spec.request.bytes)
         ));
     }
-    let sent_body = a.postfile.is_some() || a.putfile.is_some();
-    let mut spec = LoadSpec::new(target.clone(), request);
-    // ab does not verify certificates.
-    spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
-    spec.connections = a.concurrency as usize;
-    spec.threads = a.threads.unwrap_or_else(common::cpus);
-    spec.requests = Some(requests);
-    spec.duration = a
-        .timelimit
-        .map(|t| std::time::Duration::from_secs_f64(t.max(0.001)));
-    spec.keepalive = a.keepalive;
-    spec.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
-    spec.check_length = !a.variable_length;
-    spec.record_requests = a.gnuplot.is_some();
 
     common::out(&format!(
         "This is stampede ab, version {} (ApacheBench 2.3 flags and report)
@@ -233,17 +178,6 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     } else {
         common::out("..done\n");
     }
-    let info = AbInfo {
-        hostname: target.host.clone(),
-        port: target.port,
-        path: target.path.clone(),
-        concurrency: a.concurrency,
-        keepalive: a.keepalive,
-        variable_length: a.variable_length,
-        sent_body,
-        confidence: !a.no_confidence,
-        percentiles: !a.no_percentiles,
-    };
     common::out(&ab_report(r, &info));
     if let Some(p) = &a.csv {
         common::write_file(p, &ab_csv(r))?;
@@ -255,6 +189,90 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         eprintln!("stampede: {w}");
     }
     Ok(())
+}
+
+/// ab's flags as a run: the load and what the report says of it. Pure: the caller
+/// resolves the target and reads the body file (`-p`/`-u`), so that each flag's
+/// meaning can be checked without a network or a file.
+fn translate(
+    a: &AbArgs,
+    target: Target,
+    body: Option<Vec<u8>>,
+) -> Result<(LoadSpec, AbInfo), Exit> {
+    if a.concurrency == 0 {
+        return Err(Exit::usage("-c: concurrency must be at least 1"));
+    }
+    let requests = match (a.requests, a.timelimit) {
+        (Some(n), _) => n,
+        (None, Some(_)) => AB_MAX_REQUESTS,
+        (None, None) => 1,
+    };
+    if requests == 0 {
+        return Err(Exit::usage("-n: the number of requests must be at least 1"));
+    }
+    if a.concurrency > requests {
+        return Err(Exit::usage(format!(
+            "-c: cannot use concurrency level greater than total number of requests ({} > {requests})",
+            a.concurrency
+        )));
+    }
+    if a.postfile.is_some() && a.putfile.is_some() {
+        return Err(Exit::usage(
+            "-p and -u cannot be combined: choose POST or PUT",
+        ));
+    }
+    let body_method = match (&a.postfile, &a.putfile) {
+        (Some(_), _) => "POST",
+        (_, Some(_)) => "PUT",
+        _ => "GET",
+    };
+    let method = match (&a.method, a.head) {
+        (Some(m), _) => m.to_ascii_uppercase(),
+        (None, true) => "HEAD".to_string(),
+        (None, false) => body_method.to_string(),
+    };
+
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| common::header_arg(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let request = AbRequest {
+        method: &method,
+        keepalive: a.keepalive,
+        cookies: &a.cookies,
+        auth: a.auth.as_deref(),
+        body: body.as_deref().map(|b| (b, a.content_type.as_str())),
+        headers: &headers,
+    }
+    .build(&target)
+    .map_err(|e| Exit::usage(e.to_string()))?;
+    let sent_body = a.postfile.is_some() || a.putfile.is_some();
+    let mut spec = LoadSpec::new(target.clone(), request);
+    // ab does not verify certificates.
+    spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
+    spec.connections = a.concurrency as usize;
+    spec.threads = a.threads.unwrap_or_else(common::cpus);
+    spec.requests = Some(requests);
+    spec.duration = a
+        .timelimit
+        .map(|t| std::time::Duration::from_secs_f64(t.max(0.001)));
+    spec.keepalive = a.keepalive;
+    spec.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
+    spec.check_length = !a.variable_length;
+    spec.record_requests = a.gnuplot.is_some();
+    let info = AbInfo {
+        hostname: target.host.clone(),
+        port: target.port,
+        path: target.path.clone(),
+        concurrency: a.concurrency,
+        keepalive: a.keepalive,
+        variable_length: a.variable_length,
+        sent_body,
+        confidence: !a.no_confidence,
+        percentiles: !a.no_percentiles,
+    };
+    Ok((spec, info))
 }
 
 /// Turns clap's error into ours; help and version are not errors.
@@ -275,5 +293,72 @@ pub fn clap_exit(e: clap::Error) -> Exit {
                 .trim_start_matches("error: ")
                 .to_string(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_of(args: &[&str], body: Option<&[u8]>) -> Result<(LoadSpec, AbInfo), Exit> {
+        let a = AbArgs::try_parse_from(std::iter::once("ab").chain(args.iter().copied()))
+            .map_err(clap_exit)?;
+        let target = Target::parse("http://127.0.0.1:8080/x?y=1").unwrap();
+        translate(&a, target, body.map(<[u8]>::to_vec))
+    }
+
+    #[test]
+    fn flags_become_the_run_ab_would_make() {
+        let (s, info) = spec_of(
+            &[
+                "-n",
+                "500",
+                "-c",
+                "20",
+                "-k",
+                "-s",
+                "3",
+                "-l",
+                "127.0.0.1:8080/x?y=1",
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.requests, s.connections, s.keepalive),
+            (Some(500), 20, true)
+        );
+        assert_eq!(s.timeout, Some(std::time::Duration::from_secs(3)));
+        assert!(!s.check_length && info.variable_length);
+        assert!(String::from_utf8_lossy(&s.request.bytes)
+            .starts_with("GET /x?y=1 HTTP/1.0\r\nConnection: Keep-Alive\r\n"));
+        // -t alone: ab's 50,000-request cap with the time limit.
+        let (s, _) = spec_of(&["-t", "2", "-c", "3", "u"], None).unwrap();
+        assert_eq!(s.requests, Some(AB_MAX_REQUESTS));
+        assert_eq!(s.duration, Some(std::time::Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn a_body_takes_its_method_and_type() {
+        let (s, info) = spec_of(&["-p", "f", "-T", "application/json", "u"], Some(b"{}")).unwrap();
+        let wire = String::from_utf8(s.request.bytes).unwrap();
+        assert!(wire.starts_with("POST "), "{wire}");
+        assert!(wire.contains("Content-length: 2\r\nContent-type: application/json\r\n"));
+        assert!(wire.ends_with("\r\n\r\n{}") && info.sent_body);
+        let (s, _) = spec_of(&["-u", "f", "-i", "u"], Some(b"x")).unwrap();
+        assert_eq!(s.request.method, "HEAD");
+    }
+
+    #[test]
+    fn impossible_combinations_name_the_flag() {
+        for (args, flag) in [
+            (&["-c", "0", "u"][..], "-c"),
+            (&["-n", "0", "u"], "-n"),
+            (&["-n", "5", "-c", "10", "u"], "-c"),
+            (&["-p", "a", "-u", "b", "u"], "-p"),
+        ] {
+            let e = spec_of(args, Some(b"x")).unwrap_err();
+            assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
     }
 }

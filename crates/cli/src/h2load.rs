@@ -9,7 +9,7 @@
 //! per-client req/s.
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{LoadSpec, RequestBuilder};
+use stampede_engine::{LoadSpec, RequestBuilder, Target};
 use stampede_report::{h2load_preamble, h2load_report, loud_warnings, H2loadInfo};
 
 use crate::ab::clap_exit;
@@ -60,6 +60,42 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         std::iter::once("stampede h2load".to_string()).chain(args.iter().cloned()),
     )
     .map_err(clap_exit)?;
+    let target = common::resolve(&a.url, None)?;
+    let body = a.data.as_deref().map(common::read_body).transpose()?;
+    let (spec, info) = translate(&a, target, body)?;
+    let http2 = spec.http2;
+    common::out(&h2load_preamble(&info));
+    let run = common::execute(
+        spec,
+        ProgressOptions {
+            quiet: false,
+            deciles: true,
+            ..Default::default()
+        },
+    )?;
+    let r = &run.result;
+    let info = H2loadInfo {
+        // ALPN may have chosen HTTP/1.1.
+        protocol: match &r.tls {
+            Some(t) if http2 => t.alpn.clone().unwrap_or(info.protocol.clone()),
+            _ => info.protocol.clone(),
+        },
+        ..info
+    };
+    common::out(&h2load_report(r, &info));
+    for w in loud_warnings(r) {
+        eprintln!("stampede: {w}");
+    }
+    Ok(())
+}
+
+/// h2load's flags as a run and the report's preamble. Pure: the caller resolves the
+/// target and reads the `--data` file.
+fn translate(
+    a: &H2loadArgs,
+    target: Target,
+    body: Option<Vec<u8>>,
+) -> Result<(LoadSpec, H2loadInfo), Exit> {
     if a.clients == 0 || a.threads == 0 || a.streams == 0 {
         return Err(Exit::usage("-c, -t and -m must be at least 1"));
     }
@@ -73,15 +109,14 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             "-n, --requests: the number of requests must be greater than or equal to the number of clients (-c)",
         ));
     }
-    let target = common::resolve(&a.url, None)?;
-    let method = if a.data.is_some() { "POST" } else { "GET" };
+    let method = if body.is_some() { "POST" } else { "GET" };
     let mut b = RequestBuilder::native(&target, method, true);
     for h in &a.headers {
         let (n, v) = common::header_arg(h)?;
         b = b.set_header(&n, &v);
     }
-    if let Some(f) = &a.data {
-        b = b.body(common::read_body(f)?);
+    if let Some(body) = body {
+        b = b.body(body);
     }
     let http2 = !a.h1;
     let mut spec = LoadSpec::new(
@@ -107,27 +142,58 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             (true, true) => "h2".into(),
         },
     };
-    common::out(&h2load_preamble(&info));
-    let run = common::execute(
-        spec,
-        ProgressOptions {
-            quiet: false,
-            deciles: true,
-            ..Default::default()
-        },
-    )?;
-    let r = &run.result;
-    let info = H2loadInfo {
-        // ALPN may have chosen HTTP/1.1.
-        protocol: match &r.tls {
-            Some(t) if http2 => t.alpn.clone().unwrap_or(info.protocol.clone()),
-            _ => info.protocol.clone(),
-        },
-        ..info
-    };
-    common::out(&h2load_report(r, &info));
-    for w in loud_warnings(r) {
-        eprintln!("stampede: {w}");
+    Ok((spec, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn spec_of(args: &[&str]) -> Result<(LoadSpec, H2loadInfo), Exit> {
+        let a = H2loadArgs::try_parse_from(std::iter::once("h2load").chain(args.iter().copied()))
+            .map_err(clap_exit)?;
+        let target = Target::parse(&a.url).unwrap();
+        translate(&a, target, None)
     }
-    Ok(())
+
+    #[test]
+    fn flags_become_the_run_h2load_would_make() {
+        let (s, info) = spec_of(&[
+            "-n",
+            "100",
+            "-c",
+            "4",
+            "-m",
+            "10",
+            "-t",
+            "2",
+            "http://127.0.0.1:9/p",
+        ])
+        .unwrap();
+        assert!(s.http2);
+        assert_eq!(
+            (s.requests, s.connections, s.pipeline, s.threads),
+            (Some(100), 4, 10, 2)
+        );
+        assert_eq!(info.protocol, "h2c");
+        let (s, info) = spec_of(&["--h1", "-D", "2", "http://127.0.0.1:9/"]).unwrap();
+        assert!(!s.http2 && s.requests.is_none());
+        assert_eq!(s.duration, Some(Duration::from_secs(2)));
+        assert_eq!((info.protocol.as_str(), info.requests), ("http/1.1", None));
+    }
+
+    #[test]
+    fn impossible_combinations_name_the_flag() {
+        for (args, flag) in [
+            (&["-c", "1", "-t", "2", "http://127.0.0.1:9/"][..], "-c"),
+            (&["-n", "2", "-c", "4", "http://127.0.0.1:9/"], "-n"),
+            (&["-m", "0", "http://127.0.0.1:9/"], "-m"),
+        ] {
+            let Err(e) = spec_of(args) else {
+                panic!("{args:?} accepted")
+            };
+            assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
+    }
 }

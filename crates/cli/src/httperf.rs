@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use stampede_engine::arrivals::Period;
-use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
+use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
 use stampede_report::{httperf_report, loud_warnings, HttperfInfo};
 
 use crate::ab::clap_exit;
@@ -139,86 +139,13 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         std::iter::once("stampede httperf".to_string()).chain(args.iter().cloned()),
     )
     .map_err(clap_exit)?;
-    if a.num_conns == 0 || a.num_calls == 0 || a.burst_length == 0 {
-        return Err(Exit::usage(
-            "--num-conns, --num-calls and --burst-length must be at least 1",
-        ));
-    }
-    if !(a.rate.is_finite() && a.rate >= 0.0) {
-        return Err(Exit::usage(
-            "--rate must be a non-negative number of connections per second",
-        ));
-    }
-    let host = if a.server.contains(':') && !a.server.starts_with('[') {
-        format!("[{}]", a.server)
-    } else {
-        a.server.clone()
-    };
-    let uri = if a.uri.starts_with('/') {
-        a.uri.clone()
-    } else {
-        format!("/{}", a.uri)
-    };
-    let (scheme, default_port) = if a.ssl { ("https", 443) } else { ("http", 80) };
-    let url = format!("{scheme}://{host}:{}{uri}", a.port.unwrap_or(default_port));
+    let (url, uri) = url_of(&a)?;
     let target = common::resolve(&url, None)?;
-    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
-    let version = match a.http_version.as_str() {
-        "1.1" => stampede_engine::Version::Http11,
-        "1.0" => stampede_engine::Version::Http10,
-        other => {
-            return Err(Exit::usage(format!(
-                "--http-version: {other:?} is not 1.0 or 1.1"
-            )))
-        }
+    let spec = translate(&a, target, &uri)?;
+    let (count, calls) = match spec.shape {
+        Shape::Sessions { count, .. } => (count, spec.session.calls),
+        _ => unreachable!("httperf runs sessions"),
     };
-    let mut b = RequestBuilder::new(&a.method, &uri)
-        .version(version)
-        .header("User-Agent", "httperf/0.9.0");
-    if !a.no_host_hdr {
-        b = b.header("Host", &a.server);
-    }
-    for h in &a.add_header {
-        for line in h
-            .replace("\\n", "\n")
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-        {
-            let (n, v) = stampede_engine::request::parse_header_arg(line).ok_or_else(|| {
-                Exit::usage(format!("--add-header: {line:?} is not 'Name: value'"))
-            })?;
-            b = b.header(&n, &v);
-        }
-    }
-    let (count, calls, think) = match &a.wsess {
-        Some(w) => {
-            let (n1, n2, x) = parse_wsess(w)?;
-            (n1, n2, Duration::from_secs_f64(x))
-        }
-        None => (a.num_conns, a.num_calls, Duration::ZERO),
-    };
-    let period = match (&a.period, a.rate) {
-        (Some(p), _) => Some(Period::parse(p).map_err(|e| Exit::usage(format!("--period: {e}")))?),
-        (None, r) if r > 0.0 => Some(Period::Deterministic(1.0 / r)),
-        _ => None,
-    };
-    let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
-    spec.tls = tls;
-    spec.shape = Shape::Sessions { period, count };
-    spec.session = Session {
-        calls,
-        burst: a.burst_length.min(calls),
-        think,
-    };
-    spec.threads = a.threads.unwrap_or_else(common::cpus);
-    // httperf waits for replies indefinitely unless told; bound it at 5 minutes.
-    spec.timeout = Some(Duration::from_secs_f64(
-        a.timeout.unwrap_or(300.0).max(0.001),
-    ));
-    spec.connect_timeout = spec
-        .timeout
-        .unwrap_or(Duration::from_secs(10))
-        .min(Duration::from_secs(60));
     let command = normalized(&a, &uri);
     eprintln!(
         "stampede httperf: {count} connections of {calls} calls each to {}; the report follows at the end",
@@ -278,4 +205,155 @@ fn normalized(a: &HttperfArgs, uri: &str) -> String {
         s += &format!(" --timeout={t}");
     }
     s
+}
+
+/// The URL httperf's flags name (`--server`, `--port`, `--uri`, `--ssl`), and the
+/// request-target; checks the flags that need no target.
+fn url_of(a: &HttperfArgs) -> Result<(String, String), Exit> {
+    if a.num_conns == 0 || a.num_calls == 0 || a.burst_length == 0 {
+        return Err(Exit::usage(
+            "--num-conns, --num-calls and --burst-length must be at least 1",
+        ));
+    }
+    if !(a.rate.is_finite() && a.rate >= 0.0) {
+        return Err(Exit::usage(
+            "--rate must be a non-negative number of connections per second",
+        ));
+    }
+    let host = if a.server.contains(':') && !a.server.starts_with('[') {
+        format!("[{}]", a.server)
+    } else {
+        a.server.clone()
+    };
+    let uri = if a.uri.starts_with('/') {
+        a.uri.clone()
+    } else {
+        format!("/{}", a.uri)
+    };
+    let (scheme, default_port) = if a.ssl { ("https", 443) } else { ("http", 80) };
+    let url = format!("{scheme}://{host}:{}{uri}", a.port.unwrap_or(default_port));
+    Ok((url, uri))
+}
+
+/// httperf's flags as a run: sessions of calls in bursts (`--wsess` or
+/// `--num-conns`/`--num-calls`), at a rate or a period. Pure: the caller resolves the
+/// target.
+fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exit> {
+    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
+    let version = match a.http_version.as_str() {
+        "1.1" => stampede_engine::Version::Http11,
+        "1.0" => stampede_engine::Version::Http10,
+        other => {
+            return Err(Exit::usage(format!(
+                "--http-version: {other:?} is not 1.0 or 1.1"
+            )))
+        }
+    };
+    let mut b = RequestBuilder::new(&a.method, uri)
+        .version(version)
+        .header("User-Agent", "httperf/0.9.0");
+    if !a.no_host_hdr {
+        b = b.header("Host", &a.server);
+    }
+    for h in &a.add_header {
+        for line in h
+            .replace("\\n", "\n")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
+            let (n, v) = stampede_engine::request::parse_header_arg(line).ok_or_else(|| {
+                Exit::usage(format!("--add-header: {line:?} is not 'Name: value'"))
+            })?;
+            b = b.header(&n, &v);
+        }
+    }
+    let (count, calls, think) = match &a.wsess {
+        Some(w) => {
+            let (n1, n2, x) = parse_wsess(w)?;
+            (n1, n2, Duration::from_secs_f64(x))
+        }
+        None => (a.num_conns, a.num_calls, Duration::ZERO),
+    };
+    let period = match (&a.period, a.rate) {
+        (Some(p), _) => Some(Period::parse(p).map_err(|e| Exit::usage(format!("--period: {e}")))?),
+        (None, r) if r > 0.0 => Some(Period::Deterministic(1.0 / r)),
+        _ => None,
+    };
+    let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
+    spec.tls = tls;
+    spec.shape = Shape::Sessions { period, count };
+    spec.session = Session {
+        calls,
+        burst: a.burst_length.min(calls),
+        think,
+    };
+    spec.threads = a.threads.unwrap_or_else(common::cpus);
+    // httperf waits for replies indefinitely unless told; bound it at 5 minutes.
+    spec.timeout = Some(Duration::from_secs_f64(
+        a.timeout.unwrap_or(300.0).max(0.001),
+    ));
+    spec.connect_timeout = spec
+        .timeout
+        .unwrap_or(Duration::from_secs(10))
+        .min(Duration::from_secs(60));
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_of(args: &[&str]) -> Result<LoadSpec, Exit> {
+        let a = HttperfArgs::try_parse_from(std::iter::once("httperf").chain(args.iter().copied()))
+            .map_err(clap_exit)?;
+        let (url, uri) = url_of(&a)?;
+        translate(&a, Target::parse(&url).unwrap(), &uri)
+    }
+
+    #[test]
+    fn flags_become_the_sessions_httperf_would_make() {
+        let s = spec_of(&[
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--uri",
+            "/p",
+            "--num-conns",
+            "20",
+            "--num-calls",
+            "4",
+            "--burst-length",
+            "2",
+            "--rate",
+            "50",
+        ])
+        .unwrap();
+        assert!(matches!(
+            s.shape,
+            Shape::Sessions { count: 20, period: Some(Period::Deterministic(p)) } if p == 0.02
+        ));
+        assert_eq!((s.session.calls, s.session.burst), (4, 2));
+        assert_eq!(
+            String::from_utf8(s.request.bytes).unwrap(),
+            "GET /p HTTP/1.1\r\nUser-Agent: httperf/0.9.0\r\nHost: 127.0.0.1\r\n\r\n"
+        );
+        // --wsess N1,N2,X: N1 sessions of N2 calls, X seconds of think time.
+        let s = spec_of(&["--server", "127.0.0.1", "--port", "9", "--wsess", "5,3,0.5"]).unwrap();
+        assert!(matches!(s.shape, Shape::Sessions { count: 5, .. }));
+        assert_eq!(s.session.calls, 3);
+        assert_eq!(s.session.think, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn impossible_values_name_the_flag() {
+        for (args, flag) in [
+            (&["--num-conns", "0"][..], "--num-conns"),
+            (&["--rate=-1"], "--rate"),
+            (&["--http-version", "2"], "--http-version"),
+        ] {
+            let e = spec_of(args).unwrap_err();
+            assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
+    }
 }
