@@ -4,10 +4,14 @@
 //! The interval log is what lets runs from many machines be merged later: each second
 //! is one line per tag (`corrected`: latency from the intended start; `uncorrected`:
 //! from the actual send) holding the base64 of a compressed V2 histogram, as the Java
-//! reference implementation's `HistogramLogWriter` writes them.
+//! reference implementation's `HistogramLogWriter` writes them; the hdrhistogram
+//! crate's interval-log writer writes it.
 
 use std::fmt::Write as _;
+use std::time::{Duration, UNIX_EPOCH};
 
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
 use stampede_engine::RunResult;
 
 use crate::wrk::percentile_table;
@@ -18,42 +22,47 @@ pub fn hgrm(r: &RunResult) -> String {
     percentile_table(&r.histograms.latency.0, 1000.0)
 }
 
-/// The interval log: one line per second and tag. Values are microseconds;
-/// `Interval_Max` is in milliseconds.
+/// The interval log: one line per second and tag, written by the hdrhistogram crate's
+/// interval-log writer. Values are microseconds; `Interval_Max` is in milliseconds
+/// (the writer's max-value divisor, which it notes in the header).
 pub fn hlog(r: &RunResult) -> String {
-    let start = r.started_unix_ms as f64 / 1000.0;
-    let mut o = String::new();
-    let _ = writeln!(o, "#[Histogram log format version 1.3]");
-    let _ = writeln!(o, "#[StartTime: {start:.3} (seconds since epoch)]");
-    let _ = writeln!(o, "#[BaseTime: {start:.3} (seconds since epoch)]");
-    let _ = writeln!(
-        o,
-        "#[stampede {}: {} against {}; values in microseconds, Interval_Max in milliseconds; tags: corrected = from the intended start, uncorrected = from the actual send]",
-        r.version, r.settings.shape, r.settings.url
+    let start = UNIX_EPOCH + Duration::from_millis(r.started_unix_ms);
+    let mut out = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    let mut header = IntervalLogWriterBuilder::new();
+    header
+        .add_comment("[Histogram log format version 1.3]")
+        .add_comment(&format!(
+            "[stampede {}: {} against {}; values in microseconds, Interval_Max in milliseconds; tags: corrected = from the intended start, uncorrected = from the actual send]",
+            r.version, r.settings.shape, r.settings.url
+        ))
+        .with_start_time(start)
+        .with_base_time(start)
+        .with_max_value_divisor(1000.0);
+    header
+        .begin_log_with(&mut out, &mut serializer)
+        .expect("writing to memory cannot fail");
+    // The column legend, as Java's HistogramLogWriter writes it (readers skip it).
+    out.extend_from_slice(
+        b"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
     );
-    let _ = writeln!(
-        o,
-        "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
-    );
+    let mut log = IntervalLogWriterBuilder::new()
+        .begin_log_with(&mut out, &mut serializer)
+        .expect("writing to memory cannot fail");
     for iv in &r.intervals {
-        let len = (r.duration_s - iv.t as f64).clamp(0.001, 1.0);
-        for (tag, enc, max) in [
-            ("corrected", &iv.histogram, iv.latency.max_us),
-            (
-                "uncorrected",
-                &iv.histogram_uncorrected,
-                iv.decode_uncorrected().map_or(0, |h| h.0.max()),
-            ),
+        let len = Duration::from_secs_f64((r.duration_s - iv.t as f64).clamp(0.001, 1.0));
+        let at = Duration::from_secs(u64::from(iv.t));
+        for (tag, hist) in [
+            ("corrected", iv.decode_histogram()),
+            ("uncorrected", iv.decode_uncorrected()),
         ] {
-            let _ = writeln!(
-                o,
-                "Tag={tag},{:.3},{len:.3},{:.3},{enc}",
-                iv.t as f64,
-                max as f64 / 1000.0
-            );
+            // Intervals are this process's own encoding: they decode.
+            let Ok(hist) = hist else { continue };
+            log.write_histogram(&hist.0, at, len, Tag::new(tag))
+                .expect("writing to memory cannot fail");
         }
     }
-    o
+    String::from_utf8(out).expect("the log is ASCII")
 }
 
 /// The per-second series: completions, failures, bytes, latency percentiles
