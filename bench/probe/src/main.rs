@@ -123,6 +123,7 @@ fn epoll(mut streams: Vec<TcpStream>, request: &[u8], duration: Duration) -> io:
     // (closed when it drops, on every return).
     let ep = match unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) } {
         fd if fd < 0 => return Err(io::Error::last_os_error()),
+        // SAFETY: `fd` was just created and nothing else owns it.
         fd => unsafe { OwnedFd::from_raw_fd(fd) },
     };
     for (i, s) in streams.iter_mut().enumerate() {

@@ -66,6 +66,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 extern "C" fn on_sigint(_: libc::c_int) {
     if INTERRUPTED.swap(true, Ordering::SeqCst) {
         // Second Ctrl-C: give up at once.
+        // SAFETY: _exit is async-signal-safe and takes no pointers.
         unsafe { libc::_exit(130) };
     }
 }

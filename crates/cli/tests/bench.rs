@@ -361,6 +361,7 @@ fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
         .parse()
         .unwrap();
     assert!(alive(server));
+    // SAFETY: kill takes no pointers; the pid is our own child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();
     let status = loop {

@@ -18,6 +18,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
 fn pipe() -> (RawFd, RawFd) {
     let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the two-element array.
     assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
     (fds[0], fds[1])
 }
@@ -50,6 +51,8 @@ impl Browser {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // SAFETY: the closure only calls dup2, which is async-signal-safe, between
+        // fork and exec.
         unsafe {
             c.pre_exec(move || {
                 // dup2 clears close-on-exec on the copies; the originals go at exec.
@@ -60,11 +63,13 @@ impl Browser {
             });
         }
         let child = c.spawn().expect("chromium starts");
+        // SAFETY: the child's ends of the pipes, which this process no longer uses.
         unsafe {
             libc::close(cmd_r);
             libc::close(ev_w);
         }
         let (tx, rx) = channel();
+        // SAFETY: the pipe's read end, owned by nothing else from here on.
         let mut reader = BufReader::new(unsafe { File::from_raw_fd(ev_r) });
         std::thread::spawn(move || loop {
             let mut msg = Vec::new();
@@ -82,6 +87,7 @@ impl Browser {
         });
         Browser {
             child,
+            // SAFETY: the pipe's write end, owned by nothing else from here on.
             to: unsafe { File::from_raw_fd(cmd_w) },
             from: rx,
             next: 0,

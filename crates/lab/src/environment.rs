@@ -91,6 +91,7 @@ impl Environment {
             rlim_cur: 0,
             rlim_max: 0,
         };
+        // SAFETY: getrlimit writes only into the struct we pass; on failure it stays 0.
         unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
         settings.insert("ulimit_nofile".into(), lim.rlim_cur.to_string());
         for (k, p) in [

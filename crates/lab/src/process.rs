@@ -210,8 +210,9 @@ fn kill_group(pgid: i32, sig: libc::c_int) {
 
 fn wait4(pid: i32, block: bool) -> Option<Exit> {
     let mut status = 0;
-    // SAFETY: wait4 fills the status and rusage we pass.
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 writes only into the status and rusage we pass.
     let r = unsafe {
         libc::wait4(
             pid,
