@@ -5,9 +5,12 @@
 //! reads; the connection answers with [`Event`]s (a response complete, a stream reset,
 //! a GOAWAY) and leaves the frames to write in [`H2Conn::out`]. Requests are the
 //! engine's HTTP/1.1 bytes translated once ([`H2Request::from_http1`]), so every
-//! request source (native, ab, wrk, scripts) works over HTTP/2 unchanged. Header blocks
-//! are sent as literals without indexing (no encoder state, so one block serves every
-//! stream); responses are decoded with HPACK's dynamic table ([`stampede_wire::hpack`]). Windows are
+//! request source (native, ab, wrk, scripts) works over HTTP/2 unchanged. A connection
+//! that sends one request over and over (as h2load does) inserts its fields into the
+//! server's HPACK table with the first block and sends indexes after that, unless the
+//! server shrinks its table; varied requests (session scripts) go as literals without
+//! indexing. Responses are decoded with HPACK's dynamic table
+//! ([`stampede_wire::hpack`]). Windows are
 //! opened wide at the start (1 GiB for the connection and each stream) so that flow
 //! control never paces a benchmark, and refilled as data is consumed; request bodies
 //! respect the server's windows and frame size.

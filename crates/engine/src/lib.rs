@@ -71,7 +71,7 @@ pub struct Run {
     pub requests: Option<Vec<RequestRecord>>,
 }
 
-/// Runs a closed-model load test described by `spec` (call [`LoadSpec::validate`] first).
+/// Runs the load test `spec` describes (call [`LoadSpec::validate`] first).
 pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
     let needed = limits::fds_needed(spec.connections, spec.threads);
     let limit = limits::raise_nofile(needed);

@@ -55,7 +55,7 @@ pub struct Response {
     /// it, HTTP/2 when it was not the connection's first answer.
     pub reused: bool,
     /// HTTP/1: its first byte came in the bytes just fed (otherwise in earlier ones;
-    /// see [`Proto::mid_response`]). The server's waiting time ends with that byte.
+    /// see [`crate::h1::H1Conn::mid_response`]). The server's waiting time ends with that byte.
     pub fresh: bool,
 }
 

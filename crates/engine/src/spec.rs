@@ -113,7 +113,9 @@ pub struct Step {
     pub pause: Duration,
 }
 
-/// A complete description of a closed-model HTTP/1.1 load test.
+/// A complete description of a load test: target and request, protocol (HTTP/1.1 or
+/// HTTP/2, plain, TLS or a Unix socket), workload model (closed, fixed or Poisson rate,
+/// injection profiles, sessions) and limits.
 #[derive(Debug, Clone)]
 pub struct LoadSpec {
     /// Where to send the load.
