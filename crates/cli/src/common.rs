@@ -2,40 +2,15 @@
 //! and the one function that runs a spec (with its live view) and maps failures to exit
 //! codes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use stampede_engine::{Control, LoadSpec, Run, Target};
 
+pub use crate::console::{install_sigint, interrupted, out};
 use crate::live;
 pub use crate::live::ProgressOptions;
 
-/// Exit code for bad usage (a flag or value is wrong).
-pub const EXIT_USAGE: i32 = 2;
-/// Exit code when the run could not be carried out.
-pub const EXIT_FAIL: i32 = 1;
-
-/// An error that carries its exit code.
-#[derive(Debug)]
-pub struct Exit {
-    pub code: i32,
-    pub message: String,
-}
-
-impl Exit {
-    pub fn usage(message: impl Into<String>) -> Exit {
-        Exit {
-            code: EXIT_USAGE,
-            message: message.into(),
-        }
-    }
-    pub fn fail(message: impl Into<String>) -> Exit {
-        Exit {
-            code: EXIT_FAIL,
-            message: message.into(),
-        }
-    }
-}
+pub use crate::console::{Exit, EXIT_USAGE};
 
 /// Durations in flags are read as plans read them.
 pub use stampede_engine::spec::parse_duration;
@@ -59,37 +34,6 @@ pub fn cpus() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-}
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    if INTERRUPTED.swap(true, Ordering::SeqCst) {
-        // Second Ctrl-C: give up at once.
-        // SAFETY: _exit is async-signal-safe and takes no pointers.
-        unsafe { libc::_exit(130) };
-    }
-}
-
-/// Installs the Ctrl-C handler: the first press stops the run and reports what was
-/// measured, the second exits at once.
-pub fn install_sigint() {
-    // SAFETY: the handler only touches an atomic and calls the async-signal-safe _exit.
-    unsafe {
-        libc::signal(
-            libc::SIGINT,
-            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        );
-        libc::signal(
-            libc::SIGTERM,
-            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        );
-    }
-}
-
-/// Whether SIGINT or SIGTERM arrived.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
 }
 
 /// A `-H 'Name: value'` argument, or a usage error naming the flag.
@@ -149,20 +93,6 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
     control.stop();
     let _ = watcher.join();
     out.map_err(|e| Exit::fail(e.to_string()))
-}
-
-/// Writes to standard output; a closed pipe (`stampede … | head`) ends the program
-/// quietly instead of panicking. SIGPIPE stays ignored so that sockets report EPIPE.
-pub fn out(s: &str) {
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("stampede: could not write to standard output: {e}");
-        std::process::exit(EXIT_FAIL);
-    }
 }
 
 /// Exit code when the run happened but an assertion failed.

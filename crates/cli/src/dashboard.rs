@@ -13,7 +13,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::Exit;
+use crate::console::Exit;
 
 /// Where the dashboard listens when `--dashboard` has no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8089";

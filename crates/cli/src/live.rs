@@ -15,7 +15,7 @@ use stampede_engine::{Control, Interval, Live, LoadSpec};
 use stampede_report::units::{human_us, thousands};
 use stampede_report::{live_fragment, LiveStatus};
 
-use crate::common::interrupted;
+use crate::console::interrupted;
 use crate::dashboard::Dashboard;
 
 /// How progress is shown while a run goes.
@@ -123,7 +123,7 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
         }
         if let (true, Some(total)) = (opts.deciles && !opts.quiet, run.total) {
             while next_decile <= 10 && (done + failed) * 10 >= next_decile * total {
-                crate::common::out(&format!("progress: {}% done\n", next_decile * 10));
+                crate::console::out(&format!("progress: {}% done\n", next_decile * 10));
                 next_decile += 1;
             }
         }

@@ -16,6 +16,7 @@ macro_rules! eprintln {
 mod ab;
 mod bench;
 mod common;
+mod console;
 mod dashboard;
 mod h2load;
 mod httperf;

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::recorder::RawInterval;
+use crate::second::RawInterval;
 
 /// Live counters shared with whoever watches the run, and the stop switch.
 #[derive(Debug, Default)]

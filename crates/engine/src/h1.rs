@@ -14,8 +14,8 @@
 
 use std::ops::Range;
 
+use crate::event::{Event, Response};
 use crate::http1::{ParseError, ResponseParser};
-use crate::proto::{Event, Response};
 
 /// The client side of one HTTP/1.1 connection.
 #[derive(Debug)]

@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-pub use crate::proto::{Event, Response};
+pub use crate::event::{Event, Response};
 
 /// Streams a server is taken to allow before its SETTINGS arrive (RFC 9113 advises
 /// servers to allow no fewer).

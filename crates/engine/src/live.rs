@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use crate::control::Control;
-use crate::recorder::RawInterval;
 use crate::result::Interval;
+use crate::second::RawInterval;
 
 /// Gathers the seconds a watched run publishes. Poll it from any thread.
 #[derive(Debug)]

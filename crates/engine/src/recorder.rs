@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use crate::control::Control;
 use crate::error::ErrorKind;
 use crate::result::{new_histogram, Histograms};
+pub(crate) use crate::second::{Gauges, RawInterval};
 
 /// One request, for outputs that list every request (ab's `-g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,42 +27,6 @@ pub struct RequestRecord {
     pub total_us: u64,
     /// Time from the end of the write to the first response byte, µs.
     pub waiting_us: u64,
-}
-
-/// One finished second of one worker. Its histogram is kept serialised (sparse V2,
-/// typically a few hundred bytes) so that memory does not grow with the run's length.
-#[derive(Debug, Clone)]
-pub(crate) struct RawInterval {
-    pub t: u32,
-    pub completed: u64,
-    pub failed: u64,
-    pub bytes_read: u64,
-    pub hist: Vec<u8>,
-    pub hist_uncorrected: Vec<u8>,
-    pub gauges: Gauges,
-}
-
-/// Levels that go up and down during a run: each interval keeps the highest seen.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Gauges {
-    /// Sockets held (connecting or open).
-    pub connections: u64,
-    /// Requests sent and not yet answered.
-    pub in_flight: u64,
-    /// Sessions in progress (session shapes).
-    pub users: u64,
-}
-
-impl Gauges {
-    fn raise(&mut self, now: Gauges) {
-        self.connections = self.connections.max(now.connections);
-        self.in_flight = self.in_flight.max(now.in_flight);
-        self.users = self.users.max(now.users);
-    }
-
-    fn any(&self) -> bool {
-        self.connections + self.in_flight + self.users > 0
-    }
 }
 
 /// The second being recorded.

@@ -19,24 +19,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The first argument that makes the `stampede` binary a guard.
-pub const ARG: &str = "__guard";
+pub use crate::process::GUARD_ARG as ARG;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
-}
-
-/// The command line that runs `command` (through `sh -c`) under a guard: `exe` is the
-/// stampede binary, `grace` how long the target's processes get between SIGTERM and
-/// SIGKILL.
-pub fn command(exe: &std::path::Path, grace: Duration, command: &str) -> std::process::Command {
-    let mut c = std::process::Command::new(exe);
-    c.arg(ARG)
-        .arg(grace.as_millis().to_string())
-        .arg(std::process::id().to_string())
-        .args(["sh", "-c", command]);
-    c
 }
 
 /// Runs a guard: `args` are what follows [`ARG`] (grace in ms, the bench's pid, the

@@ -61,7 +61,7 @@ impl Running {
         guard: Option<Guard>,
     ) -> std::io::Result<Running> {
         let mut cmd = match &guard {
-            Some(g) => crate::guard::command(g.exe, g.grace, command),
+            Some(g) => guarded(g.exe, g.grace, command),
             None => {
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(command);
@@ -238,6 +238,21 @@ fn wait4(pid: i32, block: bool) -> Option<Exit> {
         sys_s: cpu.system,
         max_rss_kb: ru.ru_maxrss as u64,
     })
+}
+
+/// The first argument that makes the `stampede` binary a guard ([`crate::guard`]).
+pub const GUARD_ARG: &str = "__guard";
+
+/// The command line that runs `command` (through `sh -c`) under a guard: `exe` is the
+/// stampede binary, `grace` how long the target's processes get between SIGTERM and
+/// SIGKILL.
+fn guarded(exe: &std::path::Path, grace: Duration, command: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(exe);
+    c.arg(GUARD_ARG)
+        .arg(grace.as_millis().to_string())
+        .arg(std::process::id().to_string())
+        .args(["sh", "-c", command]);
+    c
 }
 
 /// Pins thread or process `pid` (0: the calling thread) to `cpus`.

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 use stampede_engine::Interval;
 
-use crate::html::{card, document, esc, ms, over_time};
+use crate::html::{card, document, ms, over_time};
+use crate::svg::esc;
 use crate::units::thousands;
 
 /// Counters of the run so far, beside its finished seconds.

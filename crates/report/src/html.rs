@@ -17,7 +17,7 @@ use stampede_lab::record::RunRecord;
 use stampede_lab::stats::Verdict;
 use stampede_lab::summary::{BenchSummary, Metric};
 
-use crate::svg::{bar_chart, line_chart, short, BarGroup, LineChart, Scale, Series};
+use crate::svg::{bar_chart, esc, line_chart, short, BarGroup, LineChart, Scale, Series};
 use crate::units::thousands;
 
 const STYLE: &str = r#"
@@ -44,13 +44,6 @@ svg.chart{width:100%;height:auto;display:block}.chart .grid{stroke:var(--line);s
 .warn{background:var(--card);border-left:4px solid var(--bad);padding:8px 12px;margin:8px 0;border-radius:4px}
 pre{background:var(--card);padding:10px;border-radius:8px;overflow-x:auto;font-size:13px}
 "#;
-
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 fn page(title: &str, body: &str) -> String {
     document(title, body, "")

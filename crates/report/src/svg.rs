@@ -9,7 +9,13 @@
 
 use std::fmt::Write as _;
 
-use crate::html::esc;
+/// Escapes text for HTML and SVG (they share the rule; html.rs uses it too).
+pub(crate) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
 
 const W: f64 = 720.0;
 const H: f64 = 300.0;

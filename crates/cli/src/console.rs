@@ -1,0 +1,78 @@
+//! The process's console: exit codes and the error that carries one, standard output
+//! written without panicking on a closed pipe, and the Ctrl-C / SIGTERM state a run
+//! polls. Below everything else in the
+//! command line (the live view and the commands use it; it uses none of them).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Exit code when the run could not be carried out.
+pub const EXIT_FAIL: i32 = 1;
+/// Exit code for bad usage (a flag or value is wrong).
+pub const EXIT_USAGE: i32 = 2;
+
+/// An error that carries its exit code.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Exit {
+    pub fn usage(message: impl Into<String>) -> Exit {
+        Exit {
+            code: EXIT_USAGE,
+            message: message.into(),
+        }
+    }
+    pub fn fail(message: impl Into<String>) -> Exit {
+        Exit {
+            code: EXIT_FAIL,
+            message: message.into(),
+        }
+    }
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+        // Second Ctrl-C: give up at once.
+        // SAFETY: _exit is async-signal-safe and takes no pointers.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Installs the Ctrl-C handler: the first press stops the run and reports what was
+/// measured, the second exits at once.
+pub fn install_sigint() {
+    // SAFETY: the handler only touches an atomic and calls the async-signal-safe _exit.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGTERM,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
+/// Whether SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Writes to standard output; a closed pipe (`stampede … | head`) ends the program
+/// quietly instead of panicking. SIGPIPE stays ignored so that sockets report EPIPE.
+pub fn out(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("stampede: could not write to standard output: {e}");
+        std::process::exit(EXIT_FAIL);
+    }
+}

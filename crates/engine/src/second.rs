@@ -1,0 +1,39 @@
+//! One finished second of one worker, as the recorder hands it over: its counts, its
+//! latency histograms (serialised), and the highest levels seen. The live view merges
+//! them as they come; the run's result merges them at the end.
+
+/// One finished second of one worker. Its histogram is kept serialised (sparse V2,
+/// typically a few hundred bytes) so that memory does not grow with the run's length.
+#[derive(Debug, Clone)]
+pub(crate) struct RawInterval {
+    pub t: u32,
+    pub completed: u64,
+    pub failed: u64,
+    pub bytes_read: u64,
+    pub hist: Vec<u8>,
+    pub hist_uncorrected: Vec<u8>,
+    pub gauges: Gauges,
+}
+
+/// Levels that go up and down during a run: each interval keeps the highest seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Gauges {
+    /// Sockets held (connecting or open).
+    pub connections: u64,
+    /// Requests sent and not yet answered.
+    pub in_flight: u64,
+    /// Sessions in progress (session shapes).
+    pub users: u64,
+}
+
+impl Gauges {
+    pub(crate) fn raise(&mut self, now: Gauges) {
+        self.connections = self.connections.max(now.connections);
+        self.in_flight = self.in_flight.max(now.in_flight);
+        self.users = self.users.max(now.users);
+    }
+
+    pub(crate) fn any(&self) -> bool {
+        self.connections + self.in_flight + self.users > 0
+    }
+}
