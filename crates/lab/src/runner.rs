@@ -144,13 +144,13 @@ pub fn run_bench(
     opts: &Options,
     obs: &mut dyn Observer,
 ) -> Result<BenchOutcome, BenchError> {
-    let mut env = Environment::capture(&plan.client_cpus);
+    let env = Environment::capture(&plan.client_cpus);
     let started = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let bench_id = store.begin_bench(started, &plan.name, &plan.source, &env_json(&env))?;
-    let mut out = BenchOutcome {
+    let out = BenchOutcome {
         bench_id,
         plan: plan.name.clone(),
         environment: env.clone(),
@@ -160,11 +160,19 @@ pub fn run_bench(
         assertions: Vec::new(),
         interrupted: false,
     };
+    let mut b = Bench {
+        plan,
+        store,
+        opts,
+        obs,
+        out,
+        env,
+    };
     for t in &plan.targets {
         if (opts.interrupted)() {
             break;
         }
-        let status = run_target(plan, t, store, opts, obs, &mut out, &mut env)?;
+        let status = b.run_target(t)?;
         store.add_target_info(
             bench_id,
             &status.name,
@@ -176,9 +184,10 @@ pub fn run_bench(
             &status.status,
             status.stderr_tail.as_deref(),
         )?;
-        out.targets.push(status);
-        store.set_environment(bench_id, &env_json(&env))?;
+        b.out.targets.push(status);
+        store.set_environment(bench_id, &env_json(&b.env))?;
     }
+    let Bench { mut out, env, .. } = b;
     out.interrupted = (opts.interrupted)();
     out.environment = env;
     store.end_bench(
@@ -513,76 +522,119 @@ fn checks_and_script<'a>(
     Ok((checks, script))
 }
 
-fn run_target(
-    plan: &Plan,
-    t: &Target,
-    store: &Store,
-    opts: &Options,
-    obs: &mut dyn Observer,
-    out: &mut BenchOutcome,
-    env: &mut Environment,
-) -> Result<TargetStatus, BenchError> {
-    obs.event(Event::TargetStarting { target: &t.name });
-    let mut live = match bring_up(t, opts) {
-        Ok(l) => l,
-        Err(failure) => {
-            let (reason, live) = *failure;
-            let s = failed(
-                &t.name,
-                format!("failed to start: {reason}"),
-                None,
-                live.as_ref(),
-            );
-            report_failure(obs, &s);
-            if let Some(mut l) = live {
-                stop_live(t, &mut l);
+/// One bench in progress: the plan, where results go, and what it has produced so far.
+struct Bench<'a> {
+    plan: &'a Plan,
+    store: &'a Store,
+    opts: &'a Options,
+    obs: &'a mut dyn Observer,
+    out: BenchOutcome,
+    env: Environment,
+}
+
+/// How a scenario on a target ended, for the scenarios after it.
+enum Next {
+    /// Go on with the next scenario.
+    Go,
+    /// Stop this target: interrupted (`None`), or failed with this status.
+    Stop(Option<String>),
+}
+
+impl Bench<'_> {
+    /// Starts target `t`, runs every scenario on it, and stops it.
+    fn run_target(&mut self, t: &Target) -> Result<TargetStatus, BenchError> {
+        self.obs.event(Event::TargetStarting { target: &t.name });
+        let mut live = match bring_up(t, self.opts) {
+            Ok(l) => l,
+            Err(failure) => {
+                let (reason, live) = *failure;
+                let s = failed(
+                    &t.name,
+                    format!("failed to start: {reason}"),
+                    None,
+                    live.as_ref(),
+                );
+                report_failure(self.obs, &s);
+                if let Some(mut l) = live {
+                    stop_live(t, &mut l);
+                }
+                return Ok(s);
             }
-            return Ok(s);
-        }
-    };
-    let port = live.ep.addr.port();
-    let version = t
-        .version
-        .as_deref()
-        .and_then(|v| version_of(v, port, &opts.stampede));
-    env.targets.insert(
-        t.name.clone(),
-        TargetEnv {
-            version: version.clone(),
-            command: match &t.kind {
-                TargetKind::Command { start, .. } => Some(start.clone()),
-                TargetKind::External { url } => Some(url.clone()),
+        };
+        let port = live.ep.addr.port();
+        let version = t
+            .version
+            .as_deref()
+            .and_then(|v| version_of(v, port, &self.opts.stampede));
+        self.env.targets.insert(
+            t.name.clone(),
+            TargetEnv {
+                version: version.clone(),
+                command: match &t.kind {
+                    TargetKind::Command { start, .. } => Some(start.clone()),
+                    TargetKind::External { url } => Some(url.clone()),
+                },
+                cpus: t.cpus.clone(),
             },
-            cpus: t.cpus.clone(),
-        },
-    );
-    obs.event(Event::TargetReady {
-        target: &t.name,
-        url: &live.url,
-        version: version.as_deref(),
-    });
-    let mut status = None;
-    'scenarios: for s in &plan.scenarios {
-        if (opts.interrupted)() {
-            break;
+        );
+        self.obs.event(Event::TargetReady {
+            target: &t.name,
+            url: &live.url,
+            version: version.as_deref(),
+        });
+        let mut status = None;
+        for s in &self.plan.scenarios {
+            if (self.opts.interrupted)() {
+                break;
+            }
+            if let Next::Stop(st) = self.run_scenario(t, &mut live, s)? {
+                status = st;
+                break;
+            }
         }
+        let result = match status {
+            Some(s) => {
+                let st = failed(&t.name, s, version, Some(&live));
+                report_failure(self.obs, &st);
+                st
+            }
+            None => TargetStatus {
+                name: t.name.clone(),
+                ok: true,
+                status: String::new(),
+                version,
+                stderr_tail: None,
+            },
+        };
+        let stopped = stop_live(t, &mut live);
+        Ok(TargetStatus {
+            status: match (result.ok, stopped) {
+                (true, Some(e)) => format!("stopped: {e}"),
+                (true, None) => "external: not started or stopped".into(),
+                _ => result.status.clone(),
+            },
+            ..result
+        })
+    }
+
+    /// One scenario on a running target: verify its answers, then (unless that
+    /// failed) prime, warm up and measure.
+    fn run_scenario(
+        &mut self,
+        t: &Target,
+        live: &mut Live,
+        s: &Scenario,
+    ) -> Result<Next, BenchError> {
+        let stop = |e: String| Ok(Next::Stop(Some(format!("scenario {}: {e}", s.name))));
         let url = format!("{}{}", live.url, s.path);
         let target = match stampede_engine::Target::parse(&url) {
             Ok(x) => x,
-            Err(e) => {
-                status = Some(format!("scenario {}: {e}", s.name));
-                break;
-            }
+            Err(e) => return stop(e.to_string()),
         };
         let (checks, script) = match checks_and_script(s, &live.url, &target) {
             Ok(x) => x,
-            Err(e) => {
-                status = Some(format!("scenario {}: {e}", s.name));
-                break;
-            }
+            Err(e) => return stop(e),
         };
-        // Verify on a fresh connection that the server closes after the response.
-        let (mut failures, mut fatal) = (Vec::new(), false);
         // An HTTP/2 scenario is verified and measured over HTTP/2; over TLS it offers h2
         // first, and ALPN may still choose HTTP/1.1.
         let mut ep = live.ep.clone();
@@ -594,8 +646,38 @@ fn run_target(
                 *c = std::sync::Arc::new(h2);
             }
         }
-        for c in &checks {
-            let outcome = verify::verify(&ep, &c.request.bytes, c.verify, s.timeout);
+        let outcome = self.verify(t, s, &ep, &checks)?;
+        if let Some(st) = live.died() {
+            return Ok(Next::Stop(Some(format!(
+                "died during verification of {}: {st}",
+                s.name
+            ))));
+        }
+        if outcome == Outcome::Fail {
+            return Ok(Next::Go);
+        }
+        if self.plan.runs.primer {
+            let _ = verify::fetch(&ep, &checks[0].request.bytes, s.timeout);
+        }
+        let spec = match self.spec(s, target, &ep, script) {
+            Ok(spec) => spec,
+            Err(e) => return stop(e),
+        };
+        self.repetitions(t, s, live, &spec)
+    }
+
+    /// Verifies the scenario's answers (each on a fresh connection that the server
+    /// closes after the response) and records the outcome.
+    fn verify(
+        &mut self,
+        t: &Target,
+        s: &Scenario,
+        ep: &verify::Endpoint,
+        checks: &[Check<'_>],
+    ) -> Result<Outcome, BenchError> {
+        let (mut failures, mut fatal) = (Vec::new(), false);
+        for c in checks {
+            let outcome = verify::verify(ep, &c.request.bytes, c.verify, s.timeout);
             fatal |= !outcome.passed && c.verify.on_failure == OnFailure::Fail;
             failures.extend(outcome.failures.into_iter().map(|f| match &c.label {
                 Some(l) => format!("{l}: {f}"),
@@ -612,32 +694,28 @@ fn run_target(
             },
             failures,
         };
-        store.add_verification(out.bench_id, &v)?;
-        obs.event(Event::Verified {
+        self.store.add_verification(self.out.bench_id, &v)?;
+        self.obs.event(Event::Verified {
             target: &t.name,
             scenario: &s.name,
             outcome: &v,
         });
-        let skip = v.outcome == Outcome::Fail;
-        out.verifications.push(v);
-        if let Some(st) = live.died() {
-            status = Some(format!("died during verification of {}: {st}", s.name));
-            break;
-        }
-        if skip {
-            continue;
-        }
-        if plan.runs.primer {
-            let _ = verify::fetch(&ep, &checks[0].request.bytes, s.timeout);
-        }
-        let request = match scenario_request(s, &target, s.keepalive) {
-            Ok(r) => r,
-            Err(e) => {
-                status = Some(format!("scenario {}: {e}", s.name));
-                break;
-            }
-        };
-        let mut spec = LoadSpec::new(target.clone(), request);
+        let outcome = v.outcome;
+        self.out.verifications.push(v);
+        Ok(outcome)
+    }
+
+    /// The load a scenario puts on the target at `ep`.
+    fn spec(
+        &self,
+        s: &Scenario,
+        target: stampede_engine::Target,
+        ep: &verify::Endpoint,
+        script: Vec<stampede_engine::Step>,
+    ) -> Result<LoadSpec, String> {
+        let request = scenario_request(s, &target, s.keepalive)?;
+        let plan = self.plan;
+        let mut spec = LoadSpec::new(target, request);
         spec.tls = ep.tls.as_ref().map(|(c, _)| c.clone());
         spec.http2 = s.http2;
         spec.connections = s.connections;
@@ -656,87 +734,70 @@ fn run_target(
         spec.shape = s.shape.clone();
         spec.session = s.session;
         spec.script = script;
-        if let Err(e) = spec.validate() {
-            status = Some(format!("scenario {}: {e}", s.name));
-            break;
-        }
-        let total = plan.runs.warmup + plan.runs.repetitions;
-        for i in 0..total {
-            if (opts.interrupted)() {
-                break 'scenarios;
+        spec.validate().map_err(|e| e.to_string())?;
+        Ok(spec)
+    }
+
+    /// Warm-up runs, then measured ones, each stored the moment it ends along with
+    /// the scenario's assertions checked on it.
+    fn repetitions(
+        &mut self,
+        t: &Target,
+        s: &Scenario,
+        live: &mut Live,
+        spec: &LoadSpec,
+    ) -> Result<Next, BenchError> {
+        let runs = &self.plan.runs;
+        for i in 0..runs.warmup + runs.repetitions {
+            if (self.opts.interrupted)() {
+                return Ok(Next::Stop(None));
             }
-            let phase = if i < plan.runs.warmup {
-                Phase::Warmup(i + 1, plan.runs.warmup)
+            let phase = if i < runs.warmup {
+                Phase::Warmup(i + 1, runs.warmup)
             } else {
-                Phase::Measured(i + 1 - plan.runs.warmup, plan.runs.repetitions)
+                Phase::Measured(i + 1 - runs.warmup, runs.repetitions)
             };
             if i > 0 {
-                sleep_unless_interrupted(plan.runs.pause, opts);
+                sleep_unless_interrupted(runs.pause, self.opts);
             }
-            let measured = measure(&spec, plan, &live, opts, obs, &t.name, &s.name, phase);
-            let record = match measured {
+            let record = match self.measure(spec, live, (&t.name, &s.name), phase) {
                 Ok(r) => r,
                 Err(e) => {
-                    status = Some(format!("{} run could not start: {e}", s.name));
-                    break 'scenarios;
+                    let st = format!("{} run could not start: {e}", s.name);
+                    return Ok(Next::Stop(Some(st)));
                 }
             };
-            if (opts.interrupted)() {
+            if (self.opts.interrupted)() {
                 // A run cut short measures nothing comparable: keep it out of the store.
-                break 'scenarios;
+                return Ok(Next::Stop(None));
             }
             if let Some(st) = live.died() {
-                status = Some(format!(
-                    "died during {} {}: {st}",
-                    s.name,
-                    match phase {
-                        Phase::Warmup(k, _) => format!("warm-up {k}"),
-                        Phase::Measured(k, _) => format!("run {k}"),
-                    }
-                ));
-                break 'scenarios;
+                let when = match phase {
+                    Phase::Warmup(k, _) => format!("warm-up {k}"),
+                    Phase::Measured(k, _) => format!("run {k}"),
+                };
+                let st = format!("died during {} {when}: {st}", s.name);
+                return Ok(Next::Stop(Some(st)));
             }
             if let Phase::Measured(k, _) = phase {
                 let record = RunRecord {
                     repetition: k,
                     ..record
                 };
-                store.add_run(out.bench_id, &record)?;
+                self.store.add_run(self.out.bench_id, &record)?;
                 for a in &s.asserts {
-                    out.assertions.push(AssertionOutcome {
+                    self.out.assertions.push(AssertionOutcome {
                         target: t.name.clone(),
                         scenario: s.name.clone(),
                         repetition: k,
                         checked: a.check(&record.result),
                     });
                 }
-                out.runs.push(record);
+                self.out.runs.push(record);
             }
         }
+        Ok(Next::Go)
     }
-    let result = match status {
-        Some(s) => {
-            let st = failed(&t.name, s, version, Some(&live));
-            report_failure(obs, &st);
-            st
-        }
-        None => TargetStatus {
-            name: t.name.clone(),
-            ok: true,
-            status: String::new(),
-            version,
-            stderr_tail: None,
-        },
-    };
-    let stopped = stop_live(t, &mut live);
-    Ok(TargetStatus {
-        status: match (result.ok, stopped) {
-            (true, Some(e)) => format!("stopped: {e}"),
-            (true, None) => "external: not started or stopped".into(),
-            _ => result.status.clone(),
-        },
-        ..result
-    })
 }
 
 fn report_failure(obs: &mut dyn Observer, s: &TargetStatus) {
@@ -768,73 +829,74 @@ fn sleep_unless_interrupted(d: Duration, opts: &Options) {
     }
 }
 
-/// One run: the engine on the client CPUs, the target's tree sampled alongside.
-#[allow(clippy::too_many_arguments)]
-fn measure(
-    spec: &LoadSpec,
-    plan: &Plan,
-    live: &Live,
-    opts: &Options,
-    obs: &mut dyn Observer,
-    target: &str,
-    scenario: &str,
-    phase: Phase,
-) -> Result<RunRecord, stampede_engine::RunError> {
-    let control = Arc::new(Control::default());
-    obs.event(Event::RunStarted {
-        target,
-        scenario,
-        phase,
-        control: &control,
-    });
-    let sampler = live
-        .process
-        .as_ref()
-        .map(|p| process::Sampler::start(p.pid(), p.guarded()));
-    let cpu0 = stampede_engine::limits::self_cpu().total();
-    let result = std::thread::scope(|scope| {
-        let runner = {
-            let control = control.clone();
-            let cpus = plan.client_cpus.clone();
-            scope.spawn(move || {
-                // Worker threads inherit this thread's affinity.
-                if !cpus.is_empty() {
-                    process::set_affinity(0, &cpus);
+impl Bench<'_> {
+    /// One run of `spec` for target and scenario `names`: the engine on the client
+    /// CPUs, the target's tree sampled alongside.
+    fn measure(
+        &mut self,
+        spec: &LoadSpec,
+        live: &Live,
+        names: (&str, &str),
+        phase: Phase,
+    ) -> Result<RunRecord, stampede_engine::RunError> {
+        let (target, scenario) = names;
+        let (plan, opts, obs) = (self.plan, self.opts, &mut *self.obs);
+        let control = Arc::new(Control::default());
+        obs.event(Event::RunStarted {
+            target,
+            scenario,
+            phase,
+            control: &control,
+        });
+        let sampler = live
+            .process
+            .as_ref()
+            .map(|p| process::Sampler::start(p.pid(), p.guarded()));
+        let cpu0 = stampede_engine::limits::self_cpu().total();
+        let result = std::thread::scope(|scope| {
+            let runner = {
+                let control = control.clone();
+                let cpus = plan.client_cpus.clone();
+                scope.spawn(move || {
+                    // Worker threads inherit this thread's affinity.
+                    if !cpus.is_empty() {
+                        process::set_affinity(0, &cpus);
+                    }
+                    stampede_engine::run(spec, control)
+                })
+            };
+            while !runner.is_finished() {
+                if (opts.interrupted)() {
+                    control.stop();
                 }
-                stampede_engine::run(spec, control)
-            })
-        };
-        while !runner.is_finished() {
-            if (opts.interrupted)() {
-                control.stop();
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        runner
-            .join()
-            .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
-    });
-    let client_cpu = stampede_engine::limits::self_cpu().total() - cpu0;
-    let usage = sampler.map(process::Sampler::finish);
-    let result = result?.result;
-    obs.event(Event::RunFinished {
-        target,
-        scenario,
-        phase,
-        rps: result.throughput_rps,
-        failed: result.requests.failed,
-        non_2xx: result.non_2xx(),
-    });
-    Ok(RunRecord {
-        target: target.to_string(),
-        scenario: scenario.to_string(),
-        repetition: 0,
-        result,
-        target_cpu_user_s: usage.map(|u| u.0),
-        target_cpu_sys_s: usage.map(|u| u.1),
-        target_peak_rss_kb: usage.map(|u| u.2),
-        client_cpu_s: Some(client_cpu),
-    })
+            runner
+                .join()
+                .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
+        });
+        let client_cpu = stampede_engine::limits::self_cpu().total() - cpu0;
+        let usage = sampler.map(process::Sampler::finish);
+        let result = result?.result;
+        obs.event(Event::RunFinished {
+            target,
+            scenario,
+            phase,
+            rps: result.throughput_rps,
+            failed: result.requests.failed,
+            non_2xx: result.non_2xx(),
+        });
+        Ok(RunRecord {
+            target: target.to_string(),
+            scenario: scenario.to_string(),
+            repetition: 0,
+            result,
+            target_cpu_user_s: usage.map(|u| u.0),
+            target_cpu_sys_s: usage.map(|u| u.1),
+            target_peak_rss_kb: usage.map(|u| u.2),
+            client_cpu_s: Some(client_cpu),
+        })
+    }
 }
 
 #[cfg(test)]
