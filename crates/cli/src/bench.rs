@@ -167,6 +167,8 @@ fn open_store(db: &Path) -> Result<Store, Exit> {
     Store::open(db).map_err(|e| Exit::fail(e.to_string()))
 }
 
+/// Long on purpose: the command's steps in the order they happen (plan, checks, store, run,
+/// outputs, exit code).
 pub fn main(a: BenchArgs) -> Result<(), Exit> {
     if a.print_plan {
         common::out(&builtin_plan(stampede_lab::preflight::allowed_cpus().len()));

@@ -92,6 +92,8 @@ fn second_line(i: &Interval, failed_total: u64, users: bool) -> String {
 }
 
 /// Shows progress until the run ends (signalled through `control.stop`).
+///
+/// Long on purpose: the watcher's loop, one tick a time: read the counters, draw, publish.
 pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
     let start = Instant::now();
     let tty = std::io::stderr().is_terminal() && !opts.quiet;

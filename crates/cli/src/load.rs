@@ -165,6 +165,8 @@ pub struct LoadArgs {
     pub quiet: bool,
 }
 
+/// Long on purpose: the command's steps in the order they happen (target, spec, run,
+/// outputs, assertions).
 pub fn main(a: LoadArgs) -> Result<(), Exit> {
     let target = common::resolve(&a.url, a.unix_socket.as_deref())?;
     let keepalive = !a.no_keepalive;

@@ -494,6 +494,8 @@ impl H2Conn {
         Ok(at)
     }
 
+    /// Long on purpose: one match over the frame types as RFC 9113 §6 lists them, on the
+    /// path of every response.
     fn frame(
         &mut self,
         h: Head,

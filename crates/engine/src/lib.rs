@@ -219,6 +219,7 @@ fn schedule_for<'a>(
     }
 }
 
+/// Long on purpose: it fills the result's fields one by one from the merged recorders.
 fn build_result(
     spec: &LoadSpec,
     mut rec: Recorder,

@@ -225,6 +225,9 @@ impl LoadSpec {
     }
 
     /// Checks the spec and clamps `threads` to `connections`.
+    ///
+    /// Long on purpose: every check of a spec in one place, each a few lines, so that none
+    /// is missed on a path.
     pub fn validate(&mut self) -> Result<(), SpecError> {
         let bad = |field, reason: &str| {
             Err(SpecError::Invalid {

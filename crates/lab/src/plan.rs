@@ -382,6 +382,9 @@ impl Ctx<'_> {
 
 impl Plan {
     /// Parses a plan; `file` names it in errors.
+    ///
+    /// Long on purpose: it reads the plan's tables in the order docs/plan.md documents
+    /// them, each a few lines; scenarios are read apart.
     pub fn parse(src: &str, file: &str) -> Result<Plan, PlanError> {
         let cx = Ctx { file, src };
         let raw: RawPlan = toml::from_str(src).map_err(|e| {

@@ -68,6 +68,9 @@ fn row(h: &Histogram<u64>) -> Row {
 
 /// The text ab prints after "Benchmarking …": from "Server Software:" to the
 /// percentage table.
+///
+/// Long on purpose: it prints ab's report line for line in ab's order, which scripts
+/// scrape.
 pub fn ab_report(r: &RunResult, info: &AbInfo) -> String {
     let mut o = String::new();
     let t = r.duration_s;

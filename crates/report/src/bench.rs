@@ -199,6 +199,8 @@ pub fn bench_table(s: &BenchSummary) -> String {
 }
 
 /// The Markdown report: the same table and details, the targets and the environment.
+///
+/// Long on purpose: the Markdown report top to bottom, section by section.
 pub fn bench_markdown(s: &BenchSummary) -> String {
     let mut out = format!("# {}\n\nBench {} — {}\n\n", s.plan, s.bench_id, s.machine);
     if let Some(d) = &s.description {

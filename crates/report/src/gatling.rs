@@ -62,6 +62,8 @@ fn stat(h: &Histogram<u64>, f: impl Fn(&Histogram<u64>) -> f64) -> String {
 }
 
 /// The summary Gatling prints at the end of a simulation.
+///
+/// Long on purpose: it prints Gatling's report line for line in Gatling's order.
 pub fn gatling_report(r: &RunResult, bounds: GatlingBounds) -> String {
     let mut o = String::new();
     let h = &r.histograms;

@@ -132,6 +132,9 @@ fn env_table(o: &mut String, env: &serde_json::Value) {
 }
 
 /// The report of one run. `env` is the environment (as JSON) when known.
+///
+/// Long on purpose: it writes the page top to bottom, section by section; split, one layout
+/// would be scattered over many functions.
 pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> String {
     let mut o = String::new();
     // A user- or session-shaped run opens a connection per user or session: the
@@ -337,6 +340,8 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
 /// The per-second charts of a run (or of the seconds a live run has finished so far):
 /// requests, latency percentiles, active connections (and users), errors. `duration_s`
 /// is where the last second ends, so a partial last second is scaled to a rate.
+///
+/// Long on purpose: the over-time section's charts one after another, each a few lines.
 pub(crate) fn over_time(o: &mut String, intervals: &[Interval], duration_s: f64, users: bool) {
     let secs = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
         intervals.iter().map(|i| (i.t as f64, f(i))).collect()
@@ -477,6 +482,9 @@ fn ms_short(us: f64) -> String {
 }
 
 /// The report of a bench: its summary and the runs behind it.
+///
+/// Long on purpose: it writes the page top to bottom, section by section; split, one layout
+/// would be scattered over many functions.
 pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
     let mut o = String::new();
     let _ = write!(

@@ -26,6 +26,9 @@ pub struct HttperfInfo {
 }
 
 /// The report httperf prints at the end of a run.
+///
+/// Long on purpose: it prints httperf's report line for line in httperf's order, which
+/// scripts scrape.
 pub fn httperf_report(r: &RunResult, info: &HttperfInfo) -> String {
     let mut o = String::new();
     let t = r.duration_s.max(f64::MIN_POSITIVE);

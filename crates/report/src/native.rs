@@ -8,6 +8,9 @@ use stampede_engine::RunResult;
 use crate::units::{human_bytes, human_us, thousands};
 
 /// The summary printed by `stampede load`.
+///
+/// Long on purpose: it prints the summary top to bottom, block by block, in the order it
+/// reads.
 pub fn summary(r: &RunResult) -> String {
     let mut o = String::new();
     let s = &r.settings;

@@ -55,6 +55,9 @@ pub(crate) fn within_stdev(h: &Histogram<u64>) -> f64 {
 }
 
 /// wrk's report for a finished run.
+///
+/// Long on purpose: it prints wrk's report line for line in wrk's order, which scripts
+/// scrape.
 pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
     let mut o = String::new();
     let _ = writeln!(

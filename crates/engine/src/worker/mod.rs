@@ -319,6 +319,7 @@ impl<'a> Worker<'a> {
         })
     }
 
+    /// Long on purpose: the event loop itself, kept one frame on the path of every request.
     pub fn run(mut self) -> io::Result<WorkerOutput> {
         let mut events = Events::with_capacity(1024);
         let mut buf = vec![0u8; READ_BUF];

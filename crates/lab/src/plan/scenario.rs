@@ -32,6 +32,8 @@ fn at_least_one<T: Copy + Default + PartialEq>(
     }
 }
 
+/// Long on purpose: it reads the scenario's fields in the order docs/plan.md lists them, a
+/// few lines each, and the checks across fields need them all at hand.
 pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, PlanError> {
     let at = s.span().start;
     let s = s.get_ref();

@@ -464,6 +464,8 @@ impl H2Conn {
         Ok(())
     }
 
+    /// Long on purpose: one pass over a request's header block checking each field as RFC
+    /// 9113 8.2 requires; it runs for every request, so it stays one frame.
     fn headers(
         &mut self,
         opening: Opening,
