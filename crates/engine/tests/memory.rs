@@ -10,7 +10,7 @@ use stampede_engine::{RequestBuilder, Target};
 use stampede_server::h1::{Answering, H1Conn as Server1};
 use stampede_server::h2::{H2Conn as Server2, H2Respond};
 use stampede_server::request::{split_target, Limits, Request};
-use stampede_server::routes::{self, Ctx, Respond, Routed};
+use stampede_server::routes::{self, Ctx, Lines, Respond, Routed};
 use stampede_server::store::Store;
 
 fn ctx() -> Ctx {
@@ -60,8 +60,10 @@ impl Server1End {
                 out,
                 ctx: &mut self.ctx,
                 limits: &self.limits,
-                date: b"Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n",
-                server: b"Server: memory\r\n",
+                lines: Lines {
+                    date: b"Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n",
+                    server: b"Server: memory\r\n",
+                },
                 draining: false,
                 waiting_output: 0,
                 max_output: 1 << 20,

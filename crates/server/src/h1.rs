@@ -12,7 +12,7 @@
 //! partial head it is told about and writes the bytes.
 
 use crate::request::{self, Limits, Method, Parsed, Request};
-use crate::routes::{self, Ctx, Deferred, Http1, Pattern, Persist, Routed, BODY_CHUNK};
+use crate::routes::{self, Ctx, Deferred, Http1, Lines, Pattern, Persist, Routed, BODY_CHUNK};
 
 /// The server side of one HTTP/1.x connection.
 #[derive(Debug)]
@@ -37,9 +37,8 @@ pub struct Answering<'a> {
     pub ctx: &'a mut Ctx,
     /// Request size limits.
     pub limits: &'a Limits,
-    /// The `Date` header line, and the `Server` one.
-    pub date: &'a [u8],
-    pub server: &'a [u8],
+    /// The `Date` and `Server` header lines.
+    pub lines: Lines<'a>,
     /// The server is stopping: every answer is the connection's last.
     pub draining: bool,
     /// Output already waiting for the client; no request is answered once it and
@@ -113,8 +112,7 @@ impl H1Conn {
                 Parsed::Rejected(r) => {
                     routes::respond(
                         a.out,
-                        a.date,
-                        a.server,
+                        a.lines,
                         r.status(),
                         "text/plain",
                         b"request refused\n",
@@ -134,8 +132,7 @@ impl H1Conn {
                     let persist = Persist::of(&req);
                     let mut resp = Http1 {
                         out: a.out,
-                        date: a.date,
-                        server: a.server,
+                        lines: a.lines,
                         persist,
                         method: req.method,
                         tail: None,
@@ -184,7 +181,7 @@ impl H1Conn {
     pub fn finish_deferred(
         &mut self,
         out: &mut Vec<u8>,
-        lines: (&[u8], &[u8]),
+        lines: Lines<'_>,
         body: &[u8],
         last: bool,
     ) -> Option<bool> {
@@ -193,8 +190,7 @@ impl H1Conn {
             persist = Persist::Close;
         }
         let method = if head { Method::Head } else { Method::Get };
-        let (date, server) = lines;
-        routes::respond(out, date, server, 200, "text/plain", body, persist, method);
+        routes::respond(out, lines, 200, "text/plain", body, persist, method);
         Some(persist == Persist::Close)
     }
 }
@@ -217,8 +213,10 @@ mod tests {
                 out: &mut out,
                 ctx: &mut ctx,
                 limits: &limits,
-                date: b"Date: x\r\n",
-                server: b"Server: s\r\n",
+                lines: Lines {
+                    date: b"Date: x\r\n",
+                    server: b"Server: s\r\n",
+                },
                 draining,
                 waiting_output: 0,
                 max_output: 1 << 20,
@@ -282,7 +280,10 @@ mod tests {
         let mut out = Vec::new();
         let close = c.finish_deferred(
             &mut out,
-            (b"Date: x\r\n", b"Server: s\r\n"),
+            Lines {
+                date: b"Date: x\r\n",
+                server: b"Server: s\r\n",
+            },
             b"delayed\n",
             false,
         );
@@ -294,7 +295,15 @@ mod tests {
         );
         assert!(!c.blocked());
         assert_eq!(
-            c.finish_deferred(&mut Vec::new(), (b"", b""), b"", false),
+            c.finish_deferred(
+                &mut Vec::new(),
+                Lines {
+                    date: b"",
+                    server: b""
+                },
+                b"",
+                false
+            ),
             None
         );
     }

@@ -147,11 +147,18 @@ pub trait Respond {
     fn respond_pattern(&mut self, len: usize);
 }
 
+/// The `Server` and `Date` header lines every HTTP/1.x response carries (name, value
+/// and CRLF), made once per loop tick.
+#[derive(Debug, Clone, Copy)]
+pub struct Lines<'a> {
+    pub date: &'a [u8],
+    pub server: &'a [u8],
+}
+
 /// An HTTP/1.x response, appended to the connection's output.
 pub struct Http1<'a> {
     pub out: &'a mut Vec<u8>,
-    pub date: &'a [u8],
-    pub server: &'a [u8],
+    pub lines: Lines<'a>,
     pub persist: Persist,
     pub method: Method,
     /// Set by [`Respond::respond_pattern`] when the body is longer than its first
@@ -164,8 +171,7 @@ impl Respond for Http1<'_> {
     fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
         respond(
             self.out,
-            self.date,
-            self.server,
+            self.lines,
             status,
             ctype,
             body,
@@ -177,8 +183,7 @@ impl Respond for Http1<'_> {
     fn respond_pattern(&mut self, len: usize) {
         head(
             self.out,
-            self.date,
-            self.server,
+            self.lines,
             200,
             "application/octet-stream",
             len,
@@ -228,8 +233,7 @@ fn reason(status: u16) -> &'static str {
 /// Writes a response head; `len` is the Content-Length.
 pub fn head(
     out: &mut Vec<u8>,
-    ctx_date: &[u8],
-    server: &[u8],
+    lines: Lines<'_>,
     status: u16,
     ctype: &str,
     len: usize,
@@ -241,8 +245,8 @@ pub fn head(
             let _ = write!(out, "HTTP/1.1 {status} {}\r\n", reason(status));
         }
     }
-    out.extend_from_slice(server);
-    out.extend_from_slice(ctx_date);
+    out.extend_from_slice(lines.server);
+    out.extend_from_slice(lines.date);
     if status == 405 {
         out.extend_from_slice(b"Allow: GET, HEAD\r\n");
     }
@@ -280,11 +284,9 @@ pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
 }
 
 /// Writes a whole response (the body is left out for HEAD).
-#[allow(clippy::too_many_arguments)]
 pub fn respond(
     out: &mut Vec<u8>,
-    date: &[u8],
-    server: &[u8],
+    lines: Lines<'_>,
     status: u16,
     ctype: &str,
     body: &[u8],
@@ -294,8 +296,7 @@ pub fn respond(
     let bodyless = bodyless(status);
     head(
         out,
-        date,
-        server,
+        lines,
         status,
         ctype,
         if bodyless { 0 } else { body.len() },

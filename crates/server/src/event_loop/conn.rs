@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use super::{EventLoop, Proto, IO_BUF, MAX_PENDING_OUTPUT, READS_PER_WAKE};
 use crate::h1::Answering;
-use crate::h2::{self, H2Conn, H2Respond};
+use crate::h2::{self, Answer, H2Conn, H2Respond};
 use crate::request::{self, Request};
-use crate::routes::{self, Respond, Routed};
+use crate::routes::{self, Lines, Respond, Routed};
 use crate::transport::Io;
 use crate::{SERVER, SERVER_LINE};
 
@@ -147,8 +147,10 @@ impl EventLoop {
                 out: &mut self.out,
                 ctx: &mut self.ctx,
                 limits: &self.config.limits,
-                date: self.date.line(),
-                server: SERVER_LINE.as_bytes(),
+                lines: Lines {
+                    date: self.date.line(),
+                    server: SERVER_LINE.as_bytes(),
+                },
                 draining: self.draining,
                 waiting_output: c.wbuf.len(),
                 max_output: MAX_PENDING_OUTPUT,
@@ -405,14 +407,17 @@ impl EventLoop {
                 } else {
                     body
                 };
+                let answer = Answer {
+                    status,
+                    ctype,
+                    len: body.len(),
+                    body: sent,
+                    more: None,
+                };
                 h.respond(
                     &mut self.out,
                     stream,
-                    status,
-                    ctype,
-                    body.len(),
-                    sent,
-                    None,
+                    answer,
                     self.date.value(),
                     SERVER.as_bytes(),
                 );
@@ -426,7 +431,10 @@ impl EventLoop {
         };
         self.out.clear();
         // The server is stopping: this answer is the connection's last.
-        let lines = (self.date.line(), SERVER_LINE.as_bytes());
+        let lines = Lines {
+            date: self.date.line(),
+            server: SERVER_LINE.as_bytes(),
+        };
         let Some(close) = h1.finish_deferred(&mut self.out, lines, body, self.draining) else {
             return;
         };

@@ -142,6 +142,16 @@ pub struct H2Conn {
     pub goaway_sent: bool,
 }
 
+/// An answer to a stream: status, type, Content-Length, the body bytes to send now
+/// (empty for HEAD) and the rest of a generated body, made as the client takes it.
+pub struct Answer<'a> {
+    pub status: u16,
+    pub ctype: &'a str,
+    pub len: usize,
+    pub body: &'a [u8],
+    pub more: Option<Pattern>,
+}
+
 /// A complete request, ready to route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ready {
@@ -683,22 +693,24 @@ impl H2Conn {
             .map(|s| s.method)
     }
 
-    /// Answers `stream`: a HEADERS frame, then as much of `body` as the windows allow
-    /// (the rest is held), then `more` of a generated body as it is taken. `len` is the
-    /// Content-Length; `body` is empty for HEAD.
-    #[allow(clippy::too_many_arguments)]
+    /// Answers `stream`: a HEADERS frame with `date` and `server` (values only), then
+    /// as much of the answer's body as the windows allow (the rest is held), then the
+    /// rest of a generated body as it is taken.
     pub fn respond(
         &mut self,
         out: &mut Vec<u8>,
         stream: u32,
-        status: u16,
-        ctype: &str,
-        len: usize,
-        body: &[u8],
-        more: Option<Pattern>,
+        answer: Answer<'_>,
         date: &[u8],
         server: &[u8],
     ) {
+        let Answer {
+            status,
+            ctype,
+            len,
+            body,
+            more,
+        } = answer;
         let Some(i) = self
             .streams
             .iter()

@@ -1,7 +1,7 @@
 //! Responses on HTTP/2 streams: the router's answers as HEADERS and DATA frames, the
 //! body sent as far as the client's windows allow.
 
-use super::{frame, H2Conn, Stream};
+use super::{frame, Answer, H2Conn, Stream};
 use crate::routes::{self, Pattern, Respond, BODY_CHUNK};
 
 /// Writes DATA frames for as much of `body` as the windows allow; the last carries
@@ -69,33 +69,29 @@ impl Respond for H2Respond<'_> {
             body.len()
         };
         let sent = if self.head { &[][..] } else { &body[..len] };
-        self.conn.respond(
-            self.out,
-            self.stream,
+        let answer = Answer {
             status,
             ctype,
             len,
-            sent,
-            None,
-            self.date,
-            self.server,
-        );
+            body: sent,
+            more: None,
+        };
+        self.conn
+            .respond(self.out, self.stream, answer, self.date, self.server);
     }
 
     fn respond_pattern(&mut self, len: usize) {
         self.body.clear();
         let mut p = Pattern::new(if self.head { 0 } else { len });
         p.fill(self.body, BODY_CHUNK);
-        self.conn.respond(
-            self.out,
-            self.stream,
-            200,
-            "application/octet-stream",
+        let answer = Answer {
+            status: 200,
+            ctype: "application/octet-stream",
             len,
-            self.body,
-            Some(p),
-            self.date,
-            self.server,
-        );
+            body: self.body,
+            more: Some(p),
+        };
+        self.conn
+            .respond(self.out, self.stream, answer, self.date, self.server);
     }
 }
