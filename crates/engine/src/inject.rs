@@ -8,6 +8,7 @@
 //! (thinned for ramps), `stressPeakUsers` follows the smoothed Heaviside curve, and the
 //! `increment…` staircases expand into levels and ramps.
 
+use crate::math::erfinv;
 use std::time::Duration;
 
 use crate::arrivals::Rng;
@@ -296,58 +297,6 @@ fn heaviside(n: u64, d: Duration) -> impl Iterator<Item = Duration> + Send {
     let t0 = inv(1).abs();
     let k = d.as_secs_f64() / (2.0 * t0);
     (1..=n).map(move |i| Duration::from_secs_f64((k * (inv(i) + t0)).clamp(0.0, d.as_secs_f64())))
-}
-
-/// The error function (Abramowitz and Stegun 7.1.26, refined to double precision by a
-/// series near zero).
-fn erf(x: f64) -> f64 {
-    if x.abs() < 0.5 {
-        // Maclaurin series: exact enough where the rational approximation is weakest.
-        let x2 = x * x;
-        let mut term = x;
-        let mut sum = x;
-        for n in 1..30 {
-            term *= -x2 / n as f64;
-            sum += term / (2 * n + 1) as f64;
-        }
-        return sum * 2.0 / std::f64::consts::PI.sqrt();
-    }
-    let s = x.signum();
-    let x = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * x);
-    // Numerical Recipes' erfc approximation, relative error below 1.2e-7.
-    let y = t
-        * (-x * x - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    s * (1.0 - y)
-}
-
-/// Inverse error function by Newton's method on [`erf`].
-fn erfinv(y: f64) -> f64 {
-    if y <= -1.0 {
-        return f64::NEG_INFINITY;
-    }
-    if y >= 1.0 {
-        return f64::INFINITY;
-    }
-    // Winitzki's approximation as the starting point.
-    let a = 0.147;
-    let ln = (1.0 - y * y).ln();
-    let b = 2.0 / (std::f64::consts::PI * a) + ln / 2.0;
-    let mut x = y.signum() * ((b * b - ln / a).sqrt() - b).sqrt();
-    for _ in 0..4 {
-        let err = erf(x) - y;
-        x -= err / (2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp());
-    }
-    x
 }
 
 fn split_top_level(s: &str) -> Vec<&str> {

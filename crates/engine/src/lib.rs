@@ -34,6 +34,7 @@ pub mod inject;
 mod io;
 pub mod limits;
 pub mod live;
+pub mod math;
 pub mod proto;
 pub mod recorder;
 pub mod request;

@@ -15,6 +15,7 @@
 //! needed and the tests pin the values against published tables.
 
 use serde::{Deserialize, Serialize};
+use stampede_engine::math::erfc;
 
 /// Summary of repeated measurements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -271,29 +272,6 @@ fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     // Continuity correction.
     let z = ((u1 - mu).abs() - 0.5).max(0.0) / var.sqrt();
     erfc(z / std::f64::consts::SQRT_2)
-}
-
-/// Complementary error function (W. J. Cody's rational approximation via erfc of
-/// Numerical Recipes, relative error below 1.2e-7).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
 }
 
 /// CDF of Student's t with `df` degrees of freedom.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::math::erf;
 
 fn p(s: &str) -> Profile {
     Profile::parse(&[s.to_string()]).unwrap()
