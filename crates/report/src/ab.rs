@@ -6,6 +6,7 @@
 //! sorted array of every request, which is why `-n 10000000` costs no more memory than
 //! `-n 10000`.
 
+use stampede_wire::date::civil_from_days;
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
@@ -277,20 +278,6 @@ fn ctime(unix_s: u64) -> String {
         rem % 60,
         y
     )
-}
-
-/// Howard Hinnant's days-to-civil conversion.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

@@ -3,15 +3,16 @@
 //!
 //! [`frame`] holds the frame layout (RFC 9113 §4 and §6): types, flags, settings and
 //! error codes, and writers for the frames both sides send; [`block`] assembles header
-//! blocks from HEADERS and CONTINUATION frames. [`hpack`] is header
-//! compression (RFC 7541): a decoder that keeps the dynamic table in step with the
-//! peer's encoder, integer and literal encoding, and an [`hpack::Encoder`] for
-//! responses that indexes the fields a connection repeats. [`percent`] is strict
-//! percent-decoding for URLs and request paths. None of them does I/O; the
-//! connection state machines live with their users.
+//! blocks from HEADERS and CONTINUATION frames. [`hpack`] is header compression (RFC
+//! 7541): a decoder that keeps the dynamic table in step with the peer's encoder,
+//! integer and literal encoding, and an [`hpack::Encoder`] for responses that indexes
+//! the fields a connection repeats. [`percent`] is strict percent-decoding for URLs and
+//! request paths; [`date`] is HTTP's date format. None of them does I/O; the connection
+//! state machines live with their users.
 #![forbid(unsafe_code)]
 
 pub mod block;
+pub mod date;
 pub mod frame;
 pub mod hpack;
 pub mod percent;
