@@ -9,8 +9,8 @@ use stampede_engine::h2::{Event, H2Conn as Client2, H2Request, Response};
 use stampede_engine::{RequestBuilder, Target};
 use stampede_server::h1::{Answering, H1Conn as Server1};
 use stampede_server::h2::{H2Conn as Server2, H2Respond};
-use stampede_server::request::{split_target, Limits, Request};
-use stampede_server::routes::{self, Ctx, Lines, Respond, Routed};
+use stampede_server::request::Limits;
+use stampede_server::routes::{Ctx, Lines, Routed};
 use stampede_server::store::Store;
 
 fn ctx() -> Ctx {
@@ -154,14 +154,6 @@ impl Server2End {
         let used = conn.feed(&self.pending, &mut out).unwrap();
         self.pending.drain(..used);
         while let Some(ready) = conn.next_ready(&mut self.path) {
-            let (path, query) = split_target(&self.path);
-            let req = Request {
-                method: ready.method,
-                path,
-                query,
-                keep_alive: true,
-                http10: false,
-            };
             let mut resp = H2Respond {
                 conn,
                 out: &mut out,
@@ -171,14 +163,8 @@ impl Server2End {
                 server: b"memory",
                 body: &mut self.body,
             };
-            if let Some(status) = ready.refuse {
-                resp.respond(status, "text/plain", b"refused\n");
-            } else {
-                assert!(matches!(
-                    routes::route(&req, &mut self.ctx, &mut resp),
-                    Routed::Written
-                ));
-            }
+            let routed = resp.route(&ready, &self.path, &mut self.ctx);
+            assert!(matches!(routed, Routed::Written));
         }
         out
     }

@@ -8,8 +8,8 @@ use std::time::Instant;
 use super::{EventLoop, Proto, IO_BUF, MAX_PENDING_OUTPUT, READS_PER_WAKE};
 use crate::h1::Answering;
 use crate::h2::{self, Answer, H2Conn, H2Respond};
-use crate::request::{self, Request};
-use crate::routes::{self, Lines, Respond, Routed};
+use crate::request;
+use crate::routes::{Lines, Routed};
 use crate::transport::Io;
 use crate::{SERVER, SERVER_LINE};
 
@@ -244,28 +244,16 @@ impl EventLoop {
             let Some(ready) = h.next_ready(&mut self.h2_path) else {
                 break;
             };
-            let (path, query) = request::split_target(&self.h2_path);
-            let req = Request {
-                method: ready.method,
-                path,
-                query,
-                keep_alive: true,
-                http10: false,
-            };
             let mut resp = H2Respond {
                 conn: h,
                 out: &mut self.out,
                 stream: ready.stream,
-                head: ready.method == request::Method::Head,
+                head: false,
                 date,
                 server,
                 body: &mut self.h2_body,
             };
-            if let Some(status) = ready.refuse {
-                resp.respond(status, "text/plain", b"request refused\n");
-                continue;
-            }
-            if let Routed::Later(d) = routes::route(&req, &mut self.ctx, &mut resp) {
+            if let Routed::Later(d) = resp.route(&ready, &self.h2_path, &mut self.ctx) {
                 later.push((d, ready.stream));
             }
         }

@@ -1,8 +1,10 @@
 //! Responses on HTTP/2 streams: the router's answers as HEADERS and DATA frames, the
 //! body sent as far as the client's windows allow.
 
+use super::Ready;
 use super::{frame, Answer, H2Conn, Stream};
-use crate::routes::{self, Pattern, Respond, BODY_CHUNK};
+use crate::request::{split_target, Method, Request};
+use crate::routes::{self, Ctx, Pattern, Respond, Routed, BODY_CHUNK};
 
 /// Writes DATA frames for as much of `body` as the windows allow; the last carries
 /// END_STREAM. Returns the bytes sent.
@@ -93,5 +95,28 @@ impl Respond for H2Respond<'_> {
         };
         self.conn
             .respond(self.out, self.stream, answer, self.date, self.server);
+    }
+}
+
+impl H2Respond<'_> {
+    /// Answers the complete request `ready`, whose request-target is `target`: one
+    /// refused for a limit with its status, any other through the router (which may
+    /// defer it). Sets the stream and HEAD-ness of this responder from it.
+    pub fn route(&mut self, ready: &Ready, target: &[u8], ctx: &mut Ctx) -> Routed {
+        self.stream = ready.stream;
+        self.head = ready.method == Method::Head;
+        if let Some(status) = ready.refuse {
+            self.respond(status, "text/plain", b"request refused\n");
+            return Routed::Written;
+        }
+        let (path, query) = split_target(target);
+        let req = Request {
+            method: ready.method,
+            path,
+            query,
+            keep_alive: true,
+            http10: false,
+        };
+        routes::route(&req, ctx, self)
     }
 }
