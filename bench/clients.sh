@@ -12,6 +12,10 @@
 # request is the column that compares them.
 #
 #   bash bench/clients.sh [ROUNDS=5] [SECONDS=5]
+#
+# STAMPEDE_BASE=/path/to/an/older/stampede adds that build as client "stampede-base",
+# in the same rotation, for a before/after comparison; CLIENTS="stampede wrk" runs
+# only those clients.
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
@@ -27,7 +31,8 @@ done
 SERVE_PORT=$(free_port)
 start_serve "$SERVE_PORT" --no-http2
 SERVERS=(nginx stampede-serve)
-CLIENTS=(stampede wrk oha h2load ab)
+read -r -a CLIENTS <<< "${CLIENTS:-stampede wrk oha h2load ab}"
+if [ -n "${STAMPEDE_BASE:-}" ]; then CLIENTS=(stampede stampede-base "${CLIENTS[@]:1}"); fi
 
 server_pid() { case $1 in nginx) echo "$NGINX_WORKER" ;; stampede-serve) echo "$SERVE_PID" ;; esac; }
 server_url() {
@@ -41,6 +46,7 @@ run_client() {
   local name=$1 out=$2 url=$3
   case $name in
     stampede) timed "$out" taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d${SECS}s "$url" ;;
+    stampede-base) timed "$out" taskset -c 0 "$STAMPEDE_BASE" wrk -t1 -c64 -d${SECS}s "$url" ;;
     wrk)      timed "$out" taskset -c 0 wrk -t1 -c64 -d${SECS}s "$url" ;;
     oha)      timed "$out" taskset -c 0 "$OHA" --no-tui -c 64 -z ${SECS}s "$url" ;;
     h2load)   timed "$out" taskset -c 0 h2load --h1 -t1 -c64 -D $SECS "$url" ;;

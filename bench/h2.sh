@@ -8,6 +8,9 @@
 # the servers.
 #
 #   bash bench/h2.sh [ROUNDS=5] [REQUESTS=500000]
+#
+# STAMPEDE_BASE=/path/to/an/older/stampede adds that build as client "stampede-base",
+# alternating with the current one, for a before/after comparison.
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 N=${2:-500000}
@@ -23,6 +26,7 @@ start_serve "$SERVE_H2C"
 start_serve "$SERVE_H2" --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem"
 STAMPEDE_REPORT=h2load
 CLIENTS=(stampede h2load)
+if [ -n "${STAMPEDE_BASE:-}" ]; then CLIENTS=(stampede stampede-base h2load); fi
 
 CASES="nginx-h2c nginx-h2 serve-h2c serve-h2"
 for case in $CASES; do
@@ -38,6 +42,8 @@ for case in $CASES; do
       out=$WORK/$case.$c.$r
       if [ "$c" = stampede ]; then
         timed "$out" taskset -c 0 "$STAMPEDE" h2load -n "$N" -c 4 -m 100 -t 1 "$url"
+      elif [ "$c" = stampede-base ]; then
+        timed "$out" taskset -c 0 "$STAMPEDE_BASE" h2load -n "$N" -c 4 -m 100 -t 1 "$url"
       else
         timed "$out" taskset -c 0 h2load -n "$N" -c 4 -m 100 -t 1 "$url"
       fi

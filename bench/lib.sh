@@ -90,7 +90,7 @@ start_serve() {
 parse_report() {
   local name=$1 out=$2
   case $name in
-    stampede|wrk) awk '/requests in/{n=$1} /Requests\/sec/{r=$2} END{print r, n}' "$out" ;;
+    stampede|stampede-base|wrk) awk '/requests in/{n=$1} /Requests\/sec/{r=$2} END{print r, n}' "$out" ;;
     oha) awk '/Requests\/sec/{r=$2} /\[200\]/{n=$2} END{print r, n}' "$out" ;;
     h2load) awk '/^finished in/{r=$4} /^requests:/{n=$8} END{print r, n}' "$out" ;;
     ab) awk '/Requests per second/{r=$4} /Complete requests/{n=$3} END{print r, n}' "$out" ;;
@@ -120,7 +120,7 @@ print(f'${rps:-0} {n:.0f} {($u + $sy) * 1e6 / n:.2f} {$u * 1e6 / n:.2f} $rss')"
 # run's report (OUT) and its timing (OUT.time) to $WORK/results, and shows the round.
 record() {
   local case=$1 c=$2 r=$3 out=$4 tool=$2 rps cpu_us
-  [ "$c" = stampede ] && tool=${STAMPEDE_REPORT:-wrk}
+  case $c in stampede | stampede-base) tool=${STAMPEDE_REPORT:-wrk} ;; esac
   read -r rps _ cpu_us _ _ < <(figures "$tool" "$out")
   echo "$case $c $rps $cpu_us" >> "$WORK/results"
   printf '%-9s round %d %-9s %10.0f req/s %7s µs CPU/req\n' "$case" "$r" "$c" "$rps" "$cpu_us" >&2
