@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use stampede_server::h2::{H2Conn, H2Respond, PREFACE};
-use stampede_server::request::{split_target, Limits, Method, Request};
-use stampede_server::routes::{route, Ctx, Respond, Routed};
+use stampede_server::request::Limits;
+use stampede_server::routes::{Ctx, Respond, Routed};
 use stampede_server::store::Store;
 
 fuzz_target!(|data: &[u8]| {
@@ -43,27 +43,17 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         while let Some(ready) = conn.next_ready(&mut path) {
-            let (p, q) = split_target(&path);
-            let req = Request {
-                method: ready.method,
-                path: p,
-                query: q,
-                keep_alive: true,
-                http10: false,
-            };
             CTX.with_borrow_mut(|ctx| {
                 let mut resp = H2Respond {
                     conn: &mut conn,
                     out: &mut out,
                     stream: ready.stream,
-                    head: ready.method == Method::Head,
+                    head: false,
                     date: b"Sun, 22 Nov 2026 20:00:00 GMT",
                     server: b"stampede/fuzz",
                     body: &mut body,
                 };
-                if let Some(status) = ready.refuse {
-                    resp.respond(status, "text/plain", b"refused\n");
-                } else if let Routed::Later(_) = route(&req, ctx, &mut resp) {
+                if let Routed::Later(_) = resp.route(&ready, &path, ctx) {
                     resp.respond(200, "text/plain", b"later\n");
                 }
             });

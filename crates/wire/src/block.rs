@@ -146,6 +146,7 @@ impl Assembler {
     }
 
     /// Takes a HEADERS or CONTINUATION frame; returns the block it completes, if any.
+    #[inline]
     pub fn frame<'a>(
         &mut self,
         h: Head,
@@ -159,6 +160,7 @@ impl Assembler {
         }
     }
 
+    #[inline]
     fn headers<'a>(&mut self, h: Head, payload: &'a [u8]) -> Result<Option<Block<'a>>, BlockError> {
         if h.stream == 0 {
             return Err(BlockError::StreamZero);
@@ -192,6 +194,8 @@ impl Assembler {
         Ok(None)
     }
 
+    #[cold]
+    #[inline(never)]
     fn continuation<'a>(
         &mut self,
         h: Head,
