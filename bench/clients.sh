@@ -19,6 +19,8 @@
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
+read -r -a CLIENTS <<< "${CLIENTS:-stampede wrk oha h2load ab}"
+if [ -n "${STAMPEDE_BASE:-}" ]; then CLIENTS=(stampede stampede-base "${CLIENTS[@]:1}"); fi
 install_peers
 NGINX_PORT=$(free_port)
 start_nginx "$NGINX_PORT" 1
@@ -31,8 +33,6 @@ done
 SERVE_PORT=$(free_port)
 start_serve "$SERVE_PORT" --no-http2
 SERVERS=(nginx stampede-serve)
-read -r -a CLIENTS <<< "${CLIENTS:-stampede wrk oha h2load ab}"
-if [ -n "${STAMPEDE_BASE:-}" ]; then CLIENTS=(stampede stampede-base "${CLIENTS[@]:1}"); fi
 
 server_pid() { case $1 in nginx) echo "$NGINX_WORKER" ;; stampede-serve) echo "$SERVE_PID" ;; esac; }
 server_url() {

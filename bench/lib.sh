@@ -26,7 +26,10 @@ find_oha() { command -v oha || { [ -x /opt/oha/bin/oha ] && echo /opt/oha/bin/oh
 
 install_peers() {
   need_apt wrk apache2-utils nghttp2-client nginx-light time
-  if ! command -v oha >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/oha" ] && [ ! -x /opt/oha/bin/oha ]; then
+  # oha (a cargo build of some minutes) only when the client list, if one is set,
+  # names it.
+  if [[ " ${CLIENTS[*]-oha} " == *" oha "* ]] && ! command -v oha >/dev/null 2>&1 \
+    && [ ! -x "$HOME/.cargo/bin/oha" ] && [ ! -x /opt/oha/bin/oha ]; then
     cargo install oha --locked --root /opt/oha >/dev/null
   fi
   OHA=$(find_oha)

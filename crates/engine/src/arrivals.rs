@@ -7,6 +7,7 @@
 //! [`Stride`] splits one global arrival sequence across worker threads without
 //! coordination (worker `w` of `n` takes arrivals `w, w+n, w+2n, …`).
 
+use crate::error::SyntaxError;
 use std::time::Duration;
 
 /// A small, fast, seedable random generator (SplitMix64).
@@ -141,7 +142,12 @@ pub enum Period {
 impl Period {
     /// Parses `d0.01`, `e0.01`, `u0.005,0.015`, `v0.1,10,0.01,20`; a bare number is
     /// deterministic.
-    pub fn parse(s: &str) -> Result<Period, String> {
+    pub fn parse(s: &str) -> Result<Period, SyntaxError> {
+        Self::parse_text(s).map_err(SyntaxError)
+    }
+
+    /// The parse, with the message as text (see the public wrapper above).
+    fn parse_text(s: &str) -> Result<Period, String> {
         let s = s.trim();
         let (kind, rest) = match s.chars().next() {
             Some(c @ ('d' | 'e' | 'u' | 'v' | 'D' | 'E' | 'U' | 'V')) => {

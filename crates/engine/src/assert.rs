@@ -7,6 +7,7 @@
 //! `%` value, a share of the requests. Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
 //! Latency values need a unit (`us`, `ms`, `s`); counts and rates take `k` and `M`.
 
+use crate::error::SyntaxError;
 use crate::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -74,7 +75,9 @@ fn latency_value(v: &str) -> Result<f64, String> {
     {
         return Err(format!("{v:?} needs a unit: us, ms or s"));
     }
-    crate::spec::parse_duration(t).map(|d| d.as_secs_f64() * 1e6)
+    crate::spec::parse_duration(t)
+        .map(|d| d.as_secs_f64() * 1e6)
+        .map_err(|e| e.to_string())
 }
 
 fn number(v: &str) -> Result<f64, String> {
@@ -92,7 +95,12 @@ fn number(v: &str) -> Result<f64, String> {
 
 impl Assertion {
     /// Parses `METRIC OP VALUE`.
-    pub fn parse(s: &str) -> Result<Assertion, String> {
+    pub fn parse(s: &str) -> Result<Assertion, SyntaxError> {
+        Self::parse_text(s).map_err(SyntaxError)
+    }
+
+    /// The parse, with the message as text (see the public wrapper above).
+    fn parse_text(s: &str) -> Result<Assertion, String> {
         let ops = [
             ("<=", Op::Le),
             (">=", Op::Ge),
@@ -253,7 +261,7 @@ mod tests {
             ("rps > lots", "not a number"),
         ] {
             let e = Assertion::parse(bad).unwrap_err();
-            assert!(e.contains(says), "{bad}: {e}");
+            assert!(e.0.contains(says), "{bad}: {e}");
         }
     }
 }

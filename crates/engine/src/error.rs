@@ -261,3 +261,52 @@ mod tests {
         }
     }
 }
+
+/// Text that does not parse: a duration, an arrival period, an injection profile, an
+/// assertion. The message says what was wrong and what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SyntaxError(pub String);
+
+impl From<String> for SyntaxError {
+    fn from(s: String) -> SyntaxError {
+        SyntaxError(s)
+    }
+}
+
+impl From<SyntaxError> for String {
+    fn from(e: SyntaxError) -> String {
+        e.0
+    }
+}
+
+impl From<&str> for SyntaxError {
+    fn from(s: &str) -> SyntaxError {
+        SyntaxError(s.to_string())
+    }
+}
+
+/// Why an encoded histogram (base64 of HdrHistogram's V2 format) does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistError {
+    /// Not base64.
+    #[error("histogram is not base64: {0}")]
+    Base64(String),
+    /// Not a V2 histogram.
+    #[error("histogram does not decode: {0}")]
+    Format(String),
+    /// Values beyond the engine's histograms' range.
+    #[error("histogram out of range: {0}")]
+    Range(String),
+}
+
+/// Why an HTTP/1 request cannot be sent over HTTP/2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TranslateError {
+    /// The request head is not complete.
+    #[error("the request head is incomplete")]
+    Incomplete,
+    /// The request does not parse as HTTP/1.
+    #[error("the request does not parse: {0}")]
+    Malformed(String),
+}

@@ -17,6 +17,7 @@
 
 use std::collections::VecDeque;
 
+pub use crate::error::TranslateError;
 pub use crate::event::{Event, Response};
 
 /// Streams a server is taken to allow before its SETTINGS arrive (RFC 9113 advises
@@ -72,13 +73,13 @@ const DROPPED: [&str; 6] = [
 
 impl H2Request {
     /// Translates an HTTP/1.x request (as the engine encodes it) for `scheme`.
-    pub fn from_http1(bytes: &[u8], scheme: &str) -> Result<H2Request, String> {
+    pub fn from_http1(bytes: &[u8], scheme: &str) -> Result<H2Request, TranslateError> {
         let mut hs = [httparse::EMPTY_HEADER; 64];
         let mut r = httparse::Request::new(&mut hs);
         let n = match r.parse(bytes) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) => return Err("the request head is incomplete".into()),
-            Err(e) => return Err(format!("the request does not parse: {e}")),
+            Ok(httparse::Status::Partial) => return Err(TranslateError::Incomplete),
+            Err(e) => return Err(TranslateError::Malformed(e.to_string())),
         };
         let method = r.method.unwrap_or("GET");
         let path = r.path.unwrap_or("/");

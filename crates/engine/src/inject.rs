@@ -8,6 +8,7 @@
 //! (thinned for ramps), `stressPeakUsers` follows the smoothed Heaviside curve, and the
 //! `increment…` staircases expand into levels and ramps.
 
+use crate::error::SyntaxError;
 use crate::math::erfinv;
 use std::time::Duration;
 
@@ -143,7 +144,12 @@ pub struct Profile {
 impl Profile {
     /// Parses one or more steps given as separate strings (each may itself hold several
     /// steps separated by commas at the top level).
-    pub fn parse(inputs: &[String]) -> Result<Profile, String> {
+    pub fn parse(inputs: &[String]) -> Result<Profile, SyntaxError> {
+        Self::parse_text(inputs).map_err(SyntaxError)
+    }
+
+    /// The parse, with the message as text (see the public wrapper above).
+    fn parse_text(inputs: &[String]) -> Result<Profile, String> {
         let mut steps = Vec::new();
         for s in inputs {
             for part in split_top_level(s) {

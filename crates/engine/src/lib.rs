@@ -51,7 +51,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use control::Control;
-pub use error::{ErrorKind, RunError, SpecError};
+pub use error::{ErrorKind, HistError, RunError, SpecError, SyntaxError, TranslateError};
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{AbRequest, Request, RequestBuilder, Version};

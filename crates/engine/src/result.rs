@@ -7,6 +7,7 @@
 //! results from several workers or machines merge by adding histograms, exactly, and
 //! any percentile can be recomputed later.
 
+use crate::error::HistError;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -90,16 +91,16 @@ impl Hist {
     }
 
     /// Decodes [`Hist::to_base64`]'s output (compressed or plain V2).
-    pub fn from_base64(s: &str) -> Result<Hist, String> {
+    pub fn from_base64(s: &str) -> Result<Hist, HistError> {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(s.trim())
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
+            .map_err(|e| HistError::Base64(e.to_string()))?;
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut &bytes[..])
-            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+            .map_err(|e| HistError::Format(format!("{e:?}")))?;
         let mut out = new_histogram();
         out.add(&h)
-            .map_err(|e| format!("histogram out of range: {e:?}"))?;
+            .map_err(|e| HistError::Range(format!("{e:?}")))?;
         Ok(Hist(out))
     }
 }
@@ -278,12 +279,12 @@ pub struct Interval {
 
 impl Interval {
     /// Decodes the interval's histogram.
-    pub fn decode_histogram(&self) -> Result<Hist, String> {
+    pub fn decode_histogram(&self) -> Result<Hist, HistError> {
         Hist::from_base64(&self.histogram)
     }
 
     /// Decodes the interval's uncorrected histogram.
-    pub fn decode_uncorrected(&self) -> Result<Hist, String> {
+    pub fn decode_uncorrected(&self) -> Result<Hist, HistError> {
         Hist::from_base64(&self.histogram_uncorrected)
     }
 }

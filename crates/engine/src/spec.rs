@@ -3,6 +3,7 @@
 //! A [`LoadSpec`] is what every front end (the `ab`, `wrk` and native dialects, plans)
 //! produces and the only thing the engine reads. It holds no clap or terminal types.
 
+use crate::error::SyntaxError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -162,7 +163,12 @@ pub struct LoadSpec {
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
 /// (`sec`, `secs`), `2m` (`min`), `1h`, or a bare number of seconds; units in any case.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, SyntaxError> {
+    duration_text(s).map_err(SyntaxError)
+}
+
+/// The parse, with the message as text (see the public wrapper above).
+fn duration_text(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -379,11 +385,12 @@ mod tests {
         assert_eq!(d("2min"), Duration::from_secs(120));
         assert_eq!(d("1h"), Duration::from_secs(3600));
         assert_eq!(d("1.5s"), Duration::from_millis(1500));
-        assert!(parse_duration("10x").unwrap_err().contains("unit"));
+        assert!(parse_duration("10x").unwrap_err().0.contains("unit"));
         assert!(parse_duration("5 fortnights")
             .unwrap_err()
+            .0
             .contains("unknown unit"));
-        assert!(parse_duration("abc").unwrap_err().contains("duration"));
+        assert!(parse_duration("abc").unwrap_err().0.contains("duration"));
         assert!(parse_duration("1000000000h").is_err());
     }
 }

@@ -8,7 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use stampede_engine::RunResult;
+use stampede_engine::{RunResult, SyntaxError};
 
 /// One measured run, as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,8 +74,8 @@ impl fmt::Display for Outcome {
 }
 
 impl FromStr for Outcome {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Outcome, String> {
+    type Err = SyntaxError;
+    fn from_str(s: &str) -> Result<Outcome, SyntaxError> {
         match s {
             "pass" => Ok(Outcome::Pass),
             "warn" => Ok(Outcome::Warn),

@@ -437,7 +437,7 @@ impl Store {
                 Ok(Verification {
                     target: r.get(0)?,
                     scenario: r.get(1)?,
-                    outcome: outcome.parse().map_err(|e: String| {
+                    outcome: outcome.parse().map_err(|e: stampede_engine::SyntaxError| {
                         rusqlite::Error::FromSqlConversionFailure(
                             2,
                             rusqlite::types::Type::Text,

@@ -60,7 +60,10 @@ fn errors_name_the_step_and_list_the_forms() {
         ),
     ] {
         let e = Profile::parse(&[bad.to_string()]).unwrap_err();
-        assert!(e.contains(needle) && e.contains("accepted:"), "{bad}: {e}");
+        assert!(
+            e.0.contains(needle) && e.0.contains("accepted:"),
+            "{bad}: {e}"
+        );
     }
     // A modifier after a bare number is no unit.
     for ok in [
@@ -72,7 +75,7 @@ fn errors_name_the_step_and_list_the_forms() {
     }
     let e = Profile::parse(&["atOnceUsers(1), constantConcurrentUsers(2).during(1)".into()])
         .unwrap_err();
-    assert!(e.contains("cannot be mixed"), "{e}");
+    assert!(e.0.contains("cannot be mixed"), "{e}");
 }
 
 #[test]
