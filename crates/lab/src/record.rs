@@ -80,9 +80,9 @@ impl FromStr for Outcome {
             "pass" => Ok(Outcome::Pass),
             "warn" => Ok(Outcome::Warn),
             "fail" => Ok(Outcome::Fail),
-            _ => Err(format!(
+            _ => Err(SyntaxError(format!(
                 "unknown verification outcome {s:?} (pass, warn or fail)"
-            )),
+            ))),
         }
     }
 }
