@@ -101,6 +101,8 @@ pub struct AbArgs {
     _help: Option<bool>,
     #[arg(value_name = "URL", help = "[http://]hostname[:port]/path")]
     url: String,
+    #[command(flatten)]
+    pub segments: crate::common::SegmentArgs,
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
@@ -138,7 +140,8 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         (Some(p), None) | (None, Some(p)) => Some(common::read_body(p)?),
         _ => None,
     };
-    let (spec, info) = translate(&a, target.clone(), body)?;
+    let (mut spec, info) = translate(&a, target.clone(), body)?;
+    a.segments.apply(&mut spec)?;
     let requests = spec.requests.unwrap_or(1);
     if a.verbosity >= 2 {
         common::out(&format!(

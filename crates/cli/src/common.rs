@@ -171,6 +171,70 @@ pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
     Ok(body)
 }
 
+/// Running one share of a run that several processes carry out together.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SegmentArgs {
+    /// Run segment K of N of the whole run: connections, counts and arrivals split
+    /// exactly; merge the N results with `stampede merge`
+    #[arg(long = "segment", value_name = "K/N")]
+    pub segment: Option<String>,
+    /// Start the schedule at this wall-clock instant, the same for every segment:
+    /// RFC 3339 (2026-11-23T09:30:00Z) or Unix seconds (1795426200.5)
+    #[arg(long = "start-at", value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Refuse a --start-at that has passed, instead of starting at once and counting
+    /// the arrivals due since as send lag
+    #[arg(long = "start-strict")]
+    pub start_strict: bool,
+}
+
+impl SegmentArgs {
+    /// Sets the spec's segment and shared start; a start that has passed is said on
+    /// stderr (or refused with --start-strict).
+    pub fn apply(&self, spec: &mut LoadSpec) -> Result<(), Exit> {
+        if let Some(s) = &self.segment {
+            spec.segment = s
+                .parse()
+                .map_err(|e| Exit::usage(format!("--segment: {e}")))?;
+        }
+        let Some(at) = &self.start_at else {
+            if self.start_strict {
+                return Err(Exit::usage("--start-strict needs --start-at TIME"));
+            }
+            return Ok(());
+        };
+        let at = start_time(at)?;
+        if let Ok(ago) = std::time::SystemTime::now().duration_since(at) {
+            let ago = ago.as_secs_f64();
+            if self.start_strict {
+                return Err(Exit::usage(format!(
+                    "--start-at: that instant passed {ago:.3} s ago (--start-strict refuses a late start)"
+                )));
+            }
+            eprintln!(
+                "stampede: --start-at passed {ago:.3} s ago; starting at once, the arrivals due since count as send lag"
+            );
+        }
+        spec.start_at = Some(at);
+        Ok(())
+    }
+}
+
+/// `--start-at`'s value: RFC 3339, or Unix seconds with an optional fraction.
+fn start_time(s: &str) -> Result<std::time::SystemTime, Exit> {
+    let secs = match s.trim().parse::<f64>() {
+        Ok(v) => Some(v),
+        Err(_) => stampede_wire::date::rfc3339(s),
+    }
+    .filter(|v| v.is_finite() && *v >= 0.0)
+    .ok_or_else(|| {
+        Exit::usage(format!(
+            "--start-at: {s:?} is not a time; use RFC 3339 (2026-11-23T09:30:00Z, or with an offset like +01:00) or Unix seconds (1795426200.5)"
+        ))
+    })?;
+    Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

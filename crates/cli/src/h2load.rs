@@ -53,6 +53,8 @@ pub struct H2loadArgs {
     /// The URL to load
     #[arg(value_name = "URI")]
     url: String,
+    #[command(flatten)]
+    pub segments: crate::common::SegmentArgs,
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
@@ -62,7 +64,8 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     .map_err(clap_exit)?;
     let target = common::resolve(&a.url, None)?;
     let body = a.data.as_deref().map(common::read_body).transpose()?;
-    let (spec, info) = translate(&a, target, body)?;
+    let (mut spec, info) = translate(&a, target, body)?;
+    a.segments.apply(&mut spec)?;
     let http2 = spec.http2;
     common::out(&h2load_preamble(&info));
     let run = common::execute(

@@ -97,6 +97,8 @@ pub struct HttperfArgs {
     /// More output (accepted)
     #[arg(short = 'v', long = "verbose")]
     _verbose: bool,
+    #[command(flatten)]
+    pub segments: crate::common::SegmentArgs,
 }
 
 fn parse_wsess(s: &str) -> Result<(u64, u32, f64), Exit> {
@@ -141,7 +143,8 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     .map_err(clap_exit)?;
     let (url, uri) = url_of(&a)?;
     let target = common::resolve(&url, None)?;
-    let spec = translate(&a, target, &uri)?;
+    let mut spec = translate(&a, target, &uri)?;
+    a.segments.apply(&mut spec)?;
     let (count, calls) = match spec.shape {
         Shape::Sessions { count, .. } => (count, spec.session.calls),
         _ => unreachable!("httperf runs sessions"),

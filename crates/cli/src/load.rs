@@ -89,6 +89,10 @@ pub struct LoadArgs {
     /// With --rate: Poisson arrivals instead of evenly spaced ones
     #[arg(long = "poisson", requires = "rate")]
     pub poisson: bool,
+    /// Seed of random arrivals (--poisson, randomized injection): the same seed gives
+    /// the same schedule, on every segment of a run
+    #[arg(long = "seed", value_name = "N", default_value_t = 0x5eed)]
+    pub seed: u64,
     /// A Gatling injection step, e.g. 'rampUsers(100).during(60)' or
     /// 'constantUsersPerSec(50) during (1 minute)' (repeatable, chained in order); each
     /// user opens its own connection, makes --calls requests and closes it
@@ -163,6 +167,8 @@ pub struct LoadArgs {
     /// No live view (progress, per-second lines)
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    #[command(flatten)]
+    pub segments: crate::common::SegmentArgs,
 }
 
 /// Long on purpose: the command's steps in the order they happen (target, spec, run,
@@ -218,6 +224,8 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             (_, d) => d,
         };
     }
+    spec.seed = a.seed;
+    a.segments.apply(&mut spec)?;
     let dashboard = match &a.dashboard {
         Some(addr) => {
             let what = format!("{} {}", a.method, spec.target.url);

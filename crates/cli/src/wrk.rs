@@ -64,6 +64,8 @@ pub struct WrkArgs {
     /// The URL to load
     #[arg(value_name = "URL")]
     url: String,
+    #[command(flatten)]
+    pub segments: crate::common::SegmentArgs,
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
@@ -73,7 +75,8 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     .map_err(clap_exit)?;
     let target = common::resolve(&a.url, None)?;
     let body = a.body_file.as_deref().map(common::read_body).transpose()?;
-    let spec = translate(&a, target, body)?;
+    let mut spec = translate(&a, target, body)?;
+    a.segments.apply(&mut spec)?;
     let run = common::execute(
         spec,
         ProgressOptions {

@@ -9,4 +9,5 @@ mod common;
 mod dashboard;
 mod hdr_java;
 mod html;
+mod segments;
 mod tls;

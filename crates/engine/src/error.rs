@@ -69,6 +69,9 @@ pub enum RunError {
     /// A worker thread panicked; this is a bug.
     #[error("a worker thread panicked")]
     WorkerPanicked,
+    /// Stopped (Ctrl-C) while waiting for a shared start: nothing was sent.
+    #[error("stopped before the shared start (--start-at): nothing was sent")]
+    Stopped,
 }
 
 /// The class of a failed request. Counted, never logged one by one.

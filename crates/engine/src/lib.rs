@@ -41,6 +41,7 @@ pub mod request;
 pub mod result;
 pub mod schedule;
 mod second;
+pub mod segment;
 pub mod spec;
 pub mod target;
 mod worker;
@@ -55,8 +56,9 @@ pub use error::{ErrorKind, HistError, RunError, SpecError, SyntaxError, Translat
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
-pub use result::{value_at_percentile, Hist, LatencyStats, RunResult, TlsStats};
+pub use result::{value_at_percentile, Hist, LatencyStats, Origin, RunResult, TlsStats};
 pub use schedule::{Budget, Closed, Next, Schedule};
+pub use segment::Segment;
 pub use spec::{LoadSpec, Session, Shape, Step};
 pub use target::{Address, Target};
 
@@ -81,18 +83,24 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
     if limit < needed {
         return Err(RunError::FdLimit { needed, limit });
     }
-    let budget = Arc::new(Budget::new(spec.requests));
+    let seg = spec.segment;
+    let budget = Arc::new(Budget::new(spec.requests.map(|n| seg.share(n))));
+    let seg_connections = seg.share(spec.connections as u64) as usize;
     let shared = Shared {
         control,
         doc_len: AtomicU64::new(u64::MAX),
         server: Mutex::new(None),
         tls: Mutex::new(None),
     };
-    let start = Instant::now();
-    let start_unix_us = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0);
+    let Some(Zero {
+        start,
+        start_unix_us,
+        late,
+    }) = schedule_zero(spec.start_at, &shared.control)
+    else {
+        // Stopped while waiting for the shared start: nothing ran.
+        return Err(RunError::Stopped);
+    };
     let end = spec.duration.map(|d| start + d);
     let threads = spec.threads.max(1);
     let profile = match &spec.shape {
@@ -102,7 +110,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
     let outputs = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
-            let conns = spec.connections / threads + usize::from(i < spec.connections % threads);
+            let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
             let schedule = schedule_for(spec, i, threads, start, end, &budget, profile.as_ref());
             let worker = Worker::new(spec, &shared, schedule, conns, start, start_unix_us)
                 .map_err(RunError::Poll)?;
@@ -141,22 +149,96 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         }
     }
     let rec = rec.expect("at least one worker");
-    Ok(build_result(
+    let mut result = build_result(
         spec,
         rec,
         (abandoned, never_sent),
         elapsed,
         start_unix_us,
         shared,
-    ))
+    );
+    result.result.origin = Origin {
+        host: host_name(),
+        clock: "realtime".into(),
+        segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
+        shared_start: spec.start_at.is_some(),
+        late_ms: late.as_secs_f64() * 1e3,
+    };
+    Ok(result)
 }
 
-/// The schedule of worker `w` of `n` for the spec's shape. Arrival sequences are global
-/// and split by stride, so the run's total rate does not depend on the thread count.
-fn schedule_for<'a>(
+/// The schedule's zero: now, or the shared `--start-at` instant.
+struct Zero {
+    start: Instant,
+    start_unix_us: u64,
+    /// How long after a shared start this process began.
+    late: Duration,
+}
+
+/// Waits for a shared start in the future (in steps, so that a stop is seen), or
+/// dates the schedule back to one in the past; `None` when stopped while waiting.
+fn schedule_zero(at: Option<SystemTime>, control: &Control) -> Option<Zero> {
+    let unix_us = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    };
+    let now = Instant::now();
+    let wall = SystemTime::now();
+    let Some(at) = at else {
+        return Some(Zero {
+            start: now,
+            start_unix_us: unix_us(wall),
+            late: Duration::ZERO,
+        });
+    };
+    match at.duration_since(wall) {
+        Ok(wait) => {
+            let zero = now + wait;
+            loop {
+                if control.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                let left = zero.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(50)));
+            }
+            Some(Zero {
+                start: zero,
+                start_unix_us: unix_us(at),
+                late: Instant::now() - zero,
+            })
+        }
+        Err(e) => {
+            let late = e.duration();
+            Some(Zero {
+                start: now.checked_sub(late).unwrap_or(now),
+                start_unix_us: unix_us(at),
+                late,
+            })
+        }
+    }
+}
+
+/// This machine's host name, or `unknown`.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The schedule of worker `w` of `workers` for the spec's shape and segment. Arrival
+/// sequences are global (one seed for every segment and thread) and split by stride
+/// into lanes, so the run's arrivals depend neither on the thread count nor on how
+/// many processes share it (see [`segment`]).
+pub(crate) fn schedule_for<'a>(
     spec: &'a LoadSpec,
     w: usize,
-    n: usize,
+    workers: usize,
     start: Instant,
     end: Option<Instant>,
     budget: &Arc<Budget>,
@@ -164,7 +246,7 @@ fn schedule_for<'a>(
 ) -> Box<dyn Schedule + 'a> {
     use arrivals::{Fixed, Poisson, Stride};
     use schedule::{ClosedUsers, Open, Sequential};
-    let seed = spec.seed.wrapping_add(w as u64 * 0x9e37_79b9);
+    let (w, n) = spec.segment.lane(w, workers);
     match &spec.shape {
         Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
         Shape::Rate {
@@ -176,14 +258,14 @@ fn schedule_for<'a>(
             Stride::new(Fixed::new(*rate), w, n),
             budget.clone(),
         )),
-        // The sum of independent Poisson processes is a Poisson process.
+        // One Poisson process for the whole run, its arrivals dealt out by lane.
         Shape::Rate {
             rate,
             poisson: true,
         } => Box::new(Open::new(
             start,
             end,
-            Poisson::new(rate / n as f64, seed),
+            Stride::new(Poisson::new(*rate, spec.seed), w, n),
             budget.clone(),
         )),
         Shape::Users(p) if p.is_closed() => Box::new(ClosedUsers::new(
@@ -204,7 +286,7 @@ fn schedule_for<'a>(
         Shape::Sessions {
             period: None,
             count,
-        } => Box::new(Sequential::new(*count)),
+        } => Box::new(Sequential::new(spec.segment.share(*count))),
         Shape::Sessions {
             period: Some(p),
             count,
@@ -325,6 +407,7 @@ fn build_result(
         open,
         sessions,
         tls,
+        origin: Origin::default(),
     };
     Run {
         result,

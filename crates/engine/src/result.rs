@@ -396,6 +396,30 @@ pub struct RunResult {
     /// For https targets: the negotiated protocol and the handshakes' cost.
     #[serde(default)]
     pub tls: Option<TlsStats>,
+    /// Where and against what clock it ran, and its share of a segmented run.
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+/// Where a run (or a segment of one) ran: what makes results from several processes
+/// comparable and mergeable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The machine's host name.
+    pub host: String,
+    /// The clock the schedule's zero was read from: `realtime` (wall clock, to which
+    /// `started_unix_ms` refers; the schedule itself runs on the monotonic clock).
+    pub clock: String,
+    /// `K/N` when this was one segment of a run, absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<String>,
+    /// Whether the start was a shared `--start-at` instant.
+    #[serde(default)]
+    pub shared_start: bool,
+    /// How late this process began after a shared start, in milliseconds (the
+    /// arrivals due meanwhile count as send lag).
+    #[serde(default)]
+    pub late_ms: f64,
 }
 
 /// How well an open-model run held its schedule.

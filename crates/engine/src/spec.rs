@@ -4,6 +4,7 @@
 //! produces and the only thing the engine reads. It holds no clap or terminal types.
 
 use crate::error::SyntaxError;
+use crate::segment::Segment;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -159,6 +160,12 @@ pub struct LoadSpec {
     /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
     /// is then the streams kept open per connection (h2load's `-m`).
     pub http2: bool,
+    /// This process's share of a run several carry out together (the whole run by
+    /// default). Connections, counts and arrivals above are the whole run's.
+    pub segment: Segment,
+    /// The wall-clock instant the schedule starts from (`--start-at`), shared by every
+    /// segment; `None` starts now.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
@@ -227,6 +234,8 @@ impl LoadSpec {
             seed: 0x5eed,
             tls: None,
             http2: false,
+            segment: Segment::WHOLE,
+            start_at: None,
         }
     }
 
@@ -338,6 +347,17 @@ impl LoadSpec {
                 "sessions need at least one call and a burst of at least 1",
             );
         }
+        if let Shape::Sessions { count, .. } = self.shape {
+            if self.segment.share(count) == 0 {
+                return bad(
+                    "segment",
+                    &format!(
+                        "segment {} gets none of the run's {count} session(s); use fewer segments",
+                        self.segment
+                    ),
+                );
+            }
+        }
         if self.shape.has_sessions() {
             // Sessions end the run by themselves; their connections are their own.
             self.threads = self.threads.max(1);
@@ -362,7 +382,19 @@ impl LoadSpec {
             // No point in more connections than requests.
             self.connections = self.connections.min(n as usize);
         }
-        self.threads = self.threads.min(self.connections);
+        let seg = self.segment;
+        let mine = seg.share(self.connections as u64) as usize;
+        if mine == 0 {
+            return bad(
+                "segment",
+                &format!(
+                    "segment {seg} gets none of the run's {} connection(s); use at least {} connections (one per segment)",
+                    self.connections,
+                    seg.n()
+                ),
+            );
+        }
+        self.threads = self.threads.min(mine);
         Ok(())
     }
 }

@@ -106,6 +106,7 @@ fn fixture() -> RunResult {
         open: None,
         sessions: None,
         tls: None,
+        origin: Default::default(),
     }
 }
 

@@ -38,6 +38,74 @@ pub fn http_date(unix_s: u64) -> String {
     )
 }
 
+/// Day number since 1970-01-01 of a proleptic Gregorian date (the inverse of
+/// [`civil_from_days`]).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Seconds since the epoch (with fraction) of an RFC 3339 date-time:
+/// `2026-11-23T09:30:00Z`, `2026-11-23T10:30:00.250+01:00`.
+pub fn rfc3339(s: &str) -> Option<f64> {
+    let b = s.trim().as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = b.get(r)?;
+        if t.iter().all(u8::is_ascii_digit) {
+            std::str::from_utf8(t).ok()?.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac = 0.0;
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        i = start;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        frac = format!("0.{}", std::str::from_utf8(&b[start..i]).ok()?)
+            .parse()
+            .ok()?;
+    }
+    let offset = match b.get(i..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), rest @ ..] if rest.len() == 5 && rest[2] == b':' => {
+            let oh = num(i + 1..i + 3)?;
+            let om = num(i + 4..i + 6)?;
+            let o = oh * 3600 + om * 60;
+            if *sign == b'+' {
+                o
+            } else {
+                -o
+            }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(y, mo as u32, d as u32);
+    Some((days * 86_400 + h * 3600 + mi * 60 + sec - offset) as f64 + frac)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +116,27 @@ mod tests {
         assert_eq!(civil_from_days(-1), (1969, 12, 31));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        for z in [-800_000i64, -1, 0, 11_016, 20_415, 3_000_000] {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+        }
+    }
+
+    #[test]
+    fn rfc3339_reads_zones_and_fractions() {
+        assert_eq!(rfc3339("1994-11-06T08:49:37Z"), Some(784_111_777.0));
+        assert_eq!(rfc3339("1994-11-06T09:49:37+01:00"), Some(784_111_777.0));
+        assert_eq!(rfc3339("1994-11-06T08:19:37-00:30"), Some(784_111_777.0));
+        assert_eq!(rfc3339("1994-11-06T08:49:37.25Z"), Some(784_111_777.25));
+        for bad in [
+            "1994-11-06 08:49",
+            "1994-13-06T08:49:37Z",
+            "1994-11-06T08:49:37",
+            "1994-11-06T08:49:37.Z",
+            "1994-11-06T08:49:37+0100",
+            "yesterday",
+        ] {
+            assert_eq!(rfc3339(bad), None, "{bad}");
+        }
     }
 }
