@@ -22,6 +22,7 @@ mod h2load;
 mod httperf;
 mod live;
 mod load;
+mod merge;
 mod serve;
 mod tls;
 mod wrk;
@@ -35,7 +36,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one. Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run and reports what was measured (a bench then exits 130), a second Ctrl-C exits 130 at once."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run and reports what was measured (a bench then exits 130), a second Ctrl-C exits 130 at once."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -54,6 +55,8 @@ enum Command {
     Compare(bench::CompareArgs),
     /// Write an HTML report of a stored bench or run
     Report(bench::ReportArgs),
+    /// Merge the results of a run's segments (--segment K/N) exactly into one
+    Merge(merge::MergeArgs),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -105,6 +108,7 @@ fn main() {
         Command::Bench(a) => bench::main(a),
         Command::Compare(a) => bench::compare(a),
         Command::Report(a) => bench::report(a),
+        Command::Merge(a) => merge::main(a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),

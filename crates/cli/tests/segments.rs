@@ -88,6 +88,49 @@ fn three_segments_share_one_fixed_rate_run() {
         (starts[0] as i64 - at_ms).abs() <= 1,
         "{starts:?} vs {at_ms}"
     );
+    // Merged: one result of the whole run, valid against the schema, its assertions
+    // checked, every dialect's report written from it.
+    let files: Vec<String> = (1..=3)
+        .map(|k| dir.join(format!("{k}.json")).to_string_lossy().into_owned())
+        .collect();
+    let merged = dir.join("merged.json");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend([
+        "--json",
+        merged.to_str().unwrap(),
+        "--assert",
+        "errors == 0",
+    ]);
+    let out = stampede(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), completed);
+    assert_eq!(m["origin"]["parts"].as_array().unwrap().len(), 3);
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../schema/run-result.v1.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&m).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    for format in ["ab", "wrk", "httperf", "h2load", "gatling", "text"] {
+        let mut args: Vec<&str> = vec!["merge", "--format", format];
+        args.extend(files.iter().map(String::as_str));
+        let out = stampede(&args);
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stdout.is_empty(), "{format}");
+    }
+    // A segment given twice is refused, naming both.
+    let out = stampede(&["merge", &files[0], &files[0]]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("given twice (results 1 and 2)"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -35,6 +35,7 @@ mod io;
 pub mod limits;
 pub mod live;
 pub mod math;
+pub mod merge;
 pub mod proto;
 pub mod recorder;
 pub mod request;
@@ -163,6 +164,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
         shared_start: spec.start_at.is_some(),
         late_ms: late.as_secs_f64() * 1e3,
+        parts: Vec::new(),
     };
     Ok(result)
 }

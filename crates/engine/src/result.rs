@@ -420,6 +420,9 @@ pub struct Origin {
     /// arrivals due meanwhile count as send lag).
     #[serde(default)]
     pub late_ms: f64,
+    /// For a merged result: each part, as `K/N on HOST` or `a whole run on HOST`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
 }
 
 /// How well an open-model run held its schedule.

@@ -7,5 +7,6 @@ mod endless;
 mod h2;
 mod live;
 mod memory;
+mod merge;
 mod misbehaving;
 mod open;

@@ -1,0 +1,219 @@
+//! `stampede merge`: the results of a run's segments (or of whole runs) as one result,
+//! exactly, and every output a run can write from it.
+//!
+//! Inputs are `--json` results. The merge itself is `stampede_engine::merge`: histograms
+//! added, counters summed, seconds aligned by wall clock, rates over the union of the
+//! windows. Results that are not parts of one run (another URL, method, load shape or
+//! stampede version, or a segment given twice) are refused unless `--force`.
+
+use clap::{ArgAction, Args, ValueEnum};
+use stampede_engine::assert::Assertion;
+use stampede_engine::merge::merge;
+use stampede_engine::RunResult;
+use stampede_report::{
+    ab_report, gatling_report, h2load_report, hgrm, hlog, httperf_report, loud_warnings,
+    series_csv, summary, wrk_report, AbInfo, GatlingBounds, H2loadInfo, HttperfInfo, WrkInfo,
+};
+
+use crate::common::{self, Exit};
+
+/// The report printed for the merged result.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Report {
+    /// stampede's summary.
+    Text,
+    /// ApacheBench's report.
+    Ab,
+    /// wrk's report (with its latency distribution).
+    Wrk,
+    /// httperf's report.
+    Httperf,
+    /// h2load's report.
+    H2load,
+    /// Gatling's console summary.
+    Gatling,
+}
+
+/// Arguments of `stampede merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Results to merge: the `--json` files of a run's segments (or of whole runs)
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<String>,
+    /// Merge even results of different URLs, methods, load shapes or versions
+    #[arg(long = "force")]
+    pub force: bool,
+    /// The report printed: stampede's summary or a dialect's
+    #[arg(long = "format", value_enum, default_value = "text")]
+    pub format: Report,
+    /// Write the merged result as JSON ('-' for standard output instead of the report)
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write the HTML report
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Write the latency distribution in HdrHistogram's .hgrm text form
+    #[arg(long = "hgrm", value_name = "FILE")]
+    pub hgrm: Option<String>,
+    /// Write the per-second interval log (.hlog)
+    #[arg(long = "hlog", value_name = "FILE")]
+    pub hlog: Option<String>,
+    /// Write the per-second series as CSV
+    #[arg(long = "csv", value_name = "FILE")]
+    pub csv: Option<String>,
+    /// A condition the merged result must meet, e.g. 'p99 < 50ms' (repeatable; exit 3
+    /// when one fails)
+    #[arg(long = "assert", value_name = "EXPR", action = ArgAction::Append)]
+    pub asserts: Vec<String>,
+    /// Write the assertions' outcomes as JUnit XML
+    #[arg(long = "junit", value_name = "FILE")]
+    pub junit: Option<String>,
+}
+
+/// Reads, merges, reports.
+pub fn main(a: MergeArgs) -> Result<(), Exit> {
+    let asserts = a
+        .asserts
+        .iter()
+        .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let parts = a
+        .files
+        .iter()
+        .map(|f| read(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let r = merge(&parts, a.force).map_err(|e| Exit::usage(e.to_string()))?;
+    eprintln!(
+        "stampede: merged {} result(s): {}",
+        parts.len(),
+        r.origin.parts.join(", ")
+    );
+    match a.json.as_deref() {
+        Some("-") => common::out(&(r.to_json() + "\n")),
+        Some(path) => {
+            common::write_file(path, &(r.to_json() + "\n"))?;
+            common::out(&report(&r, a.format));
+        }
+        None => common::out(&report(&r, a.format)),
+    }
+    for w in loud_warnings(&r) {
+        eprintln!("stampede: {w}");
+    }
+    for (path, text) in [
+        (&a.hgrm, hgrm as fn(&RunResult) -> String),
+        (&a.hlog, hlog),
+        (&a.csv, series_csv),
+    ] {
+        if let Some(p) = path {
+            common::write_file(p, &text(&r))?;
+        }
+    }
+    if let Some(p) = &a.html {
+        let title = format!("{} {} (merged)", r.settings.method, r.settings.url);
+        common::write_file(p, &stampede_report::run_html(&r, &title, None))?;
+    }
+    common::check_assertions(&asserts, &r, &r.settings.url, a.junit.as_deref())
+}
+
+/// One result file, with its name in any error.
+fn read(path: &str) -> Result<RunResult, Exit> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Exit::fail(format!("cannot read {path}: {e}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| Exit::usage(format!("{path} is not a stampede result (--json): {e}")))
+}
+
+/// The merged result in the chosen report's form; what a dialect's report needs that
+/// a result does not hold (its command line, CPU) is said plainly instead.
+fn report(r: &RunResult, format: Report) -> String {
+    let (host, port, path) = url_parts(&r.settings.url);
+    match format {
+        Report::Text => summary(r),
+        Report::Gatling => gatling_report(r, GatlingBounds::default()),
+        Report::Ab => ab_report(
+            r,
+            &AbInfo {
+                hostname: host,
+                port,
+                path,
+                concurrency: r.settings.connections,
+                keepalive: r.settings.keepalive,
+                variable_length: false,
+                sent_body: false,
+                confidence: true,
+                percentiles: true,
+            },
+        ),
+        Report::Wrk => wrk_report(
+            r,
+            &WrkInfo {
+                url: r.settings.url.clone(),
+                threads: r.settings.threads,
+                connections: r.settings.connections,
+                duration_s: r.duration_s,
+                latency: true,
+                uncorrected: false,
+            },
+        ),
+        Report::Httperf => httperf_report(
+            r,
+            &HttperfInfo {
+                command: format!("stampede merge of {}", r.origin.parts.join(", ")),
+                cpu_user_s: 0.0,
+                cpu_system_s: 0.0,
+                sessions: r.sessions.is_some(),
+            },
+        ),
+        Report::H2load => h2load_report(
+            r,
+            &H2loadInfo {
+                threads: r.settings.threads,
+                clients: r.settings.connections,
+                requests: r.settings.requests,
+                protocol: match (&r.tls, r.settings.http2) {
+                    (Some(t), true) => t.alpn.clone().unwrap_or_else(|| "h2".into()),
+                    (None, true) => "h2c".into(),
+                    _ => "http/1.1".into(),
+                },
+            },
+        ),
+    }
+}
+
+/// Host, port and path of a result's URL, without resolving anything.
+fn url_parts(url: &str) -> (String, u16, String) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let default = if scheme == "https" { 443 } else { 80 };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => {
+            (h.to_string(), p.parse().unwrap_or(default))
+        }
+        _ => (authority.to_string(), default),
+    };
+    (host, port, path.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_parts;
+
+    #[test]
+    fn urls_split_without_resolving() {
+        assert_eq!(
+            url_parts("http://example.test:8080/a?b=1"),
+            ("example.test".into(), 8080, "/a?b=1".into())
+        );
+        assert_eq!(
+            url_parts("https://example.test"),
+            ("example.test".into(), 443, "/".into())
+        );
+        assert_eq!(
+            url_parts("http://[::1]:9/x"),
+            ("[::1]".into(), 9, "/x".into())
+        );
+    }
+}

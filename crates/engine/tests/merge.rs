@@ -1,0 +1,131 @@
+//! Exact merges of real results: segments of one run, a result with itself, and
+//! results that are not parts of one run.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::{go, ok_response, serve};
+use stampede_engine::merge::{merge, MergeError};
+use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Segment, Shape, Target};
+
+fn pong() -> String {
+    serve(
+        "/",
+        Arc::new(|s, _| s.write_all(&ok_response("pong")).is_ok()),
+    )
+}
+
+fn rate_spec(url: &str, segment: Segment) -> LoadSpec {
+    let t = Target::parse(url).unwrap();
+    let mut s = LoadSpec::new(
+        t.clone(),
+        RequestBuilder::native(&t, "GET", true).build().unwrap(),
+    );
+    s.shape = Shape::Rate {
+        rate: 600.0,
+        poisson: false,
+    };
+    s.connections = 4;
+    s.duration = Some(Duration::from_millis(1500));
+    s.segment = segment;
+    s
+}
+
+#[test]
+fn segments_merge_to_the_whole_run() {
+    let url = pong();
+    let at = std::time::SystemTime::now() + Duration::from_millis(300);
+    let parts: Vec<RunResult> = std::thread::scope(|scope| {
+        let hs: Vec<_> = (1..=3)
+            .map(|k| {
+                let mut s = rate_spec(&url, Segment::new(k, 3).unwrap());
+                s.start_at = Some(at);
+                scope.spawn(move || go(s))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let m = merge(&parts, false).unwrap();
+    let completed: u64 = parts.iter().map(|p| p.requests.completed).sum();
+    assert_eq!(m.requests.completed, completed);
+    // 600/s for 1.5 s, each arrival owned by one segment.
+    assert!((895..=900).contains(&completed), "{completed}");
+    assert_eq!(m.histograms.latency.0.len(), completed);
+    assert_eq!(m.statuses[&200], completed);
+    assert_eq!(m.settings.connections, 4);
+    assert_eq!(m.settings.threads, 3);
+    let open = m.open.as_ref().unwrap();
+    assert_eq!(open.target_rate, Some(600.0));
+    assert!((open.achieved_rate - 600.0).abs() < 30.0, "{open:?}");
+    // One wall-clock second is one merged second, all parts' requests in it.
+    let per_second: u64 = m.intervals.iter().map(|i| i.completed).sum();
+    assert_eq!(per_second, completed);
+    assert!(m.intervals.len() <= 3, "{:?}", m.intervals.len());
+    assert_eq!(m.origin.parts.len(), 3);
+    assert!(m.origin.shared_start && m.origin.segment.is_none());
+    // A segment twice is refused.
+    let twice = [parts[0].clone(), parts[0].clone()];
+    assert!(matches!(
+        merge(&twice, false),
+        Err(MergeError::Repeated {
+            first: 1,
+            again: 2,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_result_merged_with_itself_keeps_every_percentile_and_doubles_every_count() {
+    let url = pong();
+    let r = go(rate_spec(&url, Segment::WHOLE));
+    let m = merge(&[r.clone(), r.clone()], false).unwrap();
+    assert_eq!(m.latency.percentiles, r.latency.percentiles);
+    assert_eq!(m.latency.min_us, r.latency.min_us);
+    assert_eq!(m.latency.max_us, r.latency.max_us);
+    assert_eq!(m.latency.count, 2 * r.latency.count);
+    assert_eq!(m.requests.completed, 2 * r.requests.completed);
+    assert_eq!(m.bytes.read, 2 * r.bytes.read);
+    assert_eq!(m.duration_s, r.duration_s);
+    assert_eq!(m.settings.connections, 2 * r.settings.connections);
+    assert_eq!(m.open.as_ref().unwrap().target_rate, Some(1200.0));
+    for (a, b) in m.intervals.iter().zip(&r.intervals) {
+        assert_eq!((a.t, a.completed), (b.t, 2 * b.completed));
+        assert_eq!(a.latency.percentiles, b.latency.percentiles);
+    }
+    // Another URL is another run: refused, unless forced.
+    let mut other = r.clone();
+    other.settings.url = "http://127.0.0.1:1/elsewhere".into();
+    let e = merge(&[r.clone(), other.clone()], false).unwrap_err();
+    assert!(
+        e.to_string().contains("url") && e.to_string().contains("--force"),
+        "{e}"
+    );
+    assert!(merge(&[r, other], true).is_ok());
+}
+
+#[test]
+fn seconds_align_by_wall_clock() {
+    let url = pong();
+    let a = go(rate_spec(&url, Segment::WHOLE));
+    let mut b = a.clone();
+    // The same run, two seconds later.
+    b.started_unix_ms += 2_000;
+    let m = merge(&[a.clone(), b], false).unwrap();
+    assert_eq!(m.started_unix_ms, a.started_unix_ms);
+    assert!((m.duration_s - (a.duration_s + 2.0)).abs() < 1e-6);
+    let first: Vec<u32> = a.intervals.iter().map(|i| i.t).collect();
+    let merged: Vec<u32> = m.intervals.iter().map(|i| i.t).collect();
+    let mut want: Vec<u32> = first
+        .iter()
+        .chain(first.iter().map(|t| t + 2).collect::<Vec<_>>().iter())
+        .copied()
+        .collect();
+    want.sort_unstable();
+    want.dedup();
+    assert_eq!(merged, want);
+    // The rate is over the union of the two windows.
+    let expect = 2.0 * a.requests.completed as f64 / m.duration_s;
+    assert!((m.throughput_rps - expect).abs() < 1e-6);
+}
