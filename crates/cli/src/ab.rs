@@ -103,6 +103,8 @@ pub struct AbArgs {
     url: String,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
+    #[command(flatten)]
+    pub result: crate::common::ResultFile,
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
@@ -188,6 +190,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     if let (Some(p), Some(mut recs)) = (&a.gnuplot, run.requests) {
         common::write_file(p, &ab_gnuplot(&mut recs))?;
     }
+    a.result.write(r)?;
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }

@@ -171,11 +171,30 @@ pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
     Ok(body)
 }
 
+/// A dialect's machine-readable result, beside the tool's own report.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ResultFile {
+    /// Also write the result as stampede's JSON (what `stampede merge` reads)
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+impl ResultFile {
+    /// Writes the result if asked.
+    pub fn write(&self, r: &stampede_engine::RunResult) -> Result<(), Exit> {
+        match &self.json {
+            Some(p) => write_file(p, &(r.to_json() + "\n")),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Running one share of a run that several processes carry out together.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct SegmentArgs {
     /// Run segment K of N of the whole run: connections, counts and arrivals split
-    /// exactly; merge the N results with `stampede merge`
+    /// exactly; merge the N results with `stampede merge`. `env:NAME/N` takes K from
+    /// the 0-based index in $NAME (Kubernetes' JOB_COMPLETION_INDEX)
     #[arg(long = "segment", value_name = "K/N")]
     pub segment: Option<String>,
     /// Start the schedule at this wall-clock instant, the same for every segment:
@@ -193,9 +212,7 @@ impl SegmentArgs {
     /// stderr (or refused with --start-strict).
     pub fn apply(&self, spec: &mut LoadSpec) -> Result<(), Exit> {
         if let Some(s) = &self.segment {
-            spec.segment = s
-                .parse()
-                .map_err(|e| Exit::usage(format!("--segment: {e}")))?;
+            spec.segment = segment_arg(s).map_err(|e| Exit::usage(format!("--segment: {e}")))?;
         }
         let Some(at) = &self.start_at else {
             if self.start_strict {
@@ -218,6 +235,25 @@ impl SegmentArgs {
         spec.start_at = Some(at);
         Ok(())
     }
+}
+
+/// `--segment`'s value: `K/N`, or `env:NAME/N` where the environment variable NAME
+/// holds the 0-based index (Kubernetes' `JOB_COMPLETION_INDEX`), so K is it plus one.
+fn segment_arg(s: &str) -> Result<stampede_engine::Segment, String> {
+    let Some(rest) = s.trim().strip_prefix("env:") else {
+        return s.parse().map_err(|e: stampede_engine::SyntaxError| e.0);
+    };
+    let (var, n) = rest
+        .split_once('/')
+        .ok_or_else(|| format!("{s:?} is not env:NAME/N"))?;
+    let value = std::env::var(var).map_err(|_| format!("{s:?}: ${var} is not set"))?;
+    let index: u32 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: ${var} is {value:?}, not a 0-based index"))?;
+    format!("{}/{n}", index + 1)
+        .parse()
+        .map_err(|e: stampede_engine::SyntaxError| format!("{s:?} (${var}={value}): {e}"))
 }
 
 /// `--start-at`'s value: RFC 3339, or Unix seconds with an optional fraction.

@@ -55,6 +55,8 @@ pub struct H2loadArgs {
     url: String,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
+    #[command(flatten)]
+    pub result: crate::common::ResultFile,
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
@@ -86,6 +88,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         ..info
     };
     common::out(&h2load_report(r, &info));
+    a.result.write(r)?;
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }

@@ -99,6 +99,8 @@ pub struct HttperfArgs {
     _verbose: bool,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
+    #[command(flatten)]
+    pub result: crate::common::ResultFile,
 }
 
 fn parse_wsess(s: &str) -> Result<(u64, u32, f64), Exit> {
@@ -175,6 +177,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         sessions: a.wsess.is_some(),
     };
     common::out(&httperf_report(&run.result, &info));
+    a.result.write(&run.result)?;
     for w in loud_warnings(&run.result) {
         eprintln!("stampede: {w}");
     }

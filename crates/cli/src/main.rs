@@ -20,6 +20,7 @@ mod console;
 mod dashboard;
 mod h2load;
 mod httperf;
+mod k8s;
 mod live;
 mod load;
 mod merge;
@@ -57,6 +58,8 @@ enum Command {
     Report(bench::ReportArgs),
     /// Merge the results of a run's segments (--segment K/N) exactly into one
     Merge(merge::MergeArgs),
+    /// A run's segments as a Kubernetes Indexed Job (and, with --apply, run and merge)
+    K8s(Box<k8s::K8sArgs>),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -109,6 +112,7 @@ fn main() {
         Command::Compare(a) => bench::compare(a),
         Command::Report(a) => bench::report(a),
         Command::Merge(a) => merge::main(a),
+        Command::K8s(a) => k8s::main(*a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),

@@ -66,6 +66,8 @@ pub struct WrkArgs {
     url: String,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
+    #[command(flatten)]
+    pub result: crate::common::ResultFile,
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
@@ -94,6 +96,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         uncorrected: a.u_latency,
     };
     common::out(&wrk_report(&run.result, &info));
+    a.result.write(&run.result)?;
     for w in loud_warnings(&run.result) {
         eprintln!("stampede: {w}");
     }

@@ -9,5 +9,6 @@ mod common;
 mod dashboard;
 mod hdr_java;
 mod html;
+mod k8s;
 mod segments;
 mod tls;

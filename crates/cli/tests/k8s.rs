@@ -1,0 +1,222 @@
+//! `stampede k8s`: the Indexed Job manifest, checked against the Kubernetes API types,
+//! and the `--apply` flow against a stand-in `kubectl` that plays a cluster whose pods
+//! ran real segments against the reference server.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output};
+
+use k8s_openapi::api::batch::v1::Job;
+
+fn stampede_with_path(args: &[&str], path: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_stampede"));
+    c.args(args);
+    if let Some(p) = path {
+        let old = std::env::var("PATH").unwrap_or_default();
+        c.env("PATH", format!("{p}:{old}"));
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn the_manifest_is_an_indexed_job_of_the_kubernetes_api() {
+    let out = stampede_with_path(
+        &[
+            "k8s",
+            "--segments",
+            "4",
+            "--image",
+            "registry.test/stampede:1",
+            "--name",
+            "load-a",
+            "--namespace",
+            "perf",
+            "--cpu",
+            "2",
+            "--memory",
+            "512Mi",
+            "--",
+            "load",
+            "--rate",
+            "50000",
+            "-d",
+            "60s",
+            "-c",
+            "256",
+            "http://svc.perf:8080/pong",
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The API types read every field: written back, nothing is lost or renamed.
+    let job: Job = serde_json::from_value(raw.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&job).unwrap(), raw);
+    let spec = job.spec.unwrap();
+    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+    assert_eq!((spec.completions, spec.parallelism), (Some(4), Some(4)));
+    let pod = spec.template.spec.unwrap();
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+    assert_eq!(
+        pod.topology_spread_constraints.unwrap()[0].topology_key,
+        "kubernetes.io/hostname"
+    );
+    let c = &pod.containers[0];
+    let args = c.args.clone().unwrap();
+    let at = |flag: &str| args[args.iter().position(|a| a == flag).unwrap() + 1].clone();
+    assert_eq!(at("--segment"), "env:JOB_COMPLETION_INDEX/4");
+    assert_eq!(at("--json"), "-");
+    assert!(at("--start-at").parse::<f64>().is_ok());
+    assert_eq!(job.metadata.namespace.as_deref(), Some("perf"));
+}
+
+#[test]
+fn bad_jobs_say_why() {
+    for (args, says) in [
+        (
+            &["--segments", "0", "--image", "i", "--", "load", "http://a/"][..],
+            "at least 1",
+        ),
+        (
+            &[
+                "--segments",
+                "2",
+                "--image",
+                "i",
+                "--name",
+                "No",
+                "--",
+                "load",
+                "http://a/",
+            ],
+            "Job name",
+        ),
+        (
+            &["--segments", "2", "--image", "i", "--", "curl", "http://a/"],
+            "stampede load",
+        ),
+        (
+            &[
+                "--segments",
+                "2",
+                "--image",
+                "i",
+                "--",
+                "load",
+                "--segment",
+                "1/2",
+                "http://a/",
+            ],
+            "leave out --segment",
+        ),
+    ] {
+        let mut all = vec!["k8s"];
+        all.extend_from_slice(args);
+        let out = stampede_with_path(&all, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn apply_collects_every_pods_result_and_merges_them() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-k8s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // What two pods would have logged: two real segments of one run.
+    for k in 0..2 {
+        let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+            .env("JOB_COMPLETION_INDEX", k.to_string())
+            .args([
+                "load",
+                "-q",
+                "--rate",
+                "400",
+                "-d",
+                "1s",
+                "-c",
+                "2",
+                "--segment",
+                "env:JOB_COMPLETION_INDEX/2",
+                "--json",
+                "-",
+                &srv.url("/pong"),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(dir.join(format!("pod-{k}.json")), &out.stdout).unwrap();
+    }
+    // A stand-in kubectl: records its calls, lists the two pods, logs their results.
+    let calls = dir.join("calls");
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" >> {calls}\ncase \"$1\" in\n  apply) cat > {dir}/applied.json ;;\n  wait) ;;\n  get) printf 'pod-0\\npod-1\\n' ;;\n  logs) cat {dir}/$2.json ;;\nesac\n",
+        calls = calls.display(),
+        dir = dir.display()
+    );
+    let kubectl = dir.join("kubectl");
+    std::fs::write(&kubectl, script).unwrap();
+    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let merged = dir.join("merged.json");
+    let out = stampede_with_path(
+        &[
+            "k8s",
+            "--segments",
+            "2",
+            "--image",
+            "i",
+            "--apply",
+            "--start-in",
+            "1s",
+            "--json",
+            merged.to_str().unwrap(),
+            "--",
+            "load",
+            "--rate",
+            "400",
+            "-d",
+            "1s",
+            "-c",
+            "2",
+            &srv.url("/pong"),
+        ],
+        dir.to_str(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        calls.starts_with("apply -f -\nwait --for=condition=complete"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("logs pod-0") && calls.contains("logs pod-1"),
+        "{calls}"
+    );
+    let applied: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("applied.json")).unwrap()).unwrap();
+    assert_eq!(applied["kind"], "Job");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    let parts: Vec<String> = (0..2)
+        .map(|k| {
+            let p: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join(format!("pod-{k}.json"))).unwrap())
+                    .unwrap();
+            p["origin"]["segment"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(parts, ["1/2", "2/2"]);
+    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), 400);
+    let _ = std::fs::remove_dir_all(&dir);
+}
