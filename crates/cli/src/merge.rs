@@ -8,7 +8,7 @@
 
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::assert::Assertion;
-use stampede_engine::merge::merge;
+use stampede_engine::merge::Merger;
 use stampede_engine::RunResult;
 use stampede_report::{
     ab_report, gatling_report, h2load_report, hgrm, hlog, httperf_report, loud_warnings,
@@ -77,16 +77,22 @@ pub fn main(a: MergeArgs) -> Result<(), Exit> {
         .iter()
         .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let parts = a
-        .files
-        .iter()
-        .map(|f| read(f))
-        .collect::<Result<Vec<_>, _>>()?;
-    let r = merge(&parts, a.force).map_err(|e| Exit::usage(e.to_string()))?;
+    // One file at a time: memory does not grow with the number of results.
+    let mut merger = Merger::new(a.force);
+    for f in &a.files {
+        merger
+            .add(&read(f)?)
+            .map_err(|e| Exit::usage(format!("{f}: {e}")))?;
+    }
+    let r = merger.finish().map_err(|e| Exit::usage(e.to_string()))?;
     eprintln!(
-        "stampede: merged {} result(s): {}",
-        parts.len(),
-        r.origin.parts.join(", ")
+        "stampede: merged {} result(s){}",
+        a.files.len(),
+        if r.origin.parts.len() <= 8 {
+            format!(": {}", r.origin.parts.join(", "))
+        } else {
+            String::new()
+        }
     );
     match a.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),

@@ -51,34 +51,104 @@ pub enum MergeError {
 /// Merges `parts` into one result. Unless `force`, they must be of one URL, method,
 /// workload shape and stampede version, and segments must not repeat.
 pub fn merge(parts: &[RunResult], force: bool) -> Result<RunResult, MergeError> {
-    let first = parts.first().ok_or(MergeError::Empty)?;
-    if !force {
-        check_alike(parts)?;
-    }
-    // Segments of one run carry the whole run's settings; whole runs add up.
-    let segmented = parts.iter().all(|p| p.origin.segment.is_some());
-    let base_ms = parts.iter().map(|p| p.started_unix_ms).min().unwrap_or(0);
-    // The union of the windows: from the earliest start to the latest end.
-    let duration_s = parts
-        .iter()
-        .map(|p| (p.started_unix_ms - base_ms) as f64 / 1e3 + p.duration_s)
-        .fold(0.0, f64::max);
-    let mut out = first.clone();
-    out.started_unix_ms = base_ms;
-    out.duration_s = duration_s;
-    out.histograms = Histograms::default();
-    out.requests = Default::default();
-    out.statuses = BTreeMap::new();
-    out.errors = BTreeMap::new();
-    out.bytes = Default::default();
-    out.connections_opened = 0;
-    out.settings.threads = 0;
-    if !segmented {
-        out.settings.connections = 0;
-        out.settings.requests = None;
-    }
+    let mut m = Merger::new(force);
     for p in parts {
-        add_histograms(&mut out.histograms, &p.histograms)?;
+        m.add(p)?;
+    }
+    m.finish()
+}
+
+/// A merge in progress, one result at a time: what it holds does not grow with the
+/// number of results (their histograms are added as they come), so thousands of
+/// segment results merge in bounded memory.
+pub struct Merger {
+    force: bool,
+    /// The first result, its histograms and counters emptied: the merged result grows
+    /// from it.
+    out: Option<RunResult>,
+    count: usize,
+    /// Whether every result so far is a segment.
+    segmented: bool,
+    segments: BTreeMap<String, usize>,
+    /// Each result's start and span, and starts and opens for the rates.
+    windows: Vec<(u64, f64)>,
+    open: Vec<(OpenStats, f64)>,
+    sessions: Vec<SessionStats>,
+    tls: Vec<TlsStats>,
+    origins: Vec<Origin>,
+    /// Seconds by whole seconds from the first result's start (may be negative).
+    seconds: BTreeMap<i64, Second>,
+    /// Whole runs' settings, summed.
+    connections: u64,
+    requests: Option<u64>,
+}
+
+struct Second {
+    completed: u64,
+    failed: u64,
+    bytes_read: u64,
+    hist: Hist,
+    uncorrected: Hist,
+    connections: u64,
+    in_flight: u64,
+    users: u64,
+}
+
+impl Merger {
+    /// An empty merge; `force` merges results that are not parts of one run.
+    pub fn new(force: bool) -> Merger {
+        Merger {
+            force,
+            out: None,
+            count: 0,
+            segmented: true,
+            segments: BTreeMap::new(),
+            windows: Vec::new(),
+            open: Vec::new(),
+            sessions: Vec::new(),
+            tls: Vec::new(),
+            origins: Vec::new(),
+            seconds: BTreeMap::new(),
+            connections: 0,
+            requests: None,
+        }
+    }
+
+    /// Adds one result.
+    pub fn add(&mut self, p: &RunResult) -> Result<(), MergeError> {
+        self.count += 1;
+        let index = self.count;
+        if let Some(first) = &self.out {
+            if !self.force {
+                check_alike(first, p, index)?;
+            }
+        }
+        if let Some(s) = &p.origin.segment {
+            if let Some(j) = self.segments.insert(s.clone(), index) {
+                if !self.force {
+                    return Err(MergeError::Repeated {
+                        segment: s.clone(),
+                        first: j,
+                        again: index,
+                    });
+                }
+            }
+        } else {
+            self.segmented = false;
+        }
+        let out = self.out.get_or_insert_with(|| {
+            let mut o = p.clone();
+            o.histograms = Histograms::default();
+            o.requests = Default::default();
+            o.statuses = BTreeMap::new();
+            o.errors = BTreeMap::new();
+            o.bytes = Default::default();
+            o.connections_opened = 0;
+            o.settings.threads = 0;
+            o.intervals = Vec::new();
+            o
+        });
+        add_histograms(&mut out.histograms, &p.histograms);
         let (c, pc) = (&mut out.requests, &p.requests);
         c.started += pc.started;
         c.completed += pc.completed;
@@ -100,25 +170,95 @@ pub fn merge(parts: &[RunResult], force: bool) -> Result<RunResult, MergeError> 
         b.headers_decoded += pb.headers_decoded;
         out.connections_opened += p.connections_opened;
         out.settings.threads += p.settings.threads;
-        if !segmented {
-            out.settings.connections += p.settings.connections;
-            out.settings.requests = match (out.settings.requests, p.settings.requests) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            };
-        }
-        out.server_software = out.server_software.or_else(|| p.server_software.clone());
+        out.server_software = out
+            .server_software
+            .take()
+            .or_else(|| p.server_software.clone());
         out.document_length = out.document_length.or(p.document_length);
+        self.connections += p.settings.connections;
+        self.requests = match (self.requests, p.settings.requests) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        // Whole seconds from the first result's start, by wall clock.
+        let anchor = self.windows.first().map_or(p.started_unix_ms, |w| w.0);
+        let shift = ((p.started_unix_ms as f64 - anchor as f64) / 1e3).round() as i64;
+        for iv in &p.intervals {
+            let s = self
+                .seconds
+                .entry(i64::from(iv.t) + shift)
+                .or_insert_with(|| Second {
+                    completed: 0,
+                    failed: 0,
+                    bytes_read: 0,
+                    hist: Hist::default(),
+                    uncorrected: Hist::default(),
+                    connections: 0,
+                    in_flight: 0,
+                    users: 0,
+                });
+            s.completed += iv.completed;
+            s.failed += iv.failed;
+            s.bytes_read += iv.bytes_read;
+            add_encoded(&mut s.hist, &iv.histogram)?;
+            add_encoded(&mut s.uncorrected, &iv.histogram_uncorrected)?;
+            s.connections += iv.connections;
+            s.in_flight += iv.in_flight;
+            s.users += iv.users;
+        }
+        self.windows.push((p.started_unix_ms, p.duration_s));
+        if let Some(o) = &p.open {
+            self.open.push((o.clone(), p.duration_s));
+        }
+        self.sessions.extend(p.sessions.clone());
+        self.tls.extend(p.tls.clone());
+        self.origins.push(p.origin.clone());
+        Ok(())
     }
-    out.latency = out.histograms.latency.stats();
-    out.latency_uncorrected = out.histograms.uncorrected.stats();
-    out.throughput_rps = rate(out.requests.completed, duration_s);
-    out.intervals = merge_intervals(parts, base_ms)?;
-    out.open = merge_open(parts, &out.histograms, duration_s, segmented);
-    out.sessions = merge_sessions(parts, &out.histograms);
-    out.tls = merge_tls(parts, &out.histograms);
-    out.origin = merge_origin(parts);
-    Ok(out)
+
+    /// The merged result.
+    pub fn finish(self) -> Result<RunResult, MergeError> {
+        let mut out = self.out.ok_or(MergeError::Empty)?;
+        let base_ms = self.windows.iter().map(|w| w.0).min().unwrap_or(0);
+        // The union of the windows: from the earliest start to the latest end.
+        let duration_s = self
+            .windows
+            .iter()
+            .map(|&(start, d)| (start - base_ms) as f64 / 1e3 + d)
+            .fold(0.0, f64::max);
+        out.started_unix_ms = base_ms;
+        out.duration_s = duration_s;
+        // Segments of one run carry the whole run's settings; whole runs add up.
+        if !self.segmented {
+            out.settings.connections = self.connections;
+            out.settings.requests = self.requests;
+        }
+        out.latency = out.histograms.latency.stats();
+        out.latency_uncorrected = out.histograms.uncorrected.stats();
+        out.throughput_rps = rate(out.requests.completed, duration_s);
+        let first = self.seconds.keys().next().copied().unwrap_or(0);
+        out.intervals = self
+            .seconds
+            .into_iter()
+            .map(|(t, s)| Interval {
+                t: (t - first) as u32,
+                completed: s.completed,
+                failed: s.failed,
+                bytes_read: s.bytes_read,
+                latency: LatencyStats::of(&s.hist.0),
+                histogram: s.hist.to_base64(),
+                histogram_uncorrected: s.uncorrected.to_base64(),
+                connections: s.connections,
+                in_flight: s.in_flight,
+                users: s.users,
+            })
+            .collect();
+        out.open = merge_open(&self.open, &out.histograms, duration_s, self.segmented);
+        out.sessions = merge_sessions(&self.sessions, &out.histograms);
+        out.tls = merge_tls(&self.tls, &out.histograms);
+        out.origin = merge_origin(&self.origins);
+        Ok(out)
+    }
 }
 
 fn rate(n: u64, secs: f64) -> f64 {
@@ -130,36 +270,39 @@ fn rate(n: u64, secs: f64) -> f64 {
 }
 
 /// The checks that tell parts of one run from unrelated results.
-fn check_alike(parts: &[RunResult]) -> Result<(), MergeError> {
-    let first = &parts[0];
-    let mut seen = BTreeMap::new();
-    for (i, p) in parts.iter().enumerate() {
-        let fields: [(&'static str, &str, &str); 4] = [
-            ("url", &first.settings.url, &p.settings.url),
-            ("method", &first.settings.method, &p.settings.method),
-            ("shape", &first.settings.shape, &p.settings.shape),
-            ("stampede version", &first.version, &p.version),
-        ];
-        for (what, a, b) in fields {
-            if a != b {
-                return Err(MergeError::Mismatch {
-                    index: i + 1,
-                    what,
-                    first: a.to_string(),
-                    theirs: b.to_string(),
-                });
-            }
-        }
-        if let Some(s) = &p.origin.segment {
-            if let Some(j) = seen.insert(s.clone(), i + 1) {
-                return Err(MergeError::Repeated {
-                    segment: s.clone(),
-                    first: j,
-                    again: i + 1,
-                });
-            }
+fn check_alike(first: &RunResult, p: &RunResult, index: usize) -> Result<(), MergeError> {
+    let fields: [(&'static str, &str, &str); 4] = [
+        ("url", &first.settings.url, &p.settings.url),
+        ("method", &first.settings.method, &p.settings.method),
+        ("shape", &first.settings.shape, &p.settings.shape),
+        ("stampede version", &first.version, &p.version),
+    ];
+    for (what, a, b) in fields {
+        if a != b {
+            return Err(MergeError::Mismatch {
+                index,
+                what,
+                first: a.to_string(),
+                theirs: b.to_string(),
+            });
         }
     }
+    Ok(())
+}
+
+/// Adds an encoded histogram (an interval's) without building a second one.
+fn add_encoded(into: &mut Hist, encoded: &str) -> Result<(), MergeError> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::Deserializer;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|e| HistError::Base64(e.to_string()))?;
+    let h: hdrhistogram::Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| HistError::Format(format!("{e:?}")))?;
+    into.0
+        .add(&h)
+        .map_err(|e| HistError::Range(format!("{e:?}")))?;
     Ok(())
 }
 
@@ -168,7 +311,7 @@ fn add(into: &mut Hist, from: &Hist) {
     into.0.add(&from.0).expect("histograms of the same bounds");
 }
 
-fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeError> {
+fn add_histograms(into: &mut Histograms, from: &Histograms) {
     let pairs: [(&mut Hist, &Hist); 12] = [
         (&mut into.latency, &from.latency),
         (&mut into.uncorrected, &from.uncorrected),
@@ -186,77 +329,19 @@ fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeE
     for (a, b) in pairs {
         add(a, b);
     }
-    Ok(())
-}
-
-/// Seconds aligned by wall clock: a part that started `d` whole seconds after the
-/// earliest contributes its second `t` to second `t + d`.
-fn merge_intervals(parts: &[RunResult], base_ms: u64) -> Result<Vec<Interval>, MergeError> {
-    struct Second {
-        completed: u64,
-        failed: u64,
-        bytes_read: u64,
-        hist: Hist,
-        uncorrected: Hist,
-        connections: u64,
-        in_flight: u64,
-        users: u64,
-    }
-    let mut seconds: BTreeMap<u32, Second> = BTreeMap::new();
-    for p in parts {
-        let shift = ((p.started_unix_ms - base_ms) as f64 / 1e3).round() as u32;
-        for iv in &p.intervals {
-            let s = seconds.entry(iv.t + shift).or_insert_with(|| Second {
-                completed: 0,
-                failed: 0,
-                bytes_read: 0,
-                hist: Hist::default(),
-                uncorrected: Hist::default(),
-                connections: 0,
-                in_flight: 0,
-                users: 0,
-            });
-            s.completed += iv.completed;
-            s.failed += iv.failed;
-            s.bytes_read += iv.bytes_read;
-            add(&mut s.hist, &iv.decode_histogram()?);
-            add(&mut s.uncorrected, &iv.decode_uncorrected()?);
-            s.connections += iv.connections;
-            s.in_flight += iv.in_flight;
-            s.users += iv.users;
-        }
-    }
-    Ok(seconds
-        .into_iter()
-        .map(|(t, s)| Interval {
-            t,
-            completed: s.completed,
-            failed: s.failed,
-            bytes_read: s.bytes_read,
-            latency: LatencyStats::of(&s.hist.0),
-            histogram: s.hist.to_base64(),
-            histogram_uncorrected: s.uncorrected.to_base64(),
-            connections: s.connections,
-            in_flight: s.in_flight,
-            users: s.users,
-        })
-        .collect())
 }
 
 fn merge_open(
-    parts: &[RunResult],
+    opens: &[(OpenStats, f64)],
     h: &Histograms,
     duration_s: f64,
     segmented: bool,
 ) -> Option<OpenStats> {
-    let opens: Vec<&OpenStats> = parts.iter().filter_map(|p| p.open.as_ref()).collect();
-    let first = opens.first()?;
+    let first = &opens.first()?.0;
     // Each part's starts, recovered from its own rate and span.
-    let started: f64 = parts
-        .iter()
-        .filter_map(|p| p.open.as_ref().map(|o| o.achieved_rate * p.duration_s))
-        .sum();
+    let started: f64 = opens.iter().map(|(o, d)| o.achieved_rate * d).sum();
     let started = started.round() as u64;
+    let opens: Vec<&OpenStats> = opens.iter().map(|(o, _)| o).collect();
     let never_sent: u64 = opens.iter().map(|o| o.never_sent).sum();
     let send_lag = h.send_lag.stats();
     let p99 = send_lag.at(99.0).unwrap_or(0);
@@ -280,8 +365,7 @@ fn merge_open(
     })
 }
 
-fn merge_sessions(parts: &[RunResult], h: &Histograms) -> Option<SessionStats> {
-    let all: Vec<&SessionStats> = parts.iter().filter_map(|p| p.sessions.as_ref()).collect();
+fn merge_sessions(all: &[SessionStats], h: &Histograms) -> Option<SessionStats> {
     let first = all.first()?;
     Some(SessionStats {
         started: all.iter().map(|s| s.started).sum(),
@@ -295,8 +379,7 @@ fn merge_sessions(parts: &[RunResult], h: &Histograms) -> Option<SessionStats> {
     })
 }
 
-fn merge_tls(parts: &[RunResult], h: &Histograms) -> Option<TlsStats> {
-    let all: Vec<&TlsStats> = parts.iter().filter_map(|p| p.tls.as_ref()).collect();
+fn merge_tls(all: &[TlsStats], h: &Histograms) -> Option<TlsStats> {
     let first = all.first()?;
     Some(TlsStats {
         version: first.version.clone(),
@@ -309,21 +392,21 @@ fn merge_tls(parts: &[RunResult], h: &Histograms) -> Option<TlsStats> {
     })
 }
 
-fn merge_origin(parts: &[RunResult]) -> Origin {
-    let mut hosts: Vec<&str> = parts.iter().map(|p| p.origin.host.as_str()).collect();
+fn merge_origin(parts: &[Origin]) -> Origin {
+    let mut hosts: Vec<&str> = parts.iter().map(|p| p.host.as_str()).collect();
     hosts.sort_unstable();
     hosts.dedup();
     Origin {
         host: hosts.join(","),
-        clock: parts[0].origin.clock.clone(),
+        clock: parts[0].clock.clone(),
         segment: None,
-        shared_start: parts.iter().all(|p| p.origin.shared_start),
-        late_ms: parts.iter().map(|p| p.origin.late_ms).fold(0.0, f64::max),
+        shared_start: parts.iter().all(|p| p.shared_start),
+        late_ms: parts.iter().map(|p| p.late_ms).fold(0.0, f64::max),
         parts: parts
             .iter()
-            .map(|p| match &p.origin.segment {
-                Some(s) => format!("{s} on {}", p.origin.host),
-                None => format!("a whole run on {}", p.origin.host),
+            .map(|p| match &p.segment {
+                Some(s) => format!("{s} on {}", p.host),
+                None => format!("a whole run on {}", p.host),
             })
             .collect(),
     }
