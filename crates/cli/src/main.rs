@@ -25,6 +25,7 @@ mod live;
 mod load;
 mod merge;
 mod serve;
+mod ssh;
 mod tls;
 mod wrk;
 
@@ -60,6 +61,8 @@ enum Command {
     Merge(merge::MergeArgs),
     /// A run's segments as a Kubernetes Indexed Job (and, with --apply, run and merge)
     K8s(Box<k8s::K8sArgs>),
+    /// A run's segments on several hosts over ssh, merged
+    Ssh(Box<ssh::SshArgs>),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -113,6 +116,7 @@ fn main() {
         Command::Report(a) => bench::report(a),
         Command::Merge(a) => merge::main(a),
         Command::K8s(a) => k8s::main(*a),
+        Command::Ssh(a) => ssh::main(*a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),

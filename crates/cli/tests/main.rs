@@ -11,4 +11,5 @@ mod hdr_java;
 mod html;
 mod k8s;
 mod segments;
+mod ssh;
 mod tls;

@@ -1,0 +1,117 @@
+//! `stampede ssh`: segments on several hosts, through a stand-in `ssh` that runs the
+//! remote command here (as sshd would on the host) — every segment is a real run
+//! against the reference server — and fails for a host named `down`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output};
+
+fn with_fake_ssh(dir: &std::path::Path, args: &[&str]) -> Output {
+    let script = "#!/bin/sh\n\
+        while [ \"$1\" = -o ]; do shift 2; done\n\
+        host=$1; shift\n\
+        echo \"$host $*\" >> \"$(dirname \"$0\")/calls\"\n\
+        [ \"$host\" = down ] && { echo 'ssh: connect to host down: No route to host' >&2; exit 255; }\n\
+        exec sh -c \"$*\"\n";
+    let ssh = dir.join("ssh");
+    std::fs::write(&ssh, script).unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(args)
+        .env("PATH", path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn three_hosts_run_one_segment_each_and_merge() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-ssh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let merged = dir.join("merged.json");
+    let url = srv.url("/pong");
+    let out = with_fake_ssh(
+        &dir,
+        &[
+            "ssh",
+            "--hosts",
+            "a,b,c",
+            "--start-in",
+            "1s",
+            "-o",
+            "Port=2222",
+            "--remote-stampede",
+            env!("CARGO_BIN_EXE_stampede"),
+            "--json",
+            merged.to_str().unwrap(),
+            "--",
+            "load",
+            "--rate",
+            "600",
+            "-d",
+            "1s",
+            "-c",
+            "3",
+            &url,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
+    for (k, host) in ["a", "b", "c"].iter().enumerate() {
+        let line = calls
+            .lines()
+            .find(|l| l.starts_with(&format!("{host} ")))
+            .unwrap();
+        assert!(line.contains(&format!("--segment {}/3", k + 1)), "{line}");
+        assert!(line.contains("--json -"), "{line}");
+    }
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), 600);
+    assert_eq!(m["origin"]["parts"].as_array().unwrap().len(), 3);
+    assert_eq!(m["origin"]["shared_start"], true);
+    // A host that fails is named; the rest are merged only when asked.
+    let _ = std::fs::remove_file(dir.join("calls"));
+    let args = |partial: bool| {
+        let mut v = vec![
+            "ssh",
+            "--hosts",
+            "a,down",
+            "--start-in",
+            "1s",
+            "--remote-stampede",
+            env!("CARGO_BIN_EXE_stampede"),
+        ];
+        if partial {
+            v.push("--partial");
+        }
+        v.extend(["--", "load", "--rate", "200", "-d", "1s", "-c", "2", &url]);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let strict = args(false);
+    let strict: Vec<&str> = strict.iter().map(String::as_str).collect();
+    let out = with_fake_ssh(&dir, &strict);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("segment 2/2 on down failed") && err.contains("--partial"),
+        "{err}"
+    );
+    let partial = args(true);
+    let partial: Vec<&str> = partial.iter().map(String::as_str).collect();
+    let out = with_fake_ssh(&dir, &partial);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("merged 1 of 2 segments; missing: down"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
