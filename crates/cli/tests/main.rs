@@ -12,4 +12,5 @@ mod html;
 mod k8s;
 mod segments;
 mod ssh;
+mod ssh_rig;
 mod tls;

@@ -1,0 +1,277 @@
+//! A multi-host rig on this one machine: network namespaces made here — one for the
+//! reference server, four for clients — joined by veth pairs, each client namespace
+//! with its own network stack, address and sshd. `stampede ssh` runs a four-host
+//! open-model run through it over real SSH, and the merged result is checked.
+//! Addresses (10.77.0.0/16) exist only inside these namespaces, which are removed when
+//! the test ends. Needs root, `ip` and OpenSSH's sshd: without them it says so and
+//! passes, unless STAMPEDE_REQUIRE_PEERS is set (as in CI).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CLIENTS: usize = 4;
+const SERVER_ADDR: &str = "10.77.0.1";
+
+/// What the rig made, undone on drop: namespaces (which take their veths along) and
+/// the processes running in them.
+struct Rig {
+    namespaces: Vec<String>,
+    children: Vec<Child>,
+    dir: PathBuf,
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for ns in &self.namespaces {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run(args: &[&str]) {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn netns(ns: &str, args: &[&str]) {
+    let mut all = vec!["ip", "netns", "exec", ns];
+    all.extend_from_slice(args);
+    run(&all);
+}
+
+/// Why the rig cannot be built here, if it cannot.
+fn unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("root (network namespaces)".into());
+    }
+    if !Path::new("/usr/sbin/sshd").exists() {
+        return Some("OpenSSH's sshd (apt install openssh-server)".into());
+    }
+    let probe = format!("stampede-probe-{}", std::process::id());
+    let ok = Command::new("ip")
+        .args(["netns", "add", &probe])
+        .status()
+        .is_ok_and(|s| s.success());
+    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
+    (!ok).then(|| "`ip netns` (iproute2, and namespaces allowed here)".into())
+}
+
+fn wait_tcp(ns: &str, addr: &str, port: u16) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        let ok = Command::new("ip")
+            .args(["netns", "exec", ns, "bash", "-c"])
+            .arg(format!("exec 3<>/dev/tcp/{addr}/{port}"))
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{addr}:{port} in {ns} did not open");
+}
+
+#[test]
+fn four_hosts_over_ssh_merge_to_one_open_model_run() {
+    if let Some(what) = unavailable() {
+        return crate::common::missing_peer(&what);
+    }
+    let id = std::process::id();
+    let dir = std::env::temp_dir().join(format!("stampede-rig-{id}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rig = Rig {
+        namespaces: Vec::new(),
+        children: Vec::new(),
+        dir: dir.clone(),
+    };
+    let server_ns = format!("st{id}-s");
+    run(&["ip", "netns", "add", &server_ns]);
+    rig.namespaces.push(server_ns.clone());
+    netns(&server_ns, &["ip", "link", "set", "lo", "up"]);
+    netns(
+        &server_ns,
+        &[
+            "ip",
+            "addr",
+            "add",
+            &format!("{SERVER_ADDR}/32"),
+            "dev",
+            "lo",
+        ],
+    );
+    // A key for the clients' sshd, and one to log in with.
+    let key = dir.join("id");
+    run(&[
+        "ssh-keygen",
+        "-q",
+        "-t",
+        "ed25519",
+        "-N",
+        "",
+        "-f",
+        key.to_str().unwrap(),
+    ]);
+    let host_key = dir.join("host");
+    run(&[
+        "ssh-keygen",
+        "-q",
+        "-t",
+        "ed25519",
+        "-N",
+        "",
+        "-f",
+        host_key.to_str().unwrap(),
+    ]);
+    let mut hosts = Vec::new();
+    for k in 1..=CLIENTS {
+        let ns = format!("st{id}-c{k}");
+        run(&["ip", "netns", "add", &ns]);
+        rig.namespaces.push(ns.clone());
+        let (a, b) = (format!("st{id}a{k}"), format!("st{id}b{k}"));
+        run(&["ip", "link", "add", &a, "type", "veth", "peer", "name", &b]);
+        run(&["ip", "link", "set", &a, "netns", &ns]);
+        run(&["ip", "link", "set", &b, "netns", &server_ns]);
+        let (client_addr, server_side) = (format!("10.77.{k}.1"), format!("10.77.{k}.2"));
+        netns(&ns, &["ip", "link", "set", "lo", "up"]);
+        netns(
+            &ns,
+            &["ip", "addr", "add", &format!("{client_addr}/30"), "dev", &a],
+        );
+        netns(&ns, &["ip", "link", "set", &a, "up"]);
+        netns(
+            &ns,
+            &["ip", "route", "add", SERVER_ADDR, "via", &server_side],
+        );
+        netns(
+            &server_ns,
+            &["ip", "addr", "add", &format!("{server_side}/30"), "dev", &b],
+        );
+        netns(&server_ns, &["ip", "link", "set", &b, "up"]);
+        let config = dir.join(format!("sshd{k}"));
+        std::fs::write(
+            &config,
+            format!(
+                "ListenAddress {client_addr}\nPort 22\nHostKey {}\nAuthorizedKeysFile {}.pub\n\
+                 PidFile {}/sshd{k}.pid\nUsePAM no\nStrictModes no\nPermitRootLogin yes\n\
+                 PasswordAuthentication no\n",
+                host_key.display(),
+                key.display(),
+                dir.display()
+            ),
+        )
+        .unwrap();
+        // sshd refuses to start without its privilege-separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        rig.children.push(
+            Command::new("ip")
+                .args(["netns", "exec", &ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
+                .arg(&config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_tcp(&ns, &client_addr, 22);
+        hosts.push(client_addr);
+    }
+    // The reference server, in its own namespace, at the one address every client
+    // routes to.
+    let port = 8080;
+    rig.children.push(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &server_ns,
+                env!("CARGO_BIN_EXE_stampede"),
+                "serve",
+            ])
+            .args([
+                "--threads",
+                "1",
+                "--listen",
+                &format!("{SERVER_ADDR}:{port}"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_tcp(&server_ns, SERVER_ADDR, port);
+    // The controller runs in the server's namespace, which reaches every client.
+    let merged = dir.join("merged.json");
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &server_ns,
+            env!("CARGO_BIN_EXE_stampede"),
+            "ssh",
+        ])
+        .args(["--hosts", &hosts.join(","), "--start-in", "2s"])
+        .args(["-o", &format!("IdentityFile={}", key.display())])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args([
+            "-o",
+            "User=root",
+            "-o",
+            "ConnectTimeout=5",
+            "-o",
+            "LogLevel=ERROR",
+        ])
+        .args(["--remote-stampede", env!("CARGO_BIN_EXE_stampede")])
+        .args(["--json", merged.to_str().unwrap(), "--"])
+        .args(["load", "--rate", "2000", "-d", "2s", "-c", "8"])
+        .arg(format!("http://{SERVER_ADDR}:{port}/pong"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    // 2,000 req/s for 2 s: every arrival once, from four network stacks.
+    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), 4000, "{m:#}");
+    assert_eq!(m["requests"]["failed"].as_u64().unwrap(), 0);
+    let parts: Vec<&str> = m["origin"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(parts.len(), CLIENTS);
+    for k in 1..=CLIENTS {
+        assert!(
+            parts
+                .iter()
+                .any(|p| p.starts_with(&format!("{k}/{CLIENTS} "))),
+            "{parts:?}"
+        );
+    }
+    let open = &m["open"];
+    assert!(
+        (open["achieved_rate"].as_f64().unwrap() - 2000.0).abs() < 40.0,
+        "{open}"
+    );
+    assert_eq!(m["connections_opened"].as_u64().unwrap(), 8);
+    drop(rig);
+}
