@@ -1,14 +1,16 @@
 //! `stampede merge`: the results of a run's segments (or of whole runs) as one result,
 //! exactly, and every output a run can write from it.
 //!
-//! Inputs are `--json` results. The merge itself is `stampede_engine::merge`: histograms
+//! Inputs are `--json` results, or HdrHistogram interval logs (`.hlog`), whose latency
+//! histograms and seconds merge with each other's (they hold no other counts). The
+//! merge itself is `stampede_engine::merge`: histograms
 //! added, counters summed, seconds aligned by wall clock, rates over the union of the
 //! windows. Results that are not parts of one run (another URL, method, load shape or
 //! stampede version, or a segment given twice) are refused unless `--force`.
 
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::assert::Assertion;
-use stampede_engine::merge::Merger;
+use stampede_engine::merge::{from_hlog, Merger};
 use stampede_engine::RunResult;
 use stampede_report::{
     ab_report, gatling_report, h2load_report, hgrm, hlog, httperf_report, loud_warnings,
@@ -37,7 +39,8 @@ pub enum Report {
 /// Arguments of `stampede merge`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
-    /// Results to merge: the `--json` files of a run's segments (or of whole runs)
+    /// Results to merge: the `--json` files of a run's segments (or of whole runs), or
+    /// interval logs (`.hlog`, stampede's `--hlog` or another tool's) with each other
     #[arg(value_name = "FILE", required = true, num_args = 1..)]
     pub files: Vec<String>,
     /// Merge even results of different URLs, methods, load shapes or versions
@@ -121,11 +124,14 @@ pub fn main(a: MergeArgs) -> Result<(), Exit> {
     common::check_assertions(&asserts, &r, &r.settings.url, a.junit.as_deref())
 }
 
-/// One result file, with its name in any error.
+/// One result file (`--json`, or an interval log ending in `.hlog`), with its name in
+/// any error.
 fn read(path: &str) -> Result<RunResult, Exit> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Exit::fail(format!("cannot read {path}: {e}")))?;
-    serde_json::from_str(&text)
+    let bytes = std::fs::read(path).map_err(|e| Exit::fail(format!("cannot read {path}: {e}")))?;
+    if path.ends_with(".hlog") {
+        return from_hlog(&bytes).map_err(|e| Exit::usage(format!("{path}: {e}")));
+    }
+    serde_json::from_slice(&bytes)
         .map_err(|e| Exit::usage(format!("{path} is not a stampede result (--json): {e}")))
 }
 

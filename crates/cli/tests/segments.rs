@@ -33,6 +33,7 @@ fn three_segments_share_one_fixed_rate_run() {
     let children: Vec<(Child, std::path::PathBuf)> = (1..=3)
         .map(|k| {
             let json = dir.join(format!("{k}.json"));
+            let hlog = dir.join(format!("{k}.hlog"));
             let args = [
                 "load",
                 "-q",
@@ -50,6 +51,8 @@ fn three_segments_share_one_fixed_rate_run() {
                 &format!("{at:.3}"),
                 "--json",
                 json.to_str().unwrap(),
+                "--hlog",
+                hlog.to_str().unwrap(),
                 &srv.url("/pong"),
             ]
             .map(String::from);
@@ -127,6 +130,22 @@ fn three_segments_share_one_fixed_rate_run() {
         );
         assert!(!out.stdout.is_empty(), "{format}");
     }
+    // Their interval logs merge too: the same latencies, counted once each.
+    let logs: Vec<String> = (1..=3)
+        .map(|k| dir.join(format!("{k}.hlog")).to_string_lossy().into_owned())
+        .collect();
+    let from_logs = dir.join("logs.json");
+    let mut args: Vec<&str> = vec!["merge", "--json", from_logs.to_str().unwrap()];
+    args.extend(logs.iter().map(String::as_str));
+    let out = stampede(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let l: serde_json::Value = serde_json::from_slice(&std::fs::read(&from_logs).unwrap()).unwrap();
+    assert_eq!(l["latency"]["count"], m["latency"]["count"]);
+    assert_eq!(l["latency"]["percentiles"], m["latency"]["percentiles"]);
     // A segment given twice is refused, naming both.
     let out = stampede(&["merge", &files[0], &files[0]]);
     assert_eq!(out.status.code(), Some(2));

@@ -46,6 +46,132 @@ pub enum MergeError {
     /// An encoded histogram did not decode.
     #[error(transparent)]
     Hist(#[from] HistError),
+    /// An interval log (.hlog) did not parse.
+    #[error("not an HdrHistogram interval log: {0}")]
+    Hlog(String),
+}
+
+/// The URL an interval log's result is given: interval logs name no target, so they
+/// merge with each other (and with results only when forced).
+pub const HLOG_URL: &str = "(an HdrHistogram interval log)";
+
+/// A result holding what an HdrHistogram interval log (`.hlog`: stampede's `--hlog`,
+/// or any other tool's) records: each interval's latency histogram (tag `corrected`,
+/// or untagged; `uncorrected` kept apart), its time, and their sums. Counts other than
+/// the histograms' (errors, bytes, statuses) are not in a log, so they are zero.
+pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let (mut start, mut base) = (None, None);
+    let mut entries = Vec::new();
+    for e in IntervalLogIterator::new(log) {
+        match e.map_err(|e| MergeError::Hlog(format!("{e:?}")))? {
+            LogEntry::StartTime(t) => start = Some(t),
+            LogEntry::BaseTime(t) => base = Some(t),
+            LogEntry::Interval(h) => entries.push((
+                h.tag().map(|t| t.as_str().to_string()),
+                h.start_timestamp(),
+                h.duration(),
+                h.encoded_histogram().to_string(),
+            )),
+        }
+    }
+    if entries.is_empty() {
+        return Err(MergeError::Hlog("it holds no interval".into()));
+    }
+    // Interval times count from BaseTime when there is one, else from the epoch.
+    let origin = base.unwrap_or_default();
+    let first = entries
+        .iter()
+        .map(|e| origin + e.1)
+        .min()
+        .unwrap_or_default();
+    let start = start.unwrap_or(first).min(first);
+    let mut histograms = Histograms::default();
+    let mut seconds: BTreeMap<u32, (Hist, Hist)> = BTreeMap::new();
+    let mut end = start;
+    for (tag, at, len, encoded) in &entries {
+        let at = origin + *at;
+        end = end.max(at + *len);
+        let t = (at.saturating_sub(start).as_secs_f64()).round() as u32;
+        let second = seconds.entry(t).or_default();
+        let uncorrected = tag.as_deref() == Some("uncorrected");
+        let into = if uncorrected {
+            &mut second.1
+        } else {
+            &mut second.0
+        };
+        add_encoded(into, encoded)?;
+        add_encoded(
+            if uncorrected {
+                &mut histograms.uncorrected
+            } else {
+                &mut histograms.latency
+            },
+            encoded,
+        )?;
+    }
+    let duration_s = (end - start).as_secs_f64();
+    let completed = histograms.latency.0.len();
+    let intervals = seconds
+        .into_iter()
+        .map(|(t, (h, u))| Interval {
+            t,
+            completed: h.0.len(),
+            failed: 0,
+            bytes_read: 0,
+            latency: LatencyStats::of(&h.0),
+            histogram: h.to_base64(),
+            histogram_uncorrected: u.to_base64(),
+            connections: 0,
+            in_flight: 0,
+            users: 0,
+        })
+        .collect();
+    Ok(RunResult {
+        schema: crate::result::SCHEMA.to_string(),
+        version: String::new(),
+        started_unix_ms: start.as_millis() as u64,
+        duration_s,
+        settings: crate::result::RunSettings {
+            url: HLOG_URL.into(),
+            address: String::new(),
+            method: String::new(),
+            request_bytes: 0,
+            connections: 0,
+            threads: 0,
+            keepalive: true,
+            pipeline: 1,
+            requests: None,
+            duration_s: Some(duration_s),
+            timeout_s: None,
+            shape: "interval log".into(),
+            http2: false,
+        },
+        requests: crate::result::Counts {
+            started: completed,
+            completed,
+            ..Default::default()
+        },
+        throughput_rps: rate(completed, duration_s),
+        statuses: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        bytes: Default::default(),
+        connections_opened: 0,
+        server_software: None,
+        document_length: None,
+        latency: histograms.latency.stats(),
+        latency_uncorrected: histograms.uncorrected.stats(),
+        histograms,
+        intervals,
+        open: None,
+        sessions: None,
+        tls: None,
+        origin: Origin {
+            host: "unknown".into(),
+            clock: "realtime".into(),
+            ..Origin::default()
+        },
+    })
 }
 
 /// Merges `parts` into one result. Unless `force`, they must be of one URL, method,
