@@ -249,8 +249,10 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
         String::from_utf8_lossy(&out.stderr)
     );
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
-    // 2,000 req/s for 2 s: every arrival once, from four network stacks.
-    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), 4000, "{m:#}");
+    // 2,000 req/s for 2 s from four network stacks: an arrival due in a segment's last
+    // moments may still be in flight at its end (abandoned), never counted twice.
+    let completed = m["requests"]["completed"].as_u64().unwrap();
+    assert!((3990..=4000).contains(&completed), "{m:#}");
     assert_eq!(m["requests"]["failed"].as_u64().unwrap(), 0);
     let parts: Vec<&str> = m["origin"]["parts"]
         .as_array()
