@@ -171,6 +171,54 @@ pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
     Ok(body)
 }
 
+/// What a run's result is written as, beyond the printed report: the flags `load` and
+/// `merge` share.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Outputs {
+    /// Write the result as JSON to FILE ('-' for standard output, replacing the summary)
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write a self-contained HTML report (charts, no network needed to open it)
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Write the corrected latency's percentile distribution (HdrHistogram .hgrm text)
+    #[arg(long = "hgrm", value_name = "FILE")]
+    pub hgrm: Option<String>,
+    /// Write an HdrHistogram interval log (format 1.3; corrected and uncorrected per second)
+    #[arg(long = "hlog", value_name = "FILE")]
+    pub hlog: Option<String>,
+    /// Write the per-second series as CSV
+    #[arg(long = "csv", value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Check the result: 'p99 < 50ms', 'errors < 0.1%', 'rps > 10000' (repeatable); any
+    /// failure exits 3
+    #[arg(long = "assert", value_name = "EXPR", action = clap::ArgAction::Append)]
+    pub asserts: Vec<String>,
+    /// Write the assertions' outcomes as JUnit XML
+    #[arg(long = "junit", value_name = "FILE", requires = "asserts")]
+    pub junit: Option<String>,
+}
+
+impl Outputs {
+    /// Writes the .hgrm, .hlog and CSV files asked for.
+    pub fn write_files(&self, r: &stampede_engine::RunResult) -> Result<(), Exit> {
+        use stampede_report::{hgrm, hlog, series_csv};
+        for (path, text) in [
+            (
+                &self.hgrm,
+                hgrm as fn(&stampede_engine::RunResult) -> String,
+            ),
+            (&self.hlog, hlog),
+            (&self.csv, series_csv),
+        ] {
+            if let Some(p) = path {
+                write_file(p, &text(r))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A dialect's machine-readable result, beside the tool's own report.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ResultFile {

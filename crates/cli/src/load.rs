@@ -4,9 +4,7 @@ use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::assert::Assertion;
 use stampede_engine::inject::Profile;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
-use stampede_report::{
-    gatling_report, hgrm, hlog, loud_warnings, series_csv, summary, GatlingBounds,
-};
+use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
 
 /// The report printed at the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -130,28 +128,8 @@ pub struct LoadArgs {
     /// Connect to this Unix socket, keeping the URL's host and path for the request
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<String>,
-    /// Write the result as JSON to FILE ('-' for standard output, replacing the summary)
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write a self-contained HTML report (charts, no network needed to open it)
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// Write the corrected latency's percentile distribution (HdrHistogram .hgrm text)
-    #[arg(long = "hgrm", value_name = "FILE")]
-    pub hgrm: Option<String>,
-    /// Write an HdrHistogram interval log (format 1.3; corrected and uncorrected per second)
-    #[arg(long = "hlog", value_name = "FILE")]
-    pub hlog: Option<String>,
-    /// Write the per-second series as CSV
-    #[arg(long = "csv", value_name = "FILE")]
-    pub csv: Option<String>,
-    /// Check the result: 'p99 < 50ms', 'errors < 0.1%', 'rps > 10000' (repeatable); any
-    /// failure exits 3
-    #[arg(long = "assert", value_name = "EXPR", action = ArgAction::Append)]
-    pub asserts: Vec<String>,
-    /// Write the assertions' outcomes as JUnit XML
-    #[arg(long = "junit", value_name = "FILE", requires = "asserts")]
-    pub junit: Option<String>,
+    #[command(flatten)]
+    pub out: crate::common::Outputs,
     /// Show the run live in a browser at http://ADDR/ (default 127.0.0.1:8089; give an
     /// address as --dashboard=HOST:PORT); the page turns into the HTML report at the end
     #[arg(
@@ -186,6 +164,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     }
     let bounds = parse_bounds(&a.gatling_bounds)?;
     let asserts = a
+        .out
         .asserts
         .iter()
         .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
@@ -249,7 +228,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         Format::Text => summary(r),
         Format::Gatling => gatling_report(r, bounds),
     };
-    match a.json.as_deref() {
+    match a.out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
@@ -260,28 +239,20 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }
-    for (path, text) in [
-        (&a.hgrm, hgrm as fn(&stampede_engine::RunResult) -> String),
-        (&a.hlog, hlog),
-        (&a.csv, series_csv),
-    ] {
-        if let Some(p) = path {
-            common::write_file(p, &text(r))?;
-        }
-    }
-    if a.html.is_some() || dashboard.is_some() {
+    a.out.write_files(r)?;
+    if a.out.html.is_some() || dashboard.is_some() {
         let env = serde_json::to_value(stampede_lab::environment::Environment::capture(&[]))
             .unwrap_or_default();
         let title = format!("{} {}", r.settings.method, r.settings.url);
         let html = stampede_report::run_html(r, &title, Some(&env));
-        if let Some(p) = &a.html {
+        if let Some(p) = &a.out.html {
             common::write_file(p, &html)?;
         }
         if let Some(d) = dashboard {
             d.finish(html);
         }
     }
-    common::check_assertions(&asserts, r, &r.settings.url, a.junit.as_deref())
+    common::check_assertions(&asserts, r, &r.settings.url, a.out.junit.as_deref())
 }
 
 fn parse_bounds(s: &str) -> Result<GatlingBounds, Exit> {

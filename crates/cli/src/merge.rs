@@ -8,13 +8,13 @@
 //! windows. Results that are not parts of one run (another URL, method, load shape or
 //! stampede version, or a segment given twice) are refused unless `--force`.
 
-use clap::{ArgAction, Args, ValueEnum};
+use clap::{Args, ValueEnum};
 use stampede_engine::assert::Assertion;
 use stampede_engine::merge::{from_hlog, Merger};
 use stampede_engine::RunResult;
 use stampede_report::{
-    ab_report, gatling_report, h2load_report, hgrm, hlog, httperf_report, loud_warnings,
-    series_csv, summary, wrk_report, AbInfo, GatlingBounds, H2loadInfo, HttperfInfo, WrkInfo,
+    ab_report, gatling_report, h2load_report, httperf_report, loud_warnings, summary, wrk_report,
+    AbInfo, GatlingBounds, H2loadInfo, HttperfInfo, WrkInfo,
 };
 
 use crate::common::{self, Exit};
@@ -49,33 +49,14 @@ pub struct MergeArgs {
     /// The report printed: stampede's summary or a dialect's
     #[arg(long = "format", value_enum, default_value = "text")]
     pub format: Report,
-    /// Write the merged result as JSON ('-' for standard output instead of the report)
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write the HTML report
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// Write the latency distribution in HdrHistogram's .hgrm text form
-    #[arg(long = "hgrm", value_name = "FILE")]
-    pub hgrm: Option<String>,
-    /// Write the per-second interval log (.hlog)
-    #[arg(long = "hlog", value_name = "FILE")]
-    pub hlog: Option<String>,
-    /// Write the per-second series as CSV
-    #[arg(long = "csv", value_name = "FILE")]
-    pub csv: Option<String>,
-    /// A condition the merged result must meet, e.g. 'p99 < 50ms' (repeatable; exit 3
-    /// when one fails)
-    #[arg(long = "assert", value_name = "EXPR", action = ArgAction::Append)]
-    pub asserts: Vec<String>,
-    /// Write the assertions' outcomes as JUnit XML
-    #[arg(long = "junit", value_name = "FILE")]
-    pub junit: Option<String>,
+    #[command(flatten)]
+    pub out: common::Outputs,
 }
 
 /// Reads, merges, reports.
 pub fn main(a: MergeArgs) -> Result<(), Exit> {
     let asserts = a
+        .out
         .asserts
         .iter()
         .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
@@ -97,7 +78,7 @@ pub fn main(a: MergeArgs) -> Result<(), Exit> {
             String::new()
         }
     );
-    match a.json.as_deref() {
+    match a.out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
@@ -108,20 +89,12 @@ pub fn main(a: MergeArgs) -> Result<(), Exit> {
     for w in loud_warnings(&r) {
         eprintln!("stampede: {w}");
     }
-    for (path, text) in [
-        (&a.hgrm, hgrm as fn(&RunResult) -> String),
-        (&a.hlog, hlog),
-        (&a.csv, series_csv),
-    ] {
-        if let Some(p) = path {
-            common::write_file(p, &text(&r))?;
-        }
-    }
-    if let Some(p) = &a.html {
+    a.out.write_files(&r)?;
+    if let Some(p) = &a.out.html {
         let title = format!("{} {} (merged)", r.settings.method, r.settings.url);
         common::write_file(p, &stampede_report::run_html(&r, &title, None))?;
     }
-    common::check_assertions(&asserts, &r, &r.settings.url, a.junit.as_deref())
+    common::check_assertions(&asserts, &r, &r.settings.url, a.out.junit.as_deref())
 }
 
 /// One result file (`--json`, or an interval log ending in `.hlog`), with its name in
