@@ -132,6 +132,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         std::iter::once("stampede ab".to_string()).chain(args.iter().cloned()),
     )
     .map_err(clap_exit)?;
+    a.result.claim_stdout();
     let url = if a.url.contains("://") {
         a.url.clone()
     } else {

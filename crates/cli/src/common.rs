@@ -200,6 +200,17 @@ pub struct Outputs {
 }
 
 impl Outputs {
+    /// The `--assert` expressions, parsed (a bad one is a usage error naming it).
+    pub fn assertions(&self) -> Result<Vec<stampede_engine::assert::Assertion>, Exit> {
+        self.asserts
+            .iter()
+            .map(|x| {
+                stampede_engine::assert::Assertion::parse(x)
+                    .map_err(|e| Exit::usage(format!("--assert: {e}")))
+            })
+            .collect()
+    }
+
     /// Writes the .hgrm, .hlog and CSV files asked for.
     pub fn write_files(&self, r: &stampede_engine::RunResult) -> Result<(), Exit> {
         use stampede_report::{hgrm, hlog, series_csv};
@@ -222,15 +233,28 @@ impl Outputs {
 /// A dialect's machine-readable result, beside the tool's own report.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ResultFile {
-    /// Also write the result as stampede's JSON (what `stampede merge` reads)
+    /// Also write the result as stampede's JSON (what `stampede merge` reads); `-`
+    /// writes it to standard output and the dialect's report to standard error
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
 }
 
 impl ResultFile {
+    /// Called before anything is printed: with `--json -` the report goes to
+    /// standard error so that standard output is the JSON alone.
+    pub fn claim_stdout(&self) {
+        if self.json.as_deref() == Some("-") {
+            crate::console::reports_to_stderr();
+        }
+    }
+
     /// Writes the result if asked.
     pub fn write(&self, r: &stampede_engine::RunResult) -> Result<(), Exit> {
-        match &self.json {
+        match self.json.as_deref() {
+            Some("-") => {
+                crate::console::out_data(&(r.to_json() + "\n"));
+                Ok(())
+            }
             Some(p) => write_file(p, &(r.to_json() + "\n")),
             None => Ok(()),
         }

@@ -63,9 +63,29 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
-/// Writes to standard output; a closed pipe (`stampede … | head`) ends the program
-/// quietly instead of panicking. SIGPIPE stays ignored so that sockets report EPIPE.
+/// Set when standard output carries the result as JSON (`--json -`): reports then go
+/// to standard error, so that what a pipe (ssh, a pod's log) reads is the JSON alone.
+static REPORT_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// From now on [`out`] writes to standard error; [`out_data`] keeps standard output.
+pub fn reports_to_stderr() {
+    REPORT_TO_STDERR.store(true, Ordering::Relaxed);
+}
+
+/// Writes a report to standard output (standard error after [`reports_to_stderr`]);
+/// a closed pipe (`stampede … | head`) ends the program quietly instead of
+/// panicking. SIGPIPE stays ignored so that sockets report EPIPE.
 pub fn out(s: &str) {
+    if REPORT_TO_STDERR.load(Ordering::Relaxed) {
+        use std::io::Write;
+        let _ = std::io::stderr().lock().write_all(s.as_bytes());
+        return;
+    }
+    out_data(s);
+}
+
+/// Writes data (a result as JSON) to standard output, whatever [`out`] does.
+pub fn out_data(s: &str) {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {

@@ -64,6 +64,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         std::iter::once("stampede h2load".to_string()).chain(args.iter().cloned()),
     )
     .map_err(clap_exit)?;
+    a.result.claim_stdout();
     let target = common::resolve(&a.url, None)?;
     let body = a.data.as_deref().map(common::read_body).transpose()?;
     let (mut spec, info) = translate(&a, target, body)?;

@@ -143,6 +143,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         std::iter::once("stampede httperf".to_string()).chain(args.iter().cloned()),
     )
     .map_err(clap_exit)?;
+    a.result.claim_stdout();
     let (url, uri) = url_of(&a)?;
     let target = common::resolve(&url, None)?;
     let mut spec = translate(&a, target, &uri)?;
@@ -172,8 +173,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let after = stampede_engine::limits::self_cpu();
     let info = HttperfInfo {
         command,
-        cpu_user_s: after.user - before.user,
-        cpu_system_s: after.system - before.system,
+        cpu: Some((after.user - before.user, after.system - before.system)),
         sessions: a.wsess.is_some(),
     };
     common::out(&httperf_report(&run.result, &info));

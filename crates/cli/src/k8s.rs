@@ -1,12 +1,13 @@
 //! `stampede k8s`: a run's segments as a Kubernetes Indexed Job, one pod per segment.
 //!
 //! The manifest (JSON, which `kubectl` reads as it reads YAML) runs the given
-//! `stampede load` command in N pods at once (`completionMode: Indexed`), each with
+//! `stampede load` (or dialect) command in N pods at once (`completionMode: Indexed`), each with
 //! `--segment env:JOB_COMPLETION_INDEX/N` (its segment from the index Kubernetes gives
 //! it), one shared `--start-at` a little in the future, and `--json -` so that its
-//! result is its log; pods are spread over nodes. With `--apply` (and `kubectl` on the
-//! PATH) the Job is submitted, waited for, every pod's result read from its log,
-//! merged exactly and reported; the Job is left for `kubectl delete`.
+//! result is in its log; pods are spread over nodes. With `--apply` (and `kubectl` on
+//! the PATH) the Job is submitted, waited for, every pod's result read from its log,
+//! merged exactly and reported in the command's own form; the Job is left for
+//! `kubectl delete`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -16,13 +17,11 @@ use clap::Args;
 use serde_json::{json, Value};
 use stampede_engine::merge::merge;
 use stampede_engine::RunResult;
-use stampede_report::summary;
+use stampede_lab::remote::parse_result;
 
 use crate::common::{self, Exit};
-
-/// The stampede subcommands a Job may run: those that can print their result as JSON
-/// on standard output, the pod's log (the dialects write theirs to a file, --json FILE).
-const COMMANDS: [&str; 1] = ["load"];
+use crate::fanout;
+use crate::merge::Report;
 
 /// Arguments of `stampede k8s`.
 #[derive(Args, Debug)]
@@ -55,13 +54,16 @@ pub struct K8sArgs {
     /// Submit with kubectl, wait, collect the pods' results and merge them
     #[arg(long = "apply")]
     pub apply: bool,
-    /// With --apply: write the merged result as JSON
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
+    /// With --apply: the report printed (default: the command's own)
+    #[arg(long = "format", value_enum)]
+    pub format: Option<Report>,
+    /// With --apply: what the merged result is written as
+    #[command(flatten)]
+    pub out: common::Outputs,
     /// With --apply: how long to wait for the Job
     #[arg(long = "wait", value_name = "DURATION", default_value = "30m", value_parser = common::parse_duration)]
     pub wait: Duration,
-    /// The stampede command each pod runs: `load URL …`
+    /// The stampede command each pod runs: `load URL …` or a dialect's (`wrk …`)
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -83,12 +85,10 @@ pub fn main(a: K8sArgs) -> Result<(), Exit> {
     if let Some(p) = &a.output {
         common::write_file(p, &text)?;
     }
+    let asserts = a.out.assertions()?;
     let r = apply(&a, &text)?;
-    common::out(&summary(&r));
-    if let Some(p) = &a.json {
-        common::write_file(p, &(r.to_json() + "\n"))?;
-    }
-    Ok(())
+    let format = a.format.unwrap_or(fanout::report_of(&a.command));
+    crate::merge::emit(&r, format, &a.out, &asserts)
 }
 
 /// The Indexed Job running `a.command` in `a.segments` pods from `start`.
@@ -109,42 +109,16 @@ pub fn manifest(a: &K8sArgs, start: SystemTime) -> Result<Value, Exit> {
             a.name
         )));
     }
-    let Some(sub) = a.command.first() else {
-        return Err(Exit::usage(
-            "give the stampede command after --: -- load URL …",
-        ));
-    };
-    if !COMMANDS.contains(&sub.as_str()) {
-        return Err(Exit::usage(format!(
-            "after --: {sub:?} is not {}; a Job runs `stampede load …` (whose result is its log); give the command without `stampede`",
-            COMMANDS.join(" or ")
-        )));
-    }
-    for taken in ["--segment", "--start-at", "--json"] {
-        if a.command
-            .iter()
-            .any(|x| x == taken || x.starts_with(&format!("{taken}=")))
-        {
-            return Err(Exit::usage(format!(
-                "after --: leave out {taken}; each pod is given its own"
-            )));
-        }
-    }
+    fanout::check(&a.command, "pod")?;
     let at = start
         .duration_since(UNIX_EPOCH)
         .map_err(|_| Exit::usage("--start-in: the start is before 1970"))?
         .as_secs_f64();
-    let mut args: Vec<String> = a.command.clone();
-    args.extend([
-        "--segment".into(),
-        format!("env:JOB_COMPLETION_INDEX/{}", a.segments),
-        "--start-at".into(),
-        format!("{at:.3}"),
-        "--json".into(),
-        "-".into(),
-    ]);
-    // The result is the log: no live lines in it.
-    args.insert(1, "-q".into());
+    let args = fanout::segment_command(
+        &a.command,
+        &format!("env:JOB_COMPLETION_INDEX/{}", a.segments),
+        at,
+    );
     let labels = json!({
         "app.kubernetes.io/name": "stampede",
         "stampede.run/job": a.name,
@@ -266,8 +240,7 @@ fn apply(a: &K8sArgs, manifest: &str) -> Result<RunResult, Exit> {
     let mut parts = Vec::new();
     for pod in pods.lines().map(str::trim).filter(|p| !p.is_empty()) {
         let log = run(with_ns(&["logs", pod]), None)?;
-        let r: RunResult = serde_json::from_str(log.trim())
-            .map_err(|e| Exit::fail(format!("pod {pod}: its log is not a stampede result: {e}")))?;
+        let r = parse_result(log.as_bytes()).map_err(|e| Exit::fail(format!("pod {pod}: {e}")))?;
         parts.push(r);
     }
     if parts.len() != a.segments as usize {

@@ -1,7 +1,6 @@
 //! `stampede load`: the native interface to the engine, with a compact summary and JSON.
 
 use clap::{ArgAction, Args, ValueEnum};
-use stampede_engine::assert::Assertion;
 use stampede_engine::inject::Profile;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
 use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
@@ -163,12 +162,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         b = b.body(common::read_body(f)?);
     }
     let bounds = parse_bounds(&a.gatling_bounds)?;
-    let asserts = a
-        .out
-        .asserts
-        .iter()
-        .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
+    let asserts = a.out.assertions()?;
     let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
     spec.tls = tls;

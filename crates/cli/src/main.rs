@@ -18,6 +18,7 @@ mod bench;
 mod common;
 mod console;
 mod dashboard;
+mod fanout;
 mod h2load;
 mod httperf;
 mod k8s;

@@ -55,12 +55,7 @@ pub struct MergeArgs {
 
 /// Reads, merges, reports.
 pub fn main(a: MergeArgs) -> Result<(), Exit> {
-    let asserts = a
-        .out
-        .asserts
-        .iter()
-        .map(|x| Assertion::parse(x).map_err(|e| Exit::usage(format!("--assert: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
+    let asserts = a.out.assertions()?;
     // One file at a time: memory does not grow with the number of results.
     let mut merger = Merger::new(a.force);
     for f in &a.files {
@@ -78,23 +73,34 @@ pub fn main(a: MergeArgs) -> Result<(), Exit> {
             String::new()
         }
     );
-    match a.out.json.as_deref() {
+    emit(&r, a.format, &a.out, &asserts)
+}
+
+/// Prints a merged result in `format` (or, with `--json -`, the result itself), writes
+/// every file `out` asks for, and checks the assertions.
+pub fn emit(
+    r: &RunResult,
+    format: Report,
+    out: &common::Outputs,
+    asserts: &[Assertion],
+) -> Result<(), Exit> {
+    match out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
-            common::out(&report(&r, a.format));
+            common::out(&report(r, format));
         }
-        None => common::out(&report(&r, a.format)),
+        None => common::out(&report(r, format)),
     }
-    for w in loud_warnings(&r) {
+    for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }
-    a.out.write_files(&r)?;
-    if let Some(p) = &a.out.html {
+    out.write_files(r)?;
+    if let Some(p) = &out.html {
         let title = format!("{} {} (merged)", r.settings.method, r.settings.url);
-        common::write_file(p, &stampede_report::run_html(&r, &title, None))?;
+        common::write_file(p, &stampede_report::run_html(r, &title, None))?;
     }
-    common::check_assertions(&asserts, &r, &r.settings.url, a.out.junit.as_deref())
+    common::check_assertions(asserts, r, &r.settings.url, out.junit.as_deref())
 }
 
 /// One result file (`--json`, or an interval log ending in `.hlog`), with its name in
@@ -144,8 +150,7 @@ fn report(r: &RunResult, format: Report) -> String {
             r,
             &HttperfInfo {
                 command: format!("stampede merge of {}", r.origin.parts.join(", ")),
-                cpu_user_s: 0.0,
-                cpu_system_s: 0.0,
+                cpu: None,
                 sessions: r.sessions.is_some(),
             },
         ),

@@ -1,22 +1,23 @@
 //! `stampede ssh`: a run's segments on several hosts over SSH, merged.
 //!
-//! Each host runs one segment of the given `stampede load` command (`--segment K/N`,
-//! one shared `--start-at`, `--json -`) through the user's own `ssh` (their config,
-//! keys and agent; `BatchMode`, so a host that would ask for a password fails instead
-//! of waiting). `stampede` must be on the host's PATH, or `--copy` puts this binary
+//! Each host runs one segment of the given `stampede load` (or dialect) command
+//! (`--segment K/N`, one shared `--start-at`, `--json -`) through the user's own `ssh`
+//! ([`stampede_lab::remote`]: their config, keys and agent; `BatchMode`, so a host that
+//! would ask for a password fails instead of waiting). `stampede` must be on the host's PATH, or `--copy` puts this binary
 //! there first (with `scp`). The results come back on each ssh's standard output and
-//! are merged exactly; a host that fails is named, and the others are merged only
-//! with `--partial`.
+//! are merged exactly and reported in the command's own form (wrk's report for a
+//! `wrk` command); a host that fails is named, and the others are merged only with
+//! `--partial`.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use stampede_engine::merge::Merger;
-use stampede_engine::RunResult;
-use stampede_report::summary;
+use stampede_lab::remote::Hosts;
 
 use crate::common::{self, Exit};
+use crate::fanout;
+use crate::merge::{self, Report};
 
 /// Arguments of `stampede ssh`.
 #[derive(Args, Debug)]
@@ -48,120 +49,53 @@ pub struct SshArgs {
     /// Merge the hosts that succeeded when some fail
     #[arg(long = "partial")]
     pub partial: bool,
-    /// Write the merged result as JSON
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// The stampede command each host runs: `load URL …`
+    /// The report printed (default: the command's own, e.g. wrk's for `wrk …`)
+    #[arg(long = "format", value_enum)]
+    pub format: Option<Report>,
+    #[command(flatten)]
+    pub out: common::Outputs,
+    /// The stampede command each host runs: `load URL …` or a dialect's (`wrk …`)
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
-/// Quotes `s` for the remote shell ssh hands the command to.
-fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@%+".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-fn ssh_base(a: &SshArgs, program: &str) -> Command {
-    let mut c = Command::new(program);
-    c.args(["-o", "BatchMode=yes"]);
-    for o in &a.options {
-        c.args(["-o", o]);
-    }
-    c
-}
-
 /// Runs the segments, merges, reports.
 pub fn main(a: SshArgs) -> Result<(), Exit> {
-    let Some(sub) = a.command.first() else {
-        return Err(Exit::usage(
-            "give the stampede command after --: -- load URL …",
-        ));
-    };
-    if sub != "load" {
-        return Err(Exit::usage(format!(
-            "after --: {sub:?} is not load; each host runs `stampede load …` (whose result it prints as JSON)"
-        )));
-    }
-    for taken in ["--segment", "--start-at", "--json"] {
-        if a.command
-            .iter()
-            .any(|x| x == taken || x.starts_with(&format!("{taken}=")))
-        {
-            return Err(Exit::usage(format!(
-                "after --: leave out {taken}; each host is given its own"
-            )));
-        }
-    }
+    fanout::check(&a.command, "host")?;
     if a.hosts.iter().any(|h| h.trim().is_empty()) {
         return Err(Exit::usage("--hosts: a host name is empty"));
     }
-    let n = a.hosts.len();
-    let remote = if a.copy {
-        copy_binary(&a)?
-    } else {
-        a.remote.clone()
+    let asserts = a.out.assertions()?;
+    let hosts = Hosts {
+        hosts: a.hosts.clone(),
+        options: a.options.clone(),
+        program: Some(a.remote.clone()),
+        copy: a.copy,
     };
+    let n = a.hosts.len();
+    let remote = hosts.prepare().map_err(Exit::fail)?;
     let at = (SystemTime::now() + a.start_in)
         .duration_since(UNIX_EPOCH)
         .map_err(|_| Exit::usage("--start-in: the start is before 1970"))?
         .as_secs_f64();
-    let children = a
-        .hosts
-        .iter()
-        .enumerate()
-        .map(|(i, host)| {
-            let mut words = vec![quote(&remote), "load".into(), "-q".into()];
-            words.extend(a.command[1..].iter().map(|w| quote(w)));
-            words.extend([
-                "--segment".into(),
-                format!("{}/{n}", i + 1),
-                "--start-at".into(),
-                format!("{at:.3}"),
-                "--json".into(),
-                "-".into(),
-            ]);
-            let child = ssh_base(&a, "ssh")
-                .arg(host)
-                .arg(words.join(" "))
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| Exit::fail(format!("cannot run ssh (is it on PATH?): {e}")))?;
-            Ok((host.clone(), child))
-        })
-        .collect::<Result<Vec<_>, Exit>>()?;
     eprintln!(
-        "stampede: {n} segments started over ssh; shared start in {:.1} s",
+        "stampede: {n} segments starting over ssh; shared start in {:.1} s",
         a.start_in.as_secs_f64()
     );
+    let results = hosts
+        .run_segments(
+            |k, n| {
+                let mut words = vec![remote.clone()];
+                words.extend(fanout::segment_command(&a.command, &format!("{k}/{n}"), at));
+                words
+            },
+            None,
+        )
+        .map_err(Exit::fail)?;
     let mut merger = Merger::new(false);
     let mut failed = Vec::new();
-    for (i, (host, child)) in children.into_iter().enumerate() {
-        let out = child
-            .wait_with_output()
-            .map_err(|e| Exit::fail(format!("{host}: {e}")))?;
-        let parsed = if out.status.success() {
-            serde_json::from_slice::<RunResult>(&out.stdout)
-                .map_err(|e| format!("its output is not a stampede result: {e}"))
-        } else {
-            let err = String::from_utf8_lossy(&out.stderr);
-            Err(format!(
-                "exited {}: {}",
-                out.status
-                    .code()
-                    .map_or("by a signal".into(), |c| c.to_string()),
-                err.trim().lines().last().unwrap_or("")
-            ))
-        };
-        match parsed {
+    for (i, (host, r)) in results.into_iter().enumerate() {
+        match r {
             Ok(r) => merger
                 .add(&r)
                 .map_err(|e| Exit::fail(format!("{host}: {e}")))?,
@@ -191,46 +125,6 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
             failed.join(", ")
         );
     }
-    common::out(&summary(&r));
-    if let Some(p) = &a.json {
-        common::write_file(p, &(r.to_json() + "\n"))?;
-    }
-    Ok(())
-}
-
-/// Copies this executable to every host; returns the remote path.
-fn copy_binary(a: &SshArgs) -> Result<String, Exit> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Exit::fail(format!("cannot find this stampede executable: {e}")))?;
-    let remote = format!("/tmp/stampede-{}", env!("CARGO_PKG_VERSION"));
-    for host in &a.hosts {
-        let out = ssh_base(a, "scp")
-            .arg("-q")
-            .arg(&exe)
-            .arg(format!("{host}:{remote}"))
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| Exit::fail(format!("cannot run scp (is it on PATH?): {e}")))?;
-        if !out.status.success() {
-            return Err(Exit::fail(format!(
-                "copying stampede to {host} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-    }
-    Ok(remote)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::quote;
-
-    #[test]
-    fn words_reach_the_remote_shell_intact() {
-        assert_eq!(quote("http://h:8/p?a=1"), "'http://h:8/p?a=1'");
-        assert_eq!(quote("-c"), "-c");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote(""), "''");
-        assert_eq!(quote("p99 < 5ms"), "'p99 < 5ms'");
-    }
+    let format = a.format.unwrap_or(fanout::report_of(&a.command));
+    merge::emit(&r, format, &a.out, &asserts)
 }

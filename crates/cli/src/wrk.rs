@@ -75,6 +75,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         std::iter::once("stampede wrk".to_string()).chain(args.iter().cloned()),
     )
     .map_err(clap_exit)?;
+    a.result.claim_stdout();
     let target = common::resolve(&a.url, None)?;
     let body = a.body_file.as_deref().map(common::read_body).transpose()?;
     let mut spec = translate(&a, target, body)?;

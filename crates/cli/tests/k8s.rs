@@ -96,7 +96,7 @@ fn bad_jobs_say_why() {
         ),
         (
             &["--segments", "2", "--image", "i", "--", "curl", "http://a/"],
-            "stampede load",
+            "is not one of load, ab, wrk, httperf, h2load",
         ),
         (
             &[
@@ -127,24 +127,27 @@ fn apply_collects_every_pods_result_and_merges_them() {
     let srv = crate::common::srv();
     let dir = std::env::temp_dir().join(format!("stampede-k8s-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // What two pods would have logged: two real segments of one run.
+    // What two pods would have logged: two real segments of one wrk2 run, each its
+    // report (standard error, with `--json -`) and then its result, as a pod's log
+    // holds both streams.
     for k in 0..2 {
         let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
             .env("JOB_COMPLETION_INDEX", k.to_string())
             .args([
-                "load",
-                "-q",
-                "--rate",
+                "wrk",
+                "-R",
                 "400",
                 "-d",
                 "1s",
                 "-c",
                 "2",
+                "-t",
+                "1",
+                &srv.url("/pong"),
                 "--segment",
                 "env:JOB_COMPLETION_INDEX/2",
                 "--json",
                 "-",
-                &srv.url("/pong"),
             ])
             .output()
             .unwrap();
@@ -153,12 +156,21 @@ fn apply_collects_every_pods_result_and_merges_them() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let report = String::from_utf8_lossy(&out.stderr);
+        assert!(report.contains("Requests/sec:"), "{report}");
+        assert!(
+            out.stdout.starts_with(b"{"),
+            "standard output is the JSON alone"
+        );
+        let mut log = out.stderr.clone();
+        log.extend_from_slice(&out.stdout);
+        std::fs::write(dir.join(format!("pod-{k}.log")), &log).unwrap();
         std::fs::write(dir.join(format!("pod-{k}.json")), &out.stdout).unwrap();
     }
     // A stand-in kubectl: records its calls, lists the two pods, logs their results.
     let calls = dir.join("calls");
     let script = format!(
-        "#!/bin/sh\necho \"$@\" >> {calls}\ncase \"$1\" in\n  apply) cat > {dir}/applied.json ;;\n  wait) ;;\n  get) printf 'pod-0\\npod-1\\n' ;;\n  logs) cat {dir}/$2.json ;;\nesac\n",
+        "#!/bin/sh\necho \"$@\" >> {calls}\ncase \"$1\" in\n  apply) cat > {dir}/applied.json ;;\n  wait) ;;\n  get) printf 'pod-0\\npod-1\\n' ;;\n  logs) cat {dir}/$2.log ;;\nesac\n",
         calls = calls.display(),
         dir = dir.display()
     );
@@ -179,13 +191,15 @@ fn apply_collects_every_pods_result_and_merges_them() {
             "--json",
             merged.to_str().unwrap(),
             "--",
-            "load",
-            "--rate",
+            "wrk",
+            "-R",
             "400",
             "-d",
             "1s",
             "-c",
             "2",
+            "-t",
+            "1",
             &srv.url("/pong"),
         ],
         dir.to_str(),
@@ -194,6 +208,12 @@ fn apply_collects_every_pods_result_and_merges_them() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    // The merged result is reported as wrk reports.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("Requests/sec:") && report.contains("Thread Stats"),
+        "{report}"
     );
     let calls = std::fs::read_to_string(&calls).unwrap();
     assert!(

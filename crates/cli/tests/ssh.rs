@@ -115,3 +115,42 @@ fn three_hosts_run_one_segment_each_and_merge() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_dialects_command_runs_on_every_host_and_reports_as_the_tool() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-ssh-d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = srv.url("/pong");
+    for (command, says) in [
+        (
+            vec!["h2load", "-n", "300", "-c", "3", "--h1", url.as_str()],
+            "requests: 300 total, 300 started, 300 done, 300 succeeded",
+        ),
+        (
+            vec!["ab", "-n", "300", "-c", "3", url.as_str()],
+            "Complete requests:      300",
+        ),
+    ] {
+        let mut args = vec![
+            "ssh",
+            "--hosts",
+            "a,b",
+            "--start-in",
+            "1s",
+            "--remote-stampede",
+            env!("CARGO_BIN_EXE_stampede"),
+            "--",
+        ];
+        args.extend(command.iter().copied());
+        let out = with_fake_ssh(&dir, &args);
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(report.contains(says), "{command:?}: {report}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

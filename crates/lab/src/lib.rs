@@ -6,6 +6,7 @@ pub mod plan;
 pub mod preflight;
 pub mod process;
 pub mod record;
+pub mod remote;
 #[cfg(feature = "store")]
 pub mod runner;
 pub mod stats;

@@ -17,10 +17,9 @@ use stampede_engine::{value_at_percentile, ErrorKind, RunResult};
 pub struct HttperfInfo {
     /// The normalised command line, echoed first as httperf does.
     pub command: String,
-    /// Client CPU time, user and system seconds.
-    pub cpu_user_s: f64,
-    /// See `cpu_user_s`.
-    pub cpu_system_s: f64,
+    /// Client CPU time, user and system seconds; `None` where it was not measured
+    /// (a merged result: each segment's own report has its share).
+    pub cpu: Option<(f64, f64)>,
     /// `--wsess` was used: print session statistics.
     pub sessions: bool,
 }
@@ -191,16 +190,23 @@ pub fn httperf_report(r: &RunResult, info: &HttperfInfo) -> String {
             let _ = writeln!(o, "Session length [calls]: {}\n", s.calls);
         }
     }
-    let cpu = info.cpu_user_s + info.cpu_system_s;
-    let _ = writeln!(
-        o,
-        "CPU time [s]: user {:.2} system {:.2} (user {:.1}% system {:.1}% total {:.1}%)",
-        info.cpu_user_s,
-        info.cpu_system_s,
-        100.0 * info.cpu_user_s / t,
-        100.0 * info.cpu_system_s / t,
-        100.0 * cpu / t
-    );
+    match info.cpu {
+        Some((user, system)) => {
+            let _ = writeln!(
+                o,
+                "CPU time [s]: user {user:.2} system {system:.2} (user {:.1}% system {:.1}% total {:.1}%)",
+                100.0 * user / t,
+                100.0 * system / t,
+                100.0 * (user + system) / t
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "CPU time [s]: not in a merged result (each segment's own report has its share)"
+            );
+        }
+    }
     let bytes = (r.bytes.read + r.bytes.written) as f64;
     let _ = writeln!(
         o,

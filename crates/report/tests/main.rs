@@ -274,8 +274,7 @@ fn gatling_layout() {
 fn httperf_layout() {
     let info = HttperfInfo {
         command: "stampede httperf --server=localhost --port=8080 --uri=/pong --rate=20 --num-conns=100 --num-calls=100 --burst-length=20".into(),
-        cpu_user_s: 0.5,
-        cpu_system_s: 1.25,
+        cpu: Some((0.5, 1.25)),
         sessions: false,
     };
     check("httperf.txt", &httperf_report(&open_fixture(), &info));
@@ -320,8 +319,7 @@ fn httperf_counts_opened_connections_and_every_error_class() {
     r.connections_opened = 96;
     let info = HttperfInfo {
         command: "stampede httperf --server=localhost --port=8080 --uri=/pong --rate=20 --num-conns=100 --num-calls=100 --burst-length=20".into(),
-        cpu_user_s: 0.5,
-        cpu_system_s: 1.25,
+        cpu: Some((0.5, 1.25)),
         sessions: false,
     };
     let out = httperf_report(&r, &info);
