@@ -2,6 +2,7 @@
 
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::inject::Profile;
+use stampede_engine::portable::PortableSpec;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
 use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
 
@@ -21,8 +22,25 @@ use crate::dashboard::Dashboard;
 #[derive(Args, Debug)]
 pub struct LoadArgs {
     /// The URL to load: http://host:port/path or http+unix://%2Fpath%2Fto.sock/path
-    #[arg(value_name = "URL")]
-    pub url: String,
+    #[arg(value_name = "URL", required_unless_present = "spec")]
+    pub url: Option<String>,
+    /// Run the spec in FILE ('-': standard input), as --save-spec wrote it, instead of
+    /// building one from the request and load flags
+    #[arg(
+        long = "spec",
+        value_name = "FILE",
+        conflicts_with_all = [
+            "url", "connections", "requests", "duration", "threads", "pipeline", "http2",
+            "streams", "keepalive", "no_keepalive", "headers", "method", "body_file",
+            "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
+            "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
+        ]
+    )]
+    pub spec: Option<String>,
+    /// Write the spec these flags make to FILE ('-': standard output), to run the same
+    /// load elsewhere with --spec, and exit without running it
+    #[arg(long = "save-spec", value_name = "FILE", conflicts_with = "spec")]
+    pub save_spec: Option<String>,
     /// Concurrent connections
     #[arg(
         short = 'c',
@@ -148,10 +166,9 @@ pub struct LoadArgs {
     pub segments: crate::common::SegmentArgs,
 }
 
-/// Long on purpose: the command's steps in the order they happen (target, spec, run,
-/// outputs, assertions).
-pub fn main(a: LoadArgs) -> Result<(), Exit> {
-    let target = common::resolve(&a.url, a.unix_socket.as_deref())?;
+/// The spec the request and load flags describe.
+fn build(a: &LoadArgs, url: &str) -> Result<LoadSpec, Exit> {
+    let target = common::resolve(url, a.unix_socket.as_deref())?;
     let keepalive = !a.no_keepalive;
     let mut b = RequestBuilder::native(&target, &a.method, keepalive);
     for h in &a.headers {
@@ -161,8 +178,6 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     if let Some(f) = &a.body_file {
         b = b.body(common::read_body(f)?);
     }
-    let bounds = parse_bounds(&a.gatling_bounds)?;
-    let asserts = a.out.assertions()?;
     let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
     spec.tls = tls;
@@ -198,10 +213,51 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         };
     }
     spec.seed = a.seed;
+    Ok(spec)
+}
+
+/// The spec in `--spec FILE`, its TLS configuration built here.
+fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
+    let text = if path == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+            .map_err(|e| Exit::fail(format!("--spec -: reading standard input: {e}")))?;
+        t
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| Exit::usage(format!("--spec: cannot read {path}: {e}")))?
+    };
+    let portable =
+        PortableSpec::from_json(&text).map_err(|e| Exit::usage(format!("--spec {path}: {e}")))?;
+    let settings = portable.tls.clone();
+    let mut spec = portable
+        .into_spec()
+        .map_err(|e| Exit::fail(e.to_string()))?;
+    if let Some(t) = settings {
+        spec.tls = crate::tls::from_settings(&t, &spec.target, spec.http2)?;
+    }
+    Ok(spec)
+}
+
+/// Long on purpose: the command's steps in the order they happen (target, spec, run,
+/// outputs, assertions).
+pub fn main(a: LoadArgs) -> Result<(), Exit> {
+    let bounds = parse_bounds(&a.gatling_bounds)?;
+    let asserts = a.out.assertions()?;
+    let mut spec = match (&a.spec, &a.url) {
+        (Some(path), _) => read_spec(path)?,
+        (None, Some(url)) => build(&a, url)?,
+        (None, None) => return Err(Exit::usage("give a URL, or --spec FILE")),
+    };
+    if let Some(path) = &a.save_spec {
+        spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
+        let tls = a.tls.settings(&spec.target)?;
+        return common::write_file(path, &(PortableSpec::of(&spec, tls).to_json() + "\n"));
+    }
     a.segments.apply(&mut spec)?;
     let dashboard = match &a.dashboard {
         Some(addr) => {
-            let what = format!("{} {}", a.method, spec.target.url);
+            let what = format!("{} {}", spec.request.method, spec.target.url);
             let d = Dashboard::start(addr, &what)?;
             eprintln!("stampede: live dashboard at {}", d.url());
             Some(d)

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use stampede_engine::portable::TlsSettings;
 use stampede_engine::Target;
 use stampede_tls::rustls::ClientConfig;
 use stampede_tls::{ClientOptions, Versions};
@@ -38,6 +39,46 @@ pub struct TlsArgs {
     pub version: Option<Versions>,
 }
 
+/// The configuration a portable spec's TLS settings describe, built here; the CA
+/// certificates travel as text and are read from a private temporary file.
+pub fn from_settings(
+    t: &TlsSettings,
+    target: &Target,
+    http2: bool,
+) -> Result<Option<Arc<ClientConfig>>, Exit> {
+    let ca_file = match &t.ca_pem {
+        Some(pem) => {
+            let path = std::env::temp_dir().join(format!("stampede-ca-{}.pem", std::process::id()));
+            std::fs::write(&path, pem).map_err(|e| {
+                Exit::fail(format!(
+                    "--spec: writing its CA certificates to {}: {e}",
+                    path.display()
+                ))
+            })?;
+            Some(path)
+        }
+        None => None,
+    };
+    let version = match t.version.as_deref() {
+        None => None,
+        Some(v) => {
+            Some(parse_version(v).map_err(|e| Exit::usage(format!("--spec: tls.version: {e}")))?)
+        }
+    };
+    let built = TlsArgs {
+        insecure: t.insecure,
+        cacert: ca_file.clone(),
+        resume: t.resume,
+        version,
+        ..TlsArgs::default()
+    }
+    .config(target, http2);
+    if let Some(p) = ca_file {
+        let _ = std::fs::remove_file(p);
+    }
+    built
+}
+
 fn parse_version(s: &str) -> Result<Versions, String> {
     match s {
         "1.2" => Ok(Versions::Tls12),
@@ -59,6 +100,39 @@ impl TlsArgs {
             ..TlsArgs::default()
         }
         .config(target, http2)
+    }
+
+    /// The settings a portable spec carries (`--save-spec`): the CA file's text, not
+    /// its path; a client certificate's key is not written into a spec.
+    pub fn settings(&self, target: &Target) -> Result<Option<TlsSettings>, Exit> {
+        if !target.tls {
+            return Ok(None);
+        }
+        if self.cert.is_some() {
+            return Err(Exit::usage(
+                "--save-spec: a spec does not carry a client certificate's private key; give --cert and --key where it runs",
+            ));
+        }
+        let ca_pem =
+            match &self.cacert {
+                Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                    Exit::usage(format!("--cacert: cannot read {}: {e}", p.display()))
+                })?),
+                None => None,
+            };
+        Ok(Some(TlsSettings {
+            insecure: self.insecure,
+            ca_pem,
+            resume: self.resume,
+            version: self
+                .version
+                .map(|v| match v {
+                    Versions::Tls12 => "1.2".to_string(),
+                    Versions::Tls13 => "1.3".to_string(),
+                    Versions::Both => "both".to_string(),
+                })
+                .filter(|v| v != "both"),
+        }))
     }
 
     fn given(&self) -> Option<&'static str> {

@@ -127,7 +127,7 @@ impl<I: Iterator> Iterator for Stride<I> {
 
 /// httperf's `--period` forms: `d`eterministic, `e`xponential, `u`niform and
 /// `v`ariable (interarrival times T1 for D1 seconds, then T2 for D2, …).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Period {
     /// Fixed interarrival time, seconds.
     Deterministic(f64),

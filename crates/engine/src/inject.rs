@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::arrivals::Rng;
 
 /// One injection step.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Step {
     /// `nothingFor(d)`: no arrivals for `d`.
     NothingFor(Duration),
@@ -135,7 +135,7 @@ impl std::fmt::Display for Step {
 }
 
 /// A chain of injection steps, all open or all closed (as Gatling requires).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Profile {
     /// The steps, in order.
     pub steps: Vec<Step>,

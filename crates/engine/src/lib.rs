@@ -36,6 +36,7 @@ pub mod limits;
 pub mod live;
 pub mod math;
 pub mod merge;
+pub mod portable;
 pub mod proto;
 pub mod recorder;
 pub mod request;
@@ -224,13 +225,21 @@ fn schedule_zero(at: Option<SystemTime>, control: &Control) -> Option<Zero> {
     }
 }
 
-/// This machine's host name, or `unknown`.
+/// This machine's host name (the kernel's, so that it is known without /proc, as in
+/// a minimal container), or `unknown`.
 fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+    // SAFETY: uname only writes into the struct it is given; zeroed is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: uname leaves `nodename` NUL-terminated within its length.
+    let name = unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) };
+    match name.to_string_lossy().trim() {
+        "" => "unknown".into(),
+        h => h.to_string(),
+    }
 }
 
 /// The schedule of worker `w` of `workers` for the spec's shape and segment. Arrival

@@ -19,11 +19,13 @@ pub enum Version {
 }
 
 /// A request ready to be written.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// Upper-case method, for framing decisions (HEAD has no response body).
     pub method: String,
-    /// The encoded request (head and body).
+    /// The encoded request (head and body); hex in a portable spec, as a body may be
+    /// any bytes.
+    #[serde(with = "crate::portable::hex")]
     pub bytes: Vec<u8>,
 }
 

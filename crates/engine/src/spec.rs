@@ -15,7 +15,7 @@ use crate::request::Request;
 use crate::target::Target;
 
 /// How load is offered.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Shape {
     /// A pool of connections, each sending its next request as soon as it is free.
     Closed,
@@ -85,7 +85,7 @@ impl Shape {
 }
 
 /// What one session (a Gatling user, an httperf connection) does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Session {
     /// Requests in the session.
     pub calls: u32,
@@ -107,7 +107,7 @@ impl Default for Session {
 
 /// One step of a session's script: a request, and the pause after its response before
 /// the next step (Gatling's `exec(http(…)).pause(…)`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     /// The request.
     pub request: Request,

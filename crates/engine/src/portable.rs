@@ -1,0 +1,238 @@
+//! A load spec as a file: what `stampede load --save-spec` writes and `--spec` runs, and
+//! what a plan's client hosts are sent, so that a run built on one machine (from flags,
+//! a dialect's translation or a plan's scenario) is the same run on another.
+//!
+//! It holds everything a [`LoadSpec`] does except what belongs to the process running
+//! it (its segment and shared start, given by flags) and the TLS client configuration,
+//! which cannot travel as it is: its settings do ([`TlsSettings`], with the CA
+//! certificates' text rather than a path that may not exist on the other machine),
+//! and the caller builds the configuration from them. The target travels as its URL
+//! (and Unix socket path) and is resolved again where the spec runs.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{LoadSpec, Session, Shape, Step};
+use crate::target::{Address, Target};
+use crate::{Request, SpecError};
+
+/// The format's name and version, checked on reading.
+pub const FORMAT: &str = "stampede-spec/1";
+
+/// TLS settings, portable: the configuration is built from them where the spec runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsSettings {
+    /// Accept any server certificate.
+    pub insecure: bool,
+    /// CA certificates to trust instead of the system's (PEM text).
+    pub ca_pem: Option<String>,
+    /// Resume sessions on new connections.
+    pub resume: bool,
+    /// `1.2` or `1.3` only; both when absent.
+    pub version: Option<String>,
+}
+
+/// A [`LoadSpec`] that can be written to a file and read on another machine.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortableSpec {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The stampede version that wrote it.
+    pub version: String,
+    /// The target's URL.
+    pub url: String,
+    /// A Unix socket to connect to instead of the URL's host.
+    pub unix_socket: Option<String>,
+    /// The request.
+    pub request: Request,
+    /// See [`LoadSpec`].
+    pub connections: usize,
+    /// See [`LoadSpec`].
+    pub threads: usize,
+    /// See [`LoadSpec`].
+    pub requests: Option<u64>,
+    /// See [`LoadSpec`].
+    pub duration: Option<Duration>,
+    /// See [`LoadSpec`].
+    pub keepalive: bool,
+    /// See [`LoadSpec`].
+    pub pipeline: usize,
+    /// See [`LoadSpec`].
+    pub timeout: Option<Duration>,
+    /// See [`LoadSpec`].
+    pub connect_timeout: Duration,
+    /// See [`LoadSpec`].
+    pub check_length: bool,
+    /// See [`LoadSpec`].
+    pub shape: Shape,
+    /// See [`LoadSpec`].
+    pub session: Session,
+    /// See [`LoadSpec`].
+    pub script: Vec<Step>,
+    /// See [`LoadSpec`].
+    pub seed: u64,
+    /// See [`LoadSpec`].
+    pub http2: bool,
+    /// TLS settings for an https target.
+    pub tls: Option<TlsSettings>,
+}
+
+impl PortableSpec {
+    /// The portable form of `spec`, with the TLS settings its configuration was built
+    /// from (`None` for plain http).
+    pub fn of(spec: &LoadSpec, tls: Option<TlsSettings>) -> PortableSpec {
+        PortableSpec {
+            format: FORMAT.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            url: spec.target.url.clone(),
+            unix_socket: match &spec.target.address {
+                Address::Unix(p) => Some(p.display().to_string()),
+                Address::Tcp(_) => None,
+            },
+            request: spec.request.clone(),
+            connections: spec.connections,
+            threads: spec.threads,
+            requests: spec.requests,
+            duration: spec.duration,
+            keepalive: spec.keepalive,
+            pipeline: spec.pipeline,
+            timeout: spec.timeout,
+            connect_timeout: spec.connect_timeout,
+            check_length: spec.check_length,
+            shape: spec.shape.clone(),
+            session: spec.session,
+            script: spec.script.clone(),
+            seed: spec.seed,
+            http2: spec.http2,
+            tls,
+        }
+    }
+
+    /// Reads one from JSON, saying what is wrong with it.
+    pub fn from_json(text: &str) -> Result<PortableSpec, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        match v.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            Some(other) => {
+                return Err(format!(
+                    "format {other:?}, not {FORMAT:?} (written by another stampede version)"
+                ))
+            }
+            None => return Err(format!("no \"format\": not a {FORMAT} file")),
+        }
+        serde_json::from_value(v).map_err(|e| e.to_string())
+    }
+
+    /// As JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("specs serialise")
+    }
+
+    /// The spec, its target resolved here; the TLS configuration is left for the
+    /// caller to build from [`PortableSpec::tls`].
+    pub fn into_spec(self) -> Result<LoadSpec, SpecError> {
+        let mut target = Target::parse(&self.url)?;
+        if let Some(p) = &self.unix_socket {
+            target = target.with_unix_socket(p);
+        }
+        let mut spec = LoadSpec::new(target, self.request);
+        spec.connections = self.connections;
+        spec.threads = self.threads;
+        spec.requests = self.requests;
+        spec.duration = self.duration;
+        spec.keepalive = self.keepalive;
+        spec.pipeline = self.pipeline;
+        spec.timeout = self.timeout;
+        spec.connect_timeout = self.connect_timeout;
+        spec.check_length = self.check_length;
+        spec.shape = self.shape;
+        spec.session = self.session;
+        spec.script = self.script;
+        spec.seed = self.seed;
+        spec.http2 = self.http2;
+        Ok(spec)
+    }
+}
+
+/// Bytes as a hex string, for JSON.
+pub(crate) mod hex {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        let mut t = String::with_capacity(bytes.len() * 2);
+        for b in bytes {
+            t.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
+            t.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
+        }
+        s.serialize_str(&t)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let t = String::deserialize(d)?;
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Ok(c - b'0'),
+            b'a'..=b'f' => Ok(c - b'a' + 10),
+            b'A'..=b'F' => Ok(c - b'A' + 10),
+            _ => Err(serde::de::Error::custom(format!(
+                "{:?} is not a hex digit",
+                char::from(c)
+            ))),
+        };
+        if t.len() % 2 != 0 {
+            return Err(serde::de::Error::custom("hex text of odd length"));
+        }
+        t.as_bytes()
+            .chunks(2)
+            .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inject::Profile;
+    use crate::RequestBuilder;
+
+    #[test]
+    fn a_spec_travels_whole() {
+        let target = Target::parse("http://127.0.0.1:9/x?y=1").unwrap();
+        let request = RequestBuilder::native(&target, "POST", true)
+            .body(vec![0, 255, b'\r', b'\n'])
+            .build()
+            .unwrap();
+        let mut spec = LoadSpec::new(target, request);
+        spec.connections = 7;
+        spec.threads = 2;
+        spec.duration = Some(Duration::from_millis(1500));
+        spec.shape = Shape::Users(Profile::parse(&["rampUsers(10).during(2)".into()]).unwrap());
+        spec.session.calls = 3;
+        spec.seed = 42;
+        let text = PortableSpec::of(&spec, None).to_json();
+        let back = PortableSpec::from_json(&text).unwrap().into_spec().unwrap();
+        assert_eq!(back.request.bytes, spec.request.bytes);
+        assert_eq!(back.request.method, "POST");
+        assert_eq!(back.target, spec.target);
+        assert_eq!(
+            (back.connections, back.threads, back.duration, back.seed),
+            (7, 2, spec.duration, 42)
+        );
+        assert_eq!(
+            back.shape.describe(&back.session),
+            spec.shape.describe(&spec.session)
+        );
+        // What is not a spec, or another version's, is named.
+        assert!(PortableSpec::from_json("{}")
+            .unwrap_err()
+            .contains("no \"format\""));
+        let other = text.replace(FORMAT, "stampede-spec/9");
+        assert!(PortableSpec::from_json(&other)
+            .unwrap_err()
+            .contains("another stampede version"));
+        let odd = text.replace("\"bytes\": \"", "\"bytes\": \"0");
+        assert!(PortableSpec::from_json(&odd).is_err());
+    }
+}
