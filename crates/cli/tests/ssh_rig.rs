@@ -1,7 +1,9 @@
 //! A multi-host rig on this one machine: network namespaces made here — one for the
 //! reference server, four for clients — joined by veth pairs, each client namespace
 //! with its own network stack, address and sshd. `stampede ssh` runs a four-host
-//! open-model run through it over real SSH, and the merged result is checked.
+//! open-model run through it over real SSH, and the merged result is checked; a bench
+//! starts its target on the server "host" over SSH, samples it there and generates
+//! the load from the four client hosts.
 //! Addresses (10.77.0.0/16) exist only inside these namespaces, which are removed when
 //! the test ends. Needs root, `ip` and OpenSSH's sshd: without them it says so and
 //! passes, unless STAMPEDE_REQUIRE_PEERS is set (as in CI).
@@ -19,6 +21,12 @@ struct Rig {
     namespaces: Vec<String>,
     children: Vec<Child>,
     dir: PathBuf,
+    /// The server's namespace, where the controller runs too.
+    server_ns: String,
+    /// The client namespaces' sshd addresses.
+    hosts: Vec<String>,
+    /// The private key every sshd takes.
+    key: PathBuf,
 }
 
 impl Drop for Rig {
@@ -58,7 +66,10 @@ fn unavailable() -> Option<String> {
     if !Path::new("/usr/sbin/sshd").exists() {
         return Some("OpenSSH's sshd (apt install openssh-server)".into());
     }
-    let probe = format!("stampede-probe-{}", std::process::id());
+    // Tests run at once: each probe its own name.
+    static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = format!("stampede-probe-{}-{n}", std::process::id());
     let ok = Command::new("ip")
         .args(["netns", "add", &probe])
         .status()
@@ -84,109 +95,136 @@ fn wait_tcp(ns: &str, addr: &str, port: u16) {
     panic!("{addr}:{port} in {ns} did not open");
 }
 
-#[test]
-fn four_hosts_over_ssh_merge_to_one_open_model_run() {
-    if let Some(what) = unavailable() {
-        return crate::common::missing_peer(&what);
-    }
-    let id = std::process::id();
-    let dir = std::env::temp_dir().join(format!("stampede-rig-{id}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut rig = Rig {
-        namespaces: Vec::new(),
-        children: Vec::new(),
-        dir: dir.clone(),
-    };
-    let server_ns = format!("st{id}-s");
-    run(&["ip", "netns", "add", &server_ns]);
-    rig.namespaces.push(server_ns.clone());
-    netns(&server_ns, &["ip", "link", "set", "lo", "up"]);
-    netns(
-        &server_ns,
-        &[
-            "ip",
-            "addr",
-            "add",
-            &format!("{SERVER_ADDR}/32"),
-            "dev",
-            "lo",
-        ],
-    );
-    // A key for the clients' sshd, and one to log in with.
-    let key = dir.join("id");
-    run(&[
-        "ssh-keygen",
-        "-q",
-        "-t",
-        "ed25519",
-        "-N",
-        "",
-        "-f",
-        key.to_str().unwrap(),
-    ]);
-    let host_key = dir.join("host");
-    run(&[
-        "ssh-keygen",
-        "-q",
-        "-t",
-        "ed25519",
-        "-N",
-        "",
-        "-f",
-        host_key.to_str().unwrap(),
-    ]);
-    let mut hosts = Vec::new();
-    for k in 1..=CLIENTS {
-        let ns = format!("st{id}-c{k}");
-        run(&["ip", "netns", "add", &ns]);
-        rig.namespaces.push(ns.clone());
-        let (a, b) = (format!("st{id}a{k}"), format!("st{id}b{k}"));
-        run(&["ip", "link", "add", &a, "type", "veth", "peer", "name", &b]);
-        run(&["ip", "link", "set", &a, "netns", &ns]);
-        run(&["ip", "link", "set", &b, "netns", &server_ns]);
-        let (client_addr, server_side) = (format!("10.77.{k}.1"), format!("10.77.{k}.2"));
-        netns(&ns, &["ip", "link", "set", "lo", "up"]);
-        netns(
-            &ns,
-            &["ip", "addr", "add", &format!("{client_addr}/30"), "dev", &a],
-        );
-        netns(&ns, &["ip", "link", "set", &a, "up"]);
-        netns(
-            &ns,
-            &["ip", "route", "add", SERVER_ADDR, "via", &server_side],
-        );
+impl Rig {
+    /// Namespaces for a server and `CLIENTS` clients, veths between them, an sshd in
+    /// each client namespace (and, with `server_sshd`, one in the server's at
+    /// SERVER_ADDR); `None`, said, where this machine cannot.
+    fn build(server_sshd: bool) -> Option<Rig> {
+        if let Some(what) = unavailable() {
+            crate::common::missing_peer(&what);
+            return None;
+        }
+        let id = std::process::id();
+        let tag = if server_sshd { "l" } else { "s" };
+        let dir = std::env::temp_dir().join(format!("stampede-rig{tag}-{id}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rig = Rig {
+            namespaces: Vec::new(),
+            children: Vec::new(),
+            dir: dir.clone(),
+            server_ns: format!("st{id}{tag}-s"),
+            hosts: Vec::new(),
+            key: dir.join("id"),
+        };
+        let server_ns = rig.server_ns.clone();
+        run(&["ip", "netns", "add", &server_ns]);
+        rig.namespaces.push(server_ns.clone());
+        netns(&server_ns, &["ip", "link", "set", "lo", "up"]);
         netns(
             &server_ns,
-            &["ip", "addr", "add", &format!("{server_side}/30"), "dev", &b],
+            &[
+                "ip",
+                "addr",
+                "add",
+                &format!("{SERVER_ADDR}/32"),
+                "dev",
+                "lo",
+            ],
         );
-        netns(&server_ns, &["ip", "link", "set", &b, "up"]);
-        let config = dir.join(format!("sshd{k}"));
-        std::fs::write(
-            &config,
-            format!(
-                "ListenAddress {client_addr}\nPort 22\nHostKey {}\nAuthorizedKeysFile {}.pub\n\
-                 PidFile {}/sshd{k}.pid\nUsePAM no\nStrictModes no\nPermitRootLogin yes\n\
-                 PasswordAuthentication no\n",
-                host_key.display(),
-                key.display(),
-                dir.display()
-            ),
-        )
-        .unwrap();
-        // sshd refuses to start without its privilege-separation directory.
-        let _ = std::fs::create_dir_all("/run/sshd");
-        rig.children.push(
-            Command::new("ip")
-                .args(["netns", "exec", &ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
-                .arg(&config)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        wait_tcp(&ns, &client_addr, 22);
-        hosts.push(client_addr);
+        // A key for every sshd, and one to log in with.
+        let key = rig.key.clone();
+        let host_key = dir.join("host");
+        for k in [&key, &host_key] {
+            run(&[
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                k.to_str().unwrap(),
+            ]);
+        }
+        let sshd = |rig: &mut Rig, ns: &str, addr: &str, n: usize| {
+            let config = dir.join(format!("sshd{n}"));
+            std::fs::write(
+                &config,
+                format!(
+                    "ListenAddress {addr}\nPort 22\nHostKey {}\nAuthorizedKeysFile {}.pub\n\
+                     PidFile {}/sshd{n}.pid\nUsePAM no\nStrictModes no\nPermitRootLogin yes\n\
+                     PasswordAuthentication no\n",
+                    host_key.display(),
+                    key.display(),
+                    dir.display()
+                ),
+            )
+            .unwrap();
+            // sshd refuses to start without its privilege-separation directory.
+            let _ = std::fs::create_dir_all("/run/sshd");
+            rig.children.push(
+                Command::new("ip")
+                    .args(["netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
+                    .arg(&config)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            );
+            wait_tcp(ns, addr, 22);
+        };
+        if server_sshd {
+            sshd(&mut rig, &server_ns, SERVER_ADDR, 0);
+        }
+        for k in 1..=CLIENTS {
+            let ns = format!("st{id}{tag}-c{k}");
+            run(&["ip", "netns", "add", &ns]);
+            rig.namespaces.push(ns.clone());
+            let (a, b) = (format!("st{id}{tag}a{k}"), format!("st{id}{tag}b{k}"));
+            run(&["ip", "link", "add", &a, "type", "veth", "peer", "name", &b]);
+            run(&["ip", "link", "set", &a, "netns", &ns]);
+            run(&["ip", "link", "set", &b, "netns", &server_ns]);
+            let (client_addr, server_side) = (format!("10.77.{k}.1"), format!("10.77.{k}.2"));
+            netns(&ns, &["ip", "link", "set", "lo", "up"]);
+            netns(
+                &ns,
+                &["ip", "addr", "add", &format!("{client_addr}/30"), "dev", &a],
+            );
+            netns(&ns, &["ip", "link", "set", &a, "up"]);
+            netns(
+                &ns,
+                &["ip", "route", "add", SERVER_ADDR, "via", &server_side],
+            );
+            netns(
+                &server_ns,
+                &["ip", "addr", "add", &format!("{server_side}/30"), "dev", &b],
+            );
+            netns(&server_ns, &["ip", "link", "set", &b, "up"]);
+            sshd(&mut rig, &ns, &client_addr, k);
+            rig.hosts.push(client_addr);
+        }
+        Some(rig)
     }
+
+    /// The ssh options that log in to the rig's sshds.
+    fn ssh_options(&self) -> Vec<String> {
+        vec![
+            format!("IdentityFile={}", self.key.display()),
+            "StrictHostKeyChecking=no".into(),
+            "UserKnownHostsFile=/dev/null".into(),
+            "User=root".into(),
+            "ConnectTimeout=5".into(),
+            "LogLevel=ERROR".into(),
+        ]
+    }
+}
+
+#[test]
+fn four_hosts_over_ssh_merge_to_one_open_model_run() {
+    let Some(mut rig) = Rig::build(false) else {
+        return;
+    };
+    let (server_ns, hosts, dir) = (rig.server_ns.clone(), rig.hosts.clone(), rig.dir.clone());
     // The reference server, in its own namespace, at the one address every client
     // routes to.
     let port = 8080;
@@ -222,21 +260,7 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
             "ssh",
         ])
         .args(["--hosts", &hosts.join(","), "--start-in", "2s"])
-        .args(["-o", &format!("IdentityFile={}", key.display())])
-        .args([
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-        ])
-        .args([
-            "-o",
-            "User=root",
-            "-o",
-            "ConnectTimeout=5",
-            "-o",
-            "LogLevel=ERROR",
-        ])
+        .args(rig.ssh_options().iter().flat_map(|o| ["-o", o.as_str()]))
         .args(["--remote-stampede", env!("CARGO_BIN_EXE_stampede")])
         .args(["--json", merged.to_str().unwrap(), "--"])
         .args(["load", "--rate", "2000", "-d", "2s", "-c", "8"])
@@ -275,5 +299,82 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
         "{open}"
     );
     assert_eq!(m["connections_opened"].as_u64().unwrap(), 8);
+    drop(rig);
+}
+
+#[test]
+fn a_bench_starts_its_target_on_a_host_and_loads_it_from_four() {
+    let Some(rig) = Rig::build(true) else {
+        return;
+    };
+    let stampede = env!("CARGO_BIN_EXE_stampede");
+    let options: Vec<String> = rig.ssh_options().iter().map(|o| format!("{o:?}")).collect();
+    let hosts: Vec<String> = rig.hosts.iter().map(|h| format!("{h:?}")).collect();
+    let plan = rig.dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"rig\"\n\
+             [runs]\nwarmup = 0\nrepetitions = 1\n\
+             [client]\nhosts = [{}]\nthreads = 1\n\
+             [ssh]\noptions = [{}]\nstampede = {stampede:?}\n\
+             [[target]]\nname = \"remote\"\nhost = \"{SERVER_ADDR}\"\nport = 8081\n\
+             start = \"{{stampede}} serve --threads 1 --listen {SERVER_ADDR}:{{port}}\"\n\
+             version = \"{{stampede}} --version\"\n\
+             [[scenario]]\nname = \"open\"\npath = \"/pong\"\nrate = 1000\nduration = \"2s\"\nconnections = 8\n\
+             verify = {{ status = 200, body = \"PONG\" }}\n",
+            hosts.join(", "),
+            options.join(", ")
+        ),
+    )
+    .unwrap();
+    let summary = rig.dir.join("summary.json");
+    let out = Command::new("ip")
+        .args(["netns", "exec", &rig.server_ns, stampede, "bench"])
+        .arg(&plan)
+        .arg("--db")
+        .arg(rig.dir.join("s.db"))
+        .arg("--json")
+        .arg(&summary)
+        .arg("--report")
+        .arg(rig.dir.join("report.md"))
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+    // The version command ran on the host; the target was stopped there and said so.
+    let version = s["environment"]["targets"]["remote"]["version"]
+        .as_str()
+        .unwrap();
+    assert!(version.starts_with("stampede "), "{s:#}");
+    assert_eq!(
+        s["targets"][0]["status"], "stopped: killed by signal 15",
+        "{s:#}"
+    );
+    // The run is the merge of the client hosts' segments (this process generated no
+    // load: no client CPU of its own), and the target was sampled on its host.
+    let cell = &s["rows"][0]["cells"][0];
+    let completed = cell["completed"].as_u64().unwrap();
+    assert!((1990..=2000).contains(&completed), "{cell:#}");
+    assert!(cell["client_cpu_us_per_req"].is_null(), "{cell:#}");
+    assert!(
+        cell["target_peak_rss_kb"].as_u64().unwrap() > 1000,
+        "{cell:#}"
+    );
+    // Nothing of the target is left on its host.
+    std::thread::sleep(Duration::from_millis(300));
+    let left = Command::new("ip")
+        .args(["netns", "exec", &rig.server_ns, "bash", "-c"])
+        .arg(format!("exec 3<>/dev/tcp/{SERVER_ADDR}/8081"))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!left.success(), "the target still listens after the bench");
     drop(rig);
 }

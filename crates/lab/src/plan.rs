@@ -65,6 +65,9 @@ pub struct Target {
     pub port: Option<u16>,
     /// Speak HTTPS to it, verifying its certificate as said.
     pub tls: Option<TargetTls>,
+    /// The address in a started target's URL (default 127.0.0.1, or the host of
+    /// `host`): where the load reaches it, which the command must listen on.
+    pub address: Option<String>,
     /// Line of the `[[target]]` table.
     pub line: usize,
 }
@@ -91,6 +94,9 @@ pub enum TargetKind {
         cwd: Option<PathBuf>,
         /// SIGTERM, then SIGKILL after this long.
         stop_grace: Duration,
+        /// Start it on this host over ssh (a destination as ssh takes it) instead of
+        /// here; its CPU and memory are sampled there.
+        host: Option<String>,
     },
     /// An external server, not started or stopped: `http://host:port` or
     /// `https://host:port`.
@@ -232,6 +238,10 @@ pub struct Plan {
     pub client_cpus: Vec<usize>,
     /// Load generator threads (default: one per client CPU).
     pub client_threads: Option<usize>,
+    /// Hosts that generate the load, one segment each over ssh, with the ssh options
+    /// and stampede program used for them and for targets started on other hosts
+    /// (`[client] hosts`, `[ssh]`); no hosts: the load comes from this process.
+    pub remote: crate::remote::Hosts,
     /// Targets, compared in this order (the first is the baseline).
     pub targets: Vec<Target>,
     /// Scenarios.
@@ -247,6 +257,7 @@ struct RawPlan {
     description: Option<String>,
     runs: Option<RawRuns>,
     client: Option<RawClient>,
+    ssh: Option<RawSsh>,
     #[serde(default, rename = "target")]
     targets: Vec<Spanned<RawTarget>>,
     #[serde(default, rename = "scenario")]
@@ -265,8 +276,19 @@ struct RawRuns {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawClient {
-    cpus: Option<Vec<usize>>,
+    cpus: Option<Spanned<Vec<usize>>>,
     threads: Option<Spanned<usize>>,
+    hosts: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSsh {
+    #[serde(default)]
+    options: Vec<String>,
+    stampede: Option<String>,
+    #[serde(default)]
+    copy: bool,
 }
 
 #[derive(Deserialize)]
@@ -285,6 +307,8 @@ struct RawTarget {
     cpus: Vec<usize>,
     port: Option<Spanned<u16>>,
     stop_grace: Option<Spanned<String>>,
+    host: Option<Spanned<String>>,
+    address: Option<Spanned<String>>,
     tls: Option<bool>,
     insecure: Option<Spanned<bool>>,
     cacert: Option<Spanned<String>>,
@@ -461,6 +485,19 @@ impl Plan {
                         Some(g) => cx.duration(g, "target.stop_grace")?,
                         None => Duration::from_secs(5),
                     },
+                    host: match &t.host {
+                        Some(h) if h.get_ref().trim().is_empty() => {
+                            return Err(cx.err(h.span().start, "target.host", "must not be empty"))
+                        }
+                        Some(h) if t.port.is_none() => {
+                            return Err(cx.err(
+                                h.span().start,
+                                "target.host",
+                                "a target started on another host needs port = N (a free port there cannot be chosen from here)",
+                            ))
+                        }
+                        h => h.as_ref().map(|h| h.get_ref().trim().to_string()),
+                    },
                 },
                 (None, Some(url)) => {
                     let u = url.get_ref().trim_end_matches('/').to_string();
@@ -477,6 +514,15 @@ impl Plan {
                             "target.url",
                             "tls = true needs an https:// url",
                         ));
+                    }
+                    for (field, v) in [("target.host", &t.host), ("target.address", &t.address)] {
+                        if let Some(v) = v {
+                            return Err(cx.err(
+                                v.span().start,
+                                field,
+                                "applies to a target the lab starts (start = …); a target given by url is reached at its url",
+                            ));
+                        }
                     }
                     TargetKind::External { url: u }
                 }
@@ -520,10 +566,21 @@ impl Plan {
                     cacert: c.as_ref().map(|c| PathBuf::from(c.get_ref())),
                 }),
             };
+            let address = match &t.address {
+                Some(a) if a.get_ref().trim().is_empty() || a.get_ref().contains(['/', ' ']) => {
+                    return Err(cx.err(
+                        a.span().start,
+                        "target.address",
+                        format!("{:?} is not a host name or IP address", a.get_ref()),
+                    ))
+                }
+                a => a.as_ref().map(|a| a.get_ref().trim().to_string()),
+            };
             targets.push(Target {
                 name,
                 tls,
                 kind,
+                address,
                 ready_path: match &t.ready {
                     Some(r) => {
                         check_request(&cx, "target.ready", r.span().start, "GET", r.get_ref())?;
@@ -568,16 +625,50 @@ impl Plan {
         let client = raw.client.unwrap_or(RawClient {
             cpus: None,
             threads: None,
+            hosts: None,
         });
         if let Some(t) = client.threads.as_ref().filter(|t| *t.get_ref() == 0) {
             return Err(cx.err(t.span().start, "client.threads", "must be at least 1"));
         }
+        let hosts = client
+            .hosts
+            .as_ref()
+            .map_or(Vec::new(), |h| h.get_ref().clone());
+        if let Some(h) = &client.hosts {
+            if h.get_ref().iter().any(|x| x.trim().is_empty()) {
+                return Err(cx.err(h.span().start, "client.hosts", "a host is empty"));
+            }
+            if h.get_ref().is_empty() {
+                return Err(cx.err(
+                    h.span().start,
+                    "client.hosts",
+                    "must name at least one host",
+                ));
+            }
+            if let Some(c) = &client.cpus {
+                return Err(cx.err(
+                    c.span().start,
+                    "client.cpus",
+                    "pins the load generator here; with client.hosts the load comes from the hosts",
+                ));
+            }
+            for t in &targets {
+                check_reachable(&cx, t, h.span().start)?;
+            }
+        }
+        let ssh = raw.ssh.unwrap_or_default();
         Ok(Plan {
             name: raw.name.unwrap_or_else(|| file.to_string()),
             description: raw.description,
             runs,
-            client_cpus: client.cpus.unwrap_or_default(),
+            client_cpus: client.cpus.map(Spanned::into_inner).unwrap_or_default(),
             client_threads: client.threads.map(Spanned::into_inner),
+            remote: crate::remote::Hosts {
+                hosts: hosts.iter().map(|h| h.trim().to_string()).collect(),
+                options: ssh.options,
+                program: ssh.stampede,
+                copy: ssh.copy,
+            },
             targets,
             scenarios,
             source: src.to_string(),
@@ -612,6 +703,44 @@ impl Plan {
             }
         }
         Ok(plan)
+    }
+}
+
+/// With client hosts, a target must be reached at an address that means it from
+/// there: not this machine's loopback.
+fn check_reachable(cx: &Ctx, t: &Target, at: usize) -> Result<(), PlanError> {
+    let loopback = |h: &str| {
+        let h = h.trim_start_matches('[').trim_end_matches(']');
+        h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+    };
+    let problem = match &t.kind {
+        TargetKind::External { url } => {
+            let host = url
+                .split_once("://")
+                .map_or(url.as_str(), |x| x.1)
+                .split(['/', '?'])
+                .next()
+                .unwrap_or("");
+            let host = host.rsplit_once(':').map_or(host, |x| x.0);
+            loopback(host).then(|| format!("its url {url} is loopback, which on each client host is that host itself"))
+        }
+        TargetKind::Command { host: None, .. } => match &t.address {
+            None => Some("it is started here and reached at 127.0.0.1: give address = \"…\" (this machine's address as the hosts reach it) and have it listen there".to_string()),
+            Some(a) if loopback(a) => Some(format!("its address {a} is loopback")),
+            Some(_) => None,
+        },
+        TargetKind::Command { host: Some(_), .. } => None,
+    };
+    match problem {
+        Some(p) => Err(cx.err(
+            at,
+            "client.hosts",
+            format!(
+                "target {:?} cannot be reached from the client hosts: {p}",
+                t.name
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

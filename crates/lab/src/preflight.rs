@@ -1,5 +1,5 @@
-//! What a plan needs from this machine, checked before anything starts: each started
-//! target's working directory exists, its start command's program can be found, and
+//! What a plan needs from this machine, checked before anything starts: each target
+//! started here has its working directory, its start command's program can be found, and
 //! every CPU a plan pins to is one this process may run on.
 //!
 //! The plan parser checks what a plan says; this checks what it assumes, so that
@@ -32,15 +32,20 @@ pub fn check(plan: &Plan, file: &str) -> Vec<PlanError> {
         err(client_line, "client.cpus", cpu_message(c, &allowed));
     }
     for t in &plan.targets {
+        let TargetKind::Command {
+            start,
+            env,
+            cwd,
+            host: None,
+            ..
+        } = &t.kind
+        else {
+            // Another host's paths and CPUs are its own; an external server has none.
+            continue;
+        };
         if let Some(c) = missing_cpu(&t.cpus, &allowed) {
             err(t.line, "target.cpus", cpu_message(c, &allowed));
         }
-        let TargetKind::Command {
-            start, env, cwd, ..
-        } = &t.kind
-        else {
-            continue;
-        };
         if let Some(d) = cwd {
             if !d.is_dir() {
                 err(

@@ -38,6 +38,17 @@ pub struct Running {
     /// The direct child is a guard (not measured itself) that ends the tree within
     /// this grace of a stop.
     guard: Option<Duration>,
+    /// The target runs on another host; the direct child is the ssh that watches it.
+    remote: Option<Remote>,
+}
+
+/// A target on another host: the ssh running [`crate::remote::TARGET_SCRIPT`] there,
+/// whose standard input ends the target when closed, and what the script reports.
+struct Remote {
+    stdin: Option<std::process::ChildStdin>,
+    reported: Arc<Mutex<crate::remote::Reported>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    grace: Duration,
 }
 
 /// Run a target under a guard ([`crate::guard`]): the stampede executable that acts as
@@ -50,6 +61,26 @@ pub struct Guard<'a> {
 }
 
 const TAIL: usize = 4096;
+
+/// Keeps the last [`TAIL`] bytes of `err` in `buf` until it ends.
+fn tail_reader(
+    mut err: impl Read + Send + 'static,
+    buf: Arc<Mutex<VecDeque<u8>>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 1024];
+        while let Ok(n) = err.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            let mut b = buf.lock().unwrap_or_else(|e| e.into_inner());
+            b.extend(&chunk[..n]);
+            while b.len() > TAIL {
+                b.pop_front();
+            }
+        }
+    })
+}
 
 impl Running {
     /// Runs `command` through `sh -c` in a new process group, under `guard` when given.
@@ -88,30 +119,99 @@ impl Running {
         }
         let mut child = cmd.spawn()?;
         let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL)));
-        let mut reader = None;
-        if let Some(mut err) = child.stderr.take() {
-            let buf = stderr.clone();
-            reader = Some(std::thread::spawn(move || {
-                let mut chunk = [0u8; 1024];
-                while let Ok(n) = err.read(&mut chunk) {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut b = buf.lock().unwrap_or_else(|e| e.into_inner());
-                    b.extend(&chunk[..n]);
-                    while b.len() > TAIL {
-                        b.pop_front();
-                    }
-                }
-            }));
-        }
+        let reader = child
+            .stderr
+            .take()
+            .map(|err| tail_reader(err, stderr.clone()));
         Ok(Running {
             child,
             stderr,
             reader,
             exited: None,
             guard: guard.map(|g| g.grace),
+            remote: None,
         })
+    }
+
+    /// Runs `command` on `host` over ssh (with `hosts`' options), in a session of its
+    /// own there, pinned with taskset to `cpus` if given; see
+    /// [`crate::remote::TARGET_SCRIPT`]. Its standard error comes back as a local
+    /// target's does.
+    pub fn start_remote(
+        hosts: &crate::remote::Hosts,
+        host: &str,
+        command: &str,
+        env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
+        cpus: &[usize],
+        grace: Duration,
+    ) -> std::io::Result<Running> {
+        use crate::remote::quote;
+        let mut line = String::new();
+        for (k, v) in env {
+            line += &format!("export {k}={}; ", quote(v));
+        }
+        if let Some(d) = cwd {
+            line += &format!("cd {} && ", quote(&d.display().to_string()));
+        }
+        line += command;
+        let cpus: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        let words = [
+            "sh".to_string(),
+            "-c".into(),
+            crate::remote::TARGET_SCRIPT.into(),
+            "sh".into(),
+            line,
+            format!("{:.3}", grace.as_secs_f64()),
+            cpus.join(","),
+        ];
+        let quoted: Vec<String> = words.iter().map(|w| quote(w)).collect();
+        let mut child = hosts
+            .base("ssh")
+            .arg(host)
+            .arg(quoted.join(" "))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL)));
+        let reader = child
+            .stderr
+            .take()
+            .map(|err| tail_reader(err, stderr.clone()));
+        let reported = Arc::new(Mutex::new(crate::remote::Reported::default()));
+        let lines = child.stdout.take().map(|out| {
+            let reported = reported.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                    reported.lock().unwrap_or_else(|e| e.into_inner()).take(&l);
+                }
+            })
+        });
+        Ok(Running {
+            remote: Some(Remote {
+                stdin: child.stdin.take(),
+                reported,
+                reader: lines,
+                grace,
+            }),
+            child,
+            stderr,
+            reader,
+            exited: None,
+            guard: None,
+        })
+    }
+
+    /// The target's CPU seconds (user, system) and resident memory (KiB) now, over its
+    /// whole process tree, here or on its host.
+    pub fn usage(&self) -> (f64, f64, u64) {
+        match &self.remote {
+            Some(r) => r.reported.lock().unwrap_or_else(|e| e.into_inner()).usage,
+            None => tree_usage(self.pid(), self.guarded()),
+        }
     }
 
     /// Whether the direct child is a guard rather than the target itself.
@@ -132,7 +232,9 @@ impl Running {
 
     /// `None` while running; how it ended once it has.
     pub fn poll_exit(&mut self) -> Option<Exit> {
-        if self.exited.is_none() {
+        if self.exited.is_none() && self.remote.is_some() {
+            self.exited = self.remote_exit(false);
+        } else if self.exited.is_none() {
             self.exited = wait4(self.pid(), false);
             if self.exited.is_some() {
                 self.drain_stderr();
@@ -158,8 +260,62 @@ impl Running {
         }
     }
 
+    /// How a remote target ended, once its ssh has (waiting for that when `block`):
+    /// the script's word for it, or the connection's end if the script could not say.
+    fn remote_exit(&mut self, block: bool) -> Option<Exit> {
+        let status = if block {
+            self.child.wait().ok()
+        } else {
+            self.child.try_wait().ok().flatten()
+        }?;
+        let r = self.remote.as_mut()?;
+        if let Some(h) = r.reader.take() {
+            let _ = h.join();
+        }
+        let rep = r.reported.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        self.drain_stderr();
+        Some(Exit {
+            status: rep.ended.unwrap_or_else(|| {
+                format!(
+                    "lost: ssh ended ({}) before the target did",
+                    status
+                        .code()
+                        .map_or("by a signal".to_string(), |c| format!("exit {c}"))
+                )
+            }),
+            user_s: rep.usage.0,
+            sys_s: rep.usage.1,
+            max_rss_kb: rep.peak,
+        })
+    }
+
     /// SIGTERM to the group, then SIGKILL after `grace`; returns how it ended.
     pub fn stop(&mut self, grace: Duration) -> Exit {
+        if let Some(r) = &mut self.remote {
+            if let Some(e) = &self.exited {
+                return e.clone();
+            }
+            // Closing the script's input stops the target there; the ssh ends when
+            // the script does, within the grace.
+            drop(r.stdin.take());
+            let deadline = Instant::now() + grace.max(r.grace) + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Some(e) = self.remote_exit(false) {
+                    self.exited = Some(e.clone());
+                    return e;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let e = self.remote_exit(true).unwrap_or(Exit {
+                status: "unknown".into(),
+                user_s: 0.0,
+                sys_s: 0.0,
+                max_rss_kb: 0,
+            });
+            self.exited = Some(e.clone());
+            return e;
+        }
         if let Some(e) = self.poll_exit() {
             kill_group(self.pid(), libc::SIGKILL);
             return e;
@@ -194,6 +350,15 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
+        if let Some(r) = &mut self.remote {
+            // The script there stops the target when its input closes.
+            drop(r.stdin.take());
+            if self.exited.is_none() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+            return;
+        }
         if self.exited.is_none() {
             kill_group(self.pid(), libc::SIGKILL);
             let _ = wait4(self.pid(), true);
@@ -361,49 +526,69 @@ pub fn tree_usage(root: i32, skip_root: bool) -> (f64, f64, u64) {
     (u as f64 / hz, s as f64 / hz, rss * page / 1024)
 }
 
-/// Samples a process tree every 100 ms until stopped: CPU at start and end, peak RSS.
+/// Samples a target's process tree every 100 ms until stopped (a remote target's
+/// script samples it there): CPU at start and end, peak RSS.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     peak: Arc<AtomicU64>,
     handle: Option<std::thread::JoinHandle<()>>,
-    root: i32,
-    skip_root: bool,
     start: (f64, f64),
 }
 
 impl Sampler {
-    /// Starts sampling the tree under `root` (without it, when `skip_root`).
-    pub fn start(root: i32, skip_root: bool) -> Sampler {
-        let (u, s, rss) = tree_usage(root, skip_root);
+    /// Starts sampling `target`; `usage` reads it (see [`Running::usage`]).
+    pub fn start(target: &Running) -> Sampler {
+        let (u, s, rss) = target.usage();
+        if let Some(r) = &target.remote {
+            r.reported
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .peak_since = rss;
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(AtomicU64::new(rss));
-        let handle = {
-            let (stop, peak) = (stop.clone(), peak.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    let (_, _, rss) = tree_usage(root, skip_root);
-                    peak.fetch_max(rss, Ordering::Relaxed);
-                }
-            })
+        let handle = match &target.remote {
+            Some(r) => {
+                let (stop, peak, reported) = (stop.clone(), peak.clone(), r.reported.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(100));
+                        let p = reported
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .peak_since;
+                        peak.fetch_max(p, Ordering::Relaxed);
+                    }
+                })
+            }
+            None => {
+                let (stop, peak) = (stop.clone(), peak.clone());
+                let (root, skip_root) = (target.pid(), target.guarded());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(100));
+                        let (_, _, rss) = tree_usage(root, skip_root);
+                        peak.fetch_max(rss, Ordering::Relaxed);
+                    }
+                })
+            }
         };
         Sampler {
             stop,
             peak,
             handle: Some(handle),
-            root,
-            skip_root,
             start: (u, s),
         }
     }
 
-    /// Stops; returns (user s, system s) used since the start, and the peak RSS in KiB.
-    pub fn finish(mut self) -> (f64, f64, u64) {
+    /// Stops; returns (user s, system s) `target` used since the start, and the peak
+    /// RSS in KiB.
+    pub fn finish(mut self, target: &Running) -> (f64, f64, u64) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
-        let (u, s, rss) = tree_usage(self.root, self.skip_root);
+        let (u, s, rss) = target.usage();
         let peak = self.peak.load(Ordering::Relaxed).max(rss);
         (
             (u - self.start.0).max(0.0),

@@ -188,3 +188,115 @@ mod tests {
         assert!(parse_result(b"report\n{\n  \"a\": 1\n").is_err());
     }
 }
+
+/// What runs a target on another host, under `sh -c` there (`$1` the command, `$2` the
+/// grace in seconds, `$3` CPUs for taskset or empty): it starts the command in a
+/// session of its own, says its pid, and every 200 ms the CPU seconds and resident
+/// memory of every process in that session (`use USER SYS RSS_KIB`); when its standard
+/// input closes (the lab stops it, or the connection drops) it sends SIGTERM to the
+/// session's group and SIGKILL after the grace; when the command ends it says how
+/// (`exit N`). Standard input is kept as descriptor 3 because an asynchronous list
+/// reads /dev/null in a shell without job control. POSIX sh, awk and /proc only: nothing to install on the host.
+pub const TARGET_SCRIPT: &str = r#"cmd=$1 grace=$2 cpus=$3
+exec 3<&0
+tck=$(getconf CLK_TCK) pg=$(getconf PAGESIZE)
+if [ -n "$cpus" ]; then set -- taskset -c "$cpus" sh -c "$cmd"; else set -- sh -c "$cmd"; fi
+setsid "$@" </dev/null >/dev/null 3<&- &
+pid=$!
+echo "pid $pid"
+( while read -r _ <&3; do :; done; kill -TERM -"$pid" 2>/dev/null; sleep "$grace"; kill -KILL -"$pid" ) >/dev/null 2>&1 &
+watch=$!
+while cat /proc/[0-9]*/stat 2>/dev/null | awk -v s="$pid" -v t="$tck" -v p="$pg" '
+  { l = $0; id = $1; sub(/^.*\) /, "", l); split(l, f, " ");
+    if (f[4] == s && f[1] != "Z") { u += f[12]; y += f[13]; r += f[22] }
+    if (id == s) st = f[1] }
+  END { printf "use %.2f %.2f %d\n", u / t, y / t, r * p / 1024; exit (st == "" || st == "Z") }'
+do sleep 0.2; done
+wait "$pid"; code=$?
+kill -KILL -"$pid" 2>/dev/null
+echo "exit $code"
+kill "$watch" 2>/dev/null
+"#;
+
+/// What a target on another host last reported.
+#[derive(Debug, Default, Clone)]
+pub struct Reported {
+    /// Its pid there.
+    pub pid: Option<i32>,
+    /// CPU seconds (user, system) of its session, and its resident memory in KiB.
+    pub usage: (f64, f64, u64),
+    /// The highest resident memory seen since [`Reported::peak_since`] was reset.
+    pub peak_since: u64,
+    /// The highest resident memory seen at all.
+    pub peak: u64,
+    /// How it ended (`exited 0`, `killed by signal 15`), once it has.
+    pub ended: Option<String>,
+}
+
+impl Reported {
+    /// Takes one line of [`TARGET_SCRIPT`]'s output.
+    pub fn take(&mut self, line: &str) {
+        let mut w = line.split_whitespace();
+        match w.next() {
+            Some("pid") => self.pid = w.next().and_then(|p| p.parse().ok()),
+            Some("use") => {
+                let v: Vec<f64> = w.filter_map(|x| x.parse().ok()).collect();
+                if let [u, s, rss] = v[..] {
+                    self.usage = (u, s, rss as u64);
+                    self.peak_since = self.peak_since.max(rss as u64);
+                    self.peak = self.peak.max(rss as u64);
+                }
+            }
+            Some("exit") => {
+                let code: i32 = w.next().and_then(|c| c.parse().ok()).unwrap_or(-1);
+                // The shell's status: 128 + N for a command a signal ended.
+                self.ended = Some(if code > 128 {
+                    format!("killed by signal {}", code - 128)
+                } else {
+                    format!("exited {code}")
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod script_tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_target_is_started_measured_and_stopped_by_the_script() {
+        // The script run here through sh, as sshd would run it on the host.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", TARGET_SCRIPT, "sh"])
+            .args(["sh -c 'sleep 30 & echo up >&2; wait'", "1", ""])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let lines = std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut r = Reported::default();
+            for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                r.take(&l);
+            }
+            r
+        });
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(child.stdin.take());
+        let started = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
+        assert!(status.success());
+        let r = lines.join().unwrap();
+        let pid = r.pid.unwrap();
+        assert!(r.peak > 0, "{r:?}");
+        assert_eq!(r.ended.as_deref(), Some("killed by signal 15"), "{r:?}");
+        // Nothing of the session is left.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+    }
+}

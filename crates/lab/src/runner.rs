@@ -225,13 +225,28 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-fn version_of(cmd: &str, port: u16, stampede: &std::path::Path) -> Option<String> {
-    let o = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(substitute(cmd, port, stampede))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .ok()?;
+/// The first line a target's version command prints; run on the target's host when
+/// it has one.
+fn version_of(
+    cmd: &str,
+    port: u16,
+    stampede: &std::path::Path,
+    on: Option<(&crate::remote::Hosts, &str)>,
+) -> Option<String> {
+    let line = substitute(cmd, port, stampede);
+    let mut c = match on {
+        Some((hosts, host)) => {
+            let mut c = hosts.base("ssh");
+            c.arg(host).arg(line);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new("sh");
+            c.arg("-c").arg(line);
+            c
+        }
+    };
+    let o = c.stdin(std::process::Stdio::null()).output().ok()?;
     let text = if o.stdout.is_empty() {
         o.stderr
     } else {
@@ -255,6 +270,69 @@ fn socket_addr(url: &str) -> Result<(SocketAddr, String), String> {
             .ok_or_else(|| format!("{url} resolves to no address")),
         Address::Unix(_) => Err(format!("{url} is not a TCP address")),
     }
+}
+
+/// How long before the shared start the client hosts are given: time for ssh to
+/// connect to each and stampede to start there.
+const HOSTS_START_IN: Duration = Duration::from_secs(2);
+
+/// One run as segments on the plan's client hosts (one each, over ssh, all from one
+/// shared start), merged exactly; any host that fails fails the run, naming it.
+fn measure_on_hosts(
+    remote: &crate::remote::Hosts,
+    spec: &LoadSpec,
+    t: &Target,
+) -> Result<stampede_engine::RunResult, String> {
+    use stampede_engine::portable::{PortableSpec, TlsSettings};
+    let tls = match &t.tls {
+        None => None,
+        Some(tls) => Some(TlsSettings {
+            insecure: tls.insecure,
+            ca_pem: match &tls.cacert {
+                Some(p) => Some(
+                    std::fs::read_to_string(p)
+                        .map_err(|e| format!("cacert {}: {e}", p.display()))?,
+                ),
+                None => None,
+            },
+            resume: false,
+            version: None,
+        }),
+    };
+    let text = PortableSpec::of(spec, tls).to_json();
+    let program = remote.prepare()?;
+    let at = (std::time::SystemTime::now() + HOSTS_START_IN)
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| e.to_string())?
+        .as_secs_f64();
+    let outcomes = remote.run_segments(
+        |k, n| {
+            [
+                program.as_str(),
+                "load",
+                "-q",
+                "--spec",
+                "-",
+                "--segment",
+                &format!("{k}/{n}"),
+                "--start-at",
+                &format!("{at:.3}"),
+                "--json",
+                "-",
+            ]
+            .map(String::from)
+            .to_vec()
+        },
+        Some(text.as_bytes()),
+    )?;
+    let mut merger = stampede_engine::merge::Merger::new(false);
+    for (host, r) in outcomes {
+        let r = r.map_err(|e| format!("client host {host}: {e}"))?;
+        merger
+            .add(&r)
+            .map_err(|e| format!("client host {host}: {e}"))?;
+    }
+    merger.finish().map_err(|e| e.to_string())
 }
 
 /// A started (or external) target while it is being measured.
@@ -299,8 +377,45 @@ fn failed(
 /// Why a target did not come up, and the process if one was started (for its stderr).
 type StartFailure = Box<(String, Option<Live>)>;
 
+/// The address and host name a started target is reached at: its `address`, else the
+/// host of its ssh destination, else 127.0.0.1.
+fn started_at(t: &Target, port: u16) -> Result<(SocketAddr, String), String> {
+    use std::net::ToSocketAddrs;
+    let host = match (&t.address, &t.kind) {
+        (Some(a), _) => a.clone(),
+        (None, TargetKind::Command { host: Some(h), .. }) => {
+            h.rsplit_once('@').map_or(h.as_str(), |x| x.1).to_string()
+        }
+        _ => "127.0.0.1".to_string(),
+    };
+    let bare = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let addr = (bare.as_str(), port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{host} resolves to no address"))?;
+    Ok((addr, bare))
+}
+
+/// The stampede program `{stampede}` names on a target's host: this one here, or the
+/// plan's (copied there first with `[ssh] copy`).
+fn stampede_on(host: &str, remote: &crate::remote::Hosts) -> Result<std::path::PathBuf, String> {
+    let one = crate::remote::Hosts {
+        hosts: vec![host.to_string()],
+        ..remote.clone()
+    };
+    one.prepare().map(std::path::PathBuf::from)
+}
+
 /// Starts the target and waits until it answers its readiness path.
-fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
+fn bring_up(
+    t: &Target,
+    opts: &Options,
+    remote: &crate::remote::Hosts,
+) -> Result<Live, StartFailure> {
     let tls = match &t.tls {
         None => None,
         Some(tls) => Some(
@@ -332,10 +447,13 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
             env,
             cwd,
             stop_grace,
+            host,
         } => {
-            let port = match t.port {
-                Some(p) => {
-                    if let Err(e) = TcpListener::bind(("127.0.0.1", p)) {
+            let port = match (t.port, host) {
+                (Some(p), Some(_)) => p,
+                (Some(p), None) => {
+                    let bind = t.address.as_deref().unwrap_or("127.0.0.1");
+                    if let Err(e) = TcpListener::bind((bind, p)) {
                         return Err(Box::new((
                             format!("port {p} is not free ({e}); stop whatever listens there or leave port out of the plan to use a free one"),
                             None,
@@ -343,25 +461,53 @@ fn bring_up(t: &Target, opts: &Options) -> Result<Live, StartFailure> {
                     }
                     p
                 }
-                None => free_port().map_err(|e| Box::new((format!("no free port: {e}"), None)))?,
+                (None, _) => {
+                    free_port().map_err(|e| Box::new((format!("no free port: {e}"), None)))?
+                }
             };
-            let cmd = substitute(start, port, &opts.stampede);
+            let (addr, name) = started_at(t, port).map_err(|e| Box::new((e, None)))?;
             let scheme = if tls.is_some() { "https" } else { "http" };
-            let url = format!("{scheme}://127.0.0.1:{port}");
-            let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            let guard = process::Guard {
-                exe: &opts.stampede,
-                grace: *stop_grace,
+            let url = match addr {
+                SocketAddr::V6(_) => format!("{scheme}://[{name}]:{port}"),
+                SocketAddr::V4(_) => format!("{scheme}://{name}:{port}"),
             };
-            let process = Running::start(&cmd, env, cwd.as_deref(), &t.cpus, Some(guard))
-                .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?;
+            let process = match host {
+                None => {
+                    let cmd = substitute(start, port, &opts.stampede);
+                    let guard = process::Guard {
+                        exe: &opts.stampede,
+                        grace: *stop_grace,
+                    };
+                    Running::start(&cmd, env, cwd.as_deref(), &t.cpus, Some(guard))
+                        .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?
+                }
+                Some(h) => {
+                    let exe = stampede_on(h, remote).map_err(|e| Box::new((e, None)))?;
+                    let cmd = substitute(start, port, &exe);
+                    Running::start_remote(
+                        remote,
+                        h,
+                        &cmd,
+                        env,
+                        cwd.as_deref(),
+                        &t.cpus,
+                        *stop_grace,
+                    )
+                    .map_err(|e| {
+                        Box::new((
+                            format!("could not run ssh to start {cmd:?} on {h}: {e}"),
+                            None,
+                        ))
+                    })?
+                }
+            };
             wait_ready(
                 t,
                 Live {
                     url,
                     ep: verify::Endpoint {
                         addr,
-                        tls: tls.map(|c| (c, "127.0.0.1".to_string())),
+                        tls: tls.map(|c| (c, name)),
                         http2: false,
                     },
                     process: Some(process),
@@ -544,7 +690,7 @@ impl Bench<'_> {
     /// Starts target `t`, runs every scenario on it, and stops it.
     fn run_target(&mut self, t: &Target) -> Result<TargetStatus, BenchError> {
         self.obs.event(Event::TargetStarting { target: &t.name });
-        let mut live = match bring_up(t, self.opts) {
+        let mut live = match bring_up(t, self.opts, &self.plan.remote) {
             Ok(l) => l,
             Err(failure) => {
                 let (reason, live) = *failure;
@@ -562,10 +708,13 @@ impl Bench<'_> {
             }
         };
         let port = live.ep.addr.port();
-        let version = t
-            .version
-            .as_deref()
-            .and_then(|v| version_of(v, port, &self.opts.stampede));
+        let version = t.version.as_deref().and_then(|v| match &t.kind {
+            TargetKind::Command { host: Some(h), .. } => {
+                let exe = stampede_on(h, &self.plan.remote).ok()?;
+                version_of(v, port, &exe, Some((&self.plan.remote, h)))
+            }
+            _ => version_of(v, port, &self.opts.stampede, None),
+        });
         self.env.targets.insert(
             t.name.clone(),
             TargetEnv {
@@ -760,7 +909,7 @@ impl Bench<'_> {
             if i > 0 {
                 sleep_unless_interrupted(runs.pause, self.opts);
             }
-            let record = match self.measure(spec, live, (&t.name, &s.name), phase) {
+            let record = match self.measure(spec, live, t, &s.name, phase) {
                 Ok(r) => r,
                 Err(e) => {
                     let st = format!("{} run could not start: {e}", s.name);
@@ -836,10 +985,11 @@ impl Bench<'_> {
         &mut self,
         spec: &LoadSpec,
         live: &Live,
-        names: (&str, &str),
+        t: &Target,
+        scenario: &str,
         phase: Phase,
-    ) -> Result<RunRecord, stampede_engine::RunError> {
-        let (target, scenario) = names;
+    ) -> Result<RunRecord, String> {
+        let target = t.name.as_str();
         let (plan, opts, obs) = (self.plan, self.opts, &mut *self.obs);
         let control = Arc::new(Control::default());
         obs.event(Event::RunStarted {
@@ -848,36 +998,44 @@ impl Bench<'_> {
             phase,
             control: &control,
         });
-        let sampler = live
-            .process
-            .as_ref()
-            .map(|p| process::Sampler::start(p.pid(), p.guarded()));
+        let sampler = live.process.as_ref().map(process::Sampler::start);
         let cpu0 = stampede_engine::limits::self_cpu().total();
-        let result = std::thread::scope(|scope| {
-            let runner = {
-                let control = control.clone();
-                let cpus = plan.client_cpus.clone();
-                scope.spawn(move || {
-                    // Worker threads inherit this thread's affinity.
-                    if !cpus.is_empty() {
-                        process::set_affinity(0, &cpus);
+        let result = if plan.remote.hosts.is_empty() {
+            std::thread::scope(|scope| {
+                let runner = {
+                    let control = control.clone();
+                    let cpus = plan.client_cpus.clone();
+                    scope.spawn(move || {
+                        // Worker threads inherit this thread's affinity.
+                        if !cpus.is_empty() {
+                            process::set_affinity(0, &cpus);
+                        }
+                        stampede_engine::run(spec, control)
+                    })
+                };
+                while !runner.is_finished() {
+                    if (opts.interrupted)() {
+                        control.stop();
                     }
-                    stampede_engine::run(spec, control)
-                })
-            };
-            while !runner.is_finished() {
-                if (opts.interrupted)() {
-                    control.stop();
+                    std::thread::sleep(Duration::from_millis(20));
                 }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            runner
-                .join()
-                .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
-        });
-        let client_cpu = stampede_engine::limits::self_cpu().total() - cpu0;
-        let usage = sampler.map(process::Sampler::finish);
-        let result = result?.result;
+                runner
+                    .join()
+                    .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
+            })
+            .map(|r| r.result)
+            .map_err(|e| e.to_string())
+        } else {
+            measure_on_hosts(&plan.remote, spec, t)
+        };
+        // The client's CPU is this process's only when it generated the load.
+        let client_cpu = plan
+            .remote
+            .hosts
+            .is_empty()
+            .then(|| stampede_engine::limits::self_cpu().total() - cpu0);
+        let usage = sampler.zip(live.process.as_ref()).map(|(s, p)| s.finish(p));
+        let result = result?;
         obs.event(Event::RunFinished {
             target,
             scenario,
@@ -894,7 +1052,7 @@ impl Bench<'_> {
             target_cpu_user_s: usage.map(|u| u.0),
             target_cpu_sys_s: usage.map(|u| u.1),
             target_peak_rss_kb: usage.map(|u| u.2),
-            client_cpu_s: Some(client_cpu),
+            client_cpu_s: client_cpu,
         })
     }
 }

@@ -341,3 +341,74 @@ fn errors_name_file_line_and_field() {
     let e = err(base);
     assert_eq!(e.field, "scenario");
 }
+
+#[test]
+fn hosts_for_the_load_and_for_targets_are_checked() {
+    let err = |s: &str| Plan::parse(s, "h.toml").unwrap_err();
+    let scen = "[[scenario]]\nname = \"s\"\nrequests = 1\n";
+    let cases = [
+        (
+            "[[target]]\nname = \"a\"\nstart = \"x\"\nhost = \"srv\"\n",
+            4,
+            "target.host",
+            "needs port = N",
+        ),
+        (
+            "[[target]]\nname = \"a\"\nurl = \"http://10.0.0.1:80\"\nhost = \"srv\"\n",
+            4,
+            "target.host",
+            "a target given by url is reached at its url",
+        ),
+        (
+            "[client]\ncpus = [0]\nhosts = [\"c1\"]\n[[target]]\nname = \"a\"\nurl = \"http://10.0.0.1:80\"\n",
+            2,
+            "client.cpus",
+            "the load comes from the hosts",
+        ),
+        (
+            "[client]\nhosts = [\"c1\", \"\"]\n[[target]]\nname = \"a\"\nurl = \"http://10.0.0.1:80\"\n",
+            2,
+            "client.hosts",
+            "a host is empty",
+        ),
+        (
+            "[client]\nhosts = [\"c1\"]\n[[target]]\nname = \"a\"\nstart = \"x {port}\"\n",
+            2,
+            "client.hosts",
+            "give address = ",
+        ),
+        (
+            "[client]\nhosts = [\"c1\"]\n[[target]]\nname = \"a\"\nurl = \"http://localhost:80\"\n",
+            2,
+            "client.hosts",
+            "loopback",
+        ),
+        (
+            "[ssh]\nport = 22\n[[target]]\nname = \"a\"\nurl = \"http://10.0.0.1:80\"\n",
+            2,
+            "ssh.port",
+            "unknown field",
+        ),
+    ];
+    for (src, line, field, msg) in cases {
+        let e = err(&format!("{src}{scen}"));
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{src}: {e}");
+        assert!(e.message.contains(msg), "{src}: {e}");
+    }
+    let p = Plan::parse(
+        &format!(
+            "[client]\nhosts = [\"c1\", \"u@c2\"]\nthreads = 2\n[ssh]\noptions = [\"Port=2222\"]\ncopy = true\n\
+             [[target]]\nname = \"a\"\nstart = \"x {{port}}\"\nhost = \"u@srv\"\nport = 8080\n\
+             [[target]]\nname = \"b\"\nstart = \"y {{port}}\"\naddress = \"10.0.0.5\"\n{scen}"
+        ),
+        "ok.toml",
+    )
+    .unwrap();
+    assert_eq!(p.remote.hosts, ["c1", "u@c2"]);
+    assert_eq!(p.remote.options, ["Port=2222"]);
+    assert!(p.remote.copy);
+    assert!(
+        matches!(&p.targets[0].kind, TargetKind::Command { host: Some(h), .. } if h == "u@srv")
+    );
+    assert_eq!(p.targets[1].address.as_deref(), Some("10.0.0.5"));
+}
