@@ -237,6 +237,12 @@ fn apply_collects_every_pods_result_and_merges_them() {
         })
         .collect();
     assert_eq!(parts, ["1/2", "2/2"]);
-    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), 400);
+    // Every arrival of the run, each in one segment: one due in a segment's last
+    // moments may still be in flight (abandoned) or unsent at its end, never counted
+    // twice.
+    let count = |v: &serde_json::Value| v.as_u64().unwrap();
+    let done = count(&m["requests"]["completed"]);
+    let late = count(&m["requests"]["abandoned"]) + count(&m["open"]["never_sent"]);
+    assert!(done + late == 400 && done >= 400 - 6, "{m:#}");
     let _ = std::fs::remove_dir_all(&dir);
 }

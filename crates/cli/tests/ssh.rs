@@ -74,7 +74,13 @@ fn three_hosts_run_one_segment_each_and_merge() {
         assert!(line.contains("--json -"), "{line}");
     }
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
-    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), 600);
+    // Every arrival of the run, each in one segment: one due in a segment's last
+    // moments may still be in flight (abandoned) or unsent at its end, never counted
+    // twice.
+    let count = |v: &serde_json::Value| v.as_u64().unwrap();
+    let done = count(&m["requests"]["completed"]);
+    let late = count(&m["requests"]["abandoned"]) + count(&m["open"]["never_sent"]);
+    assert!(done + late == 600 && done >= 600 - 6, "{m:#}");
     assert_eq!(m["origin"]["parts"].as_array().unwrap().len(), 3);
     assert_eq!(m["origin"]["shared_start"], true);
     // A host that fails is named; the rest are merged only when asked.
