@@ -7,11 +7,15 @@
 # merge took.
 #
 #   bash bench/segments.sh [ROUNDS=3] [SECONDS=20] [RATE=50000] [SEGMENTS=4]
+#
+# THREADS=N gives every client process N worker threads (default: stampede's own, one
+# per core).
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 SECS=${2:-20}
 RATE=${3:-50000}
 N=${4:-4}
+T=(${THREADS:+-t "$THREADS"})
 [ -x "$STAMPEDE" ] || (cd "$ROOT" && cargo build --release -q)
 PORT=$(free_port)
 start_serve "$PORT"
@@ -29,13 +33,13 @@ PY
 }
 for r in $(seq "$ROUNDS"); do
   # One process.
-  taskset -c 0 "$STAMPEDE" load -q --rate "$RATE" -d "${SECS}s" -c 64 --json "$WORK/one.$r.json" "$URL" >/dev/null
+  taskset -c 0 "$STAMPEDE" load -q "${T[@]}" --rate "$RATE" -d "${SECS}s" -c 64 --json "$WORK/one.$r.json" "$URL" >/dev/null
   row one "$WORK/one.$r.json" 0
   # N segments, one shared start a second ahead.
   at=$(python3 -c 'import time; print(f"{time.time() + 1.0:.3f}")')
   pids=()
   for k in $(seq "$N"); do
-    taskset -c 0 "$STAMPEDE" load -q --rate "$RATE" -d "${SECS}s" -c 64 --segment "$k/$N" \
+    taskset -c 0 "$STAMPEDE" load -q "${T[@]}" --rate "$RATE" -d "${SECS}s" -c 64 --segment "$k/$N" \
       --start-at "$at" --json "$WORK/seg.$r.$k.json" "$URL" >/dev/null &
     pids+=($!)
   done
