@@ -15,15 +15,16 @@ pub fn summary(r: &RunResult) -> String {
     let mut o = String::new();
     let s = &r.settings;
     let mut parts = Vec::new();
+    let count = |n: u64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     if r.sessions.is_some() {
         parts.push(s.shape.clone());
-        parts.push(format!("{} threads", s.threads));
+        parts.push(count(s.threads, "thread"));
     } else {
         if s.shape != "closed" {
             parts.push(s.shape.clone());
         }
-        parts.push(format!("{} connections", s.connections));
-        parts.push(format!("{} threads", s.threads));
+        parts.push(count(s.connections, "connection"));
+        parts.push(count(s.threads, "thread"));
         parts.push(
             if s.keepalive {
                 "keep-alive"
