@@ -9,8 +9,7 @@
 //! merged exactly and reported in the command's own form; the Job is left for
 //! `kubectl delete`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
@@ -162,22 +161,9 @@ pub fn manifest(a: &K8sArgs, start: SystemTime) -> Result<Value, Exit> {
 
 /// `kubectl` with `args`, its standard output, or an error saying what failed.
 fn kubectl(args: &[&str], input: Option<&str>) -> Result<String, Exit> {
-    let mut child = Command::new("kubectl")
-        .args(args)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Exit::fail(format!("cannot run kubectl (is it on PATH?): {e}")))?;
-    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin
-            .write_all(text.as_bytes())
-            .map_err(|e| Exit::fail(format!("kubectl {}: {e}", args.join(" "))))?;
-    }
+    let child =
+        stampede_lab::remote::start(Command::new("kubectl").args(args), input.map(str::as_bytes))
+            .map_err(Exit::fail)?;
     let out = child
         .wait_with_output()
         .map_err(|e| Exit::fail(format!("kubectl {}: {e}", args.join(" "))))?;

@@ -127,28 +127,28 @@ fn apply_collects_every_pods_result_and_merges_them() {
     let srv = crate::common::srv();
     let dir = std::env::temp_dir().join(format!("stampede-k8s-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // What two pods would have logged: two real segments of one wrk2 run, each its
-    // report (standard error, with `--json -`) and then its result, as a pod's log
-    // holds both streams.
+    // The command every pod runs: one wrk2 run.
+    let url = srv.url("/pong");
+    let wrk = [
+        "wrk",
+        "-R",
+        "400",
+        "-d",
+        "1s",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        url.as_str(),
+    ];
+    // What two pods would have logged: two real segments of that run, each its report
+    // (standard error, with `--json -`) and then its result, as a pod's log holds both
+    // streams.
     for k in 0..2 {
         let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
             .env("JOB_COMPLETION_INDEX", k.to_string())
-            .args([
-                "wrk",
-                "-R",
-                "400",
-                "-d",
-                "1s",
-                "-c",
-                "2",
-                "-t",
-                "1",
-                &srv.url("/pong"),
-                "--segment",
-                "env:JOB_COMPLETION_INDEX/2",
-                "--json",
-                "-",
-            ])
+            .args(wrk)
+            .args(["--segment", "env:JOB_COMPLETION_INDEX/2", "--json", "-"])
             .output()
             .unwrap();
         assert!(
@@ -178,32 +178,21 @@ fn apply_collects_every_pods_result_and_merges_them() {
     std::fs::write(&kubectl, script).unwrap();
     std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
     let merged = dir.join("merged.json");
-    let out = stampede_with_path(
-        &[
-            "k8s",
-            "--segments",
-            "2",
-            "--image",
-            "i",
-            "--apply",
-            "--start-in",
-            "1s",
-            "--json",
-            merged.to_str().unwrap(),
-            "--",
-            "wrk",
-            "-R",
-            "400",
-            "-d",
-            "1s",
-            "-c",
-            "2",
-            "-t",
-            "1",
-            &srv.url("/pong"),
-        ],
-        dir.to_str(),
-    );
+    let mut args = vec![
+        "k8s",
+        "--segments",
+        "2",
+        "--image",
+        "i",
+        "--apply",
+        "--start-in",
+        "1s",
+        "--json",
+        merged.to_str().unwrap(),
+        "--",
+    ];
+    args.extend(wrk);
+    let out = stampede_with_path(&args, dir.to_str());
     assert!(
         out.status.success(),
         "{}",

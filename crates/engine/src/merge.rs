@@ -275,25 +275,14 @@ impl Merger {
             o
         });
         add_histograms(&mut out.histograms, &p.histograms);
-        let (c, pc) = (&mut out.requests, &p.requests);
-        c.started += pc.started;
-        c.completed += pc.completed;
-        c.failed += pc.failed;
-        c.abandoned += pc.abandoned;
-        c.keepalive += pc.keepalive;
-        c.length_mismatch += pc.length_mismatch;
+        out.requests += &p.requests;
         for (s, n) in &p.statuses {
             *out.statuses.entry(*s).or_default() += n;
         }
         for (e, n) in &p.errors {
             *out.errors.entry(e.clone()).or_default() += n;
         }
-        let (b, pb) = (&mut out.bytes, &p.bytes);
-        b.read += pb.read;
-        b.body += pb.body;
-        b.written += pb.written;
-        b.headers_compressed += pb.headers_compressed;
-        b.headers_decoded += pb.headers_decoded;
+        out.bytes += &p.bytes;
         out.connections_opened += p.connections_opened;
         out.settings.threads += p.settings.threads;
         out.server_software = out

@@ -227,6 +227,18 @@ pub struct Counts {
     pub length_mismatch: u64,
 }
 
+impl std::ops::AddAssign<&Counts> for Counts {
+    /// Adds another part's counts (a merge of segments).
+    fn add_assign(&mut self, o: &Counts) {
+        self.started += o.started;
+        self.completed += o.completed;
+        self.failed += o.failed;
+        self.abandoned += o.abandoned;
+        self.keepalive += o.keepalive;
+        self.length_mismatch += o.length_mismatch;
+    }
+}
+
 /// Byte counters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bytes {
@@ -242,6 +254,17 @@ pub struct Bytes {
     /// HTTP/2: the same headers decoded (names and values).
     #[serde(default)]
     pub headers_decoded: u64,
+}
+
+impl std::ops::AddAssign<&Bytes> for Bytes {
+    /// Adds another part's bytes (a merge of segments).
+    fn add_assign(&mut self, o: &Bytes) {
+        self.read += o.read;
+        self.body += o.body;
+        self.written += o.written;
+        self.headers_compressed += o.headers_compressed;
+        self.headers_decoded += o.headers_decoded;
+    }
 }
 
 /// One second of a run.

@@ -27,6 +27,30 @@ pub struct Hosts {
     pub copy: bool,
 }
 
+/// The hosts this stampede has been copied to (`copy`), so that a bench of many runs
+/// copies it to each host once.
+#[derive(Debug, Default)]
+pub struct Copies(std::collections::BTreeSet<String>);
+
+impl Copies {
+    /// The stampede program to run on `on` (some of `hosts`' hosts, or a target's
+    /// host), copying it to those that do not have it yet when `hosts.copy`.
+    pub fn program(&mut self, hosts: &Hosts, on: &[String]) -> Result<String, String> {
+        let missing: Vec<String> = on
+            .iter()
+            .filter(|h| hosts.copy && !self.0.contains(*h))
+            .cloned()
+            .collect();
+        let program = Hosts {
+            hosts: missing.clone(),
+            ..hosts.clone()
+        }
+        .prepare()?;
+        self.0.extend(missing);
+        Ok(program)
+    }
+}
+
 /// Quotes `s` for the POSIX shell ssh hands the remote command to.
 pub fn quote(s: &str) -> String {
     if !s.is_empty()
@@ -88,25 +112,9 @@ impl Hosts {
         input: Option<&[u8]>,
     ) -> Result<Child, String> {
         let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
-        let mut child = self
-            .base("ssh")
-            .arg(host)
-            .arg(line.join(" "))
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run ssh (is it on PATH?): {e}"))?;
-        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-            stdin
-                .write_all(bytes)
-                .map_err(|e| format!("{host}: writing to ssh: {e}"))?;
-        }
-        Ok(child)
+        let mut c = self.base("ssh");
+        c.arg(host).arg(line.join(" "));
+        start(&mut c, input).map_err(|e| format!("{host}: {e}"))
     }
 
     /// Runs segment K of N on host K (`words_for(K, N)` is the remote command, whose
@@ -147,6 +155,28 @@ impl Hosts {
     }
 }
 
+/// Starts `command` with its output piped and `input` (if any) written to its standard
+/// input, which is then closed; the error names the program and what failed.
+pub fn start(command: &mut Command, input: Option<&[u8]>) -> Result<Child, String> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut child = command
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {program} (is it on PATH?): {e}"))?;
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        stdin
+            .write_all(bytes)
+            .map_err(|e| format!("writing to {program}: {e}"))?;
+    }
+    Ok(child)
+}
+
 /// The result in a segment's output: its JSON alone, or (where its reports and
 /// warnings are mixed in, as in a pod's log) the last object that begins with a line
 /// `{` and ends with a line `}`.
@@ -180,6 +210,33 @@ mod tests {
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
         assert_eq!(quote("p99 < 5ms"), "'p99 < 5ms'");
+    }
+
+    #[test]
+    fn a_host_gets_this_stampede_once() {
+        let hosts = Hosts {
+            hosts: vec!["copied.invalid".into()],
+            options: vec!["ConnectTimeout=1".into()],
+            program: None,
+            copy: true,
+        };
+        let mut copies = Copies::default();
+        copies.0.insert("copied.invalid".into());
+        // Already there: no scp (which could not reach a .invalid host).
+        let p = copies.program(&hosts, &hosts.hosts).unwrap();
+        assert_eq!(p, format!("/tmp/stampede-{}", env!("CARGO_PKG_VERSION")));
+        // Not yet: a copy is tried, and fails by name.
+        let e = copies
+            .program(&hosts, &["other.invalid".to_string()])
+            .unwrap_err();
+        assert!(e.contains("other.invalid") || e.contains("scp"), "{e}");
+        // Without copy the plan's program is used as it is.
+        let plain = Hosts {
+            copy: false,
+            program: Some("/opt/st".into()),
+            ..hosts
+        };
+        assert_eq!(copies.program(&plain, &plain.hosts).unwrap(), "/opt/st");
     }
 
     #[test]

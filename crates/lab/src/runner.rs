@@ -167,6 +167,7 @@ pub fn run_bench(
         obs,
         out,
         env,
+        copies: Default::default(),
     };
     for t in &plan.targets {
         if (opts.interrupted)() {
@@ -280,6 +281,7 @@ const HOSTS_START_IN: Duration = Duration::from_secs(2);
 /// shared start), merged exactly; any host that fails fails the run, naming it.
 fn measure_on_hosts(
     remote: &crate::remote::Hosts,
+    copies: &mut crate::remote::Copies,
     spec: &LoadSpec,
     t: &Target,
 ) -> Result<stampede_engine::RunResult, String> {
@@ -300,7 +302,7 @@ fn measure_on_hosts(
         }),
     };
     let text = PortableSpec::of(spec, tls).to_json();
-    let program = remote.prepare()?;
+    let program = copies.program(remote, &remote.hosts)?;
     let at = (std::time::SystemTime::now() + HOSTS_START_IN)
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|e| e.to_string())?
@@ -400,14 +402,16 @@ fn started_at(t: &Target, port: u16) -> Result<(SocketAddr, String), String> {
     Ok((addr, bare))
 }
 
-/// The stampede program `{stampede}` names on a target's host: this one here, or the
-/// plan's (copied there first with `[ssh] copy`).
-fn stampede_on(host: &str, remote: &crate::remote::Hosts) -> Result<std::path::PathBuf, String> {
-    let one = crate::remote::Hosts {
-        hosts: vec![host.to_string()],
-        ..remote.clone()
-    };
-    one.prepare().map(std::path::PathBuf::from)
+/// The stampede program `{stampede}` names on a target's host: the plan's (copied
+/// there once with `[ssh] copy`).
+fn stampede_on(
+    host: &str,
+    remote: &crate::remote::Hosts,
+    copies: &mut crate::remote::Copies,
+) -> Result<std::path::PathBuf, String> {
+    copies
+        .program(remote, &[host.to_string()])
+        .map(std::path::PathBuf::from)
 }
 
 /// Starts the target and waits until it answers its readiness path.
@@ -415,6 +419,7 @@ fn bring_up(
     t: &Target,
     opts: &Options,
     remote: &crate::remote::Hosts,
+    copies: &mut crate::remote::Copies,
 ) -> Result<Live, StartFailure> {
     let tls = match &t.tls {
         None => None,
@@ -482,7 +487,7 @@ fn bring_up(
                         .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?
                 }
                 Some(h) => {
-                    let exe = stampede_on(h, remote).map_err(|e| Box::new((e, None)))?;
+                    let exe = stampede_on(h, remote, copies).map_err(|e| Box::new((e, None)))?;
                     let cmd = substitute(start, port, &exe);
                     Running::start_remote(
                         remote,
@@ -676,6 +681,8 @@ struct Bench<'a> {
     obs: &'a mut dyn Observer,
     out: BenchOutcome,
     env: Environment,
+    /// Hosts this stampede was copied to (`[ssh] copy`).
+    copies: crate::remote::Copies,
 }
 
 /// How a scenario on a target ended, for the scenarios after it.
@@ -690,7 +697,7 @@ impl Bench<'_> {
     /// Starts target `t`, runs every scenario on it, and stops it.
     fn run_target(&mut self, t: &Target) -> Result<TargetStatus, BenchError> {
         self.obs.event(Event::TargetStarting { target: &t.name });
-        let mut live = match bring_up(t, self.opts, &self.plan.remote) {
+        let mut live = match bring_up(t, self.opts, &self.plan.remote, &mut self.copies) {
             Ok(l) => l,
             Err(failure) => {
                 let (reason, live) = *failure;
@@ -710,7 +717,7 @@ impl Bench<'_> {
         let port = live.ep.addr.port();
         let version = t.version.as_deref().and_then(|v| match &t.kind {
             TargetKind::Command { host: Some(h), .. } => {
-                let exe = stampede_on(h, &self.plan.remote).ok()?;
+                let exe = stampede_on(h, &self.plan.remote, &mut self.copies).ok()?;
                 version_of(v, port, &exe, Some((&self.plan.remote, h)))
             }
             _ => version_of(v, port, &self.opts.stampede, None),
@@ -1026,7 +1033,7 @@ impl Bench<'_> {
             .map(|r| r.result)
             .map_err(|e| e.to_string())
         } else {
-            measure_on_hosts(&plan.remote, spec, t)
+            measure_on_hosts(&plan.remote, &mut self.copies, spec, t)
         };
         // The client's CPU is this process's only when it generated the load.
         let client_cpu = plan
