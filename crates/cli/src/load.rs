@@ -132,6 +132,46 @@ pub struct LoadArgs {
     /// Pause between a user's bursts
     #[arg(long = "think", value_name = "T", default_value = "0s", value_parser = common::parse_duration, requires = "inject")]
     pub think: std::time::Duration,
+    /// Capacity search: find the highest fixed rate that meets this condition (as
+    /// --assert writes one: 'p99 < 10ms', 'errors < 0.1%'; repeatable, all must hold)
+    /// with open-model steps up to --max-rate
+    #[arg(
+        long = "find-max",
+        value_name = "COND",
+        action = ArgAction::Append,
+        requires = "max_rate",
+        conflicts_with_all = ["rate", "inject", "requests", "spec"]
+    )]
+    pub find_max: Vec<String>,
+    /// With --find-max: never offer more than R req/s
+    #[arg(long = "max-rate", value_name = "R", requires = "find_max")]
+    pub max_rate: Option<f64>,
+    /// With --find-max: the first step's rate (default: 1/32 of --max-rate)
+    #[arg(long = "start-rate", value_name = "R", requires = "find_max")]
+    pub start_rate: Option<f64>,
+    /// With --find-max: how long each step is measured
+    #[arg(long = "step-duration", value_name = "T", default_value = "5s", value_parser = common::parse_duration, requires = "find_max")]
+    pub step_duration: std::time::Duration,
+    /// With --find-max: a run at each step's rate before it is measured, not counted
+    #[arg(long = "step-warmup", value_name = "T", default_value = "1s", value_parser = common::parse_duration, requires = "find_max")]
+    pub step_warmup: std::time::Duration,
+    /// With --find-max: stop when the highest pass and the lowest failure are this
+    /// close (percent of the failure)
+    #[arg(
+        long = "precision",
+        value_name = "PCT",
+        default_value_t = 5.0,
+        requires = "find_max"
+    )]
+    pub precision: f64,
+    /// With --find-max: most steps in all
+    #[arg(
+        long = "max-steps",
+        value_name = "N",
+        default_value_t = 16,
+        requires = "find_max"
+    )]
+    pub max_steps: usize,
     /// Report format
     #[arg(long = "format", value_enum, default_value = "text")]
     pub format: Format,
@@ -255,6 +295,9 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         return common::write_file(path, &(PortableSpec::of(&spec, tls).to_json() + "\n"));
     }
     a.segments.apply(&mut spec)?;
+    if !a.find_max.is_empty() {
+        return find_max(&a, spec, &asserts);
+    }
     let dashboard = match &a.dashboard {
         Some(addr) => {
             let what = format!("{} {}", spec.request.method, spec.target.url);
@@ -278,13 +321,24 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         Format::Text => summary(r),
         Format::Gatling => gatling_report(r, bounds),
     };
+    report(&a, r, &text(), dashboard)?;
+    common::check_assertions(&asserts, r, &r.settings.url, a.out.junit.as_deref())
+}
+
+/// Writes a finished run's report, JSON, files and HTML as the flags ask.
+fn report(
+    a: &LoadArgs,
+    r: &stampede_engine::RunResult,
+    text: &str,
+    dashboard: Option<std::sync::Arc<Dashboard>>,
+) -> Result<(), Exit> {
     match a.out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
-            common::out(&text());
+            common::out(text);
         }
-        None => common::out(&text()),
+        None => common::out(text),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
@@ -302,7 +356,100 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             d.finish(html);
         }
     }
-    common::check_assertions(&asserts, r, &r.settings.url, a.out.junit.as_deref())
+    Ok(())
+}
+
+/// `--find-max`: a capacity search with open-model steps of the spec's request and
+/// connections; the report is the search's curve and the best step's summary.
+fn find_max(
+    a: &LoadArgs,
+    spec: LoadSpec,
+    asserts: &[stampede_engine::assert::Assertion],
+) -> Result<(), Exit> {
+    use stampede_engine::assert::Assertion;
+    use stampede_engine::capacity::{search, SearchSpec};
+    let conditions = a
+        .find_max
+        .iter()
+        .map(|c| Assertion::parse(c).map_err(|e| Exit::usage(format!("--find-max {c:?}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let max_rate = a.max_rate.unwrap_or(0.0);
+    if !(max_rate.is_finite() && max_rate >= 1.0) {
+        return Err(Exit::usage(format!(
+            "--max-rate: {max_rate} is not a rate; give at least 1 req/s, e.g. --max-rate 50000"
+        )));
+    }
+    if !(a.precision > 0.0 && a.precision < 100.0) {
+        return Err(Exit::usage(format!(
+            "--precision: {} is not a percentage between 0 and 100, e.g. --precision 5",
+            a.precision
+        )));
+    }
+    let mut s = SearchSpec::new(conditions, max_rate);
+    if let Some(r) = a.start_rate {
+        if !(r.is_finite() && r >= 1.0 && r <= max_rate) {
+            return Err(Exit::usage(format!(
+                "--start-rate: {r} must be at least 1 and at most --max-rate ({max_rate})"
+            )));
+        }
+        s.start_rate = r;
+    }
+    s.precision = a.precision / 100.0;
+    s.max_steps = a.max_steps.max(1);
+    let step_spec = |rate: f64, d: std::time::Duration| {
+        let mut sp = spec.clone();
+        sp.shape = Shape::Rate {
+            rate,
+            poisson: a.poisson,
+        };
+        sp.duration = Some(d);
+        sp.requests = None;
+        sp
+    };
+    let quiet = || ProgressOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let mut n = 0;
+    let (capacity, best) = search(&s, |rate| {
+        n += 1;
+        if !a.quiet {
+            eprintln!("stampede: step {n}: {rate:.0} req/s");
+        }
+        if !a.step_warmup.is_zero() {
+            common::execute(step_spec(rate, a.step_warmup), quiet())?;
+        }
+        let run = common::execute(step_spec(rate, a.step_duration), quiet())?;
+        if !a.quiet {
+            let r = &run.result;
+            eprintln!(
+                "stampede: step {n}: {rate:.0} req/s offered, {:.0} answered, p99 {} µs",
+                r.throughput_rps,
+                r.latency.at(99.0).unwrap_or(0)
+            );
+        }
+        Ok::<_, Exit>(run.result)
+    })?;
+    let Some(mut r) = best else {
+        return Err(Exit::fail("the capacity search measured no step"));
+    };
+    r.capacity = Some(capacity);
+    let c = r.capacity.as_ref().expect("set above");
+    let text = format!(
+        "{}\nBest step ({}):\n{}",
+        stampede_report::capacity_report(c),
+        if c.max_rate.is_some() {
+            "the highest rate that passed"
+        } else {
+            "none passed; the last step"
+        },
+        summary(&r)
+    );
+    report(a, &r, &text, None)?;
+    if r.capacity.as_ref().is_some_and(|c| c.max_rate.is_none()) {
+        return Err(Exit::fail("no rate met the --find-max conditions"));
+    }
+    common::check_assertions(asserts, &r, &r.settings.url, a.out.junit.as_deref())
 }
 
 fn parse_bounds(s: &str) -> Result<GatlingBounds, Exit> {

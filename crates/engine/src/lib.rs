@@ -24,6 +24,7 @@
 
 pub mod arrivals;
 pub mod assert;
+pub mod capacity;
 mod control;
 pub mod error;
 mod event;
@@ -32,6 +33,7 @@ pub mod h2;
 pub mod http1;
 pub mod inject;
 mod io;
+pub mod limit;
 pub mod limits;
 pub mod live;
 pub mod math;
@@ -93,6 +95,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         doc_len: AtomicU64::new(u64::MAX),
         server: Mutex::new(None),
         tls: Mutex::new(None),
+        load: limit::Sampler::default(),
     };
     let Some(Zero {
         start,
@@ -110,6 +113,12 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         _ => None,
     };
     let outputs = std::thread::scope(|scope| {
+        let sampler = std::thread::Builder::new()
+            .name("stampede-sampler".into())
+            .spawn_scoped(scope, || shared.load.run())
+            .map_err(RunError::Thread)?;
+        // Stops the sampler however this closure ends, so that the scope can end.
+        let _stop = limit::StopOnDrop::new(&shared.load, sampler.thread().clone());
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
             let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
@@ -345,6 +354,8 @@ fn build_result(
     let secs = elapsed.as_secs_f64();
     let intervals = merge_intervals(std::mem::take(&mut rec.intervals));
     let open = open_stats(spec, &rec, never_sent, secs);
+    let starved = rec.starved;
+    let loads = shared.load.loads();
     let sessions = spec.shape.has_sessions().then(|| SessionStats {
         started: rec.sessions_started,
         completed: rec.sessions_completed,
@@ -366,7 +377,7 @@ fn build_result(
             handshake: rec.hist.tls_handshake.stats(),
         }
     });
-    let result = RunResult {
+    let mut result = RunResult {
         schema: SCHEMA.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_ms: start_unix_us / 1000,
@@ -419,11 +430,53 @@ fn build_result(
         sessions,
         tls,
         origin: Origin::default(),
+        limit: None,
+        capacity: None,
     };
+    result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {
         result,
         requests: rec.requests,
     }
+}
+
+/// The limit verdict of a finished run from its workers' CPU accounting.
+fn limit_of(
+    spec: &LoadSpec,
+    r: &RunResult,
+    client_threads: Vec<limit::ThreadLoad>,
+    starved: u64,
+) -> limit::Limit {
+    let secs = r.duration_s;
+    let network = match &spec.target.address {
+        Address::Tcp(addrs) if secs > 0.0 => addrs.first().and_then(|&a| {
+            let (interface, speed_mbps) = limit::link_to(a)?;
+            let busier = r.bytes.read.max(r.bytes.written) as f64;
+            Some(limit::Network {
+                interface,
+                speed_mbps,
+                used_mbps: busier * 8.0 / secs / 1e6,
+            })
+        }),
+        _ => None,
+    };
+    let mut l = limit::Limit {
+        verdict: limit::Verdict::Undetermined,
+        reason: String::new(),
+        client_threads,
+        client_cores: limit::cores_allowed(),
+        offered_rps: r.open.as_ref().and_then(|o| o.target_rate),
+        achieved_rps: r.throughput_rps,
+        send_lag_p99_us: r.open.as_ref().and_then(|o| o.send_lag.at(99.0)),
+        pool_saturation: r
+            .open
+            .as_ref()
+            .map(|_| starved as f64 / r.requests.started.max(1) as f64),
+        network,
+        target: None,
+    };
+    l.judge(r.limit_context());
+    l
 }
 
 /// Whether an open-model run offered the load it was asked to, and if not, why.

@@ -171,6 +171,8 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
             clock: "realtime".into(),
             ..Origin::default()
         },
+        limit: None,
+        capacity: None,
     })
 }
 
@@ -202,6 +204,8 @@ pub struct Merger {
     sessions: Vec<SessionStats>,
     tls: Vec<TlsStats>,
     origins: Vec<Origin>,
+    /// Each part's limit figures (a few numbers per worker thread).
+    limits: Vec<crate::limit::Limit>,
     /// Seconds by whole seconds from the first result's start (may be negative).
     seconds: BTreeMap<i64, Second>,
     /// Whole runs' settings, summed.
@@ -234,6 +238,7 @@ impl Merger {
             sessions: Vec::new(),
             tls: Vec::new(),
             origins: Vec::new(),
+            limits: Vec::new(),
             seconds: BTreeMap::new(),
             connections: 0,
             requests: None,
@@ -328,6 +333,7 @@ impl Merger {
         self.sessions.extend(p.sessions.clone());
         self.tls.extend(p.tls.clone());
         self.origins.push(p.origin.clone());
+        self.limits.extend(p.limit.clone());
         Ok(())
     }
 
@@ -372,6 +378,12 @@ impl Merger {
         out.sessions = merge_sessions(&self.sessions, &out.histograms);
         out.tls = merge_tls(&self.tls, &out.histograms);
         out.origin = merge_origin(&self.origins);
+        out.limit = (!self.limits.is_empty()).then(|| {
+            let parts: Vec<&crate::limit::Limit> = self.limits.iter().collect();
+            let lag = out.open.as_ref().and_then(|o| o.send_lag.at(99.0));
+            crate::limit::Limit::merged(&parts, out.throughput_rps, lag)
+        });
+        out.rejudge_limit();
         Ok(out)
     }
 }

@@ -422,6 +422,12 @@ pub struct RunResult {
     /// Where and against what clock it ran, and its share of a segmented run.
     #[serde(default)]
     pub origin: Origin,
+    /// Which side was the limit, and the figures that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::limit::Limit>,
+    /// The capacity search this run ended, when it was the best step of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::capacity::Capacity>,
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes
@@ -486,6 +492,24 @@ pub struct SessionStats {
 }
 
 impl RunResult {
+    /// What the limit verdict needs to know of this run besides its figures.
+    pub fn limit_context(&self) -> crate::limit::Context {
+        crate::limit::Context {
+            duration_s: self.duration_s,
+            closed: self.open.is_none(),
+            behind: self.open.as_ref().is_some_and(|o| o.behind),
+        }
+    }
+
+    /// Judges the limit again, after a figure in it changed (the target's CPU filled
+    /// in by the lab, or a merge).
+    pub fn rejudge_limit(&mut self) {
+        let cx = self.limit_context();
+        if let Some(l) = &mut self.limit {
+            l.judge(cx);
+        }
+    }
+
     /// Responses with a 2xx status.
     pub fn ok(&self) -> u64 {
         self.statuses

@@ -214,6 +214,11 @@ impl Running {
         }
     }
 
+    /// Whether it runs on another host.
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
     /// Whether the direct child is a guard rather than the target itself.
     pub fn guarded(&self) -> bool {
         self.guard.is_some()
@@ -526,6 +531,50 @@ pub fn tree_usage(root: i32, skip_root: bool) -> (f64, f64, u64) {
     (u as f64 / hz, s as f64 / hz, rss * page / 1024)
 }
 
+/// CPU ticks (user + system) of every thread of a process tree, by thread id; the
+/// root's own threads left out when `skip_root`.
+pub fn thread_ticks(root: i32, skip_root: bool) -> BTreeMap<i32, u64> {
+    let mut out = BTreeMap::new();
+    for p in subtree(&processes(), root) {
+        if skip_root && p.pid == root {
+            continue;
+        }
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{}/task", p.pid)) else {
+            continue;
+        };
+        for tid in dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        {
+            let Ok(s) = std::fs::read_to_string(format!("/proc/{}/task/{tid}/stat", p.pid)) else {
+                continue;
+            };
+            let Some(rest) = s.rfind(')').map(|i| &s[i + 2..]) else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+            out.insert(tid, ticks(11) + ticks(12));
+        }
+    }
+    out
+}
+
+/// What a target used over a measured run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Usage {
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident set, KiB.
+    pub peak_rss_kb: u64,
+    /// Wall time sampled, seconds.
+    pub wall_s: f64,
+    /// The busiest thread's share of one core (local targets only).
+    pub busiest_thread: Option<f64>,
+}
+
 /// Samples a target's process tree every 100 ms until stopped (a remote target's
 /// script samples it there): CPU at start and end, peak RSS.
 pub struct Sampler {
@@ -533,6 +582,8 @@ pub struct Sampler {
     peak: Arc<AtomicU64>,
     handle: Option<std::thread::JoinHandle<()>>,
     start: (f64, f64),
+    began: Instant,
+    threads: Option<BTreeMap<i32, u64>>,
 }
 
 impl Sampler {
@@ -578,23 +629,40 @@ impl Sampler {
             peak,
             handle: Some(handle),
             start: (u, s),
+            began: Instant::now(),
+            threads: target
+                .remote
+                .is_none()
+                .then(|| thread_ticks(target.pid(), target.guarded())),
         }
     }
 
-    /// Stops; returns (user s, system s) `target` used since the start, and the peak
-    /// RSS in KiB.
-    pub fn finish(mut self, target: &Running) -> (f64, f64, u64) {
+    /// Stops; returns what `target` used since the start.
+    pub fn finish(mut self, target: &Running) -> Usage {
+        let wall_s = self.began.elapsed().as_secs_f64();
+        let busiest_thread = self.threads.take().and_then(|before| {
+            // SAFETY: sysconf has no preconditions.
+            let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+            let after = thread_ticks(target.pid(), target.guarded());
+            after
+                .iter()
+                .map(|(tid, &t)| t.saturating_sub(before.get(tid).copied().unwrap_or(0)))
+                .max()
+                .map(|ticks| (ticks as f64 / hz / wall_s.max(1e-3)).min(1.0))
+        });
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
         let (u, s, rss) = target.usage();
         let peak = self.peak.load(Ordering::Relaxed).max(rss);
-        (
-            (u - self.start.0).max(0.0),
-            (s - self.start.1).max(0.0),
-            peak,
-        )
+        Usage {
+            user_s: (u - self.start.0).max(0.0),
+            sys_s: (s - self.start.1).max(0.0),
+            peak_rss_kb: peak,
+            wall_s,
+            busiest_thread,
+        }
     }
 }
 

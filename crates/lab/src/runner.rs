@@ -1042,7 +1042,24 @@ impl Bench<'_> {
             .is_empty()
             .then(|| stampede_engine::limits::self_cpu().total() - cpu0);
         let usage = sampler.zip(live.process.as_ref()).map(|(s, p)| s.finish(p));
-        let result = result?;
+        let mut result = result?;
+        if let (Some(u), Some(limit)) = (usage, result.limit.as_mut()) {
+            let cores = if t.cpus.is_empty() {
+                // A remote target's cores are not known here.
+                live.process
+                    .as_ref()
+                    .filter(|p| !p.is_remote())
+                    .map_or(0.0, |_| stampede_engine::limit::cores_allowed_machine())
+            } else {
+                t.cpus.len() as f64
+            };
+            limit.target = Some(stampede_engine::limit::TargetLoad {
+                busy_cores: (u.user_s + u.sys_s) / u.wall_s.max(1e-3),
+                cores,
+                busiest_thread: u.busiest_thread,
+            });
+            result.rejudge_limit();
+        }
         obs.event(Event::RunFinished {
             target,
             scenario,
@@ -1056,9 +1073,9 @@ impl Bench<'_> {
             scenario: scenario.to_string(),
             repetition: 0,
             result,
-            target_cpu_user_s: usage.map(|u| u.0),
-            target_cpu_sys_s: usage.map(|u| u.1),
-            target_peak_rss_kb: usage.map(|u| u.2),
+            target_cpu_user_s: usage.map(|u| u.user_s),
+            target_cpu_sys_s: usage.map(|u| u.sys_s),
+            target_peak_rss_kb: usage.map(|u| u.peak_rss_kb),
             client_cpu_s: client_cpu,
         })
     }

@@ -108,6 +108,9 @@ pub enum Verdict {
     Lower,
     /// Not significant, or within the noise threshold.
     NoDifference,
+    /// Not given: a compared run was client-bound, so its figures describe the load
+    /// generator, not the server (see [`crate::summary::Cell::limit`]).
+    Withheld,
 }
 
 /// A comparison of samples B against baseline A.

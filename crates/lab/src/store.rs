@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// Schema migrations, applied in order; the index + 1 is the schema version reached.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1: benches and their runs.
     "CREATE TABLE bench (
         id INTEGER PRIMARY KEY,
@@ -60,6 +60,8 @@ const MIGRATIONS: [&str; 3] = [
     // 3: how a bench ended: NULL while it runs, or for ever when it was killed.
     "ALTER TABLE bench ADD COLUMN ended TEXT;
     UPDATE bench SET ended = 'complete';",
+    // 4: which side was the limit of each run (NULL for runs stored before).
+    "ALTER TABLE run ADD COLUMN limit_verdict TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -312,8 +314,9 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO run (bench_id, target, scenario, repetition, rps, p50_us, p99_us, failed, non_2xx, result,
-                                  target_cpu_user_s, target_cpu_sys_s, target_peak_rss_kb, client_cpu_s)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                  target_cpu_user_s, target_cpu_sys_s, target_peak_rss_kb, client_cpu_s,
+                                  limit_verdict)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     bench,
                     r.target,
@@ -329,6 +332,7 @@ impl Store {
                     r.target_cpu_sys_s,
                     r.target_peak_rss_kb.map(|x| x as i64),
                     r.client_cpu_s,
+                    res.limit.as_ref().map(|l| l.verdict.name()),
                 ],
             )
             .map_err(|e| sql(&self.path, e))?;

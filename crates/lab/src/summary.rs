@@ -41,6 +41,13 @@ pub struct Cell {
     pub outlier_runs: Vec<u32>,
     /// Why the cell is empty or flagged: verification failures, warnings.
     pub notes: Vec<String>,
+    /// Which side was the limit of its runs: each verdict with how many runs had it,
+    /// e.g. `server-bound ×3`.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// Whether any of its runs was client-bound.
+    #[serde(default)]
+    pub client_bound: bool,
 }
 
 /// What a scenario's verdicts compare.
@@ -181,7 +188,43 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
             "ALPN chose HTTP/1.1 on {fallback} connections: measured over HTTP/1.1, not HTTP/2"
         ));
     }
+    let mut verdicts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in runs {
+        if let Some(l) = &r.result.limit {
+            *verdicts.entry(l.verdict.name()).or_default() += 1;
+        }
+    }
+    let client_bound: Vec<&RunRecord> = runs
+        .iter()
+        .copied()
+        .filter(|r| {
+            r.result
+                .limit
+                .as_ref()
+                .is_some_and(|l| l.verdict == stampede_engine::limit::Verdict::ClientBound)
+        })
+        .collect();
+    if let Some(first) = client_bound.first() {
+        let reps: Vec<String> = client_bound
+            .iter()
+            .map(|r| r.repetition.to_string())
+            .collect();
+        notes.push(format!(
+            "CLIENT-BOUND in run {} of {}: {}; these figures describe the load generator, so no verdict is given against them",
+            reps.join(", "),
+            runs.len(),
+            first.result.limit.as_ref().map_or("", |l| l.reason.as_str())
+        ));
+    }
     Cell {
+        limit: (!verdicts.is_empty()).then(|| {
+            verdicts
+                .iter()
+                .map(|(v, n)| format!("{v} ×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+        client_bound: !client_bound.is_empty(),
         target: target.to_string(),
         runs: runs.len(),
         outlier_runs: rps
@@ -247,10 +290,15 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
                 .any(|r| &r.scenario == sc && r.result.open.is_some());
             let metric = if open { Metric::P99Ms } else { Metric::Rps };
             let base: Vec<f64> = samples(b.runs, &baseline, sc, metric);
+            let base_client_bound = cells.first().is_some_and(|c| c.client_bound);
             for c in cells.iter_mut().skip(1) {
                 let other = samples(b.runs, &c.target, sc, metric);
                 if !base.is_empty() && !other.is_empty() {
-                    c.vs_baseline = Some(compare(&base, &other, noise, test));
+                    let mut cmp = compare(&base, &other, noise, test);
+                    if c.client_bound || base_client_bound {
+                        cmp.verdict = crate::stats::Verdict::Withheld;
+                    }
+                    c.vs_baseline = Some(cmp);
                 }
             }
             Row {
@@ -387,11 +435,24 @@ pub fn compare_benches(
                 samples(before, &t, &s, metric),
                 samples(after, &t, &s, metric),
             );
+            let client_bound = |rs: &[RunRecord]| {
+                rs.iter().any(|r| {
+                    r.target == t
+                        && r.scenario == s
+                        && r.result.limit.as_ref().is_some_and(|l| {
+                            l.verdict == stampede_engine::limit::Verdict::ClientBound
+                        })
+                })
+            };
+            let mut comparison = compare(&ma, &mb, noise, test);
+            if client_bound(before) || client_bound(after) {
+                comparison.verdict = crate::stats::Verdict::Withheld;
+            }
             Some(Change {
                 before: summarize(&a),
                 after: summarize(&b),
                 metric,
-                comparison: compare(&ma, &mb, noise, test),
+                comparison,
                 p99_ms: (mean_p99(before, &t, &s), mean_p99(after, &t, &s)),
                 target: t,
                 scenario: s,

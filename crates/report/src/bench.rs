@@ -36,6 +36,13 @@ pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
         Verdict::Higher => higher,
         Verdict::Lower => lower,
         Verdict::NoDifference => "no significant difference",
+        Verdict::Withheld => {
+            return format!(
+                "{:.2}×, NO VERDICT: a compared run was client-bound ({}, the figures describe the load generator)",
+                c.ratio,
+                ratio_interval(c)
+            )
+        }
     };
     let (estimate, test) = match c.test {
         Test::Welch => ("geometric means", "Welch"),
@@ -158,7 +165,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
         out += &format!("{}\n", r.scenario);
         for c in &r.cells {
             out += &format!(
-                "  {}  median {} req/s  mean p50 {}  mean p99 {}  failed {}  non-2xx {}  target CPU {} µs/req  peak RSS {}  {}\n",
+                "  {}  median {} req/s  mean p50 {}  mean p99 {}  failed {}  non-2xx {}  target CPU {} µs/req  peak RSS {}  limit {}  {}\n",
                 pad(&c.target, names.iter().map(|n| n.len()).max().unwrap_or(0)),
                 c.rps.as_ref().map_or("—".into(), |s| thousands(s.median.round() as u64)),
                 ms(&c.p50_ms),
@@ -167,6 +174,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
                 c.non_2xx,
                 opt_f(c.target_cpu_us_per_req),
                 rss(c.target_peak_rss_kb),
+                c.limit.as_deref().unwrap_or("—"),
                 cell_verdict(c, &s.baseline, r.metric),
             );
             if !c.outlier_runs.is_empty() {
@@ -231,6 +239,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                     v.ratio,
                     match (v.verdict, r.metric) {
                         (Verdict::NoDifference, _) => "",
+                        (Verdict::Withheld, _) => " no verdict: client-bound",
                         (Verdict::Higher, Metric::Rps) | (Verdict::Lower, Metric::P99Ms) =>
                             " better",
                         _ => " worse",
@@ -247,7 +256,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
         }
         out += "\n";
     }
-    out += "\n## Details\n\n| scenario | target | runs | req/s median | 95 % CI | p50 | p99 | failed | non-2xx | target CPU µs/req | target peak RSS | client CPU µs/req | vs baseline |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    out += "\n## Details\n\n| scenario | target | runs | req/s median | 95 % CI | p50 | p99 | failed | non-2xx | target CPU µs/req | target peak RSS | client CPU µs/req | limit | vs baseline |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
     for r in &s.rows {
         for c in &r.cells {
             let (med, ci) = match &c.rps {
@@ -262,7 +271,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                 None => ("—".into(), "—".into()),
             };
             out += &format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 r.scenario,
                 c.target,
                 c.runs,
@@ -275,6 +284,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                 opt_f(c.target_cpu_us_per_req),
                 rss(c.target_peak_rss_kb),
                 opt_f(c.client_cpu_us_per_req),
+                c.limit.as_deref().unwrap_or("—"),
                 cell_verdict(c, &s.baseline, r.metric)
             );
         }

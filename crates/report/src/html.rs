@@ -131,6 +131,66 @@ fn env_table(o: &mut String, env: &serde_json::Value) {
     o.push_str("</table></div>");
 }
 
+/// Which side was the limit: the verdict, its reason, and each figure behind it.
+fn limit_section(o: &mut String, l: &stampede_engine::limit::Limit) {
+    use stampede_engine::limit::Verdict;
+    let cls = match l.verdict {
+        Verdict::ClientBound | Verdict::NetworkBound => "bad",
+        Verdict::ServerBound => "good",
+        Verdict::Undetermined => "muted",
+    };
+    let _ = write!(
+        o,
+        "<h2>Limit</h2><p><span class=\"{cls}\">{}</span>: {}.</p><div class=\"scroll\"><table><tr><th>client thread</th><th>on a CPU</th><th>waiting for a CPU</th><th>busiest second</th></tr>",
+        l.verdict.name(),
+        esc(&l.reason)
+    );
+    let pct = |x: f64| format!("{:.0} %", x * 100.0);
+    for (i, t) in l.client_threads.iter().enumerate() {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            pct(t.busy),
+            pct(t.waiting),
+            if t.peak > 0.0 {
+                pct(t.peak)
+            } else {
+                "—".into()
+            }
+        );
+    }
+    o.push_str("</table></div><p class=\"muted\">");
+    let _ = write!(o, "Client cores: {:.0}.", l.client_cores);
+    if let Some(p) = l.pool_saturation {
+        let _ = write!(
+            o,
+            " Every connection busy when a request was due: {:.1} % of requests.",
+            p * 100.0
+        );
+    }
+    if let Some(n) = &l.network {
+        let _ = write!(
+            o,
+            " Link {}: {:.0} of {:.0} Mbit/s.",
+            esc(&n.interface),
+            n.used_mbps,
+            n.speed_mbps
+        );
+    }
+    if let Some(t) = &l.target {
+        let _ = write!(
+            o,
+            " Target: {:.2} of {:.0} cores{}.",
+            t.busy_cores,
+            t.cores,
+            t.busiest_thread
+                .map_or(String::new(), |b| format!(", busiest thread {}", pct(b)))
+        );
+    }
+    o.push_str("</p>");
+}
+
 /// The report of one run. `env` is the environment (as JSON) when known.
 ///
 /// Long on purpose: it writes the page top to bottom, section by section; split, one layout
@@ -253,6 +313,12 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
                 " <span class=\"good\">Held.</span>".into()
             }
         );
+    }
+    if let Some(l) = &r.limit {
+        limit_section(&mut o, l);
+    }
+    if let Some(c) = &r.capacity {
+        crate::capacity::capacity_html(&mut o, c);
     }
     if let Some(s) = &r.sessions {
         let _ = write!(
@@ -539,11 +605,17 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                     );
                     let cls = match v.verdict {
                         Verdict::NoDifference => "muted",
+                        Verdict::Withheld => "bad",
                         _ if better => "good",
                         _ => "bad",
                     };
+                    let withheld = if v.verdict == Verdict::Withheld {
+                        ", no verdict: client-bound"
+                    } else {
+                        ""
+                    };
                     format!(
-                        "<br><span class=\"{cls}\">{:.2}× ({})</span>",
+                        "<br><span class=\"{cls}\">{:.2}× ({}{withheld})</span>",
                         v.ratio,
                         crate::bench::ratio_interval(v)
                     )

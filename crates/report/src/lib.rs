@@ -7,6 +7,7 @@
 
 pub mod ab;
 pub mod bench;
+pub mod capacity;
 pub mod dashboard;
 pub mod files;
 pub mod gatling;
@@ -20,6 +21,7 @@ pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
 pub use bench::{bench_markdown, bench_table, changes_table};
+pub use capacity::{capacity_html, capacity_line, capacity_report};
 pub use dashboard::{dashboard_page, live_fragment, LiveStatus};
 pub use files::{hgrm, hlog, junit, series_csv, JunitCase};
 pub use gatling::{gatling_report, GatlingBounds};
@@ -91,6 +93,16 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             op.send_lag.at(99.0).unwrap_or(0),
             op.never_sent,
             op.cause.as_deref().unwrap_or("cause unknown")
+        ));
+    }
+    if let Some(l) = r
+        .limit
+        .as_ref()
+        .filter(|l| l.verdict == stampede_engine::limit::Verdict::ClientBound)
+    {
+        out.push(format!(
+            "WARNING: client-bound: {}. These figures describe this client as much as the server; give it more threads or cores, or run it on other machines (--segment, stampede ssh).",
+            l.reason
         ));
     }
     if r.requests.completed == 0 {

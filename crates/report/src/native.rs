@@ -152,5 +152,8 @@ pub fn summary(r: &RunResult) -> String {
     if let Some(tls) = &r.tls {
         let _ = writeln!(o, "  tls         {}", crate::tls_line(tls));
     }
+    if let Some(l) = &r.limit {
+        let _ = writeln!(o, "  limit       {}: {}", l.verdict.name(), l.reason);
+    }
     o
 }

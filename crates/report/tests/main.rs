@@ -107,6 +107,8 @@ fn fixture() -> RunResult {
         sessions: None,
         tls: None,
         origin: Default::default(),
+        limit: None,
+        capacity: None,
     }
 }
 

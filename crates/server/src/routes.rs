@@ -362,6 +362,21 @@ pub fn resolve_static(dir: &Path, rel: &[u8]) -> Option<PathBuf> {
     (canon.starts_with(&root) && canon.is_file()).then_some(canon)
 }
 
+/// Longest `/cpu/<us>` busy time: one second.
+pub const MAX_CPU_US: u64 = 1_000_000;
+
+/// Keeps the thread busy for `d`, so that `/cpu/<us>` costs the server a known
+/// amount of CPU per answer: a server of known capacity (one thread at `/cpu/200`
+/// answers at most 5,000 req/s) for checking capacity searches and limit verdicts.
+/// It spins on the monotonic clock: on a core of its own, as such a server is run,
+/// that is its CPU time.
+fn spin(d: std::time::Duration) {
+    let end = std::time::Instant::now() + d;
+    while std::time::Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
 fn digits(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 12 || !s.iter().all(u8::is_ascii_digit) {
         return None;
@@ -423,6 +438,13 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
         p if p.starts_with(b"/delay/") => match digits(&p[7..]) {
             Some(ms) if ms <= MAX_DELAY_MS => Routed::Later(Deferred::Delay(ms)),
             _ => send(400, text, b"delay must be 0 to 60000 ms\n"),
+        },
+        p if p.starts_with(b"/cpu/") => match digits(&p[5..]) {
+            Some(us) if us <= MAX_CPU_US => {
+                spin(std::time::Duration::from_micros(us));
+                send(200, text, b"PONG")
+            }
+            _ => send(400, text, b"cpu must be 0 to 1000000 us\n"),
         },
         p if p.starts_with(b"/bytes/") => match digits(&p[7..]) {
             Some(n) if n as usize <= MAX_BYTES => {

@@ -71,6 +71,8 @@ pub(crate) struct Shared {
     pub server: Mutex<Option<String>>,
     /// What the first finished TLS handshake settled on.
     pub tls: Mutex<Option<TlsSession>>,
+    /// Each worker thread's CPU accounting, for the limit verdict.
+    pub load: crate::limit::Sampler,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -321,6 +323,7 @@ impl<'a> Worker<'a> {
 
     /// Long on purpose: the event loop itself, kept one frame on the path of every request.
     pub fn run(mut self) -> io::Result<WorkerOutput> {
+        let slot = self.shared.load.register();
         let mut events = Events::with_capacity(1024);
         let mut buf = vec![0u8; READ_BUF];
         let mut next_timer = Instant::now() + TIMER_TICK;
@@ -427,6 +430,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.rec.finish();
+        self.shared.load.finish(slot);
         Ok(WorkerOutput {
             recorder: self.rec,
             abandoned,

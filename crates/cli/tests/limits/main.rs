@@ -1,0 +1,268 @@
+//! Limit verdicts and capacity searches on constructed cases whose answer is known:
+//! a single-threaded server that spends a fixed CPU time per answer (`/cpu/<us>`), a
+//! rate no client can offer, a client sharing its core with a busy process.
+//!
+//! A test binary of its own, its tests one at a time: verdicts read CPU accounting, so
+//! these runs must not share the machine with the other end-to-end tests (cargo runs
+//! test binaries one after another). Servers are `stampede serve` processes on
+//! 127.0.0.1:0-style free ports, pinned apart from the client where the machine has
+//! two cores.
+
+use std::io::BufRead as _;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_stampede");
+
+/// One test at a time.
+static ONE: Mutex<()> = Mutex::new(());
+
+fn one() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `cmd`, pinned to `cpu` with taskset when the machine has two cores or more.
+fn pinned(cpu: usize, args: &[&str]) -> Command {
+    if cores() >= 2 && which("taskset") {
+        let mut c = Command::new("taskset");
+        c.args(["-c", &cpu.to_string(), BIN]).args(args);
+        c
+    } else {
+        let mut c = Command::new(BIN);
+        c.args(args);
+        c
+    }
+}
+
+fn which(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `stampede serve --threads 1` on a free loopback port, on CPU 1; killed on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start() -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = pinned(
+            1,
+            &[
+                "serve",
+                "--threads",
+                "1",
+                "--no-http2",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, port }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn load(args: &[&str]) -> (Output, serde_json::Value) {
+    let mut all = vec!["load", "-q", "-t", "1", "--json", "-"];
+    all.extend_from_slice(args);
+    let out = pinned(0, &all).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = serde_json::from_slice(&out.stdout).unwrap();
+    (out, v)
+}
+
+fn verdict(v: &serde_json::Value) -> &str {
+    v["limit"]["verdict"].as_str().unwrap()
+}
+
+#[test]
+fn a_server_that_spends_fixed_cpu_per_answer_is_the_limit() {
+    let _one = one();
+    let s = Server::start();
+    // 500 µs per answer on one thread: at most 2,000 req/s, the client mostly idle.
+    let (_, v) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/500")]);
+    assert_eq!(verdict(&v), "server-bound", "{}", v["limit"]);
+    let rps = v["throughput_rps"].as_f64().unwrap();
+    assert!(rps < 2_100.0, "{rps}");
+    let busy = v["limit"]["client_threads"][0]["busy"].as_f64().unwrap();
+    assert!(busy < 0.5, "{}", v["limit"]);
+    // An open model far above 2,000 req/s: the server fell behind, not the client.
+    let (out, v) = load(&["-c", "8", "-R", "4000", "-d", "2s", &s.url("/cpu/500")]);
+    assert_eq!(verdict(&v), "server-bound", "{}", v["limit"]);
+    assert!(
+        v["limit"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("of the 4000 req/s offered"),
+        "{}",
+        v["limit"]
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("client-bound"));
+}
+
+#[test]
+fn a_rate_the_generator_cannot_offer_is_client_bound_and_said_loudly() {
+    let _one = one();
+    let s = Server::start();
+    let (out, v) = load(&["-c", "16", "-R", "5000000", "-d", "2s", &s.url("/pong")]);
+    assert_eq!(verdict(&v), "client-bound", "{}", v["limit"]);
+    let t = &v["limit"]["client_threads"][0];
+    let demand = t["busy"].as_f64().unwrap() + t["waiting"].as_f64().unwrap();
+    assert!(demand >= 0.9, "{t}");
+    assert!(
+        t["peak"].as_f64().unwrap() >= 0.8,
+        "a busiest second was sampled: {t}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("WARNING: client-bound"), "{stderr}");
+    // The summary says it too.
+    let out = pinned(
+        0,
+        &[
+            "load",
+            "-q",
+            "-t",
+            "1",
+            "-c",
+            "16",
+            "-R",
+            "5000000",
+            "-d",
+            "1s",
+            &s.url("/pong"),
+        ],
+    )
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("limit       client-bound")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_client_sharing_its_core_with_a_busy_process_is_client_bound() {
+    let _one = one();
+    if cores() < 2 || !which("taskset") {
+        eprintln!("skipped: needs two cores and taskset to pin the client beside a busy process");
+        return;
+    }
+    let s = Server::start();
+    // A busy loop on the client's core for the length of the run.
+    let mut burner = Command::new("taskset")
+        .args([
+            "-c",
+            "0",
+            "sh",
+            "-c",
+            "end=$(($(date +%s)+6)); while [ $(date +%s) -lt $end ]; do :; done",
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let (_, v) = load(&["-c", "16", "-d", "2s", &s.url("/pong")]);
+    let _ = burner.kill();
+    let _ = burner.wait();
+    assert_eq!(verdict(&v), "client-bound", "{}", v["limit"]);
+    let t = &v["limit"]["client_threads"][0];
+    // Its time went to waiting for the core, not to work of its own.
+    assert!(t["busy"].as_f64().unwrap() < 0.8, "{t}");
+    assert!(t["waiting"].as_f64().unwrap() > 0.2, "{t}");
+}
+
+#[test]
+fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
+    let _one = one();
+    let s = Server::start();
+    // One thread spending 1 ms per answer: the knee is at most 1,000 req/s. Measure
+    // the server's own ceiling first (closed loop, enough connections to keep it busy).
+    let (_, closed) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/1000")]);
+    let ceiling = closed["throughput_rps"].as_f64().unwrap();
+    assert!(ceiling > 800.0 && ceiling <= 1_001.0, "{ceiling}");
+    let out = pinned(
+        0,
+        &[
+            "load",
+            "-t",
+            "1",
+            "-c",
+            "16",
+            "--find-max",
+            "p99 < 50ms",
+            "--find-max",
+            "errors < 0.1%",
+            "--max-rate",
+            "4000",
+            "--step-duration",
+            "2s",
+            "--step-warmup",
+            "500ms",
+            "--json",
+            "-",
+            &s.url("/cpu/1000"),
+        ],
+    )
+    .stderr(Stdio::piped())
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Each step was announced as it ran.
+    assert!(
+        out.stderr
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l.starts_with("stampede: step 1:")),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["capacity"];
+    let found = c["max_rate"].as_f64().unwrap();
+    assert!(
+        (found - ceiling).abs() / ceiling <= 0.10,
+        "found {found}, the server's ceiling {ceiling}: {c}"
+    );
+    let steps = c["steps"].as_array().unwrap();
+    assert!(steps.iter().all(|s| s["rate"].as_f64().unwrap() <= 4000.0));
+    assert!(steps.iter().any(|s| !s["passed"].as_bool().unwrap()));
+    // The JSON is the best step's run, which passed.
+    assert!((v["open"]["target_rate"].as_f64().unwrap() - found).abs() < 1e-6);
+}
