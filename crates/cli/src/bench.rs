@@ -137,6 +137,83 @@ pub struct CompareArgs {
     /// List the benches in the store instead
     #[arg(long = "list")]
     pub list: bool,
+    /// Compare the benches on either side of the latest change `stampede history`
+    /// finds (of SCENARIO, or of any scenario)
+    #[arg(
+        long = "change",
+        value_name = "SCENARIO",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["before", "after", "list"]
+    )]
+    pub change: Option<String>,
+}
+
+/// Arguments of `stampede history`.
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Only this scenario
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: Option<String>,
+    /// Only this target
+    #[arg(long = "target", value_name = "NAME")]
+    pub target: Option<String>,
+    /// The result store
+    #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
+    pub db: PathBuf,
+    /// Also write the history as an HTML page with a chart per series
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Also write the history as JSON ('-': standard output, instead of the listing)
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+/// The store's series, filtered as asked.
+fn series(
+    store: &Store,
+    scenario: Option<&str>,
+    target: Option<&str>,
+) -> Result<Vec<stampede_lab::history::Series>, Exit> {
+    let mut all =
+        stampede_lab::history::history(store, scenario).map_err(|e| Exit::fail(e.to_string()))?;
+    all.retain(|s| target.is_none_or(|t| t == s.target));
+    Ok(all)
+}
+
+/// `stampede history`.
+pub fn history(a: HistoryArgs) -> Result<(), Exit> {
+    if !a.db.exists() {
+        return Err(Exit::fail(format!(
+            "{} does not exist: run a bench first, or name the store with --db",
+            a.db.display()
+        )));
+    }
+    let store = open_store(&a.db)?;
+    let all = series(&store, a.scenario.as_deref(), a.target.as_deref())?;
+    if let (Some(sc), true) = (&a.scenario, all.is_empty()) {
+        return Err(Exit::usage(format!(
+            "no complete bench in {} measured scenario {sc:?}",
+            a.db.display()
+        )));
+    }
+    if let Some(p) = &a.html {
+        let title = match &a.scenario {
+            Some(s) => format!("History of {s}"),
+            None => "History".to_string(),
+        };
+        common::write_file(p, &stampede_report::history_html(&all, &title))?;
+    }
+    let json = serde_json::to_string_pretty(&all).expect("history serialises") + "\n";
+    match a.json.as_deref() {
+        Some("-") => common::out(&json),
+        Some(p) => {
+            common::write_file(p, &json)?;
+            common::out(&stampede_report::history_text(&all));
+        }
+        None => common::out(&stampede_report::history_text(&all)),
+    }
+    Ok(())
 }
 
 /// How verdicts are reached: shared by bench, compare and report.
@@ -326,6 +403,31 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
         return Ok(());
     }
     let ids: Vec<i64> = benches.iter().map(|b| b.id).collect();
+    if let Some(sc) = &a.change {
+        let scenario = (!sc.is_empty()).then_some(sc.as_str());
+        let all = series(&store, scenario, None)?;
+        let latest = all
+            .iter()
+            .flat_map(|s| s.changes.iter().map(move |c| (c, s)))
+            .max_by_key(|(c, _)| c.after_bench);
+        let Some((c, s)) = latest else {
+            return Err(Exit::fail(format!(
+                "stampede history finds no change in {}{}",
+                a.db.display(),
+                scenario.map_or(String::new(), |s| format!(" for scenario {s:?}"))
+            )));
+        };
+        common::out(&format!(
+            "The latest change: {} / {}, {}\n\n",
+            s.scenario,
+            s.target,
+            stampede_report::history::change_line(c, s.metric)
+        ));
+        let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
+        let changes = compare_benches(&runs(c.before_bench)?, &runs(c.after_bench)?, noise, test);
+        common::out(&changes_table(c.before_bench, c.after_bench, &changes));
+        return Ok(());
+    }
     let after = match a.after {
         Some(id) => id,
         None => match (a.before, ids.first()) {

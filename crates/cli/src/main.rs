@@ -58,6 +58,8 @@ enum Command {
     Compare(bench::CompareArgs),
     /// Write an HTML report of a stored bench or run
     Report(bench::ReportArgs),
+    /// Each scenario × target across the stored benches, with the changes found
+    History(bench::HistoryArgs),
     /// Merge the results of a run's segments (--segment K/N) exactly into one
     Merge(merge::MergeArgs),
     /// A run's segments as a Kubernetes Indexed Job (and, with --apply, run and merge)
@@ -115,6 +117,7 @@ fn main() {
         Command::Bench(a) => bench::main(a),
         Command::Compare(a) => bench::compare(a),
         Command::Report(a) => bench::report(a),
+        Command::History(a) => bench::history(a),
         Command::Merge(a) => merge::main(a),
         Command::K8s(a) => k8s::main(*a),
         Command::Ssh(a) => ssh::main(*a),

@@ -787,3 +787,74 @@ fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
         "{list}"
     );
 }
+
+#[test]
+fn history_lists_every_bench_and_finds_the_change() {
+    let dir = Dir::new("history");
+    // The same scenario and target in six benches; from the fourth on, the server
+    // spends twice as long on each answer.
+    for (i, us) in [200, 200, 200, 400, 400, 400].iter().enumerate() {
+        let scen = format!(
+            "[[scenario]]\nname = \"s\"\npath = \"/cpu/{us}\"\nconnections = 1\nduration = \"300ms\"\n"
+        );
+        let p = dir.write(&format!("p{i}.toml"), &plan(&target("t", SERVE), &scen, 3));
+        let out = bench(&dir, &p, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let db = dir.path("s.db");
+    let history = Command::new(BIN)
+        .args(["history", "s", "--db"])
+        .arg(&db)
+        .args(["--html"])
+        .arg(dir.path("history.html"))
+        .output()
+        .unwrap();
+    let listing = text(&history.stdout);
+    assert!(history.status.success(), "{}", text(&history.stderr));
+    assert!(
+        listing.contains("s / t (req/s, higher is better)"),
+        "{listing}"
+    );
+    for id in 1..=6 {
+        assert!(
+            listing
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{id} "))),
+            "bench {id} missing:\n{listing}"
+        );
+    }
+    assert!(
+        listing.contains("change -") && listing.contains("between bench 3 and bench 4"),
+        "{listing}"
+    );
+    let html = std::fs::read_to_string(dir.path("history.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("between bench 3 and bench 4"));
+    // JSON: one series, one change.
+    let json = Command::new(BIN)
+        .args(["history", "--json", "-", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v[0]["points"].as_array().unwrap().len(), 6);
+    assert_eq!(v[0]["changes"][0]["before_bench"], 3);
+    assert_eq!(v[0]["changes"][0]["after_bench"], 4);
+    // compare --change sets the benches on either side against each other.
+    let cmp = Command::new(BIN)
+        .args(["compare", "--change", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let out = text(&cmp.stdout);
+    assert!(cmp.status.success(), "{}", text(&cmp.stderr));
+    assert!(out.contains("The latest change: s / t"), "{out}");
+    assert!(out.contains("slower"), "{out}");
+    // A scenario no bench measured is named.
+    let none = Command::new(BIN)
+        .args(["history", "nope", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(text(&none.stderr).contains("\"nope\""));
+}

@@ -2,6 +2,7 @@
 
 pub mod environment;
 pub mod guard;
+pub mod history;
 pub mod plan;
 pub mod preflight;
 pub mod process;

@@ -177,7 +177,7 @@ pub fn compare(a: &[f64], b: &[f64], noise: f64, test: Test) -> Comparison {
 /// Welch's test of mean(b) − mean(a): the two-sided p-value and the half-width of the
 /// 95 % interval of the difference (`None` with fewer than two values a side). The
 /// interval excludes 0 exactly when p < 0.05: both use the same t and df.
-fn welch(a: &Summary, b: &Summary) -> (f64, Option<f64>) {
+pub fn welch(a: &Summary, b: &Summary) -> (f64, Option<f64>) {
     if a.n < 2 || b.n < 2 {
         return (1.0, None);
     }
