@@ -279,7 +279,15 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
             plan.targets.len(),
             plan.scenarios.len(),
             plan.runs.warmup,
-            plan.runs.repetitions
+            match plan.runs.auto {
+                Some(a) => format!(
+                    "{}–{} (auto: until ± {:.1} % or a settled difference)",
+                    a.min,
+                    a.max,
+                    a.precision * 100.0
+                ),
+                None => plan.runs.repetitions.to_string(),
+            }
         ));
         return Ok(());
     }
@@ -306,6 +314,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         verifications: &out.verifications,
         runs: &out.runs,
         assertions: &out.assertions,
+        notes: &out.notes,
         interrupted: out.interrupted,
     };
     let mut summary = summarize_bench(&record, noise, test);
@@ -574,6 +583,7 @@ pub fn report(a: ReportArgs) -> Result<(), Exit> {
         verifications: &verifications,
         runs: &runs,
         assertions: &[],
+        notes: &store.notes(row.id).map_err(fail)?,
         interrupted: false,
     };
     let summary = summarize_bench(&record, noise, test);

@@ -858,3 +858,60 @@ fn history_lists_every_bench_and_finds_the_change() {
     assert_eq!(none.status.code(), Some(2));
     assert!(text(&none.stderr).contains("\"nope\""));
 }
+
+#[test]
+fn auto_repetitions_stop_when_the_answer_is_settled_and_say_why() {
+    let dir = Dir::new("auto");
+    // Loose precision: settled after the minimum of two runs. An impossible one: the
+    // maximum, and the reason it stopped there.
+    let scen =
+        "[[scenario]]\nname = \"loose\"\npath = \"/pong\"\nconnections = 2\nduration = \"300ms\"\n";
+    let runs = "[runs]\nwarmup = 0\nrepetitions = \"auto\"\nmin_repetitions = 2\nmax_repetitions = 4\nprecision = \"50%\"\npause = \"10ms\"\n";
+    let p = dir.write(
+        "p.toml",
+        &format!(
+            "name = \"auto\"\n{runs}[client]\nthreads = 1\n{}\n{scen}",
+            target("t", SERVE)
+        ),
+    );
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let cell = &s["rows"][0]["cells"][0];
+    assert_eq!(cell["runs"], 2, "{cell}");
+    let info = cell["info"][0].as_str().unwrap();
+    assert!(
+        info.contains("stopped after 2 runs") && info.contains("asked: ± 50.0 %"),
+        "{info}"
+    );
+    let tight = dir.write(
+        "q.toml",
+        &format!(
+            "name = \"auto\"\n{}[client]\nthreads = 1\n{}\n{scen}",
+            runs.replace("50%", "0.0001%"),
+            target("t", SERVE)
+        ),
+    );
+    let out = bench(&dir, &tight, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let cell = &s["rows"][0]["cells"][0];
+    assert_eq!(cell["runs"], 4, "{cell}");
+    assert!(cell["info"][0]
+        .as_str()
+        .unwrap()
+        .contains("max_repetitions (4) unsettled"));
+    // The report says it too, and a report rebuilt from the store keeps it.
+    let md = std::fs::read_to_string(dir.path("report.md")).unwrap();
+    assert!(md.contains("## Notes") && md.contains("unsettled"), "{md}");
+    let html = Command::new(BIN)
+        .args(["report", "--db"])
+        .arg(dir.path("s.db"))
+        .arg("-o")
+        .arg(dir.path("r.html"))
+        .output()
+        .unwrap();
+    assert!(html.status.success(), "{}", text(&html.stderr));
+    let page = std::fs::read_to_string(dir.path("r.html")).unwrap();
+    assert!(page.contains("unsettled"), "notes lost from the store");
+}

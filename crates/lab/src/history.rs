@@ -301,22 +301,9 @@ pub fn pelt(xs: &[f64], sd: f64) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    /// A deterministic pseudo-random series: a 64-bit LCG mapped to roughly N(0, 1)
-    /// by summing twelve uniforms.
     fn noise(seed: u64, n: usize) -> Vec<f64> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                let mut acc = 0.0;
-                for _ in 0..12 {
-                    s = s
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    acc += (s >> 11) as f64 / (1u64 << 53) as f64;
-                }
-                acc - 6.0
-            })
-            .collect()
+        let mut g = crate::stats::Normal(seed);
+        (0..n).map(|_| g.next()).collect()
     }
 
     /// 199 series of 30 points, σ = 2: levels 100, 120, 95 (changes at 10 and 20) must

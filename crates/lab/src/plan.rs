@@ -40,10 +40,32 @@ pub struct Runs {
     pub primer: bool,
     /// Warm-up runs, discarded ("all results are from the second run").
     pub warmup: u32,
-    /// Measured runs.
+    /// Measured runs (with `auto`, the fewest).
     pub repetitions: u32,
+    /// `repetitions = "auto"`: repeat until the answer is settled, within bounds.
+    pub auto: Option<Auto>,
     /// Pause between runs.
     pub pause: Duration,
+}
+
+/// How `repetitions = "auto"` decides it has measured enough (see
+/// [`crate::stats::settled`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Auto {
+    /// Never fewer measured runs (at least 2).
+    pub min: u32,
+    /// Never more.
+    pub max: u32,
+    /// Stop when the 95 % interval of the compared figure's mean is within ± this
+    /// fraction of the mean.
+    pub precision: f64,
+}
+
+impl Runs {
+    /// The most measured runs a target × scenario may get.
+    pub fn most(&self) -> u32 {
+        self.auto.map_or(self.repetitions, |a| a.max)
+    }
 }
 
 /// A server under test.
@@ -269,8 +291,19 @@ struct RawPlan {
 struct RawRuns {
     primer: Option<bool>,
     warmup: Option<u32>,
-    repetitions: Option<Spanned<u32>>,
+    repetitions: Option<Spanned<RawReps>>,
+    min_repetitions: Option<Spanned<u32>>,
+    max_repetitions: Option<Spanned<u32>>,
+    precision: Option<Spanned<String>>,
     pause: Option<Spanned<String>>,
+}
+
+/// `repetitions`: a count, or `"auto"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawReps {
+    Count(u32),
+    Word(String),
 }
 
 #[derive(Deserialize)]
@@ -404,6 +437,88 @@ impl Ctx<'_> {
     }
 }
 
+/// `[runs] repetitions` with, for `"auto"`, its bounds and precision.
+fn runs_count(cx: &Ctx<'_>, r: &RawRuns) -> Result<(u32, Option<Auto>), PlanError> {
+    let at = |v: &Option<Spanned<u32>>| v.as_ref().map(|x| (*x.get_ref(), x.span().start));
+    let auto_only = [
+        ("runs.min_repetitions", at(&r.min_repetitions).map(|x| x.1)),
+        ("runs.max_repetitions", at(&r.max_repetitions).map(|x| x.1)),
+        (
+            "runs.precision",
+            r.precision.as_ref().map(|p| p.span().start),
+        ),
+    ];
+    match r
+        .repetitions
+        .as_ref()
+        .map(|v| (v.get_ref(), v.span().start))
+    {
+        Some((RawReps::Word(w), pos)) if w == "auto" => {
+            let min = at(&r.min_repetitions).unwrap_or((3, pos));
+            let max = at(&r.max_repetitions).unwrap_or((20, pos));
+            if min.0 < 2 {
+                return Err(cx.err(
+                    min.1,
+                    "runs.min_repetitions",
+                    "must be at least 2 (one run has no interval)",
+                ));
+            }
+            if max.0 < min.0 || max.0 > 1000 {
+                return Err(cx.err(
+                    max.1,
+                    "runs.max_repetitions",
+                    format!("must be from min_repetitions ({}) to 1000", min.0),
+                ));
+            }
+            let precision = match &r.precision {
+                None => 0.02,
+                Some(p) => {
+                    let t = p.get_ref().trim();
+                    let v: Option<f64> = t.strip_suffix('%').and_then(|n| n.trim().parse().ok());
+                    match v {
+                        Some(v) if v > 0.0 && v < 100.0 => v / 100.0,
+                        _ => {
+                            return Err(cx.err(
+                                p.span().start,
+                                "runs.precision",
+                                format!("{t:?} is not a percentage between 0 and 100, e.g. \"2%\""),
+                            ))
+                        }
+                    }
+                }
+            };
+            Ok((
+                min.0,
+                Some(Auto {
+                    min: min.0,
+                    max: max.0,
+                    precision,
+                }),
+            ))
+        }
+        Some((RawReps::Word(w), pos)) => Err(cx.err(
+            pos,
+            "runs.repetitions",
+            format!("{w:?} is neither a count nor \"auto\""),
+        )),
+        Some((RawReps::Count(0), pos)) => {
+            Err(cx.err(pos, "runs.repetitions", "must be at least 1"))
+        }
+        count => {
+            if let Some((field, Some(pos))) = auto_only.iter().find(|(_, p)| p.is_some()) {
+                return Err(cx.err(*pos, field, "only with repetitions = \"auto\""));
+            }
+            Ok((
+                match count {
+                    Some((RawReps::Count(n), _)) => *n,
+                    _ => 3,
+                },
+                None,
+            ))
+        }
+    }
+}
+
 impl Plan {
     /// Parses a plan; `file` names it in errors.
     ///
@@ -430,24 +545,16 @@ impl Plan {
                 primer: true,
                 warmup: 1,
                 repetitions: 3,
+                auto: None,
                 pause: Duration::from_secs(1),
             },
             Some(r) => {
-                let repetitions = match r.repetitions {
-                    Some(n) if *n.get_ref() == 0 => {
-                        return Err(cx.err(
-                            n.span().start,
-                            "runs.repetitions",
-                            "must be at least 1",
-                        ))
-                    }
-                    Some(n) => *n.get_ref(),
-                    None => 3,
-                };
+                let (repetitions, auto) = runs_count(&cx, &r)?;
                 Runs {
                     primer: r.primer.unwrap_or(true),
                     warmup: r.warmup.unwrap_or(1),
                     repetitions,
+                    auto,
                     pause: match &r.pause {
                         Some(p) => cx.duration(p, "runs.pause")?,
                         None => Duration::from_secs(1),

@@ -114,3 +114,14 @@ pub struct TargetStatus {
     /// The last lines the target wrote to stderr, when it failed.
     pub stderr_tail: Option<String>,
 }
+
+/// A note on one target × scenario of a bench (why automatic repetitions stopped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunNote {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// The note.
+    pub note: String,
+}

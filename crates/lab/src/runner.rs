@@ -19,7 +19,7 @@ use stampede_engine::{AbRequest, Address, Control, LoadSpec, Request, RequestBui
 use crate::environment::{Environment, TargetEnv};
 use crate::plan::{OnFailure, Plan, Scenario, Style, Target, TargetKind};
 use crate::process::{self, Running};
-use crate::record::{AssertionOutcome, Outcome, RunRecord, TargetStatus, Verification};
+use crate::record::{AssertionOutcome, Outcome, RunNote, RunRecord, TargetStatus, Verification};
 use crate::store::{Store, StoreError};
 use crate::verify;
 
@@ -125,6 +125,8 @@ pub struct BenchOutcome {
     pub runs: Vec<RunRecord>,
     /// The scenarios' assertions, checked on every measured run.
     pub assertions: Vec<AssertionOutcome>,
+    /// What the runner decided per target × scenario (automatic repetitions).
+    pub notes: Vec<RunNote>,
     /// True when the bench was stopped early.
     pub interrupted: bool,
 }
@@ -158,6 +160,7 @@ pub fn run_bench(
         verifications: Vec::new(),
         runs: Vec::new(),
         assertions: Vec::new(),
+        notes: Vec::new(),
         interrupted: false,
     };
     let mut b = Bench {
@@ -904,14 +907,15 @@ impl Bench<'_> {
         spec: &LoadSpec,
     ) -> Result<Next, BenchError> {
         let runs = &self.plan.runs;
-        for i in 0..runs.warmup + runs.repetitions {
+        let most = runs.most();
+        for i in 0..runs.warmup + most {
             if (self.opts.interrupted)() {
                 return Ok(Next::Stop(None));
             }
             let phase = if i < runs.warmup {
                 Phase::Warmup(i + 1, runs.warmup)
             } else {
-                Phase::Measured(i + 1 - runs.warmup, runs.repetitions)
+                Phase::Measured(i + 1 - runs.warmup, most)
             };
             if i > 0 {
                 sleep_unless_interrupted(runs.pause, self.opts);
@@ -950,9 +954,60 @@ impl Bench<'_> {
                     });
                 }
                 self.out.runs.push(record);
+                if let Some(auto) = runs.auto {
+                    if let Some(why) = self.enough(t, s, k, auto) {
+                        let note = RunNote {
+                            target: t.name.clone(),
+                            scenario: s.name.clone(),
+                            note: why,
+                        };
+                        self.store.add_note(self.out.bench_id, &note)?;
+                        self.out.notes.push(note);
+                        break;
+                    }
+                }
             }
         }
         Ok(Next::Go)
+    }
+
+    /// With automatic repetitions, after measured run `k`: why this target × scenario
+    /// has been measured enough, or `None` to measure again.
+    fn enough(&self, t: &Target, s: &Scenario, k: u32, auto: crate::plan::Auto) -> Option<String> {
+        let figures = |name: &str| -> Vec<f64> {
+            let rs: Vec<&RunRecord> = self
+                .out
+                .runs
+                .iter()
+                .filter(|r| r.target == name && r.scenario == s.name)
+                .collect();
+            let open = rs.iter().any(|r| r.result.open.is_some());
+            rs.iter()
+                .map(|r| {
+                    if open {
+                        r.result.latency.at(99.0).unwrap_or(0) as f64
+                    } else {
+                        r.result.throughput_rps
+                    }
+                })
+                .collect()
+        };
+        let baseline = self.plan.targets.first().map(|b| b.name.as_str());
+        let base = baseline.filter(|&b| b != t.name).map(figures);
+        let looks = auto.max - auto.min + 1;
+        let why = if k < auto.min {
+            None
+        } else {
+            crate::stats::settled(&figures(&t.name), base.as_deref(), auto.precision, looks)
+        };
+        match why {
+            Some(w) => Some(format!("auto repetitions: stopped after {k} runs: {w}")),
+            None if k >= auto.max => Some(format!(
+                "auto repetitions: stopped at max_repetitions ({k}) unsettled: the interval is wider than ± {:.1} % and no difference from the baseline is shown",
+                auto.precision * 100.0
+            )),
+            None => None,
+        }
     }
 }
 

@@ -387,6 +387,83 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     h
 }
 
+/// Whether automatic repetitions may stop, and why: the 95 % interval of the mean of
+/// `xs` is within ± `precision` of it, or `xs` differs from `baseline` by Welch's test
+/// at 5 % divided among the `looks` the runner may take (Bonferroni: whatever the
+/// look at which it stops, the chance of calling a difference that is not there stays
+/// under 5 %). `None`: measure again.
+pub fn settled(xs: &[f64], baseline: Option<&[f64]>, precision: f64, looks: u32) -> Option<String> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let s = summarize(xs);
+    let half = (s.ci95.1 - s.ci95.0) / 2.0;
+    if s.mean != 0.0 && half / s.mean.abs() <= precision {
+        return Some(format!(
+            "the 95 % interval is ± {:.1} % of the mean (asked: ± {:.1} %)",
+            half / s.mean.abs() * 100.0,
+            precision * 100.0
+        ));
+    }
+    let base = baseline.filter(|b| b.len() >= 2)?;
+    let alpha = 0.05 / f64::from(looks.max(1));
+    let c = compare(base, xs, 0.0, Test::Welch);
+    (c.p_value < alpha).then(|| {
+        format!(
+            "it differs from the baseline ({:.2}×, Welch p = {:.2e}, below 0.05 / {looks} looks)",
+            c.ratio, c.p_value
+        )
+    })
+}
+
+/// MSER-5 (White, 1997; Franklin and White, 2008): the warm-up to cut from the start
+/// of a series, in observations. The series is averaged in batches of 5; the
+/// truncation `d` (in batches, at most half of them) minimises the squared error of
+/// the remaining batch means about their mean divided by the square of how many
+/// remain, which balances bias left in against precision given up. `None` when the
+/// series is too short to judge (fewer than four batches).
+pub fn mser5(xs: &[f64]) -> Option<usize> {
+    const BATCH: usize = 5;
+    let z: Vec<f64> = xs
+        .chunks_exact(BATCH)
+        .map(|c| c.iter().sum::<f64>() / BATCH as f64)
+        .collect();
+    let m = z.len();
+    if m < 4 {
+        return None;
+    }
+    let score = |d: usize| {
+        let rest = &z[d..];
+        let k = rest.len() as f64;
+        let mean = rest.iter().sum::<f64>() / k;
+        rest.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k * k)
+    };
+    let best = (0..=m / 2)
+        .min_by(|&a, &b| score(a).total_cmp(&score(b)))
+        .unwrap_or(0);
+    Some(best * BATCH)
+}
+
+/// A deterministic, roughly standard normal sequence for tests: a 64-bit LCG's
+/// uniforms summed twelve at a time.
+#[cfg(test)]
+pub(crate) struct Normal(pub u64);
+
+#[cfg(test)]
+impl Normal {
+    pub(crate) fn next(&mut self) -> f64 {
+        let mut acc = 0.0;
+        for _ in 0..12 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            acc += (self.0 >> 11) as f64 / (1u64 << 53) as f64;
+        }
+        acc - 6.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,5 +618,63 @@ mod tests {
         // Complete separation of 5 against 5: U = 0, z = 2.507 (with continuity), p = 0.0122.
         assert!(close(mw.p_value, 0.0122, 0.001), "{}", mw.p_value);
         assert_eq!(mw.verdict, Verdict::Higher);
+    }
+
+    #[test]
+    fn mser5_cuts_a_warm_up_and_leaves_a_steady_series_alone() {
+        // 20 s climbing from 2,000 to 10,000 req/s, then 80 s around 10,000.
+        let wiggle = |i: usize| ((i * 7919) % 13) as f64 * 20.0 - 120.0;
+        let warm: Vec<f64> = (0..100)
+            .map(|i| {
+                let level = if i < 20 {
+                    2_000.0 + 400.0 * i as f64
+                } else {
+                    10_000.0
+                };
+                level + wiggle(i)
+            })
+            .collect();
+        let cut = mser5(&warm).unwrap();
+        assert!((15..=25).contains(&cut), "{cut}");
+        let steady: Vec<f64> = (0..100).map(|i| 10_000.0 + wiggle(i)).collect();
+        assert!(mser5(&steady).unwrap() <= 5);
+        assert_eq!(mser5(&steady[..15]), None);
+    }
+
+    #[test]
+    fn auto_repetitions_stop_when_precise_or_different_and_not_before() {
+        // Tight figures: precise at once.
+        let tight = [1000.0, 1001.0, 999.0];
+        assert!(settled(&tight, None, 0.02, 10).unwrap().contains("± "));
+        // Noisy: neither precise nor, against a close baseline, different.
+        let noisy = [900.0, 1100.0, 950.0];
+        let base = [1000.0, 1010.0, 990.0];
+        assert_eq!(settled(&noisy, Some(&base), 0.01, 10), None);
+        // Clearly apart from the baseline though noisy: settled as different.
+        let apart = [2000.0, 2150.0, 1900.0, 2050.0];
+        let why = settled(&apart, Some(&base), 0.001, 10).unwrap();
+        assert!(why.contains("differs from the baseline"), "{why}");
+        // One run settles nothing.
+        assert_eq!(settled(&[5.0], Some(&base), 0.5, 10), None);
+        // The error rate stays honest: on equal populations, stopping at the first
+        // look that rejects (of up to 18) calls a difference in under 5 % of trials.
+        let mut noise = Normal(7);
+        let mut normal = || noise.next();
+        let trials = 400;
+        let mut false_calls = 0;
+        for _ in 0..trials {
+            let base: Vec<f64> = (0..5).map(|_| 1000.0 + 50.0 * normal()).collect();
+            let mut xs: Vec<f64> = (0..2).map(|_| 1000.0 + 50.0 * normal()).collect();
+            while xs.len() <= 20 {
+                if let Some(why) = settled(&xs, Some(&base), 1e-9, 19) {
+                    if why.contains("differs") {
+                        false_calls += 1;
+                    }
+                    break;
+                }
+                xs.push(1000.0 + 50.0 * normal());
+            }
+        }
+        assert!(false_calls * 20 <= trials, "{false_calls} of {trials}");
     }
 }

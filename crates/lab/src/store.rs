@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// Schema migrations, applied in order; the index + 1 is the schema version reached.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     // 1: benches and their runs.
     "CREATE TABLE bench (
         id INTEGER PRIMARY KEY,
@@ -62,6 +62,13 @@ const MIGRATIONS: [&str; 4] = [
     UPDATE bench SET ended = 'complete';",
     // 4: which side was the limit of each run (NULL for runs stored before).
     "ALTER TABLE run ADD COLUMN limit_verdict TEXT;",
+    // 5: notes per target × scenario (why automatic repetitions stopped).
+    "CREATE TABLE note (
+        bench_id INTEGER NOT NULL REFERENCES bench(id),
+        target TEXT NOT NULL,
+        scenario TEXT NOT NULL,
+        note TEXT NOT NULL
+    );",
 ];
 
 /// The schema version this build writes.
@@ -337,6 +344,36 @@ impl Store {
             )
             .map_err(|e| sql(&self.path, e))?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores a note on a target × scenario.
+    pub fn add_note(&self, bench: i64, n: &crate::record::RunNote) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO note (bench_id, target, scenario, note) VALUES (?1, ?2, ?3, ?4)",
+                params![bench, n.target, n.scenario, n.note],
+            )
+            .map_err(|e| sql(&self.path, e))?;
+        Ok(())
+    }
+
+    /// A bench's notes, in the order they were made.
+    pub fn notes(&self, bench: i64) -> Result<Vec<crate::record::RunNote>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT target, scenario, note FROM note WHERE bench_id = ?1 ORDER BY rowid")
+            .map_err(|e| sql(&self.path, e))?;
+        let rows = st
+            .query_map(params![bench], |r| {
+                Ok(crate::record::RunNote {
+                    target: r.get(0)?,
+                    scenario: r.get(1)?,
+                    note: r.get(2)?,
+                })
+            })
+            .map_err(|e| sql(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| sql(&self.path, e))
     }
 
     /// Stores a verification outcome.

@@ -48,6 +48,10 @@ pub struct Cell {
     /// Whether any of its runs was client-bound.
     #[serde(default)]
     pub client_bound: bool,
+    /// What a reader may want to know but need not worry about: why automatic
+    /// repetitions stopped, warm-up found inside runs.
+    #[serde(default)]
+    pub info: Vec<String>,
 }
 
 /// What a scenario's verdicts compare.
@@ -120,6 +124,22 @@ impl BenchSummary {
             }
         }
         out
+    }
+}
+
+impl BenchSummary {
+    /// Every cell's informational note, `scenario / target: note`, in table order.
+    pub fn infos(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .flat_map(|r| {
+                r.cells.iter().flat_map(move |c| {
+                    c.info
+                        .iter()
+                        .map(move |n| format!("{} / {}: {n}", r.scenario, c.target))
+                })
+            })
+            .collect()
     }
 }
 
@@ -216,7 +236,26 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
             first.result.limit.as_ref().map_or("", |l| l.reason.as_str())
         ));
     }
+    let mut info = Vec::new();
+    for r in runs {
+        // The last second is partial; MSER-5 judges whole seconds.
+        let per_second: Vec<f64> = r
+            .result
+            .intervals
+            .iter()
+            .take(r.result.duration_s.floor() as usize)
+            .map(|i| i.completed as f64)
+            .collect();
+        if let Some(cut) = crate::stats::mser5(&per_second).filter(|&c| c > 0) {
+            info.push(format!(
+                "run {}: MSER-5 finds a warm-up of {cut} s in its per-second req/s (of {} s): the fixed warm-up runs were not enough",
+                r.repetition,
+                per_second.len()
+            ));
+        }
+    }
     Cell {
+        info,
         limit: (!verdicts.is_empty()).then(|| {
             verdicts
                 .iter()
@@ -267,6 +306,8 @@ pub struct BenchRecord<'a> {
     pub runs: &'a [RunRecord],
     /// Assertions checked on the runs.
     pub assertions: &'a [AssertionOutcome],
+    /// The runner's notes per target × scenario.
+    pub notes: &'a [crate::record::RunNote],
     /// Whether the bench was stopped early.
     pub interrupted: bool,
 }
@@ -363,6 +404,13 @@ fn target_cell(b: &BenchRecord<'_>, t: &TargetStatus, sc: &str) -> Cell {
             a.repetition, a.checked.assertion, a.checked.actual
         ));
     }
+    c.info.splice(
+        0..0,
+        b.notes
+            .iter()
+            .filter(|n| n.target == t.name && n.scenario == sc)
+            .map(|n| n.note.clone()),
+    );
     if rs.is_empty() && c.notes.is_empty() && !t.ok {
         c.notes.push(format!("not measured: {}", t.status));
     }

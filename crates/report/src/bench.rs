@@ -183,6 +183,9 @@ pub fn bench_table(s: &BenchSummary) -> String {
             for n in &c.notes {
                 out += &format!("      ! {n}\n");
             }
+            for n in &c.info {
+                out += &format!("      · {n}\n");
+            }
         }
     }
     for t in s.targets.iter().filter(|t| !t.ok) {
@@ -293,6 +296,12 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
     if !notes.is_empty() {
         out += "\n## Flags\n\n";
         out += &notes.join("\n");
+        out += "\n";
+    }
+    let info: Vec<String> = s.infos().iter().map(|n| format!("- {n}")).collect();
+    if !info.is_empty() {
+        out += "\n## Notes\n\n";
+        out += &info.join("\n");
         out += "\n";
     }
     out += "\n## Targets\n\n| target | version | status |\n|---|---|---|\n";

@@ -749,6 +749,14 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
         }
         o.push_str("</ul>");
     }
+    let infos = s.infos();
+    if !infos.is_empty() {
+        o.push_str("<h2>Notes</h2><ul>");
+        for n in infos {
+            let _ = write!(o, "<li>{}</li>", esc(&n));
+        }
+        o.push_str("</ul>");
+    }
     o.push_str("<h2>Verification</h2>");
     if s.verification_problems.is_empty() {
         o.push_str("<p class=\"good\">Every target answered every scenario as expected before it was measured.</p>");

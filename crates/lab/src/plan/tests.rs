@@ -412,3 +412,67 @@ fn hosts_for_the_load_and_for_targets_are_checked() {
     );
     assert_eq!(p.targets[1].address.as_deref(), Some("10.0.0.5"));
 }
+
+#[test]
+fn auto_repetitions_parse_with_bounds_and_their_errors_name_the_field() {
+    let body = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\nrequests = 5\n";
+    let p = Plan::parse(
+        &format!("[runs]\nrepetitions = \"auto\"\nmin_repetitions = 4\nmax_repetitions = 12\nprecision = \"1.5%\"\n{body}"),
+        "p.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        p.runs.auto,
+        Some(Auto {
+            min: 4,
+            max: 12,
+            precision: 0.015
+        })
+    );
+    assert_eq!((p.runs.repetitions, p.runs.most()), (4, 12));
+    let p = Plan::parse(&format!("[runs]\nrepetitions = \"auto\"\n{body}"), "p.toml").unwrap();
+    assert_eq!(
+        p.runs.auto,
+        Some(Auto {
+            min: 3,
+            max: 20,
+            precision: 0.02
+        })
+    );
+    for (runs, line, field, says) in [
+        (
+            "repetitions = \"often\"",
+            2,
+            "runs.repetitions",
+            "neither a count nor \"auto\"",
+        ),
+        (
+            "repetitions = 3\nmax_repetitions = 9",
+            3,
+            "runs.max_repetitions",
+            "only with repetitions = \"auto\"",
+        ),
+        (
+            "repetitions = \"auto\"\nmin_repetitions = 1",
+            3,
+            "runs.min_repetitions",
+            "at least 2",
+        ),
+        (
+            "repetitions = \"auto\"\nmin_repetitions = 5\nmax_repetitions = 4",
+            4,
+            "runs.max_repetitions",
+            "from min_repetitions (5)",
+        ),
+        (
+            "repetitions = \"auto\"\nprecision = \"lots\"",
+            3,
+            "runs.precision",
+            "not a percentage",
+        ),
+    ] {
+        let e = Plan::parse(&format!("[runs]\n{runs}\n{body}"), "p.toml").unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}
