@@ -765,7 +765,12 @@ impl Plan {
         }
         let ssh = raw.ssh.unwrap_or_default();
         Ok(Plan {
-            name: raw.name.unwrap_or_else(|| file.to_string()),
+            // Without a name, the file's stem: a title, not a path.
+            name: raw.name.unwrap_or_else(|| {
+                std::path::Path::new(file)
+                    .file_stem()
+                    .map_or(file.to_string(), |s| s.to_string_lossy().into_owned())
+            }),
             description: raw.description,
             runs,
             client_cpus: client.cpus.map(Spanned::into_inner).unwrap_or_default(),

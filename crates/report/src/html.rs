@@ -41,6 +41,7 @@ svg.chart{width:100%;height:auto;display:block}.chart .grid{stroke:var(--line);s
 .s4.line{stroke:var(--c4)}.s5.line{stroke:var(--c5)}.s6.line{stroke:var(--c6)}.s7.line{stroke:var(--c7)}
 .s0.fill{fill:var(--c0)}.s1.fill{fill:var(--c1)}.s2.fill{fill:var(--c2)}.s3.fill{fill:var(--c3)}
 .s4.fill{fill:var(--c4)}.s5.fill{fill:var(--c5)}.s6.fill{fill:var(--c6)}.s7.fill{fill:var(--c7)}
+.wrap td{white-space:normal}.cmp{width:100%}.cmp td{min-width:8em}.wrap td code{word-break:break-all}
 .warn{background:var(--card);border-left:4px solid var(--bad);padding:8px 12px;margin:8px 0;border-radius:4px}
 pre{background:var(--card);padding:10px;border-radius:8px;overflow-x:auto;font-size:13px}
 "#;
@@ -111,21 +112,73 @@ fn spectrum(h: &Hist) -> Vec<(f64, f64)> {
     pts
 }
 
+/// The environment as a table a reader can scan: memory in GiB, CPU lists as lists,
+/// kernel settings one per line, and the targets as a table of their own.
 fn env_table(o: &mut String, env: &serde_json::Value) {
+    use serde_json::Value;
     let serde_json::Value::Object(m) = env else {
         return;
     };
-    o.push_str("<div class=\"scroll\"><table>");
+    fn scalar(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Null => "—".into(),
+            Value::Array(a) if a.is_empty() => "none".into(),
+            Value::Array(a) => a.iter().map(scalar).collect::<Vec<_>>().join(", "),
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", scalar(v)))
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
+        }
+    }
+    o.push_str("<div class=\"scroll\"><table class=\"wrap\">");
     for (k, v) in m {
-        let shown = match v {
-            serde_json::Value::String(s) => esc(s),
-            serde_json::Value::Null => "—".into(),
-            other => esc(&other.to_string()),
+        let shown = match (k.as_str(), v) {
+            ("memory_kb", Value::Number(n)) => esc(&crate::units::human_bytes(
+                n.as_f64().unwrap_or(0.0) * 1024.0,
+            )),
+            ("client_cpus", Value::Array(a)) if a.is_empty() => "not pinned".into(),
+            ("settings", Value::Object(set)) => set
+                .iter()
+                .map(|(k, v)| format!("<code>{}</code> {}", esc(k), esc(&scalar(v))))
+                .collect::<Vec<_>>()
+                .join("<br>"),
+            ("targets", Value::Object(ts)) if ts.is_empty() => "none".into(),
+            ("targets", Value::Object(ts)) => {
+                let mut t = String::from(
+                    "<table><tr><th>target</th><th>command</th><th>version</th><th>cpus</th></tr>",
+                );
+                for (name, te) in ts {
+                    let f = |key: &str| scalar(te.get(key).unwrap_or(&Value::Null));
+                    let cpus = match te.get("cpus") {
+                        Some(Value::Array(a)) if a.is_empty() => "not pinned".into(),
+                        _ => f("cpus"),
+                    };
+                    let _ = write!(
+                        t,
+                        "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                        esc(name),
+                        esc(&f("command")),
+                        esc(&f("version")),
+                        esc(&cpus)
+                    );
+                }
+                t + "</table>"
+            }
+            (_, v) => esc(&scalar(v)),
+        };
+        let name = match k.as_str() {
+            "memory_kb" => "memory",
+            "client_cpus" => "client CPUs",
+            "git_commit" => "git commit",
+            other => other,
         };
         let _ = write!(
             o,
-            "<tr><td>{}</td><td style=\"text-align:left;white-space:normal\">{shown}</td></tr>",
-            esc(k)
+            "<tr><td>{}</td><td style=\"text-align:left\">{shown}</td></tr>",
+            esc(name)
         );
     }
     o.push_str("</table></div>");
@@ -214,13 +267,14 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
     };
     let _ = write!(
         o,
-        "<h1>{}</h1><p class=\"muted\">{} {} — {} — {:.1} s, {connections}, {} threads</p>",
+        "<h1>{}</h1><p class=\"muted\">{} {} — {} — {:.1} s, {connections}, {} thread{}</p>",
         esc(title),
         esc(&r.settings.method),
         esc(&r.settings.url),
         esc(&r.settings.shape),
         r.duration_s,
-        r.settings.threads
+        r.settings.threads,
+        if r.settings.threads == 1 { "" } else { "s" }
     );
     for w in crate::loud_warnings(r) {
         let _ = write!(o, "<div class=\"warn\">{}</div>", esc(&w));
@@ -573,7 +627,7 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
     }
     let _ = write!(
         o,
-        "<h2>Comparison</h2><p class=\"muted\">Mean ± standard deviation over the measured runs: req/s, or p99 latency for open load. Verdicts against <b>{}</b> at the 5 % level with a {:.0} % noise threshold.</p><div class=\"scroll\"><table><tr><th>scenario</th>",
+        "<h2>Comparison</h2><p class=\"muted\">Mean ± standard deviation over the measured runs: req/s, or p99 latency for open load. Verdicts against <b>{}</b> at the 5 % level with a {:.0} % noise threshold.</p><div class=\"scroll\"><table class=\"wrap cmp\"><tr><th>scenario</th>",
         esc(&s.baseline),
         s.noise * 100.0
     );
@@ -775,5 +829,5 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
     }
     o.push_str("</table><h2>Environment</h2>");
     env_table(&mut o, &s.environment);
-    page(&s.plan, &o)
+    page(&format!("{} — bench {}", s.plan, s.bench_id), &o)
 }

@@ -244,9 +244,63 @@ fn axes(o: &mut String, x: &Axis, y: &Axis, x_label: &str, y_label: &str) {
     );
 }
 
+/// `text` in at most `lines` lines of at most `fit` characters, broken at spaces
+/// (a word longer than a line is cut); what does not fit ends in `…`.
+pub(crate) fn wrap_label(text: &str, fit: usize, lines: usize) -> Vec<String> {
+    let cut = |w: &str, n: usize| -> String {
+        if w.chars().count() > n {
+            format!(
+                "{}…",
+                w.chars().take(n.saturating_sub(1)).collect::<String>()
+            )
+        } else {
+            w.to_string()
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut words = text.split_whitespace();
+    while let Some(w) = words.next() {
+        let need = cur.chars().count() + usize::from(!cur.is_empty()) + w.chars().count();
+        if cur.is_empty() || need <= fit {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(w);
+            continue;
+        }
+        out.push(cut(&cur, fit));
+        cur = w.to_string();
+        if out.len() + 1 == lines {
+            // The last line takes the rest.
+            for rest in words.by_ref() {
+                cur.push(' ');
+                cur.push_str(rest);
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cut(&cur, fit));
+    }
+    out
+}
+
 fn legend(o: &mut String, names: &[&str]) {
     let mut x = L + 8.0;
-    for (i, n) in names.iter().enumerate() {
+    // Each entry gets an equal share of the width when all of them would not fit.
+    let room = W - L - R - 8.0;
+    let natural: f64 = names
+        .iter()
+        .map(|n| 24.0 + n.chars().count() as f64 * 6.5)
+        .sum();
+    let share = room / names.len().max(1) as f64;
+    for (i, full) in names.iter().enumerate() {
+        let shown = if natural > room {
+            wrap_label(full, (((share - 24.0) / 6.5) as usize).max(3), 1).remove(0)
+        } else {
+            full.to_string()
+        };
+        let n: &str = &shown;
         let _ = write!(
             o,
             r#"<rect class="s{} fill" x="{x:.1}" y="{}" width="10" height="10"/><text class="tick" x="{:.1}" y="{}">{}</text>"#,
@@ -361,20 +415,25 @@ pub fn bar_chart(title: &str, y_label: &str, categories: &[String], groups: &[Ba
                 }
             }
         }
-        // As much of the name as fits under its slot.
-        let fit = ((slot / 6.2) as usize).clamp(4, 22);
-        let label: String = if cat.chars().count() > fit {
-            format!("{}…", cat.chars().take(fit - 1).collect::<String>())
-        } else {
-            cat.clone()
-        };
+        // The name in up to three lines under its slot, each as much as fits, so that
+        // names sharing a long prefix stay apart; the whole name as a tooltip.
+        let fit = ((slot / 7.0) as usize).max(3);
+        let x = L + slot * (ci as f64 + 0.5);
         let _ = write!(
             o,
-            r#"<text class="tick" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
-            L + slot * (ci as f64 + 0.5),
+            r#"<text class="tick" x="{x:.1}" y="{}" text-anchor="middle"><title>{}</title>"#,
             T + ph + 16.0,
-            esc(&label)
+            esc(cat)
         );
+        for (k, line) in wrap_label(cat, fit, 3).iter().enumerate() {
+            let _ = write!(
+                o,
+                r#"<tspan x="{x:.1}" dy="{}">{}</tspan>"#,
+                if k == 0 { 0 } else { 12 },
+                esc(line)
+            );
+        }
+        o.push_str("</text>");
     }
     let _ = write!(
         o,
@@ -452,5 +511,20 @@ mod tests {
             "one bar and the legend"
         );
         assert!(bars.contains("class=\"err\""));
+    }
+
+    #[test]
+    fn long_labels_wrap_apart_instead_of_running_together() {
+        let a = wrap_label("backend ab -c100 -n300000", 12, 3);
+        let b = wrap_label("backend ab -k -c100 -n300000", 12, 3);
+        assert_eq!(a, ["backend ab", "-c100", "-n300000"]);
+        assert_eq!(b, ["backend ab", "-k -c100", "-n300000"]);
+        assert_ne!(a, b);
+        assert_eq!(wrap_label("a-very-long-single-word", 8, 3), ["a-very-…"]);
+        assert_eq!(
+            wrap_label("one two three four five", 5, 2),
+            ["one", "two …"]
+        );
+        assert!(wrap_label("x", 8, 3) == ["x"]);
     }
 }
