@@ -18,7 +18,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::assert::{Assertion, Checked};
-use crate::limit::Verdict;
 use crate::RunResult;
 
 /// How a search is made.
@@ -119,7 +118,7 @@ fn judge(spec: &SearchSpec, rate: f64, r: &RunResult) -> (Step, Judged) {
             "the server failed badly at {rate:.0} req/s: {} of {} requests failed, {} completed",
             r.requests.failed, r.requests.started, r.requests.completed
         ))
-    } else if limit.is_some_and(|l| l.verdict == Verdict::ClientBound) {
+    } else if r.client_bound() {
         Judged::Stop(format!(
             "the client became the limit at {rate:.0} req/s ({}): the server's capacity is above what this client can offer",
             limit.map_or("", |l| l.reason.as_str())

@@ -467,7 +467,6 @@ fn limit_of(
         client_cores: limit::cores_allowed(),
         offered_rps: r.open.as_ref().and_then(|o| o.target_rate),
         achieved_rps: r.throughput_rps,
-        send_lag_p99_us: r.open.as_ref().and_then(|o| o.send_lag.at(99.0)),
         pool_saturation: r
             .open
             .as_ref()

@@ -4,9 +4,9 @@
 //! run therefore carries a [`Limit`]: each worker thread's CPU busy share and its wait
 //! for a CPU (from the scheduler's own accounting in `/proc/<tid>/schedstat`, read
 //! when the thread starts and ends and sampled each second for the busiest second),
-//! the offered against the achieved rate and the send lag of an open model, how often
-//! every connection was busy when a request was due, the link's use where the target
-//! is across a network interface, and — filled in by the lab where it started the
+//! the offered against the achieved rate of an open model and whether it fell behind
+//! its schedule (from the send lag), how often every connection was busy when a
+//! request was due, the link's use where the target is across a network interface, and — filled in by the lab where it started the
 //! target — the target's CPU against the cores it may use. [`Limit::judge`] turns them
 //! into a verdict with the figures that decided it.
 //!
@@ -109,8 +109,6 @@ pub struct Limit {
     pub offered_rps: Option<f64>,
     /// Completed responses per second.
     pub achieved_rps: f64,
-    /// The open model's p99 send lag in µs.
-    pub send_lag_p99_us: Option<u64>,
     /// Open model: moments a request was due with every connection busy, per request
     /// started.
     pub pool_saturation: Option<f64>,
@@ -269,7 +267,7 @@ impl Limit {
 
     /// The limit of a result merged from several: every part's threads, rates added,
     /// judged again.
-    pub fn merged(parts: &[&Limit], achieved_rps: f64, send_lag_p99_us: Option<u64>) -> Limit {
+    pub fn merged(parts: &[&Limit], achieved_rps: f64) -> Limit {
         let offered: Vec<f64> = parts.iter().filter_map(|l| l.offered_rps).collect();
         let pool: Vec<f64> = parts.iter().filter_map(|l| l.pool_saturation).collect();
         Limit {
@@ -282,7 +280,6 @@ impl Limit {
             client_cores: parts.iter().map(|l| l.client_cores).sum(),
             offered_rps: (!offered.is_empty()).then(|| offered.iter().sum()),
             achieved_rps,
-            send_lag_p99_us,
             pool_saturation: (!pool.is_empty())
                 .then(|| pool.iter().sum::<f64>() / pool.len() as f64),
             network: None,
@@ -300,19 +297,11 @@ fn schedstat(path: &str) -> Option<(u64, u64)> {
     Some((run, wait))
 }
 
-/// This thread's CPU time from its own clock, where schedstat is missing.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn own_times() -> (u64, u64) {
-    schedstat("/proc/thread-self/schedstat").unwrap_or_else(|| (thread_cpu_ns(), 0))
+    // Without schedstat (a kernel built without it), the thread's own CPU time and no
+    // wait.
+    schedstat("/proc/thread-self/schedstat")
+        .unwrap_or_else(|| ((crate::limits::thread_cpu().total() * 1e9) as u64, 0))
 }
 
 /// One worker thread's accounting.
@@ -436,15 +425,7 @@ impl Drop for StopOnDrop<'_> {
 
 /// Cores this process may run on (its CPU affinity), at least 1.
 pub fn cores_allowed() -> f64 {
-    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes into it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid cpu_set_t of the size given.
-    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
-    if r != 0 {
-        return std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
-    }
-    // SAFETY: `set` was filled by sched_getaffinity.
-    (unsafe { libc::CPU_COUNT(&set) }).max(1) as f64
+    crate::limits::allowed_cpus().len().max(1) as f64
 }
 
 /// Cores of this machine that are online (whatever this process's affinity).
@@ -542,7 +523,6 @@ mod tests {
             client_cores: 2.0,
             offered_rps: None,
             achieved_rps: 1000.0,
-            send_lag_p99_us: None,
             pool_saturation: None,
             network: None,
             target: None,

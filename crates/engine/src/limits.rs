@@ -69,13 +69,37 @@ impl CpuTime {
 
 /// This process's CPU time so far, every thread's.
 pub fn self_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// The calling thread's CPU time so far.
+pub fn thread_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+fn rusage(who: libc::c_int) -> CpuTime {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes only into the struct we pass.
-    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let r = unsafe { libc::getrusage(who, &mut ru) };
     if r != 0 {
-        // Cannot fail for RUSAGE_SELF with a valid pointer; report nothing used.
+        // Cannot fail for RUSAGE_SELF or RUSAGE_THREAD with a valid pointer.
         return CpuTime::default();
     }
     CpuTime::of(&ru)
+}
+
+/// The CPUs this process may run on (its affinity mask); empty if it cannot be read.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set for the kernel to fill; CPU_ISSET
+    // reads within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
 }

@@ -380,8 +380,7 @@ impl Merger {
         out.origin = merge_origin(&self.origins);
         out.limit = (!self.limits.is_empty()).then(|| {
             let parts: Vec<&crate::limit::Limit> = self.limits.iter().collect();
-            let lag = out.open.as_ref().and_then(|o| o.send_lag.at(99.0));
-            crate::limit::Limit::merged(&parts, out.throughput_rps, lag)
+            crate::limit::Limit::merged(&parts, out.throughput_rps)
         });
         out.rejudge_limit();
         Ok(out)

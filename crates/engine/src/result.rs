@@ -501,6 +501,14 @@ impl RunResult {
         }
     }
 
+    /// Whether the run's limit verdict is client-bound: its figures describe the load
+    /// generator as much as the server.
+    pub fn client_bound(&self) -> bool {
+        self.limit
+            .as_ref()
+            .is_some_and(|l| l.verdict == crate::limit::Verdict::ClientBound)
+    }
+
     /// Judges the limit again, after a figure in it changed (the target's CPU filled
     /// in by the lab, or a merge).
     pub fn rejudge_limit(&mut self) {

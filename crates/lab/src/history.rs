@@ -106,18 +106,8 @@ pub fn history(
                 .iter()
                 .filter(|r| r.scenario == sc && r.target == t)
                 .collect();
-            let metric = if rs.iter().any(|r| r.result.open.is_some()) {
-                Metric::P99Ms
-            } else {
-                Metric::Rps
-            };
-            let xs: Vec<f64> = rs
-                .iter()
-                .map(|r| match metric {
-                    Metric::Rps => r.result.throughput_rps,
-                    Metric::P99Ms => r.result.latency.at(99.0).unwrap_or(0) as f64 / 1000.0,
-                })
-                .collect();
+            let metric = Metric::of_runs(rs.iter().copied());
+            let xs: Vec<f64> = rs.iter().map(|r| metric.figure(&r.result)).collect();
             let s = summarize(&xs);
             let point = Point {
                 bench_id: b.id,
@@ -128,12 +118,7 @@ pub fn history(
                 machine: env.as_ref().map_or("unknown".into(), |e| e.one_line()),
                 stampede: env.as_ref().map_or(String::new(), |e| e.stampede.clone()),
                 commit: env.as_ref().and_then(|e| e.git_commit.clone()),
-                client_bound: rs.iter().any(|r| {
-                    r.result
-                        .limit
-                        .as_ref()
-                        .is_some_and(|l| l.verdict == stampede_engine::limit::Verdict::ClientBound)
-                }),
+                client_bound: rs.iter().any(|r| r.result.client_bound()),
             };
             match series
                 .iter_mut()

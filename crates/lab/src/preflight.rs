@@ -203,20 +203,7 @@ pub fn find_program(program: &str, cwd: Option<&Path>, path_var: &str) -> Option
         .find(|p| executable(p))
 }
 
-/// The CPUs this process may run on (its affinity mask).
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set for the kernel to fill; CPU_ISSET
-    // reads within it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
+pub use stampede_engine::limits::allowed_cpus;
 
 fn missing_cpu(cpus: &[usize], allowed: &[usize]) -> Option<usize> {
     if allowed.is_empty() {

@@ -466,7 +466,12 @@ fn processes() -> Vec<Proc> {
 
 /// One process's /proc/PID/stat.
 fn proc_stat(pid: i32) -> Option<Proc> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_at(&format!("/proc/{pid}/stat"), pid)
+}
+
+/// A stat file (a process's, or a thread's under /proc/PID/task/TID/stat).
+fn stat_at(path: &str, pid: i32) -> Option<Proc> {
+    let s = std::fs::read_to_string(path).ok()?;
     // The command name may hold spaces; fields start after the last ')'.
     let rest = &s[s.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();

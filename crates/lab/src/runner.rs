@@ -974,24 +974,10 @@ impl Bench<'_> {
     /// With automatic repetitions, after measured run `k`: why this target × scenario
     /// has been measured enough, or `None` to measure again.
     fn enough(&self, t: &Target, s: &Scenario, k: u32, auto: crate::plan::Auto) -> Option<String> {
-        let figures = |name: &str| -> Vec<f64> {
-            let rs: Vec<&RunRecord> = self
-                .out
-                .runs
-                .iter()
-                .filter(|r| r.target == name && r.scenario == s.name)
-                .collect();
-            let open = rs.iter().any(|r| r.result.open.is_some());
-            rs.iter()
-                .map(|r| {
-                    if open {
-                        r.result.latency.at(99.0).unwrap_or(0) as f64
-                    } else {
-                        r.result.throughput_rps
-                    }
-                })
-                .collect()
-        };
+        use crate::summary::{samples, Metric};
+        let runs = &self.out.runs;
+        let metric = Metric::of_runs(runs.iter().filter(|r| r.scenario == s.name));
+        let figures = |name: &str| samples(runs, name, &s.name, metric);
         let baseline = self.plan.targets.first().map(|b| b.name.as_str());
         let base = baseline.filter(|&b| b != t.name).map(figures);
         let looks = auto.max - auto.min + 1;

@@ -66,6 +66,34 @@ pub enum Metric {
     P99Ms,
 }
 
+impl Metric {
+    /// What the runs of one scenario are compared on: p99 when any is open load, else
+    /// req/s.
+    pub fn of_runs<'a>(runs: impl IntoIterator<Item = &'a RunRecord>) -> Metric {
+        if runs.into_iter().any(|r| r.result.open.is_some()) {
+            Metric::P99Ms
+        } else {
+            Metric::Rps
+        }
+    }
+
+    /// This metric's figure of one run: req/s, or p99 in ms.
+    pub fn figure(self, r: &stampede_engine::RunResult) -> f64 {
+        match self {
+            Metric::Rps => r.throughput_rps,
+            Metric::P99Ms => ms(r.latency.at(99.0)),
+        }
+    }
+}
+
+/// The `metric` figures of `target`'s runs of `scenario`.
+pub fn samples(runs: &[RunRecord], target: &str, scenario: &str, metric: Metric) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.target == target && r.scenario == scenario)
+        .map(|r| metric.figure(&r.result))
+        .collect()
+}
+
 /// One scenario across the targets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -217,12 +245,7 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
     let client_bound: Vec<&RunRecord> = runs
         .iter()
         .copied()
-        .filter(|r| {
-            r.result
-                .limit
-                .as_ref()
-                .is_some_and(|l| l.verdict == stampede_engine::limit::Verdict::ClientBound)
-        })
+        .filter(|r| r.result.client_bound())
         .collect();
     if let Some(first) = client_bound.first() {
         let reps: Vec<String> = client_bound
@@ -325,11 +348,7 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
         .iter()
         .map(|sc| {
             let mut cells: Vec<Cell> = b.targets.iter().map(|t| target_cell(b, t, sc)).collect();
-            let open = b
-                .runs
-                .iter()
-                .any(|r| &r.scenario == sc && r.result.open.is_some());
-            let metric = if open { Metric::P99Ms } else { Metric::Rps };
+            let metric = Metric::of_runs(b.runs.iter().filter(|r| &r.scenario == sc));
             let base: Vec<f64> = samples(b.runs, &baseline, sc, metric);
             let base_client_bound = cells.first().is_some_and(|c| c.client_bound);
             for c in cells.iter_mut().skip(1) {
@@ -417,16 +436,6 @@ fn target_cell(b: &BenchRecord<'_>, t: &TargetStatus, sc: &str) -> Cell {
     c
 }
 
-fn samples(runs: &[RunRecord], target: &str, scenario: &str, metric: Metric) -> Vec<f64> {
-    runs.iter()
-        .filter(|r| r.target == target && r.scenario == scenario)
-        .map(|r| match metric {
-            Metric::Rps => r.result.throughput_rps,
-            Metric::P99Ms => ms(r.result.latency.at(99.0)),
-        })
-        .collect()
-}
-
 /// One target × scenario measured in two benches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
@@ -470,10 +479,7 @@ pub fn compare_benches(
     };
     keys.into_iter()
         .filter_map(|(t, s)| {
-            let open = after
-                .iter()
-                .any(|r| r.target == t && r.scenario == s && r.result.open.is_some());
-            let metric = if open { Metric::P99Ms } else { Metric::Rps };
+            let metric = Metric::of_runs(after.iter().filter(|r| r.target == t && r.scenario == s));
             let a = samples(before, &t, &s, Metric::Rps);
             let b = samples(after, &t, &s, Metric::Rps);
             if a.is_empty() || b.is_empty() {
@@ -484,13 +490,8 @@ pub fn compare_benches(
                 samples(after, &t, &s, metric),
             );
             let client_bound = |rs: &[RunRecord]| {
-                rs.iter().any(|r| {
-                    r.target == t
-                        && r.scenario == s
-                        && r.result.limit.as_ref().is_some_and(|l| {
-                            l.verdict == stampede_engine::limit::Verdict::ClientBound
-                        })
-                })
+                rs.iter()
+                    .any(|r| r.target == t && r.scenario == s && r.result.client_bound())
             };
             let mut comparison = compare(&ma, &mb, noise, test);
             if client_bound(before) || client_bound(after) {

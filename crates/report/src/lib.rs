@@ -97,11 +97,7 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             op.cause.as_deref().unwrap_or("cause unknown")
         ));
     }
-    if let Some(l) = r
-        .limit
-        .as_ref()
-        .filter(|l| l.verdict == stampede_engine::limit::Verdict::ClientBound)
-    {
+    if let Some(l) = r.limit.as_ref().filter(|_| r.client_bound()) {
         out.push(format!(
             "WARNING: client-bound: {}. These figures describe this client as much as the server; give it more threads or cores, or run it on other machines (--segment, stampede ssh).",
             l.reason
