@@ -621,6 +621,17 @@ fn phase_name(p: Phase) -> String {
     match p {
         Phase::Warmup(k, n) => format!("warm-up {k}/{n}"),
         Phase::Measured(k, n) => format!("run {k}/{n}"),
+        Phase::Step {
+            run,
+            runs,
+            step,
+            rate,
+            warmup,
+        } => format!(
+            "run {run}/{runs} search step {step} at {} req/s{}",
+            stampede_report::units::thousands(rate),
+            if warmup { " (warm-up)" } else { "" }
+        ),
     }
 }
 
@@ -696,6 +707,9 @@ impl Observer for Progress {
                 non_2xx,
             } => {
                 self.clear();
+                if matches!(phase, Phase::Step { warmup: true, .. }) {
+                    return;
+                }
                 let mut flags = String::new();
                 if failed > 0 {
                     flags += &format!(", {failed} failed");
@@ -703,11 +717,33 @@ impl Observer for Progress {
                 if non_2xx > 0 {
                     flags += &format!(", {non_2xx} non-2xx");
                 }
-                eprintln!(
-                    "[{target}] {scenario}: {} {rps:.0} req/s{flags}",
-                    phase_name(phase)
-                );
+                match phase {
+                    Phase::Step {
+                        run,
+                        runs,
+                        step,
+                        rate,
+                        ..
+                    } => eprintln!(
+                        "[{target}] {scenario}: run {run}/{runs} search step {step}: {} req/s offered, {} answered{flags}",
+                        stampede_report::units::thousands(rate),
+                        stampede_report::units::thousands(rps.round() as u64)
+                    ),
+                    _ => eprintln!(
+                        "[{target}] {scenario}: {} {rps:.0} req/s{flags}",
+                        phase_name(phase)
+                    ),
+                }
             }
+            Event::Searched {
+                target,
+                scenario,
+                run,
+                capacity,
+            } => eprintln!(
+                "[{target}] {scenario}: run {run} capacity: {}",
+                stampede_report::capacity_line(capacity)
+            ),
         }
     }
 }

@@ -99,6 +99,14 @@ impl Capacity {
         v.sort_by(|a, b| a.rate.total_cmp(&b.rate));
         v
     }
+
+    /// Whether the search stopped because the client became the limit: its answer is
+    /// then a lower bound on the server's capacity.
+    pub fn client_limited(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.limit.as_deref() == Some(crate::limit::Verdict::ClientBound.name()))
+    }
 }
 
 /// What a measured step means for the search.

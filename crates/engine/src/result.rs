@@ -501,12 +501,20 @@ impl RunResult {
         }
     }
 
-    /// Whether the run's limit verdict is client-bound: its figures describe the load
-    /// generator as much as the server.
+    /// Whether the run's figures describe the load generator as much as the server:
+    /// its limit verdict is client-bound, or its capacity search stopped on the client.
     pub fn client_bound(&self) -> bool {
-        self.limit
-            .as_ref()
-            .is_some_and(|l| l.verdict == crate::limit::Verdict::ClientBound)
+        self.client_limit().is_some()
+    }
+
+    /// Why the run is client-bound, when it is: the limit's reason, or how a capacity
+    /// search that stopped on the client ended.
+    pub fn client_limit(&self) -> Option<&str> {
+        match (&self.limit, &self.capacity) {
+            (Some(l), _) if l.verdict == crate::limit::Verdict::ClientBound => Some(&l.reason),
+            (_, Some(c)) if c.client_limited() => Some(&c.ended),
+            _ => None,
+        }
     }
 
     /// Judges the limit again, after a figure in it changed (the target's CPU filled

@@ -243,8 +243,46 @@ pub struct Scenario {
     pub verify: Verify,
     /// Assertions checked on every measured run.
     pub asserts: Vec<stampede_engine::assert::Assertion>,
+    /// A capacity search in place of runs at one load (`search = {…}`).
+    pub search: Option<Search>,
     /// Line of the `[[scenario]]` table.
     pub line: usize,
+}
+
+/// A scenario's capacity search: each measured repetition is a whole search of
+/// open-model steps, and its figure is the highest rate that met every condition.
+#[derive(Debug, Clone)]
+pub struct Search {
+    /// Conditions every passing step meets (`p99 < 10ms`).
+    pub conditions: Vec<stampede_engine::assert::Assertion>,
+    /// Never offer more than this, req/s.
+    pub max_rate: f64,
+    /// First rate of the coarse ramp (default: max_rate / 32).
+    pub start_rate: Option<f64>,
+    /// Length of each measured step.
+    pub step: Duration,
+    /// Discarded load before each step, at the step's rate.
+    pub warmup: Duration,
+    /// Stop bisecting when the last pass and the first failure are within this fraction.
+    pub precision: f64,
+    /// Most steps in one search.
+    pub max_steps: usize,
+    /// Poisson arrivals in each step (the scenario's `poisson`).
+    pub poisson: bool,
+}
+
+impl Search {
+    /// The engine's search for this plan entry.
+    pub fn spec(&self) -> stampede_engine::capacity::SearchSpec {
+        let mut s =
+            stampede_engine::capacity::SearchSpec::new(self.conditions.clone(), self.max_rate);
+        if let Some(r) = self.start_rate {
+            s.start_rate = r;
+        }
+        s.precision = self.precision;
+        s.max_steps = self.max_steps;
+        s
+    }
 }
 
 /// A whole plan.
@@ -410,6 +448,20 @@ struct RawScenario {
     steps: Option<Spanned<Vec<RawStep>>>,
     #[serde(default, rename = "assert")]
     asserts: Vec<Spanned<String>>,
+    search: Option<Spanned<RawSearch>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    #[serde(default)]
+    conditions: Vec<Spanned<String>>,
+    max_rate: Option<Spanned<f64>>,
+    start_rate: Option<Spanned<f64>>,
+    step: Option<Spanned<String>>,
+    warmup: Option<Spanned<String>>,
+    precision: Option<Spanned<String>>,
+    max_steps: Option<Spanned<usize>>,
 }
 
 struct Ctx<'a> {
@@ -434,6 +486,22 @@ impl Ctx<'_> {
     fn duration(&self, v: &Spanned<String>, field: &str) -> Result<Duration, PlanError> {
         stampede_engine::spec::parse_duration(v.get_ref())
             .map_err(|m| self.err(v.span().start, field, m))
+    }
+
+    /// A percentage written `"2%"`, as a fraction; `example` shows the form in the error.
+    fn percent(&self, v: &Spanned<String>, field: &str, example: &str) -> Result<f64, PlanError> {
+        let t = v.get_ref().trim();
+        match t
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok())
+        {
+            Some(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+            _ => Err(self.err(
+                v.span().start,
+                field,
+                format!("{t:?} is not a percentage between 0 and 100, e.g. \"{example}\""),
+            )),
+        }
     }
 }
 
@@ -472,20 +540,7 @@ fn runs_count(cx: &Ctx<'_>, r: &RawRuns) -> Result<(u32, Option<Auto>), PlanErro
             }
             let precision = match &r.precision {
                 None => 0.02,
-                Some(p) => {
-                    let t = p.get_ref().trim();
-                    let v: Option<f64> = t.strip_suffix('%').and_then(|n| n.trim().parse().ok());
-                    match v {
-                        Some(v) if v > 0.0 && v < 100.0 => v / 100.0,
-                        _ => {
-                            return Err(cx.err(
-                                p.span().start,
-                                "runs.precision",
-                                format!("{t:?} is not a percentage between 0 and 100, e.g. \"2%\""),
-                            ))
-                        }
-                    }
-                }
+                Some(p) => cx.percent(p, "runs.precision", "2%")?,
             };
             Ok((
                 min.0,
@@ -530,11 +585,13 @@ impl Plan {
             let offset = e.span().map_or(0, |s| s.start);
             let msg = e.message().to_string();
             let field = match msg.split('`').nth(1).filter(|_| msg.contains("field")) {
-                // "unknown field `x`" and "missing field `x`" name it; within its table.
-                Some(name) => match table_at(src, offset) {
-                    Some(t) => format!("{t}.{name}"),
-                    None => name.to_string(),
-                },
+                // "unknown field `x`" and "missing field `x`" name it; within its table
+                // and the inline tables the error points into.
+                Some(name) => {
+                    let (mut parts, _) = within(src, offset);
+                    parts.push(name.to_string());
+                    parts.join(".")
+                }
                 // A wrong type or value: the key written where the error points.
                 None => field_at(src, offset).unwrap_or_else(|| "plan".into()),
             };
@@ -871,6 +928,14 @@ fn table_at(src: &str, offset: usize) -> Option<String> {
 /// The dotted field at `offset`: its table, then the keys of any inline tables the
 /// offset is inside, then the key being assigned (`scenario.sessions.count`).
 fn field_at(src: &str, offset: usize) -> Option<String> {
+    let (mut parts, pending) = within(src, offset);
+    parts.push(pending?);
+    Some(parts.join("."))
+}
+
+/// The table at `offset` and the keys of the inline tables it is inside (an offset at
+/// an inline table's `{` counts as inside it), and the key being assigned there.
+fn within(src: &str, offset: usize) -> (Vec<String>, Option<String>) {
     let offset = offset.min(src.len());
     let line_start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
     let prefix = &src[line_start..offset];
@@ -886,17 +951,21 @@ fn field_at(src: &str, offset: usize) -> Option<String> {
             (None, '}') => {
                 stack.pop();
             }
-            (None, ',') => key.clear(),
+            (None, ',') => {
+                key.clear();
+                pending = None;
+            }
             (None, c) if c.is_alphanumeric() || c == '_' || c == '-' => key.push(c),
             (None, '.') => key.push('.'),
             _ => {}
         }
     }
-    let last = pending?;
+    if src[offset..].starts_with('{') {
+        stack.extend(pending.take());
+    }
     let mut parts: Vec<String> = table_at(src, offset).into_iter().collect();
     parts.extend(stack);
-    parts.push(last);
-    Some(parts.join("."))
+    (parts, pending)
 }
 
 #[cfg(test)]

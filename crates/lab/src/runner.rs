@@ -30,6 +30,19 @@ pub enum Phase {
     Warmup(u32, u32),
     /// Measured run `k` of `n`.
     Measured(u32, u32),
+    /// A step of the capacity search that is measured run `run` of `runs`.
+    Step {
+        /// The measured run the search is.
+        run: u32,
+        /// Measured runs in all.
+        runs: u32,
+        /// 1-based step of this search.
+        step: u32,
+        /// The step's offered rate, req/s.
+        rate: u64,
+        /// The step's discarded warm-up, not the step itself.
+        warmup: bool,
+    },
 }
 
 /// What the runner reports as it goes.
@@ -90,6 +103,17 @@ pub enum Event<'a> {
         failed: u64,
         /// Completed responses that were not 2xx.
         non_2xx: u64,
+    },
+    /// A measured run's capacity search ended.
+    Searched {
+        /// Target name.
+        target: &'a str,
+        /// Scenario name.
+        scenario: &'a str,
+        /// The measured run the search was.
+        run: u32,
+        /// What it found.
+        capacity: &'a stampede_engine::capacity::Capacity,
     },
 }
 
@@ -893,6 +917,14 @@ impl Bench<'_> {
         spec.shape = s.shape.clone();
         spec.session = s.session;
         spec.script = script;
+        if let Some(search) = &s.search {
+            // Its first step; the search sets each step's rate.
+            spec.shape = stampede_engine::Shape::Rate {
+                rate: search.spec().start_rate,
+                poisson: search.poisson,
+            };
+            spec.duration = Some(search.step);
+        }
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
     }
@@ -908,19 +940,27 @@ impl Bench<'_> {
     ) -> Result<Next, BenchError> {
         let runs = &self.plan.runs;
         let most = runs.most();
-        for i in 0..runs.warmup + most {
+        // A search warms up before each of its steps instead.
+        let warmups = if s.search.is_some() { 0 } else { runs.warmup };
+        for i in 0..warmups + most {
             if (self.opts.interrupted)() {
                 return Ok(Next::Stop(None));
             }
-            let phase = if i < runs.warmup {
-                Phase::Warmup(i + 1, runs.warmup)
+            let phase = if i < warmups {
+                Phase::Warmup(i + 1, warmups)
             } else {
-                Phase::Measured(i + 1 - runs.warmup, most)
+                Phase::Measured(i + 1 - warmups, most)
             };
             if i > 0 {
                 sleep_unless_interrupted(runs.pause, self.opts);
             }
-            let record = match self.measure(spec, live, t, &s.name, phase) {
+            let record = match (&s.search, phase) {
+                (Some(search), Phase::Measured(k, n)) => {
+                    self.search(spec, live, t, s, search, (k, n))
+                }
+                _ => self.measure(spec, live, t, &s.name, phase),
+            };
+            let record = match record {
                 Ok(r) => r,
                 Err(e) => {
                     let st = format!("{} run could not start: {e}", s.name);
@@ -934,7 +974,7 @@ impl Bench<'_> {
             if let Some(st) = live.died() {
                 let when = match phase {
                     Phase::Warmup(k, _) => format!("warm-up {k}"),
-                    Phase::Measured(k, _) => format!("run {k}"),
+                    Phase::Measured(k, _) | Phase::Step { run: k, .. } => format!("run {k}"),
                 };
                 let st = format!("died during {} {when}: {st}", s.name);
                 return Ok(Next::Stop(Some(st)));
@@ -969,6 +1009,76 @@ impl Bench<'_> {
             }
         }
         Ok(Next::Go)
+    }
+
+    /// One measured run that is a whole capacity search: each step warmed up and
+    /// measured at its rate; the record kept is the highest passing step's (the last
+    /// step's when none passed), carrying the search.
+    fn search(
+        &mut self,
+        spec: &LoadSpec,
+        live: &mut Live,
+        t: &Target,
+        s: &Scenario,
+        search: &crate::plan::Search,
+        (run, runs): (u32, u32),
+    ) -> Result<RunRecord, String> {
+        let at = |rate: f64, length: Duration| {
+            let mut sp = spec.clone();
+            sp.shape = stampede_engine::Shape::Rate {
+                rate,
+                poisson: search.poisson,
+            };
+            sp.duration = Some(length);
+            sp.requests = None;
+            sp
+        };
+        let mut records: Vec<RunRecord> = Vec::new();
+        let (capacity, _) = stampede_engine::capacity::search(&search.spec(), |rate| {
+            let step = records.len() as u32 + 1;
+            let phase = |warmup| Phase::Step {
+                run,
+                runs,
+                step,
+                rate: rate.round() as u64,
+                warmup,
+            };
+            let check = |live: &mut Live| match live.died() {
+                _ if (self.opts.interrupted)() => Err("interrupted".to_string()),
+                Some(st) => Err(format!("the target died: {st}")),
+                None => Ok(()),
+            };
+            if !search.warmup.is_zero() {
+                self.measure(&at(rate, search.warmup), live, t, &s.name, phase(true))?;
+                check(live)?;
+            }
+            let record = self.measure(&at(rate, search.step), live, t, &s.name, phase(false))?;
+            check(live)?;
+            let result = record.result.clone();
+            records.push(record);
+            Ok::<_, String>(result)
+        })?;
+        let best = capacity
+            .max_rate
+            .and_then(|m| {
+                capacity
+                    .steps
+                    .iter()
+                    .position(|st| st.passed && st.rate == m)
+            })
+            .unwrap_or(records.len().saturating_sub(1));
+        let mut record = records
+            .into_iter()
+            .nth(best)
+            .ok_or("the capacity search measured no step")?;
+        self.obs.event(Event::Searched {
+            target: &t.name,
+            scenario: &s.name,
+            run,
+            capacity: &capacity,
+        });
+        record.result.capacity = Some(capacity);
+        Ok(record)
     }
 
     /// With automatic repetitions, after measured run `k`: why this target × scenario

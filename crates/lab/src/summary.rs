@@ -23,6 +23,9 @@ pub struct Cell {
     pub p50_ms: Option<Summary>,
     /// 99th percentile latency (corrected), ms, over the runs.
     pub p99_ms: Option<Summary>,
+    /// The capacity each run's search found, req/s, when the runs are searches.
+    #[serde(default)]
+    pub max_rate: Option<Summary>,
     /// Failed requests, all runs.
     pub failed: u64,
     /// Non-2xx responses, all runs.
@@ -64,25 +67,39 @@ pub enum Metric {
     /// 99th percentile latency from the intended start, lower is better (open load:
     /// the schedule sets the pace, so req/s only repeats the rate asked for).
     P99Ms,
+    /// The highest rate that met every condition of a capacity search, req/s, higher
+    /// is better (0 when no rate did).
+    MaxRate,
 }
 
 impl Metric {
-    /// What the runs of one scenario are compared on: p99 when any is open load, else
-    /// req/s.
+    /// What the runs of one scenario are compared on: the capacity found when they are
+    /// searches, p99 when any is open load, else req/s.
     pub fn of_runs<'a>(runs: impl IntoIterator<Item = &'a RunRecord>) -> Metric {
-        if runs.into_iter().any(|r| r.result.open.is_some()) {
-            Metric::P99Ms
-        } else {
-            Metric::Rps
+        let mut metric = Metric::Rps;
+        for r in runs {
+            if r.result.capacity.is_some() {
+                return Metric::MaxRate;
+            }
+            if r.result.open.is_some() {
+                metric = Metric::P99Ms;
+            }
         }
+        metric
     }
 
-    /// This metric's figure of one run: req/s, or p99 in ms.
+    /// This metric's figure of one run: req/s, p99 in ms, or the capacity in req/s.
     pub fn figure(self, r: &stampede_engine::RunResult) -> f64 {
         match self {
             Metric::Rps => r.throughput_rps,
             Metric::P99Ms => ms(r.latency.at(99.0)),
+            Metric::MaxRate => max_rate(r),
         }
+    }
+
+    /// Whether a larger figure is better.
+    pub fn higher_is_better(self) -> bool {
+        self != Metric::P99Ms
     }
 }
 
@@ -175,6 +192,11 @@ fn ms(us: Option<u64>) -> f64 {
     us.unwrap_or(0) as f64 / 1000.0
 }
 
+/// The highest rate a run's capacity search passed, 0 when none did (or it made none).
+fn max_rate(r: &stampede_engine::RunResult) -> f64 {
+    r.capacity.as_ref().and_then(|c| c.max_rate).unwrap_or(0.0)
+}
+
 /// Summarises the runs of one target on one scenario (empty `runs`: no figures).
 fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
     let stat = |f: &dyn Fn(&RunRecord) -> f64| -> Option<Summary> {
@@ -256,11 +278,19 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
             "CLIENT-BOUND in run {} of {}: {}; these figures describe the load generator, so no verdict is given against them",
             reps.join(", "),
             runs.len(),
-            first.result.limit.as_ref().map_or("", |l| l.reason.as_str())
+            first.result.client_limit().unwrap_or("")
         ));
     }
     let mut info = Vec::new();
     for r in runs {
+        if let Some(c) = &r.result.capacity {
+            info.push(format!(
+                "run {}: capacity search of {} steps: {}",
+                r.repetition,
+                c.steps.len(),
+                c.ended
+            ));
+        }
         // The last second is partial; MSER-5 judges whole seconds.
         let per_second: Vec<f64> = r
             .result
@@ -296,6 +326,11 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
         rps,
         p50_ms: stat(&|r| ms(r.result.latency.at(50.0))),
         p99_ms: stat(&|r| ms(r.result.latency.at(99.0))),
+        max_rate: runs
+            .iter()
+            .any(|r| r.result.capacity.is_some())
+            .then(|| stat(&|r| max_rate(&r.result)))
+            .flatten(),
         failed,
         non_2xx,
         completed,
@@ -443,9 +478,9 @@ pub struct Change {
     pub target: String,
     /// Scenario name.
     pub scenario: String,
-    /// Req/s in the earlier bench.
+    /// Req/s in the earlier bench (the capacity found, for a search).
     pub before: Summary,
-    /// Req/s in the later bench.
+    /// Req/s in the later bench (the capacity found, for a search).
     pub after: Summary,
     /// What was compared.
     pub metric: Metric,
@@ -480,8 +515,13 @@ pub fn compare_benches(
     keys.into_iter()
         .filter_map(|(t, s)| {
             let metric = Metric::of_runs(after.iter().filter(|r| r.target == t && r.scenario == s));
-            let a = samples(before, &t, &s, Metric::Rps);
-            let b = samples(after, &t, &s, Metric::Rps);
+            // req/s shown beside the verdict, or the capacity when that is compared.
+            let shown = match metric {
+                Metric::MaxRate => Metric::MaxRate,
+                _ => Metric::Rps,
+            };
+            let a = samples(before, &t, &s, shown);
+            let b = samples(after, &t, &s, shown);
             if a.is_empty() || b.is_empty() {
                 return None;
             }

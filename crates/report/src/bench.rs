@@ -69,6 +69,19 @@ fn metric_verdict(c: &Comparison, metric: Metric) -> String {
     match metric {
         Metric::Rps => verdict(c, "faster", "slower"),
         Metric::P99Ms => format!("p99 {}", verdict(c, "higher (worse)", "lower (better)")),
+        Metric::MaxRate => format!(
+            "capacity {}",
+            verdict(c, "higher (better)", "lower (worse)")
+        ),
+    }
+}
+
+/// Whether a verdict means the cell did better than the baseline on `metric`.
+pub(crate) fn better(v: Verdict, metric: Metric) -> bool {
+    match v {
+        Verdict::Higher => metric.higher_is_better(),
+        Verdict::Lower => !metric.higher_is_better(),
+        Verdict::NoDifference | Verdict::Withheld => false,
     }
 }
 
@@ -79,6 +92,10 @@ fn figure(c: &Cell, metric: Metric) -> String {
         Metric::P99Ms => match &c.p99_ms {
             Some(s) if s.n > 1 => format!("p99 {:.2} ± {:.2} ms", s.mean, s.sd),
             Some(s) => format!("p99 {:.2} ms", s.mean),
+            None => "—".into(),
+        },
+        Metric::MaxRate => match &c.max_rate {
+            Some(_) => format!("max {} req/s", mean_sd(&c.max_rate)),
             None => "—".into(),
         },
     }
@@ -218,7 +235,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
         out += &format!("{d}\n\n");
     }
     out += &format!(
-        "Req/s, mean ± standard deviation over the measured runs (for open load, where the schedule sets the rate, p99 latency from the intended start instead); verdicts against **{}** by {} on the runs' logarithms at the 5 % level with a {:.0} % noise threshold (the ratio, its 95 % interval and the p-value by that one method).\n\n",
+        "Req/s, mean ± standard deviation over the measured runs (for open load, where the schedule sets the rate, p99 latency from the intended start instead; for a capacity search, the highest rate that met its conditions); verdicts against **{}** by {} on the runs' logarithms at the 5 % level with a {:.0} % noise threshold (the ratio, its 95 % interval and the p-value by that one method).\n\n",
         s.baseline,
         match s.test {
             Test::Welch => "Welch's t-test (ratios of geometric means)",
@@ -243,8 +260,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                     match (v.verdict, r.metric) {
                         (Verdict::NoDifference, _) => "",
                         (Verdict::Withheld, _) => " no verdict: client-bound",
-                        (Verdict::Higher, Metric::Rps) | (Verdict::Lower, Metric::P99Ms) =>
-                            " better",
+                        (v, m) if better(v, m) => " better",
                         _ => " worse",
                     }
                 ),
@@ -324,7 +340,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
 
 /// A comparison of two benches, one line per target × scenario both measured.
 pub fn changes_table(before: i64, after: i64, changes: &[Change]) -> String {
-    let mut out = format!("Bench {after} against bench {before} (req/s, mean ± σ; p99 mean; open load is judged on p99)\n\n");
+    let mut out = format!("Bench {after} against bench {before} (req/s, mean ± σ; p99 mean; open load is judged on p99, a capacity search on the highest rate that passed)\n\n");
     if changes.is_empty() {
         out += "The two benches have no target × scenario in common.\n";
         return out;

@@ -19,6 +19,7 @@ fn figure(v: f64, metric: Metric) -> String {
     match metric {
         Metric::Rps => thousands(v.round() as u64),
         Metric::P99Ms => format!("{v:.2} ms"),
+        Metric::MaxRate => format!("max {} req/s", thousands(v.round() as u64)),
     }
 }
 
@@ -26,6 +27,7 @@ fn what(metric: Metric) -> &'static str {
     match metric {
         Metric::Rps => "req/s, higher is better",
         Metric::P99Ms => "p99, lower is better",
+        Metric::MaxRate => "highest rate meeting the search's conditions, higher is better",
     }
 }
 
@@ -146,6 +148,7 @@ pub fn history_html(all: &[Series], title: &str) -> String {
             y_label: match s.metric {
                 Metric::Rps => "req/s",
                 Metric::P99Ms => "p99 ms",
+                Metric::MaxRate => "max req/s",
             },
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,

@@ -601,6 +601,50 @@ fn ms_short(us: f64) -> String {
     }
 }
 
+/// A searched scenario's p99 against offered rate, one line per target: at each rate its
+/// searches offered, the median p99 of the steps there.
+fn capacity_curves(o: &mut String, scenario: &str, names: &[&str], runs: &[RunRecord]) {
+    let series: Vec<Series> = names
+        .iter()
+        .map(|n| {
+            let mut at: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+            for st in runs
+                .iter()
+                .filter(|x| x.target == *n && x.scenario == scenario)
+                .filter_map(|x| x.result.capacity.as_ref())
+                .flat_map(|c| c.steps.iter())
+            {
+                at.entry(st.rate.round() as u64)
+                    .or_default()
+                    .push(st.p99_us);
+            }
+            Series {
+                name: n.to_string(),
+                points: at
+                    .into_iter()
+                    .map(|(rate, mut p99)| {
+                        p99.sort_unstable();
+                        (rate as f64, p99[p99.len() / 2].max(1) as f64 / 1000.0)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let title = format!("{scenario}: p99 against offered rate");
+    figure(
+        o,
+        &title,
+        &line_chart(&LineChart {
+            title: &title,
+            x_label: "offered req/s",
+            y_label: "p99 ms (log)",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Log,
+            series,
+        }),
+    );
+}
+
 /// The report of a bench: its summary and the runs behind it.
 ///
 /// Long on purpose: it writes the page top to bottom, section by section; split, one layout
@@ -627,7 +671,7 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
     }
     let _ = write!(
         o,
-        "<h2>Comparison</h2><p class=\"muted\">Mean ± standard deviation over the measured runs: req/s, or p99 latency for open load. Verdicts against <b>{}</b> at the 5 % level with a {:.0} % noise threshold.</p><div class=\"scroll\"><table class=\"wrap cmp\"><tr><th>scenario</th>",
+        "<h2>Comparison</h2><p class=\"muted\">Mean ± standard deviation over the measured runs: req/s, p99 latency for open load, or the highest rate that met its conditions for a capacity search. Verdicts against <b>{}</b> at the 5 % level with a {:.0} % noise threshold.</p><div class=\"scroll\"><table class=\"wrap cmp\"><tr><th>scenario</th>",
         esc(&s.baseline),
         s.noise * 100.0
     );
@@ -650,13 +694,17 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                     .p99_ms
                     .as_ref()
                     .map(|x| format!("p99 {:.2} ± {:.2} ms", x.mean, x.sd)),
+                Metric::MaxRate => c.max_rate.as_ref().map(|x| {
+                    format!(
+                        "max {} ± {} req/s",
+                        thousands(x.mean.round() as u64),
+                        thousands(x.sd.round() as u64)
+                    )
+                }),
             };
             let verdict = match &c.vs_baseline {
                 Some(v) => {
-                    let better = matches!(
-                        (v.verdict, r.metric),
-                        (Verdict::Higher, Metric::Rps) | (Verdict::Lower, Metric::P99Ms)
-                    );
+                    let better = crate::bench::better(v.verdict, r.metric);
                     let cls = match v.verdict {
                         Verdict::NoDifference => "muted",
                         Verdict::Withheld => "bad",
@@ -738,6 +786,26 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                 &groups(&open, &|c| c.p99_ms.as_ref().map(|x| (x.mean, x.sd))),
             ),
         );
+    }
+    let searched: Vec<&stampede_lab::summary::Row> = s
+        .rows
+        .iter()
+        .filter(|r| r.metric == Metric::MaxRate)
+        .collect();
+    if !searched.is_empty() {
+        figure(
+            &mut o,
+            "Capacity (highest rate meeting every condition), mean ± σ",
+            &bar_chart(
+                "capacity per scenario",
+                "req/s",
+                &cats(&searched),
+                &groups(&searched, &|c| c.max_rate.as_ref().map(|x| (x.mean, x.sd))),
+            ),
+        );
+        for r in &searched {
+            capacity_curves(&mut o, &r.scenario, &names, runs);
+        }
     }
     let all: Vec<&stampede_lab::summary::Row> = s.rows.iter().collect();
     figure(

@@ -97,10 +97,9 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             op.cause.as_deref().unwrap_or("cause unknown")
         ));
     }
-    if let Some(l) = r.limit.as_ref().filter(|_| r.client_bound()) {
+    if let Some(why) = r.client_limit() {
         out.push(format!(
-            "WARNING: client-bound: {}. These figures describe this client as much as the server; give it more threads or cores, or run it on other machines (--segment, stampede ssh).",
-            l.reason
+            "WARNING: client-bound: {why}. These figures describe this client as much as the server; give it more threads or cores, or run it on other machines (--segment, stampede ssh)."
         ));
     }
     if r.requests.completed == 0 {

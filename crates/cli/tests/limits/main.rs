@@ -266,3 +266,100 @@ fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
     // The JSON is the best step's run, which passed.
     assert!((v["open"]["target_rate"].as_f64().unwrap() - found).abs() < 1e-6);
 }
+
+#[test]
+fn a_bench_scenario_s_search_finds_the_knee_and_reports_it() {
+    let _one = one();
+    let s = Server::start();
+    let (_, closed) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/1000")]);
+    let ceiling = closed["throughput_rps"].as_f64().unwrap();
+    drop(s);
+    let dir = std::env::temp_dir().join(format!("stampede-limits-{}-search", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (client, server) = if cores() >= 2 {
+        ("cpus = [0]", "cpus = [1]")
+    } else {
+        ("threads = 1", "")
+    };
+    let plan = format!(
+        r#"name = "search"
+[runs]
+warmup = 2
+repetitions = 1
+[client]
+{client}
+[[target]]
+name = "one-thread"
+start = "{{stampede}} serve --listen 127.0.0.1:{{port}} --threads 1 --no-http2"
+ready = "/pong"
+{server}
+[[scenario]]
+name = "knee"
+path = "/cpu/1000"
+connections = 16
+search = {{ conditions = ["p99 < 50ms"], max_rate = 4000, step = "1s", warmup = "300ms" }}
+"#
+    );
+    let p = dir.join("p.toml");
+    std::fs::write(&p, plan).unwrap();
+    let out = Command::new(BIN)
+        .arg("bench")
+        .arg(&p)
+        .arg("--db")
+        .arg(dir.join("s.db"))
+        .arg("--report")
+        .arg(dir.join("r.md"))
+        .arg("--json")
+        .arg(dir.join("s.json"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Each step is shown as it ends, then what the search found; no warm-up runs.
+    assert!(
+        stderr.contains("run 1/1 search step 1: 125 req/s offered, "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("run 1 capacity: "), "{stderr}");
+    assert!(!stderr.contains("warm-up 1/2"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s.json")).unwrap()).unwrap();
+    let row = &summary["rows"][0];
+    assert_eq!(row["metric"], "max_rate", "{row}");
+    let found = row["cells"][0]["max_rate"]["mean"].as_f64().unwrap();
+    assert!(
+        (found - ceiling).abs() / ceiling <= 0.10,
+        "found {found}, the server's ceiling {ceiling}: {row}"
+    );
+    assert!(
+        row["cells"][0]["info"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("run 1: capacity search of "),
+        "{row}"
+    );
+    // The store keeps the whole search with the best step's run; the report draws it.
+    let store = stampede_lab::store::Store::open(&dir.join("s.db")).unwrap();
+    let runs = store.runs(1).unwrap();
+    assert_eq!(runs.len(), 1);
+    let c = runs[0].result.capacity.as_ref().unwrap();
+    assert_eq!(c.max_rate, Some(found));
+    assert!(c.steps.iter().all(|st| st.rate <= 4000.0));
+    assert!(c.steps.iter().any(|st| !st.passed));
+    let html = Command::new(BIN)
+        .args(["report", "--db"])
+        .arg(dir.join("s.db"))
+        .arg("-o")
+        .arg(dir.join("r.html"))
+        .output()
+        .unwrap();
+    assert!(html.status.success());
+    let page = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(page.contains("Capacity (highest rate meeting every condition)"));
+    assert!(page.contains("knee: p99 against offered rate"));
+    let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
+    assert!(md.contains("max "), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -183,7 +183,12 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
     } else {
         Shape::Closed
     };
-    if !shape.has_sessions() && requests.is_none() && duration.is_none() {
+    let search = s
+        .search
+        .as_ref()
+        .map(|raw| search(cx, raw, &name, s))
+        .transpose()?;
+    if search.is_none() && !shape.has_sessions() && requests.is_none() && duration.is_none() {
         return Err(cx.err(
             at,
             "scenario.requests",
@@ -249,14 +254,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
             });
         }
     }
-    let asserts = s
-        .asserts
-        .iter()
-        .map(|a| {
-            stampede_engine::assert::Assertion::parse(a.get_ref())
-                .map_err(|e| cx.err(a.span().start, "scenario.assert", e))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let asserts = assertions(cx, &s.asserts, "scenario.assert")?;
     let path = match steps.first() {
         Some(st) => st.path.clone(),
         None => path,
@@ -284,7 +282,106 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         }),
         verify,
         asserts,
+        search,
         line: cx.line(at),
+    })
+}
+
+/// Conditions in the `--assert` grammar, each error at its own line.
+fn assertions(
+    cx: &Ctx,
+    raw: &[Spanned<String>],
+    field: &str,
+) -> Result<Vec<stampede_engine::assert::Assertion>, PlanError> {
+    raw.iter()
+        .map(|a| {
+            stampede_engine::assert::Assertion::parse(a.get_ref())
+                .map_err(|e| cx.err(a.span().start, field, e))
+        })
+        .collect()
+}
+
+/// `search = {…}`: the capacity search's conditions, bounds and step lengths. The search
+/// sets each step's rate and length, so the fields that set them otherwise are refused.
+fn search(
+    cx: &Ctx,
+    raw: &Spanned<RawSearch>,
+    name: &str,
+    s: &RawScenario,
+) -> Result<Search, PlanError> {
+    let at = raw.span().start;
+    let r = raw.get_ref();
+    let clash = [
+        ("scenario.rate", s.rate.is_some()),
+        ("scenario.inject", s.inject.is_some()),
+        ("scenario.sessions", s.sessions.is_some()),
+        ("scenario.requests", s.requests.is_some()),
+        ("scenario.duration", s.duration.is_some()),
+    ];
+    if let Some((field, _)) = clash.iter().find(|(_, set)| *set) {
+        return Err(cx.err(
+            at,
+            field,
+            format!("scenario {name:?}: a search sets each step's rate and length (search.step); drop {}", field.trim_start_matches("scenario.")),
+        ));
+    }
+    let conditions = assertions(cx, &r.conditions, "scenario.search.conditions")?;
+    let Some(max) = &r.max_rate else {
+        return Err(cx.err(
+            at,
+            "scenario.search.max_rate",
+            "is required: the highest rate the search may offer, e.g. max_rate = 50000",
+        ));
+    };
+    let max_rate = *max.get_ref();
+    if !(max_rate.is_finite() && (1.0..=stampede_engine::inject::MAX_RATE).contains(&max_rate)) {
+        return Err(cx.err(
+            max.span().start,
+            "scenario.search.max_rate",
+            format!(
+                "must be a rate from 1 to {:e} req/s",
+                stampede_engine::inject::MAX_RATE
+            ),
+        ));
+    }
+    let start_rate = match &r.start_rate {
+        Some(v)
+            if !(v.get_ref().is_finite() && *v.get_ref() >= 1.0 && *v.get_ref() <= max_rate) =>
+        {
+            return Err(cx.err(
+                v.span().start,
+                "scenario.search.start_rate",
+                format!("must be at least 1 and at most max_rate ({max_rate})"),
+            ))
+        }
+        v => v.as_ref().map(|v| *v.get_ref()),
+    };
+    let length = |v: &Option<Spanned<String>>, field: &str, default: Duration| {
+        v.as_ref().map_or(Ok(default), |d| cx.duration(d, field))
+    };
+    let step = length(&r.step, "scenario.search.step", Duration::from_secs(5))?;
+    if step < Duration::from_millis(100) {
+        return Err(cx.err(
+            r.step.as_ref().map_or(at, |d| d.span().start),
+            "scenario.search.step",
+            "must be at least 100ms (a step needs time to settle)",
+        ));
+    }
+    let warmup = length(&r.warmup, "scenario.search.warmup", Duration::from_secs(1))?;
+    let precision = match &r.precision {
+        Some(p) => cx.percent(p, "scenario.search.precision", "5%")?,
+        None => 0.05,
+    };
+    let max_steps = at_least_one(cx, &r.max_steps, "scenario.search.max_steps")?.unwrap_or(16);
+    Ok(Search {
+        conditions,
+        max_rate,
+        start_rate,
+        step,
+        warmup,
+        precision,
+        max_steps,
+        poisson: s.poisson.unwrap_or(false),
     })
 }
 

@@ -476,3 +476,108 @@ fn auto_repetitions_parse_with_bounds_and_their_errors_name_the_field() {
         assert!(e.message.contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_search_parses_with_defaults_and_its_errors_name_the_field() {
+    let head = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\nconnections = 32\npoisson = true\n";
+    let p = Plan::parse(
+        &format!("{head}search = {{ conditions = [\"p99 < 10ms\", \"errors < 0.1%\"], max_rate = 20000, start_rate = 500, step = \"2s\", warmup = \"0s\", precision = \"2%\", max_steps = 9 }}\n"),
+        "p.toml",
+    )
+    .unwrap();
+    let s = p.scenarios[0].search.as_ref().unwrap();
+    assert_eq!(s.conditions.len(), 2);
+    assert_eq!(s.conditions[0].text, "p99 < 10ms");
+    assert_eq!((s.max_rate, s.start_rate), (20_000.0, Some(500.0)));
+    assert_eq!((s.step, s.warmup), (Duration::from_secs(2), Duration::ZERO));
+    assert_eq!((s.precision, s.max_steps, s.poisson), (0.02, 9, true));
+    let spec = s.spec();
+    assert_eq!(
+        (spec.start_rate, spec.precision, spec.max_steps),
+        (500.0, 0.02, 9)
+    );
+    // Defaults: the engine's start (max / 32), 5 s steps after 1 s, 5 %, 16 steps.
+    let p = Plan::parse(&format!("{head}search = {{ max_rate = 3200 }}\n"), "p.toml").unwrap();
+    let s = p.scenarios[0].search.as_ref().unwrap();
+    assert!(s.conditions.is_empty() && s.start_rate.is_none());
+    assert_eq!(
+        (s.step, s.warmup),
+        (Duration::from_secs(5), Duration::from_secs(1))
+    );
+    assert_eq!((s.precision, s.max_steps), (0.05, 16));
+    assert_eq!(s.spec().start_rate, 100.0);
+    for (extra, search, field, says) in [
+        (
+            "",
+            "{ conditions = [\"p99 < 10ms\"] }",
+            "scenario.search.max_rate",
+            "is required",
+        ),
+        (
+            "",
+            "{ max_rate = 0 }",
+            "scenario.search.max_rate",
+            "from 1 to",
+        ),
+        (
+            "",
+            "{ max_rate = 100, start_rate = 200 }",
+            "scenario.search.start_rate",
+            "at most max_rate (100)",
+        ),
+        (
+            "",
+            "{ max_rate = 100, conditions = [\"p99 <\"] }",
+            "scenario.search.conditions",
+            "",
+        ),
+        (
+            "",
+            "{ max_rate = 100, precision = \"5\" }",
+            "scenario.search.precision",
+            "not a percentage",
+        ),
+        (
+            "",
+            "{ max_rate = 100, step = \"10ms\" }",
+            "scenario.search.step",
+            "at least 100ms",
+        ),
+        (
+            "",
+            "{ max_rate = 100, step = \"soon\" }",
+            "scenario.search.step",
+            "",
+        ),
+        (
+            "",
+            "{ max_rate = 100, max_steps = 0 }",
+            "scenario.search.max_steps",
+            "at least 1",
+        ),
+        (
+            "",
+            "{ max_rate = 100, ramp = 2 }",
+            "scenario.search.ramp",
+            "unknown field",
+        ),
+        (
+            "rate = 100.0\n",
+            "{ max_rate = 100 }",
+            "scenario.rate",
+            "drop rate",
+        ),
+        (
+            "duration = \"5s\"\n",
+            "{ max_rate = 100 }",
+            "scenario.duration",
+            "drop duration",
+        ),
+    ] {
+        let src = format!("{head}{extra}search = {search}\n");
+        let e = Plan::parse(&src, "p.toml").unwrap_err();
+        let line = src.lines().count();
+        assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}
