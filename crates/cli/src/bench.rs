@@ -115,6 +115,11 @@ pub struct BenchArgs {
     /// Write the plan's assertions (checked on every measured run) as JUnit XML
     #[arg(long = "junit", value_name = "FILE")]
     pub junit: Option<String>,
+    /// Run the plan scaled down, in about a minute: no warm-up, one measured run, each
+    /// run at most 5,000 requests or 1 s, timeouts at most 5 s (connection counts,
+    /// rates, bursts and injection forms kept); its bench is named "PLAN (quick)"
+    #[arg(long = "quick")]
+    pub quick: bool,
     /// No progress on stderr
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
@@ -260,6 +265,7 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         )
         .map_err(|e| Exit::fail(e.to_string()))?,
     };
+    let plan = if a.quick { plan.quick() } else { plan };
     let file = a
         .plan
         .as_ref()

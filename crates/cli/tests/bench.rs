@@ -133,6 +133,14 @@ fn measures_two_targets_stores_and_compares() {
         assert!(row["cells"][1]["vs_baseline"]["verdict"].is_string());
     }
     assert_eq!(s["rows"][0]["cells"][0]["completed"], 4000);
+    // The discarded warm-up is set against the measured runs, on the row's figure.
+    let info = s["rows"][0]["cells"][0]["info"][0].as_str().unwrap();
+    assert!(
+        info.starts_with("warm-up (discarded): req/s ") && info.contains(" measured; "),
+        "{info}"
+    );
+    let info = s["rows"][1]["cells"][0]["info"][0].as_str().unwrap();
+    assert!(info.starts_with("warm-up (discarded): p99 "), "{info}");
     assert!(s["environment"]["targets"]["one"]["version"]
         .as_str()
         .unwrap()
@@ -574,8 +582,8 @@ fn plan_assertions_are_checked_on_every_run_and_exit_3() {
     );
 }
 
-/// The nginx target script of the shipped plans serves the PNG, also when run as root
-/// (its workers then run as nobody and must be able to read the file).
+/// The nginx target script of the shipped plans serves the PNG as image/png, also when
+/// run as root (its workers then run as nobody and must be able to read the file).
 #[test]
 fn the_nginx_target_serves_the_png() {
     use std::io::{Read, Write};
@@ -617,6 +625,7 @@ fn the_nginx_target_serves_the_png() {
     let _ = nginx.wait();
     let text = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.contains("Content-Type: image/png"), "{text}");
     let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
     assert_eq!(answer.len() - head_end, 50_991);
 }
@@ -918,4 +927,35 @@ fn auto_repetitions_stop_when_the_answer_is_settled_and_say_why() {
     assert!(html.status.success(), "{}", text(&html.stderr));
     let page = std::fs::read_to_string(dir.path("r.html")).unwrap();
     assert!(page.contains("unsettled"), "notes lost from the store");
+}
+
+#[test]
+fn quick_runs_a_plan_scaled_down_with_its_shapes_and_says_so() {
+    let dir = Dir::new("quick");
+    // A full run of this would take minutes: 3 warm-ups and 5 runs of 1,000,000
+    // requests, and of a 10-minute rate.
+    let scen = "[[scenario]]\nname = \"many\"\npath = \"/pong\"\nconnections = 8\nrequests = 1000000\n\
+                [[scenario]]\nname = \"long\"\npath = \"/pong\"\nrate = 200.0\nduration = \"10m\"\nconnections = 4\n";
+    let p = dir.write(
+        "p.toml",
+        &plan(&target("t", SERVE), scen, 5).replace("warmup = 1", "warmup = 3"),
+    );
+    let started = Instant::now();
+    let out = bench(&dir, &p, &["--quick"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let s = summary(&dir);
+    assert_eq!(s["plan"], "test plan (quick)");
+    let many = &s["rows"][0]["cells"][0];
+    assert_eq!(
+        (many["runs"].as_u64(), many["completed"].as_u64()),
+        (Some(1), Some(5000))
+    );
+    let long = &s["rows"][1]["cells"][0];
+    assert_eq!(long["runs"], 1);
+    // A second of the same rate.
+    let done = long["completed"].as_u64().unwrap();
+    assert!((150..=250).contains(&done), "{long}");
+    // No warm-up was run, so none is reported.
+    assert!(many["info"].as_array().unwrap().is_empty(), "{many}");
 }

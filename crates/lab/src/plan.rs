@@ -15,6 +15,7 @@ use stampede_engine::inject::Profile;
 use stampede_engine::{Session, Shape};
 use toml::Spanned;
 
+mod quick;
 mod scenario;
 
 use scenario::{check_request, scenario};

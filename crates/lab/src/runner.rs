@@ -942,6 +942,7 @@ impl Bench<'_> {
         let most = runs.most();
         // A search warms up before each of its steps instead.
         let warmups = if s.search.is_some() { 0 } else { runs.warmup };
+        let mut warm = Vec::new();
         for i in 0..warmups + most {
             if (self.opts.interrupted)() {
                 return Ok(Next::Stop(None));
@@ -979,6 +980,10 @@ impl Bench<'_> {
                 let st = format!("died during {} {when}: {st}", s.name);
                 return Ok(Next::Stop(Some(st)));
             }
+            if let Phase::Warmup(..) = phase {
+                warm.push(record.result);
+                continue;
+            }
             if let Phase::Measured(k, _) = phase {
                 let record = RunRecord {
                     repetition: k,
@@ -1008,7 +1013,62 @@ impl Bench<'_> {
                 }
             }
         }
+        if let Some(note) = self.warmup_note(t, s, &warm) {
+            self.store.add_note(self.out.bench_id, &note)?;
+            self.out.notes.push(note);
+        }
         Ok(Next::Go)
+    }
+
+    /// The discarded warm-up runs set against the measured ones on the compared
+    /// figure: a JIT or a cold cache shows as measured runs faster than the warm-up.
+    fn warmup_note(
+        &self,
+        t: &Target,
+        s: &Scenario,
+        warm: &[stampede_engine::RunResult],
+    ) -> Option<RunNote> {
+        use crate::summary::{samples, Metric};
+        let runs = &self.out.runs;
+        let metric = Metric::of_runs(runs.iter().filter(|r| r.scenario == s.name));
+        let measured = samples(runs, &t.name, &s.name, metric);
+        if warm.is_empty() || measured.is_empty() {
+            return None;
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let w = mean(&warm.iter().map(|r| metric.figure(r)).collect::<Vec<_>>());
+        let m = mean(&measured);
+        let (unit, show): (&str, fn(f64) -> String) = match metric {
+            Metric::P99Ms => ("p99", |v| format!("{v:.2} ms")),
+            _ => ("req/s", |v| format!("{v:.0}")),
+        };
+        let better = if metric.higher_is_better() {
+            m / w
+        } else {
+            w / m
+        };
+        let verdict = if better > 1.1 {
+            format!(
+                "the measured runs did {:.0} % better (how a JIT, caches or pools still warming up in the discarded run show)",
+                (better - 1.0) * 100.0
+            )
+        } else if better < 0.9 {
+            format!(
+                "the measured runs did {:.0} % worse than the discarded one",
+                (1.0 - better) * 100.0
+            )
+        } else {
+            "within 10 %: no warm-up effect to speak of".to_string()
+        };
+        Some(RunNote {
+            target: t.name.clone(),
+            scenario: s.name.clone(),
+            note: format!(
+                "warm-up (discarded): {unit} {} against {} measured; {verdict}",
+                show(w),
+                show(m)
+            ),
+        })
     }
 
     /// One measured run that is a whole capacity search: each step warmed up and
