@@ -1047,7 +1047,9 @@ impl Bench<'_> {
         } else {
             w / m
         };
-        let verdict = if better > 1.1 {
+        let verdict = if !(better.is_finite() && better > 0.0) {
+            "nothing to compare (a figure of zero)".to_string()
+        } else if better > 1.1 {
             format!(
                 "the measured runs did {:.0} % better (how a JIT, caches or pools still warming up in the discarded run show)",
                 (better - 1.0) * 100.0
