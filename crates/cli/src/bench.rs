@@ -724,15 +724,9 @@ impl Observer for Progress {
                     flags += &format!(", {non_2xx} non-2xx");
                 }
                 match phase {
-                    Phase::Step {
-                        run,
-                        runs,
-                        step,
-                        rate,
-                        ..
-                    } => eprintln!(
-                        "[{target}] {scenario}: run {run}/{runs} search step {step}: {} req/s offered, {} answered{flags}",
-                        stampede_report::units::thousands(rate),
+                    Phase::Step { .. } => eprintln!(
+                        "[{target}] {scenario}: {}: {} answered{flags}",
+                        phase_name(phase),
                         stampede_report::units::thousands(rps.round() as u64)
                     ),
                     _ => eprintln!(

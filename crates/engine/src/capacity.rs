@@ -15,6 +15,8 @@
 //! function that measures a step, so it is tested against servers of known capacity
 //! without a network and used by `stampede load --find-max` and the lab alike.
 
+use std::borrow::Borrow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::assert::{Assertion, Checked};
@@ -165,23 +167,24 @@ fn judge(spec: &SearchSpec, rate: f64, r: &RunResult) -> (Step, Judged) {
 }
 
 /// Searches with `measure` (which runs one step at the given rate); returns the
-/// capacity and the result of the highest passing step (or of the last step when none
-/// passed). `measure` failing ends the search with its error.
-pub fn search<E>(
+/// capacity and what `measure` returned for the highest passing step (or for the last
+/// step when none passed) — a [`RunResult`], or anything that holds one, such as the
+/// lab's stored record of it. `measure` failing ends the search with its error.
+pub fn search<T: Borrow<RunResult>, E>(
     spec: &SearchSpec,
-    mut measure: impl FnMut(f64) -> Result<RunResult, E>,
-) -> Result<(Capacity, Option<RunResult>), E> {
+    mut measure: impl FnMut(f64) -> Result<T, E>,
+) -> Result<(Capacity, Option<T>), E> {
     let mut steps = Vec::new();
     let (mut lo, mut hi): (Option<f64>, Option<f64>) = (None, None);
-    let mut best: Option<RunResult> = None;
-    let mut last: Option<RunResult> = None;
+    let mut best: Option<T> = None;
+    let mut last: Option<T> = None;
     let mut rate = spec.start_rate.min(spec.max_rate);
     let ended = loop {
         if steps.len() >= spec.max_steps {
             break format!("stopped after {} steps", steps.len());
         }
         let r = measure(rate)?;
-        let (step, judged) = judge(spec, rate, &r);
+        let (step, judged) = judge(spec, rate, r.borrow());
         steps.push(step);
         match judged {
             Judged::Stop(why) => {

@@ -31,6 +31,14 @@ pub struct RunRecord {
     pub client_cpu_s: Option<f64>,
 }
 
+/// A record stands for its run where only the run is read (the capacity search judges
+/// each step's record by its result).
+impl std::borrow::Borrow<stampede_engine::RunResult> for RunRecord {
+    fn borrow(&self) -> &stampede_engine::RunResult {
+        &self.result
+    }
+}
+
 /// The verification of one target on one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {

@@ -1095,9 +1095,9 @@ impl Bench<'_> {
             sp.requests = None;
             sp
         };
-        let mut records: Vec<RunRecord> = Vec::new();
-        let (capacity, _) = stampede_engine::capacity::search(&search.spec(), |rate| {
-            let step = records.len() as u32 + 1;
+        let mut step = 0;
+        let (capacity, best) = stampede_engine::capacity::search(&search.spec(), |rate| {
+            step += 1;
             let phase = |warmup| Phase::Step {
                 run,
                 runs,
@@ -1116,23 +1116,9 @@ impl Bench<'_> {
             }
             let record = self.measure(&at(rate, search.step), live, t, &s.name, phase(false))?;
             check(live)?;
-            let result = record.result.clone();
-            records.push(record);
-            Ok::<_, String>(result)
+            Ok::<_, String>(record)
         })?;
-        let best = capacity
-            .max_rate
-            .and_then(|m| {
-                capacity
-                    .steps
-                    .iter()
-                    .position(|st| st.passed && st.rate == m)
-            })
-            .unwrap_or(records.len().saturating_sub(1));
-        let mut record = records
-            .into_iter()
-            .nth(best)
-            .ok_or("the capacity search measured no step")?;
+        let mut record = best.ok_or("the capacity search measured no step")?;
         self.obs.event(Event::Searched {
             target: &t.name,
             scenario: &s.name,

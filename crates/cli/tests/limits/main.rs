@@ -319,9 +319,11 @@ search = {{ conditions = ["p99 < 50ms"], max_rate = 4000, step = "1s", warmup = 
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // Each step is shown as it ends, then what the search found; no warm-up runs.
     assert!(
-        stderr.contains("run 1/1 search step 1: 125 req/s offered, "),
+        stderr.contains("run 1/1 search step 1 at 125 req/s: ") && stderr.contains(" answered"),
         "{stderr}"
     );
+    // A step's warm-up is not reported as a step.
+    assert!(!stderr.contains("(warm-up)"), "{stderr}");
     assert!(stderr.contains("run 1 capacity: "), "{stderr}");
     assert!(!stderr.contains("warm-up 1/2"), "{stderr}");
     let summary: serde_json::Value =
