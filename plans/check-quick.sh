@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 plans=("$@")
 [ ${#plans[@]} -gt 0 ] || plans=(*.toml)
 leftovers() {
-  pgrep -af 'plans/targets|AkkaServer|JdkServer|Http4sServer|catalina|apache2 -f|nginx: master' || true
+  pgrep -af 'plans/targets|AkkaServer|JdkServer|Http4sServer|catalina|apache2 -f|nginx: master|puma' || true
 }
 before="$(leftovers)"
 for plan in "${plans[@]}"; do
