@@ -21,7 +21,7 @@ shift || true
 out=bench/results
 mkdir -p "$out"
 stampede="$(mktemp "${TMPDIR:-/tmp}/stampede-reference.XXXXXX")"
-cp target/release/stampede "$stampede"
+install -m 755 target/release/stampede "$stampede"
 copies=("$stampede")
 trap 'rm -f "${copies[@]}"' EXIT
 reduce() {
