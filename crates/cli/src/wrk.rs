@@ -3,12 +3,17 @@
 //! The request is wrk's default (`GET path HTTP/1.1` with a Host header and any `-H`
 //! headers); `--latency` prints wrk2's HdrHistogram distribution. `-R` is wrk2's fixed
 //! rate, exact from the first request (no calibration period), and `-U` adds the
-//! uncorrected distribution. Lua scripts (`-s`) are not supported: the native flags
-//! cover what scripts are mostly used for.
+//! uncorrected distribution. `-s script.lua` runs a wrk Lua script (arguments after
+//! `--` go to its `init`) through `stampede-script`: its request replaces the flags'
+//! one, its hooks run on the worker threads, and its `done` after the report.
+
+use std::sync::Arc;
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{LoadSpec, RequestBuilder, Shape, Target};
+use stampede_engine::{Hooks, LoadSpec, RequestBuilder, Shape, Target};
+use stampede_report::wrk::socket_errors;
 use stampede_report::{loud_warnings, wrk_report, WrkInfo};
+use stampede_script::{Script, Summary, Target as ScriptTarget};
 
 use crate::ab::clap_exit;
 use crate::common::{self, Exit, ProgressOptions};
@@ -30,7 +35,7 @@ pub struct WrkArgs {
     /// Number of threads to use
     #[arg(short = 't', long = "threads", value_name = "N", default_value = "2", value_parser = common::parse_metric)]
     threads: u64,
-    /// Load Lua script file (not supported)
+    /// Load Lua script file
     #[arg(short = 's', long = "script", value_name = "S")]
     script: Option<String>,
     /// Add header to request
@@ -64,6 +69,9 @@ pub struct WrkArgs {
     /// The URL to load
     #[arg(value_name = "URL")]
     url: String,
+    /// Arguments for the script's init(args), after `--`
+    #[arg(last = true, value_name = "ARGS")]
+    script_args: Vec<String>,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
     #[command(flatten)]
@@ -78,8 +86,12 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     a.result.claim_stdout();
     let target = common::resolve(&a.url, None)?;
     let body = a.body_file.as_deref().map(common::read_body).transpose()?;
-    let mut spec = translate(&a, target, body)?;
+    let mut spec = translate(&a, target, body.clone())?;
     a.segments.apply(&mut spec)?;
+    let script = match &a.script {
+        Some(path) => Some(attach_script(&a, path, body, &mut spec)?),
+        None => None,
+    };
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -101,16 +113,120 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     for w in loud_warnings(&run.result) {
         eprintln!("stampede: {w}");
     }
+    if let Some(script) = script {
+        let errors = script.errors();
+        if let Some(first) = errors.first() {
+            return Err(Exit::fail(format!(
+                "{}: the run stopped at a script error: {first}",
+                script.path()
+            )));
+        }
+        script
+            .done(
+                &done_summary(&run.result),
+                &run.result.histograms.latency.0,
+                &rates(&run.result, a.threads),
+            )
+            .map_err(|e| Exit::fail(format!("{}: {e}", script.path())))?;
+    }
     Ok(())
+}
+
+/// Loads the `-s` script for the run's threads, and lets it shape the spec: its
+/// request (and how many it pipelines) replaces the flags' one, and its hooks go to
+/// the workers.
+fn attach_script(
+    a: &WrkArgs,
+    path: &str,
+    body: Option<Vec<u8>>,
+    spec: &mut LoadSpec,
+) -> Result<Arc<Script>, Exit> {
+    if a.pipeline != 1 {
+        return Err(Exit::usage(
+            "--pipeline with -s: the script's request sets the pipelining (return several requests from request(), as wrk's pipeline.lua)",
+        ));
+    }
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| Exit::usage(format!("-s/--script: cannot read {path}: {e}")))?;
+    let mut headers = Vec::new();
+    for h in &a.headers {
+        headers.push(common::header_arg(h)?);
+    }
+    let t = &spec.target;
+    let target = ScriptTarget {
+        url: a.url.clone(),
+        scheme: if t.tls { "https" } else { "http" }.into(),
+        host: t.host.clone(),
+        port: explicit_port(&a.url),
+        path: t.path.clone(),
+        headers,
+        method: a.method.clone(),
+        body,
+    };
+    let addr = match &t.address {
+        stampede_engine::Address::Tcp(addrs) => addrs.first().copied(),
+        stampede_engine::Address::Unix(_) => None,
+    };
+    let script =
+        Script::load(path, &source, &target, &a.script_args, spec.threads, addr).map_err(|e| {
+            Exit::fail(if e.starts_with(path) {
+                e
+            } else {
+                format!("{path}: {e}")
+            })
+        })?;
+    let plan = script.plan();
+    spec.request = plan.request.clone();
+    spec.pipeline = plan.pipeline;
+    let script = Arc::new(script);
+    spec.hooks = Some(Hooks(script.clone()));
+    Ok(script)
+}
+
+/// The port as written in the URL, if any (wrk's `wrk.port` is nil without one).
+fn explicit_port(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let after_host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or("", |(_, r)| r),
+        None => host_port,
+    };
+    after_host
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_string())
+        .filter(|p| !p.is_empty())
+}
+
+/// wrk's summary table from the result: socket errors as wrk's report counts them,
+/// and responses above 399 as its status errors.
+fn done_summary(r: &stampede_engine::RunResult) -> Summary {
+    let [connect, read, write, timeout] = socket_errors(r);
+    Summary {
+        duration_us: (r.duration_s * 1e6) as u64,
+        requests: r.requests.completed,
+        bytes: r.bytes.read,
+        connect,
+        read,
+        write,
+        status: r.statuses.range(400..).map(|(_, n)| n).sum(),
+        timeout,
+    }
+}
+
+/// Requests per second of each thread, one sample per whole second (the samples of
+/// wrk's `Req/Sec` line).
+fn rates(r: &stampede_engine::RunResult, threads: u64) -> Vec<f64> {
+    let full = (r.duration_s.floor() as u32).max(1);
+    r.intervals
+        .iter()
+        .filter(|iv| iv.t < full)
+        .map(|iv| iv.completed as f64 / threads.max(1) as f64)
+        .collect()
 }
 /// wrk's (and wrk2's) flags as a run. Pure: the caller resolves the target and reads
 /// the body file, so that each flag's meaning can be checked without a network.
 fn translate(a: &WrkArgs, target: Target, body: Option<Vec<u8>>) -> Result<LoadSpec, Exit> {
-    if a.script.is_some() {
-        return Err(Exit::usage(
-            "-s/--script: Lua scripts are not supported; use the native flags instead: --pipeline N (pipeline.lua), -H 'Name: value' (headers), -m METHOD and --body-file FILE (post.lua)",
-        ));
-    }
     if a.rate == Some(0) {
         return Err(Exit::usage(
             "-R/--rate: the rate must be at least 1 request per second",
@@ -198,7 +314,6 @@ mod tests {
                 "connections",
             ),
             (&["-R", "0", "http://127.0.0.1:9/"], "-R"),
-            (&["-s", "x.lua", "http://127.0.0.1:9/"], "-s"),
         ] {
             let e = spec_of(args).unwrap_err();
             assert!(e.message.contains(flag), "{args:?}: {}", e.message);

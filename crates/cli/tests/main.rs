@@ -10,6 +10,7 @@ mod dashboard;
 mod hdr_java;
 mod html;
 mod k8s;
+mod lua;
 mod segments;
 mod ssh;
 mod ssh_rig;

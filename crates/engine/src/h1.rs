@@ -12,10 +12,11 @@
 //! the connection (`Connection: close`, HTTP/1.0 without keep-alive, a close-delimited
 //! body, or keep-alive turned off) is the last one read. No socket, no clock.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use crate::event::{Event, Response};
-use crate::http1::{ParseError, ResponseParser};
+use crate::http1::{Kept, ParseError, ResponseParser};
 
 /// The client side of one HTTP/1.1 connection.
 #[derive(Debug)]
@@ -31,6 +32,8 @@ pub struct H1Conn {
     unanswered: u32,
     /// The last response ended the connection: nothing more is read.
     ended: bool,
+    /// Responses completed and kept whole, oldest first (see [`H1Conn::keep_responses`]).
+    kept: Option<VecDeque<Kept>>,
 }
 
 impl H1Conn {
@@ -44,7 +47,21 @@ impl H1Conn {
             written: 0,
             unanswered: 0,
             ended: false,
+            kept: None,
         }
+    }
+
+    /// Keeps every response's header fields and body from now on, one
+    /// [`H1Conn::take_response`] per [`Event::Response`] (for a script that reads
+    /// them; otherwise bodies are only counted).
+    pub fn keep_responses(&mut self) {
+        self.parser.keep_responses();
+        self.kept.get_or_insert_with(VecDeque::new);
+    }
+
+    /// The oldest kept response not yet taken.
+    pub fn take_response(&mut self) -> Option<Kept> {
+        self.kept.as_mut()?.pop_front()
     }
 
     /// Queues `n` requests, answered in order after those queued before. Their bytes
@@ -110,6 +127,9 @@ impl H1Conn {
         self.written = 0;
         self.unanswered = 0;
         self.ended = false;
+        if let Some(k) = &mut self.kept {
+            k.clear();
+        }
     }
 
     /// Consumes bytes read from the server, appending an [`Event::Response`] for each
@@ -163,6 +183,9 @@ impl H1Conn {
     fn respond(&mut self, done: crate::http1::Completed, fresh: bool, events: &mut Vec<Event>) {
         let close = !(done.keep_alive && self.keepalive);
         self.ended = close;
+        if let Some(k) = &mut self.kept {
+            k.push_back(self.parser.take_kept().unwrap_or_default());
+        }
         events.push(Event::Response(Response {
             // In order: the oldest request queued.
             stream: 0,

@@ -30,6 +30,7 @@ pub mod error;
 mod event;
 pub mod h1;
 pub mod h2;
+pub mod hooks;
 pub mod http1;
 pub mod inject;
 mod io;
@@ -57,6 +58,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use control::Control;
 pub use error::{ErrorKind, HistError, RunError, SpecError, SyntaxError, TranslateError};
+pub use hooks::{Flow, Hooks, ThreadHooks, ThreadHooksSource};
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
@@ -123,7 +125,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         for i in 0..threads {
             let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
             let schedule = schedule_for(spec, i, threads, start, end, &budget, profile.as_ref());
-            let worker = Worker::new(spec, &shared, schedule, conns, start, start_unix_us)
+            let worker = Worker::new(spec, &shared, schedule, i, conns, start, start_unix_us)
                 .map_err(RunError::Poll)?;
             let h = std::thread::Builder::new()
                 .name(format!("stampede-worker-{i}"))

@@ -166,6 +166,9 @@ pub struct LoadSpec {
     /// The wall-clock instant the schedule starts from (`--start-at`), shared by every
     /// segment; `None` starts now.
     pub start_at: Option<std::time::SystemTime>,
+    /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 pool shapes only; `None`
+    /// sends `request` as prepared.
+    pub hooks: Option<crate::hooks::Hooks>,
 }
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
@@ -236,6 +239,7 @@ impl LoadSpec {
             http2: false,
             segment: Segment::WHOLE,
             start_at: None,
+            hooks: None,
         }
     }
 
@@ -301,6 +305,25 @@ impl LoadSpec {
                         &format!("the request cannot be sent over HTTP/2: {e}"),
                     );
                 }
+            }
+        }
+        if self.hooks.is_some() {
+            if self.http2 {
+                return bad("hooks", "scripts drive HTTP/1.1 connections only");
+            }
+            if self.shape.has_sessions() {
+                return bad(
+                    "hooks",
+                    "scripts drive a pool of connections (closed or fixed-rate load), not sessions",
+                );
+            }
+            if self.pipeline > 1
+                && (!matches!(self.shape, Shape::Closed) || self.requests.is_some())
+            {
+                return bad(
+                    "hooks",
+                    "a script whose request() returns several pipelined requests runs closed-loop for a duration: each write must carry them all",
+                );
             }
         }
         if self.target.tls && self.tls.is_none() {

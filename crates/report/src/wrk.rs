@@ -139,14 +139,7 @@ pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
         wrk_time_us(r.duration_s * 1e6),
         wrk_binary(r.bytes.read as f64)
     );
-    let connect: u64 = ErrorKind::ALL
-        .iter()
-        .filter(|k| k.is_connect())
-        .map(|&k| r.errors_of(k))
-        .sum();
-    let write = r.errors_of(ErrorKind::Write);
-    let timeout = r.errors_of(ErrorKind::Timeout);
-    let read = r.requests.failed - connect - write - timeout;
+    let [connect, read, write, timeout] = socket_errors(r);
     if connect + read + write + timeout > 0 {
         let _ = writeln!(
             o,
@@ -165,6 +158,20 @@ pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
         wrk_binary(r.bytes.read as f64 / t)
     );
     o
+}
+
+/// wrk's socket errors of a run: connect, read, write and timeout (every failure that
+/// is not a connect, write or timeout failure counts as a read error, as in wrk).
+pub fn socket_errors(r: &RunResult) -> [u64; 4] {
+    let connect: u64 = ErrorKind::ALL
+        .iter()
+        .filter(|k| k.is_connect())
+        .map(|&k| r.errors_of(k))
+        .sum();
+    let write = r.errors_of(ErrorKind::Write);
+    let timeout = r.errors_of(ErrorKind::Timeout);
+    let read = r.requests.failed - connect - write - timeout;
+    [connect, read, write, timeout]
 }
 
 fn sample_stats(s: &[f64]) -> (f64, f64, f64, f64) {

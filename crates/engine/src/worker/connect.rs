@@ -29,7 +29,8 @@ impl Worker<'_> {
             .tls
             .as_ref()
             .map(|cfg| (cfg, self.spec.target.host.as_str()));
-        match Stream::connect(&self.spec.target.address, tls) {
+        let address = self.address.as_ref().unwrap_or(&self.spec.target.address);
+        match Stream::connect(address, tls) {
             Ok(mut s) => {
                 if let Err(e) = s.register(self.poll.registry(), Token(ci)) {
                     self.connect_failed(ci, now, &e);
@@ -103,7 +104,8 @@ impl Worker<'_> {
             return;
         }
         loop {
-            let out = c.proto.output(&self.batch);
+            let bytes = if self.dynamic { &c.own } else { &self.batch };
+            let out = c.proto.output(bytes);
             if out.is_empty() {
                 break;
             }

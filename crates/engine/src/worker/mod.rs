@@ -21,7 +21,8 @@
 mod connect;
 mod read;
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,12 +34,14 @@ use mio::{Events, Interest, Poll, Token};
 use crate::control::Control;
 use crate::error::ErrorKind;
 use crate::h2::{H2Request, ASSUMED_MAX_STREAMS};
+use crate::hooks::{Flow, ThreadHooks};
 use crate::io::{Stream, TimerFd};
 use crate::proto::{Event, Proto};
 use crate::recorder::{Gauges, Recorder};
 use crate::result::TlsSession;
 use crate::schedule::{Next, Schedule};
 use crate::spec::{LoadSpec, Session};
+use crate::target::Address;
 
 const TIMER: Token = Token(usize::MAX);
 
@@ -123,6 +126,9 @@ struct Conn {
     in_idle: bool,
     /// The session running on this slot (session shapes).
     session: Option<SessionState>,
+    /// The batch's request bytes when a script builds them (empty otherwise: the
+    /// worker's prepared copy is sent).
+    own: Vec<u8>,
 }
 
 impl Conn {
@@ -143,6 +149,7 @@ impl Conn {
             awaiting_first: false,
             in_idle: false,
             session: None,
+            own: Vec::new(),
         }
     }
 
@@ -214,6 +221,19 @@ pub(crate) struct Worker<'a> {
     sockets: u64,
     timer: TimerFd,
     timer_armed: Option<Instant>,
+    /// The thread's script, if the run has one (see [`crate::hooks`]).
+    hooks: Option<Box<dyn ThreadHooks>>,
+    /// The script builds each batch's requests (into [`Conn::own`]).
+    dynamic: bool,
+    /// The script reads every response.
+    respond: bool,
+    /// The script delays each batch: connections waiting out their delay, soonest
+    /// first.
+    delayed: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// The script stopped this thread.
+    stopped: bool,
+    /// Where this thread connects, when the script chose an address of its own.
+    address: Option<Address>,
     // Progress deltas not yet published.
     pub_completed: u64,
     pub_failed: u64,
@@ -221,10 +241,13 @@ pub(crate) struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
+    /// Worker `index` of the run (which picks its script's thread hooks).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         spec: &'a LoadSpec,
         shared: &'a Shared,
         schedule: Box<dyn Schedule + 'a>,
+        index: usize,
         connections: usize,
         start: Instant,
         start_unix_us: u64,
@@ -236,8 +259,13 @@ impl<'a> Worker<'a> {
         let mut conns: Vec<Conn> = (0..pool)
             .map(|_| Conn::new(fresh_proto(spec), spec.pipeline, start))
             .collect();
+        let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
+        let respond = hooks.as_ref().is_some_and(|h| h.wants_responses());
         for c in &mut conns {
             c.in_idle = true;
+            if let (true, Some(h1)) = (respond, c.proto.h1()) {
+                h1.keep_responses();
+            }
         }
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
@@ -315,6 +343,15 @@ impl<'a> Worker<'a> {
             sockets: 0,
             timer,
             timer_armed: None,
+            dynamic: hooks.as_ref().is_some_and(|h| h.builds_requests()),
+            respond,
+            delayed: BinaryHeap::new(),
+            stopped: false,
+            address: hooks
+                .as_ref()
+                .and_then(|h| h.address())
+                .map(|a| Address::Tcp(vec![a])),
+            hooks,
             pub_completed: 0,
             pub_failed: 0,
             pub_bytes: 0,
@@ -329,9 +366,20 @@ impl<'a> Worker<'a> {
         let mut next_timer = Instant::now() + TIMER_TICK;
         let control = self.shared.control.clone();
         let abandoned;
+        if self.hooks.as_ref().is_some_and(|h| h.has_delay()) {
+            // wrk waits out a delay before a connection's first request too.
+            let now = Instant::now();
+            for ci in std::mem::take(&mut self.idle) {
+                self.conns[ci].in_idle = false;
+                self.delay(ci, now);
+            }
+        }
         loop {
             let now = Instant::now();
-            if control.stop.load(Ordering::Relaxed) || self.end.is_some_and(|e| now >= e) {
+            if self.stopped
+                || control.stop.load(Ordering::Relaxed)
+                || self.end.is_some_and(|e| now >= e)
+            {
                 abandoned = self.in_flight;
                 break;
             }
@@ -340,6 +388,9 @@ impl<'a> Worker<'a> {
             if now >= next_timer {
                 self.timers(now);
                 next_timer = now + TIMER_TICK;
+            }
+            if !self.delayed.is_empty() {
+                self.release_delayed(now);
             }
             self.dispatch(now);
             self.publish();
@@ -355,7 +406,11 @@ impl<'a> Worker<'a> {
             if !self.reread.is_empty() {
                 timeout = Duration::ZERO;
             }
-            if let Some(w) = self.wake_at {
+            let wake = match self.delayed.peek() {
+                Some(Reverse((t, _))) => Some(self.wake_at.map_or(*t, |w| w.min(*t))),
+                None => self.wake_at,
+            };
+            if let Some(w) = wake {
                 if w < deadline {
                     // epoll counts in milliseconds; the timerfd wakes us on time.
                     if self.timer_armed != Some(w)
@@ -518,8 +573,16 @@ impl<'a> Worker<'a> {
             }
             self.idle.pop();
             self.conns[ci].in_idle = false;
-            self.start_batch(ci, claimed, 0, claimed * self.req_len, now);
-            if self.sending_done || self.wake_at.is_some() {
+            let len = if self.dynamic {
+                match self.build_request(ci) {
+                    Some(len) => len,
+                    None => return self.drop_claimed(ci),
+                }
+            } else {
+                claimed * self.req_len
+            };
+            self.start_batch(ci, claimed, 0, len, now);
+            if self.sending_done || self.wake_at.is_some() || self.stopped {
                 return;
             }
         }
@@ -635,6 +698,9 @@ impl<'a> Worker<'a> {
     /// All responses of the connection's batch are in.
     fn batch_done(&mut self, ci: usize, now: Instant) {
         let Some(s) = self.conns[ci].session else {
+            if self.hooks.as_ref().is_some_and(|h| h.has_delay()) {
+                return self.delay(ci, now);
+            }
             return self.make_idle(ci);
         };
         if s.calls_left == 0 {
@@ -707,6 +773,70 @@ impl<'a> Worker<'a> {
         if !c.in_idle {
             c.in_idle = true;
             self.idle.push(ci);
+        }
+    }
+
+    /// The script builds the batch of connection `ci` into its own buffer. Returns the
+    /// bytes' length, or `None` when the script stopped the thread or the run.
+    fn build_request(&mut self, ci: usize) -> Option<usize> {
+        let hooks = self.hooks.as_mut()?;
+        let c = &mut self.conns[ci];
+        c.own.clear();
+        let flow = hooks.request(&mut c.own);
+        if !self.settle_flow(flow) {
+            return None;
+        }
+        let c = &mut self.conns[ci];
+        if let Some(h1) = c.proto.h1() {
+            h1.set_head_request(c.own.starts_with(b"HEAD "));
+        }
+        Some(c.own.len())
+    }
+
+    /// Requests claimed for a batch the script did not build go back unsent (the
+    /// thread or the run is stopping).
+    fn drop_claimed(&mut self, ci: usize) {
+        self.conns[ci].pending.clear();
+        self.make_idle(ci);
+    }
+
+    /// Acts on what a script's hook asked. Returns false when this thread is to stop.
+    fn settle_flow(&mut self, flow: Flow) -> bool {
+        match flow {
+            Flow::Go => true,
+            Flow::StopThread => {
+                self.stopped = true;
+                false
+            }
+            Flow::StopRun => {
+                self.stopped = true;
+                self.shared.control.stop();
+                false
+            }
+        }
+    }
+
+    /// Connection `ci` waits out the script's delay before its next batch.
+    fn delay(&mut self, ci: usize, now: Instant) {
+        let Some(h) = self.hooks.as_mut() else {
+            return self.make_idle(ci);
+        };
+        let (d, flow) = h.delay();
+        if !self.settle_flow(flow) || d.is_zero() {
+            return self.make_idle(ci);
+        }
+        self.delayed.push(Reverse((now + d, ci)));
+    }
+
+    /// Connections whose delay is over take requests again.
+    #[inline(never)]
+    fn release_delayed(&mut self, now: Instant) {
+        while let Some(&Reverse((t, ci))) = self.delayed.peek() {
+            if t > now {
+                break;
+            }
+            self.delayed.pop();
+            self.make_idle(ci);
         }
     }
 

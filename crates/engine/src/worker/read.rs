@@ -212,6 +212,9 @@ impl Worker<'_> {
         self.first_response(ci, first.unwrap_or(now));
         self.rec.complete(now, p.intended, r.status, r.body, timing);
         self.check_length(r.body);
+        if self.respond {
+            self.script_response(ci, r.status);
+        }
         if r.close {
             if !self.conns[ci].pending.is_empty() {
                 // Requests pipelined behind a response that closes the connection are
@@ -224,6 +227,20 @@ impl Worker<'_> {
             return false;
         }
         true
+    }
+
+    /// Hands a kept response to the thread's script.
+    #[inline(never)]
+    fn script_response(&mut self, ci: usize, status: u16) {
+        let kept = self.conns[ci]
+            .proto
+            .h1()
+            .and_then(|h| h.take_response())
+            .unwrap_or_default();
+        if let Some(h) = self.hooks.as_mut() {
+            let flow = h.response(status, &kept.headers, &kept.body);
+            self.settle_flow(flow);
+        }
     }
 
     /// Counts a response on the slot; the first since a connect gives the connection's

@@ -1,0 +1,139 @@
+//! Script hooks: what a worker thread asks a per-thread script at fixed points of a
+//! request's life, so that a scripting language (wrk's Lua) can shape requests
+//! without becoming a second engine.
+//!
+//! A [`LoadSpec`](crate::LoadSpec) may carry [`Hooks`]: one [`ThreadHooks`] is taken
+//! for each worker thread before it starts and lives on that thread. The worker calls
+//! it only where the script said it would act — [`ThreadHooks::builds_requests`]
+//! (a new request for each batch, in a buffer of the connection's own),
+//! [`ThreadHooks::wants_responses`] (each response's status, headers and body, which
+//! the connection then keeps), [`ThreadHooks::has_delay`] (a pause before each
+//! batch) and [`ThreadHooks::address`] (where this thread connects). A script that
+//! does none of these costs nothing per request: the prepared request is sent as with
+//! no script. No scripting type appears here; the script's errors stay in the
+//! script's own object, which answers [`Flow::StopRun`] to end the run.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the worker does after a hook returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Carry on.
+    Go,
+    /// Stop this worker thread (wrk's `thread:stop()`); the others go on. Requests in
+    /// flight on it are abandoned, as at the run's end.
+    StopThread,
+    /// Stop the whole run: the script failed (its object holds the error).
+    StopRun,
+}
+
+/// One worker thread's script. Called on that thread only.
+pub trait ThreadHooks: Send {
+    /// Whether [`ThreadHooks::request`] builds every batch of requests (otherwise the
+    /// spec's prepared request is sent and `request` is never called).
+    fn builds_requests(&self) -> bool;
+    /// Whether [`ThreadHooks::response`] wants every response.
+    fn wants_responses(&self) -> bool;
+    /// Whether [`ThreadHooks::delay`] says how long to wait before each batch.
+    fn has_delay(&self) -> bool;
+    /// The address this thread connects to instead of the target's, if the script
+    /// chose one.
+    fn address(&self) -> Option<SocketAddr>;
+    /// Writes the next batch's request bytes into `out` (cleared by the caller): as
+    /// many requests as the spec's `pipeline`, back to back.
+    fn request(&mut self, out: &mut Vec<u8>) -> Flow;
+    /// A response is complete: its status, header fields in order, and body (chunk
+    /// framing removed).
+    fn response(&mut self, status: u16, headers: &[(String, String)], body: &[u8]) -> Flow;
+    /// How long the connection waits before sending its next batch.
+    fn delay(&mut self) -> (Duration, Flow);
+}
+
+/// The source of every worker thread's script.
+pub trait ThreadHooksSource: Send + Sync {
+    /// The script of worker thread `index` (0-based), taken once, before it starts.
+    fn thread(&self, index: usize) -> Box<dyn ThreadHooks>;
+}
+
+/// A run's script hooks, shared by its spec's clones.
+#[derive(Clone)]
+pub struct Hooks(pub Arc<dyn ThreadHooksSource>);
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Hooks")
+    }
+}
+
+/// How many complete HTTP/1.1 requests `bytes` holds back to back, or why it is not
+/// a sequence of whole requests (wrk counts a script's requests the same way, to know
+/// how many responses one write asks for).
+pub fn count_requests(bytes: &[u8]) -> Result<usize, String> {
+    let mut at = 0;
+    let mut n = 0;
+    while at < bytes.len() {
+        let mut headers = [httparse::EMPTY_HEADER; 128];
+        let mut req = httparse::Request::new(&mut headers);
+        let head = match req.parse(&bytes[at..]) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => {
+                return Err(format!("request {} is incomplete", n + 1));
+            }
+            Err(e) => return Err(format!("request {} is malformed: {e}", n + 1)),
+        };
+        let mut body = 0usize;
+        for h in req.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                body = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok())
+                    .ok_or_else(|| format!("request {} has a bad Content-Length", n + 1))?;
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                return Err(format!(
+                    "request {} uses Transfer-Encoding; give its body a Content-Length",
+                    n + 1
+                ));
+            }
+        }
+        if at + head + body > bytes.len() {
+            return Err(format!(
+                "request {}'s body is shorter than its Content-Length",
+                n + 1
+            ));
+        }
+        at += head + body;
+        n += 1;
+    }
+    if n == 0 {
+        return Err("the request is empty".into());
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_counted_as_a_server_would_read_them() {
+        let get = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+        let post = b"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
+        assert_eq!(count_requests(get), Ok(1));
+        assert_eq!(count_requests(&[&get[..], post, get].concat()), Ok(3));
+        assert!(count_requests(b"").unwrap_err().contains("empty"));
+        assert!(count_requests(b"GET / HTTP/1.1\r\n")
+            .unwrap_err()
+            .contains("incomplete"));
+        assert!(
+            count_requests(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nab")
+                .unwrap_err()
+                .contains("shorter")
+        );
+        assert!(count_requests(b"GET\x01 / HTTP/1.1\r\n\r\n")
+            .unwrap_err()
+            .contains("malformed"));
+    }
+}
