@@ -215,8 +215,8 @@ fn wrong_flags_name_the_flag_and_exit_2() {
         (&["ab", "-w", "http://127.0.0.1:9/"], "-w"),
         (&["ab", "-n", "5", "-c", "10", "http://127.0.0.1:9/"], "-c"),
         (
-            &["wrk", "-s", "x.lua", "http://127.0.0.1:9/"],
-            "Lua scripts",
+            &["wrk", "-s", "/nonexistent/x.lua", "http://127.0.0.1:9/"],
+            "-s/--script: cannot read /nonexistent/x.lua",
         ),
         (&["wrk", "-R", "fast", "http://127.0.0.1:9/"], "--rate"),
         (&["load", "-d", "10parsecs", "http://127.0.0.1:9/"], "unit"),
