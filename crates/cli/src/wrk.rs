@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use clap::{ArgAction, Parser};
 use stampede_engine::{Hooks, LoadSpec, RequestBuilder, Shape, Target};
-use stampede_report::wrk::socket_errors;
+use stampede_report::wrk::{req_sec_samples, socket_errors};
 use stampede_report::{loud_warnings, wrk_report, WrkInfo};
 use stampede_script::{Script, Summary, Target as ScriptTarget};
 
@@ -125,7 +125,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             .done(
                 &done_summary(&run.result),
                 &run.result.histograms.latency.0,
-                &rates(&run.result, a.threads),
+                &req_sec_samples(&run.result, a.threads),
             )
             .map_err(|e| Exit::fail(format!("{}: {e}", script.path())))?;
     }
@@ -214,16 +214,6 @@ fn done_summary(r: &stampede_engine::RunResult) -> Summary {
     }
 }
 
-/// Requests per second of each thread, one sample per whole second (the samples of
-/// wrk's `Req/Sec` line).
-fn rates(r: &stampede_engine::RunResult, threads: u64) -> Vec<f64> {
-    let full = (r.duration_s.floor() as u32).max(1);
-    r.intervals
-        .iter()
-        .filter(|iv| iv.t < full)
-        .map(|iv| iv.completed as f64 / threads.max(1) as f64)
-        .collect()
-}
 /// wrk's (and wrk2's) flags as a run. Pure: the caller resolves the target and reads
 /// the body file, so that each flag's meaning can be checked without a network.
 fn translate(a: &WrkArgs, target: Target, body: Option<Vec<u8>>) -> Result<LoadSpec, Exit> {

@@ -96,15 +96,7 @@ pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
             within_stdev(lat),
         );
     }
-    // Req/Sec: per-thread rate in each full second of the run.
-    let threads = info.threads.max(1) as f64;
-    let full = r.duration_s.floor() as u32;
-    let samples: Vec<f64> = r
-        .intervals
-        .iter()
-        .filter(|iv| iv.t < full.max(1))
-        .map(|iv| iv.completed as f64 / threads)
-        .collect();
+    let samples = req_sec_samples(r, info.threads);
     let (mean, sd, max, within) = sample_stats(&samples);
     stats_row(
         &mut o,
@@ -158,6 +150,18 @@ pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
         wrk_binary(r.bytes.read as f64 / t)
     );
     o
+}
+
+/// wrk's Req/Sec samples: each thread's rate in each full second of the run (also the
+/// `requests` statistics a script's `done` gets).
+pub fn req_sec_samples(r: &RunResult, threads: u64) -> Vec<f64> {
+    let threads = threads.max(1) as f64;
+    let full = (r.duration_s.floor() as u32).max(1);
+    r.intervals
+        .iter()
+        .filter(|iv| iv.t < full)
+        .map(|iv| iv.completed as f64 / threads)
+        .collect()
 }
 
 /// wrk's socket errors of a run: connect, read, write and timeout (every failure that

@@ -227,6 +227,8 @@ pub(crate) struct Worker<'a> {
     dynamic: bool,
     /// The script reads every response.
     respond: bool,
+    /// The script delays each batch (see `delayed`).
+    delays: bool,
     /// The script delays each batch: connections waiting out their delay, soonest
     /// first.
     delayed: BinaryHeap<Reverse<(Instant, usize)>>,
@@ -345,6 +347,7 @@ impl<'a> Worker<'a> {
             timer_armed: None,
             dynamic: hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
+            delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
             stopped: false,
             address: hooks
@@ -366,7 +369,7 @@ impl<'a> Worker<'a> {
         let mut next_timer = Instant::now() + TIMER_TICK;
         let control = self.shared.control.clone();
         let abandoned;
-        if self.hooks.as_ref().is_some_and(|h| h.has_delay()) {
+        if self.delays {
             // wrk waits out a delay before a connection's first request too.
             let now = Instant::now();
             for ci in std::mem::take(&mut self.idle) {
@@ -698,7 +701,7 @@ impl<'a> Worker<'a> {
     /// All responses of the connection's batch are in.
     fn batch_done(&mut self, ci: usize, now: Instant) {
         let Some(s) = self.conns[ci].session else {
-            if self.hooks.as_ref().is_some_and(|h| h.has_delay()) {
+            if self.delays {
                 return self.delay(ci, now);
             }
             return self.make_idle(ci);
