@@ -183,8 +183,8 @@ impl H1Conn {
     fn respond(&mut self, done: crate::http1::Completed, fresh: bool, events: &mut Vec<Event>) {
         let close = !(done.keep_alive && self.keepalive);
         self.ended = close;
-        if let Some(k) = &mut self.kept {
-            k.push_back(self.parser.take_kept().unwrap_or_default());
+        if self.kept.is_some() {
+            self.keep_response();
         }
         events.push(Event::Response(Response {
             // In order: the oldest request queued.
@@ -195,6 +195,19 @@ impl H1Conn {
             reused: !close,
             fresh,
         }));
+    }
+}
+
+impl H1Conn {
+    /// Queues the response just completed for [`H1Conn::take_response`] (out of line:
+    /// only a script that reads responses asks for them).
+    #[cold]
+    #[inline(never)]
+    fn keep_response(&mut self) {
+        let kept = self.parser.take_kept().unwrap_or_default();
+        if let Some(k) = &mut self.kept {
+            k.push_back(kept);
+        }
     }
 }
 

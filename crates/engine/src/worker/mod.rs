@@ -585,7 +585,7 @@ impl<'a> Worker<'a> {
                 claimed * self.req_len
             };
             self.start_batch(ci, claimed, 0, len, now);
-            if self.sending_done || self.wake_at.is_some() || self.stopped {
+            if self.sending_done || self.wake_at.is_some() {
                 return;
             }
         }
