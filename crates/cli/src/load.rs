@@ -17,20 +17,30 @@ pub enum Format {
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dashboard::Dashboard;
+use crate::targets;
 
 /// Arguments of `stampede load`.
 #[derive(Args, Debug)]
 pub struct LoadArgs {
     /// The URL to load: http://host:port/path or http+unix://%2Fpath%2Fto.sock/path
-    #[arg(value_name = "URL", required_unless_present = "spec")]
+    #[arg(value_name = "URL", required_unless_present_any = ["spec", "targets"])]
     pub url: Option<String>,
+    /// Several requests used in turn from a file in vegeta's target format: blocks of
+    /// 'METHOD URL', header lines 'Name: value' and an optional '@path' body file,
+    /// separated by blank lines; every URL on the same server (instead of URL)
+    #[arg(long = "targets", value_name = "FILE", conflicts_with_all = ["url", "body_file", "method"])]
+    pub targets: Option<String>,
+    /// One request per non-empty line of FILE, the line as its body (with -m's method
+    /// and the -H headers), used in turn
+    #[arg(long = "body-lines", value_name = "FILE", conflicts_with = "body_file")]
+    pub body_lines: Option<String>,
     /// Run the spec in FILE ('-': standard input), as --save-spec wrote it, instead of
     /// building one from the request and load flags
     #[arg(
         long = "spec",
         value_name = "FILE",
         conflicts_with_all = [
-            "url", "connections", "requests", "duration", "threads", "pipeline", "http2",
+            "url", "targets", "body_lines", "connections", "requests", "duration", "threads", "pipeline", "http2",
             "streams", "keepalive", "no_keepalive", "headers", "method", "body_file",
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
@@ -52,8 +62,9 @@ pub struct LoadArgs {
     /// Stop after N requests
     #[arg(short = 'n', long = "requests", value_name = "N")]
     pub requests: Option<u64>,
-    /// Stop after this long (10s, 500ms, 2m); default 10s when -n is not given
-    #[arg(short = 'd', long = "duration", value_name = "T", value_parser = common::parse_duration)]
+    /// Stop after this long (10s, 500ms, 2m); default 10s when -n is not given (-z as
+    /// oha)
+    #[arg(short = 'd', short_alias = 'z', long = "duration", value_name = "T", value_parser = common::parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// Worker threads (default: all cores)
     #[arg(short = 't', long = "threads", value_name = "N")]
@@ -78,7 +89,7 @@ pub struct LoadArgs {
     #[arg(long = "keepalive", overrides_with = "no_keepalive")]
     pub keepalive: bool,
     /// Open a new connection for every request
-    #[arg(long = "no-keepalive")]
+    #[arg(long = "no-keepalive", alias = "disable-keepalive")]
     pub no_keepalive: bool,
     /// Add a header, 'Name: value' (repeatable)
     #[arg(short = 'H', long = "header", value_name = "H", action = ArgAction::Append)]
@@ -86,8 +97,8 @@ pub struct LoadArgs {
     /// Request method
     #[arg(short = 'm', long = "method", value_name = "M", default_value = "GET")]
     pub method: String,
-    /// Request body from a file
-    #[arg(long = "body-file", value_name = "FILE")]
+    /// Request body from a file (-D as oha)
+    #[arg(long = "body-file", short_alias = 'D', value_name = "FILE")]
     pub body_file: Option<String>,
     /// Per-request timeout (default 30s; 60s with --inject, as Gatling)
     #[arg(long = "timeout", value_name = "T", value_parser = common::parse_duration)]
@@ -199,27 +210,83 @@ pub struct LoadArgs {
     pub dashboard: Option<String>,
     #[command(flatten)]
     pub tls: crate::tls::TlsArgs,
-    /// No live view (progress, per-second lines)
+    /// No live view (progress, per-second lines). As in ab and curl, -q is quiet; oha's
+    /// -q (queries per second) is -R/--rate here
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
 }
 
-/// The spec the request and load flags describe.
-fn build(a: &LoadArgs, url: &str) -> Result<LoadSpec, Exit> {
-    let target = common::resolve(url, a.unix_socket.as_deref())?;
+/// oha's `-q N` (queries per second) would be read as `-q` (quiet) and a URL `N`, or
+/// as clap's complaint about one of them: it is named before clap parses, with
+/// stampede's spelling. `args` follow `load`.
+pub fn precheck(args: &[String]) -> Result<(), Exit> {
+    let rate = args.iter().enumerate().find_map(|(i, a)| {
+        let v = match a.strip_prefix("-q") {
+            Some("") => args.get(i + 1)?.as_str(),
+            Some(v) => v.strip_prefix('=').unwrap_or(v),
+            None => return None,
+        };
+        v.parse::<f64>().is_ok().then_some(v)
+    });
+    match rate {
+        Some(r) => Err(Exit::usage(format!(
+            "-q {r}: -q is --quiet here (as in ab and curl) and takes no value; oha's -q (requests per second) is -R/--rate {r}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The spec the request and load flags describe: one request, or several in turn
+/// (`--targets`, `--body-lines`).
+fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     let keepalive = !a.no_keepalive;
-    let mut b = RequestBuilder::native(&target, &a.method, keepalive);
-    for h in &a.headers {
-        let (n, v) = common::header_arg(h)?;
-        b = b.set_header(&n, &v);
-    }
-    if let Some(f) = &a.body_file {
-        b = b.body(common::read_body(f)?);
-    }
+    let headers = (a.headers.iter())
+        .map(|h| common::header_arg(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (target, variety) = match (&a.targets, &a.url) {
+        (Some(file), _) => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| Exit::usage(format!("--targets: cannot read {file}: {e}")))?;
+            let entries = targets::parse(file, &text)?;
+            let shared = targets::Common {
+                headers: &headers,
+                keepalive,
+            };
+            let read = |p: &str| common::read_body(p);
+            targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?
+        }
+        (None, Some(url)) => (common::resolve(url, a.unix_socket.as_deref())?, Vec::new()),
+        (None, None) => return Err(Exit::usage("give a URL, --targets FILE or --spec FILE")),
+    };
+    let request = |body: Option<Vec<u8>>| {
+        let mut b = RequestBuilder::native(&target, &a.method, keepalive);
+        for (n, v) in &headers {
+            b = b.set_header(n, v);
+        }
+        if let Some(body) = body {
+            b = b.body(body);
+        }
+        b.build().map_err(|e| Exit::usage(e.to_string()))
+    };
+    let body = a.body_file.as_deref().map(common::read_body).transpose()?;
+    let variety = match &a.body_lines {
+        Some(file) if !variety.is_empty() => {
+            return Err(Exit::usage(format!(
+                "--body-lines {file}: with --targets, give each request its body with @path in the targets file"
+            )))
+        }
+        Some(file) => targets::body_lines(file, &common::read_body(file)?, &|b| request(Some(b)))?,
+        None => variety,
+    };
+    let first = match variety.first() {
+        Some(r) => r.clone(),
+        None => request(body)?,
+    };
     let tls = a.tls.config(&target, a.http2)?;
-    let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
+    let mut spec = LoadSpec::new(target, first);
+    spec.variety = variety;
     spec.tls = tls;
     spec.connections = a.connections;
     spec.threads = a.threads.unwrap_or_else(common::cpus);
@@ -284,10 +351,9 @@ fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
 pub fn main(a: LoadArgs) -> Result<(), Exit> {
     let bounds = parse_bounds(&a.gatling_bounds)?;
     let asserts = a.out.assertions()?;
-    let mut spec = match (&a.spec, &a.url) {
-        (Some(path), _) => read_spec(path)?,
-        (None, Some(url)) => build(&a, url)?,
-        (None, None) => return Err(Exit::usage("give a URL, or --spec FILE")),
+    let mut spec = match &a.spec {
+        Some(path) => read_spec(path)?,
+        None => build(&a)?,
     };
     if let Some(path) = &a.save_spec {
         spec.validate().map_err(|e| Exit::usage(e.to_string()))?;

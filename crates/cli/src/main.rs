@@ -27,6 +27,7 @@ mod load;
 mod merge;
 mod serve;
 mod ssh;
+mod targets;
 mod tls;
 mod wrk;
 
@@ -98,6 +99,13 @@ fn main() {
     if args.next().as_deref() == Some(stampede_lab::guard::ARG) {
         let rest: Vec<String> = args.collect();
         std::process::exit(stampede_lab::guard::run(&rest));
+    }
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("load") {
+        if let Err(e) = load::precheck(&argv[1..]) {
+            eprintln!("stampede: {}", e.message);
+            std::process::exit(e.code);
+        }
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,

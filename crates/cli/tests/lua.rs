@@ -4,140 +4,10 @@
 //! the script made the load generator send, not only what it printed. Every run is
 //! bounded by a short duration.
 
-use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A request as the server read it.
-#[derive(Debug, Clone)]
-struct Seen {
-    conn: usize,
-    at: Instant,
-    method: String,
-    path: String,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-/// A recording HTTP/1.1 server: answers `PONG` (and a token on /authenticate),
-/// pipelined requests in order; stops when dropped.
-struct Recorder {
-    port: u16,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Recorder {
-    fn start() -> Recorder {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (s, st) = (seen.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut conn = 0;
-            while !st.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((sock, _)) => {
-                        conn += 1;
-                        let (s, st, id) = (s.clone(), st.clone(), conn);
-                        std::thread::spawn(move || serve(sock, id, &s, &st));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
-        Recorder { port, seen, stop }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-fn serve(mut sock: TcpStream, conn: usize, seen: &Mutex<Vec<Seen>>, stop: &AtomicBool) {
-    sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16384];
-    while !stop.load(Ordering::Relaxed) {
-        match sock.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
-            Err(_) => return,
-        }
-        let mut out = Vec::new();
-        loop {
-            let mut hs = [httparse::EMPTY_HEADER; 64];
-            let mut req = httparse::Request::new(&mut hs);
-            let Ok(httparse::Status::Complete(head)) = req.parse(&buf) else {
-                break;
-            };
-            let headers: HashMap<String, String> = req
-                .headers
-                .iter()
-                .map(|h| {
-                    (
-                        h.name.to_string(),
-                        String::from_utf8_lossy(h.value).into_owned(),
-                    )
-                })
-                .collect();
-            let len: usize = headers
-                .get("Content-Length")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            if buf.len() < head + len {
-                break;
-            }
-            let path = req.path.unwrap_or("").to_string();
-            let r = Seen {
-                conn,
-                at: Instant::now(),
-                method: req.method.unwrap_or("").to_string(),
-                path: path.clone(),
-                headers,
-                body: buf[head..head + len].to_vec(),
-            };
-            seen.lock().unwrap().push(r);
-            buf.drain(..head + len);
-            let extra = if path == "/authenticate" {
-                "X-Token: s3cret\r\n"
-            } else {
-                ""
-            };
-            out.extend_from_slice(
-                format!("HTTP/1.1 200 OK\r\nServer: rec\r\n{extra}Content-Length: 4\r\n\r\nPONG")
-                    .as_bytes(),
-            );
-        }
-        if !out.is_empty() && sock.write_all(&out).is_err() {
-            return;
-        }
-    }
-}
+use crate::common::recorder::{tempdir, Recorder};
 
 /// One of the example scripts shipped in crates/script/scripts (wrk's examples).
 fn example(name: &str) -> String {
@@ -150,29 +20,6 @@ fn script(name: &str, body: &str) -> (tempdir::Dir, String) {
     std::fs::write(&path, body).unwrap();
     let p = path.to_string_lossy().into_owned();
     (dir, p)
-}
-
-/// A directory removed when dropped.
-mod tempdir {
-    pub struct Dir(pub std::path::PathBuf);
-    impl Dir {
-        pub fn new() -> Dir {
-            use std::sync::atomic::{AtomicUsize, Ordering};
-            static N: AtomicUsize = AtomicUsize::new(0);
-            let p = std::env::temp_dir().join(format!(
-                "stampede-lua-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, Ordering::Relaxed)
-            ));
-            std::fs::create_dir_all(&p).unwrap();
-            Dir(p)
-        }
-    }
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 fn wrk(args: &[&str]) -> Output {

@@ -15,3 +15,4 @@ mod segments;
 mod ssh;
 mod ssh_rig;
 mod tls;
+mod variety;

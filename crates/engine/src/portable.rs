@@ -71,6 +71,9 @@ pub struct PortableSpec {
     pub session: Session,
     /// See [`LoadSpec`].
     pub script: Vec<Step>,
+    /// See [`LoadSpec`] (absent in files written before it existed: none).
+    #[serde(default)]
+    pub variety: Vec<Request>,
     /// See [`LoadSpec`].
     pub seed: u64,
     /// See [`LoadSpec`].
@@ -104,6 +107,7 @@ impl PortableSpec {
             shape: spec.shape.clone(),
             session: spec.session,
             script: spec.script.clone(),
+            variety: spec.variety.clone(),
             seed: spec.seed,
             http2: spec.http2,
             tls,
@@ -151,6 +155,7 @@ impl PortableSpec {
         spec.shape = self.shape;
         spec.session = self.session;
         spec.script = self.script;
+        spec.variety = self.variety;
         spec.seed = self.seed;
         spec.http2 = self.http2;
         Ok(spec)
@@ -211,10 +216,17 @@ mod tests {
         spec.shape = Shape::Users(Profile::parse(&["rampUsers(10).during(2)".into()]).unwrap());
         spec.session.calls = 3;
         spec.seed = 42;
+        spec.variety = vec![spec.request.clone(), {
+            let mut t = spec.target.clone();
+            t.path = "/other".into();
+            RequestBuilder::native(&t, "GET", true).build().unwrap()
+        }];
         let text = PortableSpec::of(&spec, None).to_json();
         let back = PortableSpec::from_json(&text).unwrap().into_spec().unwrap();
         assert_eq!(back.request.bytes, spec.request.bytes);
         assert_eq!(back.request.method, "POST");
+        assert_eq!(back.variety.len(), 2);
+        assert_eq!(back.variety[1].bytes, spec.variety[1].bytes);
         assert_eq!(back.target, spec.target);
         assert_eq!(
             (back.connections, back.threads, back.duration, back.seed),
@@ -234,5 +246,10 @@ mod tests {
             .contains("another stampede version"));
         let odd = text.replace("\"bytes\": \"", "\"bytes\": \"0");
         assert!(PortableSpec::from_json(&odd).is_err());
+        // A file from before the list of requests existed reads as none.
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v.as_object_mut().unwrap().remove("variety");
+        let old = PortableSpec::from_json(&v.to_string()).unwrap();
+        assert!(old.variety.is_empty());
     }
 }

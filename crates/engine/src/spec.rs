@@ -169,6 +169,11 @@ pub struct LoadSpec {
     /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 pool shapes only; `None`
     /// sends `request` as prepared.
     pub hooks: Option<crate::hooks::Hooks>,
+    /// Several requests used in turn (h2load's several URIs, a targets file, a body
+    /// per line): each connection sends them in order from the first, starting over
+    /// after the last. Empty: `request` only. Pool shapes (closed or fixed-rate load);
+    /// `validate` makes `request` the first of them.
+    pub variety: Vec<Request>,
 }
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
@@ -240,6 +245,7 @@ impl LoadSpec {
             segment: Segment::WHOLE,
             start_at: None,
             hooks: None,
+            variety: Vec::new(),
         }
     }
 
@@ -272,14 +278,21 @@ impl LoadSpec {
                 ),
             );
         }
-        let batch = self.request.bytes.len().saturating_mul(self.pipeline);
+        if let Some(first) = self.variety.first() {
+            self.request = first.clone();
+        }
+        let longest = (self.variety.iter())
+            .map(|r| r.bytes.len())
+            .max()
+            .unwrap_or(self.request.bytes.len());
+        let batch = longest.saturating_mul(self.pipeline);
         if batch > MAX_BATCH_BYTES {
             return bad(
                 "pipeline",
                 &format!(
                     "{} requests of {} bytes make {} MiB to hold per batch; at most {} MiB",
                     self.pipeline,
-                    self.request.bytes.len(),
+                    longest,
                     batch >> 20,
                     MAX_BATCH_BYTES >> 20
                 ),
@@ -298,7 +311,11 @@ impl LoadSpec {
                     "HTTP/2 connections are persistent; a new connection per request does not apply",
                 );
             }
-            for r in std::iter::once(&self.request).chain(self.script.iter().map(|s| &s.request)) {
+            let steps = self.script.iter().map(|s| &s.request);
+            for r in std::iter::once(&self.request)
+                .chain(steps)
+                .chain(&self.variety)
+            {
                 if let Err(e) = crate::h2::H2Request::from_http1(&r.bytes, self.target.scheme()) {
                     return bad(
                         "http2",
@@ -323,6 +340,27 @@ impl LoadSpec {
                 return bad(
                     "hooks",
                     "a script whose request() returns several pipelined requests runs closed-loop for a duration: each write must carry them all",
+                );
+            }
+        }
+        if !self.variety.is_empty() {
+            if self.hooks.is_some() {
+                return bad(
+                    "variety",
+                    "a script builds its own requests; a list of requests does not apply",
+                );
+            }
+            if self.shape.has_sessions() {
+                return bad(
+                    "variety",
+                    "sessions take their requests from steps; a list of requests used in turn is for a pool of connections",
+                );
+            }
+            let heads = self.variety.iter().filter(|r| r.is_head()).count();
+            if self.pipeline > 1 && heads > 0 && heads < self.variety.len() {
+                return bad(
+                    "variety",
+                    "HEAD requests mixed with others cannot be pipelined over HTTP/1.1 (a HEAD response has no body to delimit); use a pipeline of 1",
                 );
             }
         }

@@ -24,7 +24,7 @@ enum Script {
     GoAwayAfter30,
 }
 
-fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+pub(crate) fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
     out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
     out.push(kind);
     out.push(flags);
@@ -32,7 +32,7 @@ fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-fn read_frame(s: &mut impl Read) -> Option<(u8, u8, u32, Vec<u8>)> {
+pub(crate) fn read_frame(s: &mut impl Read) -> Option<(u8, u8, u32, Vec<u8>)> {
     let mut h = [0u8; 9];
     s.read_exact(&mut h).ok()?;
     let len = u32::from_be_bytes([0, h[0], h[1], h[2]]) as usize;

@@ -10,3 +10,4 @@ mod memory;
 mod merge;
 mod misbehaving;
 mod open;
+mod variety;

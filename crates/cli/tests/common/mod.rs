@@ -3,6 +3,8 @@
 //! browser, and what a test does when a peer tool is missing.
 #![allow(dead_code)]
 
+pub mod recorder;
+
 use std::process::Command;
 
 use stampede_server::{Config, Running};

@@ -126,9 +126,11 @@ struct Conn {
     in_idle: bool,
     /// The session running on this slot (session shapes).
     session: Option<SessionState>,
-    /// The batch's request bytes when a script builds them (empty otherwise: the
-    /// worker's prepared copy is sent).
+    /// The batch's request bytes when a script builds them or several requests take
+    /// turns (empty otherwise: the worker's prepared copy is sent).
     own: Vec<u8>,
+    /// Several requests in turn: the one this connection sends next.
+    turn: usize,
 }
 
 impl Conn {
@@ -150,6 +152,7 @@ impl Conn {
             in_idle: false,
             session: None,
             own: Vec::new(),
+            turn: 0,
         }
     }
 
@@ -197,7 +200,8 @@ pub(crate) struct Worker<'a> {
     /// Script sessions: where each step starts in `batch` (and where the last ends).
     offsets: Vec<usize>,
     rec: Recorder,
-    /// HTTP/2: the request (or each script step) translated once.
+    /// HTTP/2: the request (or each script step, or each request of the variety)
+    /// translated once.
     h2_requests: Vec<H2Request>,
     /// Events of the connection being read, reused.
     events: Vec<Event>,
@@ -223,7 +227,8 @@ pub(crate) struct Worker<'a> {
     timer_armed: Option<Instant>,
     /// The thread's script, if the run has one (see [`crate::hooks`]).
     hooks: Option<Box<dyn ThreadHooks>>,
-    /// The script builds each batch's requests (into [`Conn::own`]).
+    /// Each batch's requests are built into [`Conn::own`]: by the script, or from the
+    /// run's requests in turn.
     dynamic: bool,
     /// The script reads every response.
     respond: bool,
@@ -303,7 +308,9 @@ impl<'a> Worker<'a> {
                 ))
                 .collect(),
             h2_requests: if spec.http2 {
-                let sources: Vec<&[u8]> = if spec.script.is_empty() {
+                let sources: Vec<&[u8]> = if !spec.variety.is_empty() {
+                    spec.variety.iter().map(|r| &r.bytes[..]).collect()
+                } else if spec.script.is_empty() {
                     vec![&spec.request.bytes]
                 } else {
                     spec.script.iter().map(|s| &s.request.bytes[..]).collect()
@@ -345,7 +352,8 @@ impl<'a> Worker<'a> {
             sockets: 0,
             timer,
             timer_armed: None,
-            dynamic: hooks.as_ref().is_some_and(|h| h.builds_requests()),
+            dynamic: !spec.variety.is_empty()
+                || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
             delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
@@ -577,7 +585,7 @@ impl<'a> Worker<'a> {
             self.idle.pop();
             self.conns[ci].in_idle = false;
             let len = if self.dynamic {
-                match self.build_request(ci) {
+                match self.build_request(ci, claimed) {
                     Some(len) => len,
                     None => return self.drop_claimed(ci),
                 }
@@ -760,11 +768,16 @@ impl<'a> Worker<'a> {
         let Some(h2) = c.proto.h2().filter(|h| !h.goaway) else {
             return;
         };
-        let req = &self.h2_requests[index];
         let repeat = self.h2_requests.len() == 1;
+        let turns = !self.spec.variety.is_empty();
         let free = h2.stream_limit().saturating_sub(h2.open_streams());
         for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
-            p.stream = h2.request(req, repeat);
+            if turns {
+                p.stream = h2.request(&self.h2_requests[c.turn], false);
+                c.turn = (c.turn + 1) % self.h2_requests.len();
+            } else {
+                p.stream = h2.request(&self.h2_requests[index], repeat);
+            }
         }
     }
 
@@ -779,9 +792,25 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The script builds the batch of connection `ci` into its own buffer. Returns the
-    /// bytes' length, or `None` when the script stopped the thread or the run.
-    fn build_request(&mut self, ci: usize) -> Option<usize> {
+    /// The script, or the run's requests in turn, build the batch of `claimed`
+    /// requests of connection `ci` into its own buffer. Returns the bytes' length, or
+    /// `None` when the script stopped the thread or the run.
+    fn build_request(&mut self, ci: usize, claimed: usize) -> Option<usize> {
+        let variety = &self.spec.variety;
+        if !variety.is_empty() {
+            let c = &mut self.conns[ci];
+            c.own.clear();
+            // HTTP/2 takes its turns as streams open.
+            let Some(h1) = c.proto.h1() else {
+                return Some(0);
+            };
+            h1.set_head_request(variety[c.turn].is_head());
+            for _ in 0..claimed {
+                c.own.extend_from_slice(&variety[c.turn].bytes);
+                c.turn = (c.turn + 1) % variety.len();
+            }
+            return Some(c.own.len());
+        }
         let hooks = self.hooks.as_mut()?;
         let c = &mut self.conns[ci];
         c.own.clear();

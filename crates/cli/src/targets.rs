@@ -1,0 +1,299 @@
+//! Several requests for one run: a targets file in vegeta's format (`load --targets`),
+//! a body per line (`load --body-lines`), and several URLs on one server (h2load's
+//! URIs and `-i`). Each becomes the engine's list of requests used in turn
+//! (`LoadSpec::variety`).
+//!
+//! vegeta's format: a request is a line `METHOD URL`, then its header lines
+//! `Name: value`, then optionally `@path` for a body read from that file; blank lines
+//! separate requests and lines starting with `#` are comments. Every URL must name the
+//! run's one server (its scheme, host and port), since a run's connections all go to
+//! one address; what is wrong is named with the file and line.
+
+use stampede_engine::{Request, RequestBuilder, Target};
+
+use crate::common::{self, Exit};
+
+/// One request of a targets file, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The line it starts on (from 1).
+    pub line: usize,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    /// The `@path` of its body, if any.
+    pub body: Option<String>,
+}
+
+/// Reads vegeta's target format; `file` names the file in errors.
+pub fn parse(file: &str, text: &str) -> Result<Vec<Entry>, Exit> {
+    let mut out: Vec<Entry> = Vec::new();
+    let mut open = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let at = |what: String| Exit::usage(format!("{file}:{}: {what}", i + 1));
+        if line.is_empty() {
+            open = false;
+            continue;
+        }
+        if line.starts_with('#') {
+            continue;
+        }
+        if open {
+            let e = out.last_mut().expect("open means one was started");
+            if let Some(path) = line.strip_prefix('@') {
+                if e.body.is_some() {
+                    return Err(at("a second @body for the same request".into()));
+                }
+                e.body = Some(path.trim().to_string());
+                continue;
+            }
+            if e.body.is_some() {
+                return Err(at(format!(
+                    "{line:?} after the request's @body; headers come before it, and a blank line starts the next request"
+                )));
+            }
+            // vegeta allows the next request without a blank line.
+            if let Some(e) = request_line(line) {
+                out.push(Entry { line: i + 1, ..e });
+                continue;
+            }
+            let h = stampede_engine::request::parse_header_arg(line).ok_or_else(|| {
+                at(format!(
+                    "{line:?} is neither a header ('Name: value'), an @body nor a request ('METHOD URL')"
+                ))
+            })?;
+            e.headers.push(h);
+            continue;
+        }
+        let e = request_line(line).ok_or_else(|| {
+            at(format!(
+                "{line:?} is not a request; write 'METHOD URL', e.g. 'GET http://127.0.0.1:8080/path'"
+            ))
+        })?;
+        out.push(Entry { line: i + 1, ..e });
+        open = true;
+    }
+    if out.is_empty() {
+        return Err(Exit::usage(format!(
+            "{file}: no requests; write one per block, 'METHOD URL' then its headers"
+        )));
+    }
+    Ok(out)
+}
+
+fn request_line(line: &str) -> Option<Entry> {
+    let (method, url) = line.split_once(char::is_whitespace)?;
+    let url = url.trim();
+    let token = !method.is_empty() && method.bytes().all(|b| b.is_ascii_alphabetic());
+    (token && url.contains("://") && !url.contains(char::is_whitespace)).then(|| Entry {
+        line: 0,
+        method: method.to_ascii_uppercase(),
+        url: url.to_string(),
+        headers: Vec::new(),
+        body: None,
+    })
+}
+
+/// The path and query of `url` when it names the same server as `target` (scheme,
+/// host and port as written, the scheme in any case); `None` otherwise.
+pub fn same_server_path(target: &Target, url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (base_scheme, base_rest) = target.url.split_once("://")?;
+    let authority = |r: &str| r[..r.find(['/', '?']).unwrap_or(r.len())].to_string();
+    if !scheme.eq_ignore_ascii_case(base_scheme) || authority(rest) != authority(base_rest) {
+        return None;
+    }
+    let path = &rest[authority(rest).len()..];
+    Some(match path.as_bytes().first() {
+        None => "/".into(),
+        Some(b'?') => format!("/{path}"),
+        Some(_) => path.to_string(),
+    })
+}
+
+/// What every request of a list shares: the flags' headers and keep-alive.
+pub struct Common<'a> {
+    /// `-H` headers, set on every request (a request's own headers override them).
+    pub headers: &'a [(String, String)],
+    pub keepalive: bool,
+}
+
+/// The run's target (the first entry's URL, resolved; `unix_socket` as `--unix-socket`)
+/// and one request per entry. `read` reads an `@body` file.
+pub fn requests(
+    file: &str,
+    entries: &[Entry],
+    unix_socket: Option<&str>,
+    common: &Common,
+    read: &dyn Fn(&str) -> Result<Vec<u8>, Exit>,
+) -> Result<(Target, Vec<Request>), Exit> {
+    let target = common::resolve(&entries[0].url, unix_socket)
+        .map_err(|e| Exit::usage(format!("{file}:{}: {}", entries[0].line, e.message)))?;
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        let at = |what: String| Exit::usage(format!("{file}:{}: {what}", e.line));
+        let path = same_server_path(&target, &e.url).ok_or_else(|| {
+            at(format!(
+                "{} is not on the run's server ({}): one run sends all its requests to one server",
+                e.url, entries[0].url
+            ))
+        })?;
+        let mut t = target.clone();
+        t.path = path;
+        let mut b = RequestBuilder::native(&t, &e.method, common.keepalive);
+        for (n, v) in common.headers.iter().chain(&e.headers) {
+            b = b.set_header(n, v);
+        }
+        if let Some(p) = &e.body {
+            b = b.body(read(p).map_err(|x| at(format!("@{p}: {}", x.message)))?);
+        }
+        out.push(b.build().map_err(|x| at(x.to_string()))?);
+    }
+    Ok((target, out))
+}
+
+/// One request per non-empty line of `text`, the line (without its line ending) as
+/// the body of `base`'s method and headers.
+pub fn body_lines(
+    file: &str,
+    text: &[u8],
+    build: &dyn Fn(Vec<u8>) -> Result<Request, Exit>,
+) -> Result<Vec<Request>, Exit> {
+    let out = (text.split(|b| *b == b'\n'))
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(|l| build(l.to_vec()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if out.is_empty() {
+        return Err(Exit::usage(format!(
+            "--body-lines {file}: no lines; one request body per line"
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "\
+# a comment
+GET http://127.0.0.1:9/a?x=1
+X-Account-ID: 8675309
+
+DELETE http://127.0.0.1:9/b
+Confirmation-Token: 90215
+Authorization: Token DEADBEEF
+POST http://127.0.0.1:9/things
+Content-Type: application/json
+@body.json
+
+get http://127.0.0.1:9
+";
+
+    #[test]
+    fn vegetas_format_reads_as_written() {
+        let e = parse("t.txt", FILE).unwrap();
+        assert_eq!(e.len(), 4);
+        assert_eq!((e[0].line, e[0].method.as_str()), (2, "GET"));
+        assert_eq!(e[0].headers, [("X-Account-ID".into(), "8675309".into())]);
+        assert_eq!(e[1].headers.len(), 2);
+        // The next request may follow its predecessor's headers without a blank line.
+        assert_eq!((e[2].line, e[2].method.as_str()), (8, "POST"));
+        assert_eq!(e[2].body.as_deref(), Some("body.json"));
+        assert_eq!(e[3].method, "GET");
+    }
+
+    #[test]
+    fn requests_take_their_headers_and_bodies() {
+        let e = parse("t.txt", FILE).unwrap();
+        let h = [("X-Run".to_string(), "7".to_string())];
+        let read = |p: &str| {
+            assert_eq!(p, "body.json");
+            Ok(b"{\"a\":1}".to_vec())
+        };
+        let common = Common {
+            headers: &h,
+            keepalive: true,
+        };
+        let (t, r) = requests("t.txt", &e, None, &common, &read).unwrap();
+        assert_eq!(t.port, 9);
+        let wire: Vec<String> = (r.iter())
+            .map(|r| String::from_utf8_lossy(&r.bytes).into_owned())
+            .collect();
+        assert!(
+            wire[0].starts_with("GET /a?x=1 HTTP/1.1\r\n"),
+            "{}",
+            wire[0]
+        );
+        assert!(wire[0].contains("X-Run: 7\r\n") && wire[0].contains("X-Account-ID: 8675309\r\n"));
+        assert!(
+            wire[1].starts_with("DELETE /b ")
+                && wire[1].contains("Authorization: Token DEADBEEF\r\n")
+        );
+        assert!(
+            wire[2].contains("Content-Length: 7\r\n") && wire[2].ends_with("\r\n\r\n{\"a\":1}")
+        );
+        assert!(wire[3].starts_with("GET / HTTP/1.1\r\n"), "{}", wire[3]);
+    }
+
+    #[test]
+    fn mistakes_name_the_file_and_line() {
+        let read = |_: &str| Ok(Vec::new());
+        let common = Common {
+            headers: &[],
+            keepalive: true,
+        };
+        for (text, want) in [
+            ("GET http://127.0.0.1:9/\nnot a header\n", "t.txt:2:"),
+            ("/just/a/path\n", "t.txt:1:"),
+            (
+                "GET http://127.0.0.1:9/\n@a\n@b\n",
+                "t.txt:3: a second @body",
+            ),
+            ("GET http://127.0.0.1:9/\n@a\nX: 1\n", "t.txt:3:"),
+            ("# only a comment\n", "t.txt: no requests"),
+        ] {
+            let e = parse("t.txt", text).unwrap_err();
+            assert!(e.message.starts_with(want), "{text:?}: {}", e.message);
+        }
+        let e = parse(
+            "t.txt",
+            "GET http://127.0.0.1:9/\n\nGET http://127.0.0.1:10/\n",
+        )
+        .unwrap();
+        let err = requests("t.txt", &e, None, &common, &read).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("t.txt:3: http://127.0.0.1:10/ is not on the run's server"),
+            "{}",
+            err.message
+        );
+        let e = parse(
+            "t.txt",
+            "GET https://127.0.0.1:9/\nGET http://127.0.0.1:9/\n",
+        )
+        .unwrap();
+        let err = requests("t.txt", &e, None, &common, &read).unwrap_err();
+        assert!(err.message.starts_with("t.txt:2:"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_body_per_line() {
+        let t = Target::parse("http://127.0.0.1:9/in").unwrap();
+        let build = |b: Vec<u8>| {
+            Ok(RequestBuilder::native(&t, "POST", true)
+                .body(b)
+                .build()
+                .unwrap())
+        };
+        let r = body_lines("b.txt", b"{\"n\":1}\r\n\n{\"n\":22}\n", &build).unwrap();
+        assert_eq!(r.len(), 2);
+        assert!(r[1].bytes.ends_with(b"Content-Length: 8\r\n\r\n{\"n\":22}"));
+        assert!(body_lines("b.txt", b"\n\n", &build)
+            .unwrap_err()
+            .message
+            .contains("no lines"));
+    }
+}
