@@ -11,6 +11,76 @@ use stampede_engine::{AbRequest, LoadSpec, Target};
 use stampede_report::{ab_csv, ab_gnuplot, ab_report, loud_warnings, AbInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
+use crate::dialect::{Dialect, Refused};
+
+/// ab's flags that stampede refuses, with why and what instead.
+pub const DIALECT: Dialect = Dialect {
+    tool: "ab",
+    refused: &[
+        Refused {
+            flag: "-w",
+            why: "the report is not printed as HTML tables",
+            instead: "--result FILE for the full result as JSON, or `stampede load URL --html FILE` for an HTML report",
+        },
+        Refused {
+            flag: "-x",
+            why: "HTML table attributes go with -w, which is not supported",
+            instead: "`stampede load URL --html FILE` for an HTML report",
+        },
+        Refused {
+            flag: "-y",
+            why: "HTML table attributes go with -w, which is not supported",
+            instead: "`stampede load URL --html FILE` for an HTML report",
+        },
+        Refused {
+            flag: "-z",
+            why: "HTML table attributes go with -w, which is not supported",
+            instead: "`stampede load URL --html FILE` for an HTML report",
+        },
+        Refused {
+            flag: "-X",
+            why: "requests are not sent through a proxy",
+            instead: "load the server directly",
+        },
+        Refused {
+            flag: "-P",
+            why: "requests are not sent through a proxy, so there is no proxy to authenticate to",
+            instead: "-H 'Proxy-Authorization: Basic …' sends the header as is",
+        },
+        Refused {
+            flag: "-b",
+            why: "socket buffers keep the kernel's sizes",
+            instead: "leave it out (the kernel tunes TCP buffers itself)",
+        },
+        Refused {
+            flag: "-B",
+            why: "connections are not bound to a chosen local address",
+            instead: "leave it out (the kernel picks the source address for the route)",
+        },
+        Refused {
+            flag: "-f",
+            why: "TLS is rustls, which speaks TLS 1.2 and 1.3 only; older protocols cannot be chosen",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "-Z",
+            why: "TLS is rustls with its own suites; OpenSSL cipher names are not applied",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "-E",
+            why: "a client certificate is given with the native interface",
+            instead: "`stampede load URL --cert FILE --key FILE`",
+        },
+        Refused {
+            flag: "-I",
+            why: "SNI is always sent for a host name, as TLS clients do",
+            instead: "leave it out",
+        },
+    ],
+    inert: &[],
+    prefixes: false,
+};
 
 /// ab's maximum request count when only a time limit is given.
 const AB_MAX_REQUESTS: u64 = 50_000;
@@ -108,30 +178,7 @@ pub struct AbArgs {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    // ab flags stampede does not implement get a clear refusal instead of clap's
-    // generic "unexpected argument". Values of flags that take one are skipped.
-    const TAKES_VALUE: [&str; 13] = [
-        "-n", "-c", "-t", "-s", "-H", "-C", "-A", "-p", "-u", "-T", "-m", "-e", "-g",
-    ];
-    const UNSUPPORTED: [&str; 14] = [
-        "-w", "-x", "-y", "-z", "-X", "-P", "-b", "-B", "-f", "-E", "-Z", "-I", "-j", "-R",
-    ];
-    let mut skip = false;
-    for a in args {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        skip = TAKES_VALUE.contains(&a.as_str());
-        if let Some(flag) = UNSUPPORTED.iter().find(|f| a.starts_with(**f)) {
-            return Err(Exit::usage(format!(
-                "ab's {flag} is not supported by stampede ab (HTML output, proxies, TLS options and socket tuning are not implemented); supported: -n -c -t -s -k -H -C -A -p -u -T -m -i -l -q -e -g -r -v -d -S -V -h"
-            )));
-        }
-    }
-    let a = AbArgs::try_parse_from(
-        std::iter::once("stampede ab".to_string()).chain(args.iter().cloned()),
-    )
-    .map_err(clap_exit)?;
+    let (a, _) = DIALECT.parse::<AbArgs>(args)?;
     a.result.claim_stdout();
     let url = if a.url.contains("://") {
         a.url.clone()
@@ -282,34 +329,13 @@ fn translate(
     Ok((spec, info))
 }
 
-/// Turns clap's error into ours; help and version are not errors.
-pub fn clap_exit(e: clap::Error) -> Exit {
-    use clap::error::ErrorKind as K;
-    match e.kind() {
-        K::DisplayHelp | K::DisplayVersion => {
-            let _ = e.print();
-            Exit {
-                code: 0,
-                message: String::new(),
-            }
-        }
-        _ => Exit::usage(
-            e.render()
-                .to_string()
-                .trim_end()
-                .trim_start_matches("error: ")
-                .to_string(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn spec_of(args: &[&str], body: Option<&[u8]>) -> Result<(LoadSpec, AbInfo), Exit> {
-        let a = AbArgs::try_parse_from(std::iter::once("ab").chain(args.iter().copied()))
-            .map_err(clap_exit)?;
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (a, _) = DIALECT.parse::<AbArgs>(&args)?;
         let target = Target::parse("http://127.0.0.1:8080/x?y=1").unwrap();
         translate(&a, target, body.map(<[u8]>::to_vec))
     }
@@ -367,5 +393,61 @@ mod tests {
             let e = spec_of(args, Some(b"x")).unwrap_err();
             assert!(e.message.contains(flag), "{args:?}: {}", e.message);
         }
+    }
+
+    /// Every flag of `ab -h` (ApacheBench 2.3): parsed into the run, or refused with a
+    /// message naming it.
+    #[test]
+    fn every_documented_flag_is_taken_or_refused_by_name() {
+        let u = "127.0.0.1:8080/x?y=1";
+        for argv in [
+            &["-n", "10", u][..],
+            &["-c", "2", "-n", "2", u],
+            &["-t", "1", u],
+            &["-s", "5", u],
+            &["-p", "f", "-T", "application/json", u],
+            &["-u", "f", u],
+            &["-v", "2", u],
+            &["-i", u],
+            &["-C", "a=1", u],
+            &["-H", "X-A: 1", u],
+            &["-A", "user:pass", u],
+            &["-k", u],
+            &["-d", u],
+            &["-S", u],
+            &["-q", u],
+            &["-l", u],
+            &["-g", "out.tsv", u],
+            &["-e", "out.csv", u],
+            &["-r", u],
+            &["-m", "PATCH", u],
+        ] {
+            spec_of(argv, Some(b"x")).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+        }
+        for flag in [
+            "-b", "-B", "-w", "-x", "-y", "-z", "-P", "-X", "-I", "-Z", "-f", "-E",
+        ] {
+            let argv = [flag, "v", u];
+            let Err(e) = spec_of(&argv, None) else {
+                panic!("{flag} accepted")
+            };
+            assert!(
+                e.message.starts_with(&format!("{flag}: ")),
+                "{flag}: {}",
+                e.message
+            );
+            assert!(e.message.contains("not supported"), "{flag}: {}", e.message);
+        }
+        // -V and -h print and exit 0.
+        for flag in ["-V", "-h"] {
+            let e = spec_of(&[flag], None).unwrap_err();
+            assert_eq!((e.code, e.message.as_str()), (0, ""), "{flag}");
+        }
+        let e = spec_of(&["-j", u], None).unwrap_err();
+        assert!(
+            e.message.starts_with("-j: not a flag of ab"),
+            "{}",
+            e.message
+        );
     }
 }

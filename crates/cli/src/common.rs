@@ -42,17 +42,14 @@ pub fn header_arg(h: &str) -> Result<(String, String), Exit> {
         .ok_or_else(|| Exit::usage(format!("-H: {h:?} is not a header; use 'Name: value'")))
 }
 
-/// Resolves the URL and checks that the target accepts connections.
+/// Resolves the URL (not its host when a Unix socket is given).
 pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
-    let mut t = Target::parse(url).map_err(|e| match e {
+    let at = unix_socket.map(|p| stampede_engine::target::Address::Unix(p.into()));
+    Target::parse_at(url, at).map_err(|e| match e {
         // The URL is fine but its host is unknown here: the run could not be made.
         stampede_engine::SpecError::Resolve { .. } => Exit::fail(e.to_string()),
         _ => Exit::usage(e.to_string()),
-    })?;
-    if let Some(p) = unix_socket {
-        t = t.with_unix_socket(p);
-    }
-    Ok(t)
+    })
 }
 
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.

@@ -1,84 +1,244 @@
-//! `stampede h2load`: h2load's common flags and report, measured with stampede's engine.
+//! `stampede h2load`: h2load's flags and report, measured with stampede's engine.
 //!
 //! HTTP/2 by default (h2c with prior knowledge for http://, ALPN for https://, with no
-//! certificate verification, as h2load), `--h1` for HTTP/1.1 where `-m` is the
-//! pipelining depth, as in h2load. `-n` requests over `-c` clients and `-t` threads,
-//! or `-D` seconds; `-H` headers and `-d` a body file (POST). The report is h2load's:
-//! requests by outcome, status classes, traffic with header compression, and the
-//! min/max/mean/sd table for request time, connect time, time to first byte and
-//! per-client req/s.
+//! certificate verification, as h2load); `--h1`, `-p http/1.1` or `--npn-list
+//! http/1.1` for HTTP/1.1, where `-m` is the pipelining depth as in h2load (1 when `-d`
+//! posts a body). Several URIs (or `-i FILE`) are used in turn by every client with the
+//! scheme, host and port of the first, or of `-B` (which may be `unix:PATH`);
+//! `--connect-to` connects elsewhere and keeps the URI's authority. `-n` requests over
+//! `-c` clients and `-t` threads, or `-D` after `--warm-up-time`; `--rps` a rate per
+//! client; `-r` clients created per `--rate-period`, each making its share of `-n`; `-N`
+//! how long a request may go unanswered. The report is h2load's: requests by outcome,
+//! status classes, traffic with header compression, and the min/max/mean/sd table for
+//! request time, connect time, time to first byte and per-client req/s. Flags stampede
+//! cannot honour are refused with why and what to use instead ([`DIALECT`]).
+
+use std::net::ToSocketAddrs;
+use std::time::Duration;
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{LoadSpec, RequestBuilder, Target};
+use stampede_engine::arrivals::Period;
+use stampede_engine::target::Address;
+use stampede_engine::{LoadSpec, Request, RequestBuilder, Shape, Target};
 use stampede_report::{h2load_preamble, h2load_report, loud_warnings, H2loadInfo};
 
-use crate::ab::clap_exit;
 use crate::common::{self, Exit, ProgressOptions};
+use crate::dialect::{Dialect, Refused};
+
+/// h2load's flags that stampede refuses.
+pub const DIALECT: Dialect = Dialect {
+    tool: "h2load",
+    refused: &[
+        Refused {
+            flag: "--ciphers",
+            why: "TLS is rustls with its own suites (TLS 1.3, and 1.2's ECDHE AEAD suites); OpenSSL cipher lists are not applied",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--tls13-ciphers",
+            why: "TLS is rustls with its own TLS 1.3 suites; OpenSSL cipher lists are not applied",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--groups",
+            why: "TLS is rustls with its own key-exchange groups (X25519, P-256, P-384)",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--ktls",
+            why: "TLS runs in user space (rustls), not in the kernel",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--qlog-file-base",
+            why: "HTTP/3 over QUIC is not spoken",
+            instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
+        },
+        Refused {
+            flag: "--no-udp-gso",
+            why: "HTTP/3 over QUIC is not spoken",
+            instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
+        },
+        Refused {
+            flag: "--max-udp-payload-size",
+            why: "HTTP/3 over QUIC is not spoken",
+            instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
+        },
+        Refused {
+            flag: "--connection-active-timeout",
+            why: "a cap on a connection's lifetime is not kept: connections last the run",
+            instead: "-D bounds the run, -N fails a request left unanswered",
+        },
+        Refused {
+            flag: "-T",
+            why: "a cap on a connection's lifetime is not kept: connections last the run",
+            instead: "-D bounds the run, -N fails a request left unanswered",
+        },
+        Refused {
+            flag: "--timing-script-file",
+            why: "requests at scripted offsets from each client's start are not scheduled",
+            instead: "--rps N paces each client; several URIs are used in turn",
+        },
+        Refused {
+            flag: "--log-file",
+            why: "a per-request log with status codes is not written",
+            instead: "--result FILE keeps the run's full result (JSON with histograms), and `stampede ab -g FILE` a line per request",
+        },
+    ],
+    inert: &[],
+    prefixes: false,
+};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "stampede h2load",
     version,
-    about = "h2load-compatible load test (h2load's common flags and report)",
+    about = "h2load-compatible load test (h2load's flags and report)",
     disable_version_flag = true
 )]
 pub struct H2loadArgs {
     /// Number of requests across all clients
     #[arg(short = 'n', long = "requests", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     requests: u64,
-    /// Number of concurrent clients
+    /// Number of concurrent clients (with -r, the most connections made)
     #[arg(short = 'c', long = "clients", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     clients: u64,
     /// Number of native threads
     #[arg(short = 't', long = "threads", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     threads: u64,
+    /// URIs from this file, one per line ('-': standard input), instead of the command
+    /// line's
+    #[arg(short = 'i', long = "input-file", value_name = "PATH")]
+    input_file: Option<String>,
     /// Max concurrent streams per client (HTTP/1.1: requests pipelined)
     #[arg(short = 'm', long = "max-concurrent-streams", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     streams: u64,
-    /// Run for this long instead of a request count (-n is then ignored)
-    #[arg(short = 'D', long = "duration", value_name = "T", value_parser = common::parse_duration)]
-    duration: Option<std::time::Duration>,
-    /// Add a header to the requests
+    /// Largest frame we accept: only h2load's default, 16K (what stampede accepts)
+    #[arg(short = 'f', long = "max-frame-size", value_name = "SIZE", value_parser = parse_size)]
+    max_frame_size: Option<u64>,
+    /// Stream window 2^N-1: only h2load's default, 30 (stampede opens 1 GiB windows)
+    #[arg(short = 'w', long = "window-bits", value_name = "N")]
+    window_bits: Option<u32>,
+    /// Connection window 2^N-1: only h2load's default, 30
+    #[arg(short = 'W', long = "connection-window-bits", value_name = "N")]
+    connection_window_bits: Option<u32>,
+    /// Add or override a header of the requests
     #[arg(short = 'H', long = "header", value_name = "HEADER", action = ArgAction::Append)]
     headers: Vec<String>,
-    /// POST this file's contents
+    /// Protocol for http:// URIs: h2c (the default) or http/1.1
+    #[arg(short = 'p', long = "no-tls-proto", value_name = "PROTOID")]
+    no_tls_proto: Option<String>,
+    /// POST this file's contents (HTTP/1.1: one request in flight per client)
     #[arg(short = 'd', long = "data", value_name = "PATH")]
     data: Option<String>,
+    /// Clients created per --rate-period, up to -c; each makes its share of -n
+    #[arg(short = 'r', long = "rate", value_name = "N", default_value_t = 0)]
+    rate: u64,
+    /// The period of -r
+    #[arg(long = "rate-period", value_name = "DURATION", default_value = "1s", value_parser = common::parse_duration)]
+    rate_period: Duration,
+    /// Run for this long instead of a request count (-n is then ignored)
+    #[arg(short = 'D', long = "duration", value_name = "DURATION", value_parser = common::parse_duration)]
+    duration: Option<Duration>,
+    /// With -D: run this long first, unmeasured
+    #[arg(long = "warm-up-time", value_name = "DURATION", value_parser = common::parse_duration)]
+    warm_up: Option<Duration>,
+    /// A request unanswered for this long fails (h2load's connection inactivity timeout)
+    #[arg(short = 'N', long = "connection-inactivity-timeout", value_name = "DURATION", value_parser = common::parse_duration)]
+    inactivity: Option<Duration>,
+    /// Scheme, host and port for every request (or unix:PATH, a Unix socket)
+    #[arg(short = 'B', long = "base-uri", value_name = "URI")]
+    base_uri: Option<String>,
+    /// ALPN protocols for https://, comma-separated: h2 (h2-16, h2-14) and http/1.1
+    #[arg(long = "npn-list", value_name = "LIST")]
+    npn_list: Option<String>,
     /// Use HTTP/1.1
     #[arg(long = "h1")]
     h1: bool,
+    /// Decoder header table size: only h2load's default, 4K
+    #[arg(long = "header-table-size", value_name = "SIZE", value_parser = parse_size)]
+    header_table_size: Option<u64>,
+    /// Encoder header table size: only h2load's default, 4K
+    #[arg(long = "encoder-header-table-size", value_name = "SIZE", value_parser = parse_size)]
+    encoder_header_table_size: Option<u64>,
+    /// Connect to `HOST[:PORT]` instead of the URI's authority (kept in the requests)
+    #[arg(long = "connect-to", value_name = "HOST[:PORT]")]
+    connect_to: Option<String>,
+    /// Requests per second for each client
+    #[arg(long = "rps", value_name = "N")]
+    rps: Option<f64>,
+    /// Print the requests before the run
+    #[arg(short = 'v', long = "verbose")]
+    verbose: bool,
     /// Print version details
     #[arg(long = "version", action = ArgAction::Version)]
     _version: Option<bool>,
-    /// The URL to load
+    /// The URIs, used in turn by every client
     #[arg(value_name = "URI")]
-    url: String,
+    uris: Vec<String>,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
     #[command(flatten)]
     pub result: crate::common::ResultFile,
 }
 
+/// h2load's SIZE: an integer with an optional K, M or G (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, shift) = match s.as_bytes().last() {
+        Some(b'K' | b'k') => (&s[..s.len() - 1], 10),
+        Some(b'M' | b'm') => (&s[..s.len() - 1], 20),
+        Some(b'G' | b'g') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    num.parse::<u64>()
+        .map(|n| n << shift)
+        .map_err(|_| format!("{s:?} is not a size; write 4096, 4K or 1M"))
+}
+
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    let a = H2loadArgs::try_parse_from(
-        std::iter::once("stampede h2load".to_string()).chain(args.iter().cloned()),
-    )
-    .map_err(clap_exit)?;
+    let (a, _) = DIALECT.parse::<H2loadArgs>(args)?;
     a.result.claim_stdout();
-    let target = common::resolve(&a.url, None)?;
+    let uris = uris(&a)?;
     let body = a.data.as_deref().map(common::read_body).transpose()?;
-    let (mut spec, info) = translate(&a, target, body)?;
+    let (mut spec, info) = translate(&a, &uris, body)?;
     a.segments.apply(&mut spec)?;
+    if a.verbose {
+        let reqs = if spec.variety.is_empty() {
+            std::slice::from_ref(&spec.request)
+        } else {
+            &spec.variety[..]
+        };
+        for r in reqs {
+            eprintln!("{}", String::from_utf8_lossy(&r.bytes).trim_end());
+        }
+    }
     let http2 = spec.http2;
     common::out(&h2load_preamble(&info));
-    let run = common::execute(
-        spec,
-        ProgressOptions {
-            quiet: false,
-            deciles: true,
-            ..Default::default()
-        },
-    )?;
+    let options = || ProgressOptions {
+        quiet: false,
+        deciles: true,
+        ..Default::default()
+    };
+    if let Some(w) = a.warm_up {
+        let mut warm = spec.clone();
+        warm.duration = Some(w);
+        for t in 0..info.threads {
+            common::out(&format!("Warm-up started for thread #{t}.\n"));
+        }
+        common::execute(
+            warm,
+            ProgressOptions {
+                quiet: true,
+                ..options()
+            },
+        )?;
+        for t in 0..info.threads {
+            common::out(&format!(
+                "Warm-up phase is over for thread #{t}.\nMain benchmark duration is started for thread #{t}.\n"
+            ));
+        }
+    }
+    let run = common::execute(spec, options())?;
     let r = &run.result;
     let info = H2loadInfo {
         // ALPN may have chosen HTTP/1.1.
@@ -96,13 +256,193 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     Ok(())
 }
 
-/// h2load's flags as a run and the report's preamble. Pure: the caller resolves the
-/// target and reads the `--data` file.
+/// The URIs: `-i`'s file (standard input for `-`), or the command line's.
+fn uris(a: &H2loadArgs) -> Result<Vec<String>, Exit> {
+    let Some(path) = &a.input_file else {
+        return Ok(a.uris.clone());
+    };
+    let text = if path == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Exit::fail(format!("-i -: reading standard input: {e}")))?
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| Exit::usage(format!("-i, --input-file: cannot read {path}: {e}")))?
+    };
+    if !a.uris.is_empty() {
+        eprintln!(
+            "stampede h2load: -i {path}: the URIs on the command line are not used, as in h2load"
+        );
+    }
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+/// The path and query of a URI (`http://h:p/x?y` or `/x?y`), or `None`.
+fn path_of(uri: &str) -> Option<String> {
+    let rest = match uri.split_once("://") {
+        Some((_, rest)) => &rest[rest.find(['/', '?']).unwrap_or(rest.len())..],
+        None if uri.starts_with('/') => uri,
+        None => return None,
+    };
+    Some(match rest.as_bytes().first() {
+        None => "/".into(),
+        Some(b'?') => format!("/{rest}"),
+        Some(_) => rest.into(),
+    })
+}
+
+/// The run's target: the first URI's (or `-B`'s) scheme, host and port with the first
+/// path; `-B unix:PATH` and `--connect-to` change only where it connects.
+fn target_of(a: &H2loadArgs, first: &str, path: &str) -> Result<Target, Exit> {
+    let origin = |uri: &str| -> Result<String, Exit> {
+        let (scheme, rest) = uri.split_once("://").ok_or_else(|| {
+            Exit::usage(format!(
+                "{uri}: the first URI needs a scheme and host, e.g. http://127.0.0.1:8080/"
+            ))
+        })?;
+        Ok(format!(
+            "{scheme}://{}",
+            &rest[..rest.find(['/', '?']).unwrap_or(rest.len())]
+        ))
+    };
+    let (origin, unix) = match a.base_uri.as_deref() {
+        Some(b) if b.starts_with("unix:") => (origin(first)?, Some(&b[5..])),
+        Some(b) => (
+            origin(b).map_err(|e| Exit::usage(format!("-B, --base-uri: {}", e.message)))?,
+            None,
+        ),
+        None => (origin(first)?, None),
+    };
+    let url = format!("{origin}{path}");
+    let Some(to) = &a.connect_to else {
+        return common::resolve(&url, unix);
+    };
+    let mut target = Target::parse_at(&url, Some(Address::Tcp(Vec::new())))
+        .map_err(|e| Exit::usage(e.to_string()))?;
+    target.address = Address::Tcp(connect_to(to, target.port)?);
+    Ok(target)
+}
+
+/// `--connect-to HOST[:PORT]` resolved (`[v6]:port` too); the URI's port by default.
+fn connect_to(to: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, Exit> {
+    let bad = |why: String| {
+        Exit::usage(format!(
+            "--connect-to {to}: {why}; write HOST[:PORT], e.g. 127.0.0.1:8080 or [::1]:8080"
+        ))
+    };
+    let (host, p) = match to.strip_prefix('[') {
+        Some(v6) => {
+            let (h, rest) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("no closing ]".into()))?;
+            (h, rest.strip_prefix(':'))
+        }
+        None => match to.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            _ => (to, None),
+        },
+    };
+    let port = match p {
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| bad(format!("{p:?} is not a port")))?,
+        None => port,
+    };
+    let addrs: Vec<_> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| Exit::fail(format!("--connect-to {to}: {e}")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(Exit::fail(format!("--connect-to {to}: no address")));
+    }
+    Ok(addrs)
+}
+
+/// Whether the run speaks HTTP/2, from --h1, -p and --npn-list.
+fn speaks_http2(a: &H2loadArgs, tls: bool) -> Result<bool, Exit> {
+    if a.h1 {
+        return Ok(false);
+    }
+    if !tls {
+        return match a.no_tls_proto.as_deref() {
+            None | Some("h2c") => Ok(true),
+            Some("http/1.1") => Ok(false),
+            Some(p) => Err(Exit::usage(format!(
+                "-p, --no-tls-proto: {p:?} is not a protocol for http:// URIs; h2c or http/1.1"
+            ))),
+        };
+    }
+    let Some(list) = &a.npn_list else {
+        return Ok(true);
+    };
+    let ids: Vec<&str> = list.split(',').collect();
+    if let Some(bad) = ids
+        .iter()
+        .find(|p| !["h2", "h2-16", "h2-14", "http/1.1"].contains(p))
+    {
+        return Err(Exit::usage(format!(
+            "--npn-list: {bad:?} is not spoken; the list may name h2 (h2-16, h2-14) and http/1.1"
+        )));
+    }
+    Ok(ids.iter().any(|p| p.starts_with("h2")))
+}
+
+/// h2load's defaults are stampede's; other values of these flags are refused.
+fn defaults_only(a: &H2loadArgs) -> Result<(), Exit> {
+    let fixed = [
+        (
+            "-f, --max-frame-size",
+            a.max_frame_size,
+            16 << 10,
+            "16K: stampede accepts frames of the 16 KiB default and does not offer larger",
+        ),
+        (
+            "-w, --window-bits",
+            a.window_bits.map(u64::from),
+            30,
+            "30: stampede opens 1 GiB stream windows so that flow control never paces a run",
+        ),
+        (
+            "-W, --connection-window-bits",
+            a.connection_window_bits.map(u64::from),
+            30,
+            "30: stampede opens a 1 GiB connection window",
+        ),
+        (
+            "--header-table-size",
+            a.header_table_size,
+            4 << 10,
+            "4K: stampede's HPACK decoder keeps the default 4,096-byte table",
+        ),
+        (
+            "--encoder-header-table-size",
+            a.encoder_header_table_size,
+            4 << 10,
+            "4K: stampede's encoder uses at most the default 4,096-byte table",
+        ),
+    ];
+    for (flag, given, only, why) in fixed {
+        if let Some(v) = given.filter(|v| *v != only) {
+            return Err(Exit::usage(format!(
+                "{flag} {v}: only h2load's default is taken, {why}; leave it out"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// h2load's flags as a run and the report's preamble. Pure apart from resolving the
+/// target: the caller reads the URI list and the `--data` file.
 fn translate(
     a: &H2loadArgs,
-    target: Target,
+    uris: &[String],
     body: Option<Vec<u8>>,
 ) -> Result<(LoadSpec, H2loadInfo), Exit> {
+    defaults_only(a)?;
     if a.clients == 0 || a.threads == 0 || a.streams == 0 {
         return Err(Exit::usage("-c, -t and -m must be at least 1"));
     }
@@ -116,28 +456,114 @@ fn translate(
             "-n, --requests: the number of requests must be greater than or equal to the number of clients (-c)",
         ));
     }
+    if a.warm_up.is_some() && a.duration.is_none() {
+        return Err(Exit::usage(
+            "--warm-up-time: needs -D, --duration (a timed run), as in h2load",
+        ));
+    }
+    if a.rate > 0 && a.duration.is_some() {
+        return Err(Exit::usage(
+            "-r, --rate and -D, --duration are mutually exclusive",
+        ));
+    }
+    if a.rate > 0 && a.rps.is_some() {
+        return Err(Exit::usage(
+            "-r, --rate and --rps: give the rate of new clients or of each client's requests, not both",
+        ));
+    }
+    if a.rate > 0 && !a.requests.is_multiple_of(a.clients) {
+        return Err(Exit::usage(format!(
+            "-r, --rate: each client makes -n / -c requests; {} is not a multiple of {} clients",
+            a.requests, a.clients
+        )));
+    }
+    if a.rate_period.is_zero() {
+        return Err(Exit::usage("--rate-period: must be longer than zero"));
+    }
+    if let Some(r) = a.rps.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Exit::usage(format!(
+            "--rps: {r} is not a rate; give requests per second per client, e.g. --rps 100"
+        )));
+    }
+    let paths = (uris.iter())
+        .map(|u| {
+            path_of(u).ok_or_else(|| {
+                Exit::usage(format!(
+                    "{u}: not a URI; write http://host:port/path (or /path after the first)"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some(first) = uris.first() else {
+        return Err(Exit::usage(
+            "no URI: give one or more (http://host:port/path), or -i FILE",
+        ));
+    };
+    let target = target_of(a, first, &paths[0])?;
+    let http2 = speaks_http2(a, target.tls)?;
     let method = if body.is_some() { "POST" } else { "GET" };
-    let mut b = RequestBuilder::native(&target, method, true);
-    for h in &a.headers {
-        let (n, v) = common::header_arg(h)?;
-        b = b.set_header(&n, &v);
+    let headers = (a.headers.iter())
+        .map(|h| common::header_arg(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let request = |path: &str| -> Result<Request, Exit> {
+        let mut t = target.clone();
+        t.path = path.into();
+        let mut b = RequestBuilder::native(&t, method, true);
+        for (n, v) in &headers {
+            b = b.set_header(n, v);
+        }
+        if let Some(body) = &body {
+            b = b.body(body.clone());
+        }
+        b.build().map_err(|e| Exit::usage(e.to_string()))
+    };
+    let mut spec = LoadSpec::new(target.clone(), request(&paths[0])?);
+    if paths.len() > 1 {
+        spec.variety = (paths.iter())
+            .map(|p| request(p))
+            .collect::<Result<_, _>>()?;
     }
-    if let Some(body) = body {
-        b = b.body(body);
-    }
-    let http2 = !a.h1;
-    let mut spec = LoadSpec::new(
-        target.clone(),
-        b.build().map_err(|e| Exit::usage(e.to_string()))?,
-    );
     spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
     spec.http2 = http2;
-    spec.pipeline = a.streams as usize;
+    // h2load's rule: an HTTP/1.1 client posting a body pipelines nothing.
+    spec.pipeline = if !http2 && body.is_some() {
+        1
+    } else {
+        a.streams as usize
+    };
     spec.connections = a.clients as usize;
     spec.threads = a.threads as usize;
+    if let Some(t) = a.inactivity {
+        spec.timeout = Some(t);
+    }
     match a.duration {
         Some(d) => spec.duration = Some(d),
         None => spec.requests = Some(a.requests),
+    }
+    if let Some(rps) = a.rps {
+        spec.shape = Shape::Rate {
+            rate: rps * a.clients as f64,
+            poisson: false,
+        };
+    }
+    if a.rate > 0 {
+        // Each client is a session on its own connection making its share of -n.
+        spec.shape = Shape::Sessions {
+            period: Some(Period::Deterministic(
+                a.rate_period.as_secs_f64() / a.rate as f64,
+            )),
+            count: a.clients,
+        };
+        spec.session.calls = u32::try_from(a.requests / a.clients)
+            .map_err(|_| Exit::usage("-n, --requests: too many requests per client"))?;
+        spec.session.burst = spec.pipeline as u32;
+        spec.requests = None;
+        if spec.variety.len() > 1 {
+            return Err(Exit::usage(
+                "-r, --rate with several URIs: clients created at a rate send one URI; give one, or leave -r out",
+            ));
+        }
+        spec.variety.clear();
     }
     let info = H2loadInfo {
         threads: a.threads,
@@ -155,13 +581,15 @@ fn translate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
-    fn spec_of(args: &[&str]) -> Result<(LoadSpec, H2loadInfo), Exit> {
-        let a = H2loadArgs::try_parse_from(std::iter::once("h2load").chain(args.iter().copied()))
-            .map_err(clap_exit)?;
-        let target = Target::parse(&a.url).unwrap();
-        translate(&a, target, None)
+    fn args(args: &[&str]) -> Result<H2loadArgs, Exit> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        DIALECT.parse::<H2loadArgs>(&args).map(|(a, _)| a)
+    }
+
+    fn spec_of(argv: &[&str]) -> Result<(LoadSpec, H2loadInfo), Exit> {
+        let a = args(argv)?;
+        translate(&a, &a.uris, None)
     }
 
     #[test]
@@ -196,11 +624,219 @@ mod tests {
             (&["-c", "1", "-t", "2", "http://127.0.0.1:9/"][..], "-c"),
             (&["-n", "2", "-c", "4", "http://127.0.0.1:9/"], "-n"),
             (&["-m", "0", "http://127.0.0.1:9/"], "-m"),
+            (&["-r", "2", "-D", "3", "http://127.0.0.1:9/"], "-r"),
+            (
+                &["-r", "2", "-n", "5", "-c", "2", "http://127.0.0.1:9/"],
+                "-r",
+            ),
+            (&["-p", "spdy", "http://127.0.0.1:9/"], "-p"),
+            (&["--npn-list", "h3", "https://127.0.0.1:9/"], "--npn-list"),
+            (&["-w", "16", "http://127.0.0.1:9/"], "-w"),
+            (
+                &["--connect-to", "[::1", "http://127.0.0.1:9/"],
+                "--connect-to",
+            ),
+            (
+                &["--warm-up-time", "1", "http://127.0.0.1:9/"],
+                "--warm-up-time",
+            ),
+            (&[][..], "URI"),
         ] {
             let Err(e) = spec_of(args) else {
                 panic!("{args:?} accepted")
             };
             assert!(e.message.contains(flag), "{args:?}: {}", e.message);
         }
+    }
+
+    /// Every flag of `h2load --help` (nghttp2 1.52): parsed into the run, or refused
+    /// with a message naming it.
+    #[test]
+    fn every_documented_flag_is_taken_or_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("stampede-h2load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let list = dir.join("uris.txt");
+        std::fs::write(&list, "http://127.0.0.1:9/a\n/b?x=1\n\nhttp://other:1/c\n").unwrap();
+        let list = list.to_string_lossy().into_owned();
+        let u = "http://127.0.0.1:9/p";
+        type Check = fn(&LoadSpec);
+        let taken: Vec<(Vec<&str>, Check)> = vec![
+            (vec!["-n", "7", u], |s| assert_eq!(s.requests, Some(7))),
+            (vec!["--requests=7", u], |s| assert_eq!(s.requests, Some(7))),
+            (vec!["-c", "3", "-n", "9", u], |s| {
+                assert_eq!(s.connections, 3)
+            }),
+            (vec!["--clients", "3", "-n", "3", u], |s| {
+                assert_eq!(s.connections, 3)
+            }),
+            (vec!["-t", "2", "-c", "2", "-n", "2", u], |s| {
+                assert_eq!(s.threads, 2)
+            }),
+            (vec!["--threads", "1", u], |s| assert_eq!(s.threads, 1)),
+            (vec!["-m", "8", u], |s| assert_eq!(s.pipeline, 8)),
+            (vec!["--max-concurrent-streams", "8", u], |s| {
+                assert_eq!(s.pipeline, 8)
+            }),
+            (vec!["-f", "16K", u], |s| assert!(s.http2)),
+            (vec!["--max-frame-size", "16384", u], |s| assert!(s.http2)),
+            (vec!["-w", "30", u], |s| assert!(s.http2)),
+            (vec!["--window-bits", "30", u], |s| assert!(s.http2)),
+            (vec!["-W", "30", u], |s| assert!(s.http2)),
+            (vec!["--connection-window-bits", "30", u], |s| {
+                assert!(s.http2)
+            }),
+            (vec!["-H", "X-A: 1", u], |s| {
+                assert!(String::from_utf8_lossy(&s.request.bytes).contains("X-A: 1\r\n"))
+            }),
+            (vec!["--header", "user-agent: h2load", u], |s| {
+                let w = String::from_utf8_lossy(&s.request.bytes).into_owned();
+                assert!(
+                    w.contains("User-Agent: h2load\r\n") && !w.contains("stampede/"),
+                    "{w}"
+                )
+            }),
+            (vec!["-p", "http/1.1", u], |s| assert!(!s.http2)),
+            (vec!["--no-tls-proto=h2c", u], |s| assert!(s.http2)),
+            (vec!["-r", "2", "-c", "4", "-n", "8", u], |s| {
+                assert!(
+                    matches!(s.shape, Shape::Sessions { count: 4, period: Some(Period::Deterministic(p)) } if p == 0.5)
+                );
+                assert_eq!(s.session.calls, 2);
+            }),
+            (vec!["--rate", "1", "--rate-period", "100ms", u], |s| {
+                assert!(
+                    matches!(s.shape, Shape::Sessions { count: 1, period: Some(Period::Deterministic(p)) } if (p - 0.1).abs() < 1e-9)
+                )
+            }),
+            (vec!["-D", "3", u], |s| {
+                assert_eq!(s.duration, Some(Duration::from_secs(3)))
+            }),
+            (
+                vec!["--duration", "500ms", "--warm-up-time", "1s", u],
+                |s| assert_eq!(s.duration, Some(Duration::from_millis(500))),
+            ),
+            (vec!["-N", "2s", u], |s| {
+                assert_eq!(s.timeout, Some(Duration::from_secs(2)))
+            }),
+            (vec!["--connection-inactivity-timeout", "250ms", u], |s| {
+                assert_eq!(s.timeout, Some(Duration::from_millis(250)))
+            }),
+            (vec!["-B", "http://127.0.0.1:10", u], |s| {
+                assert_eq!((s.target.port, s.target.path.as_str()), (10, "/p"))
+            }),
+            (vec!["--base-uri", "unix:/tmp/x.sock", u], |s| {
+                assert_eq!(s.target.address, Address::Unix("/tmp/x.sock".into()));
+                assert!(String::from_utf8_lossy(&s.request.bytes).contains("Host: 127.0.0.1:9\r\n"));
+            }),
+            (
+                vec!["--npn-list", "http/1.1", "https://127.0.0.1:9/"],
+                |s| assert!(!s.http2),
+            ),
+            (
+                vec!["--npn-list", "h2,http/1.1", "https://127.0.0.1:9/"],
+                |s| assert!(s.http2),
+            ),
+            (vec!["--h1", u], |s| assert!(!s.http2)),
+            (vec!["--header-table-size", "4K", u], |s| assert!(s.http2)),
+            (vec!["--encoder-header-table-size", "4096", u], |s| {
+                assert!(s.http2)
+            }),
+            (vec!["--connect-to", "127.0.0.2:7", u], |s| {
+                assert_eq!(
+                    s.target.address,
+                    Address::Tcp(vec!["127.0.0.2:7".parse().unwrap()])
+                );
+                assert!(String::from_utf8_lossy(&s.request.bytes).contains("Host: 127.0.0.1:9\r\n"));
+            }),
+            (vec!["--rps", "5", "-c", "2", "-n", "2", u], |s| {
+                assert!(matches!(s.shape, Shape::Rate { rate, .. } if rate == 10.0))
+            }),
+            (vec!["-v", u], |s| assert!(s.http2)),
+            (
+                vec!["--verbose", u, "/second", "http://elsewhere:1/third?q"],
+                |s| {
+                    let paths: Vec<String> = (s.variety.iter())
+                        .map(|r| {
+                            String::from_utf8_lossy(&r.bytes)
+                                .split(' ')
+                                .nth(1)
+                                .unwrap()
+                                .to_string()
+                        })
+                        .collect();
+                    assert_eq!(paths, ["/p", "/second", "/third?q"]);
+                },
+            ),
+        ];
+        for (argv, check) in taken {
+            let (s, _) = spec_of(&argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+            check(&s);
+        }
+        // -i and --input-file: the file's URIs in turn, the command line's unused.
+        for flag in ["-i", "--input-file"] {
+            let a = args(&[flag, &list, "http://127.0.0.1:9/unused"]).unwrap();
+            let (s, _) = translate(&a, &uris(&a).unwrap(), None).unwrap();
+            assert_eq!(s.variety.len(), 3);
+            assert!(s.variety[1].bytes.starts_with(b"GET /b?x=1 "));
+        }
+        // -d and --data: POST, and over HTTP/1.1 one request in flight.
+        for flag in ["-d", "--data"] {
+            let a = args(&[flag, "f", "--h1", "-m", "8", u]).unwrap();
+            let (s, _) = translate(&a, &a.uris, Some(b"x".to_vec())).unwrap();
+            assert_eq!((s.request.method.as_str(), s.pipeline), ("POST", 1));
+            let a = args(&[flag, "f", "-m", "8", u]).unwrap();
+            let (s, _) = translate(&a, &a.uris, Some(b"x".to_vec())).unwrap();
+            assert_eq!(s.pipeline, 8);
+        }
+        for (argv, flag) in [
+            (
+                vec!["--ciphers", "ECDHE-RSA-AES128-GCM-SHA256", u],
+                "--ciphers",
+            ),
+            (
+                vec!["--tls13-ciphers=TLS_AES_128_GCM_SHA256", u],
+                "--tls13-ciphers",
+            ),
+            (vec!["-T", "5", u], "-T"),
+            (
+                vec!["--connection-active-timeout", "5", u],
+                "--connection-active-timeout",
+            ),
+            (
+                vec!["--timing-script-file", "t.txt", u],
+                "--timing-script-file",
+            ),
+            (vec!["--log-file", "l.txt", u], "--log-file"),
+            (vec!["--qlog-file-base", "q", u], "--qlog-file-base"),
+            (vec!["--groups", "X25519", u], "--groups"),
+            (vec!["--no-udp-gso", u], "--no-udp-gso"),
+            (
+                vec!["--max-udp-payload-size", "1200", u],
+                "--max-udp-payload-size",
+            ),
+            (vec!["--ktls", u], "--ktls"),
+            (vec!["-f", "32K", u], "-f, --max-frame-size"),
+            (vec!["-W", "20", u], "-W, --connection-window-bits"),
+            (vec!["--header-table-size", "8K", u], "--header-table-size"),
+            (
+                vec!["--encoder-header-table-size", "0", u],
+                "--encoder-header-table-size",
+            ),
+            (
+                vec!["--clinets", "2", u],
+                "--clinets: not a flag of h2load; did you mean --clients?",
+            ),
+        ] {
+            let Err(e) = spec_of(&argv) else {
+                panic!("{argv:?} accepted")
+            };
+            assert!(e.message.starts_with(flag), "{argv:?}: {}", e.message);
+        }
+        // --version and -h/--help print and exit 0.
+        for flag in ["--version", "-h", "--help"] {
+            let e = args(&[flag]).unwrap_err();
+            assert_eq!((e.code, e.message.as_str()), (0, ""), "{flag}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

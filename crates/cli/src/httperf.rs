@@ -13,8 +13,129 @@ use stampede_engine::arrivals::Period;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
 use stampede_report::{httperf_report, loud_warnings, HttperfInfo};
 
-use crate::ab::clap_exit;
 use crate::common::{self, Exit, ProgressOptions};
+use crate::dialect::{Dialect, Inert, Refused};
+
+/// httperf's options that stampede refuses or accepts without effect; long options
+/// may be shortened to a unique prefix, as httperf's getopt_long allows.
+pub const DIALECT: Dialect = Dialect {
+    tool: "httperf",
+    refused: &[
+        Refused {
+            flag: "--wsesslog",
+            why: "session logs (requests with think times read from a file) are not replayed",
+            instead: "--wsess N,N,X for sessions of equal calls, or `stampede load --inject … --calls N --think T`",
+        },
+        Refused {
+            flag: "--wset",
+            why: "a working set of URIs cycled per call is not generated",
+            instead: "`stampede load --targets FILE` sends several requests in turn",
+        },
+        Refused {
+            flag: "--wlog",
+            why: "URIs replayed from a log file are not read",
+            instead: "`stampede load --targets FILE` sends several requests in turn",
+        },
+        Refused {
+            flag: "--print-reply",
+            why: "replies are not printed",
+            instead: "--result FILE keeps the run's result; check one answer with curl -i",
+        },
+        Refused {
+            flag: "--print-request",
+            why: "requests are not printed during the run",
+            instead: "`stampede load --save-spec -` writes the request that would be sent",
+        },
+        Refused {
+            flag: "--session-cookies",
+            why: "cookies set by a reply are not carried into the session's later calls",
+            instead: "--add-header 'Cookie: …' sends a fixed cookie",
+        },
+        Refused {
+            flag: "--retry-on-failure",
+            why: "a failed call is not retried within its session",
+            instead: "failures are counted and classified in the report",
+        },
+        Refused {
+            flag: "--close-with-reset",
+            why: "connections are not closed with a TCP RST",
+            instead: "leave it out (connections are closed normally)",
+        },
+        Refused {
+            flag: "--failure-status",
+            why: "a status is not turned into a failure",
+            instead: "the report counts every reply by status class, and non-2xx replies are warned about",
+        },
+        Refused {
+            flag: "--max-piped-calls",
+            why: "calls are pipelined by --burst-length, not capped separately",
+            instead: "--burst-length N",
+        },
+        Refused {
+            flag: "--max-connections",
+            why: "a session has one connection",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--server-name",
+            why: "the Host header and TLS name are --server's",
+            instead: "--add-header 'Host: NAME' sets the Host header",
+        },
+        Refused {
+            flag: "--ssl-ciphers",
+            why: "TLS is rustls with its own suites; OpenSSL cipher lists are not applied",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--ssl-no-reuse",
+            why: "TLS sessions are not resumed in any case: each connection makes a full handshake",
+            instead: "leave it out",
+        },
+        Refused {
+            flag: "--debug",
+            why: "there is no debug build's tracing",
+            instead: "-v for the run's progress on stderr",
+        },
+        Refused {
+            flag: "-d",
+            why: "there is no debug build's tracing",
+            instead: "-v for the run's progress on stderr",
+        },
+    ],
+    inert: &[
+        Inert {
+            id: "_hog",
+            flag: "--hog",
+            why: "stampede always uses as many local ports as it needs; accepted, no effect",
+        },
+        Inert {
+            id: "_send_buffer",
+            flag: "--send-buffer",
+            why: "socket buffers keep the kernel's sizes; accepted, no effect",
+        },
+        Inert {
+            id: "_recv_buffer",
+            flag: "--recv-buffer",
+            why: "socket buffers keep the kernel's sizes; accepted, no effect",
+        },
+        Inert {
+            id: "_client",
+            flag: "--client",
+            why: "this process is the whole run (split one with --segment K/N); accepted, no effect",
+        },
+        Inert {
+            id: "_think_timeout",
+            flag: "--think-timeout",
+            why: "--timeout applies to each reply; accepted, no effect",
+        },
+        Inert {
+            id: "_verbose",
+            flag: "--verbose",
+            why: "the run's progress is on stderr in any case; accepted, no effect",
+        },
+    ],
+    prefixes: true,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -121,28 +242,10 @@ fn parse_wsess(s: &str) -> Result<(u64, u32, f64), Exit> {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    for a in args {
-        for flag in [
-            "--wsesslog",
-            "--wset",
-            "--wlog",
-            "--print-reply",
-            "--print-request",
-            "--session-cookie",
-            "--retry-on-failure",
-            "--close-with-reset",
-        ] {
-            if a == flag || a.starts_with(&format!("{flag}=")) {
-                return Err(Exit::usage(format!(
-                    "httperf's {flag} is not supported by stampede httperf; supported: --server --port --uri --num-conns --num-calls --burst-length --rate --period --timeout --think-timeout --hog --add-header --method --wsess --http-version"
-                )));
-            }
-        }
+    let (a, notes) = DIALECT.parse::<HttperfArgs>(args)?;
+    for n in &notes {
+        eprintln!("stampede httperf: {n}");
     }
-    let a = HttperfArgs::try_parse_from(
-        std::iter::once("stampede httperf".to_string()).chain(args.iter().cloned()),
-    )
-    .map_err(clap_exit)?;
     a.result.claim_stdout();
     let (url, uri) = url_of(&a)?;
     let target = common::resolve(&url, None)?;
@@ -310,8 +413,8 @@ mod tests {
     use super::*;
 
     fn spec_of(args: &[&str]) -> Result<LoadSpec, Exit> {
-        let a = HttperfArgs::try_parse_from(std::iter::once("httperf").chain(args.iter().copied()))
-            .map_err(clap_exit)?;
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (a, _) = DIALECT.parse::<HttperfArgs>(&args)?;
         let (url, uri) = url_of(&a)?;
         translate(&a, Target::parse(&url).unwrap(), &uri)
     }
@@ -360,6 +463,88 @@ mod tests {
         ] {
             let e = spec_of(args).unwrap_err();
             assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
+    }
+
+    /// Every option of httperf's usage (0.9.0): parsed into the run (also as a unique
+    /// prefix), accepted with a note, or refused with a message naming it.
+    #[test]
+    fn every_documented_option_is_taken_or_refused_by_name() {
+        let base = ["--server", "127.0.0.1", "--port", "9"];
+        let run = |more: &[&str]| {
+            let mut argv: Vec<&str> = base.to_vec();
+            argv.extend_from_slice(more);
+            let args: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+            let (a, notes) = DIALECT.parse::<HttperfArgs>(&args)?;
+            let (url, uri) = url_of(&a)?;
+            translate(&a, Target::parse(&url).unwrap(), &uri).map(|s| (s, notes))
+        };
+        for argv in [
+            &["--add-header", "X-A: 1\n"][..],
+            &["--burst-length", "2", "--num-calls", "4"],
+            &["--http-version", "1.0"],
+            &["--method", "POST"],
+            &["--no-host-hdr"],
+            &["--num-calls=3"],
+            &["--num-conns", "5"],
+            &["--period", "e0.01"],
+            &["--rate", "100"],
+            &["--ssl"],
+            &["--timeout", "2"],
+            &["--uri", "/x"],
+            &["--wsess", "10,5,0.5"],
+            // Unique prefixes, as httperf's getopt_long takes them.
+            &["--num-co", "5", "--bur=2", "--ti", "2", "--wsess", "3,4,0"],
+        ] {
+            run(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+        }
+        let (s, _) = run(&["--num-co", "5", "--ra=50"]).unwrap();
+        assert!(matches!(s.shape, Shape::Sessions { count: 5, .. }));
+        for (argv, note) in [
+            (&["--hog"][..], "--hog: "),
+            (&["--send-buffer", "4096"], "--send-buffer: "),
+            (&["--recv-buffer", "4096"], "--recv-buffer: "),
+            (&["--client", "0/1"], "--client: "),
+            (&["--think-timeout", "1"], "--think-timeout: "),
+            (&["--verbose"], "--verbose: "),
+            (&["-v"], "--verbose: "),
+        ] {
+            let (_, notes) = run(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+            assert!(
+                notes.len() == 1 && notes[0].starts_with(note),
+                "{argv:?}: {notes:?}"
+            );
+        }
+        for (argv, flag) in [
+            (&["--close-with-reset"][..], "--close-with-reset"),
+            (&["--debug", "1"], "--debug"),
+            (&["-d"], "-d"),
+            (&["--failure-status", "500"], "--failure-status"),
+            (&["--max-connections", "4"], "--max-connections"),
+            (&["--max-piped-calls", "4"], "--max-piped-calls"),
+            (&["--print-reply", "header"], "--print-reply"),
+            (&["--print-request"], "--print-request"),
+            (&["--retry-on-failure"], "--retry-on-failure"),
+            (&["--server-name", "x"], "--server-name"),
+            (&["--session-cookies"], "--session-cookies"),
+            (&["--ssl-ciphers", "x"], "--ssl-ciphers"),
+            (&["--ssl-no-reuse"], "--ssl-no-reuse"),
+            (&["--wlog", "y,f"], "--wlog"),
+            (&["--wsesslog", "1,0,f"], "--wsesslog"),
+            (&["--wset", "10,0.5"], "--wset"),
+            (&["--print-req"], "--print-request"),
+            (&["--num", "1"], "--num: ambiguous"),
+        ] {
+            let Err(e) = run(argv) else {
+                panic!("{argv:?} accepted")
+            };
+            assert!(e.message.starts_with(flag), "{argv:?}: {}", e.message);
+        }
+        for flag in ["-V", "--version", "-h", "--help"] {
+            let Err(e) = run(&[flag]) else {
+                panic!("{flag} ran")
+            };
+            assert_eq!(e.code, 0, "{flag}");
         }
     }
 }

@@ -18,6 +18,7 @@ mod bench;
 mod common;
 mod console;
 mod dashboard;
+mod dialect;
 mod fanout;
 mod h2load;
 mod httperf;
@@ -68,24 +69,28 @@ enum Command {
     /// A run's segments on several hosts over ssh, merged
     Ssh(Box<ssh::SshArgs>),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
+    /// (`stampede help ab` for its flags)
     #[command(disable_help_flag = true)]
     Ab {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
     /// httperf-compatible flags and report: stampede httperf --server H --port P --uri /x
+    /// (`stampede help httperf` for its flags)
     #[command(disable_help_flag = true)]
     Httperf {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
     /// h2load-compatible flags and report: stampede h2load -n 100000 -c 4 -m 10 URL
+    /// (`stampede help h2load` for its flags)
     #[command(disable_help_flag = true)]
     H2load {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
-    /// wrk-compatible flags and report: stampede wrk -t2 -c64 -d10s URL
+    /// wrk-compatible flags and report: stampede wrk -t2 -c64 -d10s URL (`stampede
+    /// help wrk` for its flags)
     #[command(disable_help_flag = true)]
     Wrk {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
@@ -101,6 +106,21 @@ fn main() {
         std::process::exit(stampede_lab::guard::run(&rest));
     }
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let [help, dialect] = &argv[..] {
+        if help == "help" {
+            let text = match dialect.as_str() {
+                "ab" => Some(ab::DIALECT.help::<ab::AbArgs>()),
+                "wrk" => Some(wrk::DIALECT.help::<wrk::WrkArgs>()),
+                "httperf" => Some(httperf::DIALECT.help::<httperf::HttperfArgs>()),
+                "h2load" => Some(h2load::DIALECT.help::<h2load::H2loadArgs>()),
+                _ => None,
+            };
+            if let Some(t) = text {
+                common::out(&t);
+                return;
+            }
+        }
+    }
     if argv.first().map(String::as_str) == Some("load") {
         if let Err(e) = load::precheck(&argv[1..]) {
             eprintln!("stampede: {}", e.message);

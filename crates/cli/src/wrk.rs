@@ -15,8 +15,27 @@ use stampede_report::wrk::{req_sec_samples, socket_errors};
 use stampede_report::{loud_warnings, wrk_report, WrkInfo};
 use stampede_script::{Script, Summary, Target as ScriptTarget};
 
-use crate::ab::clap_exit;
 use crate::common::{self, Exit, ProgressOptions};
+use crate::dialect::{Dialect, Refused};
+
+/// wrk's and wrk2's flags that stampede refuses.
+pub const DIALECT: Dialect = Dialect {
+    tool: "wrk",
+    refused: &[
+        Refused {
+            flag: "-B",
+            why: "wrk2's batch latency (one figure per pipelined batch) is not recorded; every request is timed from its batch's intended start",
+            instead: "leave it out, or --pipeline 1 to time requests one by one",
+        },
+        Refused {
+            flag: "--batch_latency",
+            why: "wrk2's batch latency (one figure per pipelined batch) is not recorded; every request is timed from its batch's intended start",
+            instead: "leave it out, or --pipeline 1 to time requests one by one",
+        },
+    ],
+    inert: &[],
+    prefixes: false,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -79,10 +98,7 @@ pub struct WrkArgs {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    let a = WrkArgs::try_parse_from(
-        std::iter::once("stampede wrk".to_string()).chain(args.iter().cloned()),
-    )
-    .map_err(clap_exit)?;
+    let (a, _) = DIALECT.parse::<WrkArgs>(args)?;
     a.result.claim_stdout();
     let target = common::resolve(&a.url, None)?;
     let body = a.body_file.as_deref().map(common::read_body).transpose()?;
@@ -267,8 +283,8 @@ mod tests {
     use std::time::Duration;
 
     fn spec_of(args: &[&str]) -> Result<LoadSpec, Exit> {
-        let a = WrkArgs::try_parse_from(std::iter::once("wrk").chain(args.iter().copied()))
-            .map_err(clap_exit)?;
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (a, _) = DIALECT.parse::<WrkArgs>(&args)?;
         let target = Target::parse(&a.url).unwrap();
         translate(&a, target, None)
     }
@@ -307,6 +323,47 @@ mod tests {
         ] {
             let e = spec_of(args).unwrap_err();
             assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
+    }
+
+    /// Every flag of wrk's and wrk2's usage: parsed into the run, or refused with a
+    /// message naming it.
+    #[test]
+    fn every_documented_flag_is_taken_or_refused_by_name() {
+        let u = "http://127.0.0.1:9/";
+        for argv in [
+            &["-c", "4", u][..],
+            &["--connections", "4", u],
+            &["-d", "2s", u],
+            &["--duration", "2s", u],
+            &["-t", "1", u],
+            &["--threads", "1", u],
+            &["-H", "X-A: 1", u],
+            &["--header", "X-A: 1", u],
+            &["-L", u],
+            &["--latency", u],
+            &["-U", "-R", "10", u],
+            &["--u_latency", "--rate", "10", u],
+            &["-T", "1s", u],
+            &["--timeout", "1s", u],
+        ] {
+            spec_of(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+        }
+        // -s/--script reads its file (tested end to end with the scripts); -v prints.
+        for flag in ["-v", "--version"] {
+            let e = spec_of(&[flag]).unwrap_err();
+            assert_eq!(e.code, 0, "{flag}");
+        }
+        for (argv, flag) in [
+            (&["-B", u][..], "-B: "),
+            (&["--batch_latency", u], "--batch_latency: "),
+            (
+                &["--conections", "4", u],
+                "--conections: not a flag of wrk; did you mean --connections?",
+            ),
+        ] {
+            let e = spec_of(argv).unwrap_err();
+            assert!(e.message.starts_with(flag), "{argv:?}: {}", e.message);
         }
     }
 }

@@ -179,3 +179,113 @@ fn a_body_per_line_and_ohas_spellings() {
         "{err}"
     );
 }
+
+#[test]
+fn h2loads_uris_are_used_in_turn_by_every_client() {
+    let srv = Recorder::start();
+    let first = srv.url("/a");
+    let out = stampede(&[
+        "h2load",
+        "--h1",
+        "-n",
+        "12",
+        "-c",
+        "2",
+        "-m",
+        "2",
+        &first,
+        "/b?x=1",
+        "http://elsewhere:1/c",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("12 succeeded"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_in_turn(&srv.seen(), &["GET /a", "GET /b?x=1", "GET /c"], 12);
+
+    // -B names the server for URIs written as paths; --connect-to connects elsewhere
+    // and keeps the URI's authority.
+    let srv = Recorder::start();
+    let base = srv.url("");
+    let out = stampede(&[
+        "h2load",
+        "--h1",
+        "-n",
+        "2",
+        "-B",
+        &base,
+        "http://example.test/p",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let to = format!("127.0.0.1:{}", srv.port);
+    let out = stampede(&[
+        "h2load",
+        "--h1",
+        "-n",
+        "2",
+        "--connect-to",
+        &to,
+        "http://example.test:8/q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen = srv.seen();
+    let got: Vec<(&str, &str)> = (seen.iter())
+        .map(|s| (s.path.as_str(), s.headers["Host"].as_str()))
+        .collect();
+    let own = format!("127.0.0.1:{}", srv.port);
+    assert_eq!(
+        got,
+        [
+            ("/p", own.as_str()),
+            ("/p", own.as_str()),
+            ("/q", "example.test:8"),
+            ("/q", "example.test:8")
+        ]
+    );
+}
+
+#[test]
+fn dialects_name_refused_and_inert_flags() {
+    let out = stampede(&["help", "h2load"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    assert!(
+        help.contains("--connect-to") && help.contains("--ciphers: TLS is rustls"),
+        "{help}"
+    );
+    let out = stampede(&["h2load", "--ciphers", "X", "http://127.0.0.1:9/"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with("stampede: --ciphers: "),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = stampede(&["h2load", "--clinets", "2", "http://127.0.0.1:9/"]);
+    assert!(
+        text(&out.stderr).contains("--clinets: not a flag of h2load; did you mean --clients?"),
+        "{}",
+        text(&out.stderr)
+    );
+    // httperf: an inert flag is said in the run's output.
+    let srv = Recorder::start();
+    let port = srv.port.to_string();
+    let out = stampede(&[
+        "httperf",
+        "--hog",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--num-co",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("stampede httperf: --hog: "),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(srv.seen().len(), 2);
+}

@@ -42,6 +42,14 @@ pub struct Target {
 impl Target {
     /// Parses and resolves an `http://`, `https://` or `http+unix://` URL.
     pub fn parse(url: &str) -> Result<Target, SpecError> {
+        Target::parse_at(url, None)
+    }
+
+    /// Parses a URL for its host, port and path, connecting to `address` when given
+    /// (a Unix socket, curl's `--unix-socket`; another host, h2load's `--connect-to`):
+    /// the URL's host is then not looked up. An empty TCP list is filled by the
+    /// caller.
+    pub fn parse_at(url: &str, address: Option<Address>) -> Result<Target, SpecError> {
         let err = |reason: &str| SpecError::Url {
             url: url.to_string(),
             reason: reason.to_string(),
@@ -87,6 +95,17 @@ impl Target {
         }
         let (host, port) =
             split_host_port(authority, if tls { 443 } else { 80 }).map_err(|r| err(&r))?;
+        if let Some(address) = address {
+            return Ok(Target {
+                address,
+                host,
+                port,
+                tls,
+                authority: authority.to_string(),
+                path,
+                url: url.to_string(),
+            });
+        }
         let addrs: Vec<SocketAddr> = (host.as_str(), port)
             .to_socket_addrs()
             .map_err(|e| SpecError::Resolve {
