@@ -95,32 +95,27 @@ impl Target {
         }
         let (host, port) =
             split_host_port(authority, if tls { 443 } else { 80 }).map_err(|r| err(&r))?;
-        if let Some(address) = address {
-            return Ok(Target {
-                address,
-                host,
-                port,
-                tls,
-                authority: authority.to_string(),
-                path,
-                url: url.to_string(),
-            });
-        }
-        let addrs: Vec<SocketAddr> = (host.as_str(), port)
-            .to_socket_addrs()
-            .map_err(|e| SpecError::Resolve {
-                host: host.clone(),
-                reason: e.to_string(),
-            })?
-            .collect();
-        if addrs.is_empty() {
-            return Err(SpecError::Resolve {
-                host,
-                reason: "no addresses".into(),
-            });
-        }
+        let address = match address {
+            Some(a) => a,
+            None => {
+                let addrs: Vec<SocketAddr> = (host.as_str(), port)
+                    .to_socket_addrs()
+                    .map_err(|e| SpecError::Resolve {
+                        host: host.clone(),
+                        reason: e.to_string(),
+                    })?
+                    .collect();
+                if addrs.is_empty() {
+                    return Err(SpecError::Resolve {
+                        host,
+                        reason: "no addresses".into(),
+                    });
+                }
+                Address::Tcp(addrs)
+            }
+        };
         Ok(Target {
-            address: Address::Tcp(addrs),
+            address,
             host,
             port,
             tls,

@@ -4,7 +4,7 @@
 //! time.
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,16 +16,17 @@ use stampede_engine::{LoadSpec, Request, RequestBuilder, Shape, Target};
 /// The paths received, one list per connection in the order accepted.
 type Seen = Arc<Mutex<Vec<Vec<String>>>>;
 
-/// An HTTP/1.1 server recording each request line's path; answers 200 with the path
-/// as the body (HEAD: no body).
-fn h1_recorder() -> (String, Seen) {
+/// Serves each connection to a listener on 127.0.0.1:0 on a thread of its own with
+/// `serve`, which hands `record` each request it reads (`method path`); returns the
+/// URL and the requests seen, per connection.
+fn recorder(serve: fn(TcpStream, &dyn Fn(String))) -> (String, Seen) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", l.local_addr().unwrap());
     let seen: Seen = Arc::default();
     let all = seen.clone();
     std::thread::spawn(move || {
         for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
+            let Ok(s) = s else { continue };
             let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
             let me = {
                 let mut v = all.lock().unwrap();
@@ -33,93 +34,82 @@ fn h1_recorder() -> (String, Seen) {
                 v.len() - 1
             };
             let all = all.clone();
-            std::thread::spawn(move || {
-                let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
-                loop {
-                    let mut out = Vec::new();
-                    while let Some(end) = find(&buf, b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-                        buf.drain(..end + 4);
-                        let mut words = head.split(' ');
-                        let (method, path) = (words.next().unwrap(), words.next().unwrap());
-                        all.lock().unwrap()[me].push(format!("{method} {path}"));
-                        let body = if method == "HEAD" { "" } else { path };
-                        out.extend_from_slice(
-                            format!(
-                                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
-                                path.len()
-                            )
-                            .as_bytes(),
-                        );
-                    }
-                    if !out.is_empty() && s.write_all(&out).is_err() {
-                        return;
-                    }
-                    match s.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                    }
-                }
-            });
+            std::thread::spawn(move || serve(s, &|r| all.lock().unwrap()[me].push(r)));
         }
     });
     (url, seen)
 }
 
-/// An h2c server recording each stream's `:method :path`; answers 200 "ok".
-fn h2_recorder() -> (String, Seen) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", l.local_addr().unwrap());
-    let seen: Seen = Arc::default();
-    let all = seen.clone();
-    std::thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(mut s) = s else { continue };
-            let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-            let me = {
-                let mut v = all.lock().unwrap();
-                v.push(Vec::new());
-                v.len() - 1
-            };
-            let all = all.clone();
-            std::thread::spawn(move || {
-                let mut preface = [0u8; 24];
-                if s.read_exact(&mut preface).is_err() || preface != PREFACE {
-                    return;
-                }
-                let mut out = Vec::new();
-                frame(&mut out, 4, 0, 0, &[0, 3, 0, 0, 0, 100]);
-                let _ = s.write_all(&out);
-                let mut dec = loona_hpack::Decoder::new();
-                while let Some((kind, flags, id, p)) = read_frame(&mut s) {
-                    out.clear();
-                    match kind {
-                        4 if flags & 1 == 0 => frame(&mut out, 4, 1, 0, &[]),
-                        1 => {
-                            let (mut method, mut path) = (String::new(), String::new());
-                            dec.decode_with_cb(&p, |n, v| {
-                                let v = String::from_utf8_lossy(&v).into_owned();
-                                match &n[..] {
-                                    b":method" => method = v,
-                                    b":path" => path = v,
-                                    _ => {}
-                                }
-                            })
-                            .unwrap();
-                            all.lock().unwrap()[me].push(format!("{method} {path}"));
-                            frame(&mut out, 1, 4, id, &[0x88]);
-                            frame(&mut out, 0, 1, id, b"ok");
-                        }
-                        _ => continue,
-                    }
-                    if s.write_all(&out).is_err() {
-                        return;
-                    }
-                }
-            });
+/// HTTP/1.1: records each request line's path; answers 200 with the path as the body
+/// (HEAD: no body).
+fn h1_recorder() -> (String, Seen) {
+    recorder(|mut s, record| {
+        let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
+        loop {
+            let mut out = Vec::new();
+            while let Some(end) = find(&buf, b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                buf.drain(..end + 4);
+                let mut words = head.split(' ');
+                let (method, path) = (words.next().unwrap(), words.next().unwrap());
+                record(format!("{method} {path}"));
+                let body = if method == "HEAD" { "" } else { path };
+                out.extend_from_slice(
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                        path.len()
+                    )
+                    .as_bytes(),
+                );
+            }
+            if !out.is_empty() && s.write_all(&out).is_err() {
+                return;
+            }
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            }
         }
-    });
-    (url, seen)
+    })
+}
+
+/// h2c: records each stream's `:method :path`; answers 200 "ok".
+fn h2_recorder() -> (String, Seen) {
+    recorder(|mut s, record| {
+        let mut preface = [0u8; 24];
+        if s.read_exact(&mut preface).is_err() || preface != PREFACE {
+            return;
+        }
+        let mut out = Vec::new();
+        frame(&mut out, 4, 0, 0, &[0, 3, 0, 0, 0, 100]);
+        let _ = s.write_all(&out);
+        let mut dec = loona_hpack::Decoder::new();
+        while let Some((kind, flags, id, p)) = read_frame(&mut s) {
+            out.clear();
+            match kind {
+                4 if flags & 1 == 0 => frame(&mut out, 4, 1, 0, &[]),
+                1 => {
+                    let (mut method, mut path) = (String::new(), String::new());
+                    dec.decode_with_cb(&p, |n, v| {
+                        let v = String::from_utf8_lossy(&v).into_owned();
+                        match &n[..] {
+                            b":method" => method = v,
+                            b":path" => path = v,
+                            _ => {}
+                        }
+                    })
+                    .unwrap();
+                    record(format!("{method} {path}"));
+                    frame(&mut out, 1, 4, id, &[0x88]);
+                    frame(&mut out, 0, 1, id, b"ok");
+                }
+                _ => continue,
+            }
+            if s.write_all(&out).is_err() {
+                return;
+            }
+        }
+    })
 }
 
 fn request(target: &Target, method: &str, path: &str) -> Request {
