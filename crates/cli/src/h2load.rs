@@ -24,6 +24,7 @@ use stampede_report::{h2load_preamble, h2load_report, loud_warnings, H2loadInfo}
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dialect::{Dialect, Refused};
+use crate::targets;
 
 /// h2load's flags that stampede refuses.
 pub const DIALECT: Dialect = Dialect {
@@ -283,31 +284,22 @@ fn uris(a: &H2loadArgs) -> Result<Vec<String>, Exit> {
 
 /// The path and query of a URI (`http://h:p/x?y` or `/x?y`), or `None`.
 fn path_of(uri: &str) -> Option<String> {
-    let rest = match uri.split_once("://") {
-        Some((_, rest)) => &rest[rest.find(['/', '?']).unwrap_or(rest.len())..],
-        None if uri.starts_with('/') => uri,
-        None => return None,
-    };
-    Some(match rest.as_bytes().first() {
-        None => "/".into(),
-        Some(b'?') => format!("/{rest}"),
-        Some(_) => rest.into(),
-    })
+    match targets::split_url(uri) {
+        Some((_, _, path)) => Some(path),
+        None => uri.starts_with('/').then(|| uri.to_string()),
+    }
 }
 
 /// The run's target: the first URI's (or `-B`'s) scheme, host and port with the first
 /// path; `-B unix:PATH` and `--connect-to` change only where it connects.
 fn target_of(a: &H2loadArgs, first: &str, path: &str) -> Result<Target, Exit> {
     let origin = |uri: &str| -> Result<String, Exit> {
-        let (scheme, rest) = uri.split_once("://").ok_or_else(|| {
+        let (scheme, authority, _) = targets::split_url(uri).ok_or_else(|| {
             Exit::usage(format!(
                 "{uri}: the first URI needs a scheme and host, e.g. http://127.0.0.1:8080/"
             ))
         })?;
-        Ok(format!(
-            "{scheme}://{}",
-            &rest[..rest.find(['/', '?']).unwrap_or(rest.len())]
-        ))
+        Ok(format!("{scheme}://{authority}"))
     };
     let (origin, unix) = match a.base_uri.as_deref() {
         Some(b) if b.starts_with("unix:") => (origin(first)?, Some(&b[5..])),
@@ -563,7 +555,6 @@ fn translate(
                 "-r, --rate with several URIs: clients created at a rate send one URI; give one, or leave -r out",
             ));
         }
-        spec.variety.clear();
     }
     let info = H2loadInfo {
         threads: a.threads,

@@ -95,21 +95,26 @@ fn request_line(line: &str) -> Option<Entry> {
     })
 }
 
-/// The path and query of `url` when it names the same server as `target` (scheme,
-/// host and port as written, the scheme in any case); `None` otherwise.
-pub fn same_server_path(target: &Target, url: &str) -> Option<String> {
+/// A URL's scheme, authority and request-target (`/` when it has none, a leading
+/// `/` before a bare query); `None` without `://`.
+pub fn split_url(url: &str) -> Option<(&str, &str, String)> {
     let (scheme, rest) = url.split_once("://")?;
-    let (base_scheme, base_rest) = target.url.split_once("://")?;
-    let authority = |r: &str| r[..r.find(['/', '?']).unwrap_or(r.len())].to_string();
-    if !scheme.eq_ignore_ascii_case(base_scheme) || authority(rest) != authority(base_rest) {
-        return None;
-    }
-    let path = &rest[authority(rest).len()..];
-    Some(match path.as_bytes().first() {
+    let at = rest.find(['/', '?']).unwrap_or(rest.len());
+    let path = &rest[at..];
+    let path = match path.as_bytes().first() {
         None => "/".into(),
         Some(b'?') => format!("/{path}"),
         Some(_) => path.to_string(),
-    })
+    };
+    Some((scheme, &rest[..at], path))
+}
+
+/// The path and query of `url` when it names the same server as `target` (scheme,
+/// host and port as written, the scheme in any case); `None` otherwise.
+pub fn same_server_path(target: &Target, url: &str) -> Option<String> {
+    let (scheme, authority, path) = split_url(url)?;
+    let (base_scheme, base_authority, _) = split_url(&target.url)?;
+    (scheme.eq_ignore_ascii_case(base_scheme) && authority == base_authority).then_some(path)
 }
 
 /// What every request of a list shares: the flags' headers and keep-alive.
@@ -154,7 +159,7 @@ pub fn requests(
 }
 
 /// One request per non-empty line of `text`, the line (without its line ending) as
-/// the body of `base`'s method and headers.
+/// the body of the request `build` makes (the run's method and headers).
 pub fn body_lines(
     file: &str,
     text: &[u8],

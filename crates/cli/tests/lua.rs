@@ -4,10 +4,10 @@
 //! the script made the load generator send, not only what it printed. Every run is
 //! bounded by a short duration.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::common::recorder::{tempdir, Recorder};
+use crate::common::recorder::{stampede, tempdir, text, Recorder};
 
 /// One of the example scripts shipped in crates/script/scripts (wrk's examples).
 fn example(name: &str) -> String {
@@ -23,20 +23,7 @@ fn script(name: &str, body: &str) -> (tempdir::Dir, String) {
 }
 
 fn wrk(args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stampede"));
-    cmd.arg("wrk").args(args);
-    let started = Instant::now();
-    let out = cmd.output().expect("the binary runs");
-    assert!(
-        started.elapsed() < Duration::from_secs(30),
-        "the run took {:?}",
-        started.elapsed()
-    );
-    out
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    stampede(&[&["wrk"], args].concat())
 }
 
 #[test]

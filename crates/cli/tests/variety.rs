@@ -3,24 +3,7 @@
 //! 127.0.0.1:0, checking what each connection received in order. Every run is bounded
 //! by a request count.
 
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
-
-use crate::common::recorder::{tempdir, Recorder, Seen};
-
-fn stampede(args: &[&str]) -> Output {
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert!(started.elapsed() < Duration::from_secs(30));
-    out
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::common::recorder::{stampede, tempdir, text, Recorder, Seen};
 
 /// Each connection's requests, `method path`, in the order received.
 fn by_connection(seen: &[Seen]) -> Vec<Vec<String>> {

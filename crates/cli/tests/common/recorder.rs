@@ -1,11 +1,13 @@
 //! A recording HTTP/1.1 server for end-to-end tests on 127.0.0.1:0: it answers every
 //! request (pipelined ones in order) and keeps what it received (connection, arrival
 //! time, method, path, headers, body), so a test checks what the load generator sent,
-//! not only what it printed. Also a temporary directory removed when dropped.
+//! not only what it printed. Also the binary run with a bound on its time, its output
+//! as text, and a temporary directory removed when dropped.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -161,4 +163,24 @@ pub mod tempdir {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
+}
+
+/// Runs `stampede ARGS`; asserts it ended within 30 s.
+pub fn stampede(args: &[&str]) -> Output {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the run took {:?}",
+        started.elapsed()
+    );
+    out
+}
+
+/// Output bytes as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
 }
