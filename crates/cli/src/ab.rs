@@ -8,7 +8,7 @@
 
 use clap::{ArgAction, Parser};
 use stampede_engine::{AbRequest, LoadSpec, Target};
-use stampede_report::{ab_csv, ab_gnuplot, ab_report, loud_warnings, AbInfo};
+use stampede_report::{ab_csv, ab_gnuplot, ab_html, ab_report, loud_warnings, AbInfo, HtmlAttrs};
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dialect::{Dialect, Refused};
@@ -18,48 +18,9 @@ pub const DIALECT: Dialect = Dialect {
     tool: "ab",
     refused: &[
         Refused {
-            flag: "-w",
-            why: "the report is not printed as HTML tables",
-            instead: "--result FILE for the full result as JSON, or `stampede load URL --html FILE` for an HTML report",
-        },
-        Refused {
-            flag: "-x",
-            why: "HTML table attributes go with -w, which is not supported",
-            instead: "`stampede load URL --html FILE` for an HTML report",
-        },
-        Refused {
-            flag: "-y",
-            why: "HTML table attributes go with -w, which is not supported",
-            instead: "`stampede load URL --html FILE` for an HTML report",
-        },
-        Refused {
-            flag: "-z",
-            why: "HTML table attributes go with -w, which is not supported",
-            instead: "`stampede load URL --html FILE` for an HTML report",
-        },
-        Refused {
-            flag: "-X",
-            why: "requests are not sent through a proxy",
-            instead: "load the server directly",
-        },
-        Refused {
-            flag: "-P",
-            why: "requests are not sent through a proxy, so there is no proxy to authenticate to",
-            instead: "-H 'Proxy-Authorization: Basic …' sends the header as is",
-        },
-        Refused {
-            flag: "-b",
-            why: "socket buffers keep the kernel's sizes",
-            instead: "leave it out (the kernel tunes TCP buffers itself)",
-        },
-        Refused {
-            flag: "-B",
-            why: "connections are not bound to a chosen local address",
-            instead: "leave it out (the kernel picks the source address for the route)",
-        },
-        Refused {
             flag: "-f",
-            why: "TLS is rustls, which speaks TLS 1.2 and 1.3 only; older protocols cannot be chosen",
+            why:
+                "TLS is rustls, which speaks TLS 1.2 and 1.3 only; older protocols cannot be chosen",
             instead: "leave it out",
         },
         Refused {
@@ -157,6 +118,31 @@ pub struct AbArgs {
     /// Do not show confidence estimators and warnings
     #[arg(short = 'S')]
     no_confidence: bool,
+    /// Print out results in HTML tables
+    #[arg(short = 'w')]
+    html: bool,
+    /// String to insert as table attributes
+    #[arg(short = 'x', value_name = "attributes")]
+    table_attrs: Option<String>,
+    /// String to insert as tr attributes
+    #[arg(short = 'y', value_name = "attributes")]
+    tr_attrs: Option<String>,
+    /// String to insert as td or th attributes
+    #[arg(short = 'z', value_name = "attributes")]
+    td_attrs: Option<String>,
+    /// Proxyserver and port number to use
+    #[arg(short = 'X', value_name = "proxy:port")]
+    proxy: Option<String>,
+    /// Add Basic Proxy Authentication, the attributes are a colon separated username
+    /// and password
+    #[arg(short = 'P', value_name = "attribute")]
+    proxy_auth: Option<String>,
+    /// Address to bind to when making outgoing connections
+    #[arg(short = 'B', value_name = "address")]
+    local_address: Option<std::net::IpAddr>,
+    /// Size of TCP send/receive buffer, in bytes
+    #[arg(short = 'b', value_name = "windowsize")]
+    window: Option<usize>,
     /// Worker threads (stampede only; default: all cores)
     #[arg(long = "threads", value_name = "N")]
     threads: Option<usize>,
@@ -201,12 +187,16 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         ));
     }
 
-    common::out(&format!(
-        "This is stampede ab, version {} (ApacheBench 2.3 flags and report)
-
-",
+    let banner = format!(
+        "This is stampede ab, version {} (ApacheBench 2.3 flags and report)",
         env!("CARGO_PKG_VERSION")
-    ));
+    );
+    common::out(&if a.html {
+        // ab's -w banner: a paragraph, and one left open for the lines that follow.
+        format!("<p>\n {banner}<br>\n</p>\n<p>\n")
+    } else {
+        format!("{banner}\n\n")
+    });
     let heartbeat = (requests > 150 && a.timelimit.is_none()).then(|| (requests / 10).max(100));
     common::out(&format!(
         "Benchmarking {} (be patient){}",
@@ -231,7 +221,17 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     } else {
         common::out("..done\n");
     }
-    common::out(&ab_report(r, &info));
+    if a.html {
+        let d = HtmlAttrs::default();
+        let attrs = HtmlAttrs {
+            table: a.table_attrs.clone().unwrap_or(d.table),
+            tr: a.tr_attrs.clone().unwrap_or(d.tr),
+            td: a.td_attrs.clone().unwrap_or(d.td),
+        };
+        common::out(&ab_html(r, &info, &attrs));
+    } else {
+        common::out(&ab_report(r, &info));
+    }
     if let Some(p) = &a.csv {
         common::write_file(p, &ab_csv(r))?;
     }
@@ -269,6 +269,22 @@ fn translate(
             "-c: cannot use concurrency level greater than total number of requests ({} > {requests})",
             a.concurrency
         )));
+    }
+    for (flag, given) in [
+        ("-x", &a.table_attrs),
+        ("-y", &a.tr_attrs),
+        ("-z", &a.td_attrs),
+    ] {
+        if given.is_some() && !a.html {
+            return Err(Exit::usage(format!(
+                "{flag}: HTML attributes apply to -w's tables; add -w"
+            )));
+        }
+    }
+    if a.proxy_auth.is_some() && a.proxy.is_none() {
+        return Err(Exit::usage(
+            "-P: proxy credentials need a proxy; add -X proxy:port",
+        ));
     }
     if a.postfile.is_some() && a.putfile.is_some() {
         return Err(Exit::usage(
@@ -315,6 +331,13 @@ fn translate(
     spec.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
     spec.check_length = !a.variable_length;
     spec.record_requests = a.gnuplot.is_some();
+    spec.socket.local = a.local_address;
+    spec.socket.send_buffer = a.window;
+    spec.socket.recv_buffer = a.window;
+    common::check_socket(&spec, "-B")?;
+    if let Some(p) = &a.proxy {
+        spec.proxy = Some(common::proxy(p, a.proxy_auth.as_deref(), "-X")?);
+    }
     let info = AbInfo {
         hostname: target.host.clone(),
         port: target.port,
@@ -421,12 +444,30 @@ mod tests {
             &["-e", "out.csv", u],
             &["-r", u],
             &["-m", "PATCH", u],
+            &["-w", u],
+            &["-w", "-x", "border=1", "-y", "a=b", "-z", "c=d", u],
         ] {
             spec_of(argv, Some(b"x")).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
         }
-        for flag in [
-            "-b", "-B", "-w", "-x", "-y", "-z", "-P", "-X", "-I", "-Z", "-f", "-E",
-        ] {
+        // The connection's flags land in the spec's socket options and proxy.
+        let (s, _) = spec_of(&["-B", "127.0.0.2", "-b", "65536", u], None).unwrap();
+        assert_eq!(s.socket.local, Some("127.0.0.2".parse().unwrap()));
+        assert_eq!(
+            (s.socket.send_buffer, s.socket.recv_buffer),
+            (Some(65536), Some(65536))
+        );
+        let (s, _) = spec_of(&["-X", "127.0.0.1:3128", "-P", "u:p", u], None).unwrap();
+        let p = s.proxy.unwrap();
+        assert_eq!(p.url, "http://127.0.0.1:3128");
+        assert_eq!(p.authorization.as_deref(), Some("Basic dTpw"));
+        // Flags that only make sense with another say so.
+        for (argv, flag) in [(&["-x", "a", u][..], "-x"), (&["-P", "u:p", u], "-P")] {
+            let e = spec_of(argv, None).unwrap_err();
+            assert!(e.message.contains(flag), "{argv:?}: {}", e.message);
+        }
+        let e = spec_of(&["-B", "nowhere", u], None).unwrap_err();
+        assert!(e.message.contains("-B <address>"), "{}", e.message);
+        for flag in ["-I", "-Z", "-f", "-E"] {
             let argv = [flag, "v", u];
             let Err(e) = spec_of(&argv, None) else {
                 panic!("{flag} accepted")

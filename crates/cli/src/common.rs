@@ -55,12 +55,7 @@ pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.
 pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
-    if let Err(e) = stampede_engine::probe(
-        &spec.target,
-        spec.tls.as_ref(),
-        spec.http2,
-        spec.connect_timeout,
-    ) {
+    if let Err(e) = stampede_engine::probe(&spec) {
         let hint = match stampede_tls::classify(&e) {
             Some(stampede_tls::Failure::Certificate) => {
                 " (TLS certificate; trust its CA with --cacert FILE, or skip verification with --insecure)"
@@ -68,8 +63,12 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
             Some(stampede_tls::Failure::Other) => " (TLS handshake)",
             None => "",
         };
+        let via = match &spec.proxy {
+            Some(p) => format!(" through the proxy {}", p.url),
+            None => String::new(),
+        };
         return Err(Exit::fail(format!(
-            "could not connect to {} ({}): {e}{hint}",
+            "could not connect to {} ({}){via}: {e}{hint}",
             spec.target.url,
             spec.target.describe_address()
         )));
@@ -256,6 +255,70 @@ impl ResultFile {
             None => Ok(()),
         }
     }
+}
+
+/// How connections are made: a proxy, a local address, socket buffers (`load`'s
+/// flags; the dialects map their own spellings onto the same spec fields).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct NetArgs {
+    /// Send every request through this HTTP proxy: `http://[user:password@]host[:port]`
+    /// (port 1080 when none); plain-http requests are forwarded, https is tunnelled
+    /// with CONNECT (-x as curl and oha)
+    #[arg(short = 'x', long = "proxy", value_name = "URL")]
+    pub proxy: Option<String>,
+    /// Credentials for the proxy, user:password (HTTP Basic; curl's --proxy-user)
+    #[arg(long = "proxy-user", value_name = "USER:PASSWORD", requires = "proxy")]
+    pub proxy_user: Option<String>,
+    /// Connect from this local address (one of this machine's; any free port)
+    #[arg(long = "local-address", value_name = "IP")]
+    pub local_address: Option<std::net::IpAddr>,
+    /// Each socket's send buffer, in bytes (SO_SNDBUF; the kernel's size by default)
+    #[arg(long = "send-buffer", value_name = "BYTES")]
+    pub send_buffer: Option<usize>,
+    /// Each socket's receive buffer, in bytes (SO_RCVBUF, set before connecting so
+    /// TCP's window follows it)
+    #[arg(long = "recv-buffer", value_name = "BYTES")]
+    pub recv_buffer: Option<usize>,
+}
+
+impl NetArgs {
+    /// Sets the spec's proxy and socket options from the flags.
+    pub fn apply(&self, spec: &mut LoadSpec) -> Result<(), Exit> {
+        spec.socket.local = self.local_address.or(spec.socket.local);
+        spec.socket.send_buffer = self.send_buffer.or(spec.socket.send_buffer);
+        spec.socket.recv_buffer = self.recv_buffer.or(spec.socket.recv_buffer);
+        check_socket(spec, "--local-address")?;
+        if let Some(url) = &self.proxy {
+            spec.proxy = Some(proxy(url, self.proxy_user.as_deref(), "--proxy")?);
+        }
+        Ok(())
+    }
+}
+
+/// The proxy at `url` with `credentials` (user:password), or a usage error naming
+/// `flag`.
+pub fn proxy(
+    url: &str,
+    credentials: Option<&str>,
+    flag: &str,
+) -> Result<stampede_engine::net::Proxy, Exit> {
+    let p = stampede_engine::net::Proxy::parse(url).map_err(|e| match e {
+        stampede_engine::SpecError::Resolve { .. } => Exit::fail(format!("{flag}: {e}")),
+        _ => Exit::usage(format!("{flag}: {e}")),
+    })?;
+    Ok(match credentials {
+        Some(c) => p.with_credentials(c),
+        None => p,
+    })
+}
+
+/// Checks the spec's socket options now, naming `flag` (the local address's) when the
+/// address is not one of this machine's.
+pub fn check_socket(spec: &LoadSpec, flag: &str) -> Result<(), Exit> {
+    spec.socket.check().map_err(|e| match spec.socket.local {
+        Some(ip) if e.contains("cannot connect from") => Exit::usage(format!("{flag} {ip}: {e}")),
+        _ => Exit::usage(e),
+    })
 }
 
 /// Running one share of a run that several processes carry out together.

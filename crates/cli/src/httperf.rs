@@ -57,11 +57,6 @@ pub const DIALECT: Dialect = Dialect {
             instead: "failures are counted and classified in the report",
         },
         Refused {
-            flag: "--close-with-reset",
-            why: "connections are not closed with a TCP RST",
-            instead: "leave it out (connections are closed normally)",
-        },
-        Refused {
             flag: "--failure-status",
             why: "a status is not turned into a failure",
             instead: "the report counts every reply by status class, and non-2xx replies are warned about",
@@ -75,11 +70,6 @@ pub const DIALECT: Dialect = Dialect {
             flag: "--max-connections",
             why: "a session has one connection",
             instead: "leave it out",
-        },
-        Refused {
-            flag: "--server-name",
-            why: "the Host header and TLS name are --server's",
-            instead: "--add-header 'Host: NAME' sets the Host header",
         },
         Refused {
             flag: "--ssl-ciphers",
@@ -107,16 +97,6 @@ pub const DIALECT: Dialect = Dialect {
             id: "_hog",
             flag: "--hog",
             why: "stampede always uses as many local ports as it needs; accepted, no effect",
-        },
-        Inert {
-            id: "_send_buffer",
-            flag: "--send-buffer",
-            why: "socket buffers keep the kernel's sizes; accepted, no effect",
-        },
-        Inert {
-            id: "_recv_buffer",
-            flag: "--recv-buffer",
-            why: "socket buffers keep the kernel's sizes; accepted, no effect",
         },
         Inert {
             id: "_client",
@@ -200,12 +180,18 @@ pub struct HttperfArgs {
     /// Client id and count, I/N (accepted for compatibility; one client)
     #[arg(long = "client", value_name = "I/N")]
     _client: Option<String>,
-    /// Socket send buffer size (accepted for compatibility)
+    /// Socket send buffer size, bytes (the kernel's when not given)
     #[arg(long = "send-buffer", value_name = "N")]
-    _send_buffer: Option<u64>,
-    /// Socket receive buffer size (accepted for compatibility)
+    send_buffer: Option<usize>,
+    /// Socket receive buffer size, bytes (the kernel's when not given)
     #[arg(long = "recv-buffer", value_name = "N")]
-    _recv_buffer: Option<u64>,
+    recv_buffer: Option<usize>,
+    /// Close connections with a TCP RST instead of FIN
+    #[arg(long = "close-with-reset")]
+    close_with_reset: bool,
+    /// The name in every request's Host header (default: --server's)
+    #[arg(long = "server-name", value_name = "S")]
+    server_name: Option<String>,
     /// Do not send a Host header
     #[arg(long = "no-host-hdr")]
     no_host_hdr: bool,
@@ -362,7 +348,7 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         .version(version)
         .header("User-Agent", "httperf/0.9.0");
     if !a.no_host_hdr {
-        b = b.header("Host", &a.server);
+        b = b.header("Host", a.server_name.as_deref().unwrap_or(&a.server));
     }
     for h in &a.add_header {
         for line in h
@@ -390,6 +376,10 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
     };
     let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
     spec.tls = tls;
+    spec.socket.send_buffer = a.send_buffer;
+    spec.socket.recv_buffer = a.recv_buffer;
+    spec.socket.reset_on_close = a.close_with_reset;
+    common::check_socket(&spec, "--server")?;
     spec.shape = Shape::Sessions { period, count };
     spec.session = Session {
         calls,
@@ -493,6 +483,9 @@ mod tests {
             &["--timeout", "2"],
             &["--uri", "/x"],
             &["--wsess", "10,5,0.5"],
+            &["--send-buffer", "4096", "--recv-buffer", "16384"],
+            &["--close-with-reset"],
+            &["--server-name", "example.test"],
             // Unique prefixes, as httperf's getopt_long takes them.
             &["--num-co", "5", "--bur=2", "--ti", "2", "--wsess", "3,4,0"],
         ] {
@@ -500,10 +493,17 @@ mod tests {
         }
         let (s, _) = run(&["--num-co", "5", "--ra=50"]).unwrap();
         assert!(matches!(s.shape, Shape::Sessions { count: 5, .. }));
+        assert!(s.socket.is_default());
+        let (s, _) = run(&["--send-buf=4096", "--recv-buffer", "16384", "--close-w"]).unwrap();
+        assert_eq!(
+            (s.socket.send_buffer, s.socket.recv_buffer),
+            (Some(4096), Some(16384))
+        );
+        assert!(s.socket.reset_on_close);
+        let (s, _) = run(&["--server-name", "example.test"]).unwrap();
+        assert!(String::from_utf8_lossy(&s.request.bytes).contains("\r\nHost: example.test\r\n"));
         for (argv, note) in [
             (&["--hog"][..], "--hog: "),
-            (&["--send-buffer", "4096"], "--send-buffer: "),
-            (&["--recv-buffer", "4096"], "--recv-buffer: "),
             (&["--client", "0/1"], "--client: "),
             (&["--think-timeout", "1"], "--think-timeout: "),
             (&["--verbose"], "--verbose: "),
@@ -516,8 +516,7 @@ mod tests {
             );
         }
         for (argv, flag) in [
-            (&["--close-with-reset"][..], "--close-with-reset"),
-            (&["--debug", "1"], "--debug"),
+            (&["--debug", "1"][..], "--debug"),
             (&["-d"], "-d"),
             (&["--failure-status", "500"], "--failure-status"),
             (&["--max-connections", "4"], "--max-connections"),
@@ -525,7 +524,6 @@ mod tests {
             (&["--print-reply", "header"], "--print-reply"),
             (&["--print-request"], "--print-request"),
             (&["--retry-on-failure"], "--retry-on-failure"),
-            (&["--server-name", "x"], "--server-name"),
             (&["--session-cookies"], "--session-cookies"),
             (&["--ssl-ciphers", "x"], "--ssl-ciphers"),
             (&["--ssl-no-reuse"], "--ssl-no-reuse"),

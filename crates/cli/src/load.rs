@@ -44,6 +44,7 @@ pub struct LoadArgs {
             "streams", "keepalive", "no_keepalive", "headers", "method", "body_file",
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
+            "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
         ]
     )]
     pub spec: Option<String>,
@@ -210,6 +211,8 @@ pub struct LoadArgs {
     pub dashboard: Option<String>,
     #[command(flatten)]
     pub tls: crate::tls::TlsArgs,
+    #[command(flatten)]
+    pub net: crate::common::NetArgs,
     /// No live view (progress, per-second lines). As in ab and curl, -q is quiet; oha's
     /// -q (queries per second) is -R/--rate here
     #[arg(short = 'q', long = "quiet")]
@@ -320,6 +323,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         };
     }
     spec.seed = a.seed;
+    a.net.apply(&mut spec)?;
     Ok(spec)
 }
 

@@ -212,7 +212,7 @@ fn wrk_layout_with_latency_spectrum() {
 fn wrong_flags_name_the_flag_and_exit_2() {
     let cases: [(&[&str], &str); 13] = [
         (&["ab", "-n", "abc", "http://127.0.0.1:9/"], "-n"),
-        (&["ab", "-w", "http://127.0.0.1:9/"], "-w"),
+        (&["ab", "-Z", "RC4", "http://127.0.0.1:9/"], "-Z"),
         (&["ab", "-n", "5", "-c", "10", "http://127.0.0.1:9/"], "-c"),
         (
             &["wrk", "-s", "/nonexistent/x.lua", "http://127.0.0.1:9/"],

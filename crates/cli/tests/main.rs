@@ -11,6 +11,7 @@ mod hdr_java;
 mod html;
 mod k8s;
 mod lua;
+mod net;
 mod segments;
 mod ssh;
 mod ssh_rig;

@@ -110,11 +110,14 @@ pub enum ErrorKind {
     H2StreamReset,
     /// HTTP/2: the server went away (GOAWAY) before processing the request's stream.
     H2GoAway,
+    /// The proxy did not open a tunnel to the server: it answered CONNECT with
+    /// anything but 2xx, or closed instead of answering.
+    ProxyRefused,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -130,6 +133,7 @@ impl ErrorKind {
         ErrorKind::TlsHandshake,
         ErrorKind::H2StreamReset,
         ErrorKind::H2GoAway,
+        ErrorKind::ProxyRefused,
     ];
 
     /// Index into per-kind counter arrays.
@@ -155,6 +159,7 @@ impl ErrorKind {
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::H2StreamReset => "h2_stream_reset",
             ErrorKind::H2GoAway => "h2_goaway",
+            ErrorKind::ProxyRefused => "proxy_refused",
         }
     }
 
@@ -170,6 +175,7 @@ impl ErrorKind {
                 | ErrorKind::ConnectOther
                 | ErrorKind::TlsCertificate
                 | ErrorKind::TlsHandshake
+                | ErrorKind::ProxyRefused
         )
     }
 

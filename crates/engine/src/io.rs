@@ -17,6 +17,7 @@ use mio::{Interest, Registry, Token};
 use stampede_tls::rustls::ClientConfig;
 use stampede_tls::TlsStream;
 
+use crate::net::SocketOptions;
 use crate::target::Address;
 
 /// A client connection's transport: TCP, a Unix socket, or TLS over TCP.
@@ -27,24 +28,45 @@ pub(crate) enum Stream {
 }
 
 impl Stream {
-    /// Starts a connect; with `tls`, the handshake starts once the socket connects.
+    /// Starts a connect with the socket options; with `tls`, the handshake starts once
+    /// the socket connects. Through a proxy tunnel (`tunnel`) the stream stays plain
+    /// TCP until the proxy has answered CONNECT (see [`Stream::start_tls`]).
     pub(crate) fn connect(
         addr: &Address,
         tls: Option<(&Arc<ClientConfig>, &str)>,
+        opts: &SocketOptions,
+        tunnel: bool,
     ) -> io::Result<Stream> {
         Ok(match addr {
             Address::Tcp(a) => {
-                let s = TcpStream::connect(a[0])?;
+                let s = crate::net::connect_tcp(a[0], opts)?;
                 s.set_nodelay(true)?;
                 match tls {
-                    Some((config, host)) => {
+                    Some((config, host)) if !tunnel => {
                         Stream::Tls(Box::new(TlsStream::client(s, config.clone(), host)?))
                     }
-                    None => Stream::Tcp(s),
+                    _ => Stream::Tcp(s),
                 }
             }
-            Address::Unix(p) => Stream::Unix(UnixStream::connect(p)?),
+            Address::Unix(p) => {
+                let s = UnixStream::connect(p)?;
+                crate::net::apply_unix(&s, opts)?;
+                Stream::Unix(s)
+            }
         })
+    }
+
+    /// Turns a TCP stream whose proxy tunnel just opened into TLS to the server at its
+    /// end (the socket's registration with the poll is the descriptor's and stays).
+    pub(crate) fn start_tls(self, config: &Arc<ClientConfig>, host: &str) -> io::Result<Stream> {
+        match self {
+            Stream::Tcp(s) => Ok(Stream::Tls(Box::new(TlsStream::client(
+                s,
+                config.clone(),
+                host,
+            )?))),
+            other => Ok(other),
+        }
     }
 
     /// The TLS stream, if this is one.

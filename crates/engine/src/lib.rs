@@ -39,6 +39,7 @@ pub mod limits;
 pub mod live;
 pub mod math;
 pub mod merge;
+pub mod net;
 pub mod portable;
 pub mod proto;
 pub mod recorder;
@@ -609,38 +610,39 @@ fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<(
     Ok(())
 }
 
-/// Opens one connection to the target (with a TLS handshake when `tls` is given) and
-/// closes it: tells "unreachable", "slow" and "refuses our TLS" apart before a run.
-pub fn probe(
-    target: &Target,
-    tls: Option<&Arc<stampede_tls::rustls::ClientConfig>>,
-    http2: bool,
-    timeout: Duration,
-) -> std::io::Result<()> {
-    match &target.address {
-        Address::Tcp(addrs) => {
-            let mut last = None;
-            for a in addrs {
-                match std::net::TcpStream::connect_timeout(a, timeout) {
-                    Ok(s) => {
-                        if http2 && tls.is_none() {
-                            return probe_h2c(s, timeout);
-                        }
-                        if let Some(cfg) = tls {
-                            s.set_read_timeout(Some(timeout))?;
-                            s.set_write_timeout(Some(timeout))?;
-                            let mut t =
-                                stampede_tls::TlsStream::client(s, cfg.clone(), &target.host)?;
-                            t.handshake()?;
-                            t.close_notify();
-                        }
-                        return Ok(());
-                    }
-                    Err(e) => last = Some(e),
-                }
-            }
-            Err(last.unwrap_or_else(|| std::io::Error::other("no address")))
+/// Opens one connection as the spec's connections will (from its local address,
+/// through its proxy, with a TLS handshake for https) and closes it: tells
+/// "unreachable", "slow", "the proxy refused" and "refuses our TLS" apart before a run.
+pub fn probe(spec: &LoadSpec) -> std::io::Result<()> {
+    let (target, tls, timeout) = (&spec.target, spec.tls.as_ref(), spec.connect_timeout);
+    let addrs = match (&spec.proxy, &target.address) {
+        (Some(p), Address::Tcp(_)) => &p.address,
+        (_, Address::Tcp(a)) => a,
+        (_, Address::Unix(p)) => {
+            return std::os::unix::net::UnixStream::connect(p).map(|_| ());
         }
-        Address::Unix(p) => std::os::unix::net::UnixStream::connect(p).map(|_| ()),
+    };
+    let mut last = None;
+    for a in addrs {
+        match net::connect_blocking(*a, &spec.socket, timeout) {
+            Ok(mut s) => {
+                s.set_read_timeout(Some(timeout))?;
+                s.set_write_timeout(Some(timeout))?;
+                if let (Some(p), true) = (&spec.proxy, target.tls) {
+                    net::tunnel_blocking(&mut s, p, target)?;
+                }
+                if spec.http2 && tls.is_none() {
+                    return probe_h2c(s, timeout);
+                }
+                if let Some(cfg) = tls {
+                    let mut t = stampede_tls::TlsStream::client(s, cfg.clone(), &target.host)?;
+                    t.handshake()?;
+                    t.close_notify();
+                }
+                return Ok(());
+            }
+            Err(e) => last = Some(e),
+        }
     }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no address")))
 }

@@ -80,6 +80,15 @@ pub struct PortableSpec {
     pub http2: bool,
     /// TLS settings for an https target.
     pub tls: Option<TlsSettings>,
+    /// See [`LoadSpec`] (absent in older files: the kernel's defaults).
+    #[serde(default)]
+    pub socket: crate::net::SocketOptions,
+    /// The proxy's URL, resolved again where the spec runs (absent: none).
+    #[serde(default)]
+    pub proxy: Option<String>,
+    /// The proxy's `Proxy-Authorization` value.
+    #[serde(default)]
+    pub proxy_authorization: Option<String>,
 }
 
 impl PortableSpec {
@@ -111,6 +120,9 @@ impl PortableSpec {
             seed: spec.seed,
             http2: spec.http2,
             tls,
+            socket: spec.socket.clone(),
+            proxy: spec.proxy.as_ref().map(|p| p.url.clone()),
+            proxy_authorization: spec.proxy.as_ref().and_then(|p| p.authorization.clone()),
         }
     }
 
@@ -158,6 +170,12 @@ impl PortableSpec {
         spec.variety = self.variety;
         spec.seed = self.seed;
         spec.http2 = self.http2;
+        spec.socket = self.socket;
+        if let Some(url) = &self.proxy {
+            let mut p = crate::net::Proxy::parse(url)?;
+            p.authorization = self.proxy_authorization;
+            spec.proxy = Some(p);
+        }
         Ok(spec)
     }
 }
@@ -216,6 +234,9 @@ mod tests {
         spec.shape = Shape::Users(Profile::parse(&["rampUsers(10).during(2)".into()]).unwrap());
         spec.session.calls = 3;
         spec.seed = 42;
+        spec.socket.reset_on_close = true;
+        spec.socket.recv_buffer = Some(65536);
+        spec.proxy = Some(crate::net::Proxy::parse("http://u:p@127.0.0.1:3128").unwrap());
         spec.variety = vec![spec.request.clone(), {
             let mut t = spec.target.clone();
             t.path = "/other".into();
@@ -228,6 +249,7 @@ mod tests {
         assert_eq!(back.variety.len(), 2);
         assert_eq!(back.variety[1].bytes, spec.variety[1].bytes);
         assert_eq!(back.target, spec.target);
+        assert_eq!((&back.socket, &back.proxy), (&spec.socket, &spec.proxy));
         assert_eq!(
             (back.connections, back.threads, back.duration, back.seed),
             (7, 2, spec.duration, 42)

@@ -174,6 +174,13 @@ pub struct LoadSpec {
     /// after the last. Empty: `request` only. Pool shapes (closed or fixed-rate load);
     /// `validate` makes `request` the first of them.
     pub variety: Vec<Request>,
+    /// Options of every connection's socket (local address, buffers, closing with a
+    /// reset); the defaults leave the kernel's.
+    pub socket: crate::net::SocketOptions,
+    /// An HTTP proxy every connection goes through: plain-http requests are sent to it
+    /// in absolute form (`validate` rewrites them), https connections tunnel with
+    /// CONNECT.
+    pub proxy: Option<crate::net::Proxy>,
 }
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
@@ -246,6 +253,8 @@ impl LoadSpec {
             start_at: None,
             hooks: None,
             variety: Vec::new(),
+            socket: crate::net::SocketOptions::default(),
+            proxy: None,
         }
     }
 
@@ -277,6 +286,42 @@ impl LoadSpec {
                     self.pipeline
                 ),
             );
+        }
+        if let Err(e) = self.socket.check() {
+            return bad("socket", &e);
+        }
+        if let Some(proxy) = &self.proxy {
+            if matches!(self.target.address, crate::target::Address::Unix(_)) {
+                return bad(
+                    "proxy",
+                    "a Unix socket is reached directly, not through a proxy",
+                );
+            }
+            if !self.target.tls {
+                if self.http2 {
+                    return bad(
+                        "proxy",
+                        "HTTP/2 without TLS (h2c) cannot go through an HTTP proxy; use https:// (tunnelled with CONNECT) or HTTP/1.1",
+                    );
+                }
+                if self.hooks.is_some() {
+                    return bad(
+                        "proxy",
+                        "a script's requests cannot be forwarded by a proxy over plain http; use an https:// target (tunnelled with CONNECT)",
+                    );
+                }
+                // Plain http: each request names its URL and carries the credentials.
+                let steps = self.script.iter_mut().map(|s| &mut s.request);
+                for r in std::iter::once(&mut self.request)
+                    .chain(steps)
+                    .chain(self.variety.iter_mut())
+                {
+                    match proxy.forward_form(&self.target, &r.bytes) {
+                        Ok(b) => r.bytes = b,
+                        Err(e) => return bad("proxy", &format!("the request {e}")),
+                    }
+                }
+            }
         }
         if let Some(first) = self.variety.first() {
             self.request = first.clone();

@@ -237,13 +237,13 @@ fn an_http11_server_asked_for_h2c_is_a_protocol_error() {
         "{:?}",
         r.errors
     );
-    let e = stampede_engine::probe(
-        &Target::parse(&url).unwrap(),
-        None,
-        true,
-        Duration::from_secs(2),
-    )
-    .unwrap_err();
+    let mut probe = LoadSpec::new(
+        Target::parse(&url).unwrap(),
+        RequestBuilder::new("GET", "/").build().unwrap(),
+    );
+    probe.http2 = true;
+    probe.connect_timeout = Duration::from_secs(2);
+    let e = stampede_engine::probe(&probe).unwrap_err();
     assert!(e.to_string().contains("does not speak h2c"), "{e}");
     let _ = TcpStream::connect(addr);
 }

@@ -48,7 +48,7 @@ struct Row {
     max: u64,
 }
 
-fn row(h: &Histogram<u64>) -> Row {
+fn row_of(h: &Histogram<u64>) -> Row {
     if h.is_empty() {
         return Row {
             min: 0,
@@ -65,6 +65,153 @@ fn row(h: &Histogram<u64>) -> Row {
         median: round_ms(value_at_percentile(h, 50.0)),
         max: round_ms(h.max()),
     }
+}
+
+/// ab's failed requests by its kinds (`Failed requests:` and the line under it).
+struct Failed {
+    connect: u64,
+    receive: u64,
+    length: u64,
+    exceptions: u64,
+    write_errors: u64,
+    /// All of them: failed requests and length mismatches.
+    bad: u64,
+}
+
+impl Failed {
+    fn of(r: &RunResult) -> Failed {
+        let connect: u64 = ErrorKind::ALL
+            .iter()
+            .filter(|k| k.is_connect())
+            .map(|&k| r.errors_of(k))
+            .sum();
+        let write_errors = r.errors_of(ErrorKind::Write);
+        let exceptions = r.errors_of(ErrorKind::Timeout);
+        Failed {
+            connect,
+            receive: r.requests.failed - connect - write_errors - exceptions,
+            length: r.requests.length_mismatch,
+            exceptions,
+            write_errors,
+            bad: r.requests.failed + r.requests.length_mismatch,
+        }
+    }
+}
+
+/// The attributes of ab's HTML tables (`-x`, `-y`, `-z`).
+#[derive(Debug, Clone)]
+pub struct HtmlAttrs {
+    /// `<table>`'s (`-x`).
+    pub table: String,
+    /// `<tr>`'s (`-y`).
+    pub tr: String,
+    /// `<td>`'s and `<th>`'s (`-z`).
+    pub td: String,
+}
+
+impl Default for HtmlAttrs {
+    /// ab's: none on tables and rows, `bgcolor=white` on cells.
+    fn default() -> HtmlAttrs {
+        HtmlAttrs {
+            table: String::new(),
+            tr: String::new(),
+            td: "bgcolor=white".into(),
+        }
+    }
+}
+
+/// ab's `-w` report: its results as one HTML table with the rows and order of ab's
+/// `output_html_results` (the connection-time rows as min, mean and max), values
+/// escaped for HTML.
+pub fn ab_html(r: &RunResult, info: &AbInfo, a: &HtmlAttrs) -> String {
+    let (tr, td) = (&a.tr, &a.td);
+    let mut o = format!("\n\n<table {}>\n", a.table);
+    let mut row = |name: &str, value: String| {
+        let _ = writeln!(
+            o,
+            "<tr {tr}><th colspan=2 {td}>{name}</th><td colspan=2 {td}>{}</td></tr>",
+            crate::svg::esc(&value)
+        );
+    };
+    let t = r.duration_s;
+    let done = r.requests.completed;
+    let f = Failed::of(r);
+    let bytes = |n: u64| format!("{n} bytes");
+    row(
+        "Server Software:",
+        r.server_software.clone().unwrap_or_default(),
+    );
+    row("Server Hostname:", info.hostname.clone());
+    row("Server Port:", info.port.to_string());
+    row("Document Path:", info.path.clone());
+    row(
+        "Document Length:",
+        match info.variable_length {
+            true => "Variable".into(),
+            false => bytes(r.document_length.unwrap_or(0)),
+        },
+    );
+    row("Concurrency Level:", info.concurrency.to_string());
+    row("Time taken for tests:", format!("{t:.3} seconds"));
+    row("Complete requests:", done.to_string());
+    row("Failed requests:", f.bad.to_string());
+    if f.bad > 0 {
+        // ab's one row without a heading: the kinds of failure.
+        row(
+            "",
+            format!(
+                "(Connect: {}, Receive: {}, Length: {}, Exceptions: {})",
+                f.connect, f.receive, f.length, f.exceptions
+            ),
+        );
+    }
+    if f.write_errors > 0 {
+        row("Write errors:", f.write_errors.to_string());
+    }
+    if r.non_2xx() > 0 {
+        row("Non-2xx responses:", r.non_2xx().to_string());
+    }
+    if info.keepalive {
+        row("Keep-Alive requests:", r.requests.keepalive.to_string());
+    }
+    row("Total transferred:", bytes(r.bytes.read));
+    if info.sent_body {
+        row("Total body sent:", r.bytes.written.to_string());
+    }
+    row("HTML transferred:", bytes(r.bytes.body));
+    if t > 0.0 && done > 0 {
+        let rate = |n: u64, what: &str| format!("{:.2} kb/s {what}", n as f64 / 1024.0 / t);
+        row("Requests per second:", format!("{:.2}", done as f64 / t));
+        row("Transfer rate:", rate(r.bytes.read, "received"));
+        if info.sent_body {
+            row("&nbsp;", rate(r.bytes.written, "sent"));
+            row("&nbsp;", rate(r.bytes.read + r.bytes.written, "total"));
+        }
+    }
+    if done > 0 {
+        let h = &r.histograms;
+        let _ = writeln!(
+            o,
+            "<tr {tr}><th {td} colspan=4>Connection Times (ms)</th></tr>"
+        );
+        let _ = writeln!(
+            o,
+            "<tr {tr}><th {td}>&nbsp;</th> <th {td}>min</th>   <th {td}>avg</th>   <th {td}>max</th></tr>"
+        );
+        for (name, x) in [
+            ("Connect:", row_of(&h.connect.0)),
+            ("Processing:", row_of(&h.processing.0)),
+            ("Total:", row_of(&h.latency.0)),
+        ] {
+            let _ = writeln!(
+                o,
+                "<tr {tr}><th {td}>{name}</th><td {td}>{:5}</td><td {td}>{:5}</td><td {td}>{:5}</td></tr>",
+                x.min, x.mean, x.max
+            );
+        }
+    }
+    let _ = writeln!(o, "</table>");
+    o
 }
 
 /// The text ab prints after "Benchmarking …": from "Server Software:" to the
@@ -99,16 +246,14 @@ pub fn ab_report(r: &RunResult, info: &AbInfo) -> String {
     let _ = writeln!(o, "Concurrency Level:      {}", info.concurrency);
     let _ = writeln!(o, "Time taken for tests:   {t:.3} seconds");
     let _ = writeln!(o, "Complete requests:      {done}");
-    let connect: u64 = ErrorKind::ALL
-        .iter()
-        .filter(|k| k.is_connect())
-        .map(|&k| r.errors_of(k))
-        .sum();
-    let write_errors = r.errors_of(ErrorKind::Write);
-    let exceptions = r.errors_of(ErrorKind::Timeout);
-    let receive = r.requests.failed - connect - write_errors - exceptions;
-    let length = r.requests.length_mismatch;
-    let bad = r.requests.failed + length;
+    let Failed {
+        connect,
+        receive,
+        length,
+        exceptions,
+        write_errors,
+        bad,
+    } = Failed::of(r);
     let _ = writeln!(o, "Failed requests:        {bad}");
     if bad > 0 {
         let _ = writeln!(
@@ -170,10 +315,10 @@ pub fn ab_report(r: &RunResult, info: &AbInfo) -> String {
     }
     let h = &r.histograms;
     let rows = [
-        ("Connect:    ", row(&h.connect.0)),
-        ("Processing: ", row(&h.processing.0)),
-        ("Waiting:    ", row(&h.waiting.0)),
-        ("Total:      ", row(&h.latency.0)),
+        ("Connect:    ", row_of(&h.connect.0)),
+        ("Processing: ", row_of(&h.processing.0)),
+        ("Waiting:    ", row_of(&h.waiting.0)),
+        ("Total:      ", row_of(&h.latency.0)),
     ];
     let _ = writeln!(o, "\nConnection Times (ms)");
     if info.confidence {

@@ -20,7 +20,7 @@ pub mod svg;
 pub mod units;
 pub mod wrk;
 
-pub use ab::{ab_csv, ab_gnuplot, ab_report, AbInfo};
+pub use ab::{ab_csv, ab_gnuplot, ab_html, ab_report, AbInfo, HtmlAttrs};
 pub use bench::{bench_markdown, bench_table, changes_table};
 pub use capacity::{capacity_html, capacity_line, capacity_report};
 pub use dashboard::{dashboard_page, live_fragment, LiveStatus};

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub conn: usize,
+    /// The client's address and port.
+    pub peer: std::net::SocketAddr,
     pub at: Instant,
     pub method: String,
     pub path: String,
@@ -44,10 +46,10 @@ impl Recorder {
             let mut conn = 0;
             while !st.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok((sock, _)) => {
+                    Ok((sock, peer)) => {
                         conn += 1;
                         let (s, st, id) = (s.clone(), st.clone(), conn);
-                        std::thread::spawn(move || serve(sock, id, &s, &st));
+                        std::thread::spawn(move || serve(sock, id, peer, &s, &st));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
@@ -71,7 +73,13 @@ impl Drop for Recorder {
     }
 }
 
-fn serve(mut sock: TcpStream, conn: usize, seen: &Mutex<Vec<Seen>>, stop: &AtomicBool) {
+fn serve(
+    mut sock: TcpStream,
+    conn: usize,
+    peer: std::net::SocketAddr,
+    seen: &Mutex<Vec<Seen>>,
+    stop: &AtomicBool,
+) {
     sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16384];
@@ -118,6 +126,7 @@ fn serve(mut sock: TcpStream, conn: usize, seen: &Mutex<Vec<Seen>>, stop: &Atomi
             let body = if method == "HEAD" { "" } else { "PONG" };
             let r = Seen {
                 conn,
+                peer,
                 at: Instant::now(),
                 method,
                 path: path.clone(),

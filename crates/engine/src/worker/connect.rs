@@ -2,7 +2,7 @@
 //! writing what a connection's protocol has queued, and closing, with the failures
 //! each step can end in.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 use mio::Token;
@@ -10,6 +10,7 @@ use mio::Token;
 use super::{fresh_proto, State, Worker};
 use crate::error::ErrorKind;
 use crate::io::Stream;
+use crate::net::TunnelReply;
 use crate::proto::Proto;
 use crate::recorder::micros;
 use crate::result::TlsSession;
@@ -30,7 +31,7 @@ impl Worker<'_> {
             .as_ref()
             .map(|cfg| (cfg, self.spec.target.host.as_str()));
         let address = self.address.as_ref().unwrap_or(&self.spec.target.address);
-        match Stream::connect(address, tls) {
+        match Stream::connect(address, tls, &self.spec.socket, self.tunnel.is_some()) {
             Ok(mut s) => {
                 if let Err(e) = s.register(self.poll.registry(), Token(ci)) {
                     self.connect_failed(ci, now, &e);
@@ -51,21 +52,89 @@ impl Worker<'_> {
         let Some(s) = &c.stream else { return };
         match s.connected() {
             Ok(false) => {}
-            Ok(true) => {
-                c.state = State::Open;
-                c.failures = 0;
-                c.connect_us = micros(c.connect_started, now);
-                if matches!(s, Stream::Tls(_)) {
-                    c.handshake_started = Some(now);
-                }
-                for p in c.pending.iter_mut() {
-                    p.sent = now;
-                }
-                // Requests that lost their stream with the last socket get one now.
-                self.open_streams(ci);
-                self.write(ci, now);
+            Ok(true) if self.tunnel.is_some() => {
+                c.state = State::Tunnel(0);
+                c.reply.clear();
+                let mut buf = [0u8; 0];
+                self.on_tunnel(ci, &mut buf, now);
             }
+            Ok(true) => self.opened(ci, now),
             Err(e) => self.connect_failed(ci, now, &e),
+        }
+    }
+
+    /// The connection reached the server (directly, or through the proxy's tunnel):
+    /// its requests go out, after the TLS handshake when there is one.
+    fn opened(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        c.state = State::Open;
+        c.failures = 0;
+        c.connect_us = micros(c.connect_started, now);
+        if matches!(c.stream, Some(Stream::Tls(_))) {
+            c.handshake_started = Some(now);
+        }
+        for p in c.pending.iter_mut() {
+            p.sent = now;
+        }
+        // Requests that lost their stream with the last socket get one now.
+        self.open_streams(ci);
+        self.write(ci, now);
+    }
+
+    /// Connected to the proxy: writes the rest of CONNECT, then reads the proxy's
+    /// answer into the connection's `reply` (`buf` is scratch; empty right after the
+    /// connect, when nothing can have been answered). 2xx starts TLS to the server;
+    /// anything else fails the connect as refused by the proxy.
+    pub(super) fn on_tunnel(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
+        let request = self.tunnel.as_deref().unwrap_or_default();
+        let c = &mut self.conns[ci];
+        let (State::Tunnel(mut written), Some(s)) = (c.state, &mut c.stream) else {
+            return;
+        };
+        while written < request.len() {
+            match s.write(&request[written..]) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.connect_failed(ci, now, &e),
+            }
+        }
+        c.state = State::Tunnel(written);
+        if written < request.len() || buf.is_empty() {
+            return;
+        }
+        loop {
+            let c = &mut self.conns[ci];
+            let Some(s) = &mut c.stream else { return };
+            match s.read(buf) {
+                Ok(0) => return self.connect_failed_as(ci, now, ErrorKind::ProxyRefused),
+                Ok(n) => {
+                    c.reply.extend_from_slice(&buf[..n]);
+                    match crate::net::tunnel_reply(&c.reply) {
+                        TunnelReply::Partial => {}
+                        TunnelReply::Refused(_) => {
+                            return self.connect_failed_as(ci, now, ErrorKind::ProxyRefused)
+                        }
+                        TunnelReply::Open => {
+                            c.reply = Vec::new();
+                            let tls = self.spec.tls.as_ref().expect("https has TLS settings");
+                            let tcp = c.stream.take().expect("checked above");
+                            match tcp.start_tls(tls, &self.spec.target.host) {
+                                Ok(t) => c.stream = Some(t),
+                                Err(e) => {
+                                    // The TCP socket closed with the failed stream.
+                                    self.sockets -= 1;
+                                    return self.connect_failed(ci, now, &e);
+                                }
+                            }
+                            return self.opened(ci, now);
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.connect_failed(ci, now, &e),
+            }
         }
     }
 
@@ -216,7 +285,10 @@ impl Worker<'_> {
         let c = &mut self.conns[ci];
         if let Some(mut s) = c.stream.take() {
             s.deregister(self.poll.registry());
-            s.shutdown();
+            // Closing with a reset: no FIN first (the descriptor's close sends RST).
+            if !self.spec.socket.reset_on_close {
+                s.shutdown();
+            }
             self.sockets -= 1;
         }
         match &mut c.proto {
@@ -227,6 +299,7 @@ impl Worker<'_> {
             p.stream = 0;
         }
         c.first_byte = None;
+        c.reply.clear();
         c.state = State::Closed;
     }
 

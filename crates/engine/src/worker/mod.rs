@@ -84,6 +84,8 @@ enum State {
     Closed,
     /// Connect under way.
     Connecting,
+    /// Connected to the proxy; CONNECT's first `.0` bytes written, its answer awaited.
+    Tunnel(usize),
     /// Connected.
     Open,
     /// Waiting before reconnecting after a failed connect.
@@ -131,6 +133,8 @@ struct Conn {
     own: Vec<u8>,
     /// Several requests in turn: the one this connection sends next.
     turn: usize,
+    /// The proxy's answer to CONNECT, read so far (empty but while tunnelling).
+    reply: Vec<u8>,
 }
 
 impl Conn {
@@ -153,6 +157,7 @@ impl Conn {
             session: None,
             own: Vec::new(),
             turn: 0,
+            reply: Vec::new(),
         }
     }
 
@@ -239,8 +244,11 @@ pub(crate) struct Worker<'a> {
     delayed: BinaryHeap<Reverse<(Instant, usize)>>,
     /// The script stopped this thread.
     stopped: bool,
-    /// Where this thread connects, when the script chose an address of its own.
+    /// Where this thread connects: the proxy's address, or the one the script chose;
+    /// `None`: the target's.
     address: Option<Address>,
+    /// The CONNECT request that opens each connection's tunnel (https via a proxy).
+    tunnel: Option<Vec<u8>>,
     // Progress deltas not yet published.
     pub_completed: u64,
     pub_failed: u64,
@@ -358,10 +366,15 @@ impl<'a> Worker<'a> {
             delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
             stopped: false,
-            address: hooks
-                .as_ref()
-                .and_then(|h| h.address())
-                .map(|a| Address::Tcp(vec![a])),
+            address: match &spec.proxy {
+                Some(p) => Some(Address::Tcp(p.address.clone())),
+                None => (hooks.as_ref())
+                    .and_then(|h| h.address())
+                    .map(|a| Address::Tcp(vec![a])),
+            },
+            tunnel: (spec.proxy.as_ref())
+                .filter(|_| spec.target.tls)
+                .map(|p| p.connect_request(&spec.target)),
             hooks,
             pub_completed: 0,
             pub_failed: 0,
@@ -454,6 +467,7 @@ impl<'a> Worker<'a> {
                 let now = Instant::now();
                 match self.conns[ci].state {
                     State::Connecting => self.on_connecting(ci, now),
+                    State::Tunnel(_) => self.on_tunnel(ci, &mut buf, now),
                     State::Open => {
                         let closing = ev.is_read_closed() || ev.is_error();
                         if ev.is_readable() || closing {
@@ -616,7 +630,7 @@ impl<'a> Worker<'a> {
         match self.conns[ci].state {
             State::Open => self.write(ci, now),
             State::Closed => self.connect(ci, now),
-            State::Connecting | State::Backoff(_) => {
+            State::Connecting | State::Tunnel(_) | State::Backoff(_) => {
                 unreachable!("only open or closed connections start a batch")
             }
         }
@@ -882,7 +896,9 @@ impl<'a> Worker<'a> {
                     self.conns[ci].state = State::Closed;
                     self.make_idle(ci);
                 }
-                State::Connecting if now - c.connect_started >= connect_timeout => {
+                State::Connecting | State::Tunnel(_)
+                    if now - c.connect_started >= connect_timeout =>
+                {
                     self.drop_socket(ci);
                     self.conns[ci].state = State::Backoff(now);
                     self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
