@@ -17,6 +17,7 @@ pub enum Format {
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dashboard::Dashboard;
+use crate::randurl;
 use crate::targets;
 
 /// Arguments of `stampede load`.
@@ -30,6 +31,24 @@ pub struct LoadArgs {
     /// separated by blank lines; every URL on the same server (instead of URL)
     #[arg(long = "targets", value_name = "FILE", conflicts_with_all = ["url", "body_file", "method"])]
     pub targets: Option<String>,
+    /// The URL is a regular expression: each request gets a new path drawn from it (oha's
+    /// --rand-regex-url); the scheme, host and port must be fixed text (dots escaped as
+    /// \.), e.g. 'http://127\.0\.0\.1:8080/item/[0-9]{4}'
+    #[arg(
+        long = "rand-regex-url",
+        requires = "url",
+        conflicts_with_all = ["targets", "body_lines", "http2", "inject"]
+    )]
+    pub rand_regex_url: bool,
+    /// With --rand-regex-url: how many more times than its minimum an open repetition
+    /// (*, +, {n,}) may repeat
+    #[arg(
+        long = "max-repeat",
+        value_name = "N",
+        default_value_t = 4,
+        requires = "rand_regex_url"
+    )]
+    pub max_repeat: u32,
     /// One request per non-empty line of FILE, the line as its body (with -m's method
     /// and the -H headers), used in turn
     #[arg(long = "body-lines", value_name = "FILE", conflicts_with = "body_file")]
@@ -45,12 +64,13 @@ pub struct LoadArgs {
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
+            "rand_regex_url",
         ]
     )]
     pub spec: Option<String>,
     /// Write the spec these flags make to FILE ('-': standard output), to run the same
     /// load elsewhere with --spec, and exit without running it
-    #[arg(long = "save-spec", value_name = "FILE", conflicts_with = "spec")]
+    #[arg(long = "save-spec", value_name = "FILE", conflicts_with_all = ["spec", "rand_regex_url"])]
     pub save_spec: Option<String>,
     /// Concurrent connections
     #[arg(
@@ -248,6 +268,10 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     let headers = (a.headers.iter())
         .map(|h| common::header_arg(h))
         .collect::<Result<Vec<_>, _>>()?;
+    let pattern = match (&a.url, a.rand_regex_url) {
+        (Some(url), true) => Some(randurl::UrlPattern::parse(url, a.max_repeat)?),
+        _ => None,
+    };
     let (target, variety) = match (&a.targets, &a.url) {
         (Some(file), _) => {
             let text = std::fs::read_to_string(file)
@@ -260,7 +284,15 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
             let read = |p: &str| common::read_body(p);
             targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?
         }
-        (None, Some(url)) => (common::resolve(url, a.unix_socket.as_deref())?, Vec::new()),
+        (None, Some(url)) => match &pattern {
+            // The fixed origin is resolved; the report names the pattern.
+            Some(p) => {
+                let mut t = common::resolve(&format!("{}/", p.origin), a.unix_socket.as_deref())?;
+                t.url = url.clone();
+                (t, Vec::new())
+            }
+            None => (common::resolve(url, a.unix_socket.as_deref())?, Vec::new()),
+        },
         (None, None) => return Err(Exit::usage("give a URL, --targets FILE or --spec FILE")),
     };
     let request = |body: Option<Vec<u8>>| {
@@ -324,6 +356,19 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     }
     spec.seed = a.seed;
     a.net.apply(&mut spec)?;
+    if let Some(p) = pattern {
+        if spec.proxy.is_some() && !spec.target.tls {
+            return Err(Exit::usage(
+                "--rand-regex-url with --proxy: drawn paths go through a proxy's tunnel only; use an https:// URL",
+            ));
+        }
+        spec.hooks = Some(randurl::RandomPaths::hooks(
+            p,
+            &spec.request,
+            spec.pipeline,
+            a.seed,
+        ));
+    }
     Ok(spec)
 }
 

@@ -26,6 +26,7 @@ mod k8s;
 mod live;
 mod load;
 mod merge;
+mod randurl;
 mod serve;
 mod ssh;
 mod targets;

@@ -272,3 +272,52 @@ fn dialects_name_refused_and_inert_flags() {
     );
     assert_eq!(srv.seen().len(), 2);
 }
+
+#[test]
+fn rand_regex_url_draws_a_new_path_for_every_request() {
+    let rec = Recorder::start();
+    let pattern = format!(r"http://127\.0\.0\.1:{}/i/[a-z]{{3}}(\?v=[0-9])?", rec.port);
+    let out = stampede(&[
+        "load",
+        "--rand-regex-url",
+        &pattern,
+        "-n",
+        "60",
+        "-c",
+        "3",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen = rec.seen();
+    assert_eq!(seen.len(), 60);
+    let mut paths: Vec<&str> = seen.iter().map(|s| s.path.as_str()).collect();
+    for p in &paths {
+        let (path, query) = p.split_once('?').unwrap_or((p, ""));
+        let name = path.strip_prefix("/i/").unwrap_or("");
+        assert!(
+            name.len() == 3 && name.bytes().all(|b| b.is_ascii_lowercase()),
+            "{p}"
+        );
+        assert!(
+            query.is_empty() || (query.len() == 3 && query.starts_with("v=")),
+            "{p}"
+        );
+    }
+    paths.sort();
+    paths.dedup();
+    assert!(paths.len() > 50, "{paths:?}");
+    // The origin must be fixed text; the message says how to write it.
+    let out = stampede(&[
+        "load",
+        "--rand-regex-url",
+        "http://127.0.0.1:[0-9]+/",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("escape each dot"),
+        "{}",
+        text(&out.stderr)
+    );
+}
