@@ -25,10 +25,13 @@ use crate::common::Exit;
 enum Node {
     /// Fixed bytes.
     Text(Vec<u8>),
-    /// One character from inclusive ranges, with the total count of characters.
-    Chars(Vec<(u32, u32)>, u64),
-    /// One byte from inclusive ranges (a byte-oriented class).
-    Bytes(Vec<(u8, u8)>, u64),
+    /// One of the characters in inclusive ranges (`count` of them in all), written as
+    /// UTF-8, or as one byte for a byte-oriented class (`bytes`).
+    Class {
+        ranges: Vec<(u32, u32)>,
+        count: u64,
+        bytes: bool,
+    },
     /// The node from `min` to `max` times.
     Repeat(Box<Node>, u32, u32),
     Concat(Vec<Node>),
@@ -36,22 +39,31 @@ enum Node {
 }
 
 impl Node {
+    fn class(ranges: Vec<(u32, u32)>, bytes: bool) -> Node {
+        let count = ranges.iter().map(|(a, b)| (b - a) as u64 + 1).sum();
+        Node::Class {
+            ranges,
+            count,
+            bytes,
+        }
+    }
+
     fn of(h: &Hir, max_repeat: u32) -> Node {
         match h.kind() {
             HirKind::Empty | HirKind::Look(_) => Node::Text(Vec::new()),
             HirKind::Literal(l) => Node::Text(l.0.to_vec()),
-            HirKind::Class(Class::Unicode(c)) => {
-                let r: Vec<(u32, u32)> = (c.ranges().iter())
+            HirKind::Class(Class::Unicode(c)) => Node::class(
+                (c.ranges().iter())
                     .map(|r| (r.start() as u32, r.end() as u32))
-                    .collect();
-                let n = r.iter().map(|(a, b)| (b - a) as u64 + 1).sum();
-                Node::Chars(r, n)
-            }
-            HirKind::Class(Class::Bytes(c)) => {
-                let r: Vec<(u8, u8)> = c.ranges().iter().map(|r| (r.start(), r.end())).collect();
-                let n = r.iter().map(|(a, b)| (b - a) as u64 + 1).sum();
-                Node::Bytes(r, n)
-            }
+                    .collect(),
+                false,
+            ),
+            HirKind::Class(Class::Bytes(c)) => Node::class(
+                (c.ranges().iter())
+                    .map(|r| (r.start() as u32, r.end() as u32))
+                    .collect(),
+                true,
+            ),
             HirKind::Repetition(r) => {
                 let max = r.max.unwrap_or(r.min.saturating_add(max_repeat));
                 Node::Repeat(Box::new(Node::of(&r.sub, max_repeat)), r.min, max)
@@ -64,33 +76,35 @@ impl Node {
         }
     }
 
-    /// Appends a drawn string to `out`.
+    /// Appends a drawn string to `out`, each byte a request-target may not hold
+    /// percent-encoded.
     fn draw(&self, rng: &mut Rng, out: &mut Vec<u8>) {
         let below = |rng: &mut Rng, n: u64| rng.next_u64() % n.max(1);
         match self {
-            Node::Text(t) => out.extend_from_slice(t),
-            Node::Chars(ranges, n) => {
-                let mut k = below(rng, *n);
+            Node::Text(t) => t.iter().for_each(|&b| push_safe(out, b)),
+            Node::Class {
+                ranges,
+                count,
+                bytes,
+            } => {
+                let mut k = below(rng, *count);
                 for &(a, b) in ranges {
                     let size = (b - a) as u64 + 1;
-                    if k < size {
-                        let c = char::from_u32(a + k as u32).unwrap_or('\u{fffd}');
+                    if k >= size {
+                        k -= size;
+                        continue;
+                    }
+                    let v = a + k as u32;
+                    if *bytes {
+                        push_safe(out, v as u8);
+                    } else {
+                        let c = char::from_u32(v).unwrap_or('\u{fffd}');
                         let mut tmp = [0u8; 4];
-                        out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-                        return;
+                        c.encode_utf8(&mut tmp)
+                            .bytes()
+                            .for_each(|b| push_safe(out, b));
                     }
-                    k -= size;
-                }
-            }
-            Node::Bytes(ranges, n) => {
-                let mut k = below(rng, *n);
-                for &(a, b) in ranges {
-                    let size = (b - a) as u64 + 1;
-                    if k < size {
-                        out.push(a + k as u8);
-                        return;
-                    }
-                    k -= size;
+                    return;
                 }
             }
             Node::Repeat(sub, min, max) => {
@@ -102,6 +116,16 @@ impl Node {
             Node::Concat(v) => v.iter().for_each(|n| n.draw(rng, out)),
             Node::Either(v) => v[below(rng, v.len() as u64) as usize].draw(rng, out),
         }
+    }
+}
+
+/// Appends `b`, percent-encoded unless it is visible ASCII.
+fn push_safe(out: &mut Vec<u8>, b: u8) {
+    if b.is_ascii_graphic() {
+        out.push(b);
+    } else {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
     }
 }
 
@@ -141,7 +165,12 @@ impl UrlPattern {
             None if rest.is_empty() => lead.len(),
             None => return Err(fixed()),
         };
-        let mut parts = vec![Node::Text(lead.as_bytes()[start..].to_vec())];
+        // The path starts with `/` (before a query, or for a bare origin).
+        let mut first = lead.as_bytes()[start..].to_vec();
+        if first.first() != Some(&b'/') {
+            first.insert(0, b'/');
+        }
+        let mut parts = vec![Node::Text(first)];
         parts.extend(rest.iter().map(|h| Node::of(h, max_repeat)));
         Ok(UrlPattern {
             origin: lead[..start].to_string(),
@@ -149,34 +178,34 @@ impl UrlPattern {
         })
     }
 
-    /// A drawn path and query, starting with `/`, every byte allowed in a
-    /// request-target.
-    pub fn draw(&self, rng: &mut Rng) -> String {
-        let mut raw = Vec::with_capacity(64);
-        self.path.draw(rng, &mut raw);
-        let mut out = String::with_capacity(raw.len() + 1);
-        if raw.first() != Some(&b'/') {
-            out.push('/');
-        }
-        for b in raw {
-            if b.is_ascii_graphic() {
-                out.push(b as char);
-            } else {
-                out.push_str(&format!("%{b:02X}"));
-            }
-        }
-        out
+    /// Appends a drawn path and query to `out`: it starts with `/`, and every byte is
+    /// one a request-target may hold.
+    pub fn draw_into(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+        self.path.draw(rng, out);
+    }
+
+    /// A drawn path and query (see [`UrlPattern::draw_into`]).
+    #[cfg(test)]
+    fn draw(&self, rng: &mut Rng) -> String {
+        let mut out = Vec::with_capacity(64);
+        self.draw_into(rng, &mut out);
+        String::from_utf8(out).expect("drawn paths are ASCII")
     }
 }
 
 /// The run's requests with drawn paths: `request` split around its request-target.
-pub struct RandomPaths {
+struct Draw {
     pattern: UrlPattern,
     /// The request line up to the target (`GET `).
     before: Vec<u8>,
     /// From the space after the target to the end of the body.
     after: Vec<u8>,
     pipeline: usize,
+}
+
+/// The hooks' source: the run's [`Draw`], shared by its threads.
+pub struct RandomPaths {
+    draw: Arc<Draw>,
     seed: u64,
 }
 
@@ -187,11 +216,14 @@ impl RandomPaths {
         let b = &request.bytes;
         let sp1 = b.iter().position(|&c| c == b' ').unwrap_or(0);
         let sp2 = sp1 + 1 + b[sp1 + 1..].iter().position(|&c| c == b' ').unwrap_or(0);
-        Hooks(Arc::new(RandomPaths {
+        let draw = Draw {
             pattern,
             before: b[..=sp1].to_vec(),
             after: b[sp2..].to_vec(),
             pipeline: pipeline.max(1),
+        };
+        Hooks(Arc::new(RandomPaths {
+            draw: Arc::new(draw),
             seed,
         }))
     }
@@ -199,20 +231,14 @@ impl RandomPaths {
 
 /// One worker thread's drawing: the run's pattern and request, its own generator.
 struct ThreadPaths {
-    run: Arc<RandomPaths>,
+    draw: Arc<Draw>,
     rng: Rng,
 }
 
 impl ThreadHooksSource for RandomPaths {
     fn thread(&self, index: usize) -> Box<dyn ThreadHooks> {
         Box::new(ThreadPaths {
-            run: Arc::new(RandomPaths {
-                pattern: self.pattern.clone(),
-                before: self.before.clone(),
-                after: self.after.clone(),
-                pipeline: self.pipeline,
-                seed: self.seed,
-            }),
+            draw: self.draw.clone(),
             rng: Rng::new(self.seed.wrapping_add(index as u64)),
         })
     }
@@ -232,11 +258,11 @@ impl ThreadHooks for ThreadPaths {
         None
     }
     fn request(&mut self, out: &mut Vec<u8>) -> Flow {
-        let run = &*self.run;
-        for _ in 0..run.pipeline {
-            out.extend_from_slice(&run.before);
-            out.extend_from_slice(run.pattern.draw(&mut self.rng).as_bytes());
-            out.extend_from_slice(&run.after);
+        let d = &*self.draw;
+        for _ in 0..d.pipeline {
+            out.extend_from_slice(&d.before);
+            d.pattern.draw_into(&mut self.rng, out);
+            out.extend_from_slice(&d.after);
         }
         Flow::Go
     }
@@ -284,9 +310,11 @@ mod tests {
             assert!(x <= 3, "{s}");
             assert!(s.ends_with("?q=%20") || s.ends_with("?q=%C3%A9"), "{s}");
         }
-        // A fixed URL is its own path.
+        // A fixed URL is its own path; a query alone gets the path `/`.
         let p = UrlPattern::parse("http://h:1", 3).unwrap();
         assert_eq!(p.draw(&mut rng), "/");
+        let p = UrlPattern::parse(r"http://h:1\?a=[0-9]", 3).unwrap();
+        assert!(p.draw(&mut rng).starts_with("/?a="));
     }
 
     #[test]

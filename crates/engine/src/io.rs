@@ -42,9 +42,7 @@ impl Stream {
                 let s = crate::net::connect_tcp(a[0], opts)?;
                 s.set_nodelay(true)?;
                 match tls {
-                    Some((config, host)) if !tunnel => {
-                        Stream::Tls(Box::new(TlsStream::client(s, config.clone(), host)?))
-                    }
+                    Some((config, host)) if !tunnel => Stream::Tcp(s).start_tls(config, host)?,
                     _ => Stream::Tcp(s),
                 }
             }
@@ -56,8 +54,9 @@ impl Stream {
         })
     }
 
-    /// Turns a TCP stream whose proxy tunnel just opened into TLS to the server at its
-    /// end (the socket's registration with the poll is the descriptor's and stays).
+    /// Turns a TCP stream into TLS to `host`: at once for https, or once a proxy's
+    /// tunnel has opened (the socket's registration with the poll is the descriptor's
+    /// and stays).
     pub(crate) fn start_tls(self, config: &Arc<ClientConfig>, host: &str) -> io::Result<Stream> {
         match self {
             Stream::Tcp(s) => Ok(Stream::Tls(Box::new(TlsStream::client(

@@ -79,19 +79,26 @@ impl SocketOptions {
     }
 }
 
+/// A TCP socket for `to` with `opts` set and bound to the local address, not yet
+/// connected.
+fn tcp_socket(to: SocketAddr, opts: &SocketOptions) -> io::Result<Socket> {
+    let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))?;
+    opts.apply(SockRef::from(&s))?;
+    if let Some(ip) = opts.local {
+        s.bind(&SocketAddr::new(ip, 0).into())?;
+    }
+    Ok(s)
+}
+
 /// A non-blocking TCP connect to `to` with `opts`; the connect completes later (the
 /// socket turns writable).
 pub(crate) fn connect_tcp(to: SocketAddr, opts: &SocketOptions) -> io::Result<mio::net::TcpStream> {
     if opts.is_default() {
         return mio::net::TcpStream::connect(to);
     }
-    let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))?;
+    let s = tcp_socket(to, opts)?;
     s.set_nonblocking(true)?;
     s.set_cloexec(true)?;
-    opts.apply(SockRef::from(&s))?;
-    if let Some(ip) = opts.local {
-        s.bind(&SocketAddr::new(ip, 0).into())?;
-    }
     match s.connect(&to.into()) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
@@ -106,11 +113,7 @@ pub(crate) fn connect_blocking(
     opts: &SocketOptions,
     timeout: Duration,
 ) -> io::Result<std::net::TcpStream> {
-    let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))?;
-    opts.apply(SockRef::from(&s))?;
-    if let Some(ip) = opts.local {
-        s.bind(&SocketAddr::new(ip, 0).into())?;
-    }
+    let s = tcp_socket(to, opts)?;
     s.connect_timeout(&to.into(), timeout)?;
     Ok(s.into())
 }
@@ -311,8 +314,8 @@ pub(crate) fn tunnel_blocking(
     let mut got = Vec::new();
     let mut buf = [0u8; 1024];
     loop {
-        // One byte at a time past the first read would be slow; the answer is small
-        // and nothing follows it until the client speaks TLS.
+        // Nothing follows the answer until the client speaks TLS, so no read can take
+        // bytes of the server's.
         let n = s.read(&mut buf)?;
         if n == 0 {
             return Err(io::Error::new(
