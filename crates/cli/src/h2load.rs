@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use stampede_engine::arrivals::Period;
+use stampede_engine::h2::H2Settings;
 use stampede_engine::target::Address;
 use stampede_engine::{LoadSpec, Request, RequestBuilder, Shape, Target};
-use stampede_report::{h2load_preamble, h2load_report, loud_warnings, H2loadInfo};
+use stampede_report::{h2load_log, h2load_preamble, h2load_report, loud_warnings, H2loadInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dialect::{Dialect, Refused};
@@ -80,11 +81,6 @@ pub const DIALECT: Dialect = Dialect {
             why: "requests at scripted offsets from each client's start are not scheduled",
             instead: "--rps N paces each client; several URIs are used in turn",
         },
-        Refused {
-            flag: "--log-file",
-            why: "a per-request log with status codes is not written",
-            instead: "--result FILE keeps the run's full result (JSON with histograms), and `stampede ab -g FILE` a line per request",
-        },
     ],
     inert: &[],
     prefixes: false,
@@ -114,13 +110,13 @@ pub struct H2loadArgs {
     /// Max concurrent streams per client (HTTP/1.1: requests pipelined)
     #[arg(short = 'm', long = "max-concurrent-streams", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     streams: u64,
-    /// Largest frame we accept: only h2load's default, 16K (what stampede accepts)
+    /// Largest frame payload this client reads (16K to 16M-1)
     #[arg(short = 'f', long = "max-frame-size", value_name = "SIZE", value_parser = parse_size)]
     max_frame_size: Option<u64>,
-    /// Stream window 2^N-1: only h2load's default, 30 (stampede opens 1 GiB windows)
+    /// Each stream's receive window, 2^N-1 bytes (1 to 30; default about 1 GiB)
     #[arg(short = 'w', long = "window-bits", value_name = "N")]
     window_bits: Option<u32>,
-    /// Connection window 2^N-1: only h2load's default, 30
+    /// The connection's receive window, 2^N-1 bytes (1 to 30; default about 1 GiB)
     #[arg(short = 'W', long = "connection-window-bits", value_name = "N")]
     connection_window_bits: Option<u32>,
     /// Add or override a header of the requests
@@ -156,10 +152,10 @@ pub struct H2loadArgs {
     /// Use HTTP/1.1
     #[arg(long = "h1")]
     h1: bool,
-    /// Decoder header table size: only h2load's default, 4K
+    /// Decoder header table size: how much the server may index for responses
     #[arg(long = "header-table-size", value_name = "SIZE", value_parser = parse_size)]
     header_table_size: Option<u64>,
-    /// Encoder header table size: only h2load's default, 4K
+    /// Encoder header table size: request fields that do not fit go as literals
     #[arg(long = "encoder-header-table-size", value_name = "SIZE", value_parser = parse_size)]
     encoder_header_table_size: Option<u64>,
     /// Connect to `HOST[:PORT]` instead of the URI's authority (kept in the requests)
@@ -168,6 +164,11 @@ pub struct H2loadArgs {
     /// Requests per second for each client
     #[arg(long = "rps", value_name = "N")]
     rps: Option<f64>,
+    /// A line per request after the run: start (µs since the epoch), status (-1: failed)
+    /// and µs to the end of its response, tab-separated; kept in memory until the run
+    /// ends, 40 bytes per request
+    #[arg(long = "log-file", value_name = "PATH")]
+    log_file: Option<String>,
     /// Print the requests before the run
     #[arg(short = 'v', long = "verbose")]
     verbose: bool,
@@ -250,6 +251,9 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         ..info
     };
     common::out(&h2load_report(r, &info));
+    if let (Some(path), Some(records)) = (&a.log_file, run.requests.as_deref()) {
+        common::write_file(path, &h2load_log(records))?;
+    }
     a.result.write(r)?;
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
@@ -383,48 +387,50 @@ fn speaks_http2(a: &H2loadArgs, tls: bool) -> Result<bool, Exit> {
     Ok(ids.iter().any(|p| p.starts_with("h2")))
 }
 
-/// h2load's defaults are stampede's; other values of these flags are refused.
-fn defaults_only(a: &H2loadArgs) -> Result<(), Exit> {
-    let fixed = [
-        (
-            "-f, --max-frame-size",
-            a.max_frame_size,
-            16 << 10,
-            "16K: stampede accepts frames of the 16 KiB default and does not offer larger",
-        ),
-        (
-            "-w, --window-bits",
-            a.window_bits.map(u64::from),
-            30,
-            "30: stampede opens 1 GiB stream windows so that flow control never paces a run",
-        ),
-        (
-            "-W, --connection-window-bits",
-            a.connection_window_bits.map(u64::from),
-            30,
-            "30: stampede opens a 1 GiB connection window",
-        ),
-        (
-            "--header-table-size",
-            a.header_table_size,
-            4 << 10,
-            "4K: stampede's HPACK decoder keeps the default 4,096-byte table",
-        ),
-        (
-            "--encoder-header-table-size",
-            a.encoder_header_table_size,
-            4 << 10,
-            "4K: stampede's encoder uses at most the default 4,096-byte table",
-        ),
-    ];
-    for (flag, given, only, why) in fixed {
-        if let Some(v) = given.filter(|v| *v != only) {
+/// What each HTTP/2 connection offers the server, from `-w`, `-W`, `-f` and the
+/// header table sizes; flags left out keep stampede's defaults (1 GiB windows, which
+/// h2load's default of 2^30-1 matches within a byte).
+fn h2_settings(a: &H2loadArgs) -> Result<H2Settings, Exit> {
+    let mut s = H2Settings::default();
+    let bits = |flag: &str, n: u32| -> Result<u32, Exit> {
+        match n {
+            1..=30 => Ok((1u32 << n) - 1),
+            0 => Err(Exit::usage(format!(
+                "{flag} 0: a window of 2^0-1 = 0 bytes lets no response body through; give 1 to 30"
+            ))),
+            _ => Err(Exit::usage(format!(
+                "{flag} {n}: give an integer from 1 to 30 (a window of 2^N-1 bytes)"
+            ))),
+        }
+    };
+    if let Some(n) = a.window_bits {
+        s.stream_window = bits("-w, --window-bits", n)?;
+    }
+    if let Some(n) = a.connection_window_bits {
+        s.connection_window = bits("-W, --connection-window-bits", n)?;
+    }
+    if let Some(f) = a.max_frame_size {
+        if !(16_384..=16_777_215).contains(&f) {
             return Err(Exit::usage(format!(
-                "{flag} {v}: only h2load's default is taken, {why}; leave it out"
+                "-f, --max-frame-size {f}: give a size from 16K to 16777215 (RFC 9113's range)"
             )));
         }
+        s.max_frame = f as u32;
     }
-    Ok(())
+    let table = |flag: &str, v: u64| -> Result<u32, Exit> {
+        u32::try_from(v).map_err(|_| {
+            Exit::usage(format!(
+                "{flag} {v}: give a size below 4G (HTTP/2 sends it in 32 bits)"
+            ))
+        })
+    };
+    if let Some(v) = a.header_table_size {
+        s.header_table = table("--header-table-size", v)?;
+    }
+    if let Some(v) = a.encoder_header_table_size {
+        s.encoder_table = table("--encoder-header-table-size", v)?;
+    }
+    Ok(s)
 }
 
 /// h2load's flags as a run and the report's preamble. Pure apart from resolving the
@@ -434,7 +440,7 @@ fn translate(
     uris: &[String],
     body: Option<Vec<u8>>,
 ) -> Result<(LoadSpec, H2loadInfo), Exit> {
-    defaults_only(a)?;
+    let h2 = h2_settings(a)?;
     if a.clients == 0 || a.threads == 0 || a.streams == 0 {
         return Err(Exit::usage("-c, -t and -m must be at least 1"));
     }
@@ -517,6 +523,8 @@ fn translate(
     }
     spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
     spec.http2 = http2;
+    spec.h2 = h2;
+    spec.record_requests = a.log_file.is_some();
     // h2load's rule: an HTTP/1.1 client posting a body pipelines nothing.
     spec.pipeline = if !http2 && body.is_some() {
         1
@@ -622,7 +630,15 @@ mod tests {
             ),
             (&["-p", "spdy", "http://127.0.0.1:9/"], "-p"),
             (&["--npn-list", "h3", "https://127.0.0.1:9/"], "--npn-list"),
-            (&["-w", "16", "http://127.0.0.1:9/"], "-w"),
+            (&["-w", "0", "http://127.0.0.1:9/"], "-w"),
+            (&["-w", "31", "http://127.0.0.1:9/"], "-w"),
+            (&["-W", "0", "http://127.0.0.1:9/"], "-W"),
+            (&["-f", "1K", "http://127.0.0.1:9/"], "-f"),
+            (&["-f", "16M", "http://127.0.0.1:9/"], "-f"),
+            (
+                &["--header-table-size", "4G", "http://127.0.0.1:9/"],
+                "--header-table-size",
+            ),
             (
                 &["--connect-to", "[::1", "http://127.0.0.1:9/"],
                 "--connect-to",
@@ -668,13 +684,26 @@ mod tests {
             (vec!["--max-concurrent-streams", "8", u], |s| {
                 assert_eq!(s.pipeline, 8)
             }),
-            (vec!["-f", "16K", u], |s| assert!(s.http2)),
-            (vec!["--max-frame-size", "16384", u], |s| assert!(s.http2)),
-            (vec!["-w", "30", u], |s| assert!(s.http2)),
-            (vec!["--window-bits", "30", u], |s| assert!(s.http2)),
-            (vec!["-W", "30", u], |s| assert!(s.http2)),
-            (vec!["--connection-window-bits", "30", u], |s| {
-                assert!(s.http2)
+            (vec!["-f", "32K", u], |s| {
+                assert_eq!(s.h2.max_frame, 32 << 10)
+            }),
+            (vec!["--max-frame-size", "16384", u], |s| {
+                assert_eq!(s.h2.max_frame, 16384)
+            }),
+            (vec!["-w", "16", u], |s| {
+                assert_eq!(s.h2.stream_window, 65535)
+            }),
+            (vec!["--window-bits", "30", u], |s| {
+                assert_eq!(s.h2.stream_window, (1 << 30) - 1)
+            }),
+            (vec!["-W", "14", u], |s| {
+                assert_eq!(s.h2.connection_window, 16383)
+            }),
+            (vec!["--connection-window-bits", "20", u], |s| {
+                assert_eq!(s.h2.connection_window, (1 << 20) - 1)
+            }),
+            (vec!["--log-file", "l.txt", u], |s| {
+                assert!(s.record_requests)
             }),
             (vec!["-H", "X-A: 1", u], |s| {
                 assert!(String::from_utf8_lossy(&s.request.bytes).contains("X-A: 1\r\n"))
@@ -728,9 +757,11 @@ mod tests {
                 |s| assert!(s.http2),
             ),
             (vec!["--h1", u], |s| assert!(!s.http2)),
-            (vec!["--header-table-size", "4K", u], |s| assert!(s.http2)),
-            (vec!["--encoder-header-table-size", "4096", u], |s| {
-                assert!(s.http2)
+            (vec!["--header-table-size", "8K", u], |s| {
+                assert_eq!(s.h2.header_table, 8192)
+            }),
+            (vec!["--encoder-header-table-size", "0", u], |s| {
+                assert_eq!(s.h2.encoder_table, 0)
             }),
             (vec!["--connect-to", "127.0.0.2:7", u], |s| {
                 assert_eq!(
@@ -797,7 +828,6 @@ mod tests {
                 vec!["--timing-script-file", "t.txt", u],
                 "--timing-script-file",
             ),
-            (vec!["--log-file", "l.txt", u], "--log-file"),
             (vec!["--qlog-file-base", "q", u], "--qlog-file-base"),
             (vec!["--groups", "X25519", u], "--groups"),
             (vec!["--no-udp-gso", u], "--no-udp-gso"),
@@ -806,13 +836,6 @@ mod tests {
                 "--max-udp-payload-size",
             ),
             (vec!["--ktls", u], "--ktls"),
-            (vec!["-f", "32K", u], "-f, --max-frame-size"),
-            (vec!["-W", "20", u], "-W, --connection-window-bits"),
-            (vec!["--header-table-size", "8K", u], "--header-table-size"),
-            (
-                vec!["--encoder-header-table-size", "0", u],
-                "--encoder-header-table-size",
-            ),
             (
                 vec!["--clinets", "2", u],
                 "--clinets: not a flag of h2load; did you mean --clients?",

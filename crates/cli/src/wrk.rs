@@ -16,23 +16,12 @@ use stampede_report::{loud_warnings, wrk_report, WrkInfo};
 use stampede_script::{Script, Summary, Target as ScriptTarget};
 
 use crate::common::{self, Exit, ProgressOptions};
-use crate::dialect::{Dialect, Refused};
+use crate::dialect::Dialect;
 
-/// wrk's and wrk2's flags that stampede refuses.
+/// wrk's and wrk2's command line: every flag of their usage is taken.
 pub const DIALECT: Dialect = Dialect {
     tool: "wrk",
-    refused: &[
-        Refused {
-            flag: "-B",
-            why: "wrk2's batch latency (one figure per pipelined batch) is not recorded; every request is timed from its batch's intended start",
-            instead: "leave it out, or --pipeline 1 to time requests one by one",
-        },
-        Refused {
-            flag: "--batch_latency",
-            why: "wrk2's batch latency (one figure per pipelined batch) is not recorded; every request is timed from its batch's intended start",
-            instead: "leave it out, or --pipeline 1 to time requests one by one",
-        },
-    ],
+    refused: &[],
     inert: &[],
     prefixes: false,
 };
@@ -70,6 +59,10 @@ pub struct WrkArgs {
     /// coordinated omission
     #[arg(short = 'R', long = "rate", value_name = "R", value_parser = common::parse_metric)]
     rate: Option<u64>,
+    /// wrk2's batch latency: with --pipeline, time each batch once, at its last
+    /// response (the others are counted, not timed)
+    #[arg(short = 'B', long = "batch_latency")]
+    batch_latency: bool,
     /// wrk2's uncorrected latency histogram
     #[arg(short = 'U', long = "u_latency")]
     u_latency: bool,
@@ -268,6 +261,7 @@ fn translate(a: &WrkArgs, target: Target, body: Option<Vec<u8>>) -> Result<LoadS
     spec.duration = Some(a.duration);
     spec.timeout = Some(a.timeout);
     spec.pipeline = a.pipeline;
+    spec.batch_latency = a.batch_latency;
     if let Some(rate) = a.rate {
         spec.shape = Shape::Rate {
             rate: rate as f64,
@@ -349,21 +343,21 @@ mod tests {
         ] {
             spec_of(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
         }
+        for flag in ["-B", "--batch_latency"] {
+            let s = spec_of(&[flag, "--pipeline", "4", u]).unwrap();
+            assert!(s.batch_latency && s.pipeline == 4, "{flag}");
+        }
         // -s/--script reads its file (tested end to end with the scripts); -v prints.
         for flag in ["-v", "--version"] {
             let e = spec_of(&[flag]).unwrap_err();
             assert_eq!(e.code, 0, "{flag}");
         }
-        for (argv, flag) in [
-            (&["-B", u][..], "-B: "),
-            (&["--batch_latency", u], "--batch_latency: "),
-            (
-                &["--conections", "4", u],
-                "--conections: not a flag of wrk; did you mean --connections?",
-            ),
-        ] {
-            let e = spec_of(argv).unwrap_err();
-            assert!(e.message.starts_with(flag), "{argv:?}: {}", e.message);
-        }
+        let e = spec_of(&["--conections", "4", u]).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("--conections: not a flag of wrk; did you mean --connections?"),
+            "{}",
+            e.message
+        );
     }
 }

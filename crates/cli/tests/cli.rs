@@ -848,3 +848,132 @@ fn the_server_accepts_again_after_running_out_of_descriptors() {
         assert!(a.starts_with("HTTP/1.1 200 OK"), "{answers:?}");
     }
 }
+
+/// h2load's flow-control and table flags shape each connection (small windows make
+/// the server wait for WINDOW_UPDATEs, yet every byte arrives), and `--log-file` keeps
+/// a line per request: start, status (-1 for a failure) and time to its end.
+#[test]
+fn h2load_windows_tables_and_log_file() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-h2log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log.tsv");
+    let log_s = log.to_string_lossy().into_owned();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64;
+    let out = stampede(&[
+        "h2load",
+        "-n",
+        "60",
+        "-c",
+        "2",
+        "-m",
+        "4",
+        "-w",
+        "12",
+        "-W",
+        "14",
+        "-f",
+        "32K",
+        "--header-table-size",
+        "8K",
+        "--encoder-header-table-size",
+        "0",
+        "--log-file",
+        &log_s,
+        &srv.url("/bytes/100000"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("requests: 60 total, 60 started, 60 done, 60 succeeded"),
+        "{o}"
+    );
+    assert!(o.contains("(6000000) data"), "{o}");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), 60, "{lines}");
+    let mut last_end = 0;
+    for l in lines.lines() {
+        let f: Vec<u64> = l.split('\t').map(|v| v.parse().unwrap()).collect();
+        assert_eq!((f.len(), f[1]), (3, 200), "{l}");
+        assert!(f[0] >= before && f[2] < 60_000_000, "{l}");
+        assert!(
+            f[0] + f[2] >= last_end,
+            "rows in the order requests ended: {l}"
+        );
+        last_end = f[0] + f[2];
+    }
+    // Requests left unanswered past -N fail, logged with status -1.
+    let out = stampede(&[
+        "h2load",
+        "-n",
+        "8",
+        "-c",
+        "1",
+        "-m",
+        "8",
+        "-N",
+        "300ms",
+        "--log-file",
+        &log_s,
+        &srv.url("/pong"),
+        &srv.url("/delay/5000"),
+    ]);
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("requests: 8 total, 8 started, 8 done, 4 succeeded, 4 failed"),
+        "{o}"
+    );
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let statuses: Vec<&str> = lines
+        .lines()
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == "200").count(),
+        4,
+        "{lines}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == "-1").count(),
+        4,
+        "{lines}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// wrk2's `-B`: with pipelining, one latency sample per batch (its last response);
+/// every response is still counted.
+#[test]
+fn wrk_batch_latency_times_each_pipelined_batch_once() {
+    let srv = crate::common::srv();
+    let url = srv.url("/pong");
+    let run = |batch: bool| {
+        let mut args = vec!["wrk", "-t1", "-c2", "-d", "400ms", "--pipeline", "4"];
+        if batch {
+            args.push("-B");
+        }
+        args.extend(["--json", "-", url.as_str()]);
+        let out = stampede(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v["requests"]["completed"].as_u64().unwrap(),
+            v["latency"]["count"].as_u64().unwrap(),
+        )
+    };
+    let (completed, samples) = run(false);
+    assert!(
+        completed > 100 && samples == completed,
+        "{completed} {samples}"
+    );
+    let (completed, samples) = run(true);
+    // Batches cut short by the run's end may have answered some of their four.
+    assert!(samples > 25, "{completed} {samples}");
+    assert!(
+        samples * 4 <= completed && completed <= samples * 4 + 2 * 3,
+        "{completed} responses, {samples} samples"
+    );
+}

@@ -34,8 +34,64 @@ use stampede_wire::frame::{
 };
 use stampede_wire::hpack::{integer_encode as integer, literal};
 
-/// The receive window we open for the connection and for each stream.
+/// The receive window we open for the connection and for each stream by default.
 const WINDOW: u32 = 1 << 30;
+/// The window every HTTP/2 connection and stream starts with (RFC 9113 §6.9.2).
+const INITIAL_WINDOW: u32 = 65_535;
+/// The header table every HPACK context starts with (RFC 9113 §6.5.2).
+const DEFAULT_TABLE: u32 = 4096;
+
+/// What the client's side of each HTTP/2 connection offers the server: its receive
+/// windows, the largest frame it reads, and the HPACK tables (h2load's `-w`, `-W`,
+/// `-f`, `--header-table-size`, `--encoder-header-table-size`). The defaults open
+/// windows wide so that flow control never paces a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct H2Settings {
+    /// Each stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE), at least 1.
+    pub stream_window: u32,
+    /// The connection's receive window, at least 1. Below 65,535 (where every
+    /// connection starts) the difference is withheld from the first WINDOW_UPDATEs,
+    /// as nghttp2 does, so the server's credit shrinks to it.
+    pub connection_window: u32,
+    /// The largest frame payload read (SETTINGS_MAX_FRAME_SIZE), 16,384 to 2^24-1.
+    pub max_frame: u32,
+    /// The HPACK table the server may fill for responses (SETTINGS_HEADER_TABLE_SIZE).
+    pub header_table: u32,
+    /// The most of the server's table the request's fields may take; fields that do
+    /// not fit are sent as literals.
+    pub encoder_table: u32,
+}
+
+impl Default for H2Settings {
+    fn default() -> Self {
+        H2Settings {
+            stream_window: WINDOW,
+            connection_window: WINDOW,
+            max_frame: MAX_FRAME as u32,
+            header_table: DEFAULT_TABLE,
+            encoder_table: DEFAULT_TABLE,
+        }
+    }
+}
+
+impl H2Settings {
+    /// Why the settings cannot be used, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if self.stream_window == 0 || self.connection_window == 0 {
+            return Err("a receive window of 0 bytes lets no response body through".into());
+        }
+        if self.stream_window > i32::MAX as u32 || self.connection_window > i32::MAX as u32 {
+            return Err("a receive window may be at most 2^31-1 bytes (RFC 9113 §6.9.1)".into());
+        }
+        if !(MAX_FRAME as u32..1 << 24).contains(&self.max_frame) {
+            return Err(format!(
+                "the largest frame must be from 16,384 to 16,777,215 bytes (RFC 9113 §6.5.2), not {}",
+                self.max_frame
+            ));
+        }
+        Ok(())
+    }
+}
 /// The largest response header block accepted, HEADERS and CONTINUATIONs together.
 const MAX_HEADER_BLOCK: usize = 256 * 1024;
 /// The most CONTINUATION frames one header block may take (empty ones cost nothing in
@@ -59,6 +115,9 @@ pub struct H2Request {
     pub block_indexed: Vec<u8>,
     /// The request body.
     pub body: Vec<u8>,
+    /// What `block_first` inserts into the server's table, in HPACK's measure (each
+    /// field's name and value plus 32).
+    pub table_bytes: usize,
 }
 
 /// Headers that mean nothing in HTTP/2 (RFC 9113 §8.2.2) or become pseudo-headers.
@@ -109,20 +168,22 @@ impl H2Request {
         for (n, v) in &fields {
             literal(&mut block, n, v);
         }
-        let (block_first, block_indexed) = indexed_blocks(&fields);
+        let (block_first, block_indexed, table_bytes) = indexed_blocks(&fields);
         Ok(H2Request {
             block,
             block_first,
             block_indexed,
             body: bytes[n..].to_vec(),
+            table_bytes,
         })
     }
 }
 
 /// The first and later header blocks for a connection that repeats one request: exact
 /// static matches are indexed; other fields are inserted into the dynamic table by the
-/// first block and indexed by the rest (the entry inserted last sits at 62).
-fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
+/// first block and indexed by the rest (the entry inserted last sits at 62). Also
+/// returns the table bytes the first block takes.
+fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>, usize) {
     use stampede_wire::hpack::STATIC;
     let exact = |n: &[u8], v: &[u8]| STATIC.iter().position(|&(sn, sv)| sn == n && sv == v);
     let by_name = |n: &[u8]| STATIC.iter().position(|&(sn, _)| sn == n);
@@ -133,8 +194,8 @@ fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
         .iter()
         .map(|&i| fields[i].0.len() + fields[i].1.len() + 32)
         .sum();
-    if size > 4096 {
-        return (Vec::new(), Vec::new());
+    if size > DEFAULT_TABLE as usize {
+        return (Vec::new(), Vec::new(), 0);
     }
     let (mut first, mut rest) = (Vec::new(), Vec::new());
     for (i, (n, v)) in fields.iter().enumerate() {
@@ -156,7 +217,7 @@ fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>) {
         let j = inserted.iter().position(|&k| k == i).expect("inserted");
         integer(&mut rest, 0x80, 7, 62 + (inserted.len() - 1 - j));
     }
-    (first, rest)
+    (first, rest, size)
 }
 
 /// What a connection that keeps responses holds: every final response's header fields
@@ -208,6 +269,16 @@ pub struct H2Conn {
     /// Header blocks over HEADERS and CONTINUATION frames.
     blocks: Assembler,
     conn_unacked: u32,
+    /// Bytes still to be received before WINDOW_UPDATEs for the connection resume: a
+    /// connection window below the initial 65,535 is reached by withholding them.
+    conn_withheld: u32,
+    /// Received bytes at which the connection's and a stream's windows are refilled:
+    /// half of each (at least 1).
+    conn_refill_at: u32,
+    stream_refill_at: u32,
+    /// Our receive windows, the largest frame we read, and how much of the server's
+    /// HPACK table the request's fields may take.
+    settings: H2Settings,
     conn_send_window: i64,
     peer_initial_window: i64,
     peer_max_frame: usize,
@@ -247,22 +318,37 @@ impl Default for H2Conn {
 }
 
 impl H2Conn {
-    /// A new connection: the preface, our SETTINGS and the connection window are
-    /// queued in `out`.
+    /// A new connection with the default settings: the preface, our SETTINGS and the
+    /// connection window are queued in `out`.
     pub fn new() -> H2Conn {
+        H2Conn::with(H2Settings::default())
+    }
+
+    /// A new connection offering `settings` (checked by [`H2Settings::check`]).
+    pub fn with(settings: H2Settings) -> H2Conn {
         let mut out = Vec::with_capacity(128);
         out.extend_from_slice(PREFACE);
-        let settings: [(u16, u32); 2] = [
+        let mut pairs: Vec<(u16, u32)> = vec![
             (SETTINGS_ENABLE_PUSH, 0),
-            (SETTINGS_INITIAL_WINDOW_SIZE, WINDOW),
+            (SETTINGS_INITIAL_WINDOW_SIZE, settings.stream_window),
         ];
-        frame::settings(&mut out, &settings);
-        frame::window_update(&mut out, 0, WINDOW - 65_535);
+        if settings.max_frame != MAX_FRAME as u32 {
+            pairs.push((SETTINGS_MAX_FRAME_SIZE, settings.max_frame));
+        }
+        if settings.header_table != DEFAULT_TABLE {
+            pairs.push((SETTINGS_HEADER_TABLE_SIZE, settings.header_table));
+        }
+        frame::settings(&mut out, &pairs);
+        if settings.connection_window > INITIAL_WINDOW {
+            frame::window_update(&mut out, 0, settings.connection_window - INITIAL_WINDOW);
+        }
+        let mut decoder = stampede_wire::hpack::Decoder::new();
+        decoder.allow_table(settings.header_table as usize);
         H2Conn {
             out,
             written: 0,
             answered: 0,
-            decoder: stampede_wire::hpack::Decoder::new(),
+            decoder,
             inbuf: Vec::new(),
             next_id: 1,
             streams: VecDeque::new(),
@@ -271,6 +357,10 @@ impl H2Conn {
                 max_continuations: MAX_CONTINUATIONS,
             }),
             conn_unacked: 0,
+            conn_withheld: INITIAL_WINDOW.saturating_sub(settings.connection_window),
+            conn_refill_at: (settings.connection_window / 2).max(1),
+            stream_refill_at: (settings.stream_window / 2).max(1),
+            settings,
             conn_send_window: 65_535,
             peer_initial_window: 65_535,
             peer_max_frame: MAX_FRAME,
@@ -333,7 +423,12 @@ impl H2Conn {
         let body = !req.body.is_empty();
         let shrink;
         let block: &[u8] = match self.indexing {
-            _ if !repeat || req.block_first.is_empty() => &req.block,
+            _ if !repeat
+                || req.block_first.is_empty()
+                || req.table_bytes > self.settings.encoder_table as usize =>
+            {
+                &req.block
+            }
             Indexing::Fresh => {
                 self.indexing = Indexing::Inserted;
                 &req.block_first
@@ -457,6 +552,20 @@ impl H2Conn {
         Ok(())
     }
 
+    /// Half the connection's window has been received since its last WINDOW_UPDATE:
+    /// the bytes still withheld (a window below the initial 65,535) are taken off
+    /// first, and the rest is given back.
+    #[cold]
+    fn refill_connection(&mut self) {
+        let withheld = self.conn_unacked.min(self.conn_withheld);
+        self.conn_withheld -= withheld;
+        self.conn_unacked -= withheld;
+        if self.conn_unacked >= self.conn_refill_at {
+            frame::window_update(&mut self.out, 0, self.conn_unacked);
+            self.conn_unacked = 0;
+        }
+    }
+
     /// Handles the complete frames at the start of `buf`; returns the bytes used.
     fn frames(
         &mut self,
@@ -479,10 +588,10 @@ impl H2Conn {
                     )));
                 }
             }
-            if h.len > MAX_FRAME {
+            if h.len > self.settings.max_frame as usize {
                 return Err(H2Error::Protocol(format!(
-                    "a frame of {} bytes exceeds the 16,384 we accept",
-                    h.len
+                    "a frame of {} bytes exceeds the {} we accept",
+                    h.len, self.settings.max_frame
                 )));
             }
             let Some(payload) = buf.get(at + 9..at + 9 + h.len) else {
@@ -514,18 +623,18 @@ impl H2Conn {
                 let total = payload.len() as u32;
                 let data = unpad(flags, payload)?;
                 self.conn_unacked += total;
-                if self.conn_unacked >= WINDOW / 2 {
-                    frame::window_update(&mut self.out, 0, self.conn_unacked);
-                    self.conn_unacked = 0;
+                if self.conn_unacked >= self.conn_refill_at {
+                    self.refill_connection();
                 }
                 if let Some(k) = self.kept.as_mut() {
                     k.body.extend_from_slice(data);
                 }
                 let mut update = None;
+                let refill_at = self.stream_refill_at;
                 if let Some(s) = self.stream(id) {
                     s.body += data.len() as u64;
                     s.unacked += total;
-                    if s.unacked >= WINDOW / 2 && flags & END_STREAM == 0 {
+                    if s.unacked >= refill_at && flags & END_STREAM == 0 {
                         update = Some(s.unacked);
                         s.unacked = 0;
                     }

@@ -79,7 +79,7 @@ use worker::{Shared, Worker};
 pub struct Run {
     /// The measurements.
     pub result: RunResult,
-    /// One record per completed request, when `spec.record_requests` was set.
+    /// One record per request, answered or failed, when `spec.record_requests` was set.
     pub requests: Option<Vec<RequestRecord>>,
 }
 

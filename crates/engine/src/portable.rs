@@ -89,6 +89,12 @@ pub struct PortableSpec {
     /// The proxy's `Proxy-Authorization` value.
     #[serde(default)]
     pub proxy_authorization: Option<String>,
+    /// See [`LoadSpec`] (absent in older files: the defaults).
+    #[serde(default)]
+    pub h2: crate::h2::H2Settings,
+    /// See [`LoadSpec`] (absent in older files: every response timed).
+    #[serde(default)]
+    pub batch_latency: bool,
 }
 
 impl PortableSpec {
@@ -123,6 +129,8 @@ impl PortableSpec {
             socket: spec.socket.clone(),
             proxy: spec.proxy.as_ref().map(|p| p.url.clone()),
             proxy_authorization: spec.proxy.as_ref().and_then(|p| p.authorization.clone()),
+            h2: spec.h2,
+            batch_latency: spec.batch_latency,
         }
     }
 
@@ -171,6 +179,8 @@ impl PortableSpec {
         spec.seed = self.seed;
         spec.http2 = self.http2;
         spec.socket = self.socket;
+        spec.h2 = self.h2;
+        spec.batch_latency = self.batch_latency;
         if let Some(url) = &self.proxy {
             let mut p = crate::net::Proxy::parse(url)?;
             p.authorization = self.proxy_authorization;
@@ -236,6 +246,8 @@ mod tests {
         spec.seed = 42;
         spec.socket.reset_on_close = true;
         spec.socket.recv_buffer = Some(65536);
+        spec.h2.stream_window = 1023;
+        spec.h2.max_frame = 1 << 20;
         spec.proxy = Some(crate::net::Proxy::parse("http://u:p@127.0.0.1:3128").unwrap());
         spec.variety = vec![spec.request.clone(), {
             let mut t = spec.target.clone();
@@ -250,6 +262,7 @@ mod tests {
         assert_eq!(back.variety[1].bytes, spec.variety[1].bytes);
         assert_eq!(back.target, spec.target);
         assert_eq!((&back.socket, &back.proxy), (&spec.socket, &spec.proxy));
+        assert_eq!(back.h2, spec.h2);
         assert_eq!(
             (back.connections, back.threads, back.duration, back.seed),
             (7, 2, spec.duration, 42)

@@ -10,7 +10,7 @@
 
 pub use crate::event::{Event, Response};
 use crate::h1::H1Conn;
-use crate::h2::H2Conn;
+use crate::h2::{H2Conn, H2Settings};
 
 /// A connection's protocol.
 pub(crate) enum Proto {
@@ -25,9 +25,9 @@ pub(crate) struct Broken;
 
 impl Proto {
     /// The protocol a new connection starts with.
-    pub(crate) fn new(http2: bool, head_request: bool, keepalive: bool) -> Proto {
-        if http2 {
-            Proto::H2(Box::default())
+    pub(crate) fn new(http2: Option<H2Settings>, head_request: bool, keepalive: bool) -> Proto {
+        if let Some(settings) = http2 {
+            Proto::H2(Box::new(H2Conn::with(settings)))
         } else {
             Proto::H1(H1Conn::new(head_request, keepalive))
         }

@@ -2,8 +2,9 @@
 //!
 //! Each worker owns one `Recorder`; nothing is shared on the hot path. Memory is
 //! bounded by the histograms' fixed size and one compact interval record per second,
-//! so ten million requests cost what ten thousand do. Only ab's `-g` asks for one record
-//! per request, and then only because that output is a list of every request.
+//! so ten million requests cost what ten thousand do. Only ab's `-g` and h2load's
+//! `--log-file` ask for one record per request (40 bytes each), and then only because
+//! those outputs list every request.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +28,9 @@ pub struct RequestRecord {
     pub total_us: u64,
     /// Time from the end of the write to the first response byte, µs.
     pub waiting_us: u64,
+    /// The response's status; 0 for a request that failed without one (its total is
+    /// then the time to the failure).
+    pub status: u16,
 }
 
 /// The second being recorded.
@@ -229,13 +233,48 @@ impl Recorder {
         self.cur
             .uncorrected
             .saturating_record(timing.uncorrected_us);
+        if self.requests.is_some() {
+            self.keep(
+                intended,
+                timing.connect_us,
+                timing.total_us,
+                timing.waiting_us,
+                status,
+            );
+        }
+    }
+
+    /// A response counted without a latency sample: with wrk2's batch latency only a
+    /// pipelined batch's last response is timed.
+    #[inline(never)]
+    pub fn count_only(&mut self, now: Instant, status: u16, body: u64) {
+        self.roll(now);
+        self.completed += 1;
+        self.cur.completed += 1;
+        self.bytes_body += body;
+        if let Some(s) = self.statuses.get_mut(status as usize) {
+            *s += 1;
+        }
+    }
+
+    /// Keeps one request's record (ab's `-g`, h2load's `--log-file`).
+    #[cold]
+    fn keep(
+        &mut self,
+        intended: Instant,
+        connect_us: u64,
+        total_us: u64,
+        waiting_us: u64,
+        status: u16,
+    ) {
+        let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
         if let Some(reqs) = &mut self.requests {
-            let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
             reqs.push(RequestRecord {
                 start_unix_us: self.start_unix_us + offset,
-                connect_us: timing.connect_us,
-                total_us: timing.total_us,
-                waiting_us: timing.waiting_us,
+                connect_us,
+                total_us,
+                waiting_us,
+                status,
             });
         }
     }
@@ -246,7 +285,11 @@ impl Recorder {
         self.roll(now);
         self.errors[kind.index()] += 1;
         self.cur.failed += 1;
-        self.hist.ko.0.saturating_record(micros(intended, now));
+        let total_us = micros(intended, now);
+        self.hist.ko.0.saturating_record(total_us);
+        if self.requests.is_some() {
+            self.keep(intended, 0, total_us, 0, 0);
+        }
     }
 
     /// A request or session started `lag` after its intended time.

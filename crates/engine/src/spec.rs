@@ -142,7 +142,8 @@ pub struct LoadSpec {
     pub connect_timeout: Duration,
     /// Count responses whose body length differs from the first one (ab's `Length`).
     pub check_length: bool,
-    /// Keep one record per request (for ab's `-g`); costs 32 bytes per request.
+    /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
+    /// costs 40 bytes per request.
     pub record_requests: bool,
     /// How load is offered.
     pub shape: Shape,
@@ -181,6 +182,12 @@ pub struct LoadSpec {
     /// in absolute form (`validate` rewrites them), https connections tunnel with
     /// CONNECT.
     pub proxy: Option<crate::net::Proxy>,
+    /// What HTTP/2 connections offer the server: receive windows, frame size, HPACK
+    /// tables (the defaults open windows wide).
+    pub h2: crate::h2::H2Settings,
+    /// Time each pipelined batch once, at its last response (wrk2's `-B`): the other
+    /// responses are counted without a latency sample.
+    pub batch_latency: bool,
 }
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
@@ -255,6 +262,8 @@ impl LoadSpec {
             variety: Vec::new(),
             socket: crate::net::SocketOptions::default(),
             proxy: None,
+            h2: crate::h2::H2Settings::default(),
+            batch_latency: false,
         }
     }
 
@@ -289,6 +298,9 @@ impl LoadSpec {
         }
         if let Err(e) = self.socket.check() {
             return bad("socket", &e);
+        }
+        if let Err(e) = self.h2.check() {
+            return bad("h2", &e);
         }
         if let Some(proxy) = &self.proxy {
             if matches!(self.target.address, crate::target::Address::Unix(_)) {
@@ -348,6 +360,12 @@ impl LoadSpec {
         }
         if self.target.tls && matches!(self.target.address, crate::target::Address::Unix(_)) {
             return bad("tls", "TLS over a Unix socket is not supported");
+        }
+        if self.http2 && self.batch_latency {
+            return bad(
+                "batch_latency",
+                "batch latency times HTTP/1.1's pipelined batches; HTTP/2 streams are timed one by one",
+            );
         }
         if self.http2 {
             if !self.keepalive {

@@ -384,11 +384,12 @@ pub fn ab_csv(r: &RunResult) -> String {
     o
 }
 
-/// ab's `-g` file: one line per request, sorted by total time as ab leaves them.
+/// ab's `-g` file: one line per answered request, sorted by total time as ab leaves
+/// them (ab keeps no line for a request that got no response).
 pub fn ab_gnuplot(records: &mut [RequestRecord]) -> String {
     records.sort_by_key(|r| r.total_us);
     let mut o = String::from("starttime\tseconds\tctime\tdtime\tttime\twait\n");
-    for r in records.iter() {
+    for r in records.iter().filter(|r| r.status != 0) {
         let secs = r.start_unix_us / 1_000_000;
         let _ = writeln!(
             o,

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use stampede_engine::{ErrorKind, RunResult};
+use stampede_engine::{ErrorKind, RequestRecord, RunResult};
 
 use crate::units::{scale_binary, scale_us};
 use crate::wrk::within_stdev;
@@ -172,6 +172,20 @@ pub fn h2load_report(r: &RunResult, info: &H2loadInfo) -> String {
     row(&mut o, "req/s           :", &rps, &|v| {
         format!("{:.2}", v / 100.0)
     });
+    o
+}
+
+/// h2load's `--log-file`: a line per request, in the order the requests ended, with
+/// its start (µs since the Unix epoch), its status (-1 for a request that got no
+/// response) and the µs from its start to the end of its response (or its failure).
+pub fn h2load_log(records: &[RequestRecord]) -> String {
+    let mut order: Vec<&RequestRecord> = records.iter().collect();
+    order.sort_by_key(|r| r.start_unix_us + r.total_us);
+    let mut o = String::with_capacity(records.len() * 28);
+    for r in order {
+        let status = if r.status == 0 { -1 } else { r.status as i32 };
+        let _ = writeln!(o, "{}\t{status}\t{}", r.start_unix_us, r.total_us);
+    }
     o
 }
 

@@ -26,7 +26,7 @@ pub use capacity::{capacity_html, capacity_line, capacity_report};
 pub use dashboard::{dashboard_page, live_fragment, LiveStatus};
 pub use files::{hgrm, hlog, junit, series_csv, JunitCase};
 pub use gatling::{gatling_report, GatlingBounds};
-pub use h2load::{h2load_preamble, h2load_report, H2loadInfo};
+pub use h2load::{h2load_log, h2load_preamble, h2load_report, H2loadInfo};
 pub use history::{history_html, history_text};
 pub use html::{bench_html, run_html};
 pub use httperf::{httperf_report, HttperfInfo};

@@ -643,6 +643,9 @@ pub struct Decoder {
     table: VecDeque<(Vec<u8>, Vec<u8>)>,
     size: usize,
     max_size: usize,
+    /// The largest table the peer may ask for (what our SETTINGS_HEADER_TABLE_SIZE
+    /// said; 4,096 unless [`Decoder::allow_table`]).
+    limit: usize,
     /// Scratch space for Huffman-decoded names and values.
     name: Vec<u8>,
     value: Vec<u8>,
@@ -664,9 +667,17 @@ impl Decoder {
             table: VecDeque::new(),
             size: 0,
             max_size: DEFAULT_TABLE,
+            limit: DEFAULT_TABLE,
             name: Vec::new(),
             value: Vec::new(),
         }
+    }
+
+    /// Lets the peer's table updates go up to `limit` bytes (we announced it in
+    /// SETTINGS_HEADER_TABLE_SIZE). A limit below 4,096 is taken as 4,096 until the
+    /// peer shrinks its table: it may use the default until it has our SETTINGS.
+    pub fn allow_table(&mut self, limit: usize) {
+        self.limit = limit.max(DEFAULT_TABLE);
     }
 
     fn entry(&self, index: usize) -> Result<(&[u8], &[u8]), HpackError> {
@@ -764,8 +775,8 @@ impl Decoder {
                     return Err(HpackError("a table size update after a header field"));
                 }
                 let size = integer(buf, &mut at, 5)?;
-                if size > DEFAULT_TABLE {
-                    return Err(HpackError("table size beyond the allowed 4096"));
+                if size > self.limit {
+                    return Err(HpackError("table size beyond what our SETTINGS allowed"));
                 }
                 self.max_size = size;
                 self.evict();

@@ -387,3 +387,144 @@ fn a_response_without_a_status_fails_its_stream_as_malformed() {
     );
     assert_eq!(c.open_streams(), 0);
 }
+
+/// A connection offering small windows, a larger frame and other tables (h2load's
+/// `-w 10 -W 14 -f 32K --header-table-size 8K --encoder-header-table-size 0`).
+fn small() -> H2Conn {
+    let mut c = H2Conn::with(H2Settings {
+        stream_window: 1023,
+        connection_window: 16_383,
+        max_frame: 32_768,
+        header_table: 8192,
+        encoder_table: 0,
+    });
+    let start = frames(&c.out);
+    let pairs: Vec<(u16, u32)> = frame::settings_pairs(&start[0].3).unwrap().collect();
+    assert_eq!(
+        pairs,
+        [
+            (SETTINGS_ENABLE_PUSH, 0),
+            (SETTINGS_INITIAL_WINDOW_SIZE, 1023),
+            (SETTINGS_MAX_FRAME_SIZE, 32_768),
+            (SETTINGS_HEADER_TABLE_SIZE, 8192),
+        ]
+    );
+    assert_eq!(
+        start.len(),
+        1,
+        "no WINDOW_UPDATE: the window is below 65,535"
+    );
+    c.feed(&frame(SETTINGS, 0, 0, &[]), &[], &mut Vec::new())
+        .unwrap();
+    c.out.clear();
+    c
+}
+
+#[test]
+fn windows_below_the_initial_are_reached_by_withholding_updates() {
+    let mut c = small();
+    let r = get();
+    let mut events = Vec::new();
+    let id = c.request(&r, true);
+    // Nothing inserted into the server's table: the encoder may use none of it.
+    assert_eq!(frames(&c.out)[0].3, r.block);
+    c.out.clear();
+    let mut input = frame(HEADERS, END_HEADERS, id, &block(&[(b":status", b"200")]));
+    // The stream window (1,023) is refilled at half of it; the connection's credit
+    // (65,535 to start) shrinks to 16,383 by withholding the first 49,152 bytes.
+    for _ in 0..96 {
+        input.extend(frame(DATA, 0, id, &[7u8; 512]));
+    }
+    c.feed(&input, &[], &mut events).unwrap();
+    let updates: Vec<(u32, u32)> = frames(&c.out)
+        .into_iter()
+        .filter(|f| f.0 == WINDOW_UPDATE)
+        .map(|f| (f.2, frame::u32_payload(&f.3).unwrap()))
+        .collect();
+    assert!(
+        updates.iter().all(|&(s, n)| s == id && n == 512),
+        "{updates:?}"
+    );
+    assert_eq!(updates.len(), 96);
+    // 49,152 received: the withheld share is used up; from here the connection is
+    // refilled at half its window.
+    c.out.clear();
+    let mut more = Vec::new();
+    for _ in 0..16 {
+        more.extend(frame(DATA, 0, id, &[7u8; 512]));
+    }
+    c.feed(&more, &[], &mut events).unwrap();
+    let conn: Vec<u32> = frames(&c.out)
+        .into_iter()
+        .filter(|f| f.0 == WINDOW_UPDATE && f.2 == 0)
+        .map(|f| frame::u32_payload(&f.3).unwrap())
+        .collect();
+    assert_eq!(conn, [8192]);
+}
+
+#[test]
+fn the_frame_size_and_table_we_offered_are_what_we_accept() {
+    let mut c = small();
+    let id = c.request(&get(), false);
+    // A 20,000-byte frame is within the 32K offered; the default refuses it.
+    let mut input = frame(HEADERS, END_HEADERS, id, &block(&[(b":status", b"200")]));
+    input.extend(frame(DATA, END_STREAM, id, &vec![0u8; 20_000]));
+    let mut events = Vec::new();
+    c.feed(&input, &[], &mut events).unwrap();
+    assert!(matches!(events[..], [Event::Response(_)]), "{events:?}");
+    let mut d = settled();
+    d.request(&get(), false);
+    let e = d.feed(&input, &[], &mut Vec::new()).unwrap_err();
+    assert!(e.to_string().contains("exceeds the 16384"), "{e}");
+    // A table size update to 8,192 is taken when offered, refused otherwise.
+    let mut grown = vec![0x3f, 0xe1, 0x3f]; // size update to 8,192
+    grown.extend(block(&[(b":status", b"204")]));
+    let id = c.request(&get(), false);
+    let mut events = Vec::new();
+    c.feed(
+        &frame(HEADERS, END_HEADERS | END_STREAM, id, &grown),
+        &[],
+        &mut events,
+    )
+    .unwrap();
+    assert!(matches!(events[..], [Event::Response(_)]), "{events:?}");
+    let mut d = settled();
+    let id = d.request(&get(), false);
+    assert!(d
+        .feed(
+            &frame(HEADERS, END_HEADERS | END_STREAM, id, &grown),
+            &[],
+            &mut Vec::new()
+        )
+        .is_err());
+}
+
+#[test]
+fn settings_out_of_range_are_refused() {
+    let ok = H2Settings::default();
+    assert!(ok.check().is_ok());
+    for bad in [
+        H2Settings {
+            stream_window: 0,
+            ..ok
+        },
+        H2Settings {
+            connection_window: 0,
+            ..ok
+        },
+        H2Settings {
+            stream_window: 1 << 31,
+            ..ok
+        },
+        H2Settings {
+            max_frame: 16_383,
+            ..ok
+        },
+        H2Settings {
+            max_frame: 1 << 24,
+            ..ok
+        },
+    ] {
+        assert!(bad.check().is_err(), "{bad:?}");
+    }
+}

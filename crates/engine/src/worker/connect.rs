@@ -9,6 +9,7 @@ use mio::Token;
 
 use super::{fresh_proto, State, Worker};
 use crate::error::ErrorKind;
+use crate::h2::H2Conn;
 use crate::io::Stream;
 use crate::net::TunnelReply;
 use crate::proto::Proto;
@@ -252,7 +253,7 @@ impl Worker<'_> {
                 c.alpn_pending = false;
                 if h2 {
                     // HTTP/2 from now on: the requests queued get streams of it.
-                    c.proto = Proto::H2(Box::default());
+                    c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.h2)));
                     for p in c.pending.iter_mut() {
                         p.stream = 0;
                     }

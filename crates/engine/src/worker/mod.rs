@@ -178,7 +178,7 @@ impl Conn {
 /// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
 fn fresh_proto(spec: &LoadSpec) -> Proto {
     Proto::new(
-        spec.http2 && spec.tls.is_none(),
+        (spec.http2 && spec.tls.is_none()).then_some(spec.h2),
         spec.request.is_head(),
         spec.keepalive,
     )
@@ -237,6 +237,8 @@ pub(crate) struct Worker<'a> {
     dynamic: bool,
     /// The script reads every response.
     respond: bool,
+    /// Only a pipelined batch's last response is timed (wrk2's `-B`).
+    batch_latency: bool,
     /// The script delays each batch (see `delayed`).
     delays: bool,
     /// The script delays each batch: connections waiting out their delay, soonest
@@ -363,6 +365,7 @@ impl<'a> Worker<'a> {
             dynamic: !spec.variety.is_empty()
                 || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
+            batch_latency: spec.batch_latency,
             delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
             stopped: false,

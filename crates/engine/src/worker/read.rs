@@ -210,7 +210,11 @@ impl Worker<'_> {
             waiting_us,
         };
         self.first_response(ci, first.unwrap_or(now));
-        self.rec.complete(now, p.intended, r.status, r.body, timing);
+        if self.batch_latency && !self.conns[ci].pending.is_empty() {
+            self.rec.count_only(now, r.status, r.body);
+        } else {
+            self.rec.complete(now, p.intended, r.status, r.body, timing);
+        }
         self.check_length(r.body);
         if self.respond {
             self.script_response(ci, r.status);
