@@ -15,17 +15,13 @@ use stampede_report::{httperf_report, loud_warnings, HttperfInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dialect::{Dialect, Inert, Refused};
+use crate::sesslog;
 
 /// httperf's options that stampede refuses or accepts without effect; long options
 /// may be shortened to a unique prefix, as httperf's getopt_long allows.
 pub const DIALECT: Dialect = Dialect {
     tool: "httperf",
     refused: &[
-        Refused {
-            flag: "--wsesslog",
-            why: "session logs (requests with think times read from a file) are not replayed",
-            instead: "--wsess N,N,X for sessions of equal calls, or `stampede load --inject … --calls N --think T`",
-        },
         Refused {
             flag: "--wset",
             why: "a working set of URIs cycled per call is not generated",
@@ -52,26 +48,6 @@ pub const DIALECT: Dialect = Dialect {
             instead: "--add-header 'Cookie: …' sends a fixed cookie",
         },
         Refused {
-            flag: "--retry-on-failure",
-            why: "a failed call is not retried within its session",
-            instead: "failures are counted and classified in the report",
-        },
-        Refused {
-            flag: "--failure-status",
-            why: "a status is not turned into a failure",
-            instead: "the report counts every reply by status class, and non-2xx replies are warned about",
-        },
-        Refused {
-            flag: "--max-piped-calls",
-            why: "calls are pipelined by --burst-length, not capped separately",
-            instead: "--burst-length N",
-        },
-        Refused {
-            flag: "--max-connections",
-            why: "a session has one connection",
-            instead: "leave it out",
-        },
-        Refused {
             flag: "--ssl-ciphers",
             why: "TLS is rustls with its own suites; OpenSSL cipher lists are not applied",
             instead: "leave it out",
@@ -93,6 +69,11 @@ pub const DIALECT: Dialect = Dialect {
         },
     ],
     inert: &[
+        Inert {
+            id: "_max_connections",
+            flag: "--max-connections",
+            why: "each session makes its calls on one connection, its bursts pipelined on it (--max-piped-calls caps them): within any cap; accepted",
+        },
         Inert {
             id: "_hog",
             flag: "--hog",
@@ -174,6 +155,23 @@ pub struct HttperfArgs {
     /// Sessions: N1 sessions of N2 calls with X seconds of think time between bursts
     #[arg(long = "wsess", value_name = "N1,N2,X")]
     wsess: Option<String>,
+    /// Sessions from a session log: N sessions, X seconds of think time by default,
+    /// the file F (its sessions taken in turn)
+    #[arg(long = "wsesslog", value_name = "N,X,F")]
+    wsesslog: Option<String>,
+    /// Sessions: a reply with this status fails its session
+    #[arg(long = "failure-status", value_name = "N")]
+    failure_status: Option<u16>,
+    /// Sessions: a call answered with --failure-status is sent again instead of
+    /// failing its session
+    #[arg(long = "retry-on-failure")]
+    retry_on_failure: bool,
+    /// Sessions: at most N calls of a burst pipelined at once
+    #[arg(long = "max-piped-calls", value_name = "N")]
+    max_piped_calls: Option<u32>,
+    /// Sessions: at most N connections each (a session uses one)
+    #[arg(long = "max-connections", value_name = "N")]
+    _max_connections: Option<u32>,
     /// HTTP version of requests (1.0 or 1.1)
     #[arg(long = "http-version", value_name = "S", default_value = "1.1")]
     http_version: String,
@@ -227,6 +225,25 @@ fn parse_wsess(s: &str) -> Result<(u64, u32, f64), Exit> {
     Ok((n1, n2, x))
 }
 
+/// `--wsesslog=N,X,F`: sessions, default think seconds, the session log's path.
+fn parse_wsesslog(s: &str) -> Result<(u64, f64, String), Exit> {
+    let err = || {
+        Exit::usage(format!(
+            "--wsesslog: {s:?} is not N,X,F (sessions, default think seconds, session log file), e.g. 100,1.5,sessions.log"
+        ))
+    };
+    let mut p = s.splitn(3, ',');
+    let (Some(n), Some(x), Some(f)) = (p.next(), p.next(), p.next()) else {
+        return Err(err());
+    };
+    let n: u64 = n.trim().parse().map_err(|_| err())?;
+    let x: f64 = x.trim().parse().map_err(|_| err())?;
+    if n == 0 || !(x.is_finite() && x >= 0.0) || f.is_empty() {
+        return Err(err());
+    }
+    Ok((n, x, f.to_string()))
+}
+
 pub fn main(args: &[String]) -> Result<(), Exit> {
     let (a, notes) = DIALECT.parse::<HttperfArgs>(args)?;
     for n in &notes {
@@ -242,8 +259,14 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         _ => unreachable!("httperf runs sessions"),
     };
     let command = normalized(&a, &uri);
+    let what = if spec.script.is_empty() {
+        format!("{count} connections of {calls} calls each")
+    } else {
+        let defined = spec.script.iter().filter(|s| s.new_session).count();
+        format!("{count} sessions taking the log's {defined} in turn")
+    };
     eprintln!(
-        "stampede httperf: {count} connections of {calls} calls each to {}; the report follows at the end",
+        "stampede httperf: {what} to {}; the report follows at the end",
         spec.target.url
     );
     let before = stampede_engine::limits::self_cpu();
@@ -263,7 +286,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let info = HttperfInfo {
         command,
         cpu: Some((after.user - before.user, after.system - before.system)),
-        sessions: a.wsess.is_some(),
+        sessions: a.wsess.is_some() || a.wsesslog.is_some(),
     };
     common::out(&httperf_report(&run.result, &info));
     a.result.write(&run.result)?;
@@ -287,9 +310,10 @@ fn normalized(a: &HttperfArgs, uri: &str) -> String {
     if let Some(p) = &a.period {
         s += &format!(" --period={p}");
     }
-    match &a.wsess {
-        Some(w) => s += &format!(" --wsess={w} --burst-length={}", a.burst_length),
-        None => {
+    match (&a.wsess, &a.wsesslog) {
+        (Some(w), _) => s += &format!(" --wsess={w} --burst-length={}", a.burst_length),
+        (None, Some(w)) => s += &format!(" --wsesslog={w}"),
+        (None, None) => {
             s += &format!(
                 " --num-conns={} --num-calls={} --burst-length={}",
                 a.num_conns, a.num_calls, a.burst_length
@@ -330,21 +354,15 @@ fn url_of(a: &HttperfArgs) -> Result<(String, String), Exit> {
     Ok((url, uri))
 }
 
-/// httperf's flags as a run: sessions of calls in bursts (`--wsess` or
-/// `--num-conns`/`--num-calls`), at a rate or a period. Pure: the caller resolves the
-/// target.
-fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exit> {
-    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
-    let version = match a.http_version.as_str() {
-        "1.1" => stampede_engine::Version::Http11,
-        "1.0" => stampede_engine::Version::Http10,
-        other => {
-            return Err(Exit::usage(format!(
-                "--http-version: {other:?} is not 1.0 or 1.1"
-            )))
-        }
-    };
-    let mut b = RequestBuilder::new(&a.method, uri)
+/// httperf's request for `method` and `uri`: its User-Agent, the Host header
+/// (`--server-name`, `--no-host-hdr`) and `--add-header`'s lines.
+fn builder(
+    a: &HttperfArgs,
+    version: stampede_engine::Version,
+    method: &str,
+    uri: &str,
+) -> Result<RequestBuilder, Exit> {
+    let mut b = RequestBuilder::new(method, uri)
         .version(version)
         .header("User-Agent", "httperf/0.9.0");
     if !a.no_host_hdr {
@@ -362,19 +380,89 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
             b = b.header(&n, &v);
         }
     }
-    let (count, calls, think) = match &a.wsess {
-        Some(w) => {
+    Ok(b)
+}
+
+/// httperf's flags as a run: sessions of calls in bursts (`--wsess` or
+/// `--num-conns`/`--num-calls`), at a rate or a period. Pure: the caller resolves the
+/// target.
+fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exit> {
+    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
+    let version = match a.http_version.as_str() {
+        "1.1" => stampede_engine::Version::Http11,
+        "1.0" => stampede_engine::Version::Http10,
+        other => {
+            return Err(Exit::usage(format!(
+                "--http-version: {other:?} is not 1.0 or 1.1"
+            )))
+        }
+    };
+    let b = builder(a, version, &a.method, uri)?;
+    let sessions = a.wsess.is_some() || a.wsesslog.is_some();
+    for (given, flag) in [
+        (a.failure_status.is_some(), "--failure-status"),
+        (a.retry_on_failure, "--retry-on-failure"),
+        (a.max_piped_calls.is_some(), "--max-piped-calls"),
+        (a._max_connections.is_some(), "--max-connections"),
+    ] {
+        if given && !sessions {
+            return Err(Exit::usage(format!(
+                "{flag} applies to session workloads, as in httperf: give --wsess or --wsesslog"
+            )));
+        }
+    }
+    if a.retry_on_failure && a.failure_status.is_none() {
+        return Err(Exit::usage(
+            "--retry-on-failure retries the calls answered with --failure-status: give it too",
+        ));
+    }
+    if a.wsess.is_some() && a.wsesslog.is_some() {
+        return Err(Exit::usage(
+            "--wsess and --wsesslog both define the sessions; give one",
+        ));
+    }
+    if a.max_piped_calls == Some(0) || a._max_connections == Some(0) {
+        return Err(Exit::usage(
+            "--max-piped-calls and --max-connections must be at least 1",
+        ));
+    }
+    let request = b.clone().build().map_err(|e| Exit::usage(e.to_string()))?;
+    let mut script = Vec::new();
+    let (count, calls, think) = match (&a.wsess, &a.wsesslog) {
+        (Some(w), _) => {
             let (n1, n2, x) = parse_wsess(w)?;
             (n1, n2, Duration::from_secs_f64(x))
         }
-        None => (a.num_conns, a.num_calls, Duration::ZERO),
+        (None, Some(w)) => {
+            let (n, x, file) = parse_wsesslog(w)?;
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Exit::usage(format!("--wsesslog: cannot read {file}: {e}")))?;
+            let log = sesslog::parse(&text, &file).map_err(Exit::usage)?;
+            let think = Duration::from_secs_f64(x);
+            script = sesslog::steps(&log, think, |c| {
+                let uri = if c.uri.starts_with('/') {
+                    c.uri.clone()
+                } else {
+                    format!("/{}", c.uri)
+                };
+                let mut cb = builder(a, version, &c.method, &uri).map_err(|e| e.message)?;
+                if let Some(body) = &c.body {
+                    cb = cb.body(body.clone());
+                }
+                cb.build().map_err(|e| format!("{file}:{}: {e}", c.line))
+            })
+            .map_err(Exit::usage)?;
+            (n, 1, think)
+        }
+        _ => (a.num_conns, a.num_calls, Duration::ZERO),
     };
     let period = match (&a.period, a.rate) {
         (Some(p), _) => Some(Period::parse(p).map_err(|e| Exit::usage(format!("--period: {e}")))?),
         (None, r) if r > 0.0 => Some(Period::Deterministic(1.0 / r)),
         _ => None,
     };
-    let mut spec = LoadSpec::new(target, b.build().map_err(|e| Exit::usage(e.to_string()))?);
+    let mut spec = LoadSpec::new(target, request);
+    spec.script = script;
     spec.tls = tls;
     spec.socket.send_buffer = a.send_buffer;
     spec.socket.recv_buffer = a.recv_buffer;
@@ -385,6 +473,9 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         calls,
         burst: a.burst_length.min(calls),
         think,
+        fail_status: a.failure_status,
+        retry: a.retry_on_failure,
+        max_piped: a.max_piped_calls.unwrap_or(0),
     };
     spec.threads = a.threads.unwrap_or_else(common::cpus);
     // httperf waits for replies indefinitely unless told; bound it at 5 minutes.
@@ -500,6 +591,58 @@ mod tests {
             (Some(4096), Some(16384))
         );
         assert!(s.socket.reset_on_close);
+        let (s, _) = run(&[
+            "--wsess",
+            "4,6,0",
+            "--burst-length",
+            "3",
+            "--failure-status",
+            "503",
+            "--retry-on-failure",
+            "--max-piped-calls",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(
+            (s.session.fail_status, s.session.retry, s.session.max_piped),
+            (Some(503), true, 2)
+        );
+        let log = std::env::temp_dir().join(format!("stampede-sesslog-{}", std::process::id()));
+        std::fs::write(
+            &log,
+            "/a think=1\n  /b\n  /c\n\n/d method=POST contents='x'\n",
+        )
+        .unwrap();
+        let arg = format!("--wsesslog=7,0.5,{}", log.display());
+        let (s, _) = run(&[&arg, "--rate", "10"]).unwrap();
+        assert!(matches!(s.shape, Shape::Sessions { count: 7, .. }));
+        let lines: Vec<String> = (s.script.iter())
+            .map(|st| {
+                let text = String::from_utf8_lossy(&st.request.bytes).into_owned();
+                text.lines().next().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "GET /a HTTP/1.1",
+                "GET /b HTTP/1.1",
+                "GET /c HTTP/1.1",
+                "POST /d HTTP/1.1"
+            ]
+        );
+        assert!(String::from_utf8_lossy(&s.script[3].request.bytes).ends_with("\r\n\r\nx"));
+        assert!(s.script[3].new_session && s.script[2].follows && !s.script[1].follows);
+        let bad = format!("--wsesslog=1,0,{}", log.with_extension("missing").display());
+        let Err(e) = run(&[&bad]) else {
+            panic!("a missing file read")
+        };
+        assert!(
+            e.message.starts_with("--wsesslog: cannot read"),
+            "{}",
+            e.message
+        );
+        let _ = std::fs::remove_file(&log);
         let (s, _) = run(&["--server-name", "example.test"]).unwrap();
         assert!(String::from_utf8_lossy(&s.request.bytes).contains("\r\nHost: example.test\r\n"));
         for (argv, note) in [
@@ -508,6 +651,10 @@ mod tests {
             (&["--think-timeout", "1"], "--think-timeout: "),
             (&["--verbose"], "--verbose: "),
             (&["-v"], "--verbose: "),
+            (
+                &["--max-connections", "4", "--wsess", "2,2,0"],
+                "--max-connections: ",
+            ),
         ] {
             let (_, notes) = run(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
             assert!(
@@ -518,17 +665,40 @@ mod tests {
         for (argv, flag) in [
             (&["--debug", "1"][..], "--debug"),
             (&["-d"], "-d"),
-            (&["--failure-status", "500"], "--failure-status"),
-            (&["--max-connections", "4"], "--max-connections"),
-            (&["--max-piped-calls", "4"], "--max-piped-calls"),
+            (
+                &["--failure-status", "500"],
+                "--failure-status applies to session",
+            ),
+            (
+                &["--max-connections", "4"],
+                "--max-connections applies to session",
+            ),
+            (
+                &["--max-piped-calls", "4"],
+                "--max-piped-calls applies to session",
+            ),
+            (
+                &["--max-piped-calls", "0", "--wsess", "1,1,0"],
+                "--max-piped-calls and",
+            ),
+            (
+                &["--retry-on-failure", "--wsess", "1,1,0"],
+                "--retry-on-failure retries the calls answered with --failure-status",
+            ),
+            (
+                &["--wsess", "1,1,0", "--wsesslog", "1,0,f"],
+                "--wsess and --wsesslog",
+            ),
+            (
+                &["--wsesslog", "1,x,f"],
+                "--wsesslog: \"1,x,f\" is not N,X,F",
+            ),
             (&["--print-reply", "header"], "--print-reply"),
             (&["--print-request"], "--print-request"),
-            (&["--retry-on-failure"], "--retry-on-failure"),
             (&["--session-cookies"], "--session-cookies"),
             (&["--ssl-ciphers", "x"], "--ssl-ciphers"),
             (&["--ssl-no-reuse"], "--ssl-no-reuse"),
             (&["--wlog", "y,f"], "--wlog"),
-            (&["--wsesslog", "1,0,f"], "--wsesslog"),
             (&["--wset", "10,0.5"], "--wset"),
             (&["--print-req"], "--print-request"),
             (&["--num", "1"], "--num: ambiguous"),

@@ -338,6 +338,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
             calls: a.calls,
             burst: a.burst,
             think: a.think,
+            ..Default::default()
         };
         // -d caps the run, as Gatling's maxDuration; otherwise it ends when the users do.
         spec.duration = a.duration;

@@ -28,6 +28,7 @@ mod load;
 mod merge;
 mod randurl;
 mod serve;
+mod sesslog;
 mod ssh;
 mod targets;
 mod tls;

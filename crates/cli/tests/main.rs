@@ -13,6 +13,7 @@ mod k8s;
 mod lua;
 mod net;
 mod segments;
+mod sessions;
 mod ssh;
 mod ssh_rig;
 mod tls;

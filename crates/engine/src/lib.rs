@@ -126,8 +126,18 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         for i in 0..threads {
             let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
             let schedule = schedule_for(spec, i, threads, start, end, &budget, profile.as_ref());
-            let worker = Worker::new(spec, &shared, schedule, i, conns, start, start_unix_us)
-                .map_err(RunError::Poll)?;
+            let lane = spec.segment.lane(i, threads);
+            let worker = Worker::new(
+                spec,
+                &shared,
+                schedule,
+                i,
+                lane,
+                conns,
+                start,
+                start_unix_us,
+            )
+            .map_err(RunError::Poll)?;
             let h = std::thread::Builder::new()
                 .name(format!("stampede-worker-{i}"))
                 .spawn_scoped(scope, move || worker.run())

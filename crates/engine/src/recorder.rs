@@ -200,7 +200,7 @@ impl Recorder {
         self.cur.bytes_read += n as u64;
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn complete(
         &mut self,
         now: Instant,

@@ -485,7 +485,7 @@ pub struct SessionStats {
     pub max_concurrent: u64,
     /// Lifetime of completed sessions.
     pub lifetime: LatencyStats,
-    /// Calls per session asked for.
+    /// Calls per session asked for (with several session scripts, their mean).
     pub calls: u32,
     /// Requests per burst.
     pub burst: u32,

@@ -93,6 +93,19 @@ pub struct Session {
     pub burst: u32,
     /// Pause after each burst's responses before the next burst.
     pub think: Duration,
+    /// A response with this status fails its session, as a timeout would (httperf's
+    /// `--failure-status`); the response itself is counted by its status.
+    #[serde(default)]
+    pub fail_status: Option<u16>,
+    /// A call answered with `fail_status` is sent again once its batch is answered,
+    /// instead of failing the session (httperf's `--retry-on-failure`).
+    #[serde(default)]
+    pub retry: bool,
+    /// At most this many of a burst's calls are pipelined at once; the rest follow as
+    /// each group is answered, with no think time between (httperf's
+    /// `--max-piped-calls`). 0: the whole burst at once.
+    #[serde(default)]
+    pub max_piped: u32,
 }
 
 impl Default for Session {
@@ -101,18 +114,43 @@ impl Default for Session {
             calls: 1,
             burst: 1,
             think: Duration::ZERO,
+            fail_status: None,
+            retry: false,
+            max_piped: 0,
         }
     }
 }
 
 /// One step of a session's script: a request, and the pause after its response before
-/// the next step (Gatling's `exec(http(…)).pause(…)`).
+/// the next step (Gatling's `exec(http(…)).pause(…)`). Steps may be grouped into
+/// bursts sent back to back (httperf's session logs), and a script may hold several
+/// sessions' steps, taken by new sessions in turn.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     /// The request.
     pub request: Request,
-    /// Pause after the response.
+    /// Pause after the response (of a burst: after the burst's last response, given
+    /// on its last step).
     pub pause: Duration,
+    /// Sent in the same burst as the step before it, pipelined on the connection.
+    #[serde(default)]
+    pub follows: bool,
+    /// Begins the steps of another session (the first step always begins one):
+    /// sessions take the scripts so delimited in turn.
+    #[serde(default)]
+    pub new_session: bool,
+}
+
+impl Step {
+    /// A step sent on its own, `pause` after its response.
+    pub fn new(request: Request, pause: Duration) -> Step {
+        Step {
+            request,
+            pause,
+            follows: false,
+            new_session: false,
+        }
+    }
 }
 
 /// A complete description of a load test: target and request, protocol (HTTP/1.1 or
@@ -459,11 +497,47 @@ impl LoadSpec {
                     "a list of requests needs a session shape (injection steps or sessions)",
                 );
             }
-            self.session = Session {
-                calls: self.script.len() as u32,
-                burst: 1,
-                think: Duration::ZERO,
-            };
+            // Calls per session: with several session scripts, their mean.
+            let scripts = 1 + self.script[1..].iter().filter(|s| s.new_session).count();
+            self.session.calls = (self.script.len() as f64 / scripts as f64).round() as u32;
+            self.session.burst = 1;
+            self.session.think = Duration::ZERO;
+            if self.script[0].follows {
+                return bad("steps", "the first step cannot follow another in a burst");
+            }
+            for w in self.script.windows(2) {
+                if w[1].follows && w[1].new_session {
+                    return bad(
+                        "steps",
+                        "a step that begins a session cannot follow another in a burst",
+                    );
+                }
+                if w[1].follows && w[0].request.is_head() != w[1].request.is_head() {
+                    return bad(
+                        "steps",
+                        "a burst cannot mix HEAD requests with others; give the HEAD request a line of its own",
+                    );
+                }
+            }
+        }
+        let s = &self.session;
+        if self.http2 && (s.retry || s.max_piped > 0 || self.script.iter().any(|s| s.follows)) {
+            return bad(
+                "http2",
+                "bursts of a session's steps, retried calls and --max-piped-calls pipeline HTTP/1.1; use HTTP/1.1",
+            );
+        }
+        if s.retry && s.fail_status.is_none() {
+            return bad(
+                "retry",
+                "retrying needs a failure status: the calls retried are those answered with it",
+            );
+        }
+        if (s.fail_status.is_some() || s.retry || s.max_piped > 0) && !self.shape.has_sessions() {
+            return bad(
+                "session",
+                "a failure status, retries and a cap on pipelined calls apply to sessions",
+            );
         }
         if self.session.calls == 0 || self.session.burst == 0 {
             return bad(

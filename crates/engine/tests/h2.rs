@@ -267,6 +267,7 @@ fn injection_and_sessions_over_http2() {
         calls: 6,
         burst: 3,
         think: Duration::from_millis(5),
+        ..Default::default()
     };
     let r = go(s);
     let sess = r.sessions.unwrap();
@@ -286,6 +287,7 @@ fn injection_and_sessions_over_http2() {
         calls: 2,
         burst: 1,
         think: Duration::ZERO,
+        ..Default::default()
     };
     let r = go(s);
     assert_eq!(r.requests.completed, 40, "{:?}", r.errors);

@@ -158,6 +158,7 @@ fn httperf_sessions_with_bursts_and_think_time() {
         calls: 6,
         burst: 3,
         think: Duration::from_millis(50),
+        ..Default::default()
     };
     let r = go(s);
     let sess = r.sessions.unwrap();
@@ -184,6 +185,7 @@ fn sequential_sessions_run_one_at_a_time() {
         calls: 2,
         burst: 2,
         think: Duration::ZERO,
+        ..Default::default()
     };
     let r = go(s);
     let sess = r.sessions.unwrap();
@@ -261,13 +263,15 @@ fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
         Shape::Users(Profile::parse(&["atOnceUsers(4)".to_string()]).unwrap()),
     );
     let target = Target::parse(&url).unwrap();
-    let step = |m: &str, path: &str, body: &[u8], pause_ms: u64| stampede_engine::Step {
-        request: RequestBuilder::new(m, path)
-            .header("Host", &target.authority)
-            .body(body.to_vec())
-            .build()
-            .unwrap(),
-        pause: Duration::from_millis(pause_ms),
+    let step = |m: &str, path: &str, body: &[u8], pause_ms: u64| {
+        stampede_engine::Step::new(
+            RequestBuilder::new(m, path)
+                .header("Host", &target.authority)
+                .body(body.to_vec())
+                .build()
+                .unwrap(),
+            Duration::from_millis(pause_ms),
+        )
     };
     s.script = vec![
         step("GET", "/a", b"", 0),
@@ -296,10 +300,10 @@ fn a_script_without_sessions_is_refused() {
     let url = pong();
     let mut s = spec(&url, Shape::Closed);
     s.requests = Some(1);
-    s.script = vec![stampede_engine::Step {
-        request: s.request.clone(),
-        pause: Duration::ZERO,
-    }];
+    s.script = vec![stampede_engine::Step::new(
+        s.request.clone(),
+        Duration::ZERO,
+    )];
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("session shape"), "{e}");
 }

@@ -692,10 +692,7 @@ fn checks_and_script<'a>(
             request: req(false)?,
             verify: st.verify.as_ref().unwrap_or(&s.verify),
         });
-        script.push(stampede_engine::Step {
-            request: req(s.keepalive)?,
-            pause: st.pause,
-        });
+        script.push(stampede_engine::Step::new(req(s.keepalive)?, st.pause));
     }
     Ok((checks, script))
 }

@@ -26,8 +26,8 @@ pub struct Seen {
 }
 
 /// A recording HTTP/1.1 server: answers `PONG` (no body to HEAD; a token on
-/// /authenticate),
-/// pipelined requests in order; stops when dropped.
+/// /authenticate; the status N on /status/N; 503 then 200 in turn on /flaky, counted
+/// over the whole server), pipelined requests in order; stops when dropped.
 pub struct Recorder {
     pub port: u16,
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -42,14 +42,15 @@ impl Recorder {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (s, st) = (seen.clone(), stop.clone());
+        let flaky = Arc::new(std::sync::atomic::AtomicU64::new(0));
         std::thread::spawn(move || {
             let mut conn = 0;
             while !st.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((sock, peer)) => {
                         conn += 1;
-                        let (s, st, id) = (s.clone(), st.clone(), conn);
-                        std::thread::spawn(move || serve(sock, id, peer, &s, &st));
+                        let (s, st, id, f) = (s.clone(), st.clone(), conn, flaky.clone());
+                        std::thread::spawn(move || serve(sock, id, peer, &s, &st, &f));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
                 }
@@ -79,6 +80,7 @@ fn serve(
     peer: std::net::SocketAddr,
     seen: &Mutex<Vec<Seen>>,
     stop: &AtomicBool,
+    flaky: &std::sync::atomic::AtomicU64,
 ) {
     sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
     let mut buf = Vec::new();
@@ -140,9 +142,20 @@ fn serve(
             } else {
                 ""
             };
+            let status = match path.strip_prefix("/status/") {
+                Some(n) => n.parse().unwrap_or(400),
+                None if path == "/flaky"
+                    && flaky.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) =>
+                {
+                    503
+                }
+                None => 200,
+            };
             out.extend_from_slice(
-                format!("HTTP/1.1 200 OK\r\nServer: rec\r\n{extra}Content-Length: 4\r\n\r\n{body}")
-                    .as_bytes(),
+                format!(
+                    "HTTP/1.1 {status} X\r\nServer: rec\r\n{extra}Content-Length: 4\r\n\r\n{body}"
+                )
+                .as_bytes(),
             );
         }
         if !out.is_empty() && sock.write_all(&out).is_err() {

@@ -46,14 +46,24 @@ use crate::target::Address;
 const TIMER: Token = Token(usize::MAX);
 
 /// A session in progress on a connection.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct SessionState {
+    /// Calls not yet sent (retries aside).
     calls_left: u32,
-    /// Next step of the script (script sessions).
+    /// Next step of the script (script sessions), and where this session's steps end.
     step: u32,
+    end: u32,
+    /// Calls of the current burst not yet sent (a burst goes out in groups of at most
+    /// `max_piped`).
+    burst_left: u32,
     started: Instant,
     /// Waiting out the think time until then.
     think_until: Option<Instant>,
+    /// Calls answered with the failure status, to send again once the connection's
+    /// batch is answered: script steps (0 for sessions without a script).
+    retry: Vec<u32>,
+    /// The step the batch in flight sends again, when it is a retry.
+    resending: Option<u32>,
 }
 
 const READ_BUF: usize = 64 * 1024;
@@ -184,6 +194,20 @@ fn fresh_proto(spec: &LoadSpec) -> Proto {
     )
 }
 
+/// Where each session's steps begin and end in a script (a step marked
+/// `new_session` begins another).
+fn script_ranges(script: &[crate::spec::Step]) -> Vec<(u32, u32)> {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for (i, st) in script.iter().enumerate() {
+        let i = i as u32;
+        match ranges.last_mut() {
+            Some(r) if !st.new_session => r.1 = i + 1,
+            _ => ranges.push((i, i + 1)),
+        }
+    }
+    ranges
+}
+
 /// What a worker hands back.
 pub(crate) struct WorkerOutput {
     pub recorder: Recorder,
@@ -239,6 +263,9 @@ pub(crate) struct Worker<'a> {
     respond: bool,
     /// Only a pipelined batch's last response is timed (wrk2's `-B`).
     batch_latency: bool,
+    /// Responses take the slower path of [`Worker::record_unusual`]: batch latency or
+    /// a failure status.
+    unusual: bool,
     /// The script delays each batch (see `delayed`).
     delays: bool,
     /// The script delays each batch: connections waiting out their delay, soonest
@@ -251,6 +278,18 @@ pub(crate) struct Worker<'a> {
     address: Option<Address>,
     /// The CONNECT request that opens each connection's tunnel (https via a proxy).
     tunnel: Option<Vec<u8>>,
+    /// Session scripts: where each session's steps begin and end in `spec.script`,
+    /// and the one this worker's next session takes.
+    scripts: Vec<(u32, u32)>,
+    next_script: usize,
+    /// Sessions of the run between two of this worker's: each takes the script of its
+    /// place in the run's sequence of arrivals.
+    script_stride: usize,
+    /// The status that fails a session (`session.fail_status`), 0 when none.
+    fail_status: u16,
+    /// Requests given up with the session a failure status ended (pipelined behind
+    /// it): counted as abandoned, as at the run's end.
+    given_up: u64,
     // Progress deltas not yet published.
     pub_completed: u64,
     pub_failed: u64,
@@ -258,13 +297,15 @@ pub(crate) struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    /// Worker `index` of the run (which picks its script's thread hooks).
+    /// Worker `index` of the run (which picks its script's thread hooks), taking
+    /// arrivals `lane.0`, `lane.0 + lane.1`, … of the run's sequence.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         spec: &'a LoadSpec,
         shared: &'a Shared,
         schedule: Box<dyn Schedule + 'a>,
         index: usize,
+        lane: (usize, usize),
         connections: usize,
         start: Instant,
         start_unix_us: u64,
@@ -366,6 +407,8 @@ impl<'a> Worker<'a> {
                 || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
             batch_latency: spec.batch_latency,
+            unusual: spec.batch_latency
+                || (spec.session.fail_status.is_some() && spec.shape.has_sessions()),
             delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
             stopped: false,
@@ -379,6 +422,15 @@ impl<'a> Worker<'a> {
                 .filter(|_| spec.target.tls)
                 .map(|p| p.connect_request(&spec.target)),
             hooks,
+            next_script: lane.0 % script_ranges(&spec.script).len().max(1),
+            script_stride: lane.1,
+            scripts: script_ranges(&spec.script),
+            fail_status: spec
+                .session
+                .fail_status
+                .filter(|_| spec.shape.has_sessions())
+                .unwrap_or(0),
+            given_up: 0,
             pub_completed: 0,
             pub_failed: 0,
             pub_bytes: 0,
@@ -407,7 +459,7 @@ impl<'a> Worker<'a> {
                 || control.stop.load(Ordering::Relaxed)
                 || self.end.is_some_and(|e| now >= e)
             {
-                abandoned = self.in_flight;
+                abandoned = self.in_flight + self.given_up;
                 break;
             }
             self.rec.roll(now);
@@ -422,7 +474,7 @@ impl<'a> Worker<'a> {
             self.dispatch(now);
             self.publish();
             if self.sending_done && self.in_flight == 0 && self.active == 0 {
-                abandoned = 0;
+                abandoned = self.given_up;
                 break;
             }
             let mut deadline = next_timer;
@@ -652,12 +704,28 @@ impl<'a> Worker<'a> {
                             self.conns.len() - 1
                         }
                     };
-                    let calls = self.spec.session.calls;
+                    let (step, end) = match self.scripts.len() {
+                        0 => (0, 0),
+                        n => {
+                            let range = self.scripts[self.next_script];
+                            self.next_script = (self.next_script + self.script_stride) % n;
+                            range
+                        }
+                    };
+                    let calls = if end > 0 {
+                        end - step
+                    } else {
+                        self.spec.session.calls
+                    };
                     self.conns[ci].session = Some(SessionState {
                         calls_left: calls,
-                        step: 0,
+                        step,
+                        end,
+                        burst_left: 0,
                         started: intended,
                         think_until: None,
+                        retry: Vec::new(),
+                        resending: None,
                     });
                     self.active += 1;
                     self.rec.sessions_started += 1;
@@ -679,13 +747,36 @@ impl<'a> Worker<'a> {
         self.wake_at = Some(now);
     }
 
-    /// Sends the session's next burst; its requests were meant to start at `intended`.
+    /// Starts the session's next burst; its requests were meant to start at
+    /// `intended`.
     fn next_burst(&mut self, ci: usize, intended: Instant, now: Instant) {
-        let burst = self.spec.session.burst;
+        let Some(s) = self.conns[ci].session.as_mut() else {
+            return;
+        };
+        s.think_until = None;
+        s.burst_left = if self.spec.script.is_empty() {
+            self.spec.session.burst.min(s.calls_left)
+        } else {
+            let first = s.step as usize;
+            let joined = self.spec.script[first + 1..s.end as usize]
+                .iter()
+                .take_while(|st| st.follows)
+                .count();
+            1 + joined as u32
+        };
+        self.send_group(ci, intended, now);
+    }
+
+    /// Sends as much of the current burst as may be pipelined at once.
+    fn send_group(&mut self, ci: usize, intended: Instant, now: Instant) {
+        let max = match self.spec.session.max_piped {
+            0 => u32::MAX,
+            n => n,
+        };
         let c = &mut self.conns[ci];
         let Some(s) = c.session.as_mut() else { return };
-        s.think_until = None;
-        let k = burst.min(s.calls_left);
+        let k = s.burst_left.min(max);
+        s.burst_left -= k;
         s.calls_left -= k;
         for _ in 0..k {
             c.pending.push_back(Pending {
@@ -698,15 +789,43 @@ impl<'a> Worker<'a> {
         if self.spec.script.is_empty() {
             self.start_batch(ci, k as usize, 0, k as usize * self.req_len, now);
         } else {
-            // Scripts go one step at a time (burst 1).
             let step = s.step as usize;
-            s.step += 1;
-            if let Some(h1) = c.proto.h1() {
-                h1.set_head_request(self.spec.script[step].request.is_head());
-            }
-            let (base, end) = (self.offsets[step], self.offsets[step + 1]);
-            self.start_batch(ci, 1, base, end - base, now);
+            s.step += k;
+            self.send_steps(ci, step, k as usize, now);
         }
+    }
+
+    /// Sends script steps `step..step + k` (one burst's, back to back).
+    fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
+        if let Some(h1) = self.conns[ci].proto.h1() {
+            h1.set_head_request(self.spec.script[step].request.is_head());
+        }
+        let (base, end) = (self.offsets[step], self.offsets[step + k]);
+        self.start_batch(ci, k, base, end - base, now);
+    }
+
+    /// A response carried the failure status: the call is sent again once the
+    /// connection's batch is answered, or the session fails (requests pipelined
+    /// behind it are given up).
+    #[cold]
+    fn failure_status(&mut self, ci: usize, now: Instant) {
+        let c = &mut self.conns[ci];
+        let Some(s) = c.session.as_mut() else { return };
+        if self.spec.session.retry {
+            // HTTP/1.1 answers in order: the call answered is the one sent before the
+            // requests still pending.
+            let step = s
+                .resending
+                .unwrap_or_else(|| s.step.saturating_sub(1 + c.pending.len() as u32));
+            s.retry
+                .push(if self.spec.script.is_empty() { 0 } else { step });
+            return;
+        }
+        let behind = c.pending.len() as u64;
+        c.pending.clear();
+        self.in_flight -= behind;
+        self.given_up += behind;
+        self.end_session(ci, now, false);
     }
 
     /// The session on `ci` is over: close its connection and free the slot.
@@ -725,16 +844,34 @@ impl<'a> Worker<'a> {
 
     /// All responses of the connection's batch are in.
     fn batch_done(&mut self, ci: usize, now: Instant) {
-        let Some(s) = self.conns[ci].session else {
+        let Some(s) = self.conns[ci].session.as_mut() else {
             if self.delays {
                 return self.delay(ci, now);
             }
             return self.make_idle(ci);
         };
-        if s.calls_left == 0 {
+        s.resending = s.retry.pop();
+        if let Some(step) = s.resending {
+            self.conns[ci].pending.push_back(Pending {
+                intended: now,
+                sent: now,
+                stream: 0,
+                refused: 0,
+            });
+            return if self.spec.script.is_empty() {
+                self.start_batch(ci, 1, 0, self.req_len, now)
+            } else {
+                self.send_steps(ci, step as usize, 1, now)
+            };
+        }
+        if s.burst_left > 0 {
+            return self.send_group(ci, now, now);
+        }
+        let (calls_left, step) = (s.calls_left, s.step);
+        if calls_left == 0 {
             return self.end_session(ci, now, true);
         }
-        let think = match self.spec.script.get((s.step as usize).wrapping_sub(1)) {
+        let think = match self.spec.script.get((step as usize).wrapping_sub(1)) {
             Some(step) => step.pause,
             None => self.spec.session.think,
         };
@@ -915,11 +1052,7 @@ impl<'a> Worker<'a> {
                 }
                 _ => {}
             }
-            if let Some(SessionState {
-                think_until: Some(t),
-                ..
-            }) = self.conns[ci].session
-            {
+            if let Some(t) = self.conns[ci].session.as_ref().and_then(|s| s.think_until) {
                 if now >= t {
                     self.next_burst(ci, t, now);
                 }

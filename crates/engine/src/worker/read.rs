@@ -210,12 +210,12 @@ impl Worker<'_> {
             waiting_us,
         };
         self.first_response(ci, first.unwrap_or(now));
-        if self.batch_latency && !self.conns[ci].pending.is_empty() {
-            self.rec.count_only(now, r.status, r.body);
-        } else {
-            self.rec.complete(now, p.intended, r.status, r.body, timing);
-        }
         self.check_length(r.body);
+        if !self.unusual {
+            self.rec.complete(now, p.intended, r.status, r.body, timing);
+        } else if !self.record_unusual(ci, r.status, r.body, p.intended, timing, now) {
+            return false;
+        }
         if self.respond {
             self.script_response(ci, r.status);
         }
@@ -229,6 +229,31 @@ impl Worker<'_> {
             self.drop_socket(ci);
             self.batch_done(ci, now);
             return false;
+        }
+        true
+    }
+
+    /// Records a response of a run that times only batches (wrk2's `-B`) or fails
+    /// sessions at a status (httperf's `--failure-status`). Returns false when the
+    /// session, and its connection, ended.
+    #[inline(never)]
+    fn record_unusual(
+        &mut self,
+        ci: usize,
+        status: u16,
+        body: u64,
+        intended: Instant,
+        timing: Timing,
+        now: Instant,
+    ) -> bool {
+        if self.batch_latency && !self.conns[ci].pending.is_empty() {
+            self.rec.count_only(now, status, body);
+        } else {
+            self.rec.complete(now, intended, status, body, timing);
+        }
+        if status == self.fail_status {
+            self.failure_status(ci, now);
+            return self.conns[ci].session.is_some();
         }
         true
     }

@@ -144,6 +144,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         calls: calls.unwrap_or(1),
         burst: burst.unwrap_or(1),
         think: think.unwrap_or_default(),
+        ..Default::default()
     };
     let shape = if let Some(rate) = s.rate {
         if !(rate.is_finite() && rate > 0.0 && rate <= stampede_engine::inject::MAX_RATE) {

@@ -1,0 +1,139 @@
+//! httperf's session workloads end to end against a server that records what it
+//! received: session logs (`--wsesslog`), a status that fails a session
+//! (`--failure-status`), retried calls (`--retry-on-failure`) and the cap on pipelined
+//! calls (`--max-piped-calls`).
+
+use std::time::Duration;
+
+use crate::common::recorder::{stampede, tempdir, text, Recorder, Seen};
+
+/// Each connection's requests as `METHOD path`, connections in the order accepted.
+fn by_connection(seen: &[Seen]) -> Vec<Vec<&Seen>> {
+    let mut conns: Vec<usize> = seen.iter().map(|s| s.conn).collect();
+    conns.sort();
+    conns.dedup();
+    conns
+        .iter()
+        .map(|c| seen.iter().filter(|s| s.conn == *c).collect())
+        .collect()
+}
+
+fn httperf(rec: &Recorder, more: &[&str]) -> String {
+    let port = rec.port.to_string();
+    let mut args = vec![
+        "httperf",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--timeout",
+        "5",
+    ];
+    args.extend_from_slice(more);
+    let out = stampede(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn a_session_log_is_replayed_session_by_session_with_its_bursts_and_think_times() {
+    let rec = Recorder::start();
+    let dir = tempdir::Dir::new();
+    let log = dir.0.join("sessions.log");
+    std::fs::write(
+        &log,
+        "# two sessions\n/a think=0.25\n\t/b\n\t/c\n/e\n\n\n/d method=POST contents='x y'\n/f method=HEAD\n",
+    )
+    .unwrap();
+    let arg = format!("--wsesslog=4,0,{}", log.display());
+    let o = httperf(&rec, &[&arg, "--rate", "20"]);
+    assert!(o.contains("Session rate [sess/s]: avg"), "{o}");
+    assert!(o.contains("(4 completed, 0 failed, 4 total)"), "{o}");
+    let seen = rec.seen();
+    let conns = by_connection(&seen);
+    assert_eq!(conns.len(), 4, "{seen:?}");
+    for (k, reqs) in conns.iter().enumerate() {
+        let lines: Vec<String> = reqs
+            .iter()
+            .map(|s| format!("{} {}", s.method, s.path))
+            .collect();
+        if k % 2 == 0 {
+            assert_eq!(lines, ["GET /a", "GET /b", "GET /c", "GET /e"]);
+            // /e waits out /a's think time after the burst of /b and /c.
+            let gap = reqs[3].at - reqs[2].at;
+            assert!(gap >= Duration::from_millis(230), "{gap:?}");
+            assert!(reqs[1].at - reqs[0].at < Duration::from_millis(200));
+        } else {
+            assert_eq!(lines, ["POST /d", "HEAD /f"]);
+            assert_eq!(reqs[0].body, b"x y");
+        }
+    }
+}
+
+#[test]
+fn a_failure_status_fails_the_session_unless_its_calls_are_retried() {
+    let rec = Recorder::start();
+    // Every call answered 503: each session fails at its first call.
+    let o = httperf(
+        &rec,
+        &[
+            "--wsess",
+            "3,4,0",
+            "--uri",
+            "/status/503",
+            "--failure-status",
+            "503",
+        ],
+    );
+    assert!(o.contains("(0 completed, 3 failed, 3 total)"), "{o}");
+    assert!(
+        o.contains("Reply status: 1xx=0 2xx=0 3xx=0 4xx=0 5xx=3"),
+        "{o}"
+    );
+    assert_eq!(rec.seen().len(), 3);
+    // /flaky answers 503 and 200 in turn: retried, every session completes its four
+    // calls; each 503 costs one more request.
+    let rec = Recorder::start();
+    let o = httperf(
+        &rec,
+        &[
+            "--wsess",
+            "3,4,0",
+            "--uri",
+            "/flaky",
+            "--failure-status",
+            "503",
+            "--retry-on-failure",
+        ],
+    );
+    assert!(o.contains("(3 completed, 0 failed, 3 total)"), "{o}");
+    assert!(o.contains("2xx=12 3xx=0 4xx=0 5xx=12"), "{o}");
+    assert_eq!(rec.seen().len(), 24);
+    // Without the flag a 503 is a reply like another.
+    let rec = Recorder::start();
+    let o = httperf(&rec, &["--wsess", "2,2,0", "--uri", "/status/503"]);
+    assert!(o.contains("(2 completed, 0 failed, 2 total)"), "{o}");
+}
+
+#[test]
+fn a_burst_is_pipelined_at_most_max_piped_calls_at_a_time() {
+    let rec = Recorder::start();
+    let o = httperf(
+        &rec,
+        &[
+            "--wsess",
+            "2,6,0",
+            "--burst-length",
+            "6",
+            "--max-piped-calls",
+            "2",
+            "--max-connections",
+            "1",
+        ],
+    );
+    assert!(o.contains("(2 completed, 0 failed, 2 total)"), "{o}");
+    let seen = rec.seen();
+    let conns = by_connection(&seen);
+    assert_eq!(conns.len(), 2);
+    assert!(conns.iter().all(|c| c.len() == 6));
+}
