@@ -112,6 +112,19 @@ struct Pending {
     refused: u8,
 }
 
+impl Pending {
+    /// A request meant to start at `intended`, sent at `sent`, without a stream yet.
+    #[inline]
+    fn new(intended: Instant, sent: Instant) -> Pending {
+        Pending {
+            intended,
+            sent,
+            stream: 0,
+            refused: 0,
+        }
+    }
+}
+
 struct Conn {
     stream: Option<Stream>,
     state: State,
@@ -325,6 +338,7 @@ impl<'a> Worker<'a> {
                 h1.keep_responses();
             }
         }
+        let scripts = script_ranges(&spec.script);
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
         poll.registry()
@@ -422,9 +436,9 @@ impl<'a> Worker<'a> {
                 .filter(|_| spec.target.tls)
                 .map(|p| p.connect_request(&spec.target)),
             hooks,
-            next_script: lane.0 % script_ranges(&spec.script).len().max(1),
+            next_script: lane.0 % scripts.len().max(1),
             script_stride: lane.1,
-            scripts: script_ranges(&spec.script),
+            scripts,
             fail_status: spec
                 .session
                 .fail_status
@@ -630,12 +644,9 @@ impl<'a> Worker<'a> {
                 match self.schedule.next(now, self.active) {
                     Next::Send { intended } => {
                         self.rec.lag(intended, now);
-                        self.conns[ci].pending.push_back(Pending {
-                            intended,
-                            sent: now,
-                            stream: 0,
-                            refused: 0,
-                        });
+                        self.conns[ci]
+                            .pending
+                            .push_back(Pending::new(intended, now));
                         claimed += 1;
                     }
                     Next::Wait(t) => {
@@ -779,12 +790,7 @@ impl<'a> Worker<'a> {
         s.burst_left -= k;
         s.calls_left -= k;
         for _ in 0..k {
-            c.pending.push_back(Pending {
-                intended,
-                sent: now,
-                stream: 0,
-                refused: 0,
-            });
+            c.pending.push_back(Pending::new(intended, now));
         }
         if self.spec.script.is_empty() {
             self.start_batch(ci, k as usize, 0, k as usize * self.req_len, now);
@@ -852,12 +858,7 @@ impl<'a> Worker<'a> {
         };
         s.resending = s.retry.pop();
         if let Some(step) = s.resending {
-            self.conns[ci].pending.push_back(Pending {
-                intended: now,
-                sent: now,
-                stream: 0,
-                refused: 0,
-            });
+            self.conns[ci].pending.push_back(Pending::new(now, now));
             return if self.spec.script.is_empty() {
                 self.start_batch(ci, 1, 0, self.req_len, now)
             } else {
