@@ -109,7 +109,7 @@ pub struct AbArgs {
     /// Don't exit on socket receive errors (stampede never does; accepted for compatibility)
     #[arg(short = 'r')]
     _recv_ok: bool,
-    /// How much troubleshooting info to print (2 prints the request)
+    /// How much troubleshooting info to print: 2 the request and replies other than 2xx, 3 every reply's code, 4 every reply's head too
     #[arg(short = 'v', value_name = "verbosity", default_value_t = 0)]
     verbosity: u32,
     /// Do not show percentiles served table
@@ -179,13 +179,6 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let (mut spec, info) = translate(&a, target.clone(), body)?;
     a.segments.apply(&mut spec)?;
     let requests = spec.requests.unwrap_or(1);
-    if a.verbosity >= 2 {
-        common::out(&format!(
-            "INFO: {} header == \n---\n{}\n---\n",
-            spec.request.method,
-            String::from_utf8_lossy(&spec.request.bytes)
-        ));
-    }
 
     let banner = format!(
         "This is stampede ab, version {} (ApacheBench 2.3 flags and report)",
@@ -207,6 +200,14 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             "..."
         }
     ));
+    // ab shows its request once the benchmark has begun.
+    if a.verbosity >= 2 {
+        common::out(&format!(
+            "INFO: {} header == \n---\n{}\n---\n",
+            spec.request.method,
+            String::from_utf8_lossy(&spec.request.bytes)
+        ));
+    }
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -338,6 +339,7 @@ fn translate(
     if let Some(p) = &a.proxy {
         spec.proxy = Some(common::proxy(p, a.proxy_auth.as_deref(), "-X")?);
     }
+    spec.hooks = crate::watch::hooks(crate::watch::Style::Ab(a.verbosity));
     let info = AbInfo {
         hostname: target.host.clone(),
         port: target.port,
@@ -448,6 +450,11 @@ mod tests {
             &["-w", "-x", "border=1", "-y", "a=b", "-z", "c=d", u],
         ] {
             spec_of(argv, Some(b"x")).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+        }
+        // -v from 2 watches the replies (printing them); below, nothing.
+        for (v, watched) in [("1", false), ("2", true), ("3", true), ("4", true)] {
+            let (s, _) = spec_of(&["-v", v, u], None).unwrap();
+            assert_eq!(s.hooks.is_some(), watched, "-v {v}");
         }
         // The connection's flags land in the spec's socket options and proxy.
         let (s, _) = spec_of(&["-B", "127.0.0.2", "-b", "65536", u], None).unwrap();

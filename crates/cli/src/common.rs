@@ -15,6 +15,15 @@ pub use crate::console::{Exit, EXIT_USAGE};
 /// Durations in flags are read as plans read them.
 pub use stampede_engine::spec::parse_duration;
 
+/// A duration that must be longer than zero (timeouts).
+pub fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Parses a count with wrk's metric suffixes: `100`, `1k`, `2M`.
 pub fn parse_metric(s: &str) -> Result<u64, String> {
     let t = s.trim();

@@ -67,16 +67,6 @@ pub const DIALECT: Dialect = Dialect {
             instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
         },
         Refused {
-            flag: "--connection-active-timeout",
-            why: "a cap on a connection's lifetime is not kept: connections last the run",
-            instead: "-D bounds the run, -N fails a request left unanswered",
-        },
-        Refused {
-            flag: "-T",
-            why: "a cap on a connection's lifetime is not kept: connections last the run",
-            instead: "-D bounds the run, -N fails a request left unanswered",
-        },
-        Refused {
             flag: "--timing-script-file",
             why: "requests at scripted offsets from each client's start are not scheduled",
             instead: "--rps N paces each client; several URIs are used in turn",
@@ -141,8 +131,11 @@ pub struct H2loadArgs {
     #[arg(long = "warm-up-time", value_name = "DURATION", value_parser = common::parse_duration)]
     warm_up: Option<Duration>,
     /// A request unanswered for this long fails (h2load's connection inactivity timeout)
-    #[arg(short = 'N', long = "connection-inactivity-timeout", value_name = "DURATION", value_parser = common::parse_duration)]
+    #[arg(short = 'N', long = "connection-inactivity-timeout", value_name = "DURATION", value_parser = common::positive_duration)]
     inactivity: Option<Duration>,
+    /// Once a client has sent its last request, what it still waits for fails this long after (h2load's connection active timeout)
+    #[arg(short = 'T', long = "connection-active-timeout", value_name = "DURATION", value_parser = common::positive_duration)]
+    active: Option<Duration>,
     /// Scheme, host and port for every request (or unix:PATH, a Unix socket)
     #[arg(short = 'B', long = "base-uri", value_name = "URI")]
     base_uri: Option<String>,
@@ -536,6 +529,7 @@ fn translate(
     if let Some(t) = a.inactivity {
         spec.timeout = Some(t);
     }
+    spec.last_wait = a.active;
     match a.duration {
         Some(d) => spec.duration = Some(d),
         None => spec.requests = Some(a.requests),
@@ -741,6 +735,12 @@ mod tests {
             (vec!["--connection-inactivity-timeout", "250ms", u], |s| {
                 assert_eq!(s.timeout, Some(Duration::from_millis(250)))
             }),
+            (vec!["-T", "5", u], |s| {
+                assert_eq!(s.last_wait, Some(Duration::from_secs(5)))
+            }),
+            (vec!["--connection-active-timeout", "300ms", u], |s| {
+                assert_eq!(s.last_wait, Some(Duration::from_millis(300)))
+            }),
             (vec!["-B", "http://127.0.0.1:10", u], |s| {
                 assert_eq!((s.target.port, s.target.path.as_str()), (10, "/p"))
             }),
@@ -818,11 +818,6 @@ mod tests {
             (
                 vec!["--tls13-ciphers=TLS_AES_128_GCM_SHA256", u],
                 "--tls13-ciphers",
-            ),
-            (vec!["-T", "5", u], "-T"),
-            (
-                vec!["--connection-active-timeout", "5", u],
-                "--connection-active-timeout",
             ),
             (
                 vec!["--timing-script-file", "t.txt", u],

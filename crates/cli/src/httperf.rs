@@ -16,6 +16,7 @@ use stampede_report::{httperf_report, loud_warnings, HttperfInfo};
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dialect::{Dialect, Inert, Refused};
 use crate::sesslog;
+use crate::watch::{self, Parts, Style};
 
 /// httperf's options that stampede refuses or accepts without effect; long options
 /// may be shortened to a unique prefix, as httperf's getopt_long allows.
@@ -33,21 +34,6 @@ pub const DIALECT: Dialect = Dialect {
             instead: "`stampede load --targets FILE` sends several requests in turn",
         },
         Refused {
-            flag: "--print-reply",
-            why: "replies are not printed",
-            instead: "--result FILE keeps the run's result; check one answer with curl -i",
-        },
-        Refused {
-            flag: "--print-request",
-            why: "requests are not printed during the run",
-            instead: "`stampede load --save-spec -` writes the request that would be sent",
-        },
-        Refused {
-            flag: "--session-cookies",
-            why: "cookies set by a reply are not carried into the session's later calls",
-            instead: "--add-header 'Cookie: …' sends a fixed cookie",
-        },
-        Refused {
             flag: "--ssl-ciphers",
             why: "TLS is rustls with its own suites; OpenSSL cipher lists are not applied",
             instead: "leave it out",
@@ -57,22 +43,17 @@ pub const DIALECT: Dialect = Dialect {
             why: "TLS sessions are not resumed in any case: each connection makes a full handshake",
             instead: "leave it out",
         },
-        Refused {
-            flag: "--debug",
-            why: "there is no debug build's tracing",
-            instead: "-v for the run's progress on stderr",
-        },
-        Refused {
-            flag: "-d",
-            why: "there is no debug build's tracing",
-            instead: "-v for the run's progress on stderr",
-        },
     ],
     inert: &[
         Inert {
             id: "_max_connections",
             flag: "--max-connections",
             why: "each session makes its calls on one connection, its bursts pipelined on it (--max-piped-calls caps them): within any cap; accepted",
+        },
+        Inert {
+            id: "_debug",
+            flag: "--debug",
+            why: "httperf's debug levels trace its own internals (in a build made with them); the run's progress is on stderr a line a second, and --print-request/--print-reply show every call; accepted, no effect",
         },
         Inert {
             id: "_hog",
@@ -169,6 +150,11 @@ pub struct HttperfArgs {
     /// Sessions: at most N calls of a burst pipelined at once
     #[arg(long = "max-piped-calls", value_name = "N")]
     max_piped_calls: Option<u32>,
+    /// Sessions: a cookie a reply sets is sent with the session's later calls (one per
+    /// session; the last set replaces any before; the man page's --session-cookie is a
+    /// prefix of it)
+    #[arg(long = "session-cookies")]
+    session_cookies: bool,
     /// Sessions: at most N connections each (a session uses one)
     #[arg(long = "max-connections", value_name = "N")]
     _max_connections: Option<u32>,
@@ -202,6 +188,17 @@ pub struct HttperfArgs {
     /// More output (accepted)
     #[arg(short = 'v', long = "verbose")]
     _verbose: bool,
+    /// Debug level (accepted; see below)
+    #[arg(short = 'd', long = "debug", value_name = "N")]
+    _debug: Option<u32>,
+    /// Print each request as sent: header lines (SH), body lines (SB) and sizes (SS),
+    /// each with the call's number; =header or =body prints that part alone
+    #[arg(long = "print-request", value_name = "header|body", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    print_request: Option<String>,
+    /// Print each reply: header lines (RH), body lines (RB) and sizes (RS), each with
+    /// the call's number; =header or =body prints that part alone
+    #[arg(long = "print-reply", value_name = "header|body", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    print_reply: Option<String>,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
     #[command(flatten)]
@@ -403,6 +400,7 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         (a.failure_status.is_some(), "--failure-status"),
         (a.retry_on_failure, "--retry-on-failure"),
         (a.max_piped_calls.is_some(), "--max-piped-calls"),
+        (a.session_cookies, "--session-cookies"),
         (a._max_connections.is_some(), "--max-connections"),
     ] {
         if given && !sessions {
@@ -476,8 +474,17 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         fail_status: a.failure_status,
         retry: a.retry_on_failure,
         max_piped: a.max_piped_calls.unwrap_or(0),
+        cookies: a.session_cookies,
     };
     spec.threads = a.threads.unwrap_or_else(common::cpus);
+    let parts = |flag: &str, v: &Option<String>| match v {
+        Some(v) => Parts::parse(flag, v),
+        None => Ok(Parts::default()),
+    };
+    spec.hooks = watch::hooks(Style::Httperf {
+        request: parts("--print-request", &a.print_request)?,
+        reply: parts("--print-reply", &a.print_reply)?,
+    });
     // httperf waits for replies indefinitely unless told; bound it at 5 minutes.
     spec.timeout = Some(Duration::from_secs_f64(
         a.timeout.unwrap_or(300.0).max(0.001),
@@ -607,6 +614,10 @@ mod tests {
             (s.session.fail_status, s.session.retry, s.session.max_piped),
             (Some(503), true, 2)
         );
+        for flag in ["--session-cookies", "--session-cookie"] {
+            let (s, _) = run(&[flag, "--wsess", "2,2,0"]).unwrap();
+            assert!(s.session.cookies, "{flag}");
+        }
         let log = std::env::temp_dir().join(format!("stampede-sesslog-{}", std::process::id()));
         std::fs::write(
             &log,
@@ -643,6 +654,16 @@ mod tests {
             e.message
         );
         let _ = std::fs::remove_file(&log);
+        // The printers watch the run; without them nothing does.
+        for argv in [
+            &["--print-req"][..],
+            &["--print-reply=header"],
+            &["--print-request=body", "--wsess", "2,2,0"],
+        ] {
+            let (s, _) = run(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
+            assert!(s.hooks.is_some(), "{argv:?}");
+        }
+        assert!(run(&[]).unwrap().0.hooks.is_none());
         let (s, _) = run(&["--server-name", "example.test"]).unwrap();
         assert!(String::from_utf8_lossy(&s.request.bytes).contains("\r\nHost: example.test\r\n"));
         for (argv, note) in [
@@ -650,6 +671,8 @@ mod tests {
             (&["--client", "0/1"], "--client: "),
             (&["--think-timeout", "1"], "--think-timeout: "),
             (&["--verbose"], "--verbose: "),
+            (&["--debug", "1"], "--debug: "),
+            (&["-d", "2"], "--debug: "),
             (&["-v"], "--verbose: "),
             (
                 &["--max-connections", "4", "--wsess", "2,2,0"],
@@ -663,10 +686,8 @@ mod tests {
             );
         }
         for (argv, flag) in [
-            (&["--debug", "1"][..], "--debug"),
-            (&["-d"], "-d"),
             (
-                &["--failure-status", "500"],
+                &["--failure-status", "500"][..],
                 "--failure-status applies to session",
             ),
             (
@@ -693,14 +714,23 @@ mod tests {
                 &["--wsesslog", "1,x,f"],
                 "--wsesslog: \"1,x,f\" is not N,X,F",
             ),
-            (&["--print-reply", "header"], "--print-reply"),
-            (&["--print-request"], "--print-request"),
-            (&["--session-cookies"], "--session-cookies"),
+            // httperf's optional values follow an '=', as getopt_long reads them.
+            (
+                &["--print-reply", "header"],
+                "\"header\": one argument too many",
+            ),
+            (
+                &["--print-reply=all"],
+                "--print-reply: \"all\" is not a part",
+            ),
+            (
+                &["--session-cookies"],
+                "--session-cookies applies to session",
+            ),
             (&["--ssl-ciphers", "x"], "--ssl-ciphers"),
             (&["--ssl-no-reuse"], "--ssl-no-reuse"),
             (&["--wlog", "y,f"], "--wlog"),
             (&["--wset", "10,0.5"], "--wset"),
-            (&["--print-req"], "--print-request"),
             (&["--num", "1"], "--num: ambiguous"),
         ] {
             let Err(e) = run(argv) else {

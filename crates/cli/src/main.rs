@@ -32,6 +32,7 @@ mod sesslog;
 mod ssh;
 mod targets;
 mod tls;
+mod watch;
 mod wrk;
 
 use clap::{Parser, Subcommand};

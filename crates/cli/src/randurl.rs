@@ -266,7 +266,7 @@ impl ThreadHooks for ThreadPaths {
         }
         Flow::Go
     }
-    fn response(&mut self, _: u16, _: &[(String, String)], _: &[u8]) -> Flow {
+    fn response(&mut self, _: &stampede_engine::Reply) -> Flow {
         Flow::Go
     }
     fn delay(&mut self) -> (std::time::Duration, Flow) {

@@ -944,6 +944,93 @@ fn h2load_windows_tables_and_log_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// ab's `-v`: from 2 a warning for each reply other than 2xx, from 3 each 2xx code,
+/// at 4 each reply's head (and body's first bytes) too; the report is unchanged.
+#[test]
+fn ab_verbosity_prints_codes_and_heads_as_they_arrive() {
+    let srv = crate::common::srv();
+    let count = |o: &str, what: &str| o.matches(what).count();
+    let out = stampede(&[
+        "ab",
+        "-v",
+        "4",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        &srv.url("/status/404"),
+    ]);
+    let o = text(&out.stdout);
+    assert_eq!(
+        count(&o, "LOG: header received:\nHTTP/1.1 404 Not Found\r\n"),
+        3,
+        "{o}"
+    );
+    assert_eq!(
+        count(&o, "WARNING: Response code not 2xx (404)\n"),
+        3,
+        "{o}"
+    );
+    assert!(o.contains("Non-2xx responses:      3"), "{o}");
+    assert!(
+        o.contains("INFO: GET header == \n---\nGET /status/404 HTTP/1.0\r\n"),
+        "{o}"
+    );
+    let out = stampede(&["ab", "-v", "3", "-n", "2", "-k", &srv.url("/pong")]);
+    let o = text(&out.stdout);
+    assert_eq!(count(&o, "LOG: Response code = 200\n"), 2, "{o}");
+    assert_eq!(count(&o, "header received"), 0, "{o}");
+    let out = stampede(&["ab", "-v", "2", "-n", "2", &srv.url("/pong")]);
+    let o = text(&out.stdout);
+    assert_eq!(count(&o, "LOG: "), 0, "{o}");
+    assert!(o.contains("Complete requests:      2"), "{o}");
+}
+
+/// h2load's `-T`: once a client has sent its last request, what it still waits for
+/// fails that long after, and the run ends then rather than when the server answers.
+#[test]
+fn h2load_active_timeout_fails_what_is_left_after_the_last_request() {
+    let srv = crate::common::srv();
+    let started = std::time::Instant::now();
+    let out = stampede(&[
+        "h2load",
+        "-n",
+        "8",
+        "-c",
+        "1",
+        "-m",
+        "8",
+        "-T",
+        "300ms",
+        &srv.url("/pong"),
+        &srv.url("/delay/5000"),
+    ]);
+    let took = started.elapsed();
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("requests: 8 total, 8 started, 8 done, 4 succeeded, 4 failed"),
+        "{o}"
+    );
+    assert!(o.contains("4 timeout"), "{o}");
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+    // Without -T the client waits for the slow answers.
+    let started = std::time::Instant::now();
+    let out = stampede(&[
+        "h2load",
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "-m",
+        "2",
+        &srv.url("/pong"),
+        &srv.url("/delay/600"),
+    ]);
+    let o = text(&out.stdout);
+    assert!(o.contains("2 succeeded, 0 failed"), "{o}");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(600));
+}
+
 /// wrk2's `-B`: with pipelining, one latency sample per batch (its last response);
 /// every response is still counted.
 #[test]

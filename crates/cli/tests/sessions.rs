@@ -1,7 +1,8 @@
 //! httperf's session workloads end to end against a server that records what it
 //! received: session logs (`--wsesslog`), a status that fails a session
-//! (`--failure-status`), retried calls (`--retry-on-failure`) and the cap on pipelined
-//! calls (`--max-piped-calls`).
+//! (`--failure-status`), retried calls (`--retry-on-failure`), the cap on pipelined
+//! calls (`--max-piped-calls`), cookies carried by sessions (`--session-cookies`) and
+//! the printers (`--print-request`, `--print-reply`).
 
 use std::time::Duration;
 
@@ -136,4 +137,100 @@ fn a_burst_is_pipelined_at_most_max_piped_calls_at_a_time() {
     let conns = by_connection(&seen);
     assert_eq!(conns.len(), 2);
     assert!(conns.iter().all(|c| c.len() == 6));
+}
+
+/// `--session-cookies`: a cookie a reply sets goes with the session's later calls,
+/// the last one set replacing the one before; sessions do not share them.
+#[test]
+fn a_session_sends_back_the_cookie_its_replies_set() {
+    let dir = tempdir::Dir::new();
+    let log = dir.0.join("cookies.log");
+    std::fs::write(&log, "/cookie/a=1\n/x\n/cookie/b=2\n/y\n").unwrap();
+    let arg = format!("--wsesslog=2,0,{}", log.display());
+    let rec = Recorder::start();
+    httperf(&rec, &[&arg, "--session-cookies"]);
+    let seen = rec.seen();
+    let conns = by_connection(&seen);
+    assert_eq!(conns.len(), 2, "{seen:?}");
+    for c in &conns {
+        let got: Vec<(&str, Option<&str>)> = c
+            .iter()
+            .map(|s| (s.path.as_str(), s.headers.get("Cookie").map(|v| v.as_str())))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/cookie/a=1", None),
+                ("/x", Some("a=1")),
+                ("/cookie/b=2", Some("a=1")),
+                ("/y", Some("b=2")),
+            ]
+        );
+    }
+    // Without the flag no cookie is sent back.
+    let rec = Recorder::start();
+    httperf(&rec, &[&arg]);
+    let seen = rec.seen();
+    assert_eq!(seen.len(), 8);
+    assert!(
+        seen.iter().all(|s| !s.headers.contains_key("Cookie")),
+        "{seen:?}"
+    );
+}
+
+/// `--print-request` and `--print-reply`: every call's lines carry its number, and a
+/// reply's number is its request's, pipelined bursts and sessions included.
+#[test]
+fn the_printers_number_every_call_and_its_reply() {
+    let rec = Recorder::start();
+    let o = httperf(
+        &rec,
+        &[
+            "--uri",
+            "/p",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "3",
+            "--print-request",
+            "--print-reply=header",
+        ],
+    );
+    for n in 0..6 {
+        let has = |prefix: &str| o.lines().filter(|l| l.starts_with(prefix)).count();
+        assert_eq!(has(&format!("SH{n}:GET /p HTTP/1.1")), 1, "{o}");
+        assert_eq!(has(&format!("SS{n}: header ")), 1, "{o}");
+        assert_eq!(has(&format!("RH{n}:HTTP/1.1 200 X")), 1, "{o}");
+        assert_eq!(has(&format!("RS{n}: header ")), 1, "{o}");
+        assert_eq!(has(&format!("RB{n}:")), 0, "{o}");
+    }
+    assert!(!o.contains("SH6:"), "{o}");
+    // The report follows the printed lines.
+    assert!(
+        o.contains("Total: connections 2 requests 6 replies 6"),
+        "{o}"
+    );
+
+    // Sessions with pipelined bursts; the body alone.
+    let rec = Recorder::start();
+    let o = httperf(
+        &rec,
+        &[
+            "--wsess",
+            "2,4,0",
+            "--burst-length",
+            "2",
+            "--uri",
+            "/p",
+            "--print-reply=body",
+        ],
+    );
+    for n in 0..8 {
+        assert_eq!(
+            o.lines().filter(|l| *l == format!("RB{n}:PONG")).count(),
+            1,
+            "{o}"
+        );
+    }
+    assert!(!o.contains("RH0:") && !o.contains("SH0:"), "{o}");
 }

@@ -12,6 +12,11 @@
 //! does none of these costs nothing per request: the prepared request is sent as with
 //! no script. No scripting type appears here; the script's errors stay in the
 //! script's own object, which answers [`Flow::StopRun`] to end the run.
+//!
+//! Hooks that only watch — responses, and with [`ThreadHooks::watches_sends`] the
+//! requests as they are written — shape nothing; a source that says so
+//! ([`ThreadHooksSource::observes_only`]) may watch any HTTP/1.1 run, sessions
+//! included (ab's `-v 4`, httperf's `--print-reply`).
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -30,6 +35,22 @@ pub enum Flow {
     StopRun,
 }
 
+/// A complete response, as the hooks see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Reply<'a> {
+    /// The worker's slot of the connection it came on (requests and responses of one
+    /// slot pair up in order; see [`ThreadHooks::gone`]).
+    pub conn: usize,
+    /// Its status.
+    pub status: u16,
+    /// The head as received: status line, header lines and the blank line.
+    pub head: &'a [u8],
+    /// Header fields, in order.
+    pub headers: &'a [(String, String)],
+    /// The body, chunk framing removed.
+    pub body: &'a [u8],
+}
+
 /// One worker thread's script. Called on that thread only.
 pub trait ThreadHooks: Send {
     /// Whether [`ThreadHooks::request`] builds every batch of requests (otherwise the
@@ -45,17 +66,30 @@ pub trait ThreadHooks: Send {
     /// Writes the next batch's request bytes into `out` (cleared by the caller): as
     /// many requests as the spec's `pipeline`, back to back.
     fn request(&mut self, out: &mut Vec<u8>) -> Flow;
-    /// A response is complete: its status, header fields in order, and body (chunk
-    /// framing removed).
-    fn response(&mut self, status: u16, headers: &[(String, String)], body: &[u8]) -> Flow;
+    /// A response is complete.
+    fn response(&mut self, reply: &Reply) -> Flow;
     /// How long the connection waits before sending its next batch.
     fn delay(&mut self) -> (Duration, Flow);
+    /// Whether [`ThreadHooks::sent`] sees every batch of requests written.
+    fn watches_sends(&self) -> bool {
+        false
+    }
+    /// Connection slot `conn` is writing `requests` (whole requests, back to back).
+    fn sent(&mut self, _conn: usize, _requests: &[u8]) {}
+    /// Requests on slot `conn` still unanswered will not be (they failed, or were given
+    /// up); the slot's next response answers a request sent after this.
+    fn gone(&mut self, _conn: usize) {}
 }
 
 /// The source of every worker thread's script.
 pub trait ThreadHooksSource: Send + Sync {
     /// The script of worker thread `index` (0-based), taken once, before it starts.
     fn thread(&self, index: usize) -> Box<dyn ThreadHooks>;
+    /// Whether every thread's hooks only watch: they build no request, add no delay
+    /// and choose no address, so they may watch any HTTP/1.1 run, sessions included.
+    fn observes_only(&self) -> bool {
+        false
+    }
 }
 
 /// A run's script hooks, shared by its spec's clones.
@@ -72,9 +106,16 @@ impl fmt::Debug for Hooks {
 /// a sequence of whole requests (wrk counts a script's requests the same way, to know
 /// how many responses one write asks for).
 pub fn count_requests(bytes: &[u8]) -> Result<usize, String> {
+    request_spans(bytes).map(|spans| spans.len())
+}
+
+/// The length of each request's head and body in `bytes` (whole HTTP/1.1 requests
+/// back to back), or why they are not.
+pub fn request_spans(bytes: &[u8]) -> Result<Vec<(usize, usize)>, String> {
     let mut at = 0;
-    let mut n = 0;
+    let mut spans = Vec::new();
     while at < bytes.len() {
+        let n = spans.len();
         let mut headers = [httparse::EMPTY_HEADER; 128];
         let mut req = httparse::Request::new(&mut headers);
         let head = match req.parse(&bytes[at..]) {
@@ -105,12 +146,12 @@ pub fn count_requests(bytes: &[u8]) -> Result<usize, String> {
             ));
         }
         at += head + body;
-        n += 1;
+        spans.push((head, body));
     }
-    if n == 0 {
+    if spans.is_empty() {
         return Err("the request is empty".into());
     }
-    Ok(n)
+    Ok(spans)
 }
 
 #[cfg(test)]
@@ -123,6 +164,10 @@ mod tests {
         let post = b"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
         assert_eq!(count_requests(get), Ok(1));
         assert_eq!(count_requests(&[&get[..], post, get].concat()), Ok(3));
+        assert_eq!(
+            request_spans(&[&get[..], post].concat()),
+            Ok(vec![(get.len(), 0), (post.len() - 3, 3)])
+        );
         assert!(count_requests(b"").unwrap_err().contains("empty"));
         assert!(count_requests(b"GET / HTTP/1.1\r\n")
             .unwrap_err()

@@ -88,6 +88,9 @@ pub struct ResponseParser {
 /// [`ResponseParser::keep_responses`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Kept {
+    /// The final response's head as received: status line, header lines and the
+    /// blank line that ends them.
+    pub head: Vec<u8>,
     /// Header fields of the final response, in order.
     pub headers: Vec<(String, String)>,
     /// The body, chunk framing removed.
@@ -264,6 +267,8 @@ impl ResponseParser {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut headers);
         if let (Ok(_), Some(k)) = (resp.parse(head), self.kept.as_mut()) {
+            k.head.clear();
+            k.head.extend_from_slice(head);
             k.headers = resp
                 .headers
                 .iter()
@@ -664,6 +669,10 @@ mod tests {
             assert_eq!(done.unwrap().status, 200);
             let k = p.take_kept().unwrap();
             assert_eq!(k.body, b"Wikipedia", "split at {split}");
+            assert_eq!(
+                k.head,
+                b"HTTP/1.1 200 OK\r\nX-A: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
+            );
             assert_eq!(
                 k.headers,
                 [

@@ -59,7 +59,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use control::Control;
 pub use error::{ErrorKind, HistError, RunError, SpecError, SyntaxError, TranslateError};
-pub use hooks::{Flow, Hooks, ThreadHooks, ThreadHooksSource};
+pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{AbRequest, Request, RequestBuilder, Version};

@@ -63,6 +63,9 @@ pub struct PortableSpec {
     pub timeout: Option<Duration>,
     /// See [`LoadSpec`].
     pub connect_timeout: Duration,
+    /// See [`LoadSpec`] (absent in older files: none).
+    #[serde(default)]
+    pub last_wait: Option<Duration>,
     /// See [`LoadSpec`].
     pub check_length: bool,
     /// See [`LoadSpec`].
@@ -118,6 +121,7 @@ impl PortableSpec {
             pipeline: spec.pipeline,
             timeout: spec.timeout,
             connect_timeout: spec.connect_timeout,
+            last_wait: spec.last_wait,
             check_length: spec.check_length,
             shape: spec.shape.clone(),
             session: spec.session,
@@ -171,6 +175,7 @@ impl PortableSpec {
         spec.pipeline = self.pipeline;
         spec.timeout = self.timeout;
         spec.connect_timeout = self.connect_timeout;
+        spec.last_wait = self.last_wait;
         spec.check_length = self.check_length;
         spec.shape = self.shape;
         spec.session = self.session;

@@ -43,6 +43,12 @@ pub trait Schedule: Send {
     fn is_due(&mut self, _now: Instant) -> bool {
         false
     }
+
+    /// Whether the run's request count is spent: nothing more will start, though the
+    /// schedule has not yet been asked (pool shapes with a count).
+    fn spent(&self) -> bool {
+        false
+    }
 }
 
 /// A request budget shared by all workers of a count-bounded run.
@@ -69,6 +75,12 @@ impl Budget {
             Some(limit) => self.claimed.fetch_add(1, Ordering::Relaxed) < limit,
         }
     }
+
+    /// Whether every request of the budget has been claimed.
+    pub fn spent(&self) -> bool {
+        self.limit
+            .is_some_and(|limit| self.claimed.load(Ordering::Relaxed) >= limit)
+    }
 }
 
 /// The closed model: a free connection sends at once, until the budget or the deadline
@@ -92,6 +104,10 @@ impl Schedule for Closed {
             return Next::Done;
         }
         Next::Send { intended: now }
+    }
+
+    fn spent(&self) -> bool {
+        self.budget.spent()
     }
 }
 
@@ -156,6 +172,10 @@ impl<I: Iterator<Item = Duration> + Send> Schedule for Open<I> {
             n += 1;
         }
         n
+    }
+
+    fn spent(&self) -> bool {
+        self.budget.spent()
     }
 }
 

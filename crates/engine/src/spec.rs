@@ -106,6 +106,10 @@ pub struct Session {
     /// `--max-piped-calls`). 0: the whole burst at once.
     #[serde(default)]
     pub max_piped: u32,
+    /// A cookie a reply sets is sent in the session's later requests: one cookie per
+    /// session, the last set replacing any before (httperf's `--session-cookie`).
+    #[serde(default)]
+    pub cookies: bool,
 }
 
 impl Default for Session {
@@ -117,6 +121,7 @@ impl Default for Session {
             fail_status: None,
             retry: false,
             max_piped: 0,
+            cookies: false,
         }
     }
 }
@@ -178,6 +183,11 @@ pub struct LoadSpec {
     pub timeout: Option<Duration>,
     /// A connection not established after this long fails as a connect timeout.
     pub connect_timeout: Duration,
+    /// Once a connection has sent its last request (the run's count is spent, or its
+    /// session's calls are all sent), what it still waits for fails as a timeout this
+    /// long after that last send, and it closes (h2load's `-T`). `None`: it waits as
+    /// `timeout` allows.
+    pub last_wait: Option<Duration>,
     /// Count responses whose body length differs from the first one (ab's `Length`).
     pub check_length: bool,
     /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
@@ -286,6 +296,7 @@ impl LoadSpec {
             pipeline: 1,
             timeout: Some(Duration::from_secs(30)),
             connect_timeout: Duration::from_secs(10),
+            last_wait: None,
             check_length: false,
             record_requests: false,
             shape: Shape::Closed,
@@ -340,6 +351,9 @@ impl LoadSpec {
         if let Err(e) = self.h2.check() {
             return bad("h2", &e);
         }
+        if self.last_wait.is_some_and(|d| d.is_zero()) {
+            return bad("last_wait", "must be longer than zero");
+        }
         if let Some(proxy) = &self.proxy {
             if matches!(self.target.address, crate::target::Address::Unix(_)) {
                 return bad(
@@ -354,7 +368,7 @@ impl LoadSpec {
                         "HTTP/2 without TLS (h2c) cannot go through an HTTP proxy; use https:// (tunnelled with CONNECT) or HTTP/1.1",
                     );
                 }
-                if self.hooks.is_some() {
+                if self.hooks.as_ref().is_some_and(|h| !h.0.observes_only()) {
                     return bad(
                         "proxy",
                         "a script's requests cannot be forwarded by a proxy over plain http; use an https:// target (tunnelled with CONNECT)",
@@ -425,10 +439,11 @@ impl LoadSpec {
                 }
             }
         }
-        if self.hooks.is_some() {
-            if self.http2 {
-                return bad("hooks", "scripts drive HTTP/1.1 connections only");
-            }
+        let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
+        if self.hooks.is_some() && self.http2 {
+            return bad("hooks", "scripts drive HTTP/1.1 connections only");
+        }
+        if shaping {
             if self.shape.has_sessions() {
                 return bad(
                     "hooks",
@@ -445,7 +460,7 @@ impl LoadSpec {
             }
         }
         if !self.variety.is_empty() {
-            if self.hooks.is_some() {
+            if shaping {
                 return bad(
                     "variety",
                     "a script builds its own requests; a list of requests does not apply",
@@ -527,16 +542,24 @@ impl LoadSpec {
                 "bursts of a session's steps, retried calls and --max-piped-calls pipeline HTTP/1.1; use HTTP/1.1",
             );
         }
+        if self.http2 && s.cookies {
+            return bad(
+                "http2",
+                "session cookies are carried in HTTP/1.1 requests; use HTTP/1.1",
+            );
+        }
         if s.retry && s.fail_status.is_none() {
             return bad(
                 "retry",
                 "retrying needs a failure status: the calls retried are those answered with it",
             );
         }
-        if (s.fail_status.is_some() || s.retry || s.max_piped > 0) && !self.shape.has_sessions() {
+        if (s.fail_status.is_some() || s.retry || s.max_piped > 0 || s.cookies)
+            && !self.shape.has_sessions()
+        {
             return bad(
                 "session",
-                "a failure status, retries and a cap on pipelined calls apply to sessions",
+                "a failure status, retries, a cap on pipelined calls and session cookies apply to sessions",
             );
         }
         if self.session.calls == 0 || self.session.burst == 0 {

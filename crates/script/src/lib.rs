@@ -27,7 +27,7 @@ use mlua::{
     AnyUserData, Function, Lua, MetaMethod, UserData, UserDataFields, UserDataMethods, Value,
     WeakLua,
 };
-use stampede_engine::hooks::{count_requests, Flow, ThreadHooks, ThreadHooksSource};
+use stampede_engine::hooks::{count_requests, Flow, Reply, ThreadHooks, ThreadHooksSource};
 use stampede_engine::{value_at_percentile, Request};
 
 const PRELUDE: &str = include_str!("wrk.lua");
@@ -671,16 +671,18 @@ impl ThreadHooks for ThreadScript {
         self.flow()
     }
 
-    fn response(&mut self, status: u16, headers: &[(String, String)], body: &[u8]) -> Flow {
+    fn response(&mut self, reply: &Reply) -> Flow {
         let Some(f) = &self.response else {
             return Flow::Go;
         };
         let call = || -> mlua::Result<()> {
-            let t = self.lua.create_table_with_capacity(0, headers.len())?;
-            for (n, v) in headers {
+            let t = self
+                .lua
+                .create_table_with_capacity(0, reply.headers.len())?;
+            for (n, v) in reply.headers {
                 t.raw_set(n.as_str(), v.as_str())?;
             }
-            f.call::<()>((status, t, self.lua.create_string(body)?))
+            f.call::<()>((reply.status, t, self.lua.create_string(reply.body)?))
         };
         match call() {
             Ok(()) => self.flow(),

@@ -27,6 +27,17 @@ fn load(src: &str, threads: usize) -> Result<Script, String> {
     )
 }
 
+/// A response on connection 0 as the engine hands it over.
+fn reply<'a>(status: u16, headers: &'a [(String, String)], body: &'a [u8]) -> Reply<'a> {
+    Reply {
+        conn: 0,
+        status,
+        head: b"",
+        headers,
+        body,
+    }
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -150,8 +161,8 @@ fn setup_reaches_each_threads_globals_and_done_reads_them_back() {
     t0.request(&mut out);
     t1.request(&mut out);
     let headers = vec![("Server".to_string(), "x".to_string())];
-    assert_eq!(t0.response(200, &headers, b"PONG"), Flow::Go);
-    assert_eq!(t1.response(404, &[], b""), Flow::Go);
+    assert_eq!(t0.response(&reply(200, &headers, b"PONG")), Flow::Go);
+    assert_eq!(t1.response(&reply(404, &[], b"")), Flow::Go);
     let mut h = Histogram::<u64>::new(3).unwrap();
     h.record_n(100, 3).unwrap();
     h.record(900).unwrap();
@@ -181,9 +192,9 @@ fn a_thread_stops_itself_from_response() {
     )
     .unwrap();
     let mut t = s.thread(0);
-    assert_eq!(t.response(200, &[], b""), Flow::Go);
-    assert_eq!(t.response(200, &[], b""), Flow::Go);
-    assert_eq!(t.response(200, &[], b""), Flow::StopThread);
+    assert_eq!(t.response(&reply(200, &[], b"")), Flow::Go);
+    assert_eq!(t.response(&reply(200, &[], b"")), Flow::Go);
+    assert_eq!(t.response(&reply(200, &[], b"")), Flow::StopThread);
 }
 
 #[test]
@@ -227,7 +238,7 @@ fn errors_name_the_file_and_line_and_stop_the_run() {
     // response raising.
     let s = load("function response(s) error('bad status ' .. s) end", 1).unwrap();
     let mut t = s.thread(0);
-    assert_eq!(t.response(503, &[], b""), Flow::StopRun);
+    assert_eq!(t.response(&reply(503, &[], b"")), Flow::StopRun);
     assert!(
         s.errors()[0].contains("t.lua:1: bad status 503"),
         "{:?}",

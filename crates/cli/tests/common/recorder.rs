@@ -138,9 +138,11 @@ fn serve(
             seen.lock().unwrap().push(r);
             buf.drain(..head + len);
             let extra = if path == "/authenticate" {
-                "X-Token: s3cret\r\n"
+                "X-Token: s3cret\r\n".to_string()
+            } else if let Some(c) = path.strip_prefix("/cookie/") {
+                format!("Set-Cookie: {c}; Path=/\r\n")
             } else {
-                ""
+                String::new()
             };
             let status = match path.strip_prefix("/status/") {
                 Some(n) => n.parse().unwrap_or(400),

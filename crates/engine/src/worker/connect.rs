@@ -267,6 +267,9 @@ impl Worker<'_> {
     }
 
     pub(super) fn fail_pending(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
+        if self.watch_sends && !self.conns[ci].pending.is_empty() {
+            self.show_gone(ci);
+        }
         while let Some(p) = self.conns[ci].pending.pop_front() {
             self.in_flight -= 1;
             self.rec.fail(now, kind, p.intended);

@@ -64,6 +64,9 @@ struct SessionState {
     retry: Vec<u32>,
     /// The step the batch in flight sends again, when it is a retry.
     resending: Option<u32>,
+    /// The cookie a reply set (`name=value`), sent with the session's later requests
+    /// (session cookies; empty: none yet).
+    cookie: Vec<u8>,
 }
 
 const READ_BUF: usize = 64 * 1024;
@@ -272,8 +275,12 @@ pub(crate) struct Worker<'a> {
     /// Each batch's requests are built into [`Conn::own`]: by the script, or from the
     /// run's requests in turn.
     dynamic: bool,
-    /// The script reads every response.
+    /// Every response is kept and read: by the script, or for session cookies.
     respond: bool,
+    /// Sessions carry the cookie their replies set.
+    cookies: bool,
+    /// The script sees every batch of requests written.
+    watch_sends: bool,
     /// Only a pipelined batch's last response is timed (wrk2's `-B`).
     batch_latency: bool,
     /// Responses take the slower path of [`Worker::record_unusual`]: batch latency or
@@ -331,7 +338,8 @@ impl<'a> Worker<'a> {
             .map(|_| Conn::new(fresh_proto(spec), spec.pipeline, start))
             .collect();
         let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
-        let respond = hooks.as_ref().is_some_and(|h| h.wants_responses());
+        let cookies = spec.session.cookies && spec.shape.has_sessions();
+        let respond = cookies || hooks.as_ref().is_some_and(|h| h.wants_responses());
         for c in &mut conns {
             c.in_idle = true;
             if let (true, Some(h1)) = (respond, c.proto.h1()) {
@@ -418,8 +426,11 @@ impl<'a> Worker<'a> {
             timer,
             timer_armed: None,
             dynamic: !spec.variety.is_empty()
+                || cookies
                 || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
+            cookies,
+            watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),
             batch_latency: spec.batch_latency,
             unusual: spec.batch_latency
                 || (spec.session.fail_status.is_some() && spec.shape.has_sessions()),
@@ -686,6 +697,9 @@ impl<'a> Worker<'a> {
     /// Writes (or connects for) `claimed` requests just queued on `ci`: `len` bytes of
     /// the request bytes from `base` (HTTP/1; HTTP/2 writes frames of its own).
     fn start_batch(&mut self, ci: usize, claimed: usize, base: usize, len: usize, now: Instant) {
+        if self.watch_sends {
+            self.show_sent(ci, base, len);
+        }
         self.in_flight += claimed as u64;
         self.rec.started += claimed as u64;
         self.gauge();
@@ -702,6 +716,27 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Shows the script the requests connection `ci` is about to write.
+    #[cold]
+    fn show_sent(&mut self, ci: usize, base: usize, len: usize) {
+        let bytes = if self.dynamic {
+            &self.conns[ci].own
+        } else {
+            &self.batch
+        };
+        if let Some(h) = self.hooks.as_mut() {
+            h.sent(ci, &bytes[base..base + len]);
+        }
+    }
+
+    /// Tells the script that the requests still unanswered on `ci` are gone.
+    #[cold]
+    fn show_gone(&mut self, ci: usize) {
+        if let Some(h) = self.hooks.as_mut() {
+            h.gone(ci);
+        }
+    }
+
     fn dispatch_sessions(&mut self, now: Instant) {
         for _ in 0..SESSIONS_PER_WAKE {
             match self.schedule.next(now, self.active) {
@@ -710,7 +745,10 @@ impl<'a> Worker<'a> {
                     let ci = match self.free.pop() {
                         Some(ci) => ci,
                         None => {
-                            let proto = fresh_proto(self.spec);
+                            let mut proto = fresh_proto(self.spec);
+                            if let (true, Some(h1)) = (self.respond, proto.h1()) {
+                                h1.keep_responses();
+                            }
                             self.conns.push(Conn::new(proto, self.spec.pipeline, now));
                             self.conns.len() - 1
                         }
@@ -737,6 +775,7 @@ impl<'a> Worker<'a> {
                         think_until: None,
                         retry: Vec::new(),
                         resending: None,
+                        cookie: Vec::new(),
                     });
                     self.active += 1;
                     self.rec.sessions_started += 1;
@@ -792,22 +831,56 @@ impl<'a> Worker<'a> {
         for _ in 0..k {
             c.pending.push_back(Pending::new(intended, now));
         }
-        if self.spec.script.is_empty() {
-            self.start_batch(ci, k as usize, 0, k as usize * self.req_len, now);
-        } else {
-            let step = s.step as usize;
+        let step = s.step as usize;
+        if !self.spec.script.is_empty() {
             s.step += k;
-            self.send_steps(ci, step, k as usize, now);
         }
+        self.send_steps(ci, step, k as usize, now);
     }
 
-    /// Sends script steps `step..step + k` (one burst's, back to back).
+    /// Sends a session's next `k` calls, back to back: script steps `step..step + k`,
+    /// or the run's request `k` times when there is no script.
     fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
-        if let Some(h1) = self.conns[ci].proto.h1() {
-            h1.set_head_request(self.spec.script[step].request.is_head());
+        let (base, end) = if self.spec.script.is_empty() {
+            (0, k * self.req_len)
+        } else {
+            if let Some(h1) = self.conns[ci].proto.h1() {
+                h1.set_head_request(self.spec.script[step].request.is_head());
+            }
+            (self.offsets[step], self.offsets[step + k])
+        };
+        if self.cookies {
+            let len = self.with_cookie(ci, base, end);
+            return self.start_batch(ci, k, 0, len, now);
         }
-        let (base, end) = (self.offsets[step], self.offsets[step + k]);
         self.start_batch(ci, k, base, end - base, now);
+    }
+
+    /// Copies the requests `base..end` of the prepared bytes into the connection's own
+    /// buffer, each with the session's cookie (if a reply set one) as its last header.
+    /// Returns their length.
+    #[cold]
+    fn with_cookie(&mut self, ci: usize, base: usize, end: usize) -> usize {
+        let batch = &self.batch[base..end];
+        let c = &mut self.conns[ci];
+        c.own.clear();
+        let cookie = c.session.as_ref().map_or(&[][..], |s| &s.cookie[..]);
+        // Requests the engine built have a Content-Length when they have a body.
+        match crate::hooks::request_spans(batch) {
+            Ok(spans) if !cookie.is_empty() => {
+                let mut at = 0;
+                for (head, body) in spans {
+                    c.own.extend_from_slice(&batch[at..at + head - 2]);
+                    c.own.extend_from_slice(b"Cookie: ");
+                    c.own.extend_from_slice(cookie);
+                    c.own.extend_from_slice(b"\r\n\r\n");
+                    c.own.extend_from_slice(&batch[at + head..at + head + body]);
+                    at += head + body;
+                }
+            }
+            _ => c.own.extend_from_slice(batch),
+        }
+        c.own.len()
     }
 
     /// A response carried the failure status: the call is sent again once the
@@ -829,6 +902,9 @@ impl<'a> Worker<'a> {
         }
         let behind = c.pending.len() as u64;
         c.pending.clear();
+        if self.watch_sends {
+            self.show_gone(ci);
+        }
         self.in_flight -= behind;
         self.given_up += behind;
         self.end_session(ci, now, false);
@@ -859,11 +935,7 @@ impl<'a> Worker<'a> {
         s.resending = s.retry.pop();
         if let Some(step) = s.resending {
             self.conns[ci].pending.push_back(Pending::new(now, now));
-            return if self.spec.script.is_empty() {
-                self.start_batch(ci, 1, 0, self.req_len, now)
-            } else {
-                self.send_steps(ci, step as usize, 1, now)
-            };
+            return self.send_steps(ci, step as usize, 1, now);
         }
         if s.burst_left > 0 {
             return self.send_group(ci, now, now);
@@ -1027,6 +1099,15 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Whether connection `ci` has sent its last request: its session's calls are all
+    /// sent, or (pool shapes) the schedule has nothing more to start.
+    fn sent_last(&self, ci: usize) -> bool {
+        match &self.conns[ci].session {
+            Some(s) => s.calls_left == 0 && s.burst_left == 0 && s.retry.is_empty(),
+            None => self.sending_done || self.schedule.spent(),
+        }
+    }
+
     fn timers(&mut self, now: Instant) {
         let timeout = self.spec.timeout;
         let connect_timeout = self.spec.connect_timeout;
@@ -1048,6 +1129,13 @@ impl<'a> Worker<'a> {
                     if let (Some(t), Some(p)) = (timeout, c.pending.front()) {
                         if now - p.sent >= t {
                             self.fail_and_close(ci, now, ErrorKind::Timeout);
+                            continue;
+                        }
+                    }
+                    if let (Some(t), Some(p)) = (self.spec.last_wait, c.pending.back()) {
+                        if now - p.sent >= t && self.sent_last(ci) {
+                            self.fail_and_close(ci, now, ErrorKind::Timeout);
+                            continue;
                         }
                     }
                 }

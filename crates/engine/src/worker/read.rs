@@ -258,7 +258,8 @@ impl Worker<'_> {
         true
     }
 
-    /// Hands a kept response to the thread's script.
+    /// Reads a kept response: the cookie it sets for its session (session cookies), and
+    /// the thread's script sees it.
     #[inline(never)]
     fn script_response(&mut self, ci: usize, status: u16) {
         let kept = self.conns[ci]
@@ -266,8 +267,24 @@ impl Worker<'_> {
             .h1()
             .and_then(|h| h.take_response())
             .unwrap_or_default();
+        if self.cookies {
+            // One cookie per session: the last one set replaces any before it.
+            let set =
+                (kept.headers.iter().rev()).find(|(n, _)| n.eq_ignore_ascii_case("set-cookie"));
+            if let (Some((_, v)), Some(s)) = (set, self.conns[ci].session.as_mut()) {
+                let pair = v.split(';').next().unwrap_or("").trim();
+                s.cookie.clear();
+                s.cookie.extend_from_slice(pair.as_bytes());
+            }
+        }
         if let Some(h) = self.hooks.as_mut() {
-            let flow = h.response(status, &kept.headers, &kept.body);
+            let flow = h.response(&crate::hooks::Reply {
+                conn: ci,
+                status,
+                head: &kept.head,
+                headers: &kept.headers,
+                body: &kept.body,
+            });
             self.settle_flow(flow);
         }
     }
