@@ -24,11 +24,6 @@ pub const DIALECT: Dialect = Dialect {
     tool: "httperf",
     refused: &[
         Refused {
-            flag: "--wset",
-            why: "a working set of URIs cycled per call is not generated",
-            instead: "`stampede load --targets FILE` sends several requests in turn",
-        },
-        Refused {
             flag: "--wlog",
             why: "URIs replayed from a log file are not read",
             instead: "`stampede load --targets FILE` sends several requests in turn",
@@ -140,6 +135,10 @@ pub struct HttperfArgs {
     /// the file F (its sessions taken in turn)
     #[arg(long = "wsesslog", value_name = "N,X,F")]
     wsesslog: Option<String>,
+    /// A working set: N files walked through at rate X (0.25: each four times in a
+    /// row), as --uri/0/1/0/3.html and so on (a digit per level of a 10-ary tree)
+    #[arg(long = "wset", value_name = "N,X")]
+    wset: Option<String>,
     /// Sessions: a reply with this status fails its session
     #[arg(long = "failure-status", value_name = "N")]
     failure_status: Option<u16>,
@@ -203,6 +202,44 @@ pub struct HttperfArgs {
     pub segments: crate::common::SegmentArgs,
     #[command(flatten)]
     pub result: crate::common::ResultFile,
+}
+
+/// Most files `--wset` takes: each file's request is prepared before the run.
+const MAX_WSET: u64 = 1_000_000;
+
+/// `--wset=N,X`: the number of files and the rate at which new ones are taken.
+fn parse_wset(s: &str) -> Result<(u64, f64), Exit> {
+    let err = || {
+        Exit::usage(format!(
+            "--wset: {s:?} is not N,X (files from 1 to {MAX_WSET}, and a rate above 0 and at most 1 at which new files are taken), e.g. 1024,0.25"
+        ))
+    };
+    let (n, x) = s.split_once(',').ok_or_else(err)?;
+    let n: u64 = n.trim().parse().map_err(|_| err())?;
+    let x: f64 = x.trim().parse().map_err(|_| err())?;
+    if !((1..=MAX_WSET).contains(&n) && x > 0.0 && x <= 1.0) {
+        return Err(err());
+    }
+    Ok((n, x))
+}
+
+/// File `i` of a working set of `n` under `prefix`, as httperf names it: `i` in
+/// decimal with as many digits as `n - 1` has, a slash before each, then `.html`
+/// (the 103rd of 1024 under /wset1024 is /wset1024/0/1/0/3.html).
+fn wset_uri(prefix: &str, i: u64, n: u64) -> String {
+    let mut digits = Vec::new();
+    let (mut j, mut rest) = (1u64, i);
+    while j < n {
+        digits.push((b'0' + (rest % 10) as u8) as char);
+        rest /= 10;
+        j = j.saturating_mul(10);
+    }
+    let mut uri = prefix.trim_end_matches('/').to_string();
+    for d in digits.iter().rev() {
+        uri.push('/');
+        uri.push(*d);
+    }
+    uri + ".html"
 }
 
 fn parse_wsess(s: &str) -> Result<(u64, u32, f64), Exit> {
@@ -414,6 +451,11 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
             "--retry-on-failure retries the calls answered with --failure-status: give it too",
         ));
     }
+    if a.wset.is_some() && a.wsesslog.is_some() {
+        return Err(Exit::usage(
+            "--wset walks through generated URIs; --wsesslog's sessions name their own: give one",
+        ));
+    }
     if a.wsess.is_some() && a.wsesslog.is_some() {
         return Err(Exit::usage(
             "--wsess and --wsesslog both define the sessions; give one",
@@ -460,6 +502,17 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         _ => None,
     };
     let mut spec = LoadSpec::new(target, request);
+    if let Some(w) = &a.wset {
+        let (n, x) = parse_wset(w)?;
+        spec.variety = (0..n)
+            .map(|i| {
+                builder(a, version, &a.method, &wset_uri(uri, i, n))?
+                    .build()
+                    .map_err(|e| Exit::usage(format!("--wset: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
+        spec.walk = Some(stampede_engine::Walk { rate: x });
+    }
     spec.script = script;
     spec.tls = tls;
     spec.socket.send_buffer = a.send_buffer;
@@ -614,6 +667,20 @@ mod tests {
             (s.session.fail_status, s.session.retry, s.session.max_piped),
             (Some(503), true, 2)
         );
+        // --wset: a file per request, walked over the run's calls, sessions included.
+        for more in [&[][..], &["--wsess", "2,2,0"]] {
+            let mut argv = vec!["--uri", "/ws/", "--wset", "1024,0.25"];
+            argv.extend_from_slice(more);
+            let (s, _) = run(&argv).unwrap();
+            assert_eq!(s.variety.len(), 1024);
+            assert!(s.variety[103]
+                .bytes
+                .starts_with(b"GET /ws/0/1/0/3.html HTTP/1.1\r\n"));
+            assert_eq!(s.walk, Some(stampede_engine::Walk { rate: 0.25 }));
+        }
+        assert_eq!(wset_uri("/w", 0, 1), "/w.html");
+        assert_eq!(wset_uri("/w", 9, 10), "/w/9.html");
+        assert_eq!(wset_uri("/w", 10, 11), "/w/1/0.html");
         for flag in ["--session-cookies", "--session-cookie"] {
             let (s, _) = run(&[flag, "--wsess", "2,2,0"]).unwrap();
             assert!(s.session.cookies, "{flag}");
@@ -730,7 +797,13 @@ mod tests {
             (&["--ssl-ciphers", "x"], "--ssl-ciphers"),
             (&["--ssl-no-reuse"], "--ssl-no-reuse"),
             (&["--wlog", "y,f"], "--wlog"),
-            (&["--wset", "10,0.5"], "--wset"),
+            (&["--wset", "0,0.5"], "--wset: \"0,0.5\" is not N,X"),
+            (&["--wset", "10,1.5"], "--wset: \"10,1.5\" is not N,X"),
+            (&["--wset", "10"], "--wset: \"10\" is not N,X"),
+            (
+                &["--wset", "10,0.5", "--wsesslog", "1,0,f"],
+                "--wset walks through generated URIs",
+            ),
             (&["--num", "1"], "--num: ambiguous"),
         ] {
             let Err(e) = run(argv) else {

@@ -234,3 +234,37 @@ fn the_printers_number_every_call_and_its_reply() {
     }
     assert!(!o.contains("RH0:") && !o.contains("SH0:"), "{o}");
 }
+
+/// `--wset=N,X`: one walk over the run's calls through N files, each taken 1/X times
+/// in a row, named as httperf names them.
+#[test]
+fn a_working_set_is_walked_through_over_the_runs_calls() {
+    let rec = Recorder::start();
+    httperf(
+        &rec,
+        &[
+            "--uri",
+            "/w",
+            "--wset",
+            "4,0.5",
+            "--num-conns",
+            "2",
+            "--num-calls",
+            "4",
+        ],
+    );
+    let paths: Vec<String> = rec.seen().iter().map(|s| s.path.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/w/0.html",
+            "/w/1.html",
+            "/w/1.html",
+            "/w/2.html",
+            "/w/2.html",
+            "/w/3.html",
+            "/w/3.html",
+            "/w/0.html"
+        ]
+    );
+}

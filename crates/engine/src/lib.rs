@@ -66,7 +66,7 @@ pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{value_at_percentile, Hist, LatencyStats, Origin, RunResult, TlsStats};
 pub use schedule::{Budget, Closed, Next, Schedule};
 pub use segment::Segment;
-pub use spec::{LoadSpec, Session, Shape, Step};
+pub use spec::{LoadSpec, Session, Shape, Step, Walk};
 pub use target::{Address, Target};
 
 use recorder::Recorder;
@@ -96,6 +96,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
     let shared = Shared {
         control,
         doc_len: AtomicU64::new(u64::MAX),
+        calls: AtomicU64::new(0),
         server: Mutex::new(None),
         tls: Mutex::new(None),
         load: limit::Sampler::default(),

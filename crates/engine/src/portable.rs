@@ -98,6 +98,9 @@ pub struct PortableSpec {
     /// See [`LoadSpec`] (absent in older files: every response timed).
     #[serde(default)]
     pub batch_latency: bool,
+    /// See [`LoadSpec`] (absent in older files: requests in turn per connection).
+    #[serde(default)]
+    pub walk: Option<crate::spec::Walk>,
 }
 
 impl PortableSpec {
@@ -135,6 +138,7 @@ impl PortableSpec {
             proxy_authorization: spec.proxy.as_ref().and_then(|p| p.authorization.clone()),
             h2: spec.h2,
             batch_latency: spec.batch_latency,
+            walk: spec.walk,
         }
     }
 
@@ -186,6 +190,7 @@ impl PortableSpec {
         spec.socket = self.socket;
         spec.h2 = self.h2;
         spec.batch_latency = self.batch_latency;
+        spec.walk = self.walk;
         if let Some(url) = &self.proxy {
             let mut p = crate::net::Proxy::parse(url)?;
             p.authorization = self.proxy_authorization;

@@ -236,6 +236,27 @@ pub struct LoadSpec {
     /// Time each pipelined batch once, at its last response (wrk2's `-B`): the other
     /// responses are counted without a latency sample.
     pub batch_latency: bool,
+    /// Calls choose among `variety` by one walk over the run's calls instead of in
+    /// turn per connection (httperf's working set); sessions may then use `variety`.
+    pub walk: Option<Walk>,
+}
+
+/// One walk over the run's calls through `variety` (httperf's `--wset=N,X`): call `i`
+/// (0-based, counted over this process's run) sends request ⌊(i + 1)·rate⌋ modulo the
+/// list's length. A rate of 0.25 sends each request four times in a row, 1 a new one
+/// with every call. httperf starts the walk at a random point; it starts at 0 here, so
+/// that runs repeat exactly.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Walk {
+    /// How far each call moves along the list, above 0 and at most 1.
+    pub rate: f64,
+}
+
+impl Walk {
+    /// The request call `call` sends, of `len`.
+    pub fn index(&self, call: u64, len: usize) -> usize {
+        (((call + 1) as f64 * self.rate).floor() as u64 % len as u64) as usize
+    }
 }
 
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
@@ -313,6 +334,7 @@ impl LoadSpec {
             proxy: None,
             h2: crate::h2::H2Settings::default(),
             batch_latency: false,
+            walk: None,
         }
     }
 
@@ -350,6 +372,20 @@ impl LoadSpec {
         }
         if let Err(e) = self.h2.check() {
             return bad("h2", &e);
+        }
+        if let Some(w) = self.walk {
+            if !(w.rate > 0.0 && w.rate <= 1.0) {
+                return bad("walk", "its rate must be above 0 and at most 1");
+            }
+            if self.variety.is_empty() {
+                return bad("walk", "a walk goes over a list of requests; give several");
+            }
+            if self.http2 {
+                return bad(
+                    "walk",
+                    "a walk over the run's calls drives HTTP/1.1 requests; use HTTP/1.1",
+                );
+            }
         }
         if self.last_wait.is_some_and(|d| d.is_zero()) {
             return bad("last_wait", "must be longer than zero");
@@ -466,14 +502,21 @@ impl LoadSpec {
                     "a script builds its own requests; a list of requests does not apply",
                 );
             }
-            if self.shape.has_sessions() {
+            if self.shape.has_sessions() && (self.walk.is_none() || !self.script.is_empty()) {
                 return bad(
                     "variety",
-                    "sessions take their requests from steps; a list of requests used in turn is for a pool of connections",
+                    "sessions take their requests from steps; a list of requests used in turn is for a pool of connections (or a walk over the run's calls)",
+                );
+            }
+            if self.session.cookies && self.shape.has_sessions() {
+                return bad(
+                    "variety",
+                    "session cookies are added to a session's own requests; a list of requests walked over the run's calls does not carry them",
                 );
             }
             let heads = self.variety.iter().filter(|r| r.is_head()).count();
-            if self.pipeline > 1 && heads > 0 && heads < self.variety.len() {
+            let piped = self.pipeline > 1 || (self.shape.has_sessions() && self.session.burst > 1);
+            if piped && heads > 0 && heads < self.variety.len() {
                 return bad(
                     "variety",
                     "HEAD requests mixed with others cannot be pipelined over HTTP/1.1 (a HEAD response has no body to delimit); use a pipeline of 1",
@@ -623,6 +666,19 @@ impl LoadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_moves_on_at_its_rate_and_wraps() {
+        let picks = |rate: f64, n: u64, len: usize| -> Vec<usize> {
+            (0..n).map(|i| Walk { rate }.index(i, len)).collect()
+        };
+        // httperf's working set at 0.25: each file four times in a row (the first
+        // three, the walk starting at 0), then the next; wrapping after the last.
+        assert_eq!(picks(0.25, 12, 3), [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0]);
+        assert_eq!(picks(1.0, 5, 3), [1, 2, 0, 1, 2]);
+        // A rate that is no whole fraction moves on as often as it adds up to one.
+        assert_eq!(picks(0.4, 6, 10), [0, 0, 1, 1, 2, 2]);
+    }
 
     #[test]
     fn durations_in_every_spelling_flags_and_plans_accept() {

@@ -84,6 +84,8 @@ pub(crate) struct Shared {
     pub control: Arc<Control>,
     /// Body length of the first complete response, `u64::MAX` until one arrives.
     pub doc_len: AtomicU64,
+    /// Calls that took a request by the run's walk (see [`crate::spec::Walk`]).
+    pub calls: AtomicU64,
     pub server: Mutex<Option<String>>,
     /// What the first finished TLS handshake settled on.
     pub tls: Mutex<Option<TlsSession>>,
@@ -841,6 +843,11 @@ impl<'a> Worker<'a> {
     /// Sends a session's next `k` calls, back to back: script steps `step..step + k`,
     /// or the run's request `k` times when there is no script.
     fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
+        if !self.spec.variety.is_empty() {
+            // The run's walk over its requests (validate allows no other list here).
+            let len = self.build_request(ci, k).unwrap_or(0);
+            return self.start_batch(ci, k, 0, len, now);
+        }
         let (base, end) = if self.spec.script.is_empty() {
             (0, k * self.req_len)
         } else {
@@ -1031,6 +1038,18 @@ impl<'a> Worker<'a> {
             let Some(h1) = c.proto.h1() else {
                 return Some(0);
             };
+            if let Some(walk) = self.spec.walk {
+                let first = self
+                    .shared
+                    .calls
+                    .fetch_add(claimed as u64, Ordering::Relaxed);
+                let pick = |j: usize| &variety[walk.index(first + j as u64, variety.len())];
+                h1.set_head_request(pick(0).is_head());
+                for j in 0..claimed {
+                    c.own.extend_from_slice(&pick(j).bytes);
+                }
+                return Some(c.own.len());
+            }
             h1.set_head_request(variety[c.turn].is_head());
             for _ in 0..claimed {
                 c.own.extend_from_slice(&variety[c.turn].bytes);
