@@ -215,13 +215,15 @@ pub struct LoadSpec {
     /// The wall-clock instant the schedule starts from (`--start-at`), shared by every
     /// segment; `None` starts now.
     pub start_at: Option<std::time::SystemTime>,
-    /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 pool shapes only; `None`
-    /// sends `request` as prepared.
+    /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 only: hooks that shape
+    /// requests drive pool shapes only, hooks that only watch may watch sessions too
+    /// (see [`crate::hooks`]). `None` sends `request` as prepared.
     pub hooks: Option<crate::hooks::Hooks>,
     /// Several requests used in turn (h2load's several URIs, a targets file, a body
     /// per line): each connection sends them in order from the first, starting over
-    /// after the last. Empty: `request` only. Pool shapes (closed or fixed-rate load);
-    /// `validate` makes `request` the first of them.
+    /// after the last, unless `walk` picks them. Empty: `request` only. Pool shapes
+    /// (closed or fixed-rate load), and sessions with a `walk`; `validate` makes
+    /// `request` the first of them.
     pub variety: Vec<Request>,
     /// Options of every connection's socket (local address, buffers, closing with a
     /// reset); the defaults leave the kernel's.
