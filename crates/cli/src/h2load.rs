@@ -122,7 +122,7 @@ pub struct H2loadArgs {
     #[arg(short = 'r', long = "rate", value_name = "N", default_value_t = 0)]
     rate: u64,
     /// The period of -r
-    #[arg(long = "rate-period", value_name = "DURATION", default_value = "1s", value_parser = common::parse_duration)]
+    #[arg(long = "rate-period", value_name = "DURATION", default_value = "1s", value_parser = common::positive_duration)]
     rate_period: Duration,
     /// Run for this long instead of a request count (-n is then ignored)
     #[arg(short = 'D', long = "duration", value_name = "DURATION", value_parser = common::parse_duration)]
@@ -467,9 +467,6 @@ fn translate(
             "-r, --rate: each client makes -n / -c requests; {} is not a multiple of {} clients",
             a.requests, a.clients
         )));
-    }
-    if a.rate_period.is_zero() {
-        return Err(Exit::usage("--rate-period: must be longer than zero"));
     }
     if let Some(r) = a.rps.filter(|r| !(r.is_finite() && *r > 0.0)) {
         return Err(Exit::usage(format!(

@@ -115,7 +115,11 @@ impl ThreadHooks for ThreadWatch {
         false
     }
     fn wants_responses(&self) -> bool {
-        true
+        // Replies are kept (head and body copied) only when some part is printed.
+        match self.style {
+            Style::Ab(_) => true,
+            Style::Httperf { reply, .. } => reply.any(),
+        }
     }
     fn has_delay(&self) -> bool {
         false
@@ -146,7 +150,11 @@ impl ThreadHooks for ThreadWatch {
         matches!(self.style, Style::Httperf { .. })
     }
     fn sent(&mut self, conn: usize, requests: &[u8]) {
-        let Style::Httperf { request: parts, .. } = self.style else {
+        let Style::Httperf {
+            request: parts,
+            reply,
+        } = self.style
+        else {
             return;
         };
         // The engine writes whole requests it built itself; a batch it could not split
@@ -156,7 +164,10 @@ impl ThreadHooks for ThreadWatch {
         let mut at = 0;
         for (head, body) in spans {
             let id = self.serial.fetch_add(1, Ordering::Relaxed);
-            self.slot(conn).push_back(id);
+            // A reply takes its call's number only when replies are printed.
+            if reply.any() {
+                self.slot(conn).push_back(id);
+            }
             if parts.any() {
                 httperf_request(
                     parts,
@@ -246,13 +257,13 @@ fn httperf_reply(parts: Parts, id: u64, reply: &Reply) -> Vec<u8> {
 /// Each line of `bytes` (split at `\n`, which is dropped; a `\r` before it stays, as
 /// httperf prints it) as `PREFIX<id>:line`; a last line without `\n` is printed too.
 fn lines(prefix: &[u8], id: u64, bytes: &[u8], out: &mut Vec<u8>) {
+    let mut tag = prefix.to_vec();
+    tag.extend_from_slice(format!("{id}:").as_bytes());
     let mut rest = bytes;
     while !rest.is_empty() {
         let end = rest.iter().position(|&b| b == b'\n');
         let line = &rest[..end.unwrap_or(rest.len())];
-        out.extend_from_slice(prefix);
-        out.extend_from_slice(id.to_string().as_bytes());
-        out.push(b':');
+        out.extend_from_slice(&tag);
         out.extend_from_slice(line);
         out.push(b'\n');
         rest = match end {
@@ -332,7 +343,10 @@ mod tests {
         let mut w = ThreadWatch {
             style: Style::Httperf {
                 request: Parts::default(),
-                reply: Parts::default(),
+                reply: Parts {
+                    header: true,
+                    body: false,
+                },
             },
             serial: Arc::new(AtomicU64::new(0)),
             calls: Vec::new(),
@@ -345,6 +359,19 @@ mod tests {
         w.gone(2);
         w.sent(2, get);
         assert_eq!(w.calls[2], [3]);
+        assert!(w.wants_responses());
+        // Requests printed alone: calls are numbered, replies neither kept nor paired.
+        w.style = Style::Httperf {
+            request: Parts {
+                header: true,
+                body: false,
+            },
+            reply: Parts::default(),
+        };
+        w.sent(1, get);
+        assert!(!w.wants_responses());
+        assert!(w.calls.get(1).is_none_or(|c| c.is_empty()));
+        assert_eq!(w.serial.load(Ordering::Relaxed), 5);
     }
 
     #[test]
