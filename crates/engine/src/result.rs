@@ -340,8 +340,9 @@ pub struct Histograms {
     /// (h2load's "time to 1st byte").
     #[serde(default)]
     pub first_byte: Hist,
-    /// Pool shapes: responses completed by each connection slot over the run (h2load's
-    /// per-client req/s is this over the duration).
+    /// Responses completed by each connection slot over the run (pool shapes), or by
+    /// each session (session shapes): h2load's per-client req/s is this over the
+    /// duration.
     #[serde(default)]
     pub per_connection: Hist,
 }

@@ -144,6 +144,13 @@ pub struct Step {
     /// sessions take the scripts so delimited in turn.
     #[serde(default)]
     pub new_session: bool,
+    /// Sent this long after its session began, whether or not the steps before it are
+    /// answered (h2load's timing scripts), within the connection's room (streams, or
+    /// the pipeline): a step kept waiting by it counts the wait in its latency. Either
+    /// every step of a script has an offset or none has; a timed script's steps carry
+    /// no pause and do not follow one another in bursts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Duration>,
 }
 
 impl Step {
@@ -154,6 +161,15 @@ impl Step {
             pause,
             follows: false,
             new_session: false,
+            at: None,
+        }
+    }
+
+    /// A step sent `at` after its session began (see [`Step::at`]).
+    pub fn timed(request: Request, at: Duration) -> Step {
+        Step {
+            at: Some(at),
+            ..Step::new(request, Duration::ZERO)
         }
     }
 }
@@ -565,6 +581,9 @@ impl LoadSpec {
             if self.script[0].follows {
                 return bad("steps", "the first step cannot follow another in a burst");
             }
+            if self.script.iter().any(|s| s.at.is_some()) {
+                self.check_timed()?;
+            }
             for w in self.script.windows(2) {
                 if w[1].follows && w[1].new_session {
                     return bad(
@@ -663,11 +682,99 @@ impl LoadSpec {
         self.threads = self.threads.min(mine);
         Ok(())
     }
+
+    /// A timed script (see [`Step::at`]): every step has an offset, each session's
+    /// offsets never go back, and nothing is sent in bursts, after pauses or again.
+    fn check_timed(&self) -> Result<(), SpecError> {
+        let bad = |reason: String| {
+            Err(SpecError::Invalid {
+                field: "steps",
+                reason,
+            })
+        };
+        let mut last = Duration::ZERO;
+        for (i, st) in self.script.iter().enumerate() {
+            let Some(at) = st.at else {
+                return bad(format!(
+                    "step {} has no offset while others have one; give every step an offset, or none",
+                    i + 1
+                ));
+            };
+            if st.follows || !st.pause.is_zero() {
+                return bad(format!(
+                    "step {} has an offset and a burst or pause; a timed step is sent at its offset alone",
+                    i + 1
+                ));
+            }
+            if st.new_session {
+                last = Duration::ZERO;
+            }
+            if at < last {
+                return bad(format!(
+                    "step {} is meant {:?} after the session began, before the step above it ({:?}); steps are sent in order",
+                    i + 1,
+                    at,
+                    last
+                ));
+            }
+            last = at;
+        }
+        if self.session.retry {
+            return bad("timed steps are not sent again; leave retries out".into());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timed_script_times_every_step_in_order_and_alone() {
+        let t = crate::Target::parse("http://127.0.0.1:9/").unwrap();
+        let req = crate::RequestBuilder::native(&t, "GET", true)
+            .build()
+            .unwrap();
+        let ms = Duration::from_millis;
+        let spec = |steps: Vec<Step>| {
+            let mut s = LoadSpec::new(t.clone(), req.clone());
+            s.shape = Shape::Sessions {
+                period: None,
+                count: 1,
+            };
+            s.script = steps;
+            s.validate()
+        };
+        let timed = |at| Step::timed(req.clone(), ms(at));
+        assert!(spec(vec![timed(0), timed(5), timed(5)]).is_ok());
+        // Each session's offsets start again from its own beginning.
+        let mut again = timed(1);
+        again.new_session = true;
+        assert!(spec(vec![timed(0), timed(5), again]).is_ok());
+        let mut paused = timed(5);
+        paused.pause = ms(1);
+        let mut burst = timed(5);
+        burst.follows = true;
+        for (steps, says) in [
+            (
+                vec![timed(0), Step::new(req.clone(), ms(0))],
+                "step 2 has no offset",
+            ),
+            (vec![timed(5), timed(4)], "step 2 is meant"),
+            (
+                vec![timed(0), paused],
+                "step 2 has an offset and a burst or pause",
+            ),
+            (
+                vec![timed(0), burst],
+                "step 2 has an offset and a burst or pause",
+            ),
+        ] {
+            let e = spec(steps).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
 
     #[test]
     fn a_walk_moves_on_at_its_rate_and_wraps() {

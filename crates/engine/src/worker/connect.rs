@@ -80,6 +80,10 @@ impl Worker<'_> {
         // Requests that lost their stream with the last socket get one now.
         self.open_streams(ci);
         self.write(ci, now);
+        if self.timed && self.conns[ci].state == State::Open {
+            // Timed steps that fell due while connecting.
+            self.send_due(ci, now);
+        }
     }
 
     /// Connected to the proxy: writes the rest of CONNECT, then reads the proxy's

@@ -67,6 +67,12 @@ struct SessionState {
     /// The cookie a reply set (`name=value`), sent with the session's later requests
     /// (session cookies; empty: none yet).
     cookie: Vec<u8>,
+    /// Timed steps: when the next step is due, once it is on the worker's `delayed`
+    /// heap (so that it goes there once).
+    queued: Option<Instant>,
+    /// The slot's responses before this session began (the session's own are those
+    /// after).
+    answered_before: u64,
 }
 
 const READ_BUF: usize = 64 * 1024;
@@ -291,8 +297,10 @@ pub(crate) struct Worker<'a> {
     /// The script delays each batch (see `delayed`).
     delays: bool,
     /// The script delays each batch: connections waiting out their delay, soonest
-    /// first.
+    /// first; with timed steps, sessions waiting for their next step.
     delayed: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Session steps are sent at their offsets (see [`crate::spec::Step::at`]).
+    timed: bool,
     /// The script stopped this thread.
     stopped: bool,
     /// Where this thread connects: the proxy's address, or the one the script chose;
@@ -438,6 +446,7 @@ impl<'a> Worker<'a> {
                 || (spec.session.fail_status.is_some() && spec.shape.has_sessions()),
             delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
+            timed: spec.script.first().is_some_and(|s| s.at.is_some()),
             stopped: false,
             address: match &spec.proxy {
                 Some(p) => Some(Address::Tcp(p.address.clone())),
@@ -778,11 +787,17 @@ impl<'a> Worker<'a> {
                         retry: Vec::new(),
                         resending: None,
                         cookie: Vec::new(),
+                        queued: None,
+                        answered_before: self.conns[ci].completed_total,
                     });
                     self.active += 1;
                     self.rec.sessions_started += 1;
                     self.rec.max_concurrent = self.rec.max_concurrent.max(self.active as u64);
-                    self.next_burst(ci, intended, now);
+                    if self.timed {
+                        self.start_timed(ci, now);
+                    } else {
+                        self.next_burst(ci, intended, now);
+                    }
                 }
                 Next::Wait(t) => {
                     self.wake_at = Some(t);
@@ -817,6 +832,56 @@ impl<'a> Worker<'a> {
             1 + joined as u32
         };
         self.send_group(ci, intended, now);
+    }
+
+    /// A timed session begins: it connects at once (as h2load's clients do before
+    /// their first step), and sends what is due.
+    #[cold]
+    fn start_timed(&mut self, ci: usize, now: Instant) {
+        self.send_due(ci, now);
+        let c = &self.conns[ci];
+        if c.session.is_some() && c.state == State::Closed {
+            self.connect(ci, now);
+        }
+    }
+
+    /// Timed steps: sends the session's steps that are due, as many as the connection
+    /// has room for, each timed from its offset; then puts the session on the
+    /// `delayed` heap for its next step (a due step kept waiting for room goes out
+    /// when a response makes some). HTTP/1.1 sends only when the bytes before are
+    /// written, and not while the connection is being made (it sends then).
+    #[cold]
+    fn send_due(&mut self, ci: usize, now: Instant) {
+        let room = self.room(ci);
+        let c = &mut self.conns[ci];
+        let Some(s) = c.session.as_mut() else { return };
+        let ready = match c.state {
+            State::Open => c.proto.is_h2() || !c.proto.has_output(),
+            State::Closed => true,
+            _ => false,
+        };
+        let script = &self.spec.script;
+        let at = |i: u32| s.started + script[i as usize].at.unwrap_or_default();
+        let first = s.step;
+        let mut k = 0;
+        while ready && k < room as u32 && first + k < s.end && at(first + k) <= now {
+            let intended = at(first + k);
+            self.rec.lag(intended, now);
+            c.pending.push_back(Pending::new(intended, now));
+            k += 1;
+        }
+        s.step += k;
+        s.calls_left -= k;
+        if s.step < s.end {
+            let next = at(s.step);
+            if next > now && s.queued != Some(next) {
+                s.queued = Some(next);
+                self.delayed.push(Reverse((next, ci)));
+            }
+        }
+        if k > 0 {
+            self.send_steps(ci, first as usize, k as usize, now);
+        }
     }
 
     /// Sends as much of the current burst as may be pipelined at once.
@@ -925,6 +990,9 @@ impl<'a> Worker<'a> {
         self.drop_socket(ci);
         self.conns[ci].state = State::Closed;
         self.rec.session_end(s.started, now, ok);
+        // Responses per session, as the pool's per connection (h2load's per client).
+        let answered = self.conns[ci].completed_total - s.answered_before;
+        self.rec.hist.per_connection.0.saturating_record(answered);
         self.active -= 1;
         self.free.push(ci);
         // A closed-model schedule may start a replacement at once.
@@ -939,6 +1007,12 @@ impl<'a> Worker<'a> {
             }
             return self.make_idle(ci);
         };
+        if self.timed {
+            if s.calls_left == 0 {
+                return self.end_session(ci, now, true);
+            }
+            return self.send_due(ci, now);
+        }
         s.resending = s.retry.pop();
         if let Some(step) = s.resending {
             self.conns[ci].pending.push_back(Pending::new(now, now));
@@ -997,8 +1071,15 @@ impl<'a> Worker<'a> {
     }
 
     fn open_h2_streams(&mut self, ci: usize) {
-        let index = self.request_index(ci);
+        let mut index = self.request_index(ci);
         let c = &mut self.conns[ci];
+        // A session's script steps: the requests still without a stream are the last
+        // sent, steps `step - waiting ..` in order.
+        let steps = c.session.is_some() && !self.spec.script.is_empty();
+        if steps {
+            let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
+            index = (index + 1).saturating_sub(waiting);
+        }
         let Some(h2) = c.proto.h2().filter(|h| !h.goaway) else {
             return;
         };
@@ -1011,6 +1092,7 @@ impl<'a> Worker<'a> {
                 c.turn = (c.turn + 1) % self.h2_requests.len();
             } else {
                 p.stream = h2.request(&self.h2_requests[index], repeat);
+                index += steps as usize;
             }
         }
     }
@@ -1114,6 +1196,17 @@ impl<'a> Worker<'a> {
                 break;
             }
             self.delayed.pop();
+            if self.timed {
+                // A session's next step is due (unless the entry is stale: the
+                // session took it early, or ended).
+                if let Some(s) = self.conns[ci].session.as_mut() {
+                    if s.queued == Some(t) {
+                        s.queued = None;
+                        self.send_due(ci, now);
+                    }
+                }
+                continue;
+            }
             self.make_idle(ci);
         }
     }

@@ -163,6 +163,9 @@ impl Worker<'_> {
         {
             // Room for more streams: the connection can take new requests now.
             self.make_idle(ci);
+        } else if self.timed {
+            // A response made room for a timed step kept waiting.
+            self.send_due(ci, now);
         }
         true
     }
