@@ -19,8 +19,9 @@ use std::time::Duration;
 use clap::{ArgAction, Parser};
 use stampede_engine::arrivals::Period;
 use stampede_engine::h2::H2Settings;
+use stampede_engine::inject::{self, Profile};
 use stampede_engine::target::Address;
-use stampede_engine::{LoadSpec, Request, RequestBuilder, Shape, Target};
+use stampede_engine::{LoadSpec, Request, RequestBuilder, Shape, Step, Target};
 use stampede_report::{h2load_log, h2load_preamble, h2load_report, loud_warnings, H2loadInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
@@ -66,11 +67,6 @@ pub const DIALECT: Dialect = Dialect {
             why: "HTTP/3 over QUIC is not spoken",
             instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
         },
-        Refused {
-            flag: "--timing-script-file",
-            why: "requests at scripted offsets from each client's start are not scheduled",
-            instead: "--rps N paces each client; several URIs are used in turn",
-        },
     ],
     inert: &[],
     prefixes: false,
@@ -84,9 +80,10 @@ pub const DIALECT: Dialect = Dialect {
     disable_version_flag = true
 )]
 pub struct H2loadArgs {
-    /// Number of requests across all clients
-    #[arg(short = 'n', long = "requests", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
-    requests: u64,
+    /// Number of requests across all clients [default: 1] (with --timing-script-file:
+    /// each client's, at most the script's lines, which are the default)
+    #[arg(short = 'n', long = "requests", value_name = "N", value_parser = common::parse_metric)]
+    requests: Option<u64>,
     /// Number of concurrent clients (with -r, the most connections made)
     #[arg(short = 'c', long = "clients", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     clients: u64,
@@ -97,6 +94,10 @@ pub struct H2loadArgs {
     /// line's
     #[arg(short = 'i', long = "input-file", value_name = "PATH")]
     input_file: Option<String>,
+    /// Each client sends the script's requests at their offsets from its start: lines
+    /// of milliseconds and a URI, tab-separated ('-': standard input)
+    #[arg(long = "timing-script-file", value_name = "PATH")]
+    timing_script: Option<String>,
     /// Max concurrent streams per client (HTTP/1.1: requests pipelined)
     #[arg(short = 'm', long = "max-concurrent-streams", value_name = "N", default_value = "1", value_parser = common::parse_metric)]
     streams: u64,
@@ -193,15 +194,17 @@ fn parse_size(s: &str) -> Result<u64, String> {
 pub fn main(args: &[String]) -> Result<(), Exit> {
     let (a, _) = DIALECT.parse::<H2loadArgs>(args)?;
     a.result.claim_stdout();
-    let uris = uris(&a)?;
+    let (uris, timing) = uris(&a)?;
     let body = a.data.as_deref().map(common::read_body).transpose()?;
-    let (mut spec, info) = translate(&a, &uris, body)?;
+    let (mut spec, info) = translate(&a, &uris, &timing, body)?;
     a.segments.apply(&mut spec)?;
     if a.verbose {
-        let reqs = if spec.variety.is_empty() {
-            std::slice::from_ref(&spec.request)
+        let reqs: Vec<&Request> = if !spec.script.is_empty() {
+            spec.script.iter().map(|s| &s.request).collect()
+        } else if spec.variety.is_empty() {
+            vec![&spec.request]
         } else {
-            &spec.variety[..]
+            spec.variety.iter().collect()
         };
         for r in reqs {
             eprintln!("{}", String::from_utf8_lossy(&r.bytes).trim_end());
@@ -254,29 +257,87 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     Ok(())
 }
 
-/// The URIs: `-i`'s file (standard input for `-`), or the command line's.
-fn uris(a: &H2loadArgs) -> Result<Vec<String>, Exit> {
-    let Some(path) = &a.input_file else {
-        return Ok(a.uris.clone());
+/// The URIs: `-i`'s file or the timing script's (standard input for `-`), or the
+/// command line's; and the timing script's offsets (empty without one).
+fn uris(a: &H2loadArgs) -> Result<(Vec<String>, Vec<Duration>), Exit> {
+    let (flag, path) = match (&a.input_file, &a.timing_script) {
+        (None, None) => return Ok((a.uris.clone(), Vec::new())),
+        (Some(_), Some(_)) => {
+            return Err(Exit::usage(
+                "-i, --input-file and --timing-script-file both give the URIs; give one",
+            ))
+        }
+        (Some(p), None) => ("-i, --input-file", p),
+        (None, Some(p)) => ("--timing-script-file", p),
     };
     let text = if path == "-" {
         std::io::read_to_string(std::io::stdin())
-            .map_err(|e| Exit::fail(format!("-i -: reading standard input: {e}")))?
+            .map_err(|e| Exit::fail(format!("{flag} -: reading standard input: {e}")))?
     } else {
         std::fs::read_to_string(path)
-            .map_err(|e| Exit::usage(format!("-i, --input-file: cannot read {path}: {e}")))?
+            .map_err(|e| Exit::usage(format!("{flag}: cannot read {path}: {e}")))?
     };
     if !a.uris.is_empty() {
         eprintln!(
-            "stampede h2load: -i {path}: the URIs on the command line are not used, as in h2load"
+            "stampede h2load: {flag} {path}: the URIs on the command line are not used, as in h2load"
         );
     }
-    Ok(text
-        .lines()
-        .map(str::trim)
+    if a.timing_script.is_some() {
+        let (at, uris) = timing_script(&text)
+            .map_err(|e| Exit::usage(format!("--timing-script-file {path}: {e}")))?;
+        return Ok((uris, at));
+    }
+    let uris = (text.lines().map(str::trim))
         .filter(|l| !l.is_empty())
         .map(String::from)
-        .collect())
+        .collect();
+    Ok((uris, Vec::new()))
+}
+
+/// h2load's timing script: per line, an offset in milliseconds (fractions to the
+/// microsecond) and a URI, separated by a tab; blank lines are skipped. Offsets may
+/// not go back, since each client sends the lines in order.
+fn timing_script(text: &str) -> Result<(Vec<Duration>, Vec<String>), String> {
+    let (mut at, mut uris): (Vec<Duration>, Vec<String>) = (Vec::new(), Vec::new());
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let n = n + 1;
+        let Some((ms, uri)) = line.split_once('\t') else {
+            return Err(format!(
+                "line {n}: no tab; write the offset in milliseconds, a tab and the URI, e.g. 12.5<TAB>/index.html"
+            ));
+        };
+        let offset = ms
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0 && *v < 1e12)
+            .ok_or_else(|| {
+                format!("line {n}: offset {ms:?} is not a number of milliseconds (0 or more)")
+            })?;
+        let offset = Duration::from_nanos((offset * 1e6).round() as u64);
+        if let Some(&last) = at.last() {
+            if offset < last {
+                return Err(format!(
+                    "line {n}: offset {ms} ms comes before the line above's ({:.3} ms); each client sends the lines in order",
+                    last.as_secs_f64() * 1e3
+                ));
+            }
+        }
+        let uri = uri.trim();
+        if uri.is_empty() {
+            return Err(format!("line {n}: no URI after the tab"));
+        }
+        at.push(offset);
+        uris.push(uri.to_string());
+    }
+    if at.is_empty() {
+        return Err("no lines; write one per request: milliseconds, a tab, the URI".into());
+    }
+    Ok((at, uris))
 }
 
 /// The path and query of a URI (`http://h:p/x?y` or `/x?y`), or `None`.
@@ -427,10 +488,12 @@ fn h2_settings(a: &H2loadArgs) -> Result<H2Settings, Exit> {
 }
 
 /// h2load's flags as a run and the report's preamble. Pure apart from resolving the
-/// target: the caller reads the URI list and the `--data` file.
+/// target: the caller reads the URI list (and the timing script's offsets, `timing`,
+/// empty without one) and the `--data` file.
 fn translate(
     a: &H2loadArgs,
     uris: &[String],
+    timing: &[Duration],
     body: Option<Vec<u8>>,
 ) -> Result<(LoadSpec, H2loadInfo), Exit> {
     let h2 = h2_settings(a)?;
@@ -442,7 +505,10 @@ fn translate(
             "-c, --clients: the number of clients must be greater than or equal to the number of threads (-t)",
         ));
     }
-    if a.duration.is_none() && a.requests < a.clients {
+    let requests = a.requests.unwrap_or(1);
+    if !timing.is_empty() {
+        check_timing(a)?;
+    } else if a.duration.is_none() && requests < a.clients {
         return Err(Exit::usage(
             "-n, --requests: the number of requests must be greater than or equal to the number of clients (-c)",
         ));
@@ -462,10 +528,10 @@ fn translate(
             "-r, --rate and --rps: give the rate of new clients or of each client's requests, not both",
         ));
     }
-    if a.rate > 0 && !a.requests.is_multiple_of(a.clients) {
+    if a.rate > 0 && timing.is_empty() && !requests.is_multiple_of(a.clients) {
         return Err(Exit::usage(format!(
             "-r, --rate: each client makes -n / -c requests; {} is not a multiple of {} clients",
-            a.requests, a.clients
+            requests, a.clients
         )));
     }
     if let Some(r) = a.rps.filter(|r| !(r.is_finite() && *r > 0.0)) {
@@ -506,7 +572,12 @@ fn translate(
         b.build().map_err(|e| Exit::usage(e.to_string()))
     };
     let mut spec = LoadSpec::new(target.clone(), request(&paths[0])?);
-    if paths.len() > 1 {
+    if !timing.is_empty() {
+        let calls = per_client(a, timing.len())?;
+        spec.script = (paths.iter().zip(timing).take(calls as usize))
+            .map(|(p, at)| Ok(Step::timed(request(p)?, *at)))
+            .collect::<Result<_, Exit>>()?;
+    } else if paths.len() > 1 {
         spec.variety = (paths.iter())
             .map(|p| request(p))
             .collect::<Result<_, _>>()?;
@@ -529,7 +600,7 @@ fn translate(
     spec.last_wait = a.active;
     match a.duration {
         Some(d) => spec.duration = Some(d),
-        None => spec.requests = Some(a.requests),
+        None => spec.requests = Some(requests),
     }
     if let Some(rps) = a.rps {
         spec.shape = Shape::Rate {
@@ -545,7 +616,7 @@ fn translate(
             )),
             count: a.clients,
         };
-        spec.session.calls = u32::try_from(a.requests / a.clients)
+        spec.session.calls = u32::try_from(requests / a.clients)
             .map_err(|_| Exit::usage("-n, --requests: too many requests per client"))?;
         spec.session.burst = spec.pipeline as u32;
         spec.requests = None;
@@ -555,10 +626,21 @@ fn translate(
             ));
         }
     }
+    let mut total = a.duration.is_none().then_some(requests);
+    if !timing.is_empty() {
+        // Every client runs the script: a session each, all at once or at -r's rate.
+        if a.rate == 0 {
+            spec.shape = Shape::Users(Profile {
+                steps: vec![inject::Step::AtOnce(a.clients)],
+            });
+        }
+        spec.requests = None;
+        total = Some(spec.script.len() as u64 * a.clients);
+    }
     let info = H2loadInfo {
         threads: a.threads,
         clients: a.clients,
-        requests: a.duration.is_none().then_some(a.requests),
+        requests: total,
         protocol: match (http2, target.tls) {
             (false, _) => "http/1.1".into(),
             (true, false) => "h2c".into(),
@@ -566,6 +648,39 @@ fn translate(
         },
     };
     Ok((spec, info))
+}
+
+/// What a timing script cannot be combined with, named.
+fn check_timing(a: &H2loadArgs) -> Result<(), Exit> {
+    if a.duration.is_some() {
+        return Err(Exit::usage(
+            "--timing-script-file and -D, --duration: the script says when each client's requests go and how many; leave -D out (-n takes fewer lines)",
+        ));
+    }
+    if a.rps.is_some() {
+        return Err(Exit::usage(
+            "--timing-script-file and --rps: the script says when each client's requests go; leave --rps out",
+        ));
+    }
+    Ok(())
+}
+
+/// Requests per client with a timing script of `lines` lines: `-n`, at most the
+/// lines (clamped with a note, as h2load does), or all of them.
+fn per_client(a: &H2loadArgs, lines: usize) -> Result<u32, Exit> {
+    let lines = lines as u64;
+    let n = match a.requests {
+        Some(0) => return Err(Exit::usage("-n, --requests: must be at least 1")),
+        Some(n) if n > lines => {
+            eprintln!(
+                "stampede h2load: -n {n} is more than the timing script's {lines} lines; each client makes {lines} requests, as in h2load"
+            );
+            lines
+        }
+        Some(n) => n,
+        None => lines,
+    };
+    u32::try_from(n).map_err(|_| Exit::usage("--timing-script-file: too many lines"))
 }
 
 #[cfg(test)]
@@ -579,7 +694,7 @@ mod tests {
 
     fn spec_of(argv: &[&str]) -> Result<(LoadSpec, H2loadInfo), Exit> {
         let a = args(argv)?;
-        translate(&a, &a.uris, None)
+        translate(&a, &a.uris, &[], None)
     }
 
     #[test]
@@ -644,6 +759,29 @@ mod tests {
                 panic!("{args:?} accepted")
             };
             assert!(e.message.contains(flag), "{args:?}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn a_timing_script_names_the_line_it_cannot_read() {
+        let (at, uris) = timing_script("0\thttp://h:1/a\r\n\n0.001\t /b \n1500\t/c\n").unwrap();
+        let us = Duration::from_micros;
+        assert_eq!(at, [us(0), us(1), us(1_500_000)]);
+        assert_eq!(uris, ["http://h:1/a", "/b", "/c"]);
+        for (text, says) in [
+            ("0\t/a\n5 /b\n", "line 2: no tab"),
+            ("x\t/a\n", "line 1: offset \"x\" is not a number"),
+            ("-1\t/a\n", "line 1: offset \"-1\""),
+            ("inf\t/a\n", "line 1: offset"),
+            (
+                "10\t/a\n\n5\t/b\n",
+                "line 3: offset 5 ms comes before the line above's (10.000 ms)",
+            ),
+            ("0\t\n", "line 1: no URI"),
+            ("\n\n", "no lines"),
+        ] {
+            let e = timing_script(text).unwrap_err();
+            assert!(e.starts_with(says), "{text:?}: {e}");
         }
     }
 
@@ -794,17 +932,56 @@ mod tests {
         // -i and --input-file: the file's URIs in turn, the command line's unused.
         for flag in ["-i", "--input-file"] {
             let a = args(&[flag, &list, "http://127.0.0.1:9/unused"]).unwrap();
-            let (s, _) = translate(&a, &uris(&a).unwrap(), None).unwrap();
+            let (u, at) = uris(&a).unwrap();
+            assert!(at.is_empty());
+            let (s, _) = translate(&a, &u, &at, None).unwrap();
             assert_eq!(s.variety.len(), 3);
             assert!(s.variety[1].bytes.starts_with(b"GET /b?x=1 "));
+        }
+        // --timing-script-file: a session per client, all at once (or at -r's rate),
+        // each sending the script's lines at their offsets; -n lines of it.
+        let script = dir.join("timing.txt");
+        std::fs::write(&script, "0\thttp://127.0.0.1:9/a\n2.5\t/b\n2.5\t/c\n").unwrap();
+        let script = script.to_string_lossy().into_owned();
+        let timed = |argv: &[&str]| {
+            let a = args(argv).unwrap();
+            let (u, at) = uris(&a)?;
+            translate(&a, &u, &at, None)
+        };
+        let (s, info) = timed(&["--timing-script-file", &script, "-c", "3"]).unwrap();
+        let at: Vec<_> = s.script.iter().map(|st| st.at).collect();
+        let us = Duration::from_micros;
+        assert_eq!(at, [Some(us(0)), Some(us(2500)), Some(us(2500))]);
+        assert!(s.script[1].request.bytes.starts_with(b"GET /b "));
+        assert!(matches!(&s.shape, Shape::Users(p) if p.steps == [inject::Step::AtOnce(3)]));
+        assert_eq!((s.requests, info.requests), (None, Some(9)));
+        let (s, info) = timed(&["--timing-script-file", &script, "-n", "2", "-r", "1"]).unwrap();
+        assert_eq!(s.script.len(), 2);
+        assert!(matches!(s.shape, Shape::Sessions { count: 1, .. }));
+        assert_eq!(info.requests, Some(2));
+        for (argv, says) in [
+            (vec!["-D", "2"], "-D, --duration"),
+            (vec!["--rps", "5"], "--rps"),
+            (vec!["-i", "x.txt"], "-i, --input-file"),
+        ] {
+            let mut argv = argv;
+            argv.extend(["--timing-script-file", &script]);
+            let e = timed(&argv)
+                .err()
+                .unwrap_or_else(|| panic!("{argv:?} accepted"));
+            assert!(
+                e.message.contains(says) && e.message.contains("--timing-script-file"),
+                "{argv:?}: {}",
+                e.message
+            );
         }
         // -d and --data: POST, and over HTTP/1.1 one request in flight.
         for flag in ["-d", "--data"] {
             let a = args(&[flag, "f", "--h1", "-m", "8", u]).unwrap();
-            let (s, _) = translate(&a, &a.uris, Some(b"x".to_vec())).unwrap();
+            let (s, _) = translate(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
             assert_eq!((s.request.method.as_str(), s.pipeline), ("POST", 1));
             let a = args(&[flag, "f", "-m", "8", u]).unwrap();
-            let (s, _) = translate(&a, &a.uris, Some(b"x".to_vec())).unwrap();
+            let (s, _) = translate(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
             assert_eq!(s.pipeline, 8);
         }
         for (argv, flag) in [
@@ -815,10 +992,6 @@ mod tests {
             (
                 vec!["--tls13-ciphers=TLS_AES_128_GCM_SHA256", u],
                 "--tls13-ciphers",
-            ),
-            (
-                vec!["--timing-script-file", "t.txt", u],
-                "--timing-script-file",
             ),
             (vec!["--qlog-file-base", "q", u], "--qlog-file-base"),
             (vec!["--groups", "X25519", u], "--groups"),

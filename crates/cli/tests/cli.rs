@@ -1031,6 +1031,131 @@ fn h2load_active_timeout_fails_what_is_left_after_the_last_request() {
     assert!(started.elapsed() >= std::time::Duration::from_millis(600));
 }
 
+/// h2load's `--timing-script-file`: every client sends the script's requests in
+/// order at their offsets from its start, never early, whether or not the ones before
+/// are answered; `-n` takes the first lines of it.
+#[test]
+fn h2load_timing_script_sends_each_clients_requests_at_their_offsets() {
+    use crate::common::recorder::{tempdir, Recorder};
+    let rec = Recorder::start();
+    let dir = tempdir::Dir::new();
+    let script = dir.0.join("timing.txt");
+    std::fs::write(
+        &script,
+        format!("0\t{}\n150.5\t/b\n\n300\t/c?x=1\n", rec.url("/a")),
+    )
+    .unwrap();
+    let script = script.to_string_lossy().into_owned();
+    let out = stampede(&[
+        "h2load",
+        "--h1",
+        "-c",
+        "2",
+        "-m",
+        "1",
+        "--timing-script-file",
+        &script,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("requests: 6 total, 6 started, 6 done, 6 succeeded"),
+        "{o}"
+    );
+    let seen = rec.seen();
+    let mut conns: Vec<usize> = seen.iter().map(|s| s.conn).collect();
+    conns.sort();
+    conns.dedup();
+    assert_eq!(conns.len(), 2, "a connection per client: {seen:?}");
+    for c in conns {
+        let mine: Vec<_> = seen.iter().filter(|s| s.conn == c).collect();
+        let paths: Vec<&str> = mine.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(paths, ["/a", "/b", "/c?x=1"]);
+        for (w, want) in mine.windows(2).zip([150.5, 149.5]) {
+            let gap = (w[1].at - w[0].at).as_secs_f64() * 1e3;
+            // Never early (the first went out on connecting); late only by the
+            // machine's scheduling.
+            assert!(
+                gap > want - 5.0 && gap < want + 250.0,
+                "{gap} ms: {paths:?}"
+            );
+        }
+    }
+    // -n takes the first lines; more than the script has is clamped, with a note.
+    let out = stampede(&["h2load", "--h1", "-n", "2", "--timing-script-file", &script]);
+    assert!(text(&out.stdout).contains("requests: 2 total, 2 started, 2 done"));
+    let out = stampede(&["h2load", "--h1", "-n", "9", "--timing-script-file", &script]);
+    assert!(text(&out.stdout).contains("requests: 3 total, 3 started, 3 done"));
+    assert!(text(&out.stderr).contains("-n 9 is more than the timing script's 3 lines"));
+    // A malformed line is named, and nothing runs.
+    std::fs::write(dir.0.join("bad.txt"), "0\t/a\n20 /b\n").unwrap();
+    let bad = dir.0.join("bad.txt").to_string_lossy().into_owned();
+    let out = stampede(&["h2load", "--timing-script-file", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("--timing-script-file") && e.contains("line 2: no tab"),
+        "{e}"
+    );
+}
+
+/// Over HTTP/2 a scripted request goes out at its offset while an earlier one is
+/// unanswered; with one stream allowed it waits, and its time counts from its offset.
+#[test]
+fn h2load_timing_script_does_not_wait_for_answers_but_counts_the_wait_for_room() {
+    let srv = crate::common::srv();
+    let dir = crate::common::recorder::tempdir::Dir::new();
+    let script = dir.0.join("timing.txt");
+    std::fs::write(
+        &script,
+        format!("0\t{}\n100\t/pong\n", srv.url("/delay/500")),
+    )
+    .unwrap();
+    let log = dir.0.join("log.txt");
+    let (script, log_s) = (
+        script.to_string_lossy().into_owned(),
+        log.to_string_lossy().into_owned(),
+    );
+    // The log's rows: start (µs since the epoch) and µs to the end, by status.
+    let rows = |m: &str| -> Vec<(u64, u64)> {
+        let out = stampede(&[
+            "h2load",
+            "-m",
+            m,
+            "--log-file",
+            &log_s,
+            "--timing-script-file",
+            &script,
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let o = text(&out.stdout);
+        assert!(o.contains("2 succeeded, 0 failed"), "{o}");
+        let lines = std::fs::read_to_string(&log).unwrap();
+        let mut rows: Vec<(u64, u64)> = (lines.lines())
+            .map(|l| {
+                let f: Vec<u64> = l.split('\t').map(|v| v.parse().unwrap()).collect();
+                (f[0], f[2])
+            })
+            .collect();
+        rows.sort();
+        assert_eq!(rows.len(), 2, "{lines}");
+        rows
+    };
+    // Two streams: /pong starts 100 ms after /delay/500 and is answered at once,
+    // long before the delayed one.
+    let r = rows("2");
+    let offset = r[1].0 - r[0].0;
+    assert!((99_000..300_000).contains(&offset), "{r:?}");
+    assert!(r[1].1 < 200_000 && r[0].1 >= 500_000, "{r:?}");
+    assert!(r[0].0 + r[0].1 > r[1].0 + r[1].1, "{r:?}");
+    // One stream: /pong waits for /delay/500's, and its time counts the wait from
+    // its offset.
+    let r = rows("1");
+    let offset = r[1].0 - r[0].0;
+    assert!((99_000..300_000).contains(&offset), "{r:?}");
+    assert!(r[1].1 >= 390_000, "{r:?}");
+}
+
 /// wrk2's `-B`: with pipelining, one latency sample per batch (its last response);
 /// every response is still counted.
 #[test]
