@@ -1071,12 +1071,14 @@ fn h2load_timing_script_sends_each_clients_requests_at_their_offsets() {
         let mine: Vec<_> = seen.iter().filter(|s| s.conn == c).collect();
         let paths: Vec<&str> = mine.iter().map(|s| s.path.as_str()).collect();
         assert_eq!(paths, ["/a", "/b", "/c?x=1"]);
-        for (w, want) in mine.windows(2).zip([150.5, 149.5]) {
+        // Offsets count from the client's start: never early, late only by the
+        // machine's scheduling. The first request goes out once connected, and the
+        // server notes it after its accept loop (which naps 2 ms when idle) and a new
+        // thread, so on a busy machine the first gap may look shorter by that much.
+        for (w, (want, slack)) in mine.windows(2).zip([(150.5, 30.0), (149.5, 5.0)]) {
             let gap = (w[1].at - w[0].at).as_secs_f64() * 1e3;
-            // Never early (the first went out on connecting); late only by the
-            // machine's scheduling.
             assert!(
-                gap > want - 5.0 && gap < want + 250.0,
+                gap > want - slack && gap < want + 250.0,
                 "{gap} ms: {paths:?}"
             );
         }
