@@ -410,6 +410,7 @@ fn build_result(
             timeout_s: spec.timeout.map(|d| d.as_secs_f64()),
             shape: spec.shape.describe(&spec.session),
             http2: spec.http2,
+            redirects: spec.redirects,
         },
         requests: Counts {
             started: rec.started,

@@ -146,6 +146,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
             timeout_s: None,
             shape: "interval log".into(),
             http2: false,
+            redirects: 0,
         },
         requests: crate::result::Counts {
             started: completed,
@@ -438,7 +439,7 @@ fn add(into: &mut Hist, from: &Hist) {
 }
 
 fn add_histograms(into: &mut Histograms, from: &Histograms) {
-    let pairs: [(&mut Hist, &Hist); 12] = [
+    let pairs: [(&mut Hist, &Hist); 13] = [
         (&mut into.latency, &from.latency),
         (&mut into.uncorrected, &from.uncorrected),
         (&mut into.connect, &from.connect),
@@ -451,6 +452,7 @@ fn add_histograms(into: &mut Histograms, from: &Histograms) {
         (&mut into.tls_handshake, &from.tls_handshake),
         (&mut into.first_byte, &from.first_byte),
         (&mut into.per_connection, &from.per_connection),
+        (&mut into.redirect, &from.redirect),
     ];
     for (a, b) in pairs {
         add(a, b);

@@ -101,6 +101,9 @@ pub struct PortableSpec {
     /// See [`LoadSpec`] (absent in older files: requests in turn per connection).
     #[serde(default)]
     pub walk: Option<crate::spec::Walk>,
+    /// See [`LoadSpec`] (absent in older files: redirects not followed).
+    #[serde(default, skip_serializing_if = "crate::result::is_zero")]
+    pub redirects: u32,
 }
 
 impl PortableSpec {
@@ -139,6 +142,7 @@ impl PortableSpec {
             h2: spec.h2,
             batch_latency: spec.batch_latency,
             walk: spec.walk,
+            redirects: spec.redirects,
         }
     }
 
@@ -191,6 +195,7 @@ impl PortableSpec {
         spec.h2 = self.h2;
         spec.batch_latency = self.batch_latency;
         spec.walk = self.walk;
+        spec.redirects = self.redirects;
         if let Some(url) = &self.proxy {
             let mut p = crate::net::Proxy::parse(url)?;
             p.authorization = self.proxy_authorization;

@@ -207,6 +207,9 @@ pub struct RunSettings {
     /// then the streams per connection.
     #[serde(default)]
     pub http2: bool,
+    /// Redirects followed per request at most (0: none followed).
+    #[serde(default, skip_serializing_if = "crate::result::is_zero")]
+    pub redirects: u32,
 }
 
 /// Request outcome counters.
@@ -345,6 +348,10 @@ pub struct Histograms {
     /// duration.
     #[serde(default)]
     pub per_connection: Hist,
+    /// Each redirect followed: from its request's write to its 3xx answer (the run
+    /// followed redirects; see [`crate::LoadSpec::redirects`]).
+    #[serde(default)]
+    pub redirect: Hist,
 }
 
 /// What the first TLS handshake of a run settled on.
@@ -559,6 +566,11 @@ impl RunResult {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("results serialise")
     }
+}
+
+/// Serde: a zero is left out.
+pub(crate) fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -257,6 +257,11 @@ pub struct LoadSpec {
     /// Calls choose among `variety` by one walk over the run's calls instead of in
     /// turn per connection (httperf's working set); sessions may then use `variety`.
     pub walk: Option<Walk>,
+    /// Follow up to this many redirects per request (301, 302, 303, 307, 308 with a
+    /// Location on the same origin), on the same connection: each hop is timed on its
+    /// own (the run's redirect histogram) and the request's latency runs to the last
+    /// answer. 0: a 3xx is the answer. HTTP/1.1 pool shapes without pipelining.
+    pub redirects: u32,
 }
 
 /// One walk over the run's calls through `variety` (httperf's `--wset=N,X`): call `i`
@@ -353,6 +358,7 @@ impl LoadSpec {
             h2: crate::h2::H2Settings::default(),
             batch_latency: false,
             walk: None,
+            redirects: 0,
         }
     }
 
@@ -539,6 +545,24 @@ impl LoadSpec {
                     "variety",
                     "HEAD requests mixed with others cannot be pipelined over HTTP/1.1 (a HEAD response has no body to delimit); use a pipeline of 1",
                 );
+            }
+        }
+        if self.redirects > 0 {
+            let why = if self.http2 {
+                Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
+            } else if self.shape.has_sessions() {
+                Some("redirects are followed by a pool of connections (closed or fixed-rate load), not sessions")
+            } else if self.pipeline > 1 {
+                Some("a redirect is followed before the connection's next request; use a pipeline of 1")
+            } else if shaping {
+                Some("a script builds its own requests; its response() sees the 3xx and may follow it")
+            } else if self.proxy.is_some() && !self.target.tls {
+                Some("requests forwarded by a plain-http proxy are not followed; use an https:// target (tunnelled with CONNECT)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return bad("redirects", why);
             }
         }
         if self.target.tls && self.tls.is_none() {

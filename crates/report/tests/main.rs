@@ -64,6 +64,7 @@ fn fixture() -> RunResult {
             timeout_s: Some(30.0),
             shape: "closed".into(),
             http2: false,
+            redirects: 0,
         },
         requests: Counts {
             started: 10_005,
@@ -101,6 +102,7 @@ fn fixture() -> RunResult {
             tls_handshake: Hist::default(),
             first_byte: Hist::default(),
             per_connection: Hist::default(),
+            redirect: Hist::default(),
         },
         intervals,
         open: None,

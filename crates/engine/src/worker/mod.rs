@@ -20,6 +20,7 @@
 
 mod connect;
 mod read;
+mod redirect;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -169,6 +170,8 @@ struct Conn {
     turn: usize,
     /// The proxy's answer to CONNECT, read so far (empty but while tunnelling).
     reply: Vec<u8>,
+    /// Redirects followed for the request in flight.
+    hops: u32,
 }
 
 impl Conn {
@@ -192,6 +195,7 @@ impl Conn {
             own: Vec::new(),
             turn: 0,
             reply: Vec::new(),
+            hops: 0,
         }
     }
 
@@ -287,6 +291,8 @@ pub(crate) struct Worker<'a> {
     respond: bool,
     /// Sessions carry the cookie their replies set.
     cookies: bool,
+    /// Redirects followed per request at most (0: none; see [`Worker::follow`]).
+    redirects: u32,
     /// The script sees every batch of requests written.
     watch_sends: bool,
     /// Only a pipelined batch's last response is timed (wrk2's `-B`).
@@ -349,7 +355,8 @@ impl<'a> Worker<'a> {
             .collect();
         let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
         let cookies = spec.session.cookies && spec.shape.has_sessions();
-        let respond = cookies || hooks.as_ref().is_some_and(|h| h.wants_responses());
+        let respond =
+            cookies || spec.redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
         for c in &mut conns {
             c.in_idle = true;
             if let (true, Some(h1)) = (respond, c.proto.h1()) {
@@ -437,9 +444,11 @@ impl<'a> Worker<'a> {
             timer_armed: None,
             dynamic: !spec.variety.is_empty()
                 || cookies
+                || spec.redirects > 0
                 || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
             cookies,
+            redirects: spec.redirects,
             watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),
             batch_latency: spec.batch_latency,
             unusual: spec.batch_latency
@@ -1139,7 +1148,15 @@ impl<'a> Worker<'a> {
             }
             return Some(c.own.len());
         }
-        let hooks = self.hooks.as_mut()?;
+        let Some(hooks) = self.hooks.as_mut() else {
+            // The run's one request, in the connection's own buffer (where a redirect
+            // writes the request that follows it).
+            let c = &mut self.conns[ci];
+            c.own.clear();
+            c.own
+                .extend_from_slice(&self.batch[..claimed * self.req_len]);
+            return Some(c.own.len());
+        };
         let c = &mut self.conns[ci];
         c.own.clear();
         let flow = hooks.request(&mut c.own);

@@ -183,6 +183,12 @@ impl Worker<'_> {
         let Some(p) = p else {
             return true;
         };
+        if self.redirects > 0 {
+            if let Some(open) = self.follow(ci, r.status, r.close, p, now) {
+                return open;
+            }
+        }
+        let c = &mut self.conns[ci];
         self.in_flight -= 1;
         if r.reused {
             self.rec.keepalive += 1;
