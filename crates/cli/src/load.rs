@@ -64,7 +64,7 @@ pub struct LoadArgs {
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
-            "rand_regex_url",
+            "rand_regex_url", "redirects",
         ]
     )]
     pub spec: Option<String>,
@@ -118,6 +118,16 @@ pub struct LoadArgs {
     /// Request method
     #[arg(short = 'm', long = "method", value_name = "M", default_value = "GET")]
     pub method: String,
+    /// Follow up to N redirects per request (301, 302, 303, 307, 308 to the same
+    /// origin), each hop timed; the request's latency runs to the last answer. 0 (the
+    /// default): a 3xx is the answer. oha's --redirect, though oha follows 10 unless told
+    #[arg(
+        long = "redirects",
+        visible_alias = "redirect",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    pub redirects: u32,
     /// Request body from a file (-D as oha)
     #[arg(long = "body-file", short_alias = 'D', value_name = "FILE")]
     pub body_file: Option<String>,
@@ -329,6 +339,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.keepalive = keepalive;
     spec.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.http2 = a.http2;
+    spec.redirects = a.redirects;
     spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
     if !a.inject.is_empty() {
         let profile =

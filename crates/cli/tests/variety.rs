@@ -321,3 +321,108 @@ fn rand_regex_url_draws_a_new_path_for_every_request() {
         text(&out.stderr)
     );
 }
+
+/// `load --redirects N`: a 3xx with a Location on the run's origin is followed on the
+/// same connection, up to N hops, each timed; the request's answer is the last one.
+/// 303 (and 301/302 after a POST) asks again with GET and no body; 307/308 repeat the
+/// method and body. A Location elsewhere is not followed.
+#[test]
+fn redirects_are_followed_to_the_limit_each_hop_timed() {
+    let srv = Recorder::start();
+    let dir = tempdir::Dir::new();
+    let json = dir.0.join("r.json");
+    let json_s = json.to_string_lossy().into_owned();
+    let run = |url: &str, more: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "load", url, "-c", "1", "-t", "1", "-n", "2", "--json", &json_s,
+        ];
+        args.extend_from_slice(more);
+        let out = stampede(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let chain = srv.url("/to/301?/to/302?/end");
+    let r = run(&chain, &["--redirects", "5"]);
+    assert_eq!(r["requests"]["completed"], 2);
+    assert_eq!(r["statuses"]["200"], 2, "{}", r["statuses"]);
+    assert_eq!(r["settings"]["redirects"], 5);
+    let hops =
+        stampede_engine::Hist::from_base64(r["histograms"]["redirect"].as_str().unwrap()).unwrap();
+    assert_eq!(hops.0.len(), 4);
+    let conns = by_connection(&srv.seen());
+    assert_eq!(
+        conns,
+        [[
+            "GET /to/301?/to/302?/end",
+            "GET /to/302?/end",
+            "GET /end",
+            "GET /to/301?/to/302?/end",
+            "GET /to/302?/end",
+            "GET /end"
+        ]]
+    );
+    // A new connection per request: each hop reconnects.
+    let r = run(&chain, &["--redirects", "5", "--no-keepalive"]);
+    assert_eq!(r["statuses"]["200"], 2, "{}", r["statuses"]);
+    assert_eq!(r["connections_opened"], 6);
+    // The summary says so.
+    let out = stampede(&["load", &chain, "-c", "1", "-n", "2", "--redirect", "1"]);
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("redirects   2 followed (at most 1 per request)")
+            && o.contains("2 answers were 3xx"),
+        "{o}"
+    );
+    assert!(o.contains("302 × 2"), "{o}");
+    // Without the flag a 3xx is the answer; elsewhere is not followed.
+    let before = srv.seen().len();
+    let r = run(&chain, &[]);
+    assert_eq!(r["statuses"]["301"], 2);
+    let r = run(
+        &srv.url("/to/302?http://127.0.0.2:1/x"),
+        &["--redirects", "3"],
+    );
+    assert_eq!(r["statuses"]["302"], 2);
+    assert_eq!(srv.seen().len(), before + 4);
+    // POST: 303 asks again with GET and no body, 307 repeats the POST and its body.
+    let body = dir.0.join("body.txt");
+    std::fs::write(&body, "hello").unwrap();
+    let body = body.to_string_lossy().into_owned();
+    for (code, method, sent) in [("303", "GET", ""), ("307", "POST", "hello")] {
+        let before = srv.seen().len();
+        let url = srv.url(&format!("/to/{code}?done"));
+        run(
+            &url,
+            &["--redirects", "1", "-m", "POST", "--body-file", &body],
+        );
+        let seen = &srv.seen()[before..];
+        assert_eq!(seen.len(), 4);
+        let last = &seen[1];
+        assert_eq!(
+            (last.method.as_str(), last.path.as_str()),
+            (method, "/to/done")
+        );
+        assert_eq!(String::from_utf8_lossy(&last.body), sent);
+        assert_eq!(
+            last.headers.contains_key("Content-Length"),
+            !sent.is_empty()
+        );
+    }
+    // What cannot follow is refused by name.
+    let out = stampede(&[
+        "load",
+        &chain,
+        "-n",
+        "2",
+        "--redirects",
+        "2",
+        "--pipeline",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("redirects"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -149,6 +149,21 @@ pub fn summary(r: &RunResult) -> String {
         human_bytes(r.bytes.written as f64),
         thousands(r.connections_opened)
     );
+    if s.redirects > 0 {
+        let hops = &r.histograms.redirect.0;
+        let at = |q: f64| human_us(hops.value_at_quantile(q) as f64);
+        let kept: u64 = (r.statuses.range(300..400)).map(|(_, n)| n).sum();
+        let _ = writeln!(
+            o,
+            "  redirects   {} followed (at most {} per request), each p50 {} p99 {} max {}; {} answers were 3xx (not followed)",
+            thousands(hops.len()),
+            s.redirects,
+            at(0.5),
+            at(0.99),
+            human_us(hops.max() as f64),
+            thousands(kept)
+        );
+    }
     if let Some(tls) = &r.tls {
         let _ = writeln!(o, "  tls         {}", crate::tls_line(tls));
     }

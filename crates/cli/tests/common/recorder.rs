@@ -26,7 +26,8 @@ pub struct Seen {
 }
 
 /// A recording HTTP/1.1 server: answers `PONG` (no body to HEAD; a token on
-/// /authenticate; the status N on /status/N; 503 then 200 in turn on /flaky, counted
+/// /authenticate; the status N on /status/N; a cookie set on /cookie/NAME=VALUE; the
+/// status N with `Location: L` on /to/N?L; 503 then 200 in turn on /flaky, counted
 /// over the whole server), pipelined requests in order; stops when dropped.
 pub struct Recorder {
     pub port: u16,
@@ -141,10 +142,17 @@ fn serve(
                 "X-Token: s3cret\r\n".to_string()
             } else if let Some(c) = path.strip_prefix("/cookie/") {
                 format!("Set-Cookie: {c}; Path=/\r\n")
+            } else if let Some((_, to)) = path.strip_prefix("/to/").and_then(|r| r.split_once('?'))
+            {
+                format!("Location: {to}\r\n")
             } else {
                 String::new()
             };
-            let status = match path.strip_prefix("/status/") {
+            let code = (path.strip_prefix("/status/")).or_else(|| {
+                path.strip_prefix("/to/")
+                    .map(|r| r.split('?').next().unwrap_or(""))
+            });
+            let status = match code {
                 Some(n) => n.parse().unwrap_or(400),
                 None if path == "/flaky"
                     && flaky.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) =>
