@@ -7,8 +7,9 @@
 //! scheme, host and port of the first, or of `-B` (which may be `unix:PATH`);
 //! `--connect-to` connects elsewhere and keeps the URI's authority. `-n` requests over
 //! `-c` clients and `-t` threads, or `-D` after `--warm-up-time`; `--rps` a rate per
-//! client; `-r` clients created per `--rate-period`, each making its share of `-n`; `-N`
-//! how long a request may go unanswered. The report is h2load's: requests by outcome,
+//! client; `-r` clients created per `--rate-period`, each making its share of `-n`;
+//! `--timing-script-file` each client's requests at the script's offsets from its
+//! start; `-N` how long a request may go unanswered. The report is h2load's: requests by outcome,
 //! status classes, traffic with header compression, and the min/max/mean/sd table for
 //! request time, connect time, time to first byte and per-client req/s. Flags stampede
 //! cannot honour are refused with why and what to use instead ([`DIALECT`]).

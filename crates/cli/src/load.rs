@@ -118,8 +118,8 @@ pub struct LoadArgs {
     /// Request method
     #[arg(short = 'm', long = "method", value_name = "M", default_value = "GET")]
     pub method: String,
-    /// Follow up to N redirects per request (301, 302, 303, 307, 308 to the same
-    /// origin), each hop timed; the request's latency runs to the last answer. 0 (the
+    /// Follow up to N redirects per request (at most 100; 301, 302, 303, 307, 308 to
+    /// the same origin), each hop timed; the request's latency runs to the last answer. 0 (the
     /// default): a 3xx is the answer. oha's --redirect, though oha follows 10 unless told
     #[arg(
         long = "redirects",

@@ -409,20 +409,18 @@ fn redirects_are_followed_to_the_limit_each_hop_timed() {
         );
     }
     // What cannot follow is refused by name.
-    let out = stampede(&[
-        "load",
-        &chain,
-        "-n",
-        "2",
-        "--redirects",
-        "2",
-        "--pipeline",
-        "2",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("redirects"),
-        "{}",
-        text(&out.stderr)
-    );
+    for more in [
+        &["--redirects", "2", "--pipeline", "2"][..],
+        &["--redirects", "101"],
+    ] {
+        let mut args = vec!["load", &chain, "-n", "2"];
+        args.extend_from_slice(more);
+        let out = stampede(&args);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).contains("redirects:"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
 }

@@ -174,6 +174,9 @@ impl Step {
     }
 }
 
+/// The most redirects [`LoadSpec::redirects`] may follow per request.
+pub const MAX_REDIRECTS: u32 = 100;
+
 /// A complete description of a load test: target and request, protocol (HTTP/1.1 or
 /// HTTP/2, plain, TLS or a Unix socket), workload model (closed, fixed or Poisson rate,
 /// injection profiles, sessions) and limits.
@@ -548,7 +551,9 @@ impl LoadSpec {
             }
         }
         if self.redirects > 0 {
-            let why = if self.http2 {
+            let why = if self.redirects > MAX_REDIRECTS {
+                Some("follow at most 100 redirects per request")
+            } else if self.http2 {
                 Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
             } else if self.shape.has_sessions() {
                 Some("redirects are followed by a pool of connections (closed or fixed-rate load), not sessions")

@@ -122,6 +122,8 @@ struct Pending {
     stream: u32,
     /// HTTP/2: times the server refused its stream unprocessed (REFUSED_STREAM).
     refused: u8,
+    /// Redirects followed for it so far (see [`Worker::follow`]).
+    hops: u8,
 }
 
 impl Pending {
@@ -133,6 +135,7 @@ impl Pending {
             sent,
             stream: 0,
             refused: 0,
+            hops: 0,
         }
     }
 }
@@ -170,8 +173,6 @@ struct Conn {
     turn: usize,
     /// The proxy's answer to CONNECT, read so far (empty but while tunnelling).
     reply: Vec<u8>,
-    /// Redirects followed for the request in flight.
-    hops: u32,
 }
 
 impl Conn {
@@ -195,7 +196,6 @@ impl Conn {
             own: Vec::new(),
             turn: 0,
             reply: Vec::new(),
-            hops: 0,
         }
     }
 

@@ -21,13 +21,12 @@ impl Worker<'_> {
         ci: usize,
         status: u16,
         close: bool,
-        p: Pending,
+        mut p: Pending,
         now: Instant,
     ) -> Option<bool> {
         let c = &mut self.conns[ci];
         let kept = c.proto.h1()?.take_response().unwrap_or_default();
-        let hops = std::mem::take(&mut c.hops);
-        if !matches!(status, 301 | 302 | 303 | 307 | 308) || hops >= self.redirects {
+        if !matches!(status, 301 | 302 | 303 | 307 | 308) || u32::from(p.hops) >= self.redirects {
             return None;
         }
         let location = (kept.headers.iter())
@@ -37,7 +36,7 @@ impl Worker<'_> {
         let path = same_origin(location, &self.spec.target, current)?;
         let next = redirected(&c.own, status, &path)?;
         c.own = next;
-        c.hops = hops + 1;
+        p.hops += 1;
         self.rec
             .hist
             .redirect
@@ -51,7 +50,8 @@ impl Worker<'_> {
         if let Some(h1) = c.proto.h1() {
             h1.set_head_request(c.own.starts_with(b"HEAD "));
         }
-        // The same arrival goes on: its intended start and first send are kept.
+        // The same arrival goes on: its intended start and first send are kept, and
+        // its hops counted.
         c.pending.push_back(p);
         c.proto.send(0..c.own.len());
         c.proto.queue(1);
