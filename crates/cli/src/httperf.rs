@@ -24,11 +24,6 @@ pub const DIALECT: Dialect = Dialect {
     tool: "httperf",
     refused: &[
         Refused {
-            flag: "--wlog",
-            why: "URIs replayed from a log file are not read",
-            instead: "`stampede load --targets FILE` sends several requests in turn",
-        },
-        Refused {
             flag: "--ssl-ciphers",
             why: "TLS is rustls with its own suites; OpenSSL cipher lists are not applied",
             instead: "leave it out",
@@ -139,6 +134,10 @@ pub struct HttperfArgs {
     /// row), as --uri/0/1/0/3.html and so on (a digit per level of a 10-ary tree)
     #[arg(long = "wset", value_name = "N,X")]
     wset: Option<String>,
+    /// URIs from FILE, separated by NUL bytes, taken in order by the run's calls; y
+    /// goes round again at the end, n ends the run there
+    #[arg(long = "wlog", value_name = "y|n,FILE")]
+    wlog: Option<String>,
     /// Sessions: a reply with this status fails its session
     #[arg(long = "failure-status", value_name = "N")]
     failure_status: Option<u16>,
@@ -206,6 +205,43 @@ pub struct HttperfArgs {
 
 /// Most files `--wset` takes: each file's request is prepared before the run.
 const MAX_WSET: u64 = 1_000_000;
+
+/// `--wlog=B,FILE`: whether to go round again (`y`) or end the run (`n`) at the end of
+/// the file's URIs, and the URIs (separated by NUL bytes; empty ones skipped).
+fn parse_wlog(s: &str) -> Result<(bool, Vec<String>), Exit> {
+    let (again, file) = match s.split_once(',') {
+        Some(("y" | "Y", f)) => (true, f),
+        Some(("n" | "N", f)) => (false, f),
+        _ => {
+            return Err(Exit::usage(format!(
+                "--wlog: {s:?} is not B,FILE: y (go round again) or n (end the run) at the end of the URIs, a comma and the file, e.g. y,uris.log"
+            )))
+        }
+    };
+    let bytes =
+        std::fs::read(file).map_err(|e| Exit::usage(format!("--wlog: cannot read {file}: {e}")))?;
+    let mut uris = Vec::new();
+    for (i, u) in bytes.split(|&b| b == 0).enumerate() {
+        let u = String::from_utf8(u.to_vec())
+            .map_err(|_| Exit::usage(format!("--wlog: {file}: URI {} is not UTF-8", i + 1)))?;
+        let u = u.trim();
+        if !u.is_empty() {
+            uris.push(u.to_string());
+        }
+    }
+    if uris.is_empty() {
+        return Err(Exit::usage(format!(
+            "--wlog: {file} has no URIs; write them separated by NUL bytes, e.g. printf '/a\\0/b\\0'"
+        )));
+    }
+    if uris.len() as u64 > MAX_WSET {
+        return Err(Exit::usage(format!(
+            "--wlog: {file} has {} URIs; at most {MAX_WSET} (each request is prepared before the run)",
+            uris.len()
+        )));
+    }
+    Ok((again, uris))
+}
 
 /// `--wset=N,X`: the number of files and the rate at which new ones are taken.
 fn parse_wset(s: &str) -> Result<(u64, f64), Exit> {
@@ -303,6 +339,10 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         "stampede httperf: {what} to {}; the report follows at the end",
         spec.target.url
     );
+    // --wlog n: a log shorter than the run's calls ends it.
+    let log_len = (spec.walk)
+        .filter(|w| w.once)
+        .map(|_| spec.variety.len() as u64);
     let before = stampede_engine::limits::self_cpu();
     let run = common::execute(
         spec,
@@ -323,6 +363,12 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         sessions: a.wsess.is_some() || a.wsesslog.is_some(),
     };
     common::out(&httperf_report(&run.result, &info));
+    if let Some(n) = log_len.filter(|n| *n < count * u64::from(calls)) {
+        eprintln!(
+            "stampede httperf: --wlog n: the log's {n} URIs were used up before the {} calls asked for; the run ended there, as httperf's does",
+            count * u64::from(calls)
+        );
+    }
     a.result.write(&run.result)?;
     for w in loud_warnings(&run.result) {
         eprintln!("stampede: {w}");
@@ -456,6 +502,11 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
             "--wset walks through generated URIs; --wsesslog's sessions name their own: give one",
         ));
     }
+    if a.wlog.is_some() && (a.wset.is_some() || a.wsesslog.is_some()) {
+        return Err(Exit::usage(
+            "--wlog gives the URIs; --wset and --wsesslog give their own: give one",
+        ));
+    }
     if a.wsess.is_some() && a.wsesslog.is_some() {
         return Err(Exit::usage(
             "--wsess and --wsesslog both define the sessions; give one",
@@ -511,7 +562,27 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
                     .map_err(|e| Exit::usage(format!("--wset: {e}")))
             })
             .collect::<Result<_, _>>()?;
-        spec.walk = Some(stampede_engine::Walk { rate: x });
+        spec.walk = Some(stampede_engine::Walk {
+            rate: x,
+            once: false,
+        });
+    }
+    if let Some(w) = &a.wlog {
+        let (again, mut uris) = parse_wlog(w)?;
+        // A walk at rate 1 sends request (i + 1) mod n on call i: with the last URI
+        // first, call i sends the log's URI i.
+        uris.rotate_right(1);
+        spec.variety = (uris.iter())
+            .map(|u| {
+                builder(a, version, &a.method, u)?
+                    .build()
+                    .map_err(|e| Exit::usage(format!("--wlog: {u}: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
+        spec.walk = Some(stampede_engine::Walk {
+            rate: 1.0,
+            once: !again,
+        });
     }
     spec.script = script;
     spec.tls = tls;
@@ -676,8 +747,38 @@ mod tests {
             assert!(s.variety[103]
                 .bytes
                 .starts_with(b"GET /ws/0/1/0/3.html HTTP/1.1\r\n"));
-            assert_eq!(s.walk, Some(stampede_engine::Walk { rate: 0.25 }));
+            assert_eq!(
+                s.walk,
+                Some(stampede_engine::Walk {
+                    rate: 0.25,
+                    once: false
+                })
+            );
         }
+        // --wlog: the file's URIs (NUL-separated), call i sending the i-th.
+        let wlog = std::env::temp_dir().join(format!("stampede-wlog-{}", std::process::id()));
+        std::fs::write(&wlog, "/a\0/b?x=1\0\0/c\0").unwrap();
+        for (b, once) in [("y", false), ("n", true)] {
+            let arg = format!("--wlog={b},{}", wlog.display());
+            let (s, _) = run(&[&arg]).unwrap();
+            let walk = s.walk.unwrap();
+            assert_eq!((walk.rate, walk.once), (1.0, once));
+            let sent: Vec<String> = (0..4)
+                .map(|i| {
+                    let r = &s.variety[walk.index(i, s.variety.len())];
+                    String::from_utf8_lossy(&r.bytes)
+                        .split(' ')
+                        .nth(1)
+                        .unwrap()
+                        .to_string()
+                })
+                .collect();
+            assert_eq!(sent, ["/a", "/b?x=1", "/c", "/a"]);
+        }
+        std::fs::write(&wlog, "\0\0").unwrap();
+        let arg = format!("--wlog=n,{}", wlog.display());
+        assert!(run(&[&arg]).unwrap_err().message.contains("has no URIs"));
+        let _ = std::fs::remove_file(&wlog);
         assert_eq!(wset_uri("/w", 0, 1), "/w.html");
         assert_eq!(wset_uri("/w", 9, 10), "/w/9.html");
         assert_eq!(wset_uri("/w", 10, 11), "/w/1/0.html");
@@ -796,7 +897,12 @@ mod tests {
             ),
             (&["--ssl-ciphers", "x"], "--ssl-ciphers"),
             (&["--ssl-no-reuse"], "--ssl-no-reuse"),
-            (&["--wlog", "y,f"], "--wlog"),
+            (&["--wlog", "x,f"], "--wlog: \"x,f\" is not B,FILE"),
+            (&["--wlog", "y,/nonexistent/log"], "--wlog: cannot read"),
+            (
+                &["--wlog", "y,f", "--wset", "10,0.5"],
+                "--wlog gives the URIs",
+            ),
             (&["--wset", "0,0.5"], "--wset: \"0,0.5\" is not N,X"),
             (&["--wset", "10,1.5"], "--wset: \"10,1.5\" is not N,X"),
             (&["--wset", "10"], "--wset: \"10\" is not N,X"),

@@ -268,3 +268,48 @@ fn a_working_set_is_walked_through_over_the_runs_calls() {
         ]
     );
 }
+
+/// httperf's `--wlog=B,FILE`: the run's calls take the file's URIs in order; `y` goes
+/// round again, `n` ends the run once they are used up.
+#[test]
+fn a_uri_log_is_replayed_in_order_and_ends_the_run_when_told() {
+    let rec = Recorder::start();
+    let dir = tempdir::Dir::new();
+    let log = dir.0.join("uris.log");
+    std::fs::write(&log, "/a\0/b\0/c\0").unwrap();
+    let paths = |from: usize| -> Vec<String> {
+        (rec.seen()[from..].iter())
+            .map(|s| s.path.clone())
+            .collect()
+    };
+    let arg = format!("--wlog=y,{}", log.display());
+    httperf(&rec, &["--num-conns", "2", "--num-calls", "4", &arg]);
+    assert_eq!(paths(0), ["/a", "/b", "/c", "/a", "/b", "/c", "/a", "/b"]);
+    // n: three calls, then the run ends though 8 were asked for.
+    let arg = format!("--wlog=n,{}", log.display());
+    let port = rec.port.to_string();
+    let out = stampede(&[
+        "httperf",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--num-conns",
+        "2",
+        "--num-calls",
+        "4",
+        &arg,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(paths(8), ["/a", "/b", "/c"]);
+    let o = text(&out.stdout);
+    assert!(
+        o.contains("Total: connections 1 requests 3 replies 3"),
+        "{o}"
+    );
+    assert!(
+        text(&out.stderr).contains("the log's 3 URIs were used up before the 8 calls asked for"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -276,6 +276,11 @@ pub struct LoadSpec {
 pub struct Walk {
     /// How far each call moves along the list, above 0 and at most 1.
     pub rate: f64,
+    /// The run ends when the walk would take more calls than the list has requests
+    /// (httperf's `--wlog n,FILE`), instead of going round again; a burst that would
+    /// run past the end is not sent.
+    #[serde(default)]
+    pub once: bool,
 }
 
 impl Walk {
@@ -808,7 +813,9 @@ mod tests {
     #[test]
     fn a_walk_moves_on_at_its_rate_and_wraps() {
         let picks = |rate: f64, n: u64, len: usize| -> Vec<usize> {
-            (0..n).map(|i| Walk { rate }.index(i, len)).collect()
+            (0..n)
+                .map(|i| Walk { rate, once: false }.index(i, len))
+                .collect()
         };
         // httperf's working set at 0.25: each file four times in a row (the first
         // three, the walk starting at 0), then the next; wrapping after the last.

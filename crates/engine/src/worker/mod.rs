@@ -919,7 +919,12 @@ impl<'a> Worker<'a> {
     fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
         if !self.spec.variety.is_empty() {
             // The run's walk over its requests (validate allows no other list here).
-            let len = self.build_request(ci, k).unwrap_or(0);
+            let Some(len) = self.build_request(ci, k) else {
+                // The walk ended the run: these calls are not sent.
+                let c = &mut self.conns[ci];
+                c.pending.truncate(c.pending.len().saturating_sub(k));
+                return;
+            };
             return self.start_batch(ci, k, 0, len, now);
         }
         let (base, end) = if self.spec.script.is_empty() {
@@ -1134,6 +1139,12 @@ impl<'a> Worker<'a> {
                     .shared
                     .calls
                     .fetch_add(claimed as u64, Ordering::Relaxed);
+                if walk.once && first + claimed as u64 > variety.len() as u64 {
+                    // Through the list once: the run ends, as httperf's does.
+                    self.stopped = true;
+                    self.shared.control.stop();
+                    return None;
+                }
                 let pick = |j: usize| &variety[walk.index(first + j as u64, variety.len())];
                 h1.set_head_request(pick(0).is_head());
                 for j in 0..claimed {
