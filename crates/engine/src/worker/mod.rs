@@ -1100,13 +1100,17 @@ impl<'a> Worker<'a> {
         let repeat = self.h2_requests.len() == 1;
         let turns = !self.spec.variety.is_empty();
         let free = h2.stream_limit().saturating_sub(h2.open_streams());
+        // One request for every stream (the pool's common case): looked up once.
+        let one = &self.h2_requests[index.min(self.h2_requests.len() - 1)];
         for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
             if turns {
                 p.stream = h2.request(&self.h2_requests[c.turn], false);
                 c.turn = (c.turn + 1) % self.h2_requests.len();
-            } else {
+            } else if steps {
                 p.stream = h2.request(&self.h2_requests[index], repeat);
-                index += steps as usize;
+                index += 1;
+            } else {
+                p.stream = h2.request(one, repeat);
             }
         }
     }

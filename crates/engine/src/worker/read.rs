@@ -183,12 +183,14 @@ impl Worker<'_> {
         let Some(p) = p else {
             return true;
         };
-        if self.redirects > 0 {
+        let c = if self.redirects > 0 {
             if let Some(open) = self.follow(ci, r.status, r.close, p, now) {
                 return open;
             }
-        }
-        let c = &mut self.conns[ci];
+            &mut self.conns[ci]
+        } else {
+            c
+        };
         self.in_flight -= 1;
         if r.reused {
             self.rec.keepalive += 1;
