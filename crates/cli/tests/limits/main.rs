@@ -224,7 +224,7 @@ fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
             "-t",
             "1",
             "-c",
-            "16",
+            "64",
             "--find-max",
             "p99 < 50ms",
             "--find-max",
@@ -257,7 +257,10 @@ fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
     let c = &v["capacity"];
     let found = c["max_rate"].as_f64().unwrap();
     // Below the closed-loop ceiling by the queueing p99 < 50 ms allows (see the bench
-    // scenario's search below); never above it by more than the steps' spacing.
+    // scenario's search below); never above it by more than the steps' spacing. 64
+    // connections keep a stall of the shared machine's server core (tens of ms) from
+    // emptying the pool, which fails a step as behind: with 16, a step of 750 req/s
+    // (76 % of the ceiling) once did.
     assert!(
         found >= ceiling * 0.75 && found <= ceiling * 1.10,
         "found {found}, the server's ceiling {ceiling}: {c}"
@@ -299,7 +302,7 @@ ready = "/pong"
 [[scenario]]
 name = "knee"
 path = "/cpu/1000"
-connections = 16
+connections = 64
 search = {{ conditions = ["p99 < 50ms"], max_rate = 4000, step = "1s", warmup = "300ms" }}
 "#
     );
