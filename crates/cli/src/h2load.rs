@@ -913,15 +913,7 @@ mod tests {
             (
                 vec!["--verbose", u, "/second", "http://elsewhere:1/third?q"],
                 |s| {
-                    let paths: Vec<String> = (s.variety.iter())
-                        .map(|r| {
-                            String::from_utf8_lossy(&r.bytes)
-                                .split(' ')
-                                .nth(1)
-                                .unwrap()
-                                .to_string()
-                        })
-                        .collect();
+                    let paths: Vec<&str> = s.variety.iter().map(|r| r.target()).collect();
                     assert_eq!(paths, ["/p", "/second", "/third?q"]);
                 },
             ),

@@ -765,11 +765,8 @@ mod tests {
             assert_eq!((walk.rate, walk.once), (1.0, once));
             let sent: Vec<String> = (0..4)
                 .map(|i| {
-                    let r = &s.variety[walk.index(i, s.variety.len())];
-                    String::from_utf8_lossy(&r.bytes)
-                        .split(' ')
-                        .nth(1)
-                        .unwrap()
+                    s.variety[walk.index(i, s.variety.len())]
+                        .target()
                         .to_string()
                 })
                 .collect();

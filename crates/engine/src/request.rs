@@ -39,6 +39,18 @@ impl Request {
     pub fn repeated(&self, depth: usize) -> Vec<u8> {
         self.bytes.repeat(depth.max(1))
     }
+
+    /// Its request target: `/path?query` (absolute form when sent to a proxy).
+    pub fn target(&self) -> &str {
+        request_target(&self.bytes).unwrap_or_default()
+    }
+}
+
+/// The request target of the request at the start of `bytes`: its request line's
+/// second word, or `None` when there is no such line.
+pub fn request_target(bytes: &[u8]) -> Option<&str> {
+    let line = bytes.split(|&b| b == b'\r').next()?;
+    std::str::from_utf8(line).ok()?.split(' ').nth(1)
 }
 
 /// ApacheBench's request, the one source for `stampede ab` and plans with

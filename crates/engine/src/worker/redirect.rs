@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use super::{Pending, State, Worker};
 use crate::recorder::micros;
-use crate::target::Target;
+use crate::request::request_target;
+use crate::target::{Address, Target};
 
 impl Worker<'_> {
     /// Follows the answer on `ci` to `p` when it is a redirect that may be followed:
@@ -68,13 +69,6 @@ impl Worker<'_> {
     }
 }
 
-/// The request target of the request in `bytes` (its request line's second word).
-fn request_target(bytes: &[u8]) -> Option<&str> {
-    let line = bytes.split(|&b| b == b'\r').next()?;
-    let line = std::str::from_utf8(line).ok()?;
-    line.split(' ').nth(1)
-}
-
 /// The path and query a Location points to when it is on `target`'s origin (same
 /// scheme, host and port), resolved against `current` (the request's own target) as
 /// a relative reference; `None` for another origin or a value that cannot go in a
@@ -85,35 +79,18 @@ fn same_origin(location: &str, target: &Target, current: &str) -> Option<String>
     if loc.is_empty() || loc.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return None;
     }
-    let lower = loc.to_ascii_lowercase();
-    let authority_path = if let Some(rest) = lower.strip_prefix("http://") {
-        (!target.tls).then_some(&loc[loc.len() - rest.len()..])?
-    } else if let Some(rest) = lower.strip_prefix("https://") {
-        target.tls.then_some(&loc[loc.len() - rest.len()..])?
-    } else if let Some(rest) = loc.strip_prefix("//") {
-        rest
-    } else {
-        return Some(relative(loc, current));
+    let url = match loc.strip_prefix("//") {
+        Some(rest) => format!("{}://{rest}", if target.tls { "https" } else { "http" }),
+        None if loc.contains("://") => loc.to_string(),
+        None => return Some(relative(loc, current)),
     };
-    let end = authority_path
-        .find(['/', '?'])
-        .unwrap_or(authority_path.len());
-    let (authority, path) = authority_path.split_at(end);
-    let default = if target.tls { 443 } else { 80 };
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().ok()?),
-        _ => (authority, default),
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let ours = target.host.trim_start_matches('[').trim_end_matches(']');
-    if !host.eq_ignore_ascii_case(ours) || port != target.port {
-        return None;
-    }
-    Some(match path {
-        "" => "/".to_string(),
-        p if p.starts_with('?') => format!("/{p}"),
-        p => p.to_string(),
-    })
+    // The run's own URL parser, without looking the host up.
+    let to = Target::parse_at(&url, Some(Address::Tcp(Vec::new()))).ok()?;
+    let same = matches!(to.address, Address::Tcp(_))
+        && to.tls == target.tls
+        && to.host.eq_ignore_ascii_case(&target.host)
+        && to.port == target.port;
+    same.then_some(to.path)
 }
 
 /// A relative reference (`/x`, `x`, `?q`) resolved against the request target
