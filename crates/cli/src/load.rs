@@ -64,7 +64,7 @@ pub struct LoadArgs {
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
-            "rand_regex_url", "redirects",
+            "rand_regex_url", "redirects", "send_horizon",
         ]
     )]
     pub spec: Option<String>,
@@ -146,6 +146,11 @@ pub struct LoadArgs {
     /// With --rate: Poisson arrivals instead of evenly spaced ones
     #[arg(long = "poisson", requires = "rate")]
     pub poisson: bool,
+    /// Open model: a request (or user) due within T of a moment the client is awake
+    /// goes out then, at most T early, timed from its send, so one wake-up sends what
+    /// falls due in the next moments (default 400us; 0: each at its own time)
+    #[arg(long = "send-horizon", value_name = "T", value_parser = common::parse_duration)]
+    pub send_horizon: Option<std::time::Duration>,
     /// Seed of random arrivals (--poisson, randomized injection): the same seed gives
     /// the same schedule, on every segment of a run
     #[arg(long = "seed", value_name = "N", default_value_t = 0x5eed)]
@@ -340,6 +345,9 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.http2 = a.http2;
     spec.redirects = a.redirects;
+    if let Some(h) = a.send_horizon {
+        spec.horizon = h;
+    }
     spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
     if !a.inject.is_empty() {
         let profile =

@@ -443,6 +443,62 @@ fn load_rate_json_reports_the_schedule() {
 }
 
 #[test]
+fn a_fixed_rate_times_each_response_by_its_arrival_however_early_it_was_sent() {
+    // Answers take 20 ms. With or without sending ahead, and with naps between starts
+    // (responses read late, by their arrival stamps), none may time under 20 ms, and
+    // none much over.
+    let srv = crate::common::srv();
+    for horizon in ["0", "200us", "10ms"] {
+        let out = stampede(&[
+            "load",
+            &srv.url("/delay/20"),
+            "--rate",
+            "200",
+            "-d",
+            "1s",
+            "-c",
+            "16",
+            "--send-horizon",
+            horizon,
+            "--json",
+            "-",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let pct = |p: f64| {
+            v["latency"]["percentiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["p"] == p)
+                .unwrap()["us"]
+                .as_u64()
+                .unwrap()
+        };
+        let min = v["latency"]["min_us"].as_u64().unwrap();
+        assert!(min >= 20_000, "{horizon}: min {min} µs");
+        assert!(pct(50.0) < 30_000, "{horizon}: p50 {} µs", pct(50.0));
+        let sent =
+            v["requests"]["started"].as_u64().unwrap() + v["open"]["never_sent"].as_u64().unwrap();
+        assert_eq!(sent, 200, "{horizon}");
+        assert_eq!(v["requests"]["failed"], 0, "{horizon}");
+    }
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "--rate",
+        "10",
+        "-d",
+        "1s",
+        "--send-horizon",
+        "11ms",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(e.contains("send-horizon") && e.contains("10ms"), "{e}");
+}
+
+#[test]
 fn gatling_injection_and_report() {
     let srv = crate::common::srv();
     let out = stampede(&[

@@ -508,6 +508,12 @@ impl H2Conn {
         }
     }
 
+    /// Whether a response is part way in: a frame half read, or a stream whose head
+    /// came without its end.
+    pub fn receiving(&self) -> bool {
+        !self.inbuf.is_empty() || self.streams.iter().any(|s| s.status != 0)
+    }
+
     fn stream(&mut self, id: u32) -> Option<&mut Stream> {
         self.streams.iter_mut().find(|s| s.id == id)
     }

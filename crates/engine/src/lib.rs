@@ -126,7 +126,14 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
             let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
-            let schedule = schedule_for(spec, i, threads, start, end, &budget, profile.as_ref());
+            let schedule = schedule_for(
+                spec,
+                (i, threads),
+                conns,
+                (start, end),
+                &budget,
+                profile.as_ref(),
+            );
             let lane = spec.segment.lane(i, threads);
             let worker = Worker::new(
                 spec,
@@ -271,37 +278,52 @@ fn host_name() -> String {
 /// many processes share it (see [`segment`]).
 pub(crate) fn schedule_for<'a>(
     spec: &'a LoadSpec,
-    w: usize,
-    workers: usize,
-    start: Instant,
-    end: Option<Instant>,
+    (w, workers): (usize, usize),
+    pool: usize,
+    (start, end): (Instant, Option<Instant>),
     budget: &Arc<Budget>,
     profile: Option<&Arc<inject::Profile>>,
 ) -> Box<dyn Schedule + 'a> {
     use arrivals::{Fixed, Poisson, Stride};
     use schedule::{ClosedUsers, Open, Sequential};
     let (w, n) = spec.segment.lane(w, workers);
+    let horizon = match spec.shape {
+        // What one wake-up sends ahead takes at most a quarter of the worker's pool
+        // (`pool` connections, each `pipeline` requests deep), so that responses read a
+        // nap late and a slow moment of the server still find room.
+        Shape::Rate { rate, .. } if rate > 0.0 => {
+            let room = (pool * spec.pipeline.max(1)) as f64 * n as f64 / (4.0 * rate);
+            spec.horizon.min(Duration::from_secs_f64(room.min(1.0)))
+        }
+        _ => spec.horizon,
+    };
     match &spec.shape {
         Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
         Shape::Rate {
             rate,
             poisson: false,
-        } => Box::new(Open::new(
-            start,
-            end,
-            Stride::new(Fixed::new(*rate), w, n),
-            budget.clone(),
-        )),
+        } => Box::new(
+            Open::new(
+                start,
+                end,
+                Stride::new(Fixed::new(*rate), w, n),
+                budget.clone(),
+            )
+            .with_horizon(horizon),
+        ),
         // One Poisson process for the whole run, its arrivals dealt out by lane.
         Shape::Rate {
             rate,
             poisson: true,
-        } => Box::new(Open::new(
-            start,
-            end,
-            Stride::new(Poisson::new(*rate, spec.seed), w, n),
-            budget.clone(),
-        )),
+        } => Box::new(
+            Open::new(
+                start,
+                end,
+                Stride::new(Poisson::new(*rate, spec.seed), w, n),
+                budget.clone(),
+            )
+            .with_horizon(horizon),
+        ),
         Shape::Users(p) if p.is_closed() => Box::new(ClosedUsers::new(
             start,
             profile.expect("profile").clone(),
@@ -310,12 +332,9 @@ pub(crate) fn schedule_for<'a>(
         )),
         Shape::Users(_) => {
             let arr = profile.expect("profile").arrivals(spec.seed);
-            Box::new(Open::new(
-                start,
-                end,
-                Stride::new(arr, w, n),
-                budget.clone(),
-            ))
+            Box::new(
+                Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
+            )
         }
         Shape::Sessions {
             period: None,
@@ -326,12 +345,9 @@ pub(crate) fn schedule_for<'a>(
             count,
         } => {
             let arr = p.arrivals(spec.seed).take(*count as usize);
-            Box::new(Open::new(
-                start,
-                end,
-                Stride::new(arr, w, n),
-                budget.clone(),
-            ))
+            Box::new(
+                Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
+            )
         }
     }
 }

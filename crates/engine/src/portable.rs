@@ -104,6 +104,9 @@ pub struct PortableSpec {
     /// See [`LoadSpec`] (absent in older files: redirects not followed).
     #[serde(default, skip_serializing_if = "crate::result::is_zero")]
     pub redirects: u32,
+    /// See [`LoadSpec`], in µs (absent in older files: the default).
+    #[serde(default)]
+    pub horizon_us: Option<u64>,
 }
 
 impl PortableSpec {
@@ -143,6 +146,8 @@ impl PortableSpec {
             batch_latency: spec.batch_latency,
             walk: spec.walk,
             redirects: spec.redirects,
+            horizon_us: (spec.horizon != crate::spec::DEFAULT_HORIZON)
+                .then_some(spec.horizon.as_micros() as u64),
         }
     }
 
@@ -196,6 +201,9 @@ impl PortableSpec {
         spec.batch_latency = self.batch_latency;
         spec.walk = self.walk;
         spec.redirects = self.redirects;
+        if let Some(us) = self.horizon_us {
+            spec.horizon = Duration::from_micros(us);
+        }
         if let Some(url) = &self.proxy {
             let mut p = crate::net::Proxy::parse(url)?;
             p.authorization = self.proxy_authorization;

@@ -133,6 +133,14 @@ impl Proto {
         }
     }
 
+    /// Whether a response is part way in (HTTP/2: on any stream).
+    pub(crate) fn receiving(&self) -> bool {
+        match self {
+            Proto::H1(h) => h.mid_response(),
+            Proto::H2(h) => h.receiving(),
+        }
+    }
+
     /// The server closed the connection: a close-delimited HTTP/1 body is complete.
     pub(crate) fn eof(&mut self, events: &mut Vec<Event>) {
         if let Proto::H1(h) = self {

@@ -49,6 +49,14 @@ pub trait Schedule: Send {
     fn spent(&self) -> bool {
         false
     }
+
+    /// How early a start may go out: one that falls due within this of `now` is
+    /// answered [`Next::Send`], so that a loop that is awake (woken by the start due
+    /// first, or by a socket) sends what falls due in the next moments with it, rather
+    /// than sleeping and waking for each (open shapes; zero for the others).
+    fn horizon(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// A request budget shared by all workers of a count-bounded run.
@@ -119,6 +127,7 @@ pub struct Open<I> {
     arrivals: I,
     peeked: Option<Duration>,
     budget: Arc<Budget>,
+    horizon: Duration,
 }
 
 impl<I: Iterator<Item = Duration> + Send> Open<I> {
@@ -131,7 +140,15 @@ impl<I: Iterator<Item = Duration> + Send> Open<I> {
             arrivals,
             peeked: None,
             budget,
+            horizon: Duration::ZERO,
         }
+    }
+
+    /// Starts due within `horizon` of the time asked about are sent then (see
+    /// [`Schedule::horizon`]).
+    pub fn with_horizon(mut self, horizon: Duration) -> Self {
+        self.horizon = horizon;
+        self
     }
 
     fn peek(&mut self) -> Option<Instant> {
@@ -148,7 +165,7 @@ impl<I: Iterator<Item = Duration> + Send> Schedule for Open<I> {
         let Some(t) = self.peek() else {
             return Next::Done;
         };
-        if t > now {
+        if t > now + self.horizon {
             return Next::Wait(t);
         }
         if !self.budget.claim() {
@@ -176,6 +193,10 @@ impl<I: Iterator<Item = Duration> + Send> Schedule for Open<I> {
 
     fn spent(&self) -> bool {
         self.budget.spent()
+    }
+
+    fn horizon(&self) -> Duration {
+        self.horizon
     }
 }
 
@@ -247,6 +268,50 @@ impl Schedule for Sequential {
 mod tests {
     use super::*;
     use crate::arrivals::{Fixed, Stride};
+
+    #[test]
+    fn open_sends_what_falls_due_within_the_horizon_and_no_more() {
+        // 10,000 a second: one every 100 µs; a 250 µs horizon.
+        let t0 = Instant::now();
+        let us = |n| t0 + Duration::from_micros(n);
+        let mut s = Open::new(t0, None, Fixed::new(10_000.0), Arc::new(Budget::new(None)))
+            .with_horizon(Duration::from_micros(250));
+        assert_eq!(s.horizon(), Duration::from_micros(250));
+        // Awake at 0: the starts due at 0, 100 and 200 µs go now, each with its own
+        // intended start; the one at 300 µs is waited for.
+        let mut sent = Vec::new();
+        let wait = loop {
+            match s.next(us(0), 0) {
+                Next::Send { intended } => sent.push(intended),
+                Next::Wait(t) => break t,
+                Next::Done => unreachable!(),
+            }
+        };
+        assert_eq!(sent, vec![us(0), us(100), us(200)]);
+        assert_eq!(wait, us(300));
+        // Woken at 300 µs (late by 20): up to 570 µs.
+        let mut sent = Vec::new();
+        while let Next::Send { intended } = s.next(us(320), 0) {
+            sent.push(intended);
+        }
+        assert_eq!(sent, vec![us(300), us(400), us(500)]);
+        // Without a horizon only what is due goes.
+        let mut exact = Open::new(t0, None, Fixed::new(10_000.0), Arc::new(Budget::new(None)));
+        assert_eq!(exact.horizon(), Duration::ZERO);
+        assert_eq!(exact.next(us(0), 0), Next::Send { intended: us(0) });
+        assert_eq!(exact.next(us(99), 0), Next::Wait(us(100)));
+        // Nothing at or after the end goes early.
+        let mut ending = Open::new(
+            t0,
+            Some(us(150)),
+            Fixed::new(10_000.0),
+            Arc::new(Budget::new(None)),
+        )
+        .with_horizon(Duration::from_millis(1));
+        assert_eq!(ending.next(us(0), 0), Next::Send { intended: us(0) });
+        assert_eq!(ending.next(us(0), 0), Next::Send { intended: us(100) });
+        assert_eq!(ending.next(us(0), 0), Next::Done);
+    }
 
     #[test]
     fn closed_sends_exactly_the_budget_across_schedules() {

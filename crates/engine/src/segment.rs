@@ -135,8 +135,14 @@ mod tests {
         };
         let mut out = Vec::new();
         for w in 0..threads {
-            let mut s =
-                crate::schedule_for(spec, w, threads, start, end, &budget, profile.as_ref());
+            let mut s = crate::schedule_for(
+                spec,
+                (w, threads),
+                spec.connections,
+                (start, end),
+                &budget,
+                profile.as_ref(),
+            );
             let mut now = start;
             loop {
                 match s.next(now, 0) {

@@ -34,6 +34,10 @@ impl Worker<'_> {
         let address = self.address.as_ref().unwrap_or(&self.spec.target.address);
         match Stream::connect(address, tls, &self.spec.socket, self.tunnel.is_some()) {
             Ok(mut s) => {
+                if self.nap && !s.stamp_arrivals() {
+                    // Without arrival stamps a late read would time late: no naps.
+                    self.nap = false;
+                }
                 if let Err(e) = s.register(self.poll.registry(), Token(ci)) {
                     self.connect_failed(ci, now, &e);
                     return;

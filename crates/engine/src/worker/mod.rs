@@ -4,8 +4,12 @@
 //! connections ask the [`Schedule`] what to send and when it was meant to start; in
 //! session shapes (Gatling users, httperf connections) each start is a new session with
 //! a connection of its own that makes its calls in bursts, pauses, and closes. Everything
-//! else is socket readiness and timers (a timerfd gives wake-ups finer than epoll's
-//! millisecond, so a paced run is not late by the loop's own sleep).
+//! else is socket readiness and timers: the wait for readiness takes a timeout in
+//! nanoseconds (`epoll_pwait2`; a timerfd where the kernel lacks it), so a paced run is
+//! not late by the loop's own sleep. Open shapes wake as seldom as their precision
+//! allows: starts due within the schedule's horizon go out together, and over plain TCP
+//! the loop naps to the next start instead of waking for each response, reading what
+//! came meanwhile by the kernel's arrival stamps.
 //! It is built to make few system calls per request, since on loopback the kernel is
 //! where a load generator spends most of its time: sockets are registered once,
 //! edge-triggered, for both directions (no `epoll_ctl` per request, unlike wrk's
@@ -25,18 +29,19 @@ mod redirect;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Interest, Poll, Token};
 
 use crate::control::Control;
 use crate::error::ErrorKind;
 use crate::h2::{H2Request, ASSUMED_MAX_STREAMS};
 use crate::hooks::{Flow, ThreadHooks};
-use crate::io::{Stream, TimerFd};
+use crate::io::{Stream, TimerFd, Waiter};
 use crate::proto::{Event, Proto};
 use crate::recorder::{Gauges, Recorder};
 use crate::result::TlsSession;
@@ -85,6 +90,21 @@ const READS_PER_WAKE: usize = 16;
 const SESSIONS_PER_WAKE: usize = 1024;
 /// How often timers (request and connect timeouts, reconnect back-off) are checked.
 const TIMER_TICK: Duration = Duration::from_millis(10);
+/// The longest nap to a due start (see [`Worker::nap`]): a response is left unread
+/// (and its connection unusable) for at most this long, and a rate of 1,000 a second
+/// or more needs no wake-up but the starts' own.
+const NAP_LIMIT: Duration = Duration::from_millis(1);
+
+/// Naps need at least one connection in this many idle, so that responses held
+/// unread a while cannot leave the pool short when the server slows.
+const IDLE_SHARE: usize = 2;
+
+/// The wall clock, since the epoch (what the kernel's arrival stamps count in).
+fn wall_clock() -> Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+}
 
 /// State shared by the workers of one run (touched rarely, never per byte).
 pub(crate) struct Shared {
@@ -265,7 +285,12 @@ pub(crate) struct Worker<'a> {
     /// A connection with at most this many streams open takes new requests.
     h2_refill_at: usize,
     sending_done: bool,
+    /// When the schedule's next start is due: the loop wakes then, if nothing wakes
+    /// it sooner.
     wake_at: Option<Instant>,
+    /// How early a start may go out when the loop is awake anyway (see
+    /// [`Schedule::horizon`]).
+    horizon: Duration,
     /// Connections whose socket still had data when their read budget ran out, and
     /// whether the peer had closed: read again after the loop's deadline and timer
     /// checks (epoll is edge-triggered, so no new event would come for them).
@@ -278,6 +303,20 @@ pub(crate) struct Worker<'a> {
     sessions: Option<Session>,
     free: Vec<usize>,
     active: usize,
+    /// Whether the loop may nap until the next start is due, leaving responses that
+    /// arrive meanwhile to be read when it wakes (see [`NAP_LIMIT`]): open shapes over
+    /// plain TCP, whose sockets stamp each segment's arrival.
+    nap: bool,
+    /// A read of this pass left a response half received: the loop waits on the
+    /// sockets rather than napping, so a long body is not held up by the nap.
+    streaming: bool,
+    /// This pass follows a nap: reads take the kernel's arrival stamps.
+    stamped: bool,
+    /// The monotonic and wall clocks read together at the start of the pass, to place
+    /// a segment's arrival stamp on the monotonic clock.
+    clock: (Instant, Duration),
+    /// When the bytes being settled arrived, if the kernel stamped them.
+    arrived: Option<Instant>,
     /// Sockets held, connecting or open.
     sockets: u64,
     timer: TimerFd,
@@ -364,6 +403,7 @@ impl<'a> Worker<'a> {
             }
         }
         let scripts = script_ranges(&spec.script);
+        let horizon = schedule.horizon();
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
         poll.registry()
@@ -431,6 +471,7 @@ impl<'a> Worker<'a> {
             ),
             sending_done: false,
             wake_at: None,
+            horizon,
             reread: Vec::new(),
             in_flight: 0,
             need_server: true,
@@ -439,6 +480,17 @@ impl<'a> Worker<'a> {
             sessions,
             free: Vec::new(),
             active: 0,
+            // Pool shapes only: a session's next call, a redirect's next hop or a
+            // script's follow-up waits for the response and would wait out the nap.
+            nap: matches!(spec.shape, crate::spec::Shape::Rate { .. })
+                && spec.redirects == 0
+                && !hooks
+                    .as_ref()
+                    .is_some_and(|h| h.wants_responses() || h.builds_requests()),
+            streaming: false,
+            stamped: false,
+            clock: (start, Duration::ZERO),
+            arrived: None,
             sockets: 0,
             timer,
             timer_armed: None,
@@ -485,7 +537,7 @@ impl<'a> Worker<'a> {
     /// Long on purpose: the event loop itself, kept one frame on the path of every request.
     pub fn run(mut self) -> io::Result<WorkerOutput> {
         let slot = self.shared.load.register();
-        let mut events = Events::with_capacity(1024);
+        let mut waiter = Waiter::new(1024);
         let mut buf = vec![0u8; READ_BUF];
         let mut next_timer = Instant::now() + TIMER_TICK;
         let control = self.shared.control.clone();
@@ -526,44 +578,71 @@ impl<'a> Worker<'a> {
             if let Some(e) = self.end {
                 deadline = deadline.min(e);
             }
-            let mut timeout = deadline.saturating_duration_since(now);
-            if !self.reread.is_empty() {
-                timeout = Duration::ZERO;
-            }
             let wake = match self.delayed.peek() {
                 Some(Reverse((t, _))) => Some(self.wake_at.map_or(*t, |w| w.min(*t))),
                 None => self.wake_at,
             };
-            if let Some(w) = wake {
-                if w < deadline {
-                    // epoll counts in milliseconds; the timerfd wakes us on time.
+            let mut until = deadline;
+            if let Some(w) = wake.filter(|&w| w < deadline) {
+                if waiter.precise() {
+                    until = w;
+                } else {
+                    // epoll counts in milliseconds here; the timerfd wakes us on time.
                     if self.timer_armed != Some(w)
                         && self.timer.arm(w.saturating_duration_since(now)).is_ok()
                     {
                         self.timer_armed = Some(w);
                     }
-                    if self.timer_armed == Some(w) {
-                        timeout = deadline.saturating_duration_since(now);
-                    } else {
+                    if self.timer_armed != Some(w) {
                         // No timer: epoll's own timeout, rounded up to the next
                         // millisecond, is the wake-up.
-                        timeout = (w.saturating_duration_since(now) + Duration::from_micros(999))
-                            .min(deadline.saturating_duration_since(now));
+                        until = w;
                     }
                 }
             }
-            match self.poll.poll(&mut events, Some(timeout)) {
+            let timeout = if self.reread.is_empty() {
+                until.saturating_duration_since(now)
+            } else {
+                Duration::ZERO
+            };
+            let mut timeout = timeout;
+            let napped = self.nap
+                && !self.streaming
+                && !timeout.is_zero()
+                && timeout <= NAP_LIMIT
+                && wake.is_some_and(|w| w <= until)
+                && self.idle.len() * IDLE_SHARE >= self.conns.len();
+            if napped {
+                // The next start is close: sleep to it without a wake-up for each
+                // response meanwhile; they are read, with the kernel's arrival stamps,
+                // in the same pass as the send.
+                std::thread::sleep(timeout);
+                timeout = Duration::ZERO;
+            }
+            match waiter.wait(self.poll.as_raw_fd(), timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-            for ev in events.iter() {
-                if ev.token() == TIMER {
+            if self.nap {
+                self.streaming = false;
+                // Bytes read after a nap may have waited: their reads take the
+                // kernel's arrival stamps. A wake-up for them reads them as they come.
+                self.stamped = napped;
+                if napped {
+                    self.clock = (Instant::now(), wall_clock());
+                    // What fell due goes out before the responses are read.
+                    self.dispatch(self.clock.0);
+                }
+            }
+            for i in 0..waiter.len() {
+                let ev = waiter.get(i);
+                if ev.token() == TIMER.0 {
                     self.timer.clear();
                     self.timer_armed = None;
                     continue;
                 }
-                let ci = ev.token().0;
+                let ci = ev.token();
                 let now = Instant::now();
                 match self.conns[ci].state {
                     State::Connecting => self.on_connecting(ci, now),
@@ -654,7 +733,7 @@ impl<'a> Worker<'a> {
         if self.sending_done {
             return;
         }
-        if self.wake_at.is_some_and(|w| now < w) {
+        if self.wake_at.is_some_and(|w| now + self.horizon < w) {
             return;
         }
         self.wake_at = None;
@@ -675,9 +754,11 @@ impl<'a> Worker<'a> {
                 match self.schedule.next(now, self.active) {
                     Next::Send { intended } => {
                         self.rec.lag(intended, now);
+                        // One sent ahead of its time (within the horizon) is timed
+                        // from its send.
                         self.conns[ci]
                             .pending
-                            .push_back(Pending::new(intended, now));
+                            .push_back(Pending::new(intended.min(now), now));
                         claimed += 1;
                     }
                     Next::Wait(t) => {
@@ -762,6 +843,7 @@ impl<'a> Worker<'a> {
             match self.schedule.next(now, self.active) {
                 Next::Send { intended } => {
                     self.rec.lag(intended, now);
+                    let intended = intended.min(now);
                     let ci = match self.free.pop() {
                         Some(ci) => ci,
                         None => {

@@ -4,7 +4,7 @@
 
 use std::io::{self, Read};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use stampede_wire::frame::REFUSED_STREAM;
 
@@ -34,17 +34,24 @@ impl Worker<'_> {
         for _ in 0..READS_PER_WAKE {
             let c = &mut self.conns[ci];
             let Some(s) = &mut c.stream else { return };
-            let r = s.read(buf);
+            let r = if self.stamped {
+                s.read_stamped(buf)
+            } else {
+                s.read(buf).map(|n| (n, None))
+            };
             self.check_handshake(ci, now);
             match r {
-                Ok(0) if self.conns[ci].handshake_started.is_some() => {
+                Ok((0, _)) if self.conns[ci].handshake_started.is_some() => {
                     // Closed during the handshake: not a TLS server, or it refused us.
                     return self.connect_failed_as(ci, now, ErrorKind::TlsHandshake);
                 }
-                Ok(0) => return self.on_eof(ci, now),
-                Ok(n) => {
+                Ok((0, _)) => return self.on_eof(ci, now),
+                Ok((n, stamp)) => {
                     self.rec.read_bytes(now, n);
-                    if !self.consume(ci, &buf[..n], now) {
+                    self.arrived = stamp.map(|rx| self.arrival(rx, now));
+                    let open = self.consume(ci, &buf[..n], now);
+                    self.arrived = None;
+                    if !open {
                         return;
                     }
                     if n < buf.len() && !closing {
@@ -59,6 +66,18 @@ impl Worker<'_> {
         }
         // Budget spent with data still coming: read on after the loop's own checks.
         self.reread.push((ci, closing));
+    }
+
+    /// Where a segment stamped `rx` (wall clock) arrived on the monotonic clock: the
+    /// clocks read together at the pass's start give the offset; never after `now`.
+    fn arrival(&self, rx: Duration, now: Instant) -> Instant {
+        let (mono, wall) = self.clock;
+        let at = if rx >= wall {
+            mono + (rx - wall)
+        } else {
+            mono.checked_sub(wall - rx).unwrap_or(mono)
+        };
+        at.min(now)
     }
 
     /// Hands what was read to the connection's protocol and settles what it reports.
@@ -85,7 +104,10 @@ impl Worker<'_> {
         let c = &mut self.conns[ci];
         if open && c.first_byte.is_none() && c.proto.mid_response() {
             // The response still being read began in these bytes.
-            c.first_byte = Some(now);
+            c.first_byte = Some(self.arrived.unwrap_or(now));
+        }
+        if open && self.nap && c.proto.receiving() {
+            self.streaming = true;
         }
         if fed.is_err() {
             if open {
@@ -205,6 +227,8 @@ impl Worker<'_> {
         // HTTP/1 says when the response began: the server's waiting time runs from the
         // end of the request's write to then. HTTP/2 streams share the connection's
         // writes, so theirs runs from the send to the end.
+        // Read after a nap: timed by its arrival (never before its send).
+        let now = self.arrived.map_or(now, |a| a.max(p.sent));
         let first = if r.fresh {
             Some(now)
         } else {
