@@ -310,7 +310,9 @@ pub(crate) struct Worker<'a> {
     /// A read of this pass left a response half received: the loop waits on the
     /// sockets rather than napping, so a long body is not held up by the nap.
     streaming: bool,
-    /// This pass follows a nap: reads take the kernel's arrival stamps.
+    /// A nap just ended: the next wait takes what came meanwhile without sleeping, and
+    /// its reads take the kernel's arrival stamps (bytes read after a wake-up for them
+    /// are timed as read).
     stamped: bool,
     /// The monotonic and wall clocks read together at the start of the pass, to place
     /// a segment's arrival stamp on the monotonic clock.
@@ -606,18 +608,22 @@ impl<'a> Worker<'a> {
                 Duration::ZERO
             };
             let mut timeout = timeout;
-            let napped = self.nap
+            if self.stamped {
+                // Back from a nap, with what fell due sent: take what came meanwhile.
+                timeout = Duration::ZERO;
+            } else if self.nap
                 && !self.streaming
                 && !timeout.is_zero()
                 && timeout <= NAP_LIMIT
                 && wake.is_some_and(|w| w <= until)
-                && self.idle.len() * IDLE_SHARE >= self.conns.len();
-            if napped {
+                && self.idle.len() * IDLE_SHARE >= self.conns.len()
+            {
                 // The next start is close: sleep to it without a wake-up for each
-                // response meanwhile; they are read, with the kernel's arrival stamps,
-                // in the same pass as the send.
+                // response meanwhile. The loop's top then sends what fell due, and the
+                // responses are read in the same pass by the kernel's arrival stamps.
                 std::thread::sleep(timeout);
-                timeout = Duration::ZERO;
+                self.stamped = true;
+                continue;
             }
             match waiter.wait(self.poll.as_raw_fd(), timeout) {
                 Ok(()) => {}
@@ -626,13 +632,8 @@ impl<'a> Worker<'a> {
             }
             if self.nap {
                 self.streaming = false;
-                // Bytes read after a nap may have waited: their reads take the
-                // kernel's arrival stamps. A wake-up for them reads them as they come.
-                self.stamped = napped;
-                if napped {
+                if self.stamped {
                     self.clock = (Instant::now(), wall_clock());
-                    // What fell due goes out before the responses are read.
-                    self.dispatch(self.clock.0);
                 }
             }
             for i in 0..waiter.len() {
@@ -662,6 +663,9 @@ impl<'a> Worker<'a> {
             if !self.reread.is_empty() {
                 self.read_again(&mut buf);
             }
+            // Reads after a wake-up for them take the bytes as they come.
+            self.stamped = false;
+            self.arrived = None;
         }
         // Close every socket; requests still in flight are abandoned, not failed.
         for c in &mut self.conns {

@@ -4,7 +4,7 @@
 
 use std::io::{self, Read};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use stampede_wire::frame::REFUSED_STREAM;
 
@@ -35,23 +35,20 @@ impl Worker<'_> {
             let c = &mut self.conns[ci];
             let Some(s) = &mut c.stream else { return };
             let r = if self.stamped {
-                s.read_stamped(buf)
+                self.read_stamped(ci, buf, now)
             } else {
-                s.read(buf).map(|n| (n, None))
+                s.read(buf)
             };
             self.check_handshake(ci, now);
             match r {
-                Ok((0, _)) if self.conns[ci].handshake_started.is_some() => {
+                Ok(0) if self.conns[ci].handshake_started.is_some() => {
                     // Closed during the handshake: not a TLS server, or it refused us.
                     return self.connect_failed_as(ci, now, ErrorKind::TlsHandshake);
                 }
-                Ok((0, _)) => return self.on_eof(ci, now),
-                Ok((n, stamp)) => {
+                Ok(0) => return self.on_eof(ci, now),
+                Ok(n) => {
                     self.rec.read_bytes(now, n);
-                    self.arrived = stamp.map(|rx| self.arrival(rx, now));
-                    let open = self.consume(ci, &buf[..n], now);
-                    self.arrived = None;
-                    if !open {
+                    if !self.consume(ci, &buf[..n], now) {
                         return;
                     }
                     if n < buf.len() && !closing {
@@ -68,16 +65,26 @@ impl Worker<'_> {
         self.reread.push((ci, closing));
     }
 
-    /// Where a segment stamped `rx` (wall clock) arrived on the monotonic clock: the
-    /// clocks read together at the pass's start give the offset; never after `now`.
-    fn arrival(&self, rx: Duration, now: Instant) -> Instant {
-        let (mono, wall) = self.clock;
-        let at = if rx >= wall {
-            mono + (rx - wall)
-        } else {
-            mono.checked_sub(wall - rx).unwrap_or(mono)
+    /// A read after a nap: with it, when its bytes arrived (`arrived`, for what they
+    /// complete), the kernel's stamp placed on the monotonic clock by the clocks read
+    /// together after the nap; never after `now`.
+    #[cold]
+    #[inline(never)]
+    fn read_stamped(&mut self, ci: usize, buf: &mut [u8], now: Instant) -> io::Result<usize> {
+        let Some(s) = &mut self.conns[ci].stream else {
+            return Ok(0);
         };
-        at.min(now)
+        let (n, stamp) = s.read_stamped(buf)?;
+        let (mono, wall) = self.clock;
+        self.arrived = stamp.map(|rx| {
+            let at = if rx >= wall {
+                mono + (rx - wall)
+            } else {
+                mono.checked_sub(wall - rx).unwrap_or(mono)
+            };
+            at.min(now)
+        });
+        Ok(n)
     }
 
     /// Hands what was read to the connection's protocol and settles what it reports.
@@ -228,7 +235,10 @@ impl Worker<'_> {
         // end of the request's write to then. HTTP/2 streams share the connection's
         // writes, so theirs runs from the send to the end.
         // Read after a nap: timed by its arrival (never before its send).
-        let now = self.arrived.map_or(now, |a| a.max(p.sent));
+        let now = match self.arrived {
+            Some(a) if self.stamped => a.max(p.sent),
+            _ => now,
+        };
         let first = if r.fresh {
             Some(now)
         } else {
