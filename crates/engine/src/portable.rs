@@ -104,8 +104,8 @@ pub struct PortableSpec {
     /// See [`LoadSpec`] (absent in older files: redirects not followed).
     #[serde(default, skip_serializing_if = "crate::result::is_zero")]
     pub redirects: u32,
-    /// See [`LoadSpec`], in µs (absent in older files: the default).
-    #[serde(default)]
+    /// See [`LoadSpec`], in µs (absent: the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub horizon_us: Option<u64>,
 }
 
@@ -290,6 +290,16 @@ mod tests {
             (back.connections, back.threads, back.duration, back.seed),
             (7, 2, spec.duration, 42)
         );
+        // The send horizon travels when it is not the default (older files: the default).
+        assert!(!text.contains("horizon_us"));
+        assert_eq!(back.horizon, crate::spec::DEFAULT_HORIZON);
+        spec.horizon = Duration::ZERO;
+        let exact = PortableSpec::of(&spec, None).to_json();
+        let back = PortableSpec::from_json(&exact)
+            .unwrap()
+            .into_spec()
+            .unwrap();
+        assert_eq!(back.horizon, Duration::ZERO);
         assert_eq!(
             back.shape.describe(&back.session),
             spec.shape.describe(&spec.session)

@@ -602,14 +602,10 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
-            let timeout = if self.reread.is_empty() {
-                until.saturating_duration_since(now)
-            } else {
-                Duration::ZERO
-            };
-            let mut timeout = timeout;
-            if self.stamped {
-                // Back from a nap, with what fell due sent: take what came meanwhile.
+            let mut timeout = until.saturating_duration_since(now);
+            if !self.reread.is_empty() || self.stamped {
+                // Data left to read, or back from a nap with what fell due sent: take
+                // what is there without sleeping.
                 timeout = Duration::ZERO;
             } else if self.nap
                 && !self.streaming
