@@ -607,17 +607,17 @@ impl<'a> Worker<'a> {
                 // Data left to read, or back from a nap with what fell due sent: take
                 // what is there without sleeping.
                 timeout = Duration::ZERO;
-            } else if self.nap
-                && !self.streaming
-                && !timeout.is_zero()
-                && timeout <= NAP_LIMIT
-                && wake.is_some_and(|w| w <= until)
-                && self.idle.len() * IDLE_SHARE >= self.conns.len()
+            } else if let Some(nap) = wake
+                .filter(|&w| self.nap && w <= until)
+                .map(|w| w.saturating_duration_since(now))
+                .filter(|d| !d.is_zero() && *d <= NAP_LIMIT)
+                .filter(|_| !self.streaming && self.idle.len() * IDLE_SHARE >= self.conns.len())
             {
-                // The next start is close: sleep to it without a wake-up for each
+                // The next start is close: sleep to it (not to the wait's own timeout,
+                // which with a timerfd runs to the tick) without a wake-up for each
                 // response meanwhile. The loop's top then sends what fell due, and the
                 // responses are read in the same pass by the kernel's arrival stamps.
-                std::thread::sleep(timeout);
+                std::thread::sleep(nap);
                 self.stamped = true;
                 continue;
             }
