@@ -2,7 +2,9 @@
 //! be fast per core and safe on any input.
 //!
 //! [`Server::bind`] opens one `SO_REUSEPORT` listener per thread and address (so the
-//! kernel spreads connections and threads share nothing), and [`Server::run`] runs one
+//! kernel spreads connections and threads share nothing) on an address no other socket
+//! listens on: reuse-port is for the server's own threads, never a way to split load
+//! with another server, and [`Server::run`] runs one
 //! event loop per thread until a [`Shutdown`] is triggered, then drains. Tests (this
 //! crate's, the engine's and the CLI's) run it in-process on `127.0.0.1:0` with
 //! [`Running`], which stops it when dropped:
@@ -165,9 +167,40 @@ fn listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     Ok(s.into())
 }
 
+/// Refuses an address another socket already listens on. `SO_REUSEPORT` would let the
+/// server join a listener of the same user (a second server, or a stale one from an
+/// earlier run) and split the load with it; a plain bind of the address, without
+/// reuse-port, fails whenever anything listens there, whatever its options.
+fn exclusive(addr: SocketAddr) -> io::Result<()> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // Address reuse lets the bind pass over connections of an earlier run left in
+    // TIME_WAIT, never over a listener.
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    match s.bind(&addr.into()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AddrInUse => Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!(
+                "cannot listen on {addr}: the address is already in use (another server, \
+                 or one left from an earlier run, listens there; stampede serve does not \
+                 share a port)"
+            ),
+        )),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("cannot listen on {addr}: {e}"),
+        )),
+    }
+}
+
 impl Server {
     /// Binds every address once per thread. Port 0 picks a free port, shared by the
-    /// threads' listeners.
+    /// threads' listeners. An address something already listens on is an error
+    /// (`AddrInUse`, naming it), even where that listener allows reuse-port.
     pub fn bind(addrs: &[SocketAddr], mut config: Config) -> io::Result<Server> {
         if addrs.is_empty() {
             return Err(io::Error::new(
@@ -180,6 +213,9 @@ impl Server {
         let mut per_thread: Vec<Vec<TcpListener>> =
             (0..config.threads).map(|_| Vec::new()).collect();
         for &addr in addrs {
+            if addr.port() != 0 {
+                exclusive(addr)?;
+            }
             let first = listener(addr)
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
             let bound = first.local_addr()?;

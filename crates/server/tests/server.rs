@@ -595,3 +595,38 @@ fn generated_bodies_are_made_as_the_client_reads() {
     }
     srv.stop().unwrap();
 }
+
+#[test]
+fn a_port_already_listened_on_is_refused_by_name_even_with_reuse_port() {
+    use stampede_server::Server;
+    // A second server on the address of a running one.
+    let first = two_threads();
+    let addr = first.addr();
+    let err = Server::bind(&[addr], Config::default())
+        .err()
+        .expect("a second server on a taken port must not bind");
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+    assert!(
+        err.to_string().contains(&addr.to_string()) && err.to_string().contains("in use"),
+        "{err}"
+    );
+    first.stop().unwrap();
+
+    // A foreign listener that allows reuse-port (as a stale server left by an earlier
+    // run would) must not be joined either.
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+    s.set_reuse_port(true).unwrap();
+    s.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    s.listen(16).unwrap();
+    let taken = s.local_addr().unwrap().as_socket().unwrap();
+    let err = Server::bind(&[taken], Config::default())
+        .err()
+        .expect("a reuse-port listener must not be shared");
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse, "{err}");
+    drop(s);
+    // Once it is gone, the same address binds.
+    let again = Server::bind(&[taken], Config::default()).unwrap();
+    assert_eq!(again.local_addrs(), &[taken]);
+}
