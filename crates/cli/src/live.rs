@@ -91,6 +91,16 @@ fn second_line(i: &Interval, failed_total: u64, users: bool) -> String {
     )
 }
 
+/// One second as a plain line for a log: `[   3s] 1,000 req/s  p50 …  100%`.
+fn plain_line(i: &Interval, failed_total: u64, users: bool, progress: Option<f64>) -> String {
+    let pct = progress.map_or(String::new(), |p| format!("  {:.0}%", p * 100.0));
+    format!(
+        "[{:>4}s] {}{pct}",
+        i.t + 1,
+        second_line(i, failed_total, users)
+    )
+}
+
 /// Shows progress until the run ends (signalled through `control.stop`).
 ///
 /// Long on purpose: the watcher's loop, one tick a time: read the counters, draw, publish.
@@ -129,23 +139,25 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
                 next_decile += 1;
             }
         }
+        // The run has ended (every worker filed its last, partial second before
+        // `stop` was set): what came since the last tick is printed, then the view ends.
+        let fresh = live.poll(&control);
+        let elapsed = start.elapsed();
+        let progress = run.progress(done + failed, elapsed);
         if finished {
             if let Some(b) = bar.take() {
                 b.finish_and_clear();
             }
+            if lines {
+                for i in &fresh {
+                    eprintln!("{}", plain_line(i, failed, run.users, progress));
+                }
+            }
             return;
         }
-        let fresh = live.poll(&control);
-        let elapsed = start.elapsed();
-        let progress = run.progress(done + failed, elapsed);
         for mut i in fresh {
             if lines {
-                let pct = progress.map_or(String::new(), |p| format!("  {:.0}%", p * 100.0));
-                eprintln!(
-                    "[{:>4}s] {}{pct}",
-                    i.t + 1,
-                    second_line(&i, failed, run.users)
-                );
+                eprintln!("{}", plain_line(&i, failed, run.users, progress));
             }
             if opts.dashboard.is_some() {
                 i.histogram = String::new();
@@ -170,14 +182,18 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
             }
         }
         if tty && bar.is_none() && elapsed >= Duration::from_secs(1) {
+            // Shown from the first second on (a shorter run leaves no bar behind), its
+            // clock counting from the run's start; the figures are cut at the
+            // terminal's width rather than wrapped onto a second line.
             let b = match (run.total, run.duration) {
                 (Some(n), _) => indicatif::ProgressBar::new(n),
                 (None, Some(d)) => indicatif::ProgressBar::new(d.as_millis() as u64),
                 _ => indicatif::ProgressBar::new_spinner(),
-            };
+            }
+            .with_elapsed(elapsed);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:24}] {percent:>3}% {msg}",
+                    "{elapsed_precise} [{bar:24}] {percent:>3}% {wide_msg}",
                 )
                 .expect("valid template")
                 .progress_chars("=> "),

@@ -132,11 +132,14 @@ impl Recorder {
         }
     }
 
-    /// Switches to the interval that contains `now`, filing the current one.
+    /// Switches to the interval that contains `now`, filing the current one. Time only
+    /// goes forward here: an event stamped before the current second began (a
+    /// response timed by its arrival, read after a nap that crossed the second) counts
+    /// in the current second, so that no second is filed twice.
     #[inline]
     pub fn roll(&mut self, now: Instant) {
         let t = now.saturating_duration_since(self.start).as_secs() as u32;
-        if t != self.cur.t {
+        if t > self.cur.t {
             self.file_interval(t);
         }
     }
@@ -369,4 +372,28 @@ impl Recorder {
 pub(crate) fn micros(from: Instant, to: Instant) -> u64 {
     let d: Duration = to.saturating_duration_since(from);
     (d.as_nanos() as u64).div_ceil(1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_second_is_filed_once_even_when_an_event_is_stamped_before_it() {
+        let start = Instant::now();
+        let control = Arc::new(Control::watched());
+        let mut r = Recorder::new(start, 0, false, Some(control.clone()));
+        r.read_bytes(start + Duration::from_millis(100), 10);
+        r.read_bytes(start + Duration::from_millis(2_100), 10);
+        // Read after a nap that crossed into second 2, stamped in second 1.
+        r.read_bytes(start + Duration::from_millis(1_900), 10);
+        r.read_bytes(start + Duration::from_millis(2_200), 10);
+        r.finish();
+        let ts: Vec<u32> = r.intervals.iter().map(|i| i.t).collect();
+        assert_eq!(ts, [0, 2], "each second filed once, in order");
+        assert_eq!(r.intervals[1].bytes_read, 30);
+        let published: Vec<u32> = control.take_seconds().iter().map(|i| i.t).collect();
+        assert_eq!(published, [0, 2], "the live view gets each second once");
+    }
 }
