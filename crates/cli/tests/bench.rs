@@ -800,14 +800,15 @@ fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
 #[test]
 fn history_lists_every_bench_and_finds_the_change() {
     let dir = Dir::new("history");
-    // The same scenario and target in six benches; from the fourth on, the server
-    // spends five times as long on each answer. (With three benches a side, Welch's
-    // test has about two degrees of freedom when one bench is disturbed by the tests
-    // running beside it: a doubling was then sometimes not significant at 1 %, and
-    // `compare --change` once found a tripling at p = 0.051 on a busy machine.)
-    for (i, us) in [200, 200, 200, 1000, 1000, 1000].iter().enumerate() {
+    // The same scenario and target in six benches; from the fourth on, each answer
+    // waits ten times as long. The wait is a timer, not work on the server's CPU, so a
+    // busy machine (other tests, a build beside them) barely moves either level: a
+    // change of CPU time per answer was once hidden by one bench slowed by its
+    // neighbours (Welch's test has about two degrees of freedom with three benches a
+    // side).
+    for (i, ms) in [2, 2, 2, 20, 20, 20].iter().enumerate() {
         let scen = format!(
-            "[[scenario]]\nname = \"s\"\npath = \"/cpu/{us}\"\nconnections = 1\nduration = \"300ms\"\n"
+            "[[scenario]]\nname = \"s\"\npath = \"/delay/{ms}\"\nconnections = 1\nduration = \"300ms\"\n"
         );
         let p = dir.write(&format!("p{i}.toml"), &plan(&target("t", SERVE), &scen, 3));
         let out = bench(&dir, &p, &[]);
