@@ -155,7 +155,7 @@ pub struct AbArgs {
     /// Display usage information (this message)
     #[arg(short = 'h', action = ArgAction::Help)]
     _help: Option<bool>,
-    #[arg(value_name = "URL", help = "[http://]hostname[:port]/path")]
+    #[arg(value_name = "URL", help = "http[s]://hostname[:port]/path")]
     url: String,
     #[command(flatten)]
     pub segments: crate::common::SegmentArgs,
@@ -166,11 +166,19 @@ pub struct AbArgs {
 pub fn main(args: &[String]) -> Result<(), Exit> {
     let (a, _) = DIALECT.parse::<AbArgs>(args)?;
     a.result.claim_stdout();
-    let url = if a.url.contains("://") {
-        a.url.clone()
-    } else {
-        format!("http://{}", a.url)
-    };
+    // As ab: the scheme is part of the URL, and a URL without one is refused.
+    if !a.url.contains("://") {
+        return Err(Exit::usage(format!(
+            "ab: invalid URL {:?}: it needs its scheme, e.g. http://{}",
+            a.url,
+            if a.url.contains('/') {
+                a.url.clone()
+            } else {
+                format!("{}/", a.url)
+            }
+        )));
+    }
+    let url = a.url.clone();
     let target = common::resolve(&url, a.unix_socket.as_deref())?;
     let body = match (&a.postfile, &a.putfile) {
         (Some(p), None) | (None, Some(p)) => Some(common::read_body(p)?),
@@ -215,7 +223,13 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             heartbeat,
             ..Default::default()
         },
-    )?;
+    )
+    .inspect_err(|_| {
+        // The error goes on a line of its own, not after "(be patient)...".
+        if heartbeat.is_none() || a.quiet {
+            common::out("\n");
+        }
+    })?;
     let r = &run.result;
     if heartbeat.is_some() && !a.quiet {
         eprintln!("Finished {} requests", r.requests.completed);

@@ -97,8 +97,15 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
     let out = stampede_engine::run(&spec, control.clone());
     control.stop();
     let _ = watcher.join();
-    out.map_err(|e| Exit::fail(e.to_string()))
+    let mut run = out.map_err(|e| Exit::fail(e.to_string()))?;
+    // Stopped by Ctrl-C or SIGTERM: the result says so (summary, JSON, HTML) and the
+    // command exits 130 once its report is written (see `main`).
+    run.result.interrupted = interrupted();
+    Ok(run)
 }
+
+/// Exit code of a run stopped by Ctrl-C or SIGTERM, after its partial report.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Exit code when the run happened but an assertion failed.
 pub const EXIT_ASSERT: i32 = 3;

@@ -44,7 +44,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run and reports what was measured (a bench then exits 130), a second Ctrl-C exits 130 at once."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -142,6 +142,14 @@ fn main() {
             std::process::exit(code);
         }
     };
+    let run_command = matches!(
+        cli.command,
+        Command::Load(_)
+            | Command::Ab { .. }
+            | Command::Wrk { .. }
+            | Command::Httperf { .. }
+            | Command::H2load { .. }
+    );
     let res: Result<(), Exit> = match cli.command {
         Command::Load(a) => load::main(*a),
         Command::Serve(a) => serve::main(a),
@@ -162,5 +170,14 @@ fn main() {
             eprintln!("stampede: {}", e.message);
         }
         std::process::exit(e.code);
+    }
+    // A run stopped early printed what it measured, marked as partial; the exit code
+    // tells a script it is not the whole run.
+    if run_command && common::interrupted() {
+        eprintln!(
+            "stampede: interrupted: the report covers only the part of the run before the signal (exit {})",
+            common::EXIT_INTERRUPTED
+        );
+        std::process::exit(common::EXIT_INTERRUPTED);
     }
 }

@@ -852,6 +852,140 @@ fn load_prints_a_plain_line_per_second_when_stderr_is_not_a_terminal() {
 }
 
 #[test]
+fn a_fixed_rate_prints_each_second_once_and_the_last_one_too() {
+    let srv = crate::common::srv();
+    let url = srv.url("/pong");
+    for d in ["1s", "3s"] {
+        let out = stampede(&[
+            "load", &url, "--rate", "400", "-t", "1", "-d", d, "--json", "-",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // Every second the JSON has, printed once, in order, with its count.
+        let lines: Vec<(u64, u64)> = err
+            .lines()
+            .filter_map(|l| l.strip_prefix('['))
+            .map(|l| {
+                let (t, rest) = l.split_once("s] ").unwrap();
+                let n = rest.split(" req/s").next().unwrap().replace(',', "");
+                (t.trim().parse().unwrap(), n.parse().unwrap())
+            })
+            .collect();
+        let json: Vec<(u64, u64)> = v["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["t"].as_u64().unwrap() + 1,
+                    i["completed"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert!(!lines.is_empty(), "{d}: no line:\n{err}");
+        assert_eq!(lines, json, "{d}:\n{err}");
+        let total: u64 = lines.iter().map(|l| l.1).sum();
+        assert_eq!(total, v["requests"]["completed"].as_u64().unwrap(), "{err}");
+    }
+}
+
+#[test]
+fn an_interrupted_run_is_marked_partial_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let srv = crate::common::srv();
+    let url = srv.url("/pong");
+    let dir = std::env::temp_dir().join(format!("stampede-int-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let runs: [(&[&str], &str); 2] = [
+        (
+            &[
+                "load",
+                &url,
+                "-d",
+                "30s",
+                "-c",
+                "2",
+                "-t",
+                "1",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            "INT",
+        ),
+        (&["ab", "-c", "2", "-t", "30", &url], "TERM"),
+    ];
+    for (args, signal) in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stampede"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Ready once the run is under way: load prints its first second, ab its
+        // "Benchmarking" line.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let (mut out, mut err) = (
+            BufReader::new(child.stdout.take().unwrap()),
+            BufReader::new(child.stderr.take().unwrap()),
+        );
+        let (ready, first): (&mut dyn BufRead, _) = match args[0] {
+            "load" => (&mut err, "[   1s]"),
+            _ => (&mut out, "(be patient)"),
+        };
+        // Up to the marker, which need not end a line (ab's does not).
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains(first) {
+            let chunk = ready.fill_buf().unwrap();
+            assert!(!chunk.is_empty(), "ended before {first:?}");
+            seen.extend_from_slice(chunk);
+            let n = chunk.len();
+            ready.consume(n);
+            assert!(Instant::now() < deadline);
+        }
+        let rest = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut s);
+            let _ = std::io::copy(&mut err, &mut std::io::sink());
+            s
+        });
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = child.wait().unwrap();
+        let stdout = rest.join().unwrap();
+        assert_eq!(status.code(), Some(130), "{args:?}: {stdout}");
+        if args[0] == "load" {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            assert_eq!(v["interrupted"], true);
+            assert!(v["duration_s"].as_f64().unwrap() < 25.0);
+            assert!(stdout.contains("! INTERRUPTED after "), "{stdout}");
+            assert!(
+                stdout.contains(" of 30s: the figures below cover only"),
+                "{stdout}"
+            );
+        } else {
+            assert!(
+                stdout.contains("Requests per second:"),
+                "the partial report: {stdout}"
+            );
+        }
+    }
+    // A run that ends by itself says nothing of the kind.
+    let whole = stampede(&["load", &url, "-n", "50", "--json", "-"]);
+    assert_eq!(whole.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert!(v.get("interrupted").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn the_server_accepts_again_after_running_out_of_descriptors() {
     use std::io::{Read, Write};
     use std::net::TcpStream;
@@ -1246,4 +1380,25 @@ fn wrk_batch_latency_times_each_pipelined_batch_once() {
         samples * 4 <= completed && completed <= samples * 4 + 2 * 3,
         "{completed} responses, {samples} samples"
     );
+}
+
+#[test]
+fn ab_refuses_a_url_without_its_scheme_and_puts_an_error_on_its_own_line() {
+    let bare = stampede(&["ab", "-n", "1", "127.0.0.1:9/x"]);
+    assert_eq!(bare.status.code(), Some(2));
+    let e = text(&bare.stderr);
+    assert!(
+        e.contains("invalid URL") && e.contains("http://127.0.0.1:9/x"),
+        "{e}"
+    );
+    // A port nothing listens on: the failure is not glued to "(be patient)...".
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refused = stampede(&["ab", "-n", "1", &format!("http://127.0.0.1:{port}/")]);
+    assert_eq!(refused.status.code(), Some(1));
+    let o = text(&refused.stdout);
+    assert!(o.ends_with("(be patient)...\n"), "{o:?}");
 }

@@ -463,6 +463,7 @@ fn build_result(
         origin: Origin::default(),
         limit: None,
         capacity: None,
+        interrupted: false,
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

@@ -174,6 +174,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         },
         limit: None,
         capacity: None,
+        interrupted: false,
     })
 }
 
@@ -296,6 +297,7 @@ impl Merger {
             .take()
             .or_else(|| p.server_software.clone());
         out.document_length = out.document_length.or(p.document_length);
+        out.interrupted |= p.interrupted;
         self.connections += p.settings.connections;
         self.requests = match (self.requests, p.settings.requests) {
             (Some(a), Some(b)) => Some(a + b),

@@ -436,6 +436,11 @@ pub struct RunResult {
     /// The capacity search this run ended, when it was the best step of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::capacity::Capacity>,
+    /// Stopped before its bound by Ctrl-C or SIGTERM: the figures cover only the part
+    /// that ran (`duration_s` of the asked `settings.duration_s`). Written only when
+    /// true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes

@@ -276,6 +276,15 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         r.settings.threads,
         if r.settings.threads == 1 { "" } else { "s" }
     );
+    if r.interrupted {
+        let _ = write!(
+            o,
+            "<div class=\"warn\">{}</div>",
+            esc(crate::interrupted_line(r)
+                .trim_start()
+                .trim_start_matches("! "))
+        );
+    }
     for w in crate::loud_warnings(r) {
         let _ = write!(o, "<div class=\"warn\">{}</div>", esc(&w));
     }

@@ -30,7 +30,7 @@ pub use h2load::{h2load_log, h2load_preamble, h2load_report, H2loadInfo};
 pub use history::{history_html, history_text};
 pub use html::{bench_html, run_html};
 pub use httperf::{httperf_report, HttperfInfo};
-pub use native::summary;
+pub use native::{interrupted_line, summary};
 pub use wrk::{wrk_report, WrkInfo};
 
 use stampede_engine::RunResult;
@@ -64,36 +64,44 @@ pub fn tls_line(t: &stampede_engine::TlsStats) -> String {
 /// Warnings a user must not miss: error pages and failures make the numbers meaningless.
 /// Empty when every request got a 2xx response.
 pub fn loud_warnings(r: &RunResult) -> Vec<String> {
+    use crate::units::{human_us, thousands};
     let mut out = Vec::new();
     let non2xx = r.non_2xx();
-    if non2xx > 0 {
+    // A result read from an interval log (`merge` of .hlog files) has no statuses: its
+    // responses are of unknown status, not error pages.
+    if non2xx > 0 && !r.statuses.is_empty() {
         let mut by: Vec<String> = r
             .statuses
             .iter()
             .filter(|(s, _)| !(200..300).contains(*s))
-            .map(|(s, n)| format!("{s}: {n}"))
+            .map(|(s, n)| format!("{s}: {}", thousands(*n)))
             .collect();
         by.truncate(6);
         out.push(format!(
-            "WARNING: {non2xx} of {} responses were not 2xx ({}). This is a benchmark of error pages, not of the page you asked for.",
-            r.requests.completed,
+            "WARNING: {} of {} responses were not 2xx ({}). This is a benchmark of error pages, not of the page you asked for.",
+            thousands(non2xx),
+            thousands(r.requests.completed),
             by.join(", ")
         ));
     }
     if r.requests.failed > 0 {
-        let kinds: Vec<String> = r.errors.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        let kinds: Vec<String> = r
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{k}: {}", thousands(*n)))
+            .collect();
         out.push(format!(
             "WARNING: {} of {} requests failed ({}).",
-            r.requests.failed,
-            r.requests.started,
+            thousands(r.requests.failed),
+            thousands(r.requests.started),
             kinds.join(", ")
         ));
     }
     if let Some(op) = r.open.as_ref().filter(|o| o.behind) {
         out.push(format!(
-            "WARNING: the load was not offered as asked (send lag p99 {} µs, {} arrivals never sent): {}. Latencies still count from the intended start.",
-            op.send_lag.at(99.0).unwrap_or(0),
-            op.never_sent,
+            "WARNING: the load was not offered as asked (send lag p99 {}, {} arrivals never sent): {}. Latencies still count from the intended start.",
+            human_us(op.send_lag.at(99.0).unwrap_or(0) as f64),
+            thousands(op.never_sent),
             op.cause.as_deref().unwrap_or("cause unknown")
         ));
     }

@@ -7,6 +7,20 @@ use stampede_engine::RunResult;
 
 use crate::units::{human_bytes, human_us, thousands};
 
+/// The mark of a run stopped by Ctrl-C or SIGTERM: `! INTERRUPTED after 2.25s of
+/// 10s: …`, so that a partial run is never read as a whole one.
+pub fn interrupted_line(r: &RunResult) -> String {
+    let asked = match (r.settings.requests, r.settings.duration_s) {
+        (Some(n), _) => format!(" of {} requests", thousands(n)),
+        (None, Some(d)) => format!(" of {d:.0}s"),
+        _ => String::new(),
+    };
+    format!(
+        "  ! INTERRUPTED after {:.2}s{asked}: the figures below cover only the part that ran",
+        r.duration_s
+    )
+}
+
 /// The summary printed by `stampede load`.
 ///
 /// Long on purpose: it prints the summary top to bottom, block by block, in the order it
@@ -45,6 +59,9 @@ pub fn summary(r: &RunResult) -> String {
         _ => {}
     }
     let _ = writeln!(o, "{} {} — {}", s.method, s.url, parts.join(", "));
+    if r.interrupted {
+        let _ = writeln!(o, "{}", interrupted_line(r));
+    }
     let q = &r.requests;
     let _ = writeln!(
         o,

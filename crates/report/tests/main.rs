@@ -111,6 +111,7 @@ fn fixture() -> RunResult {
         origin: Default::default(),
         limit: None,
         capacity: None,
+        interrupted: false,
     }
 }
 
@@ -366,4 +367,41 @@ fn latency_stats_of_the_fixture_are_exact() {
     // and HdrHistogram reports the bucket's highest equivalent value.
     assert_eq!(s.max_us, 50_111);
     assert!(fixture().histograms.latency.0.equivalent(50_080, s.max_us));
+}
+
+#[test]
+fn warnings_print_figures_as_the_reports_do_and_an_interrupted_run_is_marked() {
+    let mut r = open_fixture();
+    r.histograms.send_lag = hist((0..1_000).map(|i| 2_897_919 + i));
+    let op = r.open.as_mut().unwrap();
+    op.send_lag = r.histograms.send_lag.stats();
+    op.never_sent = 14_645_982;
+    op.behind = true;
+    op.cause = Some("the client was the limit".into());
+    r.statuses = BTreeMap::from([(200, 9_990), (500, 1_234_567)]);
+    let w = stampede_report::loud_warnings(&r).join("\n");
+    assert!(
+        w.contains("send lag p99 2.90s, 14,645,982 arrivals never sent"),
+        "{w}"
+    );
+    assert!(w.contains("(500: 1,234,567)"), "{w}");
+    // A result read from an interval log has no statuses: no error-page warning.
+    r.statuses.clear();
+    let w = stampede_report::loud_warnings(&r).join("\n");
+    assert!(!w.contains("not 2xx"), "{w}");
+
+    let mut r = fixture();
+    assert!(!stampede_report::summary(&r).contains("INTERRUPTED"));
+    r.interrupted = true;
+    r.duration_s = 2.25;
+    r.settings.requests = None;
+    r.settings.duration_s = Some(10.0);
+    let s = stampede_report::summary(&r);
+    assert!(
+        s.lines().nth(1).unwrap().contains(
+            "! INTERRUPTED after 2.25s of 10s: the figures below cover only the part that ran"
+        ),
+        "{s}"
+    );
+    assert!(stampede_report::run_html(&r, "t", None).contains("INTERRUPTED after 2.25s"));
 }
