@@ -1402,3 +1402,55 @@ fn ab_refuses_a_url_without_its_scheme_and_puts_an_error_on_its_own_line() {
     let o = text(&refused.stdout);
     assert!(o.ends_with("(be patient)...\n"), "{o:?}");
 }
+
+#[test]
+fn merge_of_an_hour_long_result_keeps_its_memory_to_the_size_of_what_it_writes() {
+    let srv = crate::common::srv();
+    let one = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--json",
+        "-",
+    ]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    let mut v: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    // An hour of seconds, each holding the run's first second.
+    let first = v["intervals"][0].clone();
+    v["intervals"] = (0..3600)
+        .map(|t| {
+            let mut i = first.clone();
+            i["t"] = t.into();
+            i
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("stampede-mm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, out) = (dir.join("a.json"), dir.join("m.json"));
+    std::fs::write(&a, v.to_string()).unwrap();
+    // Each second's histograms held whole would take 3600 × 2 × 190 KiB = 1.3 GB; the
+    // address space is held to 700 MB.
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 700000 && exec {} merge --force {a} {a} --json {out}",
+            env!("CARGO_BIN_EXE_stampede"),
+            a = a.display(),
+            out = out.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let ivs = m["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 3600);
+    assert_eq!(
+        ivs[3599]["completed"],
+        first["completed"].as_u64().unwrap() * 2
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -307,6 +307,9 @@ pub enum HistError {
     /// Values beyond the engine's histograms' range.
     #[error("histogram out of range: {0}")]
     Range(String),
+    /// Past a size or count limit (checked before anything is allocated for it).
+    #[error("histogram refused: {0}")]
+    Limit(String),
 }
 
 /// Why an HTTP/1 request cannot be sent over HTTP/2.

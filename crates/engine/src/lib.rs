@@ -63,7 +63,9 @@ pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
 pub use live::Live;
 pub use recorder::RequestRecord;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
-pub use result::{value_at_percentile, Hist, LatencyStats, Origin, RunResult, TlsStats};
+pub use result::{
+    decode_checked, value_at_percentile, Hist, LatencyStats, Origin, RunResult, TlsStats,
+};
 pub use schedule::{Budget, Closed, Next, Schedule};
 pub use segment::Segment;
 pub use spec::{LoadSpec, Session, Shape, Step, Walk};

@@ -10,6 +10,7 @@
 //! doubles every count.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::error::HistError;
 use crate::result::{
@@ -78,54 +79,65 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
     if entries.is_empty() {
         return Err(MergeError::Hlog("it holds no interval".into()));
     }
-    // Interval times count from BaseTime when there is one, else from the epoch.
+    // Interval times count from BaseTime when there is one, else from the epoch. A
+    // time past what a clock can hold (u64 seconds) is refused, not wrapped.
     let origin = base.unwrap_or_default();
-    let first = entries
-        .iter()
-        .map(|e| origin + e.1)
-        .min()
-        .unwrap_or_default();
+    let overflow = || {
+        MergeError::Hlog(
+            "an interval's time (BaseTime plus its start and length) is past any clock".into(),
+        )
+    };
+    let mut first: Option<Duration> = None;
+    for e in &entries {
+        let at = origin.checked_add(e.1).ok_or_else(overflow)?;
+        at.checked_add(e.2).ok_or_else(overflow)?;
+        first = Some(first.map_or(at, |f| f.min(at)));
+    }
+    let first = first.unwrap_or_default();
     let start = start.unwrap_or(first).min(first);
     let mut histograms = Histograms::default();
-    let mut seconds: BTreeMap<u32, (Hist, Hist)> = BTreeMap::new();
+    let mut seconds = EncodedSeconds::new();
+    let mut counts: BTreeMap<i64, u64> = BTreeMap::new();
     let mut end = start;
     for (tag, at, len, encoded) in &entries {
         let at = origin + *at;
         end = end.max(at + *len);
-        let t = (at.saturating_sub(start).as_secs_f64()).round() as u32;
-        let second = seconds.entry(t).or_default();
+        let t = (at.saturating_sub(start).as_secs_f64())
+            .round()
+            .min(u32::MAX as f64) as i64;
         let uncorrected = tag.as_deref() == Some("uncorrected");
-        let into = if uncorrected {
-            &mut second.1
+        seconds.add(t, usize::from(uncorrected), encoded)?;
+        let whole = if uncorrected {
+            &mut histograms.uncorrected
         } else {
-            &mut second.0
+            &mut histograms.latency
         };
-        add_encoded(into, encoded)?;
-        add_encoded(
-            if uncorrected {
-                &mut histograms.uncorrected
-            } else {
-                &mut histograms.latency
-            },
-            encoded,
-        )?;
+        let before = whole.0.len();
+        add_encoded(whole, encoded)?;
+        if !uncorrected {
+            let n = counts.entry(t).or_default();
+            *n = n.saturating_add(whole.0.len() - before);
+        }
     }
     let duration_s = (end - start).as_secs_f64();
     let completed = histograms.latency.0.len();
     let intervals = seconds
+        .finish()?
         .into_iter()
-        .map(|(t, (h, u))| Interval {
-            t,
-            completed: h.0.len(),
-            failed: 0,
-            bytes_read: 0,
-            latency: LatencyStats::of(&h.0),
-            histogram: h.to_base64(),
-            histogram_uncorrected: u.to_base64(),
-            connections: 0,
-            in_flight: 0,
-            users: 0,
-        })
+        .map(
+            |(t, (latency, [histogram, histogram_uncorrected]))| Interval {
+                t: t as u32,
+                completed: counts.get(&t).copied().unwrap_or(0),
+                failed: 0,
+                bytes_read: 0,
+                latency,
+                histogram,
+                histogram_uncorrected,
+                connections: 0,
+                in_flight: 0,
+                users: 0,
+            },
+        )
         .collect();
     Ok(RunResult {
         schema: crate::result::SCHEMA.to_string(),
@@ -210,20 +222,80 @@ pub struct Merger {
     limits: Vec<crate::limit::Limit>,
     /// Seconds by whole seconds from the first result's start (may be negative).
     seconds: BTreeMap<i64, Second>,
+    /// Their histograms, kept encoded.
+    hists: EncodedSeconds,
     /// Whole runs' settings, summed.
     connections: u64,
     requests: Option<u64>,
 }
 
+#[derive(Default)]
 struct Second {
     completed: u64,
     failed: u64,
     bytes_read: u64,
-    hist: Hist,
-    uncorrected: Hist,
     connections: u64,
     in_flight: u64,
     users: u64,
+}
+
+/// The per-second histograms of a merge (corrected and uncorrected), kept as their
+/// compressed encoding (a few hundred bytes to a few KiB a second) rather than as
+/// histograms (about 190 KiB each): a merge's memory then follows the size of what it
+/// writes, not the length of the run times the histograms' full width. One second at a
+/// time is open for addition; a result's seconds come in order, so each is decoded and
+/// encoded once per result.
+struct EncodedSeconds {
+    filed: BTreeMap<i64, [String; 2]>,
+    open: Option<i64>,
+    hists: [Hist; 2],
+}
+
+impl EncodedSeconds {
+    fn new() -> EncodedSeconds {
+        EncodedSeconds {
+            filed: BTreeMap::new(),
+            open: None,
+            hists: [Hist::default(), Hist::default()],
+        }
+    }
+
+    /// Adds an encoded histogram to second `t`: `which` 0 is the corrected one, 1 the
+    /// uncorrected.
+    fn add(&mut self, t: i64, which: usize, encoded: &str) -> Result<(), MergeError> {
+        if self.open != Some(t) {
+            self.file();
+            if let Some(both) = self.filed.remove(&t) {
+                for (h, e) in self.hists.iter_mut().zip(&both) {
+                    h.add_base64(e)?;
+                }
+            }
+            self.open = Some(t);
+        }
+        add_encoded(&mut self.hists[which], encoded)
+    }
+
+    fn file(&mut self) {
+        if let Some(t) = self.open.take() {
+            let both = [self.hists[0].to_base64(), self.hists[1].to_base64()];
+            self.hists[0].0.reset();
+            self.hists[1].0.reset();
+            self.filed.insert(t, both);
+        }
+    }
+
+    /// Every second's two encoded histograms, with the corrected one's figures.
+    fn finish(mut self) -> Result<BTreeMap<i64, (LatencyStats, [String; 2])>, MergeError> {
+        self.file();
+        let mut h = Hist::default();
+        let mut out = BTreeMap::new();
+        for (t, both) in self.filed {
+            h.0.reset();
+            h.add_base64(&both[0])?;
+            out.insert(t, (h.stats(), both));
+        }
+        Ok(out)
+    }
 }
 
 impl Merger {
@@ -242,6 +314,7 @@ impl Merger {
             origins: Vec::new(),
             limits: Vec::new(),
             seconds: BTreeMap::new(),
+            hists: EncodedSeconds::new(),
             connections: 0,
             requests: None,
         }
@@ -281,7 +354,7 @@ impl Merger {
             o.intervals = Vec::new();
             o
         });
-        add_histograms(&mut out.histograms, &p.histograms);
+        add_histograms(&mut out.histograms, &p.histograms)?;
         out.requests += &p.requests;
         for (s, n) in &p.statuses {
             *out.statuses.entry(*s).or_default() += n;
@@ -307,27 +380,16 @@ impl Merger {
         let anchor = self.windows.first().map_or(p.started_unix_ms, |w| w.0);
         let shift = ((p.started_unix_ms as f64 - anchor as f64) / 1e3).round() as i64;
         for iv in &p.intervals {
-            let s = self
-                .seconds
-                .entry(i64::from(iv.t) + shift)
-                .or_insert_with(|| Second {
-                    completed: 0,
-                    failed: 0,
-                    bytes_read: 0,
-                    hist: Hist::default(),
-                    uncorrected: Hist::default(),
-                    connections: 0,
-                    in_flight: 0,
-                    users: 0,
-                });
-            s.completed += iv.completed;
-            s.failed += iv.failed;
-            s.bytes_read += iv.bytes_read;
-            add_encoded(&mut s.hist, &iv.histogram)?;
-            add_encoded(&mut s.uncorrected, &iv.histogram_uncorrected)?;
-            s.connections += iv.connections;
-            s.in_flight += iv.in_flight;
-            s.users += iv.users;
+            let t = i64::from(iv.t) + shift;
+            let s = self.seconds.entry(t).or_default();
+            s.completed = s.completed.saturating_add(iv.completed);
+            s.failed = s.failed.saturating_add(iv.failed);
+            s.bytes_read = s.bytes_read.saturating_add(iv.bytes_read);
+            s.connections = s.connections.saturating_add(iv.connections);
+            s.in_flight = s.in_flight.saturating_add(iv.in_flight);
+            s.users = s.users.saturating_add(iv.users);
+            self.hists.add(t, 0, &iv.histogram)?;
+            self.hists.add(t, 1, &iv.histogram_uncorrected)?;
         }
         self.windows.push((p.started_unix_ms, p.duration_s));
         if let Some(o) = &p.open {
@@ -361,20 +423,25 @@ impl Merger {
         out.latency_uncorrected = out.histograms.uncorrected.stats();
         out.throughput_rps = rate(out.requests.completed, duration_s);
         let first = self.seconds.keys().next().copied().unwrap_or(0);
+        let mut hists = self.hists.finish()?;
         out.intervals = self
             .seconds
             .into_iter()
-            .map(|(t, s)| Interval {
-                t: (t - first) as u32,
-                completed: s.completed,
-                failed: s.failed,
-                bytes_read: s.bytes_read,
-                latency: LatencyStats::of(&s.hist.0),
-                histogram: s.hist.to_base64(),
-                histogram_uncorrected: s.uncorrected.to_base64(),
-                connections: s.connections,
-                in_flight: s.in_flight,
-                users: s.users,
+            .map(|(t, s)| {
+                let (latency, [histogram, histogram_uncorrected]) =
+                    hists.remove(&t).expect("every second has its histograms");
+                Interval {
+                    t: u32::try_from(t - first).unwrap_or(u32::MAX),
+                    completed: s.completed,
+                    failed: s.failed,
+                    bytes_read: s.bytes_read,
+                    latency,
+                    histogram,
+                    histogram_uncorrected,
+                    connections: s.connections,
+                    in_flight: s.in_flight,
+                    users: s.users,
+                }
             })
             .collect();
         out.open = merge_open(&self.open, &out.histograms, duration_s, self.segmented);
@@ -419,28 +486,12 @@ fn check_alike(first: &RunResult, p: &RunResult, index: usize) -> Result<(), Mer
     Ok(())
 }
 
-/// Adds an encoded histogram (an interval's) without building a second one.
+/// Adds an encoded histogram (an interval's), checked (see [`Hist::add_base64`]).
 fn add_encoded(into: &mut Hist, encoded: &str) -> Result<(), MergeError> {
-    use base64::Engine as _;
-    use hdrhistogram::serialization::Deserializer;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(encoded.trim())
-        .map_err(|e| HistError::Base64(e.to_string()))?;
-    let h: hdrhistogram::Histogram<u64> = Deserializer::new()
-        .deserialize(&mut &bytes[..])
-        .map_err(|e| HistError::Format(format!("{e:?}")))?;
-    into.0
-        .add(&h)
-        .map_err(|e| HistError::Range(format!("{e:?}")))?;
-    Ok(())
+    Ok(into.add_base64(encoded)?)
 }
 
-fn add(into: &mut Hist, from: &Hist) {
-    // Both use the engine's bounds (new_histogram), so addition cannot fail.
-    into.0.add(&from.0).expect("histograms of the same bounds");
-}
-
-fn add_histograms(into: &mut Histograms, from: &Histograms) {
+fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeError> {
     let pairs: [(&mut Hist, &Hist); 13] = [
         (&mut into.latency, &from.latency),
         (&mut into.uncorrected, &from.uncorrected),
@@ -457,8 +508,9 @@ fn add_histograms(into: &mut Histograms, from: &Histograms) {
         (&mut into.redirect, &from.redirect),
     ];
     for (a, b) in pairs {
-        add(a, b);
+        a.add_checked(&b.0)?;
     }
+    Ok(())
 }
 
 fn merge_open(

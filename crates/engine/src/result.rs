@@ -90,19 +90,171 @@ impl Hist {
         base64::engine::general_purpose::STANDARD.encode(buf)
     }
 
-    /// Decodes [`Hist::to_base64`]'s output (compressed or plain V2).
+    /// Decodes [`Hist::to_base64`]'s output (compressed or plain V2), checked as
+    /// [`decode_checked`] checks it.
     pub fn from_base64(s: &str) -> Result<Hist, HistError> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(s.trim())
-            .map_err(|e| HistError::Base64(e.to_string()))?;
-        let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| HistError::Format(format!("{e:?}")))?;
-        let mut out = new_histogram();
-        out.add(&h)
-            .map_err(|e| HistError::Range(format!("{e:?}")))?;
-        Ok(Hist(out))
+        let mut out = Hist::default();
+        out.add_base64(s)?;
+        Ok(out)
     }
+
+    /// Adds an encoded histogram (base64 of V2, compressed or plain) to this one. The
+    /// sum's count must stay within [`MAX_COUNT`]; nothing is added otherwise.
+    pub fn add_base64(&mut self, s: &str) -> Result<(), HistError> {
+        let s = s.trim();
+        if s.len() > MAX_ENCODED_HIST {
+            return Err(HistError::Limit(format!(
+                "{} bytes of base64; a histogram may take at most {MAX_ENCODED_HIST}",
+                s.len()
+            )));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s)
+            .map_err(|e| HistError::Base64(e.to_string()))?;
+        let h = decode_checked(&bytes)?;
+        self.add_checked(&h)
+    }
+
+    /// Adds `h`, refusing a sum whose count passes [`MAX_COUNT`].
+    pub fn add_checked(&mut self, h: &Histogram<u64>) -> Result<(), HistError> {
+        if self
+            .0
+            .len()
+            .checked_add(h.len())
+            .is_none_or(|n| n > MAX_COUNT)
+        {
+            return Err(HistError::Limit(format!(
+                "the counts add up past {MAX_COUNT} ({} + {}), more than HdrHistogram's format can hold",
+                self.0.len(),
+                h.len()
+            )));
+        }
+        self.0
+            .add(h)
+            .map_err(|e| HistError::Range(format!("{e:?}")))
+    }
+}
+
+/// Most base64 characters one encoded histogram may have (a full histogram of the
+/// engine's bounds takes a few tens of KiB).
+pub const MAX_ENCODED_HIST: usize = 4 << 20;
+
+/// Most bytes a compressed histogram may inflate to.
+pub const MAX_INFLATED_HIST: usize = 8 << 20;
+
+/// Most counters a decoded histogram's bounds may need (five significant digits over
+/// an hour in µs need about 2.1 million; the engine's own bounds, 23,552).
+pub const MAX_HIST_COUNTERS: u64 = 1 << 22;
+
+/// Most values a histogram may count: HdrHistogram's V2 format writes each count as a
+/// signed 64-bit number, so a larger sum could not be written back.
+pub const MAX_COUNT: u64 = i64::MAX as u64;
+
+/// Decodes a V2 histogram (HdrHistogram's compressed or plain encoding) from bytes that
+/// may come from anywhere: the lengths its headers claim are checked against the bytes
+/// there are, the inflated size against [`MAX_INFLATED_HIST`], and the counters its
+/// bounds need against [`MAX_HIST_COUNTERS`], before anything is allocated for them,
+/// and its count against [`MAX_COUNT`].
+pub fn decode_checked(bytes: &[u8]) -> Result<Histogram<u64>, HistError> {
+    use std::io::Read as _;
+    // The cookies without their word-size bits (0x10 for 8-byte counts, as written).
+    const V2: u32 = 0x1c84_9303;
+    const V2_COMPRESSED: u32 = 0x1c84_9304;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        b.get(at..at + 4)
+            .map(|w| u32::from_be_bytes(w.try_into().expect("four bytes")))
+    };
+    let cookie = |b: &[u8]| word(b, 0).map(|c| c & !0xf0);
+    let short = || HistError::Format("it ends inside its header".into());
+    let inflated;
+    let plain: &[u8] = match cookie(bytes).ok_or_else(short)? {
+        V2_COMPRESSED => {
+            let claimed = word(bytes, 4).ok_or_else(short)? as usize;
+            let payload = &bytes[8..];
+            if claimed > payload.len() {
+                return Err(HistError::Format(format!(
+                    "its header claims {claimed} compressed bytes but {} follow",
+                    payload.len()
+                )));
+            }
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(&payload[..claimed])
+                .take(MAX_INFLATED_HIST as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| HistError::Format(format!("it does not inflate: {e}")))?;
+            if out.len() > MAX_INFLATED_HIST {
+                return Err(HistError::Limit(format!(
+                    "it inflates to more than {MAX_INFLATED_HIST} bytes"
+                )));
+            }
+            inflated = out;
+            &inflated
+        }
+        V2 => bytes,
+        other => {
+            return Err(HistError::Format(format!(
+                "cookie {other:#010x} is not HdrHistogram's V2 encoding"
+            )))
+        }
+    };
+    if cookie(plain) != Some(V2) {
+        return Err(HistError::Format("the inflated histogram is not V2".into()));
+    }
+    if plain.len() < 40 {
+        return Err(short());
+    }
+    let claimed = word(plain, 4).ok_or_else(short)? as usize;
+    if claimed > plain.len() - 40 {
+        return Err(HistError::Format(format!(
+            "its header claims {claimed} bytes of counts but {} follow",
+            plain.len() - 40
+        )));
+    }
+    let digits = word(plain, 12).ok_or_else(short)?;
+    let long = |at: usize| u64::from_be_bytes(plain[at..at + 8].try_into().expect("eight bytes"));
+    let (low, high) = (long(16), long(24));
+    let counters = counters_needed(low, high, digits).ok_or_else(|| {
+        HistError::Format(format!(
+            "bounds {low}..{high} with {digits} significant digits are not a histogram's"
+        ))
+    })?;
+    if counters > MAX_HIST_COUNTERS {
+        return Err(HistError::Limit(format!(
+            "bounds {low}..{high} with {digits} significant digits need {counters} counters; at most {MAX_HIST_COUNTERS} are decoded"
+        )));
+    }
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &plain[..40 + claimed])
+        .map_err(|e| HistError::Format(format!("{e:?}")))?;
+    if h.len() > MAX_COUNT {
+        return Err(HistError::Limit(format!(
+            "it counts more than {MAX_COUNT} values"
+        )));
+    }
+    Ok(h)
+}
+
+/// How many counters HdrHistogram allocates for these bounds (its own arithmetic),
+/// or `None` where it would refuse them.
+fn counters_needed(low: u64, high: u64, digits: u32) -> Option<u64> {
+    if low < 1 || digits > 5 || high < low.checked_mul(2)? {
+        return None;
+    }
+    let largest_single_unit = 2 * 10u64.pow(digits);
+    let sub_bucket_count_magnitude = 64 - (largest_single_unit - 1).leading_zeros();
+    let sub_bucket_half_count = 1u64 << sub_bucket_count_magnitude.max(1).saturating_sub(1);
+    let sub_bucket_count = sub_bucket_half_count * 2;
+    let unit_magnitude = 63 - low.leading_zeros();
+    if unit_magnitude + sub_bucket_count_magnitude > 63 {
+        return None;
+    }
+    let mut smallest_untrackable = (sub_bucket_count as u128) << unit_magnitude;
+    let mut buckets = 1u64;
+    while smallest_untrackable <= high as u128 {
+        smallest_untrackable <<= 1;
+        buckets += 1;
+    }
+    Some((buckets + 1) * sub_bucket_half_count)
 }
 
 impl Serialize for Hist {
@@ -231,14 +383,14 @@ pub struct Counts {
 }
 
 impl std::ops::AddAssign<&Counts> for Counts {
-    /// Adds another part's counts (a merge of segments).
+    /// Adds another part's counts (a merge of segments), saturating at `u64::MAX`.
     fn add_assign(&mut self, o: &Counts) {
-        self.started += o.started;
-        self.completed += o.completed;
-        self.failed += o.failed;
-        self.abandoned += o.abandoned;
-        self.keepalive += o.keepalive;
-        self.length_mismatch += o.length_mismatch;
+        self.started = self.started.saturating_add(o.started);
+        self.completed = self.completed.saturating_add(o.completed);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.abandoned = self.abandoned.saturating_add(o.abandoned);
+        self.keepalive = self.keepalive.saturating_add(o.keepalive);
+        self.length_mismatch = self.length_mismatch.saturating_add(o.length_mismatch);
     }
 }
 
@@ -260,13 +412,13 @@ pub struct Bytes {
 }
 
 impl std::ops::AddAssign<&Bytes> for Bytes {
-    /// Adds another part's bytes (a merge of segments).
+    /// Adds another part's bytes (a merge of segments), saturating at `u64::MAX`.
     fn add_assign(&mut self, o: &Bytes) {
-        self.read += o.read;
-        self.body += o.body;
-        self.written += o.written;
-        self.headers_compressed += o.headers_compressed;
-        self.headers_decoded += o.headers_decoded;
+        self.read = self.read.saturating_add(o.read);
+        self.body = self.body.saturating_add(o.body);
+        self.written = self.written.saturating_add(o.written);
+        self.headers_compressed = self.headers_compressed.saturating_add(o.headers_compressed);
+        self.headers_decoded = self.headers_decoded.saturating_add(o.headers_decoded);
     }
 }
 

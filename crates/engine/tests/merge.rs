@@ -129,3 +129,127 @@ fn seconds_align_by_wall_clock() {
     let expect = 2.0 * a.requests.completed as f64 / m.duration_s;
     assert!((m.throughput_rps - expect).abs() < 1e-6);
 }
+
+/// A plain V2 header: payload length, digits, bounds; then `tail`.
+fn v2(payload_len: u32, digits: u32, low: u64, high: u64, tail: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&0x1c84_9313u32.to_be_bytes());
+    b.extend_from_slice(&payload_len.to_be_bytes());
+    b.extend_from_slice(&0u32.to_be_bytes());
+    b.extend_from_slice(&digits.to_be_bytes());
+    b.extend_from_slice(&low.to_be_bytes());
+    b.extend_from_slice(&high.to_be_bytes());
+    b.extend_from_slice(&1.0f64.to_be_bytes());
+    b.extend_from_slice(tail);
+    b
+}
+
+fn compressed(plain: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(plain).unwrap();
+    let deflated = z.finish().unwrap();
+    let mut b = Vec::new();
+    b.extend_from_slice(&0x1c84_9314u32.to_be_bytes());
+    b.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+    b.extend_from_slice(&deflated);
+    b
+}
+
+fn b64(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+#[test]
+fn a_histogram_whose_header_lies_is_refused_before_anything_is_allocated() {
+    use stampede_engine::{Hist, HistError};
+    let start = std::time::Instant::now();
+    // A header claiming 4 GiB of counts, plain and compressed.
+    let lie = v2(u32::MAX, 3, 1, 3_600_000_000, &[2, 0, 2]);
+    for bytes in [lie.clone(), compressed(&lie)] {
+        match Hist::from_base64(&b64(&bytes)) {
+            Err(HistError::Format(m)) => assert!(m.contains("claims"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    // A compressed length past the bytes there are.
+    let mut short = compressed(&v2(3, 3, 1, 3_600_000_000, &[2, 0, 2]));
+    short[4..8].copy_from_slice(&1_000_000u32.to_be_bytes());
+    assert!(matches!(
+        Hist::from_base64(&b64(&short)),
+        Err(HistError::Format(_))
+    ));
+    // Bounds that would need tens of millions of counters: five digits over 2^63.
+    let wide = v2(3, 5, 1, i64::MAX as u64, &[2, 0, 2]);
+    match Hist::from_base64(&b64(&compressed(&wide))) {
+        Err(HistError::Limit(m)) => assert!(m.contains("counters"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // A bomb: a megabyte of zeros after a valid header inflates past nothing, but a
+    // compressed run of 100 MiB is cut at the ceiling.
+    let bomb = v2(100 << 20, 3, 1, 3_600_000_000, &vec![0u8; 100 << 20]);
+    match Hist::from_base64(&b64(&compressed(&bomb))) {
+        Err(HistError::Limit(m)) => assert!(m.contains("inflates"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // Five digits over an hour is a histogram other tools write: it decodes.
+    let mut fine = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 5).unwrap();
+    fine.record_n(1_000, 7).unwrap();
+    let mut bytes = Vec::new();
+    use hdrhistogram::serialization::Serializer as _;
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(&fine, &mut bytes)
+        .unwrap();
+    assert_eq!(Hist::from_base64(&b64(&bytes)).unwrap().0.len(), 7);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn counts_past_what_the_format_holds_are_refused_and_counters_saturate() {
+    use stampede_engine::{Hist, HistError};
+    let mut a = Hist::default();
+    a.0.record_n(100, 5_000_000_000_000_000_000).unwrap();
+    let b = a.clone();
+    match a.add_checked(&b.0) {
+        Err(HistError::Limit(m)) => assert!(m.contains("counts add up past"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(a.0.len(), 5_000_000_000_000_000_000, "nothing was added");
+    // Through a merge: an error, not a panic when the sum is written.
+    let mut r: RunResult = serde_json::from_str(include_str!("data/small-result.json")).unwrap();
+    r.histograms.latency = a;
+    r.requests.completed = u64::MAX - 1;
+    let mut twice = r.clone();
+    twice.origin.segment = None;
+    r.origin.segment = None;
+    match merge(&[r.clone(), twice], true) {
+        Err(MergeError::Hist(HistError::Limit(_))) => {}
+        other => panic!("{other:?}"),
+    }
+    r.histograms.latency = Hist::default();
+    let m = merge(&[r.clone(), r], true).unwrap();
+    assert_eq!(m.requests.completed, u64::MAX, "counters saturate");
+}
+
+#[test]
+fn an_interval_log_past_any_clock_is_refused_not_a_panic() {
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    h.record(250).unwrap();
+    let mut bytes = Vec::new();
+    use hdrhistogram::serialization::Serializer as _;
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(&h, &mut bytes)
+        .unwrap();
+    let log = format!(
+        "#[BaseTime: 18446744073709551000.000 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n1000.000,1.000,0.250,{}\n",
+        b64(&bytes)
+    );
+    match stampede_engine::merge::from_hlog(log.as_bytes()) {
+        Err(MergeError::Hlog(m)) => assert!(m.contains("past any clock"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
