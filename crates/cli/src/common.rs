@@ -160,27 +160,11 @@ pub fn write_file(path: &str, contents: &str) -> Result<(), Exit> {
     std::fs::write(path, contents).map_err(|e| Exit::fail(format!("could not write {path}: {e}")))
 }
 
-/// The largest request body read from a file.
-const MAX_BODY_FILE: u64 = 256 << 20;
-
 /// Reads a body file (at most 256 MiB: `/dev/zero` or a wrong path must not eat the
 /// memory), naming it in the error.
 pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
-    use std::io::Read;
-    let fail = |e: std::io::Error| Exit::usage(format!("could not read body file {path}: {e}"));
-    let mut body = Vec::new();
-    std::fs::File::open(path)
-        .map_err(fail)?
-        .take(MAX_BODY_FILE + 1)
-        .read_to_end(&mut body)
-        .map_err(fail)?;
-    if body.len() as u64 > MAX_BODY_FILE {
-        return Err(Exit::usage(format!(
-            "body file {path} is larger than {} MiB",
-            MAX_BODY_FILE >> 20
-        )));
-    }
-    Ok(body)
+    stampede_engine::input::read(path, "body file", stampede_engine::input::Input::Body)
+        .map_err(Exit::usage)
 }
 
 /// What a run's result is written as, beyond the printed report: the flags `load` and

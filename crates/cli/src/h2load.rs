@@ -14,6 +14,7 @@
 //! request time, connect time, time to first byte and per-client req/s. Flags stampede
 //! cannot honour are refused with why and what to use instead ([`DIALECT`]).
 
+use stampede_engine::input::{self, Input};
 use std::net::ToSocketAddrs;
 use std::time::Duration;
 
@@ -271,13 +272,7 @@ fn uris(a: &H2loadArgs) -> Result<(Vec<String>, Vec<Duration>), Exit> {
         (Some(p), None) => ("-i, --input-file", p),
         (None, Some(p)) => ("--timing-script-file", p),
     };
-    let text = if path == "-" {
-        std::io::read_to_string(std::io::stdin())
-            .map_err(|e| Exit::fail(format!("{flag} -: reading standard input: {e}")))?
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| Exit::usage(format!("{flag}: cannot read {path}: {e}")))?
-    };
+    let text = input::read_text(path, flag, Input::List).map_err(Exit::usage)?;
     if !a.uris.is_empty() {
         eprintln!(
             "stampede h2load: {flag} {path}: the URIs on the command line are not used, as in h2load"

@@ -6,6 +6,7 @@
 //! replies before the next. The request is httperf's (`User-Agent: httperf/0.9.0`, then
 //! `Host` without the port), so request sizes equal httperf's.
 
+use stampede_engine::input::{self, Input};
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
@@ -218,8 +219,7 @@ fn parse_wlog(s: &str) -> Result<(bool, Vec<String>), Exit> {
             )))
         }
     };
-    let bytes =
-        std::fs::read(file).map_err(|e| Exit::usage(format!("--wlog: cannot read {file}: {e}")))?;
+    let bytes = input::read(file, "--wlog", Input::List).map_err(Exit::usage)?;
     let mut uris = Vec::new();
     for (i, u) in bytes.split(|&b| b == 0).enumerate() {
         let u = String::from_utf8(u.to_vec())
@@ -526,8 +526,7 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         }
         (None, Some(w)) => {
             let (n, x, file) = parse_wsesslog(w)?;
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Exit::usage(format!("--wsesslog: cannot read {file}: {e}")))?;
+            let text = input::read_text(&file, "--wsesslog", Input::List).map_err(Exit::usage)?;
             let log = sesslog::parse(&text, &file).map_err(Exit::usage)?;
             let think = Duration::from_secs_f64(x);
             script = sesslog::steps(&log, think, |c| {

@@ -2,6 +2,7 @@
 
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::inject::Profile;
+use stampede_engine::input::{self, Input};
 use stampede_engine::portable::PortableSpec;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
 use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
@@ -289,8 +290,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     };
     let (target, variety) = match (&a.targets, &a.url) {
         (Some(file), _) => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| Exit::usage(format!("--targets: cannot read {file}: {e}")))?;
+            let text = input::read_text(file, "--targets", Input::List).map_err(Exit::usage)?;
             let entries = targets::parse(file, &text)?;
             let shared = targets::Common {
                 headers: &headers,
@@ -394,15 +394,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
 
 /// The spec in `--spec FILE`, its TLS configuration built here.
 fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
-    let text = if path == "-" {
-        let mut t = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
-            .map_err(|e| Exit::fail(format!("--spec -: reading standard input: {e}")))?;
-        t
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| Exit::usage(format!("--spec: cannot read {path}: {e}")))?
-    };
+    let text = input::read_text(path, "--spec", Input::Config).map_err(Exit::usage)?;
     let portable =
         PortableSpec::from_json(&text).map_err(|e| Exit::usage(format!("--spec {path}: {e}")))?;
     let settings = portable.tls.clone();

@@ -106,7 +106,8 @@ pub fn emit(
 /// One result file (`--json`, or an interval log ending in `.hlog`), with its name in
 /// any error.
 fn read(path: &str) -> Result<RunResult, Exit> {
-    let bytes = std::fs::read(path).map_err(|e| Exit::fail(format!("cannot read {path}: {e}")))?;
+    let bytes = stampede_engine::input::read(path, "result", stampede_engine::input::Input::Result)
+        .map_err(Exit::usage)?;
     if path.ends_with(".hlog") {
         return from_hlog(&bytes).map_err(|e| Exit::usage(format!("{path}: {e}")));
     }

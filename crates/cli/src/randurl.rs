@@ -76,6 +76,22 @@ impl Node {
         }
     }
 
+    /// The longest string a draw can append, percent-encoding counted (saturating).
+    fn max_len(&self) -> u64 {
+        match self {
+            Node::Text(t) => t
+                .iter()
+                .map(|b| if b.is_ascii_graphic() { 1 } else { 3 })
+                .sum(),
+            Node::Class { ranges, .. } if ranges.iter().all(|&(a, b)| a > 0x20 && b < 0x7f) => 1,
+            // A character of up to four bytes, each percent-encoded.
+            Node::Class { .. } => 12,
+            Node::Repeat(sub, _, max) => sub.max_len().saturating_mul(u64::from(*max)),
+            Node::Concat(v) => v.iter().fold(0u64, |a, n| a.saturating_add(n.max_len())),
+            Node::Either(v) => v.iter().map(Node::max_len).max().unwrap_or(0),
+        }
+    }
+
     /// Appends a drawn string to `out`, each byte a request-target may not hold
     /// percent-encoded.
     fn draw(&self, rng: &mut Rng, out: &mut Vec<u8>) {
@@ -129,6 +145,10 @@ fn push_safe(out: &mut Vec<u8>, b: u8) {
     }
 }
 
+/// The longest path and query a pattern may draw, percent-encoding counted: 16 KiB,
+/// twice what common servers accept in a request line.
+pub const MAX_DRAWN_TARGET: u64 = 16 << 10;
+
 /// A URL pattern: the fixed origin (`http://host:port`) and the part that varies.
 #[derive(Debug, Clone)]
 pub struct UrlPattern {
@@ -172,9 +192,18 @@ impl UrlPattern {
         }
         let mut parts = vec![Node::Text(first)];
         parts.extend(rest.iter().map(|h| Node::of(h, max_repeat)));
+        let path = Node::Concat(parts);
+        // Checked before any draw: `x{4294967295}` would build 4 GiB per request.
+        let longest = path.max_len();
+        if longest > MAX_DRAWN_TARGET {
+            return Err(err(format!(
+                "a drawn path could take {} bytes; at most {MAX_DRAWN_TARGET} are drawn per request (lower the repetitions' bounds or --max-repeat)",
+                if longest == u64::MAX { "more than 2^64".to_string() } else { longest.to_string() }
+            )));
+        }
         Ok(UrlPattern {
             origin: lead[..start].to_string(),
-            path: Node::Concat(parts),
+            path,
         })
     }
 
@@ -297,6 +326,23 @@ mod tests {
         // The same seed draws the same paths.
         let mut again = Rng::new(7);
         assert_eq!(p.draw(&mut again), paths[0]);
+    }
+
+    #[test]
+    fn a_pattern_that_could_draw_more_than_the_ceiling_is_refused_before_drawing() {
+        for pat in [
+            r"http://h:1/x{4294967295}",
+            r"http://h:1/((a{1000}){1000}){1000}",
+            r"http://h:1/[a-z]{20000}",
+            r"http://h:1/é{5000}",
+        ] {
+            let e = UrlPattern::parse(pat, 16).unwrap_err().message;
+            assert!(e.contains("at most 16384 are drawn"), "{pat}: {e}");
+        }
+        // An open repetition counts at --max-repeat past its minimum.
+        assert!(UrlPattern::parse(r"http://h:1/a*", 16_000).is_ok());
+        assert!(UrlPattern::parse(r"http://h:1/[a-z]+", 20_000).is_err());
+        assert!(UrlPattern::parse(r"http://h:1/[a-z]{1000}", 16).is_ok());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! run's one server (its scheme, host and port), since a run's connections all go to
 //! one address; what is wrong is named with the file and line.
 
+use stampede_engine::input::{size, MAX_BUILT_REQUESTS};
 use stampede_engine::{Request, RequestBuilder, Target};
 
 use crate::common::{self, Exit};
@@ -136,6 +137,7 @@ pub fn requests(
     let target = common::resolve(&entries[0].url, unix_socket)
         .map_err(|e| Exit::usage(format!("{file}:{}: {}", entries[0].line, e.message)))?;
     let mut out = Vec::with_capacity(entries.len());
+    let mut budget = Budget::new();
     for e in entries {
         let at = |what: String| Exit::usage(format!("{file}:{}: {what}", e.line));
         let path = same_server_path(&target, &e.url).ok_or_else(|| {
@@ -153,9 +155,35 @@ pub fn requests(
         if let Some(p) = &e.body {
             b = b.body(read(p).map_err(|x| at(format!("@{p}: {}", x.message)))?);
         }
-        out.push(b.build().map_err(|x| at(x.to_string()))?);
+        let r = b.build().map_err(|x| at(x.to_string()))?;
+        budget.take(&r).map_err(at)?;
+        out.push(r);
     }
     Ok((target, out))
+}
+
+/// The memory the requests built from one list may take together
+/// ([`MAX_BUILT_REQUESTS`]): each request's bytes and its own bookkeeping.
+struct Budget {
+    used: u64,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget { used: 0 }
+    }
+
+    fn take(&mut self, r: &Request) -> Result<(), String> {
+        let cost = (std::mem::size_of::<Request>() + r.method.len() + r.bytes.len()) as u64;
+        self.used += cost;
+        if self.used > MAX_BUILT_REQUESTS {
+            return Err(format!(
+                "the requests built so far take more than {} together, the most a list may build; use fewer or smaller requests",
+                size(MAX_BUILT_REQUESTS)
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One request per non-empty line of `text`, the line (without its line ending) as
@@ -165,11 +193,19 @@ pub fn body_lines(
     text: &[u8],
     build: &dyn Fn(Vec<u8>) -> Result<Request, Exit>,
 ) -> Result<Vec<Request>, Exit> {
-    let out = (text.split(|b| *b == b'\n'))
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(|l| !l.is_empty())
-        .map(|l| build(l.to_vec()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut budget = Budget::new();
+    let mut out = Vec::new();
+    for (i, l) in (text.split(|b| *b == b'\n')).enumerate() {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        if l.is_empty() {
+            continue;
+        }
+        let r = build(l.to_vec())?;
+        budget
+            .take(&r)
+            .map_err(|e| Exit::usage(format!("--body-lines {file}:{}: {e}", i + 1)))?;
+        out.push(r);
+    }
     if out.is_empty() {
         return Err(Exit::usage(format!(
             "--body-lines {file}: no lines; one request body per line"

@@ -5,6 +5,7 @@
 //! command behaves the same. Every new connection pays a full handshake unless
 //! `--tls-resume` is given; the handshake is timed on its own.
 
+use stampede_engine::input::{self, Input};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -113,13 +114,13 @@ impl TlsArgs {
                 "--save-spec: a spec does not carry a client certificate's private key; give --cert and --key where it runs",
             ));
         }
-        let ca_pem =
-            match &self.cacert {
-                Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
-                    Exit::usage(format!("--cacert: cannot read {}: {e}", p.display()))
-                })?),
-                None => None,
-            };
+        let ca_pem = match &self.cacert {
+            Some(p) => Some(
+                input::read_text(&p.display().to_string(), "--cacert", Input::Config)
+                    .map_err(Exit::usage)?,
+            ),
+            None => None,
+        };
         Ok(Some(TlsSettings {
             insecure: self.insecure,
             ca_pem,

@@ -7,6 +7,7 @@
 //! `--` go to its `init`) through `stampede-script`: its request replaces the flags'
 //! one, its hooks run on the worker threads, and its `done` after the report.
 
+use stampede_engine::input::{self, Input};
 use std::sync::Arc;
 
 use clap::{ArgAction, Parser};
@@ -155,8 +156,7 @@ fn attach_script(
             "--pipeline with -s: the script's request sets the pipelining (return several requests from request(), as wrk's pipeline.lua)",
         ));
     }
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| Exit::usage(format!("-s/--script: cannot read {path}: {e}")))?;
+    let source = input::read_text(path, "-s/--script", Input::Config).map_err(Exit::usage)?;
     let mut headers = Vec::new();
     for h in &a.headers {
         headers.push(common::header_arg(h)?);

@@ -1454,3 +1454,40 @@ fn merge_of_an_hour_long_result_keeps_its_memory_to_the_size_of_what_it_writes()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn every_file_input_stops_at_its_ceiling_and_names_the_file() {
+    let cases: [&[&str]; 8] = [
+        &["load", "--targets", "/dev/zero", "-n", "1"],
+        &["load", "--spec", "/dev/zero"],
+        &[
+            "load",
+            "http://127.0.0.1:9/",
+            "-m",
+            "POST",
+            "--body-lines",
+            "/dev/zero",
+        ],
+        &["wrk", "-s", "/dev/zero", "http://127.0.0.1:9/"],
+        &["h2load", "-i", "/dev/zero"],
+        &[
+            "httperf",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            "9",
+            "--wlog=y,/dev/zero",
+        ],
+        &["bench", "/dev/zero", "--check"],
+        &["merge", "/dev/zero"],
+    ];
+    for args in cases {
+        let out = stampede(args);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("/dev/zero is larger than") && e.contains("the most stampede reads"),
+            "{args:?}: {e}"
+        );
+    }
+}

@@ -33,6 +33,7 @@ pub mod h2;
 pub mod hooks;
 pub mod http1;
 pub mod inject;
+pub mod input;
 mod io;
 pub mod limit;
 pub mod limits;

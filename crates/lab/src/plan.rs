@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use stampede_engine::arrivals::Period;
 use stampede_engine::inject::Profile;
+use stampede_engine::input::Input;
 use stampede_engine::{Session, Shape};
 use toml::Spanned;
 
@@ -848,12 +849,15 @@ impl Plan {
     /// Reads and parses a plan file.
     pub fn load(path: &std::path::Path) -> Result<Plan, PlanError> {
         let file = path.display().to_string();
-        let src = std::fs::read_to_string(path).map_err(|e| PlanError {
-            file: file.clone(),
-            line: 0,
-            field: "plan".into(),
-            message: format!("cannot read: {e}"),
-        })?;
+        let src =
+            stampede_engine::input::read_text(&file, "plan", Input::Config).map_err(|message| {
+                PlanError {
+                    file: file.clone(),
+                    line: 0,
+                    field: "plan".into(),
+                    message,
+                }
+            })?;
         let mut plan = Plan::parse(&src, &file)?;
         // A relative working directory is relative to the plan, wherever bench runs.
         let base = path.parent().unwrap_or(std::path::Path::new("."));

@@ -318,10 +318,11 @@ fn measure_on_hosts(
         Some(tls) => Some(TlsSettings {
             insecure: tls.insecure,
             ca_pem: match &tls.cacert {
-                Some(p) => Some(
-                    std::fs::read_to_string(p)
-                        .map_err(|e| format!("cacert {}: {e}", p.display()))?,
-                ),
+                Some(p) => Some(stampede_engine::input::read_text(
+                    &p.display().to_string(),
+                    "cacert",
+                    stampede_engine::input::Input::Config,
+                )?),
                 None => None,
             },
             resume: false,

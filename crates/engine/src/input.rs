@@ -1,0 +1,122 @@
+//! One size policy for every file stampede reads: each kind of input has a ceiling,
+//! checked while reading (a file is never read past its ceiling, so `/dev/zero` or a
+//! pipe that never ends costs no more than the ceiling), and the error names the file,
+//! what it was read as and the ceiling.
+//!
+//! | kind | ceiling | read as |
+//! |---|---|---|
+//! | [`Input::Config`] | 16 MiB | a saved spec, a plan, a Lua script, a certificate or key |
+//! | [`Input::List`] | 256 MiB | a targets file, h2load's `-i`, a timing script, httperf's `--wlog`/`--wsesslog`, `--body-lines` |
+//! | [`Input::Body`] | 256 MiB | one request body (`@file`, `-p`/`-u`, `--body`) |
+//! | [`Input::Result`] | 1 GiB | a result or an interval log given to `merge` |
+//!
+//! What a file becomes in memory is bounded as well where it grows past the file's
+//! size: the requests built from a targets file or `--body-lines` together take at most
+//! [`MAX_BUILT_REQUESTS`] bytes.
+
+use std::io::Read;
+
+/// What an input is read as, and so its ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// A saved spec, a plan, a script, a certificate or key.
+    Config,
+    /// A list of requests, URLs or sessions.
+    List,
+    /// One request body.
+    Body,
+    /// A result (JSON) or an interval log.
+    Result,
+}
+
+impl Input {
+    /// The most bytes read for this kind of input.
+    pub const fn limit(self) -> u64 {
+        match self {
+            Input::Config => 16 << 20,
+            Input::List | Input::Body => 256 << 20,
+            Input::Result => 1 << 30,
+        }
+    }
+}
+
+/// The most bytes the requests built from one list (a targets file's or
+/// `--body-lines`') may take together.
+pub const MAX_BUILT_REQUESTS: u64 = 1 << 30;
+
+/// `n` bytes in MiB or GiB for a message: `256 MiB`.
+pub fn size(n: u64) -> String {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
+        format!("{} GiB", n >> 30)
+    } else {
+        format!("{} MiB", n.div_ceil(1 << 20))
+    }
+}
+
+/// Reads `path` (`-` is standard input) as `kind`; `what` names it in errors (`--targets
+/// file`, `plan`).
+pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, String> {
+    let limit = kind.limit();
+    let mut out = Vec::new();
+    let fail = |e: std::io::Error| format!("cannot read {what} {path}: {e}");
+    let res = if path == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit + 1)
+            .read_to_end(&mut out)
+    } else {
+        std::fs::File::open(path)
+            .map_err(fail)?
+            .take(limit + 1)
+            .read_to_end(&mut out)
+    };
+    res.map_err(fail)?;
+    if out.len() as u64 > limit {
+        return Err(format!(
+            "{what} {path} is larger than {}, the most stampede reads as a {}",
+            size(limit),
+            match kind {
+                Input::Config => "configuration file",
+                Input::List => "list",
+                Input::Body => "request body",
+                Input::Result => "result",
+            }
+        ));
+    }
+    Ok(out)
+}
+
+/// [`read`], as UTF-8 text.
+pub fn read_text(path: &str, what: &str, kind: Input) -> Result<String, String> {
+    String::from_utf8(read(path, what, kind)?)
+        .map_err(|e| format!("{what} {path} is not UTF-8 text: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_file_is_read_to_its_ceiling_and_refused_by_name() {
+        let e = read("/dev/zero", "--targets file", Input::Config).unwrap_err();
+        assert_eq!(
+            e,
+            "--targets file /dev/zero is larger than 16 MiB, the most stampede reads as a configuration file"
+        );
+        let e = read_text("/nonexistent/x", "plan", Input::Config).unwrap_err();
+        assert!(e.starts_with("cannot read plan /nonexistent/x: "), "{e}");
+        let dir = std::env::temp_dir().join(format!("stampede-input-{}", std::process::id()));
+        std::fs::write(&dir, b"GET /\n").unwrap();
+        assert_eq!(
+            read_text(dir.to_str().unwrap(), "x", Input::List).unwrap(),
+            "GET /\n"
+        );
+        std::fs::write(&dir, [0xff, 0xfe]).unwrap();
+        assert!(read_text(dir.to_str().unwrap(), "x", Input::List)
+            .unwrap_err()
+            .contains("is not UTF-8"));
+        let _ = std::fs::remove_file(&dir);
+        assert_eq!(size(256 << 20), "256 MiB");
+        assert_eq!(size(1 << 30), "1 GiB");
+    }
+}
