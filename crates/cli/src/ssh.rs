@@ -33,6 +33,11 @@ pub struct SshArgs {
     /// How long after now the shared start is (time to connect to every host)
     #[arg(long = "start-in", value_name = "DURATION", default_value = "10s", value_parser = common::parse_duration)]
     pub start_in: Duration,
+    /// How long after the shared start a host may take to send its result back; one
+    /// still running then is stopped and counted as failed (set it above the run's
+    /// duration)
+    #[arg(long = "deadline", value_name = "DURATION", default_value = "1h", value_parser = common::parse_duration)]
+    pub deadline: Duration,
     /// Copy this stampede to each host (as /tmp/stampede-VERSION) and run that
     #[arg(long = "copy")]
     pub copy: bool,
@@ -65,6 +70,13 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
     if a.hosts.iter().any(|h| h.trim().is_empty()) {
         return Err(Exit::usage("--hosts: a host name is empty"));
     }
+    if let Some(e) = a
+        .hosts
+        .iter()
+        .find_map(|h| stampede_lab::remote::check_host(h).err())
+    {
+        return Err(Exit::usage(format!("--hosts: {e}")));
+    }
     let asserts = a.out.assertions()?;
     let hosts = Hosts {
         hosts: a.hosts.clone(),
@@ -90,6 +102,7 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
                 words
             },
             None,
+            a.start_in + a.deadline,
         )
         .map_err(Exit::fail)?;
     let mut merger = Merger::new(false);

@@ -1,6 +1,7 @@
 //! `stampede ssh`: segments on several hosts, through a stand-in `ssh` that runs the
 //! remote command here (as sshd would on the host) — every segment is a real run
-//! against the reference server — and fails for a host named `down`.
+//! against the reference server — fails for a host named `down` and never answers
+//! for one named `stuck`.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Output};
@@ -8,7 +9,9 @@ use std::process::{Command, Output};
 fn with_fake_ssh(dir: &std::path::Path, args: &[&str]) -> Output {
     let script = "#!/bin/sh\n\
         while [ \"$1\" = -o ]; do shift 2; done\n\
+        [ \"$1\" = -- ] && shift\n\
         host=$1; shift\n\
+        [ \"$host\" = stuck ] && exec sleep 600\n\
         echo \"$host $*\" >> \"$(dirname \"$0\")/calls\"\n\
         [ \"$host\" = down ] && { echo 'ssh: connect to host down: No route to host' >&2; exit 255; }\n\
         exec sh -c \"$*\"\n";
@@ -158,5 +161,69 @@ fn a_dialects_command_runs_on_every_host_and_reports_as_the_tool() {
         );
         assert!(report.contains(says), "{command:?}: {report}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_stuck_host_is_stopped_at_the_deadline_and_a_host_that_is_an_option_is_refused() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-ssh-s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = srv.url("/pong");
+    let start = std::time::Instant::now();
+    let out = with_fake_ssh(
+        &dir,
+        &[
+            "ssh",
+            "--hosts",
+            "a,stuck",
+            "--start-in",
+            "500ms",
+            "--deadline",
+            "2s",
+            "--remote-stampede",
+            env!("CARGO_BIN_EXE_stampede"),
+            "--partial",
+            "--",
+            "load",
+            "-n",
+            "20",
+            "-c",
+            "1",
+            &url,
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(60),
+        "{err}"
+    );
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "segment 2/2 on stuck failed: gave no result within 2 s of the start; stopped"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("merged 1 of 2 segments"), "{err}");
+    // A host that ssh would read as an option never reaches it.
+    let out = with_fake_ssh(
+        &dir,
+        &[
+            "ssh",
+            "--hosts=a,-oProxyCommand=touch /tmp/x",
+            "--",
+            "load",
+            "-n",
+            "1",
+            &url,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("begins with '-'"), "{err}");
+    assert!(!std::fs::read_to_string(dir.join("calls"))
+        .unwrap_or_default()
+        .contains("ProxyCommand"));
     let _ = std::fs::remove_dir_all(&dir);
 }

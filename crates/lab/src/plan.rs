@@ -642,6 +642,14 @@ impl Plan {
                     format!("{name:?} is used twice"),
                 ));
             }
+            if let Some(k) = t
+                .env
+                .keys()
+                .find(|k| crate::remote::check_env_name(k).is_err())
+            {
+                let e = crate::remote::check_env_name(k).unwrap_err();
+                return Err(cx.err(t.name.span().start, "target.env", e));
+            }
             let kind = match (&t.start, &t.url) {
                 (Some(start), None) => TargetKind::Command {
                     start: start.clone(),
@@ -654,6 +662,10 @@ impl Plan {
                     host: match &t.host {
                         Some(h) if h.get_ref().trim().is_empty() => {
                             return Err(cx.err(h.span().start, "target.host", "must not be empty"))
+                        }
+                        Some(h) if crate::remote::check_host(h.get_ref().trim()).is_err() => {
+                            let e = crate::remote::check_host(h.get_ref().trim()).unwrap_err();
+                            return Err(cx.err(h.span().start, "target.host", e));
                         }
                         Some(h) if t.port.is_none() => {
                             return Err(cx.err(
@@ -803,6 +815,13 @@ impl Plan {
         if let Some(h) = &client.hosts {
             if h.get_ref().iter().any(|x| x.trim().is_empty()) {
                 return Err(cx.err(h.span().start, "client.hosts", "a host is empty"));
+            }
+            if let Some(e) = h
+                .get_ref()
+                .iter()
+                .find_map(|x| crate::remote::check_host(x.trim()).err())
+            {
+                return Err(cx.err(h.span().start, "client.hosts", e));
             }
             if h.get_ref().is_empty() {
                 return Err(cx.err(

@@ -147,8 +147,11 @@ impl Running {
         grace: Duration,
     ) -> std::io::Result<Running> {
         use crate::remote::quote;
+        let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+        crate::remote::check_host(host).map_err(invalid)?;
         let mut line = String::new();
         for (k, v) in env {
+            crate::remote::check_env_name(k).map_err(invalid)?;
             line += &format!("export {k}={}; ", quote(v));
         }
         if let Some(d) = cwd {
@@ -168,6 +171,7 @@ impl Running {
         let quoted: Vec<String> = words.iter().map(|w| quote(w)).collect();
         let mut child = hosts
             .base("ssh")
+            .arg("--")
             .arg(host)
             .arg(quoted.join(" "))
             .stdin(Stdio::piped())

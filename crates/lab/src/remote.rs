@@ -51,6 +51,44 @@ impl Copies {
     }
 }
 
+/// Checks an ssh destination: a host name, address or ssh-config alias, optionally
+/// `user@` before it. One that begins with `-` would reach ssh as an option, and
+/// spaces, quotes or control characters have no place in one.
+pub fn check_host(host: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("host {host:?} {why}"));
+    if host.is_empty() {
+        return bad("is empty");
+    }
+    if host.starts_with('-') {
+        return bad("begins with '-', which ssh would read as an option");
+    }
+    match host
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "._-@:[]%".contains(*c)))
+    {
+        Some(c) => bad(&format!(
+            "holds {c:?}; a host is letters, digits and . _ - @ : [ ] % alone"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks an environment variable's name for a remote shell's `export NAME=…`: a
+/// letter or `_`, then letters, digits and `_`. Anything else would be shell syntax.
+pub fn check_env_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not an environment variable's name (a letter or _, then letters, digits and _)"
+        ))
+    }
+}
+
 /// Quotes `s` for the POSIX shell ssh hands the remote command to.
 pub fn quote(s: &str) -> String {
     if !s.is_empty()
@@ -86,9 +124,11 @@ impl Hosts {
             .map_err(|e| format!("cannot find this stampede executable: {e}"))?;
         let remote = format!("/tmp/stampede-{}", env!("CARGO_PKG_VERSION"));
         for host in &self.hosts {
+            check_host(host)?;
             let out = self
                 .base("scp")
                 .arg("-q")
+                .arg("--")
                 .arg(&exe)
                 .arg(format!("{host}:{remote}"))
                 .stdin(Stdio::null())
@@ -111,43 +151,99 @@ impl Hosts {
         words: &[String],
         input: Option<&[u8]>,
     ) -> Result<Child, String> {
+        check_host(host)?;
         let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
         let mut c = self.base("ssh");
-        c.arg(host).arg(line.join(" "));
+        c.arg("--").arg(host).arg(line.join(" "));
         start(&mut c, input).map_err(|e| format!("{host}: {e}"))
     }
 
     /// Runs segment K of N on host K (`words_for(K, N)` is the remote command, whose
     /// standard output is a result as JSON), all at once; returns each host's result or
-    /// what went wrong there, in host order.
+    /// what went wrong there, in host order. A host still running `deadline` after the
+    /// start (stuck, or not reading its input) is stopped and counted as failed, so
+    /// one host cannot hold the run forever.
     pub fn run_segments(
         &self,
         words_for: impl Fn(usize, usize) -> Vec<String>,
         input: Option<&[u8]>,
+        deadline: std::time::Duration,
     ) -> Result<Outcomes, String> {
+        use std::io::Read;
+        use std::time::{Duration, Instant};
         let n = self.hosts.len();
-        let children = self
+        let started = Instant::now();
+        let mut children = self
             .hosts
             .iter()
             .enumerate()
             .map(|(i, host)| Ok((host.clone(), self.spawn(host, &words_for(i + 1, n), input)?)))
             .collect::<Result<Vec<_>, String>>()?;
+        // Each host's output is read as it comes (a result at most as large as merge
+        // reads), so that a full pipe never stops it.
+        let limit = stampede_engine::input::Input::Result.limit();
+        let readers: Vec<_> = children
+            .iter_mut()
+            .map(|(_, c)| {
+                let (out, err) = (c.stdout.take(), c.stderr.take());
+                std::thread::spawn(move || {
+                    let errs = std::thread::spawn(move || {
+                        let mut e = Vec::new();
+                        if let Some(err) = err {
+                            let _ = err.take(1 << 20).read_to_end(&mut e);
+                        }
+                        e
+                    });
+                    let mut o = Vec::new();
+                    if let Some(out) = out {
+                        let _ = out.take(limit).read_to_end(&mut o);
+                    }
+                    (o, errs.join().unwrap_or_default())
+                })
+            })
+            .collect();
+        let mut status: Vec<Option<std::process::ExitStatus>> = vec![None; n];
+        let mut late = vec![false; n];
+        while status.iter().any(Option::is_none) {
+            for (i, (_, c)) in children.iter_mut().enumerate() {
+                if status[i].is_none() {
+                    status[i] = c.try_wait().map_err(|e| format!("ssh: {e}"))?;
+                }
+            }
+            if started.elapsed() > deadline {
+                for (i, (_, c)) in children.iter_mut().enumerate() {
+                    if status[i].is_none() {
+                        let _ = c.kill();
+                        late[i] = true;
+                        status[i] = c.wait().ok();
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         Ok(children
             .into_iter()
-            .map(|(host, child)| {
-                let r = match child.wait_with_output() {
-                    Err(e) => Err(format!("ssh: {e}")),
-                    Ok(out) if out.status.success() => parse_result(&out.stdout),
-                    Ok(out) => {
-                        let err = String::from_utf8_lossy(&out.stderr);
-                        Err(format!(
-                            "exited {}: {}",
-                            out.status
-                                .code()
-                                .map_or("by a signal".into(), |c| c.to_string()),
-                            err.trim().lines().last().unwrap_or("")
-                        ))
-                    }
+            .zip(readers)
+            .enumerate()
+            .map(|(i, ((host, _), reader))| {
+                let (out, err) = reader.join().unwrap_or_default();
+                let last = String::from_utf8_lossy(&err)
+                    .trim()
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_string();
+                let r = match status[i] {
+                    _ if late[i] => Err(format!(
+                        "gave no result within {:.0} s of the start; stopped",
+                        deadline.as_secs_f64()
+                    )),
+                    Some(s) if s.success() => parse_result(&out),
+                    Some(s) => Err(format!(
+                        "exited {}: {last}",
+                        s.code().map_or("by a signal".into(), |c| c.to_string())
+                    )),
+                    None => Err("ssh: its status could not be read".into()),
                 };
                 (host, r)
             })
@@ -169,10 +265,13 @@ pub fn start(command: &mut Command, input: Option<&[u8]>) -> Result<Child, Strin
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {program} (is it on PATH?): {e}"))?;
+    // Written from a thread: a peer that never reads (a stuck host) must not hold the
+    // caller once the pipe's buffer is full. Dropping the pipe closes its input.
     if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin
-            .write_all(bytes)
-            .map_err(|e| format!("writing to {program}: {e}"))?;
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
     }
     Ok(child)
 }
@@ -202,6 +301,30 @@ pub fn parse_result(out: &[u8]) -> Result<RunResult, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_and_environment_names_that_would_be_options_or_shell_are_refused() {
+        for ok in [
+            "h",
+            "user@host.example",
+            "10.0.0.1",
+            "[::1]",
+            "alias_1",
+            "fe80::1%eth0",
+        ] {
+            assert_eq!(check_host(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "-oProxyCommand=x", "a b", "h;rm", "h\n", "$(x)", "'h'"] {
+            assert!(check_host(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_host("-x").unwrap_err().contains("option"));
+        for ok in ["A", "_x", "PATH_2"] {
+            assert_eq!(check_env_name(ok), Ok(()));
+        }
+        for bad in ["", "1A", "A=1; touch /tmp/x; B", "A B", "A-B"] {
+            assert!(check_env_name(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn words_reach_the_remote_shell_intact() {

@@ -233,6 +233,13 @@ fn env_json(env: &Environment) -> String {
     serde_json::to_string(env).expect("the environment serialises")
 }
 
+/// How long client hosts may take over a run's segment before they are stopped: the
+/// shared start, the run's duration (an hour for a run bounded by a count), and a
+/// minute for starting and sending results back.
+fn hosts_deadline(duration: Option<Duration>) -> Duration {
+    HOSTS_START_IN + duration.unwrap_or(Duration::from_secs(3600)) + Duration::from_secs(60)
+}
+
 /// A free TCP port on 127.0.0.1, as the kernel hands one out.
 fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
@@ -354,6 +361,7 @@ fn measure_on_hosts(
             .to_vec()
         },
         Some(text.as_bytes()),
+        hosts_deadline(spec.duration),
     )?;
     let mut merger = stampede_engine::merge::Merger::new(false);
     for (host, r) in outcomes {

@@ -389,6 +389,24 @@ fn hosts_for_the_load_and_for_targets_are_checked() {
             "ssh.port",
             "unknown field",
         ),
+        (
+            "[client]\nhosts = [\"c1\", \"-oProxyCommand=x\"]\n[[target]]\nname = \"a\"\nurl = \"http://10.0.0.1:80\"\n",
+            2,
+            "client.hosts",
+            "begins with '-'",
+        ),
+        (
+            "[[target]]\nname = \"a\"\nstart = \"x\"\nport = 80\nhost = \"-F/tmp/c\"\n",
+            5,
+            "target.host",
+            "begins with '-'",
+        ),
+        (
+            "[[target]]\nname = \"a\"\nstart = \"x\"\nenv = { \"A=1; touch /tmp/x; B\" = \"1\" }\n",
+            2,
+            "target.env",
+            "is not an environment variable's name",
+        ),
     ];
     for (src, line, field, msg) in cases {
         let e = err(&format!("{src}{scen}"));
