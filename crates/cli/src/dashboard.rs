@@ -7,11 +7,24 @@
 //! final report while the process is still up. The server runs on its own threads; a
 //! slow or vanished browser costs the run at most a second's write timeout, never a
 //! measurement.
+//!
+//! It holds at most [`MAX_REQUESTS`] requests being read and [`MAX_STREAMS`] event
+//! streams at once (more are answered 503 and closed at once, so idle connections
+//! cannot take the run's descriptors), and it answers only requests whose Host names it
+//! by address, `localhost` or this machine's name: a page of another site whose name
+//! was rebound to this address (DNS rebinding) gets 421 and never sees the run's URL.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Requests being read at once (each on its own thread, for at most five seconds).
+pub const MAX_REQUESTS: usize = 16;
+
+/// Browsers following the run at once (`/events` streams).
+pub const MAX_STREAMS: usize = 32;
 
 use crate::console::Exit;
 
@@ -23,6 +36,10 @@ pub struct Dashboard {
     url: String,
     page: String,
     state: Mutex<State>,
+    /// The port it listens on, for the Host check.
+    port: u16,
+    /// Requests being read now.
+    reading: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -61,16 +78,34 @@ impl Dashboard {
             url: format!("http://{local}/"),
             page: stampede_report::dashboard_page(what),
             state: Mutex::new(State::default()),
+            port: local.port(),
+            reading: AtomicUsize::new(0),
         });
         let server = d.clone();
         std::thread::Builder::new()
             .name("stampede-dashboard".into())
             .spawn(move || {
-                for stream in listener.incoming().flatten() {
+                for mut stream in listener.incoming().flatten() {
+                    if server.reading.fetch_add(1, Ordering::SeqCst) >= MAX_REQUESTS {
+                        server.reading.fetch_sub(1, Ordering::SeqCst);
+                        let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+                        respond(
+                            &mut stream,
+                            "503 Service Unavailable",
+                            "text/plain",
+                            b"busy\n",
+                        );
+                        continue;
+                    }
                     let d = server.clone();
-                    let _ = std::thread::Builder::new()
+                    let spawned = std::thread::Builder::new()
                         .name("stampede-dashboard-conn".into())
-                        .spawn(move || d.serve(stream));
+                        .spawn(move || {
+                            d.serve(stream);
+                        });
+                    if spawned.is_err() {
+                        server.reading.fetch_sub(1, Ordering::SeqCst);
+                    }
                 }
             })
             .map_err(|e| Exit::fail(format!("--dashboard: {e}")))?;
@@ -111,7 +146,17 @@ impl Dashboard {
         s.report = Some(report);
     }
 
-    fn serve(&self, mut stream: TcpStream) {
+    /// Reads one request and answers it; the slot taken for it in `reading` is given
+    /// back once the request is read.
+    fn serve(&self, stream: TcpStream) {
+        let read = self.read_head(stream);
+        self.reading.fetch_sub(1, Ordering::SeqCst);
+        if let Some((stream, head)) = read {
+            self.answer(stream, &head);
+        }
+    }
+
+    fn read_head(&self, mut stream: TcpStream) -> Option<(TcpStream, Vec<u8>)> {
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
         let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
         let _ = stream.set_nodelay(true);
@@ -119,17 +164,39 @@ impl Dashboard {
         let mut buf = [0u8; 2048];
         while !head.windows(4).any(|w| w == b"\r\n\r\n") {
             match stream.read(&mut buf) {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) => return None,
                 Ok(n) => head.extend_from_slice(&buf[..n]),
             }
             if head.len() > 16 * 1024 {
-                return respond(
+                respond(
                     &mut stream,
                     "431 Request Header Fields Too Large",
                     "text/plain",
                     b"",
                 );
+                return None;
             }
+        }
+        Some((stream, head))
+    }
+
+    fn answer(&self, mut stream: TcpStream, head: &[u8]) {
+        let host = String::from_utf8_lossy(head)
+            .split("\r\n")
+            .skip(1)
+            .find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                n.trim()
+                    .eq_ignore_ascii_case("host")
+                    .then(|| v.trim().to_string())
+            });
+        if !host.as_deref().is_some_and(|h| host_allowed(h, self.port)) {
+            return respond(
+                &mut stream,
+                "421 Misdirected Request",
+                "text/plain",
+                b"this dashboard answers to its address, localhost or this machine's name\n",
+            );
         }
         let line =
             String::from_utf8_lossy(&head[..head.iter().position(|&b| b == b'\r').unwrap_or(0)])
@@ -176,6 +243,19 @@ impl Dashboard {
     fn subscribe(&self, mut stream: TcpStream) {
         let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n";
         let mut s = self.state();
+        if s.clients.len() >= MAX_STREAMS {
+            // Streams whose browser has gone are found by writing to them.
+            s.clients.retain_mut(|c| c.write_all(b":\n\n").is_ok());
+            if s.clients.len() >= MAX_STREAMS {
+                drop(s);
+                return respond(
+                    &mut stream,
+                    "503 Service Unavailable",
+                    "text/plain",
+                    b"too many browsers follow this run\n",
+                );
+            }
+        }
         if stream.write_all(head).is_err() {
             return;
         }
@@ -191,6 +271,26 @@ impl Dashboard {
         }
         s.clients.push(stream);
     }
+}
+
+/// Whether a request's Host names this dashboard: an IP address (its own, as the
+/// browser reached it), `localhost`, or this machine's name, with the dashboard's port
+/// or none. A DNS name of another site rebound to this address is none of these.
+fn host_allowed(host: &str, port: u16) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((n, p)) if !n.ends_with(':') && (n.starts_with('[') || !n.contains(':')) => {
+            if p.parse() != Ok(port) {
+                return false;
+            }
+            n
+        }
+        _ => host,
+    };
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    bare.parse::<std::net::IpAddr>().is_ok()
+        || bare.eq_ignore_ascii_case("localhost")
+        || std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .is_ok_and(|h| !h.trim().is_empty() && bare.eq_ignore_ascii_case(h.trim()))
 }
 
 fn respond(stream: &mut TcpStream, status: &str, kind: &str, body: &[u8]) {
@@ -212,9 +312,15 @@ mod tests {
     /// Sends a GET; returns the status line and the reader positioned after it.
     fn get(url: &str, path: &str) -> (String, std::io::BufReader<TcpStream>) {
         let addr = url.trim_start_matches("http://").trim_end_matches('/');
+        get_as(url, path, addr)
+    }
+
+    /// Sends a GET with `host` in its Host header.
+    fn get_as(url: &str, path: &str, host: &str) -> (String, std::io::BufReader<TcpStream>) {
+        let addr = url.trim_start_matches("http://").trim_end_matches('/');
         let mut s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        write!(s, "GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
         let mut r = std::io::BufReader::new(s);
         let mut status = String::new();
         r.read_line(&mut status).unwrap();
@@ -265,5 +371,60 @@ mod tests {
         );
         let e = Dashboard::start("nonsense", "x").err().unwrap();
         assert!(e.message.contains("HOST:PORT"));
+    }
+
+    #[test]
+    fn only_its_own_host_names_are_answered() {
+        for ok in [
+            "127.0.0.1:8089",
+            "localhost:8089",
+            "[::1]:8089",
+            "::1",
+            "10.1.2.3:8089",
+        ] {
+            assert!(host_allowed(ok, 8089), "{ok}");
+        }
+        for bad in [
+            "evil.example:8089",
+            "evil.example",
+            "127.0.0.1:80",
+            "localhost.evil:8089",
+            "",
+        ] {
+            assert!(!host_allowed(bad, 8089), "{bad}");
+        }
+        let d = Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1/?token=secret").unwrap();
+        let (status, mut r) = get_as(d.url(), "/", "rebound.example:80");
+        assert!(status.starts_with("HTTP/1.1 421"), "{status}");
+        let mut rest = String::new();
+        let _ = r.read_to_string(&mut rest);
+        assert!(!rest.contains("secret"));
+        let (status, _) = get(d.url(), "/");
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    }
+
+    #[test]
+    fn idle_connections_past_the_cap_are_answered_busy_at_once() {
+        let d = Dashboard::start("127.0.0.1:0", "x").unwrap();
+        let addr = d.url().trim_start_matches("http://").trim_end_matches('/');
+        // Connections that never send a request hold every reading slot.
+        let idle: Vec<TcpStream> = (0..MAX_REQUESTS)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while d.reading.load(Ordering::SeqCst) < MAX_REQUESTS {
+            assert!(std::time::Instant::now() < deadline, "slots not taken");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (status, _) = get(d.url(), "/");
+        assert!(status.starts_with("HTTP/1.1 503"), "{status}");
+        drop(idle);
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while d.reading.load(Ordering::SeqCst) > 0 {
+            assert!(std::time::Instant::now() < deadline, "slots not given back");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (status, _) = get(d.url(), "/");
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     }
 }
