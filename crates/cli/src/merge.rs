@@ -145,6 +145,7 @@ fn report(r: &RunResult, format: Report) -> String {
                 duration_s: r.duration_s,
                 latency: true,
                 uncorrected: false,
+                wrk2: r.open.is_some(),
             },
         ),
         Report::Httperf => httperf_report(

@@ -117,6 +117,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         duration_s: a.duration.as_secs_f64(),
         latency: a.latency || a.u_latency,
         uncorrected: a.u_latency,
+        wrk2: a.rate.is_some(),
     };
     common::out(&wrk_report(&run.result, &info));
     a.result.write(&run.result)?;

@@ -172,8 +172,31 @@ fn perf_length_failures_like_ab() {
 }
 
 #[test]
-fn wrk_layout_with_latency_spectrum() {
+fn wrk_layout_with_latency_as_wrk_and_as_wrk2() {
     let srv = crate::common::srv();
+    let url = srv.url("/pong");
+    let common = [
+        "Running 1s test @ ",
+        "  2 threads and 8 connections",
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
+        "    Latency ",
+        "    Req/Sec ",
+        " requests in ",
+        "Requests/sec: ",
+        "Transfer/sec: ",
+    ];
+    // wrk's flags: wrk's four percentiles.
+    let out = stampede(&["wrk", "-t", "2", "-c", "8", "-d", "1s", "--latency", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    for l in common
+        .iter()
+        .chain(&["  Latency Distribution\n     50%", "\n     99%"])
+    {
+        assert!(o.contains(l), "missing {l:?} in\n{o}");
+    }
+    assert!(!o.contains("Detailed Percentile spectrum"), "{o}");
+    // With wrk2's -R: wrk2's distribution and spectrum.
     let out = stampede(&[
         "wrk",
         "-t",
@@ -182,17 +205,14 @@ fn wrk_layout_with_latency_spectrum() {
         "8",
         "-d",
         "1s",
+        "-R",
+        "500",
         "--latency",
-        &srv.url("/pong"),
+        &url,
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let o = text(&out.stdout);
-    for l in [
-        "Running 1s test @ ",
-        "  2 threads and 8 connections",
-        "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
-        "    Latency ",
-        "    Req/Sec ",
+    for l in common.iter().chain(&[
         "  Latency Distribution (HdrHistogram - Recorded Latency)",
         " 50.000%",
         "100.000%",
@@ -200,10 +220,7 @@ fn wrk_layout_with_latency_spectrum() {
         "       Value   Percentile   TotalCount 1/(1-Percentile)",
         "#[Mean    =",
         "#[Buckets =",
-        " requests in ",
-        "Requests/sec: ",
-        "Transfer/sec: ",
-    ] {
+    ]) {
         assert!(o.contains(l), "missing {l:?} in\n{o}");
     }
 }

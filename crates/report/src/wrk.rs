@@ -1,7 +1,8 @@
 //! wrk's report, and wrk2's HdrHistogram latency distribution for `--latency`.
 //!
 //! The layout and unit scaling follow wrk's `main.c` and `units.c`; the `--latency`
-//! section is wrk2's `print_hdr_latency` with HdrHistogram's classic percentile table.
+//! section is wrk's four percentiles, or with wrk2's `-R` wrk2's `print_hdr_latency`
+//! with HdrHistogram's classic percentile table, as each tool prints it.
 //! One difference is stated in the header line of Req/Sec: its samples are per second
 //! and per thread (wrk samples every 100 ms per thread).
 
@@ -27,6 +28,9 @@ pub struct WrkInfo {
     pub latency: bool,
     /// wrk2's `-U`: also print the uncorrected latency distribution.
     pub uncorrected: bool,
+    /// wrk2's `-R` was given: `--latency` prints wrk2's HdrHistogram distribution and
+    /// spectrum; without it, wrk's four percentiles.
+    pub wrk2: bool,
 }
 
 fn stats_row(o: &mut String, name: &str, mean: String, sd: String, max: String, within: f64) {
@@ -106,7 +110,14 @@ pub fn wrk_report(r: &RunResult, info: &WrkInfo) -> String {
         wrk_metric(max),
         within,
     );
-    if info.latency {
+    if info.latency && !info.wrk2 {
+        // wrk's own `--latency`: four percentiles.
+        let _ = writeln!(o, "  Latency Distribution");
+        for p in [50.0, 75.0, 90.0, 99.0f64] {
+            let v = value_at_percentile(lat, p);
+            let _ = writeln!(o, "{p:7.0}%{}", wrk_units(&wrk_time_us(v as f64), 10));
+        }
+    } else if info.latency {
         hdr_latency(&mut o, lat, "Recorded Latency");
         let _ = writeln!(
             o,

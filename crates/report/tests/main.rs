@@ -225,8 +225,29 @@ fn wrk_layouts() {
         duration_s: 5.0,
         latency: false,
         uncorrected: false,
+        wrk2: true,
     };
     check("wrk.txt", &wrk_report(&fixture(), &info));
+    // wrk's own --latency (no -R): its four percentiles, no spectrum.
+    let plain = wrk_report(
+        &fixture(),
+        &WrkInfo {
+            latency: true,
+            wrk2: false,
+            ..info.clone()
+        },
+    );
+    assert!(!plain.contains("Detailed Percentile spectrum"), "{plain}");
+    let lines: Vec<&str> = plain.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "  Latency Distribution")
+        .expect(&plain);
+    for (i, p) in ["50%", "75%", "90%", "99%"].iter().enumerate() {
+        assert!(lines[at + 1 + i].trim_start().starts_with(p), "{plain}");
+        assert_eq!(lines[at + 1 + i].len(), 18, "{:?}", lines[at + 1 + i]);
+    }
+    assert!(!lines[at + 5].contains('%'), "{plain}");
     check(
         "wrk-latency.txt",
         &wrk_report(
