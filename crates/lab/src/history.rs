@@ -26,7 +26,7 @@ pub struct Point {
     pub started_unix_ms: u64,
     /// Mean over its repetitions.
     pub figure: f64,
-    /// 95 % interval of the mean (the figure itself with one run).
+    /// 95 % interval of the mean (the figure itself with one run), never below zero.
     pub ci95: (f64, f64),
     /// Repetitions.
     pub runs: usize,
@@ -113,7 +113,7 @@ pub fn history(
                 bench_id: b.id,
                 started_unix_ms: b.started_unix_ms,
                 figure: s.mean,
-                ci95: if s.n > 1 { s.ci95 } else { (s.mean, s.mean) },
+                ci95: interval(&s),
                 runs: s.n,
                 machine: env.as_ref().map_or("unknown".into(), |e| e.one_line()),
                 stampede: env.as_ref().map_or(String::new(), |e| e.stampede.clone()),
@@ -141,14 +141,26 @@ pub fn history(
     Ok(series)
 }
 
+/// A bench's 95 % interval of its figure: the figures (req/s, latencies) are never
+/// negative, and neither is their interval, so a wide t-interval of few runs is cut at
+/// zero; one run's is the figure itself.
+pub fn interval(s: &crate::stats::Summary) -> (f64, f64) {
+    if s.n > 1 {
+        (s.ci95.0.max(0.0), s.ci95.1)
+    } else {
+        (s.mean, s.mean)
+    }
+}
+
 /// The changes in a series of points (see the module's note on the method).
 pub fn changes_of(points: &[Point]) -> Vec<Change> {
     let xs: Vec<f64> = points.iter().map(|p| p.figure).collect();
-    // The benches' own standard errors, from their 95 % intervals (t ≈ 2 or more).
+    // The benches' own standard errors, from their 95 % intervals (t ≈ 2 or more),
+    // by the upper half (the lower may be cut at zero).
     let se: Vec<f64> = points
         .iter()
         .filter(|p| p.runs > 1)
-        .map(|p| (p.ci95.1 - p.ci95.0) / 4.0)
+        .map(|p| (p.ci95.1 - p.figure) / 2.0)
         .collect();
     let floor = median(&se).unwrap_or(0.0);
     let cps = significant(&xs, pelt(&xs, noise_sd(&xs).max(floor)));
@@ -285,6 +297,16 @@ pub fn pelt(xs: &[f64], sd: f64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_never_goes_below_zero() {
+        // Three p99s of 1, 1 and 31.75 ms: mean 11.25, the t-interval from -33 ms.
+        let s = summarize(&[1.0, 1.0, 31.75]);
+        assert!(s.ci95.0 < 0.0);
+        let (lo, hi) = interval(&s);
+        assert_eq!((lo, hi), (0.0, s.ci95.1));
+        assert_eq!(interval(&summarize(&[5.0])), (5.0, 5.0));
+    }
 
     fn noise(seed: u64, n: usize) -> Vec<f64> {
         let mut g = crate::stats::Normal(seed);

@@ -233,6 +233,46 @@ fn env_json(env: &Environment) -> String {
     serde_json::to_string(env).expect("the environment serialises")
 }
 
+/// What the discarded warm-up's figure `w` says against the measured runs' figures: a
+/// warm-up effect (a JIT, caches, pools) is named only where the difference passes
+/// 10 % and the warm-up lies outside the 95 % prediction interval of the measured runs
+/// (where one more run like them would fall: mean ± t·sd·√(1 + 1/n)), that is beyond
+/// their own spread; a difference their spread covers is said to be that.
+fn warmup_verdict(w: f64, measured: &[f64], higher_is_better: bool) -> String {
+    let s = crate::stats::summarize(measured);
+    let m = s.mean;
+    let better = if higher_is_better { m / w } else { w / m };
+    if !(better.is_finite() && better > 0.0) {
+        return "nothing to compare (a figure of zero)".to_string();
+    }
+    let words = if better > 1.0 { "better" } else { "worse" };
+    let pct = (better - 1.0).abs() * 100.0;
+    if (better - 1.0).abs() <= 0.1 {
+        return "within 10 %: no warm-up effect to speak of".to_string();
+    }
+    if s.n < 2 {
+        return format!(
+            "the measured run did {pct:.0} % {words}; with one measured run their spread is unknown, so no warm-up effect can be told from noise"
+        );
+    }
+    let n = s.n as f64;
+    let reach = crate::stats::t_quantile(0.975, n - 1.0) * s.sd * (1.0 + 1.0 / n).sqrt();
+    let spread = reach / m * 100.0;
+    if (w - m).abs() <= reach {
+        format!(
+            "the measured runs did {pct:.0} % {words} on average, but a run like them may land anywhere within ±{spread:.0} % of their mean: no warm-up effect can be told from noise"
+        )
+    } else if better > 1.0 {
+        format!(
+            "the measured runs did {pct:.0} % better, beyond their own spread (±{spread:.0} %): how a JIT, caches or pools still warming up in the discarded run show"
+        )
+    } else {
+        format!(
+            "the measured runs did {pct:.0} % worse than the discarded one, beyond their own spread (±{spread:.0} %)"
+        )
+    }
+}
+
 /// How long client hosts may take over a run's segment before they are stopped: the
 /// shared start, the run's duration (an hour for a run bounded by a count), and a
 /// minute for starting and sending results back.
@@ -1048,26 +1088,7 @@ impl Bench<'_> {
             Metric::P99Ms => ("p99", |v| format!("{v:.2} ms")),
             _ => ("req/s", |v| format!("{v:.0}")),
         };
-        let better = if metric.higher_is_better() {
-            m / w
-        } else {
-            w / m
-        };
-        let verdict = if !(better.is_finite() && better > 0.0) {
-            "nothing to compare (a figure of zero)".to_string()
-        } else if better > 1.1 {
-            format!(
-                "the measured runs did {:.0} % better (how a JIT, caches or pools still warming up in the discarded run show)",
-                (better - 1.0) * 100.0
-            )
-        } else if better < 0.9 {
-            format!(
-                "the measured runs did {:.0} % worse than the discarded one",
-                (1.0 - better) * 100.0
-            )
-        } else {
-            "within 10 %: no warm-up effect to speak of".to_string()
-        };
+        let verdict = warmup_verdict(w, &measured, metric.higher_is_better());
         Some(RunNote {
             target: t.name.clone(),
             scenario: s.name.clone(),
@@ -1289,6 +1310,31 @@ impl Bench<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warm_up_effect_is_named_only_beyond_the_runs_own_spread() {
+        // 94 % better on average, but three runs of ±25 % (σ) place one more run
+        // anywhere within ±124 % of their mean: no effect can be told.
+        let v = warmup_verdict(1000.0, &[1455.0, 1940.0, 2425.0], true);
+        assert!(
+            v.contains("94 % better") && v.contains("no warm-up effect"),
+            "{v}"
+        );
+        assert!(!v.contains("JIT"), "{v}");
+        // Runs close together, the warm-up far below them: a warm-up effect.
+        let v = warmup_verdict(1000.0, &[1900.0, 2000.0, 1950.0], true);
+        assert!(
+            v.contains("beyond their own spread") && v.contains("JIT"),
+            "{v}"
+        );
+        // Lower is better (p99): a warm-up slower than every run.
+        let v = warmup_verdict(30.0, &[10.0, 11.0, 12.0], false);
+        assert!(v.starts_with("the measured runs did 173 % better"), "{v}");
+        let v = warmup_verdict(1000.0, &[2000.0], true);
+        assert!(v.contains("one measured run"), "{v}");
+        let v = warmup_verdict(1000.0, &[1050.0, 980.0], true);
+        assert!(v.starts_with("within 10 %"), "{v}");
+    }
 
     #[test]
     fn ab_style_sends_abs_bytes() {

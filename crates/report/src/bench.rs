@@ -48,6 +48,13 @@ pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
         Test::Welch => ("geometric means", "Welch"),
         Test::MannWhitney => ("Hodges-Lehmann", "Mann-Whitney"),
     };
+    if c.test == Test::Welch && c.ratio_ci95.is_none() {
+        // One run on a side: no spread, so no test, and no p-value to print.
+        return format!(
+            "{:.2}×, no test: one run on a side has no spread to test against (run each at least twice)",
+            c.ratio
+        );
+    }
     format!(
         "{:.2}× {word} ({estimate}, {}, {test} p={:.3})",
         c.ratio,
@@ -363,4 +370,24 @@ pub fn changes_table(before: i64, after: i64, changes: &[Change]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_run_a_side_prints_no_test_and_no_p_value() {
+        let one = stampede_lab::stats::compare(&[100.0], &[150.0], 0.02, Test::Welch);
+        let v = verdict(&one, "faster", "slower");
+        assert!(v.starts_with("1.50×, no test: one run on a side"), "{v}");
+        assert!(!v.contains("p="), "{v}");
+        let three = stampede_lab::stats::compare(
+            &[100.0, 101.0, 99.0],
+            &[150.0, 151.0, 149.0],
+            0.02,
+            Test::Welch,
+        );
+        assert!(verdict(&three, "faster", "slower").contains("Welch p="));
+    }
 }
