@@ -2,7 +2,8 @@
 # Runs every plan scaled down (`stampede bench PLAN --quick`) and checks that each target
 # started, was verified, measured on every scenario and stopped, and that nothing a
 # target started is left running. A target named *-error-pages is a deliberately broken
-# server: it must start and stop, and verification must refuse every scenario on it.
+# server: it must start and stop, and verification must refuse every scenario on it
+# (the plan says so with expect = "refused", so the bench still exits 0).
 # Usage: STAMPEDE=path/to/stampede bash plans/check-quick.sh [PLAN ...]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -42,7 +43,7 @@ for row in s["rows"]:
                 bad.append(f"{key}: a server of error pages was not refused by verification")
         elif key in refused or c["runs"] < 1:
             bad.append(f"{key}: not measured: {'; '.join(c['notes'])}")
-expected = 1 if any(broken(t["name"]) for t in s["targets"]) else 0
+expected = 0
 if code != expected:
     bad.append(f"exit code {code}, expected {expected}")
 for b in bad:

@@ -356,11 +356,41 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
         common::write_file(path, &stampede_report::junit(&out.plan, &cases))?;
     }
     let failed_targets = out.targets.iter().filter(|t| !t.ok).count();
+    // A target the plan expects verification to refuse counts the other way round.
+    let refused = |name: &str| {
+        plan.targets
+            .iter()
+            .any(|t| t.name == name && t.expect_refused)
+    };
     let failed_checks = out
         .verifications
         .iter()
-        .filter(|v| v.outcome == Outcome::Fail)
+        .filter(|v| v.outcome == Outcome::Fail && !refused(&v.target))
         .count();
+    let expected: Vec<&str> = out
+        .verifications
+        .iter()
+        .filter(|v| refused(&v.target))
+        .map(|v| v.target.as_str())
+        .collect();
+    let unexpected: Vec<String> = out
+        .verifications
+        .iter()
+        .filter(|v| refused(&v.target) && v.outcome != Outcome::Fail)
+        .map(|v| format!("{} on {}", v.target, v.scenario))
+        .collect();
+    if !expected.is_empty() && unexpected.is_empty() {
+        eprintln!(
+            "stampede: {} verification(s) refused a target the plan expects to be refused, as expected",
+            expected.len()
+        );
+    }
+    if !unexpected.is_empty() {
+        return Err(Exit::fail(format!(
+            "verification passed where the plan expects it to refuse (expect = \"refused\"): {}",
+            unexpected.join(", ")
+        )));
+    }
     if failed_targets + failed_checks > 0 {
         return Err(Exit::fail(format!(
             "{failed_targets} target(s) failed and {failed_checks} verification(s) failed; see the table above"

@@ -961,3 +961,88 @@ fn quick_runs_a_plan_scaled_down_with_its_shapes_and_says_so() {
     // No warm-up was run, so none is reported.
     assert!(many["info"].as_array().unwrap().is_empty(), "{many}");
 }
+
+#[test]
+fn a_target_expected_to_be_refused_exits_0_when_it_is_and_1_when_it_is_not() {
+    let dir = Dir::new("expect");
+    std::fs::create_dir_all(dir.path("empty")).unwrap();
+    // The png from an empty static folder is a 404: verification refuses it.
+    let empty = format!("{SERVE} --static {}", dir.path("empty").display());
+    let scen = "[[scenario]]\nname = \"png\"\npath = \"/FiringGeometry.png\"\nconnections = 1\nrequests = 20\n";
+    for (bad, expect, code) in [
+        (empty.as_str(), "refused", 0),
+        (SERVE, "refused", 1),
+        (empty.as_str(), "measured", 1),
+    ] {
+        let targets = format!(
+            "{}{}expect = \"{expect}\"\n",
+            target("good", SERVE),
+            target("bad", bad)
+        );
+        let p = dir.write("p.toml", &plan(&targets, scen, 1));
+        let out = bench(&dir, &p, &[]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{bad} {expect}: {err}");
+        if code == 0 {
+            assert!(
+                err.contains("refused a target the plan expects to be refused, as expected"),
+                "{err}"
+            );
+        } else if bad == SERVE {
+            assert!(
+                err.contains("verification passed where the plan expects it to refuse"),
+                "{err}"
+            );
+        }
+    }
+    let p = dir.write(
+        "bad.toml",
+        &plan(
+            &target("t", SERVE),
+            "[[scenario]]\nname = \"s\"\npath = \"/\"\nrequests = 1\n",
+            1,
+        )
+        .replace("ready_timeout", "expect = \"maybe\"\nready_timeout"),
+    );
+    let out = bench(&dir, &p, &["--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("target.expect"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn what_a_run_would_refuse_is_found_by_check_and_nothing_is_stored() {
+    let dir = Dir::new("zero");
+    let p = dir.write(
+        "p.toml",
+        &plan(
+            &target("t", SERVE),
+            "[[scenario]]\nname = \"s\"\npath = \"/pong\"\nduration = \"0s\"\n",
+            1,
+        ),
+    );
+    for extra in [&["--check"][..], &[]] {
+        let out = bench(&dir, &p, extra);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains("p.toml:") && err.contains("duration"), "{err}");
+        assert!(!dir.path("s.db").exists(), "nothing stored");
+    }
+    // A relative working directory that is not there is named as resolved.
+    let p = dir.write(
+        "cwd.toml",
+        &plan(
+            &target("t", SERVE).replace("ready =", "cwd = \"nowhere\"\nready ="),
+            "[[scenario]]\nname = \"s\"\npath = \"/pong\"\nrequests = 1\n",
+            1,
+        ),
+    );
+    let out = bench(&dir, &p, &["--check"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let resolved = std::path::absolute(dir.path("nowhere")).unwrap();
+    assert!(err.contains(&resolved.display().to_string()), "{err}");
+}

@@ -322,7 +322,9 @@ fn duration_text(s: &str) -> Result<Duration, String> {
     let (num, unit) = t.split_at(split);
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h"))?;
+        .map_err(|_| {
+            format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h (units: us or µs, ms, s, sec, secs, m, min, h)")
+        })?;
     let mult = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "s" | "sec" | "secs" => 1.0,
         "ms" => 1e-3,
@@ -331,7 +333,7 @@ fn duration_text(s: &str) -> Result<Duration, String> {
         "h" => 3600.0,
         _ => {
             return Err(format!(
-                "{s:?} has an unknown unit {:?}; use us, ms, s, m or h",
+                "{s:?} has an unknown unit {:?}; use us (or µs), ms, s (sec, secs), m (min) or h",
                 unit.trim()
             ))
         }

@@ -92,6 +92,10 @@ pub struct Target {
     /// The address in a started target's URL (default 127.0.0.1, or the host of
     /// `host`): where the load reaches it, which the command must listen on.
     pub address: Option<String>,
+    /// `expect = "refused"`: verification is expected to refuse this target (a server
+    /// of error pages kept in a plan on purpose). The bench then exits 0 when every
+    /// scenario's verification refuses it, and 1 when one does not.
+    pub expect_refused: bool,
     /// Line of the `[[target]]` table.
     pub line: usize,
 }
@@ -385,6 +389,7 @@ struct RawTarget {
     tls: Option<bool>,
     insecure: Option<Spanned<bool>>,
     cacert: Option<Spanned<String>>,
+    expect: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -784,6 +789,20 @@ impl Plan {
                         return Err(cx.err(p.span().start, "target.port", "must be 1 to 65535"))
                     }
                     (p, _) => p.as_ref().map(|p| *p.get_ref()),
+                },
+                expect_refused: match &t.expect {
+                    None => false,
+                    Some(e) => match e.get_ref().as_str() {
+                        "measured" => false,
+                        "refused" => true,
+                        other => {
+                            return Err(cx.err(
+                                e.span().start,
+                                "target.expect",
+                                format!("{other:?} is not \"measured\" or \"refused\""),
+                            ))
+                        }
+                    },
                 },
                 line: cx.line(at),
             });

@@ -2,6 +2,9 @@
 //! started here has its working directory, its start command's program can be found, and
 //! every CPU a plan pins to is one this process may run on.
 //!
+//! Each scenario's load is also built and validated as a run would (against a
+//! stand-in address), so that nothing a run would refuse waits until a target is up.
+//!
 //! The plan parser checks what a plan says; this checks what it assumes, so that
 //! `stampede bench --check` catches a copied plan whose paths no longer hold instead of
 //! every target failing to start one after another. Each finding names the plan file,
@@ -31,6 +34,10 @@ pub fn check(plan: &Plan, file: &str) -> Vec<PlanError> {
     if let Some(c) = missing_cpu(&plan.client_cpus, &allowed) {
         err(client_line, "client.cpus", cpu_message(c, &allowed));
     }
+    #[cfg(feature = "store")]
+    for (line, message) in crate::runner::check_scenarios(plan) {
+        err(line, "scenario", message);
+    }
     for t in &plan.targets {
         let TargetKind::Command {
             start,
@@ -54,7 +61,7 @@ pub fn check(plan: &Plan, file: &str) -> Vec<PlanError> {
                     format!(
                         "target {:?}: working directory {} does not exist (a relative cwd is taken from the plan's folder)",
                         t.name,
-                        d.display()
+                        std::path::absolute(d).unwrap_or_else(|_| d.clone()).display()
                     ),
                 );
                 continue;

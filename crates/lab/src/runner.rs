@@ -233,6 +233,68 @@ fn env_json(env: &Environment) -> String {
     serde_json::to_string(env).expect("the environment serialises")
 }
 
+/// The load a scenario of `plan` puts on `target`, validated as the engine validates
+/// it; `stampede bench --check` builds it too (against a stand-in address), so that
+/// whatever a run would refuse is found before any target starts.
+pub fn scenario_spec(
+    plan: &Plan,
+    s: &Scenario,
+    target: stampede_engine::Target,
+    tls: Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>,
+    script: Vec<stampede_engine::Step>,
+) -> Result<LoadSpec, String> {
+    let request = scenario_request(s, &target, s.keepalive)?;
+    let mut spec = LoadSpec::new(target, request);
+    spec.tls = tls;
+    spec.http2 = s.http2;
+    spec.connections = s.connections;
+    spec.threads = plan
+        .client_threads
+        .unwrap_or(if plan.client_cpus.is_empty() {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            plan.client_cpus.len()
+        });
+    spec.requests = s.requests;
+    spec.duration = s.duration;
+    spec.keepalive = s.keepalive;
+    spec.pipeline = s.pipeline;
+    spec.timeout = Some(s.timeout);
+    spec.shape = s.shape.clone();
+    spec.session = s.session;
+    spec.script = script;
+    if let Some(search) = &s.search {
+        // Its first step; the search sets each step's rate.
+        spec.shape = stampede_engine::Shape::Rate {
+            rate: search.spec().start_rate,
+            poisson: search.poisson,
+        };
+        spec.duration = Some(search.step);
+    }
+    spec.validate().map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+/// Each scenario's load checked as [`scenario_spec`] builds it, against a stand-in
+/// address: what a run would refuse only once its target is up, found before any
+/// starts.
+pub fn check_scenarios(plan: &Plan) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for s in &plan.scenarios {
+        let url = format!("http://127.0.0.1:9{}", s.path);
+        let built = stampede_engine::Target::parse(&url)
+            .map_err(|e| e.to_string())
+            .and_then(|target| {
+                let (_, script) = checks_and_script(s, "http://127.0.0.1:9", &target)?;
+                scenario_spec(plan, s, target, None, script)
+            });
+        if let Err(e) = built {
+            found.push((s.line, format!("scenario {:?}: {e}", s.name)));
+        }
+    }
+    found
+}
+
 /// What the discarded warm-up's figure `w` says against the measured runs' figures: a
 /// warm-up effect (a JIT, caches, pools) is named only where the difference passes
 /// 10 % and the warm-up lies outside the 95 % prediction interval of the measured runs
@@ -942,37 +1004,8 @@ impl Bench<'_> {
         ep: &verify::Endpoint,
         script: Vec<stampede_engine::Step>,
     ) -> Result<LoadSpec, String> {
-        let request = scenario_request(s, &target, s.keepalive)?;
-        let plan = self.plan;
-        let mut spec = LoadSpec::new(target, request);
-        spec.tls = ep.tls.as_ref().map(|(c, _)| c.clone());
-        spec.http2 = s.http2;
-        spec.connections = s.connections;
-        spec.threads = plan
-            .client_threads
-            .unwrap_or(if plan.client_cpus.is_empty() {
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            } else {
-                plan.client_cpus.len()
-            });
-        spec.requests = s.requests;
-        spec.duration = s.duration;
-        spec.keepalive = s.keepalive;
-        spec.pipeline = s.pipeline;
-        spec.timeout = Some(s.timeout);
-        spec.shape = s.shape.clone();
-        spec.session = s.session;
-        spec.script = script;
-        if let Some(search) = &s.search {
-            // Its first step; the search sets each step's rate.
-            spec.shape = stampede_engine::Shape::Rate {
-                rate: search.spec().start_rate,
-                poisson: search.poisson,
-            };
-            spec.duration = Some(search.step);
-        }
-        spec.validate().map_err(|e| e.to_string())?;
-        Ok(spec)
+        let tls = ep.tls.as_ref().map(|(c, _)| c.clone());
+        scenario_spec(self.plan, s, target, tls, script)
     }
 
     /// Warm-up runs, then measured ones, each stored the moment it ends along with
