@@ -1508,3 +1508,34 @@ fn every_file_input_stops_at_its_ceiling_and_names_the_file() {
         );
     }
 }
+
+#[test]
+fn a_saved_spec_with_a_time_past_any_clock_is_refused_not_a_panic() {
+    let dir = std::env::temp_dir().join(format!("stampede-spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("s.json");
+    let saved = stampede(&[
+        "load",
+        "http://127.0.0.1:9/",
+        "-d",
+        "2s",
+        "--save-spec",
+        spec.to_str().unwrap(),
+    ]);
+    assert!(saved.status.success(), "{}", text(&saved.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
+    for (field, name) in [("duration", "duration"), ("timeout", "timeout")] {
+        let mut w = v.clone();
+        w[field] = serde_json::json!({"secs": u64::MAX - 1, "nanos": 999_999_999});
+        std::fs::write(&spec, w.to_string()).unwrap();
+        let out = stampede(&["load", "--spec", spec.to_str().unwrap()]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains(name) && e.contains("longer than 31 years"),
+            "{e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

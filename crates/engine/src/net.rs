@@ -289,7 +289,19 @@ pub(crate) fn tunnel_reply(bytes: &[u8]) -> TunnelReply {
         };
     };
     let line_end = bytes.windows(2).position(|w| w == b"\r\n").unwrap_or(end);
-    let line = String::from_utf8_lossy(&bytes[..line_end]).into_owned();
+    // The proxy's words reach a terminal: its control characters (escape sequences)
+    // are shown escaped, never sent to it.
+    let line: String = String::from_utf8_lossy(&bytes[..line_end.min(512)])
+        .chars()
+        .flat_map(|c| {
+            let shown: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            shown
+        })
+        .collect();
     let status = line
         .strip_prefix("HTTP/1.")
         .and_then(|r| r.get(2..5))
@@ -413,5 +425,10 @@ mod tests {
             tunnel_reply(b"SSH-2.0\r\n\r\n"),
             TunnelReply::Refused(_)
         ));
+        // Escape sequences in a refusal are shown, not sent to the terminal.
+        assert_eq!(
+            tunnel_reply(b"HTTP/1.1 403 \x1b[2J\x1b]0;owned\x07No\r\n\r\n"),
+            TunnelReply::Refused("HTTP/1.1 403 \\u{1b}[2J\\u{1b}]0;owned\\u{7}No".into())
+        );
     }
 }

@@ -345,6 +345,10 @@ fn duration_text(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// The longest time a spec holds (a run's length, a timeout, a pause): 1e9 s, as
+/// the duration parser's range, far from what adding it to a clock would overflow.
+pub const MAX_SPEC_DURATION: Duration = Duration::from_secs(1_000_000_000);
+
 /// The most requests one connection may have in flight (pipelined, or HTTP/2
 /// streams).
 pub const MAX_PIPELINE: usize = 65_536;
@@ -403,6 +407,39 @@ impl LoadSpec {
         };
         if self.connections == 0 {
             return bad("connections", "must be at least 1");
+        }
+        // Every time of the spec, wherever it came from (a saved spec is JSON anyone can
+        // write), within what a clock can add to the run's start.
+        let long = |d: Duration| d > MAX_SPEC_DURATION;
+        let times = [
+            ("duration", self.duration),
+            ("timeout", self.timeout),
+            ("connect-timeout", Some(self.connect_timeout)),
+            ("last-wait", self.last_wait),
+            ("think", Some(self.session.think)),
+        ];
+        for (field, d) in times {
+            if d.is_some_and(long) {
+                return bad(
+                    field,
+                    "is longer than 31 years (1e9 s), the longest time a spec holds",
+                );
+            }
+        }
+        if self
+            .script
+            .iter()
+            .any(|s| long(s.pause) || s.at.is_some_and(long))
+        {
+            return bad(
+                "steps",
+                "a step's pause or time is longer than 31 years (1e9 s)",
+            );
+        }
+        if let Shape::Users(p) = &self.shape {
+            if long(p.duration()) {
+                return bad("inject", "its steps last longer than 31 years (1e9 s)");
+            }
         }
         if self.threads == 0 {
             return bad("threads", "must be at least 1");

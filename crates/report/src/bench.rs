@@ -198,8 +198,8 @@ pub fn bench_table(s: &BenchSummary) -> String {
                 c.non_2xx,
                 opt_f(c.target_cpu_us_per_req),
                 rss(c.target_peak_rss_kb),
-                c.limit.as_deref().unwrap_or("—"),
-                cell_verdict(c, &s.baseline, r.metric),
+                md(c.limit.as_deref().unwrap_or("—")),
+                md(&cell_verdict(c, &s.baseline, r.metric)),
             );
             if !c.outlier_runs.is_empty() {
                 out += &format!("      outlier runs: {:?}\n", c.outlier_runs);
@@ -236,8 +236,34 @@ pub fn bench_table(s: &BenchSummary) -> String {
 /// The Markdown report: the same table and details, the targets and the environment.
 ///
 /// Long on purpose: the Markdown report top to bottom, section by section.
+/// Text from outside the report (a server's Content-Type or body excerpt in a note, a
+/// version, a status, a name) as Markdown shows it literally: HTML's special
+/// characters as entities (a `<script>` stays text), `|` escaped so a table keeps its
+/// columns, backticks and line breaks made harmless, control characters dropped.
+pub fn md(text: &str) -> String {
+    let mut o = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '|' => o.push_str("\\|"),
+            '`' => o.push_str("&#96;"),
+            '\n' | '\r' | '\t' => o.push(' '),
+            c if c.is_control() => {}
+            c => o.push(c),
+        }
+    }
+    o
+}
+
 pub fn bench_markdown(s: &BenchSummary) -> String {
-    let mut out = format!("# {}\n\nBench {} — {}\n\n", s.plan, s.bench_id, s.machine);
+    let mut out = format!(
+        "# {}\n\nBench {} — {}\n\n",
+        md(&s.plan),
+        s.bench_id,
+        md(&s.machine)
+    );
     if let Some(d) = &s.description {
         out += &format!("{d}\n\n");
     }
@@ -252,13 +278,13 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
     );
     out += "| scenario |";
     for t in &s.targets {
-        out += &format!(" {} |", t.name);
+        out += &format!(" {} |", md(&t.name));
     }
     out += "\n|---|";
     out += &"---:|".repeat(s.targets.len());
     out += "\n";
     for r in &s.rows {
-        out += &format!("| {} |", r.scenario);
+        out += &format!("| {} |", md(&r.scenario));
         for c in &r.cells {
             let v = match &c.vs_baseline {
                 Some(v) => format!(
@@ -298,8 +324,8 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
             };
             out += &format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                r.scenario,
-                c.target,
+                md(&r.scenario),
+                md(&c.target),
                 c.runs,
                 med,
                 ci,
@@ -310,18 +336,18 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                 opt_f(c.target_cpu_us_per_req),
                 rss(c.target_peak_rss_kb),
                 opt_f(c.client_cpu_us_per_req),
-                c.limit.as_deref().unwrap_or("—"),
-                cell_verdict(c, &s.baseline, r.metric)
+                md(c.limit.as_deref().unwrap_or("—")),
+                md(&cell_verdict(c, &s.baseline, r.metric))
             );
         }
     }
-    let notes: Vec<String> = s.flags().iter().map(|f| format!("- {f}")).collect();
+    let notes: Vec<String> = s.flags().iter().map(|f| format!("- {}", md(f))).collect();
     if !notes.is_empty() {
         out += "\n## Flags\n\n";
         out += &notes.join("\n");
         out += "\n";
     }
-    let info: Vec<String> = s.infos().iter().map(|n| format!("- {n}")).collect();
+    let info: Vec<String> = s.infos().iter().map(|n| format!("- {}", md(n))).collect();
     if !info.is_empty() {
         out += "\n## Notes\n\n";
         out += &info.join("\n");
@@ -331,9 +357,9 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
     for t in &s.targets {
         out += &format!(
             "| {} | {} | {} |\n",
-            t.name,
-            t.version.as_deref().unwrap_or("—"),
-            t.status.replace('|', "\\|").replace('\n', " ")
+            md(&t.name),
+            md(t.version.as_deref().unwrap_or("—")),
+            md(&t.status)
         );
     }
     out += "\n## Environment\n\n```json\n";
@@ -375,6 +401,14 @@ pub fn changes_table(before: i64, after: i64, changes: &[Change]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_from_a_server_stays_text_in_markdown() {
+        assert_eq!(
+            md("text/html; <script>alert(1)</script> | a\nb `x` & \u{1b}[31m"),
+            "text/html; &lt;script&gt;alert(1)&lt;/script&gt; \\| a b &#96;x&#96; &amp; [31m"
+        );
+    }
 
     #[test]
     fn one_run_a_side_prints_no_test_and_no_p_value() {
