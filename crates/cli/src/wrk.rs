@@ -102,6 +102,14 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         Some(path) => Some(attach_script(&a, path, body, &mut spec)?),
         None => None,
     };
+    // The script's code runs on the workers and at the end; a loop in it would hold
+    // the run past -d, and LuaJIT's compiled loops cannot be interrupted.
+    let watch = a.script.as_deref().map(|p| {
+        ScriptWatch::start(
+            p,
+            std::time::Instant::now() + spec.duration.unwrap_or(a.duration) + SCRIPT_GRACE,
+        )
+    });
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -124,6 +132,10 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     for w in loud_warnings(&run.result) {
         eprintln!("stampede: {w}");
     }
+    if let Some(w) = &watch {
+        // done() has no deadline of its own: only Ctrl-C limits it.
+        w.set_deadline(None);
+    }
     if let Some(script) = script {
         let errors = script.errors();
         if let Some(first) = errors.first() {
@@ -140,7 +152,75 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             )
             .map_err(|e| Exit::fail(format!("{}: {e}", script.path())))?;
     }
+    if let Some(w) = watch {
+        w.finish();
+    }
     Ok(())
+}
+
+/// How long a script may hold the run past its end, or the process past Ctrl-C.
+const SCRIPT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Ends the process when a script's code does not return: past the run's end plus
+/// [`SCRIPT_GRACE`] (a loop in `request`, `response` or `delay` holds a worker, so the
+/// run cannot end at `-d`), or [`SCRIPT_GRACE`] after Ctrl-C (also in `done`).
+struct ScriptWatch {
+    state: std::sync::Arc<(
+        std::sync::atomic::AtomicBool,
+        std::sync::Mutex<Option<std::time::Instant>>,
+    )>,
+}
+
+impl ScriptWatch {
+    fn start(path: &str, deadline: std::time::Instant) -> ScriptWatch {
+        use std::sync::atomic::Ordering;
+        use std::time::{Duration, Instant};
+        let state = std::sync::Arc::new((
+            std::sync::atomic::AtomicBool::new(false),
+            std::sync::Mutex::new(Some(deadline)),
+        ));
+        let (s, path) = (state.clone(), path.to_string());
+        std::thread::spawn(move || {
+            let mut signalled: Option<Instant> = None;
+            while !s.0.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(50));
+                let now = Instant::now();
+                if common::interrupted() && signalled.is_none() {
+                    signalled = Some(now);
+                }
+                let late =
+                    s.1.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .is_some_and(|d| now > d);
+                let stuck = signalled.is_some_and(|t| now > t + SCRIPT_GRACE);
+                if (late || stuck) && !s.0.load(Ordering::SeqCst) {
+                    eprintln!(
+                        "stampede: {path}: the script's code has not returned {} s after {} (a loop in request, response, delay or done?); stopping",
+                        SCRIPT_GRACE.as_secs(),
+                        if stuck { "Ctrl-C" } else { "the run's end" }
+                    );
+                    std::process::exit(if stuck {
+                        common::EXIT_INTERRUPTED
+                    } else {
+                        crate::console::EXIT_FAIL
+                    });
+                }
+            }
+        });
+        ScriptWatch { state }
+    }
+
+    /// A new deadline (`None`: only Ctrl-C ends the wait).
+    fn set_deadline(&self, d: Option<std::time::Instant>) {
+        *self.state.1.lock().unwrap_or_else(|e| e.into_inner()) = d;
+    }
+
+    /// The script is done: the watch ends.
+    fn finish(self) {
+        self.state
+            .0
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// Loads the `-s` script for the run's threads, and lets it shape the spec: its

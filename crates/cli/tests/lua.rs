@@ -288,3 +288,37 @@ fn lua_errors_name_the_file_and_line_and_end_the_run_cleanly() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("-s/--script: cannot read /nonexistent/x.lua"));
 }
+
+#[test]
+fn a_script_that_never_returns_cannot_hold_the_run_past_its_end() {
+    let rec = Recorder::start();
+    let url = rec.url("/");
+    // A loop LuaJIT compiles (no hook can interrupt it) in response().
+    let (_d, path) = script(
+        "loop.lua",
+        "response = function(status, headers, body)\n  local x = 0\n  while true do x = x + 1 end\nend\n",
+    );
+    let start = Instant::now();
+    let out = wrk(&["-t1", "-c1", "-d1s", "-s", &path, &url]);
+    let err = text(&out.stderr);
+    assert!(start.elapsed() < Duration::from_secs(15), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the script's code has not returned 3 s after the run's end"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_script_that_allocates_without_end_fails_at_its_memory_limit() {
+    let rec = Recorder::start();
+    let url = rec.url("/");
+    let (_d, path) = script(
+        "hog.lua",
+        "local t = {}\nrequest = function()\n  for i = 1, 1e7 do t[#t + 1] = string.rep('x', 4096) .. i end\n  return wrk.format()\nend\n",
+    );
+    let out = wrk(&["-t1", "-c1", "-d2s", "-s", &path, &url]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not enough memory"), "{err}");
+}

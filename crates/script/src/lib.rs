@@ -16,6 +16,12 @@
 //! loading or in `setup`/`init` stops before any load; one inside `request`,
 //! `response` or `delay` ends the run (every thread), and [`Script::errors`] says
 //! what happened, so the caller can report the run and the error both.
+//!
+//! A script is the user's own code, as in wrk: not a sandbox. It can read and write
+//! files and loop; each state may allocate at most [`MAX_STATE_MEMORY`]. LuaJIT's
+//! compiled code cannot be interrupted from outside, so a script that never returns is
+//! the caller's to stop (`stampede wrk` ends the process a few seconds after the run
+//! should have ended, or after Ctrl-C).
 
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -369,9 +375,16 @@ fn same_request(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && (a == b || lines(a) == lines(b))
 }
 
+/// The most memory one Lua state (the main one, or a thread's) may allocate; an
+/// allocation past it is a Lua error ("not enough memory") that ends the run as any
+/// script error does.
+pub const MAX_STATE_MEMORY: usize = 1 << 30;
+
 /// A new Lua state with the `wrk` table filled in for `target` and the script run.
 fn state(path: &str, source: &str, target: &Target) -> Result<Lua, String> {
     let lua = Lua::new();
+    lua.set_memory_limit(MAX_STATE_MEMORY)
+        .map_err(|e| format!("the Lua state's memory limit: {e}"))?;
     let fill = || -> mlua::Result<()> {
         let wrk: mlua::Table = lua.load(PRELUDE).set_name("=wrk").call(())?;
         wrk.set("scheme", target.scheme.as_str())?;
