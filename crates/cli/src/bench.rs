@@ -188,13 +188,7 @@ fn series(
 
 /// `stampede history`.
 pub fn history(a: HistoryArgs) -> Result<(), Exit> {
-    if !a.db.exists() {
-        return Err(Exit::fail(format!(
-            "{} does not exist: run a bench first, or name the store with --db",
-            a.db.display()
-        )));
-    }
-    let store = open_store(&a.db)?;
+    let store = existing_store(&a.db)?;
     let all = series(&store, a.scenario.as_deref(), a.target.as_deref())?;
     if let (Some(sc), true) = (&a.scenario, all.is_empty()) {
         return Err(Exit::usage(format!(
@@ -247,6 +241,18 @@ impl VerdictArgs {
 
 fn open_store(db: &Path) -> Result<Store, Exit> {
     Store::open(db).map_err(|e| Exit::fail(e.to_string()))
+}
+
+/// A store that must already hold benches (compare, report, history): a missing one is
+/// named, never created empty.
+fn existing_store(db: &Path) -> Result<Store, Exit> {
+    if !db.exists() {
+        return Err(Exit::fail(format!(
+            "{} does not exist: run a bench first, or name the store with --db",
+            db.display()
+        )));
+    }
+    open_store(db)
 }
 
 /// Long on purpose: the command's steps in the order they happen (plan, checks, store, run,
@@ -424,7 +430,7 @@ fn write_outputs(s: &BenchSummary, a: &BenchArgs) -> Result<(), Exit> {
 
 pub fn compare(a: CompareArgs) -> Result<(), Exit> {
     let (noise, test) = a.verdicts.get()?;
-    let store = open_store(&a.db)?;
+    let store = existing_store(&a.db)?;
     let benches = store.benches().map_err(|e| Exit::fail(e.to_string()))?;
     if a.list {
         let mut out =
@@ -547,7 +553,7 @@ pub struct ReportArgs {
 /// `stampede report`: an HTML report of a stored bench, or of one stored run.
 pub fn report(a: ReportArgs) -> Result<(), Exit> {
     let (noise, test) = a.verdicts.get()?;
-    let store = open_store(&a.db)?;
+    let store = existing_store(&a.db)?;
     let fail = |e: stampede_lab::store::StoreError| Exit::fail(e.to_string());
     if let Some(id) = a.run {
         let (bench, run) = store

@@ -1046,3 +1046,23 @@ fn what_a_run_would_refuse_is_found_by_check_and_nothing_is_stored() {
     let resolved = std::path::absolute(dir.path("nowhere")).unwrap();
     assert!(err.contains(&resolved.display().to_string()), "{err}");
 }
+
+#[test]
+fn compare_and_report_name_a_missing_store_and_create_none() {
+    let dir = Dir::new("missing");
+    let db = dir.path("missing.db");
+    for cmd in ["compare", "report", "history"] {
+        let out = Command::new(BIN)
+            .args([cmd, "--db"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert!(
+            text(&out.stderr).contains("does not exist"),
+            "{cmd}: {}",
+            text(&out.stderr)
+        );
+        assert!(!db.exists(), "{cmd} created the store");
+    }
+}

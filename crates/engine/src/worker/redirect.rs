@@ -82,7 +82,7 @@ fn same_origin(location: &str, target: &Target, current: &str) -> Option<String>
     let url = match loc.strip_prefix("//") {
         Some(rest) => format!("{}://{rest}", if target.tls { "https" } else { "http" }),
         None if loc.contains("://") => loc.to_string(),
-        None => return Some(relative(loc, current)),
+        None => return Some(without_dot_segments(&relative(loc, current))),
     };
     // The run's own URL parser, without looking the host up.
     let to = Target::parse_at(&url, Some(Address::Tcp(Vec::new()))).ok()?;
@@ -90,11 +90,42 @@ fn same_origin(location: &str, target: &Target, current: &str) -> Option<String>
         && to.tls == target.tls
         && to.host.eq_ignore_ascii_case(&target.host)
         && to.port == target.port;
-    same.then_some(to.path)
+    same.then(|| without_dot_segments(&to.path))
 }
 
-/// A relative reference (`/x`, `x`, `?q`) resolved against the request target
-/// `current` (RFC 3986's merge, without removing dot segments: the server sees them).
+/// RFC 3986's remove_dot_segments on the path of `target` (its query kept as it is):
+/// `/a/b/../../x` is `/x`, and a `..` above the root stays at the root.
+fn without_dot_segments(target: &str) -> String {
+    let (path, query) = match target.find('?') {
+        Some(i) => target.split_at(i),
+        None => (target, ""),
+    };
+    if !path.split('/').any(|s| s == "." || s == "..") {
+        return target.to_string();
+    }
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    for (i, s) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *s {
+            "." | ".." => {
+                if *s == ".." {
+                    out.pop();
+                }
+                // A trailing dot segment leaves the path ending in '/'.
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    format!("/{}{query}", out.join("/"))
+}
+
+/// A relative reference (`/x`, `x`, `?q`) merged with the request target `current`
+/// (RFC 3986's merge; [`without_dot_segments`] then removes its dot segments, as a
+/// browser does before it asks).
 fn relative(loc: &str, current: &str) -> String {
     if loc.starts_with('/') {
         return loc.to_string();
@@ -183,6 +214,23 @@ mod tests {
         assert_eq!(same_origin("/x", &t, "/").as_deref(), Some("/x"));
         assert_eq!(relative("y", "/"), "/y");
         assert_eq!(relative("y", "x"), "/y");
+        // Dot segments are removed as RFC 3986 resolves a reference.
+        let t = Target::parse("http://127.0.0.1:8/").unwrap();
+        for (loc, current, to) in [
+            ("../../x", "/a/b/c", "/x"),
+            ("../../../../x?q=1", "/a/b", "/x?q=1"),
+            ("./y/.", "/a/b", "/a/y/"),
+            ("/p/./q/../r", "/", "/p/r"),
+            ("http://127.0.0.1:8/a/../b", "/", "/b"),
+            ("..", "/a/b/c", "/a/"),
+            ("?q=../x", "/a/b", "/a/b?q=../x"),
+        ] {
+            assert_eq!(
+                same_origin(loc, &t, current).as_deref(),
+                Some(to),
+                "{loc} from {current}"
+            );
+        }
     }
 
     #[test]
