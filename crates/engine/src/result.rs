@@ -223,6 +223,11 @@ pub fn decode_checked(bytes: &[u8]) -> Result<Histogram<u64>, HistError> {
             "bounds {low}..{high} with {digits} significant digits need {counters} counters; at most {MAX_HIST_COUNTERS} are decoded"
         )));
     }
+    if !counts_decodable(&plain[40..40 + claimed]) {
+        return Err(HistError::Format(
+            "a run of zeros in its counts is longer than any histogram".into(),
+        ));
+    }
     let h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut &plain[..40 + claimed])
         .map_err(|e| HistError::Format(format!("{e:?}")))?;
@@ -232,6 +237,36 @@ pub fn decode_checked(bytes: &[u8]) -> Result<Histogram<u64>, HistError> {
         )));
     }
     Ok(h)
+}
+
+/// Whether the V2 counts `payload` can be decoded: each is a LEB128 number of at most
+/// nine bytes (the ninth taking all eight bits), zig-zag encoded, a negative one being
+/// a run of zeros. The one value whose negation overflows (-2^63) would stop the
+/// decoder (checked arithmetic) instead of being refused, so it is refused here.
+fn counts_decodable(payload: &[u8]) -> bool {
+    let mut i = 0;
+    while i < payload.len() {
+        let mut v: u64 = 0;
+        for k in 0..9 {
+            let Some(&b) = payload.get(i) else {
+                // Cut short: the decoder says so itself.
+                return true;
+            };
+            i += 1;
+            if k == 8 {
+                v |= u64::from(b) << 56;
+                break;
+            }
+            v |= u64::from(b & 0x7f) << (7 * k);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        if v == u64::MAX {
+            return false;
+        }
+    }
+    true
 }
 
 /// How many counters HdrHistogram allocates for these bounds (its own arithmetic),

@@ -192,6 +192,15 @@ fn a_histogram_whose_header_lies_is_refused_before_anything_is_allocated() {
         Err(HistError::Limit(m)) => assert!(m.contains("inflates"), "{m}"),
         other => panic!("{other:?}"),
     }
+    // A run of zeros of -2^63 (nine 0xff bytes: zig-zag of u64::MAX), whose negation
+    // overflows in the decoder.
+    let mut tail = vec![0xffu8; 9];
+    tail.extend_from_slice(&[2, 0]);
+    let neg = v2(tail.len() as u32, 3, 1, 3_600_000_000, &tail);
+    match Hist::from_base64(&b64(&neg)) {
+        Err(HistError::Format(m)) => assert!(m.contains("run of zeros"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     // Five digits over an hour is a histogram other tools write: it decodes.
     let mut fine = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 5).unwrap();
     fine.record_n(1_000, 7).unwrap();
