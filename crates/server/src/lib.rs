@@ -63,7 +63,7 @@ pub struct Config {
     /// Request size limits.
     pub limits: Limits,
     /// A request head not complete this long after its first byte closes the connection
-    /// (slowloris).
+    /// (slowloris); so does a TLS handshake not done this long after the accept.
     pub head_timeout: Duration,
     /// An idle keep-alive connection is closed after this long.
     pub idle_timeout: Duration,

@@ -380,6 +380,32 @@ fn slowloris_is_cut_off() {
 }
 
 #[test]
+fn a_tls_handshake_that_never_ends_is_cut_off_at_the_head_timeout() {
+    let tls = stampede_tls::server_config(
+        &stampede_tls::ServerCert::SelfSigned(vec!["localhost".into()]),
+        vec![b"http/1.1".to_vec()],
+        None,
+    )
+    .unwrap();
+    let srv = Running::local(Config {
+        threads: 1,
+        head_timeout: Duration::from_millis(300),
+        tls: Some(tls),
+        ..Config::default()
+    })
+    .unwrap();
+    // Six bytes of a ClientHello's record header, then nothing.
+    let mut s = connect(&srv);
+    s.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]).unwrap();
+    let t = Instant::now();
+    assert!(closed(&mut s));
+    let waited = t.elapsed();
+    assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    assert!(waited < Duration::from_millis(2500), "{waited:?}");
+    srv.stop().unwrap();
+}
+
+#[test]
 fn shutdown_drains_in_flight_requests() {
     let srv = two_threads();
     let mut s = connect(&srv);

@@ -57,6 +57,9 @@ struct Conn {
     wrote_at: Instant,
     /// HTTP/2 body bytes held for the client's windows, and since when that count.
     held: (usize, Instant),
+    /// When it was accepted: a TLS handshake not done within the head timeout of it
+    /// ends the connection (a few bytes of ClientHello must not hold it).
+    accepted: Instant,
 }
 
 /// A connection's protocol, each a sans-IO state machine.
@@ -328,6 +331,7 @@ impl EventLoop {
                         paused: false,
                         wrote_at: now,
                         held: (0, now),
+                        accepted: now,
                     });
                     self.open += 1;
                 }
@@ -420,6 +424,13 @@ impl EventLoop {
             let timed_out = c
                 .head_since
                 .is_some_and(|t| now - t >= self.config.head_timeout);
+            // The handshake comes before any head: it gets the same time, from accept.
+            if matches!(&c.stream, Io::Tls(t) if t.is_handshaking())
+                && now - c.accepted >= self.config.head_timeout
+            {
+                self.close(ci);
+                continue;
+            }
             let idle = c.rbuf.is_empty()
                 && c.wbuf.is_empty()
                 && !c.proto.blocked()
