@@ -150,6 +150,11 @@ fn main() {
             | Command::Httperf { .. }
             | Command::H2load { .. }
     );
+    if run_command {
+        // From the start: a signal while the run is being set up (or its target
+        // probed) stops it as one during the run does, never the process unreported.
+        common::install_sigint();
+    }
     let res: Result<(), Exit> = match cli.command {
         Command::Load(a) => load::main(*a),
         Command::Serve(a) => serve::main(a),

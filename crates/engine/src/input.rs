@@ -58,7 +58,7 @@ pub fn size(n: u64) -> String {
 pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, String> {
     let limit = kind.limit();
     let mut out = Vec::new();
-    let fail = |e: std::io::Error| format!("cannot read {what} {path}: {e}");
+    let fail = |e: std::io::Error| format!("{what}: cannot read {path}: {e}");
     let res = if path == "-" {
         std::io::stdin()
             .lock()
@@ -73,7 +73,7 @@ pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, String> {
     res.map_err(fail)?;
     if out.len() as u64 > limit {
         return Err(format!(
-            "{what} {path} is larger than {}, the most stampede reads as a {}",
+            "{what}: {path} is larger than {}, the most stampede reads as a {}",
             size(limit),
             match kind {
                 Input::Config => "configuration file",
@@ -89,7 +89,7 @@ pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, String> {
 /// [`read`], as UTF-8 text.
 pub fn read_text(path: &str, what: &str, kind: Input) -> Result<String, String> {
     String::from_utf8(read(path, what, kind)?)
-        .map_err(|e| format!("{what} {path} is not UTF-8 text: {e}"))
+        .map_err(|e| format!("{what}: {path} is not UTF-8 text: {e}"))
 }
 
 #[cfg(test)]
@@ -101,10 +101,10 @@ mod tests {
         let e = read("/dev/zero", "--targets file", Input::Config).unwrap_err();
         assert_eq!(
             e,
-            "--targets file /dev/zero is larger than 16 MiB, the most stampede reads as a configuration file"
+            "--targets file: /dev/zero is larger than 16 MiB, the most stampede reads as a configuration file"
         );
         let e = read_text("/nonexistent/x", "plan", Input::Config).unwrap_err();
-        assert!(e.starts_with("cannot read plan /nonexistent/x: "), "{e}");
+        assert!(e.starts_with("plan: cannot read /nonexistent/x: "), "{e}");
         let dir = std::env::temp_dir().join(format!("stampede-input-{}", std::process::id()));
         std::fs::write(&dir, b"GET /\n").unwrap();
         assert_eq!(

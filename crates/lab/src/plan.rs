@@ -893,7 +893,11 @@ impl Plan {
                     file: file.clone(),
                     line: 0,
                     field: "plan".into(),
-                    message,
+                    // The field already says what was read.
+                    message: message
+                        .strip_prefix("plan: ")
+                        .unwrap_or(&message)
+                        .to_string(),
                 }
             })?;
         let mut plan = Plan::parse(&src, &file)?;

@@ -793,5 +793,7 @@ fn a_flooding_connection_does_not_hold_the_event_loop() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.join().unwrap();
     reader.join().unwrap();
-    assert!(slowest < Duration::from_millis(500), "{slowest:?}");
+    // A loop held by the flood would answer only once the flood ends (10 s); one
+    // that takes turns answers at once, up to a busy machine's scheduling delays.
+    assert!(slowest < Duration::from_secs(3), "{slowest:?}");
 }
