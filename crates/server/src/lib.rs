@@ -30,6 +30,7 @@
 
 pub mod date;
 mod event_loop;
+pub mod files;
 pub mod h1;
 pub mod h2;
 pub mod request;

@@ -11,6 +11,7 @@ use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use crate::files::FileError;
 use crate::request::{query_param, Method, Request};
 use crate::store::{valid_id, Store};
 
@@ -26,16 +27,19 @@ pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 /// much of it while the client has not taken it.
 pub const BODY_CHUNK: usize = 64 * 1024;
 
-/// `/bytes/<n>`'s body from byte `next` up to `end`: a 64-byte pattern, made a chunk
-/// at a time as the client takes it, so a client that never reads a 64 MiB answer
-/// costs one chunk, not 64 MiB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A body made a chunk at a time as the client takes it, from byte `next` up to `end`:
+/// `/bytes/<n>`'s 64-byte pattern, or a static file's bytes, shared by every response
+/// that sends it. A client that never reads a 64 MiB answer costs its connection one
+/// chunk, not 64 MiB.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pattern {
     /// The next byte to make.
     next: u32,
-    /// The body's length (at most [`MAX_BYTES`], so 32 bits keep the HTTP/2 stream
-    /// state small enough to move without a call to memcpy).
+    /// The body's length (at most 4 GiB, so 32 bits keep the HTTP/2 stream state
+    /// small).
     end: u32,
+    /// A static file's bytes; none for the pattern.
+    file: Option<Arc<[u8]>>,
 }
 
 impl Pattern {
@@ -48,7 +52,28 @@ impl Pattern {
         Pattern {
             next: 0,
             end: len as u32,
+            file: None,
         }
+    }
+
+    /// A static file's bytes (at most [`MAX_FILE`]), none sent yet.
+    pub fn file(bytes: Arc<[u8]>) -> Pattern {
+        assert!(
+            bytes.len() as u64 <= MAX_FILE,
+            "a file of {} bytes",
+            bytes.len()
+        );
+        Pattern {
+            next: 0,
+            end: bytes.len() as u32,
+            file: Some(bytes),
+        }
+    }
+
+    /// The same body with nothing to send (a HEAD request's).
+    pub fn emptied(mut self) -> Pattern {
+        self.end = self.next;
+        self
     }
 
     /// Bytes still to make.
@@ -61,6 +86,11 @@ impl Pattern {
         let n = self.left().min(max);
         let mut at = self.next as usize;
         let stop = at + n;
+        if let Some(f) = &self.file {
+            out.extend_from_slice(&f[at..stop]);
+            self.next = stop as u32;
+            return n;
+        }
         out.reserve(n);
         while at < stop {
             let i = at % 64;
@@ -72,6 +102,9 @@ impl Pattern {
         n
     }
 }
+/// Largest static file served (32 bits count a body's bytes).
+pub const MAX_FILE: u64 = u32::MAX as u64;
+
 /// Longest `/delay/<ms>`.
 pub const MAX_DELAY_MS: u64 = 60_000;
 
@@ -144,7 +177,11 @@ pub trait Respond {
     fn respond(&mut self, status: u16, ctype: &str, body: &[u8]);
     /// A 200 `application/octet-stream` response whose body is `/bytes`' pattern of
     /// `len` bytes, made a chunk at a time as the client takes it.
-    fn respond_pattern(&mut self, len: usize);
+    fn respond_pattern(&mut self, len: usize) {
+        self.respond_body(200, "application/octet-stream", Pattern::new(len));
+    }
+    /// A response whose body is sent a chunk at a time as the client takes it.
+    fn respond_body(&mut self, status: u16, ctype: &str, body: Pattern);
 }
 
 /// The `Server` and `Date` header lines every HTTP/1.x response carries (name, value
@@ -180,19 +217,18 @@ impl Respond for Http1<'_> {
         );
     }
 
-    fn respond_pattern(&mut self, len: usize) {
+    fn respond_body(&mut self, status: u16, ctype: &str, mut body: Pattern) {
         head(
             self.out,
             self.lines,
-            200,
-            "application/octet-stream",
-            len,
+            status,
+            ctype,
+            body.left(),
             self.persist,
         );
         if self.method != Method::Head {
-            let mut p = Pattern::new(len);
-            p.fill(self.out, BODY_CHUNK);
-            self.tail = (p.left() > 0).then_some(p);
+            body.fill(self.out, BODY_CHUNK);
+            self.tail = (body.left() > 0).then_some(body);
         }
     }
 }
@@ -468,12 +504,16 @@ fn serve_file(ctx: &mut Ctx, out: &mut impl Respond, rel: &[u8]) -> Routed {
     match ctx.static_dir.as_deref() {
         None if rel == b"FiringGeometry.png" => out.respond(200, "image/png", FIRING_GEOMETRY),
         None => out.respond(404, "text/plain", b"not found\n"),
-        Some(dir) => {
-            match resolve_static(dir, rel).and_then(|p| std::fs::read(&p).ok().map(|b| (p, b))) {
-                Some((p, body)) => out.respond(200, content_type(&p), &body),
-                None => out.respond(404, "text/plain", b"not found\n"),
-            }
-        }
+        Some(dir) => match resolve_static(dir, rel) {
+            None => out.respond(404, "text/plain", b"not found\n"),
+            Some(p) => match crate::files::get(&p) {
+                Ok(body) => out.respond_body(200, content_type(&p), Pattern::file(body)),
+                Err(FileError::Missing) => out.respond(404, "text/plain", b"not found\n"),
+                Err(FileError::TooLarge) => {
+                    out.respond(500, "text/plain", b"file too large to serve\n")
+                }
+            },
+        },
     }
     Routed::Written
 }

@@ -656,3 +656,60 @@ fn a_port_already_listened_on_is_refused_by_name_even_with_reuse_port() {
     let again = Server::bind(&[taken], Config::default()).unwrap();
     assert_eq!(again.local_addrs(), &[taken]);
 }
+
+/// This process's resident memory, in bytes.
+fn rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+#[test]
+fn a_static_file_is_streamed_not_copied_into_every_connection() {
+    let dir = std::env::temp_dir().join(format!("stampede-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big: Vec<u8> = (0..48u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(dir.join("big.bin"), &big).unwrap();
+    let srv = Running::local(Config {
+        threads: 1,
+        static_dir: Some(dir.clone()),
+        ..Config::default()
+    })
+    .unwrap();
+    let before = rss();
+    // Twenty clients ask for 48 MiB each and read only the first bytes.
+    let held: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut s = connect(&srv);
+            s.write_all(b"GET /static/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+                .unwrap();
+            let mut first = [0u8; 1024];
+            s.read_exact(&mut first).unwrap();
+            assert!(first.starts_with(b"HTTP/1.1 200 OK\r\n"));
+            s
+        })
+        .collect();
+    // The server answers others meanwhile, and holds one copy of the file, not 20.
+    let t = Instant::now();
+    assert_eq!(simple(&srv, "/pong").status, 200);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let grown = rss().saturating_sub(before);
+    assert!(grown < 300 << 20, "grew {} MiB", grown >> 20);
+    drop(held);
+    // A client that reads gets every byte.
+    let mut s = connect(&srv);
+    s.write_all(b"GET /static/big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut all = Vec::new();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.read_to_end(&mut all).unwrap();
+    let body_at = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(String::from_utf8_lossy(&all[..body_at]).contains("Content-Length: 50331648"));
+    assert!(all[body_at..] == big[..], "the body differs");
+    srv.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

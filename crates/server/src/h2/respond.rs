@@ -82,13 +82,14 @@ impl Respond for H2Respond<'_> {
             .respond(self.out, self.stream, answer, self.date, self.server);
     }
 
-    fn respond_pattern(&mut self, len: usize) {
+    fn respond_body(&mut self, status: u16, ctype: &str, body: Pattern) {
         self.body.clear();
-        let mut p = Pattern::new(if self.head { 0 } else { len });
+        let len = body.left();
+        let mut p = if self.head { body.emptied() } else { body };
         p.fill(self.body, BODY_CHUNK);
         let answer = Answer {
-            status: 200,
-            ctype: "application/octet-stream",
+            status,
+            ctype,
             len,
             body: self.body,
             more: Some(p),
