@@ -893,10 +893,14 @@ fn auto_repetitions_stop_when_the_answer_is_settled_and_say_why() {
     let s = summary(&dir);
     let cell = &s["rows"][0]["cells"][0];
     let n = cell["runs"].as_u64().unwrap();
-    assert!((2..4).contains(&n), "{cell}");
+    // Settled, at whichever run the interval came within the precision (a busy
+    // machine's runs of 300 ms can vary by half their mean, so not always early).
+    assert!((2..=4).contains(&n), "{cell}");
     let info = cell["info"][0].as_str().unwrap();
     assert!(
-        info.contains(&format!("stopped after {n} runs")) && info.contains("asked: ± 99.0 %"),
+        info.contains(&format!("stopped after {n} runs: the 95 % interval is"))
+            && info.contains("asked: ± 99.0 %")
+            && !info.contains("unsettled"),
         "{info}"
     );
     let tight = dir.write(

@@ -1234,7 +1234,24 @@ fn stop_live(t: &Target, live: &mut Live) -> Option<String> {
         TargetKind::Command { stop_grace, .. } => *stop_grace,
         TargetKind::External { .. } => Duration::ZERO,
     };
-    live.process.as_mut().map(|p| p.stop(grace).status)
+    live.process
+        .as_mut()
+        .map(|p| stopped_words(&p.stop(grace).status))
+}
+
+/// How a target ended when the lab stopped it (SIGTERM to its process group, then
+/// SIGKILL after its stop grace), in words beside the raw status: `exited 130`,
+/// `killed by signal 15` and `exited 0` all mean it stopped when asked.
+fn stopped_words(status: &str) -> String {
+    let words = match status {
+        "exited 0" => "shut down cleanly when asked",
+        "exited 130" | "exited 143" => "ended on the stop signal (the usual code for one)",
+        "killed by signal 15" => "ended by SIGTERM, which it does not catch: a normal stop",
+        "killed by signal 9" => "killed: it had not stopped within its stop grace",
+        s if s.starts_with("exited ") => "the exit code it chose when asked to stop",
+        _ => return status.to_string(),
+    };
+    format!("{status} ({words})")
 }
 
 fn sleep_unless_interrupted(d: Duration, opts: &Options) {
@@ -1343,6 +1360,18 @@ impl Bench<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stopped_targets_status_says_what_it_means() {
+        assert_eq!(
+            stopped_words("exited 0"),
+            "exited 0 (shut down cleanly when asked)"
+        );
+        assert!(stopped_words("killed by signal 15").contains("a normal stop"));
+        assert!(stopped_words("exited 130").contains("stop signal"));
+        assert!(stopped_words("killed by signal 9").contains("stop grace"));
+        assert_eq!(stopped_words("killed by signal 11"), "killed by signal 11");
+    }
 
     #[test]
     fn a_warm_up_effect_is_named_only_beyond_the_runs_own_spread() {

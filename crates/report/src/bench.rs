@@ -212,6 +212,23 @@ pub fn bench_table(s: &BenchSummary) -> String {
             }
         }
     }
+    let flagged = s
+        .rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.notes.is_empty()));
+    let noted = s
+        .rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.info.is_empty()));
+    if flagged || noted {
+        out += "\n";
+        if flagged {
+            out += "  ! a flag: something in the cell's runs may make its figures mislead\n";
+        }
+        if noted {
+            out += "  · a note: what was seen, for reading the figures\n";
+        }
+    }
     for t in s.targets.iter().filter(|t| !t.ok) {
         out += &format!("\n! target {}: {}\n", t.name, t.status);
         if let Some(tail) = &t.stderr_tail {
@@ -307,6 +324,12 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
             );
         }
         out += "\n";
+    }
+    if s.rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.notes.is_empty()))
+    {
+        out += "\n⚠ a flag on the cell: something in its runs may make its figures mislead; see Flags.\n";
     }
     out += "\n## Details\n\n| scenario | target | runs | req/s median | 95 % CI | p50 | p99 | failed | non-2xx | target CPU µs/req | target peak RSS | client CPU µs/req | limit | vs baseline |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
     for r in &s.rows {

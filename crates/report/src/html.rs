@@ -43,6 +43,7 @@ svg.chart{width:100%;height:auto;display:block}.chart .grid{stroke:var(--line);s
 .s4.fill{fill:var(--c4)}.s5.fill{fill:var(--c5)}.s6.fill{fill:var(--c6)}.s7.fill{fill:var(--c7)}
 .wrap td{white-space:normal}.cmp{width:100%}.cmp td{min-width:8em}.wrap td code{word-break:break-all}
 .warn{background:var(--card);border-left:4px solid var(--bad);padding:8px 12px;margin:8px 0;border-radius:4px}
+.note{background:var(--card);border-left:4px solid var(--muted);padding:8px 12px;margin:8px 0;border-radius:4px}
 pre{background:var(--card);padding:10px;border-radius:8px;overflow-x:auto;font-size:13px}
 "#;
 
@@ -295,7 +296,7 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         &format!("{} req/s", thousands(r.throughput_rps.round() as u64)),
     );
     card(&mut o, "completed", &thousands(r.requests.completed));
-    card(&mut o, "failed", &thousands(r.requests.failed));
+    card(&mut o, "failed (no answer)", &thousands(r.requests.failed));
     card(&mut o, "non-2xx", &thousands(r.non_2xx()));
     card(&mut o, "p50", &ms(r.latency.at(50.0).unwrap_or(0) as f64));
     card(&mut o, "p99", &ms(r.latency.at(99.0).unwrap_or(0) as f64));
@@ -447,7 +448,9 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
                 "t < 800 ms".into(),
                 "800 ms ≤ t < 1200 ms".into(),
                 "t ≥ 1200 ms".into(),
-                "failed (KO)".into(),
+                // Gatling's KO: answers with an error status as well as failed
+                // requests, so it is not the "failed" card's count.
+                "KO (error status or failed)".into(),
             ],
             &[BarGroup {
                 name: "requests".into(),
@@ -472,6 +475,14 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
 ///
 /// Long on purpose: the over-time section's charts one after another, each a few lines.
 pub(crate) fn over_time(o: &mut String, intervals: &[Interval], duration_s: f64, users: bool) {
+    // A last second that covers less than half a second (the answers that came after
+    // the run's end, or a sliver of one) says little per second and would draw a cliff
+    // (or a spike) at the end of every chart: it is left out of them (the JSON and the
+    // totals keep it).
+    let intervals = match intervals.split_last() {
+        Some((last, rest)) if !rest.is_empty() && duration_s - (last.t as f64) < 0.5 => rest,
+        _ => intervals,
+    };
     let secs = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
         intervals.iter().map(|i| (i.t as f64, f(i))).collect()
     };
@@ -667,6 +678,11 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
         s.bench_id,
         esc(&s.machine)
     );
+    if let Some(d) = &s.description {
+        // What the plan says the comparison means (on a shared-CPU machine, the
+        // built-in plan says so here, as the terminal does).
+        let _ = write!(o, "<p class=\"note\">{}</p>", esc(d));
+    }
     if s.interrupted {
         o.push_str("<div class=\"warn\">The bench was interrupted; the figures are those of the runs that finished.</div>");
     }
@@ -747,6 +763,12 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
         o.push_str("</tr>");
     }
     o.push_str("</table></div>");
+    if s.rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.notes.is_empty()))
+    {
+        o.push_str("<p class=\"muted\"><span class=\"bad\">⚠</span> a flag on the cell: something in its runs may make its figures mislead; see Flags.</p>");
+    }
 
     let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
     let closed: Vec<&stampede_lab::summary::Row> =

@@ -21,7 +21,8 @@ const W: f64 = 720.0;
 const H: f64 = 300.0;
 const L: f64 = 64.0;
 const R: f64 = 28.0;
-const T: f64 = 16.0;
+/// The plot's top: the legend sits above it, clear of the lines.
+const T: f64 = 30.0;
 const B: f64 = 48.0;
 
 /// How an axis maps values.
@@ -305,9 +306,9 @@ fn legend(o: &mut String, names: &[&str]) {
             o,
             r#"<rect class="s{} fill" x="{x:.1}" y="{}" width="10" height="10"/><text class="tick" x="{:.1}" y="{}">{}</text>"#,
             i % 8,
-            T + 2.0,
+            T - 24.0,
             x + 14.0,
-            T + 11.0,
+            T - 15.0,
             esc(n)
         );
         x += 24.0 + n.chars().count() as f64 * 6.5;

@@ -426,3 +426,37 @@ fn warnings_print_figures_as_the_reports_do_and_an_interrupted_run_is_marked() {
     );
     assert!(stampede_report::run_html(&r, "t", None).contains("INTERRUPTED after 2.25s"));
 }
+
+#[test]
+fn the_run_reports_charts_leave_out_a_sliver_of_a_last_second_and_say_what_ko_counts() {
+    let mut r = fixture();
+    let mut tail = r.intervals[4].clone();
+    tail.t = 5;
+    tail.completed = 1;
+    r.intervals.push(tail);
+    let html = stampede_report::run_html(&r, "t", None);
+    let chart = &html[html.find("requests per second").unwrap()..];
+    let line = &chart[chart.find("<polyline").unwrap()..];
+    let points = line[line.find("points=\"").unwrap() + 8..]
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(points.split(' ').count(), 5, "{points}");
+    // Legends sit above the plot (its top is y = 30), never on the lines.
+    let rect = &chart[chart.find("<rect class=\"s0 fill\"").unwrap()..];
+    let y: f64 = rect[rect.find(" y=\"").unwrap() + 4..]
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(y + 10.0 <= 30.0, "legend at y {y}");
+    // The failed card counts requests without an answer; KO counts error statuses too.
+    assert!(html.contains("failed (no answer)"), "card");
+    let r = open_fixture();
+    let g = stampede_report::run_html(&r, "t", None);
+    assert!(
+        g.contains("KO (error status or failed)"),
+        "Gatling's ranges"
+    );
+}
