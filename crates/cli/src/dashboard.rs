@@ -416,7 +416,14 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "slots not taken");
             std::thread::sleep(Duration::from_millis(5));
         }
-        let (status, _) = get(d.url(), "/");
+        // Answered from the accepting thread at once, before any request is read
+        // (so the request is not written here: the answer may already be closed).
+        let mut busy = std::io::BufReader::new(TcpStream::connect(addr).unwrap());
+        busy.get_ref()
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut status = String::new();
+        busy.read_line(&mut status).unwrap();
         assert!(status.starts_with("HTTP/1.1 503"), "{status}");
         drop(idle);
         let deadline = std::time::Instant::now() + Duration::from_secs(4);
