@@ -133,7 +133,7 @@ fn run_and_bench_reports_render_without_errors() {
     let plan = dir.join("p.toml");
     std::fs::write(
         &plan,
-        "name = \"html\"\n[runs]\nwarmup = 0\nrepetitions = 2\npause = \"10ms\"\n[client]\nthreads = 1\n\
+        "name = \"html\"\ndescription = \"Two configurations on one shared machine.\"\n[runs]\nwarmup = 0\nrepetitions = 2\npause = \"10ms\"\n[client]\nthreads = 1\n\
          [[target]]\nname = \"one\"\nstart = \"{stampede} serve --listen 127.0.0.1:{port} --threads 1\"\nready = \"/pong\"\n\
          [[target]]\nname = \"two\"\nstart = \"{stampede} serve --listen 127.0.0.1:{port} --threads 2\"\nready = \"/pong\"\n\
          [[scenario]]\nname = \"chat\"\npath = \"/chat\"\nrequests = 3000\nconnections = 4\n\
@@ -156,6 +156,8 @@ fn run_and_bench_reports_render_without_errors() {
     let html = std::fs::read_to_string(&bench_html).unwrap();
     check_self_contained(&html);
     assert!(html.contains("Comparison") && html.contains("Latency spectra"));
+    // What the plan says the comparison means, as the terminal says it.
+    assert!(html.contains("<p class=\"note\">Two configurations on one shared machine.</p>"));
     // req/s bars, p99 bars, CPU, RSS, and one spectrum per scenario.
     assert_eq!(html.matches("<svg class=\"chart\"").count(), 6);
     let stored = dir.join("stored.html");

@@ -27,6 +27,8 @@ pub struct H1Conn {
     /// The rest of a generated body, made as the client takes it; requests behind it
     /// wait, as they do behind a deferred answer.
     tail: Option<Pattern>,
+    /// The static file the tail's bytes come from, when it is one.
+    tail_file: Option<std::sync::Arc<[u8]>>,
 }
 
 /// What one pass of [`H1Conn::answer`] needs from the event loop.
@@ -77,6 +79,7 @@ impl H1Conn {
             continued: false,
             blocked: None,
             tail: None,
+            tail_file: None,
         }
     }
 
@@ -136,12 +139,14 @@ impl H1Conn {
                         persist,
                         method: req.method,
                         tail: None,
+                        tail_file: None,
                     };
                     if let Routed::Later(d) = routes::route(&req, a.ctx, &mut resp) {
                         self.blocked = Some((persist, req.method == Method::Head));
                         deferred = Some(d);
                     }
                     self.tail = resp.tail;
+                    self.tail_file = resp.tail_file;
                     close = !req.keep_alive;
                     if close || deferred.is_some() || self.tail.is_some() {
                         break;
@@ -167,9 +172,13 @@ impl H1Conn {
         let Some(t) = self.tail.as_mut() else {
             return true;
         };
-        t.fill(out, BODY_CHUNK);
+        match &self.tail_file {
+            Some(f) => t.fill_from(f, out, BODY_CHUNK),
+            None => t.fill(out, BODY_CHUNK),
+        };
         if t.left() == 0 {
             self.tail = None;
+            self.tail_file = None;
         }
         self.tail.is_none()
     }

@@ -28,18 +28,16 @@ pub const MAX_BYTES: usize = 64 * 1024 * 1024;
 pub const BODY_CHUNK: usize = 64 * 1024;
 
 /// A body made a chunk at a time as the client takes it, from byte `next` up to `end`:
-/// `/bytes/<n>`'s 64-byte pattern, or a static file's bytes, shared by every response
-/// that sends it. A client that never reads a 64 MiB answer costs its connection one
-/// chunk, not 64 MiB.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// `/bytes/<n>`'s 64-byte pattern, or (with the file's bytes, which the connection
+/// keeps beside it) a static file's. A client that never reads a 64 MiB answer costs
+/// its connection one chunk, not 64 MiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pattern {
     /// The next byte to make.
     next: u32,
-    /// The body's length (at most 4 GiB, so 32 bits keep the HTTP/2 stream state
-    /// small).
+    /// The body's length (32 bits keep the HTTP/2 stream state small enough to move
+    /// without a call to memcpy).
     end: u32,
-    /// A static file's bytes; none for the pattern.
-    file: Option<Arc<[u8]>>,
 }
 
 impl Pattern {
@@ -52,28 +50,27 @@ impl Pattern {
         Pattern {
             next: 0,
             end: len as u32,
-            file: None,
         }
     }
 
-    /// A static file's bytes (at most [`MAX_FILE`]), none sent yet.
-    pub fn file(bytes: Arc<[u8]>) -> Pattern {
-        assert!(
-            bytes.len() as u64 <= MAX_FILE,
-            "a file of {} bytes",
-            bytes.len()
-        );
+    /// A static file's body of `len` bytes (at most [`MAX_FILE`]), none sent yet; its
+    /// bytes go to [`Pattern::fill_from`].
+    pub fn file(len: usize) -> Pattern {
+        assert!(len as u64 <= MAX_FILE, "a file of {len} bytes");
         Pattern {
             next: 0,
-            end: bytes.len() as u32,
-            file: Some(bytes),
+            end: len as u32,
         }
     }
 
-    /// The same body with nothing to send (a HEAD request's).
-    pub fn emptied(mut self) -> Pattern {
-        self.end = self.next;
-        self
+    /// Appends the next `max` bytes at most of `file` (the body's bytes); returns how
+    /// many.
+    pub fn fill_from(&mut self, file: &[u8], out: &mut Vec<u8>, max: usize) -> usize {
+        let n = self.left().min(max);
+        let at = self.next as usize;
+        out.extend_from_slice(&file[at..at + n]);
+        self.next += n as u32;
+        n
     }
 
     /// Bytes still to make.
@@ -86,11 +83,6 @@ impl Pattern {
         let n = self.left().min(max);
         let mut at = self.next as usize;
         let stop = at + n;
-        if let Some(f) = &self.file {
-            out.extend_from_slice(&f[at..stop]);
-            self.next = stop as u32;
-            return n;
-        }
         out.reserve(n);
         while at < stop {
             let i = at % 64;
@@ -177,11 +169,10 @@ pub trait Respond {
     fn respond(&mut self, status: u16, ctype: &str, body: &[u8]);
     /// A 200 `application/octet-stream` response whose body is `/bytes`' pattern of
     /// `len` bytes, made a chunk at a time as the client takes it.
-    fn respond_pattern(&mut self, len: usize) {
-        self.respond_body(200, "application/octet-stream", Pattern::new(len));
-    }
-    /// A response whose body is sent a chunk at a time as the client takes it.
-    fn respond_body(&mut self, status: u16, ctype: &str, body: Pattern);
+    fn respond_pattern(&mut self, len: usize);
+    /// A 200 response whose body is a static file's bytes (shared with every response
+    /// sending them), sent a chunk at a time as the client takes it.
+    fn respond_file(&mut self, ctype: &str, bytes: Arc<[u8]>);
 }
 
 /// The `Server` and `Date` header lines every HTTP/1.x response carries (name, value
@@ -201,6 +192,8 @@ pub struct Http1<'a> {
     /// Set by [`Respond::respond_pattern`] when the body is longer than its first
     /// chunk: the rest, for the connection to make as the client reads.
     pub tail: Option<Pattern>,
+    /// The file whose bytes the tail sends, when it is a static file's.
+    pub tail_file: Option<Arc<[u8]>>,
 }
 
 impl Respond for Http1<'_> {
@@ -217,18 +210,31 @@ impl Respond for Http1<'_> {
         );
     }
 
-    fn respond_body(&mut self, status: u16, ctype: &str, mut body: Pattern) {
+    fn respond_pattern(&mut self, len: usize) {
         head(
             self.out,
             self.lines,
-            status,
-            ctype,
-            body.left(),
+            200,
+            "application/octet-stream",
+            len,
             self.persist,
         );
         if self.method != Method::Head {
-            body.fill(self.out, BODY_CHUNK);
-            self.tail = (body.left() > 0).then_some(body);
+            let mut p = Pattern::new(len);
+            p.fill(self.out, BODY_CHUNK);
+            self.tail = (p.left() > 0).then_some(p);
+        }
+    }
+
+    fn respond_file(&mut self, ctype: &str, bytes: Arc<[u8]>) {
+        head(self.out, self.lines, 200, ctype, bytes.len(), self.persist);
+        if self.method != Method::Head {
+            let mut p = Pattern::file(bytes.len());
+            p.fill_from(&bytes, self.out, BODY_CHUNK);
+            if p.left() > 0 {
+                self.tail = Some(p);
+                self.tail_file = Some(bytes);
+            }
         }
     }
 }
@@ -507,7 +513,7 @@ fn serve_file(ctx: &mut Ctx, out: &mut impl Respond, rel: &[u8]) -> Routed {
         Some(dir) => match resolve_static(dir, rel) {
             None => out.respond(404, "text/plain", b"not found\n"),
             Some(p) => match crate::files::get(&p) {
-                Ok(body) => out.respond_body(200, content_type(&p), Pattern::file(body)),
+                Ok(body) => out.respond_file(content_type(&p), body),
                 Err(FileError::Missing) => out.respond(404, "text/plain", b"not found\n"),
                 Err(FileError::TooLarge) => {
                     out.respond(500, "text/plain", b"file too large to serve\n")

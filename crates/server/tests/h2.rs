@@ -797,3 +797,36 @@ fn a_flooding_connection_does_not_hold_the_event_loop() {
     // that takes turns answers at once, up to a busy machine's scheduling delays.
     assert!(slowest < Duration::from_secs(3), "{slowest:?}");
 }
+
+#[test]
+fn a_static_file_larger_than_a_chunk_comes_whole_over_h2_and_head_has_its_length() {
+    let dir = std::env::temp_dir().join(format!("stampede-h2static-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(dir.join("f.bin"), &file).unwrap();
+    let srv = Running::local(Config {
+        threads: 1,
+        static_dir: Some(dir.clone()),
+        ..Config::default()
+    })
+    .unwrap();
+    let mut c = Client::connect(&srv, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 30)]);
+    c.request(1, "GET", "/static/f.bin", true);
+    c.request(3, "HEAD", "/static/f.bin", true);
+    c.request(5, "GET", "/static/f.bin", true);
+    c.until(|c| {
+        [1, 3, 5]
+            .iter()
+            .all(|s| c.streams.get(s).is_some_and(|r| r.ended))
+    });
+    for s in [1, 5] {
+        let r = c.response(s);
+        assert_eq!(r.status(), 200);
+        assert!(r.body == file, "stream {s}: {} bytes", r.body.len());
+    }
+    let head = c.response(3);
+    assert_eq!(head.header("content-length"), Some("200000"));
+    assert!(head.body.is_empty());
+    srv.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

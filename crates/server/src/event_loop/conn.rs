@@ -401,6 +401,7 @@ impl EventLoop {
                     len: body.len(),
                     body: sent,
                     more: None,
+                    file: None,
                 };
                 h.respond(
                     &mut self.out,

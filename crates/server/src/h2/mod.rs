@@ -127,6 +127,9 @@ pub struct H2Conn {
     preface_left: usize,
     streams: Vec<Stream>,
     spare: Vec<Stream>,
+    /// The static files whose bytes streams are sending, by stream: kept beside the
+    /// streams (rarely any), so that a stream stays small enough to move cheaply.
+    files: Vec<(u32, std::sync::Arc<[u8]>)>,
     ready: VecDeque<u32>,
     /// Header blocks over HEADERS and CONTINUATION frames.
     blocks: Assembler,
@@ -150,6 +153,8 @@ pub struct Answer<'a> {
     pub len: usize,
     pub body: &'a [u8],
     pub more: Option<Pattern>,
+    /// The static file `more` sends the rest of, when it is one.
+    pub file: Option<std::sync::Arc<[u8]>>,
 }
 
 /// A complete request, ready to route.
@@ -182,6 +187,7 @@ impl H2Conn {
             preface_left: frame::PREFACE.len(),
             streams: Vec::new(),
             spare: Vec::new(),
+            files: Vec::new(),
             ready: VecDeque::new(),
             last_stream: 0,
             peer_max_frame: frame::DEFAULT_MAX_FRAME,
@@ -649,6 +655,9 @@ impl H2Conn {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let mut s = self.streams.swap_remove(i);
             self.held -= std::mem::take(&mut s.more).left();
+            if !self.files.is_empty() {
+                self.files.retain(|(f, _)| *f != id);
+            }
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a
                 // client opening and resetting streams while routing waits cannot
@@ -710,6 +719,7 @@ impl H2Conn {
             len,
             body,
             more,
+            file,
         } = answer;
         let Some(i) = self
             .streams
@@ -770,6 +780,9 @@ impl H2Conn {
             s.sent = 0;
             s.more = more.unwrap_or_default();
             self.held += body.len() - sent + s.more.left();
+            if let Some(f) = file.filter(|_| s.more.left() > 0) {
+                self.files.push((s.id, f));
+            }
             self.pump(out);
         }
     }
@@ -817,7 +830,10 @@ impl H2Conn {
                 // The chunk is out: make the next one while the windows have room.
                 pending.clear();
                 s.sent = 0;
-                s.more.fill(&mut pending, BODY_CHUNK);
+                match self.files.iter().find(|(id, _)| *id == s.id) {
+                    Some((_, f)) => s.more.fill_from(f, &mut pending, BODY_CHUNK),
+                    None => s.more.fill(&mut pending, BODY_CHUNK),
+                };
                 if s.send_window.min(self.send_window) <= 0 {
                     break;
                 }

@@ -77,22 +77,40 @@ impl Respond for H2Respond<'_> {
             len,
             body: sent,
             more: None,
+            file: None,
         };
         self.conn
             .respond(self.out, self.stream, answer, self.date, self.server);
     }
 
-    fn respond_body(&mut self, status: u16, ctype: &str, body: Pattern) {
+    fn respond_pattern(&mut self, len: usize) {
         self.body.clear();
-        let len = body.left();
-        let mut p = if self.head { body.emptied() } else { body };
+        let mut p = Pattern::new(if self.head { 0 } else { len });
         p.fill(self.body, BODY_CHUNK);
         let answer = Answer {
-            status,
+            status: 200,
+            ctype: "application/octet-stream",
+            len,
+            body: self.body,
+            more: Some(p),
+            file: None,
+        };
+        self.conn
+            .respond(self.out, self.stream, answer, self.date, self.server);
+    }
+
+    fn respond_file(&mut self, ctype: &str, bytes: std::sync::Arc<[u8]>) {
+        self.body.clear();
+        let len = bytes.len();
+        let mut p = Pattern::file(if self.head { 0 } else { len });
+        p.fill_from(&bytes, self.body, BODY_CHUNK);
+        let answer = Answer {
+            status: 200,
             ctype,
             len,
             body: self.body,
             more: Some(p),
+            file: Some(bytes),
         };
         self.conn
             .respond(self.out, self.stream, answer, self.date, self.server);
