@@ -139,14 +139,13 @@ impl H1Conn {
                         persist,
                         method: req.method,
                         tail: None,
-                        tail_file: None,
+                        tail_file: &mut self.tail_file,
                     };
                     if let Routed::Later(d) = routes::route(&req, a.ctx, &mut resp) {
                         self.blocked = Some((persist, req.method == Method::Head));
                         deferred = Some(d);
                     }
                     self.tail = resp.tail;
-                    self.tail_file = resp.tail_file;
                     close = !req.keep_alive;
                     if close || deferred.is_some() || self.tail.is_some() {
                         break;

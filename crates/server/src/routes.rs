@@ -192,8 +192,9 @@ pub struct Http1<'a> {
     /// Set by [`Respond::respond_pattern`] when the body is longer than its first
     /// chunk: the rest, for the connection to make as the client reads.
     pub tail: Option<Pattern>,
-    /// The file whose bytes the tail sends, when it is a static file's.
-    pub tail_file: Option<Arc<[u8]>>,
+    /// Where the file whose bytes the tail sends goes, when it is a static file's (the
+    /// connection's own slot, so that other responses pay nothing for it).
+    pub tail_file: &'a mut Option<Arc<[u8]>>,
 }
 
 impl Respond for Http1<'_> {
@@ -233,7 +234,7 @@ impl Respond for Http1<'_> {
             p.fill_from(&bytes, self.out, BODY_CHUNK);
             if p.left() > 0 {
                 self.tail = Some(p);
-                self.tail_file = Some(bytes);
+                *self.tail_file = Some(bytes);
             }
         }
     }

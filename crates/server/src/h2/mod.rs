@@ -154,7 +154,7 @@ pub struct Answer<'a> {
     pub body: &'a [u8],
     pub more: Option<Pattern>,
     /// The static file `more` sends the rest of, when it is one.
-    pub file: Option<std::sync::Arc<[u8]>>,
+    pub file: Option<&'a std::sync::Arc<[u8]>>,
 }
 
 /// A complete request, ready to route.
@@ -781,7 +781,7 @@ impl H2Conn {
             s.more = more.unwrap_or_default();
             self.held += body.len() - sent + s.more.left();
             if let Some(f) = file.filter(|_| s.more.left() > 0) {
-                self.files.push((s.id, f));
+                self.files.push((s.id, f.clone()));
             }
             self.pump(out);
         }

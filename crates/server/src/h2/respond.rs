@@ -110,7 +110,7 @@ impl Respond for H2Respond<'_> {
             len,
             body: self.body,
             more: Some(p),
-            file: Some(bytes),
+            file: Some(&bytes),
         };
         self.conn
             .respond(self.out, self.stream, answer, self.date, self.server);
