@@ -94,6 +94,7 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
         let run = live::RunShape::of(&spec);
         std::thread::spawn(move || live::watch(control, run, progress))
     };
+    let _ = RUN_STARTED.set(std::time::Instant::now());
     let out = stampede_engine::run(&spec, control.clone());
     control.stop();
     let _ = watcher.join();
@@ -102,6 +103,14 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
     // command exits 130 once its report is written (see `main`).
     run.result.interrupted = interrupted();
     Ok(run)
+}
+
+/// When the engine began this process's run (its target probed, its settings checked).
+static RUN_STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// When the engine began this process's run, once it has.
+pub fn run_started() -> Option<std::time::Instant> {
+    RUN_STARTED.get().copied()
 }
 
 /// Exit code of a run stopped by Ctrl-C or SIGTERM, after its partial report.

@@ -105,10 +105,16 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     // The script's code runs on the workers and at the end; a loop in it would hold
     // the run past -d, and LuaJIT's compiled loops cannot be interrupted.
     let watch = a.script.as_deref().map(|p| {
-        ScriptWatch::start(
-            p,
-            std::time::Instant::now() + spec.duration.unwrap_or(a.duration) + SCRIPT_GRACE,
-        )
+        // The run ends after its shared start (a segment's --start-at) and the
+        // duration, counted from when the engine begins, then any wait for the last
+        // answers.
+        let start_in = spec
+            .start_at
+            .and_then(|t| t.duration_since(std::time::SystemTime::now()).ok())
+            .unwrap_or_default();
+        let lasts =
+            start_in + spec.duration.unwrap_or(a.duration) + spec.last_wait.unwrap_or_default();
+        ScriptWatch::start(p, lasts + SCRIPT_GRACE)
     });
     let run = common::execute(
         spec,
@@ -167,17 +173,19 @@ const SCRIPT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 struct ScriptWatch {
     state: std::sync::Arc<(
         std::sync::atomic::AtomicBool,
-        std::sync::Mutex<Option<std::time::Instant>>,
+        std::sync::Mutex<Option<std::time::Duration>>,
     )>,
 }
 
 impl ScriptWatch {
-    fn start(path: &str, deadline: std::time::Instant) -> ScriptWatch {
+    /// Watches from now; the run's deadline is `lasts` after the engine begins it
+    /// ([`common::run_started`]).
+    fn start(path: &str, lasts: std::time::Duration) -> ScriptWatch {
         use std::sync::atomic::Ordering;
         use std::time::{Duration, Instant};
         let state = std::sync::Arc::new((
             std::sync::atomic::AtomicBool::new(false),
-            std::sync::Mutex::new(Some(deadline)),
+            std::sync::Mutex::new(Some(lasts)),
         ));
         let (s, path) = (state.clone(), path.to_string());
         std::thread::spawn(move || {
@@ -188,10 +196,11 @@ impl ScriptWatch {
                 if common::interrupted() && signalled.is_none() {
                     signalled = Some(now);
                 }
-                let late =
-                    s.1.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .is_some_and(|d| now > d);
+                let lasts = *s.1.lock().unwrap_or_else(|e| e.into_inner());
+                let late = match (lasts, common::run_started()) {
+                    (Some(lasts), Some(began)) => now > began + lasts,
+                    _ => false,
+                };
                 let stuck = signalled.is_some_and(|t| now > t + SCRIPT_GRACE);
                 if (late || stuck) && !s.0.load(Ordering::SeqCst) {
                     eprintln!(
@@ -211,7 +220,7 @@ impl ScriptWatch {
     }
 
     /// A new deadline (`None`: only Ctrl-C ends the wait).
-    fn set_deadline(&self, d: Option<std::time::Instant>) {
+    fn set_deadline(&self, d: Option<std::time::Duration>) {
         *self.state.1.lock().unwrap_or_else(|e| e.into_inner()) = d;
     }
 

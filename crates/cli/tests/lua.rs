@@ -322,3 +322,30 @@ fn a_script_that_allocates_without_end_fails_at_its_memory_limit() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not enough memory"), "{err}");
 }
+
+#[test]
+fn a_scripts_run_that_starts_later_is_not_cut_short() {
+    let rec = Recorder::start();
+    let url = rec.url("/");
+    // A shared start 4 s ahead: the run ends about 5 s from now, past a deadline
+    // counted from the command's start (1 s + 3 s) but not from the run's.
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 4.0;
+    let out = wrk(&[
+        "-t1",
+        "-c1",
+        "-d1s",
+        "--start-at",
+        &format!("{at:.3}"),
+        "-s",
+        &example("counter.lua"),
+        &url,
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("has not returned"), "{err}");
+    assert!(rec.seen().len() > 10);
+}
