@@ -12,9 +12,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
+
 use crate::error::HistError;
 use crate::result::{
-    Hist, Histograms, Interval, LatencyStats, OpenStats, Origin, RunResult, SessionStats, TlsStats,
+    decode_base64, Hist, Histograms, Interval, LatencyStats, OpenStats, Origin, RunResult,
+    SessionStats, TlsStats,
 };
 
 /// Why results cannot be merged.
@@ -106,17 +109,15 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
             .round()
             .min(u32::MAX as f64) as i64;
         let uncorrected = tag.as_deref() == Some("uncorrected");
-        seconds.add(t, usize::from(uncorrected), encoded)?;
-        let whole = if uncorrected {
-            &mut histograms.uncorrected
+        // Decoded once, added to its second and to the whole run's.
+        let h = decode_base64(encoded)?;
+        seconds.add(t, usize::from(uncorrected), &h)?;
+        if uncorrected {
+            histograms.uncorrected.add_checked(&h)?;
         } else {
-            &mut histograms.latency
-        };
-        let before = whole.0.len();
-        add_encoded(whole, encoded)?;
-        if !uncorrected {
+            histograms.latency.add_checked(&h)?;
             let n = counts.entry(t).or_default();
-            *n = n.saturating_add(whole.0.len() - before);
+            *n = n.saturating_add(h.len());
         }
     }
     let duration_s = (end - start).as_secs_f64();
@@ -260,9 +261,9 @@ impl EncodedSeconds {
         }
     }
 
-    /// Adds an encoded histogram to second `t`: `which` 0 is the corrected one, 1 the
+    /// Adds a histogram to second `t`: `which` 0 is the corrected one, 1 the
     /// uncorrected.
-    fn add(&mut self, t: i64, which: usize, encoded: &str) -> Result<(), MergeError> {
+    fn add(&mut self, t: i64, which: usize, h: &Histogram<u64>) -> Result<(), MergeError> {
         if self.open != Some(t) {
             self.file();
             if let Some(both) = self.filed.remove(&t) {
@@ -272,7 +273,7 @@ impl EncodedSeconds {
             }
             self.open = Some(t);
         }
-        add_encoded(&mut self.hists[which], encoded)
+        Ok(self.hists[which].add_checked(h)?)
     }
 
     fn file(&mut self) {
@@ -357,10 +358,12 @@ impl Merger {
         add_histograms(&mut out.histograms, &p.histograms)?;
         out.requests += &p.requests;
         for (s, n) in &p.statuses {
-            *out.statuses.entry(*s).or_default() += n;
+            let c = out.statuses.entry(*s).or_default();
+            *c = c.saturating_add(*n);
         }
         for (e, n) in &p.errors {
-            *out.errors.entry(e.clone()).or_default() += n;
+            let c = out.errors.entry(e.clone()).or_default();
+            *c = c.saturating_add(*n);
         }
         out.bytes += &p.bytes;
         out.connections_opened += p.connections_opened;
@@ -371,9 +374,9 @@ impl Merger {
             .or_else(|| p.server_software.clone());
         out.document_length = out.document_length.or(p.document_length);
         out.interrupted |= p.interrupted;
-        self.connections += p.settings.connections;
+        self.connections = self.connections.saturating_add(p.settings.connections);
         self.requests = match (self.requests, p.settings.requests) {
-            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
         // Whole seconds from the first result's start, by wall clock.
@@ -388,8 +391,9 @@ impl Merger {
             s.connections = s.connections.saturating_add(iv.connections);
             s.in_flight = s.in_flight.saturating_add(iv.in_flight);
             s.users = s.users.saturating_add(iv.users);
-            self.hists.add(t, 0, &iv.histogram)?;
-            self.hists.add(t, 1, &iv.histogram_uncorrected)?;
+            self.hists.add(t, 0, &decode_base64(&iv.histogram)?)?;
+            self.hists
+                .add(t, 1, &decode_base64(&iv.histogram_uncorrected)?)?;
         }
         self.windows.push((p.started_unix_ms, p.duration_s));
         if let Some(o) = &p.open {
@@ -484,11 +488,6 @@ fn check_alike(first: &RunResult, p: &RunResult, index: usize) -> Result<(), Mer
         }
     }
     Ok(())
-}
-
-/// Adds an encoded histogram (an interval's), checked (see [`Hist::add_base64`]).
-fn add_encoded(into: &mut Hist, encoded: &str) -> Result<(), MergeError> {
-    Ok(into.add_base64(encoded)?)
 }
 
 fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeError> {

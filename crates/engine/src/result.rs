@@ -101,18 +101,7 @@ impl Hist {
     /// Adds an encoded histogram (base64 of V2, compressed or plain) to this one. The
     /// sum's count must stay within [`MAX_COUNT`]; nothing is added otherwise.
     pub fn add_base64(&mut self, s: &str) -> Result<(), HistError> {
-        let s = s.trim();
-        if s.len() > MAX_ENCODED_HIST {
-            return Err(HistError::Limit(format!(
-                "{} bytes of base64; a histogram may take at most {MAX_ENCODED_HIST}",
-                s.len()
-            )));
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(s)
-            .map_err(|e| HistError::Base64(e.to_string()))?;
-        let h = decode_checked(&bytes)?;
-        self.add_checked(&h)
+        self.add_checked(&decode_base64(s)?)
     }
 
     /// Adds `h`, refusing a sum whose count passes [`MAX_COUNT`].
@@ -133,6 +122,22 @@ impl Hist {
             .add(h)
             .map_err(|e| HistError::Range(format!("{e:?}")))
     }
+}
+
+/// Decodes base64 of a V2 histogram (compressed or plain), checked as
+/// [`decode_checked`] checks it, the text's length first.
+pub fn decode_base64(s: &str) -> Result<Histogram<u64>, HistError> {
+    let s = s.trim();
+    if s.len() > MAX_ENCODED_HIST {
+        return Err(HistError::Limit(format!(
+            "{} bytes of base64; a histogram may take at most {MAX_ENCODED_HIST}",
+            s.len()
+        )));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .map_err(|e| HistError::Base64(e.to_string()))?;
+    decode_checked(&bytes)
 }
 
 /// Most base64 characters one encoded histogram may have (a full histogram of the
