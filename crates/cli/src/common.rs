@@ -173,7 +173,7 @@ pub fn write_file(path: &str, contents: &str) -> Result<(), Exit> {
 /// memory), naming it in the error.
 pub fn read_body(path: &str) -> Result<Vec<u8>, Exit> {
     stampede_engine::input::read(path, "body file", stampede_engine::input::Input::Body)
-        .map_err(Exit::usage)
+        .map_err(|e| Exit::usage(e.to_string()))
 }
 
 /// What a run's result is written as, beyond the printed report: the flags `load` and

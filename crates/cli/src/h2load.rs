@@ -272,7 +272,7 @@ fn uris(a: &H2loadArgs) -> Result<(Vec<String>, Vec<Duration>), Exit> {
         (Some(p), None) => ("-i, --input-file", p),
         (None, Some(p)) => ("--timing-script-file", p),
     };
-    let text = input::read_text(path, flag, Input::List).map_err(Exit::usage)?;
+    let text = input::read_text(path, flag, Input::List).map_err(|e| Exit::usage(e.to_string()))?;
     if !a.uris.is_empty() {
         eprintln!(
             "stampede h2load: {flag} {path}: the URIs on the command line are not used, as in h2load"

@@ -219,7 +219,7 @@ fn parse_wlog(s: &str) -> Result<(bool, Vec<String>), Exit> {
             )))
         }
     };
-    let bytes = input::read(file, "--wlog", Input::List).map_err(Exit::usage)?;
+    let bytes = input::read(file, "--wlog", Input::List).map_err(|e| Exit::usage(e.to_string()))?;
     let mut uris = Vec::new();
     for (i, u) in bytes.split(|&b| b == 0).enumerate() {
         let u = String::from_utf8(u.to_vec())
@@ -526,7 +526,8 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         }
         (None, Some(w)) => {
             let (n, x, file) = parse_wsesslog(w)?;
-            let text = input::read_text(&file, "--wsesslog", Input::List).map_err(Exit::usage)?;
+            let text = input::read_text(&file, "--wsesslog", Input::List)
+                .map_err(|e| Exit::usage(e.to_string()))?;
             let log = sesslog::parse(&text, &file).map_err(Exit::usage)?;
             let think = Duration::from_secs_f64(x);
             script = sesslog::steps(&log, think, |c| {

@@ -290,7 +290,8 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     };
     let (target, variety) = match (&a.targets, &a.url) {
         (Some(file), _) => {
-            let text = input::read_text(file, "--targets", Input::List).map_err(Exit::usage)?;
+            let text = input::read_text(file, "--targets", Input::List)
+                .map_err(|e| Exit::usage(e.to_string()))?;
             let entries = targets::parse(file, &text)?;
             let shared = targets::Common {
                 headers: &headers,
@@ -394,7 +395,8 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
 
 /// The spec in `--spec FILE`, its TLS configuration built here.
 fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
-    let text = input::read_text(path, "--spec", Input::Config).map_err(Exit::usage)?;
+    let text =
+        input::read_text(path, "--spec", Input::Config).map_err(|e| Exit::usage(e.to_string()))?;
     let portable =
         PortableSpec::from_json(&text).map_err(|e| Exit::usage(format!("--spec {path}: {e}")))?;
     let settings = portable.tls.clone();

@@ -107,7 +107,7 @@ pub fn emit(
 /// any error.
 fn read(path: &str) -> Result<RunResult, Exit> {
     let bytes = stampede_engine::input::read(path, "result", stampede_engine::input::Input::Result)
-        .map_err(Exit::usage)?;
+        .map_err(|e| Exit::usage(e.to_string()))?;
     if path.ends_with(".hlog") {
         return from_hlog(&bytes).map_err(|e| Exit::usage(format!("{path}: {e}")));
     }

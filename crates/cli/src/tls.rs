@@ -117,7 +117,7 @@ impl TlsArgs {
         let ca_pem = match &self.cacert {
             Some(p) => Some(
                 input::read_text(&p.display().to_string(), "--cacert", Input::Config)
-                    .map_err(Exit::usage)?,
+                    .map_err(|e| Exit::usage(e.to_string()))?,
             ),
             None => None,
         };

@@ -246,7 +246,8 @@ fn attach_script(
             "--pipeline with -s: the script's request sets the pipelining (return several requests from request(), as wrk's pipeline.lua)",
         ));
     }
-    let source = input::read_text(path, "-s/--script", Input::Config).map_err(Exit::usage)?;
+    let source = input::read_text(path, "-s/--script", Input::Config)
+        .map_err(|e| Exit::usage(e.to_string()))?;
     let mut headers = Vec::new();
     for h in &a.headers {
         headers.push(common::header_arg(h)?);

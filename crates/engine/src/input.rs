@@ -53,43 +53,86 @@ pub fn size(n: u64) -> String {
     }
 }
 
+/// Why an input could not be read. Its message begins with what the input was read
+/// as (`--targets: …`), so that it names the flag.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file could not be opened or read.
+    #[error("{what}: cannot read {path}: {source}")]
+    Read {
+        /// What it was read as (`--targets`, `plan`).
+        what: String,
+        /// The path as given.
+        path: String,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Longer than its kind's ceiling.
+    #[error("{what}: {path} is larger than {}, the most stampede reads as a {}", size(kind.limit()), kind.noun())]
+    TooLarge {
+        /// What it was read as.
+        what: String,
+        /// The path as given.
+        path: String,
+        /// Its kind, and so its ceiling.
+        kind: Input,
+    },
+    /// Not UTF-8 where text was expected.
+    #[error("{what}: {path} is not UTF-8 text: {source}")]
+    NotText {
+        /// What it was read as.
+        what: String,
+        /// The path as given.
+        path: String,
+        /// Where the text stops being UTF-8.
+        source: std::string::FromUtf8Error,
+    },
+}
+
+impl Input {
+    fn noun(self) -> &'static str {
+        match self {
+            Input::Config => "configuration file",
+            Input::List => "list",
+            Input::Body => "request body",
+            Input::Result => "result",
+        }
+    }
+}
+
 /// Reads `path` (`-` is standard input) as `kind`; `what` names it in errors (`--targets
 /// file`, `plan`).
-pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, String> {
+pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, InputError> {
     let limit = kind.limit();
     let mut out = Vec::new();
-    let fail = |e: std::io::Error| format!("{what}: cannot read {path}: {e}");
-    let res = if path == "-" {
-        std::io::stdin()
-            .lock()
-            .take(limit + 1)
-            .read_to_end(&mut out)
-    } else {
-        std::fs::File::open(path)
-            .map_err(fail)?
-            .take(limit + 1)
-            .read_to_end(&mut out)
+    let fail = |source: std::io::Error| InputError::Read {
+        what: what.to_string(),
+        path: path.to_string(),
+        source,
     };
-    res.map_err(fail)?;
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(fail)?)
+    };
+    reader.take(limit + 1).read_to_end(&mut out).map_err(fail)?;
     if out.len() as u64 > limit {
-        return Err(format!(
-            "{what}: {path} is larger than {}, the most stampede reads as a {}",
-            size(limit),
-            match kind {
-                Input::Config => "configuration file",
-                Input::List => "list",
-                Input::Body => "request body",
-                Input::Result => "result",
-            }
-        ));
+        return Err(InputError::TooLarge {
+            what: what.to_string(),
+            path: path.to_string(),
+            kind,
+        });
     }
     Ok(out)
 }
 
 /// [`read`], as UTF-8 text.
-pub fn read_text(path: &str, what: &str, kind: Input) -> Result<String, String> {
-    String::from_utf8(read(path, what, kind)?)
-        .map_err(|e| format!("{what}: {path} is not UTF-8 text: {e}"))
+pub fn read_text(path: &str, what: &str, kind: Input) -> Result<String, InputError> {
+    String::from_utf8(read(path, what, kind)?).map_err(|source| InputError::NotText {
+        what: what.to_string(),
+        path: path.to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -98,12 +141,16 @@ mod tests {
 
     #[test]
     fn an_endless_file_is_read_to_its_ceiling_and_refused_by_name() {
-        let e = read("/dev/zero", "--targets file", Input::Config).unwrap_err();
+        let e = read("/dev/zero", "--targets file", Input::Config)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "--targets file: /dev/zero is larger than 16 MiB, the most stampede reads as a configuration file"
         );
-        let e = read_text("/nonexistent/x", "plan", Input::Config).unwrap_err();
+        let e = read_text("/nonexistent/x", "plan", Input::Config)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("plan: cannot read /nonexistent/x: "), "{e}");
         let dir = std::env::temp_dir().join(format!("stampede-input-{}", std::process::id()));
         std::fs::write(&dir, b"GET /\n").unwrap();
@@ -114,6 +161,7 @@ mod tests {
         std::fs::write(&dir, [0xff, 0xfe]).unwrap();
         assert!(read_text(dir.to_str().unwrap(), "x", Input::List)
             .unwrap_err()
+            .to_string()
             .contains("is not UTF-8"));
         let _ = std::fs::remove_file(&dir);
         assert_eq!(size(256 << 20), "256 MiB");

@@ -894,10 +894,7 @@ impl Plan {
                     line: 0,
                     field: "plan".into(),
                     // The field already says what was read.
-                    message: message
-                        .strip_prefix("plan: ")
-                        .unwrap_or(&message)
-                        .to_string(),
+                    message: message.to_string().trim_start_matches("plan: ").to_string(),
                 }
             })?;
         let mut plan = Plan::parse(&src, &file)?;

@@ -427,11 +427,14 @@ fn measure_on_hosts(
         Some(tls) => Some(TlsSettings {
             insecure: tls.insecure,
             ca_pem: match &tls.cacert {
-                Some(p) => Some(stampede_engine::input::read_text(
-                    &p.display().to_string(),
-                    "cacert",
-                    stampede_engine::input::Input::Config,
-                )?),
+                Some(p) => Some(
+                    stampede_engine::input::read_text(
+                        &p.display().to_string(),
+                        "cacert",
+                        stampede_engine::input::Input::Config,
+                    )
+                    .map_err(|e| e.to_string())?,
+                ),
                 None => None,
             },
             resume: false,
