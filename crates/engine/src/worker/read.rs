@@ -82,7 +82,9 @@ impl Worker<'_> {
             } else {
                 mono.checked_sub(wall - rx).unwrap_or(mono)
             };
-            at.min(now)
+            // Never after the read itself (the pass's `now` may predate bytes that
+            // came during it: clamping to it would time them early).
+            at.min(Instant::now().max(now))
         });
         Ok(n)
     }
