@@ -388,8 +388,10 @@ impl EventLoop {
     /// Schedules a deferred answer.
     fn defer(&mut self, d: Deferred, ci: usize, generation: u32, stream: u32, now: Instant) {
         match d {
+            // From now, not from the pass's clock: the request may have arrived after
+            // the pass began, and its answer must never come sooner than asked.
             Deferred::Delay(ms) => self.delays.push(Reverse((
-                now + Duration::from_millis(ms),
+                Instant::now().max(now) + Duration::from_millis(ms),
                 ci,
                 generation,
                 stream,
