@@ -20,11 +20,13 @@
 //! Each connection holds one protocol value ([`Proto`]: HTTP/1.1 or HTTP/2, both
 //! sans-IO); the worker moves bytes between it and the socket and settles the events
 //! it reports the same way for both. This module holds the loop and the scheduling;
-//! `connect` the connections' life (connect, TLS, write, close); `read` their input.
+//! `connect` the connections' life (connect, TLS, write, close); `read` their input;
+//! `wait` the choice, between passes, of how long to wait and on what.
 
 mod connect;
 mod read;
 mod redirect;
+mod wait;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -48,6 +50,7 @@ use crate::result::TlsSession;
 use crate::schedule::{Next, Schedule};
 use crate::spec::{LoadSpec, Session};
 use crate::target::Address;
+use wait::{next_wait, Wait, WaitState};
 
 const TIMER: Token = Token(usize::MAX);
 
@@ -90,14 +93,6 @@ const READS_PER_WAKE: usize = 16;
 const SESSIONS_PER_WAKE: usize = 1024;
 /// How often timers (request and connect timeouts, reconnect back-off) are checked.
 const TIMER_TICK: Duration = Duration::from_millis(10);
-/// The longest nap to a due start (see [`Worker::nap`]): a response is left unread
-/// (and its connection unusable) for at most this long, and a rate of 1,000 a second
-/// or more needs no wake-up but the starts' own.
-const NAP_LIMIT: Duration = Duration::from_millis(1);
-
-/// Naps need at least one connection in this many idle, so that responses held
-/// unread a while cannot leave the pool short when the server slows.
-const IDLE_SHARE: usize = 2;
 
 /// The wall clock, since the epoch (what the kernel's arrival stamps count in).
 fn wall_clock() -> Duration {
@@ -328,7 +323,7 @@ pub(crate) struct Worker<'a> {
     free: Vec<usize>,
     active: usize,
     /// Whether the loop may nap until the next start is due, leaving responses that
-    /// arrive meanwhile to be read when it wakes (see [`NAP_LIMIT`]): open shapes over
+    /// arrive meanwhile to be read when it wakes (see [`wait::NAP_LIMIT`]): open shapes over
     /// plain TCP, whose sockets stamp each segment's arrival.
     nap: bool,
     /// A read of this pass left a response half received: the loop waits on the
@@ -604,47 +599,43 @@ impl<'a> Worker<'a> {
             if let Some(e) = self.end {
                 deadline = deadline.min(e);
             }
-            let wake = match self.delayed.peek() {
+            let due = match self.delayed.peek() {
                 Some(Reverse((t, _))) => Some(self.wake_at.map_or(*t, |w| w.min(*t))),
                 None => self.wake_at,
             };
-            let mut until = deadline;
-            if let Some(w) = wake.filter(|&w| w < deadline) {
-                if waiter.precise() {
-                    until = w;
-                } else {
-                    // epoll counts in milliseconds here; the timerfd wakes us on time.
-                    if self.timer_armed != Some(w)
-                        && self.timer.arm(w.saturating_duration_since(now)).is_ok()
-                    {
-                        self.timer_armed = Some(w);
-                    }
-                    if self.timer_armed != Some(w) {
-                        // No timer: epoll's own timeout, rounded up to the next
-                        // millisecond, is the wake-up.
-                        until = w;
-                    }
+            let timeout = match next_wait(&WaitState {
+                now,
+                deadline,
+                due,
+                precise: waiter.precise(),
+                reread: !self.reread.is_empty(),
+                stamped: self.stamped,
+                nap: self.nap,
+                partial: self.streaming,
+                idle: self.idle.len(),
+                conns: self.conns.len(),
+            }) {
+                Wait::Drain => Duration::ZERO,
+                Wait::Nap(nap) => {
+                    // The loop's top then sends what fell due, and the responses are
+                    // read in the same pass by the kernel's arrival stamps.
+                    std::thread::sleep(nap);
+                    self.stamped = true;
+                    continue;
                 }
-            }
-            let mut timeout = until.saturating_duration_since(now);
-            if !self.reread.is_empty() || self.stamped {
-                // Data left to read, or back from a nap with what fell due sent: take
-                // what is there without sleeping.
-                timeout = Duration::ZERO;
-            } else if let Some(nap) = wake
-                .filter(|&w| self.nap && w <= until)
-                .map(|w| w.saturating_duration_since(now))
-                .filter(|d| !d.is_zero() && *d <= NAP_LIMIT)
-                .filter(|_| !self.streaming && self.idle.len() * IDLE_SHARE >= self.conns.len())
-            {
-                // The next start is close: sleep to it (not to the wait's own timeout,
-                // which with a timerfd runs to the tick) without a wake-up for each
-                // response meanwhile. The loop's top then sends what fell due, and the
-                // responses are read in the same pass by the kernel's arrival stamps.
-                std::thread::sleep(nap);
-                self.stamped = true;
-                continue;
-            }
+                Wait::Sockets { until, timer } => {
+                    let until = match timer {
+                        Some(at) => {
+                            let timer = &self.timer;
+                            wait::arm(until, at, &mut self.timer_armed, || {
+                                timer.arm(at.saturating_duration_since(now)).is_ok()
+                            })
+                        }
+                        None => until,
+                    };
+                    until.saturating_duration_since(now)
+                }
+            };
             match waiter.wait(self.poll.as_raw_fd(), timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
