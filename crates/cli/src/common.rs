@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use stampede_engine::error::SocketError;
 use stampede_engine::{Control, LoadSpec, Run, Target};
 
 pub use crate::console::{install_sigint, interrupted, out};
@@ -324,9 +325,9 @@ pub fn proxy(
 /// Checks the spec's socket options now, naming `flag` (the local address's) when the
 /// address is not one of this machine's.
 pub fn check_socket(spec: &LoadSpec, flag: &str) -> Result<(), Exit> {
-    spec.socket.check().map_err(|e| match spec.socket.local {
-        Some(ip) if e.contains("cannot connect from") => Exit::usage(format!("{flag} {ip}: {e}")),
-        _ => Exit::usage(e),
+    spec.socket.check().map_err(|e| match e {
+        SocketError::LocalAddress { ip, .. } => Exit::usage(format!("{flag} {ip}: {e}")),
+        _ => Exit::usage(e.to_string()),
     })
 }
 

@@ -163,7 +163,7 @@ pub fn manifest(a: &K8sArgs, start: SystemTime) -> Result<Value, Exit> {
 fn kubectl(args: &[&str], input: Option<&str>) -> Result<String, Exit> {
     let child =
         stampede_lab::remote::start(Command::new("kubectl").args(args), input.map(str::as_bytes))
-            .map_err(Exit::fail)?;
+            .map_err(|e| Exit::fail(e.to_string()))?;
     let out = child
         .wait_with_output()
         .map_err(|e| Exit::fail(format!("kubectl {}: {e}", args.join(" "))))?;

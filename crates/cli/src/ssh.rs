@@ -85,7 +85,7 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
         copy: a.copy,
     };
     let n = a.hosts.len();
-    let remote = hosts.prepare().map_err(Exit::fail)?;
+    let remote = hosts.prepare().map_err(|e| Exit::fail(e.to_string()))?;
     let at = (SystemTime::now() + a.start_in)
         .duration_since(UNIX_EPOCH)
         .map_err(|_| Exit::usage("--start-in: the start is before 1970"))?
@@ -104,7 +104,7 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
             None,
             a.start_in + a.deadline,
         )
-        .map_err(Exit::fail)?;
+        .map_err(|e| Exit::fail(e.to_string()))?;
     let mut merger = Merger::new(false);
     let mut failed = Vec::new();
     for (i, (host, r)) in results.into_iter().enumerate() {

@@ -269,8 +269,8 @@ fn attach_script(
     };
     let script =
         Script::load(path, &source, &target, &a.script_args, spec.threads, addr).map_err(|e| {
-            Exit::fail(if e.starts_with(path) {
-                e
+            Exit::fail(if e.names(path) {
+                e.to_string()
             } else {
                 format!("{path}: {e}")
             })

@@ -69,8 +69,8 @@ pub struct Step {
     pub failed: u64,
     /// Responses that were not 2xx.
     pub non_2xx: u64,
-    /// The limit verdict of the step.
-    pub limit: Option<String>,
+    /// The limit verdict of the step (written by its name, as a run's).
+    pub limit: Option<crate::limit::Verdict>,
     /// Each condition on this step.
     pub checks: Vec<Checked>,
     /// Whether the step passed.
@@ -107,7 +107,7 @@ impl Capacity {
     pub fn client_limited(&self) -> bool {
         self.steps
             .iter()
-            .any(|s| s.limit.as_deref() == Some(crate::limit::Verdict::ClientBound.name()))
+            .any(|s| s.limit == Some(crate::limit::Verdict::ClientBound))
     }
 }
 
@@ -158,7 +158,7 @@ fn judge(spec: &SearchSpec, rate: f64, r: &RunResult) -> (Step, Judged) {
         p999_us: at(99.9),
         failed: r.requests.failed,
         non_2xx: r.non_2xx(),
-        limit: limit.map(|l| l.verdict.name().to_string()),
+        limit: limit.map(|l| l.verdict),
         checks,
         passed: why.is_none(),
         why,

@@ -312,6 +312,76 @@ pub enum HistError {
     Limit(String),
 }
 
+/// Why bytes are not whole HTTP/1.1 requests back to back (a script's requests, a
+/// batch a cookie is added to). Requests are counted from 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestsError {
+    /// No bytes at all.
+    #[error("the request is empty")]
+    Empty,
+    /// A request's head is cut short.
+    #[error("request {0} is incomplete")]
+    Incomplete(usize),
+    /// A request's head does not parse.
+    #[error("request {index} is malformed: {reason}")]
+    Malformed {
+        /// Which request.
+        index: usize,
+        /// The parser's word for it.
+        reason: String,
+    },
+    /// A Content-Length that is not a number.
+    #[error("request {0} has a bad Content-Length")]
+    ContentLength(usize),
+    /// A chunked body, whose length the bytes would have to be parsed for.
+    #[error("request {0} uses Transfer-Encoding; give its body a Content-Length")]
+    Chunked(usize),
+    /// Fewer body bytes than the Content-Length says.
+    #[error("request {0}'s body is shorter than its Content-Length")]
+    ShortBody(usize),
+}
+
+/// Why a saved spec (`--save-spec`'s JSON) cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SavedSpecError {
+    /// Not JSON.
+    #[error("not JSON: {0}")]
+    Json(String),
+    /// Another format, or another version's.
+    #[error("format {found:?}, not {expected:?} (written by another stampede version)")]
+    Format {
+        /// The file's format.
+        found: String,
+        /// This version's.
+        expected: &'static str,
+    },
+    /// No format at all.
+    #[error("no \"format\": not a {0} file")]
+    NoFormat(&'static str),
+    /// The fields do not fit.
+    #[error("{0}")]
+    Fields(String),
+}
+
+/// Why the socket options cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SocketError {
+    /// The local address is not one of this machine's.
+    #[error("cannot connect from {ip}: {source}")]
+    LocalAddress {
+        /// The address asked for.
+        ip: std::net::IpAddr,
+        /// The kernel's answer.
+        source: std::io::Error,
+    },
+    /// No socket to check it with.
+    #[error("cannot open a socket: {0}")]
+    Socket(#[source] std::io::Error),
+    /// A buffer size of 0.
+    #[error("the {0} must be at least 1 byte")]
+    ZeroBuffer(&'static str),
+}
+
 /// Why an HTTP/1 request cannot be sent over HTTP/2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TranslateError {

@@ -17,6 +17,7 @@
 
 use std::collections::VecDeque;
 
+use crate::error::SpecError;
 pub use crate::error::TranslateError;
 pub use crate::event::{Event, Response};
 
@@ -76,15 +77,21 @@ impl Default for H2Settings {
 
 impl H2Settings {
     /// Why the settings cannot be used, if they cannot.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SpecError> {
+        let bad = |reason: String| {
+            Err(SpecError::Invalid {
+                field: "h2",
+                reason,
+            })
+        };
         if self.stream_window == 0 || self.connection_window == 0 {
-            return Err("a receive window of 0 bytes lets no response body through".into());
+            return bad("a receive window of 0 bytes lets no response body through".into());
         }
         if self.stream_window > i32::MAX as u32 || self.connection_window > i32::MAX as u32 {
-            return Err("a receive window may be at most 2^31-1 bytes (RFC 9113 §6.9.1)".into());
+            return bad("a receive window may be at most 2^31-1 bytes (RFC 9113 §6.9.1)".into());
         }
         if !(MAX_FRAME as u32..1 << 24).contains(&self.max_frame) {
-            return Err(format!(
+            return bad(format!(
                 "the largest frame must be from 16,384 to 16,777,215 bytes (RFC 9113 §6.5.2), not {}",
                 self.max_frame
             ));

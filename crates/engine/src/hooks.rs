@@ -23,6 +23,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::error::RequestsError;
+
 /// What the worker does after a hook returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
@@ -105,13 +107,13 @@ impl fmt::Debug for Hooks {
 /// How many complete HTTP/1.1 requests `bytes` holds back to back, or why it is not
 /// a sequence of whole requests (wrk counts a script's requests the same way, to know
 /// how many responses one write asks for).
-pub fn count_requests(bytes: &[u8]) -> Result<usize, String> {
+pub fn count_requests(bytes: &[u8]) -> Result<usize, RequestsError> {
     request_spans(bytes).map(|spans| spans.len())
 }
 
 /// The length of each request's head and body in `bytes` (whole HTTP/1.1 requests
 /// back to back), or why they are not.
-pub fn request_spans(bytes: &[u8]) -> Result<Vec<(usize, usize)>, String> {
+pub fn request_spans(bytes: &[u8]) -> Result<Vec<(usize, usize)>, RequestsError> {
     let mut at = 0;
     let mut spans = Vec::new();
     while at < bytes.len() {
@@ -121,9 +123,14 @@ pub fn request_spans(bytes: &[u8]) -> Result<Vec<(usize, usize)>, String> {
         let head = match req.parse(&bytes[at..]) {
             Ok(httparse::Status::Complete(len)) => len,
             Ok(httparse::Status::Partial) => {
-                return Err(format!("request {} is incomplete", n + 1));
+                return Err(RequestsError::Incomplete(n + 1));
             }
-            Err(e) => return Err(format!("request {} is malformed: {e}", n + 1)),
+            Err(e) => {
+                return Err(RequestsError::Malformed {
+                    index: n + 1,
+                    reason: e.to_string(),
+                })
+            }
         };
         let mut body = 0usize;
         for h in req.headers.iter() {
@@ -131,25 +138,19 @@ pub fn request_spans(bytes: &[u8]) -> Result<Vec<(usize, usize)>, String> {
                 body = std::str::from_utf8(h.value)
                     .ok()
                     .and_then(|v| v.trim().parse().ok())
-                    .ok_or_else(|| format!("request {} has a bad Content-Length", n + 1))?;
+                    .ok_or(RequestsError::ContentLength(n + 1))?;
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                return Err(format!(
-                    "request {} uses Transfer-Encoding; give its body a Content-Length",
-                    n + 1
-                ));
+                return Err(RequestsError::Chunked(n + 1));
             }
         }
         if at + head + body > bytes.len() {
-            return Err(format!(
-                "request {}'s body is shorter than its Content-Length",
-                n + 1
-            ));
+            return Err(RequestsError::ShortBody(n + 1));
         }
         at += head + body;
         spans.push((head, body));
     }
     if spans.is_empty() {
-        return Err("the request is empty".into());
+        return Err(RequestsError::Empty);
     }
     Ok(spans)
 }
@@ -168,17 +169,21 @@ mod tests {
             request_spans(&[&get[..], post].concat()),
             Ok(vec![(get.len(), 0), (post.len() - 3, 3)])
         );
-        assert!(count_requests(b"").unwrap_err().contains("empty"));
-        assert!(count_requests(b"GET / HTTP/1.1\r\n")
-            .unwrap_err()
-            .contains("incomplete"));
-        assert!(
-            count_requests(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nab")
-                .unwrap_err()
-                .contains("shorter")
+        assert_eq!(count_requests(b""), Err(RequestsError::Empty));
+        assert_eq!(
+            count_requests(&[&get[..], b"GET / HTTP/1.1\r\n"].concat()),
+            Err(RequestsError::Incomplete(2))
         );
-        assert!(count_requests(b"GET\x01 / HTTP/1.1\r\n\r\n")
-            .unwrap_err()
-            .contains("malformed"));
+        let short = count_requests(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nab");
+        assert_eq!(short, Err(RequestsError::ShortBody(1)));
+        assert!(short.unwrap_err().to_string().contains("shorter"));
+        assert!(matches!(
+            count_requests(b"GET\x01 / HTTP/1.1\r\n\r\n"),
+            Err(RequestsError::Malformed { index: 1, .. })
+        ));
+        assert_eq!(
+            count_requests(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            Err(RequestsError::Chunked(1))
+        );
     }
 }

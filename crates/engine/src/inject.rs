@@ -153,7 +153,7 @@ impl Profile {
         let mut steps = Vec::new();
         for s in inputs {
             for part in split_top_level(s) {
-                steps.extend(parse_step(part.trim())?);
+                steps.extend(step_text(part.trim())?);
             }
         }
         if steps.is_empty() {
@@ -522,7 +522,12 @@ const FORMS: &str = "nothingFor(d), atOnceUsers(n), rampUsers(n).during(d), cons
 ///
 /// Long on purpose: one match over every injection step Gatling and k6 write, each arm a
 /// few lines.
-pub fn parse_step(s: &str) -> Result<Vec<Step>, String> {
+pub fn parse_step(s: &str) -> Result<Vec<Step>, SyntaxError> {
+    step_text(s).map_err(SyntaxError)
+}
+
+/// [`parse_step`], its message as text.
+fn step_text(s: &str) -> Result<Vec<Step>, String> {
     let err = |why: String| format!("injection step {s:?}: {why}; accepted: {FORMS}");
     let toks = tokenize(s).map_err(err)?;
     let mut p = Parser { toks, pos: 0 };

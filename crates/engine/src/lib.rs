@@ -59,7 +59,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use control::Control;
-pub use error::{ErrorKind, HistError, RunError, SpecError, SyntaxError, TranslateError};
+pub use error::{
+    ErrorKind, HistError, RequestsError, RunError, SavedSpecError, SocketError, SpecError,
+    SyntaxError, TranslateError,
+};
 pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
 pub use live::Live;
 pub use recorder::RequestRecord;

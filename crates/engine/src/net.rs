@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
-use crate::error::SpecError;
+use crate::error::{SocketError, SpecError, TranslateError};
 use crate::target::Target;
 
 /// Options of every connection's socket; the defaults leave the kernel's.
@@ -56,23 +56,23 @@ impl SocketOptions {
 
     /// Checks that the local address is one of this machine's, by binding a socket to
     /// it (the kernel's answer, `EADDRNOTAVAIL`, names the problem).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SocketError> {
         if let Some(ip) = self.local {
             let s = Socket::new(
                 Domain::for_address(SocketAddr::new(ip, 0)),
                 Type::STREAM,
                 None,
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(SocketError::Socket)?;
             s.bind(&SocketAddr::new(ip, 0).into())
-                .map_err(|e| format!("cannot connect from {ip}: {e}"))?;
+                .map_err(|source| SocketError::LocalAddress { ip, source })?;
         }
         for (name, v) in [
             ("send buffer", self.send_buffer),
             ("receive buffer", self.recv_buffer),
         ] {
             if v == Some(0) {
-                return Err(format!("the {name} must be at least 1 byte"));
+                return Err(SocketError::ZeroBuffer(name));
             }
         }
         Ok(())
@@ -223,16 +223,16 @@ impl Proxy {
     /// in absolute form, and the proxy's credentials. A request already in absolute
     /// form, or already carrying credentials, keeps them (so this may be applied
     /// twice).
-    pub fn forward_form(&self, target: &Target, request: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn forward_form(&self, target: &Target, request: &[u8]) -> Result<Vec<u8>, TranslateError> {
         let line_end = request
             .windows(2)
             .position(|w| w == b"\r\n")
-            .ok_or("the request line is incomplete")?;
+            .ok_or(TranslateError::Incomplete)?;
         let line = &request[..line_end];
         let sp = line
             .iter()
             .position(|&b| b == b' ')
-            .ok_or("the request line has no target")?;
+            .ok_or_else(|| TranslateError::Malformed("its request line has no target".into()))?;
         let mut out = Vec::with_capacity(request.len() + 96);
         out.extend_from_slice(&line[..=sp]);
         if line.get(sp + 1) == Some(&b'/') {
@@ -243,7 +243,7 @@ impl Proxy {
         let head_end = request
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
-            .ok_or("the request head is incomplete")?;
+            .ok_or(TranslateError::Incomplete)?;
         let fields = &request[line_end + 2..head_end + 2];
         out.extend_from_slice(fields);
         if let Some(a) = &self.authorization {

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SavedSpecError;
 use crate::spec::{LoadSpec, Session, Shape, Step};
 use crate::target::{Address, Target};
 use crate::{Request, SpecError};
@@ -152,19 +153,20 @@ impl PortableSpec {
     }
 
     /// Reads one from JSON, saying what is wrong with it.
-    pub fn from_json(text: &str) -> Result<PortableSpec, String> {
+    pub fn from_json(text: &str) -> Result<PortableSpec, SavedSpecError> {
         let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+            serde_json::from_str(text).map_err(|e| SavedSpecError::Json(e.to_string()))?;
         match v.get("format").and_then(|f| f.as_str()) {
             Some(FORMAT) => {}
             Some(other) => {
-                return Err(format!(
-                    "format {other:?}, not {FORMAT:?} (written by another stampede version)"
-                ))
+                return Err(SavedSpecError::Format {
+                    found: other.to_string(),
+                    expected: FORMAT,
+                })
             }
-            None => return Err(format!("no \"format\": not a {FORMAT} file")),
+            None => return Err(SavedSpecError::NoFormat(FORMAT)),
         }
-        serde_json::from_value(v).map_err(|e| e.to_string())
+        serde_json::from_value(v).map_err(|e| SavedSpecError::Fields(e.to_string()))
     }
 
     /// As JSON.
@@ -305,15 +307,24 @@ mod tests {
             spec.shape.describe(&spec.session)
         );
         // What is not a spec, or another version's, is named.
-        assert!(PortableSpec::from_json("{}")
-            .unwrap_err()
-            .contains("no \"format\""));
+        let none = PortableSpec::from_json("{}").unwrap_err();
+        assert_eq!(none, SavedSpecError::NoFormat(FORMAT));
+        assert!(none.to_string().contains("no \"format\""));
         let other = text.replace(FORMAT, "stampede-spec/9");
-        assert!(PortableSpec::from_json(&other)
-            .unwrap_err()
-            .contains("another stampede version"));
+        let other = PortableSpec::from_json(&other).unwrap_err();
+        assert!(
+            matches!(&other, SavedSpecError::Format { found, .. } if found == "stampede-spec/9")
+        );
+        assert!(other.to_string().contains("another stampede version"));
         let odd = text.replace("\"bytes\": \"", "\"bytes\": \"0");
-        assert!(PortableSpec::from_json(&odd).is_err());
+        assert!(matches!(
+            PortableSpec::from_json(&odd),
+            Err(SavedSpecError::Fields(_))
+        ));
+        assert!(matches!(
+            PortableSpec::from_json("{"),
+            Err(SavedSpecError::Json(_))
+        ));
         // A file from before the list of requests existed reads as none.
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
         v.as_object_mut().unwrap().remove("variety");

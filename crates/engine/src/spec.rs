@@ -463,11 +463,9 @@ impl LoadSpec {
             );
         }
         if let Err(e) = self.socket.check() {
-            return bad("socket", &e);
+            return bad("socket", &e.to_string());
         }
-        if let Err(e) = self.h2.check() {
-            return bad("h2", &e);
-        }
+        self.h2.check()?;
         if let Some(w) = self.walk {
             if !(w.rate > 0.0 && w.rate <= 1.0) {
                 return bad("walk", "its rate must be above 0 and at most 1");
@@ -513,7 +511,9 @@ impl LoadSpec {
                 {
                     match proxy.forward_form(&self.target, &r.bytes) {
                         Ok(b) => r.bytes = b,
-                        Err(e) => return bad("proxy", &format!("the request {e}")),
+                        Err(e) => {
+                            return bad("proxy", &format!("a request cannot be forwarded: {e}"))
+                        }
                     }
                 }
             }

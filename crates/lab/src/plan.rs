@@ -653,7 +653,7 @@ impl Plan {
                 .find(|k| crate::remote::check_env_name(k).is_err())
             {
                 let e = crate::remote::check_env_name(k).unwrap_err();
-                return Err(cx.err(t.name.span().start, "target.env", e));
+                return Err(cx.err(t.name.span().start, "target.env", e.to_string()));
             }
             let kind = match (&t.start, &t.url) {
                 (Some(start), None) => TargetKind::Command {
@@ -670,7 +670,7 @@ impl Plan {
                         }
                         Some(h) if crate::remote::check_host(h.get_ref().trim()).is_err() => {
                             let e = crate::remote::check_host(h.get_ref().trim()).unwrap_err();
-                            return Err(cx.err(h.span().start, "target.host", e));
+                            return Err(cx.err(h.span().start, "target.host", e.to_string()));
                         }
                         Some(h) if t.port.is_none() => {
                             return Err(cx.err(
@@ -840,7 +840,7 @@ impl Plan {
                 .iter()
                 .find_map(|x| crate::remote::check_host(x.trim()).err())
             {
-                return Err(cx.err(h.span().start, "client.hosts", e));
+                return Err(cx.err(h.span().start, "client.hosts", e.to_string()));
             }
             if h.get_ref().is_empty() {
                 return Err(cx.err(

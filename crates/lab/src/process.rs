@@ -147,7 +147,9 @@ impl Running {
         grace: Duration,
     ) -> std::io::Result<Running> {
         use crate::remote::quote;
-        let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+        let invalid = |e: crate::remote::RemoteError| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+        };
         crate::remote::check_host(host).map_err(invalid)?;
         let mut line = String::new();
         for (k, v) in env {

@@ -12,7 +12,75 @@ use std::process::{Child, Command, Stdio};
 use stampede_engine::RunResult;
 
 /// Each host with its segment's result, or what went wrong there.
-pub type Outcomes = Vec<(String, Result<RunResult, String>)>;
+pub type Outcomes = Vec<(String, Result<RunResult, RemoteError>)>;
+
+/// What went wrong reaching a host, or with what came back from it.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// Not an ssh destination this code passes on.
+    #[error("host {host:?} {why}")]
+    Host {
+        /// The destination as given.
+        host: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Not an environment variable's name.
+    #[error(
+        "{0:?} is not an environment variable's name (a letter or _, then letters, digits and _)"
+    )]
+    EnvName(String),
+    /// This stampede's own executable cannot be found (to copy it).
+    #[error("cannot find this stampede executable: {0}")]
+    Executable(#[source] std::io::Error),
+    /// A program (ssh, scp) does not start.
+    #[error("cannot run {program} (is it on PATH?): {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The system's answer.
+        source: std::io::Error,
+    },
+    /// Copying stampede to a host failed.
+    #[error("copying stampede to {host} failed: {stderr}")]
+    Copy {
+        /// The host.
+        host: String,
+        /// The last of scp's complaint.
+        stderr: String,
+    },
+    /// Starting the command on a host failed.
+    #[error("{host}: {source}")]
+    On {
+        /// The host.
+        host: String,
+        /// What failed.
+        source: Box<RemoteError>,
+    },
+    /// A started ssh's status could not be read.
+    #[error("ssh: {0}")]
+    Status(#[source] std::io::Error),
+    /// The host was stopped at the deadline.
+    #[error("gave no result within {0:.0} s of the start; stopped")]
+    Late(f64),
+    /// The remote command failed (`code`: `None` when a signal ended it).
+    #[error("exited {}: {stderr}", code.map_or("by a signal".to_string(), |c| c.to_string()))]
+    Exit {
+        /// Its exit code.
+        code: Option<i32>,
+        /// The last line of its standard error.
+        stderr: String,
+    },
+    /// Its output holds no result.
+    #[error("its output holds no stampede result (JSON)")]
+    NoResult,
+    /// Its result is cut short.
+    #[error("its result (JSON) is cut short")]
+    CutShort,
+    /// Its output is JSON but not a result.
+    #[error("its output is not a stampede result: {0}")]
+    NotResult(String),
+}
 
 /// How to reach the hosts and the stampede on them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,7 +103,7 @@ pub struct Copies(std::collections::BTreeSet<String>);
 impl Copies {
     /// The stampede program to run on `on` (some of `hosts`' hosts, or a target's
     /// host), copying it to those that do not have it yet when `hosts.copy`.
-    pub fn program(&mut self, hosts: &Hosts, on: &[String]) -> Result<String, String> {
+    pub fn program(&mut self, hosts: &Hosts, on: &[String]) -> Result<String, RemoteError> {
         let missing: Vec<String> = on
             .iter()
             .filter(|h| hosts.copy && !self.0.contains(*h))
@@ -54,8 +122,13 @@ impl Copies {
 /// Checks an ssh destination: a host name, address or ssh-config alias, optionally
 /// `user@` before it. One that begins with `-` would reach ssh as an option, and
 /// spaces, quotes or control characters have no place in one.
-pub fn check_host(host: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("host {host:?} {why}"));
+pub fn check_host(host: &str) -> Result<(), RemoteError> {
+    let bad = |why: &str| {
+        Err(RemoteError::Host {
+            host: host.to_string(),
+            why: why.to_string(),
+        })
+    };
     if host.is_empty() {
         return bad("is empty");
     }
@@ -75,7 +148,7 @@ pub fn check_host(host: &str) -> Result<(), String> {
 
 /// Checks an environment variable's name for a remote shell's `export NAME=…`: a
 /// letter or `_`, then letters, digits and `_`. Anything else would be shell syntax.
-pub fn check_env_name(name: &str) -> Result<(), String> {
+pub fn check_env_name(name: &str) -> Result<(), RemoteError> {
     let mut chars = name.chars();
     let first_ok = chars
         .next()
@@ -83,9 +156,7 @@ pub fn check_env_name(name: &str) -> Result<(), String> {
     if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
         Ok(())
     } else {
-        Err(format!(
-            "{name:?} is not an environment variable's name (a letter or _, then letters, digits and _)"
-        ))
+        Err(RemoteError::EnvName(name.to_string()))
     }
 }
 
@@ -113,15 +184,14 @@ impl Hosts {
     }
 
     /// The stampede to run on the hosts: copied there first when asked.
-    pub fn prepare(&self) -> Result<String, String> {
+    pub fn prepare(&self) -> Result<String, RemoteError> {
         if !self.copy {
             return Ok(self
                 .program
                 .clone()
                 .unwrap_or_else(|| "stampede".to_string()));
         }
-        let exe = std::env::current_exe()
-            .map_err(|e| format!("cannot find this stampede executable: {e}"))?;
+        let exe = std::env::current_exe().map_err(RemoteError::Executable)?;
         let remote = format!("/tmp/stampede-{}", env!("CARGO_PKG_VERSION"));
         for host in &self.hosts {
             check_host(host)?;
@@ -133,12 +203,15 @@ impl Hosts {
                 .arg(format!("{host}:{remote}"))
                 .stdin(Stdio::null())
                 .output()
-                .map_err(|e| format!("cannot run scp (is it on PATH?): {e}"))?;
+                .map_err(|source| RemoteError::Spawn {
+                    program: "scp".into(),
+                    source,
+                })?;
             if !out.status.success() {
-                return Err(format!(
-                    "copying stampede to {host} failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
+                return Err(RemoteError::Copy {
+                    host: host.clone(),
+                    stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                });
             }
         }
         Ok(remote)
@@ -150,12 +223,15 @@ impl Hosts {
         host: &str,
         words: &[String],
         input: Option<&[u8]>,
-    ) -> Result<Child, String> {
+    ) -> Result<Child, RemoteError> {
         check_host(host)?;
         let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
         let mut c = self.base("ssh");
         c.arg("--").arg(host).arg(line.join(" "));
-        start(&mut c, input).map_err(|e| format!("{host}: {e}"))
+        start(&mut c, input).map_err(|e| RemoteError::On {
+            host: host.to_string(),
+            source: Box::new(e),
+        })
     }
 
     /// Runs segment K of N on host K (`words_for(K, N)` is the remote command, whose
@@ -168,7 +244,7 @@ impl Hosts {
         words_for: impl Fn(usize, usize) -> Vec<String>,
         input: Option<&[u8]>,
         deadline: std::time::Duration,
-    ) -> Result<Outcomes, String> {
+    ) -> Result<Outcomes, RemoteError> {
         use std::io::Read;
         use std::time::{Duration, Instant};
         let n = self.hosts.len();
@@ -178,7 +254,7 @@ impl Hosts {
             .iter()
             .enumerate()
             .map(|(i, host)| Ok((host.clone(), self.spawn(host, &words_for(i + 1, n), input)?)))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, RemoteError>>()?;
         // Each host's output is read as it comes (a result at most as large as merge
         // reads), so that a full pipe never stops it.
         let limit = stampede_engine::input::Input::Result.limit();
@@ -207,7 +283,7 @@ impl Hosts {
         while status.iter().any(Option::is_none) {
             for (i, (_, c)) in children.iter_mut().enumerate() {
                 if status[i].is_none() {
-                    status[i] = c.try_wait().map_err(|e| format!("ssh: {e}"))?;
+                    status[i] = c.try_wait().map_err(RemoteError::Status)?;
                 }
             }
             if started.elapsed() > deadline {
@@ -234,16 +310,15 @@ impl Hosts {
                     .unwrap_or("")
                     .to_string();
                 let r = match status[i] {
-                    _ if late[i] => Err(format!(
-                        "gave no result within {:.0} s of the start; stopped",
-                        deadline.as_secs_f64()
-                    )),
+                    _ if late[i] => Err(RemoteError::Late(deadline.as_secs_f64())),
                     Some(s) if s.success() => parse_result(&out),
-                    Some(s) => Err(format!(
-                        "exited {}: {last}",
-                        s.code().map_or("by a signal".into(), |c| c.to_string())
-                    )),
-                    None => Err("ssh: its status could not be read".into()),
+                    Some(s) => Err(RemoteError::Exit {
+                        code: s.code(),
+                        stderr: last,
+                    }),
+                    None => Err(RemoteError::Status(std::io::Error::other(
+                        "its status could not be read",
+                    ))),
                 };
                 (host, r)
             })
@@ -253,7 +328,7 @@ impl Hosts {
 
 /// Starts `command` with its output piped and `input` (if any) written to its standard
 /// input, which is then closed; the error names the program and what failed.
-pub fn start(command: &mut Command, input: Option<&[u8]>) -> Result<Child, String> {
+pub fn start(command: &mut Command, input: Option<&[u8]>) -> Result<Child, RemoteError> {
     let program = command.get_program().to_string_lossy().into_owned();
     let mut child = command
         .stdin(if input.is_some() {
@@ -264,7 +339,7 @@ pub fn start(command: &mut Command, input: Option<&[u8]>) -> Result<Child, Strin
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {program} (is it on PATH?): {e}"))?;
+        .map_err(|source| RemoteError::Spawn { program, source })?;
     // Written from a thread: a peer that never reads (a stuck host) must not hold the
     // caller once the pipe's buffer is full. Dropping the pipe closes its input.
     if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
@@ -279,7 +354,7 @@ pub fn start(command: &mut Command, input: Option<&[u8]>) -> Result<Child, Strin
 /// The result in a segment's output: its JSON alone, or (where its reports and
 /// warnings are mixed in, as in a pod's log) the last object that begins with a line
 /// `{` and ends with a line `}`.
-pub fn parse_result(out: &[u8]) -> Result<RunResult, String> {
+pub fn parse_result(out: &[u8]) -> Result<RunResult, RemoteError> {
     if let Ok(r) = serde_json::from_slice::<RunResult>(out) {
         return Ok(r);
     }
@@ -288,14 +363,14 @@ pub fn parse_result(out: &[u8]) -> Result<RunResult, String> {
     let start = lines
         .iter()
         .rposition(|l| *l == "{")
-        .ok_or("its output holds no stampede result (JSON)")?;
+        .ok_or(RemoteError::NoResult)?;
     let end = lines[start..]
         .iter()
         .position(|l| *l == "}")
         .map(|e| start + e)
-        .ok_or("its result (JSON) is cut short")?;
+        .ok_or(RemoteError::CutShort)?;
     serde_json::from_str(&lines[start..=end].join("\n"))
-        .map_err(|e| format!("its output is not a stampede result: {e}"))
+        .map_err(|e| RemoteError::NotResult(e.to_string()))
 }
 
 #[cfg(test)]
@@ -312,17 +387,22 @@ mod tests {
             "alias_1",
             "fe80::1%eth0",
         ] {
-            assert_eq!(check_host(ok), Ok(()), "{ok}");
+            assert!(check_host(ok).is_ok(), "{ok}");
         }
         for bad in ["", "-oProxyCommand=x", "a b", "h;rm", "h\n", "$(x)", "'h'"] {
             assert!(check_host(bad).is_err(), "{bad:?}");
         }
-        assert!(check_host("-x").unwrap_err().contains("option"));
+        let e = check_host("-x").unwrap_err();
+        assert!(matches!(&e, RemoteError::Host { host, .. } if host == "-x"));
+        assert!(e.to_string().contains("option"), "{e}");
         for ok in ["A", "_x", "PATH_2"] {
-            assert_eq!(check_env_name(ok), Ok(()));
+            assert!(check_env_name(ok).is_ok(), "{ok}");
         }
         for bad in ["", "1A", "A=1; touch /tmp/x; B", "A B", "A-B"] {
-            assert!(check_env_name(bad).is_err(), "{bad:?}");
+            assert!(
+                matches!(check_env_name(bad), Err(RemoteError::EnvName(n)) if n == bad),
+                "{bad:?}"
+            );
         }
     }
 
@@ -352,7 +432,11 @@ mod tests {
         let e = copies
             .program(&hosts, &["other.invalid".to_string()])
             .unwrap_err();
-        assert!(e.contains("other.invalid") || e.contains("scp"), "{e}");
+        assert!(
+            matches!(&e, RemoteError::Copy { host, .. } if host == "other.invalid")
+                || matches!(&e, RemoteError::Spawn { program, .. } if program == "scp"),
+            "{e}"
+        );
         // Without copy the plan's program is used as it is.
         let plain = Hosts {
             copy: false,

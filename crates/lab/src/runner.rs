@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use stampede_engine::request::AB_CONTENT_TYPE;
-use stampede_engine::{AbRequest, Address, Control, LoadSpec, Request, RequestBuilder};
+use stampede_engine::{AbRequest, Address, Control, LoadSpec, Request, RequestBuilder, SpecError};
 
 use crate::environment::{Environment, TargetEnv};
 use crate::plan::{OnFailure, Plan, Scenario, Style, Target, TargetKind};
@@ -242,7 +242,7 @@ pub fn scenario_spec(
     target: stampede_engine::Target,
     tls: Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>,
     script: Vec<stampede_engine::Step>,
-) -> Result<LoadSpec, String> {
+) -> Result<LoadSpec, SpecError> {
     let request = scenario_request(s, &target, s.keepalive)?;
     let mut spec = LoadSpec::new(target, request);
     spec.tls = tls;
@@ -271,7 +271,7 @@ pub fn scenario_spec(
         };
         spec.duration = Some(search.step);
     }
-    spec.validate().map_err(|e| e.to_string())?;
+    spec.validate()?;
     Ok(spec)
 }
 
@@ -286,7 +286,7 @@ pub fn check_scenarios(plan: &Plan) -> Vec<(usize, String)> {
             .map_err(|e| e.to_string())
             .and_then(|target| {
                 let (_, script) = checks_and_script(s, "http://127.0.0.1:9", &target)?;
-                scenario_spec(plan, s, target, None, script)
+                scenario_spec(plan, s, target, None, script).map_err(|e| e.to_string())
             });
         if let Err(e) = built {
             found.push((s.line, format!("scenario {:?}: {e}", s.name)));
@@ -442,32 +442,36 @@ fn measure_on_hosts(
         }),
     };
     let text = PortableSpec::of(spec, tls).to_json();
-    let program = copies.program(remote, &remote.hosts)?;
+    let program = copies
+        .program(remote, &remote.hosts)
+        .map_err(|e| e.to_string())?;
     let at = (std::time::SystemTime::now() + HOSTS_START_IN)
         .duration_since(std::time::UNIX_EPOCH)
         .map_err(|e| e.to_string())?
         .as_secs_f64();
-    let outcomes = remote.run_segments(
-        |k, n| {
-            [
-                program.as_str(),
-                "load",
-                "-q",
-                "--spec",
-                "-",
-                "--segment",
-                &format!("{k}/{n}"),
-                "--start-at",
-                &format!("{at:.3}"),
-                "--json",
-                "-",
-            ]
-            .map(String::from)
-            .to_vec()
-        },
-        Some(text.as_bytes()),
-        hosts_deadline(spec.duration),
-    )?;
+    let outcomes = remote
+        .run_segments(
+            |k, n| {
+                [
+                    program.as_str(),
+                    "load",
+                    "-q",
+                    "--spec",
+                    "-",
+                    "--segment",
+                    &format!("{k}/{n}"),
+                    "--start-at",
+                    &format!("{at:.3}"),
+                    "--json",
+                    "-",
+                ]
+                .map(String::from)
+                .to_vec()
+            },
+            Some(text.as_bytes()),
+            hosts_deadline(spec.duration),
+        )
+        .map_err(|e| e.to_string())?;
     let mut merger = stampede_engine::merge::Merger::new(false);
     for (host, r) in outcomes {
         let r = r.map_err(|e| format!("client host {host}: {e}"))?;
@@ -553,6 +557,7 @@ fn stampede_on(
     copies
         .program(remote, &[host.to_string()])
         .map(std::path::PathBuf::from)
+        .map_err(|e| e.to_string())
 }
 
 /// Starts the target and waits until it answers its readiness path.
@@ -706,7 +711,7 @@ pub fn scenario_request(
     s: &Scenario,
     target: &stampede_engine::Target,
     keepalive: bool,
-) -> Result<Request, String> {
+) -> Result<Request, SpecError> {
     build_request(
         s.style,
         &s.method,
@@ -725,7 +730,7 @@ fn build_request(
     headers: &[(String, String)],
     body: Option<&[u8]>,
     keepalive: bool,
-) -> Result<Request, String> {
+) -> Result<Request, SpecError> {
     match style {
         Style::Native => {
             let mut b = RequestBuilder::native(target, method, keepalive);
@@ -758,7 +763,6 @@ fn build_request(
             .build(target)
         }
     }
-    .map_err(|e| e.to_string())
 }
 
 /// One request to check before a scenario's load: a label for messages, the request
@@ -780,7 +784,7 @@ fn checks_and_script<'a>(
     if s.steps.is_empty() {
         let check = Check {
             label: None,
-            request: scenario_request(s, target, false)?,
+            request: scenario_request(s, target, false).map_err(|e| e.to_string())?,
             verify: &s.verify,
         };
         return Ok((vec![check], Vec::new()));
@@ -800,6 +804,7 @@ fn checks_and_script<'a>(
                 st.body.as_deref(),
                 keepalive,
             )
+            .map_err(|e| e.to_string())
         };
         checks.push(Check {
             label: Some(format!("{} {}", st.method, st.path)),
@@ -1008,7 +1013,7 @@ impl Bench<'_> {
         script: Vec<stampede_engine::Step>,
     ) -> Result<LoadSpec, String> {
         let tls = ep.tls.as_ref().map(|(c, _)| c.clone());
-        scenario_spec(self.plan, s, target, tls, script)
+        scenario_spec(self.plan, s, target, tls, script).map_err(|e| e.to_string())
     }
 
     /// Warm-up runs, then measured ones, each stored the moment it ends along with

@@ -21,7 +21,7 @@ fn cells(s: &stampede_engine::capacity::Step) -> [String; 7] {
         human_us(s.p99_us as f64),
         human_us(s.p999_us as f64),
         thousands(s.failed),
-        s.limit.clone().unwrap_or_else(|| "—".into()),
+        s.limit.map_or("—", |v| v.name()).to_string(),
     ]
 }
 

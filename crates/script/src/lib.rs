@@ -149,14 +149,81 @@ fn lua_type(v: &Value) -> &'static str {
     }
 }
 
+/// Why a script cannot be loaded, or its `done` failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    /// Lua raised an error: running the file itself (`stage` `None`), or in one of its
+    /// functions (`setup`, `init`, `request`, `done`). The message names the file and
+    /// line where Lua knows them.
+    #[error("{message}{}", stage.map_or(String::new(), |s| format!(" (in {s})")))]
+    Lua {
+        /// The function that raised it.
+        stage: Option<&'static str>,
+        /// Lua's message.
+        message: String,
+    },
+    /// The Lua state could not be set up (its memory limit, the `wrk` table).
+    #[error("{0}")]
+    State(String),
+    /// `request()` returned something other than a string.
+    #[error("{function} returned {found} where wrk expects the request as a string")]
+    NotString {
+        /// The function.
+        function: &'static str,
+        /// The Lua type it returned.
+        found: &'static str,
+    },
+    /// The request the script builds is not whole HTTP/1.1 requests.
+    #[error("{path}: the script's request is not valid HTTP/1.1: {source}")]
+    Request {
+        /// The script's file.
+        path: String,
+        /// What is wrong with the request.
+        source: stampede_engine::RequestsError,
+    },
+    /// A thread's own request holds another number of requests than the first's.
+    #[error("{path}: thread {thread}'s request does not hold {pipeline} whole request(s) as the first thread's does")]
+    ThreadRequest {
+        /// The script's file.
+        path: String,
+        /// The thread, from 1.
+        thread: usize,
+        /// The first thread's count.
+        pipeline: usize,
+    },
+    /// Loaded for no thread at all.
+    #[error("a script needs at least one thread")]
+    NoThread,
+}
+
+impl ScriptError {
+    /// Whether the message already begins with the script's file (Lua's own errors
+    /// name it with the line).
+    pub fn names(&self, path: &str) -> bool {
+        match self {
+            ScriptError::Lua { message, .. } => message.starts_with(path),
+            ScriptError::Request { .. } | ScriptError::ThreadRequest { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// Lua's error `e`, raised in `stage` (`None`: running the file).
+fn raised(stage: Option<&'static str>) -> impl Fn(mlua::Error) -> ScriptError {
+    move |e| ScriptError::Lua {
+        stage,
+        message: message(&e),
+    }
+}
+
 /// Reads a Lua string result as bytes, or says what came back instead.
-fn bytes_of(v: Value, what: &str) -> Result<Vec<u8>, String> {
+fn bytes_of(v: Value, function: &'static str) -> Result<Vec<u8>, ScriptError> {
     match v {
         Value::String(s) => Ok(s.as_bytes().to_vec()),
-        other => Err(format!(
-            "{what} returned {} where wrk expects the request as a string",
-            lua_type(&other)
-        )),
+        other => Err(ScriptError::NotString {
+            function,
+            found: lua_type(&other),
+        }),
     }
 }
 
@@ -172,7 +239,7 @@ impl Script {
         args: &[String],
         threads: usize,
         addr: Option<SocketAddr>,
-    ) -> Result<Script, String> {
+    ) -> Result<Script, ScriptError> {
         let main = state(path, source, target)?;
         let errors = Arc::new(Mutex::new(Vec::new()));
         let mut states = Vec::with_capacity(threads);
@@ -189,26 +256,22 @@ impl Script {
                 lua: lua.weak(),
                 shared: sh.clone(),
             };
-            let wrk: mlua::Table = lua.globals().get("wrk").map_err(|e| message(&e))?;
-            wrk.set("thread", handle.clone()).map_err(|e| message(&e))?;
+            let wrk: mlua::Table = lua.globals().get("wrk").map_err(raised(None))?;
+            wrk.set("thread", handle.clone()).map_err(raised(None))?;
             if let Some(setup) = &setup {
-                setup
-                    .call::<()>(handle)
-                    .map_err(|e| format!("{} (in setup)", message(&e)))?;
+                setup.call::<()>(handle).map_err(raised(Some("setup")))?;
             }
-            let init: Function = wrk.get("init").map_err(|e| message(&e))?;
-            let list = lua.create_table().map_err(|e| message(&e))?;
-            list.raw_set(0, target.url.as_str())
-                .map_err(|e| message(&e))?;
+            let init: Function = wrk.get("init").map_err(raised(None))?;
+            let list = lua.create_table().map_err(raised(None))?;
+            list.raw_set(0, target.url.as_str()).map_err(raised(None))?;
             for (i, a) in args.iter().enumerate() {
-                list.raw_set(i + 1, a.as_str()).map_err(|e| message(&e))?;
+                list.raw_set(i + 1, a.as_str()).map_err(raised(None))?;
             }
-            init.call::<()>(list)
-                .map_err(|e| format!("{} (in init)", message(&e)))?;
+            init.call::<()>(list).map_err(raised(Some("init")))?;
             states.push(lua);
             shared.push(sh);
         }
-        let first = states.first().ok_or("a script needs at least one thread")?;
+        let first = states.first().ok_or(ScriptError::NoThread)?;
         let is_fn = |lua: &Lua, name: &str| {
             matches!(lua.globals().get::<Value>(name), Ok(Value::Function(_)))
         };
@@ -217,24 +280,24 @@ impl Script {
         let delays = is_fn(first, "delay");
         let done = is_fn(&main, "done");
         // As wrk: the first thread's request is built once to count its requests.
-        let request_fn = |lua: &Lua| -> Result<Function, String> {
+        let request_fn = |lua: &Lua| -> Result<Function, ScriptError> {
             if is_fn(lua, "request") {
-                lua.globals().get("request").map_err(|e| message(&e))
+                lua.globals().get("request").map_err(raised(None))
             } else {
-                let wrk: mlua::Table = lua.globals().get("wrk").map_err(|e| message(&e))?;
-                wrk.get("request").map_err(|e| message(&e))
+                let wrk: mlua::Table = lua.globals().get("wrk").map_err(raised(None))?;
+                wrk.get("request").map_err(raised(None))
             }
         };
-        let fixed_of = |lua: &Lua| -> Result<Vec<u8>, String> {
+        let fixed_of = |lua: &Lua| -> Result<Vec<u8>, ScriptError> {
             let f = request_fn(lua)?;
-            let v = f
-                .call::<Value>(())
-                .map_err(|e| format!("{} (in request)", message(&e)))?;
+            let v = f.call::<Value>(()).map_err(raised(Some("request")))?;
             bytes_of(v, "request()")
         };
         let bytes = fixed_of(first)?;
-        let pipeline = count_requests(&bytes)
-            .map_err(|e| format!("{path}: the script's request is not valid HTTP/1.1: {e}"))?;
+        let pipeline = count_requests(&bytes).map_err(|source| ScriptError::Request {
+            path: path.to_string(),
+            source,
+        })?;
         let method = bytes
             .split(|&b| b == b' ')
             .next()
@@ -265,10 +328,11 @@ impl Script {
             } else {
                 let own = fixed_of(lua)?;
                 if count_requests(&own) != Ok(pipeline) {
-                    return Err(format!(
-                        "{path}: thread {}'s request does not hold {pipeline} whole request(s) as the first thread's does",
-                        i + 1
-                    ));
+                    return Err(ScriptError::ThreadRequest {
+                        path: path.to_string(),
+                        thread: i + 1,
+                        pipeline,
+                    });
                 }
                 (!same_request(&own, &bytes)).then_some(own)
             };
@@ -314,7 +378,7 @@ impl Script {
         summary: &Summary,
         latency: &Histogram<u64>,
         rates: &[f64],
-    ) -> Result<(), String> {
+    ) -> Result<(), ScriptError> {
         if !self.plan.done {
             return Ok(());
         }
@@ -338,7 +402,7 @@ impl Script {
             let done: Function = lua.globals().get("done")?;
             done.call::<()>((s, Stats::of(latency), Stats::of(&rate_hist)))
         };
-        run().map_err(|e| format!("{} (in done)", message(&e)))
+        run().map_err(raised(Some("done")))
     }
 
     /// The script's file, as given.
@@ -381,10 +445,10 @@ fn same_request(a: &[u8], b: &[u8]) -> bool {
 pub const MAX_STATE_MEMORY: usize = 1 << 30;
 
 /// A new Lua state with the `wrk` table filled in for `target` and the script run.
-fn state(path: &str, source: &str, target: &Target) -> Result<Lua, String> {
+fn state(path: &str, source: &str, target: &Target) -> Result<Lua, ScriptError> {
     let lua = Lua::new();
     lua.set_memory_limit(MAX_STATE_MEMORY)
-        .map_err(|e| format!("the Lua state's memory limit: {e}"))?;
+        .map_err(|e| ScriptError::State(format!("the Lua state's memory limit: {e}")))?;
     let fill = || -> mlua::Result<()> {
         let wrk: mlua::Table = lua.load(PRELUDE).set_name("=wrk").call(())?;
         wrk.set("scheme", target.scheme.as_str())?;
@@ -410,11 +474,11 @@ fn state(path: &str, source: &str, target: &Target) -> Result<Lua, String> {
         lua.globals().set("wrk", wrk)?;
         Ok(())
     };
-    fill().map_err(|e| format!("the wrk table: {}", message(&e)))?;
+    fill().map_err(|e| ScriptError::State(format!("the wrk table: {}", message(&e))))?;
     lua.load(source)
         .set_name(format!("@{path}"))
         .exec()
-        .map_err(|e| message(&e))?;
+        .map_err(raised(None))?;
     Ok(lua)
 }
 

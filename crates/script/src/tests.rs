@@ -17,6 +17,10 @@ fn target() -> Target {
 }
 
 fn load(src: &str, threads: usize) -> Result<Script, String> {
+    load_typed(src, threads).map_err(|e| e.to_string())
+}
+
+fn load_typed(src: &str, threads: usize) -> Result<Script, ScriptError> {
     Script::load(
         "t.lua",
         src,
@@ -247,9 +251,28 @@ fn errors_name_the_file_and_line_and_stop_the_run() {
     // request returning something other than a string.
     let e = load("function request() return 42 end", 1).unwrap_err();
     assert!(e.contains("returned number"), "{e}");
+    assert!(matches!(
+        load_typed("function request() return 42 end", 1),
+        Err(ScriptError::NotString {
+            found: "number",
+            ..
+        })
+    ));
     // An invalid request is refused before any load.
     let e = load("function request() return 'hello' end", 1).unwrap_err();
     assert!(e.contains("not valid HTTP/1.1"), "{e}");
+    assert!(matches!(
+        load_typed("function request() return 'hello' end", 1),
+        Err(ScriptError::Request { .. })
+    ));
+    // Where the error arose is a field of its own.
+    assert!(matches!(
+        load_typed("\nfunction init() error('no args') end", 1),
+        Err(ScriptError::Lua {
+            stage: Some("init"),
+            ..
+        })
+    ));
 }
 
 #[test]
