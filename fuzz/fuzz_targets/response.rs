@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use stampede_engine::http1::ResponseParser;
+use stampede_engine::h1::parse::ResponseParser;
 
 fuzz_target!(|data: &[u8]| {
     if data.is_empty() {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use stampede_lab::plan::Plan;
 use stampede_lab::record::{Outcome, RunRecord};
-use stampede_lab::runner::{self, Event, Observer, Phase};
+use stampede_lab::runner::{self, BenchEvent, Observer, Phase};
 use stampede_lab::stats::Test;
 use stampede_lab::store::Store;
 use stampede_lab::summary::{compare_benches, summarize_bench, BenchRecord, BenchSummary};
@@ -678,13 +678,13 @@ fn phase_name(p: Phase) -> String {
 }
 
 impl Observer for Progress {
-    fn event(&mut self, e: Event<'_>) {
+    fn event(&mut self, e: BenchEvent<'_>) {
         if self.quiet {
             return;
         }
         match e {
-            Event::TargetStarting { target } => eprintln!("[{target}] starting"),
-            Event::TargetReady {
+            BenchEvent::TargetStarting { target } => eprintln!("[{target}] starting"),
+            BenchEvent::TargetReady {
                 target,
                 url,
                 version,
@@ -692,8 +692,8 @@ impl Observer for Progress {
                 "[{target}] ready at {url}{}",
                 version.map(|v| format!(" ({v})")).unwrap_or_default()
             ),
-            Event::TargetFailed { target, reason } => eprintln!("[{target}] FAILED: {reason}"),
-            Event::Verified {
+            BenchEvent::TargetFailed { target, reason } => eprintln!("[{target}] FAILED: {reason}"),
+            BenchEvent::Verified {
                 target,
                 scenario,
                 outcome,
@@ -710,7 +710,7 @@ impl Observer for Progress {
                     );
                 }
             }
-            Event::RunStarted {
+            BenchEvent::RunStarted {
                 target,
                 scenario,
                 phase,
@@ -740,7 +740,7 @@ impl Observer for Progress {
                 });
                 self.live = Some((stop, h));
             }
-            Event::RunFinished {
+            BenchEvent::RunFinished {
                 target,
                 scenario,
                 phase,
@@ -771,7 +771,7 @@ impl Observer for Progress {
                     ),
                 }
             }
-            Event::Searched {
+            BenchEvent::Searched {
                 target,
                 scenario,
                 run,

@@ -14,7 +14,7 @@ pub use crate::live::ProgressOptions;
 pub use crate::console::{Exit, EXIT_USAGE};
 
 /// Durations in flags are read as plans read them.
-pub use stampede_engine::spec::parse_duration;
+pub use stampede_engine::parse_duration;
 
 /// A duration that must be longer than zero (timeouts).
 pub fn positive_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -627,7 +627,7 @@ fn translate(
         // Every client runs the script: a session each, all at once or at -r's rate.
         if a.rate == 0 {
             spec.shape = Shape::Users(Profile {
-                steps: vec![inject::Step::AtOnce(a.clients)],
+                steps: vec![inject::InjectionStep::AtOnce(a.clients)],
             });
         }
         spec.requests = None;
@@ -941,7 +941,9 @@ mod tests {
         let us = Duration::from_micros;
         assert_eq!(at, [Some(us(0)), Some(us(2500)), Some(us(2500))]);
         assert!(s.script[1].request.bytes.starts_with(b"GET /b "));
-        assert!(matches!(&s.shape, Shape::Users(p) if p.steps == [inject::Step::AtOnce(3)]));
+        assert!(
+            matches!(&s.shape, Shape::Users(p) if p.steps == [inject::InjectionStep::AtOnce(3)])
+        );
         assert_eq!((s.requests, info.requests), (None, Some(9)));
         let (s, info) = timed(&["--timing-script-file", &script, "-n", "2", "-r", "1"]).unwrap();
         assert_eq!(s.script.len(), 2);

@@ -343,7 +343,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
     let log_len = (spec.walk)
         .filter(|w| w.once)
         .map(|_| spec.variety.len() as u64);
-    let before = stampede_engine::limits::self_cpu();
+    let before = stampede_engine::process::self_cpu();
     let run = common::execute(
         spec,
         ProgressOptions {
@@ -356,7 +356,7 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
             ..Default::default()
         },
     )?;
-    let after = stampede_engine::limits::self_cpu();
+    let after = stampede_engine::process::self_cpu();
     let info = HttperfInfo {
         command,
         cpu: Some((after.user - before.user, after.system - before.system)),

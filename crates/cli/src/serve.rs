@@ -164,7 +164,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         ..Config::default()
     };
     let threads = config.threads;
-    stampede_engine::limits::raise_nofile(a.max_connections as u64 + 64);
+    stampede_engine::process::raise_nofile(a.max_connections as u64 + 64);
     let server = Server::bind(&addrs, config).map_err(|e| Exit::fail(e.to_string()))?;
     for addr in server.local_addrs() {
         eprintln!(

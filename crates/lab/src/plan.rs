@@ -194,7 +194,7 @@ pub enum Style {
 /// One request of a scenario's list (`[[scenario.steps]]`): what a virtual user or
 /// session sends, in order, with a pause after each response.
 #[derive(Debug, Clone)]
-pub struct Step {
+pub struct ScenarioStep {
     /// Method.
     pub method: String,
     /// Path and query.
@@ -242,7 +242,7 @@ pub struct Scenario {
     pub http2: bool,
     /// A list of requests each session makes in order (session shapes); empty: every
     /// call sends the scenario's one request.
-    pub steps: Vec<Step>,
+    pub steps: Vec<ScenarioStep>,
     /// Request timeout.
     pub timeout: Duration,
     /// Verification.
@@ -491,8 +491,7 @@ impl Ctx<'_> {
     }
 
     fn duration(&self, v: &Spanned<String>, field: &str) -> Result<Duration, PlanError> {
-        stampede_engine::spec::parse_duration(v.get_ref())
-            .map_err(|m| self.err(v.span().start, field, m))
+        stampede_engine::parse_duration(v.get_ref()).map_err(|m| self.err(v.span().start, field, m))
     }
 
     /// A percentage written `"2%"`, as a fraction; `example` shows the form in the error.

@@ -210,7 +210,7 @@ pub fn find_program(program: &str, cwd: Option<&Path>, path_var: &str) -> Option
         .find(|p| executable(p))
 }
 
-pub use stampede_engine::limits::allowed_cpus;
+pub use stampede_engine::process::allowed_cpus;
 
 fn missing_cpu(cpus: &[usize], allowed: &[usize]) -> Option<usize> {
     if allowed.is_empty() {

@@ -400,7 +400,7 @@ fn wait4(pid: i32, block: bool) -> Option<Exit> {
     if r != pid {
         return None;
     }
-    let cpu = stampede_engine::limits::CpuTime::of(&ru);
+    let cpu = stampede_engine::process::CpuTime::of(&ru);
     let how = if libc::WIFEXITED(status) {
         format!("exited {}", libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {

@@ -47,7 +47,7 @@ pub enum Phase {
 
 /// What the runner reports as it goes.
 #[derive(Debug)]
-pub enum Event<'a> {
+pub enum BenchEvent<'a> {
     /// A target is being started (or, if external, checked).
     TargetStarting {
         /// Its name.
@@ -117,10 +117,10 @@ pub enum Event<'a> {
     },
 }
 
-/// Receives [`Event`]s.
+/// Receives [`BenchEvent`]s.
 pub trait Observer {
     /// Called for each event, on the runner's thread.
-    fn event(&mut self, e: Event<'_>);
+    fn event(&mut self, e: BenchEvent<'_>);
 }
 
 /// How the runner is set up, beyond the plan.
@@ -839,7 +839,8 @@ enum Next {
 impl Bench<'_> {
     /// Starts target `t`, runs every scenario on it, and stops it.
     fn run_target(&mut self, t: &Target) -> Result<TargetStatus, BenchError> {
-        self.obs.event(Event::TargetStarting { target: &t.name });
+        self.obs
+            .event(BenchEvent::TargetStarting { target: &t.name });
         let mut live = match bring_up(t, self.opts, &self.plan.remote, &mut self.copies) {
             Ok(l) => l,
             Err(failure) => {
@@ -876,7 +877,7 @@ impl Bench<'_> {
                 cpus: t.cpus.clone(),
             },
         );
-        self.obs.event(Event::TargetReady {
+        self.obs.event(BenchEvent::TargetReady {
             target: &t.name,
             url: &live.url,
             version: version.as_deref(),
@@ -994,7 +995,7 @@ impl Bench<'_> {
             failures,
         };
         self.store.add_verification(self.out.bench_id, &v)?;
-        self.obs.event(Event::Verified {
+        self.obs.event(BenchEvent::Verified {
             target: &t.name,
             scenario: &s.name,
             outcome: &v,
@@ -1187,7 +1188,7 @@ impl Bench<'_> {
             Ok::<_, String>(record)
         })?;
         let mut record = best.ok_or("the capacity search measured no step")?;
-        self.obs.event(Event::Searched {
+        self.obs.event(BenchEvent::Searched {
             target: &t.name,
             scenario: &s.name,
             run,
@@ -1230,7 +1231,7 @@ fn report_failure(obs: &mut dyn Observer, s: &TargetStatus) {
         let from = lines.len().saturating_sub(5);
         reason += &format!("\n  stderr: {}", lines[from..].join("\n          "));
     }
-    obs.event(Event::TargetFailed {
+    obs.event(BenchEvent::TargetFailed {
         target: &s.name,
         reason: &reason,
     });
@@ -1283,14 +1284,14 @@ impl Bench<'_> {
         let target = t.name.as_str();
         let (plan, opts, obs) = (self.plan, self.opts, &mut *self.obs);
         let control = Arc::new(Control::default());
-        obs.event(Event::RunStarted {
+        obs.event(BenchEvent::RunStarted {
             target,
             scenario,
             phase,
             control: &control,
         });
         let sampler = live.process.as_ref().map(process::Sampler::start);
-        let cpu0 = stampede_engine::limits::self_cpu().total();
+        let cpu0 = stampede_engine::process::self_cpu().total();
         let result = if plan.remote.hosts.is_empty() {
             std::thread::scope(|scope| {
                 let runner = {
@@ -1324,7 +1325,7 @@ impl Bench<'_> {
             .remote
             .hosts
             .is_empty()
-            .then(|| stampede_engine::limits::self_cpu().total() - cpu0);
+            .then(|| stampede_engine::process::self_cpu().total() - cpu0);
         let usage = sampler.zip(live.process.as_ref()).map(|(s, p)| s.finish(p));
         let mut result = result?;
         if let (Some(u), Some(limit)) = (usage, result.limit.as_mut()) {
@@ -1344,7 +1345,7 @@ impl Bench<'_> {
             });
             result.rejudge_limit();
         }
-        obs.event(Event::RunFinished {
+        obs.event(BenchEvent::RunFinished {
             target,
             scenario,
             phase,

@@ -101,7 +101,7 @@ pub enum Test {
 /// The answer of a comparison of B against A.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Shift {
     /// B is larger, significantly and beyond the noise threshold.
     Higher,
     /// B is smaller, significantly and beyond the noise threshold.
@@ -128,7 +128,7 @@ pub struct Comparison {
     /// The test used.
     pub test: Test,
     /// The verdict at the 5 % level and the noise threshold.
-    pub verdict: Verdict,
+    pub verdict: Shift,
 }
 
 /// Compares B against A on the samples' logarithms (see the module's note): a
@@ -158,12 +158,12 @@ pub fn compare(a: &[f64], b: &[f64], noise: f64, test: Test) -> Comparison {
     };
     let verdict = if p_value < 0.05 && (ratio - 1.0).abs() > noise {
         if ratio > 1.0 {
-            Verdict::Higher
+            Shift::Higher
         } else {
-            Verdict::Lower
+            Shift::Lower
         }
     } else {
-        Verdict::NoDifference
+        Shift::NoDifference
     };
     Comparison {
         ratio,
@@ -531,7 +531,7 @@ mod tests {
         let d = summarize(&b).mean - summarize(&a).mean;
         assert!(close(half.unwrap(), 2.0595 * d / 2.46, 0.02), "{half:?}");
         let c = compare(&a, &b, 0.0, Test::Welch);
-        assert_eq!(c.verdict, Verdict::Higher);
+        assert_eq!(c.verdict, Shift::Higher);
     }
 
     /// A small deterministic generator for the agreement checks.
@@ -587,7 +587,7 @@ mod tests {
         let c = compare(&a, &b, 0.05, Test::Welch);
         let (lo, hi) = c.ratio_ci95.unwrap();
         assert!(lo > 0.0 && hi < 1.0 && c.p_value < 0.05, "{c:?}");
-        assert_eq!(c.verdict, Verdict::Lower);
+        assert_eq!(c.verdict, Shift::Lower);
         let c = compare(
             &[100.0, 20.0, 180.0],
             &[300.0, 30.0, 500.0],
@@ -598,26 +598,26 @@ mod tests {
         assert!(lo > 0.0, "{c:?}");
         // One run a side: no interval, no significance.
         let c = compare(&[100.0], &[200.0], 0.05, Test::Welch);
-        assert_eq!((c.ratio_ci95, c.verdict), (None, Verdict::NoDifference));
+        assert_eq!((c.ratio_ci95, c.verdict), (None, Shift::NoDifference));
     }
 
     #[test]
     fn verdicts_respect_the_noise_threshold() {
         let a = [100.0, 101.0, 99.0, 100.0, 100.5];
         let b = [103.0, 104.0, 102.0, 103.0, 103.5];
-        assert_eq!(compare(&a, &b, 0.02, Test::Welch).verdict, Verdict::Higher);
+        assert_eq!(compare(&a, &b, 0.02, Test::Welch).verdict, Shift::Higher);
         assert_eq!(
             compare(&a, &b, 0.05, Test::Welch).verdict,
-            Verdict::NoDifference
+            Shift::NoDifference
         );
-        assert_eq!(compare(&b, &a, 0.02, Test::Welch).verdict, Verdict::Lower);
+        assert_eq!(compare(&b, &a, 0.02, Test::Welch).verdict, Shift::Lower);
         let same = compare(&a, &a, 0.0, Test::Welch);
-        assert_eq!(same.verdict, Verdict::NoDifference);
+        assert_eq!(same.verdict, Shift::NoDifference);
         assert!(close(same.ratio, 1.0, 1e-12));
         let mw = compare(&a, &b, 0.02, Test::MannWhitney);
         // Complete separation of 5 against 5: U = 0, z = 2.507 (with continuity), p = 0.0122.
         assert!(close(mw.p_value, 0.0122, 0.001), "{}", mw.p_value);
-        assert_eq!(mw.verdict, Verdict::Higher);
+        assert_eq!(mw.verdict, Shift::Higher);
     }
 
     #[test]

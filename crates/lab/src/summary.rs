@@ -391,7 +391,7 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
                 if !base.is_empty() && !other.is_empty() {
                     let mut cmp = compare(&base, &other, noise, test);
                     if c.client_bound || base_client_bound {
-                        cmp.verdict = crate::stats::Verdict::Withheld;
+                        cmp.verdict = crate::stats::Shift::Withheld;
                     }
                     c.vs_baseline = Some(cmp);
                 }
@@ -535,7 +535,7 @@ pub fn compare_benches(
             };
             let mut comparison = compare(&ma, &mb, noise, test);
             if client_bound(before) || client_bound(after) {
-                comparison.verdict = crate::stats::Verdict::Withheld;
+                comparison.verdict = crate::stats::Shift::Withheld;
             }
             Some(Change {
                 before: summarize(&a),

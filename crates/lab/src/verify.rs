@@ -20,7 +20,7 @@ use stampede_tls::rustls::ClientConfig;
 use stampede_tls::TlsStream;
 
 use serde::{Deserialize, Serialize};
-use stampede_engine::http1::ResponseParser;
+use stampede_engine::h1::parse::ResponseParser;
 
 use crate::plan::Verify;
 

@@ -3,7 +3,7 @@
 //! the details per cell, and comparisons between two benches; as terminal text and as
 //! Markdown.
 
-use stampede_lab::stats::{Comparison, Summary, Test, Verdict};
+use stampede_lab::stats::{Comparison, Shift, Summary, Test};
 use stampede_lab::summary::{BenchSummary, Cell, Change, Metric};
 
 use crate::units::{human_bytes, thousands};
@@ -33,10 +33,10 @@ fn ms(s: &Option<Summary>) -> String {
 /// interval and the test all by one method (see `stampede_lab::stats`), named.
 pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
     let word = match c.verdict {
-        Verdict::Higher => higher,
-        Verdict::Lower => lower,
-        Verdict::NoDifference => "no significant difference",
-        Verdict::Withheld => {
+        Shift::Higher => higher,
+        Shift::Lower => lower,
+        Shift::NoDifference => "no significant difference",
+        Shift::Withheld => {
             return format!(
                 "{:.2}×, NO VERDICT: a compared run was client-bound ({}, the figures describe the load generator)",
                 c.ratio,
@@ -84,11 +84,11 @@ fn metric_verdict(c: &Comparison, metric: Metric) -> String {
 }
 
 /// Whether a verdict means the cell did better than the baseline on `metric`.
-pub(crate) fn better(v: Verdict, metric: Metric) -> bool {
+pub(crate) fn better(v: Shift, metric: Metric) -> bool {
     match v {
-        Verdict::Higher => metric.higher_is_better(),
-        Verdict::Lower => !metric.higher_is_better(),
-        Verdict::NoDifference | Verdict::Withheld => false,
+        Shift::Higher => metric.higher_is_better(),
+        Shift::Lower => !metric.higher_is_better(),
+        Shift::NoDifference | Shift::Withheld => false,
     }
 }
 
@@ -308,8 +308,8 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                     " ({:.2}×{})",
                     v.ratio,
                     match (v.verdict, r.metric) {
-                        (Verdict::NoDifference, _) => "",
-                        (Verdict::Withheld, _) => " no verdict: client-bound",
+                        (Shift::NoDifference, _) => "",
+                        (Shift::Withheld, _) => " no verdict: client-bound",
                         (v, m) if better(v, m) => " better",
                         _ => " worse",
                     }

@@ -13,7 +13,7 @@ fn rate(r: f64) -> String {
 
 /// A step's figures as the tables show them: offered, achieved, p50, p99, p99.9,
 /// failed, limit.
-fn cells(s: &stampede_engine::capacity::Step) -> [String; 7] {
+fn cells(s: &stampede_engine::capacity::RateStep) -> [String; 7] {
     [
         rate(s.rate),
         rate(s.achieved_rps),
@@ -90,7 +90,7 @@ pub fn capacity_html(o: &mut String, c: &Capacity) {
     let esc = crate::svg::esc;
     let _ = write!(o, "<h2>Capacity</h2><p>{}</p>", esc(&capacity_line(c)));
     let curve = c.curve();
-    let series = |name: &str, f: &dyn Fn(&stampede_engine::capacity::Step) -> u64| Series {
+    let series = |name: &str, f: &dyn Fn(&stampede_engine::capacity::RateStep) -> u64| Series {
         name: name.into(),
         points: curve
             .iter()

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use stampede_engine::{value_at_percentile, Hist, Interval, RunResult};
 use stampede_lab::record::RunRecord;
-use stampede_lab::stats::Verdict;
+use stampede_lab::stats::Shift;
 use stampede_lab::summary::{BenchSummary, Metric};
 
 use crate::svg::{bar_chart, esc, line_chart, short, BarGroup, LineChart, Scale, Series};
@@ -731,12 +731,12 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                 Some(v) => {
                     let better = crate::bench::better(v.verdict, r.metric);
                     let cls = match v.verdict {
-                        Verdict::NoDifference => "muted",
-                        Verdict::Withheld => "bad",
+                        Shift::NoDifference => "muted",
+                        Shift::Withheld => "bad",
                         _ if better => "good",
                         _ => "bad",
                     };
-                    let withheld = if v.verdict == Verdict::Withheld {
+                    let withheld = if v.verdict == Shift::Withheld {
                         ", no verdict: client-bound"
                     } else {
                         ""

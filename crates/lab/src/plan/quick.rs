@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use stampede_engine::inject::{Profile, Step as Inject};
+use stampede_engine::inject::{InjectionStep as Inject, Profile};
 use stampede_engine::Shape;
 
 use super::{Plan, Scenario};

@@ -119,13 +119,13 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         Some(p) if *p.get_ref() == 0 => {
             return Err(cx.err(p.span().start, field, "must be at least 1"))
         }
-        Some(p) if *p.get_ref() > stampede_engine::spec::MAX_PIPELINE => {
+        Some(p) if *p.get_ref() > stampede_engine::MAX_PIPELINE => {
             return Err(cx.err(
                 p.span().start,
                 field,
                 format!(
                     "at most {} requests in flight per connection",
-                    stampede_engine::spec::MAX_PIPELINE
+                    stampede_engine::MAX_PIPELINE
                 ),
             ))
         }
@@ -236,7 +236,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
                 &method,
                 st.path.get_ref(),
             )?;
-            steps.push(Step {
+            steps.push(ScenarioStep {
                 method,
                 path: st.path.get_ref().clone(),
                 headers: parse_headers(cx, &st.headers, "scenario.steps.headers")?,

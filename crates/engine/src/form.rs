@@ -1,0 +1,42 @@
+//! How the engine's types are written in JSON where serde's default does not do:
+//! request bytes as hex text, counters left out when zero. A leaf: the spec, the
+//! saved spec and the result all use it, and it uses none of them.
+
+/// Serde: a zero is left out.
+pub(crate) fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Bytes as a hex string, for JSON.
+pub(crate) mod hex {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        let mut t = String::with_capacity(bytes.len() * 2);
+        for b in bytes {
+            t.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
+            t.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
+        }
+        s.serialize_str(&t)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let t = String::deserialize(d)?;
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Ok(c - b'0'),
+            b'a'..=b'f' => Ok(c - b'a' + 10),
+            b'A'..=b'F' => Ok(c - b'A' + 10),
+            _ => Err(serde::de::Error::custom(format!(
+                "{:?} is not a hex digit",
+                char::from(c)
+            ))),
+        };
+        if t.len() % 2 != 0 {
+            return Err(serde::de::Error::custom("hex text of odd length"));
+        }
+        t.as_bytes()
+            .chunks(2)
+            .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
+            .collect()
+    }
+}

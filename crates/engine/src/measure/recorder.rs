@@ -1,0 +1,449 @@
+//! Per-worker measurement: histograms and counters, merged by addition at the end.
+//!
+//! Each worker owns one `Recorder`; nothing is shared on the hot path. Memory is
+//! bounded by the histograms' fixed size and one compact interval record per second,
+//! so ten million requests cost what ten thousand do. Only ab's `-g` and h2load's
+//! `--log-file` ask for one record per request (40 bytes each), and then only because
+//! those outputs list every request.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+
+use crate::error::ErrorKind;
+use crate::measure::result::{new_histogram, Histograms};
+pub(crate) use crate::measure::second::{Gauges, RawInterval};
+use crate::run::control::Control;
+
+/// One request, for outputs that list every request (ab's `-g`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// Intended start, microseconds since the Unix epoch.
+    pub start_unix_us: u64,
+    /// Connect time, µs.
+    pub connect_us: u64,
+    /// Total time, µs.
+    pub total_us: u64,
+    /// Time from the end of the write to the first response byte, µs.
+    pub waiting_us: u64,
+    /// The response's status; 0 for a request that failed without one (its total is
+    /// then the time to the failure).
+    pub status: u16,
+}
+
+/// The second being recorded.
+struct Current {
+    t: u32,
+    completed: u64,
+    failed: u64,
+    bytes_read: u64,
+    hist: Histogram<u64>,
+    uncorrected: Histogram<u64>,
+    peaks: Gauges,
+}
+
+/// Timings of one completed request, µs.
+pub(crate) struct Timing {
+    pub total_us: u64,
+    pub uncorrected_us: u64,
+    pub connect_us: u64,
+    pub waiting_us: u64,
+}
+
+/// A worker's measurements.
+pub(crate) struct Recorder {
+    pub hist: Histograms,
+    pub statuses: Vec<u64>,
+    pub errors: [u64; ErrorKind::ALL.len()],
+    pub started: u64,
+    pub completed: u64,
+    pub keepalive: u64,
+    pub length_mismatch: u64,
+    pub bytes_read: u64,
+    pub bytes_body: u64,
+    pub bytes_written: u64,
+    pub connections_opened: u64,
+    pub sessions_started: u64,
+    pub sessions_completed: u64,
+    pub sessions_failed: u64,
+    pub max_concurrent: u64,
+    /// Times an arrival was due while every connection of the pool was busy.
+    pub starved: u64,
+    /// TLS handshakes that resumed a session.
+    pub resumed: u64,
+    /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1.
+    pub h1_fallback: u64,
+    /// HTTP/2 response headers: compressed and decoded bytes.
+    pub headers_compressed: u64,
+    pub headers_decoded: u64,
+    pub intervals: Vec<RawInterval>,
+    pub requests: Option<Vec<RequestRecord>>,
+    start: Instant,
+    start_unix_us: u64,
+    cur: Current,
+    /// Where each finished second is also sent while someone watches the run live.
+    live: Option<Arc<Control>>,
+}
+
+impl Recorder {
+    pub fn new(
+        start: Instant,
+        start_unix_us: u64,
+        per_request: bool,
+        live: Option<Arc<Control>>,
+    ) -> Recorder {
+        Recorder {
+            hist: Histograms::default(),
+            statuses: vec![0; 1000],
+            errors: [0; ErrorKind::ALL.len()],
+            started: 0,
+            completed: 0,
+            keepalive: 0,
+            length_mismatch: 0,
+            bytes_read: 0,
+            bytes_body: 0,
+            bytes_written: 0,
+            connections_opened: 0,
+            sessions_started: 0,
+            sessions_completed: 0,
+            sessions_failed: 0,
+            max_concurrent: 0,
+            starved: 0,
+            resumed: 0,
+            h1_fallback: 0,
+            headers_compressed: 0,
+            headers_decoded: 0,
+            intervals: Vec::new(),
+            requests: per_request.then(Vec::new),
+            start,
+            start_unix_us,
+            cur: Current {
+                t: 0,
+                completed: 0,
+                failed: 0,
+                bytes_read: 0,
+                hist: new_histogram(),
+                uncorrected: new_histogram(),
+                peaks: Gauges::default(),
+            },
+            live,
+        }
+    }
+
+    /// Switches to the interval that contains `now`, filing the current one. Time only
+    /// goes forward here: an event stamped before the current second began (a
+    /// response timed by its arrival, read after a nap that crossed the second) counts
+    /// in the current second, so that no second is filed twice.
+    #[inline]
+    pub fn roll(&mut self, now: Instant) {
+        let t = now.saturating_duration_since(self.start).as_secs() as u32;
+        if t > self.cur.t {
+            self.file_interval(t);
+        }
+    }
+
+    fn file_interval(&mut self, next_t: u32) {
+        let c = &mut self.cur;
+        let active = c.completed + c.failed + c.bytes_read > 0;
+        // A live watcher gets every second, empty ones too: it waits for each worker's.
+        if active || c.peaks.any() || self.live.is_some() {
+            let (mut hist, mut hist_uncorrected) = (Vec::new(), Vec::new());
+            let mut ser = V2Serializer::new();
+            ser.serialize(&c.hist, &mut hist)
+                .expect("serialising to memory cannot fail");
+            ser.serialize(&c.uncorrected, &mut hist_uncorrected)
+                .expect("serialising to memory cannot fail");
+            let raw = RawInterval {
+                t: c.t,
+                completed: c.completed,
+                failed: c.failed,
+                bytes_read: c.bytes_read,
+                hist,
+                hist_uncorrected,
+                gauges: c.peaks,
+            };
+            if let Some(live) = &self.live {
+                live.publish_second(raw.clone());
+            }
+            // A second with connections held but nothing answered is a stall: kept.
+            if active || c.peaks.any() {
+                self.intervals.push(raw);
+            }
+            c.hist.reset();
+            c.uncorrected.reset();
+        }
+        self.cur.t = next_t;
+        self.cur.completed = 0;
+        self.cur.failed = 0;
+        self.cur.bytes_read = 0;
+        self.cur.peaks = Gauges::default();
+    }
+
+    /// Notes the current levels; each second keeps its highest.
+    #[inline]
+    pub fn gauge(&mut self, now: Gauges) {
+        self.cur.peaks.raise(now);
+    }
+
+    /// Files the last, partial interval.
+    pub fn finish(&mut self) {
+        let t = self.cur.t;
+        self.file_interval(t + 1);
+        if let Some(live) = &self.live {
+            live.retire(t);
+        }
+    }
+
+    #[inline]
+    pub fn read_bytes(&mut self, now: Instant, n: usize) {
+        self.roll(now);
+        self.bytes_read += n as u64;
+        self.cur.bytes_read += n as u64;
+    }
+
+    #[inline(always)]
+    pub fn complete(
+        &mut self,
+        now: Instant,
+        intended: Instant,
+        status: u16,
+        body: u64,
+        timing: Timing,
+    ) {
+        self.roll(now);
+        self.completed += 1;
+        self.cur.completed += 1;
+        self.bytes_body += body;
+        if let Some(s) = self.statuses.get_mut(status as usize) {
+            *s += 1;
+        }
+        let h = &mut self.hist;
+        h.latency.0.saturating_record(timing.total_us);
+        h.uncorrected.0.saturating_record(timing.uncorrected_us);
+        h.connect.0.saturating_record(timing.connect_us);
+        h.waiting.0.saturating_record(timing.waiting_us);
+        h.processing
+            .0
+            .saturating_record(timing.total_us.saturating_sub(timing.connect_us));
+        if (200..300).contains(&status) || status == 304 {
+            h.ok.0.saturating_record(timing.total_us);
+        } else {
+            h.ko.0.saturating_record(timing.total_us);
+        }
+        self.cur.hist.saturating_record(timing.total_us);
+        self.cur
+            .uncorrected
+            .saturating_record(timing.uncorrected_us);
+        if self.requests.is_some() {
+            self.keep(
+                intended,
+                timing.connect_us,
+                timing.total_us,
+                timing.waiting_us,
+                status,
+            );
+        }
+    }
+
+    /// A response counted without a latency sample: with wrk2's batch latency only a
+    /// pipelined batch's last response is timed.
+    #[inline(never)]
+    pub fn count_only(&mut self, now: Instant, status: u16, body: u64) {
+        self.roll(now);
+        self.completed += 1;
+        self.cur.completed += 1;
+        self.bytes_body += body;
+        if let Some(s) = self.statuses.get_mut(status as usize) {
+            *s += 1;
+        }
+    }
+
+    /// Keeps one request's record (ab's `-g`, h2load's `--log-file`).
+    #[cold]
+    fn keep(
+        &mut self,
+        intended: Instant,
+        connect_us: u64,
+        total_us: u64,
+        waiting_us: u64,
+        status: u16,
+    ) {
+        let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
+        if let Some(reqs) = &mut self.requests {
+            reqs.push(RequestRecord {
+                start_unix_us: self.start_unix_us + offset,
+                connect_us,
+                total_us,
+                waiting_us,
+                status,
+            });
+        }
+    }
+
+    /// A request that got no response: counted by kind, its time to failure is KO.
+    #[inline]
+    pub fn fail(&mut self, now: Instant, kind: ErrorKind, intended: Instant) {
+        self.roll(now);
+        self.errors[kind.index()] += 1;
+        self.cur.failed += 1;
+        let total_us = micros(intended, now);
+        self.hist.ko.0.saturating_record(total_us);
+        if self.requests.is_some() {
+            self.keep(intended, 0, total_us, 0, 0);
+        }
+    }
+
+    /// A request or session started `lag` after its intended time.
+    #[inline]
+    pub fn lag(&mut self, intended: Instant, now: Instant) {
+        self.hist
+            .send_lag
+            .0
+            .saturating_record(micros(intended, now));
+    }
+
+    /// A TLS handshake finished after `us` µs.
+    pub fn handshake(&mut self, us: u64, resumed: bool) {
+        self.hist.tls_handshake.0.saturating_record(us);
+        self.resumed += u64::from(resumed);
+    }
+
+    /// A session ended; `ok` if it made all its calls.
+    pub fn session_end(&mut self, started: Instant, now: Instant, ok: bool) {
+        if ok {
+            self.sessions_completed += 1;
+            self.hist.session.0.saturating_record(micros(started, now));
+        } else {
+            self.sessions_failed += 1;
+        }
+    }
+
+    /// Merges another worker's measurements into this one.
+    pub fn merge(&mut self, other: Recorder) {
+        let h = &mut self.hist;
+        h.latency.add(&other.hist.latency);
+        h.uncorrected.add(&other.hist.uncorrected);
+        h.connect.add(&other.hist.connect);
+        h.waiting.add(&other.hist.waiting);
+        h.processing.add(&other.hist.processing);
+        h.send_lag.add(&other.hist.send_lag);
+        h.ok.add(&other.hist.ok);
+        h.ko.add(&other.hist.ko);
+        h.session.add(&other.hist.session);
+        h.tls_handshake.add(&other.hist.tls_handshake);
+        self.resumed += other.resumed;
+        self.h1_fallback += other.h1_fallback;
+        self.headers_compressed += other.headers_compressed;
+        self.headers_decoded += other.headers_decoded;
+        h.first_byte.add(&other.hist.first_byte);
+        h.per_connection.add(&other.hist.per_connection);
+        self.sessions_started += other.sessions_started;
+        self.sessions_completed += other.sessions_completed;
+        self.sessions_failed += other.sessions_failed;
+        // Workers peak at different moments; their sum bounds the true peak from above.
+        self.max_concurrent += other.max_concurrent;
+        self.starved += other.starved;
+        for (a, b) in self.statuses.iter_mut().zip(&other.statuses) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(&other.errors) {
+            *a += b;
+        }
+        self.started += other.started;
+        self.completed += other.completed;
+        self.keepalive += other.keepalive;
+        self.length_mismatch += other.length_mismatch;
+        self.bytes_read += other.bytes_read;
+        self.bytes_body += other.bytes_body;
+        self.bytes_written += other.bytes_written;
+        self.connections_opened += other.connections_opened;
+        // Seconds are combined when the result is built, one histogram at a time.
+        self.intervals.extend(other.intervals);
+        if let (Some(a), Some(b)) = (&mut self.requests, other.requests) {
+            a.extend(b);
+        }
+    }
+}
+
+/// Microseconds between two instants, rounded up so no sample is zero.
+#[inline]
+pub(crate) fn micros(from: Instant, to: Instant) -> u64 {
+    let d: Duration = to.saturating_duration_since(from);
+    (d.as_nanos() as u64).div_ceil(1000)
+}
+
+/// Combines the workers' seconds: counters add, histograms are decoded and added one
+/// second at a time, summarised, and stored encoded.
+pub(crate) fn merge_intervals(mut raw: Vec<RawInterval>) -> Vec<crate::Interval> {
+    use hdrhistogram::serialization::Deserializer;
+    raw.sort_by_key(|r| r.t);
+    let mut out: Vec<crate::Interval> = Vec::new();
+    let mut hist = crate::result::new_histogram();
+    let mut unc = crate::result::new_histogram();
+    let mut de = Deserializer::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let t = raw[i].t;
+        let (mut completed, mut failed, mut bytes_read) = (0, 0, 0);
+        let mut gauges = Gauges::default();
+        hist.reset();
+        unc.reset();
+        while i < raw.len() && raw[i].t == t {
+            let r = &raw[i];
+            completed += r.completed;
+            failed += r.failed;
+            bytes_read += r.bytes_read;
+            gauges.connections += r.gauges.connections;
+            gauges.in_flight += r.gauges.in_flight;
+            gauges.users += r.gauges.users;
+            let h: hdrhistogram::Histogram<u64> = de
+                .deserialize(&mut &r.hist[..])
+                .expect("a histogram this process serialised");
+            hist.add(&h).expect("same bounds");
+            let u: hdrhistogram::Histogram<u64> = de
+                .deserialize(&mut &r.hist_uncorrected[..])
+                .expect("a histogram this process serialised");
+            unc.add(&u).expect("same bounds");
+            i += 1;
+        }
+        out.push(crate::Interval {
+            t,
+            completed,
+            failed,
+            bytes_read,
+            latency: crate::LatencyStats::of(&hist),
+            histogram: crate::Hist(hist.clone()).to_base64(),
+            histogram_uncorrected: crate::Hist(unc.clone()).to_base64(),
+            connections: gauges.connections,
+            in_flight: gauges.in_flight,
+            users: gauges.users,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_second_is_filed_once_even_when_an_event_is_stamped_before_it() {
+        let start = Instant::now();
+        let control = Arc::new(Control::watched());
+        let mut r = Recorder::new(start, 0, false, Some(control.clone()));
+        r.read_bytes(start + Duration::from_millis(100), 10);
+        r.read_bytes(start + Duration::from_millis(2_100), 10);
+        // Read after a nap that crossed into second 2, stamped in second 1.
+        r.read_bytes(start + Duration::from_millis(1_900), 10);
+        r.read_bytes(start + Duration::from_millis(2_200), 10);
+        r.finish();
+        let ts: Vec<u32> = r.intervals.iter().map(|i| i.t).collect();
+        assert_eq!(ts, [0, 2], "each second filed once, in order");
+        assert_eq!(r.intervals[1].bytes_read, 30);
+        let published: Vec<u32> = control.take_seconds().iter().map(|i| i.t).collect();
+        assert_eq!(published, [0, 2], "the live view gets each second once");
+    }
+}

@@ -1,0 +1,792 @@
+//! The outcome of a run: a plain, versioned, serde-serialisable record.
+//!
+//! [`RunResult`] is the contract between the engine and everything downstream (reports,
+//! the lab's store, other machines). Its JSON form is described by
+//! `schema/run-result.v1.json` and checked by a test against real output. Latency
+//! histograms travel inside it as base64 of HdrHistogram's compressed V2 encoding, so
+//! results from several workers or machines merge by adding histograms, exactly, and
+//! any percentile can be recomputed later.
+
+use crate::error::HistError;
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The schema identifier written into every result.
+pub const SCHEMA: &str = "stampede.run/1";
+
+/// Highest latency a histogram tracks, in microseconds (one hour).
+pub const MAX_TRACKABLE_US: u64 = 3_600_000_000;
+
+/// Creates an empty latency histogram: 1 µs to one hour, three significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_US, 3).expect("valid histogram bounds")
+}
+
+/// The value at percentile `p` (0 to 100) the way HdrHistogram's reference
+/// implementations find it: the smallest recorded value (highest equivalent) that at
+/// least `p` % of the values do not exceed. `p` is stepped down one ulp before scaling,
+/// as the Java implementation does, because `99.9 / 100.0 * 6000.0` comes out at
+/// 5994.000000000001 and would round up to the 5,995th value instead of the 5,994th.
+pub fn value_at_percentile(h: &Histogram<u64>, p: f64) -> u64 {
+    if h.is_empty() {
+        return 0;
+    }
+    if p <= 0.0 {
+        return h.value_at_quantile(0.0);
+    }
+    h.value_at_quantile((p.min(100.0).next_down() / 100.0).max(0.0))
+}
+
+/// A latency histogram in microseconds that serialises as base64 compressed V2.
+#[derive(Clone)]
+pub struct Hist(pub Histogram<u64>);
+
+impl std::fmt::Debug for Hist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let h = &self.0;
+        write!(
+            f,
+            "Hist(count {}, min {}, max {})",
+            h.len(),
+            h.min(),
+            h.max()
+        )
+    }
+}
+
+impl Default for Hist {
+    fn default() -> Self {
+        Hist(new_histogram())
+    }
+}
+
+impl PartialEq for Hist {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Hist {
+    /// Adds another histogram's counts.
+    pub fn add(&mut self, other: &Hist) {
+        self.0.add(&other.0).expect("histograms share bounds");
+    }
+
+    /// Summary statistics of the histogram.
+    pub fn stats(&self) -> LatencyStats {
+        LatencyStats::of(&self.0)
+    }
+
+    /// Encodes as base64 of the compressed V2 format (what HdrHistogram's logs hold).
+    pub fn to_base64(&self) -> String {
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.0, &mut buf)
+            .expect("serialising to memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(buf)
+    }
+
+    /// Decodes [`Hist::to_base64`]'s output (compressed or plain V2), checked as
+    /// [`decode_checked`] checks it.
+    pub fn from_base64(s: &str) -> Result<Hist, HistError> {
+        let mut out = Hist::default();
+        out.add_base64(s)?;
+        Ok(out)
+    }
+
+    /// Adds an encoded histogram (base64 of V2, compressed or plain) to this one. The
+    /// sum's count must stay within [`MAX_COUNT`]; nothing is added otherwise.
+    pub fn add_base64(&mut self, s: &str) -> Result<(), HistError> {
+        self.add_checked(&decode_base64(s)?)
+    }
+
+    /// Adds `h`, refusing a sum whose count passes [`MAX_COUNT`].
+    pub fn add_checked(&mut self, h: &Histogram<u64>) -> Result<(), HistError> {
+        if self
+            .0
+            .len()
+            .checked_add(h.len())
+            .is_none_or(|n| n > MAX_COUNT)
+        {
+            return Err(HistError::Limit(format!(
+                "the counts add up past {MAX_COUNT} ({} + {}), more than HdrHistogram's format can hold",
+                self.0.len(),
+                h.len()
+            )));
+        }
+        self.0
+            .add(h)
+            .map_err(|e| HistError::Range(format!("{e:?}")))
+    }
+}
+
+/// Decodes base64 of a V2 histogram (compressed or plain), checked as
+/// [`decode_checked`] checks it, the text's length first.
+pub fn decode_base64(s: &str) -> Result<Histogram<u64>, HistError> {
+    let s = s.trim();
+    if s.len() > MAX_ENCODED_HIST {
+        return Err(HistError::Limit(format!(
+            "{} bytes of base64; a histogram may take at most {MAX_ENCODED_HIST}",
+            s.len()
+        )));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .map_err(|e| HistError::Base64(e.to_string()))?;
+    decode_checked(&bytes)
+}
+
+/// Most base64 characters one encoded histogram may have (a full histogram of the
+/// engine's bounds takes a few tens of KiB).
+pub const MAX_ENCODED_HIST: usize = 4 << 20;
+
+/// Most bytes a compressed histogram may inflate to.
+pub const MAX_INFLATED_HIST: usize = 8 << 20;
+
+/// Most counters a decoded histogram's bounds may need (five significant digits over
+/// an hour in µs need about 2.1 million; the engine's own bounds, 23,552).
+pub const MAX_HIST_COUNTERS: u64 = 1 << 22;
+
+/// Most values a histogram may count: HdrHistogram's V2 format writes each count as a
+/// signed 64-bit number, so a larger sum could not be written back.
+pub const MAX_COUNT: u64 = i64::MAX as u64;
+
+/// Decodes a V2 histogram (HdrHistogram's compressed or plain encoding) from bytes that
+/// may come from anywhere: the lengths its headers claim are checked against the bytes
+/// there are, the inflated size against [`MAX_INFLATED_HIST`], and the counters its
+/// bounds need against [`MAX_HIST_COUNTERS`], before anything is allocated for them,
+/// and its count against [`MAX_COUNT`].
+pub fn decode_checked(bytes: &[u8]) -> Result<Histogram<u64>, HistError> {
+    use std::io::Read as _;
+    // The cookies without their word-size bits (0x10 for 8-byte counts, as written).
+    const V2: u32 = 0x1c84_9303;
+    const V2_COMPRESSED: u32 = 0x1c84_9304;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        b.get(at..at + 4)
+            .map(|w| u32::from_be_bytes(w.try_into().expect("four bytes")))
+    };
+    let cookie = |b: &[u8]| word(b, 0).map(|c| c & !0xf0);
+    let short = || HistError::Format("it ends inside its header".into());
+    let inflated;
+    let plain: &[u8] = match cookie(bytes).ok_or_else(short)? {
+        V2_COMPRESSED => {
+            let claimed = word(bytes, 4).ok_or_else(short)? as usize;
+            let payload = &bytes[8..];
+            if claimed > payload.len() {
+                return Err(HistError::Format(format!(
+                    "its header claims {claimed} compressed bytes but {} follow",
+                    payload.len()
+                )));
+            }
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(&payload[..claimed])
+                .take(MAX_INFLATED_HIST as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| HistError::Format(format!("it does not inflate: {e}")))?;
+            if out.len() > MAX_INFLATED_HIST {
+                return Err(HistError::Limit(format!(
+                    "it inflates to more than {MAX_INFLATED_HIST} bytes"
+                )));
+            }
+            inflated = out;
+            &inflated
+        }
+        V2 => bytes,
+        other => {
+            return Err(HistError::Format(format!(
+                "cookie {other:#010x} is not HdrHistogram's V2 encoding"
+            )))
+        }
+    };
+    if cookie(plain) != Some(V2) {
+        return Err(HistError::Format("the inflated histogram is not V2".into()));
+    }
+    if plain.len() < 40 {
+        return Err(short());
+    }
+    let claimed = word(plain, 4).ok_or_else(short)? as usize;
+    if claimed > plain.len() - 40 {
+        return Err(HistError::Format(format!(
+            "its header claims {claimed} bytes of counts but {} follow",
+            plain.len() - 40
+        )));
+    }
+    let digits = word(plain, 12).ok_or_else(short)?;
+    let long = |at: usize| u64::from_be_bytes(plain[at..at + 8].try_into().expect("eight bytes"));
+    let (low, high) = (long(16), long(24));
+    let counters = counters_needed(low, high, digits).ok_or_else(|| {
+        HistError::Format(format!(
+            "bounds {low}..{high} with {digits} significant digits are not a histogram's"
+        ))
+    })?;
+    if counters > MAX_HIST_COUNTERS {
+        return Err(HistError::Limit(format!(
+            "bounds {low}..{high} with {digits} significant digits need {counters} counters; at most {MAX_HIST_COUNTERS} are decoded"
+        )));
+    }
+    if !counts_decodable(&plain[40..40 + claimed]) {
+        return Err(HistError::Format(
+            "a run of zeros in its counts is longer than any histogram".into(),
+        ));
+    }
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &plain[..40 + claimed])
+        .map_err(|e| HistError::Format(format!("{e:?}")))?;
+    if h.len() > MAX_COUNT {
+        return Err(HistError::Limit(format!(
+            "it counts more than {MAX_COUNT} values"
+        )));
+    }
+    Ok(h)
+}
+
+/// Whether the V2 counts `payload` can be decoded: each is a LEB128 number of at most
+/// nine bytes (the ninth taking all eight bits), zig-zag encoded, a negative one being
+/// a run of zeros. The one value whose negation overflows (-2^63) would stop the
+/// decoder (checked arithmetic) instead of being refused, so it is refused here.
+fn counts_decodable(payload: &[u8]) -> bool {
+    let mut i = 0;
+    while i < payload.len() {
+        let mut v: u64 = 0;
+        for k in 0..9 {
+            let Some(&b) = payload.get(i) else {
+                // Cut short: the decoder says so itself.
+                return true;
+            };
+            i += 1;
+            if k == 8 {
+                v |= u64::from(b) << 56;
+                break;
+            }
+            v |= u64::from(b & 0x7f) << (7 * k);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        if v == u64::MAX {
+            return false;
+        }
+    }
+    true
+}
+
+/// How many counters HdrHistogram allocates for these bounds (its own arithmetic),
+/// or `None` where it would refuse them.
+fn counters_needed(low: u64, high: u64, digits: u32) -> Option<u64> {
+    if low < 1 || digits > 5 || high < low.checked_mul(2)? {
+        return None;
+    }
+    let largest_single_unit = 2 * 10u64.pow(digits);
+    let sub_bucket_count_magnitude = 64 - (largest_single_unit - 1).leading_zeros();
+    let sub_bucket_half_count = 1u64 << sub_bucket_count_magnitude.max(1).saturating_sub(1);
+    let sub_bucket_count = sub_bucket_half_count * 2;
+    let unit_magnitude = 63 - low.leading_zeros();
+    if unit_magnitude + sub_bucket_count_magnitude > 63 {
+        return None;
+    }
+    let mut smallest_untrackable = (sub_bucket_count as u128) << unit_magnitude;
+    let mut buckets = 1u64;
+    while smallest_untrackable <= high as u128 {
+        smallest_untrackable <<= 1;
+        buckets += 1;
+    }
+    Some((buckets + 1) * sub_bucket_half_count)
+}
+
+impl Serialize for Hist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_base64())
+    }
+}
+
+impl<'de> Deserialize<'de> for Hist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Hist::from_base64(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One percentile of a distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// The percentile, 0–100.
+    pub p: f64,
+    /// Its value in microseconds.
+    pub us: u64,
+}
+
+/// Summary of a latency distribution, in microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest sample.
+    pub min_us: u64,
+    /// Arithmetic mean.
+    pub mean_us: f64,
+    /// Standard deviation.
+    pub stdev_us: f64,
+    /// Largest sample.
+    pub max_us: u64,
+    /// p50, p75, p90, p99, p99.9, p99.99.
+    pub percentiles: Vec<Percentile>,
+}
+
+impl LatencyStats {
+    /// The percentiles listed in every summary.
+    pub const LISTED: [f64; 6] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99];
+
+    /// Computes the summary of a histogram.
+    pub fn of(h: &Histogram<u64>) -> LatencyStats {
+        let n = h.len();
+        LatencyStats {
+            count: n,
+            min_us: if n == 0 { 0 } else { h.min() },
+            mean_us: if n == 0 { 0.0 } else { h.mean() },
+            stdev_us: if n == 0 { 0.0 } else { h.stdev() },
+            max_us: if n == 0 { 0 } else { h.max() },
+            percentiles: Self::LISTED
+                .iter()
+                .map(|&p| Percentile {
+                    p,
+                    us: value_at_percentile(h, p),
+                })
+                .collect(),
+        }
+    }
+
+    /// The value of a listed percentile.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|x| (x.p - p).abs() < 1e-9)
+            .map(|x| x.us)
+    }
+}
+
+/// The settings a run was made with, as recorded next to its numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// The URL as given.
+    pub url: String,
+    /// The address connected to (`ip:port` or `unix:/path`).
+    pub address: String,
+    /// Request method.
+    pub method: String,
+    /// Size of one encoded request in bytes.
+    pub request_bytes: u64,
+    /// Concurrent connections.
+    pub connections: u64,
+    /// Worker threads.
+    pub threads: u64,
+    /// Whether connections were reused.
+    pub keepalive: bool,
+    /// Requests in flight per connection.
+    pub pipeline: u64,
+    /// Request budget, if the run was bounded by count.
+    pub requests: Option<u64>,
+    /// Duration bound in seconds, if the run was bounded by time.
+    pub duration_s: Option<f64>,
+    /// Per-request timeout in seconds, if any.
+    pub timeout_s: Option<f64>,
+    /// How load was offered: `closed`, `rate 50000/s`, `users rampUsers(…)…`, `… sessions …`.
+    pub shape: String,
+    /// HTTP/2 was asked for (h2c, or h2 over TLS where ALPN chose it); `pipeline` is
+    /// then the streams per connection.
+    #[serde(default)]
+    pub http2: bool,
+    /// Redirects followed per request at most (0: none followed).
+    #[serde(default, skip_serializing_if = "crate::form::is_zero")]
+    pub redirects: u32,
+}
+
+/// Request outcome counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Requests written to a connection (or attempted: failed connects count).
+    pub started: u64,
+    /// Responses received completely (any status).
+    pub completed: u64,
+    /// Requests that got no complete response (sum of `errors`).
+    pub failed: u64,
+    /// Requests still in flight when a timed run ended (neither completed nor failed).
+    pub abandoned: u64,
+    /// Completed responses that left the connection open for reuse.
+    pub keepalive: u64,
+    /// Completed responses whose body length differed from the first response's (ab's
+    /// `Length` failures); they are also counted in `completed`.
+    pub length_mismatch: u64,
+}
+
+impl std::ops::AddAssign<&Counts> for Counts {
+    /// Adds another part's counts (a merge of segments), saturating at `u64::MAX`.
+    fn add_assign(&mut self, o: &Counts) {
+        self.started = self.started.saturating_add(o.started);
+        self.completed = self.completed.saturating_add(o.completed);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.abandoned = self.abandoned.saturating_add(o.abandoned);
+        self.keepalive = self.keepalive.saturating_add(o.keepalive);
+        self.length_mismatch = self.length_mismatch.saturating_add(o.length_mismatch);
+    }
+}
+
+/// Byte counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bytes {
+    /// Everything read from the server: heads and bodies.
+    pub read: u64,
+    /// Body bytes (after the head, as on the wire).
+    pub body: u64,
+    /// Everything written to the server.
+    pub written: u64,
+    /// HTTP/2: response header blocks as sent (HPACK-compressed).
+    #[serde(default)]
+    pub headers_compressed: u64,
+    /// HTTP/2: the same headers decoded (names and values).
+    #[serde(default)]
+    pub headers_decoded: u64,
+}
+
+impl std::ops::AddAssign<&Bytes> for Bytes {
+    /// Adds another part's bytes (a merge of segments), saturating at `u64::MAX`.
+    fn add_assign(&mut self, o: &Bytes) {
+        self.read = self.read.saturating_add(o.read);
+        self.body = self.body.saturating_add(o.body);
+        self.written = self.written.saturating_add(o.written);
+        self.headers_compressed = self.headers_compressed.saturating_add(o.headers_compressed);
+        self.headers_decoded = self.headers_decoded.saturating_add(o.headers_decoded);
+    }
+}
+
+/// One second of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the start of the run (this interval covers `[t, t+1)`).
+    pub t: u32,
+    /// Responses completed in the interval.
+    pub completed: u64,
+    /// Requests failed in the interval.
+    pub failed: u64,
+    /// Bytes read in the interval.
+    pub bytes_read: u64,
+    /// Latency of the interval's responses.
+    pub latency: LatencyStats,
+    /// The interval's latency histogram, encoded as [`Hist::to_base64`] does (decode
+    /// with [`Interval::decode_histogram`]); kept encoded so that a long run's result
+    /// stays small in memory.
+    pub histogram: String,
+    /// The interval's histogram of latency from the actual send (uncorrected), encoded
+    /// the same way.
+    pub histogram_uncorrected: String,
+    /// Most sockets held at once (connecting or open) during the interval. Summed over
+    /// the workers' own peaks, so an upper bound when workers peak at different moments.
+    #[serde(default)]
+    pub connections: u64,
+    /// Most requests in flight at once during the interval (same summing).
+    #[serde(default)]
+    pub in_flight: u64,
+    /// Most sessions (users) in progress at once during the interval; 0 for shapes
+    /// without sessions.
+    #[serde(default)]
+    pub users: u64,
+}
+
+impl Interval {
+    /// Decodes the interval's histogram.
+    pub fn decode_histogram(&self) -> Result<Hist, HistError> {
+        Hist::from_base64(&self.histogram)
+    }
+
+    /// Decodes the interval's uncorrected histogram.
+    pub fn decode_uncorrected(&self) -> Result<Hist, HistError> {
+        Hist::from_base64(&self.histogram_uncorrected)
+    }
+}
+
+/// All histograms of a run, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    /// Latency from the intended start (corrected for coordinated omission).
+    pub latency: Hist,
+    /// Latency from the actual send.
+    pub uncorrected: Hist,
+    /// Time to connect (0 for requests on a reused connection), ab's "Connect".
+    pub connect: Hist,
+    /// From the end of the write to the first response byte, ab's "Waiting".
+    pub waiting: Hist,
+    /// Latency minus connect time, ab's "Processing".
+    pub processing: Hist,
+    /// How late requests or sessions started against their intended time.
+    pub send_lag: Hist,
+    /// Latency of responses with an OK status (2xx, 304), Gatling's "OK".
+    pub ok: Hist,
+    /// Latency of non-OK responses and time to failure of failed requests, Gatling's "KO".
+    pub ko: Hist,
+    /// Lifetime of completed sessions (session shapes), httperf's "Connection time".
+    pub session: Hist,
+    /// TLS handshakes, from the connected socket to the finished handshake (https).
+    #[serde(default)]
+    pub tls_handshake: Hist,
+    /// Per connection: from the start of its connect to the first response byte
+    /// (h2load's "time to 1st byte").
+    #[serde(default)]
+    pub first_byte: Hist,
+    /// Responses completed by each connection slot over the run (pool shapes), or by
+    /// each session (session shapes): h2load's per-client req/s is this over the
+    /// duration.
+    #[serde(default)]
+    pub per_connection: Hist,
+    /// Each redirect followed: from its request's write to its 3xx answer (the run
+    /// followed redirects; see [`crate::LoadSpec::redirects`]).
+    #[serde(default)]
+    pub redirect: Hist,
+}
+
+/// What the first TLS handshake of a run settled on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TlsSession {
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub alpn: Option<String>,
+}
+
+/// The TLS side of an https run: what was negotiated and what handshakes cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlsStats {
+    /// Protocol version, as `TLSv1_3`.
+    pub version: Option<String>,
+    /// Cipher suite, as `TLS13_AES_128_GCM_SHA256`.
+    pub cipher: Option<String>,
+    /// The protocol ALPN settled on, if any.
+    pub alpn: Option<String>,
+    /// Handshakes completed.
+    pub handshakes: u64,
+    /// Of those, how many resumed an earlier session.
+    pub resumed: u64,
+    /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1 instead.
+    #[serde(default)]
+    pub http1_fallback: u64,
+    /// Handshake time, µs.
+    pub handshake: LatencyStats,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The engine's version.
+    pub version: String,
+    /// Start of the run, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// From the first request to the last response (or the end of the time bound), seconds.
+    pub duration_s: f64,
+    /// How the run was set up.
+    pub settings: RunSettings,
+    /// Request outcomes.
+    pub requests: Counts,
+    /// Completed responses per second over the run.
+    pub throughput_rps: f64,
+    /// Completed responses by status code.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Failed requests by kind (snake_case names of [`crate::ErrorKind`]).
+    pub errors: BTreeMap<String, u64>,
+    /// Bytes moved.
+    pub bytes: Bytes,
+    /// Connections opened.
+    pub connections_opened: u64,
+    /// The Server header of the first response, if any.
+    pub server_software: Option<String>,
+    /// Body length of the first complete response.
+    pub document_length: Option<u64>,
+    /// Summary of `histograms.latency`.
+    pub latency: LatencyStats,
+    /// Summary of `histograms.uncorrected`.
+    pub latency_uncorrected: LatencyStats,
+    /// The histograms themselves.
+    pub histograms: Histograms,
+    /// Per-second series.
+    pub intervals: Vec<Interval>,
+    /// For open shapes (fixed rate, injection, sessions): whether the load was offered
+    /// as asked.
+    pub open: Option<OpenStats>,
+    /// For session shapes: what became of the sessions.
+    pub sessions: Option<SessionStats>,
+    /// For https targets: the negotiated protocol and the handshakes' cost.
+    #[serde(default)]
+    pub tls: Option<TlsStats>,
+    /// Where and against what clock it ran, and its share of a segmented run.
+    #[serde(default)]
+    pub origin: Origin,
+    /// Which side was the limit, and the figures that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::verdict::limit::Limit>,
+    /// The capacity search this run ended, when it was the best step of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<crate::verdict::capacity::Capacity>,
+    /// Stopped before its bound by Ctrl-C or SIGTERM: the figures cover only the part
+    /// that ran (`duration_s` of the asked `settings.duration_s`). Written only when
+    /// true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// Where a run (or a segment of one) ran: what makes results from several processes
+/// comparable and mergeable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Origin {
+    /// The machine's host name.
+    pub host: String,
+    /// The clock the schedule's zero was read from: `realtime` (wall clock, to which
+    /// `started_unix_ms` refers; the schedule itself runs on the monotonic clock).
+    pub clock: String,
+    /// `K/N` when this was one segment of a run, absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<String>,
+    /// Whether the start was a shared `--start-at` instant.
+    #[serde(default)]
+    pub shared_start: bool,
+    /// How late this process began after a shared start, in milliseconds (the
+    /// arrivals due meanwhile count as send lag).
+    #[serde(default)]
+    pub late_ms: f64,
+    /// For a merged result: each part, as `K/N on HOST` or `a whole run on HOST`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
+}
+
+/// How well an open-model run held its schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenStats {
+    /// Requests (or sessions) per second asked for, when the shape has one rate.
+    pub target_rate: Option<f64>,
+    /// Requests (or sessions) started per second.
+    pub achieved_rate: f64,
+    /// How late starts were against their intended time.
+    pub send_lag: LatencyStats,
+    /// Arrivals that were due before the end but never started.
+    pub never_sent: u64,
+    /// True when the generator fell behind (p99 send lag over 5 ms, or more than 0.1 %
+    /// of arrivals left unsent); `cause` then says why it most likely did.
+    pub behind: bool,
+    /// The likely cause when `behind`.
+    pub cause: Option<String>,
+}
+
+/// What became of the sessions of a session-shaped run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStats {
+    /// Sessions started.
+    pub started: u64,
+    /// Sessions that made all their calls.
+    pub completed: u64,
+    /// Sessions ended by an error.
+    pub failed: u64,
+    /// Most sessions in progress at once.
+    pub max_concurrent: u64,
+    /// Lifetime of completed sessions.
+    pub lifetime: LatencyStats,
+    /// Calls per session asked for (with several session scripts, their mean).
+    pub calls: u32,
+    /// Requests per burst.
+    pub burst: u32,
+}
+
+impl RunResult {
+    /// What the limit verdict needs to know of this run besides its figures.
+    pub fn limit_context(&self) -> crate::verdict::limit::Context {
+        crate::verdict::limit::Context {
+            duration_s: self.duration_s,
+            closed: self.open.is_none(),
+            behind: self.open.as_ref().is_some_and(|o| o.behind),
+        }
+    }
+
+    /// Whether the run's figures describe the load generator as much as the server:
+    /// its limit verdict is client-bound, or its capacity search stopped on the client.
+    pub fn client_bound(&self) -> bool {
+        self.client_limit().is_some()
+    }
+
+    /// Why the run is client-bound, when it is: the limit's reason, or how a capacity
+    /// search that stopped on the client ended.
+    pub fn client_limit(&self) -> Option<&str> {
+        match (&self.limit, &self.capacity) {
+            (Some(l), _) if l.verdict == crate::verdict::limit::Verdict::ClientBound => {
+                Some(&l.reason)
+            }
+            (_, Some(c)) if c.client_limited() => Some(&c.ended),
+            _ => None,
+        }
+    }
+
+    /// Judges the limit again, after a figure in it changed (the target's CPU filled
+    /// in by the lab, or a merge).
+    pub fn rejudge_limit(&mut self) {
+        let cx = self.limit_context();
+        if let Some(l) = &mut self.limit {
+            l.judge(cx);
+        }
+    }
+
+    /// Responses with a 2xx status.
+    pub fn ok(&self) -> u64 {
+        self.statuses
+            .iter()
+            .filter(|(s, _)| (200..300).contains(*s))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Completed responses whose status is not 2xx.
+    pub fn non_2xx(&self) -> u64 {
+        self.requests.completed - self.ok()
+    }
+
+    /// Responses with a status outside 2xx and 3xx (what wrk counts).
+    pub fn non_2xx_3xx(&self) -> u64 {
+        self.statuses
+            .iter()
+            .filter(|(s, _)| !(200..400).contains(*s))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Failed requests of one kind.
+    pub fn errors_of(&self, kind: crate::ErrorKind) -> u64 {
+        self.errors.get(kind.name()).copied().unwrap_or(0)
+    }
+
+    /// Serialises as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("results serialise")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_rank_as_the_reference_implementation_does() {
+        // 1..=1000 µs: every value is exact at three significant digits.
+        let mut h = new_histogram();
+        for v in 1..=1000 {
+            h.record(v).unwrap();
+        }
+        // 99.9 / 100 * 1000 = 999.0000000000001: a plain ceil would give 1000.
+        assert_eq!(value_at_percentile(&h, 99.9), 999);
+        assert_eq!(value_at_percentile(&h, 50.0), 500);
+        assert_eq!(value_at_percentile(&h, 99.0), 990);
+        assert_eq!(value_at_percentile(&h, 100.0), 1000);
+        assert_eq!(value_at_percentile(&h, 0.0), 1);
+        assert_eq!(value_at_percentile(&h, 0.05), 1);
+        assert_eq!(value_at_percentile(&new_histogram(), 99.0), 0);
+        let s = LatencyStats::of(&h);
+        assert_eq!(s.at(99.9), Some(999));
+    }
+}

@@ -1,0 +1,50 @@
+//! What a client connection's protocol reports back, the same for HTTP/1.1 and
+//! HTTP/2: responses complete, streams reset or malformed, the server going away.
+
+/// What a client connection reports back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A response is complete.
+    Response(Response),
+    /// The response on `stream` was malformed (no valid `:status` in its first
+    /// header block); the stream was reset with PROTOCOL_ERROR (RFC 9113 8.1.1).
+    Malformed {
+        /// The stream.
+        stream: u32,
+    },
+    /// The server reset `stream` with this error code.
+    Reset {
+        /// The stream.
+        stream: u32,
+        /// RST_STREAM's error code.
+        code: u32,
+    },
+    /// The server is going away: streams above `last_stream` will not be answered.
+    GoAway {
+        /// The highest stream the server may still answer.
+        last_stream: u32,
+        /// GOAWAY's error code.
+        code: u32,
+    },
+}
+
+/// A complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    /// The request's stream (HTTP/2), or 0: the oldest request queued (HTTP/1, which
+    /// answers in order).
+    pub stream: u32,
+    /// Its final status.
+    pub status: u16,
+    /// Body bytes: as on the wire for HTTP/1 (chunk framing included, as ab counts),
+    /// DATA payload without padding for HTTP/2.
+    pub body: u64,
+    /// The connection ends with this response (HTTP/1's `Connection: close`).
+    pub close: bool,
+    /// It counts as a keep-alive request: HTTP/1 when the connection stays open after
+    /// it, HTTP/2 when it was not the connection's first answer.
+    pub reused: bool,
+    /// HTTP/1: its first byte came in the bytes just fed (otherwise in earlier ones;
+    /// see [`crate::proto::h1::H1Conn::mid_response`]). The server's waiting time ends with that byte.
+    pub fresh: bool,
+}

@@ -1,0 +1,836 @@
+//! HTTP/2 for the load engine: the client side of one connection as a sans-IO state
+//! machine, framing and flow control included.
+//!
+//! A worker hands [`H2Conn`] requests (each becomes a new stream) and the bytes it
+//! reads; the connection answers with [`Event`]s (a response complete, a stream reset,
+//! a GOAWAY) and leaves the frames to write in [`H2Conn::out`]. Requests are the
+//! engine's HTTP/1.1 bytes translated once ([`H2Request::from_http1`]), so every
+//! request source (native, ab, wrk, scripts) works over HTTP/2 unchanged. A connection
+//! that sends one request over and over (as h2load does) inserts its fields into the
+//! server's HPACK table with the first block and sends indexes after that, unless the
+//! server shrinks its table; varied requests (session scripts) go as literals without
+//! indexing. Responses are decoded with HPACK's dynamic table
+//! ([`stampede_wire::hpack`]). Windows are
+//! opened wide at the start (1 GiB for the connection and each stream) so that flow
+//! control never paces a benchmark, and refilled as data is consumed; request bodies
+//! respect the server's windows and frame size.
+
+use std::collections::VecDeque;
+
+use crate::error::SpecError;
+pub use crate::error::TranslateError;
+pub use crate::proto::event::{Event, Response};
+
+/// Streams a server is taken to allow before its SETTINGS arrive (RFC 9113 advises
+/// servers to allow no fewer).
+pub const ASSUMED_MAX_STREAMS: usize = 100;
+
+use stampede_wire::block::{Assembler, BlockError, Bounds};
+pub use stampede_wire::frame::PREFACE;
+use stampede_wire::frame::{
+    self, head as frame_head, Head, ACK, CONTINUATION, DATA, DEFAULT_MAX_FRAME as MAX_FRAME,
+    END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PUSH_PROMISE, RST_STREAM, SETTINGS,
+    SETTINGS_ENABLE_PUSH, SETTINGS_HEADER_TABLE_SIZE, SETTINGS_INITIAL_WINDOW_SIZE,
+    SETTINGS_MAX_CONCURRENT_STREAMS, SETTINGS_MAX_FRAME_SIZE, WINDOW_UPDATE,
+};
+use stampede_wire::hpack::{integer_encode as integer, literal};
+
+/// The receive window we open for the connection and for each stream by default.
+const WINDOW: u32 = 1 << 30;
+/// The window every HTTP/2 connection and stream starts with (RFC 9113 §6.9.2).
+const INITIAL_WINDOW: u32 = 65_535;
+/// The header table every HPACK context starts with (RFC 9113 §6.5.2).
+const DEFAULT_TABLE: u32 = 4096;
+
+/// What the client's side of each HTTP/2 connection offers the server: its receive
+/// windows, the largest frame it reads, and the HPACK tables (h2load's `-w`, `-W`,
+/// `-f`, `--header-table-size`, `--encoder-header-table-size`). The defaults open
+/// windows wide so that flow control never paces a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct H2Settings {
+    /// Each stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE), at least 1.
+    pub stream_window: u32,
+    /// The connection's receive window, at least 1. Below 65,535 (where every
+    /// connection starts) the difference is withheld from the first WINDOW_UPDATEs,
+    /// as nghttp2 does, so the server's credit shrinks to it.
+    pub connection_window: u32,
+    /// The largest frame payload read (SETTINGS_MAX_FRAME_SIZE), 16,384 to 2^24-1.
+    pub max_frame: u32,
+    /// The HPACK table the server may fill for responses (SETTINGS_HEADER_TABLE_SIZE).
+    pub header_table: u32,
+    /// The most of the server's table the request's fields may take; fields that do
+    /// not fit are sent as literals.
+    pub encoder_table: u32,
+}
+
+impl Default for H2Settings {
+    fn default() -> Self {
+        H2Settings {
+            stream_window: WINDOW,
+            connection_window: WINDOW,
+            max_frame: MAX_FRAME as u32,
+            header_table: DEFAULT_TABLE,
+            encoder_table: DEFAULT_TABLE,
+        }
+    }
+}
+
+impl H2Settings {
+    /// Why the settings cannot be used, if they cannot.
+    pub fn check(&self) -> Result<(), SpecError> {
+        let bad = |reason: String| {
+            Err(SpecError::Invalid {
+                field: "h2",
+                reason,
+            })
+        };
+        if self.stream_window == 0 || self.connection_window == 0 {
+            return bad("a receive window of 0 bytes lets no response body through".into());
+        }
+        if self.stream_window > i32::MAX as u32 || self.connection_window > i32::MAX as u32 {
+            return bad("a receive window may be at most 2^31-1 bytes (RFC 9113 §6.9.1)".into());
+        }
+        if !(MAX_FRAME as u32..1 << 24).contains(&self.max_frame) {
+            return bad(format!(
+                "the largest frame must be from 16,384 to 16,777,215 bytes (RFC 9113 §6.5.2), not {}",
+                self.max_frame
+            ));
+        }
+        Ok(())
+    }
+}
+/// The largest response header block accepted, HEADERS and CONTINUATIONs together.
+const MAX_HEADER_BLOCK: usize = 256 * 1024;
+/// The most CONTINUATION frames one header block may take (empty ones cost nothing in
+/// size but still have to be parsed).
+const MAX_CONTINUATIONS: u32 = 1024;
+/// Output queued for a server beyond which its PING and SETTINGS are no longer
+/// answered but end the connection: a server that sends them without reading the
+/// answers would otherwise grow the client without bound.
+pub const MAX_QUEUED_OUTPUT: usize = 4 * 1024 * 1024;
+
+/// A request translated for HTTP/2: its header block and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct H2Request {
+    /// HPACK block: literals without indexing, so it can be sent on any stream.
+    pub block: Vec<u8>,
+    /// The first block of a connection that sends only this request: fields not in the
+    /// static table are added to the server's dynamic table. Empty when they would not
+    /// fit in the default 4,096-byte table.
+    pub block_first: Vec<u8>,
+    /// Every later block on that connection: each field an index, a few bytes in all.
+    pub block_indexed: Vec<u8>,
+    /// The request body.
+    pub body: Vec<u8>,
+    /// What `block_first` inserts into the server's table, in HPACK's measure (each
+    /// field's name and value plus 32).
+    pub table_bytes: usize,
+}
+
+/// Headers that mean nothing in HTTP/2 (RFC 9113 §8.2.2) or become pseudo-headers.
+const DROPPED: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+impl H2Request {
+    /// Translates an HTTP/1.x request (as the engine encodes it) for `scheme`.
+    pub fn from_http1(bytes: &[u8], scheme: &str) -> Result<H2Request, TranslateError> {
+        let mut hs = [httparse::EMPTY_HEADER; 64];
+        let mut r = httparse::Request::new(&mut hs);
+        let n = match r.parse(bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err(TranslateError::Incomplete),
+            Err(e) => return Err(TranslateError::Malformed(e.to_string())),
+        };
+        let method = r.method.unwrap_or("GET");
+        let path = r.path.unwrap_or("/");
+        let authority = r
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("host"))
+            .map(|h| h.value)
+            .unwrap_or(b"");
+        let mut fields: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (b":method".to_vec(), method.as_bytes().to_vec()),
+            (b":scheme".to_vec(), scheme.as_bytes().to_vec()),
+            (b":authority".to_vec(), authority.to_vec()),
+            (b":path".to_vec(), path.as_bytes().to_vec()),
+        ];
+        for h in r.headers.iter() {
+            let name = h.name.to_ascii_lowercase();
+            if DROPPED.contains(&name.as_str()) {
+                continue;
+            }
+            if name == "te" && !h.value.eq_ignore_ascii_case(b"trailers") {
+                continue;
+            }
+            fields.push((name.into_bytes(), h.value.to_vec()));
+        }
+        let mut block = Vec::new();
+        for (n, v) in &fields {
+            literal(&mut block, n, v);
+        }
+        let (block_first, block_indexed, table_bytes) = indexed_blocks(&fields);
+        Ok(H2Request {
+            block,
+            block_first,
+            block_indexed,
+            body: bytes[n..].to_vec(),
+            table_bytes,
+        })
+    }
+}
+
+/// The first and later header blocks for a connection that repeats one request: exact
+/// static matches are indexed; other fields are inserted into the dynamic table by the
+/// first block and indexed by the rest (the entry inserted last sits at 62). Also
+/// returns the table bytes the first block takes.
+fn indexed_blocks(fields: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<u8>, usize) {
+    use stampede_wire::hpack::STATIC;
+    let exact = |n: &[u8], v: &[u8]| STATIC.iter().position(|&(sn, sv)| sn == n && sv == v);
+    let by_name = |n: &[u8]| STATIC.iter().position(|&(sn, _)| sn == n);
+    let inserted: Vec<usize> = (0..fields.len())
+        .filter(|&i| exact(&fields[i].0, &fields[i].1).is_none())
+        .collect();
+    let size: usize = inserted
+        .iter()
+        .map(|&i| fields[i].0.len() + fields[i].1.len() + 32)
+        .sum();
+    if size > DEFAULT_TABLE as usize {
+        return (Vec::new(), Vec::new(), 0);
+    }
+    let (mut first, mut rest) = (Vec::new(), Vec::new());
+    for (i, (n, v)) in fields.iter().enumerate() {
+        if let Some(s) = exact(n, v) {
+            integer(&mut first, 0x80, 7, s + 1);
+            integer(&mut rest, 0x80, 7, s + 1);
+            continue;
+        }
+        match by_name(n) {
+            Some(s) => integer(&mut first, 0x40, 6, s + 1),
+            None => {
+                first.push(0x40);
+                integer(&mut first, 0, 7, n.len());
+                first.extend_from_slice(n);
+            }
+        }
+        integer(&mut first, 0, 7, v.len());
+        first.extend_from_slice(v);
+        let j = inserted.iter().position(|&k| k == i).expect("inserted");
+        integer(&mut rest, 0x80, 7, 62 + (inserted.len() - 1 - j));
+    }
+    (first, rest, size)
+}
+
+/// What a connection that keeps responses holds: every final response's header fields
+/// (pseudo-headers included) and body bytes, in arrival order, all streams together.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// Header fields, as decoded.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+/// A connection-level error: the connection must close.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum H2Error {
+    /// The server answered the connection preface in HTTP/1.x.
+    #[error("the server answered HTTP/1.x to HTTP/2's connection preface: it does not speak h2c (prior knowledge)")]
+    Http1Answer,
+    /// The server broke HTTP/2's rules; the text says how.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+#[derive(Debug)]
+struct Stream {
+    id: u32,
+    status: u16,
+    body: u64,
+    /// Received since our last WINDOW_UPDATE for this stream.
+    unacked: u32,
+    /// Body bytes still to send, from this offset.
+    send_from: Option<usize>,
+    /// The server's window for this stream.
+    send_window: i64,
+}
+
+/// The client side of one HTTP/2 connection.
+pub struct H2Conn {
+    /// Frames to write, in order (see [`H2Conn::unwritten`]).
+    pub out: Vec<u8>,
+    /// How much of `out` is written.
+    written: usize,
+    /// Responses completed on this connection.
+    answered: u64,
+    decoder: stampede_wire::hpack::Decoder,
+    inbuf: Vec<u8>,
+    next_id: u32,
+    streams: VecDeque<Stream>,
+    /// Header blocks over HEADERS and CONTINUATION frames.
+    blocks: Assembler,
+    conn_unacked: u32,
+    /// Bytes still to be received before WINDOW_UPDATEs for the connection resume: a
+    /// connection window below the initial 65,535 is reached by withholding them.
+    conn_withheld: u32,
+    /// Received bytes at which the connection's and a stream's windows are refilled:
+    /// half of each (at least 1).
+    conn_refill_at: u32,
+    stream_refill_at: u32,
+    /// Our receive windows, the largest frame we read, and how much of the server's
+    /// HPACK table the request's fields may take.
+    settings: H2Settings,
+    conn_send_window: i64,
+    peer_initial_window: i64,
+    peer_max_frame: usize,
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, when it sent one.
+    pub peer_max_streams: Option<u32>,
+    /// The server's GOAWAY, once received: no new streams on this connection.
+    pub goaway: bool,
+    /// Response header blocks received, compressed and decoded (names and values).
+    pub headers_compressed: u64,
+    pub headers_decoded: u64,
+    /// Response headers and bodies kept whole, when asked for with
+    /// [`H2Conn::keep_responses`] (a check of the answers, not a load run).
+    pub kept: Option<Kept>,
+    /// The server's connection preface (its first SETTINGS) has arrived.
+    settled: bool,
+    /// Whether the request's fields are in the server's dynamic table yet, or must
+    /// not be used (the server shrank its table).
+    indexing: Indexing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Indexing {
+    /// Nothing sent yet: the first block inserts the fields.
+    Fresh,
+    /// Inserted: blocks are indexes.
+    Inserted,
+    /// The server shrank its table: a size update to 0 goes first, then literals.
+    ShrinkThenOff,
+    /// Literals only.
+    Off,
+}
+
+impl Default for H2Conn {
+    fn default() -> Self {
+        H2Conn::new()
+    }
+}
+
+impl H2Conn {
+    /// A new connection with the default settings: the preface, our SETTINGS and the
+    /// connection window are queued in `out`.
+    pub fn new() -> H2Conn {
+        H2Conn::with(H2Settings::default())
+    }
+
+    /// A new connection offering `settings` (checked by [`H2Settings::check`]).
+    pub fn with(settings: H2Settings) -> H2Conn {
+        let mut out = Vec::with_capacity(128);
+        out.extend_from_slice(PREFACE);
+        let mut pairs: Vec<(u16, u32)> = vec![
+            (SETTINGS_ENABLE_PUSH, 0),
+            (SETTINGS_INITIAL_WINDOW_SIZE, settings.stream_window),
+        ];
+        if settings.max_frame != MAX_FRAME as u32 {
+            pairs.push((SETTINGS_MAX_FRAME_SIZE, settings.max_frame));
+        }
+        if settings.header_table != DEFAULT_TABLE {
+            pairs.push((SETTINGS_HEADER_TABLE_SIZE, settings.header_table));
+        }
+        frame::settings(&mut out, &pairs);
+        if settings.connection_window > INITIAL_WINDOW {
+            frame::window_update(&mut out, 0, settings.connection_window - INITIAL_WINDOW);
+        }
+        let mut decoder = stampede_wire::hpack::Decoder::new();
+        decoder.allow_table(settings.header_table as usize);
+        H2Conn {
+            out,
+            written: 0,
+            answered: 0,
+            decoder,
+            inbuf: Vec::new(),
+            next_id: 1,
+            streams: VecDeque::new(),
+            blocks: Assembler::new(Bounds {
+                max_bytes: MAX_HEADER_BLOCK,
+                max_continuations: MAX_CONTINUATIONS,
+            }),
+            conn_unacked: 0,
+            conn_withheld: INITIAL_WINDOW.saturating_sub(settings.connection_window),
+            conn_refill_at: (settings.connection_window / 2).max(1),
+            stream_refill_at: (settings.stream_window / 2).max(1),
+            settings,
+            conn_send_window: 65_535,
+            peer_initial_window: 65_535,
+            peer_max_frame: MAX_FRAME,
+            peer_max_streams: None,
+            goaway: false,
+            headers_compressed: 0,
+            headers_decoded: 0,
+            indexing: Indexing::Fresh,
+            kept: None,
+            settled: false,
+        }
+    }
+
+    /// The frames queued and not yet written.
+    #[inline]
+    pub fn unwritten(&self) -> &[u8] {
+        &self.out[self.written..]
+    }
+
+    /// `n` bytes of [`H2Conn::unwritten`] were written; once all are, the buffer is
+    /// emptied for the next frames.
+    #[inline]
+    pub fn wrote(&mut self, n: usize) {
+        self.written += n;
+        if self.written >= self.out.len() {
+            self.out.clear();
+            self.written = 0;
+        }
+    }
+
+    /// Whether the server's connection preface (a SETTINGS frame, the first thing it
+    /// must send) has arrived.
+    pub fn settled(&self) -> bool {
+        self.settled
+    }
+
+    /// Keeps response headers and bodies in [`H2Conn::kept`] from now on.
+    pub fn keep_responses(&mut self) {
+        self.kept = Some(Kept::default());
+    }
+
+    /// The server's stream limit: its SETTINGS_MAX_CONCURRENT_STREAMS, or
+    /// [`ASSUMED_MAX_STREAMS`] until it has said.
+    pub fn stream_limit(&self) -> usize {
+        self.peer_max_streams
+            .map_or(ASSUMED_MAX_STREAMS, |m| m as usize)
+    }
+
+    /// Streams open (sent and not yet answered or reset).
+    pub fn open_streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Opens a stream for `req`; returns its id. Its frames go to `out`. `repeat`
+    /// says the connection sends only this request, so its fields can be indexed in
+    /// the server's dynamic table (h2load does the same).
+    pub fn request(&mut self, req: &H2Request, repeat: bool) -> u32 {
+        let id = self.next_id;
+        self.next_id += 2;
+        let body = !req.body.is_empty();
+        let shrink;
+        let block: &[u8] = match self.indexing {
+            _ if !repeat
+                || req.block_first.is_empty()
+                || req.table_bytes > self.settings.encoder_table as usize =>
+            {
+                &req.block
+            }
+            Indexing::Fresh => {
+                self.indexing = Indexing::Inserted;
+                &req.block_first
+            }
+            Indexing::Inserted => &req.block_indexed,
+            Indexing::ShrinkThenOff => {
+                self.indexing = Indexing::Off;
+                shrink = [&[0x20u8][..], &req.block].concat();
+                &shrink
+            }
+            Indexing::Off => &req.block,
+        };
+        let mut at = 0;
+        let mut first = true;
+        // HEADERS, then CONTINUATION for blocks over the server's frame size.
+        loop {
+            let n = (block.len() - at).min(self.peer_max_frame);
+            let last = at + n == block.len();
+            let flags =
+                if last { END_HEADERS } else { 0 } | if first && !body { END_STREAM } else { 0 };
+            frame_head(
+                &mut self.out,
+                n,
+                if first { HEADERS } else { CONTINUATION },
+                flags,
+                id,
+            );
+            self.out.extend_from_slice(&block[at..at + n]);
+            at += n;
+            first = false;
+            if last {
+                break;
+            }
+        }
+        self.streams.push_back(Stream {
+            id,
+            status: 0,
+            body: 0,
+            unacked: 0,
+            send_from: body.then_some(0),
+            send_window: self.peer_initial_window,
+        });
+        if body {
+            self.pump(&req.body);
+        }
+        id
+    }
+
+    /// Sends request body bytes as far as the server's windows allow.
+    pub fn pump(&mut self, body: &[u8]) {
+        for s in self.streams.iter_mut() {
+            let Some(mut from) = s.send_from else {
+                continue;
+            };
+            while from < body.len() {
+                let room = s.send_window.min(self.conn_send_window);
+                if room <= 0 {
+                    break;
+                }
+                let n = (body.len() - from)
+                    .min(self.peer_max_frame)
+                    .min(room as usize);
+                let end = from + n == body.len();
+                frame_head(
+                    &mut self.out,
+                    n,
+                    DATA,
+                    if end { END_STREAM } else { 0 },
+                    s.id,
+                );
+                self.out.extend_from_slice(&body[from..from + n]);
+                from += n;
+                s.send_window -= n as i64;
+                self.conn_send_window -= n as i64;
+            }
+            s.send_from = (from < body.len()).then_some(from);
+        }
+    }
+
+    /// Whether a response is part way in: a frame half read, or a stream whose head
+    /// came without its end.
+    pub fn receiving(&self) -> bool {
+        !self.inbuf.is_empty() || self.streams.iter().any(|s| s.status != 0)
+    }
+
+    fn stream(&mut self, id: u32) -> Option<&mut Stream> {
+        self.streams.iter_mut().find(|s| s.id == id)
+    }
+
+    fn finish(&mut self, id: u32, events: &mut Vec<Event>) {
+        if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+            let s = self.streams.remove(i).expect("present");
+            self.answered += 1;
+            events.push(Event::Response(Response {
+                stream: id,
+                status: s.status,
+                body: s.body,
+                close: false,
+                reused: self.answered > 1,
+                fresh: false,
+            }));
+        }
+    }
+
+    /// Consumes bytes read from the server. Complete frames are handled and their
+    /// events appended; a partial frame waits for more. `body` is the request body,
+    /// for streams that wait on a window.
+    pub fn feed(
+        &mut self,
+        data: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<(), H2Error> {
+        if self.inbuf.is_empty() {
+            let used = self.frames(data, body, events)?;
+            self.inbuf.extend_from_slice(&data[used..]);
+        } else {
+            // A frame was split across reads: join, parse, keep the remainder (the
+            // buffer's allocation is reused from read to read).
+            let mut joined = std::mem::take(&mut self.inbuf);
+            joined.extend_from_slice(data);
+            let used = self.frames(&joined, body, events);
+            joined.drain(..*used.as_ref().unwrap_or(&0));
+            self.inbuf = joined;
+            used?;
+        }
+        Ok(())
+    }
+
+    /// Half the connection's window has been received since its last WINDOW_UPDATE:
+    /// the bytes still withheld (a window below the initial 65,535) are taken off
+    /// first, and the rest is given back.
+    #[cold]
+    fn refill_connection(&mut self) {
+        let withheld = self.conn_unacked.min(self.conn_withheld);
+        self.conn_withheld -= withheld;
+        self.conn_unacked -= withheld;
+        if self.conn_unacked >= self.conn_refill_at {
+            frame::window_update(&mut self.out, 0, self.conn_unacked);
+            self.conn_unacked = 0;
+        }
+    }
+
+    /// Handles the complete frames at the start of `buf`; returns the bytes used.
+    fn frames(
+        &mut self,
+        buf: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<usize, H2Error> {
+        let mut at = 0;
+        while let Some(h) = Head::parse(&buf[at..]) {
+            if !self.settled {
+                // The server's preface is a SETTINGS frame; anything else (an HTTP/1.x
+                // status line above all) means it does not speak HTTP/2 here.
+                if buf[at..].starts_with(b"HTTP/") {
+                    return Err(H2Error::Http1Answer);
+                }
+                if h.kind != SETTINGS || h.flags & ACK != 0 {
+                    return Err(H2Error::Protocol(format!(
+                        "the server's first HTTP/2 frame is of type {}, not SETTINGS",
+                        h.kind
+                    )));
+                }
+            }
+            if h.len > self.settings.max_frame as usize {
+                return Err(H2Error::Protocol(format!(
+                    "a frame of {} bytes exceeds the {} we accept",
+                    h.len, self.settings.max_frame
+                )));
+            }
+            let Some(payload) = buf.get(at + 9..at + 9 + h.len) else {
+                break;
+            };
+            self.frame(h, payload, body, events)?;
+            self.settled = true;
+            at += 9 + h.len;
+        }
+        Ok(at)
+    }
+
+    /// Long on purpose: one match over the frame types as RFC 9113 §6 lists them, on the
+    /// path of every response.
+    fn frame(
+        &mut self,
+        h: Head,
+        payload: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<(), H2Error> {
+        self.blocks.check(h.kind).map_err(block_error)?;
+        let (flags, id) = (h.flags, h.stream);
+        match h.kind {
+            DATA => {
+                if id == 0 {
+                    return Err(H2Error::Protocol("DATA on stream 0".into()));
+                }
+                let total = payload.len() as u32;
+                let data = unpad(flags, payload)?;
+                self.conn_unacked += total;
+                if self.conn_unacked >= self.conn_refill_at {
+                    self.refill_connection();
+                }
+                if let Some(k) = self.kept.as_mut() {
+                    k.body.extend_from_slice(data);
+                }
+                let mut update = None;
+                let refill_at = self.stream_refill_at;
+                if let Some(s) = self.stream(id) {
+                    s.body += data.len() as u64;
+                    s.unacked += total;
+                    if s.unacked >= refill_at && flags & END_STREAM == 0 {
+                        update = Some(s.unacked);
+                        s.unacked = 0;
+                    }
+                }
+                if let Some(n) = update {
+                    frame::window_update(&mut self.out, id, n);
+                }
+                if flags & END_STREAM != 0 {
+                    self.finish(id, events);
+                }
+            }
+            HEADERS | CONTINUATION => {
+                if let Some(block) = self.blocks.frame(h, payload).map_err(block_error)? {
+                    self.headers(block.stream, &block.fields, block.end_stream, events)?;
+                }
+            }
+            RST_STREAM => {
+                let code = frame::u32_payload(payload)
+                    .ok_or_else(|| H2Error::Protocol("RST_STREAM of the wrong size".into()))?;
+                if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                    self.streams.remove(i);
+                    events.push(Event::Reset { stream: id, code });
+                }
+            }
+            SETTINGS => {
+                if flags & ACK != 0 {
+                    return Ok(());
+                }
+                let pairs = frame::settings_pairs(payload)
+                    .ok_or_else(|| H2Error::Protocol("SETTINGS of the wrong size".into()))?;
+                for (key, v) in pairs {
+                    match key {
+                        SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = Some(v),
+                        SETTINGS_HEADER_TABLE_SIZE if v < 4096 => {
+                            self.indexing = match self.indexing {
+                                Indexing::Fresh => Indexing::Off,
+                                _ => Indexing::ShrinkThenOff,
+                            }
+                        }
+                        SETTINGS_INITIAL_WINDOW_SIZE => {
+                            let delta = v as i64 - self.peer_initial_window;
+                            self.peer_initial_window = v as i64;
+                            for st in self.streams.iter_mut() {
+                                st.send_window += delta;
+                            }
+                        }
+                        SETTINGS_MAX_FRAME_SIZE => {
+                            self.peer_max_frame = (v as usize).clamp(MAX_FRAME, 1 << 24)
+                        }
+                        _ => {}
+                    }
+                }
+                self.room_for_answers()?;
+                frame_head(&mut self.out, 0, SETTINGS, ACK, 0);
+                self.pump(body);
+            }
+            PING if flags & ACK == 0 => {
+                if payload.len() != 8 {
+                    return Err(H2Error::Protocol("PING of the wrong size".into()));
+                }
+                self.room_for_answers()?;
+                frame_head(&mut self.out, 8, PING, ACK, 0);
+                self.out.extend_from_slice(payload);
+            }
+            GOAWAY => {
+                if payload.len() < 8 {
+                    return Err(H2Error::Protocol("GOAWAY too short".into()));
+                }
+                let last = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]])
+                    & 0x7fff_ffff;
+                let code = u32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
+                self.goaway = true;
+                events.push(Event::GoAway {
+                    last_stream: last,
+                    code,
+                });
+            }
+            WINDOW_UPDATE => {
+                let inc = frame::u32_payload(payload)
+                    .ok_or_else(|| H2Error::Protocol("WINDOW_UPDATE of the wrong size".into()))?
+                    & 0x7fff_ffff;
+                if id == 0 {
+                    self.conn_send_window += inc as i64;
+                } else if let Some(s) = self.stream(id) {
+                    s.send_window += inc as i64;
+                }
+                self.pump(body);
+            }
+            PUSH_PROMISE => {
+                return Err(H2Error::Protocol(
+                    "PUSH_PROMISE although push is disabled".into(),
+                ));
+            }
+            // PRIORITY and unknown frame types are ignored, as the protocol asks.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Whether another answer to the server's PING or SETTINGS may be queued.
+    fn room_for_answers(&self) -> Result<(), H2Error> {
+        if self.out.len() >= MAX_QUEUED_OUTPUT {
+            return Err(H2Error::Protocol(format!(
+                "the server sends PING or SETTINGS without reading the answers ({} MiB queued)",
+                MAX_QUEUED_OUTPUT >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    fn headers(
+        &mut self,
+        id: u32,
+        block: &[u8],
+        end_stream: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<(), H2Error> {
+        let mut status = 0u16;
+        let mut decoded = 0u64;
+        self.headers_compressed += block.len() as u64;
+        let mut kept = self
+            .kept
+            .as_mut()
+            .map(|k| (k.headers.len(), &mut k.headers));
+        self.decoder
+            .decode(block, |name, value| {
+                decoded += (name.len() + value.len()) as u64;
+                if let Some((_, h)) = kept.as_mut() {
+                    h.push((
+                        String::from_utf8_lossy(name).into_owned(),
+                        String::from_utf8_lossy(value).into_owned(),
+                    ));
+                }
+                if name == b":status" {
+                    // Three digits, 100 to 599 (RFC 9110 15); anything else is none.
+                    status = match value {
+                        [a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
+                            (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16
+                        }
+                        _ => 0,
+                    };
+                }
+            })
+            .map_err(|e| H2Error::Protocol(format!("HPACK: {e}")))?;
+        if let Some((before, h)) = kept {
+            // An interim (1xx) head is not the response's.
+            if (100..200).contains(&status) {
+                h.truncate(before);
+            }
+        }
+        self.headers_decoded += decoded;
+        if let Some(s) = self.stream(id) {
+            // 1xx responses precede the final one; trailers (after it) carry no status.
+            let first = s.status < 200;
+            if first && status == 0 {
+                // A response head without a valid :status is malformed: this stream
+                // fails as a protocol error, the connection goes on.
+                frame::rst_stream(&mut self.out, id, frame::PROTOCOL_ERROR);
+                if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                    self.streams.remove(i);
+                }
+                events.push(Event::Malformed { stream: id });
+                return Ok(());
+            }
+            if status >= 200 {
+                s.status = status;
+            }
+        }
+        if end_stream {
+            self.finish(id, events);
+        }
+        Ok(())
+    }
+}
+
+/// A header-block error as the connection reports it.
+fn block_error(e: BlockError) -> H2Error {
+    H2Error::Protocol(e.to_string())
+}
+
+fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
+    stampede_wire::frame::unpad(flags, payload).map_err(|e| H2Error::Protocol(e.into()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,177 @@
+//! One protocol value per client connection: HTTP/1.1 ([`H1Conn`]) or HTTP/2
+//! ([`H2Conn`]), driven the same way.
+//!
+//! The worker queues requests on a connection's `Proto`, writes what
+//! `Proto::output` holds, feeds what it reads, and handles the [`Event`]s that come
+//! back without asking which protocol produced them. What differs between the two
+//! stays here: HTTP/1 answers in order on one connection at a time and sends the
+//! worker's prepared bytes; HTTP/2 opens a stream per request within the server's
+//! limit and writes frames of its own.
+
+pub(crate) mod event;
+pub mod h1;
+pub mod h2;
+
+pub use crate::proto::event::{Event, Response};
+use crate::proto::h1::H1Conn;
+use crate::proto::h2::{H2Conn, H2Settings};
+
+/// A connection's protocol.
+pub(crate) enum Proto {
+    /// HTTP/1.1 (also while TLS's ALPN has not decided yet).
+    H1(H1Conn),
+    /// HTTP/2: h2c with prior knowledge, or h2 once ALPN chose it.
+    H2(Box<H2Conn>),
+}
+
+/// Why a connection's input broke it.
+pub(crate) struct Broken;
+
+impl Proto {
+    /// The protocol a new connection starts with.
+    pub(crate) fn new(http2: Option<H2Settings>, head_request: bool, keepalive: bool) -> Proto {
+        if let Some(settings) = http2 {
+            Proto::H2(Box::new(H2Conn::with(settings)))
+        } else {
+            Proto::H1(H1Conn::new(head_request, keepalive))
+        }
+    }
+
+    /// Whether this connection speaks HTTP/2.
+    #[inline]
+    pub(crate) fn is_h2(&self) -> bool {
+        matches!(self, Proto::H2(_))
+    }
+
+    /// Queues `n` requests whose bytes [`Proto::send`] set: HTTP/1 sends them as they
+    /// are and answers them in order. HTTP/2 gives requests streams of its own (see
+    /// [`Proto::h2`]).
+    #[inline]
+    pub(crate) fn queue(&mut self, n: usize) {
+        if let Proto::H1(h) = self {
+            h.queue(n as u32);
+        }
+    }
+
+    /// Whether it takes new requests while others are unanswered (HTTP/2). HTTP/1
+    /// sends a pipeline's batch and takes the next once all of it is answered.
+    #[inline]
+    pub(crate) fn multiplexed(&self) -> bool {
+        self.is_h2()
+    }
+
+    /// The server said it is going away (HTTP/2's GOAWAY).
+    #[inline]
+    pub(crate) fn going_away(&self) -> bool {
+        matches!(self, Proto::H2(h) if h.goaway)
+    }
+
+    /// HTTP/2 on this connection, which opens a stream per request within the
+    /// server's limit (HTTP/1 has no streams to open).
+    #[inline]
+    pub(crate) fn h2(&mut self) -> Option<&mut H2Conn> {
+        match self {
+            Proto::H1(_) => None,
+            Proto::H2(h) => Some(h),
+        }
+    }
+
+    /// HTTP/1: the request bytes to write, as a range of the worker's buffer.
+    #[inline]
+    pub(crate) fn send(&mut self, range: std::ops::Range<usize>) {
+        if let Proto::H1(h) = self {
+            h.send(range);
+        }
+    }
+
+    /// What is left to write (`batch`: the worker's request bytes, for HTTP/1).
+    #[inline]
+    pub(crate) fn output<'a>(&'a self, batch: &'a [u8]) -> &'a [u8] {
+        match self {
+            Proto::H1(h) => h.output(batch),
+            Proto::H2(h) => h.unwritten(),
+        }
+    }
+
+    /// Whether anything is left to write.
+    #[inline]
+    pub(crate) fn has_output(&self) -> bool {
+        match self {
+            Proto::H1(h) => h.has_output(),
+            Proto::H2(h) => !h.unwritten().is_empty(),
+        }
+    }
+
+    /// `n` bytes of [`Proto::output`] were written.
+    #[inline]
+    pub(crate) fn wrote(&mut self, n: usize) {
+        match self {
+            Proto::H1(h) => h.wrote(n),
+            Proto::H2(h) => h.wrote(n),
+        }
+    }
+
+    /// Feeds bytes read; events are appended. `body` is the request body, for HTTP/2
+    /// streams waiting on a window. An error means the connection must close (the
+    /// events appended before it stand).
+    #[inline]
+    pub(crate) fn feed(
+        &mut self,
+        data: &[u8],
+        body: &[u8],
+        events: &mut Vec<Event>,
+    ) -> Result<(), Broken> {
+        match self {
+            Proto::H1(h) => h.feed(data, events).map_err(|_| Broken),
+            Proto::H2(h) => h.feed(data, body, events).map_err(|_| Broken),
+        }
+    }
+
+    /// HTTP/1: a response has begun and is not complete (the caller notes when its
+    /// first byte came). HTTP/2 does not time first bytes: always false.
+    #[inline]
+    pub(crate) fn mid_response(&self) -> bool {
+        match self {
+            Proto::H1(h) => h.mid_response(),
+            Proto::H2(_) => false,
+        }
+    }
+
+    /// Whether a response is part way in (HTTP/2: on any stream).
+    pub(crate) fn receiving(&self) -> bool {
+        match self {
+            Proto::H1(h) => h.mid_response(),
+            Proto::H2(h) => h.receiving(),
+        }
+    }
+
+    /// The server closed the connection: a close-delimited HTTP/1 body is complete.
+    pub(crate) fn eof(&mut self, events: &mut Vec<Event>) {
+        if let Proto::H1(h) = self {
+            h.eof(events);
+        }
+    }
+
+    /// Response header bytes received since the last call, compressed and decoded
+    /// (HTTP/2's header compression figures; zero for HTTP/1).
+    #[inline]
+    pub(crate) fn take_header_sizes(&mut self) -> (u64, u64) {
+        match self {
+            Proto::H1(_) => (0, 0),
+            Proto::H2(h) => (
+                std::mem::take(&mut h.headers_compressed),
+                std::mem::take(&mut h.headers_decoded),
+            ),
+        }
+    }
+
+    /// HTTP/1 on this connection, for what only it has (the Server header capture,
+    /// HEAD framing of script steps).
+    #[inline]
+    pub(crate) fn h1(&mut self) -> Option<&mut H1Conn> {
+        match self {
+            Proto::H1(h) => Some(h),
+            Proto::H2(_) => None,
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The run itself: [`run`] checks the process's limits, builds each worker's
+//! schedule, starts one worker thread per requested thread at a shared instant, and
+//! merges what they recorded into the run's result ([`outcome`]).
+//!
+//! `worker` holds the event loop each thread runs; `schedule` when each start is due;
+//! `control` and `live` the run's stop switch and the live view; `hooks` what a script
+//! may do to a run; `io` the sockets and the wait; `process` the process's limits and
+//! CPU time; `probe` the check that a target answers before a run.
+
+pub(crate) mod control;
+pub mod hooks;
+pub(crate) mod io;
+pub(crate) mod live;
+mod outcome;
+mod probe;
+pub mod process;
+pub(crate) mod schedule;
+pub(crate) mod worker;
+
+pub use probe::probe;
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::measure::recorder::Recorder;
+use crate::{
+    Budget, Closed, Control, LoadSpec, Origin, RequestRecord, RunError, RunResult, Schedule, Shape,
+};
+use outcome::build_result;
+use worker::{Shared, Worker};
+
+/// What [`run`] returns: the result, and per-request records if the spec asked for them.
+#[derive(Debug)]
+pub struct Run {
+    /// The measurements.
+    pub result: RunResult,
+    /// One record per request, answered or failed, when `spec.record_requests` was set.
+    pub requests: Option<Vec<RequestRecord>>,
+}
+
+/// Runs the load test `spec` describes (call [`LoadSpec::validate`] first).
+pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
+    let needed = crate::process::fds_needed(spec.connections, spec.threads);
+    let limit = crate::process::raise_nofile(needed);
+    if limit < needed {
+        return Err(RunError::FdLimit { needed, limit });
+    }
+    let seg = spec.segment;
+    let budget = Arc::new(Budget::new(spec.requests.map(|n| seg.share(n))));
+    let seg_connections = seg.share(spec.connections as u64) as usize;
+    let shared = Shared {
+        control,
+        doc_len: AtomicU64::new(u64::MAX),
+        calls: AtomicU64::new(0),
+        server: Mutex::new(None),
+        tls: Mutex::new(None),
+        load: crate::limit::Sampler::default(),
+    };
+    let Some(Zero {
+        start,
+        start_unix_us,
+        late,
+    }) = schedule_zero(spec.start_at, &shared.control)
+    else {
+        // Stopped while waiting for the shared start: nothing ran.
+        return Err(RunError::Stopped);
+    };
+    let end = spec.duration.map(|d| start + d);
+    let threads = spec.threads.max(1);
+    let profile = match &spec.shape {
+        Shape::Users(p) => Some(Arc::new(p.clone())),
+        _ => None,
+    };
+    let outputs = std::thread::scope(|scope| {
+        let sampler = std::thread::Builder::new()
+            .name("stampede-sampler".into())
+            .spawn_scoped(scope, || shared.load.run())
+            .map_err(RunError::Thread)?;
+        // Stops the sampler however this closure ends, so that the scope can end.
+        let _stop = crate::limit::StopOnDrop::new(&shared.load, sampler.thread().clone());
+        let mut handles = Vec::with_capacity(threads);
+        for i in 0..threads {
+            let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
+            let schedule = schedule_for(
+                spec,
+                (i, threads),
+                conns,
+                (start, end),
+                &budget,
+                profile.as_ref(),
+            );
+            let lane = spec.segment.lane(i, threads);
+            let worker = Worker::new(
+                spec,
+                &shared,
+                schedule,
+                i,
+                lane,
+                conns,
+                start,
+                start_unix_us,
+            )
+            .map_err(RunError::Poll)?;
+            let h = std::thread::Builder::new()
+                .name(format!("stampede-worker-{i}"))
+                .spawn_scoped(scope, move || worker.run())
+                .map_err(RunError::Thread)?;
+            handles.push(h);
+        }
+        let mut outs = Vec::with_capacity(threads);
+        for h in handles {
+            match h.join() {
+                Ok(Ok(o)) => outs.push(o),
+                Ok(Err(e)) => return Err(RunError::Poll(e)),
+                Err(_) => return Err(RunError::WorkerPanicked),
+            }
+        }
+        Ok(outs)
+    })?;
+    let mut elapsed = start.elapsed();
+    if let Some(d) = spec.duration {
+        // A timed run lasts its duration; the loop exits a hair after the deadline.
+        if elapsed > d && spec.requests.is_none() {
+            elapsed = d;
+        }
+    }
+    let mut abandoned = 0;
+    let mut never_sent = 0;
+    let mut rec: Option<Recorder> = None;
+    for o in outputs {
+        abandoned += o.abandoned;
+        never_sent += o.never_sent;
+        match &mut rec {
+            None => rec = Some(o.recorder),
+            Some(r) => r.merge(o.recorder),
+        }
+    }
+    let rec = rec.expect("at least one worker");
+    let mut result = build_result(
+        spec,
+        rec,
+        (abandoned, never_sent),
+        elapsed,
+        start_unix_us,
+        shared,
+    );
+    result.result.origin = Origin {
+        host: host_name(),
+        clock: "realtime".into(),
+        segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
+        shared_start: spec.start_at.is_some(),
+        late_ms: late.as_secs_f64() * 1e3,
+        parts: Vec::new(),
+    };
+    Ok(result)
+}
+
+/// The schedule's zero: now, or the shared `--start-at` instant.
+struct Zero {
+    start: Instant,
+    start_unix_us: u64,
+    /// How long after a shared start this process began.
+    late: Duration,
+}
+
+/// Waits for a shared start in the future (in steps, so that a stop is seen), or
+/// dates the schedule back to one in the past; `None` when stopped while waiting.
+fn schedule_zero(at: Option<SystemTime>, control: &Control) -> Option<Zero> {
+    let unix_us = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0)
+    };
+    let now = Instant::now();
+    let wall = SystemTime::now();
+    let Some(at) = at else {
+        return Some(Zero {
+            start: now,
+            start_unix_us: unix_us(wall),
+            late: Duration::ZERO,
+        });
+    };
+    match at.duration_since(wall) {
+        Ok(wait) => {
+            let zero = now + wait;
+            loop {
+                if control.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                let left = zero.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(50)));
+            }
+            Some(Zero {
+                start: zero,
+                start_unix_us: unix_us(at),
+                late: Instant::now() - zero,
+            })
+        }
+        Err(e) => {
+            let late = e.duration();
+            Some(Zero {
+                start: now.checked_sub(late).unwrap_or(now),
+                start_unix_us: unix_us(at),
+                late,
+            })
+        }
+    }
+}
+
+/// This machine's host name (the kernel's, so that it is known without /proc, as in
+/// a minimal container), or `unknown`.
+fn host_name() -> String {
+    // SAFETY: uname only writes into the struct it is given; zeroed is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: uname leaves `nodename` NUL-terminated within its length.
+    let name = unsafe { std::ffi::CStr::from_ptr(u.nodename.as_ptr()) };
+    match name.to_string_lossy().trim() {
+        "" => "unknown".into(),
+        h => h.to_string(),
+    }
+}
+
+/// The schedule of worker `w` of `workers` for the spec's shape and segment. Arrival
+/// sequences are global (one seed for every segment and thread) and split by stride
+/// into lanes, so the run's arrivals depend neither on the thread count nor on how
+/// many processes share it (see [`segment`]).
+pub(crate) fn schedule_for<'a>(
+    spec: &'a LoadSpec,
+    (w, workers): (usize, usize),
+    pool: usize,
+    (start, end): (Instant, Option<Instant>),
+    budget: &Arc<Budget>,
+    profile: Option<&Arc<crate::inject::Profile>>,
+) -> Box<dyn Schedule + 'a> {
+    use crate::arrivals::{Fixed, Poisson, Stride};
+    use schedule::{ClosedUsers, Open, Sequential};
+    let (w, n) = spec.segment.lane(w, workers);
+    let horizon = match spec.shape {
+        // What one wake-up sends ahead takes at most a quarter of the worker's pool
+        // (`pool` connections, each `pipeline` requests deep), so that responses read a
+        // nap late and a slow moment of the server still find room.
+        Shape::Rate { rate, .. } if rate > 0.0 => {
+            let room = (pool * spec.pipeline.max(1)) as f64 * n as f64 / (4.0 * rate);
+            spec.horizon.min(Duration::from_secs_f64(room.min(1.0)))
+        }
+        _ => spec.horizon,
+    };
+    match &spec.shape {
+        Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
+        Shape::Rate {
+            rate,
+            poisson: false,
+        } => Box::new(
+            Open::new(
+                start,
+                end,
+                Stride::new(Fixed::new(*rate), w, n),
+                budget.clone(),
+            )
+            .with_horizon(horizon),
+        ),
+        // One Poisson process for the whole run, its arrivals dealt out by lane.
+        Shape::Rate {
+            rate,
+            poisson: true,
+        } => Box::new(
+            Open::new(
+                start,
+                end,
+                Stride::new(Poisson::new(*rate, spec.seed), w, n),
+                budget.clone(),
+            )
+            .with_horizon(horizon),
+        ),
+        Shape::Users(p) if p.is_closed() => Box::new(ClosedUsers::new(
+            start,
+            profile.expect("profile").clone(),
+            w,
+            n,
+        )),
+        Shape::Users(_) => {
+            let arr = profile.expect("profile").arrivals(spec.seed);
+            Box::new(
+                Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
+            )
+        }
+        Shape::Sessions {
+            period: None,
+            count,
+        } => Box::new(Sequential::new(spec.segment.share(*count))),
+        Shape::Sessions {
+            period: Some(p),
+            count,
+        } => {
+            let arr = p.arrivals(spec.seed).take(*count as usize);
+            Box::new(
+                Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
+            )
+        }
+    }
+}

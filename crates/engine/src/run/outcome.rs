@@ -1,0 +1,215 @@
+//! The run's result, built from the workers' merged recorders: counts, latency, the
+//! open model's lateness, sessions, and the verdict on which side set the pace.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::worker::Shared;
+use super::Run;
+use crate::measure::recorder::{merge_intervals, Recorder};
+use crate::measure::result::{Bytes, Counts, OpenStats, RunSettings, SessionStats, SCHEMA};
+use crate::{Address, ErrorKind, LoadSpec, Origin, RunResult, Shape, TlsStats};
+
+/// Long on purpose: it fills the result's fields one by one from the merged recorders.
+pub(super) fn build_result(
+    spec: &LoadSpec,
+    mut rec: Recorder,
+    (abandoned, never_sent): (u64, u64),
+    elapsed: Duration,
+    start_unix_us: u64,
+    shared: Shared,
+) -> Run {
+    let doc_len = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    let doc_len = (doc_len != u64::MAX).then_some(doc_len);
+    let server = shared
+        .server
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let tls = shared.tls.into_inner().unwrap_or_else(|e| e.into_inner());
+    let statuses: BTreeMap<u16, u64> = rec
+        .statuses
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(s, &n)| (s as u16, n))
+        .collect();
+    let errors: BTreeMap<String, u64> = ErrorKind::ALL
+        .iter()
+        .filter(|k| rec.errors[k.index()] > 0)
+        .map(|k| (k.name().to_string(), rec.errors[k.index()]))
+        .collect();
+    let failed: u64 = rec.errors.iter().sum();
+    let secs = elapsed.as_secs_f64();
+    let intervals = merge_intervals(std::mem::take(&mut rec.intervals));
+    let open = open_stats(spec, &rec, never_sent, secs);
+    let starved = rec.starved;
+    let loads = shared.load.loads();
+    let sessions = spec.shape.has_sessions().then(|| SessionStats {
+        started: rec.sessions_started,
+        completed: rec.sessions_completed,
+        failed: rec.sessions_failed,
+        max_concurrent: rec.max_concurrent,
+        lifetime: rec.hist.session.stats(),
+        calls: spec.session.calls,
+        burst: spec.session.burst,
+    });
+    let tls = spec.target.tls.then(|| {
+        let s = tls.unwrap_or_default();
+        TlsStats {
+            version: s.version,
+            cipher: s.cipher,
+            alpn: s.alpn,
+            handshakes: rec.hist.tls_handshake.0.len(),
+            resumed: rec.resumed,
+            http1_fallback: rec.h1_fallback,
+            handshake: rec.hist.tls_handshake.stats(),
+        }
+    });
+    let mut result = RunResult {
+        schema: SCHEMA.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix_ms: start_unix_us / 1000,
+        duration_s: secs,
+        settings: RunSettings {
+            url: spec.target.url.clone(),
+            address: spec.target.describe_address(),
+            method: spec.request.method.clone(),
+            request_bytes: spec.request.bytes.len() as u64,
+            connections: spec.connections as u64,
+            threads: spec.threads as u64,
+            keepalive: spec.keepalive,
+            pipeline: spec.pipeline as u64,
+            requests: spec.requests,
+            duration_s: spec.duration.map(|d| d.as_secs_f64()),
+            timeout_s: spec.timeout.map(|d| d.as_secs_f64()),
+            shape: spec.shape.describe(&spec.session),
+            http2: spec.http2,
+            redirects: spec.redirects,
+        },
+        requests: Counts {
+            started: rec.started,
+            completed: rec.completed,
+            failed,
+            abandoned,
+            keepalive: rec.keepalive,
+            length_mismatch: rec.length_mismatch,
+        },
+        throughput_rps: if secs > 0.0 {
+            rec.completed as f64 / secs
+        } else {
+            0.0
+        },
+        statuses,
+        errors,
+        bytes: Bytes {
+            read: rec.bytes_read,
+            body: rec.bytes_body,
+            written: rec.bytes_written,
+            headers_compressed: rec.headers_compressed,
+            headers_decoded: rec.headers_decoded,
+        },
+        connections_opened: rec.connections_opened,
+        server_software: server,
+        document_length: doc_len,
+        latency: rec.hist.latency.stats(),
+        latency_uncorrected: rec.hist.uncorrected.stats(),
+        histograms: rec.hist,
+        intervals,
+        open,
+        sessions,
+        tls,
+        origin: Origin::default(),
+        limit: None,
+        capacity: None,
+        interrupted: false,
+    };
+    result.limit = Some(limit_of(spec, &result, loads, starved));
+    Run {
+        result,
+        requests: rec.requests,
+    }
+}
+
+/// The limit verdict of a finished run from its workers' CPU accounting.
+fn limit_of(
+    spec: &LoadSpec,
+    r: &RunResult,
+    client_threads: Vec<crate::limit::ThreadLoad>,
+    starved: u64,
+) -> crate::limit::Limit {
+    let secs = r.duration_s;
+    let network = match &spec.target.address {
+        Address::Tcp(addrs) if secs > 0.0 => addrs.first().and_then(|&a| {
+            let (interface, speed_mbps) = crate::limit::link_to(a)?;
+            let busier = r.bytes.read.max(r.bytes.written) as f64;
+            Some(crate::limit::Network {
+                interface,
+                speed_mbps,
+                used_mbps: busier * 8.0 / secs / 1e6,
+            })
+        }),
+        _ => None,
+    };
+    let mut l = crate::limit::Limit {
+        verdict: crate::limit::Verdict::Undetermined,
+        reason: String::new(),
+        client_threads,
+        client_cores: crate::limit::cores_allowed(),
+        offered_rps: r.open.as_ref().and_then(|o| o.target_rate),
+        achieved_rps: r.throughput_rps,
+        pool_saturation: r
+            .open
+            .as_ref()
+            .map(|_| starved as f64 / r.requests.started.max(1) as f64),
+        network,
+        target: None,
+    };
+    l.judge(r.limit_context());
+    l
+}
+
+/// Whether an open-model run offered the load it was asked to, and if not, why.
+fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Option<OpenStats> {
+    let (target, started) = match &spec.shape {
+        Shape::Closed => return None,
+        Shape::Rate { rate, .. } => (Some(*rate), rec.started),
+        Shape::Users(p) if p.is_closed() => (None, rec.sessions_started),
+        Shape::Users(_) => (None, rec.sessions_started),
+        Shape::Sessions { period, .. } => (
+            match period {
+                Some(crate::arrivals::Period::Deterministic(t)) if *t > 0.0 => Some(1.0 / t),
+                Some(crate::arrivals::Period::Exponential(t)) if *t > 0.0 => Some(1.0 / t),
+                _ => None,
+            },
+            rec.sessions_started,
+        ),
+    };
+    let lag = rec.hist.send_lag.stats();
+    let p99 = lag.at(99.0).unwrap_or(0);
+    // Behind: a p99 send lag over 5 ms, or more than 0.1 % of arrivals never sent.
+    let behind = p99 > 5_000 || never_sent * 1000 > started + never_sent;
+    let cause = behind.then(|| {
+        if spec.shape.has_sessions() {
+            "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
+        } else if rec.starved > 0 {
+            format!(
+                "all {} connections were busy when requests were due: the server answers more slowly than the rate asks, or there are too few connections (raise -c)",
+                spec.connections
+            )
+        } else {
+            "the generator's threads could not keep up (CPU): raise --threads or lower the rate".to_string()
+        }
+    });
+    Some(OpenStats {
+        target_rate: target,
+        achieved_rate: if secs > 0.0 {
+            started as f64 / secs
+        } else {
+            0.0
+        },
+        send_lag: lag,
+        never_sent,
+        behind,
+        cause,
+    })
+}

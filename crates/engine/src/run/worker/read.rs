@@ -1,0 +1,425 @@
+//! Input of the worker's connections: reading the socket within a budget, handing
+//! the bytes to the connection's protocol, and settling the events it reports —
+//! responses timed and recorded, streams refused, reset or cut off by a GOAWAY.
+
+use std::io::{self, Read};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use stampede_wire::frame::REFUSED_STREAM;
+
+use super::{State, Worker, READS_PER_WAKE};
+use crate::error::ErrorKind;
+use crate::measure::recorder::{micros, Timing};
+use crate::proto::{Event, Response};
+
+impl Worker<'_> {
+    /// Reads the connections whose read budget ran out last time (rare: out of line, so
+    /// the loop's own code stays small).
+    #[inline(never)]
+    pub(super) fn read_again(&mut self, buf: &mut [u8]) {
+        for (ci, closing) in std::mem::take(&mut self.reread) {
+            if self.conns[ci].state == State::Open {
+                self.on_readable(ci, buf, Instant::now(), closing);
+            }
+        }
+    }
+
+    /// Reads until the socket is drained, or up to [`READS_PER_WAKE`] reads, after
+    /// which the connection is queued to be read again. `closing` says the peer's FIN
+    /// or RST arrived with this wake-up: then the end of stream must be read too, since
+    /// no further edge will announce it.
+    #[inline]
+    pub(super) fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
+        for _ in 0..READS_PER_WAKE {
+            let c = &mut self.conns[ci];
+            let Some(s) = &mut c.stream else { return };
+            let r = if self.stamped {
+                self.read_stamped(ci, buf, now)
+            } else {
+                s.read(buf)
+            };
+            self.check_handshake(ci, now);
+            match r {
+                Ok(0) if self.conns[ci].handshake_started.is_some() => {
+                    // Closed during the handshake: not a TLS server, or it refused us.
+                    return self.connect_failed_as(ci, now, ErrorKind::TlsHandshake);
+                }
+                Ok(0) => return self.on_eof(ci, now),
+                Ok(n) => {
+                    self.rec.read_bytes(now, n);
+                    if !self.consume(ci, &buf[..n], now) {
+                        return;
+                    }
+                    if n < buf.len() && !closing {
+                        // A short read drained the socket (epoll(7)); no need to see EAGAIN.
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_read_error(&e)),
+            }
+        }
+        // Budget spent with data still coming: read on after the loop's own checks.
+        self.reread.push((ci, closing));
+    }
+
+    /// A read after a nap: with it, when its bytes arrived (`arrived`, for what they
+    /// complete), the kernel's stamp placed on the monotonic clock by the clocks read
+    /// together after the nap; never after `now`.
+    #[cold]
+    #[inline(never)]
+    fn read_stamped(&mut self, ci: usize, buf: &mut [u8], now: Instant) -> io::Result<usize> {
+        let Some(s) = &mut self.conns[ci].stream else {
+            return Ok(0);
+        };
+        let (n, stamp) = s.read_stamped(buf)?;
+        let (mono, wall) = self.clock;
+        self.arrived = stamp.map(|rx| {
+            let at = if rx >= wall {
+                mono + (rx - wall)
+            } else {
+                mono.checked_sub(wall - rx).unwrap_or(mono)
+            };
+            // Never after the read itself (the pass's `now` may predate bytes that
+            // came during it: clamping to it would time them early).
+            at.min(Instant::now().max(now))
+        });
+        Ok(n)
+    }
+
+    /// Hands what was read to the connection's protocol and settles what it reports.
+    /// Returns false when the connection was closed.
+    pub(super) fn consume(&mut self, ci: usize, data: &[u8], now: Instant) -> bool {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        let body = self
+            .h2_requests
+            .get(self.request_index(ci))
+            .map_or(&[][..], |r| &r.body[..]);
+        let c = &mut self.conns[ci];
+        if self.need_server {
+            if let Some(h1) = c.proto.h1() {
+                h1.capture_server();
+            }
+        }
+        let fed = c.proto.feed(data, body, &mut events);
+        let (compressed, decoded) = c.proto.take_header_sizes();
+        self.rec.headers_compressed += compressed;
+        self.rec.headers_decoded += decoded;
+        let open = self.settle(ci, &events, now);
+        self.events = events;
+        let c = &mut self.conns[ci];
+        if open && c.first_byte.is_none() && c.proto.mid_response() {
+            // The response still being read began in these bytes.
+            c.first_byte = Some(self.arrived.unwrap_or(now));
+        }
+        if open && self.nap && c.proto.receiving() {
+            self.streaming = true;
+        }
+        if fed.is_err() {
+            if open {
+                self.fail_and_close(ci, now, ErrorKind::Protocol);
+            }
+            return false;
+        }
+        open && self.after_input(ci, now)
+    }
+
+    /// Handles a connection's events in order. Returns false when the connection was
+    /// closed.
+    #[inline]
+    pub(super) fn settle(&mut self, ci: usize, events: &[Event], now: Instant) -> bool {
+        for ev in events {
+            match *ev {
+                Event::Response(r) => {
+                    if !self.complete(ci, r, now) {
+                        return false;
+                    }
+                }
+                Event::Malformed { stream } => {
+                    self.fail_streams(ci, now, ErrorKind::Protocol, |s| s == stream)
+                }
+                Event::Reset { stream, code } => {
+                    if code == REFUSED_STREAM && self.retry(ci, stream) {
+                        continue;
+                    }
+                    self.fail_streams(ci, now, ErrorKind::H2StreamReset, |s| s == stream)
+                }
+                // Streams above last_stream were never processed.
+                Event::GoAway { last_stream, .. } => {
+                    self.fail_streams(ci, now, ErrorKind::H2GoAway, |s| s > last_stream)
+                }
+            }
+        }
+        true
+    }
+
+    /// After the events of a read: a connection going away hands its waiting requests
+    /// to a new one; output the input caused (HTTP/2 acknowledgements, streams that now
+    /// fit) is written; a connection with nothing pending finishes its batch, and a
+    /// multiplexed one with room takes new requests. Returns false when the
+    /// connection was closed.
+    pub(super) fn after_input(&mut self, ci: usize, now: Instant) -> bool {
+        // Streams that ended make room for requests waiting on the server's limit.
+        self.open_streams(ci);
+        let c = &mut self.conns[ci];
+        let going = c.proto.going_away();
+        if going && c.pending.iter().all(|p| p.stream == 0) {
+            // The server is going away: a new connection replaces this one and takes
+            // the requests that were still waiting for a stream.
+            self.drop_socket(ci);
+            if self.conns[ci].pending.is_empty() {
+                self.batch_done(ci, now);
+            } else {
+                self.connect(ci, now);
+            }
+            return false;
+        }
+        if c.proto.has_output() {
+            self.write(ci, now);
+        }
+        let c = &self.conns[ci];
+        if c.state != State::Open {
+            return false;
+        }
+        if c.pending.is_empty() {
+            self.batch_done(ci, now);
+        } else if c.proto.multiplexed()
+            && c.session.is_none()
+            && !going
+            && c.pending.len() <= self.h2_refill_at
+            && self.room(ci) > 0
+        {
+            // Room for more streams: the connection can take new requests now.
+            self.make_idle(ci);
+        } else if self.timed {
+            // A response made room for a timed step kept waiting.
+            self.send_due(ci, now);
+        }
+        true
+    }
+
+    /// Records a completed response. Returns false when the connection was closed.
+    #[inline]
+    pub(super) fn complete(&mut self, ci: usize, r: Response, now: Instant) -> bool {
+        let c = &mut self.conns[ci];
+        let p = if r.stream == 0 {
+            c.pending.pop_front()
+        } else {
+            let i = c.pending.iter().position(|p| p.stream == r.stream);
+            i.and_then(|i| c.pending.remove(i))
+        };
+        let Some(p) = p else {
+            return true;
+        };
+        let c = if self.redirects > 0 {
+            if let Some(open) = self.follow(ci, r.status, r.close, p, now) {
+                return open;
+            }
+            &mut self.conns[ci]
+        } else {
+            c
+        };
+        self.in_flight -= 1;
+        if r.reused {
+            self.rec.keepalive += 1;
+        }
+        if self.need_server {
+            if let Some(server) = c.proto.h1().and_then(|h| h.take_server()) {
+                self.need_server = false;
+                let mut g = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
+                g.get_or_insert(server);
+            }
+        }
+        // HTTP/1 says when the response began: the server's waiting time runs from the
+        // end of the request's write to then. HTTP/2 streams share the connection's
+        // writes, so theirs runs from the send to the end.
+        // Read after a nap: timed by its arrival (never before its send).
+        let now = match self.arrived {
+            Some(a) if self.stamped => a.max(p.sent),
+            _ => now,
+        };
+        let first = if r.fresh {
+            Some(now)
+        } else {
+            c.first_byte.take()
+        };
+        let waiting_us = match first {
+            Some(first) => micros(c.write_done.max(p.sent), first),
+            None => micros(p.sent, now),
+        };
+        let timing = Timing {
+            total_us: micros(p.intended, now),
+            uncorrected_us: micros(p.sent, now),
+            connect_us: std::mem::take(&mut c.connect_us),
+            waiting_us,
+        };
+        self.first_response(ci, first.unwrap_or(now));
+        self.check_length(r.body);
+        if !self.unusual {
+            self.rec.complete(now, p.intended, r.status, r.body, timing);
+        } else if !self.record_unusual(ci, r.status, r.body, p.intended, timing, now) {
+            return false;
+        }
+        if self.respond {
+            self.script_response(ci, r.status);
+        }
+        if r.close {
+            if !self.conns[ci].pending.is_empty() {
+                // Requests pipelined behind a response that closes the connection are
+                // lost.
+                self.fail_and_close(ci, now, ErrorKind::Closed);
+                return false;
+            }
+            self.drop_socket(ci);
+            self.batch_done(ci, now);
+            return false;
+        }
+        true
+    }
+
+    /// Records a response of a run that times only batches (wrk2's `-B`) or fails
+    /// sessions at a status (httperf's `--failure-status`). Returns false when the
+    /// session, and its connection, ended.
+    #[inline(never)]
+    fn record_unusual(
+        &mut self,
+        ci: usize,
+        status: u16,
+        body: u64,
+        intended: Instant,
+        timing: Timing,
+        now: Instant,
+    ) -> bool {
+        if self.batch_latency && !self.conns[ci].pending.is_empty() {
+            self.rec.count_only(now, status, body);
+        } else {
+            self.rec.complete(now, intended, status, body, timing);
+        }
+        if status == self.fail_status {
+            self.failure_status(ci, now);
+            return self.conns[ci].session.is_some();
+        }
+        true
+    }
+
+    /// Reads a kept response: the cookie it sets for its session (session cookies), and
+    /// the thread's script sees it.
+    #[inline(never)]
+    fn script_response(&mut self, ci: usize, status: u16) {
+        let kept = self.conns[ci]
+            .proto
+            .h1()
+            .and_then(|h| h.take_response())
+            .unwrap_or_default();
+        if self.cookies {
+            // One cookie per session: the last one set replaces any before it.
+            let set =
+                (kept.headers.iter().rev()).find(|(n, _)| n.eq_ignore_ascii_case("set-cookie"));
+            if let (Some((_, v)), Some(s)) = (set, self.conns[ci].session.as_mut()) {
+                let pair = v.split(';').next().unwrap_or("").trim();
+                s.cookie.clear();
+                s.cookie.extend_from_slice(pair.as_bytes());
+            }
+        }
+        if let Some(h) = self.hooks.as_mut() {
+            let flow = h.response(&crate::run::hooks::Reply {
+                conn: ci,
+                status,
+                head: &kept.head,
+                headers: &kept.headers,
+                body: &kept.body,
+            });
+            self.settle_flow(flow);
+        }
+    }
+
+    /// Counts a response on the slot; the first since a connect gives the connection's
+    /// time to first byte (`first_byte`: when its first byte arrived).
+    pub(super) fn first_response(&mut self, ci: usize, first_byte: Instant) {
+        let c = &mut self.conns[ci];
+        c.completed_total += 1;
+        if c.awaiting_first {
+            c.awaiting_first = false;
+            self.rec
+                .hist
+                .first_byte
+                .0
+                .saturating_record(micros(c.connect_started, first_byte));
+        }
+    }
+
+    /// ab's `Length` check: a body whose length differs from the first response's.
+    pub(super) fn check_length(&mut self, body: u64) {
+        if !self.spec.check_length {
+            return;
+        }
+        let first = self.shared.doc_len.load(Ordering::Relaxed);
+        if first == u64::MAX {
+            let _ = self.shared.doc_len.compare_exchange(
+                u64::MAX,
+                body,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        } else if first != body {
+            self.rec.length_mismatch += 1;
+        }
+    }
+
+    /// A stream the server refused unprocessed (RFC 9113 §8.7: safe to retry) goes
+    /// back to wait for a stream, up to three times. Returns false when it has had
+    /// its tries and must fail.
+    pub(super) fn retry(&mut self, ci: usize, stream: u32) -> bool {
+        let Some(p) = self.conns[ci]
+            .pending
+            .iter_mut()
+            .find(|p| p.stream == stream)
+        else {
+            return true;
+        };
+        if p.refused >= 3 {
+            return false;
+        }
+        p.refused += 1;
+        p.stream = 0;
+        true
+    }
+
+    /// Fails the connection's requests whose stream `which` picks (requests still
+    /// waiting for a stream are not among them).
+    pub(super) fn fail_streams(
+        &mut self,
+        ci: usize,
+        now: Instant,
+        kind: ErrorKind,
+        which: impl Fn(u32) -> bool,
+    ) {
+        let c = &mut self.conns[ci];
+        let mut i = 0;
+        while i < c.pending.len() {
+            if c.pending[i].stream != 0 && which(c.pending[i].stream) {
+                let p = c.pending.remove(i).expect("present");
+                self.in_flight -= 1;
+                self.rec.fail(now, kind, p.intended);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// The peer closed the connection: a close-delimited response is complete;
+    /// anything still pending fails as closed.
+    pub(super) fn on_eof(&mut self, ci: usize, now: Instant) {
+        let mut events = std::mem::take(&mut self.events);
+        events.clear();
+        self.conns[ci].proto.eof(&mut events);
+        let open = self.settle(ci, &events, now);
+        self.events = events;
+        if open {
+            self.fail_and_close(ci, now, ErrorKind::Closed);
+        }
+    }
+}

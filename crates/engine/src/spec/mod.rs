@@ -1,0 +1,929 @@
+//! What to run: the validated, plain description of a load test.
+//!
+//! A [`LoadSpec`] is what every front end (the `ab`, `wrk` and native dialects, plans)
+//! produces and the only thing the engine reads. It holds no clap or terminal types.
+//!
+//! Its parts live beside it: `target` (the URL and its addresses), `request` (the
+//! bytes sent), `net` (socket options and proxies), `arrivals` and `inject` (when
+//! starts are due), `segment` (a share of a run), `portable` (the spec saved as
+//! JSON) and `input` (reading files and standard input within limits).
+
+pub mod arrivals;
+pub mod inject;
+pub mod input;
+pub mod net;
+pub mod portable;
+pub mod request;
+pub(crate) mod segment;
+pub mod target;
+
+use crate::error::SyntaxError;
+use crate::spec::segment::Segment;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::SpecError;
+use crate::spec::arrivals::Period;
+use crate::spec::inject::Profile;
+use crate::spec::request::Request;
+use crate::spec::target::Target;
+
+/// How load is offered.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub enum Shape {
+    /// A pool of connections, each sending its next request as soon as it is free.
+    Closed,
+    /// A pool of connections; requests arrive at `rate` per second (evenly, or as a
+    /// Poisson process) and go out on the first free connection. Latency counts from the
+    /// arrival, so a backlog shows up in it (wrk2's `-R`).
+    Rate {
+        /// Requests per second, for the whole run (all threads).
+        rate: f64,
+        /// Poisson arrivals instead of evenly spaced ones.
+        poisson: bool,
+    },
+    /// Gatling injection: each arriving user opens its own connection, runs the session
+    /// and closes it (open steps); or the profile's number of users is kept active
+    /// (closed steps).
+    Users(Profile),
+    /// httperf: `count` sessions (connections) arriving by `period`, or one after
+    /// another when there is none.
+    Sessions {
+        /// Interarrival times of sessions; `None` starts each when the previous ends.
+        period: Option<Period>,
+        /// Sessions in all.
+        count: u64,
+    },
+}
+
+impl Shape {
+    /// A one-line description, recorded with the result.
+    pub fn describe(&self, session: &Session) -> String {
+        let per = || {
+            let mut s = format!(
+                "{} call{} per session",
+                session.calls,
+                if session.calls == 1 { "" } else { "s" }
+            );
+            if session.burst > 1 {
+                s += &format!(" in bursts of {}", session.burst);
+            }
+            if !session.think.is_zero() {
+                s += &format!(", {:?} think time", session.think);
+            }
+            s
+        };
+        match self {
+            Shape::Closed => "closed".into(),
+            Shape::Rate { rate, poisson } => {
+                format!(
+                    "rate {rate}/s{}",
+                    if *poisson { ", Poisson arrivals" } else { "" }
+                )
+            }
+            Shape::Users(p) => {
+                let steps: Vec<String> = p.steps.iter().map(|s| s.to_string()).collect();
+                format!("users {}; {}", steps.join(", "), per())
+            }
+            Shape::Sessions { period, count } => match period {
+                Some(p) => format!("{count} sessions, period {p}; {}", per()),
+                None => format!("{count} sessions one after another; {}", per()),
+            },
+        }
+    }
+
+    /// True for the shapes where every arrival is a session on its own connection.
+    pub fn has_sessions(&self) -> bool {
+        matches!(self, Shape::Users(_) | Shape::Sessions { .. })
+    }
+}
+
+/// What one session (a Gatling user, an httperf connection) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Session {
+    /// Requests in the session.
+    pub calls: u32,
+    /// Requests written back to back before waiting for their responses.
+    pub burst: u32,
+    /// Pause after each burst's responses before the next burst.
+    pub think: Duration,
+    /// A response with this status fails its session, as a timeout would (httperf's
+    /// `--failure-status`); the response itself is counted by its status.
+    #[serde(default)]
+    pub fail_status: Option<u16>,
+    /// A call answered with `fail_status` is sent again once its batch is answered,
+    /// instead of failing the session (httperf's `--retry-on-failure`).
+    #[serde(default)]
+    pub retry: bool,
+    /// At most this many of a burst's calls are pipelined at once; the rest follow as
+    /// each group is answered, with no think time between (httperf's
+    /// `--max-piped-calls`). 0: the whole burst at once.
+    #[serde(default)]
+    pub max_piped: u32,
+    /// A cookie a reply sets is sent in the session's later requests: one cookie per
+    /// session, the last set replacing any before (httperf's `--session-cookie`).
+    #[serde(default)]
+    pub cookies: bool,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            calls: 1,
+            burst: 1,
+            think: Duration::ZERO,
+            fail_status: None,
+            retry: false,
+            max_piped: 0,
+            cookies: false,
+        }
+    }
+}
+
+/// One step of a session's script: a request, and the pause after its response before
+/// the next step (Gatling's `exec(http(…)).pause(…)`). Steps may be grouped into
+/// bursts sent back to back (httperf's session logs), and a script may hold several
+/// sessions' steps, taken by new sessions in turn.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Step {
+    /// The request.
+    pub request: Request,
+    /// Pause after the response (of a burst: after the burst's last response, given
+    /// on its last step).
+    pub pause: Duration,
+    /// Sent in the same burst as the step before it, pipelined on the connection.
+    #[serde(default)]
+    pub follows: bool,
+    /// Begins the steps of another session (the first step always begins one):
+    /// sessions take the scripts so delimited in turn.
+    #[serde(default)]
+    pub new_session: bool,
+    /// Sent this long after its session began, whether or not the steps before it are
+    /// answered (h2load's timing scripts), within the connection's room (streams, or
+    /// the pipeline): a step kept waiting by it counts the wait in its latency. Either
+    /// every step of a script has an offset or none has; a timed script's steps carry
+    /// no pause and do not follow one another in bursts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Duration>,
+}
+
+impl Step {
+    /// A step sent on its own, `pause` after its response.
+    pub fn new(request: Request, pause: Duration) -> Step {
+        Step {
+            request,
+            pause,
+            follows: false,
+            new_session: false,
+            at: None,
+        }
+    }
+
+    /// A step sent `at` after its session began (see [`Step::at`]).
+    pub fn timed(request: Request, at: Duration) -> Step {
+        Step {
+            at: Some(at),
+            ..Step::new(request, Duration::ZERO)
+        }
+    }
+}
+
+/// The most redirects [`LoadSpec::redirects`] may follow per request.
+pub const MAX_REDIRECTS: u32 = 100;
+
+/// A complete description of a load test: target and request, protocol (HTTP/1.1 or
+/// HTTP/2, plain, TLS or a Unix socket), workload model (closed, fixed or Poisson rate,
+/// injection profiles, sessions) and limits.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    /// Where to send the load.
+    pub target: Target,
+    /// The request to send, encoded.
+    pub request: Request,
+    /// Concurrent connections.
+    pub connections: usize,
+    /// Worker threads (each owns `connections / threads` connections).
+    pub threads: usize,
+    /// Stop after this many requests have been started and finished.
+    pub requests: Option<u64>,
+    /// Stop sending after this long; requests still in flight are abandoned.
+    pub duration: Option<Duration>,
+    /// Reuse connections (otherwise one connection per request).
+    pub keepalive: bool,
+    /// Requests written back to back on a connection before waiting for responses.
+    pub pipeline: usize,
+    /// A request without a complete response after this long fails as a timeout.
+    pub timeout: Option<Duration>,
+    /// A connection not established after this long fails as a connect timeout.
+    pub connect_timeout: Duration,
+    /// Once a connection has sent its last request (the run's count is spent, or its
+    /// session's calls are all sent), what it still waits for fails as a timeout this
+    /// long after that last send, and it closes (h2load's `-T`). `None`: it waits as
+    /// `timeout` allows.
+    pub last_wait: Option<Duration>,
+    /// Count responses whose body length differs from the first one (ab's `Length`).
+    pub check_length: bool,
+    /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
+    /// costs 40 bytes per request.
+    pub record_requests: bool,
+    /// How load is offered.
+    pub shape: Shape,
+    /// What each session does (session shapes only).
+    pub session: Session,
+    /// Session shapes: the requests each session makes in order, one at a time, with a
+    /// pause after each (`session.calls`, `burst` and `think` then follow from it).
+    /// Empty: every call sends `request`.
+    pub script: Vec<Step>,
+    /// Seed of random arrival processes, so a run can be repeated exactly.
+    pub seed: u64,
+    /// TLS client settings for an https target (`stampede_tls::client_config`).
+    pub tls: Option<Arc<stampede_tls::rustls::ClientConfig>>,
+    /// Speak HTTP/2: with prior knowledge (h2c) over plain TCP; over TLS when ALPN
+    /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
+    /// is then the streams kept open per connection (h2load's `-m`).
+    pub http2: bool,
+    /// This process's share of a run several carry out together (the whole run by
+    /// default). Connections, counts and arrivals above are the whole run's.
+    pub segment: Segment,
+    /// The wall-clock instant the schedule starts from (`--start-at`), shared by every
+    /// segment; `None` starts now.
+    pub start_at: Option<std::time::SystemTime>,
+    /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 only: hooks that shape
+    /// requests drive pool shapes only, hooks that only watch may watch sessions too
+    /// (see [`crate::hooks`]). `None` sends `request` as prepared.
+    pub hooks: Option<crate::run::hooks::Hooks>,
+    /// Several requests used in turn (h2load's several URIs, a targets file, a body
+    /// per line): each connection sends them in order from the first, starting over
+    /// after the last, unless `walk` picks them. Empty: `request` only. Pool shapes
+    /// (closed or fixed-rate load), and sessions with a `walk`; `validate` makes
+    /// `request` the first of them.
+    pub variety: Vec<Request>,
+    /// Options of every connection's socket (local address, buffers, closing with a
+    /// reset); the defaults leave the kernel's.
+    pub socket: crate::spec::net::SocketOptions,
+    /// An HTTP proxy every connection goes through: plain-http requests are sent to it
+    /// in absolute form (`validate` rewrites them), https connections tunnel with
+    /// CONNECT.
+    pub proxy: Option<crate::spec::net::Proxy>,
+    /// What HTTP/2 connections offer the server: receive windows, frame size, HPACK
+    /// tables (the defaults open windows wide).
+    pub h2: crate::proto::h2::H2Settings,
+    /// Time each pipelined batch once, at its last response (wrk2's `-B`): the other
+    /// responses are counted without a latency sample.
+    pub batch_latency: bool,
+    /// Calls choose among `variety` by one walk over the run's calls instead of in
+    /// turn per connection (httperf's working set); sessions may then use `variety`.
+    pub walk: Option<Walk>,
+    /// Follow up to this many redirects per request (301, 302, 303, 307, 308 with a
+    /// Location on the same origin), on the same connection: each hop is timed on its
+    /// own (the run's redirect histogram) and the request's latency runs to the last
+    /// answer. 0: a 3xx is the answer. HTTP/1.1 pool shapes without pipelining.
+    pub redirects: u32,
+    /// Open shapes: a start due within this of the moment the loop is awake goes out
+    /// then, up to this early, and is timed from its send; one wake-up sends all
+    /// that fall due in the next moments instead of one wake-up each. Below `1 /
+    /// horizon` starts a second each still has its own. Zero: every start at its time.
+    /// A fixed rate uses less where this much would tie up more than a quarter of the
+    /// connections.
+    pub horizon: Duration,
+}
+
+/// The default [`LoadSpec::horizon`]. A wake-up costs some 10 µs of CPU on a virtual
+/// machine's loopback (the switch back in, and the server's wake-up by the first
+/// send), against 5 µs for a request's own work: at most one wake-up per 400 µs keeps
+/// them near 2.5 % of a core at any rate, and a rate under 2,500 a second still gives
+/// every start its own. A fixed rate also caps it so that what one wake-up sends takes
+/// at most a quarter of the connections (see `schedule_for`).
+pub const DEFAULT_HORIZON: Duration = Duration::from_micros(400);
+/// The largest [`LoadSpec::horizon`] accepted.
+pub const MAX_HORIZON: Duration = Duration::from_millis(10);
+
+/// One walk over the run's calls through `variety` (httperf's `--wset=N,X`): call `i`
+/// (0-based, counted over this process's run) sends request ⌊(i + 1)·rate⌋ modulo the
+/// list's length. A rate of 0.25 sends each request four times in a row, 1 a new one
+/// with every call. httperf starts the walk at a random point; it starts at 0 here, so
+/// that runs repeat exactly.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Walk {
+    /// How far each call moves along the list, above 0 and at most 1.
+    pub rate: f64,
+    /// The run ends when the walk would take more calls than the list has requests
+    /// (httperf's `--wlog n,FILE`), instead of going round again; a burst that would
+    /// run past the end is not sent.
+    #[serde(default)]
+    pub once: bool,
+}
+
+impl Walk {
+    /// The request call `call` sends, of `len`.
+    pub fn index(&self, call: u64, len: usize) -> usize {
+        (((call + 1) as f64 * self.rate).floor() as u64 % len as u64) as usize
+    }
+}
+
+/// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
+/// (`sec`, `secs`), `2m` (`min`), `1h`, or a bare number of seconds; units in any case.
+pub fn parse_duration(s: &str) -> Result<Duration, SyntaxError> {
+    duration_text(s).map_err(SyntaxError)
+}
+
+/// The parse, with the message as text (see the public wrapper above).
+fn duration_text(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| {
+            format!("{s:?} is not a duration; use forms like 10s, 500ms, 2m, 1h (units: us or µs, ms, s, sec, secs, m, min, h)")
+        })?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "{s:?} has an unknown unit {:?}; use us (or µs), ms, s (sec, secs), m (min) or h",
+                unit.trim()
+            ))
+        }
+    };
+    let secs = v * mult;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// The longest time a spec holds (a run's length, a timeout, a pause): 1e9 s, as
+/// the duration parser's range, far from what adding it to a clock would overflow.
+pub const MAX_SPEC_DURATION: Duration = Duration::from_secs(1_000_000_000);
+
+/// The most requests one connection may have in flight (pipelined, or HTTP/2
+/// streams).
+pub const MAX_PIPELINE: usize = 65_536;
+/// The most bytes of requests one connection's batch may hold (the request repeated
+/// `pipeline` times).
+pub const MAX_BATCH_BYTES: usize = 256 << 20;
+
+impl LoadSpec {
+    /// A spec with one connection, one thread, keep-alive, no pipelining and 30 s timeouts;
+    /// set `requests` or `duration` before running.
+    pub fn new(target: Target, request: Request) -> LoadSpec {
+        LoadSpec {
+            target,
+            request,
+            connections: 1,
+            threads: 1,
+            requests: None,
+            duration: None,
+            keepalive: true,
+            pipeline: 1,
+            timeout: Some(Duration::from_secs(30)),
+            connect_timeout: Duration::from_secs(10),
+            last_wait: None,
+            check_length: false,
+            record_requests: false,
+            shape: Shape::Closed,
+            session: Session::default(),
+            script: Vec::new(),
+            seed: 0x5eed,
+            tls: None,
+            http2: false,
+            segment: Segment::WHOLE,
+            start_at: None,
+            hooks: None,
+            variety: Vec::new(),
+            socket: crate::spec::net::SocketOptions::default(),
+            proxy: None,
+            h2: crate::proto::h2::H2Settings::default(),
+            batch_latency: false,
+            walk: None,
+            redirects: 0,
+            horizon: DEFAULT_HORIZON,
+        }
+    }
+
+    /// Checks the spec and clamps `threads` to `connections`.
+    ///
+    /// Long on purpose: every check of a spec in one place, each a few lines, so that none
+    /// is missed on a path.
+    pub fn validate(&mut self) -> Result<(), SpecError> {
+        let bad = |field, reason: &str| {
+            Err(SpecError::Invalid {
+                field,
+                reason: reason.to_string(),
+            })
+        };
+        if self.connections == 0 {
+            return bad("connections", "must be at least 1");
+        }
+        // Every time of the spec, wherever it came from (a saved spec is JSON anyone can
+        // write), within what a clock can add to the run's start.
+        let long = |d: Duration| d > MAX_SPEC_DURATION;
+        let times = [
+            ("duration", self.duration),
+            ("timeout", self.timeout),
+            ("connect-timeout", Some(self.connect_timeout)),
+            ("last-wait", self.last_wait),
+            ("think", Some(self.session.think)),
+        ];
+        for (field, d) in times {
+            if d.is_some_and(long) {
+                return bad(
+                    field,
+                    "is longer than 31 years (1e9 s), the longest time a spec holds",
+                );
+            }
+        }
+        if self
+            .script
+            .iter()
+            .any(|s| long(s.pause) || s.at.is_some_and(long))
+        {
+            return bad(
+                "steps",
+                "a step's pause or time is longer than 31 years (1e9 s)",
+            );
+        }
+        if let Shape::Users(p) = &self.shape {
+            if long(p.duration()) {
+                return bad("inject", "its steps last longer than 31 years (1e9 s)");
+            }
+        }
+        if self.threads == 0 {
+            return bad("threads", "must be at least 1");
+        }
+        if self.pipeline == 0 {
+            return bad("pipeline", "must be at least 1");
+        }
+        if self.horizon > MAX_HORIZON {
+            return bad(
+                "send-horizon",
+                "is at most 10ms: a start sent further ahead of its time is another schedule",
+            );
+        }
+        if self.pipeline > MAX_PIPELINE {
+            return bad(
+                "pipeline",
+                &format!(
+                    "{} is more than {MAX_PIPELINE} requests in flight per connection",
+                    self.pipeline
+                ),
+            );
+        }
+        if let Err(e) = self.socket.check() {
+            return bad("socket", &e.to_string());
+        }
+        self.h2.check()?;
+        if let Some(w) = self.walk {
+            if !(w.rate > 0.0 && w.rate <= 1.0) {
+                return bad("walk", "its rate must be above 0 and at most 1");
+            }
+            if self.variety.is_empty() {
+                return bad("walk", "a walk goes over a list of requests; give several");
+            }
+            if self.http2 {
+                return bad(
+                    "walk",
+                    "a walk over the run's calls drives HTTP/1.1 requests; use HTTP/1.1",
+                );
+            }
+        }
+        if self.last_wait.is_some_and(|d| d.is_zero()) {
+            return bad("last_wait", "must be longer than zero");
+        }
+        if let Some(proxy) = &self.proxy {
+            if matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
+                return bad(
+                    "proxy",
+                    "a Unix socket is reached directly, not through a proxy",
+                );
+            }
+            if !self.target.tls {
+                if self.http2 {
+                    return bad(
+                        "proxy",
+                        "HTTP/2 without TLS (h2c) cannot go through an HTTP proxy; use https:// (tunnelled with CONNECT) or HTTP/1.1",
+                    );
+                }
+                if self.hooks.as_ref().is_some_and(|h| !h.0.observes_only()) {
+                    return bad(
+                        "proxy",
+                        "a script's requests cannot be forwarded by a proxy over plain http; use an https:// target (tunnelled with CONNECT)",
+                    );
+                }
+                // Plain http: each request names its URL and carries the credentials.
+                let steps = self.script.iter_mut().map(|s| &mut s.request);
+                for r in std::iter::once(&mut self.request)
+                    .chain(steps)
+                    .chain(self.variety.iter_mut())
+                {
+                    match proxy.forward_form(&self.target, &r.bytes) {
+                        Ok(b) => r.bytes = b,
+                        Err(e) => {
+                            return bad("proxy", &format!("a request cannot be forwarded: {e}"))
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(first) = self.variety.first() {
+            self.request = first.clone();
+        }
+        let longest = (self.variety.iter())
+            .map(|r| r.bytes.len())
+            .max()
+            .unwrap_or(self.request.bytes.len());
+        let batch = longest.saturating_mul(self.pipeline);
+        if batch > MAX_BATCH_BYTES {
+            return bad(
+                "pipeline",
+                &format!(
+                    "{} requests of {} bytes make {} MiB to hold per batch; at most {} MiB",
+                    self.pipeline,
+                    longest,
+                    batch >> 20,
+                    MAX_BATCH_BYTES >> 20
+                ),
+            );
+        }
+        if self.pipeline > 1 && !self.keepalive {
+            return bad("pipeline", "pipelining needs keep-alive connections");
+        }
+        if self.target.tls && matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
+            return bad("tls", "TLS over a Unix socket is not supported");
+        }
+        if self.http2 && self.batch_latency {
+            return bad(
+                "batch_latency",
+                "batch latency times HTTP/1.1's pipelined batches; HTTP/2 streams are timed one by one",
+            );
+        }
+        if self.http2 {
+            if !self.keepalive {
+                return bad(
+                    "http2",
+                    "HTTP/2 connections are persistent; a new connection per request does not apply",
+                );
+            }
+            let steps = self.script.iter().map(|s| &s.request);
+            for r in std::iter::once(&self.request)
+                .chain(steps)
+                .chain(&self.variety)
+            {
+                if let Err(e) =
+                    crate::proto::h2::H2Request::from_http1(&r.bytes, self.target.scheme())
+                {
+                    return bad(
+                        "http2",
+                        &format!("the request cannot be sent over HTTP/2: {e}"),
+                    );
+                }
+            }
+        }
+        let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
+        if self.hooks.is_some() && self.http2 {
+            return bad("hooks", "scripts drive HTTP/1.1 connections only");
+        }
+        if shaping {
+            if self.shape.has_sessions() {
+                return bad(
+                    "hooks",
+                    "scripts drive a pool of connections (closed or fixed-rate load), not sessions",
+                );
+            }
+            if self.pipeline > 1
+                && (!matches!(self.shape, Shape::Closed) || self.requests.is_some())
+            {
+                return bad(
+                    "hooks",
+                    "a script whose request() returns several pipelined requests runs closed-loop for a duration: each write must carry them all",
+                );
+            }
+        }
+        if !self.variety.is_empty() {
+            if shaping {
+                return bad(
+                    "variety",
+                    "a script builds its own requests; a list of requests does not apply",
+                );
+            }
+            if self.shape.has_sessions() && (self.walk.is_none() || !self.script.is_empty()) {
+                return bad(
+                    "variety",
+                    "sessions take their requests from steps; a list of requests used in turn is for a pool of connections (or a walk over the run's calls)",
+                );
+            }
+            if self.session.cookies && self.shape.has_sessions() {
+                return bad(
+                    "variety",
+                    "session cookies are added to a session's own requests; a list of requests walked over the run's calls does not carry them",
+                );
+            }
+            let heads = self.variety.iter().filter(|r| r.is_head()).count();
+            let piped = self.pipeline > 1 || (self.shape.has_sessions() && self.session.burst > 1);
+            if piped && heads > 0 && heads < self.variety.len() {
+                return bad(
+                    "variety",
+                    "HEAD requests mixed with others cannot be pipelined over HTTP/1.1 (a HEAD response has no body to delimit); use a pipeline of 1",
+                );
+            }
+        }
+        if self.redirects > 0 {
+            let why = if self.redirects > MAX_REDIRECTS {
+                Some("follow at most 100 redirects per request")
+            } else if self.http2 {
+                Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
+            } else if self.shape.has_sessions() {
+                Some("redirects are followed by a pool of connections (closed or fixed-rate load), not sessions")
+            } else if self.pipeline > 1 {
+                Some("a redirect is followed before the connection's next request; use a pipeline of 1")
+            } else if shaping {
+                Some("a script builds its own requests; its response() sees the 3xx and may follow it")
+            } else if self.proxy.is_some() && !self.target.tls {
+                Some("requests forwarded by a plain-http proxy are not followed; use an https:// target (tunnelled with CONNECT)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return bad("redirects", why);
+            }
+        }
+        if self.target.tls && self.tls.is_none() {
+            return bad(
+                "tls",
+                "an https:// target needs TLS client settings (stampede_tls::client_config)",
+            );
+        }
+        match &self.shape {
+            Shape::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => {
+                return bad("rate", "must be a positive number of requests per second");
+            }
+            Shape::Rate { rate, .. } if *rate > crate::spec::inject::MAX_RATE => {
+                return bad(
+                    "rate",
+                    &format!(
+                        "{rate} requests/s is beyond what one load generator can send (at most {:e}); split the load over machines",
+                        crate::spec::inject::MAX_RATE
+                    ),
+                );
+            }
+            Shape::Sessions { count: 0, .. } => return bad("sessions", "must be at least 1"),
+            Shape::Users(p) if p.duration().is_zero() && p.is_closed() => {
+                return bad("inject", "a closed profile needs a duration");
+            }
+            _ => {}
+        }
+        if !self.script.is_empty() {
+            if !self.shape.has_sessions() {
+                return bad(
+                    "steps",
+                    "a list of requests needs a session shape (injection steps or sessions)",
+                );
+            }
+            // Calls per session: with several session scripts, their mean.
+            let scripts = 1 + self.script[1..].iter().filter(|s| s.new_session).count();
+            self.session.calls = (self.script.len() as f64 / scripts as f64).round() as u32;
+            self.session.burst = 1;
+            self.session.think = Duration::ZERO;
+            if self.script[0].follows {
+                return bad("steps", "the first step cannot follow another in a burst");
+            }
+            if self.script.iter().any(|s| s.at.is_some()) {
+                self.check_timed()?;
+            }
+            for w in self.script.windows(2) {
+                if w[1].follows && w[1].new_session {
+                    return bad(
+                        "steps",
+                        "a step that begins a session cannot follow another in a burst",
+                    );
+                }
+                if w[1].follows && w[0].request.is_head() != w[1].request.is_head() {
+                    return bad(
+                        "steps",
+                        "a burst cannot mix HEAD requests with others; give the HEAD request a line of its own",
+                    );
+                }
+            }
+        }
+        let s = &self.session;
+        if self.http2 && (s.retry || s.max_piped > 0 || self.script.iter().any(|s| s.follows)) {
+            return bad(
+                "http2",
+                "bursts of a session's steps, retried calls and --max-piped-calls pipeline HTTP/1.1; use HTTP/1.1",
+            );
+        }
+        if self.http2 && s.cookies {
+            return bad(
+                "http2",
+                "session cookies are carried in HTTP/1.1 requests; use HTTP/1.1",
+            );
+        }
+        if s.retry && s.fail_status.is_none() {
+            return bad(
+                "retry",
+                "retrying needs a failure status: the calls retried are those answered with it",
+            );
+        }
+        if (s.fail_status.is_some() || s.retry || s.max_piped > 0 || s.cookies)
+            && !self.shape.has_sessions()
+        {
+            return bad(
+                "session",
+                "a failure status, retries, a cap on pipelined calls and session cookies apply to sessions",
+            );
+        }
+        if self.session.calls == 0 || self.session.burst == 0 {
+            return bad(
+                "calls",
+                "sessions need at least one call and a burst of at least 1",
+            );
+        }
+        if let Shape::Sessions { count, .. } = self.shape {
+            if self.segment.share(count) == 0 {
+                return bad(
+                    "segment",
+                    &format!(
+                        "segment {} gets none of the run's {count} session(s); use fewer segments",
+                        self.segment
+                    ),
+                );
+            }
+        }
+        if self.shape.has_sessions() {
+            // Sessions end the run by themselves; their connections are their own.
+            self.threads = self.threads.max(1);
+            if let Shape::Sessions { period: None, .. } = self.shape {
+                self.threads = 1;
+            }
+            return Ok(());
+        }
+        if self.requests.is_none() && self.duration.is_none() {
+            return bad("requests", "give a request count or a duration");
+        }
+        if self.requests == Some(0) {
+            return bad("requests", "must be at least 1");
+        }
+        if self.duration.is_some_and(|d| d.is_zero()) {
+            return bad("duration", "must be longer than zero");
+        }
+        if self.timeout.is_some_and(|d| d.is_zero()) {
+            return bad("timeout", "must be longer than zero");
+        }
+        if let Some(n) = self.requests {
+            // No point in more connections than requests.
+            self.connections = self.connections.min(n as usize);
+        }
+        let seg = self.segment;
+        let mine = seg.share(self.connections as u64) as usize;
+        if mine == 0 {
+            return bad(
+                "segment",
+                &format!(
+                    "segment {seg} gets none of the run's {} connection(s); use at least {} connections (one per segment)",
+                    self.connections,
+                    seg.n()
+                ),
+            );
+        }
+        self.threads = self.threads.min(mine);
+        Ok(())
+    }
+
+    /// A timed script (see [`Step::at`]): every step has an offset, each session's
+    /// offsets never go back, and nothing is sent in bursts, after pauses or again.
+    fn check_timed(&self) -> Result<(), SpecError> {
+        let bad = |reason: String| {
+            Err(SpecError::Invalid {
+                field: "steps",
+                reason,
+            })
+        };
+        let mut last = Duration::ZERO;
+        for (i, st) in self.script.iter().enumerate() {
+            let Some(at) = st.at else {
+                return bad(format!(
+                    "step {} has no offset while others have one; give every step an offset, or none",
+                    i + 1
+                ));
+            };
+            if st.follows || !st.pause.is_zero() {
+                return bad(format!(
+                    "step {} has an offset and a burst or pause; a timed step is sent at its offset alone",
+                    i + 1
+                ));
+            }
+            if st.new_session {
+                last = Duration::ZERO;
+            }
+            if at < last {
+                return bad(format!(
+                    "step {} is meant {:?} after the session began, before the step above it ({:?}); steps are sent in order",
+                    i + 1,
+                    at,
+                    last
+                ));
+            }
+            last = at;
+        }
+        if self.session.retry {
+            return bad("timed steps are not sent again; leave retries out".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_script_times_every_step_in_order_and_alone() {
+        let t = crate::Target::parse("http://127.0.0.1:9/").unwrap();
+        let req = crate::RequestBuilder::native(&t, "GET", true)
+            .build()
+            .unwrap();
+        let ms = Duration::from_millis;
+        let spec = |steps: Vec<Step>| {
+            let mut s = LoadSpec::new(t.clone(), req.clone());
+            s.shape = Shape::Sessions {
+                period: None,
+                count: 1,
+            };
+            s.script = steps;
+            s.validate()
+        };
+        let timed = |at| Step::timed(req.clone(), ms(at));
+        assert!(spec(vec![timed(0), timed(5), timed(5)]).is_ok());
+        // Each session's offsets start again from its own beginning.
+        let mut again = timed(1);
+        again.new_session = true;
+        assert!(spec(vec![timed(0), timed(5), again]).is_ok());
+        let mut paused = timed(5);
+        paused.pause = ms(1);
+        let mut burst = timed(5);
+        burst.follows = true;
+        for (steps, says) in [
+            (
+                vec![timed(0), Step::new(req.clone(), ms(0))],
+                "step 2 has no offset",
+            ),
+            (vec![timed(5), timed(4)], "step 2 is meant"),
+            (
+                vec![timed(0), paused],
+                "step 2 has an offset and a burst or pause",
+            ),
+            (
+                vec![timed(0), burst],
+                "step 2 has an offset and a burst or pause",
+            ),
+        ] {
+            let e = spec(steps).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_walk_moves_on_at_its_rate_and_wraps() {
+        let picks = |rate: f64, n: u64, len: usize| -> Vec<usize> {
+            (0..n)
+                .map(|i| Walk { rate, once: false }.index(i, len))
+                .collect()
+        };
+        // httperf's working set at 0.25: each file four times in a row (the first
+        // three, the walk starting at 0), then the next; wrapping after the last.
+        assert_eq!(picks(0.25, 12, 3), [0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 0]);
+        assert_eq!(picks(1.0, 5, 3), [1, 2, 0, 1, 2]);
+        // A rate that is no whole fraction moves on as often as it adds up to one.
+        assert_eq!(picks(0.4, 6, 10), [0, 0, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn durations_in_every_spelling_flags_and_plans_accept() {
+        let d = |s: &str| parse_duration(s).unwrap();
+        assert_eq!(d("10s"), Duration::from_secs(10));
+        assert_eq!(d("10"), Duration::from_secs(10));
+        assert_eq!(d("10sec"), Duration::from_secs(10));
+        assert_eq!(d("10 SECS"), Duration::from_secs(10));
+        assert_eq!(d("500ms"), Duration::from_millis(500));
+        assert_eq!(d("250us"), Duration::from_micros(250));
+        assert_eq!(d("250µs"), Duration::from_micros(250));
+        assert_eq!(d("2m"), Duration::from_secs(120));
+        assert_eq!(d("2min"), Duration::from_secs(120));
+        assert_eq!(d("1h"), Duration::from_secs(3600));
+        assert_eq!(d("1.5s"), Duration::from_millis(1500));
+        assert!(parse_duration("10x").unwrap_err().0.contains("unit"));
+        assert!(parse_duration("5 fortnights")
+            .unwrap_err()
+            .0
+            .contains("unknown unit"));
+        assert!(parse_duration("abc").unwrap_err().0.contains("duration"));
+        assert!(parse_duration("1000000000h").is_err());
+    }
+}
