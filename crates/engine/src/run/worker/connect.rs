@@ -31,12 +31,16 @@ impl Worker<'_> {
             .tls
             .as_ref()
             .map(|cfg| (cfg, self.spec.target.host.as_str()));
-        let address = self.address.as_ref().unwrap_or(&self.spec.target.address);
-        match Stream::connect(address, tls, &self.spec.socket, self.tunnel.is_some()) {
+        let address = self
+            .dial
+            .address
+            .as_ref()
+            .unwrap_or(&self.spec.target.address);
+        match Stream::connect(address, tls, &self.spec.socket, self.dial.tunnel.is_some()) {
             Ok(mut s) => {
-                if self.nap && !s.stamp_arrivals() {
+                if self.pace.nap && !s.stamp_arrivals() {
                     // Without arrival stamps a late read would time late: no naps.
-                    self.nap = false;
+                    self.pace.nap = false;
                 }
                 if let Err(e) = s.register(self.poll.registry(), Token(ci)) {
                     self.connect_failed(ci, now, &e);
@@ -57,7 +61,7 @@ impl Worker<'_> {
         let Some(s) = &c.stream else { return };
         match s.connected() {
             Ok(false) => {}
-            Ok(true) if self.tunnel.is_some() => {
+            Ok(true) if self.dial.tunnel.is_some() => {
                 c.state = State::Tunnel(0);
                 c.reply.clear();
                 let mut buf = [0u8; 0];
@@ -84,7 +88,7 @@ impl Worker<'_> {
         // Requests that lost their stream with the last socket get one now.
         self.open_streams(ci);
         self.write(ci, now);
-        if self.timed && self.conns[ci].state == State::Open {
+        if self.sess.timed && self.conns[ci].state == State::Open {
             // Timed steps that fell due while connecting.
             self.send_due(ci, now);
         }
@@ -95,7 +99,7 @@ impl Worker<'_> {
     /// connect, when nothing can have been answered). 2xx starts TLS to the server;
     /// anything else fails the connect as refused by the proxy.
     pub(super) fn on_tunnel(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
-        let request = self.tunnel.as_deref().unwrap_or_default();
+        let request = self.dial.tunnel.as_deref().unwrap_or_default();
         let c = &mut self.conns[ci];
         let (State::Tunnel(mut written), Some(s)) = (c.state, &mut c.stream) else {
             return;
@@ -182,7 +186,11 @@ impl Worker<'_> {
             return;
         }
         loop {
-            let bytes = if self.dynamic { &c.own } else { &self.batch };
+            let bytes = if self.prep.dynamic {
+                &c.own
+            } else {
+                &self.prep.batch
+            };
             let out = c.proto.output(bytes);
             if out.is_empty() {
                 break;
@@ -241,8 +249,8 @@ impl Worker<'_> {
                 t.conn.handshake_kind(),
                 Some(stampede_tls::rustls::HandshakeKind::Resumed)
             );
-            if self.need_tls {
-                self.need_tls = false;
+            if self.once.tls {
+                self.once.tls = false;
                 let info = TlsSession {
                     version: t.conn.protocol_version().map(|v| format!("{v:?}")),
                     cipher: t
@@ -275,7 +283,7 @@ impl Worker<'_> {
     }
 
     pub(super) fn fail_pending(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
-        if self.watch_sends && !self.conns[ci].pending.is_empty() {
+        if self.script.watch_sends && !self.conns[ci].pending.is_empty() {
             self.show_gone(ci);
         }
         while let Some(p) = self.conns[ci].pending.pop_front() {

@@ -23,13 +23,17 @@
 //! `connect` the connections' life (connect, TLS, write, close); `read` their input;
 //! `wait` the choice, between passes, of how long to wait and on what.
 
+mod batch;
+mod conn;
 mod connect;
 mod read;
 mod redirect;
+mod session;
+mod state;
 mod wait;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,47 +46,18 @@ use mio::{Interest, Poll, Token};
 use crate::error::ErrorKind;
 use crate::measure::recorder::{Gauges, Recorder};
 use crate::measure::result::TlsSession;
-use crate::proto::h2::{H2Request, ASSUMED_MAX_STREAMS};
+use crate::proto::h2::ASSUMED_MAX_STREAMS;
 use crate::proto::{Event, Proto};
 use crate::run::control::Control;
-use crate::run::hooks::{Flow, ThreadHooks};
-use crate::run::io::{Stream, TimerFd, Waiter};
+use crate::run::io::{TimerFd, Waiter};
 use crate::run::schedule::{Next, Schedule};
 use crate::spec::target::Address;
-use crate::spec::{LoadSpec, Session};
+use crate::spec::LoadSpec;
+use conn::{fresh_proto, Conn, Pending, State};
+use state::{script_ranges, Dial, Once, Pace, Prepared, Published, Script, Sessions};
 use wait::{next_wait, Wait, WaitState};
 
 const TIMER: Token = Token(usize::MAX);
-
-/// A session in progress on a connection.
-#[derive(Clone)]
-struct SessionState {
-    /// Calls not yet sent (retries aside).
-    calls_left: u32,
-    /// Next step of the script (script sessions), and where this session's steps end.
-    step: u32,
-    end: u32,
-    /// Calls of the current burst not yet sent (a burst goes out in groups of at most
-    /// `max_piped`).
-    burst_left: u32,
-    started: Instant,
-    /// Waiting out the think time until then.
-    think_until: Option<Instant>,
-    /// Calls answered with the failure status, to send again once the connection's
-    /// batch is answered: script steps (0 for sessions without a script).
-    retry: Vec<u32>,
-    /// The step the batch in flight sends again, when it is a retry.
-    resending: Option<u32>,
-    /// The cookie a reply set (`name=value`), sent with the session's later requests
-    /// (session cookies; empty: none yet).
-    cookie: Vec<u8>,
-    /// Timed steps: when the next step is due, once it is on the worker's `delayed`
-    /// heap (so that it goes there once).
-    queued: Option<Instant>,
-    /// The slot's responses before this session began (the session's own are those
-    /// after).
-    answered_before: u64,
-}
 
 const READ_BUF: usize = 64 * 1024;
 /// Reads of one connection per wake-up before the loop checks the run's end and the
@@ -139,142 +114,6 @@ pub(crate) struct Shared {
     pub load: crate::verdict::limit::Sampler,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// No socket.
-    Closed,
-    /// Connect under way.
-    Connecting,
-    /// Connected to the proxy; CONNECT's first `.0` bytes written, its answer awaited.
-    Tunnel(usize),
-    /// Connected.
-    Open,
-    /// Waiting before reconnecting after a failed connect.
-    Backoff(Instant),
-}
-
-#[derive(Clone, Copy)]
-struct Pending {
-    intended: Instant,
-    sent: Instant,
-    /// HTTP/2: the stream carrying it (0 until its HEADERS are queued).
-    stream: u32,
-    /// HTTP/2: times the server refused its stream unprocessed (REFUSED_STREAM).
-    refused: u8,
-    /// Redirects followed for it so far (see [`Worker::follow`]).
-    hops: u8,
-}
-
-impl Pending {
-    /// A request meant to start at `intended`, sent at `sent`, without a stream yet.
-    #[inline]
-    fn new(intended: Instant, sent: Instant) -> Pending {
-        Pending {
-            intended,
-            sent,
-            stream: 0,
-            refused: 0,
-            hops: 0,
-        }
-    }
-}
-
-struct Conn {
-    stream: Option<Stream>,
-    state: State,
-    /// HTTP/1.1 or HTTP/2: what to write, and what the bytes read mean.
-    proto: Proto,
-    pending: VecDeque<Pending>,
-    /// When the last write of requests finished.
-    write_done: Instant,
-    connect_started: Instant,
-    /// Connect time to charge to the next completed request (0 once charged).
-    connect_us: u64,
-    /// When the TLS handshake began, until it ends.
-    handshake_started: Option<Instant>,
-    /// TLS with HTTP/2 offered: nothing is written until ALPN has decided.
-    alpn_pending: bool,
-    /// When the response being read began, if the protocol says (HTTP/1).
-    first_byte: Option<Instant>,
-    failures: u32,
-    /// Responses completed on this slot over the run.
-    completed_total: u64,
-    /// No response yet since the last connect (for the time to first byte).
-    awaiting_first: bool,
-    /// Whether the connection is in the worker's idle list.
-    in_idle: bool,
-    /// The session running on this slot (session shapes).
-    session: Option<SessionState>,
-    /// The batch's request bytes when a script builds them or several requests take
-    /// turns (empty otherwise: the worker's prepared copy is sent).
-    own: Vec<u8>,
-    /// Several requests in turn: the one this connection sends next.
-    turn: usize,
-    /// The proxy's answer to CONNECT, read so far (empty but while tunnelling).
-    reply: Vec<u8>,
-}
-
-impl Conn {
-    fn new(proto: Proto, pipeline: usize, start: Instant) -> Conn {
-        Conn {
-            stream: None,
-            state: State::Closed,
-            proto,
-            pending: VecDeque::with_capacity(pipeline),
-            write_done: start,
-            connect_started: start,
-            connect_us: 0,
-            handshake_started: None,
-            alpn_pending: false,
-            first_byte: None,
-            failures: 0,
-            completed_total: 0,
-            awaiting_first: false,
-            in_idle: false,
-            session: None,
-            own: Vec::new(),
-            turn: 0,
-            reply: Vec::new(),
-        }
-    }
-
-    /// Whether an open connection has bytes waiting for the socket: request bytes,
-    /// HTTP/2 frames, or TLS records.
-    fn has_output(&mut self) -> bool {
-        self.state == State::Open
-            && (self.proto.has_output()
-                || self
-                    .stream
-                    .as_mut()
-                    .and_then(Stream::tls)
-                    .is_some_and(|t| t.wants_write()))
-    }
-}
-
-/// The protocol a connection of this run starts with: HTTP/2 from the first byte for
-/// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
-fn fresh_proto(spec: &LoadSpec) -> Proto {
-    Proto::new(
-        (spec.http2 && spec.tls.is_none()).then_some(spec.h2),
-        spec.request.is_head(),
-        spec.keepalive,
-    )
-}
-
-/// Where each session's steps begin and end in a script (a step marked
-/// `new_session` begins another).
-fn script_ranges(script: &[crate::spec::Step]) -> Vec<(u32, u32)> {
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for (i, st) in script.iter().enumerate() {
-        let i = i as u32;
-        match ranges.last_mut() {
-            Some(r) if !st.new_session => r.1 = i + 1,
-            _ => ranges.push((i, i + 1)),
-        }
-    }
-    ranges
-}
-
 /// What a worker hands back.
 pub(crate) struct WorkerOutput {
     pub recorder: Recorder,
@@ -290,106 +129,33 @@ pub(crate) struct Worker<'a> {
     poll: Poll,
     conns: Vec<Conn>,
     idle: Vec<usize>,
-    /// The request bytes: `depth` copies of the request, or every step of the script.
-    batch: Vec<u8>,
-    req_len: usize,
-    /// Script sessions: where each step starts in `batch` (and where the last ends).
-    offsets: Vec<usize>,
     rec: Recorder,
-    /// HTTP/2: the request (or each script step, or each request of the variety)
-    /// translated once.
-    h2_requests: Vec<H2Request>,
     /// Events of the connection being read, reused.
     events: Vec<Event>,
-    /// A connection with at most this many streams open takes new requests.
-    h2_refill_at: usize,
-    sending_done: bool,
-    /// When the schedule's next start is due: the loop wakes then, if nothing wakes
-    /// it sooner.
-    wake_at: Option<Instant>,
-    /// How early a start may go out when the loop is awake anyway (see
-    /// [`Schedule::horizon`]).
-    horizon: Duration,
     /// Connections whose socket still had data when their read budget ran out, and
     /// whether the peer had closed: read again after the loop's deadline and timer
     /// checks (epoll is edge-triggered, so no new event would come for them).
     reread: Vec<(usize, bool)>,
     in_flight: u64,
-    need_server: bool,
-    need_tls: bool,
-    end: Option<Instant>,
-    /// Session shapes: slots that can take a new session, and sessions in progress.
-    sessions: Option<Session>,
-    free: Vec<usize>,
-    active: usize,
-    /// Whether the loop may nap until the next start is due, leaving responses that
-    /// arrive meanwhile to be read when it wakes (see [`wait::NAP_LIMIT`]): open shapes over
-    /// plain TCP, whose sockets stamp each segment's arrival.
-    nap: bool,
-    /// A read of this pass left a response half received: the loop waits on the
-    /// sockets rather than napping, so a long body is not held up by the nap.
-    streaming: bool,
-    /// A nap just ended: the next wait takes what came meanwhile without sleeping, and
-    /// its reads take the kernel's arrival stamps (bytes read after a wake-up for them
-    /// are timed as read).
-    stamped: bool,
-    /// The monotonic and wall clocks read together at the start of the pass, to place
-    /// a segment's arrival stamp on the monotonic clock.
-    clock: (Instant, Duration),
-    /// When the bytes being settled arrived, if the kernel stamped them.
-    arrived: Option<Instant>,
     /// Sockets held, connecting or open.
     sockets: u64,
-    timer: TimerFd,
-    timer_armed: Option<Instant>,
-    /// The thread's script, if the run has one (see [`crate::hooks`]).
-    hooks: Option<Box<dyn ThreadHooks>>,
-    /// Each batch's requests are built into [`Conn::own`]: by the script, or from the
-    /// run's requests in turn.
-    dynamic: bool,
-    /// Every response is kept and read: by the script, or for session cookies.
-    respond: bool,
-    /// Sessions carry the cookie their replies set.
-    cookies: bool,
-    /// Redirects followed per request at most (0: none; see [`Worker::follow`]).
-    redirects: u32,
-    /// The script sees every batch of requests written.
-    watch_sends: bool,
-    /// Only a pipelined batch's last response is timed (wrk2's `-B`).
-    batch_latency: bool,
-    /// Responses take the slower path of [`Worker::record_unusual`]: batch latency or
-    /// a failure status.
-    unusual: bool,
-    /// The script delays each batch (see `delayed`).
-    delays: bool,
-    /// The script delays each batch: connections waiting out their delay, soonest
-    /// first; with timed steps, sessions waiting for their next step.
+    /// Connections waiting out a delay, soonest first: the script's delay before a
+    /// batch, or a timed session's next step.
     delayed: BinaryHeap<Reverse<(Instant, usize)>>,
-    /// Session steps are sent at their offsets (see [`crate::spec::Step::at`]).
-    timed: bool,
-    /// The script stopped this thread.
-    stopped: bool,
-    /// Where this thread connects: the proxy's address, or the one the script chose;
-    /// `None`: the target's.
-    address: Option<Address>,
-    /// The CONNECT request that opens each connection's tunnel (https via a proxy).
-    tunnel: Option<Vec<u8>>,
-    /// Session scripts: where each session's steps begin and end in `spec.script`,
-    /// and the one this worker's next session takes.
-    scripts: Vec<(u32, u32)>,
-    next_script: usize,
-    /// Sessions of the run between two of this worker's: each takes the script of its
-    /// place in the run's sequence of arrivals.
-    script_stride: usize,
-    /// The status that fails a session (`session.fail_status`), 0 when none.
-    fail_status: u16,
-    /// Requests given up with the session a failure status ended (pipelined behind
-    /// it): counted as abandoned, as at the run's end.
-    given_up: u64,
-    // Progress deltas not yet published.
-    pub_completed: u64,
-    pub_failed: u64,
-    pub_bytes: u64,
+    /// Where and how connections are made.
+    dial: Dial,
+    /// What the run has yet to note once (the server's name, the TLS session).
+    once: Once,
+    /// The request bytes, prepared once, and how responses are taken.
+    prep: Prepared,
+    /// When to wake, and how the last wait ended.
+    pace: Pace,
+    /// Session shapes' state (unused by pool shapes).
+    sess: Sessions,
+    /// The thread's script, if the run has one.
+    script: Script,
+    /// Progress not yet published to the run's live counters.
+    published: Published,
 }
 
 impl<'a> Worker<'a> {
@@ -429,6 +195,7 @@ impl<'a> Worker<'a> {
         let timer = TimerFd::new()?;
         poll.registry()
             .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
+        let prep = Prepared::new(spec, &hooks, respond, cookies);
         Ok(Worker {
             spec,
             shared,
@@ -436,122 +203,84 @@ impl<'a> Worker<'a> {
             poll,
             conns,
             idle: (0..pool).rev().collect(),
-            batch: if spec.script.is_empty() {
-                spec.request
-                    .repeated(spec.pipeline.max(spec.session.burst as usize))
-            } else {
-                spec.script
-                    .iter()
-                    .flat_map(|s| s.request.bytes.iter().copied())
-                    .collect()
-            },
-            req_len: spec.request.bytes.len(),
-            offsets: spec
-                .script
-                .iter()
-                .scan(0, |at, s| {
-                    let start = *at;
-                    *at += s.request.bytes.len();
-                    Some(start)
-                })
-                .chain(std::iter::once(
-                    spec.script.iter().map(|s| s.request.bytes.len()).sum(),
-                ))
-                .collect(),
-            h2_requests: if spec.http2 {
-                let sources: Vec<&[u8]> = if !spec.variety.is_empty() {
-                    spec.variety.iter().map(|r| &r.bytes[..]).collect()
-                } else if spec.script.is_empty() {
-                    vec![&spec.request.bytes]
-                } else {
-                    spec.script.iter().map(|s| &s.request.bytes[..]).collect()
-                };
-                sources
-                    .into_iter()
-                    .map(|b| {
-                        H2Request::from_http1(b, spec.target.scheme()).expect("checked by validate")
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            events: Vec::new(),
-            // Closed load refills a connection's streams once half are free, so that
-            // requests go out in batches (one write, one server read for many); open
-            // load refills at once, so that no arrival waits for a batch.
-            h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
-                spec.pipeline / 2
-            } else {
-                spec.pipeline - 1
-            },
             rec: Recorder::new(
                 start,
                 start_unix_us,
                 spec.record_requests,
                 shared.control.watched.then(|| shared.control.clone()),
             ),
-            sending_done: false,
-            wake_at: None,
-            horizon,
+            events: Vec::new(),
             reread: Vec::new(),
             in_flight: 0,
-            need_server: true,
-            need_tls: true,
-            end: spec.duration.map(|d| start + d),
-            sessions,
-            free: Vec::new(),
-            active: 0,
-            // Pool shapes only: a session's next call, a redirect's next hop or a
-            // script's follow-up waits for the response and would wait out the nap.
-            nap: matches!(spec.shape, crate::spec::Shape::Rate { .. })
-                && spec.redirects == 0
-                && !hooks
-                    .as_ref()
-                    .is_some_and(|h| h.wants_responses() || h.builds_requests()),
-            streaming: false,
-            stamped: false,
-            clock: (start, Duration::ZERO),
-            arrived: None,
             sockets: 0,
-            timer,
-            timer_armed: None,
-            dynamic: !spec.variety.is_empty()
-                || cookies
-                || spec.redirects > 0
-                || hooks.as_ref().is_some_and(|h| h.builds_requests()),
-            respond,
-            cookies,
-            redirects: spec.redirects,
-            watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),
-            batch_latency: spec.batch_latency,
-            unusual: spec.batch_latency
-                || (spec.session.fail_status.is_some() && spec.shape.has_sessions()),
-            delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
             delayed: BinaryHeap::new(),
-            timed: spec.script.first().is_some_and(|s| s.at.is_some()),
-            stopped: false,
-            address: match &spec.proxy {
-                Some(p) => Some(Address::Tcp(p.address.clone())),
-                None => (hooks.as_ref())
-                    .and_then(|h| h.address())
-                    .map(|a| Address::Tcp(vec![a])),
+            dial: Dial {
+                address: match &spec.proxy {
+                    Some(p) => Some(Address::Tcp(p.address.clone())),
+                    None => (hooks.as_ref())
+                        .and_then(|h| h.address())
+                        .map(|a| Address::Tcp(vec![a])),
+                },
+                tunnel: (spec.proxy.as_ref())
+                    .filter(|_| spec.target.tls)
+                    .map(|p| p.connect_request(&spec.target)),
+                // Closed load refills a connection's streams once half are free, so
+                // that requests go out in batches (one write, one server read for
+                // many); open load refills at once, so that no arrival waits for a
+                // batch.
+                h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
+                    spec.pipeline / 2
+                } else {
+                    spec.pipeline - 1
+                },
             },
-            tunnel: (spec.proxy.as_ref())
-                .filter(|_| spec.target.tls)
-                .map(|p| p.connect_request(&spec.target)),
-            hooks,
-            next_script: lane.0 % scripts.len().max(1),
-            script_stride: lane.1,
-            scripts,
-            fail_status: spec
-                .session
-                .fail_status
-                .filter(|_| spec.shape.has_sessions())
-                .unwrap_or(0),
-            given_up: 0,
-            pub_completed: 0,
-            pub_failed: 0,
-            pub_bytes: 0,
+            once: Once {
+                server: true,
+                tls: true,
+            },
+            prep,
+            pace: Pace {
+                sending_done: false,
+                wake_at: None,
+                horizon,
+                end: spec.duration.map(|d| start + d),
+                // Pool shapes only: a session's next call, a redirect's next hop or a
+                // script's follow-up waits for the response and would wait out the nap.
+                nap: matches!(spec.shape, crate::spec::Shape::Rate { .. })
+                    && spec.redirects == 0
+                    && !hooks
+                        .as_ref()
+                        .is_some_and(|h| h.wants_responses() || h.builds_requests()),
+                streaming: false,
+                stamped: false,
+                clock: (start, Duration::ZERO),
+                arrived: None,
+                timer,
+                timer_armed: None,
+            },
+            sess: Sessions {
+                plan: sessions,
+                free: Vec::new(),
+                active: 0,
+                next_script: lane.0 % scripts.len().max(1),
+                script_stride: lane.1,
+                scripts,
+                fail_status: spec
+                    .session
+                    .fail_status
+                    .filter(|_| spec.shape.has_sessions())
+                    .unwrap_or(0),
+                given_up: 0,
+                timed: spec.script.first().is_some_and(|s| s.at.is_some()),
+                cookies,
+            },
+            script: Script {
+                watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),
+                delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
+                stopped: false,
+                hooks,
+            },
+            published: Published::default(),
         })
     }
 
@@ -563,7 +292,7 @@ impl<'a> Worker<'a> {
         let mut next_timer = Instant::now() + TIMER_TICK;
         let control = self.shared.control.clone();
         let abandoned;
-        if self.delays {
+        if self.script.delays {
             // wrk waits out a delay before a connection's first request too.
             let now = Instant::now();
             for ci in std::mem::take(&mut self.idle) {
@@ -573,11 +302,11 @@ impl<'a> Worker<'a> {
         }
         loop {
             let now = Instant::now();
-            if self.stopped
+            if self.script.stopped
                 || control.stop.load(Ordering::Relaxed)
-                || self.end.is_some_and(|e| now >= e)
+                || self.pace.end.is_some_and(|e| now >= e)
             {
-                abandoned = self.in_flight + self.given_up;
+                abandoned = self.in_flight + self.sess.given_up;
                 break;
             }
             self.rec.roll(now);
@@ -591,17 +320,17 @@ impl<'a> Worker<'a> {
             }
             self.dispatch(now);
             self.publish();
-            if self.sending_done && self.in_flight == 0 && self.active == 0 {
-                abandoned = self.given_up;
+            if self.pace.sending_done && self.in_flight == 0 && self.sess.active == 0 {
+                abandoned = self.sess.given_up;
                 break;
             }
             let mut deadline = next_timer;
-            if let Some(e) = self.end {
+            if let Some(e) = self.pace.end {
                 deadline = deadline.min(e);
             }
             let due = match self.delayed.peek() {
-                Some(Reverse((t, _))) => Some(self.wake_at.map_or(*t, |w| w.min(*t))),
-                None => self.wake_at,
+                Some(Reverse((t, _))) => Some(self.pace.wake_at.map_or(*t, |w| w.min(*t))),
+                None => self.pace.wake_at,
             };
             let timeout = match next_wait(&WaitState {
                 now,
@@ -609,9 +338,9 @@ impl<'a> Worker<'a> {
                 due,
                 precise: waiter.precise(),
                 reread: !self.reread.is_empty(),
-                stamped: self.stamped,
-                nap: self.nap,
-                partial: self.streaming,
+                stamped: self.pace.stamped,
+                nap: self.pace.nap,
+                partial: self.pace.streaming,
                 idle: self.idle.len(),
                 conns: self.conns.len(),
             }) {
@@ -620,14 +349,14 @@ impl<'a> Worker<'a> {
                     // The loop's top then sends what fell due, and the responses are
                     // read in the same pass by the kernel's arrival stamps.
                     std::thread::sleep(nap);
-                    self.stamped = true;
+                    self.pace.stamped = true;
                     continue;
                 }
                 Wait::Sockets { until, timer } => {
                     let until = match timer {
                         Some(at) => {
-                            let timer = &self.timer;
-                            wait::arm(until, at, &mut self.timer_armed, || {
+                            let timer = &self.pace.timer;
+                            wait::arm(until, at, &mut self.pace.timer_armed, || {
                                 timer.arm(at.saturating_duration_since(now)).is_ok()
                             })
                         }
@@ -641,17 +370,17 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-            if self.nap {
-                self.streaming = false;
-                if self.stamped {
-                    self.clock = clock_pair(Instant::now, wall_clock);
+            if self.pace.nap {
+                self.pace.streaming = false;
+                if self.pace.stamped {
+                    self.pace.clock = clock_pair(Instant::now, wall_clock);
                 }
             }
             for i in 0..waiter.len() {
                 let ev = waiter.get(i);
                 if ev.token() == TIMER.0 {
-                    self.timer.clear();
-                    self.timer_armed = None;
+                    self.pace.timer.clear();
+                    self.pace.timer_armed = None;
                     continue;
                 }
                 let ci = ev.token();
@@ -675,8 +404,8 @@ impl<'a> Worker<'a> {
                 self.read_again(&mut buf);
             }
             // Reads after a wake-up for them take the bytes as they come.
-            self.stamped = false;
-            self.arrived = None;
+            self.pace.stamped = false;
+            self.pace.arrived = None;
         }
         // Close every socket; requests still in flight are abandoned, not failed.
         for c in &mut self.conns {
@@ -687,14 +416,14 @@ impl<'a> Worker<'a> {
         // Every arrival due before the end that was not started is counted, even one due
         // a moment before it: the arrivals then add up exactly (one or two of them stay
         // far below the 0.1 % that marks a run as behind).
-        let never_sent = match self.end {
-            Some(end) if !self.sending_done => self
+        let never_sent = match self.pace.end {
+            Some(end) if !self.pace.sending_done => self
                 .schedule
                 .drain_due(end.min(Instant::now()) - Duration::from_nanos(1)),
             _ => 0,
         };
         self.publish();
-        if self.sessions.is_none() {
+        if self.sess.plan.is_none() {
             for c in &self.conns {
                 self.rec
                     .hist
@@ -718,41 +447,32 @@ impl<'a> Worker<'a> {
         self.rec.gauge(Gauges {
             connections: self.sockets,
             in_flight: self.in_flight,
-            users: self.active as u64,
+            users: self.sess.active as u64,
         });
     }
 
     fn publish(&mut self) {
-        let c = &self.shared.control;
-        if self.pub_completed != self.rec.completed {
-            c.completed
-                .fetch_add(self.rec.completed - self.pub_completed, Ordering::Relaxed);
-            self.pub_completed = self.rec.completed;
-        }
         let failed: u64 = self.rec.errors.iter().sum();
-        if self.pub_failed != failed {
-            c.failed
-                .fetch_add(failed - self.pub_failed, Ordering::Relaxed);
-            self.pub_failed = failed;
-        }
-        if self.pub_bytes != self.rec.bytes_read {
-            c.bytes_read
-                .fetch_add(self.rec.bytes_read - self.pub_bytes, Ordering::Relaxed);
-            self.pub_bytes = self.rec.bytes_read;
-        }
+        let rec = &self.rec;
+        self.published
+            .publish(&self.shared.control, rec.completed, failed, rec.bytes_read);
     }
 
     /// Starts what the schedule says is due: requests on free connections (pool
     /// shapes) or new sessions (session shapes).
     fn dispatch(&mut self, now: Instant) {
-        if self.sending_done {
+        if self.pace.sending_done {
             return;
         }
-        if self.wake_at.is_some_and(|w| now + self.horizon < w) {
+        if self
+            .pace
+            .wake_at
+            .is_some_and(|w| now + self.pace.horizon < w)
+        {
             return;
         }
-        self.wake_at = None;
-        if self.sessions.is_some() {
+        self.pace.wake_at = None;
+        if self.sess.plan.is_some() {
             return self.dispatch_sessions(now);
         }
         while let Some(&ci) = self.idle.last() {
@@ -766,7 +486,7 @@ impl<'a> Worker<'a> {
                 continue;
             }
             while claimed < room {
-                match self.schedule.next(now, self.active) {
+                match self.schedule.next(now, self.sess.active) {
                     Next::Send { intended } => {
                         self.rec.lag(intended, now);
                         // One sent ahead of its time (within the horizon) is timed
@@ -777,11 +497,11 @@ impl<'a> Worker<'a> {
                         claimed += 1;
                     }
                     Next::Wait(t) => {
-                        self.wake_at = Some(t);
+                        self.pace.wake_at = Some(t);
                         break;
                     }
                     Next::Done => {
-                        self.sending_done = true;
+                        self.pace.sending_done = true;
                         break;
                     }
                 }
@@ -791,16 +511,16 @@ impl<'a> Worker<'a> {
             }
             self.idle.pop();
             self.conns[ci].in_idle = false;
-            let len = if self.dynamic {
+            let len = if self.prep.dynamic {
                 match self.build_request(ci, claimed) {
                     Some(len) => len,
                     None => return self.drop_claimed(ci),
                 }
             } else {
-                claimed * self.req_len
+                claimed * self.prep.req_len
             };
             self.start_batch(ci, claimed, 0, len, now);
-            if self.sending_done || self.wake_at.is_some() {
+            if self.pace.sending_done || self.pace.wake_at.is_some() {
                 return;
             }
         }
@@ -813,7 +533,7 @@ impl<'a> Worker<'a> {
     /// Writes (or connects for) `claimed` requests just queued on `ci`: `len` bytes of
     /// the request bytes from `base` (HTTP/1; HTTP/2 writes frames of its own).
     fn start_batch(&mut self, ci: usize, claimed: usize, base: usize, len: usize, now: Instant) {
-        if self.watch_sends {
+        if self.script.watch_sends {
             self.show_sent(ci, base, len);
         }
         self.in_flight += claimed as u64;
@@ -832,293 +552,15 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Shows the script the requests connection `ci` is about to write.
-    #[cold]
-    fn show_sent(&mut self, ci: usize, base: usize, len: usize) {
-        let bytes = if self.dynamic {
-            &self.conns[ci].own
-        } else {
-            &self.batch
-        };
-        if let Some(h) = self.hooks.as_mut() {
-            h.sent(ci, &bytes[base..base + len]);
-        }
-    }
-
-    /// Tells the script that the requests still unanswered on `ci` are gone.
-    #[cold]
-    fn show_gone(&mut self, ci: usize) {
-        if let Some(h) = self.hooks.as_mut() {
-            h.gone(ci);
-        }
-    }
-
-    fn dispatch_sessions(&mut self, now: Instant) {
-        for _ in 0..SESSIONS_PER_WAKE {
-            match self.schedule.next(now, self.active) {
-                Next::Send { intended } => {
-                    self.rec.lag(intended, now);
-                    let intended = intended.min(now);
-                    let ci = match self.free.pop() {
-                        Some(ci) => ci,
-                        None => {
-                            let mut proto = fresh_proto(self.spec);
-                            if let (true, Some(h1)) = (self.respond, proto.h1()) {
-                                h1.keep_responses();
-                            }
-                            self.conns.push(Conn::new(proto, self.spec.pipeline, now));
-                            self.conns.len() - 1
-                        }
-                    };
-                    let (step, end) = match self.scripts.len() {
-                        0 => (0, 0),
-                        n => {
-                            let range = self.scripts[self.next_script];
-                            self.next_script = (self.next_script + self.script_stride) % n;
-                            range
-                        }
-                    };
-                    let calls = if end > 0 {
-                        end - step
-                    } else {
-                        self.spec.session.calls
-                    };
-                    self.conns[ci].session = Some(SessionState {
-                        calls_left: calls,
-                        step,
-                        end,
-                        burst_left: 0,
-                        started: intended,
-                        think_until: None,
-                        retry: Vec::new(),
-                        resending: None,
-                        cookie: Vec::new(),
-                        queued: None,
-                        answered_before: self.conns[ci].completed_total,
-                    });
-                    self.active += 1;
-                    self.rec.sessions_started += 1;
-                    self.rec.max_concurrent = self.rec.max_concurrent.max(self.active as u64);
-                    if self.timed {
-                        self.start_timed(ci, now);
-                    } else {
-                        self.next_burst(ci, intended, now);
-                    }
-                }
-                Next::Wait(t) => {
-                    self.wake_at = Some(t);
-                    return;
-                }
-                Next::Done => {
-                    self.sending_done = true;
-                    return;
-                }
-            }
-        }
-        // More may be due at once (atOnceUsers): the loop checks the stop switch, the
-        // end and the sockets first, then comes straight back.
-        self.wake_at = Some(now);
-    }
-
-    /// Starts the session's next burst; its requests were meant to start at
-    /// `intended`.
-    fn next_burst(&mut self, ci: usize, intended: Instant, now: Instant) {
-        let Some(s) = self.conns[ci].session.as_mut() else {
-            return;
-        };
-        s.think_until = None;
-        s.burst_left = if self.spec.script.is_empty() {
-            self.spec.session.burst.min(s.calls_left)
-        } else {
-            let first = s.step as usize;
-            let joined = self.spec.script[first + 1..s.end as usize]
-                .iter()
-                .take_while(|st| st.follows)
-                .count();
-            1 + joined as u32
-        };
-        self.send_group(ci, intended, now);
-    }
-
-    /// A timed session begins: it connects at once (as h2load's clients do before
-    /// their first step), and sends what is due.
-    #[cold]
-    fn start_timed(&mut self, ci: usize, now: Instant) {
-        self.send_due(ci, now);
-        let c = &self.conns[ci];
-        if c.session.is_some() && c.state == State::Closed {
-            self.connect(ci, now);
-        }
-    }
-
-    /// Timed steps: sends the session's steps that are due, as many as the connection
-    /// has room for, each timed from its offset; then puts the session on the
-    /// `delayed` heap for its next step (a due step kept waiting for room goes out
-    /// when a response makes some). HTTP/1.1 sends only when the bytes before are
-    /// written, and not while the connection is being made (it sends then).
-    #[cold]
-    fn send_due(&mut self, ci: usize, now: Instant) {
-        let room = self.room(ci);
-        let c = &mut self.conns[ci];
-        let Some(s) = c.session.as_mut() else { return };
-        let ready = match c.state {
-            State::Open => c.proto.is_h2() || !c.proto.has_output(),
-            State::Closed => true,
-            _ => false,
-        };
-        let script = &self.spec.script;
-        let at = |i: u32| s.started + script[i as usize].at.unwrap_or_default();
-        let first = s.step;
-        let mut k = 0;
-        while ready && k < room as u32 && first + k < s.end && at(first + k) <= now {
-            let intended = at(first + k);
-            self.rec.lag(intended, now);
-            c.pending.push_back(Pending::new(intended, now));
-            k += 1;
-        }
-        s.step += k;
-        s.calls_left -= k;
-        if s.step < s.end {
-            let next = at(s.step);
-            if next > now && s.queued != Some(next) {
-                s.queued = Some(next);
-                self.delayed.push(Reverse((next, ci)));
-            }
-        }
-        if k > 0 {
-            self.send_steps(ci, first as usize, k as usize, now);
-        }
-    }
-
-    /// Sends as much of the current burst as may be pipelined at once.
-    fn send_group(&mut self, ci: usize, intended: Instant, now: Instant) {
-        let max = match self.spec.session.max_piped {
-            0 => u32::MAX,
-            n => n,
-        };
-        let c = &mut self.conns[ci];
-        let Some(s) = c.session.as_mut() else { return };
-        let k = s.burst_left.min(max);
-        s.burst_left -= k;
-        s.calls_left -= k;
-        for _ in 0..k {
-            c.pending.push_back(Pending::new(intended, now));
-        }
-        let step = s.step as usize;
-        if !self.spec.script.is_empty() {
-            s.step += k;
-        }
-        self.send_steps(ci, step, k as usize, now);
-    }
-
-    /// Sends a session's next `k` calls, back to back: script steps `step..step + k`,
-    /// or the run's request `k` times when there is no script.
-    fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
-        if !self.spec.variety.is_empty() {
-            // The run's walk over its requests (validate allows no other list here).
-            let Some(len) = self.build_request(ci, k) else {
-                // The walk ended the run: these calls are not sent.
-                let c = &mut self.conns[ci];
-                c.pending.truncate(c.pending.len().saturating_sub(k));
-                return;
-            };
-            return self.start_batch(ci, k, 0, len, now);
-        }
-        let (base, end) = if self.spec.script.is_empty() {
-            (0, k * self.req_len)
-        } else {
-            if let Some(h1) = self.conns[ci].proto.h1() {
-                h1.set_head_request(self.spec.script[step].request.is_head());
-            }
-            (self.offsets[step], self.offsets[step + k])
-        };
-        if self.cookies {
-            let len = self.with_cookie(ci, base, end);
-            return self.start_batch(ci, k, 0, len, now);
-        }
-        self.start_batch(ci, k, base, end - base, now);
-    }
-
-    /// Copies the requests `base..end` of the prepared bytes into the connection's own
-    /// buffer, each with the session's cookie (if a reply set one) as its last header.
-    /// Returns their length.
-    #[cold]
-    fn with_cookie(&mut self, ci: usize, base: usize, end: usize) -> usize {
-        let batch = &self.batch[base..end];
-        let c = &mut self.conns[ci];
-        c.own.clear();
-        let cookie = c.session.as_ref().map_or(&[][..], |s| &s.cookie[..]);
-        // Requests the engine built have a Content-Length when they have a body.
-        match crate::run::hooks::request_spans(batch) {
-            Ok(spans) if !cookie.is_empty() => {
-                let mut at = 0;
-                for (head, body) in spans {
-                    c.own.extend_from_slice(&batch[at..at + head - 2]);
-                    c.own.extend_from_slice(b"Cookie: ");
-                    c.own.extend_from_slice(cookie);
-                    c.own.extend_from_slice(b"\r\n\r\n");
-                    c.own.extend_from_slice(&batch[at + head..at + head + body]);
-                    at += head + body;
-                }
-            }
-            _ => c.own.extend_from_slice(batch),
-        }
-        c.own.len()
-    }
-
-    /// A response carried the failure status: the call is sent again once the
-    /// connection's batch is answered, or the session fails (requests pipelined
-    /// behind it are given up).
-    #[cold]
-    fn failure_status(&mut self, ci: usize, now: Instant) {
-        let c = &mut self.conns[ci];
-        let Some(s) = c.session.as_mut() else { return };
-        if self.spec.session.retry {
-            // HTTP/1.1 answers in order: the call answered is the one sent before the
-            // requests still pending.
-            let step = s
-                .resending
-                .unwrap_or_else(|| s.step.saturating_sub(1 + c.pending.len() as u32));
-            s.retry
-                .push(if self.spec.script.is_empty() { 0 } else { step });
-            return;
-        }
-        let behind = c.pending.len() as u64;
-        c.pending.clear();
-        if self.watch_sends {
-            self.show_gone(ci);
-        }
-        self.in_flight -= behind;
-        self.given_up += behind;
-        self.end_session(ci, now, false);
-    }
-
-    /// The session on `ci` is over: close its connection and free the slot.
-    fn end_session(&mut self, ci: usize, now: Instant, ok: bool) {
-        let Some(s) = self.conns[ci].session.take() else {
-            return;
-        };
-        self.drop_socket(ci);
-        self.conns[ci].state = State::Closed;
-        self.rec.session_end(s.started, now, ok);
-        // Responses per session, as the pool's per connection (h2load's per client).
-        let answered = self.conns[ci].completed_total - s.answered_before;
-        self.rec.hist.per_connection.0.saturating_record(answered);
-        self.active -= 1;
-        self.free.push(ci);
-        // A closed-model schedule may start a replacement at once.
-        self.wake_at = None;
-    }
-
     /// All responses of the connection's batch are in.
     fn batch_done(&mut self, ci: usize, now: Instant) {
         let Some(s) = self.conns[ci].session.as_mut() else {
-            if self.delays {
+            if self.script.delays {
                 return self.delay(ci, now);
             }
             return self.make_idle(ci);
         };
-        if self.timed {
+        if self.sess.timed {
             if s.calls_left == 0 {
                 return self.end_session(ci, now, true);
             }
@@ -1194,17 +636,17 @@ impl<'a> Worker<'a> {
         let Some(h2) = c.proto.h2().filter(|h| !h.goaway) else {
             return;
         };
-        let repeat = self.h2_requests.len() == 1;
+        let repeat = self.prep.h2_requests.len() == 1;
         let turns = !self.spec.variety.is_empty();
         let free = h2.stream_limit().saturating_sub(h2.open_streams());
         // One request for every stream (the pool's common case): looked up once.
-        let one = &self.h2_requests[index.min(self.h2_requests.len() - 1)];
+        let one = &self.prep.h2_requests[index.min(self.prep.h2_requests.len() - 1)];
         for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
             if turns {
-                p.stream = h2.request(&self.h2_requests[c.turn], false);
-                c.turn = (c.turn + 1) % self.h2_requests.len();
+                p.stream = h2.request(&self.prep.h2_requests[c.turn], false);
+                c.turn = (c.turn + 1) % self.prep.h2_requests.len();
             } else if steps {
-                p.stream = h2.request(&self.h2_requests[index], repeat);
+                p.stream = h2.request(&self.prep.h2_requests[index], repeat);
                 index += 1;
             } else {
                 p.stream = h2.request(one, repeat);
@@ -1223,129 +665,12 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The script, or the run's requests in turn, build the batch of `claimed`
-    /// requests of connection `ci` into its own buffer. Returns the bytes' length, or
-    /// `None` when the script stopped the thread or the run.
-    fn build_request(&mut self, ci: usize, claimed: usize) -> Option<usize> {
-        let variety = &self.spec.variety;
-        if !variety.is_empty() {
-            let c = &mut self.conns[ci];
-            c.own.clear();
-            // HTTP/2 takes its turns as streams open.
-            let Some(h1) = c.proto.h1() else {
-                return Some(0);
-            };
-            if let Some(walk) = self.spec.walk {
-                let first = self
-                    .shared
-                    .calls
-                    .fetch_add(claimed as u64, Ordering::Relaxed);
-                if walk.once && first + claimed as u64 > variety.len() as u64 {
-                    // Through the list once: the run ends, as httperf's does.
-                    self.stopped = true;
-                    self.shared.control.stop();
-                    return None;
-                }
-                let pick = |j: usize| &variety[walk.index(first + j as u64, variety.len())];
-                h1.set_head_request(pick(0).is_head());
-                for j in 0..claimed {
-                    c.own.extend_from_slice(&pick(j).bytes);
-                }
-                return Some(c.own.len());
-            }
-            h1.set_head_request(variety[c.turn].is_head());
-            for _ in 0..claimed {
-                c.own.extend_from_slice(&variety[c.turn].bytes);
-                c.turn = (c.turn + 1) % variety.len();
-            }
-            return Some(c.own.len());
-        }
-        let Some(hooks) = self.hooks.as_mut() else {
-            // The run's one request, in the connection's own buffer (where a redirect
-            // writes the request that follows it).
-            let c = &mut self.conns[ci];
-            c.own.clear();
-            c.own
-                .extend_from_slice(&self.batch[..claimed * self.req_len]);
-            return Some(c.own.len());
-        };
-        let c = &mut self.conns[ci];
-        c.own.clear();
-        let flow = hooks.request(&mut c.own);
-        if !self.settle_flow(flow) {
-            return None;
-        }
-        let c = &mut self.conns[ci];
-        if let Some(h1) = c.proto.h1() {
-            h1.set_head_request(c.own.starts_with(b"HEAD "));
-        }
-        Some(c.own.len())
-    }
-
-    /// Requests claimed for a batch the script did not build go back unsent (the
-    /// thread or the run is stopping).
-    fn drop_claimed(&mut self, ci: usize) {
-        self.conns[ci].pending.clear();
-        self.make_idle(ci);
-    }
-
-    /// Acts on what a script's hook asked. Returns false when this thread is to stop.
-    fn settle_flow(&mut self, flow: Flow) -> bool {
-        match flow {
-            Flow::Go => true,
-            Flow::StopThread => {
-                self.stopped = true;
-                false
-            }
-            Flow::StopRun => {
-                self.stopped = true;
-                self.shared.control.stop();
-                false
-            }
-        }
-    }
-
-    /// Connection `ci` waits out the script's delay before its next batch.
-    fn delay(&mut self, ci: usize, now: Instant) {
-        let Some(h) = self.hooks.as_mut() else {
-            return self.make_idle(ci);
-        };
-        let (d, flow) = h.delay();
-        if !self.settle_flow(flow) || d.is_zero() {
-            return self.make_idle(ci);
-        }
-        self.delayed.push(Reverse((now + d, ci)));
-    }
-
-    /// Connections whose delay is over take requests again.
-    #[inline(never)]
-    fn release_delayed(&mut self, now: Instant) {
-        while let Some(&Reverse((t, ci))) = self.delayed.peek() {
-            if t > now {
-                break;
-            }
-            self.delayed.pop();
-            if self.timed {
-                // A session's next step is due (unless the entry is stale: the
-                // session took it early, or ended).
-                if let Some(s) = self.conns[ci].session.as_mut() {
-                    if s.queued == Some(t) {
-                        s.queued = None;
-                        self.send_due(ci, now);
-                    }
-                }
-                continue;
-            }
-            self.make_idle(ci);
-        }
-    }
-
     /// Whether connection `ci` has sent its last request: its session's calls are all
     /// sent, or (pool shapes) the schedule has nothing more to start.
     fn sent_last(&self, ci: usize) -> bool {
         match &self.conns[ci].session {
             Some(s) => s.calls_left == 0 && s.burst_left == 0 && s.retry.is_empty(),
-            None => self.sending_done || self.schedule.spent(),
+            None => self.pace.sending_done || self.schedule.spent(),
         }
     }
 

@@ -34,7 +34,7 @@ impl Worker<'_> {
         for _ in 0..READS_PER_WAKE {
             let c = &mut self.conns[ci];
             let Some(s) = &mut c.stream else { return };
-            let r = if self.stamped {
+            let r = if self.pace.stamped {
                 self.read_stamped(ci, buf, now)
             } else {
                 s.read(buf)
@@ -75,8 +75,8 @@ impl Worker<'_> {
             return Ok(0);
         };
         let (n, stamp) = s.read_stamped(buf)?;
-        let (mono, wall) = self.clock;
-        self.arrived = stamp.map(|rx| {
+        let (mono, wall) = self.pace.clock;
+        self.pace.arrived = stamp.map(|rx| {
             let at = if rx >= wall {
                 mono + (rx - wall)
             } else {
@@ -95,11 +95,12 @@ impl Worker<'_> {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         let body = self
+            .prep
             .h2_requests
             .get(self.request_index(ci))
             .map_or(&[][..], |r| &r.body[..]);
         let c = &mut self.conns[ci];
-        if self.need_server {
+        if self.once.server {
             if let Some(h1) = c.proto.h1() {
                 h1.capture_server();
             }
@@ -113,10 +114,10 @@ impl Worker<'_> {
         let c = &mut self.conns[ci];
         if open && c.first_byte.is_none() && c.proto.mid_response() {
             // The response still being read began in these bytes.
-            c.first_byte = Some(self.arrived.unwrap_or(now));
+            c.first_byte = Some(self.pace.arrived.unwrap_or(now));
         }
-        if open && self.nap && c.proto.receiving() {
-            self.streaming = true;
+        if open && self.pace.nap && c.proto.receiving() {
+            self.pace.streaming = true;
         }
         if fed.is_err() {
             if open {
@@ -189,12 +190,12 @@ impl Worker<'_> {
         } else if c.proto.multiplexed()
             && c.session.is_none()
             && !going
-            && c.pending.len() <= self.h2_refill_at
+            && c.pending.len() <= self.dial.h2_refill_at
             && self.room(ci) > 0
         {
             // Room for more streams: the connection can take new requests now.
             self.make_idle(ci);
-        } else if self.timed {
+        } else if self.sess.timed {
             // A response made room for a timed step kept waiting.
             self.send_due(ci, now);
         }
@@ -214,7 +215,7 @@ impl Worker<'_> {
         let Some(p) = p else {
             return true;
         };
-        let c = if self.redirects > 0 {
+        let c = if self.prep.redirects > 0 {
             if let Some(open) = self.follow(ci, r.status, r.close, p, now) {
                 return open;
             }
@@ -226,9 +227,9 @@ impl Worker<'_> {
         if r.reused {
             self.rec.keepalive += 1;
         }
-        if self.need_server {
+        if self.once.server {
             if let Some(server) = c.proto.h1().and_then(|h| h.take_server()) {
-                self.need_server = false;
+                self.once.server = false;
                 let mut g = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
                 g.get_or_insert(server);
             }
@@ -237,8 +238,8 @@ impl Worker<'_> {
         // end of the request's write to then. HTTP/2 streams share the connection's
         // writes, so theirs runs from the send to the end.
         // Read after a nap: timed by its arrival (never before its send).
-        let now = match self.arrived {
-            Some(a) if self.stamped => a.max(p.sent),
+        let now = match self.pace.arrived {
+            Some(a) if self.pace.stamped => a.max(p.sent),
             _ => now,
         };
         let first = if r.fresh {
@@ -258,12 +259,12 @@ impl Worker<'_> {
         };
         self.first_response(ci, first.unwrap_or(now));
         self.check_length(r.body);
-        if !self.unusual {
+        if !self.prep.unusual {
             self.rec.complete(now, p.intended, r.status, r.body, timing);
         } else if !self.record_unusual(ci, r.status, r.body, p.intended, timing, now) {
             return false;
         }
-        if self.respond {
+        if self.prep.respond {
             self.script_response(ci, r.status);
         }
         if r.close {
@@ -293,12 +294,12 @@ impl Worker<'_> {
         timing: Timing,
         now: Instant,
     ) -> bool {
-        if self.batch_latency && !self.conns[ci].pending.is_empty() {
+        if self.prep.batch_latency && !self.conns[ci].pending.is_empty() {
             self.rec.count_only(now, status, body);
         } else {
             self.rec.complete(now, intended, status, body, timing);
         }
-        if status == self.fail_status {
+        if status == self.sess.fail_status {
             self.failure_status(ci, now);
             return self.conns[ci].session.is_some();
         }
@@ -314,7 +315,7 @@ impl Worker<'_> {
             .h1()
             .and_then(|h| h.take_response())
             .unwrap_or_default();
-        if self.cookies {
+        if self.sess.cookies {
             // One cookie per session: the last one set replaces any before it.
             let set =
                 (kept.headers.iter().rev()).find(|(n, _)| n.eq_ignore_ascii_case("set-cookie"));
@@ -324,7 +325,7 @@ impl Worker<'_> {
                 s.cookie.extend_from_slice(pair.as_bytes());
             }
         }
-        if let Some(h) = self.hooks.as_mut() {
+        if let Some(h) = self.script.hooks.as_mut() {
             let flow = h.response(&crate::run::hooks::Reply {
                 conn: ci,
                 status,

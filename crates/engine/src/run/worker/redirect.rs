@@ -27,7 +27,9 @@ impl Worker<'_> {
     ) -> Option<bool> {
         let c = &mut self.conns[ci];
         let kept = c.proto.h1()?.take_response().unwrap_or_default();
-        if !matches!(status, 301 | 302 | 303 | 307 | 308) || u32::from(p.hops) >= self.redirects {
+        if !matches!(status, 301 | 302 | 303 | 307 | 308)
+            || u32::from(p.hops) >= self.prep.redirects
+        {
             return None;
         }
         let location = (kept.headers.iter())

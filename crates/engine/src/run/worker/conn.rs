@@ -1,0 +1,163 @@
+//! A connection slot: its socket's state, the protocol value it holds, the requests
+//! it has in flight, and what the run times on it (connect, handshake, first byte).
+//! The loop owns the slots; this is what one of them is.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::proto::Proto;
+use crate::run::io::Stream;
+use crate::spec::LoadSpec;
+
+use super::state::SessionState;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum State {
+    /// No socket.
+    Closed,
+    /// Connect under way.
+    Connecting,
+    /// Connected to the proxy; CONNECT's first `.0` bytes written, its answer awaited.
+    Tunnel(usize),
+    /// Connected.
+    Open,
+    /// Waiting before reconnecting after a failed connect.
+    Backoff(Instant),
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct Pending {
+    pub(super) intended: Instant,
+    pub(super) sent: Instant,
+    /// HTTP/2: the stream carrying it (0 until its HEADERS are queued).
+    pub(super) stream: u32,
+    /// HTTP/2: times the server refused its stream unprocessed (REFUSED_STREAM).
+    pub(super) refused: u8,
+    /// Redirects followed for it so far (see [`Worker::follow`]).
+    pub(super) hops: u8,
+}
+
+impl Pending {
+    /// A request meant to start at `intended`, sent at `sent`, without a stream yet.
+    #[inline]
+    pub(super) fn new(intended: Instant, sent: Instant) -> Pending {
+        Pending {
+            intended,
+            sent,
+            stream: 0,
+            refused: 0,
+            hops: 0,
+        }
+    }
+}
+
+pub(super) struct Conn {
+    pub(super) stream: Option<Stream>,
+    pub(super) state: State,
+    /// HTTP/1.1 or HTTP/2: what to write, and what the bytes read mean.
+    pub(super) proto: Proto,
+    pub(super) pending: VecDeque<Pending>,
+    /// When the last write of requests finished.
+    pub(super) write_done: Instant,
+    pub(super) connect_started: Instant,
+    /// Connect time to charge to the next completed request (0 once charged).
+    pub(super) connect_us: u64,
+    /// When the TLS handshake began, until it ends.
+    pub(super) handshake_started: Option<Instant>,
+    /// TLS with HTTP/2 offered: nothing is written until ALPN has decided.
+    pub(super) alpn_pending: bool,
+    /// When the response being read began, if the protocol says (HTTP/1).
+    pub(super) first_byte: Option<Instant>,
+    pub(super) failures: u32,
+    /// Responses completed on this slot over the run.
+    pub(super) completed_total: u64,
+    /// No response yet since the last connect (for the time to first byte).
+    pub(super) awaiting_first: bool,
+    /// Whether the connection is in the worker's idle list.
+    pub(super) in_idle: bool,
+    /// The session running on this slot (session shapes).
+    pub(super) session: Option<SessionState>,
+    /// The batch's request bytes when a script builds them or several requests take
+    /// turns (empty otherwise: the worker's prepared copy is sent).
+    pub(super) own: Vec<u8>,
+    /// Several requests in turn: the one this connection sends next.
+    pub(super) turn: usize,
+    /// The proxy's answer to CONNECT, read so far (empty but while tunnelling).
+    pub(super) reply: Vec<u8>,
+}
+
+impl Conn {
+    pub(super) fn new(proto: Proto, pipeline: usize, start: Instant) -> Conn {
+        Conn {
+            stream: None,
+            state: State::Closed,
+            proto,
+            pending: VecDeque::with_capacity(pipeline),
+            write_done: start,
+            connect_started: start,
+            connect_us: 0,
+            handshake_started: None,
+            alpn_pending: false,
+            first_byte: None,
+            failures: 0,
+            completed_total: 0,
+            awaiting_first: false,
+            in_idle: false,
+            session: None,
+            own: Vec::new(),
+            turn: 0,
+            reply: Vec::new(),
+        }
+    }
+
+    /// Whether an open connection has bytes waiting for the socket: request bytes,
+    /// HTTP/2 frames, or TLS records.
+    pub(super) fn has_output(&mut self) -> bool {
+        self.state == State::Open
+            && (self.proto.has_output()
+                || self
+                    .stream
+                    .as_mut()
+                    .and_then(Stream::tls)
+                    .is_some_and(|t| t.wants_write()))
+    }
+}
+
+/// The protocol a connection of this run starts with: HTTP/2 from the first byte for
+/// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
+pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
+    Proto::new(
+        (spec.http2 && spec.tls.is_none()).then_some(spec.h2),
+        spec.request.is_head(),
+        spec.keepalive,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RequestBuilder, Target};
+
+    #[test]
+    fn a_slot_starts_closed_and_idle_of_work() {
+        let t = Target::parse("http://127.0.0.1:9/").unwrap();
+        let spec = LoadSpec::new(
+            t.clone(),
+            RequestBuilder::native(&t, "GET", true).build().unwrap(),
+        );
+        let now = Instant::now();
+        let mut c = Conn::new(fresh_proto(&spec), 4, now);
+        assert!(c.state == State::Closed && c.stream.is_none() && c.pending.is_empty());
+        assert!(!c.proto.is_h2());
+        // Nothing to write until it is open.
+        c.proto.send(0..10);
+        c.proto.queue(1);
+        assert!(!c.has_output());
+        let p = Pending::new(now, now);
+        assert_eq!((p.stream, p.refused, p.hops), (0, 0, 0));
+        // h2c speaks HTTP/2 from the first byte; over TLS it waits for ALPN.
+        let mut h2c = spec.clone();
+        h2c.http2 = true;
+        assert!(Conn::new(fresh_proto(&h2c), 4, now).proto.is_h2());
+    }
+}
