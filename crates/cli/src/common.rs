@@ -63,9 +63,10 @@ pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
 }
 
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.
-pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
-    spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
-    if let Err(e) = stampede_engine::probe(&spec) {
+pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
+    let plan = spec.plan().map_err(|e| Exit::usage(e.to_string()))?;
+    let spec = plan.spec();
+    if let Err(e) = stampede_engine::probe(spec) {
         let hint = match stampede_tls::classify(&e) {
             Some(stampede_tls::Failure::Certificate) => {
                 " (TLS certificate; trust its CA with --cacert FILE, or skip verification with --insecure)"
@@ -92,11 +93,11 @@ pub fn execute(mut spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exi
     });
     let watcher = {
         let control = control.clone();
-        let run = live::RunShape::of(&spec);
+        let run = live::RunShape::of(spec);
         std::thread::spawn(move || live::watch(control, run, progress))
     };
     let _ = RUN_STARTED.set(std::time::Instant::now());
-    let out = stampede_engine::run(&spec, control.clone());
+    let out = stampede_engine::run(&plan, control.clone());
     control.stop();
     let _ = watcher.join();
     let mut run = out.map_err(|e| Exit::fail(e.to_string()))?;

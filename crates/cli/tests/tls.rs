@@ -92,7 +92,7 @@ fn engine_run(url: &str, options: ClientOptions, n: u64) -> stampede_engine::Run
     spec.requests = Some(n);
     spec.timeout = Some(std::time::Duration::from_secs(5));
     spec.validate().unwrap();
-    stampede_engine::run(&spec, Arc::new(Control::default()))
+    stampede_engine::run(&spec.clone().plan().unwrap(), Arc::new(Control::default()))
         .unwrap()
         .result
 }

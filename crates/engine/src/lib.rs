@@ -1,6 +1,7 @@
 //! stampede's load-generation engine, usable from Rust without the command line.
 //!
-//! Data goes one way: a validated [`LoadSpec`] goes in, a [`RunResult`] comes out.
+//! Data goes one way: a [`LoadSpec`], checked into a [`Plan`], goes in, a [`RunResult`]
+//! comes out.
 //! [`run`] starts one worker thread per requested thread, each with its own event loop
 //! and connections; every request records its latency into that worker's HdrHistograms,
 //! merged by addition at the end, so memory does not grow with the number of requests.
@@ -24,8 +25,8 @@
 //! spec.connections = 64;
 //! spec.threads = 2;
 //! spec.requests = Some(100_000);
-//! spec.validate().unwrap();
-//! let out = run(&spec, Arc::new(Control::default())).unwrap();
+//! let plan = spec.plan().unwrap();
+//! let out = run(&plan, Arc::new(Control::default())).unwrap();
 //! println!("{:.0} req/s, p99 {} µs", out.result.throughput_rps,
 //!          out.result.latency.at(99.0).unwrap());
 //! ```
@@ -60,6 +61,7 @@ pub use run::control::Control;
 pub use run::live::Live;
 pub use run::schedule::{Budget, Closed, Next, Schedule};
 pub use run::{probe, run, Run};
+pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Workload};
 pub use spec::segment::Segment;
 pub use spec::{
     parse_duration, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,

@@ -56,7 +56,7 @@ fn seconds_arrive_while_the_run_goes_and_match_the_result() {
     let s = spec(&url, 4, 2, 2500);
     let control = Arc::new(Control::watched());
     let watcher = watch(&control, 2, 3);
-    let r = run(&s, control).unwrap().result;
+    let r = run(&s.clone().plan().unwrap(), control).unwrap().result;
     let ended = Instant::now();
     let seen = watcher.join().unwrap();
     assert_eq!(
@@ -87,7 +87,7 @@ fn a_stalled_second_is_kept_with_its_connections_held() {
             s.write_all(&ok_response("x")).is_ok()
         }),
     );
-    let r = run(&spec(&url, 1, 1, 2800), Arc::new(Control::default()))
+    let r = run(&spec(&url, 1, 1, 2800).plan().unwrap(), Arc::new(Control::default()))
         .unwrap()
         .result;
     let stalled = r
@@ -119,7 +119,7 @@ fn seconds_keep_coming_after_a_worker_ends_while_another_waits() {
     s.validate().unwrap();
     let control = Arc::new(Control::watched());
     let watcher = watch(&control, 2, 2);
-    let r = run(&s, control).unwrap().result;
+    let r = run(&s.clone().plan().unwrap(), control).unwrap().result;
     let ended = Instant::now();
     let seen = watcher.join().unwrap();
     assert_eq!(r.requests.completed, 2);

@@ -1302,7 +1302,10 @@ impl Bench<'_> {
                         if !cpus.is_empty() {
                             process::set_affinity(0, &cpus);
                         }
-                        stampede_engine::run(spec, control)
+                        // A search's step changes the rate: each run is planned
+                        // (checked) as it starts.
+                        let checked = spec.clone().plan().map_err(|e| e.to_string())?;
+                        stampede_engine::run(&checked, control).map_err(|e| e.to_string())
                     })
                 };
                 while !runner.is_finished() {
@@ -1313,10 +1316,9 @@ impl Bench<'_> {
                 }
                 runner
                     .join()
-                    .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked))
+                    .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked.to_string()))
             })
             .map(|r| r.result)
-            .map_err(|e| e.to_string())
         } else {
             measure_on_hosts(&plan.remote, &mut self.copies, spec, t)
         };

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::measure::recorder::Recorder;
 use crate::{
-    Budget, Closed, Control, LoadSpec, Origin, RequestRecord, RunError, RunResult, Schedule, Shape,
+    Budget, Closed, Control, LoadSpec, Origin, Plan, RequestRecord, RunError, RunResult, Schedule,
+    Shape,
 };
 use outcome::build_result;
 use worker::{Shared, Worker};
@@ -39,8 +40,9 @@ pub struct Run {
     pub requests: Option<Vec<RequestRecord>>,
 }
 
-/// Runs the load test `spec` describes (call [`LoadSpec::validate`] first).
-pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
+/// Runs the load test `plan` describes (see [`LoadSpec::plan`]).
+pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
+    let spec = plan.spec();
     let needed = crate::process::fds_needed(spec.connections, spec.threads);
     let limit = crate::process::raise_nofile(needed);
     if limit < needed {
@@ -92,7 +94,7 @@ pub fn run(spec: &LoadSpec, control: Arc<Control>) -> Result<Run, RunError> {
             );
             let lane = spec.segment.lane(i, threads);
             let worker = Worker::new(
-                spec,
+                plan,
                 &shared,
                 schedule,
                 i,

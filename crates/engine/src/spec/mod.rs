@@ -12,6 +12,7 @@ pub mod arrivals;
 pub mod inject;
 pub mod input;
 pub mod net;
+pub mod plan;
 pub mod portable;
 pub mod request;
 pub(crate) mod segment;
@@ -406,6 +407,12 @@ impl LoadSpec {
             redirects: 0,
             horizon: DEFAULT_HORIZON,
         }
+    }
+
+    /// Checks the spec (see [`LoadSpec::validate`]) and makes it the plan of a run,
+    /// what [`crate::run`] takes.
+    pub fn plan(self) -> Result<plan::Plan, SpecError> {
+        plan::Plan::of(self)
     }
 
     /// Checks the spec and clamps `threads` to `connections`.

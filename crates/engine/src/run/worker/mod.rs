@@ -51,6 +51,7 @@ use crate::proto::{Event, Proto};
 use crate::run::control::Control;
 use crate::run::io::{TimerFd, Waiter};
 use crate::run::schedule::{Next, Schedule};
+use crate::spec::plan::{Plan, SessionSteps};
 use crate::spec::target::Address;
 use crate::spec::LoadSpec;
 use conn::{fresh_proto, Conn, Pending, State};
@@ -163,7 +164,7 @@ impl<'a> Worker<'a> {
     /// arrivals `lane.0`, `lane.0 + lane.1`, … of the run's sequence.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        spec: &'a LoadSpec,
+        plan: &'a Plan,
         shared: &'a Shared,
         schedule: Box<dyn Schedule + 'a>,
         index: usize,
@@ -172,7 +173,9 @@ impl<'a> Worker<'a> {
         start: Instant,
         start_unix_us: u64,
     ) -> io::Result<Worker<'a>> {
-        let sessions = spec.shape.has_sessions().then_some(spec.session);
+        let spec = plan.spec();
+        let work = plan.workload();
+        let sessions = work.sessions().map(|s| s.session);
         // Pool shapes own `connections` slots for the whole run; session shapes grow
         // their slots as sessions arrive.
         let pool = if sessions.is_some() { 0 } else { connections };
@@ -180,9 +183,10 @@ impl<'a> Worker<'a> {
             .map(|_| Conn::new(fresh_proto(spec), spec.pipeline, start))
             .collect();
         let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
-        let cookies = spec.session.cookies && spec.shape.has_sessions();
+        let cookies = sessions.is_some_and(|s| s.cookies);
+        let redirects = work.pool().map_or(0, |p| p.redirects);
         let respond =
-            cookies || spec.redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
+            cookies || redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
         for c in &mut conns {
             c.in_idle = true;
             if let (true, Some(h1)) = (respond, c.proto.h1()) {
@@ -195,7 +199,7 @@ impl<'a> Worker<'a> {
         let timer = TimerFd::new()?;
         poll.registry()
             .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
-        let prep = Prepared::new(spec, &hooks, respond, cookies);
+        let prep = Prepared::new(plan, &hooks, respond);
         Ok(Worker {
             spec,
             shared,
@@ -247,7 +251,7 @@ impl<'a> Worker<'a> {
                 // Pool shapes only: a session's next call, a redirect's next hop or a
                 // script's follow-up waits for the response and would wait out the nap.
                 nap: matches!(spec.shape, crate::spec::Shape::Rate { .. })
-                    && spec.redirects == 0
+                    && redirects == 0
                     && !hooks
                         .as_ref()
                         .is_some_and(|h| h.wants_responses() || h.builds_requests()),
@@ -265,13 +269,11 @@ impl<'a> Worker<'a> {
                 next_script: lane.0 % scripts.len().max(1),
                 script_stride: lane.1,
                 scripts,
-                fail_status: spec
-                    .session
-                    .fail_status
-                    .filter(|_| spec.shape.has_sessions())
-                    .unwrap_or(0),
+                fail_status: sessions.and_then(|s| s.fail_status).unwrap_or(0),
                 given_up: 0,
-                timed: spec.script.first().is_some_and(|s| s.at.is_some()),
+                timed: work
+                    .sessions()
+                    .is_some_and(|s| s.steps == SessionSteps::Timed),
                 cookies,
             },
             script: Script {

@@ -10,8 +10,9 @@ use crate::proto::h2::H2Request;
 use crate::run::control::Control;
 use crate::run::hooks::ThreadHooks;
 use crate::run::io::TimerFd;
+use crate::spec::plan::{Plan, PoolRequests, SessionSteps};
 use crate::spec::target::Address;
-use crate::spec::{LoadSpec, Session};
+use crate::spec::Session;
 use std::sync::atomic::Ordering;
 
 /// A session in progress on a connection.
@@ -59,15 +60,18 @@ pub(super) fn script_ranges(script: &[crate::spec::Step]) -> Vec<(u32, u32)> {
 }
 
 impl Prepared {
-    /// The run's requests as this worker sends them: HTTP/1 bytes (`depth` copies of
+    /// The plan's requests as this worker sends them: HTTP/1 bytes (`depth` copies of
     /// the request, or every step of the script) and their HTTP/2 translations.
     pub(super) fn new(
-        spec: &LoadSpec,
+        plan: &Plan,
         hooks: &Option<Box<dyn ThreadHooks>>,
         respond: bool,
-        cookies: bool,
     ) -> Prepared {
+        let spec = plan.spec();
         let script = &spec.script;
+        let (pool, sessions) = (plan.workload().pool(), plan.workload().sessions());
+        let redirects = pool.map_or(0, |p| p.redirects);
+        let cookies = sessions.is_some_and(|s| s.session.cookies);
         Prepared {
             batch: if script.is_empty() {
                 spec.request
@@ -90,32 +94,20 @@ impl Prepared {
                     script.iter().map(|s| s.request.bytes.len()).sum(),
                 ))
                 .collect(),
-            h2_requests: if spec.http2 {
-                let sources: Vec<&[u8]> = if !spec.variety.is_empty() {
-                    spec.variety.iter().map(|r| &r.bytes[..]).collect()
-                } else if script.is_empty() {
-                    vec![&spec.request.bytes]
-                } else {
-                    script.iter().map(|s| &s.request.bytes[..]).collect()
-                };
-                sources
-                    .into_iter()
-                    .map(|b| {
-                        H2Request::from_http1(b, spec.target.scheme()).expect("checked by validate")
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            dynamic: !spec.variety.is_empty()
-                || cookies
-                || spec.redirects > 0
-                || hooks.as_ref().is_some_and(|h| h.builds_requests()),
+            h2_requests: plan.h2_requests().to_vec(),
+            dynamic: match (pool, sessions) {
+                (Some(p), _) => {
+                    matches!(p.requests, PoolRequests::Turns | PoolRequests::Walk(_))
+                        || p.redirects > 0
+                }
+                (None, Some(s)) => matches!(s.steps, SessionSteps::Walk(_)) || cookies,
+                (None, None) => false,
+            } || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
-            redirects: spec.redirects,
+            redirects,
             batch_latency: spec.batch_latency,
             unusual: spec.batch_latency
-                || (spec.session.fail_status.is_some() && spec.shape.has_sessions()),
+                || sessions.is_some_and(|s| s.session.fail_status.is_some()),
         }
     }
 }
