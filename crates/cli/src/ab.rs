@@ -7,10 +7,11 @@
 //! has produced published benchmarks of 404 pages.
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{AbRequest, LoadSpec, Target};
-use stampede_report::{ab_csv, ab_gnuplot, ab_html, ab_report, loud_warnings, AbInfo, HtmlAttrs};
+use stampede_engine::{AbRequest, LoadSpec, Run, Target};
+use stampede_report::{ab_csv, ab_gnuplot, ab_html, ab_report, AbInfo, HtmlAttrs};
 
 use crate::common::{self, Exit, ProgressOptions};
+use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Refused};
 
 /// ab's flags that stampede refuses, with why and what instead.
@@ -164,100 +165,124 @@ pub struct AbArgs {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    let (a, _) = DIALECT.parse::<AbArgs>(args)?;
-    a.result.claim_stdout();
-    // As ab: the scheme is part of the URL, and a URL without one is refused.
-    if !a.url.contains("://") {
-        return Err(Exit::usage(format!(
-            "ab: invalid URL {:?}: it needs its scheme, e.g. http://{}",
-            a.url,
-            if a.url.contains('/') {
-                a.url.clone()
-            } else {
-                format!("{}/", a.url)
-            }
-        )));
-    }
-    let url = a.url.clone();
-    let target = common::resolve(&url, a.unix_socket.as_deref())?;
-    let body = match (&a.postfile, &a.putfile) {
-        (Some(p), None) | (None, Some(p)) => Some(common::read_body(p)?),
-        _ => None,
-    };
-    let (mut spec, info) = translate(&a, target.clone(), body)?;
-    a.segments.apply(&mut spec)?;
-    let requests = spec.requests.unwrap_or(1);
+    contract::run::<Ab>(args)
+}
 
-    let banner = format!(
-        "This is stampede ab, version {} (ApacheBench 2.3 flags and report)",
-        env!("CARGO_PKG_VERSION")
-    );
-    common::out(&if a.html {
-        // ab's -w banner: a paragraph, and one left open for the lines that follow.
-        format!("<p>\n {banner}<br>\n</p>\n<p>\n")
-    } else {
-        format!("{banner}\n\n")
-    });
-    let heartbeat = (requests > 150 && a.timelimit.is_none()).then(|| (requests / 10).max(100));
-    common::out(&format!(
-        "Benchmarking {} (be patient){}",
-        target.host,
-        if heartbeat.is_some() && !a.quiet {
-            "\n"
-        } else {
-            "..."
-        }
-    ));
-    // ab shows its request once the benchmark has begun.
-    if a.verbosity >= 2 {
-        common::out(&format!(
-            "INFO: {} header == \n---\n{}\n---\n",
-            spec.request.method,
-            String::from_utf8_lossy(&spec.request.bytes)
-        ));
+/// ab's place in the dialects' run contract.
+struct Ab;
+
+impl Tool for Ab {
+    type Args = AbArgs;
+    type Inputs = (Target, Option<Vec<u8>>);
+    type Info = AbInfo;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn result_file(a: &AbArgs) -> &crate::common::ResultFile {
+        &a.result
     }
-    let run = common::execute(
-        spec,
-        ProgressOptions {
-            quiet: a.quiet,
-            heartbeat,
-            ..Default::default()
-        },
-    )
-    .inspect_err(|_| {
-        // The error goes on a line of its own, not after "(be patient)...".
-        if heartbeat.is_none() || a.quiet {
-            common::out("\n");
-        }
-    })?;
-    let r = &run.result;
-    if heartbeat.is_some() && !a.quiet {
-        eprintln!("Finished {} requests", r.requests.completed);
-    } else {
-        common::out("..done\n");
+
+    fn segments(a: &AbArgs) -> &crate::common::SegmentArgs {
+        &a.segments
     }
-    if a.html {
-        let d = HtmlAttrs::default();
-        let attrs = HtmlAttrs {
-            table: a.table_attrs.clone().unwrap_or(d.table),
-            tr: a.tr_attrs.clone().unwrap_or(d.tr),
-            td: a.td_attrs.clone().unwrap_or(d.td),
+
+    fn inputs(a: &AbArgs) -> Result<Self::Inputs, Exit> {
+        // As ab: the scheme is part of the URL, and a URL without one is refused.
+        if !a.url.contains("://") {
+            return Err(Exit::usage(format!(
+                "ab: invalid URL {:?}: it needs its scheme, e.g. http://{}",
+                a.url,
+                if a.url.contains('/') {
+                    a.url.clone()
+                } else {
+                    format!("{}/", a.url)
+                }
+            )));
+        }
+        let target = common::resolve(&a.url, a.unix_socket.as_deref())?;
+        let body = match (&a.postfile, &a.putfile) {
+            (Some(p), None) | (None, Some(p)) => Some(common::read_body(p)?),
+            _ => None,
         };
-        common::out(&ab_html(r, &info, &attrs));
-    } else {
-        common::out(&ab_report(r, &info));
+        Ok((target, body))
     }
-    if let Some(p) = &a.csv {
-        common::write_file(p, &ab_csv(r))?;
+
+    fn translate(a: &AbArgs, (target, body): Self::Inputs) -> Result<(LoadSpec, AbInfo), Exit> {
+        translate(a, target, body)
     }
-    if let (Some(p), Some(mut recs)) = (&a.gnuplot, run.requests) {
-        common::write_file(p, &ab_gnuplot(&mut recs))?;
+
+    fn execute(a: &AbArgs, spec: LoadSpec, _info: &mut AbInfo) -> Result<Run, Exit> {
+        let requests = spec.requests.unwrap_or(1);
+        let banner = format!(
+            "This is stampede ab, version {} (ApacheBench 2.3 flags and report)",
+            env!("CARGO_PKG_VERSION")
+        );
+        common::out(&if a.html {
+            // ab's -w banner: a paragraph, and one left open for the lines that follow.
+            format!("<p>\n {banner}<br>\n</p>\n<p>\n")
+        } else {
+            format!("{banner}\n\n")
+        });
+        let heartbeat = (requests > 150 && a.timelimit.is_none()).then(|| (requests / 10).max(100));
+        common::out(&format!(
+            "Benchmarking {} (be patient){}",
+            spec.target.host,
+            if heartbeat.is_some() && !a.quiet {
+                "\n"
+            } else {
+                "..."
+            }
+        ));
+        // ab shows its request once the benchmark has begun.
+        if a.verbosity >= 2 {
+            common::out(&format!(
+                "INFO: {} header == \n---\n{}\n---\n",
+                spec.request.method,
+                String::from_utf8_lossy(&spec.request.bytes)
+            ));
+        }
+        let run = common::execute(
+            spec,
+            ProgressOptions {
+                quiet: a.quiet,
+                heartbeat,
+                ..Default::default()
+            },
+        )
+        .inspect_err(|_| {
+            // The error goes on a line of its own, not after "(be patient)...".
+            if heartbeat.is_none() || a.quiet {
+                common::out("\n");
+            }
+        })?;
+        if heartbeat.is_some() && !a.quiet {
+            eprintln!("Finished {} requests", run.result.requests.completed);
+        } else {
+            common::out("..done\n");
+        }
+        Ok(run)
     }
-    a.result.write(r)?;
-    for w in loud_warnings(r) {
-        eprintln!("stampede: {w}");
+
+    fn report(a: &AbArgs, run: &mut Run, info: &mut AbInfo) -> Result<(), Exit> {
+        let r = &run.result;
+        if a.html {
+            let d = HtmlAttrs::default();
+            let attrs = HtmlAttrs {
+                table: a.table_attrs.clone().unwrap_or(d.table),
+                tr: a.tr_attrs.clone().unwrap_or(d.tr),
+                td: a.td_attrs.clone().unwrap_or(d.td),
+            };
+            common::out(&ab_html(r, info, &attrs));
+        } else {
+            common::out(&ab_report(r, info));
+        }
+        if let Some(p) = &a.csv {
+            common::write_file(p, &ab_csv(r))?;
+        }
+        if let (Some(p), Some(recs)) = (&a.gnuplot, run.requests.as_mut()) {
+            common::write_file(p, &ab_gnuplot(recs))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// ab's flags as a run: the load and what the report says of it. Pure: the caller

@@ -23,10 +23,11 @@ use stampede_engine::arrivals::Period;
 use stampede_engine::h2::H2Settings;
 use stampede_engine::inject::{self, Profile};
 use stampede_engine::target::Address;
-use stampede_engine::{LoadSpec, Request, RequestBuilder, Shape, Step, Target};
-use stampede_report::{h2load_log, h2load_preamble, h2load_report, loud_warnings, H2loadInfo};
+use stampede_engine::{LoadSpec, Request, RequestBuilder, Run, Shape, Step, Target};
+use stampede_report::{h2load_log, h2load_preamble, h2load_report, H2loadInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
+use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Refused};
 use crate::targets;
 
@@ -194,69 +195,100 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    let (a, _) = DIALECT.parse::<H2loadArgs>(args)?;
-    a.result.claim_stdout();
-    let (uris, timing) = uris(&a)?;
-    let body = a.data.as_deref().map(common::read_body).transpose()?;
-    let (mut spec, info) = translate(&a, &uris, &timing, body)?;
-    a.segments.apply(&mut spec)?;
-    if a.verbose {
-        let reqs: Vec<&Request> = if !spec.script.is_empty() {
-            spec.script.iter().map(|s| &s.request).collect()
-        } else if spec.variety.is_empty() {
-            vec![&spec.request]
-        } else {
-            spec.variety.iter().collect()
-        };
-        for r in reqs {
-            eprintln!("{}", String::from_utf8_lossy(&r.bytes).trim_end());
+    contract::run::<H2load>(args)
+}
+
+/// h2load's place in the dialects' run contract.
+struct H2load;
+
+impl Tool for H2load {
+    type Args = H2loadArgs;
+    type Inputs = (Target, Vec<String>, Vec<Duration>, Option<Vec<u8>>);
+    type Info = H2loadInfo;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn result_file(a: &H2loadArgs) -> &crate::common::ResultFile {
+        &a.result
+    }
+
+    fn segments(a: &H2loadArgs) -> &crate::common::SegmentArgs {
+        &a.segments
+    }
+
+    fn inputs(a: &H2loadArgs) -> Result<Self::Inputs, Exit> {
+        let (uris, timing) = uris(a)?;
+        let body = a.data.as_deref().map(common::read_body).transpose()?;
+        check_flags(a, &timing)?;
+        let target = resolve_target(a, &uris)?;
+        Ok((target, uris, timing, body))
+    }
+
+    fn translate(
+        a: &H2loadArgs,
+        (target, uris, timing, body): Self::Inputs,
+    ) -> Result<(LoadSpec, H2loadInfo), Exit> {
+        translate(a, target, &uris, &timing, body)
+    }
+
+    fn progress(_a: &H2loadArgs, _info: &H2loadInfo) -> ProgressOptions {
+        ProgressOptions {
+            quiet: false,
+            deciles: true,
+            ..Default::default()
         }
     }
-    let http2 = spec.http2;
-    common::out(&h2load_preamble(&info));
-    let options = || ProgressOptions {
-        quiet: false,
-        deciles: true,
-        ..Default::default()
-    };
-    if let Some(w) = a.warm_up {
-        let mut warm = spec.clone();
-        warm.duration = Some(w);
-        for t in 0..info.threads {
-            common::out(&format!("Warm-up started for thread #{t}.\n"));
+
+    fn execute(a: &H2loadArgs, spec: LoadSpec, info: &mut H2loadInfo) -> Result<Run, Exit> {
+        if a.verbose {
+            let reqs: Vec<&Request> = if !spec.script.is_empty() {
+                spec.script.iter().map(|s| &s.request).collect()
+            } else if spec.variety.is_empty() {
+                vec![&spec.request]
+            } else {
+                spec.variety.iter().collect()
+            };
+            for r in reqs {
+                eprintln!("{}", String::from_utf8_lossy(&r.bytes).trim_end());
+            }
         }
-        common::execute(
-            warm,
-            ProgressOptions {
-                quiet: true,
-                ..options()
-            },
-        )?;
-        for t in 0..info.threads {
-            common::out(&format!(
-                "Warm-up phase is over for thread #{t}.\nMain benchmark duration is started for thread #{t}.\n"
-            ));
+        let http2 = spec.http2;
+        common::out(&h2load_preamble(info));
+        if let Some(w) = a.warm_up {
+            let mut warm = spec.clone();
+            warm.duration = Some(w);
+            for t in 0..info.threads {
+                common::out(&format!("Warm-up started for thread #{t}.\n"));
+            }
+            common::execute(
+                warm,
+                ProgressOptions {
+                    quiet: true,
+                    ..Self::progress(a, info)
+                },
+            )?;
+            for t in 0..info.threads {
+                common::out(&format!(
+                    "Warm-up phase is over for thread #{t}.\nMain benchmark duration is started for thread #{t}.\n"
+                ));
+            }
         }
-    }
-    let run = common::execute(spec, options())?;
-    let r = &run.result;
-    let info = H2loadInfo {
+        let run = common::execute(spec, Self::progress(a, info))?;
         // ALPN may have chosen HTTP/1.1.
-        protocol: match &r.tls {
-            Some(t) if http2 => t.alpn.clone().unwrap_or(info.protocol.clone()),
-            _ => info.protocol.clone(),
-        },
-        ..info
-    };
-    common::out(&h2load_report(r, &info));
-    if let (Some(path), Some(records)) = (&a.log_file, run.requests.as_deref()) {
-        common::write_file(path, &h2load_log(records))?;
+        if let (Some(t), true) = (&run.result.tls, http2) {
+            if let Some(alpn) = &t.alpn {
+                info.protocol = alpn.clone();
+            }
+        }
+        Ok(run)
     }
-    a.result.write(r)?;
-    for w in loud_warnings(r) {
-        eprintln!("stampede: {w}");
+
+    fn report(a: &H2loadArgs, run: &mut Run, info: &mut H2loadInfo) -> Result<(), Exit> {
+        common::out(&h2load_report(&run.result, info));
+        if let (Some(path), Some(records)) = (&a.log_file, run.requests.as_deref()) {
+            common::write_file(path, &h2load_log(records))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The URIs: `-i`'s file or the timing script's (standard input for `-`), or the
@@ -483,16 +515,9 @@ fn h2_settings(a: &H2loadArgs) -> Result<H2Settings, Exit> {
     Ok(s)
 }
 
-/// h2load's flags as a run and the report's preamble. Pure apart from resolving the
-/// target: the caller reads the URI list (and the timing script's offsets, `timing`,
-/// empty without one) and the `--data` file.
-fn translate(
-    a: &H2loadArgs,
-    uris: &[String],
-    timing: &[Duration],
-    body: Option<Vec<u8>>,
-) -> Result<(LoadSpec, H2loadInfo), Exit> {
-    let h2 = h2_settings(a)?;
+/// The counts and rates that cannot go together, refused before any name is
+/// resolved.
+fn check_flags(a: &H2loadArgs, timing: &[Duration]) -> Result<(), Exit> {
     if a.clients == 0 || a.threads == 0 || a.streams == 0 {
         return Err(Exit::usage("-c, -t and -m must be at least 1"));
     }
@@ -535,6 +560,38 @@ fn translate(
             "--rps: {r} is not a rate; give requests per second per client, e.g. --rps 100"
         )));
     }
+    Ok(())
+}
+
+/// The target the first URI names (or `-B, --base-uri`'s origin), resolved, or
+/// reached at `--connect-to`'s address.
+fn resolve_target(a: &H2loadArgs, uris: &[String]) -> Result<Target, Exit> {
+    let Some(first) = uris.first() else {
+        return Err(Exit::usage(
+            "no URI: give one or more (http://host:port/path), or -i FILE",
+        ));
+    };
+    let path = path_of(first).ok_or_else(|| {
+        Exit::usage(format!(
+            "{first}: not a URI; write http://host:port/path (or /path after the first)"
+        ))
+    })?;
+    target_of(a, first, &path)
+}
+
+/// h2load's flags as a run and the report's preamble. Pure: the caller resolves the
+/// target ([`resolve_target`]), reads the URI list (and the timing script's offsets,
+/// `timing`, empty without one) and the `--data` file.
+fn translate(
+    a: &H2loadArgs,
+    target: Target,
+    uris: &[String],
+    timing: &[Duration],
+    body: Option<Vec<u8>>,
+) -> Result<(LoadSpec, H2loadInfo), Exit> {
+    let h2 = h2_settings(a)?;
+    check_flags(a, timing)?;
+    let requests = a.requests.unwrap_or(1);
     let paths = (uris.iter())
         .map(|u| {
             path_of(u).ok_or_else(|| {
@@ -544,12 +601,6 @@ fn translate(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let Some(first) = uris.first() else {
-        return Err(Exit::usage(
-            "no URI: give one or more (http://host:port/path), or -i FILE",
-        ));
-    };
-    let target = target_of(a, first, &paths[0])?;
     let http2 = speaks_http2(a, target.tls)?;
     let method = if body.is_some() { "POST" } else { "GET" };
     let headers = (a.headers.iter())
@@ -688,9 +739,21 @@ mod tests {
         DIALECT.parse::<H2loadArgs>(&args).map(|(a, _)| a)
     }
 
+    /// The translation as the run contract makes it: flags checked, the target
+    /// resolved, then translated.
+    fn tr(
+        a: &H2loadArgs,
+        uris: &[String],
+        timing: &[Duration],
+        body: Option<Vec<u8>>,
+    ) -> Result<(LoadSpec, H2loadInfo), Exit> {
+        check_flags(a, timing)?;
+        translate(a, resolve_target(a, uris)?, uris, timing, body)
+    }
+
     fn spec_of(argv: &[&str]) -> Result<(LoadSpec, H2loadInfo), Exit> {
         let a = args(argv)?;
-        translate(&a, &a.uris, &[], None)
+        tr(&a, &a.uris, &[], None)
     }
 
     #[test]
@@ -922,7 +985,7 @@ mod tests {
             let a = args(&[flag, &list, "http://127.0.0.1:9/unused"]).unwrap();
             let (u, at) = uris(&a).unwrap();
             assert!(at.is_empty());
-            let (s, _) = translate(&a, &u, &at, None).unwrap();
+            let (s, _) = tr(&a, &u, &at, None).unwrap();
             assert_eq!(s.variety.len(), 3);
             assert!(s.variety[1].bytes.starts_with(b"GET /b?x=1 "));
         }
@@ -934,7 +997,7 @@ mod tests {
         let timed = |argv: &[&str]| {
             let a = args(argv).unwrap();
             let (u, at) = uris(&a)?;
-            translate(&a, &u, &at, None)
+            tr(&a, &u, &at, None)
         };
         let (s, info) = timed(&["--timing-script-file", &script, "-c", "3"]).unwrap();
         let at: Vec<_> = s.script.iter().map(|st| st.at).collect();
@@ -968,10 +1031,10 @@ mod tests {
         // -d and --data: POST, and over HTTP/1.1 one request in flight.
         for flag in ["-d", "--data"] {
             let a = args(&[flag, "f", "--h1", "-m", "8", u]).unwrap();
-            let (s, _) = translate(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
+            let (s, _) = tr(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
             assert_eq!((s.request.method.as_str(), s.pipeline), ("POST", 1));
             let a = args(&[flag, "f", "-m", "8", u]).unwrap();
-            let (s, _) = translate(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
+            let (s, _) = tr(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
             assert_eq!(s.pipeline, 8);
         }
         for (argv, flag) in [

@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use stampede_engine::arrivals::Period;
-use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
-use stampede_report::{httperf_report, loud_warnings, HttperfInfo};
+use stampede_engine::{LoadSpec, RequestBuilder, Run, Session, Shape, Target};
+use stampede_report::{httperf_report, HttperfInfo};
 
 use crate::common::{self, Exit, ProgressOptions};
+use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
 use crate::sesslog;
 use crate::watch::{self, Parts, Style};
@@ -208,21 +209,23 @@ pub struct HttperfArgs {
 const MAX_WSET: u64 = 1_000_000;
 
 /// `--wlog=B,FILE`: whether to go round again (`y`) or end the run (`n`) at the end of
-/// the file's URIs, and the URIs (separated by NUL bytes; empty ones skipped).
-fn parse_wlog(s: &str) -> Result<(bool, Vec<String>), Exit> {
-    let (again, file) = match s.split_once(',') {
-        Some(("y" | "Y", f)) => (true, f),
-        Some(("n" | "N", f)) => (false, f),
-        _ => {
-            return Err(Exit::usage(format!(
-                "--wlog: {s:?} is not B,FILE: y (go round again) or n (end the run) at the end of the URIs, a comma and the file, e.g. y,uris.log"
-            )))
-        }
-    };
-    let bytes = input::read(file, "--wlog", Input::List).map_err(|e| Exit::usage(e.to_string()))?;
+/// the file's URIs, and the file.
+fn parse_wlog(s: &str) -> Result<(bool, &str), Exit> {
+    match s.split_once(',') {
+        Some(("y" | "Y", f)) => Ok((true, f)),
+        Some(("n" | "N", f)) => Ok((false, f)),
+        _ => Err(Exit::usage(format!(
+            "--wlog: {s:?} is not B,FILE: y (go round again) or n (end the run) at the end of the URIs, a comma and the file, e.g. y,uris.log"
+        ))),
+    }
+}
+
+/// `--wlog`'s URIs in `bytes`, the file `file` (separated by NUL bytes; empty ones
+/// skipped).
+fn wlog_uris(file: &str, bytes: &[u8]) -> Result<Vec<String>, Exit> {
     let mut uris = Vec::new();
     for (i, u) in bytes.split(|&b| b == 0).enumerate() {
-        let u = String::from_utf8(u.to_vec())
+        let u = std::str::from_utf8(u)
             .map_err(|_| Exit::usage(format!("--wlog: {file}: URI {} is not UTF-8", i + 1)))?;
         let u = u.trim();
         if !u.is_empty() {
@@ -240,7 +243,43 @@ fn parse_wlog(s: &str) -> Result<(bool, Vec<String>), Exit> {
             uris.len()
         )));
     }
-    Ok((again, uris))
+    Ok(uris)
+}
+
+/// What httperf's flags name outside the command line: the session log's text
+/// (`--wsesslog`) and the URI log's bytes (`--wlog`), read once the flags that name
+/// them are known to be consistent.
+#[derive(Default)]
+struct Files {
+    wsesslog: Option<String>,
+    wlog: Option<Vec<u8>>,
+}
+
+impl Files {
+    fn read(a: &HttperfArgs) -> Result<Files, Exit> {
+        check_flags(a)?;
+        let wsesslog = match (&a.wsess, &a.wsesslog) {
+            (None, Some(w)) => {
+                let (_, _, file) = parse_wsesslog(w)?;
+                Some(
+                    input::read_text(&file, "--wsesslog", Input::List)
+                        .map_err(|e| Exit::usage(e.to_string()))?,
+                )
+            }
+            _ => None,
+        };
+        let wlog = match &a.wlog {
+            Some(w) => {
+                let (_, file) = parse_wlog(w)?;
+                Some(
+                    input::read(file, "--wlog", Input::List)
+                        .map_err(|e| Exit::usage(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
+        Ok(Files { wsesslog, wlog })
+    }
 }
 
 /// `--wset=N,X`: the number of files and the rate at which new ones are taken.
@@ -315,65 +354,111 @@ fn parse_wsesslog(s: &str) -> Result<(u64, f64, String), Exit> {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    let (a, notes) = DIALECT.parse::<HttperfArgs>(args)?;
-    for n in &notes {
-        eprintln!("stampede httperf: {n}");
+    contract::run::<Httperf>(args)
+}
+
+/// httperf's place in the dialects' run contract.
+struct Httperf;
+
+/// What httperf's report needs: its settings echoed, and the CPU time the run took.
+struct HttperfRun {
+    info: HttperfInfo,
+    /// `--wlog n`: the log's length, which ends the run when shorter than its calls.
+    log_len: Option<u64>,
+    /// Sessions and calls each asked for (set as the run starts).
+    count: u64,
+    calls: u32,
+}
+
+impl Tool for Httperf {
+    type Args = HttperfArgs;
+    type Inputs = (Target, String, Files);
+    type Info = HttperfRun;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn result_file(a: &HttperfArgs) -> &crate::common::ResultFile {
+        &a.result
     }
-    a.result.claim_stdout();
-    let (url, uri) = url_of(&a)?;
-    let target = common::resolve(&url, None)?;
-    let mut spec = translate(&a, target, &uri)?;
-    a.segments.apply(&mut spec)?;
-    let (count, calls) = match spec.shape {
-        Shape::Sessions { count, .. } => (count, spec.session.calls),
-        _ => unreachable!("httperf runs sessions"),
-    };
-    let command = normalized(&a, &uri);
-    let what = if spec.script.is_empty() {
-        format!("{count} connections of {calls} calls each")
-    } else {
-        let defined = spec.script.iter().filter(|s| s.new_session).count();
-        format!("{count} sessions taking the log's {defined} in turn")
-    };
-    eprintln!(
-        "stampede httperf: {what} to {}; the report follows at the end",
-        spec.target.url
-    );
-    // --wlog n: a log shorter than the run's calls ends it.
-    let log_len = (spec.walk)
-        .filter(|w| w.once)
-        .map(|_| spec.variety.len() as u64);
-    let before = stampede_engine::process::self_cpu();
-    let run = common::execute(
-        spec,
-        ProgressOptions {
-            quiet: false,
-            heartbeat: None,
-            // httperf is silent until its report; stampede says how the run goes on
-            // stderr, a line a second when that is not a terminal, so stdout stays
-            // httperf's report alone.
-            lines: true,
-            ..Default::default()
-        },
-    )?;
-    let after = stampede_engine::process::self_cpu();
-    let info = HttperfInfo {
-        command,
-        cpu: Some((after.user - before.user, after.system - before.system)),
-        sessions: a.wsess.is_some() || a.wsesslog.is_some(),
-    };
-    common::out(&httperf_report(&run.result, &info));
-    if let Some(n) = log_len.filter(|n| *n < count * u64::from(calls)) {
+
+    fn segments(a: &HttperfArgs) -> &crate::common::SegmentArgs {
+        &a.segments
+    }
+
+    fn inputs(a: &HttperfArgs) -> Result<Self::Inputs, Exit> {
+        let (url, uri) = url_of(a)?;
+        let target = common::resolve(&url, None)?;
+        Ok((target, uri, Files::read(a)?))
+    }
+
+    fn translate(
+        a: &HttperfArgs,
+        (target, uri, files): Self::Inputs,
+    ) -> Result<(LoadSpec, HttperfRun), Exit> {
+        let spec = translate(a, target, &uri, files)?;
+        let info = HttperfInfo {
+            command: normalized(a, &uri),
+            cpu: None,
+            sessions: a.wsess.is_some() || a.wsesslog.is_some(),
+        };
+        Ok((
+            spec,
+            HttperfRun {
+                info,
+                log_len: None,
+                count: 0,
+                calls: 0,
+            },
+        ))
+    }
+
+    fn execute(_a: &HttperfArgs, spec: LoadSpec, h: &mut HttperfRun) -> Result<Run, Exit> {
+        let Shape::Sessions { count, .. } = spec.shape else {
+            unreachable!("httperf runs sessions")
+        };
+        let calls = spec.session.calls;
+        let what = if spec.script.is_empty() {
+            format!("{count} connections of {calls} calls each")
+        } else {
+            let defined = spec.script.iter().filter(|s| s.new_session).count();
+            format!("{count} sessions taking the log's {defined} in turn")
+        };
         eprintln!(
-            "stampede httperf: --wlog n: the log's {n} URIs were used up before the {} calls asked for; the run ended there, as httperf's does",
-            count * u64::from(calls)
+            "stampede httperf: {what} to {}; the report follows at the end",
+            spec.target.url
         );
+        // --wlog n: a log shorter than the run's calls ends it.
+        h.log_len = (spec.walk)
+            .filter(|w| w.once)
+            .map(|_| spec.variety.len() as u64);
+        (h.count, h.calls) = (count, calls);
+        let before = stampede_engine::process::self_cpu();
+        let run = common::execute(
+            spec,
+            ProgressOptions {
+                quiet: false,
+                heartbeat: None,
+                // httperf is silent until its report; stampede says how the run goes
+                // on stderr, a line a second when that is not a terminal, so stdout
+                // stays httperf's report alone.
+                lines: true,
+                ..Default::default()
+            },
+        )?;
+        let after = stampede_engine::process::self_cpu();
+        h.info.cpu = Some((after.user - before.user, after.system - before.system));
+        Ok(run)
     }
-    a.result.write(&run.result)?;
-    for w in loud_warnings(&run.result) {
-        eprintln!("stampede: {w}");
+
+    fn report(_a: &HttperfArgs, run: &mut Run, h: &mut HttperfRun) -> Result<(), Exit> {
+        common::out(&httperf_report(&run.result, &h.info));
+        let asked = h.count * u64::from(h.calls);
+        if let Some(n) = h.log_len.filter(|n| *n < asked) {
+            eprintln!(
+                "stampede httperf: --wlog n: the log's {n} URIs were used up before the {asked} calls asked for; the run ended there, as httperf's does"
+            );
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The run's settings echoed the way httperf echoes its own.
@@ -463,21 +548,9 @@ fn builder(
     Ok(b)
 }
 
-/// httperf's flags as a run: sessions of calls in bursts (`--wsess` or
-/// `--num-conns`/`--num-calls`), at a rate or a period. Pure: the caller resolves the
-/// target.
-fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exit> {
-    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
-    let version = match a.http_version.as_str() {
-        "1.1" => stampede_engine::Version::Http11,
-        "1.0" => stampede_engine::Version::Http10,
-        other => {
-            return Err(Exit::usage(format!(
-                "--http-version: {other:?} is not 1.0 or 1.1"
-            )))
-        }
-    };
-    let b = builder(a, version, &a.method, uri)?;
+/// The flags that cannot go together, or out of range, refused before any file they
+/// name is read.
+fn check_flags(a: &HttperfArgs) -> Result<(), Exit> {
     let sessions = a.wsess.is_some() || a.wsesslog.is_some();
     for (given, flag) in [
         (a.failure_status.is_some(), "--failure-status"),
@@ -517,6 +590,25 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
             "--max-piped-calls and --max-connections must be at least 1",
         ));
     }
+    Ok(())
+}
+
+/// httperf's flags as a run: sessions of calls in bursts (`--wsess` or
+/// `--num-conns`/`--num-calls`), at a rate or a period. Pure: the caller resolves the
+/// target and reads the files the flags name.
+fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result<LoadSpec, Exit> {
+    let tls = crate::tls::TlsArgs::dialect(&target, false)?;
+    let version = match a.http_version.as_str() {
+        "1.1" => stampede_engine::Version::Http11,
+        "1.0" => stampede_engine::Version::Http10,
+        other => {
+            return Err(Exit::usage(format!(
+                "--http-version: {other:?} is not 1.0 or 1.1"
+            )))
+        }
+    };
+    let b = builder(a, version, &a.method, uri)?;
+    check_flags(a)?;
     let request = b.clone().build().map_err(|e| Exit::usage(e.to_string()))?;
     let mut script = Vec::new();
     let (count, calls, think) = match (&a.wsess, &a.wsesslog) {
@@ -526,9 +618,8 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         }
         (None, Some(w)) => {
             let (n, x, file) = parse_wsesslog(w)?;
-            let text = input::read_text(&file, "--wsesslog", Input::List)
-                .map_err(|e| Exit::usage(e.to_string()))?;
-            let log = sesslog::parse(&text, &file).map_err(Exit::usage)?;
+            let text = files.wsesslog.as_deref().unwrap_or_default();
+            let log = sesslog::parse(text, &file).map_err(Exit::usage)?;
             let think = Duration::from_secs_f64(x);
             script = sesslog::steps(&log, think, |c| {
                 let uri = if c.uri.starts_with('/') {
@@ -568,7 +659,8 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str) -> Result<LoadSpec, Exi
         });
     }
     if let Some(w) = &a.wlog {
-        let (again, mut uris) = parse_wlog(w)?;
+        let (again, file) = parse_wlog(w)?;
+        let mut uris = wlog_uris(file, files.wlog.as_deref().unwrap_or_default())?;
         // A walk at rate 1 sends request (i + 1) mod n on call i: with the last URI
         // first, call i sends the log's URI i.
         uris.rotate_right(1);
@@ -628,7 +720,7 @@ mod tests {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let (a, _) = DIALECT.parse::<HttperfArgs>(&args)?;
         let (url, uri) = url_of(&a)?;
-        translate(&a, Target::parse(&url).unwrap(), &uri)
+        translate(&a, Target::parse(&url).unwrap(), &uri, Files::read(&a)?)
     }
 
     #[test]
@@ -689,7 +781,7 @@ mod tests {
             let args: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
             let (a, notes) = DIALECT.parse::<HttperfArgs>(&args)?;
             let (url, uri) = url_of(&a)?;
-            translate(&a, Target::parse(&url).unwrap(), &uri).map(|s| (s, notes))
+            translate(&a, Target::parse(&url).unwrap(), &uri, Files::read(&a)?).map(|s| (s, notes))
         };
         for argv in [
             &["--add-header", "X-A: 1\n"][..],

@@ -17,6 +17,7 @@ mod ab;
 mod bench;
 mod common;
 mod console;
+mod contract;
 mod dashboard;
 mod dialect;
 mod fanout;

@@ -11,12 +11,13 @@ use stampede_engine::input::{self, Input};
 use std::sync::Arc;
 
 use clap::{ArgAction, Parser};
-use stampede_engine::{Hooks, LoadSpec, RequestBuilder, Shape, Target};
+use stampede_engine::{Hooks, LoadSpec, RequestBuilder, Run, Shape, Target};
 use stampede_report::wrk::{req_sec_samples, socket_errors};
-use stampede_report::{loud_warnings, wrk_report, WrkInfo};
+use stampede_report::{wrk_report, WrkInfo};
 use stampede_script::{Script, Summary, Target as ScriptTarget};
 
 use crate::common::{self, Exit, ProgressOptions};
+use crate::contract::{self, Tool};
 use crate::dialect::Dialect;
 
 /// wrk's and wrk2's command line: every flag of their usage is taken.
@@ -92,76 +93,132 @@ pub struct WrkArgs {
 }
 
 pub fn main(args: &[String]) -> Result<(), Exit> {
-    let (a, _) = DIALECT.parse::<WrkArgs>(args)?;
-    a.result.claim_stdout();
-    let target = common::resolve(&a.url, None)?;
-    let body = a.body_file.as_deref().map(common::read_body).transpose()?;
-    let mut spec = translate(&a, target, body.clone())?;
-    a.segments.apply(&mut spec)?;
-    let script = match &a.script {
-        Some(path) => Some(attach_script(&a, path, body, &mut spec)?),
-        None => None,
-    };
-    // The script's code runs on the workers and at the end; a loop in it would hold
-    // the run past -d, and LuaJIT's compiled loops cannot be interrupted.
-    let watch = a.script.as_deref().map(|p| {
-        // The run ends after its shared start (a segment's --start-at) and the
-        // duration, counted from when the engine begins, then any wait for the last
-        // answers.
-        let start_in = spec
-            .start_at
-            .and_then(|t| t.duration_since(std::time::SystemTime::now()).ok())
-            .unwrap_or_default();
-        let lasts =
-            start_in + spec.duration.unwrap_or(a.duration) + spec.last_wait.unwrap_or_default();
-        ScriptWatch::start(p, lasts + SCRIPT_GRACE)
-    });
-    let run = common::execute(
-        spec,
-        ProgressOptions {
-            quiet: false,
-            heartbeat: None,
-            ..Default::default()
-        },
-    )?;
-    let info = WrkInfo {
-        url: a.url.clone(),
-        threads: a.threads,
-        connections: a.connections,
-        duration_s: a.duration.as_secs_f64(),
-        latency: a.latency || a.u_latency,
-        uncorrected: a.u_latency,
-        wrk2: a.rate.is_some(),
-    };
-    common::out(&wrk_report(&run.result, &info));
-    a.result.write(&run.result)?;
-    for w in loud_warnings(&run.result) {
-        eprintln!("stampede: {w}");
+    contract::run::<Wrk>(args)
+}
+
+/// wrk's place in the dialects' run contract.
+struct Wrk;
+
+/// What wrk's report and script need, from the translation to the end.
+struct WrkRun {
+    info: WrkInfo,
+    /// The body file's bytes and the script's source, for the script's `wrk` table.
+    body: Option<Vec<u8>>,
+    source: Option<String>,
+    script: Option<Arc<Script>>,
+    watch: Option<ScriptWatch>,
+}
+
+impl Tool for Wrk {
+    type Args = WrkArgs;
+    type Inputs = (Target, Option<Vec<u8>>, Option<String>);
+    type Info = WrkRun;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn result_file(a: &WrkArgs) -> &crate::common::ResultFile {
+        &a.result
     }
-    if let Some(w) = &watch {
-        // done() has no deadline of its own: only Ctrl-C limits it.
-        w.set_deadline(None);
+
+    fn segments(a: &WrkArgs) -> &crate::common::SegmentArgs {
+        &a.segments
     }
-    if let Some(script) = script {
-        let errors = script.errors();
-        if let Some(first) = errors.first() {
-            return Err(Exit::fail(format!(
-                "{}: the run stopped at a script error: {first}",
-                script.path()
-            )));
+
+    fn inputs(a: &WrkArgs) -> Result<Self::Inputs, Exit> {
+        let target = common::resolve(&a.url, None)?;
+        let body = a.body_file.as_deref().map(common::read_body).transpose()?;
+        let source = match &a.script {
+            Some(path) => Some(
+                input::read_text(path, "-s/--script", Input::Config)
+                    .map_err(|e| Exit::usage(e.to_string()))?,
+            ),
+            None => None,
+        };
+        Ok((target, body, source))
+    }
+
+    fn translate(
+        a: &WrkArgs,
+        (target, body, source): Self::Inputs,
+    ) -> Result<(LoadSpec, WrkRun), Exit> {
+        let spec = translate(a, target, body.clone())?;
+        let info = WrkInfo {
+            url: a.url.clone(),
+            threads: a.threads,
+            connections: a.connections,
+            duration_s: a.duration.as_secs_f64(),
+            latency: a.latency || a.u_latency,
+            uncorrected: a.u_latency,
+            wrk2: a.rate.is_some(),
+        };
+        Ok((
+            spec,
+            WrkRun {
+                info,
+                body,
+                source,
+                script: None,
+                watch: None,
+            },
+        ))
+    }
+
+    fn execute(a: &WrkArgs, mut spec: LoadSpec, w: &mut WrkRun) -> Result<Run, Exit> {
+        if let (Some(path), Some(source)) = (&a.script, &w.source) {
+            w.script = Some(attach_script(a, path, source, w.body.take(), &mut spec)?);
+            // The script's code runs on the workers and at the end; a loop in it would
+            // hold the run past -d, and LuaJIT's compiled loops cannot be interrupted.
+            // The run ends after its shared start (a segment's --start-at) and the
+            // duration, counted from when the engine begins, then any wait for the
+            // last answers.
+            let start_in = spec
+                .start_at
+                .and_then(|t| t.duration_since(std::time::SystemTime::now()).ok())
+                .unwrap_or_default();
+            let lasts =
+                start_in + spec.duration.unwrap_or(a.duration) + spec.last_wait.unwrap_or_default();
+            w.watch = Some(ScriptWatch::start(path, lasts + SCRIPT_GRACE));
         }
-        script
-            .done(
-                &done_summary(&run.result),
-                &run.result.histograms.latency.0,
-                &req_sec_samples(&run.result, a.threads),
-            )
-            .map_err(|e| Exit::fail(format!("{}: {e}", script.path())))?;
+        common::execute(
+            spec,
+            ProgressOptions {
+                quiet: false,
+                heartbeat: None,
+                ..Default::default()
+            },
+        )
     }
-    if let Some(w) = watch {
-        w.finish();
+
+    fn report(_a: &WrkArgs, run: &mut Run, w: &mut WrkRun) -> Result<(), Exit> {
+        common::out(&wrk_report(&run.result, &w.info));
+        Ok(())
     }
-    Ok(())
+
+    fn finish(a: &WrkArgs, run: &Run, w: WrkRun) -> Result<(), Exit> {
+        if let Some(watch) = &w.watch {
+            // done() has no deadline of its own: only Ctrl-C limits it.
+            watch.set_deadline(None);
+        }
+        if let Some(script) = w.script {
+            let errors = script.errors();
+            if let Some(first) = errors.first() {
+                return Err(Exit::fail(format!(
+                    "{}: the run stopped at a script error: {first}",
+                    script.path()
+                )));
+            }
+            script
+                .done(
+                    &done_summary(&run.result),
+                    &run.result.histograms.latency.0,
+                    &req_sec_samples(&run.result, a.threads),
+                )
+                .map_err(|e| Exit::fail(format!("{}: {e}", script.path())))?;
+        }
+        if let Some(watch) = w.watch {
+            watch.finish();
+        }
+        Ok(())
+    }
 }
 
 /// How long a script may hold the run past its end, or the process past Ctrl-C.
@@ -238,6 +295,7 @@ impl ScriptWatch {
 fn attach_script(
     a: &WrkArgs,
     path: &str,
+    source: &str,
     body: Option<Vec<u8>>,
     spec: &mut LoadSpec,
 ) -> Result<Arc<Script>, Exit> {
@@ -246,8 +304,6 @@ fn attach_script(
             "--pipeline with -s: the script's request sets the pipelining (return several requests from request(), as wrk's pipeline.lua)",
         ));
     }
-    let source = input::read_text(path, "-s/--script", Input::Config)
-        .map_err(|e| Exit::usage(e.to_string()))?;
     let mut headers = Vec::new();
     for h in &a.headers {
         headers.push(common::header_arg(h)?);
@@ -268,7 +324,7 @@ fn attach_script(
         stampede_engine::Address::Unix(_) => None,
     };
     let script =
-        Script::load(path, &source, &target, &a.script_args, spec.threads, addr).map_err(|e| {
+        Script::load(path, source, &target, &a.script_args, spec.threads, addr).map_err(|e| {
             Exit::fail(if e.names(path) {
                 e.to_string()
             } else {

@@ -87,9 +87,12 @@ fn a_stalled_second_is_kept_with_its_connections_held() {
             s.write_all(&ok_response("x")).is_ok()
         }),
     );
-    let r = run(&spec(&url, 1, 1, 2800).plan().unwrap(), Arc::new(Control::default()))
-        .unwrap()
-        .result;
+    let r = run(
+        &spec(&url, 1, 1, 2800).plan().unwrap(),
+        Arc::new(Control::default()),
+    )
+    .unwrap()
+    .result;
     let stalled = r
         .intervals
         .iter()

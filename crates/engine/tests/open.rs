@@ -326,7 +326,9 @@ fn a_stop_ends_a_run_with_millions_of_users_due_at_once() {
         })
     };
     let t = Instant::now();
-    let r = stampede_engine::run(&s.clone().plan().unwrap(), control).unwrap().result;
+    let r = stampede_engine::run(&s.clone().plan().unwrap(), control)
+        .unwrap()
+        .result;
     stopper.join().unwrap();
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     assert!(r.sessions.unwrap().started > 0);

@@ -66,7 +66,9 @@ pub fn ok_response(body: &str) -> Vec<u8> {
 pub fn go(mut s: LoadSpec) -> RunResult {
     s.validate().unwrap();
     let started = Instant::now();
-    let r = run(&s.clone().plan().unwrap(), Arc::new(Control::default())).unwrap().result;
+    let r = run(&s.clone().plan().unwrap(), Arc::new(Control::default()))
+        .unwrap()
+        .result;
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "run took too long"
