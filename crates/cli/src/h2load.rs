@@ -582,6 +582,8 @@ fn resolve_target(a: &H2loadArgs, uris: &[String]) -> Result<Target, Exit> {
 /// h2load's flags as a run and the report's preamble. Pure: the caller resolves the
 /// target ([`resolve_target`]), reads the URI list (and the timing script's offsets,
 /// `timing`, empty without one) and the `--data` file.
+///
+/// Long on purpose: h2load's flags one after another, each a few lines.
 fn translate(
     a: &H2loadArgs,
     target: Target,

@@ -596,6 +596,8 @@ fn check_flags(a: &HttperfArgs) -> Result<(), Exit> {
 /// httperf's flags as a run: sessions of calls in bursts (`--wsess` or
 /// `--num-conns`/`--num-calls`), at a rate or a period. Pure: the caller resolves the
 /// target and reads the files the flags name.
+///
+/// Long on purpose: httperf's flags one after another, each a few lines.
 fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result<LoadSpec, Exit> {
     let tls = crate::tls::TlsArgs::dialect(&target, false)?;
     let version = match a.http_version.as_str() {

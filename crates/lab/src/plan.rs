@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Deserialize;
 use stampede_engine::arrivals::Period;
 use stampede_engine::inject::Profile;
 use stampede_engine::input::Input;
@@ -17,8 +16,10 @@ use stampede_engine::{Session, Shape};
 use toml::Spanned;
 
 mod quick;
+mod raw;
 mod scenario;
 
+use raw::*;
 use scenario::{check_request, scenario};
 
 /// A plan error: where it is and what is wrong.
@@ -314,201 +315,6 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// The plan's source text, stored with results.
     pub source: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPlan {
-    name: Option<String>,
-    description: Option<String>,
-    runs: Option<RawRuns>,
-    client: Option<RawClient>,
-    ssh: Option<RawSsh>,
-    #[serde(default, rename = "target")]
-    targets: Vec<Spanned<RawTarget>>,
-    #[serde(default, rename = "scenario")]
-    scenarios: Vec<Spanned<RawScenario>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRuns {
-    primer: Option<bool>,
-    warmup: Option<u32>,
-    repetitions: Option<Spanned<RawReps>>,
-    min_repetitions: Option<Spanned<u32>>,
-    max_repetitions: Option<Spanned<u32>>,
-    precision: Option<Spanned<String>>,
-    pause: Option<Spanned<String>>,
-}
-
-/// `repetitions`: a count, or `"auto"`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawReps {
-    Count(u32),
-    Word(String),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawClient {
-    cpus: Option<Spanned<Vec<usize>>>,
-    threads: Option<Spanned<usize>>,
-    hosts: Option<Spanned<Vec<String>>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSsh {
-    #[serde(default)]
-    options: Vec<String>,
-    stampede: Option<String>,
-    #[serde(default)]
-    copy: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTarget {
-    name: Spanned<String>,
-    start: Option<String>,
-    url: Option<Spanned<String>>,
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    cwd: Option<String>,
-    ready: Option<Spanned<String>>,
-    ready_timeout: Option<Spanned<String>>,
-    version: Option<String>,
-    #[serde(default)]
-    cpus: Vec<usize>,
-    port: Option<Spanned<u16>>,
-    stop_grace: Option<Spanned<String>>,
-    host: Option<Spanned<String>>,
-    address: Option<Spanned<String>>,
-    tls: Option<bool>,
-    insecure: Option<Spanned<bool>>,
-    cacert: Option<Spanned<String>>,
-    expect: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSessions {
-    count: u64,
-    rate: Option<f64>,
-    period: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVerify {
-    status: Option<u16>,
-    content_type: Option<String>,
-    body: Option<String>,
-    body_contains: Option<String>,
-    body_length: Option<usize>,
-    json_key: Option<String>,
-    headers: Option<Vec<String>>,
-    date_fresh: Option<bool>,
-    on_failure: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawStep {
-    path: Spanned<String>,
-    method: Option<Spanned<String>>,
-    #[serde(default)]
-    headers: Vec<Spanned<String>>,
-    body: Option<String>,
-    pause: Option<Spanned<String>>,
-    verify: Option<RawVerify>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawScenario {
-    name: Spanned<String>,
-    path: Option<Spanned<String>>,
-    method: Option<Spanned<String>>,
-    #[serde(default)]
-    headers: Vec<Spanned<String>>,
-    body: Option<String>,
-    style: Option<Spanned<String>>,
-    connections: Option<Spanned<usize>>,
-    requests: Option<Spanned<u64>>,
-    duration: Option<Spanned<String>>,
-    keepalive: Option<Spanned<bool>>,
-    pipeline: Option<Spanned<usize>>,
-    http2: Option<bool>,
-    streams: Option<Spanned<usize>>,
-    rate: Option<f64>,
-    poisson: Option<bool>,
-    inject: Option<Spanned<Vec<String>>>,
-    sessions: Option<RawSessions>,
-    calls: Option<Spanned<u32>>,
-    burst: Option<Spanned<u32>>,
-    think: Option<Spanned<String>>,
-    timeout: Option<Spanned<String>>,
-    verify: Option<RawVerify>,
-    steps: Option<Spanned<Vec<RawStep>>>,
-    #[serde(default, rename = "assert")]
-    asserts: Vec<Spanned<String>>,
-    search: Option<Spanned<RawSearch>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSearch {
-    #[serde(default)]
-    conditions: Vec<Spanned<String>>,
-    max_rate: Option<Spanned<f64>>,
-    start_rate: Option<Spanned<f64>>,
-    step: Option<Spanned<String>>,
-    warmup: Option<Spanned<String>>,
-    precision: Option<Spanned<String>>,
-    max_steps: Option<Spanned<usize>>,
-}
-
-struct Ctx<'a> {
-    file: &'a str,
-    src: &'a str,
-}
-
-impl Ctx<'_> {
-    fn line(&self, offset: usize) -> usize {
-        self.src[..offset.min(self.src.len())].matches('\n').count() + 1
-    }
-
-    fn err(&self, offset: usize, field: &str, message: impl Into<String>) -> PlanError {
-        PlanError {
-            file: self.file.to_string(),
-            line: self.line(offset),
-            field: field.to_string(),
-            message: message.into(),
-        }
-    }
-
-    fn duration(&self, v: &Spanned<String>, field: &str) -> Result<Duration, PlanError> {
-        stampede_engine::parse_duration(v.get_ref()).map_err(|m| self.err(v.span().start, field, m))
-    }
-
-    /// A percentage written `"2%"`, as a fraction; `example` shows the form in the error.
-    fn percent(&self, v: &Spanned<String>, field: &str, example: &str) -> Result<f64, PlanError> {
-        let t = v.get_ref().trim();
-        match t
-            .strip_suffix('%')
-            .and_then(|n| n.trim().parse::<f64>().ok())
-        {
-            Some(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
-            _ => Err(self.err(
-                v.span().start,
-                field,
-                format!("{t:?} is not a percentage between 0 and 100, e.g. \"{example}\""),
-            )),
-        }
-    }
 }
 
 /// `[runs] repetitions` with, for `"auto"`, its bounds and precision.
@@ -954,61 +760,6 @@ fn check_reachable(cx: &Ctx, t: &Target, at: usize) -> Result<(), PlanError> {
         )),
         None => Ok(()),
     }
-}
-
-/// The table (`scenario`, `runs`, …) whose header is the last one at or before `offset`.
-fn table_at(src: &str, offset: usize) -> Option<String> {
-    let upto = &src[..src[offset.min(src.len())..]
-        .find('\n')
-        .map_or(src.len(), |i| offset + i)];
-    upto.lines().rev().find_map(|l| {
-        let l = l.trim();
-        l.starts_with('[')
-            .then(|| l.trim_matches(|c| c == '[' || c == ']').trim().to_string())
-    })
-}
-
-/// The dotted field at `offset`: its table, then the keys of any inline tables the
-/// offset is inside, then the key being assigned (`scenario.sessions.count`).
-fn field_at(src: &str, offset: usize) -> Option<String> {
-    let (mut parts, pending) = within(src, offset);
-    parts.push(pending?);
-    Some(parts.join("."))
-}
-
-/// The table at `offset` and the keys of the inline tables it is inside (an offset at
-/// an inline table's `{` counts as inside it), and the key being assigned there.
-fn within(src: &str, offset: usize) -> (Vec<String>, Option<String>) {
-    let offset = offset.min(src.len());
-    let line_start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let prefix = &src[line_start..offset];
-    let (mut stack, mut key, mut pending) = (Vec::new(), String::new(), None::<String>);
-    let mut quote = None;
-    for c in prefix.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '=') => pending = Some(std::mem::take(&mut key)),
-            (None, '{') => stack.extend(pending.take()),
-            (None, '}') => {
-                stack.pop();
-            }
-            (None, ',') => {
-                key.clear();
-                pending = None;
-            }
-            (None, c) if c.is_alphanumeric() || c == '_' || c == '-' => key.push(c),
-            (None, '.') => key.push('.'),
-            _ => {}
-        }
-    }
-    if src[offset..].starts_with('{') {
-        stack.extend(pending.take());
-    }
-    let mut parts: Vec<String> = table_at(src, offset).into_iter().collect();
-    parts.extend(stack);
-    (parts, pending)
 }
 
 #[cfg(test)]

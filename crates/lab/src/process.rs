@@ -692,11 +692,15 @@ mod tests {
             None,
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(200));
+        // Started once it says so on stderr.
+        let t = Instant::now();
+        while !r.stderr_tail().contains("started") {
+            assert!(t.elapsed() < Duration::from_secs(5), "it did not start");
+            std::thread::yield_now();
+        }
         assert!(r.poll_exit().is_none());
         let (_, _, rss) = tree_usage(r.pid(), false);
         assert!(rss > 0);
-        assert!(r.stderr_tail().contains("started"));
         let t = Instant::now();
         let e = r.stop(Duration::from_secs(2));
         assert!(t.elapsed() < Duration::from_secs(3));

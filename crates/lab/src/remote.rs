@@ -549,6 +549,8 @@ mod script_tests {
             }
             r
         });
+        // The script samples usage every 200 ms: 700 ms give it three samples, which
+        // is what this half checks (the time passing is the input).
         std::thread::sleep(std::time::Duration::from_millis(700));
         drop(child.stdin.take());
         let started = std::time::Instant::now();

@@ -198,6 +198,9 @@ fn max_rate(r: &stampede_engine::RunResult) -> f64 {
 }
 
 /// Summarises the runs of one target on one scenario (empty `runs`: no figures).
+///
+/// Long on purpose: one figure after another (throughput, each percentile, errors,
+/// the limit, CPU), each a few lines over the same runs.
 fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
     let stat = |f: &dyn Fn(&RunRecord) -> f64| -> Option<Summary> {
         (!runs.is_empty()).then(|| summarize(&runs.iter().map(|r| f(r)).collect::<Vec<_>>()))

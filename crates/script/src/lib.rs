@@ -232,6 +232,9 @@ impl Script {
     /// then for each thread its own state, `setup(thread)` in the main one and
     /// `init(args)` in the thread's. `args` are the arguments after `--`; threads
     /// connect to `addr` unless `setup` sets `thread.addr`.
+    ///
+    /// Long on purpose: wrk's order of events at start (each thread's state, `setup`,
+    /// `init`, the first request counted), one step after another.
     pub fn load(
         path: &str,
         source: &str,

@@ -63,6 +63,9 @@ pub const HLOG_URL: &str = "(an HdrHistogram interval log)";
 /// or any other tool's) records: each interval's latency histogram (tag `corrected`,
 /// or untagged; `uncorrected` kept apart), its time, and their sums. Counts other than
 /// the histograms' (errors, bytes, statuses) are not in a log, so they are zero.
+///
+/// Long on purpose: the log's lines read in one pass (comments, the base time, the
+/// start time, each interval), each kind a few lines, every size checked before use.
 pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     let (mut start, mut base) = (None, None);

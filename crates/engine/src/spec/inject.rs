@@ -519,14 +519,14 @@ pub const MAX_RATE: f64 = 1e7;
 const FORMS: &str = "nothingFor(d), atOnceUsers(n), rampUsers(n).during(d), constantUsersPerSec(r).during(d)[.randomized], rampUsersPerSec(r1).to(r2).during(d)[.randomized], stressPeakUsers(n).during(d), incrementUsersPerSec(r).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(r0)], constantConcurrentUsers(n).during(d), rampConcurrentUsers(a).to(b).during(d), incrementConcurrentUsers(n).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(n0)]; durations as 30, 30s, 500 ms, 2.minutes or (1 minute)";
 
 /// Parses one step into one or more [`InjectionStep`]s (staircases expand).
-///
-/// Long on purpose: one match over every injection step Gatling and k6 write, each arm a
-/// few lines.
 pub fn parse_step(s: &str) -> Result<Vec<InjectionStep>, SyntaxError> {
     step_text(s).map_err(SyntaxError)
 }
 
 /// [`parse_step`], its message as text.
+///
+/// Long on purpose: one match over every injection step Gatling and k6 write, each arm a
+/// few lines.
 fn step_text(s: &str) -> Result<Vec<InjectionStep>, String> {
     let err = |why: String| format!("injection step {s:?}: {why}; accepted: {FORMS}");
     let toks = tokenize(s).map_err(err)?;

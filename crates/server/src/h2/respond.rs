@@ -2,7 +2,7 @@
 //! body sent as far as the client's windows allow.
 
 use super::Ready;
-use super::{frame, Answer, H2Conn, Stream};
+use super::{frame, Answer, H2Conn, State, Stream};
 use crate::request::{split_target, Method, Request};
 use crate::routes::{self, Ctx, Pattern, Respond, Routed, BODY_CHUNK};
 
@@ -137,5 +137,182 @@ impl H2Respond<'_> {
             http10: false,
         };
         routes::route(&req, ctx, self)
+    }
+}
+
+impl H2Conn {
+    /// The next complete request to route, if any; its `:path` (query included) is
+    /// copied to `path`.
+    pub fn next_ready(&mut self, path: &mut Vec<u8>) -> Option<Ready> {
+        while let Some(id) = self.ready.pop_front() {
+            if let Some(s) = self
+                .streams
+                .iter_mut()
+                .find(|s| s.id == id && s.state == State::Queued)
+            {
+                s.state = State::Waiting;
+                path.clear();
+                path.extend_from_slice(&s.path);
+                return Some(Ready {
+                    stream: id,
+                    method: s.method,
+                    refuse: s.refuse,
+                });
+            }
+        }
+        None
+    }
+
+    /// The method of a stream that waits for its answer (the client may have reset it).
+    pub fn waiting(&self, stream: u32) -> Option<Method> {
+        self.streams
+            .iter()
+            .find(|s| s.id == stream && s.state == State::Waiting)
+            .map(|s| s.method)
+    }
+
+    /// Answers `stream`: a HEADERS frame with `date` and `server` (values only), then
+    /// as much of the answer's body as the windows allow (the rest is held), then the
+    /// rest of a generated body as it is taken.
+    pub fn respond(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        answer: Answer<'_>,
+        date: &[u8],
+        server: &[u8],
+    ) {
+        let Answer {
+            status,
+            ctype,
+            len,
+            body,
+            more,
+            file,
+        } = answer;
+        let Some(i) = self
+            .streams
+            .iter()
+            .position(|s| s.id == stream && s.state == State::Waiting)
+        else {
+            return;
+        };
+        let at = out.len();
+        frame::head(out, 0, frame::HEADERS, 0, stream);
+        let e = &mut self.encoder;
+        e.begin(out);
+        match status {
+            200 => e.indexed(out, 8),
+            204 => e.indexed(out, 9),
+            206 => e.indexed(out, 10),
+            304 => e.indexed(out, 11),
+            400 => e.indexed(out, 12),
+            404 => e.indexed(out, 13),
+            500 => e.indexed(out, 14),
+            _ => e.field(out, 8, &three_digits(status), false),
+        }
+        e.field(out, 54, server, true);
+        e.field(out, 33, date, true);
+        if status == 405 {
+            e.field(out, 22, b"GET, HEAD", true);
+        }
+        e.field(out, 31, ctype.as_bytes(), true);
+        if status == 200 || !routes::bodyless(status) {
+            let mut digits = [0u8; 20];
+            e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
+        }
+        let block = out.len() - at - 9;
+        let more = more.filter(|m| m.left() > 0);
+        let no_body = body.is_empty() && more.is_none();
+        out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);
+        out[at + 4] = frame::END_HEADERS | if no_body { frame::END_STREAM } else { 0 };
+        if no_body {
+            self.finish(out, i);
+            return;
+        }
+        let s = &mut self.streams[i];
+        s.state = State::Sending;
+        let last = more.is_none();
+        let sent = send_data(
+            out,
+            s,
+            body,
+            last,
+            &mut self.send_window,
+            self.peer_max_frame,
+        );
+        if sent == body.len() && last {
+            self.finish(out, i);
+        } else {
+            let s = &mut self.streams[i];
+            s.pending.extend_from_slice(&body[sent..]);
+            s.sent = 0;
+            s.more = more.unwrap_or_default();
+            self.held += body.len() - sent + s.more.left();
+            if let Some(f) = file.filter(|_| s.more.left() > 0) {
+                self.files.push((s.id, f.clone()));
+            }
+            self.pump(out);
+        }
+    }
+
+    /// The response on stream `i` is sent: the stream closes (reset when the client
+    /// was still sending a refused request).
+    pub(super) fn finish(&mut self, out: &mut Vec<u8>, i: usize) {
+        let s = &self.streams[i];
+        if s.early {
+            frame::rst_stream(out, s.id, frame::NO_ERROR);
+        }
+        self.remove(s.id);
+    }
+
+    /// Sends held body bytes as far as the windows now allow.
+    pub(super) fn pump(&mut self, out: &mut Vec<u8>) {
+        if self.held == 0 {
+            return;
+        }
+        let mut done = Vec::new();
+        for s in self.streams.iter_mut() {
+            if s.state != State::Sending || self.send_window <= 0 {
+                continue;
+            }
+            let mut pending = std::mem::take(&mut s.pending);
+            loop {
+                let last = s.more.left() == 0;
+                let n = send_data(
+                    out,
+                    s,
+                    &pending[s.sent..],
+                    last,
+                    &mut self.send_window,
+                    self.peer_max_frame,
+                );
+                s.sent += n;
+                self.held -= n;
+                if s.sent < pending.len() {
+                    break;
+                }
+                if last {
+                    done.push(s.id);
+                    break;
+                }
+                // The chunk is out: make the next one while the windows have room.
+                pending.clear();
+                s.sent = 0;
+                match self.files.iter().find(|(id, _)| *id == s.id) {
+                    Some((_, f)) => s.more.fill_from(f, &mut pending, BODY_CHUNK),
+                    None => s.more.fill(&mut pending, BODY_CHUNK),
+                };
+                if s.send_window.min(self.send_window) <= 0 {
+                    break;
+                }
+            }
+            s.pending = pending;
+        }
+        for id in done {
+            if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                self.finish(out, i);
+            }
+        }
     }
 }

@@ -52,7 +52,6 @@ use crate::run::control::Control;
 use crate::run::io::{TimerFd, Waiter};
 use crate::run::schedule::{Next, Schedule};
 use crate::spec::plan::{Plan, SessionSteps};
-use crate::spec::target::Address;
 use crate::spec::LoadSpec;
 use conn::{fresh_proto, Conn, Pending, State};
 use state::{script_ranges, Dial, Once, Pace, Prepared, Published, Script, Sessions};
@@ -218,26 +217,7 @@ impl<'a> Worker<'a> {
             in_flight: 0,
             sockets: 0,
             delayed: BinaryHeap::new(),
-            dial: Dial {
-                address: match &spec.proxy {
-                    Some(p) => Some(Address::Tcp(p.address.clone())),
-                    None => (hooks.as_ref())
-                        .and_then(|h| h.address())
-                        .map(|a| Address::Tcp(vec![a])),
-                },
-                tunnel: (spec.proxy.as_ref())
-                    .filter(|_| spec.target.tls)
-                    .map(|p| p.connect_request(&spec.target)),
-                // Closed load refills a connection's streams once half are free, so
-                // that requests go out in batches (one write, one server read for
-                // many); open load refills at once, so that no arrival waits for a
-                // batch.
-                h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
-                    spec.pipeline / 2
-                } else {
-                    spec.pipeline - 1
-                },
-            },
+            dial: Dial::new(spec, &hooks),
             once: Once {
                 server: true,
                 tls: true,

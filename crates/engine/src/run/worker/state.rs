@@ -12,7 +12,7 @@ use crate::run::hooks::ThreadHooks;
 use crate::run::io::TimerFd;
 use crate::spec::plan::{Plan, PoolRequests, SessionSteps};
 use crate::spec::target::Address;
-use crate::spec::Session;
+use crate::spec::{LoadSpec, Session};
 use std::sync::atomic::Ordering;
 
 /// A session in progress on a connection.
@@ -121,6 +121,32 @@ pub(super) struct Dial {
     pub(super) tunnel: Option<Vec<u8>>,
     /// HTTP/2: a connection with at most this many streams open takes new requests.
     pub(super) h2_refill_at: usize,
+}
+
+impl Dial {
+    /// Where `spec`'s connections go (its proxy's address, the script's choice, or
+    /// the target's) and how HTTP/2 connections refill their streams.
+    pub(super) fn new(spec: &LoadSpec, hooks: &Option<Box<dyn ThreadHooks>>) -> Dial {
+        Dial {
+            address: match &spec.proxy {
+                Some(p) => Some(Address::Tcp(p.address.clone())),
+                None => (hooks.as_ref())
+                    .and_then(|h| h.address())
+                    .map(|a| Address::Tcp(vec![a])),
+            },
+            tunnel: (spec.proxy.as_ref())
+                .filter(|_| spec.target.tls)
+                .map(|p| p.connect_request(&spec.target)),
+            // Closed load refills a connection's streams once half are free, so that
+            // requests go out in batches (one write, one server read for many); open
+            // load refills at once, so that no arrival waits for a batch.
+            h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
+                spec.pipeline / 2
+            } else {
+                spec.pipeline - 1
+            },
+        }
+    }
 }
 
 /// What the run still needs from the first connection that can tell it.

@@ -1,0 +1,177 @@
+//! A scenario as the engine runs it: its request in its style (stampede's HTTP/1.1
+//! or ab's HTTP/1.0), the checks made before its load, the script its sessions run,
+//! and its load spec, validated as the engine validates it.
+
+use super::*;
+
+/// The load a scenario of `plan` puts on `target`, validated as the engine validates
+/// it; `stampede bench --check` builds it too (against a stand-in address), so that
+/// whatever a run would refuse is found before any target starts.
+pub fn scenario_spec(
+    plan: &Plan,
+    s: &Scenario,
+    target: stampede_engine::Target,
+    tls: Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>,
+    script: Vec<stampede_engine::Step>,
+) -> Result<LoadSpec, SpecError> {
+    let request = scenario_request(s, &target, s.keepalive)?;
+    let mut spec = LoadSpec::new(target, request);
+    spec.tls = tls;
+    spec.http2 = s.http2;
+    spec.connections = s.connections;
+    spec.threads = plan
+        .client_threads
+        .unwrap_or(if plan.client_cpus.is_empty() {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            plan.client_cpus.len()
+        });
+    spec.requests = s.requests;
+    spec.duration = s.duration;
+    spec.keepalive = s.keepalive;
+    spec.pipeline = s.pipeline;
+    spec.timeout = Some(s.timeout);
+    spec.shape = s.shape.clone();
+    spec.session = s.session;
+    spec.script = script;
+    if let Some(search) = &s.search {
+        // Its first step; the search sets each step's rate.
+        spec.shape = stampede_engine::Shape::Rate {
+            rate: search.spec().start_rate,
+            poisson: search.poisson,
+        };
+        spec.duration = Some(search.step);
+    }
+    spec.validate()?;
+    Ok(spec)
+}
+
+/// Each scenario's load checked as [`scenario_spec`] builds it, against a stand-in
+/// address: what a run would refuse only once its target is up, found before any
+/// starts.
+pub fn check_scenarios(plan: &Plan) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for s in &plan.scenarios {
+        let url = format!("http://127.0.0.1:9{}", s.path);
+        let built = stampede_engine::Target::parse(&url)
+            .map_err(|e| e.to_string())
+            .and_then(|target| {
+                let (_, script) = checks_and_script(s, "http://127.0.0.1:9", &target)?;
+                scenario_spec(plan, s, target, None, script).map_err(|e| e.to_string())
+            });
+        if let Err(e) = built {
+            found.push((s.line, format!("scenario {:?}: {e}", s.name)));
+        }
+    }
+    found
+}
+
+/// The request a scenario sends, in its style.
+pub fn scenario_request(
+    s: &Scenario,
+    target: &stampede_engine::Target,
+    keepalive: bool,
+) -> Result<Request, SpecError> {
+    build_request(
+        s.style,
+        &s.method,
+        target,
+        &s.headers,
+        s.body.as_deref(),
+        keepalive,
+    )
+}
+
+/// A request in a style: stampede's HTTP/1.1 one, or ab's exact HTTP/1.0 one.
+pub(super) fn build_request(
+    style: Style,
+    method: &str,
+    target: &stampede_engine::Target,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    keepalive: bool,
+) -> Result<Request, SpecError> {
+    match style {
+        Style::Native => {
+            let mut b = RequestBuilder::native(target, method, keepalive);
+            for (n, v) in headers {
+                b = b.set_header(n, v);
+            }
+            if let Some(body) = body {
+                b = b.body(body.to_vec());
+            }
+            b.build()
+        }
+        Style::Ab => {
+            // A Content-Type among the headers is ab's -T; the rest are its -H.
+            let ctype = headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                .map_or(AB_CONTENT_TYPE, |(_, v)| v.as_str());
+            let rest: Vec<(String, String)> = headers
+                .iter()
+                .filter(|(n, _)| !n.eq_ignore_ascii_case("content-type"))
+                .cloned()
+                .collect();
+            AbRequest {
+                method,
+                keepalive,
+                body: body.map(|b| (b, ctype)),
+                headers: &rest,
+                ..AbRequest::default()
+            }
+            .build(target)
+        }
+    }
+}
+
+/// One request to check before a scenario's load: a label for messages, the request
+/// (asking the server to close), and what its response must look like.
+pub(super) struct Check<'a> {
+    pub(super) label: Option<String>,
+    pub(super) request: Request,
+    pub(super) verify: &'a crate::plan::Verify,
+}
+
+/// The checks of a scenario (one per step for a list of requests), and the script its
+/// sessions run (empty for a single request).
+#[allow(clippy::type_complexity)]
+pub(super) fn checks_and_script<'a>(
+    s: &'a Scenario,
+    base_url: &str,
+    target: &stampede_engine::Target,
+) -> Result<(Vec<Check<'a>>, Vec<stampede_engine::Step>), String> {
+    if s.steps.is_empty() {
+        let check = Check {
+            label: None,
+            request: scenario_request(s, target, false).map_err(|e| e.to_string())?,
+            verify: &s.verify,
+        };
+        return Ok((vec![check], Vec::new()));
+    }
+    let mut checks = Vec::new();
+    let mut script = Vec::new();
+    for st in &s.steps {
+        let t = stampede_engine::Target::parse(&format!("{base_url}{}", st.path))
+            .map_err(|e| e.to_string())?;
+        let headers: Vec<(String, String)> = s.headers.iter().chain(&st.headers).cloned().collect();
+        let req = |keepalive| {
+            build_request(
+                s.style,
+                &st.method,
+                &t,
+                &headers,
+                st.body.as_deref(),
+                keepalive,
+            )
+            .map_err(|e| e.to_string())
+        };
+        checks.push(Check {
+            label: Some(format!("{} {}", st.method, st.path)),
+            request: req(false)?,
+            verify: st.verify.as_ref().unwrap_or(&s.verify),
+        });
+        script.push(stampede_engine::Step::new(req(s.keepalive)?, st.pause));
+    }
+    Ok((checks, script))
+}

@@ -1,0 +1,278 @@
+//! The HTML report of a bench: each scenario's targets side by side, their changes
+//! against the baseline with the test that found them, and the environment.
+
+use crate::svg::{bar_chart, esc, line_chart, BarGroup, LineChart, Scale, Series};
+use crate::units::thousands;
+use stampede_engine::Hist;
+use stampede_lab::record::RunRecord;
+use stampede_lab::stats::Shift;
+use stampede_lab::summary::{BenchSummary, Metric};
+use std::fmt::Write as _;
+
+use super::*;
+
+/// The report of a bench: its summary and the runs behind it.
+///
+/// Long on purpose: it writes the page top to bottom, section by section; split, one layout
+/// would be scattered over many functions.
+pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<h1>{}</h1><p class=\"muted\">Bench {} — {}</p>",
+        esc(&s.plan),
+        s.bench_id,
+        esc(&s.machine)
+    );
+    if let Some(d) = &s.description {
+        // What the plan says the comparison means (on a shared-CPU machine, the
+        // built-in plan says so here, as the terminal does).
+        let _ = write!(o, "<p class=\"note\">{}</p>", esc(d));
+    }
+    if s.interrupted {
+        o.push_str("<div class=\"warn\">The bench was interrupted; the figures are those of the runs that finished.</div>");
+    }
+    for t in s.targets.iter().filter(|t| !t.ok) {
+        let _ = write!(
+            o,
+            "<div class=\"warn\">Target {}: {}</div>",
+            esc(&t.name),
+            esc(&t.status)
+        );
+    }
+    let _ = write!(
+        o,
+        "<h2>Comparison</h2><p class=\"muted\">Mean ± standard deviation over the measured runs: req/s, p99 latency for open load, or the highest rate that met its conditions for a capacity search. Verdicts against <b>{}</b> at the 5 % level with a {:.0} % noise threshold.</p><div class=\"scroll\"><table class=\"wrap cmp\"><tr><th>scenario</th>",
+        esc(&s.baseline),
+        s.noise * 100.0
+    );
+    for t in &s.targets {
+        let _ = write!(o, "<th>{}</th>", esc(&t.name));
+    }
+    o.push_str("</tr>");
+    for r in &s.rows {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&r.scenario));
+        for c in &r.cells {
+            let fig = match r.metric {
+                Metric::Rps => c.rps.as_ref().map(|x| {
+                    format!(
+                        "{} ± {}",
+                        thousands(x.mean.round() as u64),
+                        thousands(x.sd.round() as u64)
+                    )
+                }),
+                Metric::P99Ms => c
+                    .p99_ms
+                    .as_ref()
+                    .map(|x| format!("p99 {:.2} ± {:.2} ms", x.mean, x.sd)),
+                Metric::MaxRate => c.max_rate.as_ref().map(|x| {
+                    format!(
+                        "max {} ± {} req/s",
+                        thousands(x.mean.round() as u64),
+                        thousands(x.sd.round() as u64)
+                    )
+                }),
+            };
+            let verdict = match &c.vs_baseline {
+                Some(v) => {
+                    let better = crate::bench::better(v.verdict, r.metric);
+                    let cls = match v.verdict {
+                        Shift::NoDifference => "muted",
+                        Shift::Withheld => "bad",
+                        _ if better => "good",
+                        _ => "bad",
+                    };
+                    let withheld = if v.verdict == Shift::Withheld {
+                        ", no verdict: client-bound"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "<br><span class=\"{cls}\">{:.2}× ({}{withheld})</span>",
+                        v.ratio,
+                        crate::bench::ratio_interval(v)
+                    )
+                }
+                None => String::new(),
+            };
+            let flag = if c.notes.is_empty() {
+                ""
+            } else {
+                " <span class=\"bad\" title=\"see Flags\">⚠</span>"
+            };
+            let _ = write!(
+                o,
+                "<td>{}{verdict}{flag}</td>",
+                fig.unwrap_or_else(|| "—".into())
+            );
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></div>");
+    if s.rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.notes.is_empty()))
+    {
+        o.push_str("<p class=\"muted\"><span class=\"bad\">⚠</span> a flag on the cell: something in its runs may make its figures mislead; see Flags.</p>");
+    }
+
+    let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
+    let closed: Vec<&stampede_lab::summary::Row> =
+        s.rows.iter().filter(|r| r.metric == Metric::Rps).collect();
+    let open: Vec<&stampede_lab::summary::Row> = s
+        .rows
+        .iter()
+        .filter(|r| r.metric == Metric::P99Ms)
+        .collect();
+    o.push_str("<h2>Throughput and latency</h2><div class=\"grid2\">");
+    let groups = |rows: &[&stampede_lab::summary::Row],
+                  f: &dyn Fn(&stampede_lab::summary::Cell) -> Option<(f64, f64)>|
+     -> Vec<BarGroup> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| BarGroup {
+                name: n.to_string(),
+                values: rows.iter().map(|r| f(&r.cells[i])).collect(),
+            })
+            .collect()
+    };
+    let cats = |rows: &[&stampede_lab::summary::Row]| {
+        rows.iter().map(|r| r.scenario.clone()).collect::<Vec<_>>()
+    };
+    if !closed.is_empty() {
+        figure(
+            &mut o,
+            "Req/s (closed load), mean ± σ",
+            &bar_chart(
+                "req/s per scenario",
+                "req/s",
+                &cats(&closed),
+                &groups(&closed, &|c| c.rps.as_ref().map(|x| (x.mean, x.sd))),
+            ),
+        );
+    }
+    if !open.is_empty() {
+        figure(
+            &mut o,
+            "p99 latency (open load), mean ± σ",
+            &bar_chart(
+                "p99 per scenario",
+                "ms",
+                &cats(&open),
+                &groups(&open, &|c| c.p99_ms.as_ref().map(|x| (x.mean, x.sd))),
+            ),
+        );
+    }
+    let searched: Vec<&stampede_lab::summary::Row> = s
+        .rows
+        .iter()
+        .filter(|r| r.metric == Metric::MaxRate)
+        .collect();
+    if !searched.is_empty() {
+        figure(
+            &mut o,
+            "Capacity (highest rate meeting every condition), mean ± σ",
+            &bar_chart(
+                "capacity per scenario",
+                "req/s",
+                &cats(&searched),
+                &groups(&searched, &|c| c.max_rate.as_ref().map(|x| (x.mean, x.sd))),
+            ),
+        );
+        for r in &searched {
+            capacity_curves(&mut o, &r.scenario, &names, runs);
+        }
+    }
+    let all: Vec<&stampede_lab::summary::Row> = s.rows.iter().collect();
+    figure(
+        &mut o,
+        "Target CPU per request",
+        &bar_chart(
+            "target CPU per request",
+            "µs",
+            &cats(&all),
+            &groups(&all, &|c| c.target_cpu_us_per_req.map(|v| (v, 0.0))),
+        ),
+    );
+    figure(
+        &mut o,
+        "Target peak RSS",
+        &bar_chart(
+            "target peak RSS",
+            "MiB",
+            &cats(&all),
+            &groups(&all, &|c| {
+                c.target_peak_rss_kb.map(|v| (v as f64 / 1024.0, 0.0))
+            }),
+        ),
+    );
+    o.push_str("</div><h2>Latency spectra</h2><p class=\"muted\">Each target's measured runs merged, latency from the intended start.</p><div class=\"grid2\">");
+    for r in &s.rows {
+        let series: Vec<Series> = names
+            .iter()
+            .map(|n| {
+                let mut h = Hist::default();
+                for run in runs
+                    .iter()
+                    .filter(|x| x.target == *n && x.scenario == r.scenario)
+                {
+                    h.add(&run.result.histograms.latency);
+                }
+                Series {
+                    name: n.to_string(),
+                    points: spectrum(&h),
+                }
+            })
+            .collect();
+        figure(
+            &mut o,
+            &r.scenario,
+            &line_chart(&LineChart {
+                title: &r.scenario,
+                x_label: "percentile",
+                y_label: "ms (log)",
+                x_scale: Scale::Percentile,
+                y_scale: Scale::Log,
+                series,
+            }),
+        );
+    }
+    o.push_str("</div>");
+
+    let flags = s.flags();
+    if !flags.is_empty() {
+        o.push_str("<h2>Flags</h2><ul>");
+        for f in flags {
+            let _ = write!(o, "<li>{}</li>", esc(&f));
+        }
+        o.push_str("</ul>");
+    }
+    let infos = s.infos();
+    if !infos.is_empty() {
+        o.push_str("<h2>Notes</h2><ul>");
+        for n in infos {
+            let _ = write!(o, "<li>{}</li>", esc(&n));
+        }
+        o.push_str("</ul>");
+    }
+    o.push_str("<h2>Verification</h2>");
+    if s.verification_problems.is_empty() {
+        o.push_str("<p class=\"good\">Every target answered every scenario as expected before it was measured.</p>");
+    } else {
+        o.push_str(
+            "<table><tr><th>target</th><th>scenario</th><th>outcome</th><th>what failed</th></tr>",
+        );
+        for v in &s.verification_problems {
+            let _ = write!(o, "<tr><td>{}</td><td>{}</td><td class=\"bad\">{}</td><td style=\"text-align:left;white-space:normal\">{}</td></tr>", esc(&v.target), esc(&v.scenario), v.outcome.as_str(), esc(&v.failures.join("; ")));
+        }
+        o.push_str("</table>");
+    }
+    o.push_str("<h2>Targets</h2><table><tr><th>target</th><th>version</th><th>status</th></tr>");
+    for t in &s.targets {
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td><td class=\"{}\" style=\"text-align:left;white-space:normal\">{}</td></tr>", esc(&t.name), esc(t.version.as_deref().unwrap_or("—")), if t.ok { "" } else { "bad" }, esc(&t.status));
+    }
+    o.push_str("</table><h2>Environment</h2>");
+    env_table(&mut o, &s.environment);
+    page(&format!("{} — bench {}", s.plan, s.bench_id), &o)
+}
