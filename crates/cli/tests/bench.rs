@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use stampede_lab::record::Outcome;
 use stampede_lab::store::Store;
 
+use crate::common::eventually;
+
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
 struct Dir(PathBuf);
@@ -351,18 +353,14 @@ fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
     let p = dir.write("p.toml", &plan(&target("srv", &start), scen, 50));
     let mut child = spawn_bench(&dir, &p, Stdio::piped());
     // Wait for two measured runs to be stored.
-    let t = Instant::now();
-    let mut stored = 0;
-    while t.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(100));
-        if let Ok(s) = Store::open(&dir.path("s.db")) {
-            stored = s.runs(1).map(|r| r.len()).unwrap_or(0);
-            if stored >= 2 {
-                break;
-            }
-        }
-    }
-    assert!(stored >= 2, "runs were stored while the bench went on");
+    let stored = eventually(
+        "runs stored while the bench goes on",
+        Duration::from_secs(20),
+        || {
+            let s = Store::open(&dir.path("s.db")).ok()?;
+            s.runs(1).ok().map(|r| r.len()).filter(|n| *n >= 2)
+        },
+    );
     let server: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
@@ -371,17 +369,9 @@ fn ctrl_c_stops_the_bench_kills_its_targets_and_keeps_finished_runs() {
     assert!(alive(server));
     // SAFETY: kill takes no pointers; the pid is our own child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(15),
-            "the bench did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = eventually("the bench stops", Duration::from_secs(15), || {
+        child.try_wait().unwrap()
+    });
     assert_eq!(status.code(), Some(130));
     assert!(!alive(server), "the target process was stopped");
     let runs = Store::open(&dir.path("s.db")).unwrap().runs(1).unwrap();
@@ -607,8 +597,11 @@ fn the_nginx_target_serves_the_png() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    let answer = loop {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+    let answer = eventually(
+        "nginx starts",
+        deadline.saturating_duration_since(Instant::now()),
+        || {
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
             s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             s.write_all(
                 b"GET /FiringGeometry.png HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
@@ -616,11 +609,9 @@ fn the_nginx_target_serves_the_png() {
             .unwrap();
             let mut got = Vec::new();
             let _ = s.read_to_end(&mut got);
-            break got;
-        }
-        assert!(Instant::now() < deadline, "nginx did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+            Some(got)
+        },
+    );
     let _ = Command::new("kill").arg(nginx.id().to_string()).status();
     let _ = nginx.wait();
     let text = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
@@ -732,13 +723,9 @@ fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
         (read("server.pid"), read("daemon.pid"))
     };
     let gone = |(server, daemon): &(String, String), within: Duration| {
-        let until = Instant::now() + within;
-        while alive_pid(server) || alive_pid(daemon) {
-            if Instant::now() >= until {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        eventually("the target's processes end", within, || {
+            (!alive_pid(server) && !alive_pid(daemon)).then_some(())
+        });
         true
     };
 
@@ -761,12 +748,13 @@ fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
         "[[scenario]]\nname = \"long\"\npath = \"/pong\"\nduration = \"30s\"\nconnections = 2\n";
     let p = dir.write("long.toml", &plan(&target("srv", &start), scen, 1));
     let mut b = spawn_bench(&dir, &p, Stdio::null());
-    let until = Instant::now() + Duration::from_secs(15);
-    while pids().0.is_empty() || pids().1.is_empty() {
-        assert!(Instant::now() < until, "the target did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // Into the measured run.
+    eventually("the target starts", Duration::from_secs(15), || {
+        let (s, d) = pids();
+        (!s.is_empty() && !d.is_empty()).then_some(())
+    });
+    // Into the measured run. Nothing marks its start from outside (the store writes a
+    // run when it ends): 1.5 s after the target is up lies well inside this 30 s run,
+    // whose verification and warm-up take a few milliseconds.
     std::thread::sleep(Duration::from_millis(1500));
     let running = pids();
     assert!(

@@ -32,20 +32,18 @@ struct TestProxy {
 impl TestProxy {
     fn start(refuse: bool) -> TestProxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let heard = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, st) = (heard.clone(), stop.clone());
         std::thread::spawn(move || {
-            while !st.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((sock, _)) => {
-                        let h = h.clone();
-                        std::thread::spawn(move || proxy_conn(sock, &h, refuse));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            // Blocking accepts; the drop wakes the last one with a connection.
+            while let Ok((sock, _)) = listener.accept() {
+                if st.load(Ordering::Relaxed) {
+                    break;
                 }
+                let h = h.clone();
+                std::thread::spawn(move || proxy_conn(sock, &h, refuse));
             }
         });
         TestProxy { port, heard, stop }
@@ -63,6 +61,7 @@ impl TestProxy {
 impl Drop for TestProxy {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
     }
 }
 
@@ -312,10 +311,9 @@ fn httperf_closes_with_a_reset_when_asked() {
         let out = stampede(&args);
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while ends.lock().unwrap().len() < 6 && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    crate::common::eventually("six connections ended", Duration::from_secs(10), || {
+        (ends.lock().unwrap().len() >= 6).then_some(())
+    });
     let ends = ends.lock().unwrap().clone();
     assert_eq!(ends[..3], ["fin", "fin", "fin"], "{ends:?}");
     assert_eq!(

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const CLIENTS: usize = 4;
 const SERVER_ADDR: &str = "10.77.0.1";
@@ -79,20 +79,16 @@ fn unavailable() -> Option<String> {
 }
 
 fn wait_tcp(ns: &str, addr: &str, port: u16) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        let ok = Command::new("ip")
+    let what = format!("{addr}:{port} in {ns} opens");
+    crate::common::eventually(&what, Duration::from_secs(10), || {
+        Command::new("ip")
             .args(["netns", "exec", ns, "bash", "-c"])
             .arg(format!("exec 3<>/dev/tcp/{addr}/{port}"))
             .stderr(Stdio::null())
             .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{addr}:{port} in {ns} did not open");
+            .is_ok_and(|s| s.success())
+            .then_some(())
+    });
 }
 
 impl Rig {
@@ -368,14 +364,20 @@ fn a_bench_starts_its_target_on_a_host_and_loads_it_from_four() {
         cell["target_peak_rss_kb"].as_u64().unwrap() > 1000,
         "{cell:#}"
     );
-    // Nothing of the target is left on its host.
-    std::thread::sleep(Duration::from_millis(300));
-    let left = Command::new("ip")
-        .args(["netns", "exec", &rig.server_ns, "bash", "-c"])
-        .arg(format!("exec 3<>/dev/tcp/{SERVER_ADDR}/8081"))
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!left.success(), "the target still listens after the bench");
+    // Nothing of the target is left on its host: its port closes once the remote
+    // script has stopped it.
+    crate::common::eventually(
+        "the target stops listening after the bench",
+        Duration::from_secs(5),
+        || {
+            let open = Command::new("ip")
+                .args(["netns", "exec", &rig.server_ns, "bash", "-c"])
+                .arg(format!("exec 3<>/dev/tcp/{SERVER_ADDR}/8081"))
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            (!open.success()).then_some(())
+        },
+    );
     drop(rig);
 }

@@ -36,6 +36,8 @@ fn watch(
         let mut seen: Vec<(Instant, Interval)> = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(10);
         while seen.len() < seconds && Instant::now() < deadline {
+            // The live view is polled as the command line's progress polls it: when
+            // each second shows up is what the tests check.
             std::thread::sleep(Duration::from_millis(50));
             let now = Instant::now();
             seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
@@ -49,6 +51,7 @@ fn seconds_arrive_while_the_run_goes_and_match_the_result() {
     let url = serve(
         "/",
         Arc::new(|s, _| {
+            // 200 µs per answer, so that the run spans several seconds.
             std::thread::sleep(Duration::from_micros(200));
             s.write_all(&ok_response("PONG")).is_ok()
         }),
@@ -82,6 +85,7 @@ fn a_stalled_second_is_kept_with_its_connections_held() {
         "/",
         Arc::new(|s, n| {
             if n == 20 {
+                // The server stalls for two seconds: the stalled second is under test.
                 std::thread::sleep(Duration::from_millis(2300));
             }
             s.write_all(&ok_response("x")).is_ok()

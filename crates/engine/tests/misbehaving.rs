@@ -128,6 +128,7 @@ fn stall_past_the_timeout() {
     let url = serve(
         "/",
         Arc::new(|_, _| {
+            // The server stalls past the run's timeout: the stall is under test.
             std::thread::sleep(Duration::from_secs(3));
             false
         }),

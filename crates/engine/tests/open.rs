@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{go, ok_response, serve};
+use crate::common::{eventually, go, ok_response, serve};
 use stampede_engine::arrivals::Period;
 use stampede_engine::inject::Profile;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape, Target};
@@ -126,6 +126,8 @@ fn gatling_closed_injection_keeps_concurrency() {
         Arc::new(move |s, _| {
             let now = a.fetch_add(1, Ordering::SeqCst) + 1;
             p.fetch_max(now, Ordering::SeqCst);
+            // Each answer takes 20 ms, so that users overlap: the peak is what is
+            // measured.
             std::thread::sleep(Duration::from_millis(20));
             a.fetch_sub(1, Ordering::SeqCst);
             s.write_all(&ok_response("x")).is_ok()
@@ -283,10 +285,11 @@ fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
     let sess = r.sessions.clone().unwrap();
     assert_eq!((sess.completed, sess.calls), (4, 3));
     assert!(sess.lifetime.min_us >= 50_000, "{:?}", sess.lifetime);
-    let t = Instant::now();
-    while seen.lock().unwrap().len() < 4 && t.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually(
+        "every session's connection read",
+        Duration::from_secs(5),
+        || seen.lock().unwrap().len() >= 4,
+    );
     for lines in seen.lock().unwrap().iter() {
         assert_eq!(
             lines,
@@ -321,7 +324,10 @@ fn a_stop_ends_a_run_with_millions_of_users_due_at_once() {
     let stopper = {
         let control = control.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
+            // Stopped once the run is under way: its first connects have failed.
+            eventually("the run is under way", Duration::from_secs(5), || {
+                control.failed.load(Ordering::Relaxed) > 0
+            });
             control.stop();
         })
     };

@@ -769,8 +769,9 @@ fn a_flooding_connection_does_not_hold_the_event_loop() {
         let mut b = [0u8; 65536];
         while matches!(drain.read(&mut b), Ok(n) if n > 0) {}
     });
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let writer = {
-        let stop = stop.clone();
+        let (stop, sent) = (stop.clone(), sent.clone());
         std::thread::spawn(move || {
             let block = raw(frame::PING, 0, 0, b"12345678").repeat(4096);
             let until = Instant::now() + Duration::from_secs(10);
@@ -778,11 +779,17 @@ fn a_flooding_connection_does_not_hold_the_event_loop() {
                 if flood.write_all(&block).is_err() {
                     break;
                 }
+                sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             let _ = flood.shutdown(std::net::Shutdown::Both);
         })
     };
-    std::thread::sleep(Duration::from_millis(300));
+    // The flood is under way once the server has taken a few of its blocks.
+    let until = Instant::now() + Duration::from_secs(5);
+    while sent.load(std::sync::atomic::Ordering::Relaxed) < 8 {
+        assert!(Instant::now() < until, "the flood did not start");
+        std::thread::yield_now();
+    }
     let mut slowest = Duration::ZERO;
     for _ in 0..5 {
         let t = Instant::now();

@@ -372,6 +372,7 @@ fn slowloris_is_cut_off() {
     // A connection that completes its request in time is untouched.
     let mut ok = connect(&srv);
     ok.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n").unwrap();
+    // Time passing, short of the head timeout, is what this half tests.
     std::thread::sleep(Duration::from_millis(100));
     ok.write_all(b"\r\n").unwrap();
     let mut buf = Vec::new();
@@ -409,12 +410,15 @@ fn a_tls_handshake_that_never_ends_is_cut_off_at_the_head_timeout() {
 fn shutdown_drains_in_flight_requests() {
     let srv = two_threads();
     let mut s = connect(&srv);
-    s.write_all(b"GET /delay/300 HTTP/1.1\r\nHost: x\r\n\r\n")
+    // A /pong pipelined before it: its answer says the server has read both, and the
+    // delayed one is in flight.
+    s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\nGET /delay/300 HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    let mut buf = Vec::new();
+    let first = read_response(&mut s, &mut buf, false).expect("the first answer");
+    assert_eq!(first.status, 200);
     let t = Instant::now();
     srv.shutdown().trigger();
-    let mut buf = Vec::new();
     let r = read_response(&mut s, &mut buf, false).expect("in-flight request answered");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("Connection"), Some("close"));
@@ -596,13 +600,18 @@ fn generated_bodies_are_made_as_the_client_reads() {
             s
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Every answer has begun: a server that held a whole body would have it by now.
+    for s in &idle {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(s.peek(&mut [0u8; 1]).unwrap(), 1);
+    }
     let grown = rss_kb().saturating_sub(before);
     assert!(
         grown < 64 * 1024,
         "grew {grown} KiB for 8 readers that do not read"
     );
-    // Output that makes no progress for the idle timeout ends the connection.
+    // Output that makes no progress for the idle timeout ends the connection: the
+    // clients read nothing for longer than it, the time passing being the test.
     std::thread::sleep(Duration::from_millis(2500));
     for mut s in idle {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

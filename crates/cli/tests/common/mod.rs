@@ -64,3 +64,41 @@ pub fn missing_peer(what: &str) {
         "SKIPPED {test}: {what} is not installed; its checks did not run (CI sets STAMPEDE_REQUIRE_PEERS=1 and requires it)"
     );
 }
+
+/// Waits until `ready` gives a value, or fails the test naming `what` after `within`.
+/// For what no event marks (a row another process stores, a process that ends, a file
+/// another process writes): the condition is polled 20 ms apart, the one sleep of the
+/// tests that wait.
+pub fn eventually<T>(
+    what: &str,
+    within: std::time::Duration,
+    mut ready: impl FnMut() -> Option<T>,
+) -> T {
+    let until = std::time::Instant::now() + within;
+    loop {
+        if let Some(v) = ready() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "{what}: not within {within:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Waits for a `stampede serve` child to say it is listening (its first line on
+/// standard error, which must be piped), and hands that line back; what the child
+/// writes after it is drained in the background so that it never blocks.
+pub fn listening(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let err = child.stderr.take().expect("the child's stderr is piped");
+    let mut lines = std::io::BufReader::new(err).lines();
+    let first = lines
+        .next()
+        .expect("the server said nothing")
+        .expect("its stderr reads");
+    assert!(first.contains("listening on"), "{first}");
+    std::thread::spawn(move || lines.for_each(drop));
+    first
+}

@@ -38,7 +38,6 @@ pub struct Recorder {
 impl Recorder {
     pub fn start() -> Recorder {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -46,15 +45,14 @@ impl Recorder {
         let flaky = Arc::new(std::sync::atomic::AtomicU64::new(0));
         std::thread::spawn(move || {
             let mut conn = 0;
-            while !st.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((sock, peer)) => {
-                        conn += 1;
-                        let (s, st, id, f) = (s.clone(), st.clone(), conn, flaky.clone());
-                        std::thread::spawn(move || serve(sock, id, peer, &s, &st, &f));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            // Blocking accepts; the drop wakes the last one with a connection.
+            while let Ok((sock, peer)) = listener.accept() {
+                if st.load(Ordering::Relaxed) {
+                    break;
                 }
+                conn += 1;
+                let (s, st, id, f) = (s.clone(), st.clone(), conn, flaky.clone());
+                std::thread::spawn(move || serve(sock, id, peer, &s, &st, &f));
             }
         });
         Recorder { port, seen, stop }
@@ -72,6 +70,7 @@ impl Recorder {
 impl Drop for Recorder {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
     }
 }
 

@@ -59,7 +59,7 @@ impl Server {
             .local_addr()
             .unwrap()
             .port();
-        let child = pinned(
+        let mut child = pinned(
             1,
             &[
                 "serve",
@@ -71,14 +71,16 @@ impl Server {
             ],
         )
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // Ready once it says it listens (its first line on stderr); the rest of its
+        // stderr is drained so that it never blocks.
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().expect("the server said nothing").unwrap();
+        assert!(first.contains("listening on"), "{first}");
+        std::thread::spawn(move || lines.for_each(drop));
         Server { child, port }
     }
 
@@ -197,6 +199,8 @@ fn a_client_sharing_its_core_with_a_busy_process_is_client_bound() {
         ])
         .spawn()
         .unwrap();
+    // The loop is spinning before the run begins (a shell takes a few milliseconds
+    // to start; nothing marks the moment it spins).
     std::thread::sleep(Duration::from_millis(200));
     let (_, v) = load(&["-c", "16", "-d", "2s", &s.url("/pong")]);
     let _ = burner.kill();
