@@ -72,17 +72,22 @@ pub fn missing_peer(what: &str) {
 pub fn eventually<T>(
     what: &str,
     within: std::time::Duration,
-    mut ready: impl FnMut() -> Option<T>,
+    ready: impl FnMut() -> Option<T>,
 ) -> T {
+    poll(within, ready).unwrap_or_else(|| panic!("{what}: not within {within:?}"))
+}
+
+/// What `ready` gives within `within`, or `None` when it gave nothing by then (see
+/// [`eventually`], which fails the test instead).
+pub fn poll<T>(within: std::time::Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
     let until = std::time::Instant::now() + within;
     loop {
         if let Some(v) = ready() {
-            return v;
+            return Some(v);
         }
-        assert!(
-            std::time::Instant::now() < until,
-            "{what}: not within {within:?}"
-        );
+        if std::time::Instant::now() >= until {
+            return None;
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
