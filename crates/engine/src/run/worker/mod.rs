@@ -182,13 +182,17 @@ impl<'a> Worker<'a> {
             .map(|_| Conn::new(fresh_proto(spec), spec.pipeline, start))
             .collect();
         let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
-        let cookies = sessions.is_some_and(|s| s.cookies);
-        let redirects = work.pool().map_or(0, |p| p.redirects);
-        let respond =
-            cookies || redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
+        let prep = Prepared::new(plan, &hooks);
+        // Pool shapes only: a session's next call, a redirect's next hop or a script's
+        // follow-up waits for the response and would wait out the nap.
+        let nap = matches!(spec.shape, crate::spec::Shape::Rate { .. })
+            && prep.redirects == 0
+            && !hooks
+                .as_ref()
+                .is_some_and(|h| h.wants_responses() || h.builds_requests());
         for c in &mut conns {
             c.in_idle = true;
-            if let (true, Some(h1)) = (respond, c.proto.h1()) {
+            if let (true, Some(h1)) = (prep.respond, c.proto.h1()) {
                 h1.keep_responses();
             }
         }
@@ -198,7 +202,6 @@ impl<'a> Worker<'a> {
         let timer = TimerFd::new()?;
         poll.registry()
             .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
-        let prep = Prepared::new(plan, &hooks, respond);
         Ok(Worker {
             spec,
             shared,
@@ -228,13 +231,7 @@ impl<'a> Worker<'a> {
                 wake_at: None,
                 horizon,
                 end: spec.duration.map(|d| start + d),
-                // Pool shapes only: a session's next call, a redirect's next hop or a
-                // script's follow-up waits for the response and would wait out the nap.
-                nap: matches!(spec.shape, crate::spec::Shape::Rate { .. })
-                    && redirects == 0
-                    && !hooks
-                        .as_ref()
-                        .is_some_and(|h| h.wants_responses() || h.builds_requests()),
+                nap,
                 streaming: false,
                 stamped: false,
                 clock: (start, Duration::ZERO),
@@ -254,7 +251,7 @@ impl<'a> Worker<'a> {
                 timed: work
                     .sessions()
                     .is_some_and(|s| s.steps == SessionSteps::Timed),
-                cookies,
+                cookies: sessions.is_some_and(|s| s.cookies),
             },
             script: Script {
                 watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),

@@ -62,16 +62,16 @@ pub(super) fn script_ranges(script: &[crate::spec::Step]) -> Vec<(u32, u32)> {
 impl Prepared {
     /// The plan's requests as this worker sends them: HTTP/1 bytes (`depth` copies of
     /// the request, or every step of the script) and their HTTP/2 translations.
-    pub(super) fn new(
-        plan: &Plan,
-        hooks: &Option<Box<dyn ThreadHooks>>,
-        respond: bool,
-    ) -> Prepared {
+    pub(super) fn new(plan: &Plan, hooks: &Option<Box<dyn ThreadHooks>>) -> Prepared {
         let spec = plan.spec();
         let script = &spec.script;
         let (pool, sessions) = (plan.workload().pool(), plan.workload().sessions());
         let redirects = pool.map_or(0, |p| p.redirects);
         let cookies = sessions.is_some_and(|s| s.session.cookies);
+        // Responses are kept whole for session cookies, redirects and scripts that
+        // read them.
+        let respond =
+            cookies || redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
         Prepared {
             batch: if script.is_empty() {
                 spec.request
