@@ -10,7 +10,7 @@
 use stampede_engine::{LoadSpec, Run};
 use stampede_report::loud_warnings;
 
-use crate::common::{self, Exit, ProgressOptions, ResultFile, SegmentArgs};
+use crate::common::{Exit, ResultFile, SegmentArgs};
 use crate::dialect::Dialect;
 
 /// What one dialect supplies to [`run`].
@@ -38,15 +38,9 @@ pub trait Tool {
     /// The run the flags ask for. Pure: it resolves no name and reads no file.
     fn translate(a: &Self::Args, inputs: Self::Inputs) -> Result<(LoadSpec, Self::Info), Exit>;
 
-    /// How the run shows its progress.
-    fn progress(_a: &Self::Args, _info: &Self::Info) -> ProgressOptions {
-        ProgressOptions::default()
-    }
-
-    /// Runs `spec`, with what the dialect prints before and after it.
-    fn execute(a: &Self::Args, spec: LoadSpec, info: &mut Self::Info) -> Result<Run, Exit> {
-        common::execute(spec, Self::progress(a, info))
-    }
+    /// Runs `spec` (through `common::execute`), with what the dialect prints
+    /// before and after it and how it shows progress.
+    fn execute(a: &Self::Args, spec: LoadSpec, info: &mut Self::Info) -> Result<Run, Exit>;
 
     /// The dialect's report and its other outputs (which may take the run's
     /// per-request records).

@@ -201,6 +201,15 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
 /// h2load's place in the dialects' run contract.
 struct H2load;
 
+/// How h2load's runs show their progress: the latency deciles as they go.
+fn progress() -> ProgressOptions {
+    ProgressOptions {
+        quiet: false,
+        deciles: true,
+        ..Default::default()
+    }
+}
+
 impl Tool for H2load {
     type Args = H2loadArgs;
     type Inputs = (Target, Vec<String>, Vec<Duration>, Option<Vec<u8>>);
@@ -230,14 +239,6 @@ impl Tool for H2load {
         translate(a, target, &uris, &timing, body)
     }
 
-    fn progress(_a: &H2loadArgs, _info: &H2loadInfo) -> ProgressOptions {
-        ProgressOptions {
-            quiet: false,
-            deciles: true,
-            ..Default::default()
-        }
-    }
-
     fn execute(a: &H2loadArgs, spec: LoadSpec, info: &mut H2loadInfo) -> Result<Run, Exit> {
         if a.verbose {
             let reqs: Vec<&Request> = if !spec.script.is_empty() {
@@ -263,7 +264,7 @@ impl Tool for H2load {
                 warm,
                 ProgressOptions {
                     quiet: true,
-                    ..Self::progress(a, info)
+                    ..progress()
                 },
             )?;
             for t in 0..info.threads {
@@ -272,7 +273,7 @@ impl Tool for H2load {
                 ));
             }
         }
-        let run = common::execute(spec, Self::progress(a, info))?;
+        let run = common::execute(spec, progress())?;
         // ALPN may have chosen HTTP/1.1.
         if let (Some(t), true) = (&run.result.tls, http2) {
             if let Some(alpn) = &t.alpn {
