@@ -13,10 +13,14 @@
 //! A thread that was running or waiting to run for 90 % of the run had no time to
 //! spare: whatever the server could do, this client could not ask faster. Waiting
 //! counts as busy on purpose: a client that shares its core with another busy process
-//! is just as much the limit as one that fills the core itself.
+//! is just as much the limit as one that fills the core itself. So does any time the
+//! thread was not idle (blocked on its sockets or a due time with nothing to do, as
+//! the worker counts it): the scheduler charges the thread neither the interrupts its
+//! sends cause nor a virtual machine's stolen time, which can be a tenth of a core.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -60,15 +64,27 @@ pub struct ThreadLoad {
     pub busy: f64,
     /// Time runnable but waiting for a CPU over its wall time.
     pub waiting: f64,
-    /// The highest busy plus waiting share of any whole second (0 when the run was
+    /// The highest [`ThreadLoad::demand`] of any whole second (0 when the run was
     /// shorter than a second).
     pub peak: f64,
+    /// Time blocked with nothing to do (waiting on its sockets, or for the next
+    /// request's due time) over its wall time; absent where it was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<f64>,
 }
 
 impl ThreadLoad {
-    /// Busy plus waiting: how much of the run the thread wanted a CPU.
+    /// How much of the run the thread wanted a CPU: busy plus waiting, or the time it
+    /// was not idle where that is more. The scheduler charges neither interrupt
+    /// handling (a loopback send's receive path runs on the sender's CPU) nor a
+    /// virtual machine's stolen time to the thread, so a thread that never idled can
+    /// read 85 % busy; the time it was not idle catches that.
     pub fn demand(&self) -> f64 {
-        self.busy + self.waiting
+        let scheduled = self.busy + self.waiting;
+        match self.idle {
+            Some(idle) => scheduled.max(1.0 - idle),
+            None => scheduled,
+        }
     }
 }
 
@@ -167,11 +183,19 @@ impl Limit {
         } else {
             format!("client worker thread {} of {threads}", i + 1)
         };
-        let client_figure = format!(
-            "{thread} used {} of a core and waited for a CPU {} of the time",
-            pct(busiest.busy),
-            pct(busiest.waiting)
-        );
+        let client_figure = match busiest.idle {
+            Some(idle) => format!(
+                "{thread} used {} of a core, waited for a CPU {} of the time and was idle {} of it",
+                pct(busiest.busy),
+                pct(busiest.waiting),
+                pct(idle)
+            ),
+            None => format!(
+                "{thread} used {} of a core and waited for a CPU {} of the time",
+                pct(busiest.busy),
+                pct(busiest.waiting)
+            ),
+        };
         if client_saturated {
             let also = match self.target_saturation() {
                 Some(t) => format!(" (the target was saturated too: {t})"),
@@ -310,9 +334,27 @@ struct Slot {
     tid: i32,
     begin: Instant,
     first: (u64, u64),
-    last: Option<(Instant, (u64, u64))>,
+    /// When it was last sampled: `(at, (on a CPU, waiting), idle)`, in nanoseconds.
+    last: Option<(Instant, (u64, u64), u64)>,
     peak: f64,
+    idle: Arc<AtomicU64>,
     load: Option<ThreadLoad>,
+}
+
+/// A registered thread's part of a [`Sampler`]: its slot, and the count of the time
+/// it spent idle, which only it adds to.
+#[derive(Debug)]
+pub struct Registered {
+    slot: usize,
+    idle: Arc<AtomicU64>,
+}
+
+impl Registered {
+    /// Counts `d` as time the thread spent blocked with nothing to do.
+    pub fn idle(&self, d: Duration) {
+        self.idle
+            .fetch_add(d.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+    }
 }
 
 /// Collects every worker thread's CPU accounting: threads register when they start
@@ -325,35 +367,42 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Registers the calling thread; returns its slot.
-    pub fn register(&self) -> usize {
+    /// Registers the calling thread.
+    pub fn register(&self) -> Registered {
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
         let now = Instant::now();
         let first = own_times();
+        let idle = Arc::new(AtomicU64::new(0));
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         slots.push(Slot {
             tid,
             begin: now,
             first,
-            last: Some((now, first)),
+            last: Some((now, first, 0)),
             peak: 0.0,
+            idle: idle.clone(),
             load: None,
         });
-        slots.len() - 1
+        Registered {
+            slot: slots.len() - 1,
+            idle,
+        }
     }
 
     /// Records the calling thread's totals (call from the thread that registered).
-    pub fn finish(&self, slot: usize) {
+    pub fn finish(&self, me: &Registered) {
         let now = Instant::now();
         let end = own_times();
+        let idle = me.idle.load(Ordering::Relaxed);
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let s = &mut slots[slot];
+        let s = &mut slots[me.slot];
         let wall = (now - s.begin).as_nanos().max(1) as f64;
         s.load = Some(ThreadLoad {
             busy: (end.0.saturating_sub(s.first.0) as f64 / wall).min(1.0),
             waiting: (end.1.saturating_sub(s.first.1) as f64 / wall).min(1.0),
             peak: s.peak,
+            idle: Some((idle as f64 / wall).min(1.0)),
         });
         s.last = None;
     }
@@ -364,19 +413,25 @@ impl Sampler {
         let now = Instant::now();
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         for s in slots.iter_mut() {
-            let Some((t0, (r0, w0))) = s.last else {
+            let Some((t0, (r0, w0), i0)) = s.last else {
                 continue;
             };
             let path = format!("/proc/self/task/{}/schedstat", s.tid);
             let Some((r, w)) = schedstat(&path) else {
                 continue;
             };
+            let i = s.idle.load(Ordering::Relaxed);
             let wall = (now - t0).as_nanos() as f64;
             if wall >= 0.5e9 {
-                let demand = (r.saturating_sub(r0) + w.saturating_sub(w0)) as f64 / wall;
-                s.peak = s.peak.max(demand.min(1.0));
+                let second = ThreadLoad {
+                    busy: r.saturating_sub(r0) as f64 / wall,
+                    waiting: w.saturating_sub(w0) as f64 / wall,
+                    peak: 0.0,
+                    idle: Some((i.saturating_sub(i0) as f64 / wall).min(1.0)),
+                };
+                s.peak = s.peak.max(second.demand().min(1.0));
             }
-            s.last = Some((now, (r, w)));
+            s.last = Some((now, (r, w), i));
         }
     }
 
@@ -518,6 +573,7 @@ mod tests {
                     busy,
                     waiting,
                     peak: busy + waiting,
+                    idle: None,
                 })
                 .collect(),
             client_cores: 2.0,
@@ -547,6 +603,32 @@ mod tests {
         assert_eq!(l.verdict, Verdict::ClientBound);
         assert!(l.reason.contains("thread 2 of 2"), "{}", l.reason);
         assert!(l.reason.contains("used 55 % of a core") && l.reason.contains("CPU 40 %"));
+    }
+
+    #[test]
+    fn a_thread_that_was_never_idle_is_the_limit_whatever_the_scheduler_charged_it() {
+        // 85 % on a CPU, the rest lost to interrupts and stolen time: never idle.
+        let mut l = limit(&[(0.85, 0.0)]);
+        l.judge(CLOSED);
+        assert_eq!(l.verdict, Verdict::ServerBound, "{}", l.reason);
+        l.client_threads[0].idle = Some(0.02);
+        l.judge(CLOSED);
+        assert_eq!(l.verdict, Verdict::ClientBound, "{}", l.reason);
+        assert!(l.reason.contains("was idle 2 % of it"), "{}", l.reason);
+        // Idle a third of the run: the server kept it waiting.
+        l.client_threads[0].idle = Some(0.33);
+        l.judge(CLOSED);
+        assert_eq!(l.verdict, Verdict::ServerBound, "{}", l.reason);
+        // A thread waiting for a CPU behind another process is the limit even where
+        // its wake-ups (counted as idle) were slow.
+        l.client_threads[0] = ThreadLoad {
+            busy: 0.45,
+            waiting: 0.5,
+            peak: 0.95,
+            idle: Some(0.2),
+        };
+        l.judge(CLOSED);
+        assert_eq!(l.verdict, Verdict::ClientBound, "{}", l.reason);
     }
 
     #[test]
@@ -610,19 +692,25 @@ mod tests {
                 while Instant::now() < end {
                     std::hint::spin_loop();
                 }
-                s.finish(k);
+                s.finish(&k);
             });
         });
         std::thread::scope(|sc| {
             sc.spawn(|| {
                 let k = s.register();
+                // A wait with nothing to do, counted as the worker counts its waits.
+                let t0 = Instant::now();
                 std::thread::sleep(Duration::from_millis(300));
-                s.finish(k);
+                k.idle(t0.elapsed());
+                s.finish(&k);
             });
         });
         let l = s.loads();
         assert_eq!(l.len(), 2);
         assert!(l[0].demand() > 0.8, "{:?}", l[0]);
+        assert!(l[0].idle.unwrap() < 0.01, "{:?}", l[0]);
         assert!(l[1].busy < 0.2, "{:?}", l[1]);
+        assert!(l[1].idle.unwrap() > 0.9, "{:?}", l[1]);
+        assert!(l[1].demand() < 0.2, "{:?}", l[1]);
     }
 }

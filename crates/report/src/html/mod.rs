@@ -196,7 +196,7 @@ fn limit_section(o: &mut String, l: &stampede_engine::limit::Limit) {
     };
     let _ = write!(
         o,
-        "<h2>Limit</h2><p><span class=\"{cls}\">{}</span>: {}.</p><div class=\"scroll\"><table><tr><th>client thread</th><th>on a CPU</th><th>waiting for a CPU</th><th>busiest second</th></tr>",
+        "<h2>Limit</h2><p><span class=\"{cls}\">{}</span>: {}.</p><div class=\"scroll\"><table><tr><th>client thread</th><th>on a CPU</th><th>waiting for a CPU</th><th>idle</th><th>busiest second</th></tr>",
         l.verdict.name(),
         esc(&l.reason)
     );
@@ -204,10 +204,11 @@ fn limit_section(o: &mut String, l: &stampede_engine::limit::Limit) {
     for (i, t) in l.client_threads.iter().enumerate() {
         let _ = write!(
             o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i + 1,
             pct(t.busy),
             pct(t.waiting),
+            t.idle.map_or("—".into(), pct),
             if t.peak > 0.0 {
                 pct(t.peak)
             } else {

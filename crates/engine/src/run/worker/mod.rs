@@ -265,7 +265,7 @@ impl<'a> Worker<'a> {
 
     /// Long on purpose: the event loop itself, kept one frame on the path of every request.
     pub fn run(mut self) -> io::Result<WorkerOutput> {
-        let slot = self.shared.load.register();
+        let me = self.shared.load.register();
         let mut waiter = Waiter::new(1024);
         let mut buf = vec![0u8; READ_BUF];
         let mut next_timer = Instant::now() + TIMER_TICK;
@@ -327,7 +327,9 @@ impl<'a> Worker<'a> {
                 Wait::Nap(nap) => {
                     // The loop's top then sends what fell due, and the responses are
                     // read in the same pass by the kernel's arrival stamps.
+                    let slept = Instant::now();
                     std::thread::sleep(nap);
+                    me.idle(slept.elapsed());
                     self.pace.stamped = true;
                     continue;
                 }
@@ -344,7 +346,16 @@ impl<'a> Worker<'a> {
                     until.saturating_duration_since(now)
                 }
             };
-            match waiter.wait(self.poll.as_raw_fd(), timeout) {
+            let waited = if timeout.is_zero() {
+                waiter.wait(self.poll.as_raw_fd(), timeout)
+            } else {
+                // Time blocked here had nothing to do: the verdict's idle share.
+                let blocked = Instant::now();
+                let waited = waiter.wait(self.poll.as_raw_fd(), timeout);
+                me.idle(blocked.elapsed());
+                waited
+            };
+            match waited {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -412,7 +423,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.rec.finish();
-        self.shared.load.finish(slot);
+        self.shared.load.finish(&me);
         Ok(WorkerOutput {
             recorder: self.rec,
             abandoned,
