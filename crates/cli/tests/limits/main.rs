@@ -87,6 +87,16 @@ impl Server {
     fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
+
+    /// `--rand-regex-url` and a pattern for `/pong` with a random 1,000-letter query:
+    /// drawing it costs the client several times what skipping it costs the server,
+    /// so the client is the limit however fast either build is.
+    fn costly_for_the_client(&self) -> [String; 2] {
+        [
+            "--rand-regex-url".into(),
+            format!("http://127\\.0\\.0\\.1:{}/pong\\?[a-z]{{1000}}", self.port),
+        ]
+    }
 }
 
 impl Drop for Server {
@@ -124,6 +134,8 @@ fn a_server_that_spends_fixed_cpu_per_answer_is_the_limit() {
     assert!(rps < 2_100.0, "{rps}");
     let busy = v["limit"]["client_threads"][0]["busy"].as_f64().unwrap();
     assert!(busy < 0.5, "{}", v["limit"]);
+    let idle = v["limit"]["client_threads"][0]["idle"].as_f64().unwrap();
+    assert!(idle > 0.5, "{}", v["limit"]);
     // An open model far above 2,000 req/s: the server fell behind, not the client.
     let (out, v) = load(&["-c", "8", "-R", "4000", "-d", "2s", &s.url("/cpu/500")]);
     assert_eq!(verdict(&v), "server-bound", "{}", v["limit"]);
@@ -142,11 +154,13 @@ fn a_server_that_spends_fixed_cpu_per_answer_is_the_limit() {
 fn a_rate_the_generator_cannot_offer_is_client_bound_and_said_loudly() {
     let _one = one();
     let s = Server::start();
-    let (out, v) = load(&["-c", "16", "-R", "5000000", "-d", "2s", &s.url("/pong")]);
+    let [regex, url] = s.costly_for_the_client();
+    let (out, v) = load(&["-c", "16", "-R", "5000000", "-d", "2s", &regex, &url]);
     assert_eq!(verdict(&v), "client-bound", "{}", v["limit"]);
+    assert_eq!(v["requests"]["failed"], 0, "{v}");
     let t = &v["limit"]["client_threads"][0];
-    let demand = t["busy"].as_f64().unwrap() + t["waiting"].as_f64().unwrap();
-    assert!(demand >= 0.9, "{t}");
+    // It never waited with nothing to do.
+    assert!(t["idle"].as_f64().unwrap() < 0.1, "{t}");
     assert!(
         t["peak"].as_f64().unwrap() >= 0.8,
         "a busiest second was sampled: {t}"
@@ -157,17 +171,7 @@ fn a_rate_the_generator_cannot_offer_is_client_bound_and_said_loudly() {
     let out = pinned(
         0,
         &[
-            "load",
-            "-q",
-            "-t",
-            "1",
-            "-c",
-            "16",
-            "-R",
-            "5000000",
-            "-d",
-            "1s",
-            &s.url("/pong"),
+            "load", "-q", "-t", "1", "-c", "16", "-R", "5000000", "-d", "1s", &regex, &url,
         ],
     )
     .output()
@@ -202,7 +206,8 @@ fn a_client_sharing_its_core_with_a_busy_process_is_client_bound() {
     // The loop is spinning before the run begins (a shell takes a few milliseconds
     // to start; nothing marks the moment it spins).
     std::thread::sleep(Duration::from_millis(200));
-    let (_, v) = load(&["-c", "16", "-d", "2s", &s.url("/pong")]);
+    let [regex, url] = s.costly_for_the_client();
+    let (_, v) = load(&["-c", "16", "-d", "2s", &regex, &url]);
     let _ = burner.kill();
     let _ = burner.wait();
     assert_eq!(verdict(&v), "client-bound", "{}", v["limit"]);
@@ -212,43 +217,93 @@ fn a_client_sharing_its_core_with_a_busy_process_is_client_bound() {
     assert!(t["waiting"].as_f64().unwrap() > 0.2, "{t}");
 }
 
+/// Runs `attempt` until it returns `Ok`, at most `n` times; panics with every
+/// attempt's reason when none did.
+///
+/// For the capacity searches only: a knee is a rate where the server is nearly
+/// saturated, so a stall of the server's core on a shared machine (tens of
+/// milliseconds, measured) fails a step a quiet machine would pass and ends the
+/// search low. A search that is wrong is wrong every time; a stall is not.
+fn within_attempts<T>(n: usize, mut attempt: impl FnMut() -> Result<T, String>) -> T {
+    let mut why = Vec::new();
+    for i in 1..=n {
+        match attempt() {
+            Ok(t) => return t,
+            Err(e) => {
+                eprintln!("attempt {i} of {n}: {e}");
+                why.push(e);
+            }
+        }
+    }
+    panic!("no attempt of {n} passed:\n{}", why.join("\n"));
+}
+
+/// Whether a search's `found` rate lies where the knee of the one-thread
+/// `/cpu/1000` server must: never above the 1,000 req/s its 1 ms of CPU per answer
+/// allows, nor above its measured closed-loop `ceiling` by more than the steps'
+/// spacing, and below the ceiling only by the queueing `p99 < 50 ms` allows (on a
+/// shared two-core machine p99 once failed at 89 % of it).
+fn at_the_knee(found: f64, ceiling: f64, what: &serde_json::Value) -> Result<(), String> {
+    if found >= ceiling * 0.75 && found <= ceiling * 1.10 && found <= 1_001.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "found {found}, the server's ceiling {ceiling}: {what}"
+        ))
+    }
+}
+
 #[test]
 fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
     let _one = one();
-    let s = Server::start();
-    // One thread spending 1 ms per answer: the knee is at most 1,000 req/s. Measure
-    // the server's own ceiling first (closed loop, enough connections to keep it busy).
-    let (_, closed) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/1000")]);
-    let ceiling = closed["throughput_rps"].as_f64().unwrap();
-    assert!(ceiling > 800.0 && ceiling <= 1_001.0, "{ceiling}");
-    let out = pinned(
-        0,
-        &[
-            "load",
-            "-t",
-            "1",
-            "-c",
-            "64",
-            "--find-max",
-            "p99 < 50ms",
-            "--find-max",
-            "errors < 0.1%",
-            "--max-rate",
-            "4000",
-            "--step-duration",
-            "2s",
-            "--step-warmup",
-            "500ms",
-            "--json",
-            "-",
-            &s.url("/cpu/1000"),
-        ],
-    )
-    .stderr(Stdio::piped())
-    .output()
-    .unwrap();
+    let (out, v) = within_attempts(3, || {
+        let s = Server::start();
+        // One thread spending 1 ms per answer: the knee is at most 1,000 req/s.
+        // Measure the server's own ceiling first (closed loop, enough connections to
+        // keep it busy).
+        let (_, closed) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/1000")]);
+        let ceiling = closed["throughput_rps"].as_f64().unwrap();
+        if !(ceiling > 800.0 && ceiling <= 1_001.0) {
+            return Err(format!(
+                "a closed loop measured {ceiling} req/s, outside (800, 1001]"
+            ));
+        }
+        let out = pinned(
+            0,
+            &[
+                "load",
+                "-t",
+                "1",
+                "-c",
+                "64",
+                "--find-max",
+                "p99 < 50ms",
+                "--find-max",
+                "errors < 0.1%",
+                "--max-rate",
+                "4000",
+                "--step-duration",
+                "2s",
+                "--step-warmup",
+                "500ms",
+                "--json",
+                "-",
+                &s.url("/cpu/1000"),
+            ],
+        )
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let found = v["capacity"]["max_rate"].as_f64().unwrap();
+        // 64 connections keep a stall of the server's core from emptying the pool,
+        // which fails a step as behind: with 16, a step of 750 req/s (76 % of the
+        // ceiling) once did.
+        at_the_knee(found, ceiling, &v["capacity"]).map(|()| (out, v))
+    });
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     // Each step was announced as it ran.
     assert!(
         out.stderr
@@ -257,18 +312,8 @@ fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
             .any(|l| l.starts_with("stampede: step 1:")),
         "{stderr}"
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &v["capacity"];
     let found = c["max_rate"].as_f64().unwrap();
-    // Below the closed-loop ceiling by the queueing p99 < 50 ms allows (see the bench
-    // scenario's search below); never above it by more than the steps' spacing. 64
-    // connections keep a stall of the shared machine's server core (tens of ms) from
-    // emptying the pool, which fails a step as behind: with 16, a step of 750 req/s
-    // (76 % of the ceiling) once did.
-    assert!(
-        found >= ceiling * 0.75 && found <= ceiling * 1.10,
-        "found {found}, the server's ceiling {ceiling}: {c}"
-    );
     let steps = c["steps"].as_array().unwrap();
     assert!(steps.iter().all(|s| s["rate"].as_f64().unwrap() <= 4000.0));
     assert!(steps.iter().any(|s| !s["passed"].as_bool().unwrap()));
@@ -279,20 +324,21 @@ fn a_capacity_search_finds_the_knee_of_a_server_of_known_capacity() {
 #[test]
 fn a_bench_scenario_s_search_finds_the_knee_and_reports_it() {
     let _one = one();
-    let s = Server::start();
-    let (_, closed) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/1000")]);
-    let ceiling = closed["throughput_rps"].as_f64().unwrap();
-    drop(s);
     let dir = std::env::temp_dir().join(format!("stampede-limits-{}-search", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let (client, server) = if cores() >= 2 {
-        ("cpus = [0]", "cpus = [1]")
-    } else {
-        ("threads = 1", "")
-    };
-    let plan = format!(
-        r#"name = "search"
+    let (stderr, found) = within_attempts(3, || {
+        let s = Server::start();
+        let (_, closed) = load(&["-c", "8", "-d", "2s", &s.url("/cpu/1000")]);
+        let ceiling = closed["throughput_rps"].as_f64().unwrap();
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (client, server) = if cores() >= 2 {
+            ("cpus = [0]", "cpus = [1]")
+        } else {
+            ("threads = 1", "")
+        };
+        let plan = format!(
+            r#"name = "search"
 [runs]
 warmup = 2
 repetitions = 1
@@ -309,23 +355,37 @@ path = "/cpu/1000"
 connections = 64
 search = {{ conditions = ["p99 < 50ms"], max_rate = 4000, step = "1s", warmup = "300ms" }}
 "#
-    );
-    let p = dir.join("p.toml");
-    std::fs::write(&p, plan).unwrap();
-    let out = Command::new(BIN)
-        .arg("bench")
-        .arg(&p)
-        .arg("--db")
-        .arg(dir.join("s.db"))
-        .arg("--report")
-        .arg(dir.join("r.md"))
-        .arg("--json")
-        .arg(dir.join("s.json"))
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+        );
+        let p = dir.join("p.toml");
+        std::fs::write(&p, plan).unwrap();
+        let out = Command::new(BIN)
+            .arg("bench")
+            .arg(&p)
+            .arg("--db")
+            .arg(dir.join("s.db"))
+            .arg("--report")
+            .arg(dir.join("r.md"))
+            .arg("--json")
+            .arg(dir.join("s.json"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("s.json")).unwrap()).unwrap();
+        let row = &summary["rows"][0];
+        assert_eq!(row["metric"], "max_rate", "{row}");
+        let found = row["cells"][0]["max_rate"]["mean"].as_f64().unwrap();
+        assert!(
+            row["cells"][0]["info"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("run 1: capacity search of "),
+            "{row}"
+        );
+        at_the_knee(found, ceiling, row).map(|()| (stderr, found))
+    });
     // Each step is shown as it ends, then what the search found; no warm-up runs.
     assert!(
         stderr.contains("run 1/1 search step 1 at 125 req/s: ") && stderr.contains(" answered"),
@@ -335,24 +395,6 @@ search = {{ conditions = ["p99 < 50ms"], max_rate = 4000, step = "1s", warmup = 
     assert!(!stderr.contains("(warm-up)"), "{stderr}");
     assert!(stderr.contains("run 1 capacity: "), "{stderr}");
     assert!(!stderr.contains("warm-up 1/2"), "{stderr}");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("s.json")).unwrap()).unwrap();
-    let row = &summary["rows"][0];
-    assert_eq!(row["metric"], "max_rate", "{row}");
-    let found = row["cells"][0]["max_rate"]["mean"].as_f64().unwrap();
-    // The knee lies below the closed-loop ceiling by the queueing its p99 condition
-    // allows: on a shared two-core machine, p99 < 50 ms once failed at 89 % of it.
-    assert!(
-        found >= ceiling * 0.75 && found <= ceiling * 1.10,
-        "found {found}, the server's ceiling {ceiling}: {row}"
-    );
-    assert!(
-        row["cells"][0]["info"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("run 1: capacity search of "),
-        "{row}"
-    );
     // The store keeps the whole search with the best step's run; the report draws it.
     let store = stampede_lab::store::Store::open(&dir.join("s.db")).unwrap();
     let runs = store.runs(1).unwrap();
