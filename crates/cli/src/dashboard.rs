@@ -309,6 +309,16 @@ mod tests {
     use super::*;
     use std::io::BufRead;
 
+    /// Polls `ready` every 5 ms until it holds; panics naming `what` after 4 s. The
+    /// poll's interval is the one sleep of these tests.
+    fn eventually(what: &str, mut ready: impl FnMut() -> bool) {
+        let until = std::time::Instant::now() + Duration::from_secs(4);
+        while !ready() {
+            assert!(std::time::Instant::now() < until, "{what}: not within 4 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Sends a GET; returns the status line and the reader positioned after it.
     fn get(url: &str, path: &str) -> (String, std::io::BufReader<TcpStream>) {
         let addr = url.trim_start_matches("http://").trim_end_matches('/');
@@ -341,12 +351,7 @@ mod tests {
         let (status, mut events) = get(d.url(), "/events");
         assert!(status.starts_with("HTTP/1.1 200"));
         // Wait until the subscription is registered, then send more.
-        for _ in 0..100 {
-            if !d.state().clients.is_empty() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        eventually("a subscriber", || !d.state().clients.is_empty());
         d.second(Some(1), "<p>two\nlines</p>".into());
         d.finish("<html>final</html>".into());
         let mut all = String::new();
@@ -411,11 +416,9 @@ mod tests {
         let idle: Vec<TcpStream> = (0..MAX_REQUESTS)
             .map(|_| TcpStream::connect(addr).unwrap())
             .collect();
-        let deadline = std::time::Instant::now() + Duration::from_secs(4);
-        while d.reading.load(Ordering::SeqCst) < MAX_REQUESTS {
-            assert!(std::time::Instant::now() < deadline, "slots not taken");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        eventually("every slot taken", || {
+            d.reading.load(Ordering::SeqCst) >= MAX_REQUESTS
+        });
         // Answered from the accepting thread at once, before any request is read
         // (so the request is not written here: the answer may already be closed).
         let mut busy = std::io::BufReader::new(TcpStream::connect(addr).unwrap());
@@ -426,11 +429,9 @@ mod tests {
         busy.read_line(&mut status).unwrap();
         assert!(status.starts_with("HTTP/1.1 503"), "{status}");
         drop(idle);
-        let deadline = std::time::Instant::now() + Duration::from_secs(4);
-        while d.reading.load(Ordering::SeqCst) > 0 {
-            assert!(std::time::Instant::now() < deadline, "slots not given back");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        eventually("the slots given back", || {
+            d.reading.load(Ordering::SeqCst) == 0
+        });
         let (status, _) = get(d.url(), "/");
         assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     }

@@ -14,4 +14,6 @@ pub mod stats;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod summary;
+#[cfg(test)]
+mod testing;
 pub mod verify;

@@ -710,20 +710,22 @@ mod tests {
             e.status
         );
         // No live process of the group is left (zombies wait for init to reap them).
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(!group_alive(r.pid()));
+        crate::testing::eventually("the group gone", Duration::from_secs(5), || {
+            !group_alive(r.pid())
+        });
     }
 
     #[test]
     fn reports_a_process_that_died() {
         let mut r =
             Running::start("echo boom >&2; exit 3", &BTreeMap::new(), None, &[], None).unwrap();
-        let t = Instant::now();
-        while r.poll_exit().is_none() && t.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        crate::testing::eventually("the exit", Duration::from_secs(5), || {
+            r.poll_exit().is_some()
+        });
         assert_eq!(r.poll_exit().unwrap().status, "exited 3");
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(r.stderr_tail().contains("boom"));
+        // Its stderr is read by a thread of its own, which may finish a moment later.
+        crate::testing::eventually("its stderr", Duration::from_secs(5), || {
+            r.stderr_tail().contains("boom")
+        });
     }
 }

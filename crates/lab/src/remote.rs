@@ -562,7 +562,10 @@ mod script_tests {
         assert!(r.peak > 0, "{r:?}");
         assert_eq!(r.ended.as_deref(), Some("killed by signal 15"), "{r:?}");
         // Nothing of the session is left.
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        crate::testing::eventually(
+            "the session gone",
+            std::time::Duration::from_secs(5),
+            || !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        );
     }
 }

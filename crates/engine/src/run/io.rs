@@ -435,17 +435,43 @@ mod tests {
         assert!(w.get(0).is_read_closed());
     }
 
+    /// Waits (5 s at most) until `s` has bytes to read.
+    fn readable(s: &Stream) {
+        let Stream::Tcp(t) = s else {
+            panic!("a TCP stream")
+        };
+        let mut p = libc::pollfd {
+            fd: t.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the length of the call.
+        let n = unsafe { libc::poll(&mut p, 1, 5000) };
+        assert_eq!(n, 1, "nothing to read within 5 s");
+    }
+
     #[test]
     fn a_stamped_read_says_when_the_bytes_arrived_not_when_they_were_read() {
         let (mut server, mut client) = pair();
         assert!(client.stamp_arrivals());
-        // The kernel turns its receive stamps on a moment after the first socket asks.
-        std::thread::sleep(Duration::from_millis(50));
+        let mut buf = [0u8; 16];
+        // The kernel turns its receive stamps on a moment after the first socket
+        // asks: bytes are sent until one comes stamped.
+        let mut stamped = false;
+        for _ in 0..1000 {
+            server.write_all(b"p").unwrap();
+            readable(&client);
+            if client.read_stamped(&mut buf).unwrap().1.is_some() {
+                stamped = true;
+                break;
+            }
+        }
+        assert!(stamped, "no stamp after 1,000 reads");
         let before = wall();
         server.write_all(b"hello").unwrap();
+        // The gap between arrival and read is what the stamp must show.
         std::thread::sleep(Duration::from_millis(30));
         let read_at = wall();
-        let mut buf = [0u8; 16];
         let (n, stamp) = client.read_stamped(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"hello");
         let stamp = stamp.expect("a stamp");
@@ -464,7 +490,7 @@ mod tests {
         // A stream not asked to stamp reads without one.
         let (mut server, mut plain) = pair();
         server.write_all(b"x").unwrap();
-        std::thread::sleep(Duration::from_millis(5));
+        readable(&plain);
         assert!(matches!(plain.read_stamped(&mut buf), Ok((1, None))));
     }
 }
