@@ -1283,8 +1283,9 @@ fn h2load_timing_script_sends_each_clients_requests_at_their_offsets() {
         // Offsets count from the client's start: never early, late only by the
         // machine's scheduling. The first request goes out once connected, and the
         // server notes it after its accept loop (which naps 2 ms when idle) and a new
-        // thread, so on a busy machine the first gap may look shorter by that much.
-        for (w, (want, slack)) in mine.windows(2).zip([(150.5, 30.0), (149.5, 5.0)]) {
+        // thread, so on a busy machine the first gap may look shorter by that much
+        // (40 ms once, with a build running beside the tests).
+        for (w, (want, slack)) in mine.windows(2).zip([(150.5, 60.0), (149.5, 5.0)]) {
             let gap = (w[1].at - w[0].at).as_secs_f64() * 1e3;
             assert!(
                 gap > want - slack && gap < want + 250.0,
