@@ -211,7 +211,7 @@ impl Tool for Ab {
     }
 
     fn execute(a: &AbArgs, spec: LoadSpec, _info: &mut AbInfo) -> Result<Run, Exit> {
-        let requests = spec.requests.unwrap_or(1);
+        let requests = spec.load.requests.unwrap_or(1);
         let banner = format!(
             "This is stampede ab, version {} (ApacheBench 2.3 flags and report)",
             env!("CARGO_PKG_VERSION")
@@ -236,8 +236,8 @@ impl Tool for Ab {
         if a.verbosity >= 2 {
             common::out(&format!(
                 "INFO: {} header == \n---\n{}\n---\n",
-                spec.request.method,
-                String::from_utf8_lossy(&spec.request.bytes)
+                spec.load.request.method,
+                String::from_utf8_lossy(&spec.load.request.bytes)
             ));
         }
         let run = common::execute(
@@ -361,19 +361,19 @@ fn translate(
     let mut spec = LoadSpec::new(target.clone(), request);
     // ab does not verify certificates.
     spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
-    spec.connections = a.concurrency as usize;
-    spec.threads = a.threads.unwrap_or_else(common::cpus);
-    spec.requests = Some(requests);
-    spec.duration = a
+    spec.load.connections = a.concurrency as usize;
+    spec.load.threads = a.threads.unwrap_or_else(common::cpus);
+    spec.load.requests = Some(requests);
+    spec.load.duration = a
         .timelimit
         .map(|t| std::time::Duration::from_secs_f64(t.max(0.001)));
-    spec.keepalive = a.keepalive;
-    spec.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
-    spec.check_length = !a.variable_length;
+    spec.load.keepalive = a.keepalive;
+    spec.load.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
+    spec.load.check_length = !a.variable_length;
     spec.record_requests = a.gnuplot.is_some();
-    spec.socket.local = a.local_address;
-    spec.socket.send_buffer = a.window;
-    spec.socket.recv_buffer = a.window;
+    spec.load.socket.local = a.local_address;
+    spec.load.socket.send_buffer = a.window;
+    spec.load.socket.recv_buffer = a.window;
     common::check_socket(&spec, "-B")?;
     if let Some(p) = &a.proxy {
         spec.proxy = Some(common::proxy(p, a.proxy_auth.as_deref(), "-X")?);
@@ -422,28 +422,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (s.requests, s.connections, s.keepalive),
+            (s.load.requests, s.load.connections, s.load.keepalive),
             (Some(500), 20, true)
         );
-        assert_eq!(s.timeout, Some(std::time::Duration::from_secs(3)));
-        assert!(!s.check_length && info.variable_length);
-        assert!(String::from_utf8_lossy(&s.request.bytes)
+        assert_eq!(s.load.timeout, Some(std::time::Duration::from_secs(3)));
+        assert!(!s.load.check_length && info.variable_length);
+        assert!(String::from_utf8_lossy(&s.load.request.bytes)
             .starts_with("GET /x?y=1 HTTP/1.0\r\nConnection: Keep-Alive\r\n"));
         // -t alone: ab's 50,000-request cap with the time limit.
         let (s, _) = spec_of(&["-t", "2", "-c", "3", "u"], None).unwrap();
-        assert_eq!(s.requests, Some(AB_MAX_REQUESTS));
-        assert_eq!(s.duration, Some(std::time::Duration::from_secs(2)));
+        assert_eq!(s.load.requests, Some(AB_MAX_REQUESTS));
+        assert_eq!(s.load.duration, Some(std::time::Duration::from_secs(2)));
     }
 
     #[test]
     fn a_body_takes_its_method_and_type() {
         let (s, info) = spec_of(&["-p", "f", "-T", "application/json", "u"], Some(b"{}")).unwrap();
-        let wire = String::from_utf8(s.request.bytes).unwrap();
+        let wire = String::from_utf8(s.load.request.bytes).unwrap();
         assert!(wire.starts_with("POST "), "{wire}");
         assert!(wire.contains("Content-length: 2\r\nContent-type: application/json\r\n"));
         assert!(wire.ends_with("\r\n\r\n{}") && info.sent_body);
         let (s, _) = spec_of(&["-u", "f", "-i", "u"], Some(b"x")).unwrap();
-        assert_eq!(s.request.method, "HEAD");
+        assert_eq!(s.load.request.method, "HEAD");
     }
 
     #[test]
@@ -497,9 +497,9 @@ mod tests {
         }
         // The connection's flags land in the spec's socket options and proxy.
         let (s, _) = spec_of(&["-B", "127.0.0.2", "-b", "65536", u], None).unwrap();
-        assert_eq!(s.socket.local, Some("127.0.0.2".parse().unwrap()));
+        assert_eq!(s.load.socket.local, Some("127.0.0.2".parse().unwrap()));
         assert_eq!(
-            (s.socket.send_buffer, s.socket.recv_buffer),
+            (s.load.socket.send_buffer, s.load.socket.recv_buffer),
             (Some(65536), Some(65536))
         );
         let (s, _) = spec_of(&["-X", "127.0.0.1:3128", "-P", "u:p", u], None).unwrap();

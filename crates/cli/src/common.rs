@@ -295,9 +295,9 @@ pub struct NetArgs {
 impl NetArgs {
     /// Sets the spec's proxy and socket options from the flags.
     pub fn apply(&self, spec: &mut LoadSpec) -> Result<(), Exit> {
-        spec.socket.local = self.local_address.or(spec.socket.local);
-        spec.socket.send_buffer = self.send_buffer.or(spec.socket.send_buffer);
-        spec.socket.recv_buffer = self.recv_buffer.or(spec.socket.recv_buffer);
+        spec.load.socket.local = self.local_address.or(spec.load.socket.local);
+        spec.load.socket.send_buffer = self.send_buffer.or(spec.load.socket.send_buffer);
+        spec.load.socket.recv_buffer = self.recv_buffer.or(spec.load.socket.recv_buffer);
         check_socket(spec, "--local-address")?;
         if let Some(url) = &self.proxy {
             spec.proxy = Some(proxy(url, self.proxy_user.as_deref(), "--proxy")?);
@@ -326,7 +326,7 @@ pub fn proxy(
 /// Checks the spec's socket options now, naming `flag` (the local address's) when the
 /// address is not one of this machine's.
 pub fn check_socket(spec: &LoadSpec, flag: &str) -> Result<(), Exit> {
-    spec.socket.check().map_err(|e| match e {
+    spec.load.socket.check().map_err(|e| match e {
         SocketError::LocalAddress { ip, .. } => Exit::usage(format!("{flag} {ip}: {e}")),
         _ => Exit::usage(e.to_string()),
     })

@@ -241,22 +241,22 @@ impl Tool for H2load {
 
     fn execute(a: &H2loadArgs, spec: LoadSpec, info: &mut H2loadInfo) -> Result<Run, Exit> {
         if a.verbose {
-            let reqs: Vec<&Request> = if !spec.script.is_empty() {
-                spec.script.iter().map(|s| &s.request).collect()
-            } else if spec.variety.is_empty() {
-                vec![&spec.request]
+            let reqs: Vec<&Request> = if !spec.load.script.is_empty() {
+                spec.load.script.iter().map(|s| &s.request).collect()
+            } else if spec.load.variety.is_empty() {
+                vec![&spec.load.request]
             } else {
-                spec.variety.iter().collect()
+                spec.load.variety.iter().collect()
             };
             for r in reqs {
                 eprintln!("{}", String::from_utf8_lossy(&r.bytes).trim_end());
             }
         }
-        let http2 = spec.http2;
+        let http2 = spec.load.http2;
         common::out(&h2load_preamble(info));
         if let Some(w) = a.warm_up {
             let mut warm = spec.clone();
-            warm.duration = Some(w);
+            warm.load.duration = Some(w);
             for t in 0..info.threads {
                 common::out(&format!("Warm-up started for thread #{t}.\n"));
             }
@@ -624,53 +624,53 @@ fn translate(
     let mut spec = LoadSpec::new(target.clone(), request(&paths[0])?);
     if !timing.is_empty() {
         let calls = per_client(a, timing.len())?;
-        spec.script = (paths.iter().zip(timing).take(calls as usize))
+        spec.load.script = (paths.iter().zip(timing).take(calls as usize))
             .map(|(p, at)| Ok(Step::timed(request(p)?, *at)))
             .collect::<Result<_, Exit>>()?;
     } else if paths.len() > 1 {
-        spec.variety = (paths.iter())
+        spec.load.variety = (paths.iter())
             .map(|p| request(p))
             .collect::<Result<_, _>>()?;
     }
     spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
-    spec.http2 = http2;
-    spec.h2 = h2;
+    spec.load.http2 = http2;
+    spec.load.h2 = h2;
     spec.record_requests = a.log_file.is_some();
     // h2load's rule: an HTTP/1.1 client posting a body pipelines nothing.
-    spec.pipeline = if !http2 && body.is_some() {
+    spec.load.pipeline = if !http2 && body.is_some() {
         1
     } else {
         a.streams as usize
     };
-    spec.connections = a.clients as usize;
-    spec.threads = a.threads as usize;
+    spec.load.connections = a.clients as usize;
+    spec.load.threads = a.threads as usize;
     if let Some(t) = a.inactivity {
-        spec.timeout = Some(t);
+        spec.load.timeout = Some(t);
     }
-    spec.last_wait = a.active;
+    spec.load.last_wait = a.active;
     match a.duration {
-        Some(d) => spec.duration = Some(d),
-        None => spec.requests = Some(requests),
+        Some(d) => spec.load.duration = Some(d),
+        None => spec.load.requests = Some(requests),
     }
     if let Some(rps) = a.rps {
-        spec.shape = Shape::Rate {
+        spec.load.shape = Shape::Rate {
             rate: rps * a.clients as f64,
             poisson: false,
         };
     }
     if a.rate > 0 {
         // Each client is a session on its own connection making its share of -n.
-        spec.shape = Shape::Sessions {
+        spec.load.shape = Shape::Sessions {
             period: Some(Period::Deterministic(
                 a.rate_period.as_secs_f64() / a.rate as f64,
             )),
             count: a.clients,
         };
-        spec.session.calls = u32::try_from(requests / a.clients)
+        spec.load.session.calls = u32::try_from(requests / a.clients)
             .map_err(|_| Exit::usage("-n, --requests: too many requests per client"))?;
-        spec.session.burst = spec.pipeline as u32;
-        spec.requests = None;
-        if spec.variety.len() > 1 {
+        spec.load.session.burst = spec.load.pipeline as u32;
+        spec.load.requests = None;
+        if spec.load.variety.len() > 1 {
             return Err(Exit::usage(
                 "-r, --rate with several URIs: clients created at a rate send one URI; give one, or leave -r out",
             ));
@@ -680,12 +680,12 @@ fn translate(
     if !timing.is_empty() {
         // Every client runs the script: a session each, all at once or at -r's rate.
         if a.rate == 0 {
-            spec.shape = Shape::Users(Profile {
+            spec.load.shape = Shape::Users(Profile {
                 steps: vec![inject::InjectionStep::AtOnce(a.clients)],
             });
         }
-        spec.requests = None;
-        total = Some(spec.script.len() as u64 * a.clients);
+        spec.load.requests = None;
+        total = Some(spec.load.script.len() as u64 * a.clients);
     }
     let info = H2loadInfo {
         threads: a.threads,

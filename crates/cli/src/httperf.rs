@@ -408,14 +408,14 @@ impl Tool for Httperf {
     }
 
     fn execute(_a: &HttperfArgs, spec: LoadSpec, h: &mut HttperfRun) -> Result<Run, Exit> {
-        let Shape::Sessions { count, .. } = spec.shape else {
+        let Shape::Sessions { count, .. } = spec.load.shape else {
             unreachable!("httperf runs sessions")
         };
-        let calls = spec.session.calls;
-        let what = if spec.script.is_empty() {
+        let calls = spec.load.session.calls;
+        let what = if spec.load.script.is_empty() {
             format!("{count} connections of {calls} calls each")
         } else {
-            let defined = spec.script.iter().filter(|s| s.new_session).count();
+            let defined = spec.load.script.iter().filter(|s| s.new_session).count();
             format!("{count} sessions taking the log's {defined} in turn")
         };
         eprintln!(
@@ -424,9 +424,9 @@ impl Tool for Httperf {
         );
         // --wlog n: a log shorter than the run's calls ends it.
         let asked = count * u64::from(calls);
-        h.short_log = (spec.walk)
+        h.short_log = (spec.load.walk)
             .filter(|w| w.once)
-            .map(|_| (spec.variety.len() as u64, asked))
+            .map(|_| (spec.load.variety.len() as u64, asked))
             .filter(|(n, asked)| n < asked);
         let before = stampede_engine::process::self_cpu();
         let run = common::execute(
@@ -644,14 +644,14 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
     let mut spec = LoadSpec::new(target, request);
     if let Some(w) = &a.wset {
         let (n, x) = parse_wset(w)?;
-        spec.variety = (0..n)
+        spec.load.variety = (0..n)
             .map(|i| {
                 builder(a, version, &a.method, &wset_uri(uri, i, n))?
                     .build()
                     .map_err(|e| Exit::usage(format!("--wset: {e}")))
             })
             .collect::<Result<_, _>>()?;
-        spec.walk = Some(stampede_engine::Walk {
+        spec.load.walk = Some(stampede_engine::Walk {
             rate: x,
             once: false,
         });
@@ -662,26 +662,26 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
         // A walk at rate 1 sends request (i + 1) mod n on call i: with the last URI
         // first, call i sends the log's URI i.
         uris.rotate_right(1);
-        spec.variety = (uris.iter())
+        spec.load.variety = (uris.iter())
             .map(|u| {
                 builder(a, version, &a.method, u)?
                     .build()
                     .map_err(|e| Exit::usage(format!("--wlog: {u}: {e}")))
             })
             .collect::<Result<_, _>>()?;
-        spec.walk = Some(stampede_engine::Walk {
+        spec.load.walk = Some(stampede_engine::Walk {
             rate: 1.0,
             once: !again,
         });
     }
-    spec.script = script;
+    spec.load.script = script;
     spec.tls = tls;
-    spec.socket.send_buffer = a.send_buffer;
-    spec.socket.recv_buffer = a.recv_buffer;
-    spec.socket.reset_on_close = a.close_with_reset;
+    spec.load.socket.send_buffer = a.send_buffer;
+    spec.load.socket.recv_buffer = a.recv_buffer;
+    spec.load.socket.reset_on_close = a.close_with_reset;
     common::check_socket(&spec, "--server")?;
-    spec.shape = Shape::Sessions { period, count };
-    spec.session = Session {
+    spec.load.shape = Shape::Sessions { period, count };
+    spec.load.session = Session {
         calls,
         burst: a.burst_length.min(calls),
         think,
@@ -690,7 +690,7 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
         max_piped: a.max_piped_calls.unwrap_or(0),
         cookies: a.session_cookies,
     };
-    spec.threads = a.threads.unwrap_or_else(common::cpus);
+    spec.load.threads = a.threads.unwrap_or_else(common::cpus);
     let parts = |flag: &str, v: &Option<String>| match v {
         Some(v) => Parts::parse(flag, v),
         None => Ok(Parts::default()),
@@ -700,10 +700,11 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
         reply: parts("--print-reply", &a.print_reply)?,
     });
     // httperf waits for replies indefinitely unless told; bound it at 5 minutes.
-    spec.timeout = Some(Duration::from_secs_f64(
+    spec.load.timeout = Some(Duration::from_secs_f64(
         a.timeout.unwrap_or(300.0).max(0.001),
     ));
-    spec.connect_timeout = spec
+    spec.load.connect_timeout = spec
+        .load
         .timeout
         .unwrap_or(Duration::from_secs(10))
         .min(Duration::from_secs(60));

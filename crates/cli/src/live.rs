@@ -52,10 +52,10 @@ pub struct RunShape {
 impl RunShape {
     pub fn of(spec: &LoadSpec) -> RunShape {
         RunShape {
-            total: spec.requests,
-            duration: spec.duration,
-            threads: spec.threads,
-            users: spec.shape.has_sessions(),
+            total: spec.load.requests,
+            duration: spec.load.duration,
+            threads: spec.load.threads,
+            users: spec.load.shape.has_sessions(),
         }
     }
 

@@ -337,45 +337,45 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     };
     let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, first);
-    spec.variety = variety;
+    spec.load.variety = variety;
     spec.tls = tls;
-    spec.connections = a.connections;
-    spec.threads = a.threads.unwrap_or_else(common::cpus);
-    spec.requests = a.requests;
-    spec.keepalive = keepalive;
-    spec.pipeline = a.streams.unwrap_or(a.pipeline);
-    spec.http2 = a.http2;
-    spec.redirects = a.redirects;
+    spec.load.connections = a.connections;
+    spec.load.threads = a.threads.unwrap_or_else(common::cpus);
+    spec.load.requests = a.requests;
+    spec.load.keepalive = keepalive;
+    spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
+    spec.load.http2 = a.http2;
+    spec.load.redirects = a.redirects;
     if let Some(h) = a.send_horizon {
-        spec.horizon = h;
+        spec.load.horizon = h;
     }
-    spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
+    spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
     if !a.inject.is_empty() {
         let profile =
             Profile::parse(&a.inject).map_err(|e| Exit::usage(format!("--inject: {e}")))?;
-        spec.shape = Shape::Users(profile);
-        spec.session = Session {
+        spec.load.shape = Shape::Users(profile);
+        spec.load.session = Session {
             calls: a.calls,
             burst: a.burst,
             think: a.think,
             ..Default::default()
         };
         // -d caps the run, as Gatling's maxDuration; otherwise it ends when the users do.
-        spec.duration = a.duration;
-        spec.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(60)));
+        spec.load.duration = a.duration;
+        spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(60)));
     } else {
         if let Some(rate) = a.rate {
-            spec.shape = Shape::Rate {
+            spec.load.shape = Shape::Rate {
                 rate,
                 poisson: a.poisson,
             };
         }
-        spec.duration = match (a.requests, a.duration) {
+        spec.load.duration = match (a.requests, a.duration) {
             (None, None) => Some(std::time::Duration::from_secs(10)),
             (_, d) => d,
         };
     }
-    spec.seed = a.seed;
+    spec.load.seed = a.seed;
     a.net.apply(&mut spec)?;
     if let Some(p) = pattern {
         if spec.proxy.is_some() && !spec.target.tls {
@@ -385,8 +385,8 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         }
         spec.hooks = Some(randurl::RandomPaths::hooks(
             p,
-            &spec.request,
-            spec.pipeline,
+            &spec.load.request,
+            spec.load.pipeline,
             a.seed,
         ));
     }
@@ -399,12 +399,12 @@ fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
         input::read_text(path, "--spec", Input::Config).map_err(|e| Exit::usage(e.to_string()))?;
     let portable =
         PortableSpec::from_json(&text).map_err(|e| Exit::usage(format!("--spec {path}: {e}")))?;
-    let settings = portable.tls.clone();
+    let settings = portable.header.tls.clone();
     let mut spec = portable
         .into_spec()
         .map_err(|e| Exit::fail(e.to_string()))?;
     if let Some(t) = settings {
-        spec.tls = crate::tls::from_settings(&t, &spec.target, spec.http2)?;
+        spec.tls = crate::tls::from_settings(&t, &spec.target, spec.load.http2)?;
     }
     Ok(spec)
 }
@@ -429,7 +429,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     }
     let dashboard = match &a.dashboard {
         Some(addr) => {
-            let what = format!("{} {}", spec.request.method, spec.target.url);
+            let what = format!("{} {}", spec.load.request.method, spec.target.url);
             let d = Dashboard::start(addr, &what)?;
             eprintln!("stampede: live dashboard at {}", d.url());
             Some(d)
@@ -527,12 +527,12 @@ fn find_max(
     s.max_steps = a.max_steps.max(1);
     let step_spec = |rate: f64, d: std::time::Duration| {
         let mut sp = spec.clone();
-        sp.shape = Shape::Rate {
+        sp.load.shape = Shape::Rate {
             rate,
             poisson: a.poisson,
         };
-        sp.duration = Some(d);
-        sp.requests = None;
+        sp.load.duration = Some(d);
+        sp.load.requests = None;
         sp
     };
     let quiet = || ProgressOptions {

@@ -1,7 +1,7 @@
 //! Several requests for one run: a targets file in vegeta's format (`load --targets`),
 //! a body per line (`load --body-lines`), and several URLs on one server (h2load's
 //! URIs and `-i`). Each becomes the engine's list of requests used in turn
-//! (`LoadSpec::variety`).
+//! (`Load::variety`).
 //!
 //! vegeta's format: a request is a line `METHOD URL`, then its header lines
 //! `Name: value`, then optionally `@path` for a body read from that file; blank lines

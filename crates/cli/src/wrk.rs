@@ -174,8 +174,9 @@ impl Tool for Wrk {
                 .start_at
                 .and_then(|t| t.duration_since(std::time::SystemTime::now()).ok())
                 .unwrap_or_default();
-            let lasts =
-                start_in + spec.duration.unwrap_or(a.duration) + spec.last_wait.unwrap_or_default();
+            let lasts = start_in
+                + spec.load.duration.unwrap_or(a.duration)
+                + spec.load.last_wait.unwrap_or_default();
             w.watch = Some(ScriptWatch::start(path, lasts + SCRIPT_GRACE));
         }
         common::execute(
@@ -323,17 +324,24 @@ fn attach_script(
         stampede_engine::Address::Tcp(addrs) => addrs.first().copied(),
         stampede_engine::Address::Unix(_) => None,
     };
-    let script =
-        Script::load(path, source, &target, &a.script_args, spec.threads, addr).map_err(|e| {
-            Exit::fail(if e.names(path) {
-                e.to_string()
-            } else {
-                format!("{path}: {e}")
-            })
-        })?;
+    let script = Script::load(
+        path,
+        source,
+        &target,
+        &a.script_args,
+        spec.load.threads,
+        addr,
+    )
+    .map_err(|e| {
+        Exit::fail(if e.names(path) {
+            e.to_string()
+        } else {
+            format!("{path}: {e}")
+        })
+    })?;
     let plan = script.plan();
-    spec.request = plan.request.clone();
-    spec.pipeline = plan.pipeline;
+    spec.load.request = plan.request.clone();
+    spec.load.pipeline = plan.pipeline;
     let script = Arc::new(script);
     spec.hooks = Some(Hooks(script.clone()));
     Ok(script)
@@ -403,14 +411,14 @@ fn translate(a: &WrkArgs, target: Target, body: Option<Vec<u8>>) -> Result<LoadS
     );
     // wrk does not verify certificates.
     spec.tls = crate::tls::TlsArgs::dialect(&target, false)?;
-    spec.connections = a.connections as usize;
-    spec.threads = a.threads as usize;
-    spec.duration = Some(a.duration);
-    spec.timeout = Some(a.timeout);
-    spec.pipeline = a.pipeline;
-    spec.batch_latency = a.batch_latency;
+    spec.load.connections = a.connections as usize;
+    spec.load.threads = a.threads as usize;
+    spec.load.duration = Some(a.duration);
+    spec.load.timeout = Some(a.timeout);
+    spec.load.pipeline = a.pipeline;
+    spec.load.batch_latency = a.batch_latency;
     if let Some(rate) = a.rate {
-        spec.shape = Shape::Rate {
+        spec.load.shape = Shape::Rate {
             rate: rate as f64,
             poisson: false,
         };
@@ -441,16 +449,16 @@ mod tests {
             "http://127.0.0.1:9/p",
         ])
         .unwrap();
-        assert_eq!((s.threads, s.connections), (2, 10));
-        assert_eq!(s.duration, Some(Duration::from_secs(3)));
+        assert_eq!((s.load.threads, s.load.connections), (2, 10));
+        assert_eq!(s.load.duration, Some(Duration::from_secs(3)));
         assert_eq!(
-            String::from_utf8(s.request.bytes).unwrap(),
+            String::from_utf8(s.load.request.bytes).unwrap(),
             "GET /p HTTP/1.1\r\nX-A: 1\r\nHost: 127.0.0.1:9\r\n\r\n"
         );
-        assert!(matches!(s.shape, Shape::Closed));
+        assert!(matches!(s.load.shape, Shape::Closed));
         // wrk2's -R: a fixed rate.
         let s = spec_of(&["-R", "500", "http://127.0.0.1:9/"]).unwrap();
-        assert!(matches!(s.shape, Shape::Rate { rate, poisson: false } if rate == 500.0));
+        assert!(matches!(s.load.shape, Shape::Rate { rate, poisson: false } if rate == 500.0));
     }
 
     #[test]
@@ -492,7 +500,7 @@ mod tests {
         }
         for flag in ["-B", "--batch_latency"] {
             let s = spec_of(&[flag, "--pipeline", "4", u]).unwrap();
-            assert!(s.batch_latency && s.pipeline == 4, "{flag}");
+            assert!(s.load.batch_latency && s.load.pipeline == 4, "{flag}");
         }
         // -s/--script reads its file (tested end to end with the scripts); -v prints.
         for flag in ["-v", "--version"] {

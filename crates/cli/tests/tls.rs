@@ -88,9 +88,9 @@ fn engine_run(url: &str, options: ClientOptions, n: u64) -> stampede_engine::Run
         .unwrap();
     let mut spec = LoadSpec::new(target, req);
     spec.tls = Some(stampede_tls::client_config(&options).unwrap());
-    spec.connections = 2;
-    spec.requests = Some(n);
-    spec.timeout = Some(std::time::Duration::from_secs(5));
+    spec.load.connections = 2;
+    spec.load.requests = Some(n);
+    spec.load.timeout = Some(std::time::Duration::from_secs(5));
     spec.validate().unwrap();
     stampede_engine::run(&spec.clone().plan().unwrap(), Arc::new(Control::default()))
         .unwrap()

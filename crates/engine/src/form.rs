@@ -1,10 +1,24 @@
 //! How the engine's types are written in JSON where serde's default does not do:
-//! request bytes as hex text, counters left out when zero. A leaf: the spec, the
+//! request bytes as hex text, a duration in microseconds, counters left out when zero. A leaf: the spec, the
 //! saved spec and the result all use it, and it uses none of them.
 
 /// Serde: a zero is left out.
 pub(crate) fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// A duration as whole microseconds, for JSON.
+pub(crate) mod micros {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_micros().min(u64::MAX as u128) as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_micros(u64::deserialize(d)?))
+    }
 }
 
 /// Bytes as a hex string, for JSON.

@@ -22,9 +22,9 @@
 //! let target = Target::parse("http://127.0.0.1:8080/pong").unwrap();
 //! let request = RequestBuilder::native(&target, "GET", true).build().unwrap();
 //! let mut spec = LoadSpec::new(target, request);
-//! spec.connections = 64;
-//! spec.threads = 2;
-//! spec.requests = Some(100_000);
+//! spec.load.connections = 64;
+//! spec.load.threads = 2;
+//! spec.load.requests = Some(100_000);
 //! let plan = spec.plan().unwrap();
 //! let out = run(&plan, Arc::new(Control::default())).unwrap();
 //! println!("{:.0} req/s, p99 {} µs", out.result.throughput_rps,
@@ -64,7 +64,7 @@ pub use run::{probe, run, Run};
 pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Workload};
 pub use spec::segment::Segment;
 pub use spec::{
-    parse_duration, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
+    parse_duration, Load, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
     MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,
 };
 pub use target::{Address, Target};

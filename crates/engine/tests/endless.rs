@@ -49,10 +49,10 @@ fn an_endless_answer_cannot_hold_the_run_past_its_deadline_or_timeout() {
             .build()
             .unwrap();
         let mut s = LoadSpec::new(target, req);
-        s.connections = 1;
-        s.threads = 1;
-        s.duration = Some(Duration::from_secs(2));
-        s.timeout = Some(Duration::from_millis(700));
+        s.load.connections = 1;
+        s.load.threads = 1;
+        s.load.duration = Some(Duration::from_secs(2));
+        s.load.timeout = Some(Duration::from_millis(700));
         let t = Instant::now();
         let r = go(s);
         let took = t.elapsed();

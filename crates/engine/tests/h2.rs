@@ -131,12 +131,12 @@ fn spec(url: &str, streams: usize, n: u64) -> LoadSpec {
         .unwrap();
     let tls = target.tls;
     let mut s = LoadSpec::new(target, req);
-    s.http2 = true;
-    s.pipeline = streams;
-    s.connections = 2;
-    s.threads = 1;
-    s.requests = Some(n);
-    s.timeout = Some(Duration::from_secs(5));
+    s.load.http2 = true;
+    s.load.pipeline = streams;
+    s.load.connections = 2;
+    s.load.threads = 1;
+    s.load.requests = Some(n);
+    s.load.timeout = Some(Duration::from_secs(5));
     if tls {
         s.tls = Some(
             stampede_tls::client_config(&stampede_tls::ClientOptions {
@@ -173,12 +173,12 @@ fn h2_over_tls_via_alpn_and_the_open_model() {
 
     let (url, _) = h2_server(Script::Answer, false);
     let mut s = spec(&url, 4, 0);
-    s.requests = None;
-    s.shape = Shape::Rate {
+    s.load.requests = None;
+    s.load.shape = Shape::Rate {
         rate: 1000.0,
         poisson: false,
     };
-    s.duration = Some(Duration::from_secs(1));
+    s.load.duration = Some(Duration::from_secs(1));
     let r = go(s);
     let open = r.open.unwrap();
     assert_eq!(r.requests.started + open.never_sent, 1000);
@@ -241,8 +241,8 @@ fn an_http11_server_asked_for_h2c_is_a_protocol_error() {
         Target::parse(&url).unwrap(),
         RequestBuilder::new("GET", "/").build().unwrap(),
     );
-    probe.http2 = true;
-    probe.connect_timeout = Duration::from_secs(2);
+    probe.load.http2 = true;
+    probe.load.connect_timeout = Duration::from_secs(2);
     let e = stampede_engine::probe(&probe).unwrap_err();
     assert!(e.to_string().contains("does not speak h2c"), "{e}");
     let _ = TcpStream::connect(addr);
@@ -261,9 +261,9 @@ fn injection_and_sessions_over_http2() {
     ])
     .unwrap();
     let mut s = spec(&url, 3, 0);
-    s.requests = None;
-    s.shape = Shape::Users(profile);
-    s.session = Session {
+    s.load.requests = None;
+    s.load.shape = Shape::Users(profile);
+    s.load.session = Session {
         calls: 6,
         burst: 3,
         think: Duration::from_millis(5),
@@ -278,12 +278,12 @@ fn injection_and_sessions_over_http2() {
 
     // httperf sessions at a fixed period.
     let mut s = spec(&url, 1, 0);
-    s.requests = None;
-    s.shape = Shape::Sessions {
+    s.load.requests = None;
+    s.load.shape = Shape::Sessions {
         period: Some(Period::Deterministic(0.01)),
         count: 20,
     };
-    s.session = Session {
+    s.load.session = Session {
         calls: 2,
         burst: 1,
         think: Duration::ZERO,
@@ -390,7 +390,7 @@ fn streams_stay_within_the_servers_limit() {
     // waits for streams to end; streams it refused before (unprocessed) are retried.
     let (url, refused) = limited_server(5);
     let mut s = spec(&url, 40, 400);
-    s.connections = 1;
+    s.load.connections = 1;
     let r = go(s);
     assert_eq!(r.requests.completed, 400, "{:?}", r.errors);
     assert!(r.errors.is_empty(), "{:?}", r.errors);

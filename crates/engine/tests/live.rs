@@ -15,10 +15,10 @@ fn spec(url: &str, connections: usize, threads: usize, duration_ms: u64) -> Load
         .build()
         .unwrap();
     let mut s = LoadSpec::new(target, req);
-    s.connections = connections;
-    s.threads = threads;
-    s.duration = Some(Duration::from_millis(duration_ms));
-    s.timeout = Some(Duration::from_secs(5));
+    s.load.connections = connections;
+    s.load.threads = threads;
+    s.load.duration = Some(Duration::from_millis(duration_ms));
+    s.load.timeout = Some(Duration::from_secs(5));
     s.validate().unwrap();
     s
 }
@@ -121,8 +121,8 @@ fn seconds_keep_coming_after_a_worker_ends_while_another_waits() {
         }),
     );
     let mut s = spec(&url, 2, 2, 1);
-    s.duration = None;
-    s.requests = Some(2);
+    s.load.duration = None;
+    s.load.requests = Some(2);
     s.validate().unwrap();
     let control = Arc::new(Control::watched());
     let watcher = watch(&control, 2, 2);

@@ -22,12 +22,12 @@ fn rate_spec(url: &str, segment: Segment) -> LoadSpec {
         t.clone(),
         RequestBuilder::native(&t, "GET", true).build().unwrap(),
     );
-    s.shape = Shape::Rate {
+    s.load.shape = Shape::Rate {
         rate: 600.0,
         poisson: false,
     };
-    s.connections = 4;
-    s.duration = Some(Duration::from_millis(1500));
+    s.load.connections = 4;
+    s.load.duration = Some(Duration::from_millis(1500));
     s.segment = segment;
     s
 }

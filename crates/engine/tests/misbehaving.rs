@@ -17,11 +17,11 @@ fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
         .build()
         .unwrap();
     let mut s = LoadSpec::new(target, req);
-    s.requests = Some(n);
-    s.connections = c;
-    s.threads = 2;
-    s.timeout = Some(Duration::from_millis(500));
-    s.connect_timeout = Duration::from_secs(2);
+    s.load.requests = Some(n);
+    s.load.connections = c;
+    s.load.threads = 2;
+    s.load.timeout = Some(Duration::from_millis(500));
+    s.load.connect_timeout = Duration::from_secs(2);
     s
 }
 
@@ -68,7 +68,7 @@ fn chunked_bodies_and_404s() {
         }),
     );
     let mut sp = spec(&url, 100, 1);
-    sp.threads = 1;
+    sp.load.threads = 1;
     let r = go(sp);
     assert_eq!(r.requests.completed, 100);
     assert_eq!(r.statuses.get(&200), Some(&50));
@@ -99,7 +99,7 @@ fn no_keepalive_opens_one_connection_per_request() {
         Arc::new(|s, _| s.write_all(&ok_response("hi")).is_ok()),
     );
     let mut sp = spec(&url, 40, 4);
-    sp.keepalive = false;
+    sp.load.keepalive = false;
     let r = go(sp);
     assert_eq!(r.requests.completed, 40);
     assert_eq!(r.connections_opened, 40);
@@ -134,7 +134,7 @@ fn stall_past_the_timeout() {
         }),
     );
     let mut sp = spec(&url, 4, 2);
-    sp.timeout = Some(Duration::from_millis(200));
+    sp.load.timeout = Some(Duration::from_millis(200));
     let started = Instant::now();
     let r = go(sp);
     assert_eq!(errors(&r), vec![("timeout".to_string(), 4)]);
@@ -188,8 +188,8 @@ fn length_differs_from_first_response() {
         }),
     );
     let mut sp = spec(&url, 10, 1);
-    sp.threads = 1;
-    sp.check_length = true;
+    sp.load.threads = 1;
+    sp.load.check_length = true;
     let r = go(sp);
     assert_eq!(r.requests.completed, 10);
     assert_eq!(r.document_length, Some(3));
@@ -200,7 +200,7 @@ fn length_differs_from_first_response() {
 fn pipelined_requests() {
     let url = serve("/", Arc::new(|s, _| s.write_all(&ok_response("P")).is_ok()));
     let mut sp = spec(&url, 1000, 4);
-    sp.pipeline = 8;
+    sp.load.pipeline = 8;
     let r = go(sp);
     assert_eq!(r.requests.completed, 1000);
     // No more connections than asked for (fewer when a late worker finds the budget
@@ -212,8 +212,8 @@ fn pipelined_requests() {
 fn duration_bound_run() {
     let url = serve("/", Arc::new(|s, _| s.write_all(&ok_response("d")).is_ok()));
     let mut sp = spec(&url, 1, 2);
-    sp.requests = None;
-    sp.duration = Some(Duration::from_millis(300));
+    sp.load.requests = None;
+    sp.load.duration = Some(Duration::from_millis(300));
     let r = go(sp);
     assert!(r.requests.completed > 10, "{}", r.requests.completed);
     assert!((r.duration_s - 0.3).abs() < 0.05, "{}", r.duration_s);
@@ -265,8 +265,8 @@ fn unix_socket() {
         .build()
         .unwrap();
     let mut sp = LoadSpec::new(target, req);
-    sp.requests = Some(200);
-    sp.connections = 2;
+    sp.load.requests = Some(200);
+    sp.load.connections = 2;
     let r = go(sp);
     assert_eq!(r.requests.completed, 200);
     assert_eq!(r.bytes.body, 800);
@@ -292,7 +292,7 @@ fn two_responses_to_one_request_are_a_protocol_error() {
         }),
     );
     let mut s = spec(&url, 10, 1);
-    s.threads = 1;
+    s.load.threads = 1;
     let r = go(s);
     let protocol = r.errors.get("protocol").copied().unwrap_or(0);
     assert!(protocol >= 1, "{:?}", errors(&r));

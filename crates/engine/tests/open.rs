@@ -18,8 +18,8 @@ fn spec(url: &str, shape: Shape) -> LoadSpec {
         .build()
         .unwrap();
     let mut s = LoadSpec::new(target, req);
-    s.shape = shape;
-    s.timeout = Some(Duration::from_secs(5));
+    s.load.shape = shape;
+    s.load.timeout = Some(Duration::from_secs(5));
     s
 }
 
@@ -49,9 +49,9 @@ fn fixed_rate_offers_exactly_the_arrivals() {
             poisson: false,
         },
     );
-    s.connections = 8;
-    s.threads = 2;
-    s.duration = Some(Duration::from_secs(1));
+    s.load.connections = 8;
+    s.load.threads = 2;
+    s.load.duration = Some(Duration::from_secs(1));
     let r = go(s);
     let open = r.open.clone().unwrap();
     // 2,000 arrivals have an offset below one second; each was sent or counted unsent.
@@ -83,9 +83,9 @@ fn a_freeze_shows_in_corrected_latency_only() {
             poisson: false,
         },
     );
-    s.connections = 1;
-    s.threads = 1;
-    s.duration = Some(Duration::from_millis(1200));
+    s.load.connections = 1;
+    s.load.threads = 1;
+    s.load.duration = Some(Duration::from_millis(1200));
     let r = go(s);
     let corrected = r.latency.at(90.0).unwrap();
     let uncorrected = r.latency_uncorrected.at(99.0).unwrap();
@@ -107,7 +107,7 @@ fn gatling_open_injection_one_connection_per_user() {
     ])
     .unwrap();
     let mut s = spec(&url, Shape::Users(profile));
-    s.threads = 2;
+    s.load.threads = 2;
     let r = go(s);
     let sess = r.sessions.unwrap();
     assert_eq!((sess.started, sess.completed, sess.failed), (25, 25, 0));
@@ -135,7 +135,7 @@ fn gatling_closed_injection_keeps_concurrency() {
     );
     let profile = Profile::parse(&["constantConcurrentUsers(3).during(600 ms)".into()]).unwrap();
     let mut s = spec(&url, Shape::Users(profile));
-    s.threads = 1;
+    s.load.threads = 1;
     let r = go(s);
     let sess = r.sessions.unwrap();
     assert_eq!(sess.max_concurrent, 3);
@@ -155,8 +155,8 @@ fn httperf_sessions_with_bursts_and_think_time() {
             count: 10,
         },
     );
-    s.threads = 2;
-    s.session = Session {
+    s.load.threads = 2;
+    s.load.session = Session {
         calls: 6,
         burst: 3,
         think: Duration::from_millis(50),
@@ -182,8 +182,8 @@ fn sequential_sessions_run_one_at_a_time() {
             count: 5,
         },
     );
-    s.threads = 4;
-    s.session = Session {
+    s.load.threads = 4;
+    s.load.session = Session {
         calls: 2,
         burst: 2,
         think: Duration::ZERO,
@@ -206,7 +206,7 @@ fn sessions_against_a_dead_port_fail_cleanly() {
             count: 20,
         },
     );
-    s.session.calls = 3;
+    s.load.session.calls = 3;
     let r = go(s);
     let sess = r.sessions.unwrap();
     assert_eq!((sess.started, sess.failed), (20, 20));
@@ -275,7 +275,7 @@ fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
             Duration::from_millis(pause_ms),
         )
     };
-    s.script = vec![
+    s.load.script = vec![
         step("GET", "/a", b"", 0),
         step("HEAD", "/b", b"", 50),
         step("POST", "/c", b"xyz", 0),
@@ -302,9 +302,9 @@ fn a_session_script_sends_its_steps_in_order_with_their_pauses() {
 fn a_script_without_sessions_is_refused() {
     let url = pong();
     let mut s = spec(&url, Shape::Closed);
-    s.requests = Some(1);
-    s.script = vec![stampede_engine::Step::new(
-        s.request.clone(),
+    s.load.requests = Some(1);
+    s.load.script = vec![stampede_engine::Step::new(
+        s.load.request.clone(),
         Duration::ZERO,
     )];
     let e = s.validate().unwrap_err().to_string();
@@ -318,7 +318,7 @@ fn a_stop_ends_a_run_with_millions_of_users_due_at_once() {
         &format!("http://127.0.0.1:{port}/"),
         Shape::Users(Profile::parse(&["atOnceUsers(100000000)".to_string()]).unwrap()),
     );
-    s.threads = 1;
+    s.load.threads = 1;
     s.validate().unwrap();
     let control = Arc::new(stampede_engine::Control::default());
     let stopper = {

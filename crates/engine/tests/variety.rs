@@ -1,4 +1,4 @@
-//! Several requests used in turn (`LoadSpec::variety`): servers on 127.0.0.1:0 record
+//! Several requests used in turn (`Load::variety`): servers on 127.0.0.1:0 record
 //! the paths each connection received, over HTTP/1.1 (pipelined or not, closed or at a
 //! fixed rate) and HTTP/2, and the spec's refusals. Every run is bounded in count and
 //! time.
@@ -124,10 +124,10 @@ fn spec(url: &str, methods_paths: &[(&str, &str)]) -> LoadSpec {
         .map(|(m, p)| request(&target, m, p))
         .collect();
     let mut s = LoadSpec::new(target, variety[0].clone());
-    s.variety = variety;
-    s.connections = 2;
-    s.threads = 1;
-    s.timeout = Some(Duration::from_secs(5));
+    s.load.variety = variety;
+    s.load.connections = 2;
+    s.load.threads = 1;
+    s.load.timeout = Some(Duration::from_secs(5));
     s
 }
 
@@ -164,7 +164,7 @@ fn http1_connections_send_the_requests_in_turn() {
     // One request at a time.
     let (url, seen) = h1_recorder();
     let mut s = spec(&url, &list);
-    s.requests = Some(30);
+    s.load.requests = Some(30);
     let r = go(s);
     assert_eq!(r.requests.completed, 30, "{:?}", r.errors);
     assert_in_turn(&seen, &names, 30);
@@ -174,8 +174,8 @@ fn http1_connections_send_the_requests_in_turn() {
     // Pipelined, 4 at a time: batches that do not divide the list keep the turn.
     let (url, seen) = h1_recorder();
     let mut s = spec(&url, &list);
-    s.requests = Some(40);
-    s.pipeline = 4;
+    s.load.requests = Some(40);
+    s.load.pipeline = 4;
     let r = go(s);
     assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
     assert_in_turn(&seen, &names, 40);
@@ -183,11 +183,11 @@ fn http1_connections_send_the_requests_in_turn() {
     // At a fixed rate.
     let (url, seen) = h1_recorder();
     let mut s = spec(&url, &list);
-    s.shape = Shape::Rate {
+    s.load.shape = Shape::Rate {
         rate: 200.0,
         poisson: false,
     };
-    s.duration = Some(Duration::from_millis(500));
+    s.load.duration = Some(Duration::from_millis(500));
     let r = go(s);
     assert!(r.requests.completed >= 90, "{:?}", r.requests);
     let n = r.requests.completed as usize;
@@ -198,7 +198,7 @@ fn http1_connections_send_the_requests_in_turn() {
 fn head_requests_in_turn_are_read_without_a_body() {
     let (url, seen) = h1_recorder();
     let mut s = spec(&url, &[("HEAD", "/h"), ("GET", "/g")]);
-    s.requests = Some(20);
+    s.load.requests = Some(20);
     let r = go(s);
     assert_eq!(r.requests.completed, 20, "{:?}", r.errors);
     assert_in_turn(&seen, &["HEAD /h", "GET /g"], 20);
@@ -213,9 +213,9 @@ fn http2_streams_take_the_requests_in_turn() {
         &url,
         &[("GET", "/one"), ("GET", "/two"), ("DELETE", "/three")],
     );
-    s.http2 = true;
-    s.pipeline = 8;
-    s.requests = Some(300);
+    s.load.http2 = true;
+    s.load.pipeline = 8;
+    s.load.requests = Some(300);
     let r = go(s);
     assert_eq!(r.requests.completed, 300, "{:?}", r.errors);
     assert_in_turn(&seen, &["GET /one", "GET /two", "DELETE /three"], 300);
@@ -225,13 +225,13 @@ fn http2_streams_take_the_requests_in_turn() {
 fn requests_in_turn_that_cannot_work_are_refused() {
     let url = "http://127.0.0.1:9/";
     let mut s = spec(url, &[("HEAD", "/h"), ("GET", "/g")]);
-    s.requests = Some(10);
-    s.pipeline = 2;
+    s.load.requests = Some(10);
+    s.load.pipeline = 2;
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("variety") && e.contains("HEAD"), "{e}");
 
     let mut s = spec(url, &[("GET", "/a"), ("GET", "/b")]);
-    s.shape = Shape::Sessions {
+    s.load.shape = Shape::Sessions {
         period: None,
         count: 3,
     };
@@ -240,8 +240,8 @@ fn requests_in_turn_that_cannot_work_are_refused() {
 
     // validate makes the first of them the run's request.
     let mut s = spec(url, &[("GET", "/a"), ("GET", "/b")]);
-    s.request = request(&s.target, "PUT", "/other");
-    s.requests = Some(1);
+    s.load.request = request(&s.target, "PUT", "/other");
+    s.load.requests = Some(1);
     s.validate().unwrap();
-    assert_eq!(s.request.method, "GET");
+    assert_eq!(s.load.request.method, "GET");
 }

@@ -38,15 +38,20 @@ fn flags_become_the_run_h2load_would_make() {
         "http://127.0.0.1:9/p",
     ])
     .unwrap();
-    assert!(s.http2);
+    assert!(s.load.http2);
     assert_eq!(
-        (s.requests, s.connections, s.pipeline, s.threads),
+        (
+            s.load.requests,
+            s.load.connections,
+            s.load.pipeline,
+            s.load.threads
+        ),
         (Some(100), 4, 10, 2)
     );
     assert_eq!(info.protocol, "h2c");
     let (s, info) = spec_of(&["--h1", "-D", "2", "http://127.0.0.1:9/"]).unwrap();
-    assert!(!s.http2 && s.requests.is_none());
-    assert_eq!(s.duration, Some(Duration::from_secs(2)));
+    assert!(!s.load.http2 && s.load.requests.is_none());
+    assert_eq!(s.load.duration, Some(Duration::from_secs(2)));
     assert_eq!((info.protocol.as_str(), info.requests), ("http/1.1", None));
 }
 
@@ -124,122 +129,128 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
     let u = "http://127.0.0.1:9/p";
     type Check = fn(&LoadSpec);
     let taken: Vec<(Vec<&str>, Check)> = vec![
-        (vec!["-n", "7", u], |s| assert_eq!(s.requests, Some(7))),
-        (vec!["--requests=7", u], |s| assert_eq!(s.requests, Some(7))),
+        (vec!["-n", "7", u], |s| assert_eq!(s.load.requests, Some(7))),
+        (vec!["--requests=7", u], |s| {
+            assert_eq!(s.load.requests, Some(7))
+        }),
         (vec!["-c", "3", "-n", "9", u], |s| {
-            assert_eq!(s.connections, 3)
+            assert_eq!(s.load.connections, 3)
         }),
         (vec!["--clients", "3", "-n", "3", u], |s| {
-            assert_eq!(s.connections, 3)
+            assert_eq!(s.load.connections, 3)
         }),
         (vec!["-t", "2", "-c", "2", "-n", "2", u], |s| {
-            assert_eq!(s.threads, 2)
+            assert_eq!(s.load.threads, 2)
         }),
-        (vec!["--threads", "1", u], |s| assert_eq!(s.threads, 1)),
-        (vec!["-m", "8", u], |s| assert_eq!(s.pipeline, 8)),
+        (vec!["--threads", "1", u], |s| assert_eq!(s.load.threads, 1)),
+        (vec!["-m", "8", u], |s| assert_eq!(s.load.pipeline, 8)),
         (vec!["--max-concurrent-streams", "8", u], |s| {
-            assert_eq!(s.pipeline, 8)
+            assert_eq!(s.load.pipeline, 8)
         }),
         (vec!["-f", "32K", u], |s| {
-            assert_eq!(s.h2.max_frame, 32 << 10)
+            assert_eq!(s.load.h2.max_frame, 32 << 10)
         }),
         (vec!["--max-frame-size", "16384", u], |s| {
-            assert_eq!(s.h2.max_frame, 16384)
+            assert_eq!(s.load.h2.max_frame, 16384)
         }),
         (vec!["-w", "16", u], |s| {
-            assert_eq!(s.h2.stream_window, 65535)
+            assert_eq!(s.load.h2.stream_window, 65535)
         }),
         (vec!["--window-bits", "30", u], |s| {
-            assert_eq!(s.h2.stream_window, (1 << 30) - 1)
+            assert_eq!(s.load.h2.stream_window, (1 << 30) - 1)
         }),
         (vec!["-W", "14", u], |s| {
-            assert_eq!(s.h2.connection_window, 16383)
+            assert_eq!(s.load.h2.connection_window, 16383)
         }),
         (vec!["--connection-window-bits", "20", u], |s| {
-            assert_eq!(s.h2.connection_window, (1 << 20) - 1)
+            assert_eq!(s.load.h2.connection_window, (1 << 20) - 1)
         }),
         (vec!["--log-file", "l.txt", u], |s| {
             assert!(s.record_requests)
         }),
         (vec!["-H", "X-A: 1", u], |s| {
-            assert!(String::from_utf8_lossy(&s.request.bytes).contains("X-A: 1\r\n"))
+            assert!(String::from_utf8_lossy(&s.load.request.bytes).contains("X-A: 1\r\n"))
         }),
         (vec!["--header", "user-agent: h2load", u], |s| {
-            let w = String::from_utf8_lossy(&s.request.bytes).into_owned();
+            let w = String::from_utf8_lossy(&s.load.request.bytes).into_owned();
             assert!(
                 w.contains("User-Agent: h2load\r\n") && !w.contains("stampede/"),
                 "{w}"
             )
         }),
-        (vec!["-p", "http/1.1", u], |s| assert!(!s.http2)),
-        (vec!["--no-tls-proto=h2c", u], |s| assert!(s.http2)),
+        (vec!["-p", "http/1.1", u], |s| assert!(!s.load.http2)),
+        (vec!["--no-tls-proto=h2c", u], |s| assert!(s.load.http2)),
         (vec!["-r", "2", "-c", "4", "-n", "8", u], |s| {
             assert!(
-                matches!(s.shape, Shape::Sessions { count: 4, period: Some(Period::Deterministic(p)) } if p == 0.5)
+                matches!(s.load.shape, Shape::Sessions { count: 4, period: Some(Period::Deterministic(p)) } if p == 0.5)
             );
-            assert_eq!(s.session.calls, 2);
+            assert_eq!(s.load.session.calls, 2);
         }),
         (vec!["--rate", "1", "--rate-period", "100ms", u], |s| {
             assert!(
-                matches!(s.shape, Shape::Sessions { count: 1, period: Some(Period::Deterministic(p)) } if (p - 0.1).abs() < 1e-9)
+                matches!(s.load.shape, Shape::Sessions { count: 1, period: Some(Period::Deterministic(p)) } if (p - 0.1).abs() < 1e-9)
             )
         }),
         (vec!["-D", "3", u], |s| {
-            assert_eq!(s.duration, Some(Duration::from_secs(3)))
+            assert_eq!(s.load.duration, Some(Duration::from_secs(3)))
         }),
         (
             vec!["--duration", "500ms", "--warm-up-time", "1s", u],
-            |s| assert_eq!(s.duration, Some(Duration::from_millis(500))),
+            |s| assert_eq!(s.load.duration, Some(Duration::from_millis(500))),
         ),
         (vec!["-N", "2s", u], |s| {
-            assert_eq!(s.timeout, Some(Duration::from_secs(2)))
+            assert_eq!(s.load.timeout, Some(Duration::from_secs(2)))
         }),
         (vec!["--connection-inactivity-timeout", "250ms", u], |s| {
-            assert_eq!(s.timeout, Some(Duration::from_millis(250)))
+            assert_eq!(s.load.timeout, Some(Duration::from_millis(250)))
         }),
         (vec!["-T", "5", u], |s| {
-            assert_eq!(s.last_wait, Some(Duration::from_secs(5)))
+            assert_eq!(s.load.last_wait, Some(Duration::from_secs(5)))
         }),
         (vec!["--connection-active-timeout", "300ms", u], |s| {
-            assert_eq!(s.last_wait, Some(Duration::from_millis(300)))
+            assert_eq!(s.load.last_wait, Some(Duration::from_millis(300)))
         }),
         (vec!["-B", "http://127.0.0.1:10", u], |s| {
             assert_eq!((s.target.port, s.target.path.as_str()), (10, "/p"))
         }),
         (vec!["--base-uri", "unix:/tmp/x.sock", u], |s| {
             assert_eq!(s.target.address, Address::Unix("/tmp/x.sock".into()));
-            assert!(String::from_utf8_lossy(&s.request.bytes).contains("Host: 127.0.0.1:9\r\n"));
+            assert!(
+                String::from_utf8_lossy(&s.load.request.bytes).contains("Host: 127.0.0.1:9\r\n")
+            );
         }),
         (
             vec!["--npn-list", "http/1.1", "https://127.0.0.1:9/"],
-            |s| assert!(!s.http2),
+            |s| assert!(!s.load.http2),
         ),
         (
             vec!["--npn-list", "h2,http/1.1", "https://127.0.0.1:9/"],
-            |s| assert!(s.http2),
+            |s| assert!(s.load.http2),
         ),
-        (vec!["--h1", u], |s| assert!(!s.http2)),
+        (vec!["--h1", u], |s| assert!(!s.load.http2)),
         (vec!["--header-table-size", "8K", u], |s| {
-            assert_eq!(s.h2.header_table, 8192)
+            assert_eq!(s.load.h2.header_table, 8192)
         }),
         (vec!["--encoder-header-table-size", "0", u], |s| {
-            assert_eq!(s.h2.encoder_table, 0)
+            assert_eq!(s.load.h2.encoder_table, 0)
         }),
         (vec!["--connect-to", "127.0.0.2:7", u], |s| {
             assert_eq!(
                 s.target.address,
                 Address::Tcp(vec!["127.0.0.2:7".parse().unwrap()])
             );
-            assert!(String::from_utf8_lossy(&s.request.bytes).contains("Host: 127.0.0.1:9\r\n"));
+            assert!(
+                String::from_utf8_lossy(&s.load.request.bytes).contains("Host: 127.0.0.1:9\r\n")
+            );
         }),
         (vec!["--rps", "5", "-c", "2", "-n", "2", u], |s| {
-            assert!(matches!(s.shape, Shape::Rate { rate, .. } if rate == 10.0))
+            assert!(matches!(s.load.shape, Shape::Rate { rate, .. } if rate == 10.0))
         }),
-        (vec!["-v", u], |s| assert!(s.http2)),
+        (vec!["-v", u], |s| assert!(s.load.http2)),
         (
             vec!["--verbose", u, "/second", "http://elsewhere:1/third?q"],
             |s| {
-                let paths: Vec<&str> = s.variety.iter().map(|r| r.target()).collect();
+                let paths: Vec<&str> = s.load.variety.iter().map(|r| r.target()).collect();
                 assert_eq!(paths, ["/p", "/second", "/third?q"]);
             },
         ),
@@ -254,8 +265,8 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         let (u, at) = uris(&a).unwrap();
         assert!(at.is_empty());
         let (s, _) = tr(&a, &u, &at, None).unwrap();
-        assert_eq!(s.variety.len(), 3);
-        assert!(s.variety[1].bytes.starts_with(b"GET /b?x=1 "));
+        assert_eq!(s.load.variety.len(), 3);
+        assert!(s.load.variety[1].bytes.starts_with(b"GET /b?x=1 "));
     }
     // --timing-script-file: a session per client, all at once (or at -r's rate),
     // each sending the script's lines at their offsets; -n lines of it.
@@ -268,15 +279,17 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         tr(&a, &u, &at, None)
     };
     let (s, info) = timed(&["--timing-script-file", &script, "-c", "3"]).unwrap();
-    let at: Vec<_> = s.script.iter().map(|st| st.at).collect();
+    let at: Vec<_> = s.load.script.iter().map(|st| st.at).collect();
     let us = Duration::from_micros;
     assert_eq!(at, [Some(us(0)), Some(us(2500)), Some(us(2500))]);
-    assert!(s.script[1].request.bytes.starts_with(b"GET /b "));
-    assert!(matches!(&s.shape, Shape::Users(p) if p.steps == [inject::InjectionStep::AtOnce(3)]));
-    assert_eq!((s.requests, info.requests), (None, Some(9)));
+    assert!(s.load.script[1].request.bytes.starts_with(b"GET /b "));
+    assert!(
+        matches!(&s.load.shape, Shape::Users(p) if p.steps == [inject::InjectionStep::AtOnce(3)])
+    );
+    assert_eq!((s.load.requests, info.requests), (None, Some(9)));
     let (s, info) = timed(&["--timing-script-file", &script, "-n", "2", "-r", "1"]).unwrap();
-    assert_eq!(s.script.len(), 2);
-    assert!(matches!(s.shape, Shape::Sessions { count: 1, .. }));
+    assert_eq!(s.load.script.len(), 2);
+    assert!(matches!(s.load.shape, Shape::Sessions { count: 1, .. }));
     assert_eq!(info.requests, Some(2));
     for (argv, says) in [
         (vec!["-D", "2"], "-D, --duration"),
@@ -298,10 +311,13 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
     for flag in ["-d", "--data"] {
         let a = args(&[flag, "f", "--h1", "-m", "8", u]).unwrap();
         let (s, _) = tr(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
-        assert_eq!((s.request.method.as_str(), s.pipeline), ("POST", 1));
+        assert_eq!(
+            (s.load.request.method.as_str(), s.load.pipeline),
+            ("POST", 1)
+        );
         let a = args(&[flag, "f", "-m", "8", u]).unwrap();
         let (s, _) = tr(&a, &a.uris, &[], Some(b"x".to_vec())).unwrap();
-        assert_eq!(s.pipeline, 8);
+        assert_eq!(s.load.pipeline, 8);
     }
     for (argv, flag) in [
         (

@@ -29,19 +29,19 @@ fn flags_become_the_sessions_httperf_would_make() {
     ])
     .unwrap();
     assert!(matches!(
-        s.shape,
+        s.load.shape,
         Shape::Sessions { count: 20, period: Some(Period::Deterministic(p)) } if p == 0.02
     ));
-    assert_eq!((s.session.calls, s.session.burst), (4, 2));
+    assert_eq!((s.load.session.calls, s.load.session.burst), (4, 2));
     assert_eq!(
-        String::from_utf8(s.request.bytes).unwrap(),
+        String::from_utf8(s.load.request.bytes).unwrap(),
         "GET /p HTTP/1.1\r\nUser-Agent: httperf/0.9.0\r\nHost: 127.0.0.1\r\n\r\n"
     );
     // --wsess N1,N2,X: N1 sessions of N2 calls, X seconds of think time.
     let s = spec_of(&["--server", "127.0.0.1", "--port", "9", "--wsess", "5,3,0.5"]).unwrap();
-    assert!(matches!(s.shape, Shape::Sessions { count: 5, .. }));
-    assert_eq!(s.session.calls, 3);
-    assert_eq!(s.session.think, Duration::from_millis(500));
+    assert!(matches!(s.load.shape, Shape::Sessions { count: 5, .. }));
+    assert_eq!(s.load.session.calls, 3);
+    assert_eq!(s.load.session.think, Duration::from_millis(500));
 }
 
 #[test]
@@ -92,14 +92,14 @@ fn every_documented_option_is_taken_or_refused_by_name() {
         run(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
     }
     let (s, _) = run(&["--num-co", "5", "--ra=50"]).unwrap();
-    assert!(matches!(s.shape, Shape::Sessions { count: 5, .. }));
-    assert!(s.socket.is_default());
+    assert!(matches!(s.load.shape, Shape::Sessions { count: 5, .. }));
+    assert!(s.load.socket.is_default());
     let (s, _) = run(&["--send-buf=4096", "--recv-buffer", "16384", "--close-w"]).unwrap();
     assert_eq!(
-        (s.socket.send_buffer, s.socket.recv_buffer),
+        (s.load.socket.send_buffer, s.load.socket.recv_buffer),
         (Some(4096), Some(16384))
     );
-    assert!(s.socket.reset_on_close);
+    assert!(s.load.socket.reset_on_close);
     let (s, _) = run(&[
         "--wsess",
         "4,6,0",
@@ -113,7 +113,11 @@ fn every_documented_option_is_taken_or_refused_by_name() {
     ])
     .unwrap();
     assert_eq!(
-        (s.session.fail_status, s.session.retry, s.session.max_piped),
+        (
+            s.load.session.fail_status,
+            s.load.session.retry,
+            s.load.session.max_piped
+        ),
         (Some(503), true, 2)
     );
     // --wset: a file per request, walked over the run's calls, sessions included.
@@ -121,12 +125,12 @@ fn every_documented_option_is_taken_or_refused_by_name() {
         let mut argv = vec!["--uri", "/ws/", "--wset", "1024,0.25"];
         argv.extend_from_slice(more);
         let (s, _) = run(&argv).unwrap();
-        assert_eq!(s.variety.len(), 1024);
-        assert!(s.variety[103]
+        assert_eq!(s.load.variety.len(), 1024);
+        assert!(s.load.variety[103]
             .bytes
             .starts_with(b"GET /ws/0/1/0/3.html HTTP/1.1\r\n"));
         assert_eq!(
-            s.walk,
+            s.load.walk,
             Some(stampede_engine::Walk {
                 rate: 0.25,
                 once: false
@@ -139,11 +143,11 @@ fn every_documented_option_is_taken_or_refused_by_name() {
     for (b, once) in [("y", false), ("n", true)] {
         let arg = format!("--wlog={b},{}", wlog.display());
         let (s, _) = run(&[&arg]).unwrap();
-        let walk = s.walk.unwrap();
+        let walk = s.load.walk.unwrap();
         assert_eq!((walk.rate, walk.once), (1.0, once));
         let sent: Vec<String> = (0..4)
             .map(|i| {
-                s.variety[walk.index(i, s.variety.len())]
+                s.load.variety[walk.index(i, s.load.variety.len())]
                     .target()
                     .to_string()
             })
@@ -159,7 +163,7 @@ fn every_documented_option_is_taken_or_refused_by_name() {
     assert_eq!(wset_uri("/w", 10, 11), "/w/1/0.html");
     for flag in ["--session-cookies", "--session-cookie"] {
         let (s, _) = run(&[flag, "--wsess", "2,2,0"]).unwrap();
-        assert!(s.session.cookies, "{flag}");
+        assert!(s.load.session.cookies, "{flag}");
     }
     let log = std::env::temp_dir().join(format!("stampede-sesslog-{}", std::process::id()));
     std::fs::write(
@@ -169,8 +173,8 @@ fn every_documented_option_is_taken_or_refused_by_name() {
     .unwrap();
     let arg = format!("--wsesslog=7,0.5,{}", log.display());
     let (s, _) = run(&[&arg, "--rate", "10"]).unwrap();
-    assert!(matches!(s.shape, Shape::Sessions { count: 7, .. }));
-    let lines: Vec<String> = (s.script.iter())
+    assert!(matches!(s.load.shape, Shape::Sessions { count: 7, .. }));
+    let lines: Vec<String> = (s.load.script.iter())
         .map(|st| {
             let text = String::from_utf8_lossy(&st.request.bytes).into_owned();
             text.lines().next().unwrap().to_string()
@@ -185,8 +189,8 @@ fn every_documented_option_is_taken_or_refused_by_name() {
             "POST /d HTTP/1.1"
         ]
     );
-    assert!(String::from_utf8_lossy(&s.script[3].request.bytes).ends_with("\r\n\r\nx"));
-    assert!(s.script[3].new_session && s.script[2].follows && !s.script[1].follows);
+    assert!(String::from_utf8_lossy(&s.load.script[3].request.bytes).ends_with("\r\n\r\nx"));
+    assert!(s.load.script[3].new_session && s.load.script[2].follows && !s.load.script[1].follows);
     let bad = format!("--wsesslog=1,0,{}", log.with_extension("missing").display());
     let Err(e) = run(&[&bad]) else {
         panic!("a missing file read")
@@ -208,7 +212,7 @@ fn every_documented_option_is_taken_or_refused_by_name() {
     }
     assert!(run(&[]).unwrap().0.hooks.is_none());
     let (s, _) = run(&["--server-name", "example.test"]).unwrap();
-    assert!(String::from_utf8_lossy(&s.request.bytes).contains("\r\nHost: example.test\r\n"));
+    assert!(String::from_utf8_lossy(&s.load.request.bytes).contains("\r\nHost: example.test\r\n"));
     for (argv, note) in [
         (&["--hog"][..], "--hog: "),
         (&["--client", "0/1"], "--client: "),

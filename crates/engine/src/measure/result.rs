@@ -541,7 +541,7 @@ pub struct Histograms {
     #[serde(default)]
     pub per_connection: Hist,
     /// Each redirect followed: from its request's write to its 3xx answer (the run
-    /// followed redirects; see [`crate::LoadSpec::redirects`]).
+    /// followed redirects; see [`crate::Load::redirects`]).
     #[serde(default)]
     pub redirect: Hist,
 }

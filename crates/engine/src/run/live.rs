@@ -24,7 +24,7 @@ pub struct Live {
 }
 
 impl Live {
-    /// A view of a run with `workers` worker threads (`LoadSpec::threads`).
+    /// A view of a run with `workers` worker threads (`Load::threads`).
     pub fn new(workers: usize) -> Live {
         Live {
             workers: workers.max(1),

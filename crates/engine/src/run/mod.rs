@@ -43,14 +43,14 @@ pub struct Run {
 /// Runs the load test `plan` describes (see [`LoadSpec::plan`]).
 pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
     let spec = plan.spec();
-    let needed = crate::process::fds_needed(spec.connections, spec.threads);
+    let needed = crate::process::fds_needed(spec.load.connections, spec.load.threads);
     let limit = crate::process::raise_nofile(needed);
     if limit < needed {
         return Err(RunError::FdLimit { needed, limit });
     }
     let seg = spec.segment;
-    let budget = Arc::new(Budget::new(spec.requests.map(|n| seg.share(n))));
-    let seg_connections = seg.share(spec.connections as u64) as usize;
+    let budget = Arc::new(Budget::new(spec.load.requests.map(|n| seg.share(n))));
+    let seg_connections = seg.share(spec.load.connections as u64) as usize;
     let shared = Shared {
         control,
         doc_len: AtomicU64::new(u64::MAX),
@@ -68,9 +68,9 @@ pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
         // Stopped while waiting for the shared start: nothing ran.
         return Err(RunError::Stopped);
     };
-    let end = spec.duration.map(|d| start + d);
-    let threads = spec.threads.max(1);
-    let profile = match &spec.shape {
+    let end = spec.load.duration.map(|d| start + d);
+    let threads = spec.load.threads.max(1);
+    let profile = match &spec.load.shape {
         Shape::Users(p) => Some(Arc::new(p.clone())),
         _ => None,
     };
@@ -121,9 +121,9 @@ pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
         Ok(outs)
     })?;
     let mut elapsed = start.elapsed();
-    if let Some(d) = spec.duration {
+    if let Some(d) = spec.load.duration {
         // A timed run lasts its duration; the loop exits a hair after the deadline.
-        if elapsed > d && spec.requests.is_none() {
+        if elapsed > d && spec.load.requests.is_none() {
             elapsed = d;
         }
     }
@@ -245,17 +245,19 @@ pub(crate) fn schedule_for<'a>(
     use crate::arrivals::{Fixed, Poisson, Stride};
     use schedule::{ClosedUsers, Open, Sequential};
     let (w, n) = spec.segment.lane(w, workers);
-    let horizon = match spec.shape {
+    let horizon = match spec.load.shape {
         // What one wake-up sends ahead takes at most a quarter of the worker's pool
         // (`pool` connections, each `pipeline` requests deep), so that responses read a
         // nap late and a slow moment of the server still find room.
         Shape::Rate { rate, .. } if rate > 0.0 => {
-            let room = (pool * spec.pipeline.max(1)) as f64 * n as f64 / (4.0 * rate);
-            spec.horizon.min(Duration::from_secs_f64(room.min(1.0)))
+            let room = (pool * spec.load.pipeline.max(1)) as f64 * n as f64 / (4.0 * rate);
+            spec.load
+                .horizon
+                .min(Duration::from_secs_f64(room.min(1.0)))
         }
-        _ => spec.horizon,
+        _ => spec.load.horizon,
     };
-    match &spec.shape {
+    match &spec.load.shape {
         Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
         Shape::Rate {
             rate,
@@ -277,7 +279,7 @@ pub(crate) fn schedule_for<'a>(
             Open::new(
                 start,
                 end,
-                Stride::new(Poisson::new(*rate, spec.seed), w, n),
+                Stride::new(Poisson::new(*rate, spec.load.seed), w, n),
                 budget.clone(),
             )
             .with_horizon(horizon),
@@ -289,7 +291,7 @@ pub(crate) fn schedule_for<'a>(
             n,
         )),
         Shape::Users(_) => {
-            let arr = profile.expect("profile").arrivals(spec.seed);
+            let arr = profile.expect("profile").arrivals(spec.load.seed);
             Box::new(
                 Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
             )
@@ -302,7 +304,7 @@ pub(crate) fn schedule_for<'a>(
             period: Some(p),
             count,
         } => {
-            let arr = p.arrivals(spec.seed).take(*count as usize);
+            let arr = p.arrivals(spec.load.seed).take(*count as usize);
             Box::new(
                 Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
             )

@@ -44,14 +44,14 @@ pub(super) fn build_result(
     let open = open_stats(spec, &rec, never_sent, secs);
     let starved = rec.starved;
     let loads = shared.load.loads();
-    let sessions = spec.shape.has_sessions().then(|| SessionStats {
+    let sessions = spec.load.shape.has_sessions().then(|| SessionStats {
         started: rec.sessions_started,
         completed: rec.sessions_completed,
         failed: rec.sessions_failed,
         max_concurrent: rec.max_concurrent,
         lifetime: rec.hist.session.stats(),
-        calls: spec.session.calls,
-        burst: spec.session.burst,
+        calls: spec.load.session.calls,
+        burst: spec.load.session.burst,
     });
     let tls = spec.target.tls.then(|| {
         let s = tls.unwrap_or_default();
@@ -73,18 +73,18 @@ pub(super) fn build_result(
         settings: RunSettings {
             url: spec.target.url.clone(),
             address: spec.target.describe_address(),
-            method: spec.request.method.clone(),
-            request_bytes: spec.request.bytes.len() as u64,
-            connections: spec.connections as u64,
-            threads: spec.threads as u64,
-            keepalive: spec.keepalive,
-            pipeline: spec.pipeline as u64,
-            requests: spec.requests,
-            duration_s: spec.duration.map(|d| d.as_secs_f64()),
-            timeout_s: spec.timeout.map(|d| d.as_secs_f64()),
-            shape: spec.shape.describe(&spec.session),
-            http2: spec.http2,
-            redirects: spec.redirects,
+            method: spec.load.request.method.clone(),
+            request_bytes: spec.load.request.bytes.len() as u64,
+            connections: spec.load.connections as u64,
+            threads: spec.load.threads as u64,
+            keepalive: spec.load.keepalive,
+            pipeline: spec.load.pipeline as u64,
+            requests: spec.load.requests,
+            duration_s: spec.load.duration.map(|d| d.as_secs_f64()),
+            timeout_s: spec.load.timeout.map(|d| d.as_secs_f64()),
+            shape: spec.load.shape.describe(&spec.load.session),
+            http2: spec.load.http2,
+            redirects: spec.load.redirects,
         },
         requests: Counts {
             started: rec.started,
@@ -170,7 +170,7 @@ fn limit_of(
 
 /// Whether an open-model run offered the load it was asked to, and if not, why.
 fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Option<OpenStats> {
-    let (target, started) = match &spec.shape {
+    let (target, started) = match &spec.load.shape {
         Shape::Closed => return None,
         Shape::Rate { rate, .. } => (Some(*rate), rec.started),
         Shape::Users(p) if p.is_closed() => (None, rec.sessions_started),
@@ -189,12 +189,12 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
     // Behind: a p99 send lag over 5 ms, or more than 0.1 % of arrivals never sent.
     let behind = p99 > 5_000 || never_sent * 1000 > started + never_sent;
     let cause = behind.then(|| {
-        if spec.shape.has_sessions() {
+        if spec.load.shape.has_sessions() {
             "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
         } else if rec.starved > 0 {
             format!(
                 "all {} connections were busy when requests were due: the server answers more slowly than the rate asks, or there are too few connections (raise -c)",
-                spec.connections
+                spec.load.connections
             )
         } else {
             "the generator's threads could not keep up (CPU): raise --threads or lower the rate".to_string()

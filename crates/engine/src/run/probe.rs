@@ -43,7 +43,7 @@ fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<(
 /// through its proxy, with a TLS handshake for https) and closes it: tells
 /// "unreachable", "slow", "the proxy refused" and "refuses our TLS" apart before a run.
 pub fn probe(spec: &LoadSpec) -> std::io::Result<()> {
-    let (target, tls, timeout) = (&spec.target, spec.tls.as_ref(), spec.connect_timeout);
+    let (target, tls, timeout) = (&spec.target, spec.tls.as_ref(), spec.load.connect_timeout);
     let addrs = match (&spec.proxy, &target.address) {
         (Some(p), Address::Tcp(_)) => &p.address,
         (_, Address::Tcp(a)) => a,
@@ -53,14 +53,14 @@ pub fn probe(spec: &LoadSpec) -> std::io::Result<()> {
     };
     let mut last = None;
     for a in addrs {
-        match crate::net::connect_blocking(*a, &spec.socket, timeout) {
+        match crate::net::connect_blocking(*a, &spec.load.socket, timeout) {
             Ok(mut s) => {
                 s.set_read_timeout(Some(timeout))?;
                 s.set_write_timeout(Some(timeout))?;
                 if let (Some(p), true) = (&spec.proxy, target.tls) {
                     crate::net::tunnel_blocking(&mut s, p, target)?;
                 }
-                if spec.http2 && tls.is_none() {
+                if spec.load.http2 && tls.is_none() {
                     return probe_h2c(s, timeout);
                 }
                 if let Some(cfg) = tls {

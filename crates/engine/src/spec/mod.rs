@@ -190,16 +190,46 @@ impl Step {
     }
 }
 
-/// The most redirects [`LoadSpec::redirects`] may follow per request.
+/// The most redirects [`Load::redirects`] may follow per request.
 pub const MAX_REDIRECTS: u32 = 100;
 
-/// A complete description of a load test: target and request, protocol (HTTP/1.1 or
-/// HTTP/2, plain, TLS or a Unix socket), workload model (closed, fixed or Poisson rate,
-/// injection profiles, sessions) and limits.
+/// A complete description of a load test: where it goes (the target, resolved, and a
+/// proxy), what this process contributes (its segment, the shared start, a script's
+/// hooks), the TLS configuration, and the [`Load`] itself.
 #[derive(Debug, Clone)]
 pub struct LoadSpec {
     /// Where to send the load.
     pub target: Target,
+    /// An HTTP proxy every connection goes through: plain-http requests are sent to it
+    /// in absolute form (`validate` rewrites them), https connections tunnel with
+    /// CONNECT.
+    pub proxy: Option<crate::spec::net::Proxy>,
+    /// TLS client settings for an https target (`stampede_tls::client_config`).
+    pub tls: Option<Arc<stampede_tls::rustls::ClientConfig>>,
+    /// This process's share of a run several carry out together (the whole run by
+    /// default). Connections, counts and arrivals in [`Load`] are the whole run's.
+    pub segment: Segment,
+    /// The wall-clock instant the schedule starts from (`--start-at`), shared by every
+    /// segment; `None` starts now.
+    pub start_at: Option<std::time::SystemTime>,
+    /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 only: hooks that shape
+    /// requests drive pool shapes only, hooks that only watch may watch sessions too
+    /// (see [`crate::hooks`]). `None` sends `request` as prepared.
+    pub hooks: Option<crate::run::hooks::Hooks>,
+    /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
+    /// costs 40 bytes per request.
+    pub record_requests: bool,
+    /// What load to put on the target: plain data, the same on every machine, and
+    /// what a saved spec holds (see [`portable`]).
+    pub load: Load,
+}
+
+/// The load a spec puts on its target: the request, the workload model, counts and
+/// limits, protocol and socket settings. Plain data with one serde form, which the
+/// saved spec ([`portable::PortableSpec`]) writes as it is.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
     /// The request to send, encoded.
     pub request: Request,
     /// Concurrent connections.
@@ -222,12 +252,10 @@ pub struct LoadSpec {
     /// session's calls are all sent), what it still waits for fails as a timeout this
     /// long after that last send, and it closes (h2load's `-T`). `None`: it waits as
     /// `timeout` allows.
+    #[serde(default)]
     pub last_wait: Option<Duration>,
     /// Count responses whose body length differs from the first one (ab's `Length`).
     pub check_length: bool,
-    /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
-    /// costs 40 bytes per request.
-    pub record_requests: bool,
     /// How load is offered.
     pub shape: Shape,
     /// What each session does (session shapes only).
@@ -236,68 +264,104 @@ pub struct LoadSpec {
     /// pause after each (`session.calls`, `burst` and `think` then follow from it).
     /// Empty: every call sends `request`.
     pub script: Vec<Step>,
-    /// Seed of random arrival processes, so a run can be repeated exactly.
-    pub seed: u64,
-    /// TLS client settings for an https target (`stampede_tls::client_config`).
-    pub tls: Option<Arc<stampede_tls::rustls::ClientConfig>>,
-    /// Speak HTTP/2: with prior knowledge (h2c) over plain TCP; over TLS when ALPN
-    /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
-    /// is then the streams kept open per connection (h2load's `-m`).
-    pub http2: bool,
-    /// This process's share of a run several carry out together (the whole run by
-    /// default). Connections, counts and arrivals above are the whole run's.
-    pub segment: Segment,
-    /// The wall-clock instant the schedule starts from (`--start-at`), shared by every
-    /// segment; `None` starts now.
-    pub start_at: Option<std::time::SystemTime>,
-    /// A script's per-thread hooks (wrk's Lua), HTTP/1.1 only: hooks that shape
-    /// requests drive pool shapes only, hooks that only watch may watch sessions too
-    /// (see [`crate::hooks`]). `None` sends `request` as prepared.
-    pub hooks: Option<crate::run::hooks::Hooks>,
     /// Several requests used in turn (h2load's several URIs, a targets file, a body
     /// per line): each connection sends them in order from the first, starting over
     /// after the last, unless `walk` picks them. Empty: `request` only. Pool shapes
     /// (closed or fixed-rate load), and sessions with a `walk`; `validate` makes
     /// `request` the first of them.
+    #[serde(default)]
     pub variety: Vec<Request>,
+    /// Seed of random arrival processes, so a run can be repeated exactly.
+    pub seed: u64,
+    /// Speak HTTP/2: with prior knowledge (h2c) over plain TCP; over TLS when ALPN
+    /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
+    /// is then the streams kept open per connection (h2load's `-m`).
+    pub http2: bool,
     /// Options of every connection's socket (local address, buffers, closing with a
     /// reset); the defaults leave the kernel's.
+    #[serde(default)]
     pub socket: crate::spec::net::SocketOptions,
-    /// An HTTP proxy every connection goes through: plain-http requests are sent to it
-    /// in absolute form (`validate` rewrites them), https connections tunnel with
-    /// CONNECT.
-    pub proxy: Option<crate::spec::net::Proxy>,
     /// What HTTP/2 connections offer the server: receive windows, frame size, HPACK
     /// tables (the defaults open windows wide).
+    #[serde(default)]
     pub h2: crate::proto::h2::H2Settings,
     /// Time each pipelined batch once, at its last response (wrk2's `-B`): the other
     /// responses are counted without a latency sample.
+    #[serde(default)]
     pub batch_latency: bool,
     /// Calls choose among `variety` by one walk over the run's calls instead of in
     /// turn per connection (httperf's working set); sessions may then use `variety`.
+    #[serde(default)]
     pub walk: Option<Walk>,
     /// Follow up to this many redirects per request (301, 302, 303, 307, 308 with a
     /// Location on the same origin), on the same connection: each hop is timed on its
     /// own (the run's redirect histogram) and the request's latency runs to the last
     /// answer. 0: a 3xx is the answer. HTTP/1.1 pool shapes without pipelining.
+    #[serde(default, skip_serializing_if = "crate::form::is_zero")]
     pub redirects: u32,
     /// Open shapes: a start due within this of the moment the loop is awake goes out
     /// then, up to this early, and is timed from its send; one wake-up sends all
     /// that fall due in the next moments instead of one wake-up each. Below `1 /
     /// horizon` starts a second each still has its own. Zero: every start at its time.
     /// A fixed rate uses less where this much would tie up more than a quarter of the
-    /// connections.
+    /// connections. Written in µs, and only where it is not the default.
+    #[serde(
+        rename = "horizon_us",
+        default = "default_horizon",
+        skip_serializing_if = "is_default_horizon",
+        with = "crate::form::micros"
+    )]
     pub horizon: Duration,
 }
 
-/// The default [`LoadSpec::horizon`]. A wake-up costs some 10 µs of CPU on a virtual
+fn default_horizon() -> Duration {
+    DEFAULT_HORIZON
+}
+
+fn is_default_horizon(d: &Duration) -> bool {
+    *d == DEFAULT_HORIZON
+}
+
+impl Load {
+    /// One connection, one thread, keep-alive, no pipelining and 30 s timeouts, the
+    /// closed model; set `requests` or `duration` before running.
+    pub fn new(request: Request) -> Load {
+        Load {
+            request,
+            connections: 1,
+            threads: 1,
+            requests: None,
+            duration: None,
+            keepalive: true,
+            pipeline: 1,
+            timeout: Some(Duration::from_secs(30)),
+            connect_timeout: Duration::from_secs(10),
+            last_wait: None,
+            check_length: false,
+            shape: Shape::Closed,
+            session: Session::default(),
+            script: Vec::new(),
+            variety: Vec::new(),
+            seed: 0x5eed,
+            http2: false,
+            socket: crate::spec::net::SocketOptions::default(),
+            h2: crate::proto::h2::H2Settings::default(),
+            batch_latency: false,
+            walk: None,
+            redirects: 0,
+            horizon: DEFAULT_HORIZON,
+        }
+    }
+}
+
+/// The default [`Load::horizon`]. A wake-up costs some 10 µs of CPU on a virtual
 /// machine's loopback (the switch back in, and the server's wake-up by the first
 /// send), against 5 µs for a request's own work: at most one wake-up per 400 µs keeps
 /// them near 2.5 % of a core at any rate, and a rate under 2,500 a second still gives
 /// every start its own. A fixed rate also caps it so that what one wake-up sends takes
 /// at most a quarter of the connections (see `schedule_for`).
 pub const DEFAULT_HORIZON: Duration = Duration::from_micros(400);
-/// The largest [`LoadSpec::horizon`] accepted.
+/// The largest [`Load::horizon`] accepted.
 pub const MAX_HORIZON: Duration = Duration::from_millis(10);
 
 /// One walk over the run's calls through `variety` (httperf's `--wset=N,X`): call `i`
@@ -373,40 +437,24 @@ pub const MAX_PIPELINE: usize = 65_536;
 pub const MAX_BATCH_BYTES: usize = 256 << 20;
 
 impl LoadSpec {
-    /// A spec with one connection, one thread, keep-alive, no pipelining and 30 s timeouts;
-    /// set `requests` or `duration` before running.
+    /// A spec of `target` with [`Load::new`]'s defaults; set `requests` or
+    /// `duration` before running.
     pub fn new(target: Target, request: Request) -> LoadSpec {
+        LoadSpec::with_load(target, Load::new(request))
+    }
+
+    /// A spec putting `load` on `target`, the whole run, started now, with no proxy,
+    /// TLS configuration or hooks.
+    pub fn with_load(target: Target, load: Load) -> LoadSpec {
         LoadSpec {
             target,
-            request,
-            connections: 1,
-            threads: 1,
-            requests: None,
-            duration: None,
-            keepalive: true,
-            pipeline: 1,
-            timeout: Some(Duration::from_secs(30)),
-            connect_timeout: Duration::from_secs(10),
-            last_wait: None,
-            check_length: false,
-            record_requests: false,
-            shape: Shape::Closed,
-            session: Session::default(),
-            script: Vec::new(),
-            seed: 0x5eed,
+            proxy: None,
             tls: None,
-            http2: false,
             segment: Segment::WHOLE,
             start_at: None,
             hooks: None,
-            variety: Vec::new(),
-            socket: crate::spec::net::SocketOptions::default(),
-            proxy: None,
-            h2: crate::proto::h2::H2Settings::default(),
-            batch_latency: false,
-            walk: None,
-            redirects: 0,
-            horizon: DEFAULT_HORIZON,
+            record_requests: false,
+            load,
         }
     }
 
@@ -430,11 +478,11 @@ mod tests {
         let ms = Duration::from_millis;
         let spec = |steps: Vec<Step>| {
             let mut s = LoadSpec::new(t.clone(), req.clone());
-            s.shape = Shape::Sessions {
+            s.load.shape = Shape::Sessions {
                 period: None,
                 count: 1,
             };
-            s.script = steps;
+            s.load.script = steps;
             s.validate()
         };
         let timed = |at| Step::timed(req.clone(), ms(at));

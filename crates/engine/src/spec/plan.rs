@@ -84,10 +84,10 @@ impl Plan {
     pub(crate) fn of(mut spec: LoadSpec) -> Result<Plan, SpecError> {
         spec.validate()?;
         let shaping = spec.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
-        let workload = if spec.shape.has_sessions() {
+        let workload = if spec.load.shape.has_sessions() {
             Workload::Sessions(SessionWork {
-                session: spec.session,
-                steps: match (spec.walk, spec.script.first()) {
+                session: spec.load.session,
+                steps: match (spec.load.walk, spec.load.script.first()) {
                     (Some(w), None) => SessionSteps::Walk(w),
                     (_, Some(first)) if first.at.is_some() => SessionSteps::Timed,
                     (_, Some(_)) => SessionSteps::Script,
@@ -96,22 +96,26 @@ impl Plan {
             })
         } else {
             Workload::Pool(Pool {
-                requests: match (shaping, spec.walk, spec.variety.is_empty()) {
+                requests: match (shaping, spec.load.walk, spec.load.variety.is_empty()) {
                     (true, _, _) => PoolRequests::Script,
                     (false, Some(w), _) => PoolRequests::Walk(w),
                     (false, None, false) => PoolRequests::Turns,
                     (false, None, true) => PoolRequests::One,
                 },
-                redirects: spec.redirects,
+                redirects: spec.load.redirects,
             })
         };
-        let h2_requests = if spec.http2 {
-            let sources: Vec<&[u8]> = if !spec.variety.is_empty() {
-                spec.variety.iter().map(|r| &r.bytes[..]).collect()
-            } else if spec.script.is_empty() {
-                vec![&spec.request.bytes]
+        let h2_requests = if spec.load.http2 {
+            let sources: Vec<&[u8]> = if !spec.load.variety.is_empty() {
+                spec.load.variety.iter().map(|r| &r.bytes[..]).collect()
+            } else if spec.load.script.is_empty() {
+                vec![&spec.load.request.bytes]
             } else {
-                spec.script.iter().map(|s| &s.request.bytes[..]).collect()
+                spec.load
+                    .script
+                    .iter()
+                    .map(|s| &s.request.bytes[..])
+                    .collect()
             };
             let scheme = spec.target.scheme();
             sources
@@ -183,7 +187,7 @@ mod tests {
         let t = Target::parse("http://127.0.0.1:9/").unwrap();
         let r = RequestBuilder::native(&t, "GET", true).build().unwrap();
         let mut s = LoadSpec::new(t, r);
-        s.requests = Some(10);
+        s.load.requests = Some(10);
         s
     }
 
@@ -198,8 +202,8 @@ mod tests {
             })
         );
         let mut turns = spec();
-        turns.variety = vec![turns.request.clone(), turns.request.clone()];
-        turns.redirects = 3;
+        turns.load.variety = vec![turns.load.request.clone(), turns.load.request.clone()];
+        turns.load.redirects = 3;
         let p = turns.plan().unwrap();
         assert_eq!(
             p.workload().pool(),
@@ -209,7 +213,7 @@ mod tests {
             })
         );
         let mut sessions = spec();
-        sessions.shape = Shape::Sessions {
+        sessions.load.shape = Shape::Sessions {
             count: 2,
             period: None,
         };
@@ -219,9 +223,9 @@ mod tests {
             Some(SessionSteps::Calls)
         );
         assert!(p.workload().pool().is_none());
-        sessions.script = vec![
-            Step::timed(sessions.request.clone(), Duration::ZERO),
-            Step::timed(sessions.request.clone(), Duration::from_millis(5)),
+        sessions.load.script = vec![
+            Step::timed(sessions.load.request.clone(), Duration::ZERO),
+            Step::timed(sessions.load.request.clone(), Duration::from_millis(5)),
         ];
         let p = sessions.plan().unwrap();
         assert_eq!(
@@ -233,8 +237,8 @@ mod tests {
     #[test]
     fn a_refused_spec_has_no_plan_and_keeps_its_message() {
         let mut s = spec();
-        s.redirects = 2;
-        s.shape = Shape::Sessions {
+        s.load.redirects = 2;
+        s.load.shape = Shape::Sessions {
             count: 1,
             period: None,
         };
@@ -242,7 +246,7 @@ mod tests {
         assert!(e.starts_with("redirects: "), "{e}");
         // HTTP/2: every request is translated once, here, for every worker.
         let mut h2 = spec();
-        h2.http2 = true;
+        h2.load.http2 = true;
         assert_eq!(h2.plan().unwrap().h2_requests().len(), 1);
     }
 }

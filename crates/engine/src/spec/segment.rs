@@ -115,11 +115,11 @@ mod tests {
     fn spec(shape: Shape, connections: usize, segment: Segment) -> LoadSpec {
         let t = Target::parse("http://127.0.0.1:9/").unwrap();
         let mut s = LoadSpec::new(t, RequestBuilder::new("GET", "/").build().unwrap());
-        s.shape = shape;
-        s.connections = connections;
-        s.duration = Some(Duration::from_secs(10));
+        s.load.shape = shape;
+        s.load.connections = connections;
+        s.load.duration = Some(Duration::from_secs(10));
         s.segment = segment;
-        s.seed = 42;
+        s.load.seed = 42;
         s
     }
 
@@ -127,9 +127,11 @@ mod tests {
     /// as offsets from the start, sorted. Sessions are taken to end at once.
     fn starts(spec: &LoadSpec, threads: usize) -> Vec<Duration> {
         let start = Instant::now();
-        let end = spec.duration.map(|d| start + d);
-        let budget = Arc::new(Budget::new(spec.requests.map(|n| spec.segment.share(n))));
-        let profile = match &spec.shape {
+        let end = spec.load.duration.map(|d| start + d);
+        let budget = Arc::new(Budget::new(
+            spec.load.requests.map(|n| spec.segment.share(n)),
+        ));
+        let profile = match &spec.load.shape {
             Shape::Users(p) => Some(Arc::new(p.clone())),
             _ => None,
         };
@@ -138,7 +140,7 @@ mod tests {
             let mut s = crate::run::schedule_for(
                 spec,
                 (w, threads),
-                spec.connections,
+                spec.load.connections,
                 (start, end),
                 &budget,
                 profile.as_ref(),

@@ -22,18 +22,18 @@ impl LoadSpec {
                 reason: reason.to_string(),
             })
         };
-        if self.connections == 0 {
+        if self.load.connections == 0 {
             return bad("connections", "must be at least 1");
         }
         // Every time of the spec, wherever it came from (a saved spec is JSON anyone can
         // write), within what a clock can add to the run's start.
         let long = |d: Duration| d > MAX_SPEC_DURATION;
         let times = [
-            ("duration", self.duration),
-            ("timeout", self.timeout),
-            ("connect-timeout", Some(self.connect_timeout)),
-            ("last-wait", self.last_wait),
-            ("think", Some(self.session.think)),
+            ("duration", self.load.duration),
+            ("timeout", self.load.timeout),
+            ("connect-timeout", Some(self.load.connect_timeout)),
+            ("last-wait", self.load.last_wait),
+            ("think", Some(self.load.session.think)),
         ];
         for (field, d) in times {
             if d.is_some_and(long) {
@@ -44,6 +44,7 @@ impl LoadSpec {
             }
         }
         if self
+            .load
             .script
             .iter()
             .any(|s| long(s.pause) || s.at.is_some_and(long))
@@ -53,51 +54,51 @@ impl LoadSpec {
                 "a step's pause or time is longer than 31 years (1e9 s)",
             );
         }
-        if let Shape::Users(p) = &self.shape {
+        if let Shape::Users(p) = &self.load.shape {
             if long(p.duration()) {
                 return bad("inject", "its steps last longer than 31 years (1e9 s)");
             }
         }
-        if self.threads == 0 {
+        if self.load.threads == 0 {
             return bad("threads", "must be at least 1");
         }
-        if self.pipeline == 0 {
+        if self.load.pipeline == 0 {
             return bad("pipeline", "must be at least 1");
         }
-        if self.horizon > MAX_HORIZON {
+        if self.load.horizon > MAX_HORIZON {
             return bad(
                 "send-horizon",
                 "is at most 10ms: a start sent further ahead of its time is another schedule",
             );
         }
-        if self.pipeline > MAX_PIPELINE {
+        if self.load.pipeline > MAX_PIPELINE {
             return bad(
                 "pipeline",
                 &format!(
                     "{} is more than {MAX_PIPELINE} requests in flight per connection",
-                    self.pipeline
+                    self.load.pipeline
                 ),
             );
         }
-        if let Err(e) = self.socket.check() {
+        if let Err(e) = self.load.socket.check() {
             return bad("socket", &e.to_string());
         }
-        self.h2.check()?;
-        if let Some(w) = self.walk {
+        self.load.h2.check()?;
+        if let Some(w) = self.load.walk {
             if !(w.rate > 0.0 && w.rate <= 1.0) {
                 return bad("walk", "its rate must be above 0 and at most 1");
             }
-            if self.variety.is_empty() {
+            if self.load.variety.is_empty() {
                 return bad("walk", "a walk goes over a list of requests; give several");
             }
-            if self.http2 {
+            if self.load.http2 {
                 return bad(
                     "walk",
                     "a walk over the run's calls drives HTTP/1.1 requests; use HTTP/1.1",
                 );
             }
         }
-        if self.last_wait.is_some_and(|d| d.is_zero()) {
+        if self.load.last_wait.is_some_and(|d| d.is_zero()) {
             return bad("last_wait", "must be longer than zero");
         }
         if let Some(proxy) = &self.proxy {
@@ -108,7 +109,7 @@ impl LoadSpec {
                 );
             }
             if !self.target.tls {
-                if self.http2 {
+                if self.load.http2 {
                     return bad(
                         "proxy",
                         "HTTP/2 without TLS (h2c) cannot go through an HTTP proxy; use https:// (tunnelled with CONNECT) or HTTP/1.1",
@@ -121,10 +122,10 @@ impl LoadSpec {
                     );
                 }
                 // Plain http: each request names its URL and carries the credentials.
-                let steps = self.script.iter_mut().map(|s| &mut s.request);
-                for r in std::iter::once(&mut self.request)
+                let steps = self.load.script.iter_mut().map(|s| &mut s.request);
+                for r in std::iter::once(&mut self.load.request)
                     .chain(steps)
-                    .chain(self.variety.iter_mut())
+                    .chain(self.load.variety.iter_mut())
                 {
                     match proxy.forward_form(&self.target, &r.bytes) {
                         Ok(b) => r.bytes = b,
@@ -135,49 +136,49 @@ impl LoadSpec {
                 }
             }
         }
-        if let Some(first) = self.variety.first() {
-            self.request = first.clone();
+        if let Some(first) = self.load.variety.first() {
+            self.load.request = first.clone();
         }
-        let longest = (self.variety.iter())
+        let longest = (self.load.variety.iter())
             .map(|r| r.bytes.len())
             .max()
-            .unwrap_or(self.request.bytes.len());
-        let batch = longest.saturating_mul(self.pipeline);
+            .unwrap_or(self.load.request.bytes.len());
+        let batch = longest.saturating_mul(self.load.pipeline);
         if batch > MAX_BATCH_BYTES {
             return bad(
                 "pipeline",
                 &format!(
                     "{} requests of {} bytes make {} MiB to hold per batch; at most {} MiB",
-                    self.pipeline,
+                    self.load.pipeline,
                     longest,
                     batch >> 20,
                     MAX_BATCH_BYTES >> 20
                 ),
             );
         }
-        if self.pipeline > 1 && !self.keepalive {
+        if self.load.pipeline > 1 && !self.load.keepalive {
             return bad("pipeline", "pipelining needs keep-alive connections");
         }
         if self.target.tls && matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
             return bad("tls", "TLS over a Unix socket is not supported");
         }
-        if self.http2 && self.batch_latency {
+        if self.load.http2 && self.load.batch_latency {
             return bad(
                 "batch_latency",
                 "batch latency times HTTP/1.1's pipelined batches; HTTP/2 streams are timed one by one",
             );
         }
-        if self.http2 {
-            if !self.keepalive {
+        if self.load.http2 {
+            if !self.load.keepalive {
                 return bad(
                     "http2",
                     "HTTP/2 connections are persistent; a new connection per request does not apply",
                 );
             }
-            let steps = self.script.iter().map(|s| &s.request);
-            for r in std::iter::once(&self.request)
+            let steps = self.load.script.iter().map(|s| &s.request);
+            for r in std::iter::once(&self.load.request)
                 .chain(steps)
-                .chain(&self.variety)
+                .chain(&self.load.variety)
             {
                 if let Err(e) =
                     crate::proto::h2::H2Request::from_http1(&r.bytes, self.target.scheme())
@@ -190,18 +191,18 @@ impl LoadSpec {
             }
         }
         let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
-        if self.hooks.is_some() && self.http2 {
+        if self.hooks.is_some() && self.load.http2 {
             return bad("hooks", "scripts drive HTTP/1.1 connections only");
         }
         if shaping {
-            if self.shape.has_sessions() {
+            if self.load.shape.has_sessions() {
                 return bad(
                     "hooks",
                     "scripts drive a pool of connections (closed or fixed-rate load), not sessions",
                 );
             }
-            if self.pipeline > 1
-                && (!matches!(self.shape, Shape::Closed) || self.requests.is_some())
+            if self.load.pipeline > 1
+                && (!matches!(self.load.shape, Shape::Closed) || self.load.requests.is_some())
             {
                 return bad(
                     "hooks",
@@ -209,42 +210,45 @@ impl LoadSpec {
                 );
             }
         }
-        if !self.variety.is_empty() {
+        if !self.load.variety.is_empty() {
             if shaping {
                 return bad(
                     "variety",
                     "a script builds its own requests; a list of requests does not apply",
                 );
             }
-            if self.shape.has_sessions() && (self.walk.is_none() || !self.script.is_empty()) {
+            if self.load.shape.has_sessions()
+                && (self.load.walk.is_none() || !self.load.script.is_empty())
+            {
                 return bad(
                     "variety",
                     "sessions take their requests from steps; a list of requests used in turn is for a pool of connections (or a walk over the run's calls)",
                 );
             }
-            if self.session.cookies && self.shape.has_sessions() {
+            if self.load.session.cookies && self.load.shape.has_sessions() {
                 return bad(
                     "variety",
                     "session cookies are added to a session's own requests; a list of requests walked over the run's calls does not carry them",
                 );
             }
-            let heads = self.variety.iter().filter(|r| r.is_head()).count();
-            let piped = self.pipeline > 1 || (self.shape.has_sessions() && self.session.burst > 1);
-            if piped && heads > 0 && heads < self.variety.len() {
+            let heads = self.load.variety.iter().filter(|r| r.is_head()).count();
+            let piped = self.load.pipeline > 1
+                || (self.load.shape.has_sessions() && self.load.session.burst > 1);
+            if piped && heads > 0 && heads < self.load.variety.len() {
                 return bad(
                     "variety",
                     "HEAD requests mixed with others cannot be pipelined over HTTP/1.1 (a HEAD response has no body to delimit); use a pipeline of 1",
                 );
             }
         }
-        if self.redirects > 0 {
-            let why = if self.redirects > MAX_REDIRECTS {
+        if self.load.redirects > 0 {
+            let why = if self.load.redirects > MAX_REDIRECTS {
                 Some("follow at most 100 redirects per request")
-            } else if self.http2 {
+            } else if self.load.http2 {
                 Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
-            } else if self.shape.has_sessions() {
+            } else if self.load.shape.has_sessions() {
                 Some("redirects are followed by a pool of connections (closed or fixed-rate load), not sessions")
-            } else if self.pipeline > 1 {
+            } else if self.load.pipeline > 1 {
                 Some("a redirect is followed before the connection's next request; use a pipeline of 1")
             } else if shaping {
                 Some("a script builds its own requests; its response() sees the 3xx and may follow it")
@@ -263,7 +267,7 @@ impl LoadSpec {
                 "an https:// target needs TLS client settings (stampede_tls::client_config)",
             );
         }
-        match &self.shape {
+        match &self.load.shape {
             Shape::Rate { rate, .. } if !(rate.is_finite() && *rate > 0.0) => {
                 return bad("rate", "must be a positive number of requests per second");
             }
@@ -282,25 +286,29 @@ impl LoadSpec {
             }
             _ => {}
         }
-        if !self.script.is_empty() {
-            if !self.shape.has_sessions() {
+        if !self.load.script.is_empty() {
+            if !self.load.shape.has_sessions() {
                 return bad(
                     "steps",
                     "a list of requests needs a session shape (injection steps or sessions)",
                 );
             }
             // Calls per session: with several session scripts, their mean.
-            let scripts = 1 + self.script[1..].iter().filter(|s| s.new_session).count();
-            self.session.calls = (self.script.len() as f64 / scripts as f64).round() as u32;
-            self.session.burst = 1;
-            self.session.think = Duration::ZERO;
-            if self.script[0].follows {
+            let scripts = 1 + self.load.script[1..]
+                .iter()
+                .filter(|s| s.new_session)
+                .count();
+            self.load.session.calls =
+                (self.load.script.len() as f64 / scripts as f64).round() as u32;
+            self.load.session.burst = 1;
+            self.load.session.think = Duration::ZERO;
+            if self.load.script[0].follows {
                 return bad("steps", "the first step cannot follow another in a burst");
             }
-            if self.script.iter().any(|s| s.at.is_some()) {
+            if self.load.script.iter().any(|s| s.at.is_some()) {
                 self.check_timed()?;
             }
-            for w in self.script.windows(2) {
+            for w in self.load.script.windows(2) {
                 if w[1].follows && w[1].new_session {
                     return bad(
                         "steps",
@@ -315,14 +323,16 @@ impl LoadSpec {
                 }
             }
         }
-        let s = &self.session;
-        if self.http2 && (s.retry || s.max_piped > 0 || self.script.iter().any(|s| s.follows)) {
+        let s = &self.load.session;
+        if self.load.http2
+            && (s.retry || s.max_piped > 0 || self.load.script.iter().any(|s| s.follows))
+        {
             return bad(
                 "http2",
                 "bursts of a session's steps, retried calls and --max-piped-calls pipeline HTTP/1.1; use HTTP/1.1",
             );
         }
-        if self.http2 && s.cookies {
+        if self.load.http2 && s.cookies {
             return bad(
                 "http2",
                 "session cookies are carried in HTTP/1.1 requests; use HTTP/1.1",
@@ -335,20 +345,20 @@ impl LoadSpec {
             );
         }
         if (s.fail_status.is_some() || s.retry || s.max_piped > 0 || s.cookies)
-            && !self.shape.has_sessions()
+            && !self.load.shape.has_sessions()
         {
             return bad(
                 "session",
                 "a failure status, retries, a cap on pipelined calls and session cookies apply to sessions",
             );
         }
-        if self.session.calls == 0 || self.session.burst == 0 {
+        if self.load.session.calls == 0 || self.load.session.burst == 0 {
             return bad(
                 "calls",
                 "sessions need at least one call and a burst of at least 1",
             );
         }
-        if let Shape::Sessions { count, .. } = self.shape {
+        if let Shape::Sessions { count, .. } = self.load.shape {
             if self.segment.share(count) == 0 {
                 return bad(
                     "segment",
@@ -359,43 +369,43 @@ impl LoadSpec {
                 );
             }
         }
-        if self.shape.has_sessions() {
+        if self.load.shape.has_sessions() {
             // Sessions end the run by themselves; their connections are their own.
-            self.threads = self.threads.max(1);
-            if let Shape::Sessions { period: None, .. } = self.shape {
-                self.threads = 1;
+            self.load.threads = self.load.threads.max(1);
+            if let Shape::Sessions { period: None, .. } = self.load.shape {
+                self.load.threads = 1;
             }
             return Ok(());
         }
-        if self.requests.is_none() && self.duration.is_none() {
+        if self.load.requests.is_none() && self.load.duration.is_none() {
             return bad("requests", "give a request count or a duration");
         }
-        if self.requests == Some(0) {
+        if self.load.requests == Some(0) {
             return bad("requests", "must be at least 1");
         }
-        if self.duration.is_some_and(|d| d.is_zero()) {
+        if self.load.duration.is_some_and(|d| d.is_zero()) {
             return bad("duration", "must be longer than zero");
         }
-        if self.timeout.is_some_and(|d| d.is_zero()) {
+        if self.load.timeout.is_some_and(|d| d.is_zero()) {
             return bad("timeout", "must be longer than zero");
         }
-        if let Some(n) = self.requests {
+        if let Some(n) = self.load.requests {
             // No point in more connections than requests.
-            self.connections = self.connections.min(n as usize);
+            self.load.connections = self.load.connections.min(n as usize);
         }
         let seg = self.segment;
-        let mine = seg.share(self.connections as u64) as usize;
+        let mine = seg.share(self.load.connections as u64) as usize;
         if mine == 0 {
             return bad(
                 "segment",
                 &format!(
                     "segment {seg} gets none of the run's {} connection(s); use at least {} connections (one per segment)",
-                    self.connections,
+                    self.load.connections,
                     seg.n()
                 ),
             );
         }
-        self.threads = self.threads.min(mine);
+        self.load.threads = self.load.threads.min(mine);
         Ok(())
     }
 
@@ -409,7 +419,7 @@ impl LoadSpec {
             })
         };
         let mut last = Duration::ZERO;
-        for (i, st) in self.script.iter().enumerate() {
+        for (i, st) in self.load.script.iter().enumerate() {
             let Some(at) = st.at else {
                 return bad(format!(
                     "step {} has no offset while others have one; give every step an offset, or none",
@@ -435,7 +445,7 @@ impl LoadSpec {
             }
             last = at;
         }
-        if self.session.retry {
+        if self.load.session.retry {
             return bad("timed steps are not sent again; leave retries out".into());
         }
         Ok(())

@@ -344,12 +344,12 @@ impl Bench<'_> {
     ) -> Result<RunRecord, String> {
         let at = |rate: f64, length: Duration| {
             let mut sp = spec.clone();
-            sp.shape = stampede_engine::Shape::Rate {
+            sp.load.shape = stampede_engine::Shape::Rate {
                 rate,
                 poisson: search.poisson,
             };
-            sp.duration = Some(length);
-            sp.requests = None;
+            sp.load.duration = Some(length);
+            sp.load.requests = None;
             sp
         };
         let mut step = 0;

@@ -413,7 +413,7 @@ fn measure_on_hosts(
                 .to_vec()
             },
             Some(text.as_bytes()),
-            hosts_deadline(spec.duration),
+            hosts_deadline(spec.load.duration),
         )
         .map_err(|e| e.to_string())?;
     let mut merger = stampede_engine::merge::Merger::new(false);

@@ -17,30 +17,30 @@ pub fn scenario_spec(
     let request = scenario_request(s, &target, s.keepalive)?;
     let mut spec = LoadSpec::new(target, request);
     spec.tls = tls;
-    spec.http2 = s.http2;
-    spec.connections = s.connections;
-    spec.threads = plan
+    spec.load.http2 = s.http2;
+    spec.load.connections = s.connections;
+    spec.load.threads = plan
         .client_threads
         .unwrap_or(if plan.client_cpus.is_empty() {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             plan.client_cpus.len()
         });
-    spec.requests = s.requests;
-    spec.duration = s.duration;
-    spec.keepalive = s.keepalive;
-    spec.pipeline = s.pipeline;
-    spec.timeout = Some(s.timeout);
-    spec.shape = s.shape.clone();
-    spec.session = s.session;
-    spec.script = script;
+    spec.load.requests = s.requests;
+    spec.load.duration = s.duration;
+    spec.load.keepalive = s.keepalive;
+    spec.load.pipeline = s.pipeline;
+    spec.load.timeout = Some(s.timeout);
+    spec.load.shape = s.shape.clone();
+    spec.load.session = s.session;
+    spec.load.script = script;
     if let Some(search) = &s.search {
         // Its first step; the search sets each step's rate.
-        spec.shape = stampede_engine::Shape::Rate {
+        spec.load.shape = stampede_engine::Shape::Rate {
             rate: search.spec().start_rate,
             poisson: search.poisson,
         };
-        spec.duration = Some(search.step);
+        spec.load.duration = Some(search.step);
     }
     spec.validate()?;
     Ok(spec)

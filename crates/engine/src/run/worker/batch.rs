@@ -35,7 +35,7 @@ impl Worker<'_> {
     /// requests of connection `ci` into its own buffer. Returns the bytes' length, or
     /// `None` when the script stopped the thread or the run.
     pub(super) fn build_request(&mut self, ci: usize, claimed: usize) -> Option<usize> {
-        let variety = &self.spec.variety;
+        let variety = &self.spec.load.variety;
         if !variety.is_empty() {
             let c = &mut self.conns[ci];
             c.own.clear();
@@ -43,7 +43,7 @@ impl Worker<'_> {
             let Some(h1) = c.proto.h1() else {
                 return Some(0);
             };
-            if let Some(walk) = self.spec.walk {
+            if let Some(walk) = self.spec.load.walk {
                 let first = self
                     .shared
                     .calls

@@ -127,9 +127,9 @@ impl Conn {
 /// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
 pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
     Proto::new(
-        (spec.http2 && spec.tls.is_none()).then_some(spec.h2),
-        spec.request.is_head(),
-        spec.keepalive,
+        (spec.load.http2 && spec.tls.is_none()).then_some(spec.load.h2),
+        spec.load.request.is_head(),
+        spec.load.keepalive,
     )
 }
 
@@ -157,7 +157,7 @@ mod tests {
         assert_eq!((p.stream, p.refused, p.hops), (0, 0, 0));
         // h2c speaks HTTP/2 from the first byte; over TLS it waits for ALPN.
         let mut h2c = spec.clone();
-        h2c.http2 = true;
+        h2c.load.http2 = true;
         assert!(Conn::new(fresh_proto(&h2c), 4, now).proto.is_h2());
     }
 }

@@ -25,7 +25,7 @@ impl Worker<'_> {
         c.handshake_started = None;
         c.first_byte = None;
         // The protocol is fresh (a new slot, or reset when the last socket went).
-        c.alpn_pending = self.spec.http2 && self.spec.tls.is_some();
+        c.alpn_pending = self.spec.load.http2 && self.spec.tls.is_some();
         let tls = self
             .spec
             .tls
@@ -36,7 +36,12 @@ impl Worker<'_> {
             .address
             .as_ref()
             .unwrap_or(&self.spec.target.address);
-        match Stream::connect(address, tls, &self.spec.socket, self.dial.tunnel.is_some()) {
+        match Stream::connect(
+            address,
+            tls,
+            &self.spec.load.socket,
+            self.dial.tunnel.is_some(),
+        ) {
             Ok(mut s) => {
                 if self.pace.nap && !s.stamp_arrivals() {
                     // Without arrival stamps a late read would time late: no naps.
@@ -269,7 +274,7 @@ impl Worker<'_> {
                 c.alpn_pending = false;
                 if h2 {
                     // HTTP/2 from now on: the requests queued get streams of it.
-                    c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.h2)));
+                    c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.load.h2)));
                     for p in c.pending.iter_mut() {
                         p.stream = 0;
                     }
@@ -306,13 +311,13 @@ impl Worker<'_> {
         if let Some(mut s) = c.stream.take() {
             s.deregister(self.poll.registry());
             // Closing with a reset: no FIN first (the descriptor's close sends RST).
-            if !self.spec.socket.reset_on_close {
+            if !self.spec.load.socket.reset_on_close {
                 s.shutdown();
             }
             self.sockets -= 1;
         }
         match &mut c.proto {
-            Proto::H1(h) if !self.spec.http2 => h.reset(),
+            Proto::H1(h) if !self.spec.load.http2 => h.reset(),
             _ => c.proto = fresh_proto(self.spec),
         }
         for p in c.pending.iter_mut() {

@@ -179,13 +179,13 @@ impl<'a> Worker<'a> {
         // their slots as sessions arrive.
         let pool = if sessions.is_some() { 0 } else { connections };
         let mut conns: Vec<Conn> = (0..pool)
-            .map(|_| Conn::new(fresh_proto(spec), spec.pipeline, start))
+            .map(|_| Conn::new(fresh_proto(spec), spec.load.pipeline, start))
             .collect();
         let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
         let prep = Prepared::new(plan, &hooks);
         // Pool shapes only: a session's next call, a redirect's next hop or a script's
         // follow-up waits for the response and would wait out the nap.
-        let nap = matches!(spec.shape, crate::spec::Shape::Rate { .. })
+        let nap = matches!(spec.load.shape, crate::spec::Shape::Rate { .. })
             && prep.redirects == 0
             && !hooks
                 .as_ref()
@@ -196,7 +196,7 @@ impl<'a> Worker<'a> {
                 h1.keep_responses();
             }
         }
-        let scripts = script_ranges(&spec.script);
+        let scripts = script_ranges(&spec.load.script);
         let horizon = schedule.horizon();
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
@@ -230,7 +230,7 @@ impl<'a> Worker<'a> {
                 sending_done: false,
                 wake_at: None,
                 horizon,
-                end: spec.duration.map(|d| start + d),
+                end: spec.load.duration.map(|d| start + d),
                 nap,
                 streaming: false,
                 stamped: false,
@@ -568,9 +568,9 @@ impl<'a> Worker<'a> {
         if calls_left == 0 {
             return self.end_session(ci, now, true);
         }
-        let think = match self.spec.script.get((step as usize).wrapping_sub(1)) {
+        let think = match self.spec.load.script.get((step as usize).wrapping_sub(1)) {
             Some(step) => step.pause,
-            None => self.spec.session.think,
+            None => self.spec.load.session.think,
         };
         if think.is_zero() {
             self.next_burst(ci, now, now);
@@ -586,9 +586,11 @@ impl<'a> Worker<'a> {
     fn room(&self, ci: usize) -> usize {
         let c = &self.conns[ci];
         let limit = match &c.proto {
-            Proto::H2(h) => self.spec.pipeline.min(h.stream_limit()),
-            Proto::H1(_) if self.spec.http2 => self.spec.pipeline.min(ASSUMED_MAX_STREAMS),
-            Proto::H1(_) => self.spec.pipeline,
+            Proto::H2(h) => self.spec.load.pipeline.min(h.stream_limit()),
+            Proto::H1(_) if self.spec.load.http2 => {
+                self.spec.load.pipeline.min(ASSUMED_MAX_STREAMS)
+            }
+            Proto::H1(_) => self.spec.load.pipeline,
         };
         limit.saturating_sub(c.pending.len())
     }
@@ -597,7 +599,7 @@ impl<'a> Worker<'a> {
     /// the run's one request.
     fn request_index(&self, ci: usize) -> usize {
         match &self.conns[ci].session {
-            Some(s) if !self.spec.script.is_empty() => (s.step as usize).saturating_sub(1),
+            Some(s) if !self.spec.load.script.is_empty() => (s.step as usize).saturating_sub(1),
             _ => 0,
         }
     }
@@ -618,7 +620,7 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[ci];
         // A session's script steps: the requests still without a stream are the last
         // sent, steps `step - waiting ..` in order.
-        let steps = c.session.is_some() && !self.spec.script.is_empty();
+        let steps = c.session.is_some() && !self.spec.load.script.is_empty();
         if steps {
             let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
             index = (index + 1).saturating_sub(waiting);
@@ -627,7 +629,7 @@ impl<'a> Worker<'a> {
             return;
         };
         let repeat = self.prep.h2_requests.len() == 1;
-        let turns = !self.spec.variety.is_empty();
+        let turns = !self.spec.load.variety.is_empty();
         let free = h2.stream_limit().saturating_sub(h2.open_streams());
         // One request for every stream (the pool's common case): looked up once.
         let one = &self.prep.h2_requests[index.min(self.prep.h2_requests.len() - 1)];
@@ -665,8 +667,8 @@ impl<'a> Worker<'a> {
     }
 
     fn timers(&mut self, now: Instant) {
-        let timeout = self.spec.timeout;
-        let connect_timeout = self.spec.connect_timeout;
+        let timeout = self.spec.load.timeout;
+        let connect_timeout = self.spec.load.connect_timeout;
         for ci in 0..self.conns.len() {
             let c = &self.conns[ci];
             match c.state {
@@ -688,7 +690,7 @@ impl<'a> Worker<'a> {
                             continue;
                         }
                     }
-                    if let (Some(t), Some(p)) = (self.spec.last_wait, c.pending.back()) {
+                    if let (Some(t), Some(p)) = (self.spec.load.last_wait, c.pending.back()) {
                         if now - p.sent >= t && self.sent_last(ci) {
                             self.fail_and_close(ci, now, ErrorKind::Timeout);
                             continue;

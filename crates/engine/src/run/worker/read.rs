@@ -354,7 +354,7 @@ impl Worker<'_> {
 
     /// ab's `Length` check: a body whose length differs from the first response's.
     pub(super) fn check_length(&mut self, body: u64) {
-        if !self.spec.check_length {
+        if !self.spec.load.check_length {
             return;
         }
         let first = self.shared.doc_len.load(Ordering::Relaxed);

@@ -1,4 +1,4 @@
-//! Following redirects (see [`crate::LoadSpec::redirects`]): a 3xx answer with a
+//! Following redirects (see [`crate::Load::redirects`]): a 3xx answer with a
 //! Location on the run's own origin sends the request it points to on the same
 //! connection, as the same arrival. Each hop is timed on its own; the request's
 //! latency runs from its intended start to the last answer. A Location elsewhere, a

@@ -25,7 +25,8 @@ impl Worker<'_> {
                             if let (true, Some(h1)) = (self.prep.respond, proto.h1()) {
                                 h1.keep_responses();
                             }
-                            self.conns.push(Conn::new(proto, self.spec.pipeline, now));
+                            self.conns
+                                .push(Conn::new(proto, self.spec.load.pipeline, now));
                             self.conns.len() - 1
                         }
                     };
@@ -33,7 +34,7 @@ impl Worker<'_> {
                     let calls = if end > 0 {
                         end - step
                     } else {
-                        self.spec.session.calls
+                        self.spec.load.session.calls
                     };
                     self.conns[ci].session = Some(SessionState {
                         calls_left: calls,
@@ -79,11 +80,11 @@ impl Worker<'_> {
             return;
         };
         s.think_until = None;
-        s.burst_left = if self.spec.script.is_empty() {
-            self.spec.session.burst.min(s.calls_left)
+        s.burst_left = if self.spec.load.script.is_empty() {
+            self.spec.load.session.burst.min(s.calls_left)
         } else {
             let first = s.step as usize;
-            let joined = self.spec.script[first + 1..s.end as usize]
+            let joined = self.spec.load.script[first + 1..s.end as usize]
                 .iter()
                 .take_while(|st| st.follows)
                 .count();
@@ -118,7 +119,7 @@ impl Worker<'_> {
             State::Closed => true,
             _ => false,
         };
-        let script = &self.spec.script;
+        let script = &self.spec.load.script;
         let at = |i: u32| s.started + script[i as usize].at.unwrap_or_default();
         let first = s.step;
         let mut k = 0;
@@ -144,7 +145,7 @@ impl Worker<'_> {
 
     /// Sends as much of the current burst as may be pipelined at once.
     pub(super) fn send_group(&mut self, ci: usize, intended: Instant, now: Instant) {
-        let max = match self.spec.session.max_piped {
+        let max = match self.spec.load.session.max_piped {
             0 => u32::MAX,
             n => n,
         };
@@ -157,7 +158,7 @@ impl Worker<'_> {
             c.pending.push_back(Pending::new(intended, now));
         }
         let step = s.step as usize;
-        if !self.spec.script.is_empty() {
+        if !self.spec.load.script.is_empty() {
             s.step += k;
         }
         self.send_steps(ci, step, k as usize, now);
@@ -166,7 +167,7 @@ impl Worker<'_> {
     /// Sends a session's next `k` calls, back to back: script steps `step..step + k`,
     /// or the run's request `k` times when there is no script.
     pub(super) fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
-        if !self.spec.variety.is_empty() {
+        if !self.spec.load.variety.is_empty() {
             // The run's walk over its requests (validate allows no other list here).
             let Some(len) = self.build_request(ci, k) else {
                 // The walk ended the run: these calls are not sent.
@@ -176,11 +177,11 @@ impl Worker<'_> {
             };
             return self.start_batch(ci, k, 0, len, now);
         }
-        let (base, end) = if self.spec.script.is_empty() {
+        let (base, end) = if self.spec.load.script.is_empty() {
             (0, k * self.prep.req_len)
         } else {
             if let Some(h1) = self.conns[ci].proto.h1() {
-                h1.set_head_request(self.spec.script[step].request.is_head());
+                h1.set_head_request(self.spec.load.script[step].request.is_head());
             }
             (self.prep.offsets[step], self.prep.offsets[step + k])
         };
@@ -225,14 +226,17 @@ impl Worker<'_> {
     pub(super) fn failure_status(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
         let Some(s) = c.session.as_mut() else { return };
-        if self.spec.session.retry {
+        if self.spec.load.session.retry {
             // HTTP/1.1 answers in order: the call answered is the one sent before the
             // requests still pending.
             let step = s
                 .resending
                 .unwrap_or_else(|| s.step.saturating_sub(1 + c.pending.len() as u32));
-            s.retry
-                .push(if self.spec.script.is_empty() { 0 } else { step });
+            s.retry.push(if self.spec.load.script.is_empty() {
+                0
+            } else {
+                step
+            });
             return;
         }
         let behind = c.pending.len() as u64;

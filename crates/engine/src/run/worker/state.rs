@@ -64,7 +64,7 @@ impl Prepared {
     /// the request, or every step of the script) and their HTTP/2 translations.
     pub(super) fn new(plan: &Plan, hooks: &Option<Box<dyn ThreadHooks>>) -> Prepared {
         let spec = plan.spec();
-        let script = &spec.script;
+        let script = &spec.load.script;
         let (pool, sessions) = (plan.workload().pool(), plan.workload().sessions());
         let redirects = pool.map_or(0, |p| p.redirects);
         let cookies = sessions.is_some_and(|s| s.session.cookies);
@@ -74,15 +74,16 @@ impl Prepared {
             cookies || redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
         Prepared {
             batch: if script.is_empty() {
-                spec.request
-                    .repeated(spec.pipeline.max(spec.session.burst as usize))
+                spec.load
+                    .request
+                    .repeated(spec.load.pipeline.max(spec.load.session.burst as usize))
             } else {
                 script
                     .iter()
                     .flat_map(|s| s.request.bytes.iter().copied())
                     .collect()
             },
-            req_len: spec.request.bytes.len(),
+            req_len: spec.load.request.bytes.len(),
             offsets: script
                 .iter()
                 .scan(0, |at, s| {
@@ -105,8 +106,8 @@ impl Prepared {
             } || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
             redirects,
-            batch_latency: spec.batch_latency,
-            unusual: spec.batch_latency
+            batch_latency: spec.load.batch_latency,
+            unusual: spec.load.batch_latency
                 || sessions.is_some_and(|s| s.session.fail_status.is_some()),
         }
     }
@@ -140,10 +141,10 @@ impl Dial {
             // Closed load refills a connection's streams once half are free, so that
             // requests go out in batches (one write, one server read for many); open
             // load refills at once, so that no arrival waits for a batch.
-            h2_refill_at: if matches!(spec.shape, crate::spec::Shape::Closed) {
-                spec.pipeline / 2
+            h2_refill_at: if matches!(spec.load.shape, crate::spec::Shape::Closed) {
+                spec.load.pipeline / 2
             } else {
-                spec.pipeline - 1
+                spec.load.pipeline - 1
             },
         }
     }
@@ -223,7 +224,7 @@ pub(super) struct Sessions {
     pub(super) free: Vec<usize>,
     /// Sessions in progress.
     pub(super) active: usize,
-    /// Session scripts: where each session's steps begin and end in `spec.script`,
+    /// Session scripts: where each session's steps begin and end in `spec.load.script`,
     /// and the one this worker's next session takes.
     pub(super) scripts: Vec<(u32, u32)>,
     pub(super) next_script: usize,
