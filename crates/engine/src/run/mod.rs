@@ -10,6 +10,7 @@
 pub(crate) mod control;
 pub mod hooks;
 pub(crate) mod io;
+pub(crate) mod link;
 pub(crate) mod live;
 mod outcome;
 mod probe;

@@ -1,29 +1,16 @@
-//! A connection slot: its socket's state, the protocol value it holds, the requests
-//! it has in flight, and what the run times on it (connect, handshake, first byte).
+//! A connection slot: its transport (a [`Link`]), the protocol value it holds, the
+//! requests it has in flight, and what the run times on it (first byte, responses).
 //! The loop owns the slots; this is what one of them is.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::proto::Proto;
-use crate::run::io::Stream;
+use crate::run::link::Link;
+pub(super) use crate::run::link::State;
 use crate::spec::LoadSpec;
 
 use super::state::SessionState;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum State {
-    /// No socket.
-    Closed,
-    /// Connect under way.
-    Connecting,
-    /// Connected to the proxy; CONNECT's first `.0` bytes written, its answer awaited.
-    Tunnel(usize),
-    /// Connected.
-    Open,
-    /// Waiting before reconnecting after a failed connect.
-    Backoff(Instant),
-}
 
 #[derive(Clone, Copy)]
 pub(super) struct Pending {
@@ -52,23 +39,19 @@ impl Pending {
 }
 
 pub(super) struct Conn {
-    pub(super) stream: Option<Stream>,
-    pub(super) state: State,
+    /// The transport: socket, dial, handshake, back-off.
+    pub(super) link: Link,
     /// HTTP/1.1 or HTTP/2: what to write, and what the bytes read mean.
     pub(super) proto: Proto,
     pub(super) pending: VecDeque<Pending>,
     /// When the last write of requests finished.
     pub(super) write_done: Instant,
-    pub(super) connect_started: Instant,
     /// Connect time to charge to the next completed request (0 once charged).
     pub(super) connect_us: u64,
-    /// When the TLS handshake began, until it ends.
-    pub(super) handshake_started: Option<Instant>,
     /// TLS with HTTP/2 offered: nothing is written until ALPN has decided.
     pub(super) alpn_pending: bool,
     /// When the response being read began, if the protocol says (HTTP/1).
     pub(super) first_byte: Option<Instant>,
-    pub(super) failures: u32,
     /// Responses completed on this slot over the run.
     pub(super) completed_total: u64,
     /// No response yet since the last connect (for the time to first byte).
@@ -82,44 +65,31 @@ pub(super) struct Conn {
     pub(super) own: Vec<u8>,
     /// Several requests in turn: the one this connection sends next.
     pub(super) turn: usize,
-    /// The proxy's answer to CONNECT, read so far (empty but while tunnelling).
-    pub(super) reply: Vec<u8>,
 }
 
 impl Conn {
     pub(super) fn new(proto: Proto, pipeline: usize, start: Instant) -> Conn {
         Conn {
-            stream: None,
-            state: State::Closed,
+            link: Link::new(start),
             proto,
             pending: VecDeque::with_capacity(pipeline),
             write_done: start,
-            connect_started: start,
             connect_us: 0,
-            handshake_started: None,
             alpn_pending: false,
             first_byte: None,
-            failures: 0,
             completed_total: 0,
             awaiting_first: false,
             in_idle: false,
             session: None,
             own: Vec::new(),
             turn: 0,
-            reply: Vec::new(),
         }
     }
 
     /// Whether an open connection has bytes waiting for the socket: request bytes,
     /// HTTP/2 frames, or TLS records.
     pub(super) fn has_output(&mut self) -> bool {
-        self.state == State::Open
-            && (self.proto.has_output()
-                || self
-                    .stream
-                    .as_mut()
-                    .and_then(Stream::tls)
-                    .is_some_and(|t| t.wants_write()))
+        self.link.state() == State::Open && (self.proto.has_output() || self.link.tls_wants_write())
     }
 }
 
@@ -147,7 +117,8 @@ mod tests {
         );
         let now = Instant::now();
         let mut c = Conn::new(fresh_proto(&spec), 4, now);
-        assert!(c.state == State::Closed && c.stream.is_none() && c.pending.is_empty());
+        assert!(c.link.state() == State::Closed && c.link.stream().is_none());
+        assert!(c.pending.is_empty());
         assert!(!c.proto.is_h2());
         // Nothing to write until it is open.
         c.proto.send(0..10);

@@ -375,9 +375,8 @@ impl<'a> Worker<'a> {
                 }
                 let ci = ev.token();
                 let now = Instant::now();
-                match self.conns[ci].state {
-                    State::Connecting => self.on_connecting(ci, now),
-                    State::Tunnel(_) => self.on_tunnel(ci, &mut buf, now),
+                match self.conns[ci].link.state() {
+                    State::Connecting | State::Tunnel(_) => self.on_dial(ci, &mut buf, now),
                     State::Open => {
                         let closing = ev.is_read_closed() || ev.is_error();
                         if ev.is_readable() || closing {
@@ -399,9 +398,7 @@ impl<'a> Worker<'a> {
         }
         // Close every socket; requests still in flight are abandoned, not failed.
         for c in &mut self.conns {
-            if let Some(mut s) = c.stream.take() {
-                s.deregister(self.poll.registry());
-            }
+            c.link.release(self.poll.registry());
         }
         // Every arrival due before the end that was not started is counted, even one due
         // a moment before it: the arrivals then add up exactly (one or two of them stay
@@ -533,7 +530,7 @@ impl<'a> Worker<'a> {
         c.proto.send(base..base + len);
         c.proto.queue(claimed);
         self.open_streams(ci);
-        match self.conns[ci].state {
+        match self.conns[ci].link.state() {
             State::Open => self.write(ci, now),
             State::Closed => self.connect(ci, now),
             State::Connecting | State::Tunnel(_) | State::Backoff(_) => {
@@ -670,34 +667,28 @@ impl<'a> Worker<'a> {
         let timeout = self.spec.load.timeout;
         let connect_timeout = self.spec.load.connect_timeout;
         for ci in 0..self.conns.len() {
+            let c = &mut self.conns[ci];
+            if c.link.retry_due(now) {
+                self.make_idle(ci);
+            } else if c.link.dial_expired(now, connect_timeout) {
+                self.drop_socket(ci);
+                self.conns[ci].link.hold_until(now);
+                self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
+            }
             let c = &self.conns[ci];
-            match c.state {
-                State::Backoff(t) if now >= t => {
-                    self.conns[ci].state = State::Closed;
-                    self.make_idle(ci);
-                }
-                State::Connecting | State::Tunnel(_)
-                    if now - c.connect_started >= connect_timeout =>
-                {
-                    self.drop_socket(ci);
-                    self.conns[ci].state = State::Backoff(now);
-                    self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
-                }
-                State::Open => {
-                    if let (Some(t), Some(p)) = (timeout, c.pending.front()) {
-                        if now - p.sent >= t {
-                            self.fail_and_close(ci, now, ErrorKind::Timeout);
-                            continue;
-                        }
-                    }
-                    if let (Some(t), Some(p)) = (self.spec.load.last_wait, c.pending.back()) {
-                        if now - p.sent >= t && self.sent_last(ci) {
-                            self.fail_and_close(ci, now, ErrorKind::Timeout);
-                            continue;
-                        }
+            if c.link.state() == State::Open {
+                if let (Some(t), Some(p)) = (timeout, c.pending.front()) {
+                    if now - p.sent >= t {
+                        self.fail_and_close(ci, now, ErrorKind::Timeout);
+                        continue;
                     }
                 }
-                _ => {}
+                if let (Some(t), Some(p)) = (self.spec.load.last_wait, c.pending.back()) {
+                    if now - p.sent >= t && self.sent_last(ci) {
+                        self.fail_and_close(ci, now, ErrorKind::Timeout);
+                        continue;
+                    }
+                }
             }
             if let Some(t) = self.conns[ci].session.as_ref().and_then(|s| s.think_until) {
                 if now >= t {

@@ -19,7 +19,7 @@ impl Worker<'_> {
     #[inline(never)]
     pub(super) fn read_again(&mut self, buf: &mut [u8]) {
         for (ci, closing) in std::mem::take(&mut self.reread) {
-            if self.conns[ci].state == State::Open {
+            if self.conns[ci].link.state() == State::Open {
                 self.on_readable(ci, buf, Instant::now(), closing);
             }
         }
@@ -33,7 +33,7 @@ impl Worker<'_> {
     pub(super) fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
         for _ in 0..READS_PER_WAKE {
             let c = &mut self.conns[ci];
-            let Some(s) = &mut c.stream else { return };
+            let Some(s) = c.link.stream() else { return };
             let r = if self.pace.stamped {
                 self.read_stamped(ci, buf, now)
             } else {
@@ -41,7 +41,7 @@ impl Worker<'_> {
             };
             self.check_handshake(ci, now);
             match r {
-                Ok(0) if self.conns[ci].handshake_started.is_some() => {
+                Ok(0) if self.conns[ci].link.handshaking() => {
                     // Closed during the handshake: not a TLS server, or it refused us.
                     return self.connect_failed_as(ci, now, ErrorKind::TlsHandshake);
                 }
@@ -71,7 +71,7 @@ impl Worker<'_> {
     #[cold]
     #[inline(never)]
     fn read_stamped(&mut self, ci: usize, buf: &mut [u8], now: Instant) -> io::Result<usize> {
-        let Some(s) = &mut self.conns[ci].stream else {
+        let Some(s) = self.conns[ci].link.stream() else {
             return Ok(0);
         };
         let (n, stamp) = s.read_stamped(buf)?;
@@ -182,7 +182,7 @@ impl Worker<'_> {
             self.write(ci, now);
         }
         let c = &self.conns[ci];
-        if c.state != State::Open {
+        if c.link.state() != State::Open {
             return false;
         }
         if c.pending.is_empty() {
@@ -348,7 +348,7 @@ impl Worker<'_> {
                 .hist
                 .first_byte
                 .0
-                .saturating_record(micros(c.connect_started, first_byte));
+                .saturating_record(micros(c.link.dialled_at(), first_byte));
         }
     }
 

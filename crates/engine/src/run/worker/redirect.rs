@@ -58,10 +58,10 @@ impl Worker<'_> {
         c.pending.push_back(p);
         c.proto.send(0..c.own.len());
         c.proto.queue(1);
-        match c.state {
+        match c.link.state() {
             State::Open => {
                 self.write(ci, now);
-                Some(self.conns[ci].state == State::Open)
+                Some(self.conns[ci].link.state() == State::Open)
             }
             _ => {
                 self.connect(ci, now);

@@ -99,7 +99,7 @@ impl Worker<'_> {
     pub(super) fn start_timed(&mut self, ci: usize, now: Instant) {
         self.send_due(ci, now);
         let c = &self.conns[ci];
-        if c.session.is_some() && c.state == State::Closed {
+        if c.session.is_some() && c.link.state() == State::Closed {
             self.connect(ci, now);
         }
     }
@@ -114,7 +114,7 @@ impl Worker<'_> {
         let room = self.room(ci);
         let c = &mut self.conns[ci];
         let Some(s) = c.session.as_mut() else { return };
-        let ready = match c.state {
+        let ready = match c.link.state() {
             State::Open => c.proto.is_h2() || !c.proto.has_output(),
             State::Closed => true,
             _ => false,
@@ -255,7 +255,6 @@ impl Worker<'_> {
             return;
         };
         self.drop_socket(ci);
-        self.conns[ci].state = State::Closed;
         self.rec.session_end(s.started, now, ok);
         // Responses per session, as the pool's per connection (h2load's per client).
         let answered = self.conns[ci].completed_total - s.answered_before;
