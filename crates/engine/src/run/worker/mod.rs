@@ -346,15 +346,15 @@ impl<'a> Worker<'a> {
                     until.saturating_duration_since(now)
                 }
             };
-            let waited = if timeout.is_zero() {
-                waiter.wait(self.poll.as_raw_fd(), timeout)
-            } else {
-                // Time blocked here had nothing to do: the verdict's idle share.
-                let blocked = Instant::now();
-                let waited = waiter.wait(self.poll.as_raw_fd(), timeout);
-                me.idle(blocked.elapsed());
-                waited
-            };
+            // Time blocked in a wait had nothing to do: the verdict's idle share. The
+            // clock read on waking also times the first event it brought.
+            let blocked = (!timeout.is_zero()).then(Instant::now);
+            let waited = waiter.wait(self.poll.as_raw_fd(), timeout);
+            let mut woke = blocked.map(|at| {
+                let woke = Instant::now();
+                me.idle(woke - at);
+                woke
+            });
             match waited {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -374,7 +374,7 @@ impl<'a> Worker<'a> {
                     continue;
                 }
                 let ci = ev.token();
-                let now = Instant::now();
+                let now = woke.take().unwrap_or_else(Instant::now);
                 match self.conns[ci].link.state() {
                     State::Connecting | State::Tunnel(_) => self.on_dial(ci, &mut buf, now),
                     State::Open => {
