@@ -129,7 +129,16 @@ impl PortableSpec {
             .collect();
         Ok(PortableSpec {
             header: serde_json::from_value(header.into()).map_err(fields)?,
-            load: serde_json::from_value(v).map_err(fields)?,
+            load: serde_json::from_value(v).map_err(|e| {
+                // Serde names the load's keys only; the header's are accepted too.
+                let mut e = e.to_string();
+                if e.starts_with("unknown field") {
+                    e.push_str(", or one of the header's: `");
+                    e.push_str(&Header::KEYS.join("`, `"));
+                    e.push('`');
+                }
+                SavedSpecError::Fields(e)
+            })?,
         })
     }
 
@@ -247,7 +256,13 @@ mod tests {
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
         v["conections"] = 4.into();
         match PortableSpec::from_json(&v.to_string()) {
-            Err(SavedSpecError::Fields(e)) => assert!(e.contains("conections"), "{e}"),
+            Err(SavedSpecError::Fields(e)) => {
+                assert!(
+                    e.contains("conections") && e.contains("`connections`"),
+                    "{e}"
+                );
+                assert!(e.ends_with("header's: `format`, `version`, `url`, `unix_socket`, `tls`, `proxy`, `proxy_authorization`"), "{e}");
+            }
             other => panic!("{other:?}"),
         }
         // The header's keys are exactly what it writes, and the load writes none of them.
