@@ -163,7 +163,15 @@ pub fn changes_of(points: &[Point]) -> Vec<Change> {
         .map(|p| (p.ci95.1 - p.figure) / 2.0)
         .collect();
     let floor = median(&se).unwrap_or(0.0);
-    let cps = significant(&xs, pelt(&xs, noise_sd(&xs).max(floor)));
+    let mut sd = noise_sd(&xs).max(floor);
+    if sd <= 0.0 {
+        // No noise at all (figures that repeat exactly, as whole requests over equal
+        // runs do): a thousandth of the level stands in, so that a clean step is still
+        // a change; Welch's test below then keeps only what differs.
+        let level = xs.iter().map(|x| x.abs()).sum::<f64>() / xs.len().max(1) as f64;
+        sd = 1e-3 * level;
+    }
+    let cps = significant(&xs, pelt(&xs, sd));
     let mut out = Vec::new();
     let mut start = 0;
     let bounds: Vec<usize> = cps.iter().copied().chain([xs.len()]).collect();
@@ -344,6 +352,34 @@ mod tests {
             missed.len() <= 10 && false_alarms.len() <= 10,
             "missed {missed:?}, false alarms {false_alarms:?}"
         );
+    }
+
+    #[test]
+    fn a_clean_step_without_noise_is_a_change_and_a_flat_series_is_none() {
+        let series = |xs: &[f64]| -> Vec<Point> {
+            xs.iter()
+                .enumerate()
+                .map(|(i, &x)| Point {
+                    bench_id: 1 + i as i64,
+                    started_unix_ms: 0,
+                    figure: x,
+                    ci95: (x, x),
+                    runs: 3,
+                    machine: String::new(),
+                    stampede: String::new(),
+                    commit: None,
+                    client_bound: false,
+                })
+                .collect()
+        };
+        // Whole requests over equal runs: the figures repeat exactly.
+        let c = changes_of(&series(&[93.0, 93.0, 92.0, 8.0, 8.0, 8.0]));
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].before_bench, c[0].after_bench), (3, 4));
+        let c = changes_of(&series(&[8.0, 8.0, 8.0, 8.0, 8.0, 8.0]));
+        assert!(c.is_empty(), "{c:?}");
+        let c = changes_of(&series(&[0.0; 6]));
+        assert!(c.is_empty(), "{c:?}");
     }
 
     #[test]
