@@ -354,51 +354,39 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_clean_step_without_noise_is_a_change_and_a_flat_series_is_none() {
-        let series = |xs: &[f64]| -> Vec<Point> {
-            xs.iter()
-                .enumerate()
-                .map(|(i, &x)| Point {
-                    bench_id: 1 + i as i64,
-                    started_unix_ms: 0,
-                    figure: x,
-                    ci95: (x, x),
-                    runs: 3,
-                    machine: String::new(),
-                    stampede: String::new(),
-                    commit: None,
-                    client_bound: false,
-                })
-                .collect()
-        };
-        // Whole requests over equal runs: the figures repeat exactly.
-        let c = changes_of(&series(&[93.0, 93.0, 92.0, 8.0, 8.0, 8.0]));
-        assert_eq!(c.len(), 1, "{c:?}");
-        assert_eq!((c[0].before_bench, c[0].after_bench), (3, 4));
-        let c = changes_of(&series(&[8.0, 8.0, 8.0, 8.0, 8.0, 8.0]));
-        assert!(c.is_empty(), "{c:?}");
-        let c = changes_of(&series(&[0.0; 6]));
-        assert!(c.is_empty(), "{c:?}");
-    }
-
-    #[test]
-    fn a_change_names_the_benches_on_either_side() {
-        let points: Vec<Point> = [10.0, 10.2, 9.9, 10.1, 15.0, 15.2, 14.9, 15.1]
-            .iter()
+    /// A bench per figure, numbered from `first`, each of `runs` runs.
+    fn series(first: i64, runs: usize, xs: &[f64]) -> Vec<Point> {
+        xs.iter()
             .enumerate()
             .map(|(i, &x)| Point {
-                bench_id: 100 + i as i64,
+                bench_id: first + i as i64,
                 started_unix_ms: 0,
                 figure: x,
                 ci95: (x, x),
-                runs: 1,
+                runs,
                 machine: String::new(),
                 stampede: String::new(),
                 commit: None,
                 client_bound: false,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_step_without_noise_is_a_change_and_a_flat_series_is_none() {
+        // Whole requests over equal runs: the figures repeat exactly.
+        let c = changes_of(&series(1, 3, &[93.0, 93.0, 92.0, 8.0, 8.0, 8.0]));
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].before_bench, c[0].after_bench), (3, 4));
+        let c = changes_of(&series(1, 3, &[8.0; 6]));
+        assert!(c.is_empty(), "{c:?}");
+        let c = changes_of(&series(1, 3, &[0.0; 6]));
+        assert!(c.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn a_change_names_the_benches_on_either_side() {
+        let points = series(100, 1, &[10.0, 10.2, 9.9, 10.1, 15.0, 15.2, 14.9, 15.1]);
         let c = changes_of(&points);
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!((c[0].before_bench, c[0].after_bench), (103, 104));
