@@ -163,9 +163,6 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn check_handshake(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
-        if !c.link.handshaking() {
-            return;
-        }
         let Some(us) = c.link.handshake_done(now) else {
             return;
         };
