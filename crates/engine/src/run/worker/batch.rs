@@ -2,10 +2,10 @@
 //! by the run's walk, with a session's cookie) and the script's say over the loop:
 //! what it is shown of each write, its delay before a batch, and its stop.
 
-use std::cmp::Reverse;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::drive::Drive;
 use super::Worker;
 use crate::run::hooks::Flow;
 
@@ -122,29 +122,23 @@ impl Worker<'_> {
         if !self.settle_flow(flow) || d.is_zero() {
             return self.make_idle(ci);
         }
-        self.delayed.push(Reverse((now + d, ci)));
+        if let Drive::Pool(pool) = &mut self.drive {
+            pool.delay(ci, now + d);
+        }
     }
 
-    /// Connections whose delay is over take requests again.
+    /// What the driver had waiting is due: pool connections whose delay is over take
+    /// requests again; timed session steps go out.
     #[inline(never)]
-    pub(super) fn release_delayed(&mut self, now: Instant) {
-        while let Some(&Reverse((t, ci))) = self.delayed.peek() {
-            if t > now {
-                break;
-            }
-            self.delayed.pop();
-            if self.sess.timed {
-                // A session's next step is due (unless the entry is stale: the
-                // session took it early, or ended).
-                if let Some(s) = self.conns[ci].session.as_mut() {
-                    if s.queued == Some(t) {
-                        s.queued = None;
-                        self.send_due(ci, now);
-                    }
-                }
-                continue;
-            }
-            self.make_idle(ci);
+    pub(super) fn release_due(&mut self, now: Instant) {
+        if let Drive::Pool(pool) = &mut self.drive {
+            return pool.release(now);
+        }
+        while let Drive::Sessions(sess) = &mut self.drive {
+            let Some(ci) = sess.fell_due(now) else {
+                return;
+            };
+            self.send_due(ci, now);
         }
     }
 }

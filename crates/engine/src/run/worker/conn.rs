@@ -10,8 +10,6 @@ use crate::run::link::Link;
 pub(super) use crate::run::link::State;
 use crate::spec::LoadSpec;
 
-use super::state::SessionState;
-
 #[derive(Clone, Copy)]
 pub(super) struct Pending {
     pub(super) intended: Instant,
@@ -56,10 +54,6 @@ pub(super) struct Conn {
     pub(super) completed_total: u64,
     /// No response yet since the last connect (for the time to first byte).
     pub(super) awaiting_first: bool,
-    /// Whether the connection is in the worker's idle list.
-    pub(super) in_idle: bool,
-    /// The session running on this slot (session shapes).
-    pub(super) session: Option<SessionState>,
     /// The batch's request bytes when a script builds them or several requests take
     /// turns (empty otherwise: the worker's prepared copy is sent).
     pub(super) own: Vec<u8>,
@@ -79,8 +73,6 @@ impl Conn {
             first_byte: None,
             completed_total: 0,
             awaiting_first: false,
-            in_idle: false,
-            session: None,
             own: Vec::new(),
             turn: 0,
         }

@@ -79,7 +79,7 @@ impl Worker<'_> {
         // Requests that lost their stream with the last socket get one now.
         self.open_streams(ci);
         self.write(ci, now);
-        if self.sess.timed && self.conns[ci].link.state() == State::Open {
+        if self.drive.timed() && self.conns[ci].link.state() == State::Open {
             // Timed steps that fell due while connecting.
             self.send_due(ci, now);
         }
@@ -89,7 +89,7 @@ impl Worker<'_> {
     /// its requests fail with `kind`, and the slot backs off before trying again.
     pub(super) fn connect_failed_as(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
         self.drop_socket(ci);
-        if self.conns[ci].session.is_some() {
+        if self.drive.session_on(ci) {
             return self.fail_pending(ci, now, kind);
         }
         self.conns[ci].link.back_off(now);
@@ -212,7 +212,7 @@ impl Worker<'_> {
             self.in_flight -= 1;
             self.rec.fail(now, kind, p.intended);
         }
-        if self.conns[ci].session.is_some() {
+        if self.drive.session_on(ci) {
             return self.end_session(ci, now, false);
         }
         if self.conns[ci].link.settle() {
@@ -245,7 +245,7 @@ impl Worker<'_> {
         self.drop_socket(ci);
         if !was_idle {
             self.fail_pending(ci, now, kind);
-        } else if self.conns[ci].session.is_some() {
+        } else if self.drive.session_on(ci) {
             // A session between bursts whose connection went away: the next burst
             // reconnects.
         } else {

@@ -26,14 +26,13 @@
 mod batch;
 mod conn;
 mod connect;
+mod drive;
 mod read;
 mod redirect;
 mod session;
 mod state;
 mod wait;
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,10 +50,11 @@ use crate::proto::{Event, Proto};
 use crate::run::control::Control;
 use crate::run::io::{TimerFd, Waiter};
 use crate::run::schedule::{Next, Schedule};
-use crate::spec::plan::{Plan, SessionSteps};
+use crate::spec::plan::Plan;
 use crate::spec::LoadSpec;
 use conn::{fresh_proto, Conn, Pending, State};
-use state::{script_ranges, Dial, Once, Pace, Prepared, Published, Script, Sessions};
+use drive::{Drive, Pool, Sessions};
+use state::{Dial, Once, Pace, Prepared, Published, Script};
 use wait::{next_wait, Wait, WaitState};
 
 const TIMER: Token = Token(usize::MAX);
@@ -128,7 +128,6 @@ pub(crate) struct Worker<'a> {
     schedule: Box<dyn Schedule + 'a>,
     poll: Poll,
     conns: Vec<Conn>,
-    idle: Vec<usize>,
     rec: Recorder,
     /// Events of the connection being read, reused.
     events: Vec<Event>,
@@ -139,9 +138,6 @@ pub(crate) struct Worker<'a> {
     in_flight: u64,
     /// Sockets held, connecting or open.
     sockets: u64,
-    /// Connections waiting out a delay, soonest first: the script's delay before a
-    /// batch, or a timed session's next step.
-    delayed: BinaryHeap<Reverse<(Instant, usize)>>,
     /// Where and how connections are made.
     dial: Dial,
     /// What the run has yet to note once (the server's name, the TLS session).
@@ -150,8 +146,9 @@ pub(crate) struct Worker<'a> {
     prep: Prepared,
     /// When to wake, and how the last wait ended.
     pace: Pace,
-    /// Session shapes' state (unused by pool shapes).
-    sess: Sessions,
+    /// What the shape does with the connections: a pool's free list and delays, or
+    /// the sessions and their slots.
+    drive: Drive<'a>,
     /// The thread's script, if the run has one.
     script: Script,
     /// Progress not yet published to the run's live counters.
@@ -174,10 +171,15 @@ impl<'a> Worker<'a> {
     ) -> io::Result<Worker<'a>> {
         let spec = plan.spec();
         let work = plan.workload();
-        let sessions = work.sessions().map(|s| s.session);
         // Pool shapes own `connections` slots for the whole run; session shapes grow
         // their slots as sessions arrive.
-        let pool = if sessions.is_some() { 0 } else { connections };
+        let (drive, pool) = match work.sessions() {
+            Some(s) => (
+                Drive::Sessions(Sessions::new(*s, &spec.load.script, lane)),
+                0,
+            ),
+            None => (Drive::Pool(Pool::new(connections)), connections),
+        };
         let mut conns: Vec<Conn> = (0..pool)
             .map(|_| Conn::new(fresh_proto(spec), spec.load.pipeline, start))
             .collect();
@@ -191,12 +193,10 @@ impl<'a> Worker<'a> {
                 .as_ref()
                 .is_some_and(|h| h.wants_responses() || h.builds_requests());
         for c in &mut conns {
-            c.in_idle = true;
             if let (true, Some(h1)) = (prep.respond, c.proto.h1()) {
                 h1.keep_responses();
             }
         }
-        let scripts = script_ranges(&spec.load.script);
         let horizon = schedule.horizon();
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
@@ -208,7 +208,6 @@ impl<'a> Worker<'a> {
             schedule,
             poll,
             conns,
-            idle: (0..pool).rev().collect(),
             rec: Recorder::new(
                 start,
                 start_unix_us,
@@ -219,7 +218,6 @@ impl<'a> Worker<'a> {
             reread: Vec::new(),
             in_flight: 0,
             sockets: 0,
-            delayed: BinaryHeap::new(),
             dial: Dial::new(spec, &hooks),
             once: Once {
                 server: true,
@@ -239,20 +237,7 @@ impl<'a> Worker<'a> {
                 timer,
                 timer_armed: None,
             },
-            sess: Sessions {
-                plan: sessions,
-                free: Vec::new(),
-                active: 0,
-                next_script: lane.0 % scripts.len().max(1),
-                script_stride: lane.1,
-                scripts,
-                fail_status: sessions.and_then(|s| s.fail_status).unwrap_or(0),
-                given_up: 0,
-                timed: work
-                    .sessions()
-                    .is_some_and(|s| s.steps == SessionSteps::Timed),
-                cookies: sessions.is_some_and(|s| s.cookies),
-            },
+            drive,
             script: Script {
                 watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),
                 delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
@@ -274,9 +259,10 @@ impl<'a> Worker<'a> {
         if self.script.delays {
             // wrk waits out a delay before a connection's first request too.
             let now = Instant::now();
-            for ci in std::mem::take(&mut self.idle) {
-                self.conns[ci].in_idle = false;
-                self.delay(ci, now);
+            if let Drive::Pool(pool) = &mut self.drive {
+                for ci in pool.hold_all() {
+                    self.delay(ci, now);
+                }
             }
         }
         loop {
@@ -285,7 +271,7 @@ impl<'a> Worker<'a> {
                 || control.stop.load(Ordering::Relaxed)
                 || self.pace.end.is_some_and(|e| now >= e)
             {
-                abandoned = self.in_flight + self.sess.given_up;
+                abandoned = self.in_flight + self.drive.given_up();
                 break;
             }
             self.rec.roll(now);
@@ -294,21 +280,21 @@ impl<'a> Worker<'a> {
                 self.timers(now);
                 next_timer = now + TIMER_TICK;
             }
-            if !self.delayed.is_empty() {
-                self.release_delayed(now);
+            if self.drive.next_due().is_some_and(|t| t <= now) {
+                self.release_due(now);
             }
             self.dispatch(now);
             self.publish();
-            if self.pace.sending_done && self.in_flight == 0 && self.sess.active == 0 {
-                abandoned = self.sess.given_up;
+            if self.pace.sending_done && self.in_flight == 0 && self.drive.active() == 0 {
+                abandoned = self.drive.given_up();
                 break;
             }
             let mut deadline = next_timer;
             if let Some(e) = self.pace.end {
                 deadline = deadline.min(e);
             }
-            let due = match self.delayed.peek() {
-                Some(Reverse((t, _))) => Some(self.pace.wake_at.map_or(*t, |w| w.min(*t))),
+            let due = match self.drive.next_due() {
+                Some(t) => Some(self.pace.wake_at.map_or(t, |w| w.min(t))),
                 None => self.pace.wake_at,
             };
             let timeout = match next_wait(&WaitState {
@@ -320,7 +306,7 @@ impl<'a> Worker<'a> {
                 stamped: self.pace.stamped,
                 nap: self.pace.nap,
                 partial: self.pace.streaming,
-                idle: self.idle.len(),
+                idle: self.drive.free_count(),
                 conns: self.conns.len(),
             }) {
                 Wait::Drain => Duration::ZERO,
@@ -410,7 +396,7 @@ impl<'a> Worker<'a> {
             _ => 0,
         };
         self.publish();
-        if self.sess.plan.is_none() {
+        if let Drive::Pool(_) = self.drive {
             for c in &self.conns {
                 self.rec
                     .hist
@@ -434,7 +420,7 @@ impl<'a> Worker<'a> {
         self.rec.gauge(Gauges {
             connections: self.sockets,
             in_flight: self.in_flight,
-            users: self.sess.active as u64,
+            users: self.drive.active() as u64,
         });
     }
 
@@ -459,21 +445,20 @@ impl<'a> Worker<'a> {
             return;
         }
         self.pace.wake_at = None;
-        if self.sess.plan.is_some() {
+        if let Drive::Sessions(_) = self.drive {
             return self.dispatch_sessions(now);
         }
-        while let Some(&ci) = self.idle.last() {
+        while let Some(ci) = self.next_free() {
             let mut claimed = 0;
             // HTTP/1: an idle connection has nothing pending. HTTP/2: refill the streams.
             let room = self.room(ci);
             if room == 0 {
                 // HTTP/2 at the server's stream limit: it rejoins when a stream ends.
-                self.idle.pop();
-                self.conns[ci].in_idle = false;
+                self.take_free();
                 continue;
             }
             while claimed < room {
-                match self.schedule.next(now, self.sess.active) {
+                match self.schedule.next(now, 0) {
                     Next::Send { intended } => {
                         self.rec.lag(intended, now);
                         // One sent ahead of its time (within the horizon) is timed
@@ -496,8 +481,7 @@ impl<'a> Worker<'a> {
             if claimed == 0 {
                 return;
             }
-            self.idle.pop();
-            self.conns[ci].in_idle = false;
+            self.take_free();
             let len = if self.prep.dynamic {
                 match self.build_request(ci, claimed) {
                     Some(len) => len,
@@ -539,41 +523,16 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// All responses of the connection's batch are in.
+    /// All responses of the connection's batch are in: a pool's connection is free
+    /// again (after the script's delay, if it has one); a session goes on.
     fn batch_done(&mut self, ci: usize, now: Instant) {
-        let Some(s) = self.conns[ci].session.as_mut() else {
-            if self.script.delays {
-                return self.delay(ci, now);
-            }
-            return self.make_idle(ci);
-        };
-        if self.sess.timed {
-            if s.calls_left == 0 {
-                return self.end_session(ci, now, true);
-            }
-            return self.send_due(ci, now);
+        if let Drive::Sessions(_) = self.drive {
+            return self.session_batch_done(ci, now);
         }
-        s.resending = s.retry.pop();
-        if let Some(step) = s.resending {
-            self.conns[ci].pending.push_back(Pending::new(now, now));
-            return self.send_steps(ci, step as usize, 1, now);
+        if self.script.delays {
+            return self.delay(ci, now);
         }
-        if s.burst_left > 0 {
-            return self.send_group(ci, now, now);
-        }
-        let (calls_left, step) = (s.calls_left, s.step);
-        if calls_left == 0 {
-            return self.end_session(ci, now, true);
-        }
-        let think = match self.spec.load.script.get((step as usize).wrapping_sub(1)) {
-            Some(step) => step.pause,
-            None => self.spec.load.session.think,
-        };
-        if think.is_zero() {
-            self.next_burst(ci, now, now);
-        } else if let Some(s) = self.conns[ci].session.as_mut() {
-            s.think_until = Some(now + think);
-        }
+        self.make_idle(ci)
     }
 
     /// Requests the connection can take now: HTTP/1 an idle connection takes a
@@ -595,9 +554,9 @@ impl<'a> Worker<'a> {
     /// Which request the connection is sending: the script step its session is on, or
     /// the run's one request.
     fn request_index(&self, ci: usize) -> usize {
-        match &self.conns[ci].session {
-            Some(s) if !self.spec.load.script.is_empty() => (s.step as usize).saturating_sub(1),
-            _ => 0,
+        match &self.drive {
+            Drive::Sessions(s) => s.request_index(ci),
+            Drive::Pool(_) => 0,
         }
     }
 
@@ -614,10 +573,10 @@ impl<'a> Worker<'a> {
 
     fn open_h2_streams(&mut self, ci: usize) {
         let mut index = self.request_index(ci);
-        let c = &mut self.conns[ci];
         // A session's script steps: the requests still without a stream are the last
         // sent, steps `step - waiting ..` in order.
-        let steps = c.session.is_some() && !self.spec.load.script.is_empty();
+        let steps = self.drive.session_on(ci) && !self.spec.load.script.is_empty();
+        let c = &mut self.conns[ci];
         if steps {
             let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
             index = (index + 1).saturating_sub(waiting);
@@ -643,23 +602,37 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// A pool's connection `ci` can take requests (sessions' slots are theirs).
+    #[inline]
     fn make_idle(&mut self, ci: usize) {
-        let c = &mut self.conns[ci];
-        if c.session.is_some() {
-            return;
+        if let Drive::Pool(pool) = &mut self.drive {
+            pool.free(ci);
         }
-        if !c.in_idle {
-            c.in_idle = true;
-            self.idle.push(ci);
+    }
+
+    /// The pool's connection to fill next, if one is free.
+    #[inline]
+    fn next_free(&self) -> Option<usize> {
+        match &self.drive {
+            Drive::Pool(pool) => pool.next_free(),
+            Drive::Sessions(_) => None,
+        }
+    }
+
+    /// The connection [`Worker::next_free`] named is busy now.
+    #[inline]
+    fn take_free(&mut self) {
+        if let Drive::Pool(pool) = &mut self.drive {
+            pool.take();
         }
     }
 
     /// Whether connection `ci` has sent its last request: its session's calls are all
     /// sent, or (pool shapes) the schedule has nothing more to start.
     fn sent_last(&self, ci: usize) -> bool {
-        match &self.conns[ci].session {
-            Some(s) => s.calls_left == 0 && s.burst_left == 0 && s.retry.is_empty(),
-            None => self.pace.sending_done || self.schedule.spent(),
+        match &self.drive {
+            Drive::Sessions(s) => s.sent_last(ci),
+            Drive::Pool(_) => self.pace.sending_done || self.schedule.spent(),
         }
     }
 
@@ -690,10 +663,8 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
-            if let Some(t) = self.conns[ci].session.as_ref().and_then(|s| s.think_until) {
-                if now >= t {
-                    self.next_burst(ci, t, now);
-                }
+            if let Drive::Sessions(_) = self.drive {
+                self.think_over(ci, now);
             }
         }
     }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use stampede_wire::frame::REFUSED_STREAM;
 
+use super::drive::Drive;
 use super::{State, Worker, READS_PER_WAKE};
 use crate::error::ErrorKind;
 use crate::measure::recorder::{micros, Timing};
@@ -188,14 +189,14 @@ impl Worker<'_> {
         if c.pending.is_empty() {
             self.batch_done(ci, now);
         } else if c.proto.multiplexed()
-            && c.session.is_none()
+            && matches!(self.drive, Drive::Pool(_))
             && !going
             && c.pending.len() <= self.dial.h2_refill_at
             && self.room(ci) > 0
         {
             // Room for more streams: the connection can take new requests now.
             self.make_idle(ci);
-        } else if self.sess.timed {
+        } else if self.drive.timed() {
             // A response made room for a timed step kept waiting.
             self.send_due(ci, now);
         }
@@ -299,9 +300,9 @@ impl Worker<'_> {
         } else {
             self.rec.complete(now, intended, status, body, timing);
         }
-        if status == self.sess.fail_status {
+        if matches!(&self.drive, Drive::Sessions(s) if s.fail_status() == status) {
             self.failure_status(ci, now);
-            return self.conns[ci].session.is_some();
+            return self.drive.session_on(ci);
         }
         true
     }
@@ -315,14 +316,14 @@ impl Worker<'_> {
             .h1()
             .and_then(|h| h.take_response())
             .unwrap_or_default();
-        if self.sess.cookies {
-            // One cookie per session: the last one set replaces any before it.
-            let set =
-                (kept.headers.iter().rev()).find(|(n, _)| n.eq_ignore_ascii_case("set-cookie"));
-            if let (Some((_, v)), Some(s)) = (set, self.conns[ci].session.as_mut()) {
-                let pair = v.split(';').next().unwrap_or("").trim();
-                s.cookie.clear();
-                s.cookie.extend_from_slice(pair.as_bytes());
+        if let Drive::Sessions(s) = &mut self.drive {
+            if s.cookies() {
+                // One cookie per session: the last one set replaces any before it.
+                let set =
+                    (kept.headers.iter().rev()).find(|(n, _)| n.eq_ignore_ascii_case("set-cookie"));
+                if let Some((_, v)) = set {
+                    s.keep_cookie(ci, v.split(';').next().unwrap_or("").trim());
+                }
             }
         }
         if let Some(h) = self.script.hooks.as_mut() {

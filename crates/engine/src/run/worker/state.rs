@@ -1,8 +1,8 @@
 //! The worker's state grouped by job, each group a type of its own: where
 //! connections are made ([`Dial`]), the requests prepared once ([`Prepared`]), the
-//! loop's pacing ([`Pace`]), session shapes' state ([`Sessions`], and a session's
-//! own, [`SessionState`]), the thread's script ([`Script`]) and the progress not yet
-//! published ([`Published`]). The loop in `mod.rs` holds one of each.
+//! loop's pacing ([`Pace`]), the thread's script ([`Script`]) and the progress not
+//! yet published ([`Published`]). The loop in `mod.rs` holds one of each, beside its
+//! driver (see `drive`).
 
 use std::time::{Duration, Instant};
 
@@ -12,52 +12,8 @@ use crate::run::hooks::ThreadHooks;
 use crate::run::io::TimerFd;
 use crate::spec::plan::{Plan, PoolRequests, SessionSteps};
 use crate::spec::target::Address;
-use crate::spec::{LoadSpec, Session};
+use crate::spec::LoadSpec;
 use std::sync::atomic::Ordering;
-
-/// A session in progress on a connection.
-#[derive(Clone)]
-pub(super) struct SessionState {
-    /// Calls not yet sent (retries aside).
-    pub(super) calls_left: u32,
-    /// Next step of the script (script sessions), and where this session's steps end.
-    pub(super) step: u32,
-    pub(super) end: u32,
-    /// Calls of the current burst not yet sent (a burst goes out in groups of at most
-    /// `max_piped`).
-    pub(super) burst_left: u32,
-    pub(super) started: Instant,
-    /// Waiting out the think time until then.
-    pub(super) think_until: Option<Instant>,
-    /// Calls answered with the failure status, to send again once the connection's
-    /// batch is answered: script steps (0 for sessions without a script).
-    pub(super) retry: Vec<u32>,
-    /// The step the batch in flight sends again, when it is a retry.
-    pub(super) resending: Option<u32>,
-    /// The cookie a reply set (`name=value`), sent with the session's later requests
-    /// (session cookies; empty: none yet).
-    pub(super) cookie: Vec<u8>,
-    /// Timed steps: when the next step is due, once it is on the worker's `delayed`
-    /// heap (so that it goes there once).
-    pub(super) queued: Option<Instant>,
-    /// The slot's responses before this session began (the session's own are those
-    /// after).
-    pub(super) answered_before: u64,
-}
-
-/// Where each session's steps begin and end in a script (a step marked
-/// `new_session` begins another).
-pub(super) fn script_ranges(script: &[crate::spec::Step]) -> Vec<(u32, u32)> {
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    for (i, st) in script.iter().enumerate() {
-        let i = i as u32;
-        match ranges.last_mut() {
-            Some(r) if !st.new_session => r.1 = i + 1,
-            _ => ranges.push((i, i + 1)),
-        }
-    }
-    ranges
-}
 
 impl Prepared {
     /// The plan's requests as this worker sends them: HTTP/1 bytes (`depth` copies of
@@ -216,54 +172,12 @@ pub(super) struct Pace {
     pub(super) timer_armed: Option<Instant>,
 }
 
-/// Session shapes' state: each start is a session on a slot of its own.
-pub(super) struct Sessions {
-    /// What each session does; `None` for pool shapes.
-    pub(super) plan: Option<Session>,
-    /// Slots that can take a new session.
-    pub(super) free: Vec<usize>,
-    /// Sessions in progress.
-    pub(super) active: usize,
-    /// Session scripts: where each session's steps begin and end in `spec.load.script`,
-    /// and the one this worker's next session takes.
-    pub(super) scripts: Vec<(u32, u32)>,
-    pub(super) next_script: usize,
-    /// Sessions of the run between two of this worker's: each takes the script of its
-    /// place in the run's sequence of arrivals.
-    pub(super) script_stride: usize,
-    /// The status that fails a session (`session.fail_status`), 0 when none.
-    pub(super) fail_status: u16,
-    /// Requests given up with the session a failure status ended (pipelined behind
-    /// it): counted as abandoned, as at the run's end.
-    pub(super) given_up: u64,
-    /// Steps are sent at their offsets (see [`crate::spec::Step::at`]).
-    pub(super) timed: bool,
-    /// Sessions carry the cookie their replies set.
-    pub(super) cookies: bool,
-}
-
-impl Sessions {
-    /// The steps the next session runs, `(first, end)` in the script (`(0, 0)` without
-    /// one): scripts are taken in the order of the run's arrivals, this worker taking
-    /// every `script_stride`-th.
-    pub(super) fn next_range(&mut self) -> (u32, u32) {
-        match self.scripts.len() {
-            0 => (0, 0),
-            n => {
-                let range = self.scripts[self.next_script];
-                self.next_script = (self.next_script + self.script_stride) % n;
-                range
-            }
-        }
-    }
-}
-
 /// The thread's script (see [`crate::hooks`]).
 pub(super) struct Script {
     pub(super) hooks: Option<Box<dyn ThreadHooks>>,
     /// The script sees every batch of requests written.
     pub(super) watch_sends: bool,
-    /// The script delays each batch (see `Worker::delayed`).
+    /// The script delays each batch (the pool driver holds the connection meanwhile).
     pub(super) delays: bool,
     /// The script stopped this thread.
     pub(super) stopped: bool,
@@ -304,54 +218,6 @@ impl Published {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Request, RequestBuilder, Step, Target};
-
-    fn request() -> Request {
-        let t = Target::parse("http://127.0.0.1:9/").unwrap();
-        RequestBuilder::native(&t, "GET", true).build().unwrap()
-    }
-
-    #[test]
-    fn a_script_splits_into_sessions_where_a_step_begins_one() {
-        let step = |new_session| {
-            let mut s = Step::new(request(), Duration::ZERO);
-            s.new_session = new_session;
-            s
-        };
-        assert_eq!(script_ranges(&[]), Vec::<(u32, u32)>::new());
-        // The first step begins a session whether marked or not.
-        let script = [
-            step(false),
-            step(false),
-            step(true),
-            step(true),
-            step(false),
-        ];
-        assert_eq!(script_ranges(&script), vec![(0, 2), (2, 3), (3, 5)]);
-    }
-
-    #[test]
-    fn sessions_take_the_scripts_of_their_places_in_the_runs_arrivals() {
-        // Three scripts, this worker the second of two: it takes arrivals 1, 3, 5, …,
-        // so scripts 1, 0, 2, 1, …
-        let mut s = Sessions {
-            plan: None,
-            free: Vec::new(),
-            active: 0,
-            scripts: vec![(0, 1), (1, 3), (3, 4)],
-            next_script: 1,
-            script_stride: 2,
-            fail_status: 0,
-            given_up: 0,
-            timed: false,
-            cookies: false,
-        };
-        let taken: Vec<(u32, u32)> = (0..4).map(|_| s.next_range()).collect();
-        assert_eq!(taken, vec![(1, 3), (0, 1), (3, 4), (1, 3)]);
-        // Without a script every session is `(0, 0)`.
-        s.scripts.clear();
-        assert_eq!(s.next_range(), (0, 0));
-    }
 
     #[test]
     fn progress_is_published_once_as_deltas() {
