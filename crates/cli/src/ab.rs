@@ -47,6 +47,7 @@ pub const DIALECT: Dialect = Dialect {
 /// ab's maximum request count when only a time limit is given.
 const AB_MAX_REQUESTS: u64 = 50_000;
 
+/// ab's command line: one field per flag it accepts (hence over twenty).
 #[derive(Parser, Debug)]
 #[command(
     name = "stampede ab",

@@ -75,6 +75,7 @@ pub const DIALECT: Dialect = Dialect {
     prefixes: false,
 };
 
+/// h2load's command line: one field per flag it accepts (hence over twenty).
 #[derive(Parser, Debug)]
 #[command(
     name = "stampede h2load",

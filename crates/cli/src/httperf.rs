@@ -71,6 +71,7 @@ pub const DIALECT: Dialect = Dialect {
     prefixes: true,
 };
 
+/// httperf's command line: one field per flag it accepts (hence over twenty).
 #[derive(Parser, Debug)]
 #[command(
     name = "stampede httperf",

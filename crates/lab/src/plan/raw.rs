@@ -120,6 +120,8 @@ pub(super) struct RawStep {
     pub(super) verify: Option<RawVerify>,
 }
 
+/// A scenario's table as the plan file writes it: one field per key a scenario
+/// accepts (hence over twenty), each with its span for error messages.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScenario {
