@@ -7,8 +7,9 @@
 //! 7541): a decoder that keeps the dynamic table in step with the peer's encoder,
 //! integer and literal encoding, and an [`hpack::Encoder`] for responses that indexes
 //! the fields a connection repeats. [`percent`] is strict percent-decoding for URLs and
-//! request paths; [`date`] is HTTP's date format. None of them does I/O; the connection
-//! state machines live with their users.
+//! request paths; [`date`] is HTTP's date format; [`sse`] parses server-sent event
+//! streams. None of them does I/O; the connection state machines live with their
+//! users.
 #![forbid(unsafe_code)]
 
 pub mod block;
@@ -16,3 +17,4 @@ pub mod date;
 pub mod frame;
 pub mod hpack;
 pub mod percent;
+pub mod sse;
