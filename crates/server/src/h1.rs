@@ -12,7 +12,11 @@
 //! partial head it is told about and writes the bytes.
 
 use crate::request::{self, Limits, Method, Parsed, Request};
-use crate::routes::{self, Ctx, Deferred, Http1, Lines, Pattern, Persist, Routed, BODY_CHUNK};
+use std::time::Instant;
+
+use crate::routes::{
+    self, Ctx, Deferred, Feed, Http1, Lines, Pattern, Persist, Routed, BODY_CHUNK,
+};
 
 /// The server side of one HTTP/1.x connection.
 #[derive(Debug)]
@@ -29,6 +33,18 @@ pub struct H1Conn {
     tail: Option<Pattern>,
     /// The static file the tail's bytes come from, when it is one.
     tail_file: Option<std::sync::Arc<[u8]>>,
+    /// A streamed answer under way (the connection is blocked until it ends): what
+    /// it sends, its next event, and when that is due once the loop has said.
+    feed: Option<(Feed, u32, Option<Instant>)>,
+}
+
+/// What [`H1Conn::feed_next`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    /// An event went out; the next is due then.
+    Next(Instant),
+    /// The stream ended; the connection closes after it if `close`.
+    Done { close: bool },
 }
 
 /// What one pass of [`H1Conn::answer`] needs from the event loop.
@@ -80,6 +96,43 @@ impl H1Conn {
             blocked: None,
             tail: None,
             tail_file: None,
+            feed: None,
+        }
+    }
+
+    /// Whether a streamed answer is under way.
+    #[inline]
+    pub fn feeding(&self) -> bool {
+        self.feed.is_some()
+    }
+
+    /// The streamed answer's first event is due at `at`.
+    pub fn feed_from(&mut self, at: Instant) {
+        if let Some(f) = &mut self.feed {
+            f.2 = Some(at);
+        }
+    }
+
+    /// The streamed answer's next event is due: appends it to `out` (and the stream's
+    /// end after its last), on the schedule's clock. `last` makes the connection close
+    /// after the stream (the server is stopping).
+    pub fn feed_next(&mut self, out: &mut Vec<u8>, last: bool) -> Fed {
+        let Some((feed, next, Some(due))) = self.feed else {
+            return Fed::Done { close: false };
+        };
+        if next < feed.n {
+            feed.event(next, out);
+            let at = due + std::time::Duration::from_millis(u64::from(feed.gap_ms));
+            if next + 1 < feed.n {
+                self.feed = Some((feed, next + 1, Some(at)));
+                return Fed::Next(at);
+            }
+        }
+        feed.end(out);
+        self.feed = None;
+        let (persist, _) = self.blocked.take().unwrap_or((Persist::Keep, false));
+        Fed::Done {
+            close: last || persist == Persist::Close,
         }
     }
 
@@ -143,6 +196,9 @@ impl H1Conn {
                     };
                     if let Routed::Later(d) = routes::route(&req, a.ctx, &mut resp) {
                         self.blocked = Some((persist, req.method == Method::Head));
+                        if let Deferred::Feed(f) = d {
+                            self.feed = Some((f, 0, None));
+                        }
                         deferred = Some(d);
                     }
                     self.tail = resp.tail;

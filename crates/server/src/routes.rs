@@ -129,6 +129,55 @@ pub enum Deferred {
     Delay(u64),
     /// Hash the ID on the compute thread, then answer.
     Biteq([u8; 14]),
+    /// A streamed answer: its head is written, its events follow on their timers.
+    Feed(Feed),
+}
+
+/// Most events of `/sse/<n>` and `/stream/<n>`.
+pub const MAX_EVENTS: u64 = 1_000_000;
+
+/// A streamed answer (`/sse/<n>`, `/stream/<n>`): `n` events, the first `first_ms`
+/// after the request, each next `gap_ms` after the one before, on the server's clock
+/// (a late loop catches up; it never drifts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Feed {
+    /// Server-sent events (`data: <i>` each, then `data: [DONE]`), or plain chunks
+    /// (`event <i>` and a newline each).
+    pub sse: bool,
+    pub n: u32,
+    pub gap_ms: u32,
+    pub first_ms: u32,
+}
+
+impl Feed {
+    /// Appends event `i` to `out` as an HTTP/1.1 chunk.
+    pub fn event(&self, i: u32, out: &mut Vec<u8>) {
+        let mut text = [0u8; 32];
+        let mut body = std::io::Cursor::new(&mut text[..]);
+        let _ = if self.sse {
+            write!(body, "data: {i}\n\n")
+        } else {
+            writeln!(body, "event {i}")
+        };
+        let len = body.position() as usize;
+        chunk(out, &text[..len]);
+    }
+
+    /// Appends what ends the stream: for server-sent events a `[DONE]` event, then the
+    /// last chunk.
+    pub fn end(&self, out: &mut Vec<u8>) {
+        if self.sse {
+            chunk(out, b"data: [DONE]\n\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
+}
+
+/// Appends `data` as one HTTP/1.1 chunk.
+fn chunk(out: &mut Vec<u8>, data: &[u8]) {
+    let _ = write!(out, "{:x}\r\n", data.len());
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// What the router did with a request.
@@ -173,6 +222,10 @@ pub trait Respond {
     /// A 200 response whose body is a static file's bytes (shared with every response
     /// sending them), sent a chunk at a time as the client takes it.
     fn respond_file(&mut self, ctype: &str, bytes: Arc<[u8]>);
+    /// The head of a streamed 200 response (chunked, not cached). Returns whether its
+    /// events are to follow: not for HEAD, and not where streams are not served (the
+    /// answer is then complete).
+    fn stream_head(&mut self, ctype: &str) -> bool;
 }
 
 /// The `Server` and `Date` header lines every HTTP/1.x response carries (name, value
@@ -225,6 +278,22 @@ impl Respond for Http1<'_> {
             p.fill(self.out, BODY_CHUNK);
             self.tail = (p.left() > 0).then_some(p);
         }
+    }
+
+    fn stream_head(&mut self, ctype: &str) -> bool {
+        self.out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+        self.out.extend_from_slice(self.lines.server);
+        self.out.extend_from_slice(self.lines.date);
+        self.out.extend_from_slice(b"Content-Type: ");
+        self.out.extend_from_slice(ctype.as_bytes());
+        self.out
+            .extend_from_slice(b"\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked");
+        self.out.extend_from_slice(match self.persist {
+            Persist::Keep => b"\r\n\r\n",
+            Persist::Keep10 => &b"\r\nConnection: keep-alive\r\n\r\n"[..],
+            Persist::Close => b"\r\nConnection: close\r\n\r\n",
+        });
+        self.method != Method::Head
     }
 
     fn respond_file(&mut self, ctype: &str, bytes: Arc<[u8]>) {
@@ -482,6 +551,44 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
             Some(ms) if ms <= MAX_DELAY_MS => Routed::Later(Deferred::Delay(ms)),
             _ => send(400, text, b"delay must be 0 to 60000 ms\n"),
         },
+        p if p.starts_with(b"/sse/") || p.starts_with(b"/stream/") => {
+            let sse = p.starts_with(b"/sse/");
+            let n = digits(&p[if sse { 5 } else { 8 }..]);
+            let param = |name: &[u8], default: u64| match query_param(req.query, name) {
+                None => Some(default),
+                Some(v) => digits(v),
+            };
+            match (n, param(b"gap", 10), param(b"first", 0)) {
+                (Some(n), Some(gap), Some(first))
+                    if n <= MAX_EVENTS
+                        && (1..=MAX_DELAY_MS).contains(&gap)
+                        && first <= MAX_DELAY_MS =>
+                {
+                    if req.http10 {
+                        return send(400, text, b"streams are chunked: HTTP/1.1 only\n");
+                    }
+                    let ctype = if sse {
+                        "text/event-stream"
+                    } else {
+                        "text/plain"
+                    };
+                    if !out.stream_head(ctype) {
+                        return Routed::Written;
+                    }
+                    Routed::Later(Deferred::Feed(Feed {
+                        sse,
+                        n: n as u32,
+                        gap_ms: gap as u32,
+                        first_ms: first as u32,
+                    }))
+                }
+                _ => send(
+                    400,
+                    text,
+                    b"stream: 0 to 1000000 events, gap 1 to 60000 ms, first 0 to 60000 ms\n",
+                ),
+            }
+        }
         p if p.starts_with(b"/cpu/") => match digits(&p[5..]) {
             Some(us) if us <= MAX_CPU_US => {
                 spin(std::time::Duration::from_micros(us));

@@ -103,6 +103,9 @@ impl Proto {
     }
 }
 
+/// One thread's server loop: its listener, connections, timers and buffers. Over
+/// twenty fields because it is the one place that owns the thread's sockets; the
+/// protocol state lives in the sans-IO connections it holds.
 pub(crate) struct EventLoop {
     poll: Poll,
     pub(crate) waker: Arc<Waker>,
@@ -396,6 +399,15 @@ impl EventLoop {
                 generation,
                 stream,
             ))),
+            // Its events go out on timers; the first is due `first_ms` after the
+            // request, counted as a delay's is.
+            Deferred::Feed(f) => {
+                let at = Instant::now().max(now) + Duration::from_millis(u64::from(f.first_ms));
+                if let Some(Proto::H1(h)) = self.conns[ci].as_mut().map(|c| &mut c.proto) {
+                    h.feed_from(at);
+                }
+                self.delays.push(Reverse((at, ci, generation, stream)));
+            }
             Deferred::Biteq(id) => {
                 let _ = self.jobs.send(Job {
                     id,
@@ -414,7 +426,47 @@ impl EventLoop {
     }
 
     fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
+        let feeding = self.conns[ci].as_ref().is_some_and(|c| {
+            c.generation == generation && matches!(&c.proto, Proto::H1(h) if h.feeding())
+        });
+        if feeding {
+            return self.feed_next(ci, now);
+        }
         self.finish_deferred(ci, generation, stream, b"delayed\n", now);
+    }
+
+    /// A streamed answer's next event is due on connection `ci`: it goes out, and the
+    /// one after it goes on the timers; after the last, the connection takes requests
+    /// again (or closes).
+    fn feed_next(&mut self, ci: usize, now: Instant) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        let Proto::H1(h1) = &mut c.proto else {
+            return;
+        };
+        self.out.clear();
+        match h1.feed_next(&mut self.out, self.draining) {
+            crate::h1::Fed::Next(at) => {
+                let g = c.generation;
+                self.delays.push(Reverse((at, ci, g, 0)));
+                self.write_out(ci);
+            }
+            crate::h1::Fed::Done { close } => {
+                c.close_after |= close;
+                self.write_out(ci);
+                self.process_buffered(ci, now);
+                if self.conns[ci]
+                    .as_ref()
+                    .is_some_and(|c| !c.proto.blocked() && !c.peer_closed)
+                {
+                    // Bytes may have been left in the socket while blocked.
+                    self.on_readable(ci, now, false);
+                } else {
+                    self.after_io(ci, now);
+                }
+            }
+        }
     }
 
     /// Once a second: slowloris and idle connections.

@@ -64,6 +64,15 @@ pub struct H2Respond<'a> {
 }
 
 impl Respond for H2Respond<'_> {
+    fn stream_head(&mut self, _ctype: &str) -> bool {
+        self.respond(
+            501,
+            "text/plain",
+            b"streamed answers are served over HTTP/1.1\n",
+        );
+        false
+    }
+
     fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
         let len = if routes::bodyless(status) {
             0
