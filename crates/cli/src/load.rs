@@ -21,7 +21,8 @@ use crate::dashboard::Dashboard;
 use crate::randurl;
 use crate::targets;
 
-/// Arguments of `stampede load`.
+/// Arguments of `stampede load`: one field per flag (hence over twenty), grouped
+/// under the help's headings.
 #[derive(Args, Debug)]
 pub struct LoadArgs {
     /// The URL to load: http://host:port/path or http+unix://%2Fpath%2Fto.sock/path
@@ -65,7 +66,7 @@ pub struct LoadArgs {
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
-            "rand_regex_url", "redirects", "send_horizon",
+            "rand_regex_url", "redirects", "send_horizon", "stream", "sse",
         ]
     )]
     pub spec: Option<String>,
@@ -129,6 +130,15 @@ pub struct LoadArgs {
         default_value_t = 0
     )]
     pub redirects: u32,
+    /// Time each response body as it arrives: its first byte, each piece the server
+    /// framed (an HTTP/1.1 chunk, an HTTP/2 DATA frame, a read of an unframed body) and
+    /// the gaps between them, from each request's intended start
+    #[arg(long = "stream", conflicts_with = "sse")]
+    pub stream: bool,
+    /// Time each response as a server-sent event stream (text/event-stream): its first
+    /// byte, each event and the gaps between them; a `data: [DONE]` event ends it
+    #[arg(long = "sse")]
+    pub sse: bool,
     /// Request body from a file (-D as oha)
     #[arg(long = "body-file", short_alias = 'D', value_name = "FILE")]
     pub body_file: Option<String>,
@@ -346,6 +356,11 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.load.http2 = a.http2;
     spec.load.redirects = a.redirects;
+    spec.load.stream = match (a.stream, a.sse) {
+        (_, true) => Some(stampede_engine::StreamMode::Sse),
+        (true, false) => Some(stampede_engine::StreamMode::Chunks),
+        (false, false) => None,
+    };
     if let Some(h) = a.send_horizon {
         spec.load.horizon = h;
     }

@@ -16,5 +16,6 @@ mod segments;
 mod sessions;
 mod ssh;
 mod ssh_rig;
+mod stream;
 mod tls;
 mod variety;

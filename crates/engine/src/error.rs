@@ -113,11 +113,14 @@ pub enum ErrorKind {
     /// The proxy did not open a tunnel to the server: it answered CONNECT with
     /// anything but 2xx, or closed instead of answering.
     ProxyRefused,
+    /// A watched response's stream broke its format: a server-sent event (or one of
+    /// its lines) over the size limit.
+    StreamEvent,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -134,6 +137,7 @@ impl ErrorKind {
         ErrorKind::H2StreamReset,
         ErrorKind::H2GoAway,
         ErrorKind::ProxyRefused,
+        ErrorKind::StreamEvent,
     ];
 
     /// Index into per-kind counter arrays.
@@ -160,6 +164,7 @@ impl ErrorKind {
             ErrorKind::H2StreamReset => "h2_stream_reset",
             ErrorKind::H2GoAway => "h2_goaway",
             ErrorKind::ProxyRefused => "proxy_refused",
+            ErrorKind::StreamEvent => "stream_event",
         }
     }
 

@@ -55,7 +55,8 @@ pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
 pub use measure::recorder::RequestRecord;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{
-    decode_checked, value_at_percentile, Hist, Interval, LatencyStats, Origin, RunResult, TlsStats,
+    decode_checked, value_at_percentile, Hist, Interval, LatencyStats, Origin, RunResult,
+    StreamHistograms, StreamStats, TlsStats,
 };
 pub use run::control::Control;
 pub use run::live::Live;
@@ -63,6 +64,7 @@ pub use run::schedule::{Budget, Closed, Next, Schedule};
 pub use run::{probe, run, Run};
 pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Workload};
 pub use spec::segment::Segment;
+pub use spec::StreamMode;
 pub use spec::{
     parse_duration, Load, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
     MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,

@@ -25,6 +25,52 @@ pub fn interrupted_line(r: &RunResult) -> String {
 ///
 /// Long on purpose: it prints the summary top to bottom, block by block, in the order it
 /// reads.
+/// The figures of a run that timed streams: events, then the first byte, the first
+/// event and the gaps between events, from the intended start (the uncorrected p99
+/// beside them).
+fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
+    let at = |l: &stampede_engine::LatencyStats, q: f64| human_us(l.at(q).unwrap_or(0) as f64);
+    let per = &st.events_per_response;
+    let done = match st.mode {
+        stampede_engine::StreamMode::Sse => {
+            format!(", {} streams ended with [DONE]", thousands(st.done))
+        }
+        stampede_engine::StreamMode::Chunks => String::new(),
+    };
+    let _ = writeln!(
+        o,
+        "  stream      {}: {} events{done}; per response p50 {} max {}",
+        st.mode.name(),
+        thousands(st.events),
+        per.at(50.0).unwrap_or(0),
+        per.max_us
+    );
+    for (name, c, u) in [
+        ("first byte ", &st.first_byte, &st.first_byte_uncorrected),
+        ("first event", &st.first_event, &st.first_event_uncorrected),
+    ] {
+        let _ = writeln!(
+            o,
+            "  {name} p50 {}  p90 {}  p99 {}  max {}  (from the send: p99 {})",
+            at(c, 50.0),
+            at(c, 90.0),
+            at(c, 99.0),
+            human_us(c.max_us as f64),
+            at(u, 99.0)
+        );
+    }
+    let g = &st.gap;
+    let _ = writeln!(
+        o,
+        "  event gap   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        at(g, 50.0),
+        at(g, 90.0),
+        at(g, 99.0),
+        at(g, 99.9),
+        human_us(g.max_us as f64)
+    );
+}
+
 pub fn summary(r: &RunResult) -> String {
     let mut o = String::new();
     let s = &r.settings;
@@ -109,6 +155,9 @@ pub fn summary(r: &RunResult) -> String {
             human_us(u.at(99.0).unwrap_or(0) as f64),
             human_us(u.max_us as f64)
         );
+    }
+    if let Some(st) = &r.stream {
+        stream_lines(&mut o, st);
     }
     if let Some(s) = &r.sessions {
         let _ = writeln!(

@@ -103,6 +103,7 @@ fn fixture() -> RunResult {
             first_byte: Hist::default(),
             per_connection: Hist::default(),
             redirect: Hist::default(),
+            stream: None,
         },
         intervals,
         open: None,
@@ -112,6 +113,7 @@ fn fixture() -> RunResult {
         limit: None,
         capacity: None,
         interrupted: false,
+        stream: None,
     }
 }
 

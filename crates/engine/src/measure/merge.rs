@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use crate::error::HistError;
 use crate::measure::result::{
     decode_base64, Hist, Histograms, Interval, LatencyStats, OpenStats, Origin, RunResult,
-    SessionStats, TlsStats,
+    SessionStats, StreamStats, TlsStats,
 };
 
 /// Why results cannot be merged.
@@ -183,6 +183,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         open: None,
         sessions: None,
         tls: None,
+        stream: None,
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -356,6 +357,10 @@ impl Merger {
             o.connections_opened = 0;
             o.settings.threads = 0;
             o.intervals = Vec::new();
+            if let Some(s) = &mut o.stream {
+                s.events = 0;
+                s.done = 0;
+            }
             o
         });
         add_histograms(&mut out.histograms, &p.histograms)?;
@@ -377,6 +382,14 @@ impl Merger {
             .or_else(|| p.server_software.clone());
         out.document_length = out.document_length.or(p.document_length);
         out.interrupted |= p.interrupted;
+        match (&mut out.stream, &p.stream) {
+            (Some(s), Some(ps)) => {
+                s.events = s.events.saturating_add(ps.events);
+                s.done = s.done.saturating_add(ps.done);
+            }
+            (None, Some(ps)) => out.stream = Some(ps.clone()),
+            (_, None) => {}
+        }
         self.connections = self.connections.saturating_add(p.settings.connections);
         self.requests = match (self.requests, p.settings.requests) {
             (Some(a), Some(b)) => Some(a.saturating_add(b)),
@@ -454,6 +467,10 @@ impl Merger {
         out.open = merge_open(&self.open, &out.histograms, duration_s, self.segmented);
         out.sessions = merge_sessions(&self.sessions, &out.histograms);
         out.tls = merge_tls(&self.tls, &out.histograms);
+        if let Some(s) = &out.stream {
+            let h = out.histograms.stream.clone().unwrap_or_default();
+            out.stream = Some(StreamStats::of(s.mode, s.events, s.done, &h));
+        }
         out.origin = merge_origin(&self.origins);
         out.limit = (!self.limits.is_empty()).then(|| {
             let parts: Vec<&crate::verdict::limit::Limit> = self.limits.iter().collect();
@@ -511,6 +528,11 @@ fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeE
     ];
     for (a, b) in pairs {
         a.add_checked(&b.0)?;
+    }
+    match (&mut into.stream, &from.stream) {
+        (Some(a), Some(b)) => a.add(b)?,
+        (None, Some(b)) => into.stream = Some(b.clone()),
+        (_, None) => {}
     }
     Ok(())
 }

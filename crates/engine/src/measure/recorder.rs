@@ -52,7 +52,8 @@ pub(crate) struct Timing {
     pub waiting_us: u64,
 }
 
-/// A worker's measurements.
+/// A worker's measurements: one field per histogram and counter the result reports
+/// (hence over twenty), each touched by one kind of event; merged field by field.
 pub(crate) struct Recorder {
     pub hist: Histograms,
     pub statuses: Vec<u64>,
@@ -78,6 +79,9 @@ pub(crate) struct Recorder {
     /// HTTP/2 response headers: compressed and decoded bytes.
     pub headers_compressed: u64,
     pub headers_decoded: u64,
+    /// Runs that time streams: events received, and streams that sent `[DONE]`.
+    pub stream_events: u64,
+    pub stream_done: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -115,6 +119,8 @@ impl Recorder {
             h1_fallback: 0,
             headers_compressed: 0,
             headers_decoded: 0,
+            stream_events: 0,
+            stream_done: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -310,6 +316,53 @@ impl Recorder {
         self.resumed += u64::from(resumed);
     }
 
+    /// The first body byte of a watched response (sent at `sent`, meant to start at
+    /// `intended`) arrived at `at`.
+    #[cold]
+    pub fn stream_first_byte(&mut self, intended: Instant, sent: Instant, at: Instant) {
+        let s = self.hist.stream.get_or_insert_with(Default::default);
+        s.first_byte.0.saturating_record(micros(intended, at));
+        s.first_byte_uncorrected
+            .0
+            .saturating_record(micros(sent, at));
+    }
+
+    /// `n` events (at least one) of a watched response arrived together at `at`;
+    /// `last` is when its previous event came, if one did. The first of a response
+    /// is timed from its start; every other is a gap (those that came together, 0).
+    pub fn stream_events(
+        &mut self,
+        (intended, sent): (Instant, Instant),
+        last: Option<Instant>,
+        at: Instant,
+        n: u32,
+    ) {
+        if n == 0 {
+            return;
+        }
+        let s = self.hist.stream.get_or_insert_with(Default::default);
+        match last {
+            None => {
+                s.first_event.0.saturating_record(micros(intended, at));
+                s.first_event_uncorrected
+                    .0
+                    .saturating_record(micros(sent, at));
+            }
+            Some(last) => s.gap.0.saturating_record(micros(last, at)),
+        }
+        if n > 1 {
+            s.gap.0.saturating_record_n(0, u64::from(n - 1));
+        }
+        self.stream_events += u64::from(n);
+    }
+
+    /// A watched response completed with `events` events; `done` if it sent `[DONE]`.
+    pub fn stream_response(&mut self, events: u64, done: bool) {
+        let s = self.hist.stream.get_or_insert_with(Default::default);
+        s.events.0.saturating_record(events);
+        self.stream_done += u64::from(done);
+    }
+
     /// A session ended; `ok` if it made all its calls.
     pub fn session_end(&mut self, started: Instant, now: Instant, ok: bool) {
         if ok {
@@ -337,6 +390,16 @@ impl Recorder {
         self.h1_fallback += other.h1_fallback;
         self.headers_compressed += other.headers_compressed;
         self.headers_decoded += other.headers_decoded;
+        self.stream_events += other.stream_events;
+        self.stream_done += other.stream_done;
+        match (&mut h.stream, other.hist.stream) {
+            (Some(a), Some(b)) => {
+                // One run's workers stay far within the format's counts.
+                let _ = a.add(&b);
+            }
+            (None, b) => h.stream = b,
+            (Some(_), None) => {}
+        }
         h.first_byte.add(&other.hist.first_byte);
         h.per_connection.add(&other.hist.per_connection);
         self.sessions_started += other.sessions_started;

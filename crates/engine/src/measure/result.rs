@@ -544,6 +544,94 @@ pub struct Histograms {
     /// followed redirects; see [`crate::Load::redirects`]).
     #[serde(default)]
     pub redirect: Hist,
+    /// Runs that time streams (see [`crate::Load::stream`]): each body's first byte and
+    /// events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamHistograms>,
+}
+
+/// The histograms of a run that times streams: the first body byte and the first
+/// event, from the intended start (corrected) and from the send; the gaps between a
+/// response's events; events per response.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamHistograms {
+    pub first_byte: Hist,
+    pub first_byte_uncorrected: Hist,
+    pub first_event: Hist,
+    pub first_event_uncorrected: Hist,
+    /// From one event of a response to the next (events that arrived together are 0
+    /// apart).
+    pub gap: Hist,
+    /// Events per completed response (a count, not µs).
+    pub events: Hist,
+}
+
+impl StreamHistograms {
+    /// Adds another run's.
+    pub fn add(&mut self, other: &StreamHistograms) -> Result<(), HistError> {
+        let pairs: [(&mut Hist, &Hist); 6] = [
+            (&mut self.first_byte, &other.first_byte),
+            (
+                &mut self.first_byte_uncorrected,
+                &other.first_byte_uncorrected,
+            ),
+            (&mut self.first_event, &other.first_event),
+            (
+                &mut self.first_event_uncorrected,
+                &other.first_event_uncorrected,
+            ),
+            (&mut self.gap, &other.gap),
+            (&mut self.events, &other.events),
+        ];
+        for (a, b) in pairs {
+            a.add_checked(&b.0)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a run that times streams found (see [`crate::Load::stream`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamStats {
+    /// What counted as an event.
+    pub mode: crate::StreamMode,
+    /// Events received, over every response (failed ones' included).
+    pub events: u64,
+    /// Server-sent event streams that ended with a `data: [DONE]` event.
+    #[serde(default)]
+    pub done: u64,
+    /// The first body byte, from the intended start and from the send, µs.
+    pub first_byte: LatencyStats,
+    pub first_byte_uncorrected: LatencyStats,
+    /// The first event, from the intended start and from the send, µs.
+    pub first_event: LatencyStats,
+    pub first_event_uncorrected: LatencyStats,
+    /// Between consecutive events of a response, µs.
+    pub gap: LatencyStats,
+    /// Events per completed response (counts, in the `_us` fields).
+    pub events_per_response: LatencyStats,
+}
+
+impl StreamStats {
+    /// The figures of `h`, with the counts kept beside them.
+    pub fn of(
+        mode: crate::StreamMode,
+        events: u64,
+        done: u64,
+        h: &StreamHistograms,
+    ) -> StreamStats {
+        StreamStats {
+            mode,
+            events,
+            done,
+            first_byte: h.first_byte.stats(),
+            first_byte_uncorrected: h.first_byte_uncorrected.stats(),
+            first_event: h.first_event.stats(),
+            first_event_uncorrected: h.first_event_uncorrected.stats(),
+            gap: h.gap.stats(),
+            events_per_response: h.events.stats(),
+        }
+    }
 }
 
 /// What the first TLS handshake of a run settled on.
@@ -574,7 +662,8 @@ pub struct TlsStats {
     pub handshake: LatencyStats,
 }
 
-/// The result of one run.
+/// The result of one run. One field per figure of the versioned JSON form (see the
+/// schema), hence over twenty: it is data, written once and read by renderers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Always [`SCHEMA`].
@@ -633,6 +722,9 @@ pub struct RunResult {
     /// true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Runs that time streams: the bodies' first bytes and events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamStats>,
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes

@@ -1,11 +1,27 @@
 //! What a client connection's protocol reports back, the same for HTTP/1.1 and
-//! HTTP/2: responses complete, streams reset or malformed, the server going away.
+//! HTTP/2: responses complete, a watched body's progress, streams reset or malformed,
+//! the server going away.
 
 /// What a client connection reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// A response is complete.
     Response(Response),
+    /// A watched response's body brought bytes or events (runs that time streams;
+    /// see [`crate::proto::watch`]). It comes before the response's completion when
+    /// both came in the same bytes.
+    Progress {
+        /// The request's stream (HTTP/2), or 0: the oldest request queued (HTTP/1).
+        stream: u32,
+        /// What arrived.
+        progress: crate::proto::watch::Progress,
+    },
+    /// A watched HTTP/2 response's stream broke its format (an event over the size
+    /// limit): the stream was reset with CANCEL, the connection goes on.
+    StreamBroken {
+        /// The stream.
+        stream: u32,
+    },
     /// The response on `stream` was malformed (no valid `:status` in its first
     /// header block); the stream was reset with PROTOCOL_ERROR (RFC 9113 8.1.1).
     Malformed {

@@ -11,6 +11,7 @@
 pub(crate) mod event;
 pub mod h1;
 pub mod h2;
+pub(crate) mod watch;
 
 pub use crate::proto::event::{Event, Response};
 use crate::proto::h1::H1Conn;
@@ -24,8 +25,8 @@ pub(crate) enum Proto {
     H2(Box<H2Conn>),
 }
 
-/// Why a connection's input broke it.
-pub(crate) struct Broken;
+/// Why a connection's input broke it: the kind its requests fail with.
+pub(crate) struct Broken(pub crate::error::ErrorKind);
 
 impl Proto {
     /// The protocol a new connection starts with.
@@ -121,9 +122,25 @@ impl Proto {
         body: &[u8],
         events: &mut Vec<Event>,
     ) -> Result<(), Broken> {
+        use crate::error::ErrorKind;
         match self {
-            Proto::H1(h) => h.feed(data, events).map_err(|_| Broken),
-            Proto::H2(h) => h.feed(data, body, events).map_err(|_| Broken),
+            Proto::H1(h) => h.feed(data, events).map_err(|e| {
+                Broken(match e {
+                    h1::parse::ParseError::Event => ErrorKind::StreamEvent,
+                    _ => ErrorKind::Protocol,
+                })
+            }),
+            Proto::H2(h) => h
+                .feed(data, body, events)
+                .map_err(|_| Broken(ErrorKind::Protocol)),
+        }
+    }
+
+    /// Watches each response body as it arrives (runs that time streams).
+    pub(crate) fn watch(&mut self, mode: watch::StreamMode) {
+        match self {
+            Proto::H1(h) => h.watch(mode),
+            Proto::H2(h) => h.watch(mode),
         }
     }
 

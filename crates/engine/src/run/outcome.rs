@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::worker::Shared;
 use super::Run;
 use crate::measure::recorder::{merge_intervals, Recorder};
-use crate::measure::result::{Bytes, Counts, OpenStats, RunSettings, SessionStats, SCHEMA};
+use crate::measure::result::{
+    Bytes, Counts, OpenStats, RunSettings, SessionStats, StreamStats, SCHEMA,
+};
 use crate::{Address, ErrorKind, LoadSpec, Origin, RunResult, Shape, TlsStats};
 
 /// Long on purpose: it fills the result's fields one by one from the merged recorders.
@@ -64,6 +66,10 @@ pub(super) fn build_result(
             http1_fallback: rec.h1_fallback,
             handshake: rec.hist.tls_handshake.stats(),
         }
+    });
+    let stream = spec.load.stream.map(|mode| {
+        let h = rec.hist.stream.clone().unwrap_or_default();
+        StreamStats::of(mode, rec.stream_events, rec.stream_done, &h)
     });
     let mut result = RunResult {
         schema: SCHEMA.to_string(),
@@ -122,6 +128,7 @@ pub(super) fn build_result(
         limit: None,
         capacity: None,
         interrupted: false,
+        stream,
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

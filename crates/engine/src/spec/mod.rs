@@ -20,6 +20,7 @@ pub mod target;
 mod validate;
 
 use crate::error::SyntaxError;
+pub use crate::proto::watch::StreamMode;
 use crate::spec::segment::Segment;
 use std::sync::Arc;
 use std::time::Duration;
@@ -226,7 +227,9 @@ pub struct LoadSpec {
 
 /// The load a spec puts on its target: the request, the workload model, counts and
 /// limits, protocol and socket settings. Plain data with one serde form, which the
-/// saved spec ([`portable::PortableSpec`]) writes as it is.
+/// saved spec ([`portable::PortableSpec`]) writes as it is. Over twenty fields because
+/// it is the flags' form, one field per setting; the worker reads the checked
+/// [`plan::Plan`] made of it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Load {
@@ -312,6 +315,11 @@ pub struct Load {
         with = "crate::form::micros"
     )]
     pub horizon: Duration,
+    /// Time each response body as it arrives: its first byte, its events (the pieces
+    /// the server framed, or server-sent events) and the gaps between them. `None`:
+    /// bodies are counted, not watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamMode>,
 }
 
 fn default_horizon() -> Duration {
@@ -350,6 +358,7 @@ impl Load {
             walk: None,
             redirects: 0,
             horizon: DEFAULT_HORIZON,
+            stream: None,
         }
     }
 }

@@ -56,6 +56,10 @@ impl H1Conn {
     /// Keeps every response's header fields and body from now on, one
     /// [`H1Conn::take_response`] per [`Event::Response`] (for a script that reads
     /// them; otherwise bodies are only counted).
+    pub(crate) fn watch(&mut self, mode: crate::proto::watch::StreamMode) {
+        self.parser.watch(mode);
+    }
+
     pub fn keep_responses(&mut self) {
         self.parser.keep_responses();
         self.kept.get_or_insert_with(VecDeque::new);
@@ -149,6 +153,12 @@ impl H1Conn {
             fresh |= self.parser.at_response_start();
             let (n, done) = self.parser.feed(data)?;
             data = &data[n..];
+            if let Some(progress) = self.parser.take_progress() {
+                events.push(Event::Progress {
+                    stream: 0,
+                    progress,
+                });
+            }
             if let Some(done) = done {
                 self.unanswered -= 1;
                 if self.unanswered == 0 && !data.is_empty() {
@@ -291,6 +301,57 @@ mod tests {
             ev.last(),
             Some(Event::Response(Response { close: true, .. }))
         ));
+    }
+
+    #[test]
+    fn a_watched_body_reports_its_pieces_however_it_is_split() {
+        use crate::proto::watch::StreamMode;
+        // Two chunks, then a Content-Length answer read whole: three pieces; split
+        // anywhere in the chunked one, the chunks still count two, the bytes add up
+        // the same, and each comes before its response ends.
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x\r\n!\r\n0\r\n\r\n";
+        for split in 1..=chunked.len() {
+            let mut c = H1Conn::new(false, true);
+            c.watch(StreamMode::Chunks);
+            c.queue(2);
+            let mut ev = Vec::new();
+            for part in chunked.chunks(split) {
+                c.feed(part, &mut ev).unwrap();
+            }
+            c.feed(OK, &mut ev).unwrap();
+            let (mut bytes, mut events, mut order) = (0, 0, Vec::new());
+            for e in &ev {
+                match e {
+                    Event::Progress { progress, .. } => {
+                        bytes += progress.bytes;
+                        events += progress.events;
+                        order.push('p');
+                    }
+                    Event::Response(_) => order.push('r'),
+                    _ => panic!("{e:?}"),
+                }
+            }
+            assert_eq!((bytes, events), (10, 3), "split {split}");
+            // A piece of an unframed body is what one read brought.
+            assert_eq!(order.iter().filter(|&&o| o == 'r').count(), 2);
+            assert_eq!(order.last(), Some(&'r'));
+        }
+        // Unwatched, nothing but responses.
+        let mut c = H1Conn::new(false, true);
+        c.queue(1);
+        let mut ev = Vec::new();
+        c.feed(chunked, &mut ev).unwrap();
+        assert_eq!(ev.len(), 1);
+        // An event over the limit breaks the connection with its own error.
+        let mut c = H1Conn::new(false, true);
+        c.watch(StreamMode::Sse);
+        c.queue(1);
+        let big = [
+            &b"HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\ndata: "[..],
+            &vec![b'x'; crate::proto::watch::MAX_EVENT],
+        ]
+        .concat();
+        assert_eq!(c.feed(&big, &mut Vec::new()), Err(ParseError::Event));
     }
 
     #[test]

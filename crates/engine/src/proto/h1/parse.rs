@@ -9,6 +9,8 @@
 //! For a check of the answers rather than a load run, [`ResponseParser::keep_responses`]
 //! keeps the final response's headers and its body, de-chunked.
 
+use crate::proto::watch::{Progress, StreamMode, Watch};
+
 /// Largest response head accepted (status line plus headers).
 pub const MAX_HEAD: usize = 64 * 1024;
 const MAX_HEADERS: usize = 96;
@@ -34,6 +36,10 @@ pub enum ParseError {
     /// Bytes came that no request asked for, or a second answer to one request.
     #[error("a response no request asked for")]
     Unsolicited,
+    /// A watched body's server-sent event, or one of its lines, is over the size
+    /// limit (see [`crate::proto::watch`]).
+    #[error("a streamed event over the size limit")]
+    Event,
 }
 
 /// A response read to its end.
@@ -82,6 +88,8 @@ pub struct ResponseParser {
     chunk_size: u64,
     /// The last response's headers and body, when asked for.
     kept: Option<Box<Kept>>,
+    /// Each final response's body watched as it arrives, when the run times streams.
+    watch: Option<Box<Watch>>,
 }
 
 /// A response's header fields and body bytes, kept whole (see
@@ -119,7 +127,20 @@ impl ResponseParser {
             server: None,
             chunk_size: 0,
             kept: None,
+            watch: None,
         }
+    }
+
+    /// Watches each final response's body as it arrives from now on (see
+    /// [`ResponseParser::take_progress`]).
+    pub(crate) fn watch(&mut self, mode: StreamMode) {
+        self.watch = Some(Box::new(Watch::new(mode)));
+    }
+
+    /// What the body being read brought since the last call (when watching).
+    #[inline]
+    pub(crate) fn take_progress(&mut self) -> Option<Progress> {
+        self.watch.as_mut()?.take()
     }
 
     /// Keeps each final response's headers and body from now on, for
@@ -174,6 +195,9 @@ impl ResponseParser {
                 if let Some(k) = &mut self.kept {
                     k.body.extend_from_slice(&data[..take as usize]);
                 }
+                if let Some(w) = &mut self.watch {
+                    watched(w, &data[..take as usize])?;
+                }
                 let rem = rem - take;
                 if rem == 0 {
                     Ok((take as usize, Some(self.finish())))
@@ -186,6 +210,9 @@ impl ResponseParser {
                 self.body_bytes += data.len() as u64;
                 if let Some(k) = &mut self.kept {
                     k.body.extend_from_slice(data);
+                }
+                if let Some(w) = &mut self.watch {
+                    watched(w, data)?;
                 }
                 Ok((data.len(), None))
             }
@@ -297,6 +324,9 @@ impl ResponseParser {
         self.status = head.status;
         self.keep_alive = head.keep_alive;
         self.body_bytes = 0;
+        if let Some(w) = &mut self.watch {
+            w.start();
+        }
         self.state = head.framing;
         match head.framing {
             State::Head | State::Length(0) => {
@@ -321,8 +351,15 @@ impl ResponseParser {
                     if let Some(k) = &mut self.kept {
                         k.body.extend_from_slice(&data[i..i + take as usize]);
                     }
-                    i += take as usize;
                     let rem = rem - take;
+                    if let Some(w) = &mut self.watch {
+                        w.payload(&data[i..i + take as usize])
+                            .map_err(|_| ParseError::Event)?;
+                        if rem == 0 {
+                            w.piece();
+                        }
+                    }
+                    i += take as usize;
                     c = if rem == 0 {
                         Chunk::DataCr
                     } else {
@@ -400,6 +437,17 @@ impl ResponseParser {
         self.state = State::Chunked(c);
         Ok((i, None))
     }
+}
+
+/// Unframed body bytes (a Content-Length or close-delimited body) for the watch: the
+/// bytes of one read are one piece.
+#[inline(never)]
+fn watched(w: &mut Watch, bytes: &[u8]) -> Result<(), ParseError> {
+    if !bytes.is_empty() {
+        w.payload(bytes).map_err(|_| ParseError::Event)?;
+        w.piece();
+    }
+    Ok(())
 }
 
 fn size_done(size: u64) -> Chunk {

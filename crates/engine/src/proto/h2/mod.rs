@@ -20,6 +20,7 @@ use std::collections::VecDeque;
 use crate::error::SpecError;
 pub use crate::error::TranslateError;
 pub use crate::proto::event::{Event, Response};
+use crate::proto::watch::{StreamMode, Watch};
 
 /// Streams a server is taken to allow before its SETTINGS arrive (RFC 9113 advises
 /// servers to allow no fewer).
@@ -143,9 +144,13 @@ struct Stream {
     send_from: Option<usize>,
     /// The server's window for this stream.
     send_window: i64,
+    /// Its response body watched as it arrives (runs that time streams).
+    watch: Option<Box<Watch>>,
 }
 
-/// The client side of one HTTP/2 connection.
+/// The client side of one HTTP/2 connection. Over twenty fields because RFC 9113's
+/// connection state is that wide (settings both ways, windows, streams, GOAWAY,
+/// CONTINUATION, HPACK both ways); it owns no socket and is tested byte by byte.
 pub struct H2Conn {
     /// Frames to write, in order (see [`H2Conn::unwritten`]).
     pub out: Vec<u8>,
@@ -185,6 +190,8 @@ pub struct H2Conn {
     pub kept: Option<Kept>,
     /// The server's connection preface (its first SETTINGS) has arrived.
     settled: bool,
+    /// Runs that time streams: how each stream's body is watched.
+    watch: Option<StreamMode>,
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
@@ -262,7 +269,14 @@ impl H2Conn {
             indexing: Indexing::Fresh,
             kept: None,
             settled: false,
+            watch: None,
         }
+    }
+
+    /// Watches each response body as it arrives from now on: DATA frames report
+    /// [`Event::Progress`].
+    pub(crate) fn watch(&mut self, mode: StreamMode) {
+        self.watch = Some(mode);
     }
 
     /// The frames queued and not yet written.
@@ -361,6 +375,7 @@ impl H2Conn {
             unacked: 0,
             send_from: body.then_some(0),
             send_window: self.peer_initial_window,
+            watch: self.watch.map(|m| Box::new(Watch::new(m))),
         });
         if body {
             self.pump(&req.body);
@@ -528,6 +543,7 @@ impl H2Conn {
                 }
                 let mut update = None;
                 let refill_at = self.stream_refill_at;
+                let mut broken = false;
                 if let Some(s) = self.stream(id) {
                     s.body += data.len() as u64;
                     s.unacked += total;
@@ -535,6 +551,19 @@ impl H2Conn {
                         update = Some(s.unacked);
                         s.unacked = 0;
                     }
+                    if let Some(w) = &mut s.watch {
+                        broken = watch_data(w, id, data, events);
+                    }
+                }
+                if broken {
+                    // The stream's format broke (an event over the size limit): it
+                    // is cancelled, the connection goes on.
+                    frame::rst_stream(&mut self.out, id, frame::CANCEL);
+                    if let Some(i) = self.streams.iter().position(|s| s.id == id) {
+                        self.streams.remove(i);
+                    }
+                    events.push(Event::StreamBroken { stream: id });
+                    return Ok(());
                 }
                 if let Some(n) = update {
                     frame::window_update(&mut self.out, id, n);
@@ -705,6 +734,23 @@ impl H2Conn {
         }
         Ok(())
     }
+}
+
+/// A DATA frame's payload for a watched stream: reports what it brought. Returns
+/// true when the stream's format broke.
+#[inline(never)]
+fn watch_data(w: &mut Watch, stream: u32, data: &[u8], events: &mut Vec<Event>) -> bool {
+    if data.is_empty() {
+        return false;
+    }
+    if w.payload(data).is_err() {
+        return true;
+    }
+    w.piece();
+    if let Some(progress) = w.take() {
+        events.push(Event::Progress { stream, progress });
+    }
+    false
 }
 
 /// A header-block error as the connection reports it.

@@ -528,3 +528,66 @@ fn settings_out_of_range_are_refused() {
         assert!(bad.check().is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn a_watched_stream_reports_each_data_frame_and_a_broken_one_is_cancelled() {
+    use crate::proto::watch::{Progress, StreamMode, MAX_EVENT};
+    let mut c = settled();
+    c.watch(StreamMode::Sse);
+    let id = c.request(&get(), false);
+    let mut input = frame(
+        HEADERS,
+        END_HEADERS,
+        id,
+        &block(&[
+            (b":status", b"200"),
+            (b"content-type", b"text/event-stream"),
+        ]),
+    );
+    input.extend(frame(DATA, 0, id, b"data: 1\n\ndata: 2\n\nda"));
+    input.extend(frame(DATA, 0, id, b"ta: [DONE]\n\n"));
+    input.extend(frame(DATA, END_STREAM, id, b""));
+    let mut events = Vec::new();
+    c.feed(&input, &[], &mut events).unwrap();
+    let progress: Vec<Progress> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Progress { stream, progress } if *stream == id => Some(*progress),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            Progress {
+                bytes: 20,
+                events: 2,
+                done: false
+            },
+            Progress {
+                bytes: 12,
+                events: 0,
+                done: true
+            }
+        ]
+    );
+    assert!(matches!(events.last(), Some(Event::Response(r)) if r.stream == id));
+    // An event over the limit: the stream is cancelled, the connection goes on.
+    let id = c.request(&get(), false);
+    c.out.clear();
+    let mut input = frame(HEADERS, END_HEADERS, id, &block(&[(b":status", b"200")]));
+    let big = vec![b'x'; 16_000];
+    for _ in 0..=MAX_EVENT / big.len() {
+        input.extend(frame(DATA, 0, id, &big));
+    }
+    let mut events = Vec::new();
+    c.feed(&input, &[], &mut events).unwrap();
+    assert!(
+        events.contains(&Event::StreamBroken { stream: id }),
+        "{events:?}"
+    );
+    assert!(frames(&c.out)
+        .iter()
+        .any(|f| f.0 == RST_STREAM && f.2 == id && f.3 == frame::CANCEL.to_be_bytes()));
+    assert_eq!(c.open_streams(), 0);
+}

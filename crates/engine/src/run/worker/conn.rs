@@ -10,6 +10,8 @@ use crate::run::link::Link;
 pub(super) use crate::run::link::State;
 use crate::spec::LoadSpec;
 
+use super::stream::StreamClock;
+
 #[derive(Clone, Copy)]
 pub(super) struct Pending {
     pub(super) intended: Instant,
@@ -59,6 +61,8 @@ pub(super) struct Conn {
     pub(super) own: Vec<u8>,
     /// Several requests in turn: the one this connection sends next.
     pub(super) turn: usize,
+    /// Runs that time streams: the watched responses in progress (empty otherwise).
+    pub(super) clocks: Vec<StreamClock>,
 }
 
 impl Conn {
@@ -75,6 +79,7 @@ impl Conn {
             awaiting_first: false,
             own: Vec::new(),
             turn: 0,
+            clocks: Vec::new(),
         }
     }
 
@@ -88,11 +93,15 @@ impl Conn {
 /// The protocol a connection of this run starts with: HTTP/2 from the first byte for
 /// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
 pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
-    Proto::new(
+    let mut proto = Proto::new(
         (spec.load.http2 && spec.tls.is_none()).then_some(spec.load.h2),
         spec.load.request.is_head(),
         spec.load.keepalive,
-    )
+    );
+    if let Some(mode) = spec.load.stream {
+        proto.watch(mode);
+    }
+    proto
 }
 
 #[cfg(test)]

@@ -192,6 +192,9 @@ impl Worker<'_> {
                 if h2 {
                     // HTTP/2 from now on: the requests queued get streams of it.
                     c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.load.h2)));
+                    if let Some(mode) = self.spec.load.stream {
+                        c.proto.watch(mode);
+                    }
                     for p in c.pending.iter_mut() {
                         p.stream = 0;
                     }
@@ -237,6 +240,7 @@ impl Worker<'_> {
             p.stream = 0;
         }
         c.first_byte = None;
+        c.clocks.clear();
     }
 
     /// Closes the connection; anything still pending fails with `kind`.

@@ -31,6 +31,7 @@ mod read;
 mod redirect;
 mod session;
 mod state;
+mod stream;
 mod wait;
 
 use std::io;

@@ -120,9 +120,9 @@ impl Worker<'_> {
         if open && self.pace.nap && c.proto.receiving() {
             self.pace.streaming = true;
         }
-        if fed.is_err() {
+        if let Err(broken) = fed {
             if open {
-                self.fail_and_close(ci, now, ErrorKind::Protocol);
+                self.fail_and_close(ci, now, broken.0);
             }
             return false;
         }
@@ -140,8 +140,12 @@ impl Worker<'_> {
                         return false;
                     }
                 }
+                Event::Progress { stream, progress } => self.on_progress(ci, stream, progress, now),
                 Event::Malformed { stream } => {
                     self.fail_streams(ci, now, ErrorKind::Protocol, |s| s == stream)
+                }
+                Event::StreamBroken { stream } => {
+                    self.fail_streams(ci, now, ErrorKind::StreamEvent, |s| s == stream)
                 }
                 Event::Reset { stream, code } => {
                     if code == REFUSED_STREAM && self.retry(ci, stream) {
@@ -216,6 +220,10 @@ impl Worker<'_> {
         let Some(p) = p else {
             return true;
         };
+        if self.spec.load.stream.is_some() {
+            self.stream_complete(ci, r.stream);
+        }
+        let c = &mut self.conns[ci];
         let c = if self.prep.redirects > 0 {
             if let Some(open) = self.follow(ci, r.status, r.close, p, now) {
                 return open;
@@ -404,6 +412,7 @@ impl Worker<'_> {
         while i < c.pending.len() {
             if c.pending[i].stream != 0 && which(c.pending[i].stream) {
                 let p = c.pending.remove(i).expect("present");
+                c.clocks.retain(|k| k.stream() != p.stream);
                 self.in_flight -= 1;
                 self.rec.fail(now, kind, p.intended);
             } else {
