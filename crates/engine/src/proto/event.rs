@@ -8,7 +8,7 @@ pub enum Event {
     /// A response is complete.
     Response(Response),
     /// A watched response's body brought bytes or events (runs that time streams;
-    /// see [`crate::proto::watch`]). It comes before the response's completion when
+    /// see [`crate::StreamMode`]). It comes before the response's completion when
     /// both came in the same bytes.
     Progress {
         /// The request's stream (HTTP/2), or 0: the oldest request queued (HTTP/1).

@@ -37,7 +37,7 @@ pub enum ParseError {
     #[error("a response no request asked for")]
     Unsolicited,
     /// A watched body's server-sent event, or one of its lines, is over the size
-    /// limit (see [`crate::proto::watch`]).
+    /// limit (see [`crate::StreamMode`]).
     #[error("a streamed event over the size limit")]
     Event,
 }
