@@ -61,6 +61,20 @@ pub struct ServeArgs {
     /// otherwise served on every listener, as h2c and over TLS)
     #[arg(long = "no-http2")]
     pub no_http2: bool,
+    /// The mock LLM (/v1/completions, /v1/chat/completions): time to the first token
+    #[arg(long = "llm-ttft", value_name = "T", default_value = "50ms", value_parser = common::parse_duration)]
+    pub llm_ttft: Duration,
+    /// The mock LLM: time from one token to the next
+    #[arg(long = "llm-itl", value_name = "T", default_value = "10ms", value_parser = common::parse_duration)]
+    pub llm_itl: Duration,
+    /// The mock LLM: streams a thread serves at full speed; with K under way, each new
+    /// one's time to first token and inter-token latency are ceil(K / N) times longer
+    /// (0: never slower)
+    #[arg(long = "llm-batch", value_name = "N", default_value_t = 0)]
+    pub llm_batch: u32,
+    /// The mock LLM: tokens answered when a request names no max_tokens
+    #[arg(long = "llm-max-tokens", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub llm_max_tokens: u32,
 }
 
 fn parse_addr(s: &str) -> Result<SocketAddr, Exit> {
@@ -161,6 +175,12 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         max_connections: a.max_connections.max(1),
         tls,
         http2: !a.no_http2,
+        llm: stampede_server::llm::LlmConfig {
+            ttft: a.llm_ttft,
+            itl: a.llm_itl,
+            batch: a.llm_batch,
+            max_tokens: a.llm_max_tokens,
+        },
         ..Config::default()
     };
     let threads = config.threads;

@@ -153,7 +153,8 @@ impl Server2End {
         self.pending.extend_from_slice(data);
         let used = conn.feed(&self.pending, &mut out).unwrap();
         self.pending.drain(..used);
-        while let Some(ready) = conn.next_ready(&mut self.path) {
+        let mut request = Vec::new();
+        while let Some(ready) = conn.next_ready(&mut self.path, &mut request) {
             let mut resp = H2Respond {
                 conn,
                 out: &mut out,
@@ -163,7 +164,7 @@ impl Server2End {
                 server: b"memory",
                 body: &mut self.body,
             };
-            let routed = resp.route(&ready, &self.path, &mut self.ctx);
+            let routed = resp.route(&ready, &self.path, &request, &mut self.ctx);
             assert!(matches!(routed, Routed::Written));
         }
         out

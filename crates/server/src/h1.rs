@@ -121,14 +121,14 @@ impl H1Conn {
             return Fed::Done { close: false };
         };
         if next < feed.n {
-            feed.event(next, out);
-            let at = due + std::time::Duration::from_millis(u64::from(feed.gap_ms));
+            feed.chunk_piece(next, out);
+            let at = due + feed.gap;
             if next + 1 < feed.n {
                 self.feed = Some((feed, next + 1, Some(at)));
                 return Fed::Next(at);
             }
         }
-        feed.end(out);
+        feed.chunk_end(out);
         self.feed = None;
         let (persist, _) = self.blocked.take().unwrap_or((Persist::Keep, false));
         Fed::Done {

@@ -33,6 +33,7 @@ mod event_loop;
 pub mod files;
 pub mod h1;
 pub mod h2;
+pub mod llm;
 pub mod request;
 pub mod routes;
 pub mod store;
@@ -78,6 +79,8 @@ pub struct Config {
     /// Answer HTTP/2 as well: a connection that opens with the HTTP/2 preface (h2c
     /// prior knowledge, or TLS after ALPN chose `h2`) speaks HTTP/2.
     pub http2: bool,
+    /// How the mock LLM endpoints answer (see [`llm`]).
+    pub llm: llm::LlmConfig,
 }
 
 impl Default for Config {
@@ -94,6 +97,7 @@ impl Default for Config {
             drain_timeout: Duration::from_secs(10),
             tls: None,
             http2: true,
+            llm: llm::LlmConfig::default(),
         }
     }
 }

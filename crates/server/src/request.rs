@@ -30,6 +30,8 @@ pub enum Method {
     Get,
     /// HEAD: same headers as GET, no body.
     Head,
+    /// POST (the mock LLM's completions; answered 405 elsewhere).
+    Post,
     /// Anything else (answered 405).
     Other,
 }
@@ -47,6 +49,8 @@ pub struct Request<'a> {
     pub keep_alive: bool,
     /// HTTP/1.0 request (keep-alive must then be confirmed in the response).
     pub http10: bool,
+    /// The request's body (within the body limit).
+    pub body: &'a [u8],
 }
 
 /// Parses a request's head only: what a server must know before its body has come.
@@ -189,6 +193,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let method = match req.method.unwrap_or("") {
         "GET" => Method::Get,
         "HEAD" => Method::Head,
+        "POST" => Method::Post,
         _ => Method::Other,
     };
     Parsed::Complete(
@@ -198,6 +203,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             query,
             keep_alive: if http10 { keep_alive && !close } else { !close },
             http10,
+            body: &buf[head_len..head_len + body],
         },
         head_len + body,
     )

@@ -136,38 +136,80 @@ pub enum Deferred {
 /// Most events of `/sse/<n>` and `/stream/<n>`.
 pub const MAX_EVENTS: u64 = 1_000_000;
 
-/// A streamed answer (`/sse/<n>`, `/stream/<n>`): `n` events, the first `first_ms`
-/// after the request, each next `gap_ms` after the one before, on the server's clock
-/// (a late loop catches up; it never drifts).
+/// What a streamed answer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedKind {
+    /// Server-sent events, `data: <i>` each, then `data: [DONE]`.
+    Sse,
+    /// Plain text, `event <i>` and a newline each.
+    Chunks,
+    /// The mock LLM's completion (see [`crate::llm`]).
+    Llm(crate::llm::Asked),
+}
+
+/// A streamed answer (`/sse/<n>`, `/stream/<n>`, the mock LLM's completions): `n`
+/// pieces, the first `first` after the request, each next `gap` after the one before,
+/// on the server's clock (a late loop catches up; it never drifts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Feed {
-    /// Server-sent events (`data: <i>` each, then `data: [DONE]`), or plain chunks
-    /// (`event <i>` and a newline each).
-    pub sse: bool,
+    pub kind: FeedKind,
     pub n: u32,
-    pub gap_ms: u32,
-    pub first_ms: u32,
+    pub gap: std::time::Duration,
+    pub first: std::time::Duration,
+    /// The answer's number (the mock LLM's completion ids).
+    pub id: u32,
 }
 
 impl Feed {
-    /// Appends event `i` to `out` as an HTTP/1.1 chunk.
-    pub fn event(&self, i: u32, out: &mut Vec<u8>) {
-        let mut text = [0u8; 32];
-        let mut body = std::io::Cursor::new(&mut text[..]);
-        let _ = if self.sse {
-            write!(body, "data: {i}\n\n")
-        } else {
-            writeln!(body, "event {i}")
+    /// Appends piece `i`'s bytes to `out`.
+    pub fn piece(&self, i: u32, out: &mut Vec<u8>) {
+        let last = i + 1 == self.n;
+        let _ = match self.kind {
+            FeedKind::Sse => write!(out, "data: {i}\n\n"),
+            FeedKind::Chunks => writeln!(out, "event {i}"),
+            FeedKind::Llm(asked) if !asked.stream => {
+                crate::llm::whole(out, &asked, self.id);
+                Ok(())
+            }
+            FeedKind::Llm(asked) => {
+                if i == 0 && asked.api == crate::llm::Api::Chat {
+                    crate::llm::role_event(out, self.id);
+                }
+                crate::llm::chunk_event(out, &asked, self.id, Some(" tok"), last);
+                Ok(())
+            }
         };
-        let len = body.position() as usize;
-        chunk(out, &text[..len]);
     }
 
-    /// Appends what ends the stream: for server-sent events a `[DONE]` event, then the
-    /// last chunk.
+    /// Appends what ends the answer after its last piece: `data: [DONE]` for
+    /// server-sent events (after the usage chunk when a streamed completion asks).
     pub fn end(&self, out: &mut Vec<u8>) {
-        if self.sse {
-            chunk(out, b"data: [DONE]\n\n");
+        match self.kind {
+            FeedKind::Sse => out.extend_from_slice(b"data: [DONE]\n\n"),
+            FeedKind::Chunks => {}
+            FeedKind::Llm(asked) if !asked.stream => {}
+            FeedKind::Llm(asked) => {
+                if asked.usage {
+                    crate::llm::chunk_event(out, &asked, self.id, None, false);
+                }
+                out.extend_from_slice(b"data: [DONE]\n\n");
+            }
+        }
+    }
+
+    /// Appends piece `i` to `out` as an HTTP/1.1 chunk.
+    pub fn chunk_piece(&self, i: u32, out: &mut Vec<u8>) {
+        let mut b = Vec::with_capacity(256);
+        self.piece(i, &mut b);
+        chunk(out, &b);
+    }
+
+    /// Appends the answer's end to `out` as HTTP/1.1 chunks, the last one included.
+    pub fn chunk_end(&self, out: &mut Vec<u8>) {
+        let mut b = Vec::new();
+        self.end(&mut b);
+        if !b.is_empty() {
+            chunk(out, &b);
         }
         out.extend_from_slice(b"0\r\n\r\n");
     }
@@ -196,6 +238,9 @@ pub struct Ctx {
     pub thread: usize,
     pub counter: u64,
     pub scratch: Vec<u8>,
+    /// The mock LLM's timing, and the streams this loop has under way.
+    pub llm: crate::llm::LlmConfig,
+    pub batch: crate::llm::Batch,
 }
 
 impl Ctx {
@@ -207,6 +252,8 @@ impl Ctx {
             thread,
             counter: 0,
             scratch: Vec::with_capacity(128),
+            llm: crate::llm::LlmConfig::default(),
+            batch: crate::llm::Batch::default(),
         }
     }
 }
@@ -504,10 +551,13 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
         out.respond(status, ctype, body);
         Routed::Written
     };
-    if req.method == Method::Other {
+    if req.method == Method::Other || (req.method == Method::Post && !req.path.starts_with(b"/v1/"))
+    {
         return send(405, text, b"method not allowed\n");
     }
     match req.path {
+        b"/v1/models" => send(200, json, crate::llm::MODELS),
+        b"/v1/completions" | b"/v1/chat/completions" => llm(req, ctx, out),
         b"/pong" => send(200, text, b"PONG"),
         b"/plaintext" => send(200, text, b"Hello, World!"),
         b"/json" => send(200, json, b"{\"message\":\"Hello, World!\"}"),
@@ -575,11 +625,13 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
                     if !out.stream_head(ctype) {
                         return Routed::Written;
                     }
+                    ctx.counter += 1;
                     Routed::Later(Deferred::Feed(Feed {
-                        sse,
+                        kind: if sse { FeedKind::Sse } else { FeedKind::Chunks },
                         n: n as u32,
-                        gap_ms: gap as u32,
-                        first_ms: first as u32,
+                        gap: std::time::Duration::from_millis(gap),
+                        first: std::time::Duration::from_millis(first),
+                        id: ctx.counter as u32,
                     }))
                 }
                 _ => send(
@@ -612,6 +664,64 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
         },
         _ => send(404, text, b"not found\n"),
     }
+}
+
+/// A completion from the mock LLM (see [`crate::llm`]): its head now, its tokens on
+/// their timers.
+#[cold]
+fn llm(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
+    use crate::llm::{read_request, Api};
+    if req.method != Method::Post {
+        out.respond(405, "text/plain", b"completions are asked for with POST\n");
+        return Routed::Written;
+    }
+    let api = if req.path == b"/v1/completions" {
+        Api::Completions
+    } else {
+        Api::Chat
+    };
+    let asked = match read_request(api, req.body, &ctx.llm) {
+        Ok(a) => a,
+        Err(why) => {
+            ctx.scratch.clear();
+            let _ = write!(
+                ctx.scratch,
+                "{{\"error\":{{\"message\":\"{why}\",\"type\":\"invalid_request_error\"}}}}"
+            );
+            out.respond(400, "application/json", &ctx.scratch);
+            return Routed::Written;
+        }
+    };
+    let (ttft, itl) = ctx
+        .batch
+        .begin(&ctx.llm, asked.max_tokens, std::time::Instant::now());
+    ctx.counter += 1;
+    let feed = if asked.stream {
+        Feed {
+            kind: FeedKind::Llm(asked),
+            n: asked.max_tokens,
+            gap: itl,
+            first: ttft,
+            id: ctx.counter as u32,
+        }
+    } else {
+        Feed {
+            kind: FeedKind::Llm(asked),
+            n: 1,
+            gap: itl,
+            first: ttft + itl * (asked.max_tokens - 1),
+            id: ctx.counter as u32,
+        }
+    };
+    let ctype = if asked.stream {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    if !out.stream_head(ctype) {
+        return Routed::Written;
+    }
+    Routed::Later(Deferred::Feed(feed))
 }
 
 fn serve_file(ctx: &mut Ctx, out: &mut impl Respond, rel: &[u8]) -> Routed {

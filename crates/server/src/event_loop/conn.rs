@@ -241,7 +241,7 @@ impl EventLoop {
             if c.close_after || c.wbuf.len() + self.out.len() + h.held() >= MAX_PENDING_OUTPUT {
                 break;
             }
-            let Some(ready) = h.next_ready(&mut self.h2_path) else {
+            let Some(ready) = h.next_ready(&mut self.h2_path, &mut self.h2_req) else {
                 break;
             };
             let mut resp = H2Respond {
@@ -253,7 +253,8 @@ impl EventLoop {
                 server,
                 body: &mut self.h2_body,
             };
-            if let Routed::Later(d) = resp.route(&ready, &self.h2_path, &mut self.ctx) {
+            if let Routed::Later(d) = resp.route(&ready, &self.h2_path, &self.h2_req, &mut self.ctx)
+            {
                 later.push((d, ready.stream));
             }
         }

@@ -127,6 +127,8 @@ pub(crate) struct EventLoop {
     /// An HTTP/2 request's path, and a generated body, reused.
     h2_path: Vec<u8>,
     h2_body: Vec<u8>,
+    /// An HTTP/2 POST request's body, reused.
+    h2_req: Vec<u8>,
     generation: u32,
     draining: bool,
     /// Connections whose read budget ran out with data left: (connection, its
@@ -154,7 +156,10 @@ impl EventLoop {
             poll,
             waker,
             listeners,
-            ctx: Ctx::new(store, config.static_dir.clone(), index),
+            ctx: Ctx {
+                llm: config.llm,
+                ..Ctx::new(store, config.static_dir.clone(), index)
+            },
             config,
             jobs,
             done_tx,
@@ -169,6 +174,7 @@ impl EventLoop {
             out: Vec::with_capacity(IO_BUF),
             h2_path: Vec::with_capacity(128),
             h2_body: Vec::new(),
+            h2_req: Vec::new(),
             generation: 0,
             draining: false,
             reread: Vec::new(),
@@ -402,9 +408,11 @@ impl EventLoop {
             // Its events go out on timers; the first is due `first_ms` after the
             // request, counted as a delay's is.
             Deferred::Feed(f) => {
-                let at = Instant::now().max(now) + Duration::from_millis(u64::from(f.first_ms));
-                if let Some(Proto::H1(h)) = self.conns[ci].as_mut().map(|c| &mut c.proto) {
-                    h.feed_from(at);
+                let at = Instant::now().max(now) + f.first;
+                match self.conns[ci].as_mut().map(|c| &mut c.proto) {
+                    Some(Proto::H1(h)) => h.feed_from(at),
+                    Some(Proto::H2(h)) => h.feed_from(stream, f, at),
+                    None => {}
                 }
                 self.delays.push(Reverse((at, ci, generation, stream)));
             }
@@ -427,10 +435,14 @@ impl EventLoop {
 
     fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
         let feeding = self.conns[ci].as_ref().is_some_and(|c| {
-            c.generation == generation && matches!(&c.proto, Proto::H1(h) if h.feeding())
+            c.generation == generation
+                && match &c.proto {
+                    Proto::H1(h) => h.feeding(),
+                    Proto::H2(h) => h.feeding(stream),
+                }
         });
         if feeding {
-            return self.feed_next(ci, now);
+            return self.feed_next(ci, stream, now);
         }
         self.finish_deferred(ci, generation, stream, b"delayed\n", now);
     }
@@ -438,14 +450,24 @@ impl EventLoop {
     /// A streamed answer's next event is due on connection `ci`: it goes out, and the
     /// one after it goes on the timers; after the last, the connection takes requests
     /// again (or closes).
-    fn feed_next(&mut self, ci: usize, now: Instant) {
+    fn feed_next(&mut self, ci: usize, stream: u32, now: Instant) {
         let Some(c) = self.conns[ci].as_mut() else {
             return;
         };
-        let Proto::H1(h1) = &mut c.proto else {
-            return;
-        };
         self.out.clear();
+        let h1 = match &mut c.proto {
+            Proto::H1(h1) => h1,
+            Proto::H2(h2) => {
+                if let crate::h1::Fed::Next(at) = h2.feed_next(&mut self.out, stream) {
+                    let g = c.generation;
+                    self.delays.push(Reverse((at, ci, g, stream)));
+                }
+                // A stream that ended makes room for requests that waited.
+                self.route_h2(ci, now);
+                self.after_io(ci, now);
+                return;
+            }
+        };
         match h1.feed_next(&mut self.out, self.draining) {
             crate::h1::Fed::Next(at) => {
                 let g = c.generation;

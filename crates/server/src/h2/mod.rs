@@ -115,6 +115,8 @@ struct Stream {
     /// A generated body's part not made yet (none when empty): made into `pending` a
     /// chunk at a time.
     more: Pattern,
+    /// A POST request's body, as received.
+    body: Vec<u8>,
 }
 
 /// The server side of one HTTP/2 connection.
@@ -129,6 +131,9 @@ pub struct H2Conn {
     /// The static files whose bytes streams are sending, by stream: kept beside the
     /// streams (rarely any), so that a stream stays small enough to move cheaply.
     files: Vec<(u32, std::sync::Arc<[u8]>)>,
+    /// Streamed answers under way, by stream: what each sends, its next event and
+    /// when that is due (kept beside the streams for the same reason).
+    feeds: Vec<(u32, crate::routes::Feed, u32, std::time::Instant)>,
     ready: VecDeque<u32>,
     /// Header blocks over HEADERS and CONTINUATION frames.
     blocks: Assembler,
@@ -187,6 +192,7 @@ impl H2Conn {
             streams: Vec::new(),
             spare: Vec::new(),
             files: Vec::new(),
+            feeds: Vec::new(),
             ready: VecDeque::new(),
             last_stream: 0,
             peer_max_frame: frame::DEFAULT_MAX_FRAME,
@@ -452,6 +458,10 @@ impl H2Conn {
             return Ok(());
         }
         s.body_len += body.len();
+        if s.method == Method::Post && s.body_len <= max_body {
+            // Kept for the router (the mock LLM reads it); within the body limit.
+            s.body.extend_from_slice(body);
+        }
         let end = h.flags & frame::END_STREAM != 0;
         if s.declared
             .is_some_and(|d| s.body_len > d || (end && s.body_len != d))
@@ -544,6 +554,7 @@ impl H2Conn {
                 pending: Vec::new(),
                 sent: 0,
                 more: Pattern::default(),
+                body: Vec::new(),
             }),
         };
         s.path.clear();
@@ -569,6 +580,7 @@ impl H2Conn {
                             method = Some(match v {
                                 b"GET" => Method::Get,
                                 b"HEAD" => Method::Head,
+                                b"POST" => Method::Post,
                                 _ => Method::Other,
                             })
                         }
@@ -634,6 +646,7 @@ impl H2Conn {
         s.early = s.refuse.is_some() && !end_stream;
         s.declared = declared;
         s.body_len = 0;
+        s.body.clear();
         s.recv_window = RECV_WINDOW as i64;
         s.recv_unacked = 0;
         s.send_window = self.peer_initial_window;
@@ -656,6 +669,9 @@ impl H2Conn {
             self.held -= std::mem::take(&mut s.more).left();
             if !self.files.is_empty() {
                 self.files.retain(|(f, _)| *f != id);
+            }
+            if !self.feeds.is_empty() {
+                self.feeds.retain(|f| f.0 != id);
             }
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a

@@ -4,7 +4,20 @@
 use super::Ready;
 use super::{frame, Answer, H2Conn, State, Stream};
 use crate::request::{split_target, Method, Request};
-use crate::routes::{self, Ctx, Pattern, Respond, Routed, BODY_CHUNK};
+use std::time::Instant;
+
+use crate::h1::Fed;
+use crate::routes::{self, Ctx, Feed, Pattern, Respond, Routed, BODY_CHUNK};
+
+/// What a response's HEADERS frame says: `length` is its Content-Length (none for a
+/// streamed answer).
+struct Fields<'a> {
+    status: u16,
+    ctype: &'a str,
+    length: Option<usize>,
+    date: &'a [u8],
+    server: &'a [u8],
+}
 
 /// Writes DATA frames for as much of `body` as the windows allow; the last carries
 /// END_STREAM. Returns the bytes sent.
@@ -64,13 +77,15 @@ pub struct H2Respond<'a> {
 }
 
 impl Respond for H2Respond<'_> {
-    fn stream_head(&mut self, _ctype: &str) -> bool {
-        self.respond(
-            501,
-            "text/plain",
-            b"streamed answers are served over HTTP/1.1\n",
+    fn stream_head(&mut self, ctype: &str) -> bool {
+        self.conn.stream_head(
+            self.out,
+            self.stream,
+            ctype,
+            self.head,
+            (self.date, self.server),
         );
-        false
+        !self.head
     }
 
     fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
@@ -130,7 +145,7 @@ impl H2Respond<'_> {
     /// Answers the complete request `ready`, whose request-target is `target`: one
     /// refused for a limit with its status, any other through the router (which may
     /// defer it). Sets the stream and HEAD-ness of this responder from it.
-    pub fn route(&mut self, ready: &Ready, target: &[u8], ctx: &mut Ctx) -> Routed {
+    pub fn route(&mut self, ready: &Ready, target: &[u8], body: &[u8], ctx: &mut Ctx) -> Routed {
         self.stream = ready.stream;
         self.head = ready.method == Method::Head;
         if let Some(status) = ready.refuse {
@@ -144,6 +159,7 @@ impl H2Respond<'_> {
             query,
             keep_alive: true,
             http10: false,
+            body,
         };
         routes::route(&req, ctx, self)
     }
@@ -151,8 +167,8 @@ impl H2Respond<'_> {
 
 impl H2Conn {
     /// The next complete request to route, if any; its `:path` (query included) is
-    /// copied to `path`.
-    pub fn next_ready(&mut self, path: &mut Vec<u8>) -> Option<Ready> {
+    /// copied to `path`, and a POST request's body to `body`.
+    pub fn next_ready(&mut self, path: &mut Vec<u8>, body: &mut Vec<u8>) -> Option<Ready> {
         while let Some(id) = self.ready.pop_front() {
             if let Some(s) = self
                 .streams
@@ -162,6 +178,8 @@ impl H2Conn {
                 s.state = State::Waiting;
                 path.clear();
                 path.extend_from_slice(&s.path);
+                body.clear();
+                body.extend_from_slice(&s.body);
                 return Some(Ready {
                     stream: id,
                     method: s.method,
@@ -206,35 +224,17 @@ impl H2Conn {
         else {
             return;
         };
-        let at = out.len();
-        frame::head(out, 0, frame::HEADERS, 0, stream);
-        let e = &mut self.encoder;
-        e.begin(out);
-        match status {
-            200 => e.indexed(out, 8),
-            204 => e.indexed(out, 9),
-            206 => e.indexed(out, 10),
-            304 => e.indexed(out, 11),
-            400 => e.indexed(out, 12),
-            404 => e.indexed(out, 13),
-            500 => e.indexed(out, 14),
-            _ => e.field(out, 8, &three_digits(status), false),
-        }
-        e.field(out, 54, server, true);
-        e.field(out, 33, date, true);
-        if status == 405 {
-            e.field(out, 22, b"GET, HEAD", true);
-        }
-        e.field(out, 31, ctype.as_bytes(), true);
-        if status == 200 || !routes::bodyless(status) {
-            let mut digits = [0u8; 20];
-            e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
-        }
-        let block = out.len() - at - 9;
         let more = more.filter(|m| m.left() > 0);
         let no_body = body.is_empty() && more.is_none();
-        out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);
-        out[at + 4] = frame::END_HEADERS | if no_body { frame::END_STREAM } else { 0 };
+        let length = (status == 200 || !routes::bodyless(status)).then_some(len);
+        let fields = Fields {
+            status,
+            ctype,
+            length,
+            date,
+            server,
+        };
+        self.head(out, stream, fields, no_body);
         if no_body {
             self.finish(out, i);
             return;
@@ -265,6 +265,163 @@ impl H2Conn {
         }
     }
 
+    /// Writes a response's HEADERS frame on `stream`; `end` ends the stream with it.
+    fn head(&mut self, out: &mut Vec<u8>, stream: u32, f: Fields<'_>, end: bool) {
+        let at = out.len();
+        frame::head(out, 0, frame::HEADERS, 0, stream);
+        let e = &mut self.encoder;
+        e.begin(out);
+        match f.status {
+            200 => e.indexed(out, 8),
+            204 => e.indexed(out, 9),
+            206 => e.indexed(out, 10),
+            304 => e.indexed(out, 11),
+            400 => e.indexed(out, 12),
+            404 => e.indexed(out, 13),
+            500 => e.indexed(out, 14),
+            _ => e.field(out, 8, &three_digits(f.status), false),
+        }
+        e.field(out, 54, f.server, true);
+        e.field(out, 33, f.date, true);
+        if f.status == 405 {
+            e.field(out, 22, b"GET, HEAD", true);
+        }
+        e.field(out, 31, f.ctype.as_bytes(), true);
+        match f.length {
+            Some(len) => {
+                let mut digits = [0u8; 20];
+                e.field(out, 28, routes::decimal(len as u64, &mut digits), true);
+            }
+            // A streamed answer: no length, and no cache (24: cache-control).
+            None if f.status == 200 => e.field(out, 24, b"no-cache", true),
+            None => {}
+        }
+        let block = out.len() - at - 9;
+        out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);
+        out[at + 4] = frame::END_HEADERS | if end { frame::END_STREAM } else { 0 };
+    }
+
+    /// Begins a streamed answer on `stream`: its head now (no length), its events by
+    /// [`H2Conn::feed_next`] once [`H2Conn::feed_from`] has set the first one's time.
+    /// A HEAD request's answer ends with the head.
+    pub fn stream_head(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        ctype: &str,
+        head_only: bool,
+        (date, server): (&[u8], &[u8]),
+    ) {
+        let Some(i) = self
+            .streams
+            .iter()
+            .position(|s| s.id == stream && s.state == State::Waiting)
+        else {
+            return;
+        };
+        let fields = Fields {
+            status: 200,
+            ctype,
+            length: None,
+            date,
+            server,
+        };
+        self.head(out, stream, fields, head_only);
+        if head_only {
+            return self.finish(out, i);
+        }
+        let s = &mut self.streams[i];
+        s.state = State::Sending;
+        s.pending.clear();
+        s.sent = 0;
+    }
+
+    /// The streamed answer on `stream` (see [`H2Conn::stream_head`]): its first event
+    /// is due at `at`.
+    pub fn feed_from(&mut self, stream: u32, feed: Feed, at: Instant) {
+        if self
+            .streams
+            .iter()
+            .any(|s| s.id == stream && s.state == State::Sending)
+        {
+            self.feeds.push((stream, feed, 0, at));
+        }
+    }
+
+    /// Whether `stream` carries a streamed answer still under way.
+    pub fn feeding(&self, stream: u32) -> bool {
+        self.feeds.iter().any(|f| f.0 == stream)
+    }
+
+    /// The streamed answer on `stream` has its next event due: it goes out as a DATA
+    /// frame (held, as any body, while the client's windows are shut); after the
+    /// last, the end (`data: [DONE]` for server-sent events) with END_STREAM.
+    pub fn feed_next(&mut self, out: &mut Vec<u8>, stream: u32) -> Fed {
+        let Some(k) = self.feeds.iter().position(|f| f.0 == stream) else {
+            return Fed::Done { close: false };
+        };
+        let (id, feed, next, due) = self.feeds[k];
+        let mut bytes = Vec::with_capacity(256);
+        if next < feed.n {
+            feed.piece(next, &mut bytes);
+            self.piece(out, id, &bytes, false);
+            if next + 1 < feed.n {
+                let at = due + feed.gap;
+                self.feeds[k] = (id, feed, next + 1, at);
+                return Fed::Next(at);
+            }
+        }
+        self.feeds.swap_remove(k);
+        bytes.clear();
+        feed.end(&mut bytes);
+        self.piece(out, id, &bytes, true);
+        Fed::Done { close: false }
+    }
+
+    /// Sends `bytes` on the streamed answer of `stream`, behind any it holds; `last`
+    /// ends the stream with them.
+    fn piece(&mut self, out: &mut Vec<u8>, stream: u32, bytes: &[u8], last: bool) {
+        let Some(i) = self
+            .streams
+            .iter()
+            .position(|s| s.id == stream && s.state == State::Sending)
+        else {
+            return;
+        };
+        let s = &mut self.streams[i];
+        if s.pending.len() > s.sent {
+            // Bytes wait for the windows: these go behind them.
+            s.pending.extend_from_slice(bytes);
+            self.held += bytes.len();
+            return self.pump(out);
+        }
+        s.pending.clear();
+        s.sent = 0;
+        if bytes.is_empty() {
+            if last {
+                frame::head(out, 0, frame::DATA, frame::END_STREAM, stream);
+                self.finish(out, i);
+            }
+            return;
+        }
+        let sent = send_data(
+            out,
+            s,
+            bytes,
+            last,
+            &mut self.send_window,
+            self.peer_max_frame,
+        );
+        if sent == bytes.len() {
+            if last {
+                self.finish(out, i);
+            }
+        } else {
+            s.pending.extend_from_slice(&bytes[sent..]);
+            self.held += bytes.len() - sent;
+        }
+    }
+
     /// The response on stream `i` is sent: the stream closes (reset when the client
     /// was still sending a refused request).
     pub(super) fn finish(&mut self, out: &mut Vec<u8>, i: usize) {
@@ -286,8 +443,9 @@ impl H2Conn {
                 continue;
             }
             let mut pending = std::mem::take(&mut s.pending);
+            let feeding = self.feeds.iter().any(|f| f.0 == s.id);
             loop {
-                let last = s.more.left() == 0;
+                let last = s.more.left() == 0 && !feeding;
                 let n = send_data(
                     out,
                     s,
@@ -303,6 +461,13 @@ impl H2Conn {
                 }
                 if last {
                     done.push(s.id);
+                    break;
+                }
+                if feeding && s.more.left() == 0 {
+                    // A streamed answer's held events are out: the next comes on its
+                    // timer.
+                    pending.clear();
+                    s.sent = 0;
                     break;
                 }
                 // The chunk is out: make the next one while the windows have room.

@@ -45,5 +45,5 @@ fn streams_reset_before_routing_leave_the_ready_queue() {
     assert_eq!(used, input.len());
     assert_eq!(c.ready.len(), 0);
     assert_eq!(c.open_streams(), 0);
-    assert_eq!(c.next_ready(&mut Vec::new()), None);
+    assert_eq!(c.next_ready(&mut Vec::new(), &mut Vec::new()), None);
 }
