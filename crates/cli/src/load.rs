@@ -66,7 +66,7 @@ pub struct LoadArgs {
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
-            "rand_regex_url", "redirects", "send_horizon", "stream", "sse",
+            "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai",
         ]
     )]
     pub spec: Option<String>,
@@ -139,6 +139,59 @@ pub struct LoadArgs {
     /// byte, each event and the gaps between them; a `data: [DONE]` event ends it
     #[arg(long = "sse")]
     pub sse: bool,
+    /// Load an OpenAI-compatible completion server (the URL is its /v1/completions or
+    /// /v1/chat/completions): each request a streamed completion of a drawn prompt
+    /// (or one of --prompts), timed as --sse times events (only those carrying text),
+    /// with each completion's tokens (its usage chunk's count), the time per output
+    /// token and tokens per second
+    #[arg(
+        long = "openai",
+        value_name = "API",
+        value_enum,
+        conflicts_with_all = ["body_file", "body_lines", "targets", "stream", "sse", "rand_regex_url"]
+    )]
+    pub openai: Option<crate::openai::Api>,
+    /// --openai: the model each request names
+    #[arg(
+        long = "model",
+        value_name = "NAME",
+        requires = "openai",
+        default_value = "stampede-mock"
+    )]
+    pub model: String,
+    /// --openai: words in each drawn prompt (the mean; see --range-ratio)
+    #[arg(
+        long = "input-tokens",
+        value_name = "N",
+        requires = "openai",
+        default_value_t = 128
+    )]
+    pub input_tokens: u32,
+    /// --openai: tokens each completion asks for at most (the mean)
+    #[arg(
+        long = "output-tokens",
+        value_name = "N",
+        requires = "openai",
+        default_value_t = 64
+    )]
+    pub output_tokens: u32,
+    /// --openai: each prompt's length and maximum drawn uniformly within this ratio of
+    /// the means, in [0, 1)
+    #[arg(
+        long = "range-ratio",
+        value_name = "R",
+        requires = "openai",
+        default_value_t = 0.0
+    )]
+    pub range_ratio: f64,
+    /// --openai: prompts from FILE, one JSON object per line: {"prompt": "…"} (and
+    /// "output_tokens": N for its own maximum), used in turn
+    #[arg(long = "prompts", value_name = "FILE", requires = "openai")]
+    pub prompts: Option<String>,
+    /// --openai: ask the server to ignore its end-of-sequence token (vLLM's
+    /// ignore_eos), so each completion runs to its maximum
+    #[arg(long = "ignore-eos", requires = "openai")]
+    pub ignore_eos: bool,
     /// Request body from a file (-D as oha)
     #[arg(long = "body-file", short_alias = 'D', value_name = "FILE")]
     pub body_file: Option<String>,
@@ -287,6 +340,32 @@ pub fn precheck(args: &[String]) -> Result<(), Exit> {
     }
 }
 
+/// `--openai`'s requests: a POST of each prompt's JSON body (see [`crate::openai`]),
+/// as many as the run sends (`-n`), or a thousand in turn for a run bounded by time.
+fn openai_requests(
+    a: &LoadArgs,
+    api: crate::openai::Api,
+    target: &stampede_engine::Target,
+    headers: &[(String, String)],
+    keepalive: bool,
+) -> Result<Vec<stampede_engine::Request>, Exit> {
+    let count = a.requests.map_or(1000, |n| {
+        n.min(crate::openai::MAX_PROMPTS as u64 + 1) as usize
+    });
+    let prompts = crate::openai::Prompts {
+        api,
+        model: &a.model,
+        input_words: a.input_tokens,
+        output_tokens: a.output_tokens,
+        range_ratio: a.range_ratio,
+        file: a.prompts.as_deref(),
+        count,
+        seed: a.seed,
+        ignore_eos: a.ignore_eos,
+    };
+    prompts.requests(target, headers, keepalive, &prompts.prompts()?)
+}
+
 /// The spec the request and load flags describe: one request, or several in turn
 /// (`--targets`, `--body-lines`).
 fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
@@ -341,6 +420,10 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         Some(file) => targets::body_lines(file, &common::read_body(file)?, &|b| request(Some(b)))?,
         None => variety,
     };
+    let variety = match a.openai {
+        Some(api) => openai_requests(a, api, &target, &headers, keepalive)?,
+        None => variety,
+    };
     let first = match variety.first() {
         Some(r) => r.clone(),
         None => request(body)?,
@@ -356,11 +439,20 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.load.http2 = a.http2;
     spec.load.redirects = a.redirects;
-    spec.load.stream = match (a.stream, a.sse) {
-        (_, true) => Some(stampede_engine::StreamMode::Sse),
-        (true, false) => Some(stampede_engine::StreamMode::Chunks),
-        (false, false) => None,
+    spec.load.stream = match (a.stream, a.sse, a.openai) {
+        (_, _, Some(_)) => Some(stampede_engine::StreamMode::Openai),
+        (_, true, None) => Some(stampede_engine::StreamMode::Sse),
+        (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
+        (false, false, None) => None,
     };
+    if a.openai.is_some() && !a.http2 {
+        // Each prompt once in turn over the run's calls, whichever connection sends
+        // (over HTTP/2 each connection takes them in turn from the first).
+        spec.load.walk = Some(stampede_engine::Walk {
+            rate: 1.0,
+            once: false,
+        });
+    }
     if let Some(h) = a.send_horizon {
         spec.load.horizon = h;
     }

@@ -27,6 +27,7 @@ mod k8s;
 mod live;
 mod load;
 mod merge;
+mod openai;
 mod randurl;
 mod serve;
 mod sesslog;

@@ -100,6 +100,13 @@ fn server_sent_events_are_counted_and_timed_from_the_start() {
         m["stream"]["first_event"]["min_us"],
         st["first_event"]["min_us"]
     );
+    // Over HTTP/2 the same events come as DATA frames.
+    let (h2, _) = run_json(&[
+        "load", &url, "--sse", "--http2", "-c", "1", "-t", "1", "-n", "4",
+    ]);
+    assert_eq!(h2["stream"]["events"], 40, "{}", h2["stream"]);
+    assert_eq!(h2["stream"]["done"], 4);
+    assert!(ms(&h2["latency"]["min_us"]) >= 210.0);
     // Without the flag nothing about streams is measured.
     let (plain, summary) = run_json(&["load", &url, "-c", "2", "-t", "1", "-n", "2"]);
     assert!(plain.get("stream").is_none(), "{plain}");
@@ -197,4 +204,119 @@ fn an_event_over_the_limit_fails_its_request_by_kind() {
     assert_eq!(r["requests"]["failed"], 1, "{}", r["requests"]);
     assert_eq!(r["errors"]["stream_event"], 1, "{}", r["errors"]);
     server.join().unwrap();
+}
+
+/// `--openai` against the mock LLM with known timing (30 ms to the first token, 10 ms
+/// between tokens, 8 tokens each): the tokens are the usage chunks' counts, TTFT no
+/// sooner than 30 ms, ITL and TPOT 10 ms at the median, every stream ends with
+/// `[DONE]`; both APIs, over HTTP/1.1 and HTTP/2.
+#[test]
+fn openai_completions_are_timed_by_their_tokens() {
+    let s = crate::common::srv_with(stampede_server::Config {
+        threads: 1,
+        llm: stampede_server::llm::LlmConfig {
+            ttft: std::time::Duration::from_millis(30),
+            itl: std::time::Duration::from_millis(10),
+            batch: 0,
+            max_tokens: 16,
+        },
+        ..stampede_server::Config::default()
+    });
+    for (api, path, more) in [
+        ("chat", "/v1/chat/completions", None),
+        ("completions", "/v1/completions", Some("--http2")),
+    ] {
+        let url = s.url(path);
+        let mut args = vec![
+            "load",
+            &url,
+            "--openai",
+            api,
+            "--input-tokens",
+            "20",
+            "--output-tokens",
+            "8",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "10",
+        ];
+        args.extend(more);
+        let (r, summary) = run_json(&args);
+        assert_eq!(r["statuses"]["200"], 10, "{api}: {}", r["statuses"]);
+        let st = &r["stream"];
+        assert_eq!(st["mode"], "openai");
+        assert_eq!(st["done"], 10, "{api}: {st}");
+        assert_eq!(st["events"], 80, "{api}: {st}");
+        let t = &st["tokens"];
+        assert_eq!(t["total"], 80, "{api}: {t}");
+        assert_eq!(t["per_response"]["min_us"], 8);
+        assert_eq!(t["per_response"]["max_us"], 8);
+        assert!(ms(&st["first_event"]["min_us"]) >= 30.0, "{api}: {st}");
+        assert!(
+            ms(&r["latency"]["min_us"]) >= 100.0,
+            "{api}: {}",
+            r["latency"]
+        );
+        assert_eq!(st["gap"]["count"], 70);
+        let itl = p50(&st["gap"]);
+        let tpot = p50(&t["tpot"]);
+        assert!((7.0..=13.0).contains(&itl), "{api}: itl p50 {itl} ms");
+        assert!((7.0..=13.0).contains(&tpot), "{api}: tpot p50 {tpot} ms");
+        assert!(summary.contains("  ttft        p50 "), "{summary}");
+        assert!(
+            summary.contains("  tokens      80 completion tokens = "),
+            "{summary}"
+        );
+    }
+}
+
+/// The mock LLM's other answers: the model list, a completion not streamed (one JSON
+/// answer with usage), a request that is not one (400, OpenAI's error object), and a
+/// GET of a completion (405).
+#[test]
+fn the_mock_llm_answers_as_an_openai_server_does() {
+    let s = srv();
+    let ask = |req: String| -> String {
+        let mut c = std::net::TcpStream::connect(s.addr()).unwrap();
+        c.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        c.read_to_string(&mut out).unwrap();
+        out
+    };
+    let post = |path: &str, body: &str| {
+        ask(format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    let models = ask("GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".into());
+    assert!(models.contains("\"id\":\"stampede-mock\""), "{models}");
+    let whole = post(
+        "/v1/completions",
+        r#"{"model":"stampede-mock","prompt":"one two three","max_tokens":3}"#,
+    );
+    assert!(whole.starts_with("HTTP/1.1 200 OK\r\n"), "{whole}");
+    assert!(whole.contains("Content-Type: application/json"), "{whole}");
+    // Chunked: the JSON is the one chunk's data.
+    let json = whole
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["choices"][0]["text"], " tok tok tok");
+    assert_eq!(v["usage"]["prompt_tokens"], 3);
+    assert_eq!(v["usage"]["completion_tokens"], 3);
+    let bad = post("/v1/chat/completions", r#"{"prompt":"no messages"}"#);
+    assert!(bad.starts_with("HTTP/1.1 400 "), "{bad}");
+    assert!(bad.contains("invalid_request_error"), "{bad}");
+    let get = ask("GET /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".into());
+    assert!(get.starts_with("HTTP/1.1 405 "), "{get}");
+    // POST elsewhere is still refused.
+    assert!(post("/pong", "{}").starts_with("HTTP/1.1 405 "));
 }

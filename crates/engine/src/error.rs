@@ -114,7 +114,8 @@ pub enum ErrorKind {
     /// anything but 2xx, or closed instead of answering.
     ProxyRefused,
     /// A watched response's stream broke its format: a server-sent event (or one of
-    /// its lines) over the size limit.
+    /// its lines) over the size limit, or an OpenAI stream's event that is not a
+    /// chunk object (an `error` object included).
     StreamEvent,
 }
 

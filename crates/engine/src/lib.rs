@@ -64,9 +64,9 @@ pub use run::schedule::{Budget, Closed, Next, Schedule};
 pub use run::{probe, run, Run};
 pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Workload};
 pub use spec::segment::Segment;
-pub use spec::StreamMode;
 pub use spec::{
     parse_duration, Load, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
     MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,
 };
+pub use spec::{Slo, StreamMode};
 pub use target::{Address, Target};

@@ -32,11 +32,12 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
     let at = |l: &stampede_engine::LatencyStats, q: f64| human_us(l.at(q).unwrap_or(0) as f64);
     let per = &st.events_per_response;
     let done = match st.mode {
-        stampede_engine::StreamMode::Sse => {
+        stampede_engine::StreamMode::Sse | stampede_engine::StreamMode::Openai => {
             format!(", {} streams ended with [DONE]", thousands(st.done))
         }
         stampede_engine::StreamMode::Chunks => String::new(),
     };
+    let openai = st.mode == stampede_engine::StreamMode::Openai;
     let _ = writeln!(
         o,
         "  stream      {}: {} events{done}; per response p50 {} max {}",
@@ -45,9 +46,10 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
         per.at(50.0).unwrap_or(0),
         per.max_us
     );
+    let first_event = if openai { "ttft       " } else { "first event" };
     for (name, c, u) in [
         ("first byte ", &st.first_byte, &st.first_byte_uncorrected),
-        ("first event", &st.first_event, &st.first_event_uncorrected),
+        (first_event, &st.first_event, &st.first_event_uncorrected),
     ] {
         let _ = writeln!(
             o,
@@ -62,13 +64,32 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
     let g = &st.gap;
     let _ = writeln!(
         o,
-        "  event gap   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        "  {}   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        if openai { "itl      " } else { "event gap" },
         at(g, 50.0),
         at(g, 90.0),
         at(g, 99.0),
         at(g, 99.9),
         human_us(g.max_us as f64)
     );
+    if let Some(t) = &st.tokens {
+        let _ = writeln!(
+            o,
+            "  tpot        p50 {}  p90 {}  p99 {}  max {}  (per output token after the first)",
+            at(&t.tpot, 50.0),
+            at(&t.tpot, 90.0),
+            at(&t.tpot, 99.0),
+            human_us(t.tpot.max_us as f64)
+        );
+        let _ = writeln!(
+            o,
+            "  tokens      {} completion tokens = {:.1} tokens/s; per response p50 {} max {}",
+            thousands(t.total),
+            t.per_second,
+            t.per_response.at(50.0).unwrap_or(0),
+            t.per_response.max_us
+        );
+    }
 }
 
 pub fn summary(r: &RunResult) -> String {

@@ -360,6 +360,10 @@ impl Merger {
             if let Some(s) = &mut o.stream {
                 s.events = 0;
                 s.done = 0;
+                if let Some(t) = &mut s.tokens {
+                    t.total = 0;
+                    t.good = t.good.map(|_| 0);
+                }
             }
             o
         });
@@ -386,6 +390,13 @@ impl Merger {
             (Some(s), Some(ps)) => {
                 s.events = s.events.saturating_add(ps.events);
                 s.done = s.done.saturating_add(ps.done);
+                if let (Some(t), Some(pt)) = (&mut s.tokens, &ps.tokens) {
+                    t.total = t.total.saturating_add(pt.total);
+                    t.good = match (t.good, pt.good) {
+                        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+                        (a, b) => a.or(b),
+                    };
+                }
             }
             (None, Some(ps)) => out.stream = Some(ps.clone()),
             (_, None) => {}
@@ -469,7 +480,14 @@ impl Merger {
         out.tls = merge_tls(&self.tls, &out.histograms);
         if let Some(s) = &out.stream {
             let h = out.histograms.stream.clone().unwrap_or_default();
-            out.stream = Some(StreamStats::of(s.mode, s.events, s.done, &h));
+            let tokens = s.tokens.as_ref().map_or(0, |t| t.total);
+            let good = s.tokens.as_ref().and_then(|t| t.good);
+            out.stream = Some(StreamStats::of(
+                s.mode,
+                (s.events, s.done, tokens, good),
+                duration_s,
+                &h,
+            ));
         }
         out.origin = merge_origin(&self.origins);
         out.limit = (!self.limits.is_empty()).then(|| {

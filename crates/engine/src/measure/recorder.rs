@@ -82,6 +82,10 @@ pub(crate) struct Recorder {
     /// Runs that time streams: events received, and streams that sent `[DONE]`.
     pub stream_events: u64,
     pub stream_done: u64,
+    /// OpenAI streams: completion tokens of completed responses, and the completions
+    /// that met the run's service levels.
+    pub stream_tokens: u64,
+    pub stream_good: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -121,6 +125,8 @@ impl Recorder {
             headers_decoded: 0,
             stream_events: 0,
             stream_done: 0,
+            stream_tokens: 0,
+            stream_good: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -363,6 +369,17 @@ impl Recorder {
         self.stream_done += u64::from(done);
     }
 
+    /// An OpenAI stream's completion had `tokens` tokens; `tpot_us` is its time per
+    /// output token after the first (two tokens or more).
+    pub fn stream_tokens(&mut self, tokens: u32, tpot_us: Option<u64>) {
+        let s = self.hist.stream.get_or_insert_with(Default::default);
+        s.tokens.0.saturating_record(u64::from(tokens));
+        if let Some(t) = tpot_us {
+            s.tpot.0.saturating_record(t);
+        }
+        self.stream_tokens += u64::from(tokens);
+    }
+
     /// A session ended; `ok` if it made all its calls.
     pub fn session_end(&mut self, started: Instant, now: Instant, ok: bool) {
         if ok {
@@ -392,6 +409,8 @@ impl Recorder {
         self.headers_decoded += other.headers_decoded;
         self.stream_events += other.stream_events;
         self.stream_done += other.stream_done;
+        self.stream_tokens += other.stream_tokens;
+        self.stream_good += other.stream_good;
         match (&mut h.stream, other.hist.stream) {
             (Some(a), Some(b)) => {
                 // One run's workers stay far within the format's counts.

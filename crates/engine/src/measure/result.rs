@@ -564,12 +564,20 @@ pub struct StreamHistograms {
     pub gap: Hist,
     /// Events per completed response (a count, not µs).
     pub events: Hist,
+    /// OpenAI streams: completion tokens per completed response (a count), and the
+    /// time per output token after the first, µs.
+    #[serde(default)]
+    pub tokens: Hist,
+    #[serde(default)]
+    pub tpot: Hist,
 }
 
 impl StreamHistograms {
     /// Adds another run's.
     pub fn add(&mut self, other: &StreamHistograms) -> Result<(), HistError> {
-        let pairs: [(&mut Hist, &Hist); 6] = [
+        let pairs: [(&mut Hist, &Hist); 8] = [
+            (&mut self.tokens, &other.tokens),
+            (&mut self.tpot, &other.tpot),
             (&mut self.first_byte, &other.first_byte),
             (
                 &mut self.first_byte_uncorrected,
@@ -610,17 +618,51 @@ pub struct StreamStats {
     pub gap: LatencyStats,
     /// Events per completed response (counts, in the `_us` fields).
     pub events_per_response: LatencyStats,
+    /// OpenAI streams: the completions' tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenStats>,
+}
+
+/// What an OpenAI-compatible stream's completions held: their tokens (each usage
+/// chunk's count, or the events that carried text where a stream sent none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenStats {
+    /// Completion tokens over every completed response.
+    pub total: u64,
+    /// Completion tokens per second of the run.
+    pub per_second: f64,
+    /// Completion tokens per response (counts, in the `_us` fields).
+    pub per_response: LatencyStats,
+    /// Time per output token after the first (the time from the first token to the
+    /// last over the tokens after the first), per response of two tokens or more.
+    pub tpot: LatencyStats,
+    /// With service levels (see [`crate::Slo`]): the completions that met them, and
+    /// those per second of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_rps: Option<f64>,
 }
 
 impl StreamStats {
-    /// The figures of `h`, with the counts kept beside them.
+    /// The figures of `h`, with the counts kept beside them; `tokens` and `secs`
+    /// (the run's) make the token figures of OpenAI streams.
     pub fn of(
         mode: crate::StreamMode,
-        events: u64,
-        done: u64,
+        (events, done, tokens, good): (u64, u64, u64, Option<u64>),
+        secs: f64,
         h: &StreamHistograms,
     ) -> StreamStats {
+        let per_second = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         StreamStats {
+            tokens: (mode == crate::StreamMode::Openai).then(|| TokenStats {
+                total: tokens,
+                per_second: per_second(tokens),
+                per_response: h.tokens.stats(),
+                tpot: h.tpot.stats(),
+                good,
+                goodput_rps: good.map(per_second),
+            }),
             mode,
             events,
             done,

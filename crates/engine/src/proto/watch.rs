@@ -20,6 +20,12 @@ pub enum StreamMode {
     Chunks,
     /// The body is `text/event-stream`: each server-sent event is an event.
     Sse,
+    /// The body is an OpenAI-compatible completion stream: server-sent events whose
+    /// data are chunk objects. Each event carrying text (a completion's `text`, a
+    /// chat's `delta.content` or `delta.reasoning_content`) is an event, so the first
+    /// is the first token; the usage chunk gives the completion's tokens. Data that
+    /// is not a chunk object, or an `error` object, breaks the stream.
+    Openai,
 }
 
 impl StreamMode {
@@ -28,6 +34,7 @@ impl StreamMode {
         match self {
             StreamMode::Chunks => "chunks",
             StreamMode::Sse => "sse",
+            StreamMode::Openai => "openai",
         }
     }
 }
@@ -42,6 +49,66 @@ pub struct Progress {
     pub events: u32,
     /// The stream's `[DONE]` event came.
     pub done: bool,
+    /// OpenAI streams: the completion's tokens, as its usage chunk said.
+    pub tokens: Option<u32>,
+}
+
+/// A watched body broke its format: an event over the size limit, or (OpenAI
+/// streams) an event that is not a chunk object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadEvent;
+
+/// An OpenAI-compatible stream's chunk object, as far as it is read.
+#[derive(serde::Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Usage {
+    completion_tokens: u64,
+}
+
+/// What one OpenAI event's data says: whether it carries text, and the completion's
+/// tokens if it is the usage chunk. `None`: not a chunk object, or an error.
+fn openai_event(data: &[u8]) -> Option<(bool, Option<u32>)> {
+    let c: Chunk<'_> = serde_json::from_slice(data).ok()?;
+    if c.error.is_some() {
+        return None;
+    }
+    let filled = |s: &Option<std::borrow::Cow<'_, str>>| s.as_ref().is_some_and(|t| !t.is_empty());
+    let text = c.choices.iter().any(|ch| {
+        filled(&ch.text)
+            || ch
+                .delta
+                .as_ref()
+                .is_some_and(|d| filled(&d.content) || filled(&d.reasoning_content))
+    });
+    let tokens = c
+        .usage
+        .map(|u| u32::try_from(u.completion_tokens).unwrap_or(u32::MAX));
+    Some((text, tokens))
 }
 
 /// One body's watch: what it counted since the last [`Watch::take`].
@@ -56,7 +123,7 @@ impl Watch {
     pub(crate) fn new(mode: StreamMode) -> Watch {
         Watch {
             mode,
-            sse: (mode == StreamMode::Sse).then(|| SseParser::new(MAX_EVENT)),
+            sse: (mode != StreamMode::Chunks).then(|| SseParser::new(MAX_EVENT)),
             seen: Progress::default(),
         }
     }
@@ -70,19 +137,34 @@ impl Watch {
     }
 
     /// Payload bytes of the body arrived.
-    pub(crate) fn payload(&mut self, bytes: &[u8]) -> Result<(), SseError> {
+    pub(crate) fn payload(&mut self, bytes: &[u8]) -> Result<(), BadEvent> {
         self.seen.bytes = self.seen.bytes.saturating_add(bytes.len() as u32);
-        if let Some(p) = &mut self.sse {
-            let (events, done) = (&mut self.seen.events, &mut self.seen.done);
-            p.feed(bytes, &mut |item| {
-                if let SseItem::Event { data, .. } = item {
-                    if data == b"[DONE]" {
-                        *done = true;
-                    } else {
-                        *events += 1;
+        let Some(p) = &mut self.sse else {
+            return Ok(());
+        };
+        let openai = self.mode == StreamMode::Openai;
+        let seen = &mut self.seen;
+        let mut bad = false;
+        let fed: Result<(), SseError> = p.feed(bytes, &mut |item| {
+            let SseItem::Event { data, .. } = item else {
+                return;
+            };
+            if data == b"[DONE]" {
+                seen.done = true;
+            } else if !openai {
+                seen.events += 1;
+            } else {
+                match openai_event(data) {
+                    Some((text, tokens)) => {
+                        seen.events += u32::from(text);
+                        seen.tokens = tokens.or(seen.tokens);
                     }
+                    None => bad = true,
                 }
-            })?;
+            }
+        });
+        if fed.is_err() || bad {
+            return Err(BadEvent);
         }
         Ok(())
     }
@@ -119,7 +201,8 @@ mod tests {
             Some(Progress {
                 bytes: 6,
                 events: 2,
-                done: false
+                done: false,
+                tokens: None
             })
         );
         assert_eq!(w.take(), None);
@@ -131,7 +214,8 @@ mod tests {
             Some(Progress {
                 bytes: 8,
                 events: 0,
-                done: false
+                done: false,
+                tokens: None
             })
         );
     }
@@ -152,5 +236,29 @@ mod tests {
         // An event over the limit is an error.
         let big = vec![b'x'; MAX_EVENT + 1];
         assert!(w.payload(&big).is_err());
+    }
+
+    #[test]
+    fn openai_streams_count_text_events_and_take_usage() {
+        let mut w = Watch::new(StreamMode::Openai);
+        // A chat stream: the role chunk has no text; two tokens; the usage chunk.
+        let stream = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" a\\\"b\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"text\":\" c\",\"finish_reason\":\"length\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n",
+            "data: [DONE]\n\n"
+        );
+        w.payload(stream.as_bytes()).unwrap();
+        let p = w.take().unwrap();
+        assert_eq!((p.events, p.tokens, p.done), (2, Some(2), true));
+        // Data that is not a chunk object, or an error object, breaks the stream.
+        w.start();
+        assert_eq!(w.payload(b"data: not json\n\n"), Err(BadEvent));
+        w.start();
+        assert_eq!(
+            w.payload(b"data: {\"error\":{\"message\":\"overloaded\"}}\n\n"),
+            Err(BadEvent)
+        );
     }
 }

@@ -69,7 +69,9 @@ pub(super) fn build_result(
     });
     let stream = spec.load.stream.map(|mode| {
         let h = rec.hist.stream.clone().unwrap_or_default();
-        StreamStats::of(mode, rec.stream_events, rec.stream_done, &h)
+        let good = spec.load.slo.map(|_| rec.stream_good);
+        let counts = (rec.stream_events, rec.stream_done, rec.stream_tokens, good);
+        StreamStats::of(mode, counts, secs, &h)
     });
     let mut result = RunResult {
         schema: SCHEMA.to_string(),

@@ -320,6 +320,40 @@ pub struct Load {
     /// bodies are counted, not watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamMode>,
+    /// OpenAI streams: the service levels a completion must meet to count toward
+    /// goodput (vLLM's `--goodput`), each timed as the run times it: the time to first
+    /// token and the whole response from the intended start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
+}
+
+/// Service levels of a completion, in µs; a level not set is not checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2el_us: Option<u64>,
+}
+
+impl Slo {
+    /// Whether a completion with these figures (µs; `ttft` none without a token,
+    /// `tpot` none below two) meets every level set.
+    pub fn met(&self, ttft: Option<u64>, tpot: Option<u64>, e2el: u64) -> bool {
+        let within = |level: Option<u64>, v: Option<u64>| match (level, v) {
+            (None, _) => true,
+            (Some(l), Some(v)) => v <= l,
+            // No first token: the level is not met.
+            (Some(_), None) => false,
+        };
+        // A completion of one token has no time per output token: 0, as vLLM counts it.
+        within(self.ttft_us, ttft)
+            && within(self.tpot_us, Some(tpot.unwrap_or(0)))
+            && within(self.e2el_us, Some(e2el))
+    }
 }
 
 fn default_horizon() -> Duration {
@@ -359,6 +393,7 @@ impl Load {
             redirects: 0,
             horizon: DEFAULT_HORIZON,
             stream: None,
+            slo: None,
         }
     }
 }

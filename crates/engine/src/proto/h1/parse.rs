@@ -36,9 +36,10 @@ pub enum ParseError {
     /// Bytes came that no request asked for, or a second answer to one request.
     #[error("a response no request asked for")]
     Unsolicited,
-    /// A watched body's server-sent event, or one of its lines, is over the size
-    /// limit (see [`crate::StreamMode`]).
-    #[error("a streamed event over the size limit")]
+    /// A watched body broke its format: a server-sent event (or one of its lines)
+    /// over the size limit, or an OpenAI stream's event that is not a chunk object
+    /// (see [`crate::StreamMode`]).
+    #[error("a streamed event over the size limit or malformed")]
     Event,
 }
 

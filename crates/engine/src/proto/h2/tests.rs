@@ -562,12 +562,14 @@ fn a_watched_stream_reports_each_data_frame_and_a_broken_one_is_cancelled() {
             Progress {
                 bytes: 20,
                 events: 2,
-                done: false
+                done: false,
+                tokens: None
             },
             Progress {
                 bytes: 12,
                 events: 0,
-                done: true
+                done: true,
+                tokens: None
             }
         ]
     );

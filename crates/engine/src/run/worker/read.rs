@@ -221,7 +221,11 @@ impl Worker<'_> {
             return true;
         };
         if self.spec.load.stream.is_some() {
-            self.stream_complete(ci, r.stream);
+            let at = match self.pace.arrived {
+                Some(a) if self.pace.stamped => a.max(p.sent),
+                _ => now,
+            };
+            self.stream_complete(ci, r.stream, p.intended, at);
         }
         let c = &mut self.conns[ci];
         let c = if self.prep.redirects > 0 {

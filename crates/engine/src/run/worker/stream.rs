@@ -15,11 +15,14 @@ use crate::proto::watch::Progress;
 pub(super) struct StreamClock {
     /// Its stream (HTTP/2), or 0 (HTTP/1: the oldest request's).
     stream: u32,
-    /// When its last event came, once one has.
+    /// When its first and its last event came, once one has.
+    first: Option<Instant>,
     last: Option<Instant>,
     events: u32,
     /// It sent `[DONE]`.
     done: bool,
+    /// OpenAI streams: the completion's tokens, as its usage chunk said.
+    tokens: Option<u32>,
 }
 
 impl StreamClock {
@@ -53,9 +56,11 @@ impl Worker<'_> {
             None => {
                 c.clocks.push(StreamClock {
                     stream,
+                    first: None,
                     last: None,
                     events: 0,
                     done: false,
+                    tokens: None,
                 });
                 if p.bytes > 0 {
                     self.rec.stream_first_byte(intended, sent, at);
@@ -67,23 +72,54 @@ impl Worker<'_> {
         if p.events > 0 {
             self.rec
                 .stream_events((intended, sent), k.last, at, p.events);
+            k.first.get_or_insert(at);
             k.last = Some(at);
             k.events = k.events.saturating_add(p.events);
         }
         k.done |= p.done;
+        k.tokens = p.tokens.or(k.tokens);
     }
 
-    /// The watched response on `stream` of `ci` completed: its events are counted.
+    /// The watched response on `stream` of `ci` completed at `at`: its events are
+    /// counted, and an OpenAI stream's tokens (the usage chunk's count, else the
+    /// events that carried text) with its time per output token after the first.
     #[cold]
-    pub(super) fn stream_complete(&mut self, ci: usize, stream: u32) {
+    pub(super) fn stream_complete(
+        &mut self,
+        ci: usize,
+        stream: u32,
+        intended: Instant,
+        at: Instant,
+    ) {
         let c = &mut self.conns[ci];
-        let (events, done) = match c.clocks.iter().position(|k| k.stream == stream) {
-            Some(i) => {
-                let k = c.clocks.swap_remove(i);
-                (k.events, k.done)
-            }
-            None => (0, false),
+        let k = match c.clocks.iter().position(|k| k.stream == stream) {
+            Some(i) => c.clocks.swap_remove(i),
+            None => StreamClock {
+                stream,
+                first: None,
+                last: None,
+                events: 0,
+                done: false,
+                tokens: None,
+            },
         };
-        self.rec.stream_response(u64::from(events), done);
+        self.rec.stream_response(u64::from(k.events), k.done);
+        if self.spec.load.stream == Some(crate::StreamMode::Openai) {
+            let tokens = k.tokens.unwrap_or(k.events);
+            let tpot = match k.first {
+                Some(first) if tokens > 1 => {
+                    let span = at.saturating_duration_since(first).as_micros() as u64;
+                    Some(span / u64::from(tokens - 1))
+                }
+                _ => None,
+            };
+            self.rec.stream_tokens(tokens, tpot);
+            if let Some(slo) = &self.spec.load.slo {
+                let us = |d: std::time::Duration| d.as_micros() as u64;
+                let ttft = k.first.map(|f| us(f.saturating_duration_since(intended)));
+                let e2el = us(at.saturating_duration_since(intended));
+                self.rec.stream_good += u64::from(slo.met(ttft, tpot, e2el));
+            }
+        }
     }
 }

@@ -1,0 +1,262 @@
+//! Requests to an OpenAI-compatible completion server (`load --openai`): the prompts
+//! a run sends and the JSON bodies that carry them.
+//!
+//! Prompts are drawn before the run (so the run itself only sends them): random ones
+//! of a given length in words, each length drawn uniformly within a range ratio of it
+//! as vLLM's random dataset does, from a fixed vocabulary by the run's seed; or read
+//! from a JSONL file, one `{"prompt": …}` object per line (`output_tokens` on a line
+//! sets that prompt's maximum). Each becomes a streamed request asking for its usage,
+//! so tokens are counted from the server's own figure.
+
+use crate::common::Exit;
+use stampede_engine::input::{self, Input};
+
+/// Which API the requests use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Api {
+    /// `/v1/completions`: `prompt`, `max_tokens`.
+    Completions,
+    /// `/v1/chat/completions`: `messages`, `max_completion_tokens`.
+    Chat,
+}
+
+/// Most prompts one run draws or reads.
+pub const MAX_PROMPTS: usize = 1_000_000;
+
+/// Most words in a drawn prompt.
+pub const MAX_WORDS: u32 = 1_000_000;
+
+/// What the prompts are and what each asks for.
+pub struct Prompts<'a> {
+    pub api: Api,
+    pub model: &'a str,
+    /// Random prompts of this many words (±`range_ratio`), or a JSONL file.
+    pub input_words: u32,
+    pub output_tokens: u32,
+    pub range_ratio: f64,
+    pub file: Option<&'a str>,
+    pub count: usize,
+    pub seed: u64,
+    /// Ask the server to ignore its end-of-sequence token (vLLM's `ignore_eos`), so
+    /// every completion has its maximum.
+    pub ignore_eos: bool,
+}
+
+const VOCABULARY: [&str; 32] = [
+    "the", "load", "server", "token", "stream", "answer", "quick", "model", "tail", "latency",
+    "rate", "queue", "batch", "first", "every", "request", "time", "cache", "prompt", "engine",
+    "thread", "socket", "byte", "event", "round", "trip", "graph", "edge", "count", "merge",
+    "shape", "close",
+];
+
+/// A small, fast generator (splitmix64): the prompts follow the seed exactly.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn between(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + (self.next() % u64::from(hi - lo + 1)) as u32
+    }
+}
+
+impl Prompts<'_> {
+    /// Every request body of the run, in order.
+    #[cfg(test)]
+    fn bodies(&self) -> Result<Vec<Vec<u8>>, Exit> {
+        let prompts = self.prompts()?;
+        Ok(self.bodies_of(&prompts))
+    }
+
+    /// The prompts and their maximums: drawn, or read from the file.
+    pub fn prompts(&self) -> Result<Vec<(String, u32)>, Exit> {
+        if self.count == 0 || self.count > MAX_PROMPTS {
+            return Err(Exit::usage(format!(
+                "--openai: the run sends 1 to {MAX_PROMPTS} prompts (-n), not {}",
+                self.count
+            )));
+        }
+        match self.file {
+            Some(file) => self.read(file),
+            None => self.draw(),
+        }
+    }
+
+    /// The bodies of `prompts`, in turn, as many as the run sends.
+    fn bodies_of(&self, prompts: &[(String, u32)]) -> Vec<Vec<u8>> {
+        (prompts.iter().cycle().take(self.count))
+            .map(|(p, out)| self.body(p, *out))
+            .collect()
+    }
+
+    /// The run's requests: a POST of each prompt's body to `target`, with `headers`.
+    pub fn requests(
+        &self,
+        target: &stampede_engine::Target,
+        headers: &[(String, String)],
+        keepalive: bool,
+        prompts: &[(String, u32)],
+    ) -> Result<Vec<stampede_engine::Request>, Exit> {
+        (self.bodies_of(prompts).into_iter())
+            .map(|body| {
+                let mut b = stampede_engine::RequestBuilder::native(target, "POST", keepalive)
+                    .set_header("Content-Type", "application/json");
+                for (n, v) in headers {
+                    b = b.set_header(n, v);
+                }
+                b.body(body).build().map_err(|e| Exit::usage(e.to_string()))
+            })
+            .collect()
+    }
+
+    /// Random prompts (see the module's comment).
+    pub fn draw(&self) -> Result<Vec<(String, u32)>, Exit> {
+        if !(0.0..1.0).contains(&self.range_ratio) {
+            return Err(Exit::usage(format!(
+                "--range-ratio: {} is not in [0, 1)",
+                self.range_ratio
+            )));
+        }
+        if self.input_words == 0 || self.input_words > MAX_WORDS {
+            return Err(Exit::usage(format!(
+                "--input-tokens: 1 to {MAX_WORDS}, not {}",
+                self.input_words
+            )));
+        }
+        let spread = |n: u32| {
+            let lo = ((f64::from(n) * (1.0 - self.range_ratio)).floor() as u32).max(1);
+            let hi = ((f64::from(n) * (1.0 + self.range_ratio)).ceil() as u32).max(lo);
+            (lo, hi)
+        };
+        let mut rng = Rng(self.seed);
+        let (ilo, ihi) = spread(self.input_words);
+        let (olo, ohi) = spread(self.output_tokens);
+        Ok((0..self.count)
+            .map(|_| {
+                let words = rng.between(ilo, ihi);
+                let out = rng.between(olo, ohi);
+                let mut p = String::with_capacity(words as usize * 7);
+                for i in 0..words {
+                    if i > 0 {
+                        p.push(' ');
+                    }
+                    p.push_str(VOCABULARY[(rng.next() % VOCABULARY.len() as u64) as usize]);
+                }
+                (p, out)
+            })
+            .collect())
+    }
+
+    fn read(&self, file: &str) -> Result<Vec<(String, u32)>, Exit> {
+        let text = input::read_text(file, "--prompts", Input::List)
+            .map_err(|e| Exit::usage(e.to_string()))?;
+        let mut prompts = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |why: &str| Exit::usage(format!("--prompts {file}, line {}: {why}", i + 1));
+            let v: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| bad(&format!("not JSON ({e})")))?;
+            let Some(prompt) = v["prompt"].as_str() else {
+                return Err(bad("no \"prompt\" string"));
+            };
+            let out = match &v["output_tokens"] {
+                serde_json::Value::Null => self.output_tokens,
+                n => match n.as_u64() {
+                    Some(n) if (1..=100_000).contains(&n) => n as u32,
+                    _ => return Err(bad("\"output_tokens\" must be 1 to 100000")),
+                },
+            };
+            if prompts.len() == MAX_PROMPTS {
+                return Err(bad(&format!("more than {MAX_PROMPTS} prompts")));
+            }
+            prompts.push((prompt.to_string(), out));
+        }
+        if prompts.is_empty() {
+            return Err(Exit::usage(format!("--prompts {file}: no prompts in it")));
+        }
+        Ok(prompts)
+    }
+
+    /// The JSON body asking for `prompt`'s completion of at most `out` tokens,
+    /// streamed, with its usage.
+    fn body(&self, prompt: &str, out: u32) -> Vec<u8> {
+        let mut v = match self.api {
+            Api::Completions => serde_json::json!({
+                "model": self.model,
+                "prompt": prompt,
+                "max_tokens": out,
+            }),
+            Api::Chat => serde_json::json!({
+                "model": self.model,
+                "messages": [{"role": "user", "content": prompt}],
+                "max_completion_tokens": out,
+            }),
+        };
+        v["stream"] = true.into();
+        v["stream_options"] = serde_json::json!({"include_usage": true});
+        if self.ignore_eos {
+            v["ignore_eos"] = true.into();
+        }
+        serde_json::to_vec(&v).expect("a JSON value serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompts(count: usize) -> Prompts<'static> {
+        Prompts {
+            api: Api::Chat,
+            model: "m",
+            input_words: 10,
+            output_tokens: 4,
+            range_ratio: 0.5,
+            file: None,
+            count,
+            seed: 7,
+            ignore_eos: false,
+        }
+    }
+
+    #[test]
+    fn drawn_prompts_follow_the_seed_and_stay_in_range() {
+        let a = prompts(50).bodies().unwrap();
+        assert_eq!(a, prompts(50).bodies().unwrap());
+        for b in &a {
+            let v: serde_json::Value = serde_json::from_slice(b).unwrap();
+            let words = v["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .split_whitespace()
+                .count();
+            assert!((5..=15).contains(&words), "{words}");
+            let out = v["max_completion_tokens"].as_u64().unwrap();
+            assert!((2..=6).contains(&out), "{out}");
+            assert_eq!(v["stream_options"]["include_usage"], true);
+        }
+        let mut other = prompts(50);
+        other.seed = 8;
+        assert_ne!(a, other.bodies().unwrap());
+    }
+
+    #[test]
+    fn bad_counts_and_ratios_are_refused_by_flag() {
+        assert!(prompts(0).bodies().is_err());
+        let mut p = prompts(1);
+        p.range_ratio = 1.0;
+        assert!(p.bodies().is_err());
+        let mut p = prompts(1);
+        p.input_words = 0;
+        assert!(p.bodies().is_err());
+    }
+}
