@@ -34,6 +34,7 @@ mod sesslog;
 mod ssh;
 mod targets;
 mod tls;
+mod vllm;
 mod watch;
 mod wrk;
 
@@ -101,6 +102,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// vLLM's serving benchmark: stampede vllm bench serve --model M --base-url URL
+    /// (`stampede help vllm` for its flags)
+    #[command(disable_help_flag = true)]
+    Vllm {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 fn main() {
@@ -118,6 +126,7 @@ fn main() {
                 "wrk" => Some(wrk::DIALECT.help::<wrk::WrkArgs>()),
                 "httperf" => Some(httperf::DIALECT.help::<httperf::HttperfArgs>()),
                 "h2load" => Some(h2load::DIALECT.help::<h2load::H2loadArgs>()),
+                "vllm" => Some(vllm::DIALECT.help::<vllm::VllmArgs>()),
                 _ => None,
             };
             if let Some(t) = text {
@@ -151,6 +160,7 @@ fn main() {
             | Command::Wrk { .. }
             | Command::Httperf { .. }
             | Command::H2load { .. }
+            | Command::Vllm { .. }
     );
     if run_command {
         // From the start: a signal while the run is being set up (or its target
@@ -171,6 +181,7 @@ fn main() {
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),
         Command::H2load { args } => h2load::main(&args),
+        Command::Vllm { args } => vllm::main(&args),
     };
     if let Err(e) = res {
         if !e.message.is_empty() {

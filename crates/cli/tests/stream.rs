@@ -320,3 +320,124 @@ fn the_mock_llm_answers_as_an_openai_server_does() {
     // POST elsewhere is still refused.
     assert!(post("/pong", "{}").starts_with("HTTP/1.1 405 "));
 }
+
+/// `stampede vllm bench serve` against the mock LLM: vLLM's report in its layout, its
+/// JSON result, our figures beside the ones it would print, and its flags' errors.
+#[test]
+fn vllm_bench_serve_prints_its_report_and_its_result() {
+    let s = crate::common::srv_with(stampede_server::Config {
+        threads: 1,
+        llm: stampede_server::llm::LlmConfig {
+            ttft: std::time::Duration::from_millis(30),
+            itl: std::time::Duration::from_millis(10),
+            batch: 0,
+            max_tokens: 16,
+        },
+        ..stampede_server::Config::default()
+    });
+    let dir = tempdir::Dir::new();
+    let d = dir.0.to_string_lossy().into_owned();
+    let base = s.url("");
+    let out = stampede(&[
+        "vllm",
+        "bench",
+        "serve",
+        "--backend",
+        "openai-chat",
+        "--base-url",
+        &base,
+        "--endpoint",
+        "/v1/chat/completions",
+        "--model",
+        "stampede-mock",
+        "--tokenizer",
+        "some/tokenizer",
+        "--num-prompts",
+        "12",
+        "--random-input-len",
+        "16",
+        "--random-output-len",
+        "6",
+        "--max-concurrency",
+        "4",
+        "--percentile-metrics",
+        "ttft,tpot,itl,e2el",
+        "--metric-percentiles",
+        "50,99",
+        "--goodput",
+        "ttft:2000",
+        "tpot:2000",
+        "--save-result",
+        "--result-dir",
+        &d,
+        "--result-filename",
+        "r.json",
+    ]);
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{e}");
+    for want in [
+        "============ Serving Benchmark Result ============\n",
+        "Successful requests:                     12 ",
+        "Maximum request concurrency:             4 ",
+        "Total input tokens:                      192 ",
+        "Total generated tokens:                  72 ",
+        "Request goodput (req/s):",
+        "---------------Time to First Token----------------\n",
+        "-----Time per Output Token (excl. 1st token)------\n",
+        "P50 TTFT (ms):",
+        "P99 ITL (ms):",
+        "Mean E2EL from the send (ms):",
+        "P99 TTFT from the send (ms):",
+        "==================================================\n",
+    ] {
+        assert!(o.contains(want), "{want:?} in\n{o}");
+    }
+    assert!(
+        e.contains("--tokenizer: tokens are each completion's usage"),
+        "{e}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["completed"], 12);
+    assert_eq!(v["total_output_tokens"], 72);
+    assert_eq!(v["total_input_tokens"], 192);
+    assert_eq!(v["max_concurrency"], 4);
+    assert!(v["mean_ttft_ms"].as_f64().unwrap() >= 30.0, "{v}");
+    let itl = v["median_itl_ms"].as_f64().unwrap();
+    assert!((7.0..=13.0).contains(&itl), "{itl}");
+    assert!(v["request_goodput"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["p99_ttft_ms_from_send"].as_f64().unwrap() <= v["p99_ttft_ms"].as_f64().unwrap());
+    // Flags it cannot honour are refused by name, with what to do instead.
+    for (args, want) in [
+        (vec!["--burstiness", "2"], "--burstiness 2"),
+        (vec!["--backend", "tgi"], "--backend tgi"),
+        (vec!["--dataset-name", "sonnet"], "--dataset-name sonnet"),
+        (vec!["--goodput", "ttft"], "--goodput ttft"),
+        (vec!["--profile"], "--profile"),
+    ] {
+        let mut all = vec![
+            "vllm",
+            "bench",
+            "serve",
+            "--model",
+            "m",
+            "--base-url",
+            &base,
+        ];
+        all.extend(args);
+        let out = stampede(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        assert!(
+            text(&out.stderr).contains(want),
+            "{want}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = stampede(&["vllm", "serve", "--model", "m"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("bench serve"),
+        "{}",
+        text(&out.stderr)
+    );
+}

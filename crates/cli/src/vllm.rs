@@ -1,0 +1,684 @@
+//! `stampede vllm bench serve`: vLLM's serving benchmark's command line, report and
+//! JSON result, run by the engine.
+//!
+//! The flags are `vllm bench serve`'s: the backend picks the API (`openai` and `vllm`
+//! the completions one, `openai-chat` the chat one), the random dataset draws its
+//! prompts (words as tokens, see [`crate::openai`]) and ShareGPT's file gives them
+//! (its first human turn the prompt, the reply's words, or `--sharegpt-output-len`,
+//! the maximum), a request rate with a burstiness of 1 is a Poisson process and `inf`
+//! sends as fast as `--max-concurrency` lets, `--goodput` sets the service levels.
+//! What differs, on purpose: TTFT and E2EL run from each request's intended start,
+//! so a queue behind `--max-concurrency` or a late client shows in them (vLLM times
+//! from the send; those figures are printed beside ours, "from the send"); tokens are
+//! each completion's usage (vLLM counts with its tokenizer); the JSON result has the
+//! summary's keys without the per-request lists (bounded memory).
+
+use std::time::Duration;
+
+use clap::Parser;
+use stampede_engine::input::{self, Input};
+use stampede_engine::{value_at_percentile, Hist, LoadSpec, Run, Shape, Slo, Target};
+
+use crate::common::{self, Exit, ProgressOptions, ResultFile, SegmentArgs};
+use crate::contract::Tool;
+use crate::dialect::{Dialect, Inert, Refused};
+use crate::openai::{Api, Prompts};
+
+pub const DIALECT: Dialect = Dialect {
+    tool: "vllm bench serve",
+    refused: &[
+        Refused {
+            flag: "--profile",
+            why: "it drives the server's own profiler",
+            instead: "profile the server beside the run (perf record -p PID)",
+        },
+        Refused {
+            flag: "--use-beam-search",
+            why: "beam search is a sampling setting of the server",
+            instead: "--prompts FILE on `stampede load --openai` with the request fields you need",
+        },
+        Refused {
+            flag: "--logprobs",
+            why: "log probabilities are not timed",
+            instead: "leave it out",
+        },
+    ],
+    inert: &[
+        Inert {
+            id: "tokenizer",
+            flag: "--tokenizer",
+            why: "tokens are each completion's usage, and prompt words here",
+        },
+        Inert {
+            id: "disable_tqdm",
+            flag: "--disable-tqdm",
+            why: "progress is one line a second on standard error",
+        },
+    ],
+    prefixes: false,
+};
+
+/// `vllm bench serve`'s flags.
+#[derive(Parser, Debug)]
+#[command(
+    name = "stampede vllm bench serve",
+    version,
+    about = "vLLM's serving benchmark (vllm bench serve's flags, report and JSON result)",
+    disable_version_flag = true
+)]
+pub struct VllmArgs {
+    /// The server's API: openai or vllm (/v1/completions), openai-chat
+    /// (/v1/chat/completions)
+    #[arg(long = "backend", value_name = "NAME", default_value = "openai")]
+    pub backend: String,
+    /// The server's URL (instead of --host and --port)
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+    #[arg(long = "host", value_name = "HOST", default_value = "127.0.0.1")]
+    pub host: String,
+    #[arg(long = "port", value_name = "PORT", default_value_t = 8000)]
+    pub port: u16,
+    /// The API's path
+    #[arg(
+        long = "endpoint",
+        value_name = "PATH",
+        default_value = "/v1/completions"
+    )]
+    pub endpoint: String,
+    /// The model to ask for
+    #[arg(long = "model", value_name = "NAME")]
+    pub model: String,
+    /// The name the server serves the model under, sent in requests instead of --model
+    #[arg(long = "served-model-name", value_name = "NAME")]
+    pub served_model_name: Option<String>,
+    #[arg(long = "tokenizer", value_name = "NAME")]
+    pub tokenizer: Option<String>,
+    /// random or sharegpt
+    #[arg(long = "dataset-name", value_name = "NAME", default_value = "random")]
+    pub dataset_name: String,
+    /// The ShareGPT file (--dataset-name sharegpt)
+    #[arg(long = "dataset-path", value_name = "FILE")]
+    pub dataset_path: Option<String>,
+    /// Prompts sent, each once
+    #[arg(long = "num-prompts", value_name = "N", default_value_t = 1000)]
+    pub num_prompts: usize,
+    #[arg(long = "random-input-len", value_name = "N", default_value_t = 1024)]
+    pub random_input_len: u32,
+    #[arg(long = "random-output-len", value_name = "N", default_value_t = 128)]
+    pub random_output_len: u32,
+    #[arg(long = "random-range-ratio", value_name = "R", default_value_t = 0.0)]
+    pub random_range_ratio: f64,
+    /// Words every random prompt begins with (the same for all)
+    #[arg(long = "random-prefix-len", value_name = "N", default_value_t = 0)]
+    pub random_prefix_len: u32,
+    /// Each ShareGPT prompt's maximum (instead of its reply's length)
+    #[arg(long = "sharegpt-output-len", value_name = "N")]
+    pub sharegpt_output_len: Option<u32>,
+    /// Requests per second (inf: all at once, within --max-concurrency)
+    #[arg(long = "request-rate", value_name = "RPS", default_value = "inf")]
+    pub request_rate: String,
+    /// 1: Poisson arrivals
+    #[arg(long = "burstiness", value_name = "F", default_value_t = 1.0)]
+    pub burstiness: f64,
+    /// Requests in flight at most
+    #[arg(long = "max-concurrency", value_name = "N")]
+    pub max_concurrency: Option<usize>,
+    /// Metrics with percentiles in the report: ttft, tpot, itl, e2el
+    #[arg(
+        long = "percentile-metrics",
+        value_name = "LIST",
+        default_value = "ttft,tpot,itl"
+    )]
+    pub percentile_metrics: String,
+    /// Percentiles reported, comma-separated
+    #[arg(long = "metric-percentiles", value_name = "LIST", default_value = "99")]
+    pub metric_percentiles: String,
+    /// Service levels, KEY:MS for ttft, tpot and e2el (goodput: the requests meeting
+    /// all)
+    #[arg(long = "goodput", value_name = "KEY:MS", num_args = 1..)]
+    pub goodput: Vec<String>,
+    #[arg(long = "seed", value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Write vLLM's JSON result
+    #[arg(long = "save-result")]
+    pub save_result: bool,
+    #[arg(long = "result-dir", value_name = "DIR")]
+    pub result_dir: Option<String>,
+    #[arg(long = "result-filename", value_name = "FILE")]
+    pub result_filename: Option<String>,
+    /// Ask the server to ignore its end-of-sequence token
+    #[arg(long = "ignore-eos")]
+    pub ignore_eos: bool,
+    #[arg(long = "disable-tqdm")]
+    pub disable_tqdm: bool,
+    #[command(flatten)]
+    pub result: ResultFile,
+    #[command(flatten)]
+    pub segments: SegmentArgs,
+}
+
+/// The metrics the report can give percentiles of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Ttft,
+    Tpot,
+    Itl,
+    E2el,
+}
+
+impl Metric {
+    fn name(self) -> &'static str {
+        match self {
+            Metric::Ttft => "ttft",
+            Metric::Tpot => "tpot",
+            Metric::Itl => "itl",
+            Metric::E2el => "e2el",
+        }
+    }
+
+    fn header(self) -> &'static str {
+        match self {
+            Metric::Ttft => "Time to First Token",
+            Metric::Tpot => "Time per Output Token (excl. 1st token)",
+            Metric::Itl => "Inter-token Latency",
+            Metric::E2el => "End-to-end Latency",
+        }
+    }
+}
+
+/// What the report needs besides the result.
+pub struct Info {
+    backend: String,
+    model: String,
+    tokenizer: String,
+    num_prompts: usize,
+    rate: Option<f64>,
+    burstiness: f64,
+    max_concurrency: Option<usize>,
+    input_tokens: u64,
+    metrics: Vec<Metric>,
+    percentiles: Vec<f64>,
+}
+
+pub struct Vllm;
+
+/// Runs `stampede vllm bench serve ARGS`.
+pub fn main(args: &[String]) -> Result<(), Exit> {
+    match args {
+        [bench, serve, rest @ ..] if bench == "bench" && serve == "serve" => {
+            crate::contract::run::<Vllm>(rest)
+        }
+        _ => Err(Exit::usage(
+            "stampede vllm: `bench serve` is the benchmark offered: stampede vllm bench serve --model M [--base-url URL] …",
+        )),
+    }
+}
+
+impl Tool for Vllm {
+    type Args = VllmArgs;
+    type Inputs = (Target, Option<String>);
+    type Info = Info;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn result_file(a: &VllmArgs) -> &ResultFile {
+        &a.result
+    }
+
+    fn segments(a: &VllmArgs) -> &SegmentArgs {
+        &a.segments
+    }
+
+    fn inputs(a: &VllmArgs) -> Result<Self::Inputs, Exit> {
+        let target = common::resolve(&url(a), None)?;
+        let dataset = match (a.dataset_name.as_str(), &a.dataset_path) {
+            ("sharegpt", Some(path)) => Some(
+                input::read_text(path, "--dataset-path", Input::List)
+                    .map_err(|e| Exit::usage(e.to_string()))?,
+            ),
+            _ => None,
+        };
+        Ok((target, dataset))
+    }
+
+    fn translate(a: &VllmArgs, (target, dataset): Self::Inputs) -> Result<(LoadSpec, Info), Exit> {
+        translate(a, target, dataset)
+    }
+
+    fn execute(_a: &VllmArgs, spec: LoadSpec, _info: &mut Info) -> Result<Run, Exit> {
+        common::execute(spec, ProgressOptions::default())
+    }
+
+    fn report(a: &VllmArgs, run: &mut Run, info: &mut Info) -> Result<(), Exit> {
+        common::out(&report(&run.result, info));
+        if a.save_result {
+            let json = result_json(&run.result, info);
+            let name = a.result_filename.clone().unwrap_or_else(|| {
+                let base = info.model.rsplit('/').next().unwrap_or(&info.model);
+                let rate = info.rate.map_or("inf".to_string(), |r| r.to_string());
+                let cap = info
+                    .max_concurrency
+                    .map_or(String::new(), |c| format!("-concurrency{c}"));
+                format!("{}-{rate}qps{cap}-{base}-{}.json", info.backend, date_now())
+            });
+            let path = match &a.result_dir {
+                Some(dir) => std::path::Path::new(dir).join(name),
+                None => std::path::PathBuf::from(name),
+            };
+            std::fs::write(&path, serde_json::to_string_pretty(&json).expect("JSON"))
+                .map_err(|e| Exit::fail(format!("--save-result {}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+}
+
+/// The URL the flags name: --base-url (or --host and --port) and --endpoint.
+fn url(a: &VllmArgs) -> String {
+    let base = match &a.base_url {
+        Some(b) => b.trim_end_matches('/').to_string(),
+        None => format!("http://{}:{}", a.host, a.port),
+    };
+    format!("{base}{}", a.endpoint)
+}
+
+/// The run the flags ask for. Pure: the target is resolved and the dataset read.
+pub fn translate(
+    a: &VllmArgs,
+    target: Target,
+    dataset: Option<String>,
+) -> Result<(LoadSpec, Info), Exit> {
+    let api = match a.backend.as_str() {
+        "openai" | "vllm" => Api::Completions,
+        "openai-chat" => Api::Chat,
+        other => {
+            return Err(Exit::usage(format!(
+                "--backend {other}: openai, vllm (/v1/completions) or openai-chat (/v1/chat/completions)"
+            )))
+        }
+    };
+    let rate = match a.request_rate.as_str() {
+        "inf" => None,
+        r => match r.parse::<f64>() {
+            Ok(v) if v > 0.0 && v.is_finite() => Some(v),
+            _ => {
+                return Err(Exit::usage(format!(
+                    "--request-rate {r}: requests per second above 0, or inf"
+                )))
+            }
+        },
+    };
+    if a.burstiness != 1.0 {
+        return Err(Exit::usage(format!(
+            "--burstiness {}: only 1 (Poisson arrivals) is offered; use --burstiness 1, or `stampede load --inject` for bursts",
+            a.burstiness
+        )));
+    }
+    if a.num_prompts == 0 || a.num_prompts > crate::openai::MAX_PROMPTS {
+        return Err(Exit::usage(format!(
+            "--num-prompts {}: 1 to {}",
+            a.num_prompts,
+            crate::openai::MAX_PROMPTS
+        )));
+    }
+    let metrics = (a.percentile_metrics.split(','))
+        .map(|m| match m.trim() {
+            "ttft" => Ok(Metric::Ttft),
+            "tpot" => Ok(Metric::Tpot),
+            "itl" => Ok(Metric::Itl),
+            "e2el" => Ok(Metric::E2el),
+            other => Err(Exit::usage(format!(
+                "--percentile-metrics: {other:?} is not one of ttft, tpot, itl, e2el"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let percentiles = (a.metric_percentiles.split(','))
+        .map(|p| match p.trim().parse::<f64>() {
+            Ok(v) if v > 0.0 && v <= 100.0 => Ok(v),
+            _ => Err(Exit::usage(format!(
+                "--metric-percentiles: {p:?} is not a percentile above 0, at most 100"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let slo = goodput(&a.goodput)?;
+    let model = a
+        .served_model_name
+        .clone()
+        .unwrap_or_else(|| a.model.clone());
+    let prompts = Prompts {
+        api,
+        model: &model,
+        input_words: a.random_input_len,
+        output_tokens: a.random_output_len,
+        range_ratio: a.random_range_ratio,
+        file: None,
+        count: a.num_prompts,
+        seed: a.seed,
+        ignore_eos: a.ignore_eos,
+    };
+    let drawn = match (a.dataset_name.as_str(), dataset) {
+        ("random", _) => {
+            let mut p = prompts.draw()?;
+            if a.random_prefix_len > 0 {
+                let prefix = vec!["prefix"; a.random_prefix_len as usize].join(" ");
+                for (text, _) in &mut p {
+                    *text = format!("{prefix} {text}");
+                }
+            }
+            p
+        }
+        ("sharegpt", Some(text)) => sharegpt(&text, a.sharegpt_output_len)?,
+        ("sharegpt", None) => {
+            return Err(Exit::usage(
+                "--dataset-name sharegpt needs --dataset-path FILE (ShareGPT's JSON)",
+            ))
+        }
+        (other, _) => {
+            return Err(Exit::usage(format!(
+                "--dataset-name {other}: random or sharegpt are offered here"
+            )))
+        }
+    };
+    let input_tokens = (drawn.iter().cycle().take(a.num_prompts))
+        .map(|(t, _)| t.split_whitespace().count() as u64)
+        .sum();
+    let requests = prompts.requests(&target, &[], true, &drawn)?;
+    let mut spec = LoadSpec::new(target, requests[0].clone());
+    spec.load.variety = requests;
+    spec.load.walk = Some(stampede_engine::Walk {
+        rate: 1.0,
+        once: false,
+    });
+    spec.load.requests = Some(a.num_prompts as u64);
+    spec.load.stream = Some(stampede_engine::StreamMode::Openai);
+    spec.load.slo = slo;
+    spec.load.seed = a.seed;
+    // Completions take long: vLLM's client waits up to six hours for one.
+    spec.load.timeout = Some(Duration::from_secs(6 * 3600));
+    // One connection per request in flight: the cap, or every prompt at once.
+    let cap = a.max_concurrency.unwrap_or(a.num_prompts).clamp(1, 10_000);
+    spec.load.connections = cap;
+    spec.load.threads = common::cpus().min(cap);
+    if let Some(r) = rate {
+        spec.load.shape = Shape::Rate {
+            rate: r,
+            poisson: true,
+        };
+    }
+    let info = Info {
+        backend: a.backend.clone(),
+        model: a.model.clone(),
+        tokenizer: a.tokenizer.clone().unwrap_or_else(|| a.model.clone()),
+        num_prompts: a.num_prompts,
+        rate,
+        burstiness: a.burstiness,
+        max_concurrency: a.max_concurrency,
+        input_tokens,
+        metrics,
+        percentiles,
+    };
+    Ok((spec, info))
+}
+
+/// `--goodput ttft:200 tpot:50 e2el:1000`: service levels in ms.
+fn goodput(args: &[String]) -> Result<Option<Slo>, Exit> {
+    if args.is_empty() {
+        return Ok(None);
+    }
+    let mut slo = Slo::default();
+    for a in args {
+        let bad = || {
+            Exit::usage(format!(
+                "--goodput {a}: KEY:MS with KEY ttft, tpot or e2el and MS milliseconds above 0"
+            ))
+        };
+        let (k, v) = a.split_once(':').ok_or_else(bad)?;
+        let ms: f64 = v.parse().map_err(|_| bad())?;
+        if !(ms > 0.0 && ms.is_finite()) {
+            return Err(bad());
+        }
+        let us = Some((ms * 1000.0).round() as u64);
+        match k {
+            "ttft" => slo.ttft_us = us,
+            "tpot" => slo.tpot_us = us,
+            "e2el" => slo.e2el_us = us,
+            _ => return Err(bad()),
+        }
+    }
+    Ok(Some(slo))
+}
+
+/// ShareGPT's conversations: each one's first human turn is a prompt, its reply's
+/// words (or `output_len`) the maximum asked for.
+fn sharegpt(text: &str, output_len: Option<u32>) -> Result<Vec<(String, u32)>, Exit> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| Exit::usage(format!("--dataset-path: not ShareGPT's JSON ({e})")))?;
+    let Some(list) = v.as_array() else {
+        return Err(Exit::usage(
+            "--dataset-path: ShareGPT's JSON is a list of conversations",
+        ));
+    };
+    let mut out = Vec::new();
+    for c in list {
+        let turns = c["conversations"].as_array();
+        let (Some(q), Some(r)) = (turns.and_then(|t| t.first()), turns.and_then(|t| t.get(1)))
+        else {
+            continue;
+        };
+        let (Some(q), Some(r)) = (q["value"].as_str(), r["value"].as_str()) else {
+            continue;
+        };
+        let words = r.split_whitespace().count() as u32;
+        let max = output_len.unwrap_or(words).clamp(1, 100_000);
+        if !q.trim().is_empty() {
+            out.push((q.to_string(), max));
+        }
+        if out.len() == crate::openai::MAX_PROMPTS {
+            break;
+        }
+    }
+    if out.is_empty() {
+        return Err(Exit::usage(
+            "--dataset-path: no conversation with a prompt and a reply",
+        ));
+    }
+    Ok(out)
+}
+
+/// `h`'s value at percentile `p`, in ms.
+fn ms_at(h: &Hist, p: f64) -> f64 {
+    value_at_percentile(&h.0, p) as f64 / 1000.0
+}
+
+/// The metric's histograms: from the intended start, and (TTFT, E2EL) from the send.
+fn hists(r: &stampede_engine::RunResult, m: Metric) -> (Hist, Option<Hist>) {
+    let s = r.histograms.stream.clone().unwrap_or_default();
+    match m {
+        Metric::Ttft => (s.first_event, Some(s.first_event_uncorrected)),
+        Metric::Tpot => (s.tpot, None),
+        Metric::Itl => (s.gap, None),
+        Metric::E2el => (
+            r.histograms.latency.clone(),
+            Some(r.histograms.uncorrected.clone()),
+        ),
+    }
+}
+
+/// The counts and rates the report and the JSON result share.
+struct Totals {
+    completed: u64,
+    output: u64,
+    duration: f64,
+    goodput: Option<f64>,
+}
+
+fn totals(r: &stampede_engine::RunResult) -> Totals {
+    let tokens = r.stream.as_ref().and_then(|s| s.tokens.as_ref());
+    Totals {
+        completed: r.statuses.range(200..300).map(|(_, n)| n).sum(),
+        output: tokens.map_or(0, |t| t.total),
+        duration: r.duration_s,
+        goodput: tokens.and_then(|t| t.goodput_rps),
+    }
+}
+
+fn per_s(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+fn percent_word(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{}", p as u64)
+    } else {
+        format!("{p}")
+    }
+}
+
+/// vLLM's "Serving Benchmark Result", in its layout and units.
+pub fn report(r: &stampede_engine::RunResult, info: &Info) -> String {
+    use std::fmt::Write as _;
+    let t = totals(r);
+    let mut o = String::new();
+    let line = |o: &mut String, k: &str, v: String| {
+        let _ = writeln!(o, "{k:<40} {v:<10}");
+    };
+    let _ = writeln!(o, "{:=^50}", " Serving Benchmark Result ");
+    line(&mut o, "Successful requests:", t.completed.to_string());
+    if r.requests.failed > 0 {
+        line(&mut o, "Failed requests:", r.requests.failed.to_string());
+    }
+    if let Some(c) = info.max_concurrency {
+        line(&mut o, "Maximum request concurrency:", c.to_string());
+    }
+    if let Some(rate) = info.rate {
+        line(
+            &mut o,
+            "Request rate configured (RPS):",
+            format!("{rate:.2}"),
+        );
+    }
+    line(
+        &mut o,
+        "Benchmark duration (s):",
+        format!("{:.2}", t.duration),
+    );
+    line(&mut o, "Total input tokens:", info.input_tokens.to_string());
+    line(&mut o, "Total generated tokens:", t.output.to_string());
+    line(
+        &mut o,
+        "Request throughput (req/s):",
+        format!("{:.2}", per_s(t.completed, t.duration)),
+    );
+    if let Some(g) = t.goodput {
+        line(&mut o, "Request goodput (req/s):", format!("{g:.2}"));
+    }
+    line(
+        &mut o,
+        "Output token throughput (tok/s):",
+        format!("{:.2}", per_s(t.output, t.duration)),
+    );
+    line(
+        &mut o,
+        "Total Token throughput (tok/s):",
+        format!("{:.2}", per_s(t.output + info.input_tokens, t.duration)),
+    );
+    for &m in &info.metrics {
+        let name = m.name().to_uppercase();
+        let (h, sent) = hists(r, m);
+        let _ = writeln!(o, "{:-^50}", m.header());
+        line(
+            &mut o,
+            &format!("Mean {name} (ms):"),
+            format!("{:.2}", h.0.mean() / 1000.0),
+        );
+        line(
+            &mut o,
+            &format!("Median {name} (ms):"),
+            format!("{:.2}", ms_at(&h, 50.0)),
+        );
+        for &p in &info.percentiles {
+            line(
+                &mut o,
+                &format!("P{} {name} (ms):", percent_word(p)),
+                format!("{:.2}", ms_at(&h, p)),
+            );
+        }
+        if let Some(s) = sent {
+            // What vLLM would print: timed from the send, not from the intended start.
+            line(
+                &mut o,
+                &format!("Mean {name} from the send (ms):"),
+                format!("{:.2}", s.0.mean() / 1000.0),
+            );
+            for &p in &info.percentiles {
+                line(
+                    &mut o,
+                    &format!("P{} {name} from the send (ms):", percent_word(p)),
+                    format!("{:.2}", ms_at(&s, p)),
+                );
+            }
+        }
+    }
+    let _ = writeln!(o, "{}", "=".repeat(50));
+    o
+}
+
+/// vLLM's JSON result: its summary's keys, each metric's mean, median, standard
+/// deviation and percentiles in ms (from the intended start; the `_from_send`
+/// keys are what vLLM would have written), without its per-request lists.
+pub fn result_json(r: &stampede_engine::RunResult, info: &Info) -> serde_json::Value {
+    let t = totals(r);
+    let mut v = serde_json::json!({
+        "date": date_now(),
+        "backend": info.backend,
+        "model_id": info.model,
+        "tokenizer_id": info.tokenizer,
+        "num_prompts": info.num_prompts,
+        "request_rate": info.rate.map_or(serde_json::Value::from("inf"), serde_json::Value::from),
+        "burstiness": info.burstiness,
+        "max_concurrency": info.max_concurrency,
+        "duration": t.duration,
+        "completed": t.completed,
+        "failed": r.requests.failed,
+        "total_input_tokens": info.input_tokens,
+        "total_output_tokens": t.output,
+        "request_throughput": per_s(t.completed, t.duration),
+        "request_goodput": t.goodput,
+        "output_throughput": per_s(t.output, t.duration),
+        "total_token_throughput": per_s(t.output + info.input_tokens, t.duration),
+    });
+    for m in [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el] {
+        let (h, sent) = hists(r, m);
+        let n = m.name();
+        v[format!("mean_{n}_ms")] = (h.0.mean() / 1000.0).into();
+        v[format!("median_{n}_ms")] = ms_at(&h, 50.0).into();
+        v[format!("std_{n}_ms")] = (h.0.stdev() / 1000.0).into();
+        for &p in &info.percentiles {
+            v[format!("p{}_{n}_ms", percent_word(p))] = ms_at(&h, p).into();
+        }
+        if let Some(s) = sent {
+            v[format!("mean_{n}_ms_from_send")] = (s.0.mean() / 1000.0).into();
+            for &p in &info.percentiles {
+                v[format!("p{}_{n}_ms_from_send", percent_word(p))] = ms_at(&s, p).into();
+            }
+        }
+    }
+    v
+}
+
+/// Now, as vLLM names its results: `YYYYMMDD-HHMMSS` (UTC here).
+fn date_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let (y, m, d) = stampede_wire::date::civil_from_days(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
