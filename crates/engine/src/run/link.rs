@@ -95,10 +95,52 @@ impl Link {
         self.state
     }
 
-    /// The socket, while there is one.
+    /// Whether it holds a socket (connecting, tunnelling or open).
     #[inline]
-    pub(crate) fn stream(&mut self) -> Option<&mut Stream> {
-        self.stream.as_mut()
+    pub(crate) fn connected(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// Reads what the socket holds into `buf` (TLS: the plaintext). The worker reads
+    /// and writes through the link only, so that another transport (a completion
+    /// queue, a datagram endpoint) changes this type, not the loop.
+    #[inline]
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.stream.as_mut() {
+            Some(s) => s.read(buf),
+            None => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    /// Reads as [`Link::read`] does, with the kernel's arrival stamp of the bytes
+    /// when the socket gives one; nothing without a socket.
+    pub(crate) fn read_stamped(&mut self, buf: &mut [u8]) -> io::Result<(usize, Option<Duration>)> {
+        match self.stream.as_mut() {
+            Some(s) => s.read_stamped(buf),
+            None => Ok((0, None)),
+        }
+    }
+
+    /// Writes what it can of `bytes` (TLS: encrypts them).
+    #[inline]
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self.stream.as_mut() {
+            Some(s) => s.write(bytes),
+            None => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    /// TLS: sends records the socket did not take yet (nothing to do without TLS).
+    pub(crate) fn flush_tls(&mut self) -> io::Result<()> {
+        match self.stream.as_mut().and_then(Stream::tls) {
+            Some(t) => t.flush_pending().map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// The TLS session, on a TLS link.
+    pub(crate) fn tls(&mut self) -> Option<&mut stampede_tls::TlsStream<mio::net::TcpStream>> {
+        self.stream.as_mut().and_then(Stream::tls)
     }
 
     /// When the last dial began.
@@ -366,7 +408,7 @@ mod tests {
         };
         assert!(us < 5_000_000, "{us}");
         assert_eq!(link.state(), State::Open);
-        assert!(!link.handshaking() && link.stream().is_some());
+        assert!(!link.handshaking() && link.connected());
         // Plain TCP has no handshake to time.
         assert_eq!(link.handshake_done(Instant::now()), None);
         assert!(link.close(poll.registry(), false));

@@ -118,7 +118,7 @@ mod tests {
         );
         let now = Instant::now();
         let mut c = Conn::new(fresh_proto(&spec), 4, now);
-        assert!(c.link.state() == State::Closed && c.link.stream().is_none());
+        assert!(c.link.state() == State::Closed && !c.link.connected());
         assert!(c.pending.is_empty());
         assert!(!c.proto.is_h2());
         // Nothing to write until it is open.

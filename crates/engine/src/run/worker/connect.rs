@@ -3,7 +3,7 @@
 //! a connection's protocol has queued, and closing, with the failures each step can
 //! end in.
 
-use std::io::{self, Write};
+use std::io;
 use std::time::Instant;
 
 use mio::Token;
@@ -14,7 +14,6 @@ use crate::error::ErrorKind;
 use crate::measure::result::TlsSession;
 use crate::proto::h2::H2Conn;
 use crate::proto::Proto;
-use crate::run::io::Stream;
 use crate::run::link::{Dialer, Dialled};
 use crate::spec::LoadSpec;
 
@@ -101,13 +100,13 @@ impl Worker<'_> {
     /// socket did not take go out then too.
     pub(super) fn write(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
-        let Some(s) = c.link.stream() else { return };
+        if !c.link.connected() {
+            return;
+        }
         if c.alpn_pending {
             // Only the handshake goes out until ALPN says which protocol to speak.
-            if let Some(t) = s.tls() {
-                if let Err(e) = t.flush_pending() {
-                    return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
-                }
+            if let Err(e) = c.link.flush_tls() {
+                return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
             }
             return;
         }
@@ -121,7 +120,7 @@ impl Worker<'_> {
             if out.is_empty() {
                 break;
             }
-            match s.write(out) {
+            match c.link.write(out) {
                 Ok(0) => {
                     let e = io::ErrorKind::WriteZero.into();
                     return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
@@ -135,11 +134,9 @@ impl Worker<'_> {
                 Err(e) => return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e)),
             }
         }
-        if let Some(t) = s.tls() {
-            // Ciphertext the socket did not take goes out on the next writable edge.
-            if let Err(e) = t.flush_pending() {
-                return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
-            }
+        // Ciphertext the socket did not take goes out on the next writable edge.
+        if let Err(e) = c.link.flush_tls() {
+            return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
         }
         c.write_done = now;
     }
@@ -166,7 +163,7 @@ impl Worker<'_> {
         let Some(us) = c.link.handshake_done(now) else {
             return;
         };
-        if let Some(t) = c.link.stream().and_then(Stream::tls) {
+        if let Some(t) = c.link.tls() {
             let resumed = matches!(
                 t.conn.handshake_kind(),
                 Some(stampede_tls::rustls::HandshakeKind::Resumed)

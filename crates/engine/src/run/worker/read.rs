@@ -2,7 +2,7 @@
 //! the bytes to the connection's protocol, and settling the events it reports —
 //! responses timed and recorded, streams refused, reset or cut off by a GOAWAY.
 
-use std::io::{self, Read};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -33,12 +33,14 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
         for _ in 0..READS_PER_WAKE {
-            let c = &mut self.conns[ci];
-            let Some(s) = c.link.stream() else { return };
+            let link = &mut self.conns[ci].link;
+            if !link.connected() {
+                return;
+            }
             let r = if self.pace.stamped {
                 self.read_stamped(ci, buf, now)
             } else {
-                s.read(buf)
+                link.read(buf)
             };
             self.check_handshake(ci, now);
             match r {
@@ -72,10 +74,7 @@ impl Worker<'_> {
     #[cold]
     #[inline(never)]
     fn read_stamped(&mut self, ci: usize, buf: &mut [u8], now: Instant) -> io::Result<usize> {
-        let Some(s) = self.conns[ci].link.stream() else {
-            return Ok(0);
-        };
-        let (n, stamp) = s.read_stamped(buf)?;
+        let (n, stamp) = self.conns[ci].link.read_stamped(buf)?;
         let (mono, wall) = self.pace.clock;
         self.pace.arrived = stamp.map(|rx| {
             let at = if rx >= wall {
