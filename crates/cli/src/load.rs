@@ -66,7 +66,7 @@ pub struct LoadArgs {
             "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
-            "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai",
+            "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
         ]
     )]
     pub spec: Option<String>,
@@ -192,6 +192,16 @@ pub struct LoadArgs {
     /// ignore_eos), so each completion runs to its maximum
     #[arg(long = "ignore-eos", requires = "openai")]
     pub ignore_eos: bool,
+    /// With --stream, --sse or --openai: a response with no event for this long (since
+    /// its last, or its send before the first) fails as stream_stall and its
+    /// connection closes
+    #[arg(long = "event-timeout", value_name = "T", value_parser = common::parse_duration)]
+    pub event_timeout: Option<std::time::Duration>,
+    /// With --openai: service levels a completion must meet to count toward goodput,
+    /// KEY:MS with KEY ttft, tpot or e2el (vLLM's --goodput; TTFT and E2EL from the
+    /// intended start)
+    #[arg(long = "goodput", value_name = "KEY:MS", num_args = 1.., requires = "openai")]
+    pub goodput: Vec<String>,
     /// Request body from a file (-D as oha)
     #[arg(long = "body-file", short_alias = 'D', value_name = "FILE")]
     pub body_file: Option<String>,
@@ -445,6 +455,13 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
         (false, false, None) => None,
     };
+    if a.event_timeout.is_some() && spec.load.stream.is_none() {
+        return Err(Exit::usage(
+            "--event-timeout: times the events of streams; add --stream, --sse or --openai",
+        ));
+    }
+    spec.load.event_timeout = a.event_timeout;
+    spec.load.slo = crate::vllm::goodput(&a.goodput)?;
     if a.openai.is_some() && !a.http2 {
         // Each prompt once in turn over the run's calls, whichever connection sends
         // (over HTTP/2 each connection takes them in turn from the first).

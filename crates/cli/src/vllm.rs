@@ -419,7 +419,7 @@ pub fn translate(
 }
 
 /// `--goodput ttft:200 tpot:50 e2el:1000`: service levels in ms.
-fn goodput(args: &[String]) -> Result<Option<Slo>, Exit> {
+pub fn goodput(args: &[String]) -> Result<Option<Slo>, Exit> {
     if args.is_empty() {
         return Ok(None);
     }

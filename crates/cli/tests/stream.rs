@@ -21,6 +21,24 @@ fn run_json(args: &[&str]) -> (serde_json::Value, String) {
     (r, text(&out.stdout))
 }
 
+/// A server on 127.0.0.1:0 that answers one request with `answer` and ends (the
+/// run's reachability probe connects and closes first: the request comes on a later
+/// connection). Its thread ends once it has answered.
+fn answer_once(answer: Vec<u8>) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = std::thread::spawn(move || loop {
+        let (mut c, _) = l.accept().unwrap();
+        let mut buf = [0u8; 8192];
+        if c.read(&mut buf).is_ok_and(|n| n > 0) {
+            // A client that closes once it has seen too much leaves the rest moot.
+            let _ = c.write_all(&answer);
+            return;
+        }
+    });
+    (addr, server)
+}
+
 fn ms(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap() / 1000.0
 }
@@ -168,25 +186,13 @@ fn chunks_are_the_events_of_a_plain_stream() {
 /// connection is closed and nothing grows with the server's bytes.
 #[test]
 fn an_event_over_the_limit_fails_its_request_by_kind() {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    let server = std::thread::spawn(move || {
-        // The run's reachability probe connects and closes first: the request comes
-        // on a later connection.
-        let mut c = loop {
-            let (mut c, _) = l.accept().unwrap();
-            let mut buf = [0u8; 4096];
-            if c.read(&mut buf).is_ok_and(|n| n > 0) {
-                break c;
-            }
-        };
-        let mut out = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-        let line = [b"data: ".as_slice(), &vec![b'x'; 2 << 20]].concat();
-        out.extend_from_slice(format!("{:x}\r\n", line.len()).as_bytes());
-        out.extend_from_slice(&line);
-        // The client closes once it has seen too much; what is left unsent is moot.
-        let _ = c.write_all(&out);
-    });
+    let mut out =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
+    let line = [b"data: ".as_slice(), &vec![b'x'; 2 << 20]].concat();
+    out.extend_from_slice(format!("{:x}\r\n", line.len()).as_bytes());
+    out.extend_from_slice(&line);
+    let (addr, server) = answer_once(out);
     let url = format!("http://{addr}/");
     let (r, _) = run_json(&[
         "load",
@@ -271,6 +277,33 @@ fn openai_completions_are_timed_by_their_tokens() {
             "{summary}"
         );
     }
+    // Goodput: every completion meets generous levels, none a TTFT of 1 ms.
+    let url = s.url("/v1/completions");
+    let run = |levels: &[&str]| {
+        let mut args = vec![
+            "load",
+            &url,
+            "--openai",
+            "completions",
+            "--output-tokens",
+            "4",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-n",
+            "6",
+            "--goodput",
+        ];
+        args.extend_from_slice(levels);
+        run_json(&args)
+    };
+    let (r, summary) = run(&["ttft:2000", "tpot:2000", "e2el:5000"]);
+    assert_eq!(r["stream"]["tokens"]["good"], 6, "{}", r["stream"]);
+    assert!(r["stream"]["tokens"]["goodput_rps"].as_f64().unwrap() > 0.0);
+    assert!(summary.contains("6 met the service levels"), "{summary}");
+    let (r, _) = run(&["ttft:1"]);
+    assert_eq!(r["stream"]["tokens"]["good"], 0, "{}", r["stream"]);
 }
 
 /// The mock LLM's other answers: the model list, a completion not streamed (one JSON
@@ -319,6 +352,72 @@ fn the_mock_llm_answers_as_an_openai_server_does() {
     assert!(get.starts_with("HTTP/1.1 405 "), "{get}");
     // POST elsewhere is still refused.
     assert!(post("/pong", "{}").starts_with("HTTP/1.1 405 "));
+}
+
+/// A stream that stalls past `--event-timeout` fails as `stream_stall` (long before
+/// the request timeout); the flag needs a stream to time.
+#[test]
+fn a_stream_that_stalls_fails_at_the_event_timeout() {
+    let s = srv();
+    let url = s.url("/sse/5?gap=5000");
+    let started = std::time::Instant::now();
+    let (r, _) = run_json(&[
+        "load",
+        &url,
+        "--sse",
+        "--event-timeout",
+        "300ms",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(r["errors"]["stream_stall"], 1, "{}", r["errors"]);
+    assert_eq!(r["stream"]["events"], 1, "{}", r["stream"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    let out = stampede(&["load", &url, "--event-timeout", "1s", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--event-timeout"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A server whose usage counts fewer tokens than the events that carried text: the
+/// contradiction is counted, the usage's figure is the completion's tokens.
+#[test]
+fn a_usage_below_the_text_events_is_counted() {
+    let mut body = String::new();
+    for t in [" a", " b", " c"] {
+        body += &format!("data: {{\"choices\":[{{\"index\":0,\"text\":\"{t}\"}}]}}\n\n");
+    }
+    body += "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n";
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let (addr, server) = answer_once(answer.into_bytes());
+    let url = format!("http://{addr}/v1/completions");
+    let (r, _) = run_json(&[
+        "load",
+        &url,
+        "--openai",
+        "completions",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "1",
+    ]);
+    let t = &r["stream"]["tokens"];
+    assert_eq!(t["usage_short"], 1, "{t}");
+    assert_eq!(t["total"], 1, "{t}");
+    assert_eq!(r["stream"]["events"], 3);
+    server.join().unwrap();
 }
 
 /// `stampede vllm bench serve` against the mock LLM: vLLM's report in its layout, its

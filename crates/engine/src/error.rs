@@ -117,11 +117,13 @@ pub enum ErrorKind {
     /// its lines) over the size limit, or an OpenAI stream's event that is not a
     /// chunk object (an `error` object included).
     StreamEvent,
+    /// A watched response sent no event for the run's event timeout.
+    StreamStall,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -139,6 +141,7 @@ impl ErrorKind {
         ErrorKind::H2GoAway,
         ErrorKind::ProxyRefused,
         ErrorKind::StreamEvent,
+        ErrorKind::StreamStall,
     ];
 
     /// Index into per-kind counter arrays.
@@ -166,6 +169,7 @@ impl ErrorKind {
             ErrorKind::H2GoAway => "h2_goaway",
             ErrorKind::ProxyRefused => "proxy_refused",
             ErrorKind::StreamEvent => "stream_event",
+            ErrorKind::StreamStall => "stream_stall",
         }
     }
 

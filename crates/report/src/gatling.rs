@@ -200,7 +200,8 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::H2StreamReset => "HTTP/2 stream reset (RST_STREAM)".into(),
             ErrorKind::H2GoAway => "HTTP/2 connection going away (GOAWAY)".into(),
             ErrorKind::ProxyRefused => "Proxy refused the tunnel (CONNECT)".into(),
-            ErrorKind::StreamEvent => "Streamed event over the size limit".into(),
+            ErrorKind::StreamEvent => "Streamed event over the size limit or malformed".into(),
+            ErrorKind::StreamStall => "Stream stalled past the event timeout".into(),
         };
         out.push((msg, n));
     }

@@ -81,14 +81,30 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
             at(&t.tpot, 99.0),
             human_us(t.tpot.max_us as f64)
         );
+        let good = match (t.good, t.goodput_rps) {
+            (Some(g), Some(rps)) => {
+                format!(
+                    "; {} met the service levels = {rps:.2} req/s goodput",
+                    thousands(g)
+                )
+            }
+            _ => String::new(),
+        };
         let _ = writeln!(
             o,
-            "  tokens      {} completion tokens = {:.1} tokens/s; per response p50 {} max {}",
+            "  tokens      {} completion tokens = {:.1} tokens/s; per response p50 {} max {}{good}",
             thousands(t.total),
             t.per_second,
             t.per_response.at(50.0).unwrap_or(0),
             t.per_response.max_us
         );
+        if t.usage_short > 0 {
+            let _ = writeln!(
+                o,
+                "  ! usage     {} completions' usage counted fewer tokens than their text events",
+                thousands(t.usage_short)
+            );
+        }
     }
 }
 

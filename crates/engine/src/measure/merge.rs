@@ -363,6 +363,7 @@ impl Merger {
                 if let Some(t) = &mut s.tokens {
                     t.total = 0;
                     t.good = t.good.map(|_| 0);
+                    t.usage_short = 0;
                 }
             }
             o
@@ -392,6 +393,7 @@ impl Merger {
                 s.done = s.done.saturating_add(ps.done);
                 if let (Some(t), Some(pt)) = (&mut s.tokens, &ps.tokens) {
                     t.total = t.total.saturating_add(pt.total);
+                    t.usage_short = t.usage_short.saturating_add(pt.usage_short);
                     t.good = match (t.good, pt.good) {
                         (Some(a), Some(b)) => Some(a.saturating_add(b)),
                         (a, b) => a.or(b),
@@ -482,9 +484,10 @@ impl Merger {
             let h = out.histograms.stream.clone().unwrap_or_default();
             let tokens = s.tokens.as_ref().map_or(0, |t| t.total);
             let good = s.tokens.as_ref().and_then(|t| t.good);
+            let short = s.tokens.as_ref().map_or(0, |t| t.usage_short);
             out.stream = Some(StreamStats::of(
                 s.mode,
-                (s.events, s.done, tokens, good),
+                (s.events, s.done, tokens, good, short),
                 duration_s,
                 &h,
             ));

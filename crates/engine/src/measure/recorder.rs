@@ -86,6 +86,9 @@ pub(crate) struct Recorder {
     /// that met the run's service levels.
     pub stream_tokens: u64,
     pub stream_good: u64,
+    /// OpenAI streams: completions whose usage counted fewer tokens than the events
+    /// that carried text.
+    pub stream_usage_short: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     start: Instant,
@@ -127,6 +130,7 @@ impl Recorder {
             stream_done: 0,
             stream_tokens: 0,
             stream_good: 0,
+            stream_usage_short: 0,
             intervals: Vec::new(),
             requests: per_request.then(Vec::new),
             start,
@@ -411,6 +415,7 @@ impl Recorder {
         self.stream_done += other.stream_done;
         self.stream_tokens += other.stream_tokens;
         self.stream_good += other.stream_good;
+        self.stream_usage_short += other.stream_usage_short;
         match (&mut h.stream, other.hist.stream) {
             (Some(a), Some(b)) => {
                 // One run's workers stay far within the format's counts.

@@ -642,6 +642,10 @@ pub struct TokenStats {
     pub good: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_rps: Option<f64>,
+    /// Completions whose usage counted fewer tokens than the events that carried text
+    /// (a chunk carries one token or more, so the two contradict each other).
+    #[serde(default)]
+    pub usage_short: u64,
 }
 
 impl StreamStats {
@@ -649,7 +653,7 @@ impl StreamStats {
     /// (the run's) make the token figures of OpenAI streams.
     pub fn of(
         mode: crate::StreamMode,
-        (events, done, tokens, good): (u64, u64, u64, Option<u64>),
+        (events, done, tokens, good, usage_short): (u64, u64, u64, Option<u64>, u64),
         secs: f64,
         h: &StreamHistograms,
     ) -> StreamStats {
@@ -662,6 +666,7 @@ impl StreamStats {
                 tpot: h.tpot.stats(),
                 good,
                 goodput_rps: good.map(per_second),
+                usage_short,
             }),
             mode,
             events,

@@ -70,7 +70,13 @@ pub(super) fn build_result(
     let stream = spec.load.stream.map(|mode| {
         let h = rec.hist.stream.clone().unwrap_or_default();
         let good = spec.load.slo.map(|_| rec.stream_good);
-        let counts = (rec.stream_events, rec.stream_done, rec.stream_tokens, good);
+        let counts = (
+            rec.stream_events,
+            rec.stream_done,
+            rec.stream_tokens,
+            good,
+            rec.stream_usage_short,
+        );
         StreamStats::of(mode, counts, secs, &h)
     });
     let mut result = RunResult {

@@ -325,6 +325,12 @@ pub struct Load {
     /// token and the whole response from the intended start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
+    /// Runs that time streams: a response with no event for this long (since its
+    /// last event, or its send before the first) fails as a stalled stream, and its
+    /// connection closes (a token that never comes is not waited for until
+    /// `timeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_timeout: Option<Duration>,
 }
 
 /// Service levels of a completion, in µs; a level not set is not checked.
@@ -394,6 +400,7 @@ impl Load {
             horizon: DEFAULT_HORIZON,
             stream: None,
             slo: None,
+            event_timeout: None,
         }
     }
 }

@@ -33,7 +33,9 @@ impl EventLoop {
             match c.stream.read(&mut self.ibuf) {
                 Ok(0) => {
                     c.peer_closed = true;
-                    if c.rbuf.is_empty() && c.wbuf.is_empty() && !c.proto.blocked() {
+                    let feeding = matches!(&c.proto, super::Proto::H1(h) if h.feeding());
+                    if feeding || (c.rbuf.is_empty() && c.wbuf.is_empty() && !c.proto.blocked()) {
+                        // A streamed answer's client went away: the rest is for nobody.
                         self.close(ci);
                         return;
                     }

@@ -454,6 +454,11 @@ impl EventLoop {
         let Some(c) = self.conns[ci].as_mut() else {
             return;
         };
+        if c.peer_closed && !c.proto.is_h2() {
+            // The client went away mid-stream: the rest is for nobody.
+            self.close(ci);
+            return;
+        }
         self.out.clear();
         let h1 = match &mut c.proto {
             Proto::H1(h1) => h1,

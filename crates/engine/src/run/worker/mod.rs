@@ -663,6 +663,12 @@ impl<'a> Worker<'a> {
                         continue;
                     }
                 }
+                if let Some(t) = self.spec.load.event_timeout {
+                    if self.stalled(ci, now, t) {
+                        self.fail_and_close(ci, now, ErrorKind::StreamStall);
+                        continue;
+                    }
+                }
             }
             if let Drive::Sessions(_) = self.drive {
                 self.think_over(ci, now);

@@ -80,6 +80,26 @@ impl Worker<'_> {
         k.tokens = p.tokens.or(k.tokens);
     }
 
+    /// Whether a watched response on `ci` has had no event for `limit`: since its
+    /// last event, or since its send before the first.
+    #[cold]
+    pub(super) fn stalled(&self, ci: usize, now: Instant, limit: std::time::Duration) -> bool {
+        let c = &self.conns[ci];
+        let multiplexed = c.proto.multiplexed();
+        c.pending
+            .iter()
+            .take(if multiplexed { usize::MAX } else { 1 })
+            .filter(|p| !multiplexed || p.stream != 0)
+            .any(|p| {
+                let key = if multiplexed { p.stream } else { 0 };
+                let since = (c.clocks.iter())
+                    .find(|k| k.stream == key)
+                    .and_then(|k| k.last)
+                    .unwrap_or(p.sent);
+                now.saturating_duration_since(since) >= limit
+            })
+    }
+
     /// The watched response on `stream` of `ci` completed at `at`: its events are
     /// counted, and an OpenAI stream's tokens (the usage chunk's count, else the
     /// events that carried text) with its time per output token after the first.
@@ -106,6 +126,9 @@ impl Worker<'_> {
         self.rec.stream_response(u64::from(k.events), k.done);
         if self.spec.load.stream == Some(crate::StreamMode::Openai) {
             let tokens = k.tokens.unwrap_or(k.events);
+            // A chunk may carry several tokens, never less than one: usage below the
+            // events that carried text contradicts them.
+            self.rec.stream_usage_short += u64::from(k.tokens.is_some_and(|t| t < k.events));
             let tpot = match k.first {
                 Some(first) if tokens > 1 => {
                     let span = at.saturating_duration_since(first).as_micros() as u64;
