@@ -376,6 +376,33 @@ fn openai_requests(
     prompts.requests(target, headers, keepalive, &prompts.prompts()?)
 }
 
+/// How the run times streams: `--stream`, `--sse` or `--openai`, with the event
+/// timeout and the service levels; `--openai`'s prompts each once in turn.
+fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
+    spec.load.stream = match (a.stream, a.sse, a.openai) {
+        (_, _, Some(_)) => Some(stampede_engine::StreamMode::Openai),
+        (_, true, None) => Some(stampede_engine::StreamMode::Sse),
+        (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
+        (false, false, None) => None,
+    };
+    if a.event_timeout.is_some() && spec.load.stream.is_none() {
+        return Err(Exit::usage(
+            "--event-timeout: times the events of streams; add --stream, --sse or --openai",
+        ));
+    }
+    spec.load.event_timeout = a.event_timeout;
+    spec.load.slo = crate::vllm::goodput(&a.goodput)?;
+    if a.openai.is_some() && !a.http2 {
+        // Each prompt once in turn over the run's calls, whichever connection sends
+        // (over HTTP/2 each connection takes them in turn from the first).
+        spec.load.walk = Some(stampede_engine::Walk {
+            rate: 1.0,
+            once: false,
+        });
+    }
+    Ok(())
+}
+
 /// The spec the request and load flags describe: one request, or several in turn
 /// (`--targets`, `--body-lines`).
 fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
@@ -449,27 +476,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.load.http2 = a.http2;
     spec.load.redirects = a.redirects;
-    spec.load.stream = match (a.stream, a.sse, a.openai) {
-        (_, _, Some(_)) => Some(stampede_engine::StreamMode::Openai),
-        (_, true, None) => Some(stampede_engine::StreamMode::Sse),
-        (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
-        (false, false, None) => None,
-    };
-    if a.event_timeout.is_some() && spec.load.stream.is_none() {
-        return Err(Exit::usage(
-            "--event-timeout: times the events of streams; add --stream, --sse or --openai",
-        ));
-    }
-    spec.load.event_timeout = a.event_timeout;
-    spec.load.slo = crate::vllm::goodput(&a.goodput)?;
-    if a.openai.is_some() && !a.http2 {
-        // Each prompt once in turn over the run's calls, whichever connection sends
-        // (over HTTP/2 each connection takes them in turn from the first).
-        spec.load.walk = Some(stampede_engine::Walk {
-            rate: 1.0,
-            once: false,
-        });
-    }
+    streams(a, &mut spec)?;
     if let Some(h) = a.send_horizon {
         spec.load.horizon = h;
     }

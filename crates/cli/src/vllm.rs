@@ -281,11 +281,16 @@ fn url(a: &VllmArgs) -> String {
 }
 
 /// The run the flags ask for. Pure: the target is resolved and the dataset read.
-pub fn translate(
-    a: &VllmArgs,
-    target: Target,
-    dataset: Option<String>,
-) -> Result<(LoadSpec, Info), Exit> {
+/// What the flags say besides the prompts: the API, the rate, the report's metrics and
+/// percentiles; each refused value named.
+struct Flags {
+    api: Api,
+    rate: Option<f64>,
+    metrics: Vec<Metric>,
+    percentiles: Vec<f64>,
+}
+
+fn flags(a: &VllmArgs) -> Result<Flags, Exit> {
     let api = match a.backend.as_str() {
         "openai" | "vllm" => Api::Completions,
         "openai-chat" => Api::Chat,
@@ -338,6 +343,25 @@ pub fn translate(
             ))),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    Ok(Flags {
+        api,
+        rate,
+        metrics,
+        percentiles,
+    })
+}
+
+pub fn translate(
+    a: &VllmArgs,
+    target: Target,
+    dataset: Option<String>,
+) -> Result<(LoadSpec, Info), Exit> {
+    let Flags {
+        api,
+        rate,
+        metrics,
+        percentiles,
+    } = flags(a)?;
     let slo = goodput(&a.goodput)?;
     let model = a
         .served_model_name

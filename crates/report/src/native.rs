@@ -25,89 +25,6 @@ pub fn interrupted_line(r: &RunResult) -> String {
 ///
 /// Long on purpose: it prints the summary top to bottom, block by block, in the order it
 /// reads.
-/// The figures of a run that timed streams: events, then the first byte, the first
-/// event and the gaps between events, from the intended start (the uncorrected p99
-/// beside them).
-fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
-    let at = |l: &stampede_engine::LatencyStats, q: f64| human_us(l.at(q).unwrap_or(0) as f64);
-    let per = &st.events_per_response;
-    let done = match st.mode {
-        stampede_engine::StreamMode::Sse | stampede_engine::StreamMode::Openai => {
-            format!(", {} streams ended with [DONE]", thousands(st.done))
-        }
-        stampede_engine::StreamMode::Chunks => String::new(),
-    };
-    let openai = st.mode == stampede_engine::StreamMode::Openai;
-    let _ = writeln!(
-        o,
-        "  stream      {}: {} events{done}; per response p50 {} max {}",
-        st.mode.name(),
-        thousands(st.events),
-        per.at(50.0).unwrap_or(0),
-        per.max_us
-    );
-    let first_event = if openai { "ttft       " } else { "first event" };
-    for (name, c, u) in [
-        ("first byte ", &st.first_byte, &st.first_byte_uncorrected),
-        (first_event, &st.first_event, &st.first_event_uncorrected),
-    ] {
-        let _ = writeln!(
-            o,
-            "  {name} p50 {}  p90 {}  p99 {}  max {}  (from the send: p99 {})",
-            at(c, 50.0),
-            at(c, 90.0),
-            at(c, 99.0),
-            human_us(c.max_us as f64),
-            at(u, 99.0)
-        );
-    }
-    let g = &st.gap;
-    let _ = writeln!(
-        o,
-        "  {}   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-        if openai { "itl      " } else { "event gap" },
-        at(g, 50.0),
-        at(g, 90.0),
-        at(g, 99.0),
-        at(g, 99.9),
-        human_us(g.max_us as f64)
-    );
-    if let Some(t) = &st.tokens {
-        let _ = writeln!(
-            o,
-            "  tpot        p50 {}  p90 {}  p99 {}  max {}  (per output token after the first)",
-            at(&t.tpot, 50.0),
-            at(&t.tpot, 90.0),
-            at(&t.tpot, 99.0),
-            human_us(t.tpot.max_us as f64)
-        );
-        let good = match (t.good, t.goodput_rps) {
-            (Some(g), Some(rps)) => {
-                format!(
-                    "; {} met the service levels = {rps:.2} req/s goodput",
-                    thousands(g)
-                )
-            }
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            o,
-            "  tokens      {} completion tokens = {:.1} tokens/s; per response p50 {} max {}{good}",
-            thousands(t.total),
-            t.per_second,
-            t.per_response.at(50.0).unwrap_or(0),
-            t.per_response.max_us
-        );
-        if t.usage_short > 0 {
-            let _ = writeln!(
-                o,
-                "  ! usage     {} completions' usage counted fewer tokens than their text events",
-                thousands(t.usage_short)
-            );
-        }
-    }
-}
-
 pub fn summary(r: &RunResult) -> String {
     let mut o = String::new();
     let s = &r.settings;
@@ -274,4 +191,87 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(o, "  limit       {}: {}", l.verdict.name(), l.reason);
     }
     o
+}
+
+/// The figures of a run that timed streams: events, then the first byte, the first
+/// event and the gaps between events, from the intended start (the uncorrected p99
+/// beside them).
+fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
+    let at = |l: &stampede_engine::LatencyStats, q: f64| human_us(l.at(q).unwrap_or(0) as f64);
+    let per = &st.events_per_response;
+    let done = match st.mode {
+        stampede_engine::StreamMode::Sse | stampede_engine::StreamMode::Openai => {
+            format!(", {} streams ended with [DONE]", thousands(st.done))
+        }
+        stampede_engine::StreamMode::Chunks => String::new(),
+    };
+    let openai = st.mode == stampede_engine::StreamMode::Openai;
+    let _ = writeln!(
+        o,
+        "  stream      {}: {} events{done}; per response p50 {} max {}",
+        st.mode.name(),
+        thousands(st.events),
+        per.at(50.0).unwrap_or(0),
+        per.max_us
+    );
+    let first_event = if openai { "ttft       " } else { "first event" };
+    for (name, c, u) in [
+        ("first byte ", &st.first_byte, &st.first_byte_uncorrected),
+        (first_event, &st.first_event, &st.first_event_uncorrected),
+    ] {
+        let _ = writeln!(
+            o,
+            "  {name} p50 {}  p90 {}  p99 {}  max {}  (from the send: p99 {})",
+            at(c, 50.0),
+            at(c, 90.0),
+            at(c, 99.0),
+            human_us(c.max_us as f64),
+            at(u, 99.0)
+        );
+    }
+    let g = &st.gap;
+    let _ = writeln!(
+        o,
+        "  {}   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        if openai { "itl      " } else { "event gap" },
+        at(g, 50.0),
+        at(g, 90.0),
+        at(g, 99.0),
+        at(g, 99.9),
+        human_us(g.max_us as f64)
+    );
+    if let Some(t) = &st.tokens {
+        let _ = writeln!(
+            o,
+            "  tpot        p50 {}  p90 {}  p99 {}  max {}  (per output token after the first)",
+            at(&t.tpot, 50.0),
+            at(&t.tpot, 90.0),
+            at(&t.tpot, 99.0),
+            human_us(t.tpot.max_us as f64)
+        );
+        let good = match (t.good, t.goodput_rps) {
+            (Some(g), Some(rps)) => {
+                format!(
+                    "; {} met the service levels = {rps:.2} req/s goodput",
+                    thousands(g)
+                )
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "  tokens      {} completion tokens = {:.1} tokens/s; per response p50 {} max {}{good}",
+            thousands(t.total),
+            t.per_second,
+            t.per_response.at(50.0).unwrap_or(0),
+            t.per_response.max_us
+        );
+        if t.usage_short > 0 {
+            let _ = writeln!(
+                o,
+                "  ! usage     {} completions' usage counted fewer tokens than their text events",
+                thousands(t.usage_short)
+            );
+        }
+    }
 }

@@ -424,11 +424,13 @@ pub fn head(
 }
 
 /// Appends `n` in decimal without allocating.
+#[inline]
 fn push_decimal(out: &mut Vec<u8>, n: u64) {
     out.extend_from_slice(decimal(n, &mut [0u8; 20]));
 }
 
 /// `n` in decimal, written at the end of `buf`.
+#[inline]
 pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut i = buf.len();
     loop {

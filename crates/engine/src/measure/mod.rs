@@ -1,7 +1,9 @@
 //! What a run measured: the per-worker recorder, the finished seconds it hands over,
-//! the run's result with its histograms, and exact merges of results and seconds.
+//! the run's result with its histograms (and a stream's, in `stream`), and exact
+//! merges of results and seconds.
 
 pub mod merge;
 pub(crate) mod recorder;
 pub mod result;
 pub(crate) mod second;
+pub mod stream;

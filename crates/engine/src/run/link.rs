@@ -101,15 +101,13 @@ impl Link {
         self.stream.is_some()
     }
 
-    /// Reads what the socket holds into `buf` (TLS: the plaintext). The worker reads
-    /// and writes through the link only, so that another transport (a completion
-    /// queue, a datagram endpoint) changes this type, not the loop.
+    /// Reads what the socket holds into `buf` (TLS: the plaintext); `None` without a
+    /// socket. The worker reads and writes through the link only, so that another
+    /// transport (a completion queue, a datagram endpoint) changes this type, not the
+    /// loop.
     #[inline]
-    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self.stream.as_mut() {
-            Some(s) => s.read(buf),
-            None => Err(io::ErrorKind::NotConnected.into()),
-        }
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>> {
+        self.stream.as_mut().map(|s| s.read(buf))
     }
 
     /// Reads as [`Link::read`] does, with the kernel's arrival stamp of the bytes
@@ -131,6 +129,7 @@ impl Link {
     }
 
     /// TLS: sends records the socket did not take yet (nothing to do without TLS).
+    #[inline]
     pub(crate) fn flush_tls(&mut self) -> io::Result<()> {
         match self.stream.as_mut().and_then(Stream::tls) {
             Some(t) => t.flush_pending().map(|_| ()),

@@ -115,8 +115,6 @@ struct Stream {
     /// A generated body's part not made yet (none when empty): made into `pending` a
     /// chunk at a time.
     more: Pattern,
-    /// A POST request's body, as received.
-    body: Vec<u8>,
 }
 
 /// The server side of one HTTP/2 connection.
@@ -131,6 +129,9 @@ pub struct H2Conn {
     /// The static files whose bytes streams are sending, by stream: kept beside the
     /// streams (rarely any), so that a stream stays small enough to move cheaply.
     files: Vec<(u32, std::sync::Arc<[u8]>)>,
+    /// POST requests' bodies, by stream, until routed (kept beside the streams for the
+    /// same reason).
+    posted: Vec<(u32, Vec<u8>)>,
     /// Streamed answers under way, by stream: what each sends, its next event and
     /// when that is due (kept beside the streams for the same reason).
     feeds: Vec<(u32, crate::routes::Feed, u32, std::time::Instant)>,
@@ -193,6 +194,7 @@ impl H2Conn {
             spare: Vec::new(),
             files: Vec::new(),
             feeds: Vec::new(),
+            posted: Vec::new(),
             ready: VecDeque::new(),
             last_stream: 0,
             peer_max_frame: frame::DEFAULT_MAX_FRAME,
@@ -459,8 +461,12 @@ impl H2Conn {
         }
         s.body_len += body.len();
         if s.method == Method::Post && s.body_len <= max_body {
-            // Kept for the router (the mock LLM reads it); within the body limit.
-            s.body.extend_from_slice(body);
+            // Kept for the router (the mock LLM reads it), within the body limit.
+            let id = s.id;
+            match self.posted.iter_mut().find(|(p, _)| *p == id) {
+                Some((_, b)) => b.extend_from_slice(body),
+                None => self.posted.push((id, body.to_vec())),
+            }
         }
         let end = h.flags & frame::END_STREAM != 0;
         if s.declared
@@ -554,7 +560,6 @@ impl H2Conn {
                 pending: Vec::new(),
                 sent: 0,
                 more: Pattern::default(),
-                body: Vec::new(),
             }),
         };
         s.path.clear();
@@ -646,7 +651,6 @@ impl H2Conn {
         s.early = s.refuse.is_some() && !end_stream;
         s.declared = declared;
         s.body_len = 0;
-        s.body.clear();
         s.recv_window = RECV_WINDOW as i64;
         s.recv_unacked = 0;
         s.send_window = self.peer_initial_window;
@@ -672,6 +676,9 @@ impl H2Conn {
             }
             if !self.feeds.is_empty() {
                 self.feeds.retain(|f| f.0 != id);
+            }
+            if !self.posted.is_empty() {
+                self.posted.retain(|p| p.0 != id);
             }
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a

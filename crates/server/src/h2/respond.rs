@@ -179,7 +179,11 @@ impl H2Conn {
                 path.clear();
                 path.extend_from_slice(&s.path);
                 body.clear();
-                body.extend_from_slice(&s.body);
+                if s.method == Method::Post {
+                    if let Some(i) = self.posted.iter().position(|p| p.0 == id) {
+                        *body = self.posted.swap_remove(i).1;
+                    }
+                }
                 return Some(Ready {
                     stream: id,
                     method: s.method,
@@ -266,6 +270,8 @@ impl H2Conn {
     }
 
     /// Writes a response's HEADERS frame on `stream`; `end` ends the stream with it.
+    /// Inlined: it is on the path of every response.
+    #[inline(always)]
     fn head(&mut self, out: &mut Vec<u8>, stream: u32, f: Fields<'_>, end: bool) {
         let at = out.len();
         frame::head(out, 0, frame::HEADERS, 0, stream);

@@ -138,6 +138,15 @@ impl ResponseParser {
         self.watch = Some(Box::new(Watch::new(mode)));
     }
 
+    /// A watched body begins (out of line: only runs that time streams come here).
+    #[cold]
+    #[inline(never)]
+    fn start_watch(&mut self) {
+        if let Some(w) = &mut self.watch {
+            w.start();
+        }
+    }
+
     /// What the body being read brought since the last call (when watching).
     #[inline]
     pub(crate) fn take_progress(&mut self) -> Option<Progress> {
@@ -312,6 +321,7 @@ impl ResponseParser {
     }
 
     /// Takes a parsed head; returns the response if it has no body.
+    #[inline]
     fn accept_head(&mut self, head: Head, server: Option<String>) -> Option<Completed> {
         self.head_bytes += head.len as u64;
         if (100..200).contains(&head.status) {
@@ -325,8 +335,8 @@ impl ResponseParser {
         self.status = head.status;
         self.keep_alive = head.keep_alive;
         self.body_bytes = 0;
-        if let Some(w) = &mut self.watch {
-            w.start();
+        if self.watch.is_some() {
+            self.start_watch();
         }
         self.state = head.framing;
         match head.framing {

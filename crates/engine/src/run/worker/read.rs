@@ -33,14 +33,16 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
         for _ in 0..READS_PER_WAKE {
-            let link = &mut self.conns[ci].link;
-            if !link.connected() {
-                return;
-            }
             let r = if self.pace.stamped {
+                if !self.conns[ci].link.connected() {
+                    return;
+                }
                 self.read_stamped(ci, buf, now)
             } else {
-                link.read(buf)
+                match self.conns[ci].link.read(buf) {
+                    Some(r) => r,
+                    None => return,
+                }
             };
             self.check_handshake(ci, now);
             match r {
