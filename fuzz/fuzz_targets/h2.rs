@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     input.extend_from_slice(&data[1..]);
     let split = (data[0] as usize * 7).min(input.len());
     let mut pending = Vec::new();
-    let (mut path, mut body) = (Vec::new(), Vec::new());
+    let (mut path, mut body, mut request) = (Vec::new(), Vec::new(), Vec::new());
     for part in [&input[..split], &input[split..]] {
         pending.extend_from_slice(part);
         match conn.feed(&pending, &mut out) {
@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
                 return;
             }
         }
-        while let Some(ready) = conn.next_ready(&mut path) {
+        while let Some(ready) = conn.next_ready(&mut path, &mut request) {
             CTX.with_borrow_mut(|ctx| {
                 let mut resp = H2Respond {
                     conn: &mut conn,
@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
                     server: b"stampede/fuzz",
                     body: &mut body,
                 };
-                if let Routed::Later(_) = resp.route(&ready, &path, ctx) {
+                if let Routed::Later(_) = resp.route(&ready, &path, &request, ctx) {
                     resp.respond(200, "text/plain", b"later\n");
                 }
             });
