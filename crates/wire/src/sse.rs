@@ -119,6 +119,11 @@ impl SseParser {
                 return self.push_part(bytes);
             };
             if self.line.is_empty() {
+                // A whole line within these bytes is held to the limit as one that
+                // spans several feeds is.
+                if i > self.max {
+                    return Err(SseError::TooLarge);
+                }
                 self.line_done(&bytes[..i], on)?;
             } else {
                 self.push_part(&bytes[..i])?;
@@ -299,6 +304,13 @@ mod tests {
     fn a_line_or_an_event_over_the_limit_is_an_error_not_memory() {
         assert_eq!(
             parse_split(&[b'x'; 100], 64, 7).unwrap_err(),
+            SseError::TooLarge
+        );
+        // A long line fed whole, ended in the same bytes, is held to the limit too
+        // (an event type longer than it would otherwise be kept).
+        let long = [b"event: ".as_slice(), &[b'x'; 100], b"\ndata: a\n\n"].concat();
+        assert_eq!(
+            parse_split(&long, 64, long.len()).unwrap_err(),
             SseError::TooLarge
         );
         // Many short data lines that add up past the limit.
