@@ -2,6 +2,7 @@
 //! the run's result with its histograms (and a stream's, in `stream`), and exact
 //! merges of results and seconds.
 
+pub mod hist;
 pub mod merge;
 pub(crate) mod recorder;
 pub mod result;
