@@ -199,26 +199,32 @@ impl Feed {
 
     /// Appends piece `i` to `out` as an HTTP/1.1 chunk.
     pub fn chunk_piece(&self, i: u32, out: &mut Vec<u8>) {
-        let mut b = Vec::with_capacity(256);
-        self.piece(i, &mut b);
-        chunk(out, &b);
+        in_chunk(out, |out| self.piece(i, out));
     }
 
     /// Appends the answer's end to `out` as HTTP/1.1 chunks, the last one included.
     pub fn chunk_end(&self, out: &mut Vec<u8>) {
-        let mut b = Vec::new();
-        self.end(&mut b);
-        if !b.is_empty() {
-            chunk(out, &b);
-        }
+        in_chunk(out, |out| self.end(out));
         out.extend_from_slice(b"0\r\n\r\n");
     }
 }
 
-/// Appends `data` as one HTTP/1.1 chunk.
-fn chunk(out: &mut Vec<u8>, data: &[u8]) {
-    let _ = write!(out, "{:x}\r\n", data.len());
-    out.extend_from_slice(data);
+/// Appends what `write` appends to `out` as one HTTP/1.1 chunk, written in place: the
+/// size goes first as eight hex digits (leading zeros are allowed, RFC 9112 7.1) and
+/// is filled in after; nothing at all when `write` appends nothing.
+fn in_chunk(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    out.extend_from_slice(b"00000000\r\n");
+    write(out);
+    let len = out.len() - at - 10;
+    if len == 0 {
+        out.truncate(at);
+        return;
+    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (k, b) in out[at..at + 8].iter_mut().enumerate() {
+        *b = HEX[(len >> (28 - 4 * k)) & 0xf];
+    }
     out.extend_from_slice(b"\r\n");
 }
 

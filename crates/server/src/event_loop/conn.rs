@@ -431,6 +431,13 @@ impl EventLoop {
             return;
         };
         c.close_after |= close;
+        self.unblocked(ci, now);
+    }
+
+    /// An HTTP/1 connection's deferred or streamed answer is out: it is written, the
+    /// requests that waited behind it are answered, and bytes left in the socket
+    /// meanwhile are read.
+    pub(super) fn unblocked(&mut self, ci: usize, now: Instant) {
         self.write_out(ci);
         self.process_buffered(ci, now);
         if self.conns[ci]

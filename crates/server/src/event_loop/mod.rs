@@ -481,17 +481,7 @@ impl EventLoop {
             }
             crate::h1::Fed::Done { close } => {
                 c.close_after |= close;
-                self.write_out(ci);
-                self.process_buffered(ci, now);
-                if self.conns[ci]
-                    .as_ref()
-                    .is_some_and(|c| !c.proto.blocked() && !c.peer_closed)
-                {
-                    // Bytes may have been left in the socket while blocked.
-                    self.on_readable(ci, now, false);
-                } else {
-                    self.after_io(ci, now);
-                }
+                self.unblocked(ci, now);
             }
         }
     }
