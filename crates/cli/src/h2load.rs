@@ -656,7 +656,7 @@ fn translate(
     if let Some(rps) = a.rps {
         spec.load.shape = Shape::Rate {
             rate: rps * a.clients as f64,
-            poisson: false,
+            gaps: stampede_engine::arrivals::Gaps::Even,
         };
     }
     if a.rate > 0 {

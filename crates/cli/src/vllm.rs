@@ -5,7 +5,8 @@
 //! the completions one, `openai-chat` the chat one), the random dataset draws its
 //! prompts (words as tokens, see [`crate::openai`]) and ShareGPT's file gives them
 //! (its first human turn the prompt, the reply's words, or `--sharegpt-output-len`,
-//! the maximum), a request rate with a burstiness of 1 is a Poisson process and `inf`
+//! the maximum), a request rate's gaps are gamma-distributed with the burstiness as
+//! their shape (1 a Poisson process, see [`stampede_engine::arrivals::Gaps`]) and `inf`
 //! sends as fast as `--max-concurrency` lets, `--goodput` sets the service levels.
 //! What differs, on purpose: TTFT and E2EL run from each request's intended start,
 //! so a queue behind `--max-concurrency` or a late client shows in them (vLLM times
@@ -117,7 +118,8 @@ pub struct VllmArgs {
     /// Requests per second (inf: all at once, within --max-concurrency)
     #[arg(long = "request-rate", value_name = "RPS", default_value = "inf")]
     pub request_rate: String,
-    /// 1: Poisson arrivals
+    /// The gaps' gamma shape with --request-rate: 1 a Poisson process, below 1
+    /// burstier, above 1 smoother
     #[arg(long = "burstiness", value_name = "F", default_value_t = 1.0)]
     pub burstiness: f64,
     /// Requests in flight at most
@@ -286,6 +288,7 @@ fn url(a: &VllmArgs) -> String {
 struct Flags {
     api: Api,
     rate: Option<f64>,
+    gaps: stampede_engine::arrivals::Gaps,
     metrics: Vec<Metric>,
     percentiles: Vec<f64>,
 }
@@ -311,12 +314,9 @@ fn flags(a: &VllmArgs) -> Result<Flags, Exit> {
             }
         },
     };
-    if a.burstiness != 1.0 {
-        return Err(Exit::usage(format!(
-            "--burstiness {}: only 1 (Poisson arrivals) is offered; use --burstiness 1, or `stampede load --inject` for bursts",
-            a.burstiness
-        )));
-    }
+    let gaps = stampede_engine::arrivals::Gaps::check_burstiness(a.burstiness)
+        .map(|b| stampede_engine::arrivals::Gaps::of(true, Some(b)))
+        .map_err(|e| Exit::usage(format!("--burstiness: {e}")))?;
     if a.num_prompts == 0 || a.num_prompts > crate::openai::MAX_PROMPTS {
         return Err(Exit::usage(format!(
             "--num-prompts {}: 1 to {}",
@@ -346,6 +346,7 @@ fn flags(a: &VllmArgs) -> Result<Flags, Exit> {
     Ok(Flags {
         api,
         rate,
+        gaps,
         metrics,
         percentiles,
     })
@@ -359,6 +360,7 @@ pub fn translate(
     let Flags {
         api,
         rate,
+        gaps,
         metrics,
         percentiles,
     } = flags(a)?;
@@ -422,10 +424,7 @@ pub fn translate(
     spec.load.connections = cap;
     spec.load.threads = common::cpus().min(cap);
     if let Some(r) = rate {
-        spec.load.shape = Shape::Rate {
-            rate: r,
-            poisson: true,
-        };
+        spec.load.shape = Shape::Rate { rate: r, gaps };
     }
     let info = Info {
         backend: a.backend.clone(),

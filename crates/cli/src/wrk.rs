@@ -420,7 +420,7 @@ fn translate(a: &WrkArgs, target: Target, body: Option<Vec<u8>>) -> Result<LoadS
     if let Some(rate) = a.rate {
         spec.load.shape = Shape::Rate {
             rate: rate as f64,
-            poisson: false,
+            gaps: stampede_engine::arrivals::Gaps::Even,
         };
     }
     Ok(spec)
@@ -458,7 +458,9 @@ mod tests {
         assert!(matches!(s.load.shape, Shape::Closed));
         // wrk2's -R: a fixed rate.
         let s = spec_of(&["-R", "500", "http://127.0.0.1:9/"]).unwrap();
-        assert!(matches!(s.load.shape, Shape::Rate { rate, poisson: false } if rate == 500.0));
+        assert!(
+            matches!(s.load.shape, Shape::Rate { rate, gaps: stampede_engine::arrivals::Gaps::Even } if rate == 500.0)
+        );
     }
 
     #[test]

@@ -176,7 +176,7 @@ fn h2_over_tls_via_alpn_and_the_open_model() {
     s.load.requests = None;
     s.load.shape = Shape::Rate {
         rate: 1000.0,
-        poisson: false,
+        gaps: stampede_engine::arrivals::Gaps::Even,
     };
     s.load.duration = Some(Duration::from_secs(1));
     let r = go(s);

@@ -24,7 +24,7 @@ fn rate_spec(url: &str, segment: Segment) -> LoadSpec {
     );
     s.load.shape = Shape::Rate {
         rate: 600.0,
-        poisson: false,
+        gaps: stampede_engine::arrivals::Gaps::Even,
     };
     s.load.connections = 4;
     s.load.duration = Some(Duration::from_millis(1500));

@@ -46,7 +46,7 @@ fn fixed_rate_offers_exactly_the_arrivals() {
         &url,
         Shape::Rate {
             rate: 2000.0,
-            poisson: false,
+            gaps: stampede_engine::arrivals::Gaps::Even,
         },
     );
     s.load.connections = 8;
@@ -80,7 +80,7 @@ fn a_freeze_shows_in_corrected_latency_only() {
         &url,
         Shape::Rate {
             rate: 1000.0,
-            poisson: false,
+            gaps: stampede_engine::arrivals::Gaps::Even,
         },
     );
     s.load.connections = 1;

@@ -185,7 +185,7 @@ fn http1_connections_send_the_requests_in_turn() {
     let mut s = spec(&url, &list);
     s.load.shape = Shape::Rate {
         rate: 200.0,
-        poisson: false,
+        gaps: stampede_engine::arrivals::Gaps::Even,
     };
     s.load.duration = Some(Duration::from_millis(500));
     let r = go(s);

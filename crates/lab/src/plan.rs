@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use stampede_engine::arrivals::Period;
+use stampede_engine::arrivals::{Gaps, Period};
 use stampede_engine::inject::Profile;
 use stampede_engine::input::Input;
 use stampede_engine::{Session, Shape};
@@ -274,8 +274,8 @@ pub struct Search {
     pub precision: f64,
     /// Most steps in one search.
     pub max_steps: usize,
-    /// Poisson arrivals in each step (the scenario's `poisson`).
-    pub poisson: bool,
+    /// How each step's arrivals are spaced (the scenario's `poisson` or `burstiness`).
+    pub gaps: stampede_engine::arrivals::Gaps,
 }
 
 impl Search {

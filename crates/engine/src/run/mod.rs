@@ -243,7 +243,7 @@ pub(crate) fn schedule_for<'a>(
     budget: &Arc<Budget>,
     profile: Option<&Arc<crate::inject::Profile>>,
 ) -> Box<dyn Schedule + 'a> {
-    use crate::arrivals::{Fixed, Poisson, Stride};
+    use crate::arrivals::{Fixed, Gamma, Gaps, Poisson, Stride};
     use schedule::{ClosedUsers, Open, Sequential};
     let (w, n) = spec.segment.lane(w, workers);
     let horizon = match spec.load.shape {
@@ -262,7 +262,7 @@ pub(crate) fn schedule_for<'a>(
         Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
         Shape::Rate {
             rate,
-            poisson: false,
+            gaps: Gaps::Even,
         } => Box::new(
             Open::new(
                 start,
@@ -275,12 +275,25 @@ pub(crate) fn schedule_for<'a>(
         // One Poisson process for the whole run, its arrivals dealt out by lane.
         Shape::Rate {
             rate,
-            poisson: true,
+            gaps: Gaps::Poisson,
         } => Box::new(
             Open::new(
                 start,
                 end,
                 Stride::new(Poisson::new(*rate, spec.load.seed), w, n),
+                budget.clone(),
+            )
+            .with_horizon(horizon),
+        ),
+        // Gamma gaps likewise: one renewal process dealt out by lane.
+        Shape::Rate {
+            rate,
+            gaps: Gaps::Gamma(b),
+        } => Box::new(
+            Open::new(
+                start,
+                end,
+                Stride::new(Gamma::new(*rate, *b, spec.load.seed), w, n),
                 budget.clone(),
             )
             .with_horizon(horizon),

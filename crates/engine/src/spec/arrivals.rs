@@ -38,6 +38,80 @@ impl Rng {
     pub fn exp(&mut self, mean: f64) -> f64 {
         -self.unit().ln() * mean
     }
+
+    /// A standard normal number (Box and Muller's transform).
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// A gamma-distributed number of this shape (> 0) and scale: Marsaglia and
+    /// Tsang's squeeze for shapes of 1 and more, and for smaller ones a draw of shape
+    /// + 1 times `U^(1/shape)`.
+    pub fn gamma(&mut self, shape: f64, scale: f64) -> f64 {
+        if shape < 1.0 {
+            let boost = self.unit().powf(1.0 / shape);
+            return self.gamma(shape + 1.0, scale) * boost;
+        }
+        let d = shape - 1.0 / 3.0;
+        let c = 1.0 / (9.0 * d).sqrt();
+        loop {
+            let x = self.normal();
+            let v = (1.0 + c * x).powi(3);
+            if v <= 0.0 {
+                continue;
+            }
+            let u = self.unit();
+            if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
+                return d * v * scale;
+            }
+        }
+    }
+}
+
+/// How the gaps between a rate's arrivals are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Gaps {
+    /// Every gap `1/rate` (wrk2's `-R`).
+    Even,
+    /// Exponential gaps: a Poisson process.
+    Poisson,
+    /// Gamma-distributed gaps of mean `1/rate` and this shape, the burstiness factor:
+    /// below 1 the arrivals come in bursts, above 1 more evenly (the gaps' squared
+    /// coefficient of variation is `1/burstiness`), and 1 is a Poisson process.
+    Gamma(f64),
+}
+
+impl Gaps {
+    /// The gaps a rate's flags ask for: `--poisson`, a `--burstiness` factor, or even.
+    pub fn of(poisson: bool, burstiness: Option<f64>) -> Gaps {
+        match burstiness {
+            Some(1.0) => Gaps::Poisson,
+            Some(b) => Gaps::Gamma(b),
+            None if poisson => Gaps::Poisson,
+            None => Gaps::Even,
+        }
+    }
+
+    /// Checks a burstiness factor: finite and above 0.
+    pub fn check_burstiness(b: f64) -> Result<f64, SyntaxError> {
+        if b.is_finite() && b > 0.0 && b <= 1e6 {
+            Ok(b)
+        } else {
+            Err(SyntaxError(format!(
+                "{b} is not a burstiness factor; give a number above 0 (1 is a Poisson process, 0.5 burstier, 4 smoother)"
+            )))
+        }
+    }
+
+    /// The words a run's description uses: "", ", Poisson arrivals", ….
+    pub fn describe(&self) -> String {
+        match self {
+            Gaps::Even => String::new(),
+            Gaps::Poisson => ", Poisson arrivals".into(),
+            Gaps::Gamma(b) => format!(", gamma arrivals of burstiness {b}"),
+        }
+    }
 }
 
 fn secs(s: f64) -> Duration {
@@ -93,6 +167,36 @@ impl Iterator for Poisson {
     type Item = Duration;
     fn next(&mut self) -> Option<Duration> {
         self.t += self.rng.exp(self.mean_gap);
+        Some(secs(self.t))
+    }
+}
+
+/// A renewal process whose gaps are gamma-distributed with mean `1/rate` and the
+/// given shape (see [`Gaps::Gamma`]).
+#[derive(Debug, Clone)]
+pub struct Gamma {
+    shape: f64,
+    scale: f64,
+    t: f64,
+    rng: Rng,
+}
+
+impl Gamma {
+    /// `rate` arrivals per second on average, of burstiness `shape`.
+    pub fn new(rate: f64, shape: f64, seed: u64) -> Gamma {
+        Gamma {
+            shape,
+            scale: 1.0 / (rate * shape),
+            t: 0.0,
+            rng: Rng::new(seed),
+        }
+    }
+}
+
+impl Iterator for Gamma {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        self.t += self.rng.gamma(self.shape, self.scale);
         Some(secs(self.t))
     }
 }
@@ -268,6 +372,50 @@ mod tests {
             .take_while(|d| *d < Duration::from_secs(10))
             .count();
         assert!((9_700..10_300).contains(&n), "{n}");
+    }
+
+    /// The gaps' mean and squared coefficient of variation over `n` draws.
+    fn moments(v: impl Iterator<Item = Duration>, n: usize) -> (f64, f64) {
+        let t: Vec<f64> = v.take(n).map(|d| d.as_secs_f64()).collect();
+        let gaps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        (mean, var / (mean * mean))
+    }
+
+    #[test]
+    fn gamma_gaps_keep_the_rate_and_spread_by_burstiness() {
+        for (b, seed) in [(0.25, 1), (0.5, 2), (1.0, 3), (2.0, 4), (8.0, 5)] {
+            let (mean, cv2) = moments(Gamma::new(100.0, b, seed), 200_001);
+            assert!(
+                (mean * 100.0 - 1.0).abs() < 0.02,
+                "burstiness {b}: mean gap {mean}"
+            );
+            assert!(
+                (cv2 * b - 1.0).abs() < 0.06,
+                "burstiness {b}: squared coefficient of variation {cv2}, want {}",
+                1.0 / b
+            );
+        }
+        // A burstiness of 1 draws exponential gaps: the same spread as a Poisson process.
+        let (_, cv2) = moments(Poisson::new(100.0, 9), 200_001);
+        assert!((cv2 - 1.0).abs() < 0.05, "{cv2}");
+        let a: Vec<Duration> = Gamma::new(50.0, 0.5, 11).take(100).collect();
+        assert_eq!(a, Gamma::new(50.0, 0.5, 11).take(100).collect::<Vec<_>>());
+        assert!(a.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn gaps_follow_the_flags_and_bad_factors_are_refused() {
+        assert_eq!(Gaps::of(false, None), Gaps::Even);
+        assert_eq!(Gaps::of(true, None), Gaps::Poisson);
+        assert_eq!(Gaps::of(false, Some(1.0)), Gaps::Poisson);
+        assert_eq!(Gaps::of(true, Some(0.5)), Gaps::Gamma(0.5));
+        for b in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = Gaps::check_burstiness(b).unwrap_err().to_string();
+            assert!(e.contains("burstiness"), "{e}");
+        }
+        assert_eq!(Gaps::check_burstiness(0.3).unwrap(), 0.3);
     }
 
     #[test]

@@ -36,14 +36,14 @@ use crate::spec::target::Target;
 pub enum Shape {
     /// A pool of connections, each sending its next request as soon as it is free.
     Closed,
-    /// A pool of connections; requests arrive at `rate` per second (evenly, or as a
-    /// Poisson process) and go out on the first free connection. Latency counts from the
-    /// arrival, so a backlog shows up in it (wrk2's `-R`).
+    /// A pool of connections; requests arrive at `rate` per second (evenly, as a
+    /// Poisson process or with gamma gaps) and go out on the first free connection.
+    /// Latency counts from the arrival, so a backlog shows up in it (wrk2's `-R`).
     Rate {
         /// Requests per second, for the whole run (all threads).
         rate: f64,
-        /// Poisson arrivals instead of evenly spaced ones.
-        poisson: bool,
+        /// How the gaps between arrivals are drawn.
+        gaps: crate::arrivals::Gaps,
     },
     /// Gatling injection: each arriving user opens its own connection, runs the session
     /// and closes it (open steps); or the profile's number of users is kept active
@@ -78,12 +78,7 @@ impl Shape {
         };
         match self {
             Shape::Closed => "closed".into(),
-            Shape::Rate { rate, poisson } => {
-                format!(
-                    "rate {rate}/s{}",
-                    if *poisson { ", Poisson arrivals" } else { "" }
-                )
-            }
+            Shape::Rate { rate, gaps } => format!("rate {rate}/s{}", gaps.describe()),
             Shape::Users(p) => {
                 let steps: Vec<String> = p.steps.iter().map(|s| s.to_string()).collect();
                 format!("users {}; {}", steps.join(", "), per())

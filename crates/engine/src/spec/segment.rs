@@ -167,11 +167,11 @@ mod tests {
         let shapes = [
             Shape::Rate {
                 rate: 997.0,
-                poisson: false,
+                gaps: crate::arrivals::Gaps::Even,
             },
             Shape::Rate {
                 rate: 1500.0,
-                poisson: true,
+                gaps: crate::arrivals::Gaps::Poisson,
             },
             Shape::Users(
                 Profile::parse(&[

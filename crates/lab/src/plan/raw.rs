@@ -141,6 +141,7 @@ pub(super) struct RawScenario {
     pub(super) streams: Option<Spanned<usize>>,
     pub(super) rate: Option<f64>,
     pub(super) poisson: Option<bool>,
+    pub(super) burstiness: Option<Spanned<f64>>,
     pub(super) inject: Option<Spanned<Vec<String>>>,
     pub(super) sessions: Option<RawSessions>,
     pub(super) calls: Option<Spanned<u32>>,

@@ -140,6 +140,13 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
             format!("scenario {name:?}: choose one of rate, inject or sessions"),
         ));
     }
+    if let (Some(b), None, None) = (&s.burstiness, s.rate, &s.search) {
+        return Err(cx.err(
+            b.span().start,
+            "scenario.burstiness",
+            format!("scenario {name:?}: burstiness shapes the gaps of a rate's arrivals; add rate or search"),
+        ));
+    }
     let session = Session {
         calls: calls.unwrap_or(1),
         burst: burst.unwrap_or(1),
@@ -159,7 +166,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         }
         Shape::Rate {
             rate,
-            poisson: s.poisson.unwrap_or(false),
+            gaps: gaps(cx, s)?,
         }
     } else if let Some(inject) = &s.inject {
         let profile = Profile::parse(inject.get_ref())
@@ -382,8 +389,21 @@ fn search(
         warmup,
         precision,
         max_steps,
-        poisson: s.poisson.unwrap_or(false),
+        gaps: gaps(cx, s)?,
     })
+}
+
+/// How a rate's arrivals are spaced: `poisson = true`, or `burstiness = F` for gamma
+/// gaps (1 is a Poisson process), or evenly.
+fn gaps(cx: &Ctx, s: &RawScenario) -> Result<Gaps, PlanError> {
+    let burstiness = match &s.burstiness {
+        Some(b) => Some(
+            Gaps::check_burstiness(*b.get_ref())
+                .map_err(|e| cx.err(b.span().start, "scenario.burstiness", e))?,
+        ),
+        None => None,
+    };
+    Ok(Gaps::of(s.poisson.unwrap_or(false), burstiness))
 }
 
 fn parse_headers(

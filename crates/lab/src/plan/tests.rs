@@ -508,7 +508,7 @@ fn a_search_parses_with_defaults_and_its_errors_name_the_field() {
     assert_eq!(s.conditions[0].text, "p99 < 10ms");
     assert_eq!((s.max_rate, s.start_rate), (20_000.0, Some(500.0)));
     assert_eq!((s.step, s.warmup), (Duration::from_secs(2), Duration::ZERO));
-    assert_eq!((s.precision, s.max_steps, s.poisson), (0.02, 9, true));
+    assert_eq!((s.precision, s.max_steps, s.gaps), (0.02, 9, Gaps::Poisson));
     let spec = s.spec();
     assert_eq!(
         (spec.start_rate, spec.precision, spec.max_steps),
@@ -524,6 +524,15 @@ fn a_search_parses_with_defaults_and_its_errors_name_the_field() {
     );
     assert_eq!((s.precision, s.max_steps), (0.05, 16));
     assert_eq!(s.spec().start_rate, 100.0);
+    let p = Plan::parse(
+        &format!("{head}burstiness = 0.5\nsearch = {{ max_rate = 3200 }}\n"),
+        "p.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        p.scenarios[0].search.as_ref().unwrap().gaps,
+        Gaps::Gamma(0.5)
+    );
     for (extra, search, field, says) in [
         (
             "",
@@ -596,6 +605,22 @@ fn a_search_parses_with_defaults_and_its_errors_name_the_field() {
         let e = Plan::parse(&src, "p.toml").unwrap_err();
         let line = src.lines().count();
         assert_eq!((e.line, e.field.as_str()), (line, field), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    // A burstiness is a number above 0, and shapes a rate: its own line is named.
+    for (tail, says) in [
+        (
+            "burstiness = 0\nsearch = { max_rate = 100 }\n",
+            "not a burstiness factor",
+        ),
+        ("burstiness = 2\n", "add rate or search"),
+    ] {
+        let e = Plan::parse(&format!("{head}{tail}"), "p.toml").unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_str()),
+            (8, "scenario.burstiness"),
+            "{e}"
+        );
         assert!(e.message.contains(says), "{e}");
     }
 }

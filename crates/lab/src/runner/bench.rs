@@ -346,7 +346,7 @@ impl Bench<'_> {
             let mut sp = spec.clone();
             sp.load.shape = stampede_engine::Shape::Rate {
                 rate,
-                poisson: search.poisson,
+                gaps: search.gaps,
             };
             sp.load.duration = Some(length);
             sp.load.requests = None;

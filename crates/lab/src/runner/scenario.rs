@@ -38,7 +38,7 @@ pub fn scenario_spec(
         // Its first step; the search sets each step's rate.
         spec.load.shape = stampede_engine::Shape::Rate {
             rate: search.spec().start_rate,
-            poisson: search.poisson,
+            gaps: search.gaps,
         };
         spec.load.duration = Some(search.step);
     }
