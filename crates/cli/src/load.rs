@@ -63,7 +63,7 @@ pub struct LoadArgs {
         conflicts_with_all = [
             "url", "targets", "body_lines", "connections", "requests", "duration", "threads", "pipeline", "http2",
             "streams", "keepalive", "no_keepalive", "headers", "method", "body_file",
-            "timeout", "rate", "poisson", "seed", "inject", "calls", "burst", "think",
+            "timeout", "rate", "poisson", "burstiness", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
@@ -220,6 +220,11 @@ pub struct LoadArgs {
     /// With --rate: Poisson arrivals instead of evenly spaced ones
     #[arg(long = "poisson", requires = "rate")]
     pub poisson: bool,
+    /// With --rate or --find-max: gamma-distributed gaps between arrivals with this
+    /// shape, as vLLM's --burstiness: below 1 burstier, above 1 smoother, 1 a Poisson
+    /// process (default: evenly spaced, or Poisson with --poisson)
+    #[arg(long = "burstiness", value_name = "F")]
+    pub burstiness: Option<f64>,
     /// Open model: a request (or user) due within T of a moment the client is awake
     /// goes out then, at most T early, timed from its send, so one wake-up sends what
     /// falls due in the next moments (default 400us; 0: each at its own time)
@@ -333,6 +338,26 @@ pub struct LoadArgs {
 /// oha's `-q N` (queries per second) would be read as `-q` (quiet) and a URL `N`, or
 /// as clap's complaint about one of them: it is named before clap parses, with
 /// stampede's spelling. `args` follow `load`.
+impl LoadArgs {
+    /// How a rate's arrivals are spaced: `--burstiness` (gamma gaps), `--poisson` or
+    /// evenly; a burstiness without a rate to shape is refused.
+    fn gaps(&self) -> Result<stampede_engine::arrivals::Gaps, Exit> {
+        use stampede_engine::arrivals::Gaps;
+        let burstiness = match self.burstiness {
+            Some(_) if self.rate.is_none() && self.find_max.is_empty() => {
+                return Err(Exit::usage(
+                    "--burstiness shapes the gaps of an open model's arrivals; add --rate R (or --find-max)",
+                ))
+            }
+            Some(b) => Some(
+                Gaps::check_burstiness(b).map_err(|e| Exit::usage(format!("--burstiness: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(Gaps::of(self.poisson, burstiness))
+    }
+}
+
 pub fn precheck(args: &[String]) -> Result<(), Exit> {
     let rate = args.iter().enumerate().find_map(|(i, a)| {
         let v = match a.strip_prefix("-q") {
@@ -406,6 +431,7 @@ fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
 /// The spec the request and load flags describe: one request, or several in turn
 /// (`--targets`, `--body-lines`).
 fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
+    a.gaps()?;
     let keepalive = !a.no_keepalive;
     let headers = (a.headers.iter())
         .map(|h| common::header_arg(h))
@@ -498,7 +524,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         if let Some(rate) = a.rate {
             spec.load.shape = Shape::Rate {
                 rate,
-                poisson: a.poisson,
+                gaps: a.gaps()?,
             };
         }
         spec.load.duration = match (a.requests, a.duration) {
@@ -555,6 +581,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         return common::write_file(path, &(PortableSpec::of(&spec, tls).to_json() + "\n"));
     }
     a.segments.apply(&mut spec)?;
+    measured(&spec, asserts.iter().map(|x| ("--assert", x)))?;
     if !a.find_max.is_empty() {
         return find_max(&a, spec, &asserts);
     }
@@ -619,6 +646,31 @@ fn report(
     Ok(())
 }
 
+/// Refuses, before the run, an assertion on a stream figure the run will not time.
+fn measured<'a>(
+    spec: &LoadSpec,
+    mut asserts: impl Iterator<Item = (&'a str, &'a stampede_engine::assert::Assertion)>,
+) -> Result<(), Exit> {
+    use stampede_engine::StreamMode;
+    let stream = spec.load.stream;
+    let wrong = asserts.find_map(|(flag, x)| {
+        if x.needs_tokens() && stream != Some(StreamMode::Openai) {
+            Some(format!(
+                "{flag} {:?}: completion tokens are counted with --openai",
+                x.text
+            ))
+        } else if x.needs_stream() && stream.is_none() {
+            Some(format!(
+                "{flag} {:?}: stream figures are timed with --stream, --sse or --openai",
+                x.text
+            ))
+        } else {
+            None
+        }
+    });
+    wrong.map_or(Ok(()), |m| Err(Exit::usage(m)))
+}
+
 /// `--find-max`: a capacity search with open-model steps of the spec's request and
 /// connections; the report is the search's curve and the best step's summary.
 fn find_max(
@@ -633,6 +685,7 @@ fn find_max(
         .iter()
         .map(|c| Assertion::parse(c).map_err(|e| Exit::usage(format!("--find-max {c:?}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    measured(&spec, conditions.iter().map(|x| ("--find-max", x)))?;
     let max_rate = a.max_rate.unwrap_or(0.0);
     if !(max_rate.is_finite() && max_rate >= 1.0) {
         return Err(Exit::usage(format!(
@@ -656,12 +709,10 @@ fn find_max(
     }
     s.precision = a.precision / 100.0;
     s.max_steps = a.max_steps.max(1);
+    let gaps = a.gaps()?;
     let step_spec = |rate: f64, d: std::time::Duration| {
         let mut sp = spec.clone();
-        sp.load.shape = Shape::Rate {
-            rate,
-            poisson: a.poisson,
-        };
+        sp.load.shape = Shape::Rate { rate, gaps };
         sp.load.duration = Some(d);
         sp.load.requests = None;
         sp

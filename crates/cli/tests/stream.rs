@@ -39,6 +39,30 @@ fn answer_once(answer: Vec<u8>) -> (std::net::SocketAddr, std::thread::JoinHandl
     (addr, server)
 }
 
+/// The reference server's mock LLM on one thread: first token after `ttft` ms, the
+/// next each `itl` ms, slowed past `batch` streams at once, `max_tokens` by default.
+fn mock_llm(ttft: u64, itl: u64, batch: u32, max_tokens: u32) -> stampede_server::Running {
+    crate::common::srv_with(stampede_server::Config {
+        threads: 1,
+        llm: stampede_server::llm::LlmConfig {
+            ttft: std::time::Duration::from_millis(ttft),
+            itl: std::time::Duration::from_millis(itl),
+            batch,
+            max_tokens,
+            stall: None,
+        },
+        ..stampede_server::Config::default()
+    })
+}
+
+/// Runs stampede with `args`, which it must refuse as a usage error saying `says`.
+fn refused(args: &[&str], says: &str) {
+    let out = stampede(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let e = text(&out.stderr);
+    assert!(e.contains(says), "{args:?}: {e}");
+}
+
 fn ms(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap() / 1000.0
 }
@@ -218,16 +242,7 @@ fn an_event_over_the_limit_fails_its_request_by_kind() {
 /// `[DONE]`; both APIs, over HTTP/1.1 and HTTP/2.
 #[test]
 fn openai_completions_are_timed_by_their_tokens() {
-    let s = crate::common::srv_with(stampede_server::Config {
-        threads: 1,
-        llm: stampede_server::llm::LlmConfig {
-            ttft: std::time::Duration::from_millis(30),
-            itl: std::time::Duration::from_millis(10),
-            batch: 0,
-            max_tokens: 16,
-        },
-        ..stampede_server::Config::default()
-    });
+    let s = mock_llm(30, 10, 0, 16);
     for (api, path, more) in [
         ("chat", "/v1/chat/completions", None),
         ("completions", "/v1/completions", Some("--http2")),
@@ -386,6 +401,92 @@ fn a_stream_that_stalls_fails_at_the_event_timeout() {
     );
 }
 
+/// Assertions on stream figures: met ones pass, a missed one fails the run (exit 3)
+/// saying the figure, one on a figure the run does not time is refused before it
+/// starts; and `--find-max` searches a batching server's rate on its first token.
+#[test]
+fn stream_figures_are_asserted_and_searched_on() {
+    let s = mock_llm(20, 5, 2, 4);
+    let sse = s.url("/sse/4?gap=10&first=20");
+    let base = ["load", &sse, "--sse", "-c", "2", "-t", "1", "-n", "6"];
+    let with = |more: &[&str]| {
+        let mut all = base.to_vec();
+        all.extend_from_slice(more);
+        stampede(&all)
+    };
+    let out = with(&["--assert", "ttft_p50 >= 20ms", "--assert", "itl_p99 < 2s"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = with(&["--assert", "first_event_max < 1ms"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let all = text(&out.stdout) + &text(&out.stderr);
+    assert!(all.contains("first_event_max < 1ms"), "{all}");
+    // Refused before the run, each naming what to add.
+    for (args, says) in [
+        (vec!["--sse", "--assert", "tpot_p99 < 1s"], "--openai"),
+        (vec!["--burstiness", "2"], "add --rate"),
+        (vec!["--assert", "ttft_p99 < 1s"], "--sse"),
+    ] {
+        let mut all = vec!["load", sse.as_str(), "-n", "2"];
+        all.extend(args);
+        refused(&all, says);
+    }
+
+    // Each completion takes 35 ms at full speed; past two at once the mock slows
+    // every stream, so a high enough rate snowballs. The search finds a rate between.
+    let url = s.url("/v1/completions");
+    let dir = tempdir::Dir::new();
+    let json = dir.0.join("r.json");
+    let out = stampede(&[
+        "load",
+        &url,
+        "--openai",
+        "completions",
+        "--output-tokens",
+        "4",
+        "-c",
+        "32",
+        "-t",
+        "1",
+        "--find-max",
+        "ttft_p99 < 100ms",
+        "--find-max",
+        "itl_p99 < 1s",
+        "--max-rate",
+        "800",
+        "--step-duration",
+        "1s",
+        "--step-warmup",
+        "0s",
+        "--max-steps",
+        "5",
+        "--burstiness",
+        "4",
+        "--json",
+        &json.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let c = &r["capacity"];
+    let found = c["max_rate"].as_f64().unwrap();
+    assert!((25.0..800.0).contains(&found), "{c}");
+    let steps = c["steps"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["why"].as_str().is_some_and(|w| w.contains("ttft_p99"))),
+        "{c}"
+    );
+    assert!(
+        r["settings"]["shape"]
+            .as_str()
+            .unwrap()
+            .contains("burstiness 4"),
+        "{}",
+        r["settings"]
+    );
+}
+
 /// A server whose usage counts fewer tokens than the events that carried text: the
 /// contradiction is counted, the usage's figure is the completion's tokens.
 #[test]
@@ -424,16 +525,7 @@ fn a_usage_below_the_text_events_is_counted() {
 /// JSON result, our figures beside the ones it would print, and its flags' errors.
 #[test]
 fn vllm_bench_serve_prints_its_report_and_its_result() {
-    let s = crate::common::srv_with(stampede_server::Config {
-        threads: 1,
-        llm: stampede_server::llm::LlmConfig {
-            ttft: std::time::Duration::from_millis(30),
-            itl: std::time::Duration::from_millis(10),
-            batch: 0,
-            max_tokens: 16,
-        },
-        ..stampede_server::Config::default()
-    });
+    let s = mock_llm(30, 10, 0, 16);
     let dir = tempdir::Dir::new();
     let d = dir.0.to_string_lossy().into_owned();
     let base = s.url("");
@@ -508,7 +600,10 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
     assert!(v["p99_ttft_ms_from_send"].as_f64().unwrap() <= v["p99_ttft_ms"].as_f64().unwrap());
     // Flags it cannot honour are refused by name, with what to do instead.
     for (args, want) in [
-        (vec!["--burstiness", "2"], "--burstiness 2"),
+        (
+            vec!["--burstiness", "0"],
+            "--burstiness: 0 is not a burstiness factor",
+        ),
         (vec!["--backend", "tgi"], "--backend tgi"),
         (vec!["--dataset-name", "sonnet"], "--dataset-name sonnet"),
         (vec!["--goodput", "ttft"], "--goodput ttft"),
@@ -524,13 +619,7 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
             &base,
         ];
         all.extend(args);
-        let out = stampede(&all);
-        assert_eq!(out.status.code(), Some(2), "{all:?}");
-        assert!(
-            text(&out.stderr).contains(want),
-            "{want}: {}",
-            text(&out.stderr)
-        );
+        refused(&all, want);
     }
     let out = stampede(&["vllm", "serve", "--model", "m"]);
     assert_eq!(out.status.code(), Some(2));

@@ -1,33 +1,78 @@
-//! Assertions on a run's result, for CI: `p99 < 50ms`, `errors < 0.1%`, `rps > 10000`.
+//! Assertions on a run's result, for CI: `p99 < 50ms`, `errors < 0.1%`, `rps > 10000`,
+//! and on streams `ttft_p99 < 500ms`, `itl_p99 < 50ms`.
 //!
 //! An assertion is `METRIC OP VALUE`. Metrics: latency percentiles `pNN` (any
 //! percentile, e.g. `p99.9`, from the corrected latency's full histogram), `mean`,
 //! `max`, `min`, and the same prefixed `uncorrected_` (latency from the actual send);
 //! `rps` (completed responses per second); `errors` and `non2xx` as a count or, with a
-//! `%` value, a share of the requests. Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
+//! `%` value, a share of the requests. A run that times streams also has the same
+//! statistics of its stream figures, written `FIGURE_STAT`: `ttft` (the first event,
+//! alias `first_event`), `ttfb` (the first body byte, alias `first_byte`), `itl` (the
+//! gap between events, alias `gap`), `tpot` (time per output token) and `e2el` (the
+//! whole response, the latency above), the first two from the intended start or, with
+//! `uncorrected_`, from the send; and `tokens_per_s` and `goodput` (completions per
+//! second that met the service levels). Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
 //! Latency values need a unit (`us`, `ms`, `s`); counts and rates take `k` and `M`.
 
 use crate::error::SyntaxError;
 use crate::RunResult;
 use serde::{Deserialize, Serialize};
 
+/// Which distribution a latency statistic reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Figure {
+    /// The whole response (`pNN`, `mean`, … and `e2el_…`).
+    Latency,
+    /// The first body byte.
+    Ttfb,
+    /// The first event (the first token of a completion).
+    Ttft,
+    /// Between consecutive events.
+    Itl,
+    /// Time per output token.
+    Tpot,
+}
+
+impl Figure {
+    /// The figure a name prefix writes, and whether it is timed from a start (so has
+    /// an uncorrected twin).
+    fn named(s: &str) -> Option<(Figure, bool)> {
+        Some(match s {
+            "e2el" => (Figure::Latency, true),
+            "ttft" | "first_event" => (Figure::Ttft, true),
+            "ttfb" | "first_byte" => (Figure::Ttfb, true),
+            "itl" | "gap" => (Figure::Itl, false),
+            "tpot" => (Figure::Tpot, false),
+            _ => return None,
+        })
+    }
+}
+
+/// A statistic of a distribution.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stat {
+    /// A percentile, 0–100.
+    Percentile(f64),
+    Mean,
+    Max,
+    Min,
+}
+
 /// What an assertion measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Metric {
-    /// A latency percentile (0–100), from the intended start or the actual send.
-    Percentile(f64, bool),
-    /// Mean latency.
-    Mean(bool),
-    /// Largest latency.
-    Max(bool),
-    /// Smallest latency.
-    Min(bool),
+    /// A statistic of a latency figure, from the intended start or (`true`) the send.
+    Latency(Figure, Stat, bool),
     /// Completed responses per second.
     Rps,
     /// Failed requests.
     Errors,
     /// Completed responses that were not 2xx.
     Non2xx,
+    /// Completion tokens per second.
+    TokensPerS,
+    /// Completions per second that met the service levels.
+    Goodput,
 }
 
 /// A comparison.
@@ -93,7 +138,109 @@ fn number(v: &str) -> Result<f64, String> {
         .map_err(|_| format!("{v:?} is not a number (10000, 10k, 1.5M)"))
 }
 
+/// A metric's name, lower-cased: `p99`, `uncorrected_mean`, `ttft_p99.9`, `rps`, ….
+fn metric(name: &str) -> Result<Metric, String> {
+    let (unc, base) = match name.strip_prefix("uncorrected_") {
+        Some(b) => (true, b),
+        None => (false, name),
+    };
+    let plain = match base {
+        "rps" => Some(Metric::Rps),
+        "errors" => Some(Metric::Errors),
+        "non2xx" | "non_2xx" => Some(Metric::Non2xx),
+        "tokens_per_s" => Some(Metric::TokensPerS),
+        "goodput" => Some(Metric::Goodput),
+        _ => None,
+    };
+    if let Some(m) = plain {
+        return match unc {
+            true => Err(format!("{base} has no uncorrected form")),
+            false => Ok(m),
+        };
+    }
+    let (figure, stat) = match base.rsplit_once('_') {
+        Some((f, stat)) => match Figure::named(f) {
+            Some((fig, timed)) => {
+                if unc && !timed {
+                    return Err(format!(
+                        "{f} is a gap between events, the same from the send; drop uncorrected_"
+                    ));
+                }
+                (fig, stat)
+            }
+            None => return Err(unknown(name)),
+        },
+        None => (Figure::Latency, base),
+    };
+    let stat = match stat {
+        "mean" => Stat::Mean,
+        "max" => Stat::Max,
+        "min" => Stat::Min,
+        p if p.starts_with('p') => {
+            let q: f64 = p[1..]
+                .parse()
+                .map_err(|_| format!("{p:?} is not a percentile; write p50, p99, p99.9"))?;
+            if !(0.0..=100.0).contains(&q) {
+                return Err(format!("{p:?} is not between p0 and p100"));
+            }
+            Stat::Percentile(q)
+        }
+        _ => return Err(unknown(name)),
+    };
+    Ok(Metric::Latency(figure, stat, unc))
+}
+
+fn unknown(name: &str) -> String {
+    format!(
+        "unknown metric {name:?}; use pNN, mean, max, min (optionally uncorrected_…), rps, errors or non2xx; on streams ttft_, ttfb_, itl_, tpot_ or e2el_ before pNN, mean, max or min, tokens_per_s or goodput"
+    )
+}
+
+/// The distribution a figure reads in `r`; `None` where the run timed no streams
+/// (or, for TPOT, no completions).
+fn figure(r: &RunResult, f: Figure, unc: bool) -> Option<&hdrhistogram::Histogram<u64>> {
+    let h = &r.histograms;
+    let s = h.stream.as_ref();
+    Some(match (f, unc) {
+        (Figure::Latency, false) => &h.latency.0,
+        (Figure::Latency, true) => &h.uncorrected.0,
+        (Figure::Ttfb, false) => &s?.first_byte.0,
+        (Figure::Ttfb, true) => &s?.first_byte_uncorrected.0,
+        (Figure::Ttft, false) => &s?.first_event.0,
+        (Figure::Ttft, true) => &s?.first_event_uncorrected.0,
+        (Figure::Itl, _) => &s?.gap.0,
+        (Figure::Tpot, _) => {
+            r.stream.as_ref()?.tokens.as_ref()?;
+            &s?.tpot.0
+        }
+    })
+}
+
+/// Why a figure has no value: the flags that would have measured it.
+fn absent(f: Figure) -> &'static str {
+    match f {
+        Figure::Tpot => "no completions timed (needs --openai)",
+        _ => "no streams timed (needs --stream, --sse or --openai)",
+    }
+}
+
 impl Assertion {
+    /// Whether the assertion reads stream figures (a run that times none fails it).
+    pub fn needs_stream(&self) -> bool {
+        matches!(
+            self.metric,
+            Metric::Latency(Figure::Ttfb | Figure::Ttft | Figure::Itl, ..)
+        ) || self.needs_tokens()
+    }
+
+    /// Whether the assertion reads completion tokens (OpenAI streams only).
+    pub fn needs_tokens(&self) -> bool {
+        matches!(
+            self.metric,
+            Metric::Latency(Figure::Tpot, ..) | Metric::TokensPerS | Metric::Goodput
+        )
+    }
+
     /// Parses `METRIC OP VALUE`.
     pub fn parse(s: &str) -> Result<Assertion, SyntaxError> {
         Self::parse_text(s).map_err(SyntaxError)
@@ -118,40 +265,17 @@ impl Assertion {
             })?;
         let name = s[..at].trim().to_ascii_lowercase();
         let value = s[at + len..].trim();
-        let (unc, base) = match name.strip_prefix("uncorrected_") {
-            Some(b) => (true, b),
-            None => (false, name.as_str()),
-        };
-        let metric = match base {
-            "mean" => Metric::Mean(unc),
-            "max" => Metric::Max(unc),
-            "min" => Metric::Min(unc),
-            "rps" if !unc => Metric::Rps,
-            "errors" if !unc => Metric::Errors,
-            "non2xx" | "non_2xx" if !unc => Metric::Non2xx,
-            p if p.starts_with('p') => {
-                let q: f64 = p[1..].parse().map_err(|_| {
-                    format!("{s:?}: {p:?} is not a percentile; write p50, p99, p99.9")
-                })?;
-                if !(0.0..=100.0).contains(&q) {
-                    return Err(format!("{s:?}: {p:?} is not between p0 and p100"));
-                }
-                Metric::Percentile(q, unc)
-            }
-            other => {
-                return Err(format!(
-                    "{s:?}: unknown metric {other:?}; use pNN, mean, max, min (optionally uncorrected_…), rps, errors or non2xx"
-                ))
-            }
-        };
+        let metric = metric(&name).map_err(|e| format!("{s:?}: {e}"))?;
         let (value, share) = match metric {
             Metric::Errors | Metric::Non2xx if value.ends_with('%') => (
                 number(&value[..value.len() - 1]).map_err(|e| format!("{s:?}: {e}"))? / 100.0,
                 true,
             ),
-            Metric::Errors | Metric::Non2xx | Metric::Rps => {
-                (number(value).map_err(|e| format!("{s:?}: {e}"))?, false)
-            }
+            Metric::Errors
+            | Metric::Non2xx
+            | Metric::Rps
+            | Metric::TokensPerS
+            | Metric::Goodput => (number(value).map_err(|e| format!("{s:?}: {e}"))?, false),
             _ => (
                 latency_value(value).map_err(|e| format!("{s:?}: {e}"))?,
                 false,
@@ -168,24 +292,32 @@ impl Assertion {
 
     /// Checks the assertion against a result.
     pub fn check(&self, r: &RunResult) -> Checked {
-        let hist = |unc: bool| {
-            if unc {
-                &r.histograms.uncorrected.0
-            } else {
-                &r.histograms.latency.0
-            }
-        };
         let ms = |us: f64| format!("{:.3} ms", us / 1000.0);
         let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+        let tokens = r.stream.as_ref().and_then(|s| s.tokens.as_ref());
         let (actual, shown) = match self.metric {
-            Metric::Percentile(q, u) => {
-                let h = hist(u);
-                let v = crate::value_at_percentile(h, q) as f64;
-                (v, ms(v))
-            }
-            Metric::Mean(u) => (hist(u).mean(), ms(hist(u).mean())),
-            Metric::Max(u) => (hist(u).max() as f64, ms(hist(u).max() as f64)),
-            Metric::Min(u) => (hist(u).min() as f64, ms(hist(u).min() as f64)),
+            Metric::Latency(f, stat, u) => match figure(r, f, u) {
+                Some(h) if !h.is_empty() => {
+                    let v = match stat {
+                        Stat::Percentile(q) => crate::value_at_percentile(h, q) as f64,
+                        Stat::Mean => h.mean(),
+                        Stat::Max => h.max() as f64,
+                        Stat::Min => h.min() as f64,
+                    };
+                    (v, ms(v))
+                }
+                Some(_) => (f64::NAN, "none measured".into()),
+                None => (f64::NAN, absent(f).into()),
+            },
+            Metric::TokensPerS => match tokens {
+                Some(t) => (t.per_second, format!("{:.1} tok/s", t.per_second)),
+                None => (f64::NAN, absent(Figure::Tpot).into()),
+            },
+            Metric::Goodput => match tokens.and_then(|t| t.goodput_rps) {
+                Some(g) => (g, format!("{g:.2} req/s")),
+                None if tokens.is_some() => (f64::NAN, "no service levels (--goodput)".into()),
+                None => (f64::NAN, absent(Figure::Tpot).into()),
+            },
             Metric::Rps => (r.throughput_rps, format!("{:.1} req/s", r.throughput_rps)),
             Metric::Errors if self.share => {
                 let f = share(r.requests.failed, r.requests.started);
@@ -215,14 +347,16 @@ impl Assertion {
             Metric::Non2xx => (r.non_2xx() as f64, r.non_2xx().to_string()),
         };
         let v = self.value;
-        let passed = match self.op {
-            Op::Lt => actual < v,
-            Op::Le => actual <= v,
-            Op::Gt => actual > v,
-            Op::Ge => actual >= v,
-            Op::Eq => actual == v,
-            Op::Ne => actual != v,
-        };
+        // A figure the run did not measure holds no comparison.
+        let passed = !actual.is_nan()
+            && match self.op {
+                Op::Lt => actual < v,
+                Op::Le => actual <= v,
+                Op::Gt => actual > v,
+                Op::Ge => actual >= v,
+                Op::Eq => actual == v,
+                Op::Ne => actual != v,
+            };
         Checked {
             assertion: self.text.clone(),
             passed,
@@ -240,13 +374,35 @@ mod tests {
         let a = Assertion::parse("p99 < 50ms").unwrap();
         assert_eq!(
             (a.metric, a.op, a.value),
-            (Metric::Percentile(99.0, false), Op::Lt, 50_000.0)
+            (
+                Metric::Latency(Figure::Latency, Stat::Percentile(99.0), false),
+                Op::Lt,
+                50_000.0
+            )
         );
         let a = Assertion::parse("uncorrected_p99.9<=1.5s").unwrap();
         assert_eq!(
             (a.metric, a.op, a.value),
-            (Metric::Percentile(99.9, true), Op::Le, 1_500_000.0)
+            (
+                Metric::Latency(Figure::Latency, Stat::Percentile(99.9), true),
+                Op::Le,
+                1_500_000.0
+            )
         );
+        let a = Assertion::parse("TTFT_p99 < 500ms").unwrap();
+        assert_eq!(
+            a.metric,
+            Metric::Latency(Figure::Ttft, Stat::Percentile(99.0), false)
+        );
+        assert!(a.needs_stream() && !a.needs_tokens());
+        let a = Assertion::parse("uncorrected_first_byte_mean < 2ms").unwrap();
+        assert_eq!(a.metric, Metric::Latency(Figure::Ttfb, Stat::Mean, true));
+        let a = Assertion::parse("tokens_per_s > 1.5k").unwrap();
+        assert_eq!((a.metric, a.value), (Metric::TokensPerS, 1_500.0));
+        assert!(a.needs_tokens());
+        let a = Assertion::parse("e2el_max < 2s").unwrap();
+        assert_eq!(a.metric, Metric::Latency(Figure::Latency, Stat::Max, false));
+        assert!(!a.needs_stream());
         let a = Assertion::parse("errors < 0.1%").unwrap();
         assert!(a.share && (a.value - 0.001).abs() < 1e-12);
         let a = Assertion::parse("rps >= 10k").unwrap();
@@ -259,9 +415,70 @@ mod tests {
             ("latency < 5ms", "unknown metric"),
             ("p101 < 5ms", "between p0 and p100"),
             ("rps > lots", "not a number"),
+            ("uncorrected_itl_p99 < 5ms", "drop uncorrected_"),
+            ("uncorrected_goodput > 5", "no uncorrected form"),
+            ("ttft_p999x < 5ms", "not a percentile"),
+            ("ttft_median < 5ms", "unknown metric"),
+            ("tokens_per_s > 5ms", "not a number"),
         ] {
             let e = Assertion::parse(bad).unwrap_err();
             assert!(e.0.contains(says), "{bad}: {e}");
         }
+    }
+
+    /// A result whose stream figures are known: first events at 100 ms (99 of them)
+    /// and 900 ms (1), 80 ms from the send; gaps of 10 ms; tokens when `tokens`.
+    fn streamed(tokens: bool) -> RunResult {
+        let mut r: RunResult =
+            serde_json::from_str(include_str!("../../tests/data/small-result.json"))
+                .expect("fixture");
+        let mut s = crate::measure::stream::StreamHistograms::default();
+        s.first_event.0.record_n(100_000, 99).unwrap();
+        s.first_event.0.record(900_000).unwrap();
+        s.first_event_uncorrected.0.record_n(80_000, 100).unwrap();
+        s.gap.0.record_n(10_000, 1_000).unwrap();
+        s.tpot.0.record_n(12_000, 100).unwrap();
+        let mode = if tokens {
+            crate::StreamMode::Openai
+        } else {
+            crate::StreamMode::Sse
+        };
+        r.stream = Some(crate::measure::stream::StreamStats::of(
+            mode,
+            (1_100, 0, 3_200, Some(90), 0),
+            10.0,
+            &s,
+        ));
+        r.histograms.stream = Some(s);
+        r
+    }
+
+    #[test]
+    fn stream_figures_are_checked_and_missing_ones_fail_with_the_flag_to_add() {
+        let check = |a: &str, r: &RunResult| Assertion::parse(a).unwrap().check(r);
+        let r = streamed(true);
+        for (a, passed, shows) in [
+            ("ttft_p50 < 150ms", true, "100."),
+            ("ttft_p99.5 < 500ms", false, "90"),
+            ("uncorrected_ttft_p99.5 < 100ms", true, "80."),
+            ("itl_p99 <= 10.1ms", true, "10."),
+            ("tpot_mean < 12.5ms", true, "12."),
+            ("tokens_per_s >= 320", true, "320.0 tok/s"),
+            ("goodput > 8.5", true, "9.00 req/s"),
+            ("ttfb_p50 < 1s", false, "none measured"),
+        ] {
+            let c = check(a, &r);
+            assert_eq!(c.passed, passed, "{a}: {c:?}");
+            assert!(c.actual.contains(shows), "{a}: {c:?}");
+        }
+        let sse = streamed(false);
+        let c = check("tpot_p99 < 1s", &sse);
+        assert!(!c.passed && c.actual.contains("--openai"), "{c:?}");
+        assert!(check("itl_p50 < 20ms", &sse).passed);
+        let mut plain = streamed(false);
+        plain.stream = None;
+        plain.histograms.stream = None;
+        let c = check("ttft_p99 < 1s", &plain);
+        assert!(!c.passed && c.actual.contains("--sse"), "{c:?}");
     }
 }
