@@ -75,6 +75,21 @@ pub struct ServeArgs {
     /// The mock LLM: tokens answered when a request names no max_tokens
     #[arg(long = "llm-max-tokens", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub llm_max_tokens: u32,
+    /// The mock LLM: every K-th completion a thread begins has its first token T
+    /// later, as a stalled prefill would, e.g. 20:400ms
+    #[arg(long = "llm-stall", value_name = "K:T", value_parser = parse_stall)]
+    pub llm_stall: Option<(u32, Duration)>,
+}
+
+fn parse_stall(s: &str) -> Result<(u32, Duration), String> {
+    let bad = || format!("{s:?} is not K:T, a count from 1 and a duration, e.g. 20:400ms");
+    let (k, t) = s.split_once(':').ok_or_else(bad)?;
+    let k: u32 = k.trim().parse().map_err(|_| bad())?;
+    let t = common::parse_duration(t.trim()).map_err(|_| bad())?;
+    if k == 0 || t > Duration::from_secs(3600) {
+        return Err(bad());
+    }
+    Ok((k, t))
 }
 
 fn parse_addr(s: &str) -> Result<SocketAddr, Exit> {
@@ -180,6 +195,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
             itl: a.llm_itl,
             batch: a.llm_batch,
             max_tokens: a.llm_max_tokens,
+            stall: a.llm_stall,
         },
         ..Config::default()
     };

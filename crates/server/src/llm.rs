@@ -30,6 +30,9 @@ pub struct LlmConfig {
     pub batch: u32,
     /// Tokens answered when a request names no maximum.
     pub max_tokens: u32,
+    /// Every `k`-th completion a thread begins has its first token this much later,
+    /// as a stalled prefill would (`None`: none does).
+    pub stall: Option<(u32, Duration)>,
 }
 
 impl Default for LlmConfig {
@@ -39,6 +42,7 @@ impl Default for LlmConfig {
             itl: Duration::from_millis(10),
             batch: 0,
             max_tokens: 16,
+            stall: None,
         }
     }
 }
@@ -117,11 +121,14 @@ pub fn read_request(api: Api, body: &[u8], cfg: &LlmConfig) -> Result<Asked, &'s
 #[derive(Debug, Default)]
 pub struct Batch {
     ends: Vec<Instant>,
+    /// Completions begun on the thread.
+    begun: u64,
 }
 
 impl Batch {
     /// A stream of `tokens` tokens begins at `now`: its time to first token and
-    /// inter-token latency, slowed as the batch fills.
+    /// inter-token latency, slowed as the batch fills (and the first token stalled
+    /// when it is a stalled one).
     pub fn begin(&mut self, cfg: &LlmConfig, tokens: u32, now: Instant) -> (Duration, Duration) {
         self.ends.retain(|&e| e > now);
         let k = self.ends.len() as u32 + 1;
@@ -130,7 +137,13 @@ impl Batch {
         } else {
             k.div_ceil(cfg.batch)
         };
-        let (ttft, itl) = (cfg.ttft * slow, cfg.itl * slow);
+        let (mut ttft, itl) = (cfg.ttft * slow, cfg.itl * slow);
+        self.begun += 1;
+        if let Some((k, late)) = cfg.stall {
+            if self.begun.is_multiple_of(u64::from(k.max(1))) {
+                ttft += late;
+            }
+        }
         self.ends.push(now + ttft + itl * tokens.saturating_sub(1));
         (ttft, itl)
     }
@@ -261,6 +274,18 @@ mod tests {
         assert_eq!(b.begin(&cfg, 10, t0), (ms(100), ms(20)));
         // Once the first two ended (50 + 9 × 10 ms), one runs beside the new one.
         assert_eq!(b.begin(&cfg, 10, t0 + ms(141)), (ms(50), ms(10)));
+    }
+
+    #[test]
+    fn every_kth_completion_is_stalled() {
+        let cfg = LlmConfig {
+            stall: Some((3, Duration::from_millis(400))),
+            ..LlmConfig::default()
+        };
+        let mut b = Batch::default();
+        let t0 = Instant::now();
+        let firsts: Vec<u128> = (0..7).map(|_| b.begin(&cfg, 1, t0).0.as_millis()).collect();
+        assert_eq!(firsts, [50, 50, 450, 50, 50, 450, 50]);
     }
 
     #[test]

@@ -565,6 +565,8 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
     }
     match req.path {
         b"/v1/models" => send(200, json, crate::llm::MODELS),
+        // An OpenAI-compatible server's liveness probe, as vLLM answers it.
+        b"/health" => send(200, json, b""),
         b"/v1/completions" | b"/v1/chat/completions" => llm(req, ctx, out),
         b"/pong" => send(200, text, b"PONG"),
         b"/plaintext" => send(200, text, b"Hello, World!"),
