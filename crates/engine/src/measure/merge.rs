@@ -571,10 +571,8 @@ fn merge_open(
     let opens: Vec<&OpenStats> = opens.iter().map(|(o, _)| o).collect();
     let never_sent: u64 = opens.iter().map(|o| o.never_sent).sum();
     let send_lag = h.send_lag.stats();
-    let p99 = send_lag.at(99.0).unwrap_or(0);
-    // The engine's rule: a p99 send lag over 5 ms, or over 0.1 % of arrivals unsent.
     let behind =
-        p99 > 5_000 || never_sent * 1000 > started + never_sent || opens.iter().any(|o| o.behind);
+        OpenStats::fell_behind(&h.send_lag, started, never_sent) || opens.iter().any(|o| o.behind);
     Some(OpenStats {
         // Segments each ask for the whole run's rate; whole runs add up.
         target_rate: if segmented {

@@ -391,11 +391,23 @@ pub struct OpenStats {
     pub send_lag: LatencyStats,
     /// Arrivals that were due before the end but never started.
     pub never_sent: u64,
-    /// True when the generator fell behind (p99 send lag over 5 ms, or more than 0.1 %
-    /// of arrivals left unsent); `cause` then says why it most likely did.
+    /// True when the generator fell behind (see [`OpenStats::fell_behind`]); `cause`
+    /// then says why it most likely did.
     pub behind: bool,
     /// The likely cause when `behind`.
     pub cause: Option<String>,
+}
+
+impl OpenStats {
+    /// The rule for `behind`: more than 1 % of the sends (and two at least) over 5 ms
+    /// late, or more than 0.1 % of the arrivals never sent. Two at least, because below
+    /// a hundred sends 1 % is less than one: the first arrival of a run, which waits
+    /// for the pool's connections, would alone make a slow-rate run "behind".
+    pub fn fell_behind(send_lag: &Hist, started: u64, never_sent: u64) -> bool {
+        let h = &send_lag.0;
+        let late = h.len().saturating_sub(h.count_between(0, 5_000));
+        (late >= 2 && late * 100 > h.len()) || never_sent * 1000 > started + never_sent
+    }
 }
 
 /// What became of the sessions of a session-shaped run.
@@ -509,5 +521,24 @@ mod tests {
         assert_eq!(value_at_percentile(&new_histogram(), 99.0), 0);
         let s = LatencyStats::of(&h);
         assert_eq!(s.at(99.9), Some(999));
+    }
+
+    #[test]
+    fn one_late_send_of_a_slow_run_is_not_falling_behind() {
+        let lags = |ok: u64, late: u64| {
+            let mut h = new_histogram();
+            h.record_n(100, ok).unwrap();
+            h.record_n(7_000, late).unwrap();
+            Hist(h)
+        };
+        // 40 sends, the first behind the pool's connects: on time.
+        assert!(!OpenStats::fell_behind(&lags(39, 1), 40, 0));
+        assert!(OpenStats::fell_behind(&lags(38, 2), 40, 0));
+        // Large runs: over 1 % late is behind, 1 % is not.
+        assert!(!OpenStats::fell_behind(&lags(9_900, 100), 10_000, 0));
+        assert!(OpenStats::fell_behind(&lags(9_899, 101), 10_000, 0));
+        // Arrivals never sent: over 0.1 % is behind.
+        assert!(OpenStats::fell_behind(&lags(10_000, 0), 10_000, 11));
+        assert!(!OpenStats::fell_behind(&lags(10_000, 0), 10_000, 10));
     }
 }

@@ -200,9 +200,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
         ),
     };
     let lag = rec.hist.send_lag.stats();
-    let p99 = lag.at(99.0).unwrap_or(0);
-    // Behind: a p99 send lag over 5 ms, or more than 0.1 % of arrivals never sent.
-    let behind = p99 > 5_000 || never_sent * 1000 > started + never_sent;
+    let behind = OpenStats::fell_behind(&rec.hist.send_lag, started, never_sent);
     let cause = behind.then(|| {
         if spec.load.shape.has_sessions() {
             "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
