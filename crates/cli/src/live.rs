@@ -236,6 +236,7 @@ mod tests {
             connections: 64,
             in_flight: 64,
             users: 0,
+            events: 0,
         };
         assert_eq!(
             second_line(&i, 5, false),

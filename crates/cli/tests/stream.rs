@@ -292,8 +292,43 @@ fn openai_completions_are_timed_by_their_tokens() {
             "{summary}"
         );
     }
-    // Goodput: every completion meets generous levels, none a TTFT of 1 ms.
+    // The run report's stream section, and the tokens each second in the intervals.
+    let dir = tempdir::Dir::new();
+    let page = dir.0.join("r.html");
     let url = s.url("/v1/completions");
+    let (r, _) = run_json(&[
+        "load",
+        &url,
+        "--openai",
+        "completions",
+        "--output-tokens",
+        "5",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "6",
+        "--html",
+        &page.to_string_lossy(),
+    ]);
+    let per_second: u64 = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["events"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(per_second, 30, "{}", r["intervals"]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for part in [
+        "<h2>Streams</h2>",
+        "time to first token (TTFT), from the intended start",
+        "Spectrum: inter-token latency (ITL)",
+        "tokens (events carrying text) per second",
+    ] {
+        assert!(html.contains(part), "the report lacks {part:?}");
+    }
+    // Goodput: every completion meets generous levels, none a TTFT of 1 ms.
     let run = |levels: &[&str]| {
         let mut args = vec![
             "load",

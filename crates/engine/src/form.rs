@@ -3,8 +3,8 @@
 //! saved spec and the result all use it, and it uses none of them.
 
 /// Serde: a zero is left out.
-pub(crate) fn is_zero(n: &u32) -> bool {
-    *n == 0
+pub(crate) fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// A duration as whole microseconds, for JSON.

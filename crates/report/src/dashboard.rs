@@ -113,6 +113,7 @@ mod tests {
             connections: 8,
             in_flight: 3,
             users: 0,
+            events: 0,
         }
     }
 

@@ -42,6 +42,7 @@ fn fixture() -> RunResult {
                 connections: 4,
                 in_flight: 4,
                 users: 0,
+                events: 0,
             }
         })
         .collect();

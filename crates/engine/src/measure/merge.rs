@@ -134,6 +134,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
                 completed: counts.get(&t).copied().unwrap_or(0),
                 failed: 0,
                 bytes_read: 0,
+                events: 0,
                 latency,
                 histogram,
                 histogram_uncorrected,
@@ -239,6 +240,7 @@ struct Second {
     completed: u64,
     failed: u64,
     bytes_read: u64,
+    events: u64,
     connections: u64,
     in_flight: u64,
     users: u64,
@@ -417,6 +419,7 @@ impl Merger {
             s.completed = s.completed.saturating_add(iv.completed);
             s.failed = s.failed.saturating_add(iv.failed);
             s.bytes_read = s.bytes_read.saturating_add(iv.bytes_read);
+            s.events = s.events.saturating_add(iv.events);
             s.connections = s.connections.saturating_add(iv.connections);
             s.in_flight = s.in_flight.saturating_add(iv.in_flight);
             s.users = s.users.saturating_add(iv.users);
@@ -468,6 +471,7 @@ impl Merger {
                     completed: s.completed,
                     failed: s.failed,
                     bytes_read: s.bytes_read,
+                    events: s.events,
                     latency,
                     histogram,
                     histogram_uncorrected,

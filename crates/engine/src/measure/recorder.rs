@@ -39,6 +39,7 @@ struct Current {
     completed: u64,
     failed: u64,
     bytes_read: u64,
+    events: u64,
     hist: Histogram<u64>,
     uncorrected: Histogram<u64>,
     peaks: Gauges,
@@ -140,6 +141,7 @@ impl Recorder {
                 completed: 0,
                 failed: 0,
                 bytes_read: 0,
+                events: 0,
                 hist: new_histogram(),
                 uncorrected: new_histogram(),
                 peaks: Gauges::default(),
@@ -176,6 +178,7 @@ impl Recorder {
                 completed: c.completed,
                 failed: c.failed,
                 bytes_read: c.bytes_read,
+                events: c.events,
                 hist,
                 hist_uncorrected,
                 gauges: c.peaks,
@@ -194,6 +197,7 @@ impl Recorder {
         self.cur.completed = 0;
         self.cur.failed = 0;
         self.cur.bytes_read = 0;
+        self.cur.events = 0;
         self.cur.peaks = Gauges::default();
     }
 
@@ -364,6 +368,7 @@ impl Recorder {
             s.gap.0.saturating_record_n(0, u64::from(n - 1));
         }
         self.stream_events += u64::from(n);
+        self.cur.events += u64::from(n);
     }
 
     /// A watched response completed with `events` events; `done` if it sent `[DONE]`.
@@ -473,7 +478,7 @@ pub(crate) fn merge_intervals(mut raw: Vec<RawInterval>) -> Vec<crate::Interval>
     let mut i = 0;
     while i < raw.len() {
         let t = raw[i].t;
-        let (mut completed, mut failed, mut bytes_read) = (0, 0, 0);
+        let (mut completed, mut failed, mut bytes_read, mut events) = (0, 0, 0, 0);
         let mut gauges = Gauges::default();
         hist.reset();
         unc.reset();
@@ -482,6 +487,7 @@ pub(crate) fn merge_intervals(mut raw: Vec<RawInterval>) -> Vec<crate::Interval>
             completed += r.completed;
             failed += r.failed;
             bytes_read += r.bytes_read;
+            events += r.events;
             gauges.connections += r.gauges.connections;
             gauges.in_flight += r.gauges.in_flight;
             gauges.users += r.gauges.users;
@@ -500,6 +506,7 @@ pub(crate) fn merge_intervals(mut raw: Vec<RawInterval>) -> Vec<crate::Interval>
             completed,
             failed,
             bytes_read,
+            events,
             latency: crate::LatencyStats::of(&hist),
             histogram: crate::Hist(hist.clone()).to_base64(),
             histogram_uncorrected: crate::Hist(unc.clone()).to_base64(),

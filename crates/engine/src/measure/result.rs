@@ -186,6 +186,10 @@ pub struct Interval {
     pub failed: u64,
     /// Bytes read in the interval.
     pub bytes_read: u64,
+    /// Events of watched streams that arrived in the interval (runs that time
+    /// streams; an OpenAI stream's events are those that carried text).
+    #[serde(default, skip_serializing_if = "crate::form::is_zero")]
+    pub events: u64,
     /// Latency of the interval's responses.
     pub latency: LatencyStats,
     /// The interval's latency histogram, encoded as [`Hist::to_base64`] does (decode

@@ -10,6 +10,8 @@ pub(crate) struct RawInterval {
     pub completed: u64,
     pub failed: u64,
     pub bytes_read: u64,
+    /// Events of watched streams that arrived in the second.
+    pub events: u64,
     pub hist: Vec<u8>,
     pub hist_uncorrected: Vec<u8>,
     pub gauges: Gauges,

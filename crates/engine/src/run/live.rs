@@ -69,6 +69,7 @@ mod tests {
             completed,
             failed: 0,
             bytes_read: 0,
+            events: 0,
             hist: bytes.clone(),
             hist_uncorrected: bytes,
             gauges: Gauges {

@@ -5,7 +5,7 @@
 //! errors by kind, statuses, bytes, the open-model schedule, the environment) and its
 //! charts: requests and failures per second, latency percentiles per second, the
 //! response-time distribution, Gatling's ranges and the HdrHistogram percentile
-//! spectrum. A bench report shows the comparison table with verdicts, req/s (or p99
+//! spectrum; a run that timed streams adds its stream figures (see `stream`). A bench report shows the comparison table with verdicts, req/s (or p99
 //! for open load) per target and scenario with error bars, the targets' latency spectra
 //! overlaid, their CPU and memory, the verifications and the environment. Charts are
 //! inline SVG drawn here (see [`crate::svg`]).
@@ -19,6 +19,7 @@ use crate::svg::{bar_chart, esc, line_chart, short, BarGroup, LineChart, Scale, 
 use crate::units::thousands;
 
 mod bench;
+mod stream;
 pub use bench::bench_html;
 
 const STYLE: &str = r#"
@@ -327,6 +328,7 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         let _ = write!(o, "<td>{}</td></tr>", ms(l.max_us as f64));
     }
     o.push_str("</table></div>");
+    stream::stream_section(&mut o, r);
 
     o.push_str("<div class=\"grid2\"><div><h2>Statuses</h2><table><tr><th>status</th><th>responses</th></tr>");
     for (s, n) in &r.statuses {
