@@ -1,5 +1,6 @@
 //! `stampede load`: the native interface to the engine, with a compact summary and JSON.
 
+use clap::builder::TypedValueParser;
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::inject::Profile;
 use stampede_engine::input::{self, Input};
@@ -147,10 +148,11 @@ pub struct LoadArgs {
     #[arg(
         long = "openai",
         value_name = "API",
-        value_enum,
+        value_parser = clap::builder::PossibleValuesParser::new(["chat", "completions"])
+            .try_map(|s| s.parse::<stampede_engine::openai::Api>()),
         conflicts_with_all = ["body_file", "body_lines", "targets", "stream", "sse", "rand_regex_url"]
     )]
-    pub openai: Option<crate::openai::Api>,
+    pub openai: Option<stampede_engine::openai::Api>,
     /// --openai: the model each request names
     #[arg(
         long = "model",
@@ -375,30 +377,32 @@ pub fn precheck(args: &[String]) -> Result<(), Exit> {
     }
 }
 
-/// `--openai`'s requests: a POST of each prompt's JSON body (see [`crate::openai`]),
+/// `--openai`'s requests: a POST of each prompt's JSON body (see [`stampede_engine::openai`]),
 /// as many as the run sends (`-n`), or a thousand in turn for a run bounded by time.
 fn openai_requests(
     a: &LoadArgs,
-    api: crate::openai::Api,
+    api: stampede_engine::openai::Api,
     target: &stampede_engine::Target,
     headers: &[(String, String)],
     keepalive: bool,
 ) -> Result<Vec<stampede_engine::Request>, Exit> {
     let count = a.requests.map_or(1000, |n| {
-        n.min(crate::openai::MAX_PROMPTS as u64 + 1) as usize
+        n.min(stampede_engine::openai::MAX_PROMPTS as u64 + 1) as usize
     });
-    let prompts = crate::openai::Prompts {
+    let prompts = stampede_engine::openai::Prompts {
         api,
         model: &a.model,
         input_words: a.input_tokens,
         output_tokens: a.output_tokens,
         range_ratio: a.range_ratio,
         file: a.prompts.as_deref(),
+        what: "--prompts",
         count,
         seed: a.seed,
         ignore_eos: a.ignore_eos,
     };
-    prompts.requests(target, headers, keepalive, &prompts.prompts()?)
+    let drawn = prompts.prompts().map_err(Exit::usage)?;
+    (prompts.requests(target, headers, keepalive, &drawn)).map_err(Exit::usage)
 }
 
 /// How the run times streams: `--stream`, `--sse` or `--openai`, with the event
@@ -417,9 +421,8 @@ fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
     }
     spec.load.event_timeout = a.event_timeout;
     spec.load.slo = crate::vllm::goodput(&a.goodput)?;
-    if a.openai.is_some() && !a.http2 {
-        // Each prompt once in turn over the run's calls, whichever connection sends
-        // (over HTTP/2 each connection takes them in turn from the first).
+    if a.openai.is_some() {
+        // Each prompt once in turn over the run's calls, whichever connection sends.
         spec.load.walk = Some(stampede_engine::Walk {
             rate: 1.0,
             once: false,

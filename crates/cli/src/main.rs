@@ -27,7 +27,6 @@ mod k8s;
 mod live;
 mod load;
 mod merge;
-mod openai;
 mod randurl;
 mod serve;
 mod sesslog;

@@ -3,7 +3,7 @@
 //!
 //! The flags are `vllm bench serve`'s: the backend picks the API (`openai` and `vllm`
 //! the completions one, `openai-chat` the chat one), the random dataset draws its
-//! prompts (words as tokens, see [`crate::openai`]) and ShareGPT's file gives them
+//! prompts (words as tokens, see [`stampede_engine::openai`]) and ShareGPT's file gives them
 //! (its first human turn the prompt, the reply's words, or `--sharegpt-output-len`,
 //! the maximum), a request rate's gaps are gamma-distributed with the burstiness as
 //! their shape (1 a Poisson process, see [`stampede_engine::arrivals::Gaps`]) and `inf`
@@ -23,7 +23,7 @@ use stampede_engine::{value_at_percentile, Hist, LoadSpec, Run, Shape, Slo, Targ
 use crate::common::{self, Exit, ProgressOptions, ResultFile, SegmentArgs};
 use crate::contract::Tool;
 use crate::dialect::{Dialect, Inert, Refused};
-use crate::openai::{Api, Prompts};
+use stampede_engine::openai::{Api, Prompts};
 
 pub const DIALECT: Dialect = Dialect {
     tool: "vllm bench serve",
@@ -317,11 +317,11 @@ fn flags(a: &VllmArgs) -> Result<Flags, Exit> {
     let gaps = stampede_engine::arrivals::Gaps::check_burstiness(a.burstiness)
         .map(|b| stampede_engine::arrivals::Gaps::of(true, Some(b)))
         .map_err(|e| Exit::usage(format!("--burstiness: {e}")))?;
-    if a.num_prompts == 0 || a.num_prompts > crate::openai::MAX_PROMPTS {
+    if a.num_prompts == 0 || a.num_prompts > stampede_engine::openai::MAX_PROMPTS {
         return Err(Exit::usage(format!(
             "--num-prompts {}: 1 to {}",
             a.num_prompts,
-            crate::openai::MAX_PROMPTS
+            stampede_engine::openai::MAX_PROMPTS
         )));
     }
     let metrics = (a.percentile_metrics.split(','))
@@ -376,13 +376,14 @@ pub fn translate(
         output_tokens: a.random_output_len,
         range_ratio: a.random_range_ratio,
         file: None,
+        what: "--dataset-path",
         count: a.num_prompts,
         seed: a.seed,
         ignore_eos: a.ignore_eos,
     };
     let drawn = match (a.dataset_name.as_str(), dataset) {
         ("random", _) => {
-            let mut p = prompts.draw()?;
+            let mut p = prompts.draw().map_err(Exit::usage)?;
             if a.random_prefix_len > 0 {
                 let prefix = vec!["prefix"; a.random_prefix_len as usize].join(" ");
                 for (text, _) in &mut p {
@@ -406,7 +407,7 @@ pub fn translate(
     let input_tokens = (drawn.iter().cycle().take(a.num_prompts))
         .map(|(t, _)| t.split_whitespace().count() as u64)
         .sum();
-    let requests = prompts.requests(&target, &[], true, &drawn)?;
+    let requests = (prompts.requests(&target, &[], true, &drawn)).map_err(Exit::usage)?;
     let mut spec = LoadSpec::new(target, requests[0].clone());
     spec.load.variety = requests;
     spec.load.walk = Some(stampede_engine::Walk {
@@ -443,30 +444,7 @@ pub fn translate(
 
 /// `--goodput ttft:200 tpot:50 e2el:1000`: service levels in ms.
 pub fn goodput(args: &[String]) -> Result<Option<Slo>, Exit> {
-    if args.is_empty() {
-        return Ok(None);
-    }
-    let mut slo = Slo::default();
-    for a in args {
-        let bad = || {
-            Exit::usage(format!(
-                "--goodput {a}: KEY:MS with KEY ttft, tpot or e2el and MS milliseconds above 0"
-            ))
-        };
-        let (k, v) = a.split_once(':').ok_or_else(bad)?;
-        let ms: f64 = v.parse().map_err(|_| bad())?;
-        if !(ms > 0.0 && ms.is_finite()) {
-            return Err(bad());
-        }
-        let us = Some((ms * 1000.0).round() as u64);
-        match k {
-            "ttft" => slo.ttft_us = us,
-            "tpot" => slo.tpot_us = us,
-            "e2el" => slo.e2el_us = us,
-            _ => return Err(bad()),
-        }
-    }
-    Ok(Some(slo))
+    Slo::parse(args).map_err(|e| Exit::usage(format!("--goodput {e}")))
 }
 
 /// ShareGPT's conversations: each one's first human turn is a prompt, its reply's
@@ -494,7 +472,7 @@ fn sharegpt(text: &str, output_len: Option<u32>) -> Result<Vec<(String, u32)>, E
         if !q.trim().is_empty() {
             out.push((q.to_string(), max));
         }
-        if out.len() == crate::openai::MAX_PROMPTS {
+        if out.len() == stampede_engine::openai::MAX_PROMPTS {
             break;
         }
     }

@@ -44,7 +44,7 @@ pub mod math;
 pub use measure::{merge, result};
 pub use proto::{h1, h2};
 pub use run::{hooks, process};
-pub use spec::{arrivals, inject, input, net, portable, request, target};
+pub use spec::{arrivals, inject, input, net, openai, portable, request, target};
 pub use verdict::{assert, capacity, limit};
 
 pub use error::{

@@ -12,6 +12,7 @@ pub mod arrivals;
 pub mod inject;
 pub mod input;
 pub mod net;
+pub mod openai;
 pub mod plan;
 pub mod portable;
 pub mod request;
@@ -341,6 +342,33 @@ pub struct Slo {
 }
 
 impl Slo {
+    /// Service levels as vLLM's `--goodput` writes them: `ttft:200`, `tpot:50`,
+    /// `e2el:1000` (milliseconds); none given, none set. The error names the bad one.
+    pub fn parse(levels: &[impl AsRef<str>]) -> Result<Option<Slo>, String> {
+        if levels.is_empty() {
+            return Ok(None);
+        }
+        let mut slo = Slo::default();
+        for a in levels {
+            let a = a.as_ref();
+            let bad =
+                || format!("{a}: KEY:MS with KEY ttft, tpot or e2el and MS milliseconds above 0");
+            let (k, v) = a.split_once(':').ok_or_else(bad)?;
+            let ms: f64 = v.parse().map_err(|_| bad())?;
+            if !(ms > 0.0 && ms.is_finite() && ms <= 1e9) {
+                return Err(bad());
+            }
+            let us = Some((ms * 1000.0).round() as u64);
+            match k {
+                "ttft" => slo.ttft_us = us,
+                "tpot" => slo.tpot_us = us,
+                "e2el" => slo.e2el_us = us,
+                _ => return Err(bad()),
+            }
+        }
+        Ok(Some(slo))
+    }
+
     /// Whether a completion with these figures (µs; `ttft` none without a token,
     /// `tpot` none below two) meets every level set.
     pub fn met(&self, ttft: Option<u64>, tpot: Option<u64>, e2el: u64) -> bool {

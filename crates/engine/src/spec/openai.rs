@@ -1,5 +1,6 @@
-//! Requests to an OpenAI-compatible completion server (`load --openai`): the prompts
-//! a run sends and the JSON bodies that carry them.
+//! Requests to an OpenAI-compatible completion server (`load --openai`, `vllm bench
+//! serve`, a plan's `openai` scenarios): the prompts a run sends and the JSON bodies
+//! that carry them.
 //!
 //! Prompts are drawn before the run (so the run itself only sends them): random ones
 //! of a given length in words, each length drawn uniformly within a range ratio of it
@@ -8,16 +9,29 @@
 //! sets that prompt's maximum). Each becomes a streamed request asking for its usage,
 //! so tokens are counted from the server's own figure.
 
-use crate::common::Exit;
-use stampede_engine::input::{self, Input};
+use crate::input::{self, Input};
 
 /// Which API the requests use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Api {
     /// `/v1/completions`: `prompt`, `max_tokens`.
     Completions,
     /// `/v1/chat/completions`: `messages`, `max_completion_tokens`.
     Chat,
+}
+
+impl std::str::FromStr for Api {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Api, String> {
+        match s {
+            "chat" => Ok(Api::Chat),
+            "completions" => Ok(Api::Completions),
+            _ => Err(format!(
+                "{s:?} is not an OpenAI API here; use chat or completions"
+            )),
+        }
+    }
 }
 
 /// Most prompts one run draws or reads.
@@ -35,6 +49,8 @@ pub struct Prompts<'a> {
     pub output_tokens: u32,
     pub range_ratio: f64,
     pub file: Option<&'a str>,
+    /// What names the file in messages: `--prompts`, or a plan's field.
+    pub what: &'a str,
     pub count: usize,
     pub seed: u64,
     /// Ask the server to ignore its end-of-sequence token (vLLM's `ignore_eos`), so
@@ -70,18 +86,18 @@ impl Rng {
 impl Prompts<'_> {
     /// Every request body of the run, in order.
     #[cfg(test)]
-    fn bodies(&self) -> Result<Vec<Vec<u8>>, Exit> {
+    fn bodies(&self) -> Result<Vec<Vec<u8>>, String> {
         let prompts = self.prompts()?;
         Ok(self.bodies_of(&prompts))
     }
 
     /// The prompts and their maximums: drawn, or read from the file.
-    pub fn prompts(&self) -> Result<Vec<(String, u32)>, Exit> {
+    pub fn prompts(&self) -> Result<Vec<(String, u32)>, String> {
         if self.count == 0 || self.count > MAX_PROMPTS {
-            return Err(Exit::usage(format!(
+            return Err(format!(
                 "--openai: the run sends 1 to {MAX_PROMPTS} prompts (-n), not {}",
                 self.count
-            )));
+            ));
         }
         match self.file {
             Some(file) => self.read(file),
@@ -90,7 +106,7 @@ impl Prompts<'_> {
     }
 
     /// The bodies of `prompts`, in turn, as many as the run sends.
-    fn bodies_of(&self, prompts: &[(String, u32)]) -> Vec<Vec<u8>> {
+    pub fn bodies_of(&self, prompts: &[(String, u32)]) -> Vec<Vec<u8>> {
         (prompts.iter().cycle().take(self.count))
             .map(|(p, out)| self.body(p, *out))
             .collect()
@@ -99,36 +115,36 @@ impl Prompts<'_> {
     /// The run's requests: a POST of each prompt's body to `target`, with `headers`.
     pub fn requests(
         &self,
-        target: &stampede_engine::Target,
+        target: &crate::Target,
         headers: &[(String, String)],
         keepalive: bool,
         prompts: &[(String, u32)],
-    ) -> Result<Vec<stampede_engine::Request>, Exit> {
+    ) -> Result<Vec<crate::Request>, String> {
         (self.bodies_of(prompts).into_iter())
             .map(|body| {
-                let mut b = stampede_engine::RequestBuilder::native(target, "POST", keepalive)
+                let mut b = crate::RequestBuilder::native(target, "POST", keepalive)
                     .set_header("Content-Type", "application/json");
                 for (n, v) in headers {
                     b = b.set_header(n, v);
                 }
-                b.body(body).build().map_err(|e| Exit::usage(e.to_string()))
+                b.body(body).build().map_err(|e| e.to_string())
             })
             .collect()
     }
 
     /// Random prompts (see the module's comment).
-    pub fn draw(&self) -> Result<Vec<(String, u32)>, Exit> {
+    pub fn draw(&self) -> Result<Vec<(String, u32)>, String> {
         if !(0.0..1.0).contains(&self.range_ratio) {
-            return Err(Exit::usage(format!(
+            return Err(format!(
                 "--range-ratio: {} is not in [0, 1)",
                 self.range_ratio
-            )));
+            ));
         }
         if self.input_words == 0 || self.input_words > MAX_WORDS {
-            return Err(Exit::usage(format!(
+            return Err(format!(
                 "--input-tokens: 1 to {MAX_WORDS}, not {}",
                 self.input_words
-            )));
+            ));
         }
         let spread = |n: u32| {
             let lo = ((f64::from(n) * (1.0 - self.range_ratio)).floor() as u32).max(1);
@@ -154,15 +170,14 @@ impl Prompts<'_> {
             .collect())
     }
 
-    fn read(&self, file: &str) -> Result<Vec<(String, u32)>, Exit> {
-        let text = input::read_text(file, "--prompts", Input::List)
-            .map_err(|e| Exit::usage(e.to_string()))?;
+    fn read(&self, file: &str) -> Result<Vec<(String, u32)>, String> {
+        let text = input::read_text(file, self.what, Input::List).map_err(|e| e.to_string())?;
         let mut prompts = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad = |why: &str| Exit::usage(format!("--prompts {file}, line {}: {why}", i + 1));
+            let bad = |why: &str| format!("{} {file}, line {}: {why}", self.what, i + 1);
             let v: serde_json::Value =
                 serde_json::from_str(line).map_err(|e| bad(&format!("not JSON ({e})")))?;
             let Some(prompt) = v["prompt"].as_str() else {
@@ -181,7 +196,7 @@ impl Prompts<'_> {
             prompts.push((prompt.to_string(), out));
         }
         if prompts.is_empty() {
-            return Err(Exit::usage(format!("--prompts {file}: no prompts in it")));
+            return Err(format!("{} {file}: no prompts in it", self.what));
         }
         Ok(prompts)
     }
@@ -222,6 +237,7 @@ mod tests {
             output_tokens: 4,
             range_ratio: 0.5,
             file: None,
+            what: "--prompts",
             count,
             seed: 7,
             ignore_eos: false,
