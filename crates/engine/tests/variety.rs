@@ -221,6 +221,39 @@ fn http2_streams_take_the_requests_in_turn() {
     assert_in_turn(&seen, &["GET /one", "GET /two", "DELETE /three"], 300);
 }
 
+/// A walk over the run's calls (an OpenAI run's prompts, httperf's working set) over
+/// HTTP/2: the streams of every connection take one walk between them, so ten calls
+/// over a list of ten send each request once, whichever connection sends it; a walk
+/// that would end the run at the list's end is refused over HTTP/2.
+#[test]
+fn http2_streams_share_one_walk_over_the_runs_calls() {
+    let (url, seen) = h2_recorder();
+    let paths: Vec<String> = (0..10).map(|i| format!("/{i}")).collect();
+    let list: Vec<(&str, &str)> = paths.iter().map(|p| ("GET", p.as_str())).collect();
+    let mut s = spec(&url, &list);
+    s.load.http2 = true;
+    s.load.pipeline = 4;
+    s.load.requests = Some(10);
+    s.load.walk = Some(stampede_engine::Walk {
+        rate: 1.0,
+        once: false,
+    });
+    let r = go(s.clone());
+    assert_eq!(r.requests.completed, 10, "{:?}", r.errors);
+    let mut got: Vec<String> = seen.lock().unwrap().iter().flatten().cloned().collect();
+    got.sort();
+    let mut want: Vec<String> = paths.iter().map(|p| format!("GET {p}")).collect();
+    want.sort();
+    assert_eq!(got, want);
+
+    s.load.walk = Some(stampede_engine::Walk {
+        rate: 1.0,
+        once: true,
+    });
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("walk") && e.contains("HTTP/1.1"), "{e}");
+}
+
 #[test]
 fn requests_in_turn_that_cannot_work_are_refused() {
     let url = "http://127.0.0.1:9/";

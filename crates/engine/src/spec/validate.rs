@@ -91,10 +91,10 @@ impl LoadSpec {
             if self.load.variety.is_empty() {
                 return bad("walk", "a walk goes over a list of requests; give several");
             }
-            if self.load.http2 {
+            if self.load.http2 && w.once {
                 return bad(
                     "walk",
-                    "a walk over the run's calls drives HTTP/1.1 requests; use HTTP/1.1",
+                    "a walk that ends the run at the list's end drives HTTP/1.1 requests; use HTTP/1.1, or let it go round",
                 );
             }
         }

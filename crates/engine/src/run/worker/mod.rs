@@ -590,8 +590,15 @@ impl<'a> Worker<'a> {
         let free = h2.stream_limit().saturating_sub(h2.open_streams());
         // One request for every stream (the pool's common case): looked up once.
         let one = &self.prep.h2_requests[index.min(self.prep.h2_requests.len() - 1)];
+        let walk = self.spec.load.walk.filter(|_| turns);
         for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
-            if turns {
+            if let Some(w) = walk {
+                // One walk over the run's calls, as HTTP/1.1's batches take it (a walk
+                // here goes round: validation refuses one that ends the run).
+                let call = self.shared.calls.fetch_add(1, Ordering::Relaxed);
+                let all = &self.prep.h2_requests;
+                p.stream = h2.request(&all[w.index(call, all.len())], false);
+            } else if turns {
                 p.stream = h2.request(&self.prep.h2_requests[c.turn], false);
                 c.turn = (c.turn + 1) % self.prep.h2_requests.len();
             } else if steps {
