@@ -1060,3 +1060,33 @@ fn compare_and_report_name_a_missing_store_and_create_none() {
         assert!(!db.exists(), "{cmd} created the store");
     }
 }
+
+/// Streaming scenarios: an OpenAI one against the reference server's mock LLM (its
+/// first token 20 ms after the request, a token every 4 ms) and a server-sent events
+/// one, with assertions on their stream figures; the summary and the report carry
+/// TTFT, ITL and tokens per second.
+#[test]
+fn streaming_scenarios_are_measured_on_their_tokens_and_events() {
+    let dir = Dir::new("streams");
+    let srv = format!("{SERVE} --llm-ttft 20ms --llm-itl 4ms");
+    let scen = "[[scenario]]\nname = \"chat\"\nrequests = 12\nconnections = 3\nopenai = { api = \"chat\", model = \"m\", input_tokens = 8, output_tokens = 6, goodput = [\"ttft:2000\"] }\nassert = [\"ttft_p50 >= 20ms\", \"tokens_per_s > 0\", \"itl_p50 < 1s\"]\n\
+                [[scenario]]\nname = \"events\"\npath = \"/sse/3?gap=5&first=10\"\nstream = \"sse\"\nrequests = 6\nconnections = 2\nevent_timeout = \"5s\"\n";
+    let p = dir.write("p.toml", &plan(&target("llm", &srv), scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let chat = &s["rows"][0]["cells"][0];
+    let st = &chat["stream"];
+    assert!(st["ttft_p50_ms"]["mean"].as_f64().unwrap() >= 20.0, "{st}");
+    let itl = st["itl_p50_ms"]["mean"].as_f64().unwrap();
+    assert!((3.0..=12.0).contains(&itl), "{st}");
+    assert!(st["tokens_per_s"]["mean"].as_f64().unwrap() > 0.0, "{st}");
+    assert!(st["goodput_rps"]["mean"].as_f64().unwrap() > 0.0, "{st}");
+    assert_eq!(chat["completed"], 12, "{chat}");
+    let ev = &s["rows"][1]["cells"][0]["stream"];
+    assert!(ev["ttft_p50_ms"]["mean"].as_f64().unwrap() >= 10.0, "{ev}");
+    assert!(ev["tokens_per_s"].is_null(), "{ev}");
+    let report = std::fs::read_to_string(dir.path("report.md")).unwrap();
+    assert!(report.contains("## Streams"), "{report}");
+    assert!(report.contains("| chat | llm |"), "{report}");
+}

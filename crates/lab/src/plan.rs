@@ -18,6 +18,8 @@ use toml::Spanned;
 mod quick;
 mod raw;
 mod scenario;
+mod stream;
+pub use stream::{OpenaiPlan, StreamPlan};
 
 use raw::*;
 use scenario::{check_request, scenario};
@@ -252,6 +254,8 @@ pub struct Scenario {
     pub asserts: Vec<stampede_engine::assert::Assertion>,
     /// A capacity search in place of runs at one load (`search = {…}`).
     pub search: Option<Search>,
+    /// Responses timed as streams (`stream`, `openai`, `event_timeout`).
+    pub stream: Option<StreamPlan>,
     /// Line of the `[[scenario]]` table.
     pub line: usize,
 }

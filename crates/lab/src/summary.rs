@@ -55,6 +55,50 @@ pub struct Cell {
     /// repetitions stopped, warm-up found inside runs.
     #[serde(default)]
     pub info: Vec<String>,
+    /// Scenarios that time streams: their figures over the runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamCell>,
+}
+
+/// A streaming scenario's figures on one target, over its runs: the first event (an
+/// OpenAI stream's first token) and the gaps between events from the intended start,
+/// ms, and for OpenAI streams tokens per second and goodput.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamCell {
+    pub ttft_p50_ms: Summary,
+    pub ttft_p99_ms: Summary,
+    pub itl_p50_ms: Summary,
+    pub itl_p99_ms: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_s: Option<Summary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_rps: Option<Summary>,
+}
+
+impl StreamCell {
+    /// The figures of `runs`, when every one of them timed streams.
+    fn of(runs: &[&RunRecord]) -> Option<StreamCell> {
+        let streams: Vec<&stampede_engine::StreamStats> = runs
+            .iter()
+            .map(|r| r.result.stream.as_ref())
+            .collect::<Option<_>>()?;
+        if streams.is_empty() {
+            return None;
+        }
+        let stat = |f: &dyn Fn(&stampede_engine::StreamStats) -> Option<f64>| {
+            let xs: Option<Vec<f64>> = streams.iter().map(|s| f(s)).collect();
+            xs.map(|x| summarize(&x))
+        };
+        let at = |l: &stampede_engine::LatencyStats, p: f64| ms(l.at(p));
+        Some(StreamCell {
+            ttft_p50_ms: stat(&|s| Some(at(&s.first_event, 50.0)))?,
+            ttft_p99_ms: stat(&|s| Some(at(&s.first_event, 99.0)))?,
+            itl_p50_ms: stat(&|s| Some(at(&s.gap, 50.0)))?,
+            itl_p99_ms: stat(&|s| Some(at(&s.gap, 99.0)))?,
+            tokens_per_s: stat(&|s| s.tokens.as_ref().map(|t| t.per_second)),
+            goodput_rps: stat(&|s| s.tokens.as_ref().and_then(|t| t.goodput_rps)),
+        })
+    }
 }
 
 /// What a scenario's verdicts compare.
@@ -342,6 +386,7 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
         client_cpu_us_per_req: per_req(&|r| r.client_cpu_s),
         vs_baseline: None,
         notes,
+        stream: StreamCell::of(runs),
     }
 }
 

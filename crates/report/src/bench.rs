@@ -1,10 +1,10 @@
 //! Bench reports: the scenarios × targets table (mean ± σ of req/s, like the
 //! five-framework summary of the reference runs), the verdicts against the baseline,
-//! the details per cell, and comparisons between two benches; as terminal text and as
-//! Markdown.
+//! the details per cell (with the stream figures of streaming scenarios), and
+//! comparisons between two benches; as terminal text and as Markdown.
 
 use stampede_lab::stats::{Comparison, Shift, Summary, Test};
-use stampede_lab::summary::{BenchSummary, Cell, Change, Metric};
+use stampede_lab::summary::{BenchSummary, Cell, Change, Metric, StreamCell};
 
 use crate::units::{human_bytes, thousands};
 
@@ -21,11 +21,17 @@ fn mean_sd(s: &Option<Summary>) -> String {
 }
 
 fn ms(s: &Option<Summary>) -> String {
-    match s {
-        Some(s) if s.mean >= 100.0 => format!("{:.0} ms", s.mean),
-        Some(s) if s.mean >= 1.0 => format!("{:.2} ms", s.mean),
-        Some(s) => format!("{:.3} ms", s.mean),
-        None => "—".into(),
+    s.as_ref().map_or("—".into(), ms_of)
+}
+
+/// A mean in ms, to a precision that suits its size.
+fn ms_of(s: &Summary) -> String {
+    if s.mean >= 100.0 {
+        format!("{:.0} ms", s.mean)
+    } else if s.mean >= 1.0 {
+        format!("{:.2} ms", s.mean)
+    } else {
+        format!("{:.3} ms", s.mean)
     }
 }
 
@@ -116,6 +122,53 @@ fn cell_verdict(c: &Cell, baseline: &str, metric: Metric) -> String {
     }
 }
 
+/// A streaming cell's figures in a line: means over the runs.
+fn stream_line(st: &StreamCell) -> String {
+    let mut line = format!(
+        "TTFT p50 {} p99 {}, ITL p50 {} p99 {}",
+        ms_of(&st.ttft_p50_ms),
+        ms_of(&st.ttft_p99_ms),
+        ms_of(&st.itl_p50_ms),
+        ms_of(&st.itl_p99_ms),
+    );
+    if let Some(t) = &st.tokens_per_s {
+        line += &format!(", {:.1} tokens/s", t.mean);
+    }
+    if let Some(g) = &st.goodput_rps {
+        line += &format!(", goodput {:.2} req/s", g.mean);
+    }
+    line
+}
+
+/// The Markdown report's table of the streaming scenarios (none: nothing).
+fn streams_markdown(s: &BenchSummary) -> String {
+    let mut out = String::new();
+    for r in &s.rows {
+        for c in &r.cells {
+            let Some(st) = &c.stream else { continue };
+            if out.is_empty() {
+                out += "\n## Streams\n\nMeans over the runs; the first event is an OpenAI stream's first token (TTFT), the gaps between events its inter-token latency (ITL), both from each request's intended start.\n\n| scenario | target | TTFT p50 | TTFT p99 | ITL p50 | ITL p99 | tokens/s | goodput req/s |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+            }
+            out += &format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                md(&r.scenario),
+                md(&c.target),
+                ms_of(&st.ttft_p50_ms),
+                ms_of(&st.ttft_p99_ms),
+                ms_of(&st.itl_p50_ms),
+                ms_of(&st.itl_p99_ms),
+                st.tokens_per_s
+                    .as_ref()
+                    .map_or("—".into(), |t| format!("{:.1}", t.mean)),
+                st.goodput_rps
+                    .as_ref()
+                    .map_or("—".into(), |g| format!("{:.2}", g.mean)),
+            );
+        }
+    }
+    out
+}
+
 fn pad(s: &str, w: usize) -> String {
     let n = s.chars().count();
     if n >= w {
@@ -201,6 +254,9 @@ pub fn bench_table(s: &BenchSummary) -> String {
                 md(c.limit.as_deref().unwrap_or("—")),
                 md(&cell_verdict(c, &s.baseline, r.metric)),
             );
+            if let Some(st) = &c.stream {
+                out += &format!("      streams: {}\n", stream_line(st));
+            }
             if !c.outlier_runs.is_empty() {
                 out += &format!("      outlier runs: {:?}\n", c.outlier_runs);
             }
@@ -364,6 +420,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
             );
         }
     }
+    out += &streams_markdown(s);
     let notes: Vec<String> = s.flags().iter().map(|f| format!("- {}", md(f))).collect();
     if !notes.is_empty() {
         out += "\n## Flags\n\n";

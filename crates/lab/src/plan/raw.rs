@@ -153,6 +153,9 @@ pub(super) struct RawScenario {
     #[serde(default, rename = "assert")]
     pub(super) asserts: Vec<Spanned<String>>,
     pub(super) search: Option<Spanned<RawSearch>>,
+    pub(super) stream: Option<Spanned<String>>,
+    pub(super) openai: Option<Spanned<super::stream::RawOpenai>>,
+    pub(super) event_timeout: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

@@ -263,16 +263,49 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         }
     }
     let asserts = assertions(cx, &s.asserts, "scenario.assert")?;
-    let path = match steps.first() {
+    let stream = super::stream::stream_plan(cx, s, &name, requests)?;
+    let timed = stream.as_ref().map(|st| st.mode);
+    let search_at = s.search.as_ref().map_or(at, |x| x.span().start);
+    let checked = (asserts.iter().zip(&s.asserts))
+        .map(|(a, raw)| (a, raw.span().start, "scenario.assert"))
+        .chain(
+            (search.iter().flat_map(|x| &x.conditions))
+                .map(|a| (a, search_at, "scenario.search.conditions")),
+        );
+    for (a, at, field) in checked {
+        let wrong = if a.needs_tokens() && timed != Some(stampede_engine::StreamMode::Openai) {
+            "completion tokens are counted in openai scenarios"
+        } else if a.needs_stream() && timed.is_none() {
+            "stream figures are timed with stream or openai"
+        } else {
+            continue;
+        };
+        return Err(cx.err(at, field, format!("{:?}: {wrong}", a.text)));
+    }
+    let mut path = match steps.first() {
         Some(st) => st.path.clone(),
         None => path,
     };
+    let (mut method, mut headers, mut body) =
+        (method, headers, s.body.clone().map(String::into_bytes));
+    if let Some(o) = stream.as_ref().and_then(|st| st.openai.as_ref()) {
+        // The scenario's request is the first completion: what its checks send.
+        if s.path.is_none() {
+            path = match o.api {
+                stampede_engine::openai::Api::Chat => "/v1/chat/completions".into(),
+                stampede_engine::openai::Api::Completions => "/v1/completions".into(),
+            };
+        }
+        method = "POST".into();
+        headers.push(("Content-Type".into(), "application/json".into()));
+        body = o.bodies.first().cloned();
+    }
     Ok(Scenario {
         name,
         method,
         path,
         headers,
-        body: s.body.clone().map(String::into_bytes),
+        body,
         style,
         shape,
         session,
@@ -291,6 +324,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         verify,
         asserts,
         search,
+        stream,
         line: cx.line(at),
     })
 }

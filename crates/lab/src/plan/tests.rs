@@ -624,3 +624,114 @@ fn a_search_parses_with_defaults_and_its_errors_name_the_field() {
         assert!(e.message.contains(says), "{e}");
     }
 }
+
+#[test]
+fn stream_and_openai_scenarios_parse_and_their_errors_name_the_field() {
+    let head = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\nrequests = 8\n";
+    let p = Plan::parse(
+        &format!("{head}openai = {{ api = \"chat\", model = \"m\", input_tokens = 5, output_tokens = 3, goodput = [\"ttft:500\"] }}\nevent_timeout = \"2s\"\nassert = [\"ttft_p99 < 1s\", \"tokens_per_s > 1\"]\n"),
+        "p.toml",
+    )
+    .unwrap();
+    let s = &p.scenarios[0];
+    assert_eq!(
+        (s.method.as_str(), s.path.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    let st = s.stream.as_ref().unwrap();
+    assert_eq!(st.mode, stampede_engine::StreamMode::Openai);
+    assert_eq!(st.event_timeout, Some(Duration::from_secs(2)));
+    let o = st.openai.as_ref().unwrap();
+    assert_eq!(o.bodies.len(), 8);
+    assert_eq!(o.slo.unwrap().ttft_us, Some(500_000));
+    let v: serde_json::Value = serde_json::from_slice(s.body.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        (v["model"].as_str(), v["stream"].as_bool()),
+        (Some("m"), Some(true))
+    );
+    assert_eq!(v["max_completion_tokens"], 3);
+    assert_eq!(
+        v["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .count(),
+        5
+    );
+    let p = Plan::parse(
+        &format!("{head}stream = \"sse\"\npath = \"/sse/3\"\n"),
+        "p.toml",
+    )
+    .unwrap();
+    let st = p.scenarios[0].stream.as_ref().unwrap();
+    assert!(st.mode == stampede_engine::StreamMode::Sse && st.openai.is_none());
+    for (tail, field, says) in [
+        (
+            "stream = \"bytes\"\n",
+            "scenario.stream",
+            "not chunks or sse",
+        ),
+        (
+            "event_timeout = \"1s\"\n",
+            "scenario.event_timeout",
+            "add stream or openai",
+        ),
+        (
+            "assert = [\"ttft_p99 < 1s\"]\n",
+            "scenario.assert",
+            "timed with stream or openai",
+        ),
+        (
+            "stream = \"sse\"\nassert = [\"tpot_p99 < 1s\"]\n",
+            "scenario.assert",
+            "openai scenarios",
+        ),
+        (
+            "openai = { api = \"embeddings\" }\n",
+            "scenario.openai.api",
+            "chat or completions",
+        ),
+        (
+            "openai = { api = \"chat\", output_tokens = 0 }\n",
+            "scenario.openai.output_tokens",
+            "1 to",
+        ),
+        (
+            "openai = { api = \"chat\", goodput = [\"ttft\"] }\n",
+            "scenario.openai.goodput",
+            "KEY:MS",
+        ),
+        (
+            "openai = { api = \"chat\", prompts = \"/nonexistent/p.jsonl\" }\n",
+            "scenario.openai.prompts",
+            "/nonexistent/p.jsonl",
+        ),
+        (
+            "body = \"x\"\nopenai = { api = \"chat\" }\n",
+            "scenario.body",
+            "drop body",
+        ),
+        (
+            "openai = { api = \"chat\", temperature = 1 }\n",
+            "scenario.openai.temperature",
+            "unknown field",
+        ),
+    ] {
+        let e = Plan::parse(&format!("{head}{tail}"), "p.toml").unwrap_err();
+        assert_eq!(e.field, field, "{tail}: {e}");
+        assert!(e.message.contains(says), "{tail}: {e}");
+        assert!(e.line >= 6, "{tail}: {e}");
+    }
+    // The line named is the wrong level's own.
+    let e = Plan::parse(
+        &format!("{head}openai = {{ api = \"chat\", goodput = [\n\"ttft:5\",\n\"tpot\"] }}\n"),
+        "p.toml",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.line, e.field.as_str()),
+        (9, "scenario.openai.goodput"),
+        "{e}"
+    );
+    assert!(e.message.starts_with("tpot:"), "{e}");
+}

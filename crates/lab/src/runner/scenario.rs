@@ -34,6 +34,30 @@ pub fn scenario_spec(
     spec.load.shape = s.shape.clone();
     spec.load.session = s.session;
     spec.load.script = script;
+    if let Some(st) = &s.stream {
+        spec.load.stream = Some(st.mode);
+        spec.load.event_timeout = st.event_timeout;
+    }
+    if let Some(o) = s.stream.as_ref().and_then(|st| st.openai.as_ref()) {
+        // Each prompt's completion in turn, whichever connection sends.
+        spec.load.slo = o.slo;
+        spec.load.variety = (o.bodies.iter())
+            .map(|b| {
+                build_request(
+                    s.style,
+                    "POST",
+                    &spec.target,
+                    &s.headers,
+                    Some(b),
+                    s.keepalive,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        spec.load.walk = Some(stampede_engine::Walk {
+            rate: 1.0,
+            once: false,
+        });
+    }
     if let Some(search) = &s.search {
         // Its first step; the search sets each step's rate.
         spec.load.shape = stampede_engine::Shape::Rate {
