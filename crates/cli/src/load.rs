@@ -161,7 +161,8 @@ pub struct LoadArgs {
         default_value = "stampede-mock"
     )]
     pub model: String,
-    /// --openai: words in each drawn prompt (the mean; see --range-ratio)
+    /// --openai: words in each drawn prompt (with --tokenizer: tokens; the mean, see
+    /// --range-ratio)
     #[arg(
         long = "input-tokens",
         value_name = "N",
@@ -194,6 +195,11 @@ pub struct LoadArgs {
     /// ignore_eos), so each completion runs to its maximum
     #[arg(long = "ignore-eos", requires = "openai")]
     pub ignore_eos: bool,
+    /// --openai: the model's tokenizer (its tokenizer.json, the directory holding it,
+    /// or a model in the local Hugging Face cache): drawn prompts are --input-tokens
+    /// of its tokens, and a completion without usage is counted from its text
+    #[arg(long = "tokenizer", value_name = "PATH", requires = "openai")]
+    pub tokenizer: Option<String>,
     /// With --stream, --sse or --openai: a response with no event for this long (since
     /// its last, or its send before the first) fails as stream_stall and its
     /// connection closes
@@ -385,6 +391,7 @@ fn openai_requests(
     target: &stampede_engine::Target,
     headers: &[(String, String)],
     keepalive: bool,
+    tokenizer: Option<&stampede_engine::TokenCounter>,
 ) -> Result<Vec<stampede_engine::Request>, Exit> {
     let count = a.requests.map_or(1000, |n| {
         n.min(stampede_engine::openai::MAX_PROMPTS as u64 + 1) as usize
@@ -400,9 +407,18 @@ fn openai_requests(
         count,
         seed: a.seed,
         ignore_eos: a.ignore_eos,
+        tokenizer,
     };
     let drawn = prompts.prompts().map_err(Exit::usage)?;
     (prompts.requests(target, headers, keepalive, &drawn)).map_err(Exit::usage)
+}
+
+/// `--tokenizer`'s tokenizer, loaded.
+fn tokenizer(a: &LoadArgs) -> Result<Option<stampede_engine::TokenCounter>, Exit> {
+    (a.tokenizer.as_deref())
+        .map(|t| stampede_engine::TokenCounter::load(t, "--tokenizer"))
+        .transpose()
+        .map_err(Exit::usage)
 }
 
 /// How the run times streams: `--stream`, `--sse` or `--openai`, with the event
@@ -486,8 +502,9 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         Some(file) => targets::body_lines(file, &common::read_body(file)?, &|b| request(Some(b)))?,
         None => variety,
     };
+    let tokenizer = tokenizer(a)?;
     let variety = match a.openai {
-        Some(api) => openai_requests(a, api, &target, &headers, keepalive)?,
+        Some(api) => openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?,
         None => variety,
     };
     let first = match variety.first() {
@@ -506,6 +523,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.load.http2 = a.http2;
     spec.load.redirects = a.redirects;
     streams(a, &mut spec)?;
+    spec.load.tokenizer = tokenizer;
     if let Some(h) = a.send_horizon {
         spec.load.horizon = h;
     }

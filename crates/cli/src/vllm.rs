@@ -3,22 +3,22 @@
 //!
 //! The flags are `vllm bench serve`'s: the backend picks the API (`openai` and `vllm`
 //! the completions one, `openai-chat` the chat one), the random dataset draws its
-//! prompts (words as tokens, see [`stampede_engine::openai`]) and ShareGPT's file gives them
-//! (its first human turn the prompt, the reply's words, or `--sharegpt-output-len`,
-//! the maximum), a request rate's gaps are gamma-distributed with the burstiness as
+//! prompts (of the model's tokens with its tokenizer, else of words, see
+//! [`stampede_engine::openai`]) and ShareGPT's file gives them (its first human turn the
+//! prompt, the reply's tokens, or `--sharegpt-output-len`, the maximum), a request rate's gaps are gamma-distributed with the burstiness as
 //! their shape (1 a Poisson process, see [`stampede_engine::arrivals::Gaps`]) and `inf`
 //! sends as fast as `--max-concurrency` lets, `--goodput` sets the service levels.
 //! What differs, on purpose: TTFT and E2EL run from each request's intended start,
 //! so a queue behind `--max-concurrency` or a late client shows in them (vLLM times
 //! from the send; those figures are printed beside ours, "from the send"); tokens are
-//! each completion's usage (vLLM counts with its tokenizer); the JSON result has the
+//! each completion's usage (its text's, by the tokenizer, without one); the JSON result has the
 //! summary's keys without the per-request lists (bounded memory).
 
 use std::time::Duration;
 
 use clap::Parser;
 use stampede_engine::input::{self, Input};
-use stampede_engine::{value_at_percentile, Hist, LoadSpec, Run, Shape, Slo, Target};
+use stampede_engine::{value_at_percentile, Hist, LoadSpec, Run, Shape, Slo, Target, TokenCounter};
 
 use crate::common::{self, Exit, ProgressOptions, ResultFile, SegmentArgs};
 use crate::contract::Tool;
@@ -44,18 +44,11 @@ pub const DIALECT: Dialect = Dialect {
             instead: "leave it out",
         },
     ],
-    inert: &[
-        Inert {
-            id: "tokenizer",
-            flag: "--tokenizer",
-            why: "tokens are each completion's usage, and prompt words here",
-        },
-        Inert {
-            id: "disable_tqdm",
-            flag: "--disable-tqdm",
-            why: "progress is one line a second on standard error",
-        },
-    ],
+    inert: &[Inert {
+        id: "disable_tqdm",
+        flag: "--disable-tqdm",
+        why: "progress is one line a second on standard error",
+    }],
     prefixes: false,
 };
 
@@ -92,6 +85,8 @@ pub struct VllmArgs {
     /// The name the server serves the model under, sent in requests instead of --model
     #[arg(long = "served-model-name", value_name = "NAME")]
     pub served_model_name: Option<String>,
+    /// The model's tokenizer: its tokenizer.json, the directory holding it, or a model
+    /// in the local Hugging Face cache (default: --model's, where the cache has it)
     #[arg(long = "tokenizer", value_name = "NAME")]
     pub tokenizer: Option<String>,
     /// random or sharegpt
@@ -369,6 +364,7 @@ pub fn translate(
         .served_model_name
         .clone()
         .unwrap_or_else(|| a.model.clone());
+    let tokenizer = tokenizer_of(a)?;
     let prompts = Prompts {
         api,
         model: &model,
@@ -380,19 +376,31 @@ pub fn translate(
         count: a.num_prompts,
         seed: a.seed,
         ignore_eos: a.ignore_eos,
+        tokenizer: tokenizer.as_ref(),
     };
     let drawn = match (a.dataset_name.as_str(), dataset) {
         ("random", _) => {
             let mut p = prompts.draw().map_err(Exit::usage)?;
             if a.random_prefix_len > 0 {
-                let prefix = vec!["prefix"; a.random_prefix_len as usize].join(" ");
+                let prefix = match &tokenizer {
+                    // The same prefix of the model's tokens before every prompt.
+                    Some(t) => {
+                        let mut s = a.seed ^ 0x9e37_79b9_7f4a_7c15;
+                        let mut next = || {
+                            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                            s >> 11
+                        };
+                        t.draw(a.random_prefix_len, &mut next).0
+                    }
+                    None => vec!["prefix"; a.random_prefix_len as usize].join(" "),
+                };
                 for (text, _) in &mut p {
                     *text = format!("{prefix} {text}");
                 }
             }
             p
         }
-        ("sharegpt", Some(text)) => sharegpt(&text, a.sharegpt_output_len)?,
+        ("sharegpt", Some(text)) => sharegpt(&text, a.sharegpt_output_len, tokenizer.as_ref())?,
         ("sharegpt", None) => {
             return Err(Exit::usage(
                 "--dataset-name sharegpt needs --dataset-path FILE (ShareGPT's JSON)",
@@ -405,7 +413,7 @@ pub fn translate(
         }
     };
     let input_tokens = (drawn.iter().cycle().take(a.num_prompts))
-        .map(|(t, _)| t.split_whitespace().count() as u64)
+        .map(|(t, _)| prompts.input_tokens(t))
         .sum();
     let requests = (prompts.requests(&target, &[], true, &drawn)).map_err(Exit::usage)?;
     let mut spec = LoadSpec::new(target, requests[0].clone());
@@ -418,6 +426,7 @@ pub fn translate(
     spec.load.stream = Some(stampede_engine::StreamMode::Openai);
     spec.load.slo = slo;
     spec.load.seed = a.seed;
+    spec.load.tokenizer = tokenizer.clone();
     // Completions take long: vLLM's client waits up to six hours for one.
     spec.load.timeout = Some(Duration::from_secs(6 * 3600));
     // One connection per request in flight: the cap, or every prompt at once.
@@ -430,7 +439,10 @@ pub fn translate(
     let info = Info {
         backend: a.backend.clone(),
         model: a.model.clone(),
-        tokenizer: a.tokenizer.clone().unwrap_or_else(|| a.model.clone()),
+        tokenizer: match &tokenizer {
+            Some(t) => t.source().to_string(),
+            None => a.tokenizer.clone().unwrap_or_else(|| a.model.clone()),
+        },
         num_prompts: a.num_prompts,
         rate,
         burstiness: a.burstiness,
@@ -447,9 +459,34 @@ pub fn goodput(args: &[String]) -> Result<Option<Slo>, Exit> {
     Slo::parse(args).map_err(|e| Exit::usage(format!("--goodput {e}")))
 }
 
+/// The model's tokenizer: `--tokenizer`'s (which must load), else `--model`'s where
+/// the local cache has it, as vLLM takes the model's by default; else none, said on
+/// standard error: prompts are then counted in words.
+fn tokenizer_of(a: &VllmArgs) -> Result<Option<TokenCounter>, Exit> {
+    if let Some(t) = &a.tokenizer {
+        return TokenCounter::load(t, "--tokenizer")
+            .map(Some)
+            .map_err(Exit::usage);
+    }
+    if stampede_engine::tokenizer::locate(&a.model).is_some() {
+        return TokenCounter::load(&a.model, "--model")
+            .map(Some)
+            .map_err(Exit::usage);
+    }
+    eprintln!(
+        "note: no tokenizer.json for --model {} here (nothing is downloaded): prompts are counted in words, completions by their usage; --tokenizer PATH counts in the model's tokens",
+        a.model
+    );
+    Ok(None)
+}
+
 /// ShareGPT's conversations: each one's first human turn is a prompt, its reply's
-/// words (or `output_len`) the maximum asked for.
-fn sharegpt(text: &str, output_len: Option<u32>) -> Result<Vec<(String, u32)>, Exit> {
+/// tokens (by the tokenizer, else its words; or `output_len`) the maximum asked for.
+fn sharegpt(
+    text: &str,
+    output_len: Option<u32>,
+    tokenizer: Option<&TokenCounter>,
+) -> Result<Vec<(String, u32)>, Exit> {
     let v: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Exit::usage(format!("--dataset-path: not ShareGPT's JSON ({e})")))?;
     let Some(list) = v.as_array() else {
@@ -467,8 +504,12 @@ fn sharegpt(text: &str, output_len: Option<u32>) -> Result<Vec<(String, u32)>, E
         let (Some(q), Some(r)) = (q["value"].as_str(), r["value"].as_str()) else {
             continue;
         };
-        let words = r.split_whitespace().count() as u32;
-        let max = output_len.unwrap_or(words).clamp(1, 100_000);
+        let reply = match (output_len, tokenizer) {
+            (Some(n), _) => n,
+            (None, Some(t)) => t.count(r),
+            (None, None) => r.split_whitespace().count() as u32,
+        };
+        let max = reply.clamp(1, 100_000);
         if !q.trim().is_empty() {
             out.push((q.to_string(), max));
         }

@@ -55,6 +55,21 @@ fn mock_llm(ttft: u64, itl: u64, batch: u32, max_tokens: u32) -> stampede_server
     })
 }
 
+/// A word-level tokenizer.json in `dir` (each word of its vocabulary, and each
+/// punctuation mark, a token); returns its path.
+fn tokenizer_in(dir: &std::path::Path) -> String {
+    let json = r#"{"version": "1.0", "truncation": null, "padding": null,
+      "added_tokens": [{"id": 0, "content": "[UNK]", "single_word": false, "lstrip": false,
+        "rstrip": false, "normalized": false, "special": true}],
+      "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
+      "decoder": {"type": "WordPiece", "prefix": "--", "cleanup": false},
+      "model": {"type": "WordLevel", "unk_token": "[UNK]",
+        "vocab": {"[UNK]": 0, "tok": 1, "a": 2, "b": 3, "c": 4, ".": 5, "hello": 6}}}"#;
+    let path = dir.join("tokenizer.json");
+    std::fs::write(&path, json).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
 /// Runs stampede with `args`, which it must refuse as a usage error saying `says`.
 fn refused(args: &[&str], says: &str) {
     let out = stampede(args);
@@ -556,6 +571,59 @@ fn a_usage_below_the_text_events_is_counted() {
     server.join().unwrap();
 }
 
+/// `--tokenizer`: a completion whose stream carries no usage is counted from its text
+/// by the model's tokenizer (two tokens an event here), not by its events; a path that
+/// is no tokenizer is refused naming the flag.
+#[test]
+fn a_tokenizer_counts_completions_without_usage() {
+    let mut body = String::new();
+    for t in [" a b", " c.", " hello tok"] {
+        body += &format!("data: {{\"choices\":[{{\"index\":0,\"text\":\"{t}\"}}]}}\n\n");
+    }
+    body += "data: [DONE]\n\n";
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let dir = tempdir::Dir::new();
+    let tok = tokenizer_in(&dir.0);
+    for (with, tokens) in [(false, 3), (true, 6)] {
+        let (addr, server) = answer_once(answer.clone().into_bytes());
+        let url = format!("http://{addr}/v1/completions");
+        let mut args = vec![
+            "load",
+            &url,
+            "--openai",
+            "completions",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-n",
+            "1",
+        ];
+        if with {
+            args.extend(["--tokenizer", &tok]);
+        }
+        let (r, _) = run_json(&args);
+        let t = &r["stream"]["tokens"];
+        assert_eq!(t["total"], tokens, "tokenizer {with}: {t}");
+        assert_eq!(r["stream"]["events"], 3);
+        server.join().unwrap();
+    }
+    refused(
+        &[
+            "load",
+            "http://127.0.0.1:9/v1/completions",
+            "--openai",
+            "completions",
+            "--tokenizer",
+            "/nonexistent/tokenizer.json",
+        ],
+        "--tokenizer: \"/nonexistent/tokenizer.json\" is neither",
+    );
+}
+
 /// `stampede vllm bench serve` against the mock LLM: vLLM's report in its layout, its
 /// JSON result, our figures beside the ones it would print, and its flags' errors.
 #[test]
@@ -563,6 +631,7 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
     let s = mock_llm(30, 10, 0, 16);
     let dir = tempdir::Dir::new();
     let d = dir.0.to_string_lossy().into_owned();
+    let tok = tokenizer_in(&dir.0);
     let base = s.url("");
     let out = stampede(&[
         "vllm",
@@ -577,7 +646,7 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
         "--model",
         "stampede-mock",
         "--tokenizer",
-        "some/tokenizer",
+        &tok,
         "--num-prompts",
         "12",
         "--random-input-len",
@@ -618,16 +687,14 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
     ] {
         assert!(o.contains(want), "{want:?} in\n{o}");
     }
-    assert!(
-        e.contains("--tokenizer: tokens are each completion's usage"),
-        "{e}"
-    );
+    assert!(!e.contains("note: no tokenizer.json"), "{e}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.0.join("r.json")).unwrap()).unwrap();
     assert_eq!(v["completed"], 12);
     assert_eq!(v["total_output_tokens"], 72);
     assert_eq!(v["total_input_tokens"], 192);
     assert_eq!(v["max_concurrency"], 4);
+    assert_eq!(v["tokenizer_id"], tok.as_str());
     assert!(v["mean_ttft_ms"].as_f64().unwrap() >= 30.0, "{v}");
     let itl = v["median_itl_ms"].as_f64().unwrap();
     assert!((7.0..=13.0).contains(&itl), "{itl}");
@@ -643,6 +710,10 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
         (vec!["--dataset-name", "sonnet"], "--dataset-name sonnet"),
         (vec!["--goodput", "ttft"], "--goodput ttft"),
         (vec!["--profile"], "--profile"),
+        (
+            vec!["--tokenizer", "no/such-model"],
+            "--tokenizer: \"no/such-model\" is neither a tokenizer.json file",
+        ),
     ] {
         let mut all = vec![
             "vllm",

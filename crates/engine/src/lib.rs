@@ -44,7 +44,8 @@ pub mod math;
 pub use measure::{merge, result};
 pub use proto::{h1, h2};
 pub use run::{hooks, process};
-pub use spec::{arrivals, inject, input, net, openai, portable, request, target};
+pub use spec::tokenizer::TokenCounter;
+pub use spec::{arrivals, inject, input, net, openai, portable, request, target, tokenizer};
 pub use verdict::{assert, capacity, limit};
 
 pub use error::{

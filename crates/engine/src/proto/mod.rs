@@ -137,10 +137,10 @@ impl Proto {
     }
 
     /// Watches each response body as it arrives (runs that time streams).
-    pub(crate) fn watch(&mut self, mode: watch::StreamMode) {
+    pub(crate) fn watch(&mut self, mode: watch::StreamMode, counter: Option<crate::TokenCounter>) {
         match self {
-            Proto::H1(h) => h.watch(mode),
-            Proto::H2(h) => h.watch(mode),
+            Proto::H1(h) => h.watch(mode, counter),
+            Proto::H2(h) => h.watch(mode, counter),
         }
     }
 

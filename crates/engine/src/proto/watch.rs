@@ -12,6 +12,8 @@
 use serde::{Deserialize, Serialize};
 use stampede_wire::sse::{SseError, SseItem, SseParser};
 
+use crate::TokenCounter;
+
 /// How a run times response bodies as they arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -90,9 +92,14 @@ struct Usage {
     completion_tokens: u64,
 }
 
+/// The most of a completion's text kept to count its tokens (a stream with a tokenizer
+/// and no usage); a longer one is counted by its events.
+pub const MAX_TEXT: usize = 4 << 20;
+
 /// What one OpenAI event's data says: whether it carries text, and the completion's
-/// tokens if it is the usage chunk. `None`: not a chunk object, or an error.
-fn openai_event(data: &[u8]) -> Option<(bool, Option<u32>)> {
+/// tokens if it is the usage chunk; the text is appended to `keep` when given.
+/// `None`: not a chunk object, or an error.
+fn openai_event(data: &[u8], keep: Option<&mut String>) -> Option<(bool, Option<u32>)> {
     let c: Chunk<'_> = serde_json::from_slice(data).ok()?;
     if c.error.is_some() {
         return None;
@@ -105,6 +112,19 @@ fn openai_event(data: &[u8]) -> Option<(bool, Option<u32>)> {
                 .as_ref()
                 .is_some_and(|d| filled(&d.content) || filled(&d.reasoning_content))
     });
+    if let (true, Some(keep)) = (text, keep) {
+        for ch in &c.choices {
+            let d = ch.delta.as_ref();
+            let parts = [
+                ch.text.as_ref(),
+                d.and_then(|d| d.content.as_ref()),
+                d.and_then(|d| d.reasoning_content.as_ref()),
+            ];
+            for t in parts.into_iter().flatten() {
+                keep.push_str(t);
+            }
+        }
+    }
     let tokens = c
         .usage
         .map(|u| u32::try_from(u.completion_tokens).unwrap_or(u32::MAX));
@@ -117,14 +137,23 @@ pub(crate) struct Watch {
     mode: StreamMode,
     sse: Option<SseParser>,
     seen: Progress,
+    /// OpenAI streams with a tokenizer: the completion's text so far (at most
+    /// [`MAX_TEXT`]; `None` past it), counted at `[DONE]` if no usage came.
+    counter: Option<TokenCounter>,
+    text: Option<String>,
+    usage: bool,
 }
 
 impl Watch {
-    pub(crate) fn new(mode: StreamMode) -> Watch {
+    pub(crate) fn new(mode: StreamMode, counter: Option<TokenCounter>) -> Watch {
+        let counter = counter.filter(|_| mode == StreamMode::Openai);
         Watch {
             mode,
             sse: (mode != StreamMode::Chunks).then(|| SseParser::new(MAX_EVENT)),
             seen: Progress::default(),
+            text: counter.as_ref().map(|_| String::new()),
+            counter,
+            usage: false,
         }
     }
 
@@ -134,6 +163,13 @@ impl Watch {
             p.reset();
         }
         self.seen = Progress::default();
+        self.usage = false;
+        if self.counter.is_some() {
+            self.text = Some(self.text.take().unwrap_or_default());
+            if let Some(t) = &mut self.text {
+                t.clear();
+            }
+        }
     }
 
     /// Payload bytes of the body arrived.
@@ -144,6 +180,7 @@ impl Watch {
         };
         let openai = self.mode == StreamMode::Openai;
         let seen = &mut self.seen;
+        let (text, usage, counter) = (&mut self.text, &mut self.usage, &self.counter);
         let mut bad = false;
         let fed: Result<(), SseError> = p.feed(bytes, &mut |item| {
             let SseItem::Event { data, .. } = item else {
@@ -151,13 +188,21 @@ impl Watch {
             };
             if data == b"[DONE]" {
                 seen.done = true;
+                // No usage came: the tokenizer counts the text.
+                if let (Some(c), Some(t), false) = (counter, text.as_ref(), *usage) {
+                    seen.tokens = Some(c.count(t));
+                }
             } else if !openai {
                 seen.events += 1;
             } else {
-                match openai_event(data) {
-                    Some((text, tokens)) => {
-                        seen.events += u32::from(text);
+                match openai_event(data, text.as_mut()) {
+                    Some((carries, tokens)) => {
+                        seen.events += u32::from(carries);
+                        *usage |= tokens.is_some();
                         seen.tokens = tokens.or(seen.tokens);
+                        if text.as_ref().is_some_and(|t| t.len() > MAX_TEXT) {
+                            *text = None;
+                        }
                     }
                     None => bad = true,
                 }
@@ -190,7 +235,7 @@ mod tests {
 
     #[test]
     fn pieces_count_as_events_only_when_counting_pieces() {
-        let mut w = Watch::new(StreamMode::Chunks);
+        let mut w = Watch::new(StreamMode::Chunks, None);
         assert_eq!(w.take(), None);
         w.payload(b"hello").unwrap();
         w.piece();
@@ -206,7 +251,7 @@ mod tests {
             })
         );
         assert_eq!(w.take(), None);
-        let mut w = Watch::new(StreamMode::Sse);
+        let mut w = Watch::new(StreamMode::Sse, None);
         w.payload(b"data: a\n").unwrap();
         w.piece();
         assert_eq!(
@@ -222,7 +267,7 @@ mod tests {
 
     #[test]
     fn server_sent_events_count_and_done_ends_without_counting() {
-        let mut w = Watch::new(StreamMode::Sse);
+        let mut w = Watch::new(StreamMode::Sse, None);
         w.payload(b": hi\n\ndata: {\"t\":1}\n\ndata: {\"t\":2}\n\nda")
             .unwrap();
         assert_eq!(w.take().map(|p| p.events), Some(2));
@@ -240,7 +285,7 @@ mod tests {
 
     #[test]
     fn openai_streams_count_text_events_and_take_usage() {
-        let mut w = Watch::new(StreamMode::Openai);
+        let mut w = Watch::new(StreamMode::Openai, None);
         // A chat stream: the role chunk has no text; two tokens; the usage chunk.
         let stream = concat!(
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
@@ -260,5 +305,34 @@ mod tests {
             w.payload(b"data: {\"error\":{\"message\":\"overloaded\"}}\n\n"),
             Err(BadEvent)
         );
+    }
+
+    #[test]
+    fn a_tokenizer_counts_a_completion_without_usage_from_its_text() {
+        let t = crate::spec::tokenizer::tests::words();
+        let mut w = Watch::new(StreamMode::Openai, Some(t));
+        // Two events of two tokens each (and a reasoning one of one), no usage.
+        let stream = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" a b\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\" c\"}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"text\":\" tok.\"}]}\n\n",
+        );
+        w.start();
+        w.payload(stream.as_bytes()).unwrap();
+        w.payload(b"data: [DONE]\n\n").unwrap();
+        let p = w.take().unwrap();
+        assert_eq!((p.events, p.tokens, p.done), (3, Some(5), true));
+        // With usage, the server's count stands, and the next body starts afresh.
+        w.start();
+        w.payload(stream.as_bytes()).unwrap();
+        w.payload(
+            b"data: {\"choices\":[],\"usage\":{\"completion_tokens\":9}}\n\ndata: [DONE]\n\n",
+        )
+        .unwrap();
+        assert_eq!(w.take().unwrap().tokens, Some(9));
+        w.start();
+        w.payload(b"data: {\"choices\":[{\"text\":\"hello\"}]}\n\ndata: [DONE]\n\n")
+            .unwrap();
+        assert_eq!(w.take().unwrap().tokens, Some(1));
     }
 }

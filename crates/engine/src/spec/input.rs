@@ -9,6 +9,7 @@
 //! | [`Input::List`] | 256 MiB | a targets file, h2load's `-i`, a timing script, httperf's `--wlog`/`--wsesslog`, `--body-lines` |
 //! | [`Input::Body`] | 256 MiB | one request body (`@file`, `-p`/`-u`, `--body`) |
 //! | [`Input::Result`] | 1 GiB | a result or an interval log given to `merge` |
+//! | [`Input::Tokenizer`] | 64 MiB | a model's `tokenizer.json` (`--tokenizer`) |
 //!
 //! What a file becomes in memory is bounded as well where it grows past the file's
 //! size: the requests built from a targets file or `--body-lines` together take at most
@@ -27,6 +28,8 @@ pub enum Input {
     Body,
     /// A result (JSON) or an interval log.
     Result,
+    /// A model's `tokenizer.json`.
+    Tokenizer,
 }
 
 impl Input {
@@ -36,6 +39,7 @@ impl Input {
             Input::Config => 16 << 20,
             Input::List | Input::Body => 256 << 20,
             Input::Result => 1 << 30,
+            Input::Tokenizer => 64 << 20,
         }
     }
 }
@@ -96,6 +100,7 @@ impl Input {
             Input::List => "list",
             Input::Body => "request body",
             Input::Result => "result",
+            Input::Tokenizer => "tokenizer",
         }
     }
 }

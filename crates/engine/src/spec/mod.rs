@@ -18,6 +18,7 @@ pub mod portable;
 pub mod request;
 pub(crate) mod segment;
 pub mod target;
+pub mod tokenizer;
 mod validate;
 
 use crate::error::SyntaxError;
@@ -327,6 +328,11 @@ pub struct Load {
     /// `timeout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_timeout: Option<Duration>,
+    /// OpenAI streams: the model's tokenizer, which counts a completion's tokens from
+    /// its text where its stream carries no usage. Held in memory only: a spec sent to
+    /// other machines goes without it, and they count as without one.
+    #[serde(skip)]
+    pub tokenizer: Option<crate::TokenCounter>,
 }
 
 /// Service levels of a completion, in µs; a level not set is not checked.
@@ -424,6 +430,7 @@ impl Load {
             stream: None,
             slo: None,
             event_timeout: None,
+            tokenizer: None,
         }
     }
 }

@@ -4,10 +4,11 @@
 //!
 //! Prompts are drawn before the run (so the run itself only sends them): random ones
 //! of a given length in words, each length drawn uniformly within a range ratio of it
-//! as vLLM's random dataset does, from a fixed vocabulary by the run's seed; or read
-//! from a JSONL file, one `{"prompt": …}` object per line (`output_tokens` on a line
-//! sets that prompt's maximum). Each becomes a streamed request asking for its usage,
-//! so tokens are counted from the server's own figure.
+//! as vLLM's random dataset does, from a fixed vocabulary by the run's seed (with the
+//! model's tokenizer: of exactly that many of its tokens, drawn from its vocabulary);
+//! or read from a JSONL file, one `{"prompt": …}` object per line (`output_tokens` on
+//! a line sets that prompt's maximum). Each becomes a streamed request asking for its
+//! usage, so tokens are counted from the server's own figure.
 
 use crate::input::{self, Input};
 
@@ -56,7 +57,14 @@ pub struct Prompts<'a> {
     /// Ask the server to ignore its end-of-sequence token (vLLM's `ignore_eos`), so
     /// every completion has its maximum.
     pub ignore_eos: bool,
+    /// The model's tokenizer: drawn prompts are of its tokens, and a prompt's input
+    /// tokens are counted by it (else they are its words).
+    pub tokenizer: Option<&'a crate::TokenCounter>,
 }
+
+/// The most distinct prompts drawn with a tokenizer (each is encoded a few times to
+/// make its length exact): a run that sends more takes them again in turn.
+pub const MAX_DRAWN_TOKENIZED: usize = 10_000;
 
 const VOCABULARY: [&str; 32] = [
     "the", "load", "server", "token", "stream", "answer", "quick", "model", "tail", "latency",
@@ -102,6 +110,14 @@ impl Prompts<'_> {
         match self.file {
             Some(file) => self.read(file),
             None => self.draw(),
+        }
+    }
+
+    /// A prompt's input tokens: by the tokenizer, else its words.
+    pub fn input_tokens(&self, prompt: &str) -> u64 {
+        match self.tokenizer {
+            Some(t) => u64::from(t.count(prompt)),
+            None => prompt.split_whitespace().count() as u64,
         }
     }
 
@@ -154,6 +170,15 @@ impl Prompts<'_> {
         let mut rng = Rng(self.seed);
         let (ilo, ihi) = spread(self.input_words);
         let (olo, ohi) = spread(self.output_tokens);
+        if let Some(t) = self.tokenizer {
+            return Ok((0..self.count.min(MAX_DRAWN_TOKENIZED))
+                .map(|_| {
+                    let n = rng.between(ilo, ihi);
+                    let out = rng.between(olo, ohi);
+                    (t.draw(n, &mut || rng.next()).0, out)
+                })
+                .collect());
+        }
         Ok((0..self.count)
             .map(|_| {
                 let words = rng.between(ilo, ihi);
@@ -241,7 +266,36 @@ mod tests {
             count,
             seed: 7,
             ignore_eos: false,
+            tokenizer: None,
         }
+    }
+
+    #[test]
+    fn with_a_tokenizer_prompts_are_of_its_tokens_and_counted_by_it() {
+        let t = crate::spec::tokenizer::tests::words();
+        let mut p = prompts(30);
+        p.tokenizer = Some(&t);
+        let drawn = p.prompts().unwrap();
+        assert_eq!(drawn, p.prompts().unwrap(), "the seed decides");
+        for (text, _) in &drawn {
+            let n = p.input_tokens(text);
+            assert!((5..=15).contains(&n), "{n}: {text:?}");
+            assert_eq!(u64::from(t.count(text)), n);
+        }
+        // Punctuation is a token of its own here, not a word: the counts differ.
+        let words: u64 = drawn
+            .iter()
+            .map(|(s, _)| s.split_whitespace().count() as u64)
+            .sum();
+        let tokens: u64 = drawn.iter().map(|(s, _)| p.input_tokens(s)).sum();
+        assert!(tokens >= words, "{tokens} {words}");
+        // More prompts than are drawn with a tokenizer go round in turn.
+        p.count = MAX_DRAWN_TOKENIZED + 5;
+        p.input_words = 1;
+        p.range_ratio = 0.0;
+        let drawn = p.prompts().unwrap();
+        assert_eq!(drawn.len(), MAX_DRAWN_TOKENIZED);
+        assert_eq!(p.bodies_of(&drawn).len(), MAX_DRAWN_TOKENIZED + 5);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use super::*;
 use stampede_engine::openai::{Api, Prompts, MAX_PROMPTS, MAX_WORDS};
-use stampede_engine::{Slo, StreamMode};
+use stampede_engine::{Slo, StreamMode, TokenCounter};
 
 /// How a scenario's responses are timed as streams.
 #[derive(Debug, Clone)]
@@ -30,6 +30,9 @@ pub struct OpenaiPlan {
     pub bodies: Vec<Vec<u8>>,
     /// Service levels for goodput (`goodput = ["ttft:500", "tpot:50"]`).
     pub slo: Option<Slo>,
+    /// The model's tokenizer (`tokenizer = "path/tokenizer.json"`): prompts of its
+    /// tokens, and completions without usage counted from their text.
+    pub tokenizer: Option<TokenCounter>,
 }
 
 /// The distinct prompts a scenario draws at most: a run with more requests takes
@@ -50,6 +53,7 @@ pub(super) struct RawOpenai {
     #[serde(default)]
     goodput: Vec<Spanned<String>>,
     seed: Option<u64>,
+    tokenizer: Option<Spanned<String>>,
 }
 
 /// The scenario's stream keys; `None` when it has none. `requests` bounds the prompts
@@ -180,6 +184,13 @@ fn openai(
             cx.err(at, "scenario.openai.goodput", e)
         })?
     };
+    let tokenizer = match &o.tokenizer {
+        Some(t) => Some(
+            TokenCounter::load(t.get_ref(), "scenario.openai.tokenizer")
+                .map_err(|e| cx.err(t.span().start, "scenario.openai.tokenizer", e))?,
+        ),
+        None => None,
+    };
     let model = o.model.clone().unwrap_or_else(|| "default".into());
     let mut prompts = Prompts {
         api,
@@ -194,6 +205,7 @@ fn openai(
             .clamp(1, DRAWN.min(MAX_PROMPTS as u64)) as usize,
         seed: o.seed.unwrap_or(0x5eed),
         ignore_eos: o.ignore_eos.unwrap_or(false),
+        tokenizer: tokenizer.as_ref(),
     };
     let at = o.prompts.as_ref().map_or(here, |p| p.span().start);
     let drawn = prompts
@@ -207,5 +219,6 @@ fn openai(
         api,
         bodies: prompts.bodies_of(&drawn),
         slo,
+        tokenizer,
     })
 }

@@ -712,6 +712,11 @@ fn stream_and_openai_scenarios_parse_and_their_errors_name_the_field() {
             "drop body",
         ),
         (
+            "openai = { api = \"chat\", tokenizer = \"/nonexistent/t.json\" }\n",
+            "scenario.openai.tokenizer",
+            "is neither a tokenizer.json file",
+        ),
+        (
             "openai = { api = \"chat\", temperature = 1 }\n",
             "scenario.openai.temperature",
             "unknown field",

@@ -41,6 +41,7 @@ pub fn scenario_spec(
     if let Some(o) = s.stream.as_ref().and_then(|st| st.openai.as_ref()) {
         // Each prompt's completion in turn, whichever connection sends.
         spec.load.slo = o.slo;
+        spec.load.tokenizer = o.tokenizer.clone();
         spec.load.variety = (o.bodies.iter())
             .map(|b| {
                 build_request(

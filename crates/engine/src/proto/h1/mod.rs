@@ -56,8 +56,12 @@ impl H1Conn {
     /// Keeps every response's header fields and body from now on, one
     /// [`H1Conn::take_response`] per [`Event::Response`] (for a script that reads
     /// them; otherwise bodies are only counted).
-    pub(crate) fn watch(&mut self, mode: crate::proto::watch::StreamMode) {
-        self.parser.watch(mode);
+    pub(crate) fn watch(
+        &mut self,
+        mode: crate::proto::watch::StreamMode,
+        counter: Option<crate::TokenCounter>,
+    ) {
+        self.parser.watch(mode, counter);
     }
 
     pub fn keep_responses(&mut self) {
@@ -312,7 +316,7 @@ mod tests {
         let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x\r\n!\r\n0\r\n\r\n";
         for split in 1..=chunked.len() {
             let mut c = H1Conn::new(false, true);
-            c.watch(StreamMode::Chunks);
+            c.watch(StreamMode::Chunks, None);
             c.queue(2);
             let mut ev = Vec::new();
             for part in chunked.chunks(split) {
@@ -344,7 +348,7 @@ mod tests {
         assert_eq!(ev.len(), 1);
         // An event over the limit breaks the connection with its own error.
         let mut c = H1Conn::new(false, true);
-        c.watch(StreamMode::Sse);
+        c.watch(StreamMode::Sse, None);
         c.queue(1);
         let big = [
             &b"HTTP/1.1 200 OK\r\nContent-Length: 2000000\r\n\r\ndata: "[..],

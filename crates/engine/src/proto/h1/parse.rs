@@ -134,8 +134,8 @@ impl ResponseParser {
 
     /// Watches each final response's body as it arrives from now on (see
     /// [`ResponseParser::take_progress`]).
-    pub(crate) fn watch(&mut self, mode: StreamMode) {
-        self.watch = Some(Box::new(Watch::new(mode)));
+    pub(crate) fn watch(&mut self, mode: StreamMode, counter: Option<crate::TokenCounter>) {
+        self.watch = Some(Box::new(Watch::new(mode, counter)));
     }
 
     /// A watched body begins (out of line: only runs that time streams come here).

@@ -190,8 +190,9 @@ pub struct H2Conn {
     pub kept: Option<Kept>,
     /// The server's connection preface (its first SETTINGS) has arrived.
     settled: bool,
-    /// Runs that time streams: how each stream's body is watched.
-    watch: Option<StreamMode>,
+    /// Runs that time streams: how each stream's body is watched, and the tokenizer
+    /// that counts an OpenAI completion without usage.
+    watch: Option<(StreamMode, Option<crate::TokenCounter>)>,
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
@@ -275,8 +276,8 @@ impl H2Conn {
 
     /// Watches each response body as it arrives from now on: DATA frames report
     /// [`Event::Progress`].
-    pub(crate) fn watch(&mut self, mode: StreamMode) {
-        self.watch = Some(mode);
+    pub(crate) fn watch(&mut self, mode: StreamMode, counter: Option<crate::TokenCounter>) {
+        self.watch = Some((mode, counter));
     }
 
     /// The frames queued and not yet written.
@@ -375,7 +376,7 @@ impl H2Conn {
             unacked: 0,
             send_from: body.then_some(0),
             send_window: self.peer_initial_window,
-            watch: self.watch.map(|m| Box::new(Watch::new(m))),
+            watch: (self.watch.as_ref()).map(|(m, c)| Box::new(Watch::new(*m, c.clone()))),
         });
         if body {
             self.pump(&req.body);

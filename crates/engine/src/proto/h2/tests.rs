@@ -533,7 +533,7 @@ fn settings_out_of_range_are_refused() {
 fn a_watched_stream_reports_each_data_frame_and_a_broken_one_is_cancelled() {
     use crate::proto::watch::{Progress, StreamMode, MAX_EVENT};
     let mut c = settled();
-    c.watch(StreamMode::Sse);
+    c.watch(StreamMode::Sse, None);
     let id = c.request(&get(), false);
     let mut input = frame(
         HEADERS,

@@ -99,7 +99,7 @@ pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
         spec.load.keepalive,
     );
     if let Some(mode) = spec.load.stream {
-        proto.watch(mode);
+        proto.watch(mode, spec.load.tokenizer.clone());
     }
     proto
 }

@@ -190,7 +190,7 @@ impl Worker<'_> {
                     // HTTP/2 from now on: the requests queued get streams of it.
                     c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.load.h2)));
                     if let Some(mode) = self.spec.load.stream {
-                        c.proto.watch(mode);
+                        c.proto.watch(mode, self.spec.load.tokenizer.clone());
                     }
                     for p in c.pending.iter_mut() {
                         p.stream = 0;
