@@ -24,6 +24,8 @@ use crate::transport::Io;
 use crate::{Config, Done, Job, Shutdown};
 
 const WAKE: Token = Token(usize::MAX);
+/// The alarm that wakes the loop for the first deferred answer due.
+const ALARM: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// Output buffered for a connection beyond which its further requests wait.
 const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
@@ -138,6 +140,66 @@ pub(crate) struct EventLoop {
     /// edge-triggered, so connections already waiting in its backlog would otherwise
     /// wait for another to arrive, and with a full backlog none ever does.
     accept_retry: Option<Instant>,
+    /// Wakes the loop when the first deferred answer is due, to the microsecond: a
+    /// poll's own timeout is rounded up to whole milliseconds, which would make each
+    /// timed event (a token of the mock LLM, a server-sent event) up to a millisecond
+    /// late. `None` where the system gives no timer; the poll's timeout then serves.
+    alarm: Option<Alarm>,
+}
+
+/// A timerfd, armed for one deadline at a time.
+struct Alarm {
+    fd: std::os::fd::OwnedFd,
+    /// The deadline it is armed for.
+    armed: Option<Instant>,
+}
+
+impl Alarm {
+    fn new(registry: &mio::Registry) -> Option<Alarm> {
+        use rustix::time::{timerfd_create, TimerfdClockId, TimerfdFlags};
+        use std::os::fd::AsRawFd;
+        let flags = TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC;
+        let fd = timerfd_create(TimerfdClockId::Monotonic, flags).ok()?;
+        registry
+            .register(
+                &mut mio::unix::SourceFd(&fd.as_raw_fd()),
+                ALARM,
+                Interest::READABLE,
+            )
+            .ok()?;
+        Some(Alarm { fd, armed: None })
+    }
+
+    /// Arms it for `at` (from `now`), unless it is armed for that already.
+    fn arm(&mut self, at: Instant, now: Instant) {
+        use rustix::time::{timerfd_settime, Itimerspec, TimerfdTimerFlags, Timespec};
+        if self.armed == Some(at) {
+            return;
+        }
+        // Zero would disarm it: a deadline passed fires at once instead.
+        let d = at
+            .saturating_duration_since(now)
+            .max(Duration::from_nanos(1));
+        let spec = Itimerspec {
+            it_interval: Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: Timespec {
+                tv_sec: d.as_secs() as i64,
+                tv_nsec: i64::from(d.subsec_nanos()) as _,
+            },
+        };
+        let r = timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec);
+        self.armed = r.is_ok().then_some(at);
+    }
+
+    /// It fired: its count is read so that it stops being readable.
+    fn fired(&mut self) {
+        let mut n = [0u8; 8];
+        let _ = rustix::io::read(&self.fd, &mut n);
+        self.armed = None;
+    }
 }
 
 impl EventLoop {
@@ -151,6 +213,7 @@ impl EventLoop {
     ) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let alarm = Alarm::new(poll.registry());
         let (done_tx, done_rx) = mpsc::channel();
         Ok(EventLoop {
             poll,
@@ -178,6 +241,7 @@ impl EventLoop {
             generation: 0,
             draining: false,
             reread: Vec::new(),
+            alarm,
             accept_retry: None,
         })
     }
@@ -194,8 +258,11 @@ impl EventLoop {
         loop {
             let now = Instant::now();
             let mut timeout = next_scan.saturating_duration_since(now);
-            if let Some(Reverse((t, ..))) = self.delays.peek() {
-                timeout = timeout.min(t.saturating_duration_since(now));
+            if let Some(&Reverse((t, ..))) = self.delays.peek() {
+                match &mut self.alarm {
+                    Some(a) => a.arm(t, now),
+                    None => timeout = timeout.min(t.saturating_duration_since(now)),
+                }
             }
             if !self.reread.is_empty() {
                 timeout = Duration::ZERO;
@@ -213,6 +280,11 @@ impl EventLoop {
             for ev in events.iter() {
                 match ev.token() {
                     WAKE => {}
+                    ALARM => {
+                        if let Some(a) = &mut self.alarm {
+                            a.fired();
+                        }
+                    }
                     Token(t) if t >= LISTENER_BASE => self.accept(t - LISTENER_BASE, now),
                     Token(ci) => {
                         let closing = ev.is_read_closed() || ev.is_error();
