@@ -1072,7 +1072,8 @@ fn streaming_scenarios_are_measured_on_their_tokens_and_events() {
     let scen = "[[scenario]]\nname = \"chat\"\nrequests = 12\nconnections = 3\nopenai = { api = \"chat\", model = \"m\", input_tokens = 8, output_tokens = 6, goodput = [\"ttft:2000\"] }\nassert = [\"ttft_p50 >= 20ms\", \"tokens_per_s > 0\", \"itl_p50 < 1s\"]\n\
                 [[scenario]]\nname = \"events\"\npath = \"/sse/3?gap=5&first=10\"\nstream = \"sse\"\nrequests = 6\nconnections = 2\nevent_timeout = \"5s\"\n";
     let p = dir.write("p.toml", &plan(&target("llm", &srv), scen, 1));
-    let out = bench(&dir, &p, &[]);
+    let page = dir.path("report.html");
+    let out = bench(&dir, &p, &["--html", page.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = summary(&dir);
     let chat = &s["rows"][0]["cells"][0];
@@ -1089,4 +1090,10 @@ fn streaming_scenarios_are_measured_on_their_tokens_and_events() {
     let report = std::fs::read_to_string(dir.path("report.md")).unwrap();
     assert!(report.contains("## Streams"), "{report}");
     assert!(report.contains("| chat | llm |"), "{report}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<h2>Streams</h2>"),
+        "the bench page lacks its Streams table"
+    );
+    assert!(html.contains("<tr><td>chat</td><td>llm</td>"), "{html}");
 }

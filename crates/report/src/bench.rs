@@ -25,7 +25,7 @@ fn ms(s: &Option<Summary>) -> String {
 }
 
 /// A mean in ms, to a precision that suits its size.
-fn ms_of(s: &Summary) -> String {
+pub(crate) fn ms_of(s: &Summary) -> String {
     if s.mean >= 100.0 {
         format!("{:.0} ms", s.mean)
     } else if s.mean >= 1.0 {

@@ -116,6 +116,8 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
         o.push_str("<p class=\"muted\"><span class=\"bad\">⚠</span> a flag on the cell: something in its runs may make its figures mislead; see Flags.</p>");
     }
 
+    streams_table(&mut o, s);
+
     let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
     let closed: Vec<&stampede_lab::summary::Row> =
         s.rows.iter().filter(|r| r.metric == Metric::Rps).collect();
@@ -275,4 +277,38 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
     o.push_str("</table><h2>Environment</h2>");
     env_table(&mut o, &s.environment);
     page(&format!("{} — bench {}", s.plan, s.bench_id), &o)
+}
+
+/// The streaming scenarios' figures, each target's mean ± standard deviation over its
+/// runs: TTFT and ITL from the intended start, tokens/s and goodput (none: nothing).
+fn streams_table(o: &mut String, s: &BenchSummary) {
+    let cells: Vec<(
+        &str,
+        &stampede_lab::summary::Cell,
+        &stampede_lab::summary::StreamCell,
+    )> = (s.rows.iter())
+        .flat_map(|r| r.cells.iter().map(move |c| (r.scenario.as_str(), c)))
+        .filter_map(|(sc, c)| c.stream.as_ref().map(|st| (sc, c, st)))
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Streams</h2><p class=\"muted\">Mean ± standard deviation over the measured runs. The first event is an OpenAI stream's first token (TTFT), the gaps between events its inter-token latency (ITL), both from each request's intended start.</p><div class=\"scroll\"><table><tr><th>scenario</th><th>target</th><th>TTFT p50</th><th>TTFT p99</th><th>ITL p50</th><th>ITL p99</th><th>tokens/s</th><th>goodput req/s</th></tr>");
+    let both =
+        |x: &stampede_lab::stats::Summary| format!("{} ± {:.2}", crate::bench::ms_of(x), x.sd);
+    for (scenario, c, st) in cells {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(scenario),
+            esc(&c.target),
+            both(&st.ttft_p50_ms),
+            both(&st.ttft_p99_ms),
+            both(&st.itl_p50_ms),
+            both(&st.itl_p99_ms),
+            (st.tokens_per_s.as_ref()).map_or("—".into(), |t| format!("{:.1} ± {:.1}", t.mean, t.sd)),
+            (st.goodput_rps.as_ref()).map_or("—".into(), |g| format!("{:.2} ± {:.2}", g.mean, g.sd)),
+        );
+    }
+    o.push_str("</table></div>");
 }
