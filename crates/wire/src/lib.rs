@@ -8,13 +8,15 @@
 //! integer and literal encoding, and an [`hpack::Encoder`] for responses that indexes
 //! the fields a connection repeats. [`percent`] is strict percent-decoding for URLs and
 //! request paths; [`date`] is HTTP's date format; [`sse`] parses server-sent event
-//! streams. None of them does I/O; the connection state machines live with their
+//! streams; [`h3`] is HTTP/3's framing (RFC 9114) and its QPACK field compression
+//! (RFC 9204). None of them does I/O; the connection state machines live with their
 //! users.
 #![forbid(unsafe_code)]
 
 pub mod block;
 pub mod date;
 pub mod frame;
+pub mod h3;
 pub mod hpack;
 pub mod percent;
 pub mod sse;

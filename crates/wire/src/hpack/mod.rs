@@ -91,7 +91,7 @@ pub const STATIC: [(&[u8], &[u8]); 61] = [
 ];
 
 /// Decodes an integer with an `n`-bit prefix at `buf[*at]`, advancing `at`.
-fn integer(buf: &[u8], at: &mut usize, n: u32) -> Result<usize, HpackError> {
+pub(crate) fn integer(buf: &[u8], at: &mut usize, n: u32) -> Result<usize, HpackError> {
     let max = (1usize << n) - 1;
     let first = *buf.get(*at).ok_or(HpackError("truncated integer"))? as usize & max;
     *at += 1;
