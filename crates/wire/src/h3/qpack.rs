@@ -1,18 +1,21 @@
-//! QPACK (RFC 9204), HTTP/3's field compression, without a dynamic table: the static
-//! table, literals and Huffman-coded strings (HPACK's code), for both ends.
+//! QPACK (RFC 9204), HTTP/3's field compression, for both ends: the static table,
+//! literals and Huffman-coded strings (HPACK's code), and on the decoding side the
+//! dynamic table the peer's encoder fills.
 //!
-//! A decoder that advertises a table capacity of 0 (SETTINGS_QPACK_MAX_TABLE_CAPACITY
-//! unset, QPACK's default) never has entries to look up: [`Decoder::decode`] reads a
-//! field section whose Required Insert Count is 0, and a reference to the dynamic
-//! table is the peer's error (QPACK_DECOMPRESSION_FAILED), as is an encoder-stream
-//! instruction that would insert into it ([`encoder_stream`]). [`encode`] writes
-//! sections that need no table either: a field of the static table is its index, a
-//! name there is a reference with a literal value, anything else a literal. Decoding
-//! is bounded: the section's size as RFC 9114 §4.2.2 counts it (each field's name and
-//! value plus 32) may not pass the limit, checked before each string is copied.
+//! [`Decoder`] keeps the table up to the capacity this end advertised (0, QPACK's
+//! default, unless asked: then the encoder stream may only set a capacity of 0, and a
+//! reference to the table is the peer's error), applies the encoder stream's
+//! instructions as their bytes come, decodes each field section or says it is blocked
+//! until the insertions it needs arrive, and writes the decoder stream's
+//! acknowledgments and increments. [`encode`] writes sections that need no table: a
+//! field of the static table is its index, a name there is a reference with a literal
+//! value, anything else a literal. Decoding is bounded: a section's size as RFC 9114
+//! §4.2.2 counts it (each field's name and value plus 32) may not pass its limit, a
+//! table entry may not pass the table's capacity, both checked from a string's length
+//! before it is copied or waited for.
 
 use super::{Code, H3Error};
-use crate::hpack::{huffman_decode, integer};
+use crate::hpack::huffman_decode;
 
 /// RFC 9204 Appendix A: the static table, indices 0 to 98.
 pub const STATIC: [(&[u8], &[u8]); 99] = [
@@ -130,183 +133,474 @@ fn failed(why: &'static str) -> H3Error {
     H3Error::new(Code::QPACK_DECOMPRESSION_FAILED, why)
 }
 
-/// The per-field overhead RFC 9114 §4.2.2 counts toward a section's size.
+fn enc_error(why: &'static str) -> H3Error {
+    H3Error::new(Code::QPACK_ENCODER_STREAM_ERROR, why)
+}
+
+/// The per-field overhead RFC 9114 §4.2.2 counts toward a section's size, and the
+/// per-entry overhead RFC 9204 §3.2.1 counts toward the table's.
 const FIELD_OVERHEAD: usize = 32;
 
-/// Decodes field sections for one connection, its table capacity 0. Reuses its
+/// Reads an integer with an `n`-bit prefix at `buf[*at]`: `None` when `buf` ends
+/// inside it (`at` is then left as it was), an error past 2^62.
+fn int(buf: &[u8], at: &mut usize, n: u32) -> Result<Option<u64>, ()> {
+    let mut i = *at;
+    let Some(first) = buf.get(i) else {
+        return Ok(None);
+    };
+    let max = (1u64 << n) - 1;
+    let mut v = u64::from(*first) & max;
+    i += 1;
+    if v == max {
+        let mut shift = 0u32;
+        loop {
+            let Some(b) = buf.get(i) else {
+                return Ok(None);
+            };
+            i += 1;
+            if shift > 56 {
+                return Err(());
+            }
+            v = v.checked_add(u64::from(b & 0x7f) << shift).ok_or(())?;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+    }
+    *at = i;
+    Ok(Some(v))
+}
+
+/// Reads a string with its H bit above an `n`-bit length: the raw bytes and whether
+/// they are Huffman-coded; `None` when `buf` ends inside it. A length over `limit`
+/// is refused before waiting for the bytes.
+fn raw_string<'a>(
+    buf: &'a [u8],
+    at: &mut usize,
+    n: u32,
+    limit: usize,
+    too_long: H3Error,
+) -> Result<Option<(&'a [u8], bool)>, H3Error> {
+    let mut i = *at;
+    let Some(first) = buf.get(i) else {
+        return Ok(None);
+    };
+    let huffman = first & (1 << n) != 0;
+    let Some(len) = int(buf, &mut i, n).map_err(|_| too_long.clone())? else {
+        return Ok(None);
+    };
+    // A Huffman string decodes to at most 8/5 of its length.
+    let most = if huffman {
+        len.saturating_mul(8) / 5
+    } else {
+        len
+    };
+    if len > limit as u64 && most > limit as u64 || len > limit as u64 * 2 + 8 {
+        return Err(too_long);
+    }
+    let len = len as usize;
+    let Some(raw) = buf.get(i..i + len) else {
+        return Ok(None);
+    };
+    *at = i + len;
+    Ok(Some((raw, huffman)))
+}
+
+/// `raw` as the string it codes, into `out`, refused past `limit`.
+fn string_into(
+    raw: &[u8],
+    huffman: bool,
+    out: &mut Vec<u8>,
+    limit: usize,
+    too_long: H3Error,
+) -> Result<(), H3Error> {
+    out.clear();
+    if huffman {
+        huffman_decode(raw, out)
+            .map_err(|_| H3Error::new(too_long.code, "a bad Huffman string"))?;
+    } else {
+        out.extend_from_slice(raw);
+    }
+    if out.len() > limit {
+        return Err(too_long);
+    }
+    Ok(())
+}
+
+/// A dynamic table's entry: its name and value.
+type Field = (Box<[u8]>, Box<[u8]>);
+
+/// What decoding a field section came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded {
+    /// Its fields were handed over. `ack`: it used the dynamic table, so the decoder
+    /// stream owes the encoder a Section Acknowledgment ([`Decoder::ack`]).
+    Fields { ack: bool },
+    /// It needs insertions the encoder stream has not brought yet: decode it again
+    /// once [`Decoder::inserted`] reaches `needs`. Nothing was handed over.
+    Blocked { needs: u64 },
+}
+
+/// Decodes field sections for one connection: the dynamic table the peer's encoder
+/// fills, up to the capacity this end advertised (0: none; QPACK's default), kept in
+/// step by the encoder stream's instructions ([`Decoder::encoder_stream`]). Reuses its
 /// buffers: nothing is allocated per field once they have grown.
 #[derive(Debug)]
 pub struct Decoder {
     /// The most a section may hold (names, values and 32 per field).
     max_section: usize,
+    /// The capacity advertised (SETTINGS_QPACK_MAX_TABLE_CAPACITY), and the one the
+    /// encoder set within it.
+    max_capacity: usize,
+    capacity: usize,
+    /// The table, oldest first; `dropped` entries were evicted before it.
+    table: std::collections::VecDeque<Field>,
+    size: usize,
+    dropped: u64,
+    /// Insertions the encoder has told the decoder stream's peer about (by section
+    /// acknowledgments and increments).
+    known: u64,
+    /// Encoder-stream bytes that end inside an instruction.
+    pending: Vec<u8>,
     name: Vec<u8>,
     value: Vec<u8>,
 }
 
-/// Where a string of a field line lands: the name buffer or the value buffer.
+/// A field line's name or whole field, found in a table.
 #[derive(Clone, Copy)]
-enum Slot {
-    Name,
-    Value,
+enum Entry {
+    Static(usize),
+    Dynamic(u64),
 }
 
 impl Decoder {
-    /// A decoder refusing sections over `max_section` bytes (as counted by RFC 9114
-    /// §4.2.2), what this end advertises as SETTINGS_MAX_FIELD_SECTION_SIZE.
+    /// A decoder of table capacity 0 refusing sections over `max_section` bytes (as
+    /// RFC 9114 §4.2.2 counts them), what this end advertises as
+    /// SETTINGS_MAX_FIELD_SECTION_SIZE.
     pub fn new(max_section: usize) -> Decoder {
+        Decoder::with_table(max_section, 0)
+    }
+
+    /// A decoder whose dynamic table may hold up to `capacity` bytes (what this end
+    /// advertises as SETTINGS_QPACK_MAX_TABLE_CAPACITY).
+    pub fn with_table(max_section: usize, capacity: usize) -> Decoder {
         Decoder {
             max_section,
+            max_capacity: capacity,
+            capacity: 0,
+            table: std::collections::VecDeque::new(),
+            size: 0,
+            dropped: 0,
+            known: 0,
+            pending: Vec::new(),
             name: Vec::new(),
             value: Vec::new(),
         }
     }
 
+    /// Insertions received so far (the table's Insert Count).
+    pub fn inserted(&self) -> u64 {
+        self.dropped + self.table.len() as u64
+    }
+
+    /// The entry at absolute index `i`, if the table holds it.
+    fn entry(&self, i: u64) -> Option<&Field> {
+        self.table.get(i.checked_sub(self.dropped)? as usize)
+    }
+
+    /// Evicts the oldest entries until `room` more bytes fit within `cap`.
+    fn evict(&mut self, cap: usize, room: usize) -> bool {
+        while self.size + room > cap {
+            let Some((n, v)) = self.table.pop_front() else {
+                return false;
+            };
+            self.size -= n.len() + v.len() + FIELD_OVERHEAD;
+            self.dropped += 1;
+        }
+        true
+    }
+
+    fn insert(&mut self, name: &[u8], value: &[u8]) -> Result<(), H3Error> {
+        let need = name.len() + value.len() + FIELD_OVERHEAD;
+        if need > self.capacity || !self.evict(self.capacity, need) {
+            return Err(enc_error("an entry larger than the table's capacity"));
+        }
+        self.table.push_back((name.into(), value.into()));
+        self.size += need;
+        Ok(())
+    }
+
+    /// Takes the peer's encoder-stream bytes as they come: table capacity changes
+    /// (within the one advertised), insertions and duplicates. An instruction cut
+    /// short waits for the rest, held in at most the capacity's worth of bytes.
+    pub fn encoder_stream(&mut self, bytes: &[u8]) -> Result<(), H3Error> {
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.extend_from_slice(bytes);
+        let mut at = 0;
+        let r = loop {
+            match self.instruction(&buf, &mut at) {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        buf.drain(..at);
+        if buf.len() > self.max_capacity * 2 + 64 {
+            return Err(enc_error("an instruction larger than the table"));
+        }
+        self.pending = buf;
+        r
+    }
+
+    /// Applies the instruction at `buf[*at]`; `false` when `buf` ends inside it.
+    fn instruction(&mut self, buf: &[u8], at: &mut usize) -> Result<bool, H3Error> {
+        let Some(&b) = buf.get(*at) else {
+            return Ok(false);
+        };
+        let mut i = *at;
+        let big = || enc_error("an oversized integer");
+        let long = enc_error("an entry larger than the table's capacity");
+        let cap = self.capacity;
+        if b & 0x80 != 0 {
+            // Insert with name reference: T and a 6-bit index, then the value.
+            let Some(idx) = int(buf, &mut i, 6).map_err(|_| big())? else {
+                return Ok(false);
+            };
+            let Some((raw, h)) = raw_string(buf, &mut i, 7, cap, long.clone())? else {
+                return Ok(false);
+            };
+            let name: Box<[u8]> = if b & 0x40 != 0 {
+                STATIC
+                    .get(idx as usize)
+                    .ok_or(enc_error("a static index past 98"))?
+                    .0
+                    .into()
+            } else {
+                let abs = self
+                    .inserted()
+                    .checked_sub(idx + 1)
+                    .ok_or(enc_error("a relative index past the table"))?;
+                self.entry(abs)
+                    .ok_or(enc_error("a name evicted or never inserted"))?
+                    .0
+                    .clone()
+            };
+            let mut value = std::mem::take(&mut self.value);
+            string_into(raw, h, &mut value, cap, long)?;
+            let r = self.insert(&name, &value);
+            self.value = value;
+            r?;
+        } else if b & 0x40 != 0 {
+            // Insert with literal name: H and a 5-bit length, then the value.
+            let Some((raw_n, hn)) = raw_string(buf, &mut i, 5, cap, long.clone())? else {
+                return Ok(false);
+            };
+            let Some((raw_v, hv)) = raw_string(buf, &mut i, 7, cap, long.clone())? else {
+                return Ok(false);
+            };
+            let (mut name, mut value) = (
+                std::mem::take(&mut self.name),
+                std::mem::take(&mut self.value),
+            );
+            let r = string_into(raw_n, hn, &mut name, cap, long.clone())
+                .and_then(|_| string_into(raw_v, hv, &mut value, cap, long))
+                .and_then(|_| self.insert(&name, &value));
+            (self.name, self.value) = (name, value);
+            r?;
+        } else if b & 0x20 != 0 {
+            // Set Dynamic Table Capacity.
+            let Some(c) = int(buf, &mut i, 5).map_err(|_| big())? else {
+                return Ok(false);
+            };
+            if c > self.max_capacity as u64 {
+                return Err(enc_error("a table capacity above the one advertised"));
+            }
+            self.capacity = c as usize;
+            self.evict(self.capacity, 0);
+        } else {
+            // Duplicate: a 5-bit relative index.
+            let Some(idx) = int(buf, &mut i, 5).map_err(|_| big())? else {
+                return Ok(false);
+            };
+            let abs = self
+                .inserted()
+                .checked_sub(idx + 1)
+                .ok_or(enc_error("a relative index past the table"))?;
+            let (n, v) = self
+                .entry(abs)
+                .ok_or(enc_error("an entry evicted or never inserted"))?
+                .clone();
+            self.insert(&n, &v)?;
+        }
+        *at = i;
+        Ok(true)
+    }
+
+    /// Writes a Section Acknowledgment for `stream` to the decoder stream (after a
+    /// section that [`Decoded::Fields`] said to acknowledge).
+    pub fn ack(&mut self, out: &mut Vec<u8>, stream: u64, required: u64) {
+        crate::hpack::integer_encode(out, 0x80, 7, stream as usize);
+        self.known = self.known.max(required);
+    }
+
+    /// Writes an Insert Count Increment for insertions the encoder has not heard of
+    /// (none: nothing), so that it may reference them without blocking.
+    pub fn increment(&mut self, out: &mut Vec<u8>) {
+        let n = self.inserted() - self.known;
+        if n > 0 {
+            crate::hpack::integer_encode(out, 0x00, 6, n as usize);
+            self.known = self.inserted();
+        }
+    }
+
+    /// The Required Insert Count a section's prefix encodes (RFC 9204 §4.5.1.1).
+    fn required(&self, encoded: u64) -> Result<u64, H3Error> {
+        if encoded == 0 {
+            return Ok(0);
+        }
+        let max_entries = (self.max_capacity / 32) as u64;
+        let full = 2 * max_entries;
+        if encoded > full {
+            return Err(failed("a Required Insert Count past the table's range"));
+        }
+        let max_value = self.inserted() + max_entries;
+        let mut req = max_value / full * full + encoded - 1;
+        if req > max_value {
+            if req <= full {
+                return Err(failed("a Required Insert Count past the table's range"));
+            }
+            req -= full;
+        }
+        if req == 0 {
+            return Err(failed("a Required Insert Count of 0 encoded as another"));
+        }
+        Ok(req)
+    }
+
     /// Decodes one field section (a HEADERS frame's payload), handing each field to
-    /// `on` in order.
+    /// `on` in order, unless it must wait for insertions.
     pub fn decode(
         &mut self,
         block: &[u8],
         on: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<(), H3Error> {
+    ) -> Result<Decoded, H3Error> {
         let mut at = 0;
         let bad = |_| failed("a truncated or oversized integer");
+        let cut = || failed("a truncated section prefix");
         // The prefix: Required Insert Count, then the sign and Delta Base.
-        let ric = integer(block, &mut at, 8).map_err(bad)?;
-        if ric != 0 {
-            return Err(failed(
-                "a section that needs the dynamic table, of capacity 0",
-            ));
+        let encoded = int(block, &mut at, 8).map_err(bad)?.ok_or_else(cut)?;
+        let required = self.required(encoded)?;
+        let sign = block.get(at).ok_or_else(cut)? & 0x80 != 0;
+        let delta = int(block, &mut at, 7).map_err(bad)?.ok_or_else(cut)?;
+        let base = if sign {
+            required
+                .checked_sub(delta + 1)
+                .ok_or(failed("a negative base"))?
+        } else {
+            required
+                .checked_add(delta)
+                .ok_or(failed("a base past 2^64"))?
+        };
+        if required > self.inserted() {
+            return Ok(Decoded::Blocked { needs: required });
         }
-        if at >= block.len() {
-            return Err(failed("a section without its base"));
-        }
-        let _delta_base = integer(block, &mut at, 7).map_err(bad)?;
+        // A dynamic index must fall below the Required Insert Count and be held.
+        let dynamic = |abs: Option<u64>| -> Result<Entry, H3Error> {
+            match abs {
+                Some(a) if a < required => Ok(Entry::Dynamic(a)),
+                _ => Err(failed("a dynamic reference outside the section's range")),
+            }
+        };
+        let max_section = self.max_section;
+        let dropped = self.dropped;
+        let Decoder {
+            table,
+            name: name_buf,
+            value: value_buf,
+            ..
+        } = self;
         let mut size = 0usize;
         while at < block.len() {
             let b = block[at];
-            if b & 0x80 != 0 {
-                // Indexed field line: T (static) and a 6-bit index.
-                if b & 0x40 == 0 {
-                    return Err(failed("a reference to the dynamic table"));
-                }
-                let i = integer(block, &mut at, 6).map_err(bad)?;
-                let (n, v) = *STATIC.get(i).ok_or(failed("a static index past 98"))?;
-                size = self.count(size, n.len(), v.len())?;
-                on(n, v);
+            let truncated = || failed("a truncated field line");
+            // The field's name (and value, if indexed), from a table or as a literal.
+            let (entry, whole) = if b & 0x80 != 0 {
+                // Indexed field line: T and a 6-bit index.
+                let i = int(block, &mut at, 6).map_err(bad)?.ok_or_else(truncated)?;
+                let e = if b & 0x40 != 0 {
+                    Entry::Static(i as usize)
+                } else {
+                    dynamic(base.checked_sub(i + 1))?
+                };
+                (Some(e), true)
+            } else if b & 0xf0 == 0x10 {
+                // Indexed field line with post-base index.
+                let i = int(block, &mut at, 4).map_err(bad)?.ok_or_else(truncated)?;
+                (Some(dynamic(base.checked_add(i))?), true)
             } else if b & 0x40 != 0 {
-                // Literal with name reference: N, T, a 4-bit index, then the value.
-                if b & 0x10 == 0 {
-                    return Err(failed("a name from the dynamic table"));
-                }
-                let i = integer(block, &mut at, 4).map_err(bad)?;
-                let (n, _) = *STATIC.get(i).ok_or(failed("a static index past 98"))?;
-                self.string(block, &mut at, 7, Slot::Value, self.room(size, n.len()))?;
-                size = self.count(size, n.len(), self.value.len())?;
-                on(n, &self.value);
+                // Literal with name reference: N, T and a 4-bit index.
+                let i = int(block, &mut at, 4).map_err(bad)?.ok_or_else(truncated)?;
+                let e = if b & 0x10 != 0 {
+                    Entry::Static(i as usize)
+                } else {
+                    dynamic(base.checked_sub(i + 1))?
+                };
+                (Some(e), false)
             } else if b & 0x20 != 0 {
-                // Literal with literal name: N, H and a 3-bit length, then the value.
-                self.string(block, &mut at, 3, Slot::Name, self.room(size, 0))?;
-                let room = self.room(size, self.name.len());
-                self.string(block, &mut at, 7, Slot::Value, room)?;
-                size = self.count(size, self.name.len(), self.value.len())?;
-                on(&self.name, &self.value);
+                // Literal with literal name: N, H and a 3-bit length.
+                (None, false)
             } else {
-                // 0001: indexed post-base; 0000: literal with post-base name reference.
-                return Err(failed("a post-base reference to the dynamic table"));
-            }
-        }
-        Ok(())
-    }
-
-    /// What is left of the limit for a string, with `taken` already in the field.
-    fn room(&self, size: usize, taken: usize) -> usize {
-        self.max_section
-            .saturating_sub(size + FIELD_OVERHEAD + taken)
-    }
-
-    /// The section's size with one more field, refused past the limit.
-    fn count(&self, size: usize, name: usize, value: usize) -> Result<usize, H3Error> {
-        let size = size + name + value + FIELD_OVERHEAD;
-        if size > self.max_section {
-            return Err(H3Error::new(
+                // Literal with post-base name reference: N and a 3-bit index.
+                let i = int(block, &mut at, 3).map_err(bad)?.ok_or_else(truncated)?;
+                (Some(dynamic(base.checked_add(i))?), false)
+            };
+            let over = H3Error::new(
                 Code::EXCESSIVE_LOAD,
                 "a field section larger than the limit",
-            ));
-        }
-        Ok(size)
-    }
-
-    /// Reads a string whose H bit is the bit above an `n`-bit length prefix into the
-    /// slot, refusing one longer than `room` before copying it.
-    fn string(
-        &mut self,
-        block: &[u8],
-        at: &mut usize,
-        n: u32,
-        slot: Slot,
-        room: usize,
-    ) -> Result<(), H3Error> {
-        let first = *block.get(*at).ok_or(failed("a truncated string"))?;
-        let huffman = first & (1 << n) != 0;
-        let len = integer(block, at, n).map_err(|_| failed("a truncated or oversized length"))?;
-        let raw = block
-            .get(*at..at.saturating_add(len))
-            .ok_or(failed("a string longer than its section"))?;
-        *at += len;
-        let over = || {
-            H3Error::new(
-                Code::EXCESSIVE_LOAD,
-                "a field section larger than the limit",
-            )
-        };
-        // A Huffman string decodes to at most 8/5 of its length.
-        if raw.len() > room && (!huffman || raw.len() * 5 / 8 > room) {
-            return Err(over());
-        }
-        let out = match slot {
-            Slot::Name => &mut self.name,
-            Slot::Value => &mut self.value,
-        };
-        out.clear();
-        if huffman {
-            huffman_decode(raw, out).map_err(|_| failed("a bad Huffman string"))?;
-            if out.len() > room {
-                return Err(over());
+            );
+            let room = |taken: usize| max_section.saturating_sub(size + FIELD_OVERHEAD + taken);
+            let (name, value): (&[u8], &[u8]) = match entry {
+                Some(e) => {
+                    let (n, v): (&[u8], &[u8]) = match e {
+                        Entry::Static(i) => {
+                            let (n, v) = STATIC.get(i).ok_or(failed("a static index past 98"))?;
+                            (n, v)
+                        }
+                        Entry::Dynamic(a) => {
+                            let held = a.checked_sub(dropped).and_then(|i| table.get(i as usize));
+                            let (n, v) = held.ok_or(failed("a reference to an evicted entry"))?;
+                            (n, v)
+                        }
+                    };
+                    if whole {
+                        (n, v)
+                    } else {
+                        let (raw, h) = raw_string(block, &mut at, 7, room(n.len()), over.clone())?
+                            .ok_or_else(|| failed("a string longer than its section"))?;
+                        string_into(raw, h, value_buf, room(n.len()), over.clone())?;
+                        (n, value_buf)
+                    }
+                }
+                None => {
+                    let (raw, h) = raw_string(block, &mut at, 3, room(0), over.clone())?
+                        .ok_or_else(|| failed("a string longer than its section"))?;
+                    string_into(raw, h, name_buf, room(0), over.clone())?;
+                    let r = room(name_buf.len());
+                    let (raw, h) = raw_string(block, &mut at, 7, r, over.clone())?
+                        .ok_or_else(|| failed("a string longer than its section"))?;
+                    string_into(raw, h, value_buf, r, over.clone())?;
+                    (name_buf, value_buf)
+                }
+            };
+            size += name.len() + value.len() + FIELD_OVERHEAD;
+            if size > max_section {
+                return Err(over);
             }
-        } else {
-            out.extend_from_slice(raw);
+            on(name, value);
         }
-        Ok(())
+        Ok(Decoded::Fields { ack: required > 0 })
     }
-}
-
-/// Checks what a peer's encoder stream sends a decoder of capacity 0: a capacity of 0
-/// may be set (and is all there is); anything that would insert is the peer's error
-/// (QPACK_ENCODER_STREAM_ERROR).
-pub fn encoder_stream(bytes: &[u8]) -> Result<(), H3Error> {
-    let mut at = 0;
-    while at < bytes.len() {
-        let b = bytes[at];
-        if b & 0xe0 != 0x20 {
-            return Err(H3Error::new(
-                Code::QPACK_ENCODER_STREAM_ERROR,
-                "an insertion into a dynamic table of capacity 0",
-            ));
-        }
-        match integer(bytes, &mut at, 5) {
-            Ok(0) => {}
-            // A capacity cut short may continue in the stream's next bytes: the
-            // caller keeps what is unread; here a whole one above 0 is the error.
-            Ok(_) => {
-                return Err(H3Error::new(
-                    Code::QPACK_ENCODER_STREAM_ERROR,
-                    "a table capacity above the 0 advertised",
-                ))
-            }
-            Err(_) => return Ok(()),
-        }
-    }
-    Ok(())
 }
 
 /// Writes a field section of `fields` that needs no dynamic table: the prefix (both
@@ -349,13 +643,142 @@ mod tests {
 
     fn fields(d: &mut Decoder, block: &[u8]) -> Result<Vec<(String, String)>, H3Error> {
         let mut got = Vec::new();
-        d.decode(block, &mut |n, v| {
+        let r = d.decode(block, &mut |n, v| {
             got.push((
                 String::from_utf8_lossy(n).into_owned(),
                 String::from_utf8_lossy(v).into_owned(),
             ))
         })?;
+        assert!(matches!(r, Decoded::Fields { .. }), "{r:?}");
         Ok(got)
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn owned(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        (list.iter())
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Sections and encoder-stream bytes written by ls-qpack (pylsqpack 1.0.0) with a
+    /// table of 4,096 bytes: the second and third sections reference entries the
+    /// encoder stream inserted, relative and post-base; one decoded before its
+    /// insertions arrive is blocked, and decodes once they have.
+    #[test]
+    fn sections_from_another_encoder_decode_through_the_dynamic_table() {
+        let mut d = Decoder::with_table(16_384, 4096);
+        d.encoder_stream(&hex("3fe11f")).unwrap();
+        let first = owned(&[
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "bench.example:8443"),
+            (":path", "/items/1"),
+            ("user-agent", "stampede/0.1"),
+            ("x-session", "s-0001"),
+        ]);
+        let block = hex("0000d1d7508e8cb51275cbe474d7416e3cd34cff518660c92d28603f5f508942474d6590ac0170ff2f00f2b20a8418f57f8442c00003");
+        assert_eq!(fields(&mut d, &block).unwrap(), first);
+        // The second section, before its insertions: blocked, nothing handed over.
+        let second = hex("0482d1d710518660c92d28605f1112");
+        let mut seen = 0;
+        let r = d.decode(&second, &mut |_, _| seen += 1).unwrap();
+        assert_eq!((r, seen), (Decoded::Blocked { needs: 3 }, 0));
+        // Its insertions, fed a byte at a time.
+        for b in hex(
+            "c08e8cb51275cbe474d7416e3cd34cffff208942474d6590ac0170ff67f2b20a8418f57f8442c00003",
+        ) {
+            d.encoder_stream(&[b]).unwrap();
+        }
+        assert_eq!(d.inserted(), 3);
+        let mut got = Vec::new();
+        let r = d
+            .decode(&second, &mut |n, v| {
+                got.push((
+                    String::from_utf8_lossy(n).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                ))
+            })
+            .unwrap();
+        assert_eq!(r, Decoded::Fields { ack: true });
+        let mut want = first.clone();
+        want[3].1 = "/items/2".into();
+        assert_eq!(got, want);
+        // The acknowledgment and an increment go on the decoder stream.
+        let mut out = Vec::new();
+        d.ack(&mut out, 4, 3);
+        d.increment(&mut out);
+        assert_eq!(out, [0x84]);
+        d.encoder_stream(&hex("c18660c92d28605f")).unwrap();
+        let third = owned(&[
+            (":method", "POST"),
+            (":scheme", "https"),
+            (":authority", "bench.example:8443"),
+            (":path", "/items/2"),
+            ("x-session", "s-0002"),
+            ("user-agent", "stampede/0.1"),
+        ]);
+        assert_eq!(
+            fields(&mut d, &hex("0580d4d78210408442c0000581")).unwrap(),
+            third
+        );
+        let mut out = Vec::new();
+        d.increment(&mut out);
+        assert_eq!(out, [0x01]);
+    }
+
+    #[test]
+    fn the_table_evicts_to_its_capacity_and_refuses_what_cannot_fit() {
+        let mut d = Decoder::with_table(4096, 100);
+        // Capacity 100, then two inserts of 32 + 2 + 2 = 36 bytes each: both fit;
+        // a third evicts the first.
+        let mut enc = vec![0x3f, 100 - 31];
+        for v in [b"v1", b"v2", b"v3"] {
+            enc.extend_from_slice(&[0x42, b'n', b'1', 0x02]);
+            enc.extend_from_slice(v);
+        }
+        d.encoder_stream(&enc).unwrap();
+        assert_eq!((d.inserted(), d.table.len(), d.size), (3, 2, 72));
+        // A reference to the evicted entry (absolute 0) fails; to the newest works.
+        // Encoded RIC for 3 with MaxEntries 3: 3 % 6 + 1 = 4; base 3.
+        assert_eq!(
+            fields(&mut d, &[0x04, 0x00, 0x82]).unwrap_err().code,
+            Code::QPACK_DECOMPRESSION_FAILED
+        );
+        assert_eq!(
+            fields(&mut d, &[0x04, 0x00, 0x80]).unwrap(),
+            owned(&[("n1", "v3")])
+        );
+        // Duplicate the newest (relative 0).
+        d.encoder_stream(&[0x00]).unwrap();
+        assert_eq!(d.inserted(), 4);
+        // An entry over the capacity, a capacity over the one advertised.
+        let mut big = vec![0x42, b'n', b'1', 80];
+        big.extend(std::iter::repeat_n(b'x', 80));
+        assert_eq!(
+            d.encoder_stream(&big).unwrap_err().code,
+            Code::QPACK_ENCODER_STREAM_ERROR
+        );
+        let mut d = Decoder::with_table(4096, 100);
+        assert_eq!(
+            d.encoder_stream(&[0x3f, 0x50]).unwrap_err().code,
+            Code::QPACK_ENCODER_STREAM_ERROR
+        );
+        // A value announcing a gigabyte is refused from its length, not waited for.
+        let mut d = Decoder::with_table(4096, 100);
+        d.encoder_stream(&[0x3f, 100 - 31]).unwrap();
+        let mut huge = vec![0xc0 | 17];
+        crate::hpack::integer_encode(&mut huge, 0, 7, 1 << 30);
+        assert_eq!(
+            d.encoder_stream(&huge).unwrap_err().code,
+            Code::QPACK_ENCODER_STREAM_ERROR
+        );
+        assert!(d.pending.capacity() < 1024);
     }
 
     #[test]
@@ -463,7 +886,7 @@ mod tests {
         // A value announcing a gigabyte: refused from its length, nothing copied.
         let mut huge = vec![0x00, 0x00, 0x51];
         crate::hpack::integer_encode(&mut huge, 0, 7, 1 << 30);
-        assert_eq!(code(&mut d, &huge), Code::QPACK_DECOMPRESSION_FAILED);
+        assert_eq!(code(&mut d, &huge), Code::EXCESSIVE_LOAD);
         // Many small fields that together pass the limit.
         let mut many = vec![0x00, 0x00];
         many.extend(std::iter::repeat_n(0xc0 | 17, 20));
@@ -478,17 +901,23 @@ mod tests {
     }
 
     #[test]
-    fn the_encoder_stream_may_only_set_a_capacity_of_0() {
-        assert_eq!(encoder_stream(&[0x20, 0x20]), Ok(()));
+    fn with_capacity_0_the_encoder_stream_may_only_set_a_capacity_of_0() {
+        let mut d = Decoder::new(4096);
+        assert_eq!(d.encoder_stream(&[0x20, 0x20]), Ok(()));
         assert_eq!(
-            encoder_stream(&[0x3f, 0xe1, 0x1f]).unwrap_err().code,
+            d.encoder_stream(&[0x3f, 0xe1, 0x1f]).unwrap_err().code,
             Code::QPACK_ENCODER_STREAM_ERROR
         );
-        // Insert with name reference, with literal name, duplicate.
-        for b in [0xc0u8, 0x40, 0x00] {
+        // Insert with name reference, with literal name (both whole), duplicate.
+        for bytes in [
+            &[0xc0 | 17, 0x01, b'x'][..],
+            &[0x41, b'n', 0x01, b'v'],
+            &[0x00],
+        ] {
             assert_eq!(
-                encoder_stream(&[b]).unwrap_err().code,
-                Code::QPACK_ENCODER_STREAM_ERROR
+                Decoder::new(4096).encoder_stream(bytes).unwrap_err().code,
+                Code::QPACK_ENCODER_STREAM_ERROR,
+                "{bytes:?}"
             );
         }
     }
