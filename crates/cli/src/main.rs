@@ -26,6 +26,7 @@ mod httperf;
 mod k8s;
 mod live;
 mod load;
+mod manual;
 mod merge;
 mod randurl;
 mod serve;
@@ -48,7 +49,7 @@ use common::Exit;
     about = "HTTP load generator, reference server and benchmark lab",
     long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -100,6 +101,18 @@ enum Command {
     Wrk {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
+    },
+    /// Shell completions on standard output: stampede completions
+    /// bash|zsh|fish|elvish|powershell (e.g. `source <(stampede completions bash)`)
+    Completions {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// A man page in roff on standard output, stampede's or a subcommand's: stampede
+    /// man [SUBCOMMAND] (e.g. `stampede man load | man -l -`)
+    Man {
+        #[arg(value_name = "SUBCOMMAND")]
+        subcommand: Option<String>,
     },
     /// vLLM's serving benchmark: stampede vllm bench serve --model M --base-url URL
     /// (`stampede help vllm` for its flags)
@@ -181,6 +194,8 @@ fn main() {
         Command::Httperf { args } => httperf::main(&args),
         Command::H2load { args } => h2load::main(&args),
         Command::Vllm { args } => vllm::main(&args),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { subcommand } => manual::man(subcommand.as_deref()),
     };
     if let Err(e) = res {
         if !e.message.is_empty() {

@@ -1542,3 +1542,94 @@ fn a_saved_spec_with_a_time_past_any_clock_is_refused_not_a_panic() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `stampede completions SHELL` for every shell clap knows, the bash script loaded by
+/// bash itself and completing the dialects' own flags; `stampede man [SUBCOMMAND]`
+/// rendered by man(1) when the machine has it, and a subcommand that is none refused
+/// with the list.
+#[test]
+fn completions_and_man_pages_cover_every_subcommand_and_dialect() {
+    let dir = std::env::temp_dir().join(format!("stampede-completions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("stampede.bash");
+    let out = stampede(&["completions", "bash"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(&script, &out.stdout).unwrap();
+    let bash = text(&out.stdout);
+    // load's, vllm bench serve's, ab's and h2load's own flags complete.
+    for flag in [
+        "--burstiness",
+        "--dataset-name",
+        "--wsesslog",
+        "--latency",
+        "--max-concurrent-streams",
+    ] {
+        assert!(bash.contains(flag), "{flag} is not completed");
+    }
+    let loaded = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {} && complete -p stampede",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        text(&loaded.stdout).contains("-F _stampede stampede"),
+        "{}{}",
+        text(&loaded.stdout),
+        text(&loaded.stderr)
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = stampede(&["completions", shell]);
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("completions"), "{shell}");
+    }
+    let out = stampede(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("bash"), "{}", text(&out.stderr));
+
+    for (sub, says) in [
+        (None, "stampede-load(1)"),
+        (Some("load"), "--connections"),
+        (Some("wrk"), "--latency"),
+        (Some("vllm"), "--max-concurrency"),
+    ] {
+        let mut args = vec!["man"];
+        args.extend(sub);
+        let out = stampede(&args);
+        assert!(out.status.success(), "{sub:?}: {}", text(&out.stderr));
+        let roff = text(&out.stdout);
+        let title = format!(
+            ".TH {}",
+            sub.map_or("stampede".into(), |s| format!("stampede-{s}"))
+        );
+        assert!(
+            roff.starts_with(".ie") && roff.contains(&title),
+            "{sub:?}: {roff}"
+        );
+        let page = dir.join("page.1");
+        std::fs::write(&page, &out.stdout).unwrap();
+        match Command::new("man")
+            .arg("-l")
+            .arg(&page)
+            .env("MANWIDTH", "100")
+            .output()
+        {
+            Ok(m) => {
+                assert!(m.status.success(), "{sub:?}: {}", text(&m.stderr));
+                let shown = text(&m.stdout).replace('\u{2010}', "-");
+                assert!(shown.contains(says), "{sub:?} lacks {says}: {shown}");
+            }
+            Err(_) => eprintln!("SKIPPED rendering {sub:?}: man is not installed"),
+        }
+    }
+    let out = stampede(&["man", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("one of load, serve"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,93 @@
+//! `stampede completions SHELL` and `stampede man [SUBCOMMAND]`: shell completions and
+//! man pages made from the same command definitions the parser uses. The dialects
+//! (`ab`, `wrk`, `httperf`, `h2load`, `vllm bench serve`) take their arguments
+//! unparsed when run, so that their own rules apply; here each is given its own flag
+//! table, so that their flags complete and their pages list them.
+
+use clap::CommandFactory;
+
+use crate::common::Exit;
+use crate::console::out_data;
+
+/// The whole command line: stampede's own subcommands, and each dialect with its flags.
+pub fn full_command() -> clap::Command {
+    let mut cmd = crate::Cli::command();
+    let dialects = [
+        ("ab", crate::ab::DIALECT.command::<crate::ab::AbArgs>()),
+        ("wrk", crate::wrk::DIALECT.command::<crate::wrk::WrkArgs>()),
+        (
+            "httperf",
+            crate::httperf::DIALECT.command::<crate::httperf::HttperfArgs>(),
+        ),
+        (
+            "h2load",
+            crate::h2load::DIALECT.command::<crate::h2load::H2loadArgs>(),
+        ),
+    ];
+    for (name, own) in dialects {
+        cmd = cmd.mut_subcommand(name, |old| {
+            let about = old.get_about().cloned();
+            let mut own = own.name(name).bin_name(format!("stampede {name}"));
+            if let Some(a) = about {
+                own = own.about(a);
+            }
+            own
+        });
+    }
+    let serve = crate::vllm::DIALECT
+        .command::<crate::vllm::VllmArgs>()
+        .name("serve")
+        .bin_name("stampede vllm bench serve");
+    cmd.mut_subcommand("vllm", |old| {
+        let mut vllm = clap::Command::new("vllm").subcommand(
+            clap::Command::new("bench")
+                .about("vLLM's benchmarks: `serve` is the one offered")
+                .subcommand(serve),
+        );
+        if let Some(a) = old.get_about() {
+            vllm = vllm.about(a.clone());
+        }
+        vllm
+    })
+}
+
+/// `stampede completions SHELL`: the completion script on standard output.
+pub fn completions(shell: clap_complete::Shell) -> Result<(), Exit> {
+    let mut cmd = full_command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "stampede", &mut out);
+    out_data(&String::from_utf8_lossy(&out));
+    Ok(())
+}
+
+/// `stampede man [SUBCOMMAND]`: the page in roff on standard output (`stampede man
+/// load | man -l -` shows it); without one, stampede's own page.
+pub fn man(sub: Option<&str>) -> Result<(), Exit> {
+    let cmd = full_command();
+    let page = match sub {
+        None => cmd,
+        Some(name) => {
+            let Some(found) = cmd.find_subcommand(name) else {
+                let names: Vec<&str> = (cmd.get_subcommands())
+                    .map(|c| c.get_name())
+                    .filter(|n| *n != "help")
+                    .collect();
+                return Err(Exit::usage(format!(
+                    "man: {name:?} is not a subcommand; one of {}",
+                    names.join(", ")
+                )));
+            };
+            // vLLM's page is its one benchmark's: `vllm bench serve`.
+            let own = (found.find_subcommand("bench"))
+                .and_then(|b| b.find_subcommand("serve"))
+                .unwrap_or(found);
+            own.clone().name(format!("stampede-{name}"))
+        }
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .map_err(|e| Exit::fail(format!("man: {e}")))?;
+    out_data(&String::from_utf8_lossy(&out));
+    Ok(())
+}
