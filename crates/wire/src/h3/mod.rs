@@ -1,6 +1,7 @@
 //! HTTP/3's wire format (RFC 9114) as both ends read and write it: QUIC's variable-
 //! length integers, the frames and their types, unidirectional stream types, settings,
-//! and HTTP/3's error codes; [`qpack`] is its field compression (RFC 9204).
+//! and HTTP/3's error codes; [`qpack`] is its field compression (RFC 9204), and
+//! [`message`] reads request, response and control streams with HTTP/3's rules.
 //!
 //! Reading is incremental and bounded: [`FrameReader`] takes a stream's bytes as they
 //! come and gives whole frames, holding at most the payload limit it was made with
@@ -9,6 +10,7 @@
 //! resets with. Nothing here does I/O: the QUIC connection and the request state live
 //! with their users.
 
+pub mod message;
 pub mod qpack;
 
 /// An HTTP/3 or QPACK error code (RFC 9114 §8.1, RFC 9204 §6).

@@ -234,9 +234,9 @@ type Field = (Box<[u8]>, Box<[u8]>);
 /// What decoding a field section came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decoded {
-    /// Its fields were handed over. `ack`: it used the dynamic table, so the decoder
-    /// stream owes the encoder a Section Acknowledgment ([`Decoder::ack`]).
-    Fields { ack: bool },
+    /// Its fields were handed over. `required`: the insertions it used; above 0, the
+    /// decoder stream owes the encoder a Section Acknowledgment ([`Decoder::ack`]).
+    Fields { required: u64 },
     /// It needs insertions the encoder stream has not brought yet: decode it again
     /// once [`Decoder::inserted`] reaches `needs`. Nothing was handed over.
     Blocked { needs: u64 },
@@ -599,7 +599,7 @@ impl Decoder {
             }
             on(name, value);
         }
-        Ok(Decoded::Fields { ack: required > 0 })
+        Ok(Decoded::Fields { required })
     }
 }
 
@@ -705,7 +705,7 @@ mod tests {
                 ))
             })
             .unwrap();
-        assert_eq!(r, Decoded::Fields { ack: true });
+        assert_eq!(r, Decoded::Fields { required: 3 });
         let mut want = first.clone();
         want[3].1 = "/items/2".into();
         assert_eq!(got, want);
