@@ -35,6 +35,10 @@ impl std::str::FromStr for Api {
     }
 }
 
+/// What a request's body holds beyond its prompt (the JSON around it), at most, as
+/// counted toward the bodies' bound.
+const BODY_OVERHEAD: u64 = 256;
+
 /// Most prompts one run draws or reads.
 pub const MAX_PROMPTS: usize = 1_000_000;
 
@@ -108,9 +112,45 @@ impl Prompts<'_> {
             ));
         }
         match self.file {
-            Some(file) => self.read(file),
-            None => self.draw(),
+            Some(file) => {
+                let prompts = self.read(file)?;
+                // Every request's body is built before the run: bounded before building.
+                let n = prompts.len() as u64;
+                let one_round: u64 = prompts
+                    .iter()
+                    .map(|(p, _)| p.len() as u64 + BODY_OVERHEAD)
+                    .sum();
+                let count = self.count as u64;
+                let partial: u64 = (prompts.iter().take((count % n) as usize))
+                    .map(|(p, _)| p.len() as u64 + BODY_OVERHEAD)
+                    .sum();
+                self.fits(one_round.saturating_mul(count / n).saturating_add(partial))?;
+                Ok(prompts)
+            }
+            None => {
+                let longest =
+                    (f64::from(self.input_words) * (1.0 + self.range_ratio)).ceil() as u64;
+                let per_word = if self.tokenizer.is_some() { 32 } else { 8 };
+                let one = longest.saturating_mul(per_word) + BODY_OVERHEAD;
+                self.fits(one.saturating_mul(self.count as u64))?;
+                self.draw()
+            }
         }
+    }
+
+    /// Refuses a run whose request bodies would take more than
+    /// [`MAX_BUILT_REQUESTS`](crate::input::MAX_BUILT_REQUESTS) together.
+    fn fits(&self, bytes: u64) -> Result<(), String> {
+        use crate::input::{size, MAX_BUILT_REQUESTS};
+        if bytes > MAX_BUILT_REQUESTS {
+            return Err(format!(
+                "--openai: {} requests of these prompts would build about {:.1} GiB of request bodies, more than the {} stampede builds before a run; send fewer (-n) or shorter prompts",
+                self.count,
+                bytes as f64 / f64::from(1u32 << 30),
+                size(MAX_BUILT_REQUESTS)
+            ));
+        }
+        Ok(())
     }
 
     /// A prompt's input tokens: by the tokenizer, else its words.
@@ -317,6 +357,31 @@ mod tests {
         let mut other = prompts(50);
         other.seed = 8;
         assert_ne!(a, other.bodies().unwrap());
+    }
+
+    /// A run's bodies are bounded before they are built: a million prompts of a
+    /// hundred thousand words, or a file's one long prompt sent a million times.
+    #[test]
+    fn bodies_past_the_bound_are_refused_before_they_are_built() {
+        let mut p = prompts(1_000_000);
+        p.input_words = 100_000;
+        let e = p.prompts().unwrap_err();
+        assert!(
+            e.contains("about 1117.8 GiB of request bodies, more than the 1 GiB"),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("stampede-prompts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("p.jsonl");
+        let long = "w ".repeat(300_000);
+        std::fs::write(&f, format!("{{\"prompt\": \"{long}\"}}\n")).unwrap();
+        let path = f.to_string_lossy().into_owned();
+        let mut p = prompts(1_000);
+        p.file = Some(&path);
+        assert_eq!(p.prompts().unwrap().len(), 1);
+        p.count = 10_000;
+        assert!(p.prompts().unwrap_err().contains("send fewer (-n)"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
