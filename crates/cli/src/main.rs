@@ -108,8 +108,8 @@ enum Command {
         #[arg(value_enum, value_name = "SHELL")]
         shell: clap_complete::Shell,
     },
-    /// A man page in roff on standard output, stampede's or a subcommand's: stampede
-    /// man [SUBCOMMAND] (e.g. `stampede man load | man -l -`)
+    /// A man page in roff on standard output, a subcommand's or (with none)
+    /// stampede's own: `stampede man load | man -l -`
     Man {
         #[arg(value_name = "SUBCOMMAND")]
         subcommand: Option<String>,
