@@ -1633,3 +1633,41 @@ fn completions_and_man_pages_cover_every_subcommand_and_dialect() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `load -h` puts the common flags first and the rest under headings, in the order a
+/// newcomer needs them.
+#[test]
+fn load_help_puts_the_common_flags_first_and_groups_the_rest() {
+    let out = stampede(&["load", "-h"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    let at = |s: &str| {
+        help.find(s)
+            .unwrap_or_else(|| panic!("{s:?} missing:\n{help}"))
+    };
+    let order = [
+        "\nOptions:",
+        "\n  -c, --connections",
+        "\n  -n, --requests",
+        "\n  -d, --duration",
+        "\n  -q, --quiet",
+        "\nWhat to load:",
+        "\n      --targets ",
+        "\nHTTP/2:",
+        "\nStreams and LLM serving:",
+        "\n      --openai ",
+        "\nThe open model:",
+        "\n  -R, --rate",
+        "\nCapacity search:",
+        "\n      --find-max ",
+        "\nOutputs:",
+        "\n      --json ",
+        "\nConnections and TLS:",
+        "\n      --insecure ",
+        "\nDistributed runs:",
+        "\n      --segment ",
+    ];
+    for w in order.windows(2) {
+        assert!(at(w[0]) < at(w[1]), "{:?} before {:?}:\n{help}", w[0], w[1]);
+    }
+}
