@@ -39,6 +39,16 @@ fn answer_once(answer: Vec<u8>) -> (std::net::SocketAddr, std::thread::JoinHandl
     (addr, server)
 }
 
+/// An HTTP/1.1 answer whose body is `body` as a server-sent event stream, the
+/// connection closed after it.
+fn event_stream(body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
 /// The reference server's mock LLM on one thread: first token after `ttft` ms, the
 /// next each `itl` ms, slowed past `batch` streams at once, `max_tokens` by default.
 fn mock_llm(ttft: u64, itl: u64, batch: u32, max_tokens: u32) -> stampede_server::Running {
@@ -546,11 +556,8 @@ fn a_usage_below_the_text_events_is_counted() {
         body += &format!("data: {{\"choices\":[{{\"index\":0,\"text\":\"{t}\"}}]}}\n\n");
     }
     body += "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n";
-    let answer = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let (addr, server) = answer_once(answer.into_bytes());
+    let answer = event_stream(&body);
+    let (addr, server) = answer_once(answer);
     let url = format!("http://{addr}/v1/completions");
     let (r, _) = run_json(&[
         "load",
@@ -581,14 +588,11 @@ fn a_tokenizer_counts_completions_without_usage() {
         body += &format!("data: {{\"choices\":[{{\"index\":0,\"text\":\"{t}\"}}]}}\n\n");
     }
     body += "data: [DONE]\n\n";
-    let answer = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let answer = event_stream(&body);
     let dir = tempdir::Dir::new();
     let tok = tokenizer_in(&dir.0);
     for (with, tokens) in [(false, 3), (true, 6)] {
-        let (addr, server) = answer_once(answer.clone().into_bytes());
+        let (addr, server) = answer_once(answer.clone());
         let url = format!("http://{addr}/v1/completions");
         let mut args = vec![
             "load",

@@ -173,8 +173,8 @@ fn int(buf: &[u8], at: &mut usize, n: u32) -> Result<Option<u64>, ()> {
 }
 
 /// Reads a string with its H bit above an `n`-bit length: the raw bytes and whether
-/// they are Huffman-coded; `None` when `buf` ends inside it. A length over `limit`
-/// is refused before waiting for the bytes.
+/// they are Huffman-coded; `None` when `buf` ends inside it. A string that must
+/// decode to more than `limit` bytes is refused before its bytes are waited for.
 fn raw_string<'a>(
     buf: &'a [u8],
     at: &mut usize,
@@ -190,13 +190,15 @@ fn raw_string<'a>(
     let Some(len) = int(buf, &mut i, n).map_err(|_| too_long.clone())? else {
         return Ok(None);
     };
-    // A Huffman string decodes to at most 8/5 of its length.
-    let most = if huffman {
-        len.saturating_mul(8) / 5
+    // Huffman codes are 5 to 30 bits long: a string decodes to at least 8/30 of its
+    // length in bytes. One that must come out longer than `limit` is refused here;
+    // the decoded length is checked again once known.
+    let least = if huffman {
+        len.saturating_mul(8) / 30
     } else {
         len
     };
-    if len > limit as u64 && most > limit as u64 || len > limit as u64 * 2 + 8 {
+    if least > limit as u64 {
         return Err(too_long);
     }
     let len = len as usize;
@@ -346,7 +348,8 @@ impl Decoder {
             }
         };
         buf.drain(..at);
-        if buf.len() > self.max_capacity * 2 + 64 {
+        // A Huffman-coded entry of the whole capacity takes up to 30/8 of it.
+        if buf.len() > self.max_capacity * 4 + 64 {
             return Err(enc_error("an instruction larger than the table"));
         }
         self.pending = buf;
