@@ -25,6 +25,7 @@ use crate::targets;
 /// Arguments of `stampede load`: one field per flag (hence over twenty), grouped
 /// under the help's headings.
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("multiplexed").args(["http2", "http3"]).multiple(false)))]
 pub struct LoadArgs {
     /// The URL to load: http://host:port/path or http+unix://%2Fpath%2Fto.sock/path
     #[arg(value_name = "URL", required_unless_present_any = ["spec", "targets"])]
@@ -68,7 +69,7 @@ pub struct LoadArgs {
         long = "spec",
         value_name = "FILE",
         conflicts_with_all = [
-            "url", "targets", "body_lines", "connections", "requests", "duration", "threads", "pipeline", "http2",
+            "url", "targets", "body_lines", "connections", "requests", "duration", "threads", "pipeline", "http2", "http3",
             "streams", "keepalive", "no_keepalive", "headers", "method", "body_file",
             "timeout", "rate", "poisson", "burstiness", "seed", "inject", "calls", "burst", "think",
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
@@ -111,16 +112,38 @@ pub struct LoadArgs {
     /// server prefers it) for https://
     #[arg(help_heading = "HTTP/2", long = "http2")]
     pub http2: bool,
-    /// HTTP/2: streams kept open per connection (h2load's -m)
+    /// HTTP/2 and HTTP/3: streams kept open per connection (h2load's -m)
     #[arg(
         help_heading = "HTTP/2",
         long = "streams",
         visible_alias = "max-concurrent-streams",
         value_name = "N",
-        requires = "http2",
+        requires = "multiplexed",
         conflicts_with = "pipeline"
     )]
     pub streams: Option<usize>,
+    /// Speak HTTP/3 over QUIC (https:// only): UDP to the URL's port, a stream per
+    /// request, QUIC's handshake, losses and round trip reported beside HTTP's figures
+    #[arg(help_heading = "HTTP/3", long = "http3")]
+    pub http3: bool,
+    /// HTTP/3: the largest UDP payload sent, 1200 to 65527 bytes (QUIC's path MTU
+    /// discovery searches no higher)
+    #[arg(
+        help_heading = "HTTP/3",
+        long = "max-udp-payload-size",
+        value_name = "BYTES",
+        requires = "http3"
+    )]
+    pub max_udp_payload: Option<u16>,
+    /// HTTP/3: the QPACK dynamic table the server may fill for responses (0, QPACK's
+    /// default, unless given; h2load's --header-table-size)
+    #[arg(
+        help_heading = "HTTP/3",
+        long = "qpack-table-size",
+        value_name = "BYTES",
+        requires = "http3"
+    )]
+    pub qpack_table: Option<u32>,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",
@@ -594,6 +617,16 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.load.keepalive = keepalive;
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.load.http2 = a.http2;
+    if a.http3 {
+        let mut h3 = stampede_engine::h3::H3Settings::default();
+        if let Some(n) = a.max_udp_payload {
+            h3.max_udp_payload = n;
+        }
+        if let Some(n) = a.qpack_table {
+            h3.header_table = n;
+        }
+        spec.load.http3 = Some(h3);
+    }
     spec.load.redirects = a.redirects;
     streams(a, &mut spec)?;
     spec.load.tokenizer = tokenizer;

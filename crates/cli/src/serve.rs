@@ -61,6 +61,11 @@ pub struct ServeArgs {
     /// otherwise served on every listener, as h2c and over TLS)
     #[arg(long = "no-http2")]
     pub no_http2: bool,
+    /// Answer HTTP/3 too (with --tls-cert or --tls-self-signed): QUIC on UDP at each
+    /// listener's port, the same endpoints and limits; HTTP/1.1 and HTTP/2 answers
+    /// then carry Alt-Svc
+    #[arg(long = "http3")]
+    pub http3: bool,
     /// The mock LLM (/v1/completions, /v1/chat/completions): time to the first token
     #[arg(long = "llm-ttft", value_name = "T", default_value = "50ms", value_parser = common::parse_duration)]
     pub llm_ttft: Duration,
@@ -172,11 +177,18 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         return Err(Exit::usage("--threads must be at least 1"));
     }
     let tls = tls_config(&a, &addrs)?;
-    let (scheme, protocols) = match (tls.is_some(), a.no_http2) {
-        (true, false) => ("https", "HTTP/1.1 and HTTP/2 by ALPN"),
-        (true, true) => ("https", "HTTP/1.1"),
-        (false, false) => ("http", "HTTP/1.1 and h2c"),
-        (false, true) => ("http", "HTTP/1.1"),
+    if a.http3 && tls.is_none() {
+        return Err(Exit::usage(
+            "--http3 is served over TLS: add --tls-cert/--tls-key or --tls-self-signed",
+        ));
+    }
+    let (scheme, protocols) = match (tls.is_some(), a.no_http2, a.http3) {
+        (true, false, false) => ("https", "HTTP/1.1 and HTTP/2 by ALPN"),
+        (true, false, true) => ("https", "HTTP/1.1 and HTTP/2 by ALPN, HTTP/3 on UDP"),
+        (true, true, false) => ("https", "HTTP/1.1"),
+        (true, true, true) => ("https", "HTTP/1.1, HTTP/3 on UDP"),
+        (false, false, _) => ("http", "HTTP/1.1 and h2c"),
+        (false, true, _) => ("http", "HTTP/1.1"),
     };
     let config = Config {
         threads: a.threads.unwrap_or_else(common::cpus),
@@ -190,6 +202,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         max_connections: a.max_connections.max(1),
         tls,
         http2: !a.no_http2,
+        http3: a.http3,
         llm: stampede_server::llm::LlmConfig {
             ttft: a.llm_ttft,
             itl: a.llm_itl,

@@ -63,14 +63,14 @@ fn https(srv: &Running, path: &str) -> String {
     format!("https://{}{path}", srv.addr())
 }
 
-fn stampede(args: &[&str]) -> Output {
+pub(crate) fn stampede(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_stampede"))
         .args(args)
         .output()
         .expect("the binary runs")
 }
 
-fn json_run(args: &[&str]) -> Value {
+pub(crate) fn json_run(args: &[&str]) -> Value {
     let out = stampede(&[args, &["-q", "--json", "-"]].concat());
     assert!(
         out.status.success(),

@@ -119,11 +119,24 @@ pub enum ErrorKind {
     StreamEvent,
     /// A watched response sent no event for the run's event timeout.
     StreamStall,
+    /// HTTP/3: the server reset the request's stream.
+    H3StreamReset,
+    /// HTTP/3: the server went away (GOAWAY) before processing the request's stream.
+    H3GoAway,
+    /// HTTP/3: the connection broke HTTP/3 or QPACK (closed with an HTTP/3 error code,
+    /// by either end).
+    H3Protocol,
+    /// QUIC: the connection was closed with a transport error (by either end).
+    QuicTransport,
+    /// QUIC: nothing came from the server for the idle timeout.
+    QuicIdleTimeout,
+    /// QUIC: the server speaks no QUIC version this end does (Version Negotiation).
+    QuicVersion,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 18] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -142,6 +155,12 @@ impl ErrorKind {
         ErrorKind::ProxyRefused,
         ErrorKind::StreamEvent,
         ErrorKind::StreamStall,
+        ErrorKind::H3StreamReset,
+        ErrorKind::H3GoAway,
+        ErrorKind::H3Protocol,
+        ErrorKind::QuicTransport,
+        ErrorKind::QuicIdleTimeout,
+        ErrorKind::QuicVersion,
     ];
 
     /// Index into per-kind counter arrays.
@@ -170,6 +189,12 @@ impl ErrorKind {
             ErrorKind::ProxyRefused => "proxy_refused",
             ErrorKind::StreamEvent => "stream_event",
             ErrorKind::StreamStall => "stream_stall",
+            ErrorKind::H3StreamReset => "h3_stream_reset",
+            ErrorKind::H3GoAway => "h3_goaway",
+            ErrorKind::H3Protocol => "h3_protocol",
+            ErrorKind::QuicTransport => "quic_transport",
+            ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
+            ErrorKind::QuicVersion => "quic_version",
         }
     }
 
@@ -186,6 +211,7 @@ impl ErrorKind {
                 | ErrorKind::TlsCertificate
                 | ErrorKind::TlsHandshake
                 | ErrorKind::ProxyRefused
+                | ErrorKind::QuicVersion
         )
     }
 

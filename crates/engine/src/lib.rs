@@ -42,7 +42,7 @@ pub mod error;
 pub mod math;
 
 pub use measure::{merge, result};
-pub use proto::{h1, h2};
+pub use proto::{h1, h2, h3};
 pub use run::{hooks, process};
 pub use spec::tokenizer::TokenCounter;
 pub use spec::{arrivals, inject, input, net, openai, portable, request, target, tokenizer};

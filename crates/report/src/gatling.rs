@@ -202,6 +202,12 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::ProxyRefused => "Proxy refused the tunnel (CONNECT)".into(),
             ErrorKind::StreamEvent => "Streamed event over the size limit or malformed".into(),
             ErrorKind::StreamStall => "Stream stalled past the event timeout".into(),
+            ErrorKind::H3StreamReset => "HTTP/3 stream reset (RESET_STREAM)".into(),
+            ErrorKind::H3GoAway => "HTTP/3 connection going away (GOAWAY)".into(),
+            ErrorKind::H3Protocol => "HTTP/3 connection error".into(),
+            ErrorKind::QuicTransport => "QUIC transport error".into(),
+            ErrorKind::QuicIdleTimeout => "QUIC idle timeout".into(),
+            ErrorKind::QuicVersion => "QUIC version negotiation failed".into(),
         };
         out.push((msg, n));
     }

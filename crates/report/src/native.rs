@@ -47,7 +47,9 @@ pub fn summary(r: &RunResult) -> String {
             }
             .into(),
         );
-        if s.http2 {
+        if s.http3 {
+            parts.push(format!("HTTP/3, {} streams per connection", s.pipeline));
+        } else if s.http2 {
             parts.push(format!("HTTP/2, {} streams per connection", s.pipeline));
         } else if s.pipeline > 1 {
             parts.push(format!("pipeline {}", s.pipeline));
@@ -186,6 +188,9 @@ pub fn summary(r: &RunResult) -> String {
     }
     if let Some(tls) = &r.tls {
         let _ = writeln!(o, "  tls         {}", crate::tls_line(tls));
+    }
+    if let Some(q) = &r.quic {
+        let _ = writeln!(o, "  quic        {}", crate::quic_line(q));
     }
     if let Some(l) = &r.limit {
         let _ = writeln!(o, "  limit       {}: {}", l.verdict.name(), l.reason);

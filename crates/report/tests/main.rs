@@ -65,6 +65,7 @@ fn fixture() -> RunResult {
             timeout_s: Some(30.0),
             shape: "closed".into(),
             http2: false,
+            http3: false,
             redirects: 0,
         },
         requests: Counts {
@@ -115,6 +116,7 @@ fn fixture() -> RunResult {
         capacity: None,
         interrupted: false,
         stream: None,
+        quic: None,
     }
 }
 

@@ -33,6 +33,8 @@ mod event_loop;
 pub mod files;
 pub mod h1;
 pub mod h2;
+pub mod h3;
+mod h3_loop;
 pub mod llm;
 pub mod request;
 pub mod routes;
@@ -81,6 +83,12 @@ pub struct Config {
     pub http2: bool,
     /// How the mock LLM endpoints answer (see [`llm`]).
     pub llm: llm::LlmConfig,
+    /// Answer HTTP/3 too (with `tls`): QUIC on a UDP socket per thread on each
+    /// address's port, the same routes and limits.
+    pub http3: bool,
+    /// The `Alt-Svc` value HTTP/1.1 and HTTP/2 answers carry (set by
+    /// [`Server::bind`] when it serves HTTP/3: `h3=":PORT"; ma=86400`).
+    pub alt_svc: Option<String>,
 }
 
 impl Default for Config {
@@ -98,6 +106,8 @@ impl Default for Config {
             tls: None,
             http2: true,
             llm: llm::LlmConfig::default(),
+            http3: false,
+            alt_svc: None,
         }
     }
 }
@@ -154,6 +164,8 @@ impl Shutdown {
 /// A bound server, ready to run.
 pub struct Server {
     per_thread: Vec<Vec<TcpListener>>,
+    /// HTTP/3: each thread's UDP sockets, one per address.
+    udp: Vec<Vec<std::net::UdpSocket>>,
     local: Vec<SocketAddr>,
     config: Config,
 }
@@ -202,6 +214,37 @@ fn exclusive(addr: SocketAddr) -> io::Result<()> {
     }
 }
 
+/// A UDP socket for HTTP/3 on `addr`, shared with the server's other threads
+/// (reuse-port: the kernel keeps each client's datagrams on one of them).
+fn datagram_socket(addr: SocketAddr) -> io::Result<std::net::UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_reuse_port(true)?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    let _ = s.set_recv_buffer_size(4 << 20);
+    let _ = s.set_send_buffer_size(4 << 20);
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    Ok(s.into())
+}
+
+/// Refuses a UDP address another socket is bound to, as [`exclusive`] does for TCP.
+fn exclusive_udp(addr: SocketAddr) -> io::Result<()> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    s.bind(&addr.into()).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot serve HTTP/3 on UDP {addr}: {e} (another program uses that UDP port)"),
+        )
+    })
+}
+
 impl Server {
     /// Binds every address once per thread. Port 0 picks a free port, shared by the
     /// threads' listeners. An address something already listens on is an error
@@ -230,8 +273,38 @@ impl Server {
                 t.push(TcpListener::from_std(listener(bound)?));
             }
         }
+        let mut udp = Vec::new();
+        if config.http3 {
+            if config.tls.is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "HTTP/3 is served over TLS: give the server a certificate (or a self-signed one)",
+                ));
+            }
+            let port = local[0].port();
+            if local.iter().any(|a| a.port() != port) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "HTTP/3's Alt-Svc names one port: listen on the same port on every address",
+                ));
+            }
+            for &addr in &local {
+                exclusive_udp(addr)?;
+            }
+            for _ in 0..config.threads {
+                let mut mine = Vec::new();
+                for &addr in &local {
+                    mine.push(datagram_socket(addr).map_err(|e| {
+                        io::Error::new(e.kind(), format!("cannot listen on UDP {addr}: {e}"))
+                    })?);
+                }
+                udp.push(mine);
+            }
+            config.alt_svc = Some(format!("h3=\":{port}\"; ma=86400"));
+        }
         Ok(Server {
             per_thread,
+            udp,
             local,
             config,
         })
@@ -268,6 +341,36 @@ impl Server {
                     .name(format!("stampede-serve-{i}"))
                     .spawn(move || lp.run(sd))?,
             );
+        }
+        if let Some(tls) = &self.config.tls {
+            let transport = stampede_quic::Transport::default();
+            let quic = stampede_quic::server_config(tls, &transport)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            for (i, sockets) in self.udp.into_iter().enumerate() {
+                for socket in sockets {
+                    let ctx = routes::Ctx {
+                        llm: self.config.llm,
+                        ..routes::Ctx::new(store.clone(), self.config.static_dir.clone(), i)
+                    };
+                    let mut ep = h3::H3Endpoint::new(
+                        quic.clone(),
+                        &transport,
+                        ctx,
+                        self.config.limits.max_body,
+                    );
+                    ep.max_connections = per_thread_max;
+                    // Address validation once the thread holds half its share.
+                    ep.retry_above = Some(per_thread_max / 2);
+                    let lp = h3_loop::UdpLoop::new(socket, ep)?;
+                    shutdown.add_waker(lp.waker.clone());
+                    let sd = shutdown.clone();
+                    handles.push(
+                        std::thread::Builder::new()
+                            .name(format!("stampede-h3-{i}"))
+                            .spawn(move || lp.run(sd))?,
+                    );
+                }
+            }
         }
         drop(job_tx);
         let mut result = Ok(());

@@ -163,6 +163,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
             timeout_s: None,
             shape: "interval log".into(),
             http2: false,
+            http3: false,
             redirects: 0,
         },
         requests: crate::measure::result::Counts {
@@ -185,6 +186,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         sessions: None,
         tls: None,
         stream: None,
+        quic: None,
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -223,6 +225,7 @@ pub struct Merger {
     open: Vec<(OpenStats, f64)>,
     sessions: Vec<SessionStats>,
     tls: Vec<TlsStats>,
+    quic: Option<crate::result::QuicStats>,
     origins: Vec<Origin>,
     /// Each part's limit figures (a few numbers per worker thread).
     limits: Vec<crate::verdict::limit::Limit>,
@@ -318,6 +321,7 @@ impl Merger {
             open: Vec::new(),
             sessions: Vec::new(),
             tls: Vec::new(),
+            quic: None,
             origins: Vec::new(),
             limits: Vec::new(),
             seconds: BTreeMap::new(),
@@ -433,6 +437,9 @@ impl Merger {
         }
         self.sessions.extend(p.sessions.clone());
         self.tls.extend(p.tls.clone());
+        if let Some(q) = &p.quic {
+            self.quic.get_or_insert_with(Default::default).join(q);
+        }
         self.origins.push(p.origin.clone());
         self.limits.extend(p.limit.clone());
         Ok(())
@@ -484,6 +491,7 @@ impl Merger {
         out.open = merge_open(&self.open, &out.histograms, duration_s, self.segmented);
         out.sessions = merge_sessions(&self.sessions, &out.histograms);
         out.tls = merge_tls(&self.tls, &out.histograms);
+        out.quic = self.quic.clone();
         if let Some(s) = &out.stream {
             let h = out.histograms.stream.clone().unwrap_or_default();
             let tokens = s.tokens.as_ref().map_or(0, |t| t.total);

@@ -77,6 +77,8 @@ pub(crate) struct Recorder {
     pub resumed: u64,
     /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1.
     pub h1_fallback: u64,
+    /// HTTP/3: QUIC's figures of the connections closed so far.
+    pub quic: crate::result::QuicStats,
     /// HTTP/2 response headers: compressed and decoded bytes.
     pub headers_compressed: u64,
     pub headers_decoded: u64,
@@ -125,6 +127,7 @@ impl Recorder {
             starved: 0,
             resumed: 0,
             h1_fallback: 0,
+            quic: Default::default(),
             headers_compressed: 0,
             headers_decoded: 0,
             stream_events: 0,
@@ -414,6 +417,7 @@ impl Recorder {
         h.tls_handshake.add(&other.hist.tls_handshake);
         self.resumed += other.resumed;
         self.h1_fallback += other.h1_fallback;
+        self.quic.join(&other.quic);
         self.headers_compressed += other.headers_compressed;
         self.headers_decoded += other.headers_decoded;
         self.stream_events += other.stream_events;

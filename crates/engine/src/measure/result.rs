@@ -112,6 +112,9 @@ pub struct RunSettings {
     /// then the streams per connection.
     #[serde(default)]
     pub http2: bool,
+    /// HTTP/3 was asked for; `pipeline` is then the streams per connection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http3: bool,
     /// Redirects followed per request at most (0: none followed).
     #[serde(default, skip_serializing_if = "crate::form::is_zero")]
     pub redirects: u32,
@@ -295,6 +298,68 @@ pub struct TlsStats {
     pub handshake: LatencyStats,
 }
 
+/// QUIC's own figures of an HTTP/3 run, summed over its connections as each closed
+/// (or as the run ended).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuicStats {
+    /// Connections whose figures are counted.
+    pub connections: u64,
+    /// Packets sent, lost (declared lost by loss detection, then sent again as
+    /// needed), and the bytes they held.
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub bytes_lost: u64,
+    /// Congestion events: times a loss cut a connection's congestion window.
+    pub congestion_events: u64,
+    /// Connections whose 0-RTT data the server accepted.
+    pub zero_rtt: u64,
+    /// Each connection's smoothed round-trip time at its end, µs: least, mean, most.
+    pub rtt_min_us: u64,
+    pub rtt_mean_us: f64,
+    pub rtt_max_us: u64,
+}
+
+impl QuicStats {
+    /// Adds one connection's figures.
+    pub fn add(&mut self, f: &crate::h3::QuicFigures) {
+        let n = self.connections as f64;
+        self.rtt_mean_us = (self.rtt_mean_us * n + f.rtt_us as f64) / (n + 1.0);
+        self.rtt_min_us = if self.connections == 0 {
+            f.rtt_us
+        } else {
+            self.rtt_min_us.min(f.rtt_us)
+        };
+        self.rtt_max_us = self.rtt_max_us.max(f.rtt_us);
+        self.connections += 1;
+        self.packets_sent += f.packets_sent;
+        self.packets_lost += f.packets_lost;
+        self.bytes_lost += f.bytes_lost;
+        self.congestion_events += f.congestion_events;
+        self.zero_rtt += u64::from(f.zero_rtt);
+    }
+
+    /// Joins another part's figures (exactly: sums, extremes, a mean by connections).
+    pub fn join(&mut self, o: &QuicStats) {
+        if o.connections == 0 {
+            return;
+        }
+        let (a, b) = (self.connections as f64, o.connections as f64);
+        self.rtt_mean_us = (self.rtt_mean_us * a + o.rtt_mean_us * b) / (a + b);
+        self.rtt_min_us = if self.connections == 0 {
+            o.rtt_min_us
+        } else {
+            self.rtt_min_us.min(o.rtt_min_us)
+        };
+        self.rtt_max_us = self.rtt_max_us.max(o.rtt_max_us);
+        self.connections += o.connections;
+        self.packets_sent += o.packets_sent;
+        self.packets_lost += o.packets_lost;
+        self.bytes_lost += o.bytes_lost;
+        self.congestion_events += o.congestion_events;
+        self.zero_rtt += o.zero_rtt;
+    }
+}
+
 /// The result of one run. One field per figure of the versioned JSON form (see the
 /// schema), hence over twenty: it is data, written once and read by renderers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -358,6 +423,9 @@ pub struct RunResult {
     /// Runs that time streams: the bodies' first bytes and events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamStats>,
+    /// HTTP/3 runs: QUIC's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicStats>,
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes

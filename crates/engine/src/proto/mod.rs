@@ -1,21 +1,24 @@
-//! One protocol value per client connection: HTTP/1.1 ([`H1Conn`]) or HTTP/2
-//! ([`H2Conn`]), driven the same way.
+//! One protocol value per client connection: HTTP/1.1 ([`H1Conn`]), HTTP/2
+//! ([`H2Conn`]) or HTTP/3 ([`h3::H3Conn`]), driven the same way.
 //!
 //! The worker queues requests on a connection's `Proto`, writes what
 //! `Proto::output` holds, feeds what it reads, and handles the [`Event`]s that come
 //! back without asking which protocol produced them. What differs between the two
 //! stays here: HTTP/1 answers in order on one connection at a time and sends the
 //! worker's prepared bytes; HTTP/2 opens a stream per request within the server's
-//! limit and writes frames of its own.
+//! limit and writes frames of its own; HTTP/3 does the same over QUIC, whose output
+//! and input are datagrams and whose timers the worker keeps on its wait.
 
 pub(crate) mod event;
 pub mod h1;
 pub mod h2;
+pub mod h3;
 pub(crate) mod watch;
 
 pub use crate::proto::event::{Event, Response};
 use crate::proto::h1::H1Conn;
-use crate::proto::h2::{H2Conn, H2Settings};
+use crate::proto::h2::{H2Conn, H2Request, H2Settings};
+use crate::proto::h3::H3Conn;
 
 /// A connection's protocol.
 pub(crate) enum Proto {
@@ -23,10 +26,48 @@ pub(crate) enum Proto {
     H1(H1Conn),
     /// HTTP/2: h2c with prior knowledge, or h2 once ALPN chose it.
     H2(Box<H2Conn>),
+    /// HTTP/3 over QUIC.
+    H3(Box<H3Conn>),
+}
+
+/// A connection that carries requests on streams of their own (HTTP/2, HTTP/3): what
+/// the worker asks of it when it hands out requests.
+pub(crate) trait Multiplexed {
+    /// Streams the server allows open at once, as far as known.
+    fn stream_limit(&self) -> usize;
+    /// Streams open now.
+    fn open_streams(&self) -> usize;
+    /// Sends `req` on a new stream; its number, or 0 when none could open yet.
+    fn request(&mut self, req: &H2Request, repeat: bool) -> u32;
+}
+
+impl Multiplexed for H2Conn {
+    fn stream_limit(&self) -> usize {
+        H2Conn::stream_limit(self)
+    }
+    fn open_streams(&self) -> usize {
+        H2Conn::open_streams(self)
+    }
+    fn request(&mut self, req: &H2Request, repeat: bool) -> u32 {
+        H2Conn::request(self, req, repeat)
+    }
+}
+
+impl Multiplexed for H3Conn {
+    fn stream_limit(&self) -> usize {
+        H3Conn::stream_limit(self)
+    }
+    fn open_streams(&self) -> usize {
+        H3Conn::open_streams(self)
+    }
+    fn request(&mut self, req: &H2Request, _repeat: bool) -> u32 {
+        H3Conn::request(self, req)
+    }
 }
 
 /// Why a connection's input broke it: the kind its requests fail with.
-pub(crate) struct Broken(pub crate::error::ErrorKind);
+#[derive(Debug)]
+pub struct Broken(pub crate::error::ErrorKind);
 
 impl Proto {
     /// The protocol a new connection starts with.
@@ -39,7 +80,7 @@ impl Proto {
     }
 
     /// Whether this connection speaks HTTP/2.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn is_h2(&self) -> bool {
         matches!(self, Proto::H2(_))
     }
@@ -54,26 +95,51 @@ impl Proto {
         }
     }
 
-    /// Whether it takes new requests while others are unanswered (HTTP/2). HTTP/1
-    /// sends a pipeline's batch and takes the next once all of it is answered.
+    /// Whether it takes new requests while others are unanswered (HTTP/2, HTTP/3).
+    /// HTTP/1 sends a pipeline's batch and takes the next once all of it is answered.
     #[inline]
     pub(crate) fn multiplexed(&self) -> bool {
-        self.is_h2()
+        !matches!(self, Proto::H1(_))
     }
 
-    /// The server said it is going away (HTTP/2's GOAWAY).
+    /// The server said it is going away (a GOAWAY).
     #[inline]
     pub(crate) fn going_away(&self) -> bool {
-        matches!(self, Proto::H2(h) if h.goaway)
+        match self {
+            Proto::H1(_) => false,
+            Proto::H2(h) => h.goaway,
+            Proto::H3(h) => h.goaway,
+        }
     }
 
-    /// HTTP/2 on this connection, which opens a stream per request within the
-    /// server's limit (HTTP/1 has no streams to open).
+    /// HTTP/3 on this connection.
     #[inline]
-    pub(crate) fn h2(&mut self) -> Option<&mut H2Conn> {
+    pub(crate) fn h3(&mut self) -> Option<&mut H3Conn> {
+        match self {
+            Proto::H3(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// The connection's streams, when it opens one per request within the server's
+    /// limit and has not been told to go away (HTTP/1 has no streams to open).
+    #[inline]
+    pub(crate) fn mux(&mut self) -> Option<&mut dyn Multiplexed> {
         match self {
             Proto::H1(_) => None,
-            Proto::H2(h) => Some(h),
+            Proto::H2(h) if h.goaway => None,
+            Proto::H2(h) => Some(&mut **h),
+            Proto::H3(h) if h.goaway => None,
+            Proto::H3(h) => Some(&mut **h),
+        }
+    }
+
+    /// Readies output at `now` before a write (HTTP/3 asks QUIC for its next
+    /// datagram then; the others' output is always ready).
+    #[inline]
+    pub(crate) fn prepare(&mut self, now: std::time::Instant) {
+        if let Proto::H3(h) = self {
+            h.prepare(now);
         }
     }
 
@@ -91,6 +157,7 @@ impl Proto {
         match self {
             Proto::H1(h) => h.output(batch),
             Proto::H2(h) => h.unwritten(),
+            Proto::H3(h) => h.unwritten(),
         }
     }
 
@@ -100,6 +167,7 @@ impl Proto {
         match self {
             Proto::H1(h) => h.has_output(),
             Proto::H2(h) => !h.unwritten().is_empty(),
+            Proto::H3(h) => h.has_output(),
         }
     }
 
@@ -109,17 +177,19 @@ impl Proto {
         match self {
             Proto::H1(h) => h.wrote(n),
             Proto::H2(h) => h.wrote(n),
+            Proto::H3(h) => h.wrote(n),
         }
     }
 
-    /// Feeds bytes read; events are appended. `body` is the request body, for HTTP/2
-    /// streams waiting on a window. An error means the connection must close (the
-    /// events appended before it stand).
+    /// Feeds bytes read (for HTTP/3, one datagram) at `now`; events are appended.
+    /// `body` is the request body, for HTTP/2 streams waiting on a window. An error
+    /// means the connection must close (the events appended before it stand).
     #[inline]
     pub(crate) fn feed(
         &mut self,
         data: &[u8],
         body: &[u8],
+        now: std::time::Instant,
         events: &mut Vec<Event>,
     ) -> Result<(), Broken> {
         use crate::error::ErrorKind;
@@ -133,6 +203,7 @@ impl Proto {
             Proto::H2(h) => h
                 .feed(data, body, events)
                 .map_err(|_| Broken(ErrorKind::Protocol)),
+            Proto::H3(h) => h.feed(data, now, events),
         }
     }
 
@@ -141,16 +212,17 @@ impl Proto {
         match self {
             Proto::H1(h) => h.watch(mode, counter),
             Proto::H2(h) => h.watch(mode, counter),
+            Proto::H3(h) => h.watch(mode, counter),
         }
     }
 
     /// HTTP/1: a response has begun and is not complete (the caller notes when its
-    /// first byte came). HTTP/2 does not time first bytes: always false.
+    /// first byte came). HTTP/2 and HTTP/3 do not time first bytes: always false.
     #[inline]
     pub(crate) fn mid_response(&self) -> bool {
         match self {
             Proto::H1(h) => h.mid_response(),
-            Proto::H2(_) => false,
+            _ => false,
         }
     }
 
@@ -159,6 +231,7 @@ impl Proto {
         match self {
             Proto::H1(h) => h.mid_response(),
             Proto::H2(h) => h.receiving(),
+            Proto::H3(h) => h.receiving(),
         }
     }
 
@@ -170,12 +243,16 @@ impl Proto {
     }
 
     /// Response header bytes received since the last call, compressed and decoded
-    /// (HTTP/2's header compression figures; zero for HTTP/1).
+    /// (header compression figures of HTTP/2 and HTTP/3; zero for HTTP/1).
     #[inline]
     pub(crate) fn take_header_sizes(&mut self) -> (u64, u64) {
         match self {
             Proto::H1(_) => (0, 0),
             Proto::H2(h) => (
+                std::mem::take(&mut h.headers_compressed),
+                std::mem::take(&mut h.headers_decoded),
+            ),
+            Proto::H3(h) => (
                 std::mem::take(&mut h.headers_compressed),
                 std::mem::take(&mut h.headers_decoded),
             ),
@@ -188,7 +265,7 @@ impl Proto {
     pub(crate) fn h1(&mut self) -> Option<&mut H1Conn> {
         match self {
             Proto::H1(h) => Some(h),
-            Proto::H2(_) => None,
+            _ => None,
         }
     }
 }

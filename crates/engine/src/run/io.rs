@@ -1,5 +1,6 @@
 //! The engine's I/O pieces below the protocols: the connection's transport
-//! ([`Stream`]: TCP, Unix socket or TLS, one `Read`/`Write` for all three), the
+//! ([`Stream`]: TCP, Unix socket, TLS, or a connected UDP socket for QUIC, one
+//! `Read`/`Write` for all four: a UDP read or write is one whole datagram), the
 //! worker's wait for readiness ([`Waiter`]: epoll with a nanosecond timeout) and its
 //! precise timer for kernels without one ([`TimerFd`]).
 //!
@@ -13,7 +14,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mio::net::{TcpStream, UnixStream};
+use mio::net::{TcpStream, UdpSocket, UnixStream};
 use mio::{Interest, Registry, Token};
 use stampede_tls::rustls::ClientConfig;
 use stampede_tls::TlsStream;
@@ -21,11 +22,13 @@ use stampede_tls::TlsStream;
 use crate::spec::net::SocketOptions;
 use crate::spec::target::Address;
 
-/// A client connection's transport: TCP, a Unix socket, or TLS over TCP.
+/// A client connection's transport: TCP, a Unix socket, TLS over TCP, or a UDP
+/// socket connected to the server (QUIC's datagrams; TLS is inside QUIC).
 pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<TlsStream<TcpStream>>),
+    Udp(UdpSocket),
 }
 
 impl Stream {
@@ -69,6 +72,29 @@ impl Stream {
         }
     }
 
+    /// A UDP socket connected to `to` (QUIC: every datagram of the connection goes
+    /// there, and only its datagrams come back). Its buffers are the socket options'
+    /// when they set some; otherwise 2 MiB each way, so that a burst of datagrams
+    /// does not overflow the default.
+    pub(crate) fn datagrams(to: std::net::SocketAddr, opts: &SocketOptions) -> io::Result<Stream> {
+        let any: std::net::SocketAddr = match opts.local {
+            Some(ip) => (ip, 0).into(),
+            None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),
+            None => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let s = socket2::Socket::new(
+            socket2::Domain::for_address(to),
+            socket2::Type::DGRAM.nonblocking().cloexec(),
+            None,
+        )?;
+        let _ = s.set_recv_buffer_size(2 << 20);
+        let _ = s.set_send_buffer_size(2 << 20);
+        opts.apply(socket2::SockRef::from(&s))?;
+        s.bind(&any.into())?;
+        s.connect(&to.into())?;
+        Ok(Stream::Udp(UdpSocket::from_std(s.into())))
+    }
+
     /// The TLS stream, if this is one.
     pub(crate) fn tls(&mut self) -> Option<&mut TlsStream<TcpStream>> {
         match self {
@@ -83,6 +109,8 @@ impl Stream {
             Stream::Tcp(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
             Stream::Unix(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
             Stream::Tls(t) => (t.io.take_error()?, t.io.peer_addr().map(|_| ())),
+            // Connected when made: there is no handshake below QUIC's.
+            Stream::Udp(s) => (s.take_error()?, Ok(())),
         };
         if let Some(e) = err {
             return Err(e);
@@ -100,6 +128,7 @@ impl Stream {
             Stream::Tcp(s) => r.register(s, t, i),
             Stream::Unix(s) => r.register(s, t, i),
             Stream::Tls(s) => r.register(&mut s.io, t, i),
+            Stream::Udp(s) => r.register(s, t, i),
         }
     }
 
@@ -108,6 +137,7 @@ impl Stream {
             Stream::Tcp(s) => r.deregister(s),
             Stream::Unix(s) => r.deregister(s),
             Stream::Tls(s) => r.deregister(&mut s.io),
+            Stream::Udp(s) => r.deregister(s),
         };
     }
 
@@ -119,6 +149,8 @@ impl Stream {
                 s.close_notify();
                 s.io.shutdown(Shutdown::Both)
             }
+            // QUIC says goodbye in a datagram of its own, written before this.
+            Stream::Udp(_) => Ok(()),
         };
     }
 }
@@ -195,6 +227,7 @@ impl Read for Stream {
             Stream::Tcp(s) => s.read(b),
             Stream::Unix(s) => s.read(b),
             Stream::Tls(s) => s.read(b),
+            Stream::Udp(s) => s.recv(b),
         }
     }
 }
@@ -206,6 +239,7 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write(b),
             Stream::Unix(s) => s.write(b),
             Stream::Tls(s) => s.write(b),
+            Stream::Udp(s) => s.send(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {

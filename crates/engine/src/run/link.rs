@@ -49,6 +49,8 @@ pub(crate) struct Dialer<'a> {
     pub(crate) socket: &'a SocketOptions,
     /// The CONNECT request that opens a tunnel through the proxy (https via a proxy).
     pub(crate) tunnel: Option<&'a [u8]>,
+    /// Datagrams to the target (QUIC) instead of a stream.
+    pub(crate) datagrams: bool,
 }
 
 /// What a step of a dial came to.
@@ -93,6 +95,14 @@ impl Link {
     #[inline]
     pub(crate) fn state(&self) -> State {
         self.state
+    }
+
+    /// The server's address, on a datagram link.
+    pub(crate) fn datagram_peer(&self) -> Option<std::net::SocketAddr> {
+        match &self.stream {
+            Some(Stream::Udp(s)) => s.peer_addr().ok(),
+            _ => None,
+        }
     }
 
     /// Whether it holds a socket (connecting, tunnelling or open).
@@ -176,8 +186,11 @@ impl Link {
         self.dialled = now;
         self.handshake = None;
         let failed = |e: io::Error| ErrorKind::from_connect_error(&e);
-        let mut s =
-            Stream::connect(d.address, d.tls, d.socket, d.tunnel.is_some()).map_err(failed)?;
+        let mut s = match d.address {
+            Address::Tcp(a) if d.datagrams => Stream::datagrams(a[0], d.socket),
+            _ => Stream::connect(d.address, d.tls, d.socket, d.tunnel.is_some()),
+        }
+        .map_err(failed)?;
         let stamped = stamp && s.stamp_arrivals();
         s.register(registry, token).map_err(failed)?;
         self.stream = Some(s);
@@ -384,6 +397,7 @@ mod tests {
             tls: None,
             socket,
             tunnel: None,
+            datagrams: false,
         }
     }
 
@@ -477,6 +491,7 @@ mod tests {
             tls: Some((&config, "example.test")),
             socket: &socket,
             tunnel: Some(connect),
+            datagrams: false,
         };
         // The proxy reads CONNECT whole, then refuses it.
         let answered = std::thread::spawn(move || {

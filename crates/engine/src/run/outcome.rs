@@ -67,6 +67,7 @@ pub(super) fn build_result(
             handshake: rec.hist.tls_handshake.stats(),
         }
     });
+    let quic = spec.load.http3.map(|_| rec.quic.clone());
     let stream = spec.load.stream.map(|mode| {
         let h = rec.hist.stream.clone().unwrap_or_default();
         let good = spec.load.slo.map(|_| rec.stream_good);
@@ -98,6 +99,7 @@ pub(super) fn build_result(
             timeout_s: spec.load.timeout.map(|d| d.as_secs_f64()),
             shape: spec.load.shape.describe(&spec.load.session),
             http2: spec.load.http2,
+            http3: spec.load.http3.is_some(),
             redirects: spec.load.redirects,
         },
         requests: Counts {
@@ -137,6 +139,7 @@ pub(super) fn build_result(
         capacity: None,
         interrupted: false,
         stream,
+        quic,
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

@@ -1,6 +1,6 @@
 //! Whether a target answers before a run starts: a connection (and, for h2c, HTTP/2's
-//! preface and SETTINGS exchanged), so that an unreachable target is named at once
-//! rather than as a run of connect errors.
+//! preface and SETTINGS exchanged; for HTTP/3, QUIC's handshake), so that an
+//! unreachable target is named at once rather than as a run of connect errors.
 
 use std::time::Duration;
 
@@ -39,6 +39,87 @@ fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<(
     Ok(())
 }
 
+/// Makes one QUIC connection and its handshake, over a blocking UDP socket, within
+/// `timeout`: a server without HTTP/3 there (nothing on UDP, or no answer) or one that
+/// refuses the handshake is named before the run.
+fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std::io::Result<()> {
+    use std::time::Instant;
+    let (Some(h3), Some(tls)) = (&spec.load.http3, &spec.tls) else {
+        return Ok(());
+    };
+    let transport = h3.transport();
+    let config = stampede_quic::client_config(tls, &transport).map_err(std::io::Error::other)?;
+    let any: std::net::SocketAddr = match spec.load.socket.local {
+        Some(ip) => (ip, 0).into(),
+        None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),
+        None => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let socket = std::net::UdpSocket::bind(any)?;
+    socket.connect(to)?;
+    let start = Instant::now();
+    let deadline = start + timeout;
+    let mut conn = crate::h3::H3Conn::connect(
+        stampede_quic::endpoint_config(&transport),
+        config,
+        to,
+        &spec.target.host,
+        0,
+        start,
+    )
+    .map_err(std::io::Error::other)?;
+    let mut buf = vec![0u8; stampede_quic::MAX_DATAGRAM + 1];
+    let mut events = Vec::new();
+    let no_h3 = |why: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no HTTP/3 answer on UDP port {} ({why}); is HTTP/3 served there?",
+                to.port()
+            ),
+        )
+    };
+    let broken = |k: crate::ErrorKind| match k {
+        crate::ErrorKind::ConnectTimeout => no_h3("QUIC's handshake got no answer"),
+        k => std::io::Error::other(format!("QUIC's handshake failed: {}", k.name())),
+    };
+    while !conn.connected() {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(no_h3(&format!("nothing within {timeout:?}")));
+        }
+        conn.prepare(now);
+        while !conn.unwritten().is_empty() {
+            socket.send(conn.unwritten())?;
+            let n = conn.unwritten().len();
+            conn.wrote(n);
+        }
+        let wake = conn.next_timeout().unwrap_or(deadline).min(deadline);
+        let wait = wake.saturating_duration_since(Instant::now());
+        socket.set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
+        match socket.recv(&mut buf) {
+            Ok(n) => conn
+                .feed(&buf[..n], Instant::now(), &mut events)
+                .map_err(|b| broken(b.0))?,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                conn.timeout(Instant::now(), &mut events)
+                    .map_err(|b| broken(b.0))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(no_h3("the port is closed to UDP"));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    conn.close(Instant::now());
+    let _ = socket.send(conn.unwritten());
+    Ok(())
+}
+
 /// Opens one connection as the spec's connections will (from its local address,
 /// through its proxy, with a TLS handshake for https) and closes it: tells
 /// "unreachable", "slow", "the proxy refused" and "refuses our TLS" apart before a run.
@@ -51,6 +132,9 @@ pub fn probe(spec: &LoadSpec) -> std::io::Result<()> {
             return std::os::unix::net::UnixStream::connect(p).map(|_| ());
         }
     };
+    if spec.load.http3.is_some() {
+        return probe_h3(spec, addrs[0], timeout);
+    }
     let mut last = None;
     for a in addrs {
         match crate::net::connect_blocking(*a, &spec.load.socket, timeout) {

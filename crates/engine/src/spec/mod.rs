@@ -285,6 +285,10 @@ pub struct Load {
     /// tables (the defaults open windows wide).
     #[serde(default)]
     pub h2: crate::proto::h2::H2Settings,
+    /// Speak HTTP/3 over QUIC (an https target; UDP to its port), with these
+    /// settings; `pipeline` is then the streams kept open per connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<crate::proto::h3::H3Settings>,
     /// Time each pipelined batch once, at its last response (wrk2's `-B`): the other
     /// responses are counted without a latency sample.
     #[serde(default)]
@@ -423,6 +427,7 @@ impl Load {
             http2: false,
             socket: crate::spec::net::SocketOptions::default(),
             h2: crate::proto::h2::H2Settings::default(),
+            http3: None,
             batch_latency: false,
             walk: None,
             redirects: 0,

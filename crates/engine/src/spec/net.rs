@@ -41,7 +41,7 @@ impl SocketOptions {
     }
 
     /// Sets the options that apply to any connected or unconnected socket.
-    fn apply(&self, s: SockRef<'_>) -> io::Result<()> {
+    pub(crate) fn apply(&self, s: SockRef<'_>) -> io::Result<()> {
         if let Some(n) = self.send_buffer {
             s.set_send_buffer_size(n)?;
         }

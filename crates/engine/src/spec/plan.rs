@@ -105,7 +105,7 @@ impl Plan {
                 redirects: spec.load.redirects,
             })
         };
-        let h2_requests = if spec.load.http2 {
+        let h2_requests = if spec.load.http2 || spec.load.http3.is_some() {
             let sources: Vec<&[u8]> = if !spec.load.variety.is_empty() {
                 spec.load.variety.iter().map(|r| &r.bytes[..]).collect()
             } else if spec.load.script.is_empty() {

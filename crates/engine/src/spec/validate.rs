@@ -84,6 +84,7 @@ impl LoadSpec {
             return bad("socket", &e.to_string());
         }
         self.load.h2.check()?;
+        self.check_http3()?;
         if let Some(w) = self.load.walk {
             if !(w.rate > 0.0 && w.rate <= 1.0) {
                 return bad("walk", "its rate must be above 0 and at most 1");
@@ -447,6 +448,75 @@ impl LoadSpec {
         }
         if self.load.session.retry {
             return bad("timed steps are not sent again; leave retries out".into());
+        }
+        Ok(())
+    }
+}
+
+impl LoadSpec {
+    /// HTTP/3: QUIC to an https target's host and port, directly, with streams as
+    /// HTTP/2 has them — what HTTP/2 refuses it refuses too, and what only HTTP/1.1
+    /// connections do (scripts, redirects, bursts, cookies) it leaves to them.
+    fn check_http3(&self) -> Result<(), SpecError> {
+        let Some(h3) = &self.load.http3 else {
+            return Ok(());
+        };
+        h3.check()?;
+        let s = &self.load.session;
+        let http1_only =
+            s.retry || s.max_piped > 0 || s.cookies || self.load.script.iter().any(|s| s.follows);
+        let why = if !self.target.tls {
+            Some("HTTP/3 runs over QUIC, which is always encrypted: give an https:// URL")
+        } else if matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
+            Some("HTTP/3 goes over UDP to a host and port, not a Unix socket")
+        } else if self.load.http2 {
+            Some("choose HTTP/2 or HTTP/3, not both")
+        } else if self.proxy.is_some() {
+            Some(
+                "HTTP/3 cannot go through an HTTP proxy (CONNECT tunnels TCP); leave the proxy out",
+            )
+        } else if self.tls.is_none() {
+            Some("HTTP/3 needs the TLS settings of an https target")
+        } else if !self.load.keepalive {
+            Some("HTTP/3 connections are persistent; a new connection per request does not apply")
+        } else if self.load.batch_latency {
+            Some("batch latency times HTTP/1.1's pipelined batches; HTTP/3 streams are timed one by one")
+        } else if self.hooks.is_some() {
+            Some("scripts drive HTTP/1.1 connections only")
+        } else if self.load.redirects > 0 {
+            Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
+        } else if self.load.walk.is_some_and(|w| w.once) {
+            Some("a walk that ends the run at the list's end drives HTTP/1.1 requests; let it go round")
+        } else if http1_only {
+            Some("bursts of a session's steps, retried calls, --max-piped-calls and session cookies are HTTP/1.1's; use HTTP/1.1")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(SpecError::Invalid {
+                field: "http3",
+                reason: why.into(),
+            });
+        }
+        if let Some(tls) = &self.tls {
+            stampede_quic::client_config(tls, &h3.transport()).map_err(|reason| {
+                SpecError::Invalid {
+                    field: "http3",
+                    reason,
+                }
+            })?;
+        }
+        let steps = self.load.script.iter().map(|s| &s.request);
+        for r in std::iter::once(&self.load.request)
+            .chain(steps)
+            .chain(&self.load.variety)
+        {
+            if let Err(e) = crate::proto::h2::H2Request::from_http1(&r.bytes, "https") {
+                return Err(SpecError::Invalid {
+                    field: "http3",
+                    reason: format!("the request cannot be sent over HTTP/3: {e}"),
+                });
+            }
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use crate::h2::{self, Answer, H2Conn, H2Respond};
 use crate::request;
 use crate::routes::{Lines, Routed};
 use crate::transport::Io;
-use crate::{SERVER, SERVER_LINE};
+use crate::SERVER;
 
 impl EventLoop {
     pub(super) fn on_readable(&mut self, ci: usize, now: Instant, closing: bool) {
@@ -151,7 +151,7 @@ impl EventLoop {
                 limits: &self.config.limits,
                 lines: Lines {
                     date: self.date.line(),
-                    server: SERVER_LINE.as_bytes(),
+                    server: &self.server_line,
                 },
                 draining: self.draining,
                 waiting_output: c.wbuf.len(),
@@ -204,10 +204,11 @@ impl EventLoop {
             return 0;
         };
         if !c.proto.is_h2() {
-            c.proto = Proto::H2(Box::new(H2Conn::new(
-                self.config.limits.clone(),
-                &mut self.out,
-            )));
+            let mut h2 = H2Conn::new(self.config.limits.clone(), &mut self.out);
+            if let Some(v) = &self.config.alt_svc {
+                h2.advertise(v.as_bytes());
+            }
+            c.proto = Proto::H2(Box::new(h2));
         }
         let Proto::H2(h) = &mut c.proto else {
             unreachable!("just made HTTP/2")
@@ -425,7 +426,7 @@ impl EventLoop {
         // The server is stopping: this answer is the connection's last.
         let lines = Lines {
             date: self.date.line(),
-            server: SERVER_LINE.as_bytes(),
+            server: &self.server_line,
         };
         let Some(close) = h1.finish_deferred(&mut self.out, lines, body, self.draining) else {
             return;

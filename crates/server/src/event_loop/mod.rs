@@ -121,6 +121,8 @@ pub(crate) struct EventLoop {
     open: usize,
     max_open: usize,
     date: DateCache,
+    /// The `Server` line of HTTP/1.1 answers, and `Alt-Svc`'s when HTTP/3 is served.
+    server_line: Vec<u8>,
     /// Deferred answers due: (when, connection, generation, HTTP/2 stream or 0).
     delays: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
     ibuf: Vec<u8>,
@@ -215,6 +217,10 @@ impl EventLoop {
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
         let alarm = Alarm::new(poll.registry());
         let (done_tx, done_rx) = mpsc::channel();
+        let mut server_line = crate::SERVER_LINE.as_bytes().to_vec();
+        if let Some(v) = &config.alt_svc {
+            server_line.extend_from_slice(format!("Alt-Svc: {v}\r\n").as_bytes());
+        }
         Ok(EventLoop {
             poll,
             waker,
@@ -232,6 +238,7 @@ impl EventLoop {
             open: 0,
             max_open,
             date: DateCache::new(),
+            server_line,
             delays: BinaryHeap::new(),
             ibuf: vec![0; IO_BUF],
             out: Vec::with_capacity(IO_BUF),

@@ -28,6 +28,7 @@ mod fields;
 mod respond;
 
 use fields::{declared_length, field_ok};
+pub(crate) use respond::three_digits;
 pub use respond::H2Respond;
 
 use crate::request::{Limits, Method};
@@ -119,6 +120,8 @@ struct Stream {
 
 /// The server side of one HTTP/2 connection.
 pub struct H2Conn {
+    /// The Alt-Svc value every answer carries, if any.
+    alt_svc: Option<Vec<u8>>,
     decoder: hpack::Decoder,
     encoder: hpack::Encoder,
     limits: Limits,
@@ -204,7 +207,13 @@ impl H2Conn {
             recv_unacked: 0,
             held: 0,
             goaway_sent: false,
+            alt_svc: None,
         }
+    }
+
+    /// Every answer carries `Alt-Svc: value` from now on (HTTP/3 served beside).
+    pub fn advertise(&mut self, value: &[u8]) {
+        self.alt_svc = Some(value.to_vec());
     }
 
     /// Streams open (receiving, waiting for an answer, or sending).

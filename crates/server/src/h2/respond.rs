@@ -54,7 +54,7 @@ pub(super) fn send_data(
     at
 }
 
-pub(super) fn three_digits(status: u16) -> [u8; 3] {
+pub(crate) fn three_digits(status: u16) -> [u8; 3] {
     let s = status.min(999);
     [
         b'0' + (s / 100) as u8,
@@ -289,6 +289,9 @@ impl H2Conn {
         }
         e.field(out, 54, f.server, true);
         e.field(out, 33, f.date, true);
+        if let Some(v) = &self.alt_svc {
+            e.literal(out, b"alt-svc", v);
+        }
         if f.status == 405 {
             e.field(out, 22, b"GET, HEAD", true);
         }

@@ -77,7 +77,7 @@ pub struct H3Error {
 }
 
 impl H3Error {
-    pub(crate) fn new(code: Code, why: &'static str) -> H3Error {
+    pub fn new(code: Code, why: &'static str) -> H3Error {
         H3Error { code, why }
     }
 }

@@ -238,6 +238,16 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// Writes a field whose name is not in the static table, as a literal without
+    /// indexing (a field sent on every answer but rare among peers: Alt-Svc).
+    pub fn literal(&mut self, out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+        out.push(0x00);
+        string_encode(out, name);
+        string_encode(out, value);
+    }
+}
+
 /// Where a decoded field came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {

@@ -23,6 +23,11 @@ pub struct H2Request {
     /// What `block_first` inserts into the server's table, in HPACK's measure (each
     /// field's name and value plus 32).
     pub table_bytes: usize,
+    /// The same fields as an HTTP/3 field section: QPACK's static table and
+    /// literals, usable on any stream of any connection.
+    pub section: Vec<u8>,
+    /// A HEAD request (its response has no content, whatever it says).
+    pub head: bool,
 }
 
 /// Headers that mean nothing in HTTP/2 (RFC 9113 §8.2.2) or become pseudo-headers.
@@ -74,12 +79,19 @@ impl H2Request {
             literal(&mut block, n, v);
         }
         let (block_first, block_indexed, table_bytes) = indexed_blocks(&fields);
+        let mut section = Vec::new();
+        stampede_wire::h3::qpack::encode(
+            &mut section,
+            fields.iter().map(|(n, v)| (&n[..], &v[..])),
+        );
         Ok(H2Request {
             block,
             block_first,
             block_indexed,
             body: bytes[n..].to_vec(),
             table_bytes,
+            section,
+            head: method == "HEAD",
         })
     }
 }

@@ -63,6 +63,8 @@ pub(super) struct Conn {
     pub(super) turn: usize,
     /// Runs that time streams: the watched responses in progress (empty otherwise).
     pub(super) clocks: Vec<StreamClock>,
+    /// HTTP/3: when QUIC's timer is set on the worker's (`None`: not set).
+    pub(super) quic_due: Option<Instant>,
 }
 
 impl Conn {
@@ -80,6 +82,7 @@ impl Conn {
             own: Vec::new(),
             turn: 0,
             clocks: Vec::new(),
+            quic_due: None,
         }
     }
 

@@ -13,6 +13,7 @@ use super::{fresh_proto, State, Worker};
 use crate::error::ErrorKind;
 use crate::measure::result::TlsSession;
 use crate::proto::h2::H2Conn;
+use crate::proto::h3::H3Conn;
 use crate::proto::Proto;
 use crate::run::link::{Dialer, Dialled};
 use crate::spec::LoadSpec;
@@ -27,6 +28,7 @@ fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial) -> Dialer<'a> {
             .map(|cfg| (cfg, spec.target.host.as_str())),
         socket: &spec.load.socket,
         tunnel: dial.tunnel.as_deref(),
+        datagrams: dial.quic.is_some(),
     }
 }
 
@@ -50,6 +52,30 @@ impl Worker<'_> {
                 }
                 self.rec.connections_opened += 1;
                 self.sockets += 1;
+                if let Some(q) = &self.dial.quic {
+                    // QUIC's connection begins with the socket: its first datagram
+                    // goes out once the socket is writable.
+                    let c = &mut self.conns[ci];
+                    let Some(peer) = c.link.datagram_peer() else {
+                        return self.connect_failed_as(ci, now, ErrorKind::ConnectOther);
+                    };
+                    match H3Conn::connect(
+                        q.endpoint.clone(),
+                        q.config.clone(),
+                        peer,
+                        &self.spec.target.host,
+                        q.table,
+                        now,
+                    ) {
+                        Ok(mut h3) => {
+                            if let Some(mode) = self.spec.load.stream {
+                                h3.watch(mode, self.spec.load.tokenizer.clone());
+                            }
+                            c.proto = Proto::H3(Box::new(h3));
+                        }
+                        Err(_) => self.connect_failed_as(ci, now, ErrorKind::ConnectOther),
+                    }
+                }
             }
             Err(kind) => self.connect_failed_as(ci, now, kind),
         }
@@ -99,10 +125,73 @@ impl Worker<'_> {
     /// the socket would block (the next writable edge goes on); TLS records the
     /// socket did not take go out then too.
     pub(super) fn write(&mut self, ci: usize, now: Instant) {
+        self.write_out(ci, now);
+        if self.dial.quic.is_some() {
+            self.rearm(ci);
+        }
+    }
+
+    /// HTTP/3: puts the connection's next QUIC timer on the worker's.
+    fn rearm(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        let next = c.proto.h3().and_then(|h| h.next_timeout());
+        if next != c.quic_due {
+            c.quic_due = next;
+            if let Some(t) = next {
+                self.quic_timers.push(std::cmp::Reverse((t, ci)));
+            }
+        }
+    }
+
+    /// QUIC's timers that fell due: each connection's is handled, and what it
+    /// readied (acknowledgements, retransmissions, its close) written.
+    pub(super) fn quic_timeouts(&mut self, now: Instant) {
+        while let Some(&std::cmp::Reverse((t, ci))) = self.quic_timers.peek() {
+            if t > now {
+                return;
+            }
+            self.quic_timers.pop();
+            if self.conns[ci].quic_due != Some(t) {
+                // Replaced by a later timer since it was set.
+                continue;
+            }
+            self.conns[ci].quic_due = None;
+            let mut events = std::mem::take(&mut self.events);
+            events.clear();
+            let r = match self.conns[ci].proto.h3() {
+                Some(h) => h.timeout(now, &mut events),
+                None => Ok(()),
+            };
+            let open = self.settle(ci, &events, now);
+            self.events = events;
+            match r {
+                Err(broken) if open => self.h3_broken(ci, now, broken.0),
+                Err(_) => {}
+                Ok(()) if open => {
+                    let _ = self.after_input(ci, now);
+                    self.rearm(ci);
+                }
+                Ok(()) => {}
+            }
+        }
+    }
+
+    /// An HTTP/3 connection is over: during its handshake that is a failed connect
+    /// (with back-off), afterwards its requests fail with `kind`.
+    pub(super) fn h3_broken(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
+        if self.conns[ci].proto.h3().is_some_and(|h| h.connected()) {
+            self.fail_and_close(ci, now, kind)
+        } else {
+            self.connect_failed_as(ci, now, kind)
+        }
+    }
+
+    fn write_out(&mut self, ci: usize, now: Instant) {
         let c = &mut self.conns[ci];
         if !c.link.connected() {
             return;
         }
+        c.proto.prepare(now);
         if c.alpn_pending {
             // Only the handshake goes out until ALPN says which protocol to speak.
             if let Err(e) = c.link.flush_tls() {
@@ -224,6 +313,13 @@ impl Worker<'_> {
     /// requests still queued lose their streams.
     pub(super) fn drop_socket(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
+        if let Some(h) = c.proto.h3() {
+            // QUIC's goodbye, so that the server lets the connection go at once.
+            h.close(std::time::Instant::now());
+            let _ = c.link.write(h.unwritten());
+            self.rec.quic.add(&h.figures());
+        }
+        c.quic_due = None;
         if c.link
             .close(self.poll.registry(), self.spec.load.socket.reset_on_close)
         {

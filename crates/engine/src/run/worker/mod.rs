@@ -136,6 +136,9 @@ pub(crate) struct Worker<'a> {
     /// whether the peer had closed: read again after the loop's deadline and timer
     /// checks (epoll is edge-triggered, so no new event would come for them).
     reread: Vec<(usize, bool)>,
+    /// HTTP/3: QUIC's timers of the connections, earliest first (an entry whose
+    /// connection's timer has moved since is skipped).
+    quic_timers: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
     in_flight: u64,
     /// Sockets held, connecting or open.
     sockets: u64,
@@ -217,6 +220,7 @@ impl<'a> Worker<'a> {
             ),
             events: Vec::new(),
             reread: Vec::new(),
+            quic_timers: std::collections::BinaryHeap::new(),
             in_flight: 0,
             sockets: 0,
             dial: Dial::new(spec, &hooks),
@@ -281,6 +285,9 @@ impl<'a> Worker<'a> {
                 self.timers(now);
                 next_timer = now + TIMER_TICK;
             }
+            if self.quic_timers.peek().is_some_and(|t| t.0 .0 <= now) {
+                self.quic_timeouts(now);
+            }
             if self.drive.next_due().is_some_and(|t| t <= now) {
                 self.release_due(now);
             }
@@ -293,6 +300,9 @@ impl<'a> Worker<'a> {
             let mut deadline = next_timer;
             if let Some(e) = self.pace.end {
                 deadline = deadline.min(e);
+            }
+            if let Some(t) = self.quic_timers.peek() {
+                deadline = deadline.min(t.0 .0);
             }
             let due = match self.drive.next_due() {
                 Some(t) => Some(self.pace.wake_at.map_or(t, |w| w.min(t))),
@@ -384,7 +394,14 @@ impl<'a> Worker<'a> {
             self.pace.arrived = None;
         }
         // Close every socket; requests still in flight are abandoned, not failed.
+        let now = Instant::now();
         for c in &mut self.conns {
+            if let Some(h) = c.proto.h3() {
+                // QUIC's goodbye, so that the server lets the connection go at once.
+                h.close(now);
+                let _ = c.link.write(h.unwritten());
+                self.rec.quic.add(&h.figures());
+            }
             c.link.release(self.poll.registry());
         }
         // Every arrival due before the end that was not started is counted, even one due
@@ -548,6 +565,8 @@ impl<'a> Worker<'a> {
                 self.spec.load.pipeline.min(ASSUMED_MAX_STREAMS)
             }
             Proto::H1(_) => self.spec.load.pipeline,
+            // QUIC's stream limit holds requests back in their queue, not here.
+            Proto::H3(_) => self.spec.load.pipeline,
         };
         limit.saturating_sub(c.pending.len())
     }
@@ -561,18 +580,18 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// HTTP/2: queues HEADERS (and body) for the connection's requests that have no
-    /// stream yet, as far as the server's stream limit allows; the rest wait for
-    /// streams to end (their latency counts the wait: it is the client's queue).
-    /// HTTP/1 has no streams: its requests go out as queued.
+    /// HTTP/2 and HTTP/3: sends the connection's requests that have no stream yet,
+    /// as far as the server's stream limit allows; the rest wait for streams to end
+    /// (their latency counts the wait: it is the client's queue). HTTP/1 has no
+    /// streams: its requests go out as queued.
     #[inline(always)]
     fn open_streams(&mut self, ci: usize) {
-        if self.conns[ci].proto.is_h2() {
-            self.open_h2_streams(ci);
+        if self.conns[ci].proto.multiplexed() {
+            self.open_mux_streams(ci);
         }
     }
 
-    fn open_h2_streams(&mut self, ci: usize) {
+    fn open_mux_streams(&mut self, ci: usize) {
         let mut index = self.request_index(ci);
         // A session's script steps: the requests still without a stream are the last
         // sent, steps `step - waiting ..` in order.
@@ -582,7 +601,7 @@ impl<'a> Worker<'a> {
             let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
             index = (index + 1).saturating_sub(waiting);
         }
-        let Some(h2) = c.proto.h2().filter(|h| !h.goaway) else {
+        let Some(h2) = c.proto.mux() else {
             return;
         };
         let repeat = self.prep.h2_requests.len() == 1;
@@ -655,6 +674,15 @@ impl<'a> Worker<'a> {
                 self.drop_socket(ci);
                 self.conns[ci].link.hold_until(now);
                 self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
+            }
+            let c = &mut self.conns[ci];
+            let shaking = c.proto.h3().is_some_and(|h| !h.connected());
+            if shaking && now.saturating_duration_since(c.link.dialled_at()) >= connect_timeout {
+                // QUIC's handshake is the connect: it too has the connect timeout.
+                self.drop_socket(ci);
+                self.conns[ci].link.hold_until(now);
+                self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
+                continue;
             }
             let c = &self.conns[ci];
             if c.link.state() == State::Open {

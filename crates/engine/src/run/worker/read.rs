@@ -32,6 +32,9 @@ impl Worker<'_> {
     /// no further edge will announce it.
     #[inline]
     pub(super) fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
+        if self.dial.quic.is_some() {
+            return self.on_datagrams(ci, buf, now);
+        }
         for _ in 0..READS_PER_WAKE {
             let r = if self.pace.stamped {
                 if !self.conns[ci].link.connected() {
@@ -68,6 +71,52 @@ impl Worker<'_> {
         }
         // Budget spent with data still coming: read on after the loop's own checks.
         self.reread.push((ci, closing));
+    }
+
+    /// HTTP/3: reads datagrams until the socket has none left, or up to
+    /// [`READS_PER_WAKE`] of them (the rest are read after the loop's checks). A
+    /// datagram is read whole or not at all, so no read is short but the last.
+    #[cold]
+    #[inline(never)]
+    fn on_datagrams(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
+        for _ in 0..READS_PER_WAKE {
+            let Some(r) = self.conns[ci].link.read(buf) else {
+                return;
+            };
+            match r {
+                Ok(n) => {
+                    self.rec.read_bytes(now, n);
+                    if !self.consume(ci, &buf[..n], now) {
+                        return;
+                    }
+                    if let Some((us, resumed)) =
+                        self.conns[ci].proto.h3().and_then(|h| h.take_handshake())
+                    {
+                        self.rec.handshake(us, resumed);
+                        if self.once.tls {
+                            self.once.tls = false;
+                            // QUIC's TLS is 1.3, its protocol h3; the cipher suite
+                            // stays inside QUIC's crypto.
+                            let info = crate::measure::result::TlsSession {
+                                version: Some("TLSv1_3".into()),
+                                cipher: None,
+                                alpn: Some("h3".into()),
+                            };
+                            let mut g = self.shared.tls.lock().unwrap_or_else(|e| e.into_inner());
+                            g.get_or_insert(info);
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // The server's port answered with ICMP: nothing listens on UDP there.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    return self.h3_broken(ci, now, ErrorKind::ConnectRefused);
+                }
+                Err(e) => return self.h3_broken(ci, now, ErrorKind::from_read_error(&e)),
+            }
+        }
+        self.reread.push((ci, false));
     }
 
     /// A read after a nap: with it, when its bytes arrived (`arrived`, for what they
@@ -107,7 +156,7 @@ impl Worker<'_> {
                 h1.capture_server();
             }
         }
-        let fed = c.proto.feed(data, body, &mut events);
+        let fed = c.proto.feed(data, body, now, &mut events);
         let (compressed, decoded) = c.proto.take_header_sizes();
         self.rec.headers_compressed += compressed;
         self.rec.headers_decoded += decoded;
@@ -123,7 +172,11 @@ impl Worker<'_> {
         }
         if let Err(broken) = fed {
             if open {
-                self.fail_and_close(ci, now, broken.0);
+                if self.dial.quic.is_some() {
+                    self.h3_broken(ci, now, broken.0);
+                } else {
+                    self.fail_and_close(ci, now, broken.0);
+                }
             }
             return false;
         }
@@ -149,14 +202,31 @@ impl Worker<'_> {
                     self.fail_streams(ci, now, ErrorKind::StreamEvent, |s| s == stream)
                 }
                 Event::Reset { stream, code } => {
-                    if code == REFUSED_STREAM && self.retry(ci, stream) {
+                    let h3 = self.dial.quic.is_some();
+                    // Refused unprocessed: safe to send again.
+                    let refused = if h3 {
+                        u64::from(code) == stampede_wire::h3::Code::REQUEST_REJECTED.0
+                    } else {
+                        code == REFUSED_STREAM
+                    };
+                    if refused && self.retry(ci, stream) {
                         continue;
                     }
-                    self.fail_streams(ci, now, ErrorKind::H2StreamReset, |s| s == stream)
+                    let kind = if h3 {
+                        ErrorKind::H3StreamReset
+                    } else {
+                        ErrorKind::H2StreamReset
+                    };
+                    self.fail_streams(ci, now, kind, |s| s == stream)
                 }
                 // Streams above last_stream were never processed.
                 Event::GoAway { last_stream, .. } => {
-                    self.fail_streams(ci, now, ErrorKind::H2GoAway, |s| s > last_stream)
+                    let kind = if self.dial.quic.is_some() {
+                        ErrorKind::H3GoAway
+                    } else {
+                        ErrorKind::H2GoAway
+                    };
+                    self.fail_streams(ci, now, kind, |s| s > last_stream)
                 }
             }
         }

@@ -99,7 +99,7 @@ impl Worker<'_> {
         let room = self.room(ci);
         let c = &mut self.conns[ci];
         let ready = match c.link.state() {
-            State::Open => c.proto.is_h2() || !c.proto.has_output(),
+            State::Open => c.proto.multiplexed() || !c.proto.has_output(),
             State::Closed => true,
             _ => false,
         };

@@ -78,6 +78,30 @@ pub(super) struct Dial {
     pub(super) tunnel: Option<Vec<u8>>,
     /// HTTP/2: a connection with at most this many streams open takes new requests.
     pub(super) h2_refill_at: usize,
+    /// HTTP/3: how each connection's QUIC is set up.
+    pub(super) quic: Option<Quic>,
+}
+
+/// What every HTTP/3 connection of a thread is made with.
+pub(super) struct Quic {
+    pub(super) endpoint: std::sync::Arc<quinn_proto::EndpointConfig>,
+    pub(super) config: quinn_proto::ClientConfig,
+    /// The QPACK table the server may fill.
+    pub(super) table: usize,
+}
+
+impl Quic {
+    /// From the spec's HTTP/3 settings and TLS (checked when it was validated).
+    fn new(spec: &LoadSpec) -> Option<Quic> {
+        let h3 = spec.load.http3?;
+        let transport = h3.transport();
+        let config = stampede_quic::client_config(spec.tls.as_ref()?, &transport).ok()?;
+        Some(Quic {
+            endpoint: stampede_quic::endpoint_config(&transport),
+            config,
+            table: h3.header_table as usize,
+        })
+    }
 }
 
 impl Dial {
@@ -102,6 +126,7 @@ impl Dial {
             } else {
                 spec.load.pipeline - 1
             },
+            quic: Quic::new(spec),
         }
     }
 }

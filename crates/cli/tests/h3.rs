@@ -1,0 +1,317 @@
+//! HTTP/3 end to end: `stampede load --http3` against the reference server's HTTP/3
+//! on 127.0.0.1 (closed and fixed-rate load, streams, streamed answers), the Alt-Svc
+//! the server's other answers carry, what is refused before a run (an http:// URL, a
+//! server with no HTTP/3), and servers that misbehave on UDP (silent, garbage): each
+//! counted as its kind, the run ending on time. Every run is bounded by a count or a
+//! duration.
+
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::tls::{json_run, stampede};
+use stampede_server::{Config, Running};
+use stampede_tls::ServerCert;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("stampede-h3-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The reference server over TLS with HTTP/3, its certificate written into `dir`.
+fn h3_server(dir: &Path, http3: bool) -> (Running, PathBuf) {
+    let (cert, key) = stampede_tls::self_signed(&["127.0.0.1".into(), "localhost".into()]).unwrap();
+    let (c, k) = (dir.join("server.pem"), dir.join("server.key"));
+    std::fs::write(&c, cert).unwrap();
+    std::fs::write(&k, key).unwrap();
+    let tls = stampede_tls::server_config(
+        &ServerCert::Files {
+            cert: c.clone(),
+            key: k,
+        },
+        stampede_tls::alpn(true),
+        None,
+    )
+    .unwrap();
+    let srv = crate::common::srv_with(Config {
+        threads: 1,
+        tls: Some(tls),
+        http3,
+        ..Config::default()
+    });
+    (srv, c)
+}
+
+#[test]
+fn closed_and_fixed_rate_load_over_http3_is_answered_and_reports_quic() {
+    let dir = tmp("closed");
+    let (srv, ca) = h3_server(&dir, true);
+    let url = format!("https://{}/pong", srv.addr());
+    let ca = ca.to_str().unwrap();
+    let r = json_run(&[
+        "load",
+        &url,
+        "--http3",
+        "--streams",
+        "4",
+        "-c",
+        "3",
+        "-t",
+        "1",
+        "-n",
+        "3000",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["completed"], 3000, "{r}");
+    assert_eq!(r["requests"]["failed"], 0);
+    assert_eq!(r["statuses"]["200"], 3000);
+    assert_eq!(r["settings"]["http3"], true);
+    assert_eq!(r["tls"]["alpn"], "h3");
+    assert_eq!(r["tls"]["handshakes"], 3);
+    assert_eq!(r["quic"]["connections"], 3);
+    assert!(r["quic"]["packets_sent"].as_u64().unwrap() >= 3000 / 4);
+    assert!(r["quic"]["rtt_max_us"].as_u64().unwrap() > 0);
+    // A fixed rate, corrected for coordinated omission, held.
+    let r = json_run(&[
+        "load", &url, "--http3", "-c", "4", "-t", "1", "--rate", "500", "-d", "1s", "--cacert", ca,
+    ]);
+    let done = r["requests"]["completed"].as_u64().unwrap();
+    assert!((450..=550).contains(&done), "{r}");
+    assert_eq!(r["requests"]["failed"], 0);
+    assert!(r["open"].is_object(), "{r}");
+    // The text summary names the protocol and QUIC's figures.
+    let out = stampede(&[
+        "load", &url, "--http3", "-n", "200", "-c", "2", "--cacert", ca,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("HTTP/3, 1 streams per connection"), "{text}");
+    assert!(text.contains("quic        2 connections"), "{text}");
+    srv.stop().unwrap();
+}
+
+#[test]
+fn bodies_and_streamed_answers_arrive_whole_over_http3() {
+    let dir = tmp("bodies");
+    let (srv, ca) = h3_server(&dir, true);
+    let ca = ca.to_str().unwrap();
+    let r = json_run(&[
+        "load",
+        &format!("https://{}/bytes/300000", srv.addr()),
+        "--http3",
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["completed"], 20, "{r}");
+    assert_eq!(r["bytes"]["body"], 20 * 300_000);
+    let r = json_run(&[
+        "load",
+        &format!("https://{}/sse/4?gap=5", srv.addr()),
+        "--http3",
+        "--sse",
+        "-c",
+        "2",
+        "-n",
+        "6",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["completed"], 6, "{r}");
+    assert_eq!(r["stream"]["events"], 24, "{r}");
+    assert_eq!(r["stream"]["done"], 6, "{r}");
+    srv.stop().unwrap();
+}
+
+#[test]
+fn https_answers_advertise_http3_with_alt_svc() {
+    use std::io::{Read, Write};
+    let dir = tmp("altsvc");
+    let (srv, _) = h3_server(&dir, true);
+    let cfg = stampede_tls::client_config(&stampede_tls::ClientOptions {
+        insecure: true,
+        alpn: vec![b"http/1.1".to_vec()],
+        ..Default::default()
+    })
+    .unwrap();
+    let tcp = std::net::TcpStream::connect(srv.addr()).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let name = stampede_tls::rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = stampede_tls::rustls::ClientConnection::new(cfg, name).unwrap();
+    let mut s = stampede_tls::rustls::StreamOwned::new(conn, tcp);
+    s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    let port = srv.addr().port();
+    assert!(
+        text.contains(&format!("Alt-Svc: h3=\":{port}\"; ma=86400\r\n")),
+        "{text}"
+    );
+    srv.stop().unwrap();
+}
+
+#[test]
+fn http3_is_refused_before_the_run_where_it_cannot_be_had() {
+    // An http:// URL: QUIC is always encrypted.
+    let out = stampede(&["load", "http://127.0.0.1:9/", "--http3", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("http3") && err.contains("https://"), "{err}");
+    // A TLS server without HTTP/3: named before the run, not a run of errors.
+    let dir = tmp("nohttp3");
+    let (srv, ca) = h3_server(&dir, false);
+    let started = Instant::now();
+    let out = stampede(&[
+        "load",
+        &format!("https://{}/pong", srv.addr()),
+        "--http3",
+        "-n",
+        "10",
+        "--cacert",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("HTTP/3"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // TLS 1.2 only: QUIC needs TLS 1.3.
+    let out = stampede(&[
+        "load",
+        &format!("https://{}/pong", srv.addr()),
+        "--http3",
+        "--tls-version",
+        "1.2",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TLS 1.3"));
+    srv.stop().unwrap();
+}
+
+/// A UDP "server" on 127.0.0.1 answering every datagram with what `answer` makes of
+/// it (nothing when it gives nothing), until dropped.
+struct Udp {
+    addr: std::net::SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Udp {
+    fn start(answer: fn(&[u8]) -> Vec<Vec<u8>>) -> Udp {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let addr = s.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let halt = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            let mut seen = 0;
+            while !halt.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = s.recv_from(&mut buf) {
+                    seen += 1;
+                    for d in answer(&buf[..n]) {
+                        let _ = s.send_to(&d, from);
+                    }
+                }
+            }
+            seen
+        });
+        Udp {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+/// Runs the engine itself against `addr` over HTTP/3 (the command refuses such a
+/// server before the run), for `d`.
+fn engine_h3(addr: std::net::SocketAddr, d: Duration) -> (stampede_engine::RunResult, Duration) {
+    use stampede_engine::{Control, LoadSpec, RequestBuilder, Target};
+    let target = Target::parse(&format!("https://{addr}/")).unwrap();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
+    let mut spec = LoadSpec::new(target, req);
+    spec.tls = Some(
+        stampede_tls::client_config(&stampede_tls::ClientOptions {
+            insecure: true,
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    spec.load.http3 = Some(Default::default());
+    spec.load.connections = 2;
+    spec.load.duration = Some(d);
+    spec.load.connect_timeout = Duration::from_millis(300);
+    spec.load.timeout = Some(Duration::from_secs(1));
+    spec.validate().unwrap();
+    let started = Instant::now();
+    let r = stampede_engine::run(&spec.clone().plan().unwrap(), Arc::new(Control::default()))
+        .unwrap()
+        .result;
+    (r, started.elapsed())
+}
+
+#[test]
+fn silent_and_garbage_udp_servers_are_counted_and_the_run_ends_on_time() {
+    // Never answers the handshake: connect timeouts, one per attempt.
+    let silent = Udp::start(|_| Vec::new());
+    let (r, took) = engine_h3(silent.addr, Duration::from_secs(1));
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(r.requests.completed, 0);
+    assert!(
+        r.errors.get("connect_timeout").copied().unwrap_or(0) >= 2,
+        "{:?}",
+        r.errors
+    );
+    assert!(silent.stop() > 0);
+    // Answers every datagram with garbage (and a Version Negotiation that offers
+    // nothing this end speaks): dropped by QUIC, or a failed version; never a hang.
+    let garbage = Udp::start(|d| {
+        let mut vn = vec![0x80, 0, 0, 0, 0];
+        // Echo the connection IDs of a long header, offering version 0x0a0a0a0a.
+        if d.len() > 6 && d[0] & 0x80 != 0 {
+            let dcid = d[5] as usize;
+            if d.len() > 6 + dcid {
+                let scid = d[6 + dcid] as usize;
+                if d.len() >= 7 + dcid + scid {
+                    vn.push(scid as u8);
+                    vn.extend_from_slice(&d[7 + dcid..7 + dcid + scid]);
+                    vn.push(dcid as u8);
+                    vn.extend_from_slice(&d[6..6 + dcid]);
+                    vn.extend_from_slice(&[0x0a, 0x0a, 0x0a, 0x0a]);
+                }
+            }
+        }
+        vec![vec![0xff; 40], b"HTTP/1.1 200 OK\r\n\r\n".to_vec(), vn]
+    });
+    let (r, took) = engine_h3(garbage.addr, Duration::from_secs(1));
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert_eq!(r.requests.completed, 0);
+    let failed: u64 = r.errors.values().sum();
+    assert!(failed >= 2, "{:?}", r.errors);
+    let kinds: Vec<&String> = r.errors.keys().collect();
+    assert!(
+        kinds
+            .iter()
+            .all(|k| ["connect_timeout", "quic_version"].contains(&k.as_str())),
+        "{kinds:?}"
+    );
+    garbage.stop();
+}

@@ -1,0 +1,704 @@
+//! HTTP/3 for the reference server: one QUIC endpoint's connections as a sans-IO
+//! value ([`H3Endpoint`]) — datagrams and the time in, datagrams out, the next
+//! instant it must be woken — serving the same routes as HTTP/1.1 and HTTP/2.
+//!
+//! QUIC is quinn-proto's; HTTP/3's streams and QPACK are stampede-wire's. A request
+//! stream is read to its end with RFC 9114's rules (a malformed one is answered
+//! with H3_MESSAGE_ERROR on its stream, the connection going on), then routed:
+//! whole answers, `/bytes` and files as the stream's flow control takes them, delayed
+//! and streamed answers on the endpoint's own timers, `/biteq` hashed at once. The
+//! connection-wide streams, a broken control stream or a QPACK encoder stream out
+//! of bounds close the connection with HTTP/3's code. Address validation: with
+//! [`H3Endpoint::retry_above`] set, a new connection beyond that many open first
+//! proves its address with a Retry; QUIC's amplification limit (three times what a
+//! client sent until its address is valid) is quinn-proto's. Nothing here reads a
+//! clock: the loop (or a test in simulated time) gives every instant.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn_proto::{
+    Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, Event, StreamEvent, StreamId,
+    VarInt,
+};
+use stampede_quic::session::Role;
+use stampede_quic::{read_stream, Outbox, Read, Session};
+use stampede_wire::h3::message::{Message, Part, Side};
+use stampede_wire::h3::{data_head, frame, kind, qpack, Code, H3Error};
+
+use crate::request::{split_target, Method, Request};
+use crate::routes::{self, Ctx, Deferred, Feed, Pattern, Respond, Routed, BODY_CHUNK};
+
+/// The largest request field section taken (SETTINGS_MAX_FIELD_SECTION_SIZE).
+pub const MAX_FIELD_SECTION: usize = 16 * 1024;
+
+/// Datagrams the endpoint itself answers (Version Negotiation, Retry, stateless
+/// resets, refusals) waiting to go out, at most.
+const MAX_ANSWERS: usize = 1024;
+
+/// What a request stream is doing.
+enum Answer {
+    /// Its request is still arriving.
+    Reading,
+    /// Its answer is written (the outbox may still hold some of it).
+    Done,
+    /// A body made a chunk at a time as the stream's window takes it.
+    Body {
+        pattern: Pattern,
+        file: Option<Arc<[u8]>>,
+    },
+    /// A delayed answer, due on the endpoint's timers.
+    Delayed,
+    /// A streamed answer: piece `next` of `feed` is due on the timers.
+    Feeding { feed: Feed, next: u32, at: Instant },
+}
+
+struct ReqStream {
+    id: StreamId,
+    msg: Message,
+    method: Option<Method>,
+    target: Vec<u8>,
+    body: Vec<u8>,
+    answer: Answer,
+}
+
+struct Conn {
+    conn: Connection,
+    session: Session,
+    outbox: Outbox,
+    streams: Vec<ReqStream>,
+    /// Whether the connection may have datagrams to send.
+    more: bool,
+}
+
+/// Counters of what the endpoint did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct H3Stats {
+    pub connections: u64,
+    pub retries: u64,
+    pub refused: u64,
+    pub requests: u64,
+    /// Connections closed for breaking HTTP/3 or QPACK.
+    pub h3_errors: u64,
+    /// Streams answered with an error instead of a response (malformed requests).
+    pub stream_errors: u64,
+}
+
+/// One UDP socket's HTTP/3 (see the module's note).
+pub struct H3Endpoint {
+    endpoint: Endpoint,
+    conns: Vec<Option<Conn>>,
+    /// The endpoint's own answers, ready to send.
+    answers: std::collections::VecDeque<(SocketAddr, Vec<u8>)>,
+    /// Deferred answers: when, the connection, the stream.
+    timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
+    /// The next connection whose datagrams go out (they take turns).
+    turn: usize,
+    ctx: Ctx,
+    date: Vec<u8>,
+    max_body: usize,
+    /// New connections beyond this many open must first validate their address
+    /// with a Retry (`Some(0)`: every one).
+    pub retry_above: Option<usize>,
+    /// Most connections open; more are refused.
+    pub max_connections: usize,
+    pub stats: H3Stats,
+    scratch: Vec<u8>,
+    body: Vec<u8>,
+}
+
+impl H3Endpoint {
+    /// An endpoint serving with `config` and routing with `ctx`.
+    pub fn new(
+        config: quinn_proto::ServerConfig,
+        transport: &stampede_quic::Transport,
+        ctx: Ctx,
+        max_body: usize,
+    ) -> H3Endpoint {
+        H3Endpoint {
+            endpoint: Endpoint::new(
+                stampede_quic::endpoint_config(transport),
+                Some(Arc::new(config)),
+                true,
+                None,
+            ),
+            conns: Vec::new(),
+            answers: Default::default(),
+            timers: BinaryHeap::new(),
+            turn: 0,
+            ctx,
+            date: b"Thu, 01 Jan 1970 00:00:00 GMT".to_vec(),
+            max_body,
+            retry_above: None,
+            max_connections: 100_000,
+            stats: H3Stats::default(),
+            scratch: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// The `Date` value answers carry from now on.
+    pub fn set_date(&mut self, date: &[u8]) {
+        self.date.clear();
+        self.date.extend_from_slice(date);
+    }
+
+    /// Closes every connection with H3_NO_ERROR (the server is stopping); their
+    /// CONNECTION_CLOSE frames are the next datagrams.
+    pub fn close_all(&mut self, now: Instant) {
+        for c in self.conns.iter_mut().flatten() {
+            let code = VarInt::from_u64(Code::NO_ERROR.0).unwrap_or(VarInt::MAX);
+            c.conn.close(now, code, bytes::Bytes::new());
+            c.more = true;
+        }
+    }
+
+    /// Connections open.
+    pub fn open(&self) -> usize {
+        self.conns.iter().filter(|c| c.is_some()).count()
+    }
+
+    /// Takes a datagram from `from`.
+    pub fn handle(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+        let data = bytes::BytesMut::from(datagram);
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        match self.endpoint.handle(now, from, None, None, data, &mut buf) {
+            Some(DatagramEvent::ConnectionEvent(h, ev)) => {
+                if let Some(c) = self.conns.get_mut(h.0).and_then(|c| c.as_mut()) {
+                    c.conn.handle_event(ev);
+                    c.more = true;
+                }
+                self.drive(now, h.0);
+            }
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                let open = self.open();
+                if open >= self.max_connections {
+                    self.stats.refused += 1;
+                    let t = self.endpoint.refuse(incoming, &mut buf);
+                    self.answer(t, &buf);
+                } else if self.retry_above.is_some_and(|n| open >= n) && incoming.may_retry() {
+                    self.stats.retries += 1;
+                    if let Ok(t) = self.endpoint.retry(incoming, &mut buf) {
+                        self.answer(t, &buf);
+                    }
+                } else {
+                    match self.endpoint.accept(incoming, now, &mut buf, None) {
+                        Ok((h, conn)) => {
+                            self.stats.connections += 1;
+                            if self.conns.len() <= h.0 {
+                                self.conns.resize_with(h.0 + 1, || None);
+                            }
+                            let mut c = Conn {
+                                conn,
+                                session: Session::new(Role::Server, MAX_FIELD_SECTION, 0),
+                                outbox: Outbox::default(),
+                                streams: Vec::new(),
+                                more: true,
+                            };
+                            if let Err(e) = c.session.open(&mut c.conn, &mut c.outbox) {
+                                close(&mut c.conn, now, &e);
+                            }
+                            self.conns[h.0] = Some(c);
+                            self.drive(now, h.0);
+                        }
+                        Err(e) => {
+                            if let Some(t) = e.response {
+                                self.answer(t, &buf);
+                            }
+                        }
+                    }
+                }
+            }
+            Some(DatagramEvent::Response(t)) => self.answer(t, &buf),
+            None => {}
+        }
+        self.scratch = buf;
+    }
+
+    fn answer(&mut self, t: quinn_proto::Transmit, buf: &[u8]) {
+        if self.answers.len() < MAX_ANSWERS {
+            self.answers
+                .push_back((t.destination, buf[..t.size].to_vec()));
+        }
+    }
+
+    /// The next datagram to send (into `buf`) and where, if any.
+    pub fn transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        if let Some((to, d)) = self.answers.pop_front() {
+            buf.clear();
+            buf.extend_from_slice(&d);
+            return Some(to);
+        }
+        let n = self.conns.len();
+        for k in 0..n {
+            let i = (self.turn + k) % n;
+            let Some(c) = self.conns[i].as_mut() else {
+                continue;
+            };
+            if !c.more {
+                continue;
+            }
+            buf.clear();
+            match c.conn.poll_transmit(now, 1, buf) {
+                Some(t) => {
+                    buf.truncate(t.size);
+                    self.turn = (i + 1) % n;
+                    let to = t.destination;
+                    self.endpoint_events(i);
+                    return Some(to);
+                }
+                None => c.more = false,
+            }
+        }
+        None
+    }
+
+    /// When the endpoint next needs [`H3Endpoint::timeout`].
+    pub fn next_timeout(&mut self) -> Option<Instant> {
+        let mut next = self.timers.peek().map(|t| t.0 .0);
+        for c in self.conns.iter_mut().flatten() {
+            if let Some(t) = c.conn.poll_timeout() {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        }
+        next
+    }
+
+    /// Timers due at `now`: QUIC's and the deferred answers'.
+    pub fn timeout(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let due = self.conns[i]
+                .as_mut()
+                .and_then(|c| c.conn.poll_timeout())
+                .is_some_and(|t| t <= now);
+            if due {
+                if let Some(c) = self.conns[i].as_mut() {
+                    c.conn.handle_timeout(now);
+                    c.more = true;
+                }
+                self.drive(now, i);
+            }
+        }
+        while let Some(Reverse((at, ci, id))) = self.timers.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            self.deferred(
+                ci,
+                StreamId::from(VarInt::from_u64(id).unwrap_or(VarInt::MAX)),
+            );
+            self.drive(now, ci);
+        }
+    }
+
+    /// Passes the connection's endpoint events, and forgets it once drained.
+    fn endpoint_events(&mut self, i: usize) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        while let Some(ev) = c.conn.poll_endpoint_events() {
+            let drained = ev.is_drained();
+            if let Some(back) = self.endpoint.handle_event(ConnectionHandle(i), ev) {
+                c.conn.handle_event(back);
+            }
+            if drained {
+                self.conns[i] = None;
+                return;
+            }
+        }
+    }
+
+    /// Handles what connection `i` reports after input or a timer.
+    fn drive(&mut self, now: Instant, i: usize) {
+        loop {
+            let Some(c) = self.conns[i].as_mut() else {
+                return;
+            };
+            let Some(ev) = c.conn.poll() else {
+                break;
+            };
+            c.more = true;
+            let r = match ev {
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
+                    let mut r = Ok(());
+                    while let Some(id) = c.conn.streams().accept(Dir::Uni) {
+                        r = r.and(c.session.read(&mut c.conn, &mut c.outbox, id, &mut |_| {}));
+                    }
+                    r
+                }
+                Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) => {
+                    let mut opened = Vec::new();
+                    while let Some(id) = c.conn.streams().accept(Dir::Bi) {
+                        c.streams.push(ReqStream {
+                            id,
+                            msg: Message::new(Side::Request),
+                            method: None,
+                            target: Vec::new(),
+                            body: Vec::new(),
+                            answer: Answer::Reading,
+                        });
+                        opened.push(id);
+                    }
+                    for id in opened {
+                        self.read_request(now, i, id);
+                    }
+                    Ok(())
+                }
+                Event::Stream(StreamEvent::Readable { id }) if id.dir() == Dir::Uni => {
+                    c.session.read(&mut c.conn, &mut c.outbox, id, &mut |_| {})
+                }
+                Event::Stream(StreamEvent::Readable { id }) => {
+                    self.read_request(now, i, id);
+                    Ok(())
+                }
+                Event::Stream(StreamEvent::Writable { id }) => {
+                    let _ = c.outbox.flush(&mut c.conn, id);
+                    self.more_body(i, id);
+                    Ok(())
+                }
+                Event::Stream(StreamEvent::Stopped { id, .. }) => {
+                    c.outbox.drop_stream(id);
+                    c.streams.retain(|s| s.id != id);
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+            if let Err(e) = r {
+                self.stats.h3_errors += 1;
+                if let Some(c) = self.conns[i].as_mut() {
+                    close(&mut c.conn, now, &e);
+                }
+            }
+        }
+        self.endpoint_events(i);
+    }
+
+    /// Reads request stream `id` of connection `i` as far as it came; a complete
+    /// request is answered.
+    fn read_request(&mut self, now: Instant, i: usize, id: StreamId) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let Some(si) = c.streams.iter().position(|s| s.id == id) else {
+            return;
+        };
+        let s = &mut c.streams[si];
+        let decoder = &mut c.session.decoder;
+        let max_body = self.max_body;
+        let mut too_big = false;
+        let (method, target, body, msg) = (&mut s.method, &mut s.target, &mut s.body, &mut s.msg);
+        let read = read_stream(&mut c.conn, id, &mut |bytes| {
+            msg.feed(bytes, decoder, &mut |p| match p {
+                Part::Request { method: m, path } => {
+                    *method = Some(match m {
+                        b"GET" => Method::Get,
+                        b"HEAD" => Method::Head,
+                        b"POST" => Method::Post,
+                        _ => Method::Other,
+                    });
+                    target.extend_from_slice(&path[..path.len().min(MAX_FIELD_SECTION)]);
+                }
+                Part::Data(d) => {
+                    if body.len() + d.len() > max_body {
+                        too_big = true;
+                    } else {
+                        body.extend_from_slice(d);
+                    }
+                }
+                _ => {}
+            })
+        });
+        let (ended, failure, reset) = match read {
+            Read::Blocked => (false, None, false),
+            Read::Ended => (true, None, false),
+            Read::Reset(_) => (false, None, true),
+            Read::Failed(e) => (false, Some(e), false),
+        };
+        if reset {
+            c.outbox.drop_stream(id);
+            c.streams.swap_remove(si);
+            return;
+        }
+        if let Some(e) = failure {
+            self.stats.stream_errors += 1;
+            if matches!(e.code, Code::QPACK_DECOMPRESSION_FAILED | Code::FRAME_ERROR) {
+                self.stats.h3_errors += 1;
+                return close(&mut c.conn, now, &e);
+            }
+            let code = VarInt::from_u64(e.code.0).unwrap_or(VarInt::MAX);
+            let _ = c.conn.recv_stream(id).stop(code);
+            let _ = c.conn.send_stream(id).reset(code);
+            c.outbox.drop_stream(id);
+            c.streams.swap_remove(si);
+            return;
+        }
+        if !ended || !matches!(c.streams[si].answer, Answer::Reading) {
+            return;
+        }
+        if c.streams[si].msg.finish().is_err() || c.streams[si].method.is_none() {
+            self.stats.stream_errors += 1;
+            let code = VarInt::from_u64(Code::MESSAGE_ERROR.0).unwrap_or(VarInt::MAX);
+            let _ = c.conn.send_stream(id).reset(code);
+            c.streams.swap_remove(si);
+            return;
+        }
+        self.stats.requests += 1;
+        self.route(now, i, si, too_big);
+    }
+
+    /// Answers the complete request on stream `si` of connection `i`.
+    fn route(&mut self, now: Instant, i: usize, si: usize, too_big: bool) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        let s = &mut c.streams[si];
+        let method = s.method.unwrap_or(Method::Other);
+        let target = std::mem::take(&mut s.target);
+        let body = std::mem::take(&mut s.body);
+        let id = s.id;
+        let mut r = H3Respond {
+            conn: &mut c.conn,
+            outbox: &mut c.outbox,
+            stream: s,
+            head: method == Method::Head,
+            date: &self.date,
+            body: &mut self.body,
+        };
+        if too_big {
+            r.respond(413, "text/plain", b"request refused\n");
+            return;
+        }
+        let (path, query) = split_target(&target);
+        let req = Request {
+            method,
+            path,
+            query,
+            keep_alive: true,
+            http10: false,
+            body: &body,
+        };
+        match routes::route(&req, &mut self.ctx, &mut r) {
+            Routed::Written => self.more_body(i, id),
+            Routed::Later(Deferred::Delay(ms)) => {
+                r.stream.answer = Answer::Delayed;
+                self.timers
+                    .push(Reverse((now + Duration::from_millis(ms), i, u64::from(id))));
+            }
+            Routed::Later(Deferred::Feed(f)) => {
+                let at = now + f.first;
+                r.stream.answer = Answer::Feeding {
+                    feed: f,
+                    next: 0,
+                    at,
+                };
+                self.timers.push(Reverse((at, i, u64::from(id))));
+            }
+            Routed::Later(Deferred::Biteq(key)) => {
+                let b = routes::biteq_body(&key);
+                r.respond(200, "text/plain", &b);
+            }
+        }
+    }
+
+    /// A deferred answer on stream `id` of connection `ci` is due.
+    fn deferred(&mut self, ci: usize, id: StreamId) {
+        let Some(c) = self.conns.get_mut(ci).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        let Some(s) = c.streams.iter_mut().find(|s| s.id == id) else {
+            return;
+        };
+        match &mut s.answer {
+            Answer::Delayed => {
+                let head = s.method == Some(Method::Head);
+                let mut r = H3Respond {
+                    conn: &mut c.conn,
+                    outbox: &mut c.outbox,
+                    stream: s,
+                    head,
+                    date: &self.date,
+                    body: &mut self.body,
+                };
+                r.respond(200, "text/plain", b"delayed\n");
+            }
+            Answer::Feeding { feed, next, at } => {
+                let f = *feed;
+                let mut piece = Vec::new();
+                f.piece(*next, &mut piece);
+                *next += 1;
+                let last = *next >= f.n;
+                if last {
+                    f.end(&mut piece);
+                }
+                let mut out = Vec::with_capacity(piece.len() + 8);
+                if !piece.is_empty() {
+                    data_head(&mut out, piece.len() as u64);
+                    out.extend_from_slice(&piece);
+                }
+                if last {
+                    s.answer = Answer::Done;
+                } else {
+                    // On the server's clock from the first: a late loop catches up.
+                    *at += f.gap;
+                    self.timers.push(Reverse((*at, ci, u64::from(id))));
+                }
+                let _ = c.outbox.write(&mut c.conn, id, &out, last);
+                c.more = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// Stream `id` of connection `i` may take more of a body made as it goes: chunks
+    /// go out until its window holds one back (the next is made once that one is
+    /// taken).
+    fn more_body(&mut self, i: usize, id: StreamId) {
+        let Some(c) = self.conns[i].as_mut() else {
+            return;
+        };
+        c.more = true;
+        while !c.outbox.owes(id) {
+            let Some(s) = c.streams.iter_mut().find(|s| s.id == id) else {
+                return;
+            };
+            let Answer::Body { pattern, file } = &mut s.answer else {
+                return;
+            };
+            self.body.clear();
+            match file {
+                Some(f) => pattern.fill_from(f, &mut self.body, BODY_CHUNK),
+                None => pattern.fill(&mut self.body, BODY_CHUNK),
+            };
+            let last = pattern.left() == 0;
+            let mut out = Vec::with_capacity(self.body.len() + 8);
+            data_head(&mut out, self.body.len() as u64);
+            out.extend_from_slice(&self.body);
+            if last {
+                s.answer = Answer::Done;
+            }
+            if c.outbox.write(&mut c.conn, id, &out, last).is_err() {
+                c.streams.retain(|s| s.id != id);
+                return;
+            }
+        }
+    }
+}
+
+/// Closes `conn` with an HTTP/3 error.
+fn close(conn: &mut Connection, now: Instant, e: &H3Error) {
+    let code = VarInt::from_u64(e.code.0).unwrap_or(VarInt::MAX);
+    conn.close(now, code, bytes::Bytes::from_static(e.why.as_bytes()));
+}
+
+/// Hands a routed response to an HTTP/3 stream.
+struct H3Respond<'a> {
+    conn: &'a mut Connection,
+    outbox: &'a mut Outbox,
+    stream: &'a mut ReqStream,
+    head: bool,
+    date: &'a [u8],
+    body: &'a mut Vec<u8>,
+}
+
+impl H3Respond<'_> {
+    /// Writes the response's HEADERS frame (`len`: its content-length, none for a
+    /// streamed answer) into `out`.
+    fn fields(&self, out: &mut Vec<u8>, status: u16, ctype: &str, len: Option<usize>) {
+        let mut section = Vec::with_capacity(96);
+        let st = crate::h2::three_digits(status);
+        let mut digits = [0u8; 20];
+        let len = len.map(|l| routes::decimal(l as u64, &mut digits).to_vec());
+        let server = crate::SERVER.as_bytes();
+        let mut fields: Vec<(&[u8], &[u8])> = vec![
+            (b":status", &st),
+            (b"server", server),
+            (b"date", self.date),
+            (b"content-type", ctype.as_bytes()),
+        ];
+        if let Some(l) = &len {
+            fields.push((b"content-length", l));
+        }
+        if status == 405 {
+            fields.push((b"allow", b"GET, HEAD"));
+        }
+        qpack::encode(&mut section, fields);
+        frame(out, kind::HEADERS, &section);
+    }
+
+    /// A 200 answer whose body, `len` bytes of `/bytes`' pattern or of `file`, is
+    /// made a chunk at a time as the stream's window takes it.
+    fn respond_body(&mut self, ctype: &str, len: usize, file: Option<Arc<[u8]>>) {
+        let mut out = Vec::with_capacity(128);
+        self.fields(&mut out, 200, ctype, Some(len));
+        if self.head || len == 0 {
+            self.stream.answer = Answer::Done;
+            return self.send(&out, true);
+        }
+        let mut pattern = if file.is_some() {
+            Pattern::file(len)
+        } else {
+            Pattern::new(len)
+        };
+        self.body.clear();
+        match &file {
+            Some(f) => pattern.fill_from(f, self.body, BODY_CHUNK),
+            None => pattern.fill(self.body, BODY_CHUNK),
+        };
+        data_head(&mut out, self.body.len() as u64);
+        out.extend_from_slice(self.body);
+        let last = pattern.left() == 0;
+        self.stream.answer = if last {
+            Answer::Done
+        } else {
+            Answer::Body { pattern, file }
+        };
+        self.send(&out, last);
+    }
+
+    fn send(&mut self, out: &[u8], fin: bool) {
+        let _ = self.outbox.write(self.conn, self.stream.id, out, fin);
+    }
+}
+
+impl Respond for H3Respond<'_> {
+    fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
+        let len = if routes::bodyless(status) {
+            0
+        } else {
+            body.len()
+        };
+        let mut out = Vec::with_capacity(len + 128);
+        let shown = (status == 200 || !routes::bodyless(status)).then_some(len);
+        self.fields(&mut out, status, ctype, shown);
+        if !self.head && len > 0 {
+            data_head(&mut out, len as u64);
+            out.extend_from_slice(&body[..len]);
+        }
+        self.stream.answer = Answer::Done;
+        self.send(&out, true);
+    }
+
+    fn respond_pattern(&mut self, len: usize) {
+        self.respond_body("application/octet-stream", len, None);
+    }
+
+    fn respond_file(&mut self, ctype: &str, bytes: Arc<[u8]>) {
+        self.respond_body(ctype, bytes.len(), Some(bytes));
+    }
+
+    fn stream_head(&mut self, ctype: &str) -> bool {
+        let mut out = Vec::with_capacity(128);
+        self.fields(&mut out, 200, ctype, None);
+        let head = self.head;
+        self.send(&out, head);
+        if head {
+            self.stream.answer = Answer::Done;
+        }
+        !head
+    }
+}
