@@ -315,3 +315,166 @@ fn silent_and_garbage_udp_servers_are_counted_and_the_run_ends_on_time() {
     );
     garbage.stop();
 }
+
+/// aioquic's Python, where installed: `STAMPEDE_AIOQUIC_PYTHON`, or the environment
+/// CI makes under `~/.cache/stampede/venv-h3`.
+fn aioquic() -> Option<PathBuf> {
+    let python = std::env::var_os("STAMPEDE_AIOQUIC_PYTHON")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            Some(PathBuf::from(home).join(".cache/stampede/venv-h3/bin/python"))
+        })?;
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import aioquic"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(python)
+}
+
+const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/h3_peer.py");
+
+/// A child process killed when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn aioquic_answers_stampede_and_stampede_answers_aioquic() {
+    use std::io::BufRead;
+    let Some(python) = aioquic() else {
+        return crate::common::missing_peer("aioquic (pip install aioquic)");
+    };
+    let dir = tmp("aioquic");
+    // stampede's client against aioquic's server.
+    let (cert, key) = stampede_tls::self_signed(&["localhost".into()]).unwrap();
+    let (c, k) = (dir.join("peer.pem"), dir.join("peer.key"));
+    std::fs::write(&c, cert).unwrap();
+    std::fs::write(&k, key).unwrap();
+    let mut server = Child(
+        std::process::Command::new(&python)
+            .args([PEER, "server"])
+            .arg(&c)
+            .arg(&k)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().strip_prefix("ready ").expect("the peer's port");
+    let base = format!("https://localhost:{port}");
+    let ca = c.to_str().unwrap();
+    let r = json_run(&[
+        "load",
+        &format!("{base}/pong"),
+        "--http3",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        "-n",
+        "400",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["completed"], 400, "{r}");
+    assert_eq!(r["statuses"]["200"], 400);
+    assert_eq!(r["bytes"]["body"], 400 * 5);
+    let r = json_run(&[
+        "load",
+        &format!("{base}/bytes/200000"),
+        "--http3",
+        "-c",
+        "2",
+        "-n",
+        "10",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["completed"], 10, "{r}");
+    assert_eq!(r["bytes"]["body"], 10 * 200_000);
+    drop(server);
+    // aioquic's client against stampede's server: many streams at once, bodies
+    // larger than aioquic's flow-control windows.
+    let (srv, _) = h3_server(&dir, true);
+    let port = srv.addr().port().to_string();
+    for (path, n, bytes) in [("/pong", 50, 50 * 4), ("/bytes/100000", 20, 20 * 100_000)] {
+        let out = std::process::Command::new(&python)
+            .args([PEER, "client", "127.0.0.1", &port, path, &n.to_string()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["statuses"]["200"], n, "{v}");
+        assert_eq!(v["bytes"], bytes, "{v}");
+    }
+    srv.stop().unwrap();
+}
+
+#[test]
+fn caddy_serves_http3_to_stampede() {
+    let installed = std::process::Command::new("caddy")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        return crate::common::missing_peer("caddy");
+    }
+    let dir = tmp("caddy");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // Caddy's own CA, nothing installed in the system's trust store, no admin port.
+    let caddyfile = format!(
+        "{{\n\tadmin off\n\tlocal_certs\n\tskip_install_trust\n\tstorage file_system {d}/data\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\nhttps://localhost:{port} {{\n\ttls internal\n\trespond /pong \"pong\" 200\n}}\n",
+        d = dir.display()
+    );
+    std::fs::write(dir.join("Caddyfile"), caddyfile).unwrap();
+    let _caddy = Child(
+        std::process::Command::new("caddy")
+            .args(["run", "--adapter", "caddyfile", "--config"])
+            .arg(dir.join("Caddyfile"))
+            .env("HOME", &dir)
+            .env("XDG_DATA_HOME", &dir)
+            .env("XDG_CONFIG_HOME", &dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let url = format!("https://localhost:{port}/pong");
+    // Ready once its HTTP/3 answers one request.
+    crate::common::eventually("caddy's HTTP/3", Duration::from_secs(20), || {
+        let out = stampede(&["load", &url, "--http3", "--insecure", "-n", "1", "-q"]);
+        out.status.success().then_some(())
+    });
+    let r = json_run(&[
+        "load",
+        &url,
+        "--http3",
+        "--insecure",
+        "-c",
+        "4",
+        "--streams",
+        "8",
+        "-n",
+        "3000",
+    ]);
+    assert_eq!(r["requests"]["completed"], 3000, "{r}");
+    assert_eq!(r["statuses"]["200"], 3000);
+    assert_eq!(r["tls"]["alpn"], "h3");
+}

@@ -311,6 +311,21 @@ pub struct Outbox {
     waiting: Vec<(StreamId, Vec<u8>, bool)>,
 }
 
+/// Writes as much of `bytes` as the stream takes; returns how much. Writes until
+/// quinn-proto says it is blocked, since only that (not a short write) has it wake
+/// the stream with `Writable` once the peer's window opens.
+fn write_all(s: &mut quinn_proto::SendStream<'_>, bytes: &[u8]) -> Result<usize, Gone> {
+    let mut at = 0;
+    while at < bytes.len() {
+        match s.write(&bytes[at..]) {
+            Ok(n) => at += n,
+            Err(quinn_proto::WriteError::Blocked) => break,
+            Err(_) => return Err(Gone),
+        }
+    }
+    Ok(at)
+}
+
 /// A stream that cannot be written any more: the peer stopped it, or it is gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gone;
@@ -332,11 +347,7 @@ impl Outbox {
             return Ok(());
         }
         let mut s = conn.send_stream(id);
-        let n = match s.write(bytes) {
-            Ok(n) => n,
-            Err(quinn_proto::WriteError::Blocked) => 0,
-            Err(_) => return Err(Gone),
-        };
+        let n = write_all(&mut s, bytes)?;
         if n == bytes.len() {
             if fin {
                 let _ = s.finish();
@@ -354,12 +365,11 @@ impl Outbox {
         };
         let mut s = conn.send_stream(id);
         let w = &mut self.waiting[i];
-        match s.write(&w.1) {
+        match write_all(&mut s, &w.1) {
             Ok(n) => {
                 w.1.drain(..n);
             }
-            Err(quinn_proto::WriteError::Blocked) => {}
-            Err(_) => {
+            Err(Gone) => {
                 self.waiting.swap_remove(i);
                 return Err(Gone);
             }
