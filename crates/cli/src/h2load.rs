@@ -57,18 +57,8 @@ pub const DIALECT: Dialect = Dialect {
         },
         Refused {
             flag: "--qlog-file-base",
-            why: "HTTP/3 over QUIC is not spoken",
-            instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
-        },
-        Refused {
-            flag: "--no-udp-gso",
-            why: "HTTP/3 over QUIC is not spoken",
-            instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
-        },
-        Refused {
-            flag: "--max-udp-payload-size",
-            why: "HTTP/3 over QUIC is not spoken",
-            instead: "measure HTTP/2 (the default) or HTTP/1.1 (--h1)",
+            why: "QUIC's events are not written as qlog; the run's QUIC figures are in its result (--json)",
+            instead: "leave it out",
         },
     ],
     inert: &[],
@@ -144,9 +134,17 @@ pub struct H2loadArgs {
     /// Scheme, host and port for every request (or unix:PATH, a Unix socket)
     #[arg(short = 'B', long = "base-uri", value_name = "URI")]
     base_uri: Option<String>,
-    /// ALPN protocols for https://, comma-separated: h2 (h2-16, h2-14) and http/1.1
-    #[arg(long = "npn-list", value_name = "LIST")]
+    /// ALPN protocols for https://, comma-separated: h2 (h2-16, h2-14) and http/1.1,
+    /// or h3 first for HTTP/3 over QUIC
+    #[arg(long = "npn-list", visible_alias = "alpn-list", value_name = "LIST")]
     npn_list: Option<String>,
+    /// HTTP/3: the largest UDP payload sent, 1200 to 65527 bytes
+    #[arg(long = "max-udp-payload-size", value_name = "SIZE", value_parser = parse_size)]
+    max_udp_payload_size: Option<u64>,
+    /// HTTP/3: no UDP generic segmentation offload (stampede sends each datagram on
+    /// its own, with or without it)
+    #[arg(long = "no-udp-gso")]
+    no_udp_gso: bool,
     /// Use HTTP/1.1
     #[arg(long = "h1")]
     h1: bool,
@@ -442,33 +440,75 @@ fn connect_to(to: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, Exit> {
     Ok(addrs)
 }
 
-/// Whether the run speaks HTTP/2, from --h1, -p and --npn-list.
-fn speaks_http2(a: &H2loadArgs, tls: bool) -> Result<bool, Exit> {
+/// The protocol a run speaks, from --h1, -p and --npn-list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Speaks {
+    Http1,
+    Http2,
+    /// h3 first in the ALPN list: HTTP/3 over QUIC, as h2load built with ngtcp2.
+    Http3,
+}
+
+fn speaks(a: &H2loadArgs, tls: bool) -> Result<Speaks, Exit> {
     if a.h1 {
-        return Ok(false);
+        return Ok(Speaks::Http1);
     }
     if !tls {
         return match a.no_tls_proto.as_deref() {
-            None | Some("h2c") => Ok(true),
-            Some("http/1.1") => Ok(false),
+            None | Some("h2c") => Ok(Speaks::Http2),
+            Some("http/1.1") => Ok(Speaks::Http1),
             Some(p) => Err(Exit::usage(format!(
                 "-p, --no-tls-proto: {p:?} is not a protocol for http:// URIs; h2c or http/1.1"
             ))),
         };
     }
     let Some(list) = &a.npn_list else {
-        return Ok(true);
+        return Ok(Speaks::Http2);
     };
     let ids: Vec<&str> = list.split(',').collect();
     if let Some(bad) = ids
         .iter()
-        .find(|p| !["h2", "h2-16", "h2-14", "http/1.1"].contains(p))
+        .find(|p| !["h3", "h2", "h2-16", "h2-14", "http/1.1"].contains(p))
     {
         return Err(Exit::usage(format!(
-            "--npn-list: {bad:?} is not spoken; the list may name h2 (h2-16, h2-14) and http/1.1"
+            "--npn-list, --alpn-list: {bad:?} is not spoken; the list may name h3, h2 (h2-16, h2-14) and http/1.1"
         )));
     }
-    Ok(ids.iter().any(|p| p.starts_with("h2")))
+    Ok(if ids[0] == "h3" {
+        Speaks::Http3
+    } else if ids.iter().any(|p| p.starts_with("h2")) {
+        Speaks::Http2
+    } else {
+        Speaks::Http1
+    })
+}
+
+/// What each HTTP/3 connection sets, from --max-udp-payload-size and
+/// --header-table-size (QPACK's table for the server's sections).
+fn h3_settings(a: &H2loadArgs) -> Result<stampede_engine::h3::H3Settings, Exit> {
+    let mut s = stampede_engine::h3::H3Settings::default();
+    if let Some(v) = a.max_udp_payload_size {
+        s.max_udp_payload = u16::try_from(v)
+            .ok()
+            .filter(|v| *v >= 1200 && u32::from(*v) <= 65_527)
+            .ok_or_else(|| {
+                Exit::usage(format!(
+                    "--max-udp-payload-size {v}: give a size from 1200 to 65527 bytes"
+                ))
+            })?;
+    }
+    if let Some(v) = a.header_table_size {
+        s.header_table = u32::try_from(v)
+            .ok()
+            .filter(|v| *v <= stampede_engine::h3::MAX_TABLE)
+            .ok_or_else(|| {
+                Exit::usage(format!(
+                    "--header-table-size {v}: HTTP/3's QPACK table is kept up to {} bytes",
+                    stampede_engine::h3::MAX_TABLE
+                ))
+            })?;
+    }
+    Ok(s)
 }
 
 /// What each HTTP/2 connection offers the server, from `-w`, `-W`, `-f` and the
@@ -605,7 +645,13 @@ fn translate(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let http2 = speaks_http2(a, target.tls)?;
+    let speaks = speaks(a, target.tls)?;
+    if speaks != Speaks::Http3 && (a.max_udp_payload_size.is_some() || a.no_udp_gso) {
+        return Err(Exit::usage(
+            "--max-udp-payload-size and --no-udp-gso are HTTP/3's; put h3 first in --alpn-list (an https:// URI)",
+        ));
+    }
+    let http2 = speaks == Speaks::Http2;
     let method = if body.is_some() { "POST" } else { "GET" };
     let headers = (a.headers.iter())
         .map(|h| common::header_arg(h))
@@ -636,6 +682,9 @@ fn translate(
     spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
     spec.load.http2 = http2;
     spec.load.h2 = h2;
+    if speaks == Speaks::Http3 {
+        spec.load.http3 = Some(h3_settings(a)?);
+    }
     spec.record_requests = a.log_file.is_some();
     // h2load's rule: an HTTP/1.1 client posting a body pipelines nothing.
     spec.load.pipeline = if !http2 && body.is_some() {
@@ -692,10 +741,11 @@ fn translate(
         threads: a.threads,
         clients: a.clients,
         requests: total,
-        protocol: match (http2, target.tls) {
-            (false, _) => "http/1.1".into(),
-            (true, false) => "h2c".into(),
-            (true, true) => "h2".into(),
+        protocol: match (speaks, target.tls) {
+            (Speaks::Http3, _) => "h3".into(),
+            (Speaks::Http1, _) => "http/1.1".into(),
+            (Speaks::Http2, false) => "h2c".into(),
+            (Speaks::Http2, true) => "h2".into(),
         },
     };
     Ok((spec, info))

@@ -84,6 +84,22 @@ fn closed_and_fixed_rate_load_over_http3_is_answered_and_reports_quic() {
     assert!((450..=550).contains(&done), "{r}");
     assert_eq!(r["requests"]["failed"], 0);
     assert!(r["open"].is_object(), "{r}");
+    // Sessions on new connections resume and send their first request as 0-RTT.
+    let r = json_run(&[
+        "load",
+        &url,
+        "--http3",
+        "--tls-resume",
+        "--inject",
+        "constantUsersPerSec(40) during(1)",
+        "--calls",
+        "2",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(r["requests"]["failed"], 0, "{r}");
+    assert!(r["tls"]["resumed"].as_u64().unwrap() >= 20, "{r}");
+    assert_eq!(r["tls"]["resumed"], r["quic"]["zero_rtt"], "{r}");
     // The text summary names the protocol and QUIC's figures.
     let out = stampede(&[
         "load", &url, "--http3", "-n", "200", "-c", "2", "--cacert", ca,
@@ -477,4 +493,80 @@ fn caddy_serves_http3_to_stampede() {
     assert_eq!(r["requests"]["completed"], 3000, "{r}");
     assert_eq!(r["statuses"]["200"], 3000);
     assert_eq!(r["tls"]["alpn"], "h3");
+}
+
+#[test]
+fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
+    use std::io::BufRead;
+    let Some(python) = aioquic() else {
+        return crate::common::missing_peer("aioquic (pip install aioquic)");
+    };
+    let dir = tmp("bad");
+    let (cert, key) = stampede_tls::self_signed(&["localhost".into()]).unwrap();
+    let (c, k) = (dir.join("peer.pem"), dir.join("peer.key"));
+    std::fs::write(&c, cert).unwrap();
+    std::fs::write(&k, key).unwrap();
+    // What each broken server's requests fail as (none: they are answered).
+    let cases = [
+        ("data-first", Some("protocol")),
+        ("huge-head", Some("protocol")),
+        ("reset", Some("h3_stream_reset")),
+        ("control-flood", None),
+    ];
+    for (mode, kind) in cases {
+        let mut server = Child(
+            std::process::Command::new(&python)
+                .args([PEER, "bad", mode])
+                .arg(&c)
+                .arg(&k)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut line = String::new();
+        std::io::BufReader::new(server.0.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().strip_prefix("ready ").expect("the peer's port");
+        let started = Instant::now();
+        let out = stampede(&[
+            "load",
+            &format!("https://localhost:{port}/x"),
+            "--http3",
+            "--insecure",
+            "-c",
+            "2",
+            "--streams",
+            "2",
+            "-d",
+            "1s",
+            "--timeout",
+            "2s",
+            "-q",
+            "--json",
+            "-",
+        ]);
+        assert!(started.elapsed() < Duration::from_secs(8), "{mode}");
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        match kind {
+            Some(k) => {
+                assert_eq!(r["requests"]["completed"], 0, "{mode}: {r}");
+                assert!(r["errors"][k].as_u64().unwrap_or(0) > 0, "{mode}: {r}");
+                let others = r["errors"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .filter(|e| *e != k)
+                    .count();
+                assert_eq!(others, 0, "{mode}: {r}");
+            }
+            None => {
+                assert!(
+                    r["requests"]["completed"].as_u64().unwrap() > 0,
+                    "{mode}: {r}"
+                );
+                assert_eq!(r["requests"]["failed"], 0, "{mode}: {r}");
+            }
+        }
+    }
 }

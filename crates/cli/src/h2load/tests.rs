@@ -67,7 +67,18 @@ fn impossible_combinations_name_the_flag() {
             "-r",
         ),
         (&["-p", "spdy", "http://127.0.0.1:9/"], "-p"),
-        (&["--npn-list", "h3", "https://127.0.0.1:9/"], "--npn-list"),
+        (&["--npn-list", "h4", "https://127.0.0.1:9/"], "--npn-list"),
+        (
+            &[
+                "--alpn-list",
+                "h3",
+                "--max-udp-payload-size",
+                "900",
+                "https://127.0.0.1:9/",
+            ],
+            "--max-udp-payload-size 900",
+        ),
+        (&["--no-udp-gso", "http://127.0.0.1:9/"], "--no-udp-gso"),
         (&["-w", "0", "http://127.0.0.1:9/"], "-w"),
         (&["-w", "31", "http://127.0.0.1:9/"], "-w"),
         (&["-W", "0", "http://127.0.0.1:9/"], "-W"),
@@ -330,11 +341,6 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         ),
         (vec!["--qlog-file-base", "q", u], "--qlog-file-base"),
         (vec!["--groups", "X25519", u], "--groups"),
-        (vec!["--no-udp-gso", u], "--no-udp-gso"),
-        (
-            vec!["--max-udp-payload-size", "1200", u],
-            "--max-udp-payload-size",
-        ),
         (vec!["--ktls", u], "--ktls"),
         (
             vec!["--clinets", "2", u],
@@ -352,4 +358,31 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         assert_eq!((e.code, e.message.as_str()), (0, ""), "{flag}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn h3_first_in_the_alpn_list_speaks_http3_with_its_udp_settings() {
+    let u = "https://127.0.0.1:1/";
+    let (s, info) = spec_of(&[
+        "--alpn-list",
+        "h3,h2",
+        "--max-udp-payload-size",
+        "1350",
+        "--header-table-size",
+        "4096",
+        "--no-udp-gso",
+        "-m",
+        "8",
+        u,
+    ])
+    .unwrap();
+    let h3 = s.load.http3.expect("HTTP/3");
+    assert_eq!((h3.max_udp_payload, h3.header_table), (1350, 4096));
+    assert!(!s.load.http2);
+    assert_eq!(s.load.pipeline, 8);
+    assert_eq!(info.protocol, "h3");
+    // h3 later in the list: HTTP/2 over TCP, as h2load chooses by the first.
+    let (s, info) = spec_of(&["--npn-list", "h2,h3", u]).unwrap();
+    assert!(s.load.http2 && s.load.http3.is_none());
+    assert_eq!(info.protocol, "h2");
 }

@@ -2,6 +2,11 @@
 
   h3_peer.py server CERT KEY   serves GET /pong ("pong\n") and /bytes/N (N bytes) on
                                127.0.0.1, a free UDP port, printed as "ready PORT"
+  h3_peer.py bad MODE CERT KEY  a server that breaks HTTP/3 on every request, as MODE
+                               says: data-first (endless DATA, no HEADERS), huge-head
+                               (a HEADERS frame of 1 MiB), reset (each request stream
+                               reset with H3_INTERNAL_ERROR), control-flood (a control
+                               stream of 100,000 reserved frames, then good answers)
   h3_peer.py client HOST PORT PATH N
                                sends N GET requests for PATH at once on one
                                connection, prints {"statuses": {...}, "bytes": B,
@@ -18,6 +23,59 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import StreamDataReceived
+
+
+def varint(v):
+    if v < 0x40:
+        return bytes([v])
+    if v < 0x4000:
+        return (v | 0x4000).to_bytes(2, "big")
+    if v < 0x40000000:
+        return (v | 0x80000000).to_bytes(4, "big")
+    return (v | 0xC000000000000000).to_bytes(8, "big")
+
+
+def frame(kind, payload):
+    return varint(kind) + varint(len(payload)) + payload
+
+
+class Bad(QuicConnectionProtocol):
+    """Raw QUIC: HTTP/3's frames written by hand, broken on purpose."""
+
+    mode = "data-first"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.control = None
+
+    def open_control(self, flood):
+        self.control = self._quic.get_next_available_stream_id(is_unidirectional=True)
+        body = varint(0) + frame(0x4, b"")
+        if flood:
+            # Reserved frame types (0x1f * N + 0x21), each to be ignored.
+            body += b"".join(frame(0x21 + 0x1F * (i % 50), b"x") for i in range(100_000))
+        self._quic.send_stream_data(self.control, body)
+
+    def quic_event_received(self, event):
+        if not isinstance(event, StreamDataReceived) or event.stream_id % 4 != 0:
+            return
+        if not event.end_stream:
+            return
+        sid = event.stream_id
+        if self.control is None:
+            self.open_control(self.mode == "control-flood")
+        if self.mode == "data-first":
+            chunk = frame(0x0, b"z" * 16000)
+            self._quic.send_stream_data(sid, chunk * 64, end_stream=True)
+        elif self.mode == "huge-head":
+            self._quic.send_stream_data(sid, varint(0x1) + varint(1 << 20) + b"\0" * 4096)
+        elif self.mode == "reset":
+            self._quic.reset_stream(sid, 0x102)
+        else:
+            # A good answer, QPACK by hand: static :status 200 (index 25).
+            self._quic.send_stream_data(sid, frame(0x1, b"\x00\x00\xd9") + frame(0x0, b"ok"), end_stream=True)
+        self.transmit()
 
 
 class Server(QuicConnectionProtocol):
@@ -97,6 +155,16 @@ async def run_server(cert, key):
     await asyncio.Future()
 
 
+async def run_bad(mode, cert, key):
+    config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN)
+    config.load_cert_chain(cert, key)
+    Bad.mode = mode
+    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Bad)
+    port = server._transport.get_extra_info("sockname")[1]
+    print(f"ready {port}", flush=True)
+    await asyncio.Future()
+
+
 async def run_client(host, port, path, n):
     config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
     config.verify_mode = ssl.CERT_NONE
@@ -115,5 +183,7 @@ async def run_client(host, port, path, n):
 if __name__ == "__main__":
     if sys.argv[1] == "server":
         asyncio.run(run_server(sys.argv[2], sys.argv[3]))
+    elif sys.argv[1] == "bad":
+        asyncio.run(run_bad(sys.argv[2], sys.argv[3], sys.argv[4]))
     else:
         asyncio.run(run_client(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])))
