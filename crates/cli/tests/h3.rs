@@ -360,9 +360,27 @@ impl Drop for Child {
     }
 }
 
+/// Starts aioquic's script with `args` (a server) and waits for the port it reports.
+fn start_peer(python: &Path, args: &[&str]) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = Child(
+        std::process::Command::new(python)
+            .arg(PEER)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().strip_prefix("ready ").expect("the peer's port");
+    (child, port.to_string())
+}
+
 #[test]
 fn aioquic_answers_stampede_and_stampede_answers_aioquic() {
-    use std::io::BufRead;
     let Some(python) = aioquic() else {
         return crate::common::missing_peer("aioquic (pip install aioquic)");
     };
@@ -372,20 +390,10 @@ fn aioquic_answers_stampede_and_stampede_answers_aioquic() {
     let (c, k) = (dir.join("peer.pem"), dir.join("peer.key"));
     std::fs::write(&c, cert).unwrap();
     std::fs::write(&k, key).unwrap();
-    let mut server = Child(
-        std::process::Command::new(&python)
-            .args([PEER, "server"])
-            .arg(&c)
-            .arg(&k)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let (server, port) = start_peer(
+        &python,
+        &["server", c.to_str().unwrap(), k.to_str().unwrap()],
     );
-    let mut line = String::new();
-    std::io::BufReader::new(server.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().strip_prefix("ready ").expect("the peer's port");
     let base = format!("https://localhost:{port}");
     let ca = c.to_str().unwrap();
     let r = json_run(&[
@@ -497,7 +505,6 @@ fn caddy_serves_http3_to_stampede() {
 
 #[test]
 fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
-    use std::io::BufRead;
     let Some(python) = aioquic() else {
         return crate::common::missing_peer("aioquic (pip install aioquic)");
     };
@@ -514,20 +521,10 @@ fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
         ("control-flood", None),
     ];
     for (mode, kind) in cases {
-        let mut server = Child(
-            std::process::Command::new(&python)
-                .args([PEER, "bad", mode])
-                .arg(&c)
-                .arg(&k)
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap(),
+        let (_server, port) = start_peer(
+            &python,
+            &["bad", mode, c.to_str().unwrap(), k.to_str().unwrap()],
         );
-        let mut line = String::new();
-        std::io::BufReader::new(server.0.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().strip_prefix("ready ").expect("the peer's port");
         let started = Instant::now();
         let out = stampede(&[
             "load",

@@ -72,6 +72,8 @@ struct Conn {
     streams: Vec<ReqStream>,
     /// Whether the connection may have datagrams to send.
     more: bool,
+    /// This end's control stream is open (once the client's limits allow it).
+    opened: bool,
 }
 
 /// Counters of what the endpoint did.
@@ -156,6 +158,12 @@ impl H3Endpoint {
         }
     }
 
+    /// Request streams held over all connections (being read, or with an answer still
+    /// to make or to hand to QUIC).
+    pub fn streams(&self) -> usize {
+        self.conns.iter().flatten().map(|c| c.streams.len()).sum()
+    }
+
     /// Connections open.
     pub fn open(&self) -> usize {
         self.conns.iter().filter(|c| c.is_some()).count()
@@ -192,16 +200,14 @@ impl H3Endpoint {
                             if self.conns.len() <= h.0 {
                                 self.conns.resize_with(h.0 + 1, || None);
                             }
-                            let mut c = Conn {
+                            let c = Conn {
                                 conn,
                                 session: Session::new(Role::Server, MAX_FIELD_SECTION, 0),
                                 outbox: Outbox::default(),
                                 streams: Vec::new(),
                                 more: true,
+                                opened: false,
                             };
-                            if let Err(e) = c.session.open(&mut c.conn, &mut c.outbox) {
-                                close(&mut c.conn, now, &e);
-                            }
                             self.conns[h.0] = Some(c);
                             self.drive(now, h.0);
                         }
@@ -324,6 +330,20 @@ impl H3Endpoint {
             };
             c.more = true;
             let r = match ev {
+                Event::Connected | Event::Stream(StreamEvent::Available { dir: Dir::Uni })
+                    if !c.opened =>
+                {
+                    // The control stream opens as soon as the client's stream limit is
+                    // known; a client that allows none yet is waited for.
+                    match c.session.open(&mut c.conn, &mut c.outbox) {
+                        Ok(()) => {
+                            c.opened = true;
+                            Ok(())
+                        }
+                        Err(_) if matches!(ev, Event::Connected) => Ok(()),
+                        Err(e) => Err(e),
+                    }
+                }
                 Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
                     let mut r = Ok(());
                     while let Some(id) = c.conn.streams().accept(Dir::Uni) {
@@ -359,6 +379,7 @@ impl H3Endpoint {
                 Event::Stream(StreamEvent::Writable { id }) => {
                     let _ = c.outbox.flush(&mut c.conn, id);
                     self.more_body(i, id);
+                    self.reap(i, id);
                     Ok(())
                 }
                 Event::Stream(StreamEvent::Stopped { id, .. }) => {
@@ -483,7 +504,10 @@ impl H3Endpoint {
             body: &body,
         };
         match routes::route(&req, &mut self.ctx, &mut r) {
-            Routed::Written => self.more_body(i, id),
+            Routed::Written => {
+                self.more_body(i, id);
+                self.reap(i, id);
+            }
             Routed::Later(Deferred::Delay(ms)) => {
                 r.stream.answer = Answer::Delayed;
                 self.timers
@@ -551,6 +575,23 @@ impl H3Endpoint {
                 c.more = true;
             }
             _ => {}
+        }
+        self.reap(ci, id);
+    }
+
+    /// Forgets stream `id` of connection `i` once its answer is whole and handed to
+    /// QUIC (which keeps what is unacknowledged): an answered stream costs nothing.
+    fn reap(&mut self, i: usize, id: StreamId) {
+        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        if c.outbox.owes(id) {
+            return;
+        }
+        if let Some(k) = c.streams.iter().position(|s| s.id == id) {
+            if matches!(c.streams[k].answer, Answer::Done) {
+                c.streams.swap_remove(k);
+            }
         }
     }
 

@@ -251,9 +251,8 @@ impl H3Conn {
         self.advance(now);
         self.quic.handle(self.now, datagram, &mut self.scratch);
         self.more = true;
-        let r = self.process(events);
-        self.fill();
-        r
+        // What to send is asked for at the write, after every datagram that came.
+        self.process(events)
     }
 
     /// Whether the handshake has ended.

@@ -160,6 +160,8 @@ fn requests_are_answered_over_a_handshake_in_memory() {
     assert_eq!(by(numbers[1]), (numbers[1], 200, 100_000));
     assert_eq!(by(numbers[3]).1, 404);
     assert_eq!(p.server.stats.requests, 4);
+    // Answered streams are forgotten: nothing per request stays behind.
+    assert_eq!(p.server.streams(), 0);
     assert!(p.client.figures().packets_sent > 0);
     // A polite close reaches the server, which forgets the connection.
     p.client.close(p.now);
@@ -181,6 +183,7 @@ fn a_retry_validates_the_address_first_and_losses_are_recovered() {
     let got = responses(&p.events);
     assert_eq!(got.len(), 20);
     assert!(got.iter().all(|r| r.1 == 200 && r.2 == 20_000));
+    assert_eq!(p.server.streams(), 0);
     assert!(p.client.figures().packets_lost + p.client.figures().packets_sent > 0);
 }
 

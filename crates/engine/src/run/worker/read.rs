@@ -79,6 +79,7 @@ impl Worker<'_> {
     #[cold]
     #[inline(never)]
     fn on_datagrams(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
+        let mut took = false;
         for _ in 0..READS_PER_WAKE {
             let Some(r) = self.conns[ci].link.read(buf) else {
                 return;
@@ -86,9 +87,10 @@ impl Worker<'_> {
             match r {
                 Ok(n) => {
                     self.rec.read_bytes(now, n);
-                    if !self.consume(ci, &buf[..n], now) {
+                    if !self.take_input(ci, &buf[..n], now) {
                         return;
                     }
+                    took = true;
                     if let Some((us, resumed)) =
                         self.conns[ci].proto.h3().and_then(|h| h.take_handshake())
                     {
@@ -107,7 +109,12 @@ impl Worker<'_> {
                         }
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if took {
+                        self.after_input(ci, now);
+                    }
+                    return;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // The server's port answered with ICMP: nothing listens on UDP there.
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
@@ -115,6 +122,9 @@ impl Worker<'_> {
                 }
                 Err(e) => return self.h3_broken(ci, now, ErrorKind::from_read_error(&e)),
             }
+        }
+        if took && !self.after_input(ci, now) {
+            return;
         }
         self.reread.push((ci, false));
     }
@@ -143,6 +153,14 @@ impl Worker<'_> {
     /// Hands what was read to the connection's protocol and settles what it reports.
     /// Returns false when the connection was closed.
     pub(super) fn consume(&mut self, ci: usize, data: &[u8], now: Instant) -> bool {
+        self.take_input(ci, data, now) && self.after_input(ci, now)
+    }
+
+    /// [`Worker::consume`] without what follows the input (new requests, the
+    /// write): a datagram link takes every datagram of a wake-up first, so that its
+    /// answers and acknowledgements go out together. Returns false when the
+    /// connection was closed.
+    fn take_input(&mut self, ci: usize, data: &[u8], now: Instant) -> bool {
         let mut events = std::mem::take(&mut self.events);
         events.clear();
         let body = self
@@ -180,7 +198,7 @@ impl Worker<'_> {
             }
             return false;
         }
-        open && self.after_input(ci, now)
+        open
     }
 
     /// Handles a connection's events in order. Returns false when the connection was
