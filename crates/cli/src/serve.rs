@@ -232,9 +232,18 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
             }
         });
     }
+    let h3 = server.h3_stats();
     server
         .run(shutdown)
         .map_err(|e| Exit::fail(e.to_string()))?;
-    eprintln!("stampede serve: stopped");
+    if a.http3 {
+        let s = *h3.lock().unwrap_or_else(|e| e.into_inner());
+        eprintln!(
+            "stampede serve: stopped; HTTP/3: {} connections, {} requests, {} Retries, {} refused, {} closed for HTTP/3 errors, {} malformed requests",
+            s.connections, s.requests, s.retries, s.refused, s.h3_errors, s.stream_errors
+        );
+    } else {
+        eprintln!("stampede serve: stopped");
+    }
     Ok(())
 }

@@ -89,6 +89,18 @@ pub struct H3Stats {
     pub stream_errors: u64,
 }
 
+impl H3Stats {
+    /// Adds another endpoint's counters.
+    pub fn add(&mut self, o: &H3Stats) {
+        self.connections += o.connections;
+        self.retries += o.retries;
+        self.refused += o.refused;
+        self.requests += o.requests;
+        self.h3_errors += o.h3_errors;
+        self.stream_errors += o.stream_errors;
+    }
+}
+
 /// One UDP socket's HTTP/3 (see the module's note).
 pub struct H3Endpoint {
     endpoint: Endpoint,

@@ -32,10 +32,16 @@ pub(crate) struct UdpLoop {
     date: DateCache,
     /// A datagram the socket did not take, sent first once it is writable.
     held: Option<(SocketAddr, Vec<u8>)>,
+    /// Where the endpoint's counters go when the loop stops.
+    totals: Arc<std::sync::Mutex<crate::h3::H3Stats>>,
 }
 
 impl UdpLoop {
-    pub(crate) fn new(socket: std::net::UdpSocket, endpoint: H3Endpoint) -> io::Result<UdpLoop> {
+    pub(crate) fn new(
+        socket: std::net::UdpSocket,
+        endpoint: H3Endpoint,
+        totals: Arc<std::sync::Mutex<crate::h3::H3Stats>>,
+    ) -> io::Result<UdpLoop> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
         socket.set_nonblocking(true)?;
@@ -49,6 +55,7 @@ impl UdpLoop {
             endpoint,
             date: DateCache::new(),
             held: None,
+            totals,
         })
     }
 
@@ -61,6 +68,8 @@ impl UdpLoop {
             if shutdown.is_triggered() {
                 self.endpoint.close_all(now);
                 self.send(now, &mut out);
+                let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+                t.add(&self.endpoint.stats);
                 return Ok(());
             }
             self.date.refresh();

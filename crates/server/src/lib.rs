@@ -166,6 +166,8 @@ pub struct Server {
     per_thread: Vec<Vec<TcpListener>>,
     /// HTTP/3: each thread's UDP sockets, one per address.
     udp: Vec<Vec<std::net::UdpSocket>>,
+    /// HTTP/3's counters, summed over the threads as each stops.
+    h3_stats: Arc<Mutex<h3::H3Stats>>,
     local: Vec<SocketAddr>,
     config: Config,
 }
@@ -305,9 +307,16 @@ impl Server {
         Ok(Server {
             per_thread,
             udp,
+            h3_stats: Arc::default(),
             local,
             config,
         })
+    }
+
+    /// HTTP/3's counters (connections, requests, Retries, errors), filled in as
+    /// each thread stops: read them after [`Server::run`] returns.
+    pub fn h3_stats(&self) -> Arc<Mutex<h3::H3Stats>> {
+        self.h3_stats.clone()
     }
 
     /// The addresses actually bound (with the ports picked for port 0).
@@ -343,7 +352,11 @@ impl Server {
             );
         }
         if let Some(tls) = &self.config.tls {
-            let transport = stampede_quic::Transport::default();
+            // The same request streams at once as over HTTP/2.
+            let transport = stampede_quic::Transport {
+                streams: h2::MAX_STREAMS as u32,
+                ..Default::default()
+            };
             let quic = stampede_quic::server_config(tls, &transport)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
             for (i, sockets) in self.udp.into_iter().enumerate() {
@@ -361,7 +374,7 @@ impl Server {
                     ep.max_connections = per_thread_max;
                     // Address validation once the thread holds half its share.
                     ep.retry_above = Some(per_thread_max / 2);
-                    let lp = h3_loop::UdpLoop::new(socket, ep)?;
+                    let lp = h3_loop::UdpLoop::new(socket, ep, self.h3_stats.clone())?;
                     shutdown.add_waker(lp.waker.clone());
                     let sd = shutdown.clone();
                     handles.push(

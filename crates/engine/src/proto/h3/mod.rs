@@ -266,10 +266,15 @@ impl H3Conn {
         self.handshake.take()
     }
 
-    /// The server's stream limit as far as known: the streams open now, plus one
-    /// while another may open.
+    /// The server's stream limit as far as known: QUIC's stream credit is not
+    /// counted ahead, so no limit while streams open, and the streams open now once
+    /// one was refused (until the server grants more).
     pub fn stream_limit(&self) -> usize {
-        self.streams.len() + usize::from(!self.blocked && !self.goaway)
+        if self.blocked || self.goaway {
+            self.streams.len()
+        } else {
+            usize::MAX
+        }
     }
 
     /// Streams open (sent and not yet answered or reset).

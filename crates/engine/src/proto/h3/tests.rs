@@ -223,3 +223,23 @@ fn the_idle_timeout_ends_a_silent_connection() {
     };
     assert_eq!(kind, crate::error::ErrorKind::QuicIdleTimeout);
 }
+
+#[test]
+fn requests_sent_together_share_datagrams() {
+    let mut p = pair(false);
+    p.run(200, |p| p.client.connected).unwrap();
+    // The worker opens as many streams as its limit says at once: QUIC's credit is
+    // not guessed at, so the limit does not hold a batch to one request.
+    assert!(p.client.stream_limit() >= 50);
+    for _ in 0..50 {
+        assert!(p.client.request(&get("/pong")) > 0);
+    }
+    p.client.prepare(p.now);
+    let mut datagrams = 0;
+    while !p.client.unwritten().is_empty() {
+        datagrams += 1;
+        let n = p.client.unwritten().len();
+        p.client.wrote(n);
+    }
+    assert!(datagrams <= 3, "{datagrams} datagrams for 50 requests");
+}
