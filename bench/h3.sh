@@ -11,7 +11,8 @@
 #   against `stampede serve --http3 --threads 1`. oha's HTTP/3 runs do not print
 #   their report (they hang once done), so oha's requests are the server's count
 #   over the run (`serve` prints it when stopped) and oha is stopped after it;
-#   client CPU is that of the whole process. Beside them, stampede over HTTP/2 on the
+#   client CPU is that of the whole process, over the run and the wait until it is
+#   stopped (its busy share is over both). Beside them, stampede over HTTP/2 on the
 #   same server's TCP port: what HTTP/3 costs the client per request.
 # - server: `stampede serve --http3` against Caddy (from Debian; quic-go, GOMAXPROCS
 #   1, `respond "pong"`), the same stampede client: req/s per server core, and the
@@ -40,11 +41,11 @@ serve_h3() {
   wait_port "$1"
 }
 
-# stop_serve: stops the server and prints its HTTP/3 request count.
+# stop_serve PORT: stops the server; its HTTP/3 request count is then in $SERVED.
 stop_serve() {
   kill -INT "$SERVE_PID"
   wait "$SERVE_PID" 2>/dev/null || true
-  sed -n 's/.*HTTP\/3: [0-9]* connections, \([0-9]*\) requests.*/\1/p' "$WORK/serve-$1"
+  SERVED=$(sed -n 's/.*HTTP\/3: [0-9]* connections, \([0-9]*\) requests.*/\1/p' "$WORK/serve-$1")
 }
 
 # caddy_h3 PORT: Caddy on CPU 1 with its own CA, answering /pong.
@@ -92,7 +93,7 @@ load_row() {
   n=$(json_at "$out" "r['requests']['completed']")
   rps=$(json_at "$out" "r['throughput_rps']")
   read -r u sy _ < "$out.time"
-  echo "$case $name $rps $(python3 -c "print(($u + $sy) * 1e6 / max($n, 1))") $(python3 -c "print(($after - $before) * 100 / $SECS)")" >> "$WORK/results"
+  echo "$case $name $rps $(python3 -c "print(($u + $sy) * 1e6 / max($n, 1))") $(python3 -c "print(($after - $before) * 100 / $SECS)") $(python3 -c "print(($u + $sy) * 100 / $SECS)")" >> "$WORK/results"
   printf '%-7s round %d %-14s %9.0f req/s\n' "$case" "$r" "$name" "$rps" >&2
 }
 
@@ -102,7 +103,7 @@ for r in $(seq "$ROUNDS"); do
   serve_h3 "$port"
   load_row client stampede-h3 http3 "https://localhost:$port/pong" "$SERVE_PID"
   load_row client stampede-h2 http2 "https://localhost:$port/pong" "$SERVE_PID"
-  stop_serve "$port" >/dev/null
+  stop_serve "$port"
   port=$(free_port)
   serve_h3 "$port"
   before=$(cpu_seconds "$SERVE_PID")
@@ -110,17 +111,19 @@ for r in $(seq "$ROUNDS"); do
     taskset -c 0 "$OHA3" --no-tui --http-version 3 --insecure -c 4 -p 100 -z "${SECS}s" \
     "https://localhost:$port/pong" >/dev/null 2>&1 || true
   after=$(cpu_seconds "$SERVE_PID")
-  n=$(stop_serve "$port")
-  read -r u sy _ < "$WORK/oha.$r.time"
+  stop_serve "$port"
+  n=$SERVED
+  # time(1) puts "Command exited with non-zero status" first when oha is stopped.
+  read -r u sy _ < <(tail -1 "$WORK/oha.$r.time")
   rps=$(python3 -c "print(${n:-0} / $SECS)")
-  echo "client oha-h3 $rps $(python3 -c "print(($u + $sy) * 1e6 / max(${n:-0}, 1))") $(python3 -c "print(($after - $before) * 100 / $SECS)")" >> "$WORK/results"
+  echo "client oha-h3 $rps $(python3 -c "print(($u + $sy) * 1e6 / max(${n:-0}, 1))") $(python3 -c "print(($after - $before) * 100 / $SECS)") $(python3 -c "print(($u + $sy) * 100 / ($SECS + 3))")" >> "$WORK/results"
   printf '%-7s round %d %-14s %9.0f req/s\n' client "$r" oha-h3 "$rps" >&2
 
   # Server: stampede serve against Caddy, the same client.
   port=$(free_port)
   serve_h3 "$port"
   load_row server stampede-serve http3 "https://localhost:$port/pong" "$SERVE_PID"
-  stop_serve "$port" >/dev/null
+  stop_serve "$port"
   port=$(free_port)
   caddy_h3 "$port"
   load_row server caddy http3 "https://localhost:$port/pong" "$CADDY_PID"
@@ -128,13 +131,13 @@ for r in $(seq "$ROUNDS"); do
 done
 
 echo
-echo "| case | side | req/s (median of $ROUNDS) | client CPU µs/request | server core busy % |"
-echo "|---|---|---:|---:|---:|"
+echo "| case | side | req/s (median of $ROUNDS) | client CPU µs/request | server core busy % | client core busy % |"
+echo "|---|---|---:|---:|---:|---:|"
 for row in "client stampede-h3" "client oha-h3" "client stampede-h2" "server stampede-serve" "server caddy"; do
   set -- $row
-  printf '| %s | %s | %.0f | %.2f | %.0f |\n' "$1" "$2" \
+  printf '| %s | %s | %.0f | %.2f | %.0f | %.0f |\n' "$1" "$2" \
     "$(median_of "$WORK/results" 3 "$1" "$2")" "$(median_of "$WORK/results" 4 "$1" "$2")" \
-    "$(median_of "$WORK/results" 5 "$1" "$2")"
+    "$(median_of "$WORK/results" 5 "$1" "$2")" "$(median_of "$WORK/results" 6 "$1" "$2")"
 done
 
 # Fixed rate: the send lag at rising rates, against the stampede server.
@@ -143,7 +146,7 @@ serve_h3 "$port"
 echo
 echo "| offered req/s | achieved req/s | send lag p99 µs | client core busy % |"
 echo "|---:|---:|---:|---:|"
-for rate in 10000 20000 40000 60000 80000; do
+for rate in 20000 50000 80000 110000 140000 170000 200000; do
   out=$WORK/rate.$rate.json
   /usr/bin/time -f "%U %S %M" -o "$out.time" taskset -c 0 "$STAMPEDE" load -q --http3 \
     --insecure -c 8 --streams 16 -t 1 --rate "$rate" -d "${SECS}s" --json "$out" \
@@ -155,4 +158,4 @@ for rate in 10000 20000 40000 60000 80000; do
 done
 echo
 machine
-echo "- $("$OHA3" --version) (http3 feature), $(caddy version | awk '{print "caddy", $1}')"
+echo "- $("$OHA3" --version) (http3 feature), $(caddy version | awk '{print "caddy", $1}'), GOMAXPROCS=1 for Caddy"

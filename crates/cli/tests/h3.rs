@@ -515,7 +515,7 @@ fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
     std::fs::write(&k, key).unwrap();
     // What each broken server's requests fail as (none: they are answered).
     let cases = [
-        ("data-first", Some("protocol")),
+        ("data-first", Some("h3_protocol")),
         ("huge-head", Some("protocol")),
         ("reset", Some("h3_stream_reset")),
         ("control-flood", None),
@@ -566,4 +566,50 @@ fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
             }
         }
     }
+}
+
+#[test]
+fn the_server_answers_broken_requests_with_http3_s_codes() {
+    let Some(python) = aioquic() else {
+        return crate::common::missing_peer("aioquic (pip install aioquic)");
+    };
+    let dir = tmp("badclient");
+    let (srv, _) = h3_server(&dir, true);
+    let port = srv.addr().port().to_string();
+    // Each broken request and the answer RFC 9114 gives it: a stream error (reset)
+    // for a malformed message, a connection error (close) for frames out of order,
+    // a QPACK failure or a forbidden stream.
+    let cases = [
+        ("data-first", r#"{"closed": 261}"#),
+        ("no-method", r#"{"reset": 270}"#),
+        ("bad-qpack", r#"{"closed": 512}"#),
+        ("two-controls", r#"{"closed": 259}"#),
+        ("push", r#"{"closed": 259}"#),
+        ("good", r#"{"answered": true}"#),
+    ];
+    for (mode, expect) in cases {
+        let out = std::process::Command::new(&python)
+            .args([PEER, "badclient", "127.0.0.1", &port, mode])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let want: serde_json::Value = serde_json::from_str(expect).unwrap();
+        assert_eq!(got, want, "{mode}");
+    }
+    // The server carried on through all of them.
+    let r = json_run(&[
+        "load",
+        &format!("https://localhost:{port}/pong"),
+        "--http3",
+        "--insecure",
+        "-n",
+        "100",
+    ]);
+    assert_eq!(r["requests"]["completed"], 100, "{r}");
+    srv.stop().unwrap();
 }

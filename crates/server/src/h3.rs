@@ -459,7 +459,7 @@ impl H3Endpoint {
         }
         if let Some(e) = failure {
             self.stats.stream_errors += 1;
-            if matches!(e.code, Code::QPACK_DECOMPRESSION_FAILED | Code::FRAME_ERROR) {
+            if !e.is_stream_error() {
                 self.stats.h3_errors += 1;
                 return close(&mut c.conn, now, &e);
             }

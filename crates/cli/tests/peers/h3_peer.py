@@ -7,6 +7,11 @@
                                (a HEADERS frame of 1 MiB), reset (each request stream
                                reset with H3_INTERNAL_ERROR), control-flood (a control
                                stream of 100,000 reserved frames, then good answers)
+  h3_peer.py badclient HOST PORT MODE
+                               sends one request broken as MODE says (data-first,
+                               no-method, bad-qpack, two-controls, push) over raw QUIC
+                               and prints how the server answered: {"reset": CODE},
+                               {"closed": CODE} or {"answered": true}
   h3_peer.py client HOST PORT PATH N
                                sends N GET requests for PATH at once on one
                                connection, prints {"statuses": {...}, "bytes": B,
@@ -23,7 +28,7 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import StreamDataReceived
+from aioquic.quic.events import ConnectionTerminated, StreamDataReceived, StreamReset
 
 
 def varint(v):
@@ -165,6 +170,59 @@ async def run_bad(mode, cert, key):
     await asyncio.Future()
 
 
+class RawClient(QuicConnectionProtocol):
+    """Raw QUIC: HTTP/3's streams written by hand; notes the server's answer."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.outcome = self._loop.create_future()
+
+    def settle(self, value):
+        if not self.outcome.done():
+            self.outcome.set_result(value)
+
+    def quic_event_received(self, event):
+        if isinstance(event, StreamReset):
+            self.settle({"reset": event.error_code})
+        elif isinstance(event, ConnectionTerminated):
+            self.settle({"closed": event.error_code})
+        elif isinstance(event, StreamDataReceived) and event.stream_id % 4 == 0 and event.end_stream:
+            self.settle({"answered": True})
+
+
+async def run_badclient(host, port, mode):
+    config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
+    config.verify_mode = ssl.CERT_NONE
+    async with connect(host, port, configuration=config, create_protocol=RawClient) as c:
+        q = c._quic
+        control = q.get_next_available_stream_id(is_unidirectional=True)
+        q.send_stream_data(control, varint(0) + frame(0x4, b""))
+        # A request's field section by hand: :method GET (static 17), :scheme https
+        # (23), :path / (1), :authority as a literal with static name (0).
+        head = b"\x00\x00" + bytes([0xC0 | 17, 0xC0 | 23, 0xC0 | 1]) + bytes([0x50, 1]) + b"x"
+        sid = q.get_next_available_stream_id()
+        if mode == "data-first":
+            q.send_stream_data(sid, frame(0x0, b"body") + frame(0x1, head), end_stream=True)
+        elif mode == "no-method":
+            q.send_stream_data(sid, frame(0x1, b"\x00\x00" + bytes([0xC0 | 23, 0xC0 | 1])), end_stream=True)
+        elif mode == "bad-qpack":
+            q.send_stream_data(sid, frame(0x1, b"\x00\x00\xff\xff\xff\xff\xff"), end_stream=True)
+        elif mode == "two-controls":
+            other = q.get_next_available_stream_id(is_unidirectional=True)
+            q.send_stream_data(other, varint(0) + frame(0x4, b""))
+        elif mode == "push":
+            other = q.get_next_available_stream_id(is_unidirectional=True)
+            q.send_stream_data(other, varint(1) + varint(0))
+        else:
+            q.send_stream_data(sid, frame(0x1, head), end_stream=True)
+        c.transmit()
+        try:
+            outcome = await asyncio.wait_for(c.outcome, 10)
+        except asyncio.TimeoutError:
+            outcome = {"timeout": True}
+    print(json.dumps(outcome))
+
+
 async def run_client(host, port, path, n):
     config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
     config.verify_mode = ssl.CERT_NONE
@@ -185,5 +243,7 @@ if __name__ == "__main__":
         asyncio.run(run_server(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "bad":
         asyncio.run(run_bad(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif sys.argv[1] == "badclient":
+        asyncio.run(run_badclient(sys.argv[2], int(sys.argv[3]), sys.argv[4]))
     else:
         asyncio.run(run_client(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])))

@@ -82,6 +82,23 @@ impl H3Error {
     }
 }
 
+impl H3Error {
+    /// Whether the error is the stream's alone (RFC 9114 §4.1.2: a malformed or
+    /// oversized message, a request cancelled or rejected), the stream being reset
+    /// and the connection going on; every other error is the connection's (frames
+    /// out of order, a broken frame, a QPACK failure, §4.1, §7.1, RFC 9204 §2.2).
+    pub fn is_stream_error(&self) -> bool {
+        matches!(
+            self.code,
+            Code::MESSAGE_ERROR
+                | Code::EXCESSIVE_LOAD
+                | Code::REQUEST_CANCELLED
+                | Code::REQUEST_REJECTED
+                | Code::REQUEST_INCOMPLETE
+        )
+    }
+}
+
 impl std::fmt::Display for H3Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.code.name(), self.why)

@@ -492,7 +492,7 @@ impl H3Conn {
             let code = VarInt::from_u64(e.code.0).unwrap_or(VarInt::MAX);
             let _ = self.quic.conn.recv_stream(s.id).stop(code);
             self.outbox.drop_stream(s.id);
-            if e.code == Code::QPACK_DECOMPRESSION_FAILED || e.code == Code::FRAME_ERROR {
+            if !e.is_stream_error() {
                 // The connection's state is in doubt: it is over.
                 return Err(self.fail(&e));
             }
