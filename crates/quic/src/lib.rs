@@ -166,6 +166,7 @@ impl Client {
     /// stray packets).
     pub fn handle(&mut self, now: Instant, datagram: &[u8], scratch: &mut Vec<u8>) {
         let data = bytes::BytesMut::from(datagram);
+        scratch.clear();
         if let Some(DatagramEvent::ConnectionEvent(_, ev)) =
             self.endpoint
                 .handle(now, self.remote, None, None, data, scratch)

@@ -230,6 +230,26 @@ fn string_into(
     Ok(())
 }
 
+/// A literal string as it reads: the section's own bytes when it is not Huffman
+/// coded (no copy), else decoded into `out`; longer than `limit`, `too_long`.
+fn plain_or<'a>(
+    raw: &'a [u8],
+    huffman: bool,
+    out: &'a mut Vec<u8>,
+    limit: usize,
+    too_long: &H3Error,
+) -> Result<&'a [u8], H3Error> {
+    if !huffman {
+        return if raw.len() > limit {
+            Err(too_long.clone())
+        } else {
+            Ok(raw)
+        };
+    }
+    string_into(raw, true, out, limit, too_long.clone())?;
+    Ok(out)
+}
+
 /// A dynamic table's entry: its name and value.
 type Field = (Box<[u8]>, Box<[u8]>);
 
@@ -581,19 +601,17 @@ impl Decoder {
                     } else {
                         let (raw, h) = raw_string(block, &mut at, 7, room(n.len()), over.clone())?
                             .ok_or_else(|| failed("a string longer than its section"))?;
-                        string_into(raw, h, value_buf, room(n.len()), over.clone())?;
-                        (n, value_buf)
+                        (n, plain_or(raw, h, value_buf, room(n.len()), &over)?)
                     }
                 }
                 None => {
                     let (raw, h) = raw_string(block, &mut at, 3, room(0), over.clone())?
                         .ok_or_else(|| failed("a string longer than its section"))?;
-                    string_into(raw, h, name_buf, room(0), over.clone())?;
-                    let r = room(name_buf.len());
+                    let name = plain_or(raw, h, name_buf, room(0), &over)?;
+                    let r = room(name.len());
                     let (raw, h) = raw_string(block, &mut at, 7, r, over.clone())?
                         .ok_or_else(|| failed("a string longer than its section"))?;
-                    string_into(raw, h, value_buf, r, over.clone())?;
-                    (name_buf, value_buf)
+                    (name, plain_or(raw, h, value_buf, r, &over)?)
                 }
             };
             size += name.len() + value.len() + FIELD_OVERHEAD;

@@ -300,12 +300,14 @@ impl H3Conn {
         };
         let conn = &mut self.quic.conn;
         let body = !req.body.is_empty();
-        let mut head = Vec::with_capacity(req.section.len() + 8);
-        stampede_wire::h3::frame(&mut head, stampede_wire::h3::kind::HEADERS, &req.section);
+        // The frames' heads go through the scratch buffer, reused request to request.
+        let head = &mut self.scratch;
+        head.clear();
+        stampede_wire::h3::frame(head, stampede_wire::h3::kind::HEADERS, &req.section);
         if body {
-            stampede_wire::h3::data_head(&mut head, req.body.len() as u64);
+            stampede_wire::h3::data_head(head, req.body.len() as u64);
         }
-        let _ = self.outbox.write(conn, id, &head, !body);
+        let _ = self.outbox.write(conn, id, head, !body);
         if body {
             let _ = self.outbox.write(conn, id, &req.body, true);
         }
