@@ -105,7 +105,7 @@ fn closed_and_fixed_rate_load_over_http3_is_answered_and_reports_quic() {
         "load", &url, "--http3", "-n", "200", "-c", "2", "--cacert", ca,
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("HTTP/3, 1 streams per connection"), "{text}");
+    assert!(text.contains("HTTP/3, 1 stream per connection"), "{text}");
     assert!(text.contains("quic        2 connections"), "{text}");
     srv.stop().unwrap();
 }
@@ -611,5 +611,84 @@ fn the_server_answers_broken_requests_with_http3_s_codes() {
         "100",
     ]);
     assert_eq!(r["requests"]["completed"], 100, "{r}");
+    srv.stop().unwrap();
+}
+
+#[test]
+fn two_segments_of_one_http3_run_merge_into_one_result() {
+    let dir = tmp("segments");
+    let (srv, ca) = h3_server(&dir, true);
+    let url = format!("https://localhost:{}/pong", srv.addr().port());
+    let ca = ca.to_str().unwrap().to_string();
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 1.0;
+    let at = format!("{at:.3}");
+    let children: Vec<(std::process::Child, PathBuf)> = (1..=2)
+        .map(|k| {
+            let json = dir.join(format!("{k}.json"));
+            let child = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
+                .args([
+                    "load", "-q", "--http3", "--rate", "600", "-d", "1s", "-c", "4",
+                ])
+                .args(["-t", "1", "--cacert", &ca, "--start-at", &at, "--segment"])
+                .arg(format!("{k}/2"))
+                .arg("--json")
+                .arg(&json)
+                .arg(&url)
+                .spawn()
+                .unwrap();
+            (child, json)
+        })
+        .collect();
+    let mut files = Vec::new();
+    let mut parts = Vec::new();
+    for (mut child, json) in children {
+        assert!(child.wait().unwrap().success());
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        parts.push(r);
+        files.push(json.to_string_lossy().into_owned());
+    }
+    let merged = dir.join("merged.json");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--json", merged.to_str().unwrap()]);
+    let out = stampede(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    let completed: u64 = parts
+        .iter()
+        .map(|p| p["requests"]["completed"].as_u64().unwrap())
+        .sum();
+    assert!((590..=600).contains(&completed), "{completed}");
+    assert_eq!(m["requests"]["completed"].as_u64().unwrap(), completed);
+    // QUIC's figures add up: connections and packets are sums, the RTT's extremes
+    // the parts' extremes.
+    let sum = |k: &str| {
+        parts
+            .iter()
+            .map(|p| p["quic"][k].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(
+        m["quic"]["connections"].as_u64().unwrap(),
+        sum("connections")
+    );
+    assert_eq!(
+        m["quic"]["packets_sent"].as_u64().unwrap(),
+        sum("packets_sent")
+    );
+    let max = parts
+        .iter()
+        .map(|p| p["quic"]["rtt_max_us"].as_u64().unwrap())
+        .max();
+    assert_eq!(m["quic"]["rtt_max_us"].as_u64(), max);
+    assert_eq!(m["settings"]["http3"], true, "{m}");
     srv.stop().unwrap();
 }

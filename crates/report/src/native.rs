@@ -47,10 +47,14 @@ pub fn summary(r: &RunResult) -> String {
             }
             .into(),
         );
+        let streams = match s.pipeline {
+            1 => "1 stream per connection".to_string(),
+            n => format!("{n} streams per connection"),
+        };
         if s.http3 {
-            parts.push(format!("HTTP/3, {} streams per connection", s.pipeline));
+            parts.push(format!("HTTP/3, {streams}"));
         } else if s.http2 {
-            parts.push(format!("HTTP/2, {} streams per connection", s.pipeline));
+            parts.push(format!("HTTP/2, {streams}"));
         } else if s.pipeline > 1 {
             parts.push(format!("pipeline {}", s.pipeline));
         }
