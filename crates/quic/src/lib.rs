@@ -28,7 +28,18 @@ pub use session::{read_stream, Outbox, Read, Session};
 /// HTTP/3's ALPN protocol identifier.
 pub const ALPN: &[u8] = b"h3";
 
-const NO_TLS13: &str = "HTTP/3 needs TLS 1.3, which the TLS settings leave out";
+/// Why QUIC could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum QuicError {
+    #[error("HTTP/3 needs TLS 1.3, which the TLS settings leave out")]
+    NoTls13,
+    #[error("a UDP payload size of {0} is outside 1200..=65527")]
+    PayloadSize(u16),
+    #[error("an idle timeout past QUIC's range")]
+    IdleTimeout,
+    #[error("{0}")]
+    Connect(#[from] quinn_proto::ConnectError),
+}
 
 /// The most a datagram stampede sends or takes may hold (IPv4's UDP payload limit).
 pub const MAX_DATAGRAM: usize = 65_527;
@@ -60,12 +71,9 @@ impl Transport {
     /// quinn-proto's transport settings for one end: the client opens request
     /// streams and accepts only unidirectional ones (control and QPACK's, and a
     /// few of the peer's reserved ones).
-    fn config(&self, server: bool) -> Result<TransportConfig, String> {
+    fn config(&self, server: bool) -> Result<TransportConfig, QuicError> {
         if !(1200..=MAX_DATAGRAM as u32).contains(&(self.max_udp_payload as u32)) {
-            return Err(format!(
-                "a UDP payload size of {} is outside 1200..=65527",
-                self.max_udp_payload
-            ));
+            return Err(QuicError::PayloadSize(self.max_udp_payload));
         }
         let mut t = TransportConfig::default();
         t.max_concurrent_bidi_streams(VarInt::from_u32(if server { self.streams } else { 0 }))
@@ -76,7 +84,7 @@ impl Transport {
         mtu.upper_bound(self.max_udp_payload);
         t.mtu_discovery_config(Some(mtu));
         let idle = quinn_proto::IdleTimeout::try_from(self.idle_timeout)
-            .map_err(|_| "an idle timeout past QUIC's range".to_string())?;
+            .map_err(|_| QuicError::IdleTimeout)?;
         t.max_idle_timeout(Some(idle));
         Ok(t)
     }
@@ -87,7 +95,7 @@ impl Transport {
 pub fn client_config(
     tls: &rustls::ClientConfig,
     transport: &Transport,
-) -> Result<quinn_proto::ClientConfig, String> {
+) -> Result<quinn_proto::ClientConfig, QuicError> {
     let mut tls = tls.clone();
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.enable_early_data = true;
@@ -96,8 +104,8 @@ pub fn client_config(
     // (quinn-proto's own session start would fail where no error can be returned).
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("a valid name");
     rustls::quic::ClientConnection::new(tls.clone(), rustls::quic::Version::V1, name, Vec::new())
-        .map_err(|_| NO_TLS13.to_string())?;
-    let crypto = QuicClientConfig::try_from(tls).map_err(|_| NO_TLS13.to_string())?;
+        .map_err(|_| QuicError::NoTls13)?;
+    let crypto = QuicClientConfig::try_from(tls).map_err(|_| QuicError::NoTls13)?;
     let mut c = quinn_proto::ClientConfig::new(Arc::new(crypto));
     c.transport_config(Arc::new(transport.config(false)?));
     Ok(c)
@@ -107,14 +115,14 @@ pub fn client_config(
 pub fn server_config(
     tls: &rustls::ServerConfig,
     transport: &Transport,
-) -> Result<quinn_proto::ServerConfig, String> {
+) -> Result<quinn_proto::ServerConfig, QuicError> {
     let mut tls = tls.clone();
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.max_early_data_size = u32::MAX;
     let tls = Arc::new(tls);
     rustls::quic::ServerConnection::new(tls.clone(), rustls::quic::Version::V1, Vec::new())
-        .map_err(|_| NO_TLS13.to_string())?;
-    let crypto = QuicServerConfig::try_from(tls).map_err(|_| NO_TLS13.to_string())?;
+        .map_err(|_| QuicError::NoTls13)?;
+    let crypto = QuicServerConfig::try_from(tls).map_err(|_| QuicError::NoTls13)?;
     let mut s = quinn_proto::ServerConfig::with_crypto(Arc::new(crypto));
     s.transport_config(Arc::new(transport.config(true)?));
     Ok(s)
@@ -147,11 +155,9 @@ impl Client {
         remote: SocketAddr,
         server_name: &str,
         now: Instant,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, QuicError> {
         let mut endpoint = Endpoint::new(endpoint, None, false, None);
-        let (handle, conn) = endpoint
-            .connect(now, config, remote, server_name)
-            .map_err(|e| e.to_string())?;
+        let (handle, conn) = endpoint.connect(now, config, remote, server_name)?;
         Ok(Client {
             endpoint,
             handle,

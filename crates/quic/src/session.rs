@@ -392,9 +392,4 @@ impl Outbox {
     pub fn drop_stream(&mut self, id: StreamId) {
         self.waiting.retain(|w| w.0 != id);
     }
-
-    /// Bytes waiting over all streams.
-    pub fn waiting_bytes(&self) -> usize {
-        self.waiting.iter().map(|w| w.1.len()).sum()
-    }
 }

@@ -499,11 +499,9 @@ impl LoadSpec {
             });
         }
         if let Some(tls) = &self.tls {
-            stampede_quic::client_config(tls, &h3.transport()).map_err(|reason| {
-                SpecError::Invalid {
-                    field: "http3",
-                    reason,
-                }
+            stampede_quic::client_config(tls, &h3.transport()).map_err(|e| SpecError::Invalid {
+                field: "http3",
+                reason: e.to_string(),
             })?;
         }
         let steps = self.load.script.iter().map(|s| &s.request);

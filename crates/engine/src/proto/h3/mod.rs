@@ -148,7 +148,7 @@ impl H3Conn {
         server_name: &str,
         table: usize,
         now: Instant,
-    ) -> Result<H3Conn, String> {
+    ) -> Result<H3Conn, stampede_quic::QuicError> {
         let quic = Client::connect(endpoint, config, remote, server_name, now)?;
         let mut c = H3Conn {
             quic,
