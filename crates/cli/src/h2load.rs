@@ -141,8 +141,8 @@ pub struct H2loadArgs {
     /// HTTP/3: the largest UDP payload sent, 1200 to 65527 bytes
     #[arg(long = "max-udp-payload-size", value_name = "SIZE", value_parser = parse_size)]
     max_udp_payload_size: Option<u64>,
-    /// HTTP/3: no UDP generic segmentation offload (stampede sends each datagram on
-    /// its own, with or without it)
+    /// HTTP/3: no UDP generic segmentation offload (each datagram is sent with a
+    /// system call of its own)
     #[arg(long = "no-udp-gso")]
     no_udp_gso: bool,
     /// Use HTTP/1.1
@@ -483,10 +483,13 @@ fn speaks(a: &H2loadArgs, tls: bool) -> Result<Speaks, Exit> {
     })
 }
 
-/// What each HTTP/3 connection sets, from --max-udp-payload-size and
+/// What each HTTP/3 connection sets, from --max-udp-payload-size, --no-udp-gso and
 /// --header-table-size (QPACK's table for the server's sections).
 fn h3_settings(a: &H2loadArgs) -> Result<stampede_engine::h3::H3Settings, Exit> {
-    let mut s = stampede_engine::h3::H3Settings::default();
+    let mut s = stampede_engine::h3::H3Settings {
+        gso: !a.no_udp_gso,
+        ..Default::default()
+    };
     if let Some(v) = a.max_udp_payload_size {
         s.max_udp_payload = u16::try_from(v)
             .ok()

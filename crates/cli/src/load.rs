@@ -135,6 +135,11 @@ pub struct LoadArgs {
         requires = "http3"
     )]
     pub max_udp_payload: Option<u16>,
+    /// HTTP/3: send each datagram with a system call of its own (without this,
+    /// several of a connection go in one where the kernel offers UDP segmentation
+    /// offload)
+    #[arg(help_heading = "HTTP/3", long = "no-udp-gso", requires = "http3")]
+    pub no_udp_gso: bool,
     /// HTTP/3: the QPACK dynamic table the server may fill for responses (0, QPACK's
     /// default, unless given; h2load's --header-table-size)
     #[arg(
@@ -618,7 +623,10 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
     spec.load.http2 = a.http2;
     if a.http3 {
-        let mut h3 = stampede_engine::h3::H3Settings::default();
+        let mut h3 = stampede_engine::h3::H3Settings {
+            gso: !a.no_udp_gso,
+            ..Default::default()
+        };
         if let Some(n) = a.max_udp_payload {
             h3.max_udp_payload = n;
         }

@@ -8,10 +8,12 @@
 //! the TLS ones stampede already builds ([`client_config`], [`server_config`]), a
 //! client's endpoint paired with its one connection ([`Client`]), HTTP/3's
 //! unidirectional streams — the control stream and QPACK's encoder and decoder
-//! streams, each end's own and the peer's ([`Session`]) — and writes that wait for
-//! a stream's flow control ([`Outbox`]).
+//! streams, each end's own and the peer's ([`Session`]) — writes that wait for a
+//! stream's flow control ([`Outbox`]), and the socket's side of the datagrams with
+//! the kernel's offloads ([`udp`]).
 
 pub mod session;
+pub mod udp;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -55,6 +57,9 @@ pub struct Transport {
     pub max_udp_payload: u16,
     /// A connection with nothing received for this long is over.
     pub idle_timeout: Duration,
+    /// Several datagrams per send where the kernel offers it (see [`udp`]): QUIC
+    /// then readies up to [`udp::MAX_SEGMENTS`] at a time.
+    pub gso: bool,
 }
 
 impl Default for Transport {
@@ -63,6 +68,7 @@ impl Default for Transport {
             streams: 100,
             max_udp_payload: 1452,
             idle_timeout: Duration::from_secs(30),
+            gso: true,
         }
     }
 }
@@ -79,7 +85,7 @@ impl Transport {
         t.max_concurrent_bidi_streams(VarInt::from_u32(if server { self.streams } else { 0 }))
             .max_concurrent_uni_streams(VarInt::from_u32(16))
             .initial_mtu(1200.min(self.max_udp_payload))
-            .enable_segmentation_offload(false);
+            .enable_segmentation_offload(self.gso);
         let mut mtu = quinn_proto::MtuDiscoveryConfig::default();
         mtu.upper_bound(self.max_udp_payload);
         t.mtu_discovery_config(Some(mtu));
@@ -166,16 +172,21 @@ impl Client {
         })
     }
 
-    /// Takes a datagram that came from the server. A datagram that is not the
-    /// connection's (a stateless reset for another, garbage) is dropped by the
-    /// endpoint; what it would answer to one is not sent (a client never answers
-    /// stray packets).
-    pub fn handle(&mut self, now: Instant, datagram: &[u8], scratch: &mut Vec<u8>) {
-        let data = bytes::BytesMut::from(datagram);
+    /// Takes a datagram that came from the server (with the ECN bits it carried).
+    /// A datagram that is not the connection's (a stateless reset for another,
+    /// garbage) is dropped by the endpoint; what it would answer to one is not sent
+    /// (a client never answers stray packets).
+    pub fn handle(
+        &mut self,
+        now: Instant,
+        data: bytes::BytesMut,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+        scratch: &mut Vec<u8>,
+    ) {
         scratch.clear();
         if let Some(DatagramEvent::ConnectionEvent(_, ev)) =
             self.endpoint
-                .handle(now, self.remote, None, None, data, scratch)
+                .handle(now, self.remote, None, ecn, data, scratch)
         {
             self.conn.handle_event(ev);
         }

@@ -348,13 +348,47 @@ impl Outbox {
         }
         let mut s = conn.send_stream(id);
         let n = write_all(&mut s, bytes)?;
-        if n == bytes.len() {
-            if fin {
-                let _ = s.finish();
-            }
-            return Ok(());
+        self.after_write(&mut s, id, &bytes[n..], fin);
+        Ok(())
+    }
+
+    /// Ends the stream when all of it went and it is to end (`fin`), or keeps what
+    /// the window did not take (`rest`) for [`Outbox::flush`].
+    fn after_write(
+        &mut self,
+        s: &mut quinn_proto::SendStream<'_>,
+        id: StreamId,
+        rest: &[u8],
+        fin: bool,
+    ) {
+        if !rest.is_empty() {
+            self.waiting.push((id, rest.to_vec(), fin));
+        } else if fin {
+            let _ = s.finish();
         }
-        self.waiting.push((id, bytes[n..].to_vec(), fin));
+    }
+
+    /// [`Outbox::write`] of bytes held in a shared buffer: QUIC keeps a reference to
+    /// them until they are acknowledged rather than a copy (a request sent over and
+    /// over costs no allocation).
+    pub fn write_shared(
+        &mut self,
+        conn: &mut Connection,
+        id: StreamId,
+        bytes: &bytes::Bytes,
+        fin: bool,
+    ) -> Result<(), Gone> {
+        if self.waiting.iter().any(|w| w.0 == id) {
+            return self.write(conn, id, bytes, fin);
+        }
+        let mut s = conn.send_stream(id);
+        let mut chunk = [bytes.clone()];
+        let n = match s.write_chunks(&mut chunk) {
+            Ok(w) => w.bytes,
+            Err(quinn_proto::WriteError::Blocked) => 0,
+            Err(_) => return Err(Gone),
+        };
+        self.after_write(&mut s, id, &bytes[n..], fin);
         Ok(())
     }
 

@@ -101,18 +101,41 @@ impl H3Stats {
     }
 }
 
+/// Where datagrams readied by [`H3Endpoint::transmit`] go, and how they are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Out {
+    pub to: SocketAddr,
+    /// Each datagram's size (the buffer holds several when it is the longer; the last
+    /// may be shorter).
+    pub segment: usize,
+    pub ecn: Option<quinn_proto::EcnCodepoint>,
+    /// The address to send from (the one the client wrote to).
+    pub from: Option<std::net::IpAddr>,
+}
+
+impl Out {
+    fn of(t: &quinn_proto::Transmit) -> Out {
+        Out {
+            to: t.destination,
+            segment: t.segment_size.unwrap_or(t.size),
+            ecn: t.ecn,
+            from: t.src_ip,
+        }
+    }
+}
+
 /// One UDP socket's HTTP/3 (see the module's note).
 pub struct H3Endpoint {
     endpoint: Endpoint,
     conns: Vec<Option<Conn>>,
     /// The endpoint's own answers, ready to send.
-    answers: std::collections::VecDeque<(SocketAddr, Vec<u8>)>,
+    answers: std::collections::VecDeque<(Out, Vec<u8>)>,
     /// Deferred answers: when, the connection, the stream.
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     /// The next connection whose datagrams go out (they take turns).
     turn: usize,
     ctx: Ctx,
-    date: Vec<u8>,
+    heads: Heads,
     max_body: usize,
     /// New connections beyond this many open must first validate their address
     /// with a Retry (`Some(0)`: every one).
@@ -144,7 +167,7 @@ impl H3Endpoint {
             timers: BinaryHeap::new(),
             turn: 0,
             ctx,
-            date: b"Thu, 01 Jan 1970 00:00:00 GMT".to_vec(),
+            heads: Heads::default(),
             max_body,
             retry_above: None,
             max_connections: 100_000,
@@ -156,8 +179,7 @@ impl H3Endpoint {
 
     /// The `Date` value answers carry from now on.
     pub fn set_date(&mut self, date: &[u8]) {
-        self.date.clear();
-        self.date.extend_from_slice(date);
+        self.heads.set_date(date);
     }
 
     /// Closes every connection with H3_NO_ERROR (the server is stopping); their
@@ -181,12 +203,20 @@ impl H3Endpoint {
         self.conns.iter().filter(|c| c.is_some()).count()
     }
 
-    /// Takes a datagram from `from`.
-    pub fn handle(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+    /// Takes a datagram from `from`, sent to `local` (when the socket says), with
+    /// the ECN bits it carried.
+    pub fn handle(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        local: Option<std::net::IpAddr>,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+        datagram: &[u8],
+    ) {
         let data = bytes::BytesMut::from(datagram);
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
-        match self.endpoint.handle(now, from, None, None, data, &mut buf) {
+        match self.endpoint.handle(now, from, local, ecn, data, &mut buf) {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = self.conns.get_mut(h.0).and_then(|c| c.as_mut()) {
                     c.conn.handle_event(ev);
@@ -240,16 +270,17 @@ impl H3Endpoint {
     fn answer(&mut self, t: quinn_proto::Transmit, buf: &[u8]) {
         if self.answers.len() < MAX_ANSWERS {
             self.answers
-                .push_back((t.destination, buf[..t.size].to_vec()));
+                .push_back((Out::of(&t), buf[..t.size].to_vec()));
         }
     }
 
-    /// The next datagram to send (into `buf`) and where, if any.
-    pub fn transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
-        if let Some((to, d)) = self.answers.pop_front() {
+    /// The next datagrams to send (into `buf`: one, or up to `segments` of one
+    /// connection) and where, if any.
+    pub fn transmit(&mut self, now: Instant, buf: &mut Vec<u8>, segments: usize) -> Option<Out> {
+        if let Some((out, d)) = self.answers.pop_front() {
             buf.clear();
             buf.extend_from_slice(&d);
-            return Some(to);
+            return Some(out);
         }
         let n = self.conns.len();
         for k in 0..n {
@@ -261,13 +292,12 @@ impl H3Endpoint {
                 continue;
             }
             buf.clear();
-            match c.conn.poll_transmit(now, 1, buf) {
+            match c.conn.poll_transmit(now, segments.max(1), buf) {
                 Some(t) => {
                     buf.truncate(t.size);
                     self.turn = (i + 1) % n;
-                    let to = t.destination;
                     self.endpoint_events(i);
-                    return Some(to);
+                    return Some(Out::of(&t));
                 }
                 None => c.more = false,
             }
@@ -499,7 +529,7 @@ impl H3Endpoint {
             outbox: &mut c.outbox,
             stream: s,
             head: method == Method::Head,
-            date: &self.date,
+            heads: &mut self.heads,
             body: &mut self.body,
         };
         if too_big {
@@ -557,7 +587,7 @@ impl H3Endpoint {
                     outbox: &mut c.outbox,
                     stream: s,
                     head,
-                    date: &self.date,
+                    heads: &mut self.heads,
                     body: &mut self.body,
                 };
                 r.respond(200, "text/plain", b"delayed\n");
@@ -648,50 +678,91 @@ fn close(conn: &mut Connection, now: Instant, e: &H3Error) {
     conn.close(now, code, bytes::Bytes::from_static(e.why.as_bytes()));
 }
 
-/// Hands a routed response to an HTTP/3 stream.
-struct H3Respond<'a> {
-    conn: &'a mut Connection,
-    outbox: &'a mut Outbox,
-    stream: &'a mut ReqStream,
-    head: bool,
-    date: &'a [u8],
-    body: &'a mut Vec<u8>,
+/// The response heads made since the `Date` last changed, as HEADERS frames ready
+/// to send: an answer repeated within a second costs no encoding and no copy (QUIC
+/// keeps a reference to the frame until it is acknowledged).
+#[derive(Default)]
+struct Heads {
+    date: Vec<u8>,
+    made: Vec<(u16, Box<str>, Option<usize>, bytes::Bytes)>,
 }
 
-impl H3Respond<'_> {
-    /// Writes the response's HEADERS frame (`len`: its content-length, none for a
-    /// streamed answer) into `out`.
-    fn fields(&self, out: &mut Vec<u8>, status: u16, ctype: &str, len: Option<usize>) {
+/// Heads kept at most (beyond, the list starts over).
+const MAX_HEADS: usize = 32;
+
+impl Heads {
+    fn set_date(&mut self, date: &[u8]) {
+        if self.date != date {
+            self.date.clear();
+            self.date.extend_from_slice(date);
+            self.made.clear();
+        }
+    }
+
+    /// The HEADERS frame of a response (`len`: its content-length, none for a
+    /// streamed answer).
+    fn get(&mut self, status: u16, ctype: &str, len: Option<usize>) -> bytes::Bytes {
+        if let Some(h) = (self.made.iter()).find(|h| h.0 == status && h.2 == len && *h.1 == *ctype)
+        {
+            return h.3.clone();
+        }
         let mut section = Vec::with_capacity(96);
         let st = crate::h2::three_digits(status);
         let mut digits = [0u8; 20];
-        let len = len.map(|l| routes::decimal(l as u64, &mut digits).to_vec());
+        let length = len.map(|l| routes::decimal(l as u64, &mut digits).to_vec());
         let server = crate::SERVER.as_bytes();
         let mut fields: Vec<(&[u8], &[u8])> = vec![
             (b":status", &st),
             (b"server", server),
-            (b"date", self.date),
+            (b"date", &self.date),
             (b"content-type", ctype.as_bytes()),
         ];
-        if let Some(l) = &len {
+        if let Some(l) = &length {
             fields.push((b"content-length", l));
         }
         if status == 405 {
             fields.push((b"allow", b"GET, HEAD"));
         }
         qpack::encode(&mut section, fields);
-        frame(out, kind::HEADERS, &section);
+        let mut out = Vec::with_capacity(section.len() + 4);
+        frame(&mut out, kind::HEADERS, &section);
+        let out = bytes::Bytes::from(out);
+        if self.made.len() >= MAX_HEADS {
+            self.made.clear();
+        }
+        self.made.push((status, ctype.into(), len, out.clone()));
+        out
+    }
+}
+
+/// Hands a routed response to an HTTP/3 stream.
+struct H3Respond<'a> {
+    conn: &'a mut Connection,
+    outbox: &'a mut Outbox,
+    stream: &'a mut ReqStream,
+    head: bool,
+    heads: &'a mut Heads,
+    body: &'a mut Vec<u8>,
+}
+
+impl H3Respond<'_> {
+    /// Writes the response's HEADERS frame (`len`: its content-length, none for a
+    /// streamed answer), and the stream's end with it when `fin`.
+    fn fields(&mut self, status: u16, ctype: &str, len: Option<usize>, fin: bool) {
+        let head = self.heads.get(status, ctype, len);
+        let _ = (self.outbox).write_shared(self.conn, self.stream.id, &head, fin);
     }
 
     /// A 200 answer whose body, `len` bytes of `/bytes`' pattern or of `file`, is
     /// made a chunk at a time as the stream's window takes it.
     fn respond_body(&mut self, ctype: &str, len: usize, file: Option<Arc<[u8]>>) {
-        let mut out = Vec::with_capacity(128);
-        self.fields(&mut out, 200, ctype, Some(len));
-        if self.head || len == 0 {
+        let done = self.head || len == 0;
+        self.fields(200, ctype, Some(len), done);
+        if done {
             self.stream.answer = Answer::Done;
-            return self.send(&out, true);
+            return;
         }
+        let mut out = Vec::with_capacity(16);
         let mut pattern = if file.is_some() {
             Pattern::file(len)
         } else {
@@ -725,15 +796,17 @@ impl Respond for H3Respond<'_> {
         } else {
             body.len()
         };
-        let mut out = Vec::with_capacity(len + 128);
         let shown = (status == 200 || !routes::bodyless(status)).then_some(len);
-        self.fields(&mut out, status, ctype, shown);
-        if !self.head && len > 0 {
-            data_head(&mut out, len as u64);
+        let content = !self.head && len > 0;
+        self.fields(status, ctype, shown, !content);
+        if content {
+            let out = &mut *self.body;
+            out.clear();
+            data_head(out, len as u64);
             out.extend_from_slice(&body[..len]);
+            let _ = self.outbox.write(self.conn, self.stream.id, out, true);
         }
         self.stream.answer = Answer::Done;
-        self.send(&out, true);
     }
 
     fn respond_pattern(&mut self, len: usize) {
@@ -745,10 +818,8 @@ impl Respond for H3Respond<'_> {
     }
 
     fn stream_head(&mut self, ctype: &str) -> bool {
-        let mut out = Vec::with_capacity(128);
-        self.fields(&mut out, 200, ctype, None);
         let head = self.head;
-        self.send(&out, head);
+        self.fields(200, ctype, None, head);
         if head {
             self.stream.answer = Answer::Done;
         }

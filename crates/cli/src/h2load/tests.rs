@@ -378,10 +378,13 @@ fn h3_first_in_the_alpn_list_speaks_http3_with_its_udp_settings() {
     .unwrap();
     let h3 = s.load.http3.expect("HTTP/3");
     assert_eq!((h3.max_udp_payload, h3.header_table), (1350, 4096));
+    assert!(!h3.gso, "--no-udp-gso sends a datagram a call");
     assert!(!s.load.http2);
     assert_eq!(s.load.pipeline, 8);
     assert_eq!(info.protocol, "h3");
     // h3 later in the list: HTTP/2 over TCP, as h2load chooses by the first.
+    let (s, _) = spec_of(&["--alpn-list", "h3", u]).unwrap();
+    assert!(s.load.http3.expect("HTTP/3").gso, "GSO unless refused");
     let (s, info) = spec_of(&["--npn-list", "h2,h3", u]).unwrap();
     assert!(s.load.http2 && s.load.http3.is_none());
     assert_eq!(info.protocol, "h2");

@@ -161,6 +161,16 @@ impl Proto {
         }
     }
 
+    /// HTTP/3: the size of each datagram in [`Proto::output`] and their ECN bits
+    /// (the others write a byte stream: `None`).
+    #[inline]
+    pub(crate) fn datagrams(&self) -> Option<(usize, Option<quinn_proto::EcnCodepoint>)> {
+        match self {
+            Proto::H3(h) => Some((h.segment(), h.ecn())),
+            _ => None,
+        }
+    }
+
     /// Whether anything is left to write.
     #[inline]
     pub(crate) fn has_output(&self) -> bool {

@@ -1,6 +1,7 @@
 //! The engine's I/O pieces below the protocols: the connection's transport
 //! ([`Stream`]: TCP, Unix socket, TLS, or a connected UDP socket for QUIC, one
-//! `Read`/`Write` for all four: a UDP read or write is one whole datagram), the
+//! `Read`/`Write` for all four; QUIC's socket also sends several datagrams a call
+//! and receives runs of them joined by the kernel, see [`Datagrams`]), the
 //! worker's wait for readiness ([`Waiter`]: epoll with a nanosecond timeout) and its
 //! precise timer for kernels without one ([`TimerFd`]).
 //!
@@ -28,7 +29,15 @@ pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<TlsStream<TcpStream>>),
-    Udp(UdpSocket),
+    Udp(Box<Datagrams>),
+}
+
+/// A UDP socket connected to the server, with what its kernel allows of sending
+/// and receiving several datagrams a call (see [`stampede_quic::udp`]).
+pub(crate) struct Datagrams {
+    socket: UdpSocket,
+    udp: stampede_quic::udp::Udp,
+    peer: std::net::SocketAddr,
 }
 
 impl Stream {
@@ -75,8 +84,13 @@ impl Stream {
     /// A UDP socket connected to `to` (QUIC: every datagram of the connection goes
     /// there, and only its datagrams come back). Its buffers are the socket options'
     /// when they set some; otherwise 2 MiB each way, so that a burst of datagrams
-    /// does not overflow the default.
-    pub(crate) fn datagrams(to: std::net::SocketAddr, opts: &SocketOptions) -> io::Result<Stream> {
+    /// does not overflow the default. With `gso`, several datagrams go out per call
+    /// where the kernel allows it.
+    pub(crate) fn datagrams(
+        to: std::net::SocketAddr,
+        opts: &SocketOptions,
+        gso: bool,
+    ) -> io::Result<Stream> {
         let any: std::net::SocketAddr = match opts.local {
             Some(ip) => (ip, 0).into(),
             None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),
@@ -92,7 +106,21 @@ impl Stream {
         opts.apply(socket2::SockRef::from(&s))?;
         s.bind(&any.into())?;
         s.connect(&to.into())?;
-        Ok(Stream::Udp(UdpSocket::from_std(s.into())))
+        let socket = UdpSocket::from_std(s.into());
+        let udp = stampede_quic::udp::Udp::new(&socket, gso)?;
+        Ok(Stream::Udp(Box::new(Datagrams {
+            socket,
+            udp,
+            peer: to,
+        })))
+    }
+
+    /// The datagram socket, if this is one.
+    pub(crate) fn datagram(&mut self) -> Option<&mut Datagrams> {
+        match self {
+            Stream::Udp(d) => Some(d),
+            _ => None,
+        }
     }
 
     /// The TLS stream, if this is one.
@@ -110,7 +138,7 @@ impl Stream {
             Stream::Unix(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
             Stream::Tls(t) => (t.io.take_error()?, t.io.peer_addr().map(|_| ())),
             // Connected when made: there is no handshake below QUIC's.
-            Stream::Udp(s) => (s.take_error()?, Ok(())),
+            Stream::Udp(d) => (d.socket.take_error()?, Ok(())),
         };
         if let Some(e) = err {
             return Err(e);
@@ -128,7 +156,7 @@ impl Stream {
             Stream::Tcp(s) => r.register(s, t, i),
             Stream::Unix(s) => r.register(s, t, i),
             Stream::Tls(s) => r.register(&mut s.io, t, i),
-            Stream::Udp(s) => r.register(s, t, i),
+            Stream::Udp(d) => r.register(&mut d.socket, t, i),
         }
     }
 
@@ -137,7 +165,7 @@ impl Stream {
             Stream::Tcp(s) => r.deregister(s),
             Stream::Unix(s) => r.deregister(s),
             Stream::Tls(s) => r.deregister(&mut s.io),
-            Stream::Udp(s) => r.deregister(s),
+            Stream::Udp(d) => r.deregister(&mut d.socket),
         };
     }
 
@@ -227,7 +255,7 @@ impl Read for Stream {
             Stream::Tcp(s) => s.read(b),
             Stream::Unix(s) => s.read(b),
             Stream::Tls(s) => s.read(b),
-            Stream::Udp(s) => s.recv(b),
+            Stream::Udp(d) => d.socket.recv(b),
         }
     }
 }
@@ -239,7 +267,7 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write(b),
             Stream::Unix(s) => s.write(b),
             Stream::Tls(s) => s.write(b),
-            Stream::Udp(s) => s.send(b),
+            Stream::Udp(d) => d.socket.send(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -421,6 +449,39 @@ impl TimerFd {
         // SAFETY: reads at most 8 bytes into an 8-byte buffer. EAGAIN (nothing
         // expired yet) is the only expected failure and means there is nothing to clear.
         let _ = unsafe { libc::read(self.raw(), buf.as_mut_ptr().cast(), 8) };
+    }
+}
+
+impl Datagrams {
+    /// The server's address.
+    pub(crate) fn peer(&self) -> std::net::SocketAddr {
+        self.peer
+    }
+
+    /// How many datagrams one send may carry now.
+    pub(crate) fn segments(&self) -> usize {
+        self.udp.segments()
+    }
+
+    /// Receives into `buf`: one datagram, or several of one flow joined (GRO), each
+    /// `stride` bytes but the last.
+    pub(crate) fn recv(&mut self, buf: &mut [u8]) -> io::Result<stampede_quic::udp::RecvMeta> {
+        let mut meta = [stampede_quic::udp::RecvMeta::default()];
+        let mut bufs = [io::IoSliceMut::new(buf)];
+        self.udp.recv(&self.socket, &mut bufs, &mut meta)?;
+        Ok(meta[0])
+    }
+
+    /// Sends `bytes`, datagrams of `segment` bytes each but the last, with the ECN
+    /// bits `ecn`; all of them or none (`WouldBlock`).
+    pub(crate) fn send(
+        &mut self,
+        bytes: &[u8],
+        segment: usize,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+    ) -> io::Result<usize> {
+        (self.udp).send(&self.socket, self.peer, bytes, segment, ecn)?;
+        Ok(bytes.len())
     }
 }
 

@@ -51,6 +51,8 @@ pub(crate) struct Dialer<'a> {
     pub(crate) tunnel: Option<&'a [u8]>,
     /// Datagrams to the target (QUIC) instead of a stream.
     pub(crate) datagrams: bool,
+    /// Several datagrams per send where the kernel allows it.
+    pub(crate) gso: bool,
 }
 
 /// What a step of a dial came to.
@@ -97,12 +99,10 @@ impl Link {
         self.state
     }
 
-    /// The server's address, on a datagram link.
-    pub(crate) fn datagram_peer(&self) -> Option<std::net::SocketAddr> {
-        match &self.stream {
-            Some(Stream::Udp(s)) => s.peer_addr().ok(),
-            _ => None,
-        }
+    /// The datagram socket, on a datagram link.
+    #[inline]
+    pub(crate) fn datagrams(&mut self) -> Option<&mut super::io::Datagrams> {
+        self.stream.as_mut().and_then(Stream::datagram)
     }
 
     /// Whether it holds a socket (connecting, tunnelling or open).
@@ -134,6 +134,19 @@ impl Link {
     pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         match self.stream.as_mut() {
             Some(s) => s.write(bytes),
+            None => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+
+    /// Sends datagrams of `segment` bytes each but the last (QUIC's; all or none).
+    pub(crate) fn send_datagrams(
+        &mut self,
+        bytes: &[u8],
+        segment: usize,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+    ) -> io::Result<usize> {
+        match self.datagrams() {
+            Some(d) => d.send(bytes, segment, ecn),
             None => Err(io::ErrorKind::NotConnected.into()),
         }
     }
@@ -187,7 +200,7 @@ impl Link {
         self.handshake = None;
         let failed = |e: io::Error| ErrorKind::from_connect_error(&e);
         let mut s = match d.address {
-            Address::Tcp(a) if d.datagrams => Stream::datagrams(a[0], d.socket),
+            Address::Tcp(a) if d.datagrams => Stream::datagrams(a[0], d.socket, d.gso),
             _ => Stream::connect(d.address, d.tls, d.socket, d.tunnel.is_some()),
         }
         .map_err(failed)?;
@@ -398,6 +411,7 @@ mod tests {
             socket,
             tunnel: None,
             datagrams: false,
+            gso: false,
         }
     }
 
@@ -492,6 +506,7 @@ mod tests {
             socket: &socket,
             tunnel: Some(connect),
             datagrams: false,
+            gso: false,
         };
         // The proxy reads CONNECT whole, then refuses it.
         let answered = std::thread::spawn(move || {

@@ -26,9 +26,16 @@ pub struct H2Request {
     /// The same fields as an HTTP/3 field section: QPACK's static table and
     /// literals, usable on any stream of any connection.
     pub section: Vec<u8>,
+    /// HTTP/3's frames of the request whole (HEADERS of `section`, then DATA of the
+    /// body), shared by every stream that sends it; empty when the request is over
+    /// [`H3_SHARED_MAX`] (its frames are then made as it is sent).
+    pub h3_frames: bytes::Bytes,
     /// A HEAD request (its response has no content, whatever it says).
     pub head: bool,
 }
+
+/// The largest request (field section and body) kept as HTTP/3 frames ready to send.
+pub const H3_SHARED_MAX: usize = 16 * 1024;
 
 /// Headers that mean nothing in HTTP/2 (RFC 9113 §8.2.2) or become pseudo-headers.
 const DROPPED: [&str; 6] = [
@@ -84,13 +91,24 @@ impl H2Request {
             &mut section,
             fields.iter().map(|(n, v)| (&n[..], &v[..])),
         );
+        let body = &bytes[n..];
+        let mut h3_frames = Vec::new();
+        if section.len() + body.len() <= H3_SHARED_MAX {
+            use stampede_wire::h3::{data_head, frame, kind};
+            frame(&mut h3_frames, kind::HEADERS, &section);
+            if !body.is_empty() {
+                data_head(&mut h3_frames, body.len() as u64);
+                h3_frames.extend_from_slice(body);
+            }
+        }
         Ok(H2Request {
             block,
             block_first,
             block_indexed,
-            body: bytes[n..].to_vec(),
+            body: body.to_vec(),
             table_bytes,
             section,
+            h3_frames: h3_frames.into(),
             head: method == "HEAD",
         })
     }

@@ -20,7 +20,7 @@ use quinn_proto::{ConnectionError, Dir, StreamEvent, StreamId, VarInt};
 use stampede_quic::session::Role;
 use stampede_quic::{read_stream, request_number, Client, Outbox, Read, Session};
 use stampede_wire::h3::message::{ControlEvent, Message, Part, Side};
-use stampede_wire::h3::{Code, H3Error};
+use stampede_wire::h3::{kind, Code, H3Error};
 
 use crate::error::ErrorKind;
 use crate::proto::h2::H2Request;
@@ -43,6 +43,14 @@ pub struct H3Settings {
     pub max_udp_payload: u16,
     /// 0 to [`MAX_TABLE`] bytes.
     pub header_table: u32,
+    /// Several datagrams per system call where the kernel offers it (GSO; h2load's
+    /// `--no-udp-gso` turns it off).
+    #[serde(default = "yes")]
+    pub gso: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for H3Settings {
@@ -50,6 +58,7 @@ impl Default for H3Settings {
         H3Settings {
             max_udp_payload: stampede_quic::Transport::default().max_udp_payload,
             header_table: 0,
+            gso: true,
         }
     }
 }
@@ -80,6 +89,7 @@ impl H3Settings {
     pub fn transport(&self) -> stampede_quic::Transport {
         stampede_quic::Transport {
             max_udp_payload: self.max_udp_payload,
+            gso: self.gso,
             ..Default::default()
         }
     }
@@ -114,8 +124,16 @@ pub struct H3Conn {
     session: Session,
     outbox: Outbox,
     streams: Vec<Stream>,
-    /// The datagram to write next (empty: none ready).
+    /// The datagrams to write next (empty: none ready), `segment` bytes each but
+    /// the last, marked with `ecn`.
     out: Vec<u8>,
+    segment: usize,
+    ecn: Option<quinn_proto::EcnCodepoint>,
+    /// The most datagrams one write may carry (the socket's offload allows).
+    segments: usize,
+    /// The ECN bits of the datagrams fed next, and their size (0: one datagram).
+    rx_ecn: Option<quinn_proto::EcnCodepoint>,
+    rx_stride: usize,
     scratch: Vec<u8>,
     /// The latest time the caller gave (never goes back).
     now: Instant,
@@ -156,6 +174,11 @@ impl H3Conn {
             outbox: Outbox::default(),
             streams: Vec::new(),
             out: Vec::with_capacity(stampede_quic::MAX_DATAGRAM),
+            segment: 0,
+            ecn: None,
+            segments: 1,
+            rx_ecn: None,
+            rx_stride: 0,
             scratch: Vec::new(),
             now,
             more: true,
@@ -188,8 +211,12 @@ impl H3Conn {
         if !self.out.is_empty() || !self.more {
             return;
         }
-        match self.quic.conn.poll_transmit(self.now, 1, &mut self.out) {
-            Some(t) => self.out.truncate(t.size),
+        match (self.quic.conn).poll_transmit(self.now, self.segments, &mut self.out) {
+            Some(t) => {
+                self.out.truncate(t.size);
+                self.segment = t.segment_size.unwrap_or(t.size);
+                self.ecn = t.ecn;
+            }
             None => {
                 self.out.clear();
                 self.more = false;
@@ -197,10 +224,37 @@ impl H3Conn {
         }
     }
 
-    /// The datagram to write next (empty: nothing to send now).
+    /// The datagrams to write next (empty: nothing to send now): one, or several of
+    /// [`H3Conn::segment`] bytes each but the last.
     #[inline]
     pub fn unwritten(&self) -> &[u8] {
         &self.out
+    }
+
+    /// The size of each datagram in [`H3Conn::unwritten`] (its last may be shorter).
+    #[inline]
+    pub fn segment(&self) -> usize {
+        self.segment
+    }
+
+    /// The ECN bits the datagrams to write are to carry.
+    #[inline]
+    pub fn ecn(&self) -> Option<quinn_proto::EcnCodepoint> {
+        self.ecn
+    }
+
+    /// How many datagrams one write may carry from now on (1: a datagram a write).
+    pub fn set_segments(&mut self, n: usize) {
+        self.segments = n.max(1);
+    }
+
+    /// What the socket said of the bytes fed next: their ECN bits, and that they
+    /// are datagrams of `stride` bytes each but the last (joined by the kernel; 0:
+    /// one datagram).
+    #[inline]
+    pub fn set_received(&mut self, ecn: Option<quinn_proto::EcnCodepoint>, stride: usize) {
+        self.rx_ecn = ecn;
+        self.rx_stride = stride;
     }
 
     /// Whether a datagram is ready or may be.
@@ -216,8 +270,8 @@ impl H3Conn {
         self.fill();
     }
 
-    /// The datagram was sent (`n` is its length: a datagram goes whole or not at
-    /// all); the next one is readied.
+    /// The datagrams were sent (`n` is their length: datagrams go whole or not at
+    /// all); the next ones are readied.
     #[inline]
     pub fn wrote(&mut self, _n: usize) {
         self.out.clear();
@@ -240,16 +294,28 @@ impl H3Conn {
         r
     }
 
-    /// Takes one datagram from the server; events are appended. An error means the
-    /// connection is over (the events appended before it stand).
+    /// Takes the server's datagrams (one, or several as [`H3Conn::set_received`]
+    /// said); events are appended. An error means the connection is over (the
+    /// events appended before it stand).
     pub fn feed(
         &mut self,
-        datagram: &[u8],
+        datagrams: &[u8],
         now: Instant,
         events: &mut Vec<Event>,
     ) -> Result<(), Broken> {
         self.advance(now);
-        self.quic.handle(self.now, datagram, &mut self.scratch);
+        // One buffer for them all, each datagram a share of it that QUIC keeps as
+        // long as it holds stream data from it.
+        let mut all = bytes::BytesMut::from(datagrams);
+        let stride = match self.rx_stride {
+            0 => all.len(),
+            n => n,
+        };
+        while !all.is_empty() {
+            let d = all.split_to(stride.min(all.len()));
+            self.quic
+                .handle(self.now, d, self.rx_ecn, &mut self.scratch);
+        }
         self.more = true;
         // What to send is asked for at the write, after every datagram that came.
         self.process(events)
@@ -299,17 +365,23 @@ impl H3Conn {
             return 0;
         };
         let conn = &mut self.quic.conn;
-        let body = !req.body.is_empty();
-        // The frames' heads go through the scratch buffer, reused request to request.
-        let head = &mut self.scratch;
-        head.clear();
-        stampede_wire::h3::frame(head, stampede_wire::h3::kind::HEADERS, &req.section);
-        if body {
-            stampede_wire::h3::data_head(head, req.body.len() as u64);
-        }
-        let _ = self.outbox.write(conn, id, head, !body);
-        if body {
-            let _ = self.outbox.write(conn, id, &req.body, true);
+        if !req.h3_frames.is_empty() {
+            // QUIC keeps a reference to the request's frames, made once, on each
+            // stream that sends them.
+            let _ = self.outbox.write_shared(conn, id, &req.h3_frames, true);
+        } else {
+            let body = !req.body.is_empty();
+            // The frames' heads go through the scratch buffer, reused request to request.
+            let head = &mut self.scratch;
+            head.clear();
+            stampede_wire::h3::frame(head, kind::HEADERS, &req.section);
+            if body {
+                stampede_wire::h3::data_head(head, req.body.len() as u64);
+            }
+            let _ = self.outbox.write(conn, id, head, !body);
+            if body {
+                let _ = self.outbox.write(conn, id, &req.body, true);
+            }
         }
         let number = request_number(id);
         let msg = Message::new(Side::Response);

@@ -84,13 +84,13 @@ impl Pair {
                 let d = self.client.unwritten().to_vec();
                 self.client.wrote(d.len());
                 self.sent += 1;
-                self.server.handle(self.now, client_addr, &d);
+                self.server.handle(self.now, client_addr, None, None, &d);
                 moved = true;
             }
             // A wire of 50 µs each way.
             self.now += Duration::from_micros(50);
-            while let Some(to) = self.server.transmit(self.now, &mut buf) {
-                assert_eq!(to, client_addr);
+            while let Some(out) = self.server.transmit(self.now, &mut buf, 1) {
+                assert_eq!(out.to, client_addr);
                 self.from_server += 1;
                 moved = true;
                 if self.drop_every > 0 && self.from_server.is_multiple_of(self.drop_every) {

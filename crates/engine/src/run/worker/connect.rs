@@ -29,6 +29,7 @@ fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial) -> Dialer<'a> {
         socket: &spec.load.socket,
         tunnel: dial.tunnel.as_deref(),
         datagrams: dial.quic.is_some(),
+        gso: dial.quic.as_ref().is_some_and(|q| q.gso),
     }
 }
 
@@ -56,7 +57,9 @@ impl Worker<'_> {
                     // QUIC's connection begins with the socket: its first datagram
                     // goes out once the socket is writable.
                     let c = &mut self.conns[ci];
-                    let Some(peer) = c.link.datagram_peer() else {
+                    let Some((peer, segments)) =
+                        c.link.datagrams().map(|d| (d.peer(), d.segments()))
+                    else {
                         return self.connect_failed_as(ci, now, ErrorKind::ConnectOther);
                     };
                     match H3Conn::connect(
@@ -68,6 +71,7 @@ impl Worker<'_> {
                         now,
                     ) {
                         Ok(mut h3) => {
+                            h3.set_segments(segments);
                             if let Some(mode) = self.spec.load.stream {
                                 h3.watch(mode, self.spec.load.tokenizer.clone());
                             }
@@ -209,7 +213,11 @@ impl Worker<'_> {
             if out.is_empty() {
                 break;
             }
-            match c.link.write(out) {
+            let written = match c.proto.datagrams() {
+                Some((segment, ecn)) => c.link.send_datagrams(out, segment, ecn),
+                None => c.link.write(out),
+            };
+            match written {
                 Ok(0) => {
                     let e = io::ErrorKind::WriteZero.into();
                     return self.io_failed(ci, now, &e, ErrorKind::from_write_error(&e));
@@ -316,7 +324,7 @@ impl Worker<'_> {
         if let Some(h) = c.proto.h3() {
             // QUIC's goodbye, so that the server lets the connection go at once.
             h.close(std::time::Instant::now());
-            let _ = c.link.write(h.unwritten());
+            let _ = c.link.send_datagrams(h.unwritten(), h.segment(), h.ecn());
             self.rec.quic.add(&h.figures());
         }
         c.quic_due = None;

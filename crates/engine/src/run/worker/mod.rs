@@ -399,7 +399,7 @@ impl<'a> Worker<'a> {
             if let Some(h) = c.proto.h3() {
                 // QUIC's goodbye, so that the server lets the connection go at once.
                 h.close(now);
-                let _ = c.link.write(h.unwritten());
+                let _ = c.link.send_datagrams(h.unwritten(), h.segment(), h.ecn());
                 self.rec.quic.add(&h.figures());
             }
             c.link.release(self.poll.registry());

@@ -74,20 +74,24 @@ impl Worker<'_> {
     }
 
     /// HTTP/3: reads datagrams until the socket has none left, or up to
-    /// [`READS_PER_WAKE`] of them (the rest are read after the loop's checks). A
-    /// datagram is read whole or not at all, so no read is short but the last.
+    /// [`READS_PER_WAKE`] reads (the rest are read after the loop's checks). A read
+    /// takes one datagram whole, or several of the connection's joined by the
+    /// kernel (GRO), each handed to QUIC in turn.
     #[cold]
     #[inline(never)]
     fn on_datagrams(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
         let mut took = false;
         for _ in 0..READS_PER_WAKE {
-            let Some(r) = self.conns[ci].link.read(buf) else {
+            let Some(d) = self.conns[ci].link.datagrams() else {
                 return;
             };
-            match r {
-                Ok(n) => {
-                    self.rec.read_bytes(now, n);
-                    if !self.take_input(ci, &buf[..n], now) {
+            match d.recv(buf) {
+                Ok(meta) => {
+                    self.rec.read_bytes(now, meta.len);
+                    if let Some(h) = self.conns[ci].proto.h3() {
+                        h.set_received(stampede_quic::udp::ecn(&meta), meta.stride);
+                    }
+                    if !self.take_input(ci, &buf[..meta.len.min(buf.len())], now) {
                         return;
                     }
                     took = true;

@@ -88,6 +88,8 @@ pub(super) struct Quic {
     pub(super) config: quinn_proto::ClientConfig,
     /// The QPACK table the server may fill.
     pub(super) table: usize,
+    /// Several datagrams per send where the kernel allows it.
+    pub(super) gso: bool,
 }
 
 impl Quic {
@@ -100,6 +102,7 @@ impl Quic {
             endpoint: stampede_quic::endpoint_config(&transport),
             config,
             table: h3.header_table as usize,
+            gso: h3.gso,
         })
     }
 }
