@@ -287,6 +287,13 @@ pub struct Decoder {
     pending: Vec<u8>,
     name: Vec<u8>,
     value: Vec<u8>,
+    /// The last section decoded that used no dynamic table, and its fields (names and
+    /// values one after another, and their lengths): such a section is a function of
+    /// its bytes alone, so the same bytes again (a server answering alike) are handed
+    /// over from here without decoding.
+    last: Vec<u8>,
+    last_fields: Vec<u8>,
+    last_lengths: Vec<(u32, u32)>,
 }
 
 /// A field line's name or whole field, found in a table.
@@ -318,6 +325,9 @@ impl Decoder {
             pending: Vec::new(),
             name: Vec::new(),
             value: Vec::new(),
+            last: Vec::new(),
+            last_fields: Vec::new(),
+            last_lengths: Vec::new(),
         }
     }
 
@@ -508,6 +518,16 @@ impl Decoder {
         block: &[u8],
         on: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<Decoded, H3Error> {
+        if !self.last.is_empty() && *block == *self.last {
+            let mut at = 0;
+            for &(n, v) in &self.last_lengths {
+                let (n, v) = (n as usize, v as usize);
+                let (name, value) = self.last_fields[at..at + n + v].split_at(n);
+                on(name, value);
+                at += n + v;
+            }
+            return Ok(Decoded::Fields { required: 0 });
+        }
         let mut at = 0;
         let bad = |_| failed("a truncated or oversized integer");
         let cut = || failed("a truncated section prefix");
@@ -541,8 +561,18 @@ impl Decoder {
             table,
             name: name_buf,
             value: value_buf,
+            last,
+            last_fields,
+            last_lengths,
             ..
         } = self;
+        // Only a section of the static table and literals is kept (see `last`).
+        let keep = required == 0;
+        last.clear();
+        if keep {
+            last_fields.clear();
+            last_lengths.clear();
+        }
         let mut size = 0usize;
         while at < block.len() {
             let b = block[at];
@@ -618,7 +648,16 @@ impl Decoder {
             if size > max_section {
                 return Err(over);
             }
+            if keep {
+                last_fields.extend_from_slice(name);
+                last_fields.extend_from_slice(value);
+                // Within the section's limit, far below 2^32.
+                last_lengths.push((name.len() as u32, value.len() as u32));
+            }
             on(name, value);
+        }
+        if keep {
+            last.extend_from_slice(block);
         }
         Ok(Decoded::Fields { required })
     }
@@ -685,6 +724,42 @@ mod tests {
         (list.iter())
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_section_seen_before_is_handed_over_as_it_decoded() {
+        let mut d = Decoder::new(16_384);
+        let list = [
+            (":status", "200"),
+            ("date", "Thu, 26 Nov 2026 18:00:00 GMT"),
+        ];
+        let mut one = Vec::new();
+        encode(
+            &mut one,
+            list.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())),
+        );
+        let mut other = Vec::new();
+        encode(&mut other, [(&b":status"[..], &b"404"[..])]);
+        // The same bytes again, another section, then the first again: each decodes
+        // to its own fields whether kept or not.
+        for block in [&one, &one, &other, &one] {
+            let want = if *block == one {
+                owned(&list)
+            } else {
+                owned(&[(":status", "404")])
+            };
+            assert_eq!(fields(&mut d, block).unwrap(), want);
+        }
+        // A broken section after a good one is refused, not answered from memory, and
+        // the good one still decodes after it.
+        let mut broken = one.clone();
+        broken.truncate(one.len() - 3);
+        assert!(d.decode(&broken, &mut |_, _| {}).is_err());
+        assert_eq!(fields(&mut d, &one).unwrap(), owned(&list));
+        // A section over the limit is refused every time, not only the first.
+        let mut small = Decoder::new(40);
+        assert!(small.decode(&one, &mut |_, _| {}).is_err());
+        assert!(small.decode(&one, &mut |_, _| {}).is_err());
     }
 
     /// Sections and encoder-stream bytes written by ls-qpack (pylsqpack 1.0.0) with a
