@@ -76,6 +76,9 @@ fn closed_and_fixed_rate_load_over_http3_is_answered_and_reports_quic() {
     assert_eq!(r["quic"]["connections"], 3);
     assert!(r["quic"]["packets_sent"].as_u64().unwrap() >= 3000 / 4);
     assert!(r["quic"]["rtt_max_us"].as_u64().unwrap() > 0);
+    assert!(r["quic"]["congestion_limited_us"].is_u64(), "{r}");
+    // The client closed every connection itself: none ended otherwise.
+    assert!(r["quic"].get("ends").is_none(), "{r}");
     // A fixed rate, corrected for coordinated omission, held.
     let r = json_run(&[
         "load", &url, "--http3", "-c", "4", "-t", "1", "--rate", "500", "-d", "1s", "--cacert", ca,
@@ -513,14 +516,23 @@ fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
     let (c, k) = (dir.join("peer.pem"), dir.join("peer.key"));
     std::fs::write(&c, cert).unwrap();
     std::fs::write(&k, key).unwrap();
-    // What each broken server's requests fail as (none: they are answered).
+    // What each broken server's requests fail as (none: they are answered), and
+    // how QUIC's figures name what happened.
     let cases = [
-        ("data-first", Some("h3_protocol")),
-        ("huge-head", Some("protocol")),
-        ("reset", Some("h3_stream_reset")),
-        ("control-flood", None),
+        (
+            "data-first",
+            Some("h3_protocol"),
+            Some(("ends", "closed here: H3_FRAME_UNEXPECTED")),
+        ),
+        ("huge-head", Some("protocol"), None),
+        (
+            "reset",
+            Some("h3_stream_reset"),
+            Some(("resets", "H3_INTERNAL_ERROR")),
+        ),
+        ("control-flood", None, None),
     ];
-    for (mode, kind) in cases {
+    for (mode, kind, named) in cases {
         let (_server, port) = start_peer(
             &python,
             &["bad", mode, c.to_str().unwrap(), k.to_str().unwrap()],
@@ -545,6 +557,12 @@ fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
         ]);
         assert!(started.elapsed() < Duration::from_secs(8), "{mode}");
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if let Some((map, name)) = named {
+            assert!(
+                r["quic"][map][name].as_u64().unwrap_or(0) > 0,
+                "{mode}: {r}"
+            );
+        }
         match kind {
             Some(k) => {
                 assert_eq!(r["requests"]["completed"], 0, "{mode}: {r}");

@@ -12,6 +12,7 @@
 //! stream's flow control ([`Outbox`]), and the socket's side of the datagrams with
 //! the kernel's offloads ([`udp`]).
 
+pub mod congestion;
 pub mod session;
 pub mod udp;
 
@@ -97,10 +98,13 @@ impl Transport {
 }
 
 /// A client's QUIC configuration from its TLS one (TLS 1.3 must be among its
-/// versions): ALPN `h3`, early data allowed where a resumed session offers it.
+/// versions): ALPN `h3`, early data allowed where a resumed session offers it. With
+/// `limited`, the connections made with it add the time congestion control held them
+/// back there ([`congestion`]).
 pub fn client_config(
     tls: &rustls::ClientConfig,
     transport: &Transport,
+    limited: Option<Arc<congestion::LimitedTime>>,
 ) -> Result<quinn_proto::ClientConfig, QuicError> {
     let mut tls = tls.clone();
     tls.alpn_protocols = vec![ALPN.to_vec()];
@@ -113,7 +117,11 @@ pub fn client_config(
         .map_err(|_| QuicError::NoTls13)?;
     let crypto = QuicClientConfig::try_from(tls).map_err(|_| QuicError::NoTls13)?;
     let mut c = quinn_proto::ClientConfig::new(Arc::new(crypto));
-    c.transport_config(Arc::new(transport.config(false)?));
+    let mut t = transport.config(false)?;
+    if let Some(total) = limited {
+        t.congestion_controller_factory(Arc::new(congestion::Watching::new(total)));
+    }
+    c.transport_config(Arc::new(t));
     Ok(c)
 }
 

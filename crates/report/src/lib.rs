@@ -86,6 +86,24 @@ pub fn quic_line(q: &stampede_engine::result::QuicStats) -> String {
     if q.zero_rtt > 0 {
         line.push_str(&format!("; 0-RTT accepted on {}", thousands(q.zero_rtt)));
     }
+    if q.congestion_limited_us > 0 {
+        line.push_str(&format!(
+            "; congestion window full for {} (over all connections)",
+            human_us(q.congestion_limited_us as f64)
+        ));
+    }
+    let named = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} ×{}", thousands(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !q.ends.is_empty() {
+        line.push_str(&format!("; connections ended: {}", named(&q.ends)));
+    }
+    if !q.resets.is_empty() {
+        line.push_str(&format!("; streams reset: {}", named(&q.resets)));
+    }
     line
 }
 

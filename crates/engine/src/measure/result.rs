@@ -317,9 +317,40 @@ pub struct QuicStats {
     pub rtt_min_us: u64,
     pub rtt_mean_us: f64,
     pub rtt_max_us: u64,
+    /// Time the connections' congestion windows were full (summed over
+    /// connections), µs: the sender waited on acknowledgements, not on the run.
+    #[serde(default)]
+    pub congestion_limited_us: u64,
+    /// Connections that ended other than by this end's orderly close, by how (the
+    /// server's or this end's error code by name, `idle timeout`, `stateless reset`…).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ends: BTreeMap<String, u64>,
+    /// Streams the server reset, by HTTP/3 error code name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resets: BTreeMap<String, u64>,
+}
+
+/// At most this many distinct names are kept in [`QuicStats::ends`] and
+/// [`QuicStats::resets`]; later ones are counted under `other`.
+const MAX_NAMES: usize = 64;
+
+/// Counts `n` under `name` in `map`, or under `other` once the map is full.
+fn count_name(map: &mut BTreeMap<String, u64>, name: &str, n: u64) {
+    if let Some(v) = map.get_mut(name) {
+        *v += n;
+    } else if map.len() < MAX_NAMES {
+        map.insert(name.to_string(), n);
+    } else {
+        *map.entry("other".to_string()).or_default() += n;
+    }
 }
 
 impl QuicStats {
+    /// A stream the server reset with `code`.
+    pub fn reset(&mut self, code: u64) {
+        count_name(&mut self.resets, &stampede_wire::h3::Code(code).name(), 1);
+    }
+
     /// Adds one connection's figures.
     pub fn add(&mut self, f: &crate::h3::QuicFigures) {
         let n = self.connections as f64;
@@ -336,6 +367,9 @@ impl QuicStats {
         self.bytes_lost += f.bytes_lost;
         self.congestion_events += f.congestion_events;
         self.zero_rtt += u64::from(f.zero_rtt);
+        if let Some(end) = &f.end {
+            count_name(&mut self.ends, end, 1);
+        }
     }
 
     /// Joins another part's figures (exactly: sums, extremes, a mean by connections).
@@ -357,6 +391,13 @@ impl QuicStats {
         self.bytes_lost += o.bytes_lost;
         self.congestion_events += o.congestion_events;
         self.zero_rtt += o.zero_rtt;
+        self.congestion_limited_us += o.congestion_limited_us;
+        for (k, v) in &o.ends {
+            count_name(&mut self.ends, k, *v);
+        }
+        for (k, v) in &o.resets {
+            count_name(&mut self.resets, k, *v);
+        }
     }
 }
 

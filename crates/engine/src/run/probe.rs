@@ -48,7 +48,8 @@ fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std
         return Ok(());
     };
     let transport = h3.transport();
-    let config = stampede_quic::client_config(tls, &transport).map_err(std::io::Error::other)?;
+    let config =
+        stampede_quic::client_config(tls, &transport, None).map_err(std::io::Error::other)?;
     let any: std::net::SocketAddr = match spec.load.socket.local {
         Some(ip) => (ip, 0).into(),
         None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),

@@ -499,9 +499,11 @@ impl LoadSpec {
             });
         }
         if let Some(tls) = &self.tls {
-            stampede_quic::client_config(tls, &h3.transport()).map_err(|e| SpecError::Invalid {
-                field: "http3",
-                reason: e.to_string(),
+            stampede_quic::client_config(tls, &h3.transport(), None).map_err(|e| {
+                SpecError::Invalid {
+                    field: "http3",
+                    reason: e.to_string(),
+                }
             })?;
         }
         let steps = self.load.script.iter().map(|s| &s.request);

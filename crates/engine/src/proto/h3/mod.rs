@@ -107,7 +107,7 @@ struct Stream {
 }
 
 /// QUIC's own figures of a connection, taken when it closes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QuicFigures {
     pub packets_sent: u64,
     pub packets_lost: u64,
@@ -116,6 +116,8 @@ pub struct QuicFigures {
     pub rtt_us: u64,
     /// The server accepted 0-RTT data.
     pub zero_rtt: bool,
+    /// How it ended, when not by this end's orderly close (see [`H3Conn::end`]).
+    pub end: Option<String>,
 }
 
 /// An HTTP/3 client connection (see the module's note).
@@ -154,6 +156,11 @@ pub struct H3Conn {
     pub goaway: bool,
     /// 0-RTT data was accepted on this connection.
     pub zero_rtt: bool,
+    /// How the connection ended, when it did other than by this end's orderly
+    /// close: `closed by the server: H3_…` or a transport code, `closed here: …` (an
+    /// error this end found), `idle timeout`, `handshake timeout`, `version
+    /// negotiation`, `stateless reset`.
+    pub end: Option<String>,
 }
 
 impl H3Conn {
@@ -192,6 +199,7 @@ impl H3Conn {
             headers_decoded: 0,
             goaway: false,
             zero_rtt: false,
+            end: None,
         };
         c.fill();
         Ok(c)
@@ -422,11 +430,13 @@ impl H3Conn {
             congestion_events: s.path.congestion_events,
             rtt_us: s.path.rtt.as_micros() as u64,
             zero_rtt: self.zero_rtt,
+            end: self.end.clone(),
         }
     }
 
     /// Closes the connection with an HTTP/3 error (its CONNECTION_CLOSE is readied).
     fn fail(&mut self, e: &H3Error) -> Broken {
+        self.end = Some(format!("closed here: {}", e.code.name()));
         let code = VarInt::from_u64(e.code.0).unwrap_or(VarInt::MAX);
         self.quic
             .conn
@@ -453,6 +463,7 @@ impl H3Conn {
                     }
                 }
                 quinn_proto::Event::ConnectionLost { reason } => {
+                    self.end = ending(&reason, self.connected);
                     return Err(Broken(lost(&reason, self.connected)));
                 }
                 quinn_proto::Event::Stream(se) => self.stream_event(se, events)?,
@@ -607,6 +618,37 @@ impl H3Conn {
         }
         Ok(())
     }
+}
+
+/// How a lost connection ended, in the words of [`H3Conn::end`]; `None` for this
+/// end's own orderly close.
+fn ending(reason: &ConnectionError, connected: bool) -> Option<String> {
+    // Transport codes by their RFC 9000 names; QUIC's CRYPTO_ERROR range by TLS's
+    // alert.
+    let transport = |code: quinn_proto::TransportErrorCode| {
+        let n = u64::from(code);
+        if (0x100..0x200).contains(&n) {
+            format!("CRYPTO_ERROR (TLS alert {})", n - 0x100)
+        } else {
+            format!("{code:?}")
+        }
+    };
+    Some(match reason {
+        ConnectionError::ApplicationClosed(c) => format!(
+            "closed by the server: {}",
+            Code(u64::from(c.error_code)).name()
+        ),
+        ConnectionError::ConnectionClosed(c) => {
+            format!("closed by the server: {}", transport(c.error_code))
+        }
+        ConnectionError::TransportError(e) => format!("closed here: {}", transport(e.code)),
+        ConnectionError::TimedOut if connected => "idle timeout".into(),
+        ConnectionError::TimedOut => "handshake timeout".into(),
+        ConnectionError::VersionMismatch => "version negotiation".into(),
+        ConnectionError::Reset => "stateless reset".into(),
+        ConnectionError::CidsExhausted => "connection IDs exhausted".into(),
+        ConnectionError::LocallyClosed => return None,
+    })
 }
 
 /// The kind a lost connection's requests fail with.

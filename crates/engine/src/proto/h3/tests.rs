@@ -49,7 +49,7 @@ fn pair(retry: bool) -> Pair {
         ..Default::default()
     })
     .unwrap();
-    let cc = stampede_quic::client_config(&ctls, &transport).unwrap();
+    let cc = stampede_quic::client_config(&ctls, &transport, None).unwrap();
     let now = Instant::now();
     let client = H3Conn::connect(
         stampede_quic::endpoint_config(&transport),
@@ -222,6 +222,29 @@ fn the_idle_timeout_ends_a_silent_connection() {
         panic!("the connection outlived its idle timeout")
     };
     assert_eq!(kind, crate::error::ErrorKind::QuicIdleTimeout);
+    assert_eq!(p.client.figures().end.as_deref(), Some("idle timeout"));
+}
+
+#[test]
+fn a_stateless_reset_from_a_server_that_forgot_the_connection_ends_it_as_one() {
+    let mut p = pair(false);
+    p.run(200, |p| p.client.connected).unwrap();
+    // The server closes the connection and its CONNECTION_CLOSE is lost; once its
+    // draining period is over it no longer knows the connection.
+    p.server.close_all(p.now);
+    p.drop_every = 1;
+    p.run(10_000, |p| p.server.open() == 0).unwrap();
+    assert_eq!(p.server.open(), 0);
+    // The client's next request reaches a server that answers it with a stateless
+    // reset (its token was given with the connection's IDs).
+    p.drop_every = 0;
+    assert!(p.client.request(&get("/pong")) > 0);
+    let r = p.run(200, |_| false);
+    let Err(Broken(kind)) = r else {
+        panic!("the stateless reset went unnoticed: {r:?}")
+    };
+    assert_eq!(kind, crate::error::ErrorKind::Reset);
+    assert_eq!(p.client.figures().end.as_deref(), Some("stateless reset"));
 }
 
 #[test]

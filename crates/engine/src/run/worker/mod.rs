@@ -401,8 +401,13 @@ impl<'a> Worker<'a> {
                 h.close(now);
                 let _ = c.link.send_datagrams(h.unwritten(), h.segment(), h.ecn());
                 self.rec.quic.add(&h.figures());
+                // Gone, so that its congestion-limited time so far is counted.
+                c.proto = fresh_proto(self.spec);
             }
             c.link.release(self.poll.registry());
+        }
+        if let Some(q) = &self.dial.quic {
+            self.rec.quic.congestion_limited_us = q.limited.micros();
         }
         // Every arrival due before the end that was not started is counted, even one due
         // a moment before it: the arrivals then add up exactly (one or two of them stay

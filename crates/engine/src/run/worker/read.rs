@@ -235,6 +235,7 @@ impl Worker<'_> {
                         continue;
                     }
                     let kind = if h3 {
+                        self.rec.quic.reset(u64::from(code));
                         ErrorKind::H3StreamReset
                     } else {
                         ErrorKind::H2StreamReset

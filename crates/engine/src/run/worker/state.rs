@@ -90,6 +90,8 @@ pub(super) struct Quic {
     pub(super) table: usize,
     /// Several datagrams per send where the kernel allows it.
     pub(super) gso: bool,
+    /// Where the connections add the time congestion control held them back.
+    pub(super) limited: std::sync::Arc<stampede_quic::congestion::LimitedTime>,
 }
 
 impl Quic {
@@ -97,8 +99,12 @@ impl Quic {
     fn new(spec: &LoadSpec) -> Option<Quic> {
         let h3 = spec.load.http3?;
         let transport = h3.transport();
-        let config = stampede_quic::client_config(spec.tls.as_ref()?, &transport).ok()?;
+        let limited = std::sync::Arc::new(stampede_quic::congestion::LimitedTime::default());
+        let config =
+            stampede_quic::client_config(spec.tls.as_ref()?, &transport, Some(limited.clone()))
+                .ok()?;
         Some(Quic {
+            limited,
             endpoint: stampede_quic::endpoint_config(&transport),
             config,
             table: h3.header_table as usize,
