@@ -28,7 +28,7 @@ pub struct H2Request {
     pub section: Vec<u8>,
     /// HTTP/3's frames of the request whole (HEADERS of `section`, then DATA of the
     /// body), shared by every stream that sends it; empty when the request is over
-    /// [`H3_SHARED_MAX`] (its frames are then made as it is sent).
+    /// 16 KiB (its frames are then made as it is sent).
     pub h3_frames: bytes::Bytes,
     /// A HEAD request (its response has no content, whatever it says).
     pub head: bool,
