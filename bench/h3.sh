@@ -18,8 +18,11 @@
 #   1, `respond "pong"`), the same stampede client: req/s per server core, and the
 #   server's CPU share.
 # - fixed rate: `stampede load --http3 --rate R` for SECONDS at rising rates against
-#   the stampede server: the achieved rate and the send lag's p99, to name the
-#   highest rate held within 1 % with a p99 lag under 200 µs.
+#   the stampede server, ROUNDS times through the rates: the achieved rate and the
+#   send lag's p99 (medians, and each round's), to name the highest rate held within
+#   1 % with a p99 lag under 200 µs.
+#
+# PARTS=rate runs the fixed-rate part alone (PARTS=closed the rest alone).
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
@@ -97,6 +100,8 @@ load_row() {
   printf '%-7s round %d %-14s %9.0f req/s\n' "$case" "$r" "$name" "$rps" >&2
 }
 
+PARTS=${PARTS:-closed rate}
+if [[ $PARTS == *closed* ]]; then
 for r in $(seq "$ROUNDS"); do
   # Client: stampede (HTTP/3, then HTTP/2) and oha, each against a fresh server.
   port=$(free_port)
@@ -139,23 +144,35 @@ for row in "client stampede-h3" "client oha-h3" "client stampede-h2" "server sta
     "$(median_of "$WORK/results" 3 "$1" "$2")" "$(median_of "$WORK/results" 4 "$1" "$2")" \
     "$(median_of "$WORK/results" 5 "$1" "$2")" "$(median_of "$WORK/results" 6 "$1" "$2")"
 done
+fi
 
-# Fixed rate: the send lag at rising rates, against the stampede server.
+if [[ $PARTS == *rate* ]]; then
+# Fixed rate: the send lag at rising rates, against the stampede server; ROUNDS
+# rounds through the rates, medians per rate (one run is at the mercy of a stall).
 port=$(free_port)
 serve_h3 "$port"
-echo
-echo "| offered req/s | achieved req/s | send lag p99 µs | client core busy % |"
-echo "|---:|---:|---:|---:|"
-for rate in 20000 50000 80000 110000 140000 170000 200000; do
-  out=$WORK/rate.$rate.json
-  /usr/bin/time -f "%U %S %M" -o "$out.time" taskset -c 0 "$STAMPEDE" load -q --http3 \
-    --insecure -c 8 --streams 16 -t 1 --rate "$rate" -d "${SECS}s" --json "$out" \
-    "https://localhost:$port/pong" >/dev/null
-  read -r u sy _ < "$out.time"
-  printf '| %d | %.0f | %s | %.0f |\n' "$rate" "$(json_at "$out" "r['throughput_rps']")" \
-    "$(json_at "$out" "[p['us'] for p in r['open']['send_lag']['percentiles'] if p['p']==99.0][0]")" \
-    "$(python3 -c "print(($u + $sy) * 100 / $SECS)")"
+: > "$WORK/rates"
+for r in $(seq "$ROUNDS"); do
+  for rate in 20000 50000 80000 110000 140000 170000 200000; do
+    out=$WORK/rate.$rate.$r.json
+    /usr/bin/time -f "%U %S %M" -o "$out.time" taskset -c 0 "$STAMPEDE" load -q --http3 \
+      --insecure -c 8 --streams 16 -t 1 --rate "$rate" -d "${SECS}s" --json "$out" \
+      "https://localhost:$port/pong" >/dev/null 2>&1
+    read -r u sy _ < "$out.time"
+    echo "rate $rate $(json_at "$out" "r['throughput_rps']") $(json_at "$out" "[p['us'] for p in r['open']['send_lag']['percentiles'] if p['p']==99.0][0]") $(python3 -c "print(($u + $sy) * 100 / $SECS)")" >> "$WORK/rates"
+    printf 'rate    round %d %7d req/s\n' "$r" "$rate" >&2
+  done
 done
+echo
+echo "| offered req/s | achieved req/s | send lag p99 µs (median of $ROUNDS) | p99 of each round | client core busy % |"
+echo "|---:|---:|---:|---|---:|"
+for rate in 20000 50000 80000 110000 140000 170000 200000; do
+  printf '| %d | %.0f | %.0f | %s | %.0f |\n' "$rate" "$(median_of "$WORK/rates" 3 rate "$rate")" \
+    "$(median_of "$WORK/rates" 4 rate "$rate")" \
+    "$(awk -v r="$rate" '$2 == r { printf "%s%s", s, $4; s = ", " }' "$WORK/rates")" \
+    "$(median_of "$WORK/rates" 5 rate "$rate")"
+done
+fi
 echo
 machine
 echo "- $("$OHA3" --version) (http3 feature), $(caddy version | awk '{print "caddy", $1}'), GOMAXPROCS=1 for Caddy"
