@@ -159,6 +159,17 @@ pub struct Client {
     pub conn: Connection,
     /// Where the connection's datagrams go.
     pub remote: SocketAddr,
+    /// Retry packets the server sent (it asked this end to prove its address).
+    pub retries: u32,
+}
+
+/// Whether a datagram is a QUIC version 1 Retry packet (RFC 9000 §17.2.5: a long
+/// header of type 3; a Retry is never coalesced with other packets).
+pub fn is_retry(datagram: &[u8]) -> bool {
+    datagram.len() > 5
+        && datagram[0] & 0x80 != 0
+        && (datagram[0] >> 4) & 0x3 == 3
+        && datagram[1..5] == [0, 0, 0, 1]
 }
 
 impl Client {
@@ -177,6 +188,7 @@ impl Client {
             handle,
             conn,
             remote,
+            retries: 0,
         })
     }
 
@@ -192,6 +204,9 @@ impl Client {
         scratch: &mut Vec<u8>,
     ) {
         scratch.clear();
+        if is_retry(&data) {
+            self.retries += 1;
+        }
         if let Some(DatagramEvent::ConnectionEvent(_, ev)) =
             self.endpoint
                 .handle(now, self.remote, None, ecn, data, scratch)

@@ -86,6 +86,9 @@ pub fn quic_line(q: &stampede_engine::result::QuicStats) -> String {
     if q.zero_rtt > 0 {
         line.push_str(&format!("; 0-RTT accepted on {}", thousands(q.zero_rtt)));
     }
+    if q.retried > 0 {
+        line.push_str(&format!("; Retry asked on {}", thousands(q.retried)));
+    }
     if q.congestion_limited_us > 0 {
         line.push_str(&format!(
             "; congestion window full for {} (over all connections)",

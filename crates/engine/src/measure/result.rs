@@ -321,6 +321,10 @@ pub struct QuicStats {
     /// connections), µs: the sender waited on acknowledgements, not on the run.
     #[serde(default)]
     pub congestion_limited_us: u64,
+    /// Connections whose server asked for a Retry (to validate this end's address)
+    /// before it went on with the handshake.
+    #[serde(default)]
+    pub retried: u64,
     /// Connections that ended other than by this end's orderly close, by how (the
     /// server's or this end's error code by name, `idle timeout`, `stateless reset`…).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -367,6 +371,7 @@ impl QuicStats {
         self.bytes_lost += f.bytes_lost;
         self.congestion_events += f.congestion_events;
         self.zero_rtt += u64::from(f.zero_rtt);
+        self.retried += u64::from(f.retried);
         if let Some(end) = &f.end {
             count_name(&mut self.ends, end, 1);
         }
@@ -392,6 +397,7 @@ impl QuicStats {
         self.congestion_events += o.congestion_events;
         self.zero_rtt += o.zero_rtt;
         self.congestion_limited_us += o.congestion_limited_us;
+        self.retried += o.retried;
         for (k, v) in &o.ends {
             count_name(&mut self.ends, k, *v);
         }

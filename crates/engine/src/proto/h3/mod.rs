@@ -118,6 +118,8 @@ pub struct QuicFigures {
     pub zero_rtt: bool,
     /// How it ended, when not by this end's orderly close (see [`H3Conn::end`]).
     pub end: Option<String>,
+    /// The server asked for a Retry before it went on with the handshake.
+    pub retried: bool,
 }
 
 /// An HTTP/3 client connection (see the module's note).
@@ -158,8 +160,8 @@ pub struct H3Conn {
     pub zero_rtt: bool,
     /// How the connection ended, when it did other than by this end's orderly
     /// close: `closed by the server: H3_…` or a transport code, `closed here: …` (an
-    /// error this end found), `idle timeout`, `handshake timeout`, `version
-    /// negotiation`, `stateless reset`.
+    /// error this end found), `idle timeout`, `handshake timeout` (`… after a Retry`
+    /// when the server asked for one), `version negotiation`, `stateless reset`.
     pub end: Option<String>,
 }
 
@@ -431,6 +433,7 @@ impl H3Conn {
             rtt_us: s.path.rtt.as_micros() as u64,
             zero_rtt: self.zero_rtt,
             end: self.end.clone(),
+            retried: self.quic.retries > 0,
         }
     }
 
@@ -463,7 +466,7 @@ impl H3Conn {
                     }
                 }
                 quinn_proto::Event::ConnectionLost { reason } => {
-                    self.end = ending(&reason, self.connected);
+                    self.end = ending(&reason, self.connected, self.quic.retries > 0);
                     return Err(Broken(lost(&reason, self.connected)));
                 }
                 quinn_proto::Event::Stream(se) => self.stream_event(se, events)?,
@@ -622,7 +625,7 @@ impl H3Conn {
 
 /// How a lost connection ended, in the words of [`H3Conn::end`]; `None` for this
 /// end's own orderly close.
-fn ending(reason: &ConnectionError, connected: bool) -> Option<String> {
+fn ending(reason: &ConnectionError, connected: bool, retried: bool) -> Option<String> {
     // Transport codes by their RFC 9000 names; QUIC's CRYPTO_ERROR range by TLS's
     // alert.
     let transport = |code: quinn_proto::TransportErrorCode| {
@@ -643,6 +646,7 @@ fn ending(reason: &ConnectionError, connected: bool) -> Option<String> {
         }
         ConnectionError::TransportError(e) => format!("closed here: {}", transport(e.code)),
         ConnectionError::TimedOut if connected => "idle timeout".into(),
+        ConnectionError::TimedOut if retried => "handshake timeout after a Retry".into(),
         ConnectionError::TimedOut => "handshake timeout".into(),
         ConnectionError::VersionMismatch => "version negotiation".into(),
         ConnectionError::Reset => "stateless reset".into(),

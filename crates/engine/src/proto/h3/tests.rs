@@ -163,6 +163,7 @@ fn requests_are_answered_over_a_handshake_in_memory() {
     // Answered streams are forgotten: nothing per request stays behind.
     assert_eq!(p.server.streams(), 0);
     assert!(p.client.figures().packets_sent > 0);
+    assert!(!p.client.figures().retried);
     // A polite close reaches the server, which forgets the connection.
     p.client.close(p.now);
     p.run(200, |p| p.server.open() == 0).unwrap();
@@ -176,6 +177,7 @@ fn a_retry_validates_the_address_first_and_losses_are_recovered() {
     p.run(400, |p| p.client.connected).unwrap();
     assert!(p.client.take_handshake().is_some());
     assert_eq!(p.server.stats.retries, 1);
+    assert!(p.client.figures().retried, "the client saw the Retry");
     for _ in 0..20 {
         assert!(p.client.request(&get("/bytes/20000")) > 0);
     }
