@@ -24,6 +24,11 @@ fn tmp(name: &str) -> PathBuf {
 
 /// The reference server over TLS with HTTP/3, its certificate written into `dir`.
 fn h3_server(dir: &Path, http3: bool) -> (Running, PathBuf) {
+    h3_server_with(dir, |c| c.http3 = http3)
+}
+
+/// [`h3_server`] with HTTP/3 on and `tune` applied to its configuration.
+fn h3_server_with(dir: &Path, tune: impl FnOnce(&mut Config)) -> (Running, PathBuf) {
     let (cert, key) = stampede_tls::self_signed(&["127.0.0.1".into(), "localhost".into()]).unwrap();
     let (c, k) = (dir.join("server.pem"), dir.join("server.key"));
     std::fs::write(&c, cert).unwrap();
@@ -37,13 +42,36 @@ fn h3_server(dir: &Path, http3: bool) -> (Running, PathBuf) {
         None,
     )
     .unwrap();
-    let srv = crate::common::srv_with(Config {
+    let mut config = Config {
         threads: 1,
         tls: Some(tls),
-        http3,
+        http3: true,
         ..Config::default()
-    });
-    (srv, c)
+    };
+    tune(&mut config);
+    (crate::common::srv_with(config), c)
+}
+
+#[test]
+fn a_request_head_over_the_servers_limit_is_refused_on_its_stream() {
+    let dir = tmp("head");
+    let (srv, ca) = h3_server_with(&dir, |c| c.limits.max_head = 1024);
+    let (url, ca) = (format!("https://{}/pong", srv.addr()), ca.to_str().unwrap());
+    let big = format!("x-big: {}", "a".repeat(2000));
+    let base = [
+        "load", &url, "--http3", "-c", "1", "-n", "5", "--cacert", ca,
+    ];
+    // Within the server's --max-head: answered.
+    let r = json_run(&base);
+    assert_eq!(r["requests"]["completed"], 5, "{r}");
+    // Past it: each stream reset with H3_EXCESSIVE_LOAD, the connection serving on.
+    let out = stampede(&[&base[..], &["-H", &big, "-q", "--json", "-"]].concat());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["requests"]["completed"], 0, "{r}");
+    assert_eq!(r["errors"]["h3_stream_reset"], 5, "{r}");
+    assert_eq!(r["quic"]["resets"]["H3_EXCESSIVE_LOAD"], 5, "{r}");
+    assert_eq!(r["quic"]["connections"], 1, "{r}");
+    srv.stop().unwrap();
 }
 
 #[test]

@@ -32,9 +32,6 @@ use stampede_wire::h3::{data_head, frame, kind, qpack, Code, H3Error};
 use crate::request::{split_target, Method, Request};
 use crate::routes::{self, Ctx, Deferred, Feed, Pattern, Respond, Routed, BODY_CHUNK};
 
-/// The largest request field section taken (SETTINGS_MAX_FIELD_SECTION_SIZE).
-pub const MAX_FIELD_SECTION: usize = 16 * 1024;
-
 /// Datagrams the endpoint itself answers (Version Negotiation, Retry, stateless
 /// resets, refusals) waiting to go out, at most.
 const MAX_ANSWERS: usize = 1024;
@@ -136,7 +133,7 @@ pub struct H3Endpoint {
     turn: usize,
     ctx: Ctx,
     heads: Heads,
-    max_body: usize,
+    limits: crate::Limits,
     /// New connections beyond this many open must first validate their address
     /// with a Retry (`Some(0)`: every one).
     pub retry_above: Option<usize>,
@@ -148,12 +145,15 @@ pub struct H3Endpoint {
 }
 
 impl H3Endpoint {
-    /// An endpoint serving with `config` and routing with `ctx`.
+    /// An endpoint serving with `config` and routing with `ctx`, within `limits`: a
+    /// request's field section up to `max_head` bytes (what it advertises as
+    /// SETTINGS_MAX_FIELD_SECTION_SIZE, as RFC 9114 §4.2.2 counts them), its body up
+    /// to `max_body`.
     pub fn new(
         config: quinn_proto::ServerConfig,
         transport: &stampede_quic::Transport,
         ctx: Ctx,
-        max_body: usize,
+        limits: crate::Limits,
     ) -> H3Endpoint {
         H3Endpoint {
             endpoint: Endpoint::new(
@@ -168,7 +168,7 @@ impl H3Endpoint {
             turn: 0,
             ctx,
             heads: Heads::default(),
-            max_body,
+            limits,
             retry_above: None,
             max_connections: 100_000,
             stats: H3Stats::default(),
@@ -244,7 +244,7 @@ impl H3Endpoint {
                             }
                             let c = Conn {
                                 conn,
-                                session: Session::new(Role::Server, MAX_FIELD_SECTION, 0),
+                                session: Session::new(Role::Server, self.limits.max_head, 0),
                                 outbox: Outbox::default(),
                                 streams: Vec::new(),
                                 more: true,
@@ -452,7 +452,7 @@ impl H3Endpoint {
         };
         let s = &mut c.streams[si];
         let decoder = &mut c.session.decoder;
-        let max_body = self.max_body;
+        let (max_body, max_head) = (self.limits.max_body, self.limits.max_head);
         let mut too_big = false;
         let (method, target, body, msg) = (&mut s.method, &mut s.target, &mut s.body, &mut s.msg);
         let read = read_stream(&mut c.conn, id, &mut |bytes| {
@@ -464,7 +464,7 @@ impl H3Endpoint {
                         b"POST" => Method::Post,
                         _ => Method::Other,
                     });
-                    target.extend_from_slice(&path[..path.len().min(MAX_FIELD_SECTION)]);
+                    target.extend_from_slice(&path[..path.len().min(max_head)]);
                 }
                 Part::Data(d) => {
                     if body.len() + d.len() > max_body {

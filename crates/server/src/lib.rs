@@ -369,7 +369,7 @@ impl Server {
                         quic.clone(),
                         &transport,
                         ctx,
-                        self.config.limits.max_body,
+                        self.config.limits.clone(),
                     );
                     ep.max_connections = per_thread_max;
                     // Address validation once the thread holds half its share.

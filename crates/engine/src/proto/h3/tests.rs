@@ -40,7 +40,7 @@ fn pair(retry: bool) -> Pair {
     let transport = stampede_quic::Transport::default();
     let sc = stampede_quic::server_config(&tls, &transport).unwrap();
     let ctx = Ctx::new(Arc::new(Store::generate()), None, 0);
-    let mut server = H3Endpoint::new(sc, &transport, ctx, 1 << 20);
+    let mut server = H3Endpoint::new(sc, &transport, ctx, stampede_server::Limits::default());
     if retry {
         server.retry_above = Some(0);
     }
