@@ -115,12 +115,20 @@ impl Udp {
     }
 }
 
-/// The datagrams a receive's buffer holds: `len` bytes, each datagram `stride`
-/// bytes but the last.
+/// The datagrams of one receive (`stride` bytes each but the last; 0: one
+/// datagram), as QUIC takes them: each a share of one buffer made for the whole run,
+/// which QUIC keeps as long as it holds stream data from any of them — one
+/// allocation and one copy a receive, not a datagram.
+pub fn split(received: &[u8], stride: usize) -> impl Iterator<Item = bytes::BytesMut> {
+    let mut all = bytes::BytesMut::from(received);
+    let stride = if stride == 0 { received.len() } else { stride };
+    std::iter::from_fn(move || (!all.is_empty()).then(|| all.split_to(stride.min(all.len()))))
+}
+
+/// The bytes a receive's buffer holds (`meta.len`, within the buffer).
 #[inline]
-pub fn datagrams<'a>(buf: &'a [u8], meta: &RecvMeta) -> std::slice::Chunks<'a, u8> {
-    let len = meta.len.min(buf.len());
-    buf[..len].chunks(meta.stride.max(1))
+pub fn received<'a>(buf: &'a [u8], meta: &RecvMeta) -> &'a [u8] {
+    &buf[..meta.len.min(buf.len())]
 }
 
 /// The ECN bits of a received datagram, as QUIC takes them.
@@ -171,7 +179,7 @@ mod tests {
             };
             calls += 1;
             for (buf, m) in bufs.iter().zip(&meta).take(n) {
-                got.extend(datagrams(buf, m).map(<[u8]>::to_vec));
+                got.extend(split(received(buf, m), m.stride).map(|d| d.to_vec()));
             }
         }
         (got, calls)
@@ -202,7 +210,11 @@ mod tests {
             }
             let (got, calls) = take(&b, &ub, sent.len());
             assert_eq!(got, sent, "gso {gso}: every datagram whole, in order");
-            assert!(calls <= sent.len());
+            if segments > 1 && ub.state.gro_segments() > 1 {
+                // Sent together over loopback and received with GRO: they come
+                // joined, fewer receives than datagrams.
+                assert!(calls < sent.len(), "gso {gso}: {calls} receives");
+            }
         }
     }
 

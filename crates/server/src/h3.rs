@@ -27,10 +27,13 @@ use quinn_proto::{
 use stampede_quic::session::Role;
 use stampede_quic::{read_stream, Outbox, Read, Session};
 use stampede_wire::h3::message::{Message, Part, Side};
-use stampede_wire::h3::{data_head, frame, kind, qpack, Code, H3Error};
+use stampede_wire::h3::{data_head, Code, H3Error};
 
 use crate::request::{split_target, Method, Request};
 use crate::routes::{self, Ctx, Deferred, Feed, Pattern, Respond, Routed, BODY_CHUNK};
+
+mod respond;
+use respond::{H3Respond, Heads};
 
 /// Datagrams the endpoint itself answers (Version Negotiation, Retry, stateless
 /// resets, refusals) waiting to go out, at most.
@@ -203,17 +206,35 @@ impl H3Endpoint {
         self.conns.iter().filter(|c| c.is_some()).count()
     }
 
-    /// Takes a datagram from `from`, sent to `local` (when the socket says), with
-    /// the ECN bits it carried.
+    /// Takes what one receive brought from `from`, sent to `local` (when the socket
+    /// says), with the ECN bits it carried: one datagram, or several of `stride`
+    /// bytes each but the last (0: one). Returns how many datagrams it held.
     pub fn handle(
         &mut self,
         now: Instant,
         from: SocketAddr,
         local: Option<std::net::IpAddr>,
         ecn: Option<quinn_proto::EcnCodepoint>,
-        datagram: &[u8],
+        received: &[u8],
+        stride: usize,
+    ) -> usize {
+        let mut n = 0;
+        for d in stampede_quic::udp::split(received, stride) {
+            self.datagram(now, from, local, ecn, d);
+            n += 1;
+        }
+        n
+    }
+
+    /// Takes one datagram.
+    fn datagram(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        local: Option<std::net::IpAddr>,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+        data: bytes::BytesMut,
     ) {
-        let data = bytes::BytesMut::from(datagram);
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
         match self.endpoint.handle(now, from, local, ecn, data, &mut buf) {
@@ -676,153 +697,4 @@ impl H3Endpoint {
 fn close(conn: &mut Connection, now: Instant, e: &H3Error) {
     let code = VarInt::from_u64(e.code.0).unwrap_or(VarInt::MAX);
     conn.close(now, code, bytes::Bytes::from_static(e.why.as_bytes()));
-}
-
-/// The response heads made since the `Date` last changed, as HEADERS frames ready
-/// to send: an answer repeated within a second costs no encoding and no copy (QUIC
-/// keeps a reference to the frame until it is acknowledged).
-#[derive(Default)]
-struct Heads {
-    date: Vec<u8>,
-    made: Vec<(u16, Box<str>, Option<usize>, bytes::Bytes)>,
-}
-
-/// Heads kept at most (beyond, the list starts over).
-const MAX_HEADS: usize = 32;
-
-impl Heads {
-    fn set_date(&mut self, date: &[u8]) {
-        if self.date != date {
-            self.date.clear();
-            self.date.extend_from_slice(date);
-            self.made.clear();
-        }
-    }
-
-    /// The HEADERS frame of a response (`len`: its content-length, none for a
-    /// streamed answer).
-    fn get(&mut self, status: u16, ctype: &str, len: Option<usize>) -> bytes::Bytes {
-        if let Some(h) = (self.made.iter()).find(|h| h.0 == status && h.2 == len && *h.1 == *ctype)
-        {
-            return h.3.clone();
-        }
-        let mut section = Vec::with_capacity(96);
-        let st = crate::h2::three_digits(status);
-        let mut digits = [0u8; 20];
-        let length = len.map(|l| routes::decimal(l as u64, &mut digits).to_vec());
-        let server = crate::SERVER.as_bytes();
-        let mut fields: Vec<(&[u8], &[u8])> = vec![
-            (b":status", &st),
-            (b"server", server),
-            (b"date", &self.date),
-            (b"content-type", ctype.as_bytes()),
-        ];
-        if let Some(l) = &length {
-            fields.push((b"content-length", l));
-        }
-        if status == 405 {
-            fields.push((b"allow", b"GET, HEAD"));
-        }
-        qpack::encode(&mut section, fields);
-        let mut out = Vec::with_capacity(section.len() + 4);
-        frame(&mut out, kind::HEADERS, &section);
-        let out = bytes::Bytes::from(out);
-        if self.made.len() >= MAX_HEADS {
-            self.made.clear();
-        }
-        self.made.push((status, ctype.into(), len, out.clone()));
-        out
-    }
-}
-
-/// Hands a routed response to an HTTP/3 stream.
-struct H3Respond<'a> {
-    conn: &'a mut Connection,
-    outbox: &'a mut Outbox,
-    stream: &'a mut ReqStream,
-    head: bool,
-    heads: &'a mut Heads,
-    body: &'a mut Vec<u8>,
-}
-
-impl H3Respond<'_> {
-    /// Writes the response's HEADERS frame (`len`: its content-length, none for a
-    /// streamed answer), and the stream's end with it when `fin`.
-    fn fields(&mut self, status: u16, ctype: &str, len: Option<usize>, fin: bool) {
-        let head = self.heads.get(status, ctype, len);
-        let _ = (self.outbox).write_shared(self.conn, self.stream.id, &head, fin);
-    }
-
-    /// A 200 answer whose body, `len` bytes of `/bytes`' pattern or of `file`, is
-    /// made a chunk at a time as the stream's window takes it.
-    fn respond_body(&mut self, ctype: &str, len: usize, file: Option<Arc<[u8]>>) {
-        let done = self.head || len == 0;
-        self.fields(200, ctype, Some(len), done);
-        if done {
-            self.stream.answer = Answer::Done;
-            return;
-        }
-        let mut out = Vec::with_capacity(16);
-        let mut pattern = if file.is_some() {
-            Pattern::file(len)
-        } else {
-            Pattern::new(len)
-        };
-        self.body.clear();
-        match &file {
-            Some(f) => pattern.fill_from(f, self.body, BODY_CHUNK),
-            None => pattern.fill(self.body, BODY_CHUNK),
-        };
-        data_head(&mut out, self.body.len() as u64);
-        out.extend_from_slice(self.body);
-        let last = pattern.left() == 0;
-        self.stream.answer = if last {
-            Answer::Done
-        } else {
-            Answer::Body { pattern, file }
-        };
-        self.send(&out, last);
-    }
-
-    fn send(&mut self, out: &[u8], fin: bool) {
-        let _ = self.outbox.write(self.conn, self.stream.id, out, fin);
-    }
-}
-
-impl Respond for H3Respond<'_> {
-    fn respond(&mut self, status: u16, ctype: &str, body: &[u8]) {
-        let len = if routes::bodyless(status) {
-            0
-        } else {
-            body.len()
-        };
-        let shown = (status == 200 || !routes::bodyless(status)).then_some(len);
-        let content = !self.head && len > 0;
-        self.fields(status, ctype, shown, !content);
-        if content {
-            let out = &mut *self.body;
-            out.clear();
-            data_head(out, len as u64);
-            out.extend_from_slice(&body[..len]);
-            let _ = self.outbox.write(self.conn, self.stream.id, out, true);
-        }
-        self.stream.answer = Answer::Done;
-    }
-
-    fn respond_pattern(&mut self, len: usize) {
-        self.respond_body("application/octet-stream", len, None);
-    }
-
-    fn respond_file(&mut self, ctype: &str, bytes: Arc<[u8]>) {
-        self.respond_body(ctype, bytes.len(), Some(bytes));
-    }
-
-    fn stream_head(&mut self, ctype: &str) -> bool {
-        let head = self.head;
-        self.fields(200, ctype, None, head);
-        if head {
-            self.stream.answer = Answer::Done;
-        }
-        !head
-    }
 }

@@ -90,10 +90,8 @@ impl UdpLoop {
                     Ok(n) => {
                         for (b, m) in bufs.iter().zip(&meta).take(n) {
                             let ecn = stampede_quic::udp::ecn(m);
-                            for d in stampede_quic::udp::datagrams(b, m) {
-                                self.endpoint.handle(now, m.addr, m.dst_ip, ecn, d);
-                                read += 1;
-                            }
+                            let d = stampede_quic::udp::received(b, m);
+                            read += (self.endpoint).handle(now, m.addr, m.dst_ip, ecn, d, m.stride);
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

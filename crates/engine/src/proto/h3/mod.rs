@@ -314,15 +314,7 @@ impl H3Conn {
         events: &mut Vec<Event>,
     ) -> Result<(), Broken> {
         self.advance(now);
-        // One buffer for them all, each datagram a share of it that QUIC keeps as
-        // long as it holds stream data from it.
-        let mut all = bytes::BytesMut::from(datagrams);
-        let stride = match self.rx_stride {
-            0 => all.len(),
-            n => n,
-        };
-        while !all.is_empty() {
-            let d = all.split_to(stride.min(all.len()));
+        for d in stampede_quic::udp::split(datagrams, self.rx_stride) {
             self.quic
                 .handle(self.now, d, self.rx_ecn, &mut self.scratch);
         }

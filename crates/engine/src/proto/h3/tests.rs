@@ -72,6 +72,15 @@ fn pair(retry: bool) -> Pair {
 }
 
 impl Pair {
+    /// Runs up to `steps` rounds, which must end with the client's connection
+    /// broken (`why` otherwise); the kind its requests fail with.
+    fn broken(&mut self, steps: usize, why: &str) -> crate::error::ErrorKind {
+        match self.run(steps, |_| false) {
+            Err(Broken(kind)) => kind,
+            Ok(()) => panic!("{why}"),
+        }
+    }
+
     /// Moves datagrams both ways until neither has any, then lets time pass to the
     /// next timer; `steps` rounds at most. Returns the client's error, if any.
     fn run(&mut self, steps: usize, until: impl Fn(&Pair) -> bool) -> Result<(), Broken> {
@@ -84,7 +93,7 @@ impl Pair {
                 let d = self.client.unwritten().to_vec();
                 self.client.wrote(d.len());
                 self.sent += 1;
-                self.server.handle(self.now, client_addr, None, None, &d);
+                self.server.handle(self.now, client_addr, None, None, &d, 0);
                 moved = true;
             }
             // A wire of 50 µs each way.
@@ -219,10 +228,7 @@ fn the_idle_timeout_ends_a_silent_connection() {
     // The server vanishes: nothing it would send arrives any more.
     p.drop_every = 1;
     assert!(p.client.request(&get("/pong")) > 0);
-    let r = p.run(10_000, |_| false);
-    let Err(Broken(kind)) = r else {
-        panic!("the connection outlived its idle timeout")
-    };
+    let kind = p.broken(10_000, "the connection outlived its idle timeout");
     assert_eq!(kind, crate::error::ErrorKind::QuicIdleTimeout);
     assert_eq!(p.client.figures().end.as_deref(), Some("idle timeout"));
 }
@@ -241,10 +247,7 @@ fn a_stateless_reset_from_a_server_that_forgot_the_connection_ends_it_as_one() {
     // reset (its token was given with the connection's IDs).
     p.drop_every = 0;
     assert!(p.client.request(&get("/pong")) > 0);
-    let r = p.run(200, |_| false);
-    let Err(Broken(kind)) = r else {
-        panic!("the stateless reset went unnoticed: {r:?}")
-    };
+    let kind = p.broken(200, "the stateless reset went unnoticed");
     assert_eq!(kind, crate::error::ErrorKind::Reset);
     assert_eq!(p.client.figures().end.as_deref(), Some("stateless reset"));
 }

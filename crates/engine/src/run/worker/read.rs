@@ -91,7 +91,7 @@ impl Worker<'_> {
                     if let Some(h) = self.conns[ci].proto.h3() {
                         h.set_received(stampede_quic::udp::ecn(&meta), meta.stride);
                     }
-                    if !self.take_input(ci, &buf[..meta.len.min(buf.len())], now) {
+                    if !self.take_input(ci, stampede_quic::udp::received(buf, &meta), now) {
                         return;
                     }
                     took = true;
