@@ -381,6 +381,22 @@ fn aioquic() -> Option<PathBuf> {
 
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/h3_peer.py");
 
+/// Runs the peer script's client side (`args` after the script) to its end and
+/// returns the JSON it prints.
+fn peer_json(python: &Path, args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(python)
+        .arg(PEER)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A child process killed when dropped.
 struct Child(std::process::Child);
 
@@ -462,16 +478,10 @@ fn aioquic_answers_stampede_and_stampede_answers_aioquic() {
     let (srv, _) = h3_server(&dir, true);
     let port = srv.addr().port().to_string();
     for (path, n, bytes) in [("/pong", 50, 50 * 4), ("/bytes/100000", 20, 20 * 100_000)] {
-        let out = std::process::Command::new(&python)
-            .args([PEER, "client", "127.0.0.1", &port, path, &n.to_string()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let v = peer_json(
+            &python,
+            &["client", "127.0.0.1", &port, path, &n.to_string()],
         );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["statuses"]["200"], n, "{v}");
         assert_eq!(v["bytes"], bytes, "{v}");
     }
@@ -634,16 +644,7 @@ fn the_server_answers_broken_requests_with_http3_s_codes() {
         ("good", r#"{"answered": true}"#),
     ];
     for (mode, expect) in cases {
-        let out = std::process::Command::new(&python)
-            .args([PEER, "badclient", "127.0.0.1", &port, mode])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let got = peer_json(&python, &["badclient", "127.0.0.1", &port, mode]);
         let want: serde_json::Value = serde_json::from_str(expect).unwrap();
         assert_eq!(got, want, "{mode}");
     }

@@ -80,9 +80,7 @@ impl H3Error {
     pub fn new(code: Code, why: &'static str) -> H3Error {
         H3Error { code, why }
     }
-}
 
-impl H3Error {
     /// Whether the error is the stream's alone (RFC 9114 §4.1.2: a malformed or
     /// oversized message, a request cancelled or rejected), the stream being reset
     /// and the connection going on; every other error is the connection's (frames

@@ -29,7 +29,7 @@ fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial) -> Dialer<'a> {
         socket: &spec.load.socket,
         tunnel: dial.tunnel.as_deref(),
         datagrams: dial.quic.is_some(),
-        gso: dial.quic.as_ref().is_some_and(|q| q.gso),
+        gso: spec.load.http3.is_some_and(|h| h.gso),
     }
 }
 

@@ -88,8 +88,6 @@ pub(super) struct Quic {
     pub(super) config: quinn_proto::ClientConfig,
     /// The QPACK table the server may fill.
     pub(super) table: usize,
-    /// Several datagrams per send where the kernel allows it.
-    pub(super) gso: bool,
     /// Where the connections add the time congestion control held them back.
     pub(super) limited: std::sync::Arc<stampede_quic::congestion::LimitedTime>,
 }
@@ -108,7 +106,6 @@ impl Quic {
             endpoint: stampede_quic::endpoint_config(&transport),
             config,
             table: h3.header_table as usize,
-            gso: h3.gso,
         })
     }
 }
