@@ -3,7 +3,7 @@
 //! Each worker owns one `Recorder`; nothing is shared on the hot path. Memory is
 //! bounded by the histograms' fixed size and one compact interval record per second,
 //! so ten million requests cost what ten thousand do. Only ab's `-g` and h2load's
-//! `--log-file` ask for one record per request (40 bytes each), and then only because
+//! `--log-file` ask for one record per request (48 bytes each), and then only because
 //! those outputs list every request.
 
 use std::sync::Arc;
@@ -31,6 +31,8 @@ pub struct RequestRecord {
     /// The response's status; 0 for a request that failed without one (its total is
     /// then the time to the failure).
     pub status: u16,
+    /// The response body's bytes (0 for a failed request).
+    pub body_bytes: u64,
 }
 
 /// The second being recorded.
@@ -265,7 +267,7 @@ impl Recorder {
                 timing.connect_us,
                 timing.total_us,
                 timing.waiting_us,
-                status,
+                (status, body),
             );
         }
     }
@@ -291,7 +293,7 @@ impl Recorder {
         connect_us: u64,
         total_us: u64,
         waiting_us: u64,
-        status: u16,
+        (status, body_bytes): (u16, u64),
     ) {
         let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
         if let Some(reqs) = &mut self.requests {
@@ -301,6 +303,7 @@ impl Recorder {
                 total_us,
                 waiting_us,
                 status,
+                body_bytes,
             });
         }
     }
@@ -314,7 +317,7 @@ impl Recorder {
         let total_us = micros(intended, now);
         self.hist.ko.0.saturating_record(total_us);
         if self.requests.is_some() {
-            self.keep(intended, 0, total_us, 0, 0);
+            self.keep(intended, 0, total_us, 0, (0, 0));
         }
     }
 

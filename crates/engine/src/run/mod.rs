@@ -243,7 +243,7 @@ pub(crate) fn schedule_for<'a>(
     budget: &Arc<Budget>,
     profile: Option<&Arc<crate::inject::Profile>>,
 ) -> Box<dyn Schedule + 'a> {
-    use crate::arrivals::{Fixed, Gamma, Gaps, Poisson, Stride};
+    use crate::arrivals::{Bursts, Fixed, Gamma, Gaps, Poisson, Stride};
     use schedule::{ClosedUsers, Open, Sequential};
     let (w, n) = spec.segment.lane(w, workers);
     let horizon = match spec.load.shape {
@@ -294,6 +294,19 @@ pub(crate) fn schedule_for<'a>(
                 start,
                 end,
                 Stride::new(Gamma::new(*rate, *b, spec.load.seed), w, n),
+                budget.clone(),
+            )
+            .with_horizon(horizon),
+        ),
+        // Groups sent together: one schedule for the run, dealt out by lane.
+        Shape::Rate {
+            rate,
+            gaps: Gaps::Burst(b),
+        } => Box::new(
+            Open::new(
+                start,
+                end,
+                Stride::new(Bursts::new(*rate, *b), w, n),
                 budget.clone(),
             )
             .with_horizon(horizon),

@@ -80,6 +80,9 @@ pub enum Gaps {
     /// below 1 the arrivals come in bursts, above 1 more evenly (the gaps' squared
     /// coefficient of variation is `1/burstiness`), and 1 is a Poisson process.
     Gamma(f64),
+    /// Arrivals in groups of this many sent together, one group every `n/rate`
+    /// seconds (oha's `--burst-rate` per `--burst-delay`).
+    Burst(u32),
 }
 
 impl Gaps {
@@ -110,6 +113,7 @@ impl Gaps {
             Gaps::Even => String::new(),
             Gaps::Poisson => ", Poisson arrivals".into(),
             Gaps::Gamma(b) => format!(", gamma arrivals of burstiness {b}"),
+            Gaps::Burst(n) => format!(", in bursts of {n}"),
         }
     }
 }
@@ -139,6 +143,35 @@ impl Iterator for Fixed {
     type Item = Duration;
     fn next(&mut self) -> Option<Duration> {
         let t = self.k as f64 * self.period;
+        self.k += 1;
+        Some(secs(t))
+    }
+}
+
+/// `rate` arrivals per second in groups of `n` at once: group `k` at `k·n/rate`.
+#[derive(Debug, Clone)]
+pub struct Bursts {
+    period: f64,
+    n: u64,
+    k: u64,
+}
+
+impl Bursts {
+    /// Groups of `n` (at least 1) arriving together, `rate` arrivals per second.
+    pub fn new(rate: f64, n: u32) -> Bursts {
+        let n = u64::from(n.max(1));
+        Bursts {
+            period: n as f64 / rate,
+            n,
+            k: 0,
+        }
+    }
+}
+
+impl Iterator for Bursts {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let t = (self.k / self.n) as f64 * self.period;
         self.k += 1;
         Some(secs(t))
     }
@@ -364,6 +397,16 @@ mod tests {
             .collect();
         merged.sort();
         assert_eq!(merged, all);
+    }
+
+    #[test]
+    fn bursts_arrive_together_at_the_rate() {
+        // 3 every 100 ms is 30/s.
+        assert_eq!(
+            ms(Bursts::new(30.0, 3).take(7)),
+            [0, 0, 0, 100, 100, 100, 200]
+        );
+        assert_eq!(ms(Bursts::new(4.0, 0).take(3)), [0, 250, 500]);
     }
 
     #[test]
