@@ -42,6 +42,7 @@ pub const DIALECT: Dialect = Dialect {
     ],
     inert: &[],
     prefixes: false,
+    go: false,
 };
 
 /// ab's maximum request count when only a time limit is given.

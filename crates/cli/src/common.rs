@@ -62,6 +62,40 @@ pub fn resolve(url: &str, unix_socket: Option<&str>) -> Result<Target, Exit> {
     })
 }
 
+/// `--connect-to HOST[:PORT]` resolved (`[v6]:port` too); the URI's port by default.
+pub fn connect_to(to: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, Exit> {
+    let bad = |why: String| {
+        Exit::usage(format!(
+            "--connect-to {to}: {why}; write HOST[:PORT], e.g. 127.0.0.1:8080 or [::1]:8080"
+        ))
+    };
+    let (host, p) = match to.strip_prefix('[') {
+        Some(v6) => {
+            let (h, rest) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("no closing ]".into()))?;
+            (h, rest.strip_prefix(':'))
+        }
+        None => match to.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            _ => (to, None),
+        },
+    };
+    let port = match p {
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| bad(format!("{p:?} is not a port")))?,
+        None => port,
+    };
+    let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|e| Exit::fail(format!("--connect-to {to}: {e}")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(Exit::fail(format!("--connect-to {to}: no address")));
+    }
+    Ok(addrs)
+}
+
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.
 pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     let plan = spec.plan().map_err(|e| Exit::usage(e.to_string()))?;

@@ -1,4 +1,4 @@
-//! One run contract for the dialects (`ab`, `wrk`, `httperf`, `h2load`): the steps
+//! One run contract for the dialects (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`): the steps
 //! every dialect takes, in this order, written once in [`run`]. Parse the command line
 //! (refused flags named, inert ones noted), claim standard output for the JSON result
 //! when it goes there, read what the flags point at (resolve the target, read the

@@ -1,7 +1,8 @@
-//! The command lines of the dialects (`ab`, `wrk`, `httperf`, `h2load`) beyond what
+//! The command lines of the dialects (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`) beyond what
 //! clap parses: the original tool's flags that stampede refuses, each with why and
 //! what to use instead; flags it accepts that change nothing here, said in the run's
-//! output; unique prefixes of long options (httperf's getopt_long); and clap's errors
+//! output; unique prefixes of long options (httperf's getopt_long); Go's one-dash long options
+//! (hey's); and clap's errors
 //! turned into messages that name the flag and the accepted forms, never clap's
 //! generic "unexpected argument" with a tip to an unrelated flag. `stampede help
 //! <dialect>` and `--help` print the dialect's flags with its refusals.
@@ -39,6 +40,9 @@ pub struct Dialect {
     pub inert: &'static [Inert],
     /// Long options may be shortened to a unique prefix (getopt_long).
     pub prefixes: bool,
+    /// Long options are written with one dash, as Go's flag package reads them
+    /// (`-disable-keepalive`); two dashes are taken too.
+    pub go: bool,
 }
 
 impl Dialect {
@@ -79,6 +83,8 @@ impl Dialect {
         let cmd = self.command::<T>();
         let args = if self.prefixes {
             self.expand(&cmd, args)?
+        } else if self.go {
+            self.go_longs(&cmd, args)?
         } else {
             args.to_vec()
         };
@@ -169,6 +175,64 @@ impl Dialect {
         Ok(out)
     }
 
+    /// Go's one-dash long options written with two, for clap: `-rate=5/s` is
+    /// `--rate=5/s`. A one-dash word that is no flag is refused by name, as Go's flag
+    /// package does, rather than read as a short flag with its value attached.
+    fn go_longs(&self, cmd: &Command, args: &[String]) -> Result<Vec<String>, Exit> {
+        let flags = Self::flags(cmd);
+        let long = |name: &str| {
+            flags
+                .iter()
+                .find(|(f, _)| f.strip_prefix("--") == Some(name))
+        };
+        let refused =
+            |name: &str| (self.refused.iter()).any(|r| r.flag.trim_start_matches('-') == name);
+        let mut out = Vec::with_capacity(args.len());
+        let mut value_next = false;
+        let mut rest = false;
+        for a in args {
+            if std::mem::take(&mut value_next) && !rest {
+                // Go takes the next word as the value whatever it starts with
+                // (`-q -1`); joined, clap takes it too.
+                if a.starts_with('-') {
+                    let flag = out.pop().unwrap_or_default();
+                    out.push(format!("{flag}={a}"));
+                } else {
+                    out.push(a.clone());
+                }
+                continue;
+            }
+            if rest || a == "-" || !a.starts_with('-') {
+                out.push(a.clone());
+                continue;
+            }
+            if a == "--" {
+                rest = true;
+                out.push(a.clone());
+                continue;
+            }
+            let bare = a.strip_prefix("--").unwrap_or(&a[1..]);
+            let (name, value) = match bare.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (bare, None),
+            };
+            if let Some((f, takes)) = long(name) {
+                value_next = *takes && value.is_none();
+                out.push(match value {
+                    Some(v) => format!("{f}={v}"),
+                    None => f.clone(),
+                });
+            } else if name.chars().count() == 1 || refused(name) {
+                let takes = flags.iter().any(|(f, t)| f == &format!("-{name}") && *t);
+                value_next = takes && value.is_none();
+                out.push(a.clone());
+            } else {
+                return Err(Exit::usage(self.unknown(cmd, &format!("--{name}"))));
+            }
+        }
+        Ok(out)
+    }
+
     /// The first refused flag in `args`, as an error saying why and what instead.
     /// Values of flags that take one are skipped, as is everything after `--`.
     fn check(&self, cmd: &Command, args: &[String]) -> Result<(), Exit> {
@@ -187,7 +251,9 @@ impl Dialect {
             }
             let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
             let refused = self.refused.iter().find(|r| {
-                if r.flag.starts_with("--") {
+                if self.go {
+                    name.trim_start_matches('-') == r.flag.trim_start_matches('-')
+                } else if r.flag.starts_with("--") {
                     name == r.flag
                 } else {
                     !a.starts_with("--") && a.starts_with(r.flag)
@@ -254,10 +320,30 @@ impl Dialect {
             .filter(|(d, f)| *d <= 2.max(f.len() / 3))
             .map(|(_, f)| format!("; did you mean {f}?"))
             .unwrap_or_default();
-        let shown: Vec<&str> = (known.iter())
-            .filter(|f| !f.starts_with("--") || !known.contains(&format!("-{}", &f[2..3])))
-            .map(String::as_str)
-            .collect();
+        let shown: Vec<&str> = if self.go {
+            // Go's flags: every one, long ones as written there, with one dash.
+            (known.iter())
+                .map(|f| {
+                    if f.starts_with("--") {
+                        &f[1..]
+                    } else {
+                        f.as_str()
+                    }
+                })
+                .collect()
+        } else {
+            (known.iter())
+                .filter(|f| !f.starts_with("--") || !known.contains(&format!("-{}", &f[2..3])))
+                .map(String::as_str)
+                .collect()
+        };
+        let (name, closest) = match self.go {
+            true => (
+                name.strip_prefix('-').unwrap_or(name),
+                closest.replace("did you mean --", "did you mean -"),
+            ),
+            false => (name, closest),
+        };
         format!(
             "{name}: not a flag of {tool}{closest} Accepted: {} (`stampede help {tool}` says what each does)",
             shown.join(" ")
@@ -317,6 +403,7 @@ mod tests {
             why: "ports are never short",
         }],
         prefixes: true,
+        go: false,
     };
 
     fn parse(args: &[&str]) -> Result<(Args, Vec<String>), Exit> {

@@ -15,7 +15,6 @@
 //! cannot honour are refused with why and what to use instead ([`DIALECT`]).
 
 use stampede_engine::input::{self, Input};
-use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
@@ -63,6 +62,7 @@ pub const DIALECT: Dialect = Dialect {
     ],
     inert: &[],
     prefixes: false,
+    go: false,
 };
 
 /// h2load's command line: one field per flag it accepts (hence over twenty).
@@ -162,7 +162,7 @@ pub struct H2loadArgs {
     rps: Option<f64>,
     /// A line per request after the run: start (µs since the epoch), status (-1: failed)
     /// and µs to the end of its response, tab-separated; kept in memory until the run
-    /// ends, 40 bytes per request
+    /// ends, 48 bytes per request
     #[arg(long = "log-file", value_name = "PATH")]
     log_file: Option<String>,
     /// Print the requests before the run
@@ -401,43 +401,8 @@ fn target_of(a: &H2loadArgs, first: &str, path: &str) -> Result<Target, Exit> {
     };
     let mut target = Target::parse_at(&url, Some(Address::Tcp(Vec::new())))
         .map_err(|e| Exit::usage(e.to_string()))?;
-    target.address = Address::Tcp(connect_to(to, target.port)?);
+    target.address = Address::Tcp(common::connect_to(to, target.port)?);
     Ok(target)
-}
-
-/// `--connect-to HOST[:PORT]` resolved (`[v6]:port` too); the URI's port by default.
-fn connect_to(to: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, Exit> {
-    let bad = |why: String| {
-        Exit::usage(format!(
-            "--connect-to {to}: {why}; write HOST[:PORT], e.g. 127.0.0.1:8080 or [::1]:8080"
-        ))
-    };
-    let (host, p) = match to.strip_prefix('[') {
-        Some(v6) => {
-            let (h, rest) = v6
-                .split_once(']')
-                .ok_or_else(|| bad("no closing ]".into()))?;
-            (h, rest.strip_prefix(':'))
-        }
-        None => match to.rsplit_once(':') {
-            Some((h, p)) if !h.contains(':') => (h, Some(p)),
-            _ => (to, None),
-        },
-    };
-    let port = match p {
-        Some(p) => p
-            .parse::<u16>()
-            .map_err(|_| bad(format!("{p:?} is not a port")))?,
-        None => port,
-    };
-    let addrs: Vec<_> = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| Exit::fail(format!("--connect-to {to}: {e}")))?
-        .collect();
-    if addrs.is_empty() {
-        return Err(Exit::fail(format!("--connect-to {to}: no address")));
-    }
-    Ok(addrs)
 }
 
 /// The protocol a run speaks, from --h1, -p and --npn-list.

@@ -69,6 +69,7 @@ pub const DIALECT: Dialect = Dialect {
         },
     ],
     prefixes: true,
+    go: false,
 };
 
 /// httperf's command line: one field per flag it accepts (hence over twenty).

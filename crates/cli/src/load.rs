@@ -568,6 +568,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
             let shared = targets::Common {
                 headers: &headers,
                 keepalive,
+                body: None,
             };
             let read = |p: &str| common::read_body(p);
             targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?

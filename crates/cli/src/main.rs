@@ -1,7 +1,8 @@
 //! The `stampede` binary: parses arguments, dispatches to a dialect, maps errors to exit
 //! codes (0 ran, 1 could not run, 2 bad usage, 3 an assertion failed; a bench stopped
-//! by Ctrl-C or SIGTERM exits 130, as does a second Ctrl-C during any run). Dialects that mimic other tools (`ab`,
-//! `wrk`) parse their own arguments so that their flags keep those tools' meaning.
+//! by Ctrl-C or SIGTERM exits 130, as does a second Ctrl-C during any run). Dialects
+//! that mimic other tools (`ab`, `wrk`, `oha`, `hey`, …) parse their own arguments so
+//! that their flags keep those tools' meaning.
 
 /// `eprintln!` that never panics: a closed standard error (`stampede … 2>&1 | head`)
 /// is not an error, and what could not be written is dropped. Defined before the
@@ -22,12 +23,14 @@ mod dashboard;
 mod dialect;
 mod fanout;
 mod h2load;
+mod hey;
 mod httperf;
 mod k8s;
 mod live;
 mod load;
 mod manual;
 mod merge;
+mod oha;
 mod randurl;
 mod serve;
 mod sesslog;
@@ -47,7 +50,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf` and `h2load` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey` and `vllm bench serve` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -114,6 +117,20 @@ enum Command {
         #[arg(value_name = "SUBCOMMAND")]
         subcommand: Option<String>,
     },
+    /// hey-compatible flags and report: stampede hey -n 1000 -c 50 URL (`stampede help
+    /// hey` for its flags)
+    #[command(disable_help_flag = true)]
+    Hey {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// oha-compatible flags and reports: stampede oha -n 1000 -c 50 URL (`stampede
+    /// help oha` for its flags)
+    #[command(disable_help_flag = true)]
+    Oha {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// vLLM's serving benchmark: stampede vllm bench serve --model M --base-url URL
     /// (`stampede help vllm` for its flags)
     #[command(disable_help_flag = true)]
@@ -146,6 +163,8 @@ fn main() {
                 "httperf" => Some(httperf::DIALECT.help::<httperf::HttperfArgs>()),
                 "h2load" => Some(h2load::DIALECT.help::<h2load::H2loadArgs>()),
                 "vllm" => Some(vllm::DIALECT.help::<vllm::VllmArgs>()),
+                "oha" => Some(oha::DIALECT.help::<oha::OhaArgs>()),
+                "hey" => Some(hey::DIALECT.help::<hey::HeyArgs>()),
                 _ => None,
             };
             if let Some(t) = text {
@@ -180,6 +199,8 @@ fn main() {
             | Command::Httperf { .. }
             | Command::H2load { .. }
             | Command::Vllm { .. }
+            | Command::Oha { .. }
+            | Command::Hey { .. }
     );
     if run_command {
         // From the start: a signal while the run is being set up (or its target
@@ -201,6 +222,8 @@ fn main() {
         Command::Httperf { args } => httperf::main(&args),
         Command::H2load { args } => h2load::main(&args),
         Command::Vllm { args } => vllm::main(&args),
+        Command::Oha { args } => oha::main(&args),
+        Command::Hey { args } => hey::main(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { subcommand } => manual::man(subcommand.as_deref()),
     };

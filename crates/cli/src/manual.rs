@@ -1,6 +1,6 @@
 //! `stampede completions SHELL` and `stampede man [SUBCOMMAND]`: shell completions and
 //! man pages made from the same command definitions the parser uses. The dialects
-//! (`ab`, `wrk`, `httperf`, `h2load`, `vllm bench serve`) take their arguments
+//! (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vllm bench serve`) take their arguments
 //! unparsed when run, so that their own rules apply; here each is given its own flag
 //! table, so that their flags complete and their pages list them.
 
@@ -23,6 +23,8 @@ pub fn full_command() -> clap::Command {
             "h2load",
             crate::h2load::DIALECT.command::<crate::h2load::H2loadArgs>(),
         ),
+        ("oha", crate::oha::DIALECT.command::<crate::oha::OhaArgs>()),
+        ("hey", crate::hey::DIALECT.command::<crate::hey::HeyArgs>()),
     ];
     for (name, own) in dialects {
         cmd = cmd.mut_subcommand(name, |old| {

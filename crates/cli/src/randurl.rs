@@ -214,8 +214,7 @@ impl UrlPattern {
     }
 
     /// A drawn path and query (see [`UrlPattern::draw_into`]).
-    #[cfg(test)]
-    fn draw(&self, rng: &mut Rng) -> String {
+    pub fn draw(&self, rng: &mut Rng) -> String {
         let mut out = Vec::with_capacity(64);
         self.draw_into(rng, &mut out);
         String::from_utf8(out).expect("drawn paths are ASCII")

@@ -118,11 +118,13 @@ pub fn same_server_path(target: &Target, url: &str) -> Option<String> {
     (scheme.eq_ignore_ascii_case(base_scheme) && authority == base_authority).then_some(path)
 }
 
-/// What every request of a list shares: the flags' headers and keep-alive.
+/// What every request of a list shares: the flags' headers, keep-alive and body.
 pub struct Common<'a> {
     /// `-H` headers, set on every request (a request's own headers override them).
     pub headers: &'a [(String, String)],
     pub keepalive: bool,
+    /// The body of every request that has no `@body` of its own.
+    pub body: Option<&'a [u8]>,
 }
 
 /// The run's target (the first entry's URL, resolved; `unix_socket` as `--unix-socket`)
@@ -154,6 +156,8 @@ pub fn requests(
         }
         if let Some(p) = &e.body {
             b = b.body(read(p).map_err(|x| at(format!("@{p}: {}", x.message)))?);
+        } else if let Some(body) = common.body {
+            b = b.body(body.to_vec());
         }
         let r = b.build().map_err(|x| at(x.to_string()))?;
         budget.take(&r).map_err(at)?;
@@ -257,6 +261,7 @@ get http://127.0.0.1:9
         let common = Common {
             headers: &h,
             keepalive: true,
+            body: None,
         };
         let (t, r) = requests("t.txt", &e, None, &common, &read).unwrap();
         assert_eq!(t.port, 9);
@@ -285,6 +290,7 @@ get http://127.0.0.1:9
         let common = Common {
             headers: &[],
             keepalive: true,
+            body: None,
         };
         for (text, want) in [
             ("GET http://127.0.0.1:9/\nnot a header\n", "t.txt:2:"),

@@ -50,6 +50,7 @@ pub const DIALECT: Dialect = Dialect {
         why: "progress is one line a second on standard error",
     }],
     prefixes: false,
+    go: false,
 };
 
 /// `vllm bench serve`'s flags.

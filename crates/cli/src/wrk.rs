@@ -26,6 +26,7 @@ pub const DIALECT: Dialect = Dialect {
     refused: &[],
     inert: &[],
     prefixes: false,
+    go: false,
 };
 
 #[derive(Parser, Debug)]

@@ -1556,13 +1556,15 @@ fn completions_and_man_pages_cover_every_subcommand_and_dialect() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     std::fs::write(&script, &out.stdout).unwrap();
     let bash = text(&out.stdout);
-    // load's, vllm bench serve's, ab's and h2load's own flags complete.
+    // load's, vllm bench serve's, ab's, h2load's, oha's and hey's own flags complete.
     for flag in [
         "--burstiness",
         "--dataset-name",
         "--wsesslog",
         "--latency",
         "--max-concurrent-streams",
+        "--latency-correction",
+        "--disable-redirects",
     ] {
         assert!(bash.contains(flag), "{flag} is not completed");
     }
@@ -1594,6 +1596,7 @@ fn completions_and_man_pages_cover_every_subcommand_and_dialect() {
         (Some("load"), "--connections"),
         (Some("wrk"), "--latency"),
         (Some("vllm"), "--max-concurrency"),
+        (Some("oha"), "--latency-correction"),
     ] {
         let mut args = vec!["man"];
         args.extend(sub);

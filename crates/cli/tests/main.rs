@@ -7,6 +7,7 @@ mod bench;
 mod cli;
 mod common;
 mod dashboard;
+mod dialects;
 mod h3;
 mod hdr_java;
 mod html;
