@@ -1,11 +1,12 @@
-//! One run contract for the dialects (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`): the steps
-//! every dialect takes, in this order, written once in [`run`]. Parse the command line
-//! (refused flags named, inert ones noted), claim standard output for the JSON result
-//! when it goes there, read what the flags point at (resolve the target, read the
-//! files), translate the flags into a run, apply the segment, execute, report, write
-//! the result, warn. A dialect ([`Tool`]) supplies its arguments, the reading, a pure
-//! translation (no name resolved and no file read inside it, so that each flag's
-//! meaning is tested without a network), what it prints around the run and its report.
+//! One run contract for the dialects (`ab`, `wrk`, `httperf`, `h2load`, `oha`,
+//! `hey`): the steps every dialect takes, in this order, written once in [`run`].
+//! Parse the command line (refused flags named, inert ones noted), claim standard
+//! output for the JSON result when it goes there, read what the flags point at
+//! (resolve the target, read the files), translate the flags into a run, apply the
+//! segment, execute, report, write the result, warn. A dialect ([`Tool`]) supplies its
+//! arguments, the reading, a pure translation (no name resolved and no file read
+//! inside it, so that each flag's meaning is tested without a network), what it
+//! prints around the run and its report.
 
 use stampede_engine::{LoadSpec, Run};
 use stampede_report::loud_warnings;

@@ -1,11 +1,11 @@
-//! The command lines of the dialects (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`) beyond what
-//! clap parses: the original tool's flags that stampede refuses, each with why and
-//! what to use instead; flags it accepts that change nothing here, said in the run's
-//! output; unique prefixes of long options (httperf's getopt_long); Go's one-dash long options
-//! (hey's); and clap's errors
-//! turned into messages that name the flag and the accepted forms, never clap's
-//! generic "unexpected argument" with a tip to an unrelated flag. `stampede help
-//! <dialect>` and `--help` print the dialect's flags with its refusals.
+//! The command lines of the dialects (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`)
+//! beyond what clap parses: the original tool's flags that stampede refuses, each with
+//! why and what to use instead; flags it accepts that change nothing here, said in the
+//! run's output; unique prefixes of long options (httperf's getopt_long); Go's one-dash
+//! long options (hey's); and clap's errors turned into messages that name the flag and
+//! the accepted forms, never clap's generic "unexpected argument" with a tip to an
+//! unrelated flag. `stampede help <dialect>` and `--help` print the dialect's flags
+//! with its refusals.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{ArgMatches, Command, CommandFactory, FromArgMatches};
