@@ -65,6 +65,14 @@ pub fn run<T: Tool>(args: &[String]) -> Result<(), Exit> {
     T::segments(&a).apply(&mut spec)?;
     let mut run = T::execute(&a, spec, &mut info)?;
     T::report(&a, &mut run, &mut info)?;
+    if run.requests_dropped > 0 {
+        eprintln!(
+            "stampede: the per-request output lists the first {} requests; {} more were measured but not listed (at most {} are kept)",
+            run.requests.as_ref().map_or(0, Vec::len),
+            run.requests_dropped,
+            stampede_engine::MAX_RECORDS
+        );
+    }
     T::result_file(&a).write(&run.result)?;
     for w in loud_warnings(&run.result) {
         eprintln!("stampede: {w}");

@@ -53,7 +53,7 @@ pub use error::{
     SyntaxError, TranslateError,
 };
 pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
-pub use measure::recorder::RequestRecord;
+pub use measure::recorder::{RequestRecord, MAX_RECORDS};
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{
     decode_checked, value_at_percentile, Hist, Interval, LatencyStats, Origin, RunResult,

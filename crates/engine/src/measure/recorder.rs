@@ -2,9 +2,9 @@
 //!
 //! Each worker owns one `Recorder`; nothing is shared on the hot path. Memory is
 //! bounded by the histograms' fixed size and one compact interval record per second,
-//! so ten million requests cost what ten thousand do. Only ab's `-g` and h2load's
-//! `--log-file` ask for one record per request (48 bytes each), and then only because
-//! those outputs list every request.
+//! so ten million requests cost what ten thousand do. Only the outputs that list every
+//! request (ab's `-g`, h2load's `--log-file`, oha's and hey's CSV) ask for one record
+//! per request (48 bytes each), and then at most [`MAX_RECORDS`] of them.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +16,10 @@ use crate::error::ErrorKind;
 use crate::measure::result::{new_histogram, Histograms};
 pub(crate) use crate::measure::second::{Gauges, RawInterval};
 use crate::run::control::Control;
+
+/// The most per-request records a run keeps, all workers together (48 bytes each:
+/// 384 MiB); the requests past it are counted, not recorded.
+pub const MAX_RECORDS: usize = 8 << 20;
 
 /// One request, for outputs that list every request (ab's `-g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +100,10 @@ pub(crate) struct Recorder {
     pub stream_usage_short: u64,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
+    /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
+    keep_at_most: usize,
+    /// Requests not recorded for the limit.
+    pub records_dropped: u64,
     start: Instant,
     start_unix_us: u64,
     cur: Current,
@@ -107,7 +115,7 @@ impl Recorder {
     pub fn new(
         start: Instant,
         start_unix_us: u64,
-        per_request: bool,
+        keep: usize,
         live: Option<Arc<Control>>,
     ) -> Recorder {
         Recorder {
@@ -138,7 +146,9 @@ impl Recorder {
             stream_good: 0,
             stream_usage_short: 0,
             intervals: Vec::new(),
-            requests: per_request.then(Vec::new),
+            requests: (keep > 0).then(Vec::new),
+            keep_at_most: keep,
+            records_dropped: 0,
             start,
             start_unix_us,
             cur: Current {
@@ -297,6 +307,10 @@ impl Recorder {
     ) {
         let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
         if let Some(reqs) = &mut self.requests {
+            if reqs.len() >= self.keep_at_most {
+                self.records_dropped += 1;
+                return;
+            }
             reqs.push(RequestRecord {
                 start_unix_us: self.start_unix_us + offset,
                 connect_us,
@@ -463,6 +477,7 @@ impl Recorder {
         if let (Some(a), Some(b)) = (&mut self.requests, other.requests) {
             a.extend(b);
         }
+        self.records_dropped += other.records_dropped;
     }
 }
 
@@ -534,7 +549,7 @@ mod tests {
     fn a_second_is_filed_once_even_when_an_event_is_stamped_before_it() {
         let start = Instant::now();
         let control = Arc::new(Control::watched());
-        let mut r = Recorder::new(start, 0, false, Some(control.clone()));
+        let mut r = Recorder::new(start, 0, 0, Some(control.clone()));
         r.read_bytes(start + Duration::from_millis(100), 10);
         r.read_bytes(start + Duration::from_millis(2_100), 10);
         // Read after a nap that crossed into second 2, stamped in second 1.
@@ -546,5 +561,24 @@ mod tests {
         assert_eq!(r.intervals[1].bytes_read, 30);
         let published: Vec<u32> = control.take_seconds().iter().map(|i| i.t).collect();
         assert_eq!(published, [0, 2], "the live view gets each second once");
+    }
+
+    #[test]
+    fn records_stop_at_their_limit_and_count_the_rest() {
+        let start = Instant::now();
+        let mut r = Recorder::new(start, 0, 2, None);
+        for i in 0..5u64 {
+            let now = start + Duration::from_millis(i);
+            r.fail(now, ErrorKind::Timeout, now);
+        }
+        let mut other = Recorder::new(start, 0, 2, None);
+        other.fail(start, ErrorKind::Reset, start);
+        r.merge(other);
+        assert_eq!(r.requests.as_ref().map(Vec::len), Some(3));
+        assert_eq!(r.records_dropped, 3);
+        // Without records nothing is kept or counted.
+        let mut none = Recorder::new(start, 0, 0, None);
+        none.fail(start, ErrorKind::Reset, start);
+        assert!(none.requests.is_none() && none.records_dropped == 0);
     }
 }

@@ -37,8 +37,11 @@ use worker::{Shared, Worker};
 pub struct Run {
     /// The measurements.
     pub result: RunResult,
-    /// One record per request, answered or failed, when `spec.record_requests` was set.
+    /// One record per request, answered or failed, when `spec.record_requests` was set
+    /// (the first [`crate::measure::recorder::MAX_RECORDS`]).
     pub requests: Option<Vec<RequestRecord>>,
+    /// Requests past the records' limit, counted but not recorded.
+    pub requests_dropped: u64,
 }
 
 /// Runs the load test `plan` describes (see [`LoadSpec::plan`]).

@@ -145,6 +145,7 @@ pub(super) fn build_result(
     Run {
         result,
         requests: rec.requests,
+        requests_dropped: rec.records_dropped,
     }
 }
 

@@ -215,7 +215,11 @@ impl<'a> Worker<'a> {
             rec: Recorder::new(
                 start,
                 start_unix_us,
-                spec.record_requests,
+                if spec.record_requests {
+                    crate::measure::recorder::MAX_RECORDS / spec.load.threads.max(1)
+                } else {
+                    0
+                },
                 shared.control.watched.then(|| shared.control.clone()),
             ),
             events: Vec::new(),
