@@ -96,6 +96,59 @@ pub fn connect_to(to: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, Exit
     Ok(addrs)
 }
 
+/// A `HOST:PORT:TARGET_HOST:TARGET_PORT` mapping (oha's and vegeta's `connect-to`):
+/// when the URL's host and port are the first pair, the run connects to the second,
+/// the URL unchanged; otherwise the mapping changes nothing, said on standard error.
+pub fn connect_mapped(tool: &str, flag: &str, to: &str, target: &mut Target) -> Result<(), Exit> {
+    let bad = || {
+        Exit::usage(format!(
+            "{flag} {to}: write HOST:PORT:TARGET_HOST:TARGET_PORT, e.g. example.org:443:127.0.0.1:8443"
+        ))
+    };
+    let ((host, port), (th, tp)) = split_pair(to).ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    let same_host = host.trim_matches(['[', ']']) == target.host.trim_matches(['[', ']']);
+    if same_host && port == target.port {
+        let addr = if th.contains(':') && !th.starts_with('[') {
+            format!("[{th}]:{tp}")
+        } else {
+            format!("{th}:{tp}")
+        };
+        target.address = stampede_engine::target::Address::Tcp(connect_to(&addr, target.port)?);
+    } else {
+        eprintln!(
+            "stampede {tool}: {flag} {to}: the URL is {}:{}, so it changes nothing",
+            target.host, target.port
+        );
+    }
+    Ok(())
+}
+
+/// A host and a port, as written.
+type HostPort<'a> = (&'a str, &'a str);
+
+/// `a:1:b:2` as ((a, 1), (b, 2)); hosts may be bracketed IPv6 addresses.
+pub fn split_pair(s: &str) -> Option<(HostPort<'_>, HostPort<'_>)> {
+    fn host_port(s: &str) -> Option<((&str, &str), &str)> {
+        let (host, rest) = match s.strip_prefix('[') {
+            Some(v6) => {
+                let end = v6.find(']')?;
+                (&s[..end + 2], &v6[end + 1..])
+            }
+            None => {
+                let i = s.find(':')?;
+                (&s[..i], &s[i..])
+            }
+        };
+        let rest = rest.strip_prefix(':')?;
+        let (port, tail) = rest.split_once(':').unwrap_or((rest, ""));
+        Some(((host, port), tail))
+    }
+    let (from, rest) = host_port(s)?;
+    let (dest, tail) = host_port(rest)?;
+    (tail.is_empty() && !from.0.is_empty() && !dest.0.is_empty()).then_some((from, dest))
+}
+
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.
 pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     let plan = spec.plan().map_err(|e| Exit::usage(e.to_string()))?;

@@ -65,6 +65,8 @@ impl Dialect {
             }
         }
         T::command()
+            // Go's flag package keeps the last of a repeated flag.
+            .args_override_self(self.go)
             .after_long_help(after.clone())
             .after_help(after)
     }

@@ -37,6 +37,7 @@ mod sesslog;
 mod ssh;
 mod targets;
 mod tls;
+mod vegeta;
 mod vllm;
 mod watch;
 mod wrk;
@@ -50,7 +51,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey` and `vllm bench serve` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vegeta` and `vllm bench serve` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -124,6 +125,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// vegeta's pipeline: stampede vegeta attack -rate 100/s -duration 10s -targets
+    /// t.txt | stampede vegeta report (`stampede help vegeta` for its flags)
+    #[command(disable_help_flag = true)]
+    Vegeta {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// oha-compatible flags and reports: stampede oha -n 1000 -c 50 URL (`stampede
     /// help oha` for its flags)
     #[command(disable_help_flag = true)]
@@ -155,7 +163,12 @@ fn main() {
         std::process::exit(stampede_lab::guard::run(&rest));
     }
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    if let [help, dialect] = &argv[..] {
+    // `stampede help vegeta attack` is vegeta's help, as `stampede help vegeta`.
+    let topic = match &argv[..] {
+        [help, v, _] if help == "help" && v == "vegeta" => &argv[..2],
+        _ => &argv[..],
+    };
+    if let [help, dialect] = topic {
         if help == "help" {
             let text = match dialect.as_str() {
                 "ab" => Some(ab::DIALECT.help::<ab::AbArgs>()),
@@ -165,6 +178,7 @@ fn main() {
                 "vllm" => Some(vllm::DIALECT.help::<vllm::VllmArgs>()),
                 "oha" => Some(oha::DIALECT.help::<oha::OhaArgs>()),
                 "hey" => Some(hey::DIALECT.help::<hey::HeyArgs>()),
+                "vegeta" => Some(vegeta::help()),
                 _ => None,
             };
             if let Some(t) = text {
@@ -201,6 +215,7 @@ fn main() {
             | Command::Vllm { .. }
             | Command::Oha { .. }
             | Command::Hey { .. }
+            | Command::Vegeta { .. }
     );
     if run_command {
         // From the start: a signal while the run is being set up (or its target
@@ -224,6 +239,7 @@ fn main() {
         Command::Vllm { args } => vllm::main(&args),
         Command::Oha { args } => oha::main(&args),
         Command::Hey { args } => hey::main(&args),
+        Command::Vegeta { args } => vegeta::main(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { subcommand } => manual::man(subcommand.as_deref()),
     };

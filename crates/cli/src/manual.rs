@@ -1,8 +1,9 @@
 //! `stampede completions SHELL` and `stampede man [SUBCOMMAND]`: shell completions and
 //! man pages made from the same command definitions the parser uses. The dialects
-//! (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vllm bench serve`) take their arguments
-//! unparsed when run, so that their own rules apply; here each is given its own flag
-//! table, so that their flags complete and their pages list them.
+//! (`ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vegeta`'s commands, `vllm bench
+//! serve`) take their arguments unparsed when run, so that their own rules apply; here
+//! each is given its own flag table, so that their flags complete and their pages list
+//! them (vegeta's page lists each of its commands' options).
 
 use clap::CommandFactory;
 
@@ -36,6 +37,37 @@ pub fn full_command() -> clap::Command {
             own
         });
     }
+    cmd = cmd.mut_subcommand("vegeta", |old| {
+        let mut vegeta = clap::Command::new("vegeta")
+            .subcommand(
+                crate::vegeta::ATTACK
+                    .command::<crate::vegeta::AttackArgs>()
+                    .name("attack")
+                    .bin_name("stampede vegeta attack"),
+            )
+            .subcommand(
+                crate::vegeta::REPORT
+                    .command::<crate::vegeta::ReportArgs>()
+                    .name("report")
+                    .bin_name("stampede vegeta report"),
+            )
+            .subcommand(
+                crate::vegeta::ENCODE
+                    .command::<crate::vegeta::EncodeArgs>()
+                    .name("encode")
+                    .bin_name("stampede vegeta encode"),
+            )
+            .subcommand(
+                crate::vegeta::PLOT
+                    .command::<crate::vegeta::PlotArgs>()
+                    .name("plot")
+                    .bin_name("stampede vegeta plot"),
+            );
+        if let Some(a) = old.get_about() {
+            vegeta = vegeta.about(a.clone());
+        }
+        vegeta
+    });
     let serve = crate::vllm::DIALECT
         .command::<crate::vllm::VllmArgs>()
         .name("serve")
@@ -87,9 +119,25 @@ pub fn man(sub: Option<&str>) -> Result<(), Exit> {
         }
     };
     let mut out = Vec::new();
-    clap_mangen::Man::new(page)
+    let fail = |e: std::io::Error| Exit::fail(format!("man: {e}"));
+    clap_mangen::Man::new(page.clone())
         .render(&mut out)
-        .map_err(|e| Exit::fail(format!("man: {e}")))?;
+        .map_err(fail)?;
+    // A pipeline of commands (vegeta's): each command's options on the same page.
+    if sub.is_some() {
+        for c in page.get_subcommands().filter(|c| c.get_name() != "help") {
+            let mut section = Vec::new();
+            clap_mangen::Man::new(c.clone())
+                .render_options_section(&mut section)
+                .map_err(fail)?;
+            let heading = format!(".SH \"{} OPTIONS\"", c.get_name().to_uppercase());
+            out.extend(
+                String::from_utf8_lossy(&section)
+                    .replacen(".SH OPTIONS", &heading, 1)
+                    .bytes(),
+            );
+        }
+    }
     out_data(&String::from_utf8_lossy(&out));
     Ok(())
 }

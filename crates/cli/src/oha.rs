@@ -387,6 +387,7 @@ impl Tool for Oha {
                     url: l.trim().to_string(),
                     headers: Vec::new(),
                     body: None,
+                    data: None,
                 })
                 .collect();
             if entries.is_empty() {
@@ -545,29 +546,7 @@ fn request(
 /// `--ipv4` and `--ipv6`: where the run connects, the URL unchanged.
 fn connect_elsewhere(a: &OhaArgs, target: &mut Target) -> Result<(), Exit> {
     if let Some(to) = &a.connect_to {
-        let bad = || {
-            Exit::usage(format!(
-                "--connect-to {to}: write HOST:PORT:TARGET_HOST:TARGET_PORT, e.g. example.org:443:127.0.0.1:8443"
-            ))
-        };
-        let (from, dest) = split_pair(to).ok_or_else(bad)?;
-        let (host, port) = from;
-        let port: u16 = port.parse().map_err(|_| bad())?;
-        let same_host = host.trim_matches(['[', ']']) == target.host.trim_matches(['[', ']']);
-        if same_host && port == target.port {
-            let (th, tp) = dest;
-            let addr = if th.contains(':') && !th.starts_with('[') {
-                format!("[{th}]:{tp}")
-            } else {
-                format!("{th}:{tp}")
-            };
-            target.address = Address::Tcp(common::connect_to(&addr, target.port)?);
-        } else {
-            eprintln!(
-                "stampede oha: --connect-to {to}: the URL is {}:{}, so it changes nothing",
-                target.host, target.port
-            );
-        }
+        common::connect_mapped("oha", "--connect-to", to, target)?;
     }
     if a.ipv4 || a.ipv6 {
         if let Address::Tcp(addrs) = &mut target.address {
@@ -582,31 +561,6 @@ fn connect_elsewhere(a: &OhaArgs, target: &mut Target) -> Result<(), Exit> {
         }
     }
     Ok(())
-}
-
-/// A host and a port, as written.
-type HostPort<'a> = (&'a str, &'a str);
-
-/// `a:1:b:2` as ((a, 1), (b, 2)); hosts may be bracketed IPv6 addresses.
-fn split_pair(s: &str) -> Option<(HostPort<'_>, HostPort<'_>)> {
-    fn host_port(s: &str) -> Option<((&str, &str), &str)> {
-        let (host, rest) = match s.strip_prefix('[') {
-            Some(v6) => {
-                let end = v6.find(']')?;
-                (&s[..end + 2], &v6[end + 1..])
-            }
-            None => {
-                let i = s.find(':')?;
-                (&s[..i], &s[i..])
-            }
-        };
-        let rest = rest.strip_prefix(':')?;
-        let (port, tail) = rest.split_once(':').unwrap_or((rest, ""));
-        Some(((host, port), tail))
-    }
-    let (from, rest) = host_port(s)?;
-    let (dest, tail) = host_port(rest)?;
-    (tail.is_empty() && !from.0.is_empty() && !dest.0.is_empty()).then_some((from, dest))
 }
 
 /// The run the flags ask for. Pure: it resolves no name and reads no file.

@@ -24,6 +24,8 @@ pub struct Entry {
     pub headers: Vec<(String, String)>,
     /// The `@path` of its body, if any.
     pub body: Option<String>,
+    /// Its body given inline (vegeta's JSON targets), if any.
+    pub data: Option<Vec<u8>>,
 }
 
 /// Reads vegeta's target format; `file` names the file in errors.
@@ -93,6 +95,7 @@ fn request_line(line: &str) -> Option<Entry> {
         url: url.to_string(),
         headers: Vec::new(),
         body: None,
+        data: None,
     })
 }
 
@@ -151,11 +154,25 @@ pub fn requests(
         let mut t = target.clone();
         t.path = path;
         let mut b = RequestBuilder::native(&t, &e.method, common.keepalive);
-        for (n, v) in common.headers.iter().chain(&e.headers) {
+        for (n, v) in common.headers {
             b = b.set_header(n, v);
+        }
+        // The entry's own headers replace the flags' ones; a name repeated in the entry
+        // is sent once per value.
+        for (i, (n, v)) in e.headers.iter().enumerate() {
+            let again = e.headers[..i]
+                .iter()
+                .any(|(m, _)| m.eq_ignore_ascii_case(n));
+            b = if again {
+                b.header(n, v)
+            } else {
+                b.set_header(n, v)
+            };
         }
         if let Some(p) = &e.body {
             b = b.body(read(p).map_err(|x| at(format!("@{p}: {}", x.message)))?);
+        } else if let Some(d) = &e.data {
+            b = b.body(d.clone());
         } else if let Some(body) = common.body {
             b = b.body(body.to_vec());
         }

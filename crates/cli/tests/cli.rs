@@ -1565,6 +1565,7 @@ fn completions_and_man_pages_cover_every_subcommand_and_dialect() {
         "--max-concurrent-streams",
         "--latency-correction",
         "--disable-redirects",
+        "--max-workers",
     ] {
         assert!(bash.contains(flag), "{flag} is not completed");
     }
@@ -1597,6 +1598,7 @@ fn completions_and_man_pages_cover_every_subcommand_and_dialect() {
         (Some("wrk"), "--latency"),
         (Some("vllm"), "--max-concurrency"),
         (Some("oha"), "--latency-correction"),
+        (Some("vegeta"), "--max-workers"),
     ] {
         let mut args = vec!["man"];
         args.extend(sub);

@@ -270,3 +270,139 @@ fn hey_flags_reach_the_server() {
         );
     }
 }
+
+/// `stampede ARGS` with `input` on standard input.
+fn stampede_fed(args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn vegeta_attack_then_report_encode_and_plot() {
+    let srv = crate::common::srv();
+    let dir = crate::common::recorder::tempdir::Dir::new();
+    let targets = format!(
+        "GET {}\n\nGET {}\n",
+        srv.url("/pong"),
+        srv.url("/status/404")
+    );
+    // Targets on standard input, results on standard output: vegeta's pipeline.
+    let out = stampede_fed(
+        &["vegeta", "attack", "-rate", "200/s", "-duration", "500ms"],
+        targets.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results = out.stdout;
+    let first: serde_json::Value = serde_json::from_slice(&results).unwrap();
+    assert_eq!(first["schema"], "stampede.run/1");
+
+    let out = stampede_fed(&["vegeta", "report"], &results);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    let line = |name: &str| {
+        o.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let requests = line("Requests");
+    let total: u64 = (requests.strip_prefix("Requests      [total, rate, throughput]         "))
+        .and_then(|v| v.split(',').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{o}"));
+    // 200/s for 500 ms: 100 arrivals, every one counted (a busy machine may leave the
+    // last few unsent, and says so).
+    assert!((50..=100).contains(&total), "{o}");
+    assert!(
+        line("Latencies").contains("[min, mean, 50, 90, 95, 99, max]  "),
+        "{o}"
+    );
+    // The two targets in turn: both statuses, together every request.
+    let codes: Vec<(u16, u64)> = (line("Status Codes").split_whitespace().skip(3))
+        .map(|c| {
+            let (s, n) = c.split_once(':').unwrap();
+            (s.parse().unwrap(), n.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(codes.iter().map(|c| c.1).sum::<u64>(), total, "{o}");
+    let ok = codes.iter().find(|c| c.0 == 200).map_or(0, |c| c.1);
+    assert!(ok > 0 && codes.iter().any(|c| c.0 == 404), "{o}");
+    let success = format!("{:.2}%", 100.0 * ok as f64 / total as f64);
+    assert!(line("Success").ends_with(&success), "{o}");
+    assert!(o.ends_with("Error Set:\n"), "{o}");
+
+    // Two attacks in one report, one from a file: merged.
+    let file = dir.0.join("a.json").to_string_lossy().into_owned();
+    std::fs::write(&file, &results).unwrap();
+    let out = stampede_fed(&["vegeta", "report", "-type=json", &file, &file], b"");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"].as_u64(), Some(2 * total));
+    assert_eq!(v["status_codes"]["200"].as_u64(), Some(2 * ok));
+
+    let out = stampede_fed(&["vegeta", "report", "-type", "hist[0,1ms,1s]", &file], b"");
+    let o = text(&out.stdout);
+    let rows: Vec<&str> = o.lines().collect();
+    assert_eq!(rows.len(), 4, "{o}");
+    assert!(
+        rows[0].starts_with("Bucket") && rows[3].starts_with("[1s,"),
+        "{o}"
+    );
+    let counted: u64 = rows[1..]
+        .iter()
+        .map(|r| r.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(
+        counted,
+        ok + codes.iter().find(|c| c.0 == 404).map_or(0, |c| c.1),
+        "{o}"
+    );
+
+    let out = stampede_fed(&["vegeta", "report", "-type=hdrplot", &file], b"");
+    assert!(text(&out.stdout).starts_with("Value(ms)  Percentile  TotalCount  1/(1-Percentile)\n"));
+
+    let out = stampede_fed(&["vegeta", "encode", "-to", "csv", &file], b"");
+    assert!(
+        text(&out.stdout).starts_with("second,completed,failed,"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = stampede_fed(&["vegeta", "encode", &file], b"");
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again["requests"], first["requests"]);
+
+    let html = dir.0.join("plot.html").to_string_lossy().into_owned();
+    let out = stampede_fed(
+        &[
+            "vegeta", "plot", "-title", "Attack", "-output", &html, &file,
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<html") && page.contains("Attack"));
+
+    for (args, says) in [
+        (vec!["vegeta", "report", "-every", "1s"], "-every: "),
+        (vec!["vegeta", "report", "-type", "pie"], "-type pie"),
+        (vec!["vegeta", "encode", "-to", "gob"], "-to gob"),
+        (vec!["vegeta", "fire"], "vegeta fire: not a command"),
+    ] {
+        let out = stampede_fed(&args, &results);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = stampede_fed(&["vegeta", "report"], b"not json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("standard input: not the results of stampede vegeta attack"));
+}

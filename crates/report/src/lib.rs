@@ -20,6 +20,7 @@ pub mod native;
 pub mod oha;
 pub mod svg;
 pub mod units;
+pub mod vegeta;
 pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_html, ab_report, AbInfo, HtmlAttrs};

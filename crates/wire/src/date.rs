@@ -38,6 +38,20 @@ pub fn http_date(unix_s: u64) -> String {
     )
 }
 
+/// An instant in ms since the epoch as RFC 3339 in UTC: `2026-11-23T09:30:00.250Z`.
+pub fn rfc3339_ms(unix_ms: u64) -> String {
+    let s = unix_ms / 1000;
+    let (y, m, d) = civil_from_days((s / 86_400) as i64);
+    let rem = s % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        unix_ms % 1000
+    )
+}
+
 /// Day number since 1970-01-01 of a proleptic Gregorian date (the inverse of
 /// [`civil_from_days`]).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -120,6 +134,16 @@ mod tests {
             let (y, m, d) = civil_from_days(z);
             assert_eq!(days_from_civil(y, m, d), z);
         }
+    }
+
+    #[test]
+    fn rfc3339_written_and_read_back() {
+        assert_eq!(rfc3339_ms(1_795_426_200_250), "2026-11-23T09:30:00.250Z");
+        assert_eq!(
+            rfc3339(&rfc3339_ms(1_795_426_200_250)),
+            Some(1_795_426_200.25)
+        );
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
     }
 
     #[test]

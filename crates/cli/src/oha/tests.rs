@@ -301,13 +301,13 @@ fn inert_flags_are_said() {
 #[test]
 fn connect_to_pairs_split_with_brackets() {
     assert_eq!(
-        split_pair("example.org:443:localhost:8443"),
+        common::split_pair("example.org:443:localhost:8443"),
         Some((("example.org", "443"), ("localhost", "8443")))
     );
     assert_eq!(
-        split_pair("[::1]:80:[::2]:81"),
+        common::split_pair("[::1]:80:[::2]:81"),
         Some((("[::1]", "80"), ("[::2]", "81")))
     );
-    assert_eq!(split_pair("a:1:b"), None);
-    assert_eq!(split_pair("a:1:b:2:c"), None);
+    assert_eq!(common::split_pair("a:1:b"), None);
+    assert_eq!(common::split_pair("a:1:b:2:c"), None);
 }
