@@ -21,6 +21,7 @@ use stampede_lab::store::Store;
 use stampede_lab::summary::{compare_benches, summarize_bench, BenchRecord, BenchSummary};
 use stampede_report::{bench_markdown, bench_table, changes_table};
 
+use crate::colour::{paint, Stream};
 use crate::common::{self, Exit};
 
 /// The plan `stampede bench` runs when given none.
@@ -84,36 +85,42 @@ impl From<TestArg> for Test {
 /// Arguments of `stampede bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// A plan file (TOML, see docs/plan.md); without one, the built-in plan runs the
+    /// A plan file (TOML, `stampede help plans`); without one, the built-in plan runs the
     /// reference server in two configurations
     #[arg(value_name = "PLAN")]
     pub plan: Option<PathBuf>,
     /// The result store (SQLite)
-    #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
+    #[arg(
+        help_heading = "Outputs",
+        long = "db",
+        value_name = "FILE",
+        default_value = "stampede.db"
+    )]
     pub db: PathBuf,
     /// Write the Markdown report here
     #[arg(
+        help_heading = "Outputs",
         long = "report",
         value_name = "FILE",
         default_value = "stampede-report.md"
     )]
     pub report: PathBuf,
     /// Also write the summary as JSON ('-' for standard output)
-    #[arg(long = "json", value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Comparison")]
     pub verdicts: VerdictArgs,
     /// Print the built-in plan and exit (a starting point for your own)
-    #[arg(long = "print-plan")]
+    #[arg(help_heading = "The plan", long = "print-plan")]
     pub print_plan: bool,
     /// Check the plan and exit without running it
-    #[arg(long = "check")]
+    #[arg(help_heading = "The plan", long = "check")]
     pub check: bool,
     /// Also write a self-contained HTML report
-    #[arg(long = "html", value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long = "html", value_name = "FILE")]
     pub html: Option<String>,
     /// Write the plan's assertions (checked on every measured run) as JUnit XML
-    #[arg(long = "junit", value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long = "junit", value_name = "FILE")]
     pub junit: Option<String>,
     /// Run the plan scaled down, in about a minute: no warm-up, one measured run, each
     /// run at most 5,000 requests or 1 s, timeouts at most 5 s (connection counts,
@@ -420,7 +427,7 @@ fn write_outputs(s: &BenchSummary, a: &BenchArgs) -> Result<(), Exit> {
     if a.json.as_deref() == Some("-") {
         common::out(&json);
     } else {
-        common::out(&bench_table(s));
+        common::out(&paint(&bench_table(s), Stream::Out));
         if let Some(p) = &a.json {
             common::write_file(p, &json)?;
         }
@@ -476,7 +483,10 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
         ));
         let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
         let changes = compare_benches(&runs(c.before_bench)?, &runs(c.after_bench)?, noise, test);
-        common::out(&changes_table(c.before_bench, c.after_bench, &changes));
+        common::out(&paint(
+            &changes_table(c.before_bench, c.after_bench, &changes),
+            Stream::Out,
+        ));
         return Ok(());
     }
     let after = match a.after {
@@ -519,7 +529,7 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
     }
     let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
     let changes = compare_benches(&runs(before)?, &runs(after)?, noise, test);
-    common::out(&changes_table(before, after, &changes));
+    common::out(&paint(&changes_table(before, after, &changes), Stream::Out));
     Ok(())
 }
 

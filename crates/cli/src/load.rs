@@ -1,12 +1,14 @@
 //! `stampede load`: the native interface to the engine, with a compact summary and JSON.
 
+use crate::colour::{paint, Stream};
 use clap::builder::TypedValueParser;
 use clap::{ArgAction, Args, ValueEnum};
 use stampede_engine::inject::Profile;
 use stampede_engine::input::{self, Input};
 use stampede_engine::portable::PortableSpec;
 use stampede_engine::{LoadSpec, RequestBuilder, Session, Shape};
-use stampede_report::{gatling_report, loud_warnings, summary, GatlingBounds};
+use stampede_report::units::{human_us, thousands};
+use stampede_report::{gatling_report, loud_warnings, summary_with, GatlingBounds};
 
 /// The report printed at the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -413,6 +415,10 @@ pub struct LoadArgs {
         default_value = "800,1200"
     )]
     pub gatling_bounds: String,
+    /// The summary's limit line with its reasons and figures (the JSON's `limit` has
+    /// them all)
+    #[arg(help_heading = "Outputs", short = 'v', long = "verbose")]
+    pub verbose: bool,
     /// No live view (progress, per-second lines). As in ab and curl, -q is quiet; oha's
     /// -q (queries per second) is -R/--rate here
     #[arg(short = 'q', long = "quiet")]
@@ -741,7 +747,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     )?;
     let r = &run.result;
     let text = || match a.format {
-        Format::Text => summary(r),
+        Format::Text => summary_with(r, a.verbose),
         Format::Gatling => gatling_report(r, bounds),
     };
     report(&a, r, &text(), dashboard)?;
@@ -759,9 +765,9 @@ fn report(
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
-            common::out(text);
+            common::out(&paint(text, Stream::Out));
         }
-        None => common::out(text),
+        None => common::out(&paint(text, Stream::Out)),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
@@ -861,7 +867,10 @@ fn find_max(
     let (capacity, best) = search(&s, |rate| {
         n += 1;
         if !a.quiet {
-            eprintln!("stampede: step {n}: {rate:.0} req/s");
+            eprintln!(
+                "stampede: step {n}: {} req/s",
+                thousands(rate.round() as u64)
+            );
         }
         if !a.step_warmup.is_zero() {
             common::execute(step_spec(rate, a.step_warmup), quiet())?;
@@ -870,9 +879,10 @@ fn find_max(
         if !a.quiet {
             let r = &run.result;
             eprintln!(
-                "stampede: step {n}: {rate:.0} req/s offered, {:.0} answered, p99 {} µs",
-                r.throughput_rps,
-                r.latency.at(99.0).unwrap_or(0)
+                "stampede: step {n}: {} req/s offered, {} answered, p99 {}",
+                thousands(rate.round() as u64),
+                thousands(r.throughput_rps.round() as u64),
+                human_us(r.latency.at(99.0).unwrap_or(0) as f64)
             );
         }
         Ok::<_, Exit>(run.result)
@@ -890,7 +900,7 @@ fn find_max(
         } else {
             "none passed; the last step"
         },
-        summary(&r)
+        summary_with(&r, a.verbose)
     );
     report(a, &r, &text, None)?;
     if r.capacity.as_ref().is_some_and(|c| c.max_rate.is_none()) {

@@ -5,17 +5,20 @@
 //! that their flags keep those tools' meaning.
 
 /// `eprintln!` that never panics: a closed standard error (`stampede … 2>&1 | head`)
-/// is not an error, and what could not be written is dropped. Defined before the
+/// is not an error, and what could not be written is dropped. Its warnings and
+/// failures are painted on a terminal ([`colour`]). Defined before the
 /// modules so that theirs is this one.
 macro_rules! eprintln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = $crate::colour::paint(&format!($($arg)*), $crate::colour::Stream::Err);
+        let _ = writeln!(std::io::stderr(), "{line}");
     }};
 }
 
 mod ab;
 mod bench;
+mod colour;
 mod common;
 mod console;
 mod contract;
@@ -37,6 +40,7 @@ mod sesslog;
 mod ssh;
 mod targets;
 mod tls;
+mod topics;
 mod vegeta;
 mod vllm;
 mod watch;
@@ -51,7 +55,9 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vegeta` and `vllm bench serve` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once."
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vegeta` and `vllm bench serve` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once.",
+    after_help = "Guides: stampede help topics lists the reference pages (stampede help dialects, stampede help protocols, …).",
+    after_long_help = "Guides: stampede help topics lists the reference pages (stampede help dialects, stampede help protocols, …)."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -170,6 +176,14 @@ fn main() {
     };
     if let [help, dialect] = topic {
         if help == "help" {
+            if dialect == "topics" {
+                common::out(&topics::list());
+                return;
+            }
+            if let Some(page) = topics::page(dialect) {
+                common::out(page);
+                return;
+            }
             let text = match dialect.as_str() {
                 "ab" => Some(ab::DIALECT.help::<ab::AbArgs>()),
                 "wrk" => Some(wrk::DIALECT.help::<wrk::WrkArgs>()),

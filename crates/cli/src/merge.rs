@@ -17,6 +17,7 @@ use stampede_report::{
     AbInfo, GatlingBounds, H2loadInfo, HttperfInfo, WrkInfo,
 };
 
+use crate::colour::{paint, Stream};
 use crate::common::{self, Exit};
 
 /// The report printed for the merged result.
@@ -88,9 +89,9 @@ pub fn emit(
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
-            common::out(&report(r, format));
+            common::out(&paint(&report(r, format), Stream::Out));
         }
-        None => common::out(&report(r, format)),
+        None => common::out(&paint(&report(r, format), Stream::Out)),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");

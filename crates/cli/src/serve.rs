@@ -25,22 +25,28 @@ pub struct ServeArgs {
     )]
     pub static_dir: Option<PathBuf>,
     /// Largest request head in bytes (431 beyond)
-    #[arg(long = "max-head", value_name = "BYTES", default_value_t = 16 * 1024)]
+    #[arg(help_heading = "Limits", long = "max-head", value_name = "BYTES", default_value_t = 16 * 1024)]
     pub max_head: usize,
     /// Largest request body in bytes (413 beyond)
-    #[arg(long = "max-body", value_name = "BYTES", default_value_t = 1024 * 1024)]
+    #[arg(help_heading = "Limits", long = "max-body", value_name = "BYTES", default_value_t = 1024 * 1024)]
     pub max_body: usize,
     /// Close a connection whose request head is not complete after this long
-    #[arg(long = "head-timeout", value_name = "T", default_value = "10s", value_parser = common::parse_duration)]
+    #[arg(help_heading = "Limits", long = "head-timeout", value_name = "T", default_value = "10s", value_parser = common::parse_duration)]
     pub head_timeout: Duration,
     /// Close idle keep-alive connections after this long
-    #[arg(long = "idle-timeout", value_name = "T", default_value = "60s", value_parser = common::parse_duration)]
+    #[arg(help_heading = "Limits", long = "idle-timeout", value_name = "T", default_value = "60s", value_parser = common::parse_duration)]
     pub idle_timeout: Duration,
     /// Most open connections; more are answered 503
-    #[arg(long = "max-connections", value_name = "N", default_value_t = 100_000)]
+    #[arg(
+        help_heading = "Limits",
+        long = "max-connections",
+        value_name = "N",
+        default_value_t = 100_000
+    )]
     pub max_connections: usize,
     /// Serve HTTPS with this certificate chain (PEM); needs --tls-key
     #[arg(
+        help_heading = "TLS and protocols",
         long = "tls-cert",
         value_name = "FILE",
         requires = "tls_key",
@@ -48,41 +54,55 @@ pub struct ServeArgs {
     )]
     pub tls_cert: Option<PathBuf>,
     /// The certificate's private key (PEM)
-    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    #[arg(
+        help_heading = "TLS and protocols",
+        long = "tls-key",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
     pub tls_key: Option<PathBuf>,
     /// Serve HTTPS with a certificate generated now for localhost, 127.0.0.1, ::1 and
     /// the listen addresses; its PEM is written to FILE if given, for clients' --cacert
-    #[arg(long = "tls-self-signed", value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(help_heading = "TLS and protocols", long = "tls-self-signed", value_name = "FILE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub tls_self_signed: Option<String>,
     /// Require clients to present a certificate issued by a CA in FILE (mutual TLS)
-    #[arg(long = "tls-client-ca", value_name = "FILE")]
+    #[arg(
+        help_heading = "TLS and protocols",
+        long = "tls-client-ca",
+        value_name = "FILE"
+    )]
     pub tls_client_ca: Option<PathBuf>,
     /// Speak HTTP/1.1 only: no h2c, and TLS's ALPN offers only http/1.1 (HTTP/2 is
     /// otherwise served on every listener, as h2c and over TLS)
-    #[arg(long = "no-http2")]
+    #[arg(help_heading = "TLS and protocols", long = "no-http2")]
     pub no_http2: bool,
     /// Answer HTTP/3 too (with --tls-cert or --tls-self-signed): QUIC on UDP at each
     /// listener's port, the same endpoints and limits; HTTP/1.1 and HTTP/2 answers
     /// then carry Alt-Svc
-    #[arg(long = "http3")]
+    #[arg(help_heading = "TLS and protocols", long = "http3")]
     pub http3: bool,
     /// The mock LLM (/v1/completions, /v1/chat/completions): time to the first token
-    #[arg(long = "llm-ttft", value_name = "T", default_value = "50ms", value_parser = common::parse_duration)]
+    #[arg(help_heading = "The mock LLM server", long = "llm-ttft", value_name = "T", default_value = "50ms", value_parser = common::parse_duration)]
     pub llm_ttft: Duration,
     /// The mock LLM: time from one token to the next
-    #[arg(long = "llm-itl", value_name = "T", default_value = "10ms", value_parser = common::parse_duration)]
+    #[arg(help_heading = "The mock LLM server", long = "llm-itl", value_name = "T", default_value = "10ms", value_parser = common::parse_duration)]
     pub llm_itl: Duration,
     /// The mock LLM: streams a thread serves at full speed; with K under way, each new
     /// one's time to first token and inter-token latency are ceil(K / N) times longer
     /// (0: never slower)
-    #[arg(long = "llm-batch", value_name = "N", default_value_t = 0)]
+    #[arg(
+        help_heading = "The mock LLM server",
+        long = "llm-batch",
+        value_name = "N",
+        default_value_t = 0
+    )]
     pub llm_batch: u32,
     /// The mock LLM: tokens answered when a request names no max_tokens
-    #[arg(long = "llm-max-tokens", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(help_heading = "The mock LLM server", long = "llm-max-tokens", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub llm_max_tokens: u32,
     /// The mock LLM: every K-th completion a thread begins has its first token T
     /// later, as a stalled prefill would, e.g. 20:400ms
-    #[arg(long = "llm-stall", value_name = "K:T", value_parser = parse_stall)]
+    #[arg(help_heading = "The mock LLM server", long = "llm-stall", value_name = "K:T", value_parser = parse_stall)]
     pub llm_stall: Option<(u32, Duration)>,
 }
 

@@ -6,6 +6,7 @@
 mod bench;
 mod cli;
 mod common;
+mod console;
 mod dashboard;
 mod dialects;
 mod h3;

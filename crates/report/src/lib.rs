@@ -34,7 +34,7 @@ pub use hey::{hey_csv, hey_report};
 pub use history::{history_html, history_text};
 pub use html::{bench_html, run_html};
 pub use httperf::{httperf_report, HttperfInfo};
-pub use native::{interrupted_line, summary};
+pub use native::{interrupted_line, summary, summary_with};
 pub use oha::{oha_csv, oha_json, oha_report, OhaInfo};
 pub use wrk::{wrk_report, WrkInfo};
 

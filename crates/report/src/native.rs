@@ -21,11 +21,30 @@ pub fn interrupted_line(r: &RunResult) -> String {
     )
 }
 
-/// The summary printed by `stampede load`.
+/// The summary printed by `stampede load`, its limit in one short line.
+pub fn summary(r: &RunResult) -> String {
+    summary_with(r, false)
+}
+
+/// What a verdict means for the figures, in a few words.
+fn limit_gist(v: stampede_engine::limit::Verdict) -> &'static str {
+    use stampede_engine::limit::Verdict;
+    match v {
+        Verdict::ServerBound => "the server set the pace; the figures describe it",
+        Verdict::ClientBound => {
+            "stampede had no time to spare; the figures describe it as much as the server"
+        }
+        Verdict::NetworkBound => "the network link was nearly full",
+        Verdict::Undetermined => "neither side shows a limit",
+    }
+}
+
+/// The summary; `verbose` gives the limit's reasons with their figures (the JSON's
+/// `limit` has them all).
 ///
 /// Long on purpose: it prints the summary top to bottom, block by block, in the order it
 /// reads.
-pub fn summary(r: &RunResult) -> String {
+pub fn summary_with(r: &RunResult, verbose: bool) -> String {
     let mut o = String::new();
     let s = &r.settings;
     let mut parts = Vec::new();
@@ -69,14 +88,20 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(o, "{}", interrupted_line(r));
     }
     let q = &r.requests;
+    let abandoned = match q.abandoned {
+        0 => String::new(),
+        n => format!(
+            "; {} in flight at the end (abandoned, not failed)",
+            thousands(n)
+        ),
+    };
     let _ = writeln!(
         o,
-        "  requests    {} completed in {:.2}s = {:.0} req/s; {} failed; {} abandoned at the end",
+        "  requests    {} completed in {} = {} req/s; {} failed{abandoned}",
         thousands(q.completed),
-        r.duration_s,
-        r.throughput_rps,
+        human_us(r.duration_s * 1e6),
+        thousands(r.throughput_rps.round() as u64),
         thousands(q.failed),
-        thousands(q.abandoned)
     );
     let l = &r.latency;
     let p = |x: f64| human_us(l.at(x).unwrap_or(0) as f64);
@@ -93,14 +118,15 @@ pub fn summary(r: &RunResult) -> String {
     );
     if let Some(op) = &r.open {
         let lag = &op.send_lag;
+        let per_s = |v: f64| thousands(v.round() as u64);
         let target = op
             .target_rate
-            .map(|t| format!("target {t:.0}/s, "))
+            .map(|t| format!("target {}/s, ", per_s(t)))
             .unwrap_or_default();
         let _ = writeln!(
             o,
-            "  schedule    {target}achieved {:.0}/s; send lag p50 {} p99 {} max {}; {} never sent",
-            op.achieved_rate,
+            "  schedule    {target}achieved {}/s; send lag p50 {} p99 {} max {}; {} never sent",
+            per_s(op.achieved_rate),
             human_us(lag.at(50.0).unwrap_or(0) as f64),
             human_us(lag.at(99.0).unwrap_or(0) as f64),
             human_us(lag.max_us as f64),
@@ -169,11 +195,14 @@ pub fn summary(r: &RunResult) -> String {
     let t = r.duration_s.max(f64::MIN_POSITIVE);
     let _ = writeln!(
         o,
-        "  bytes       {} read ({}/s), {} written; {} connections opened",
+        "  bytes       {} read ({}/s), {} written; {} opened",
         human_bytes(r.bytes.read as f64),
         human_bytes(r.bytes.read as f64 / t),
         human_bytes(r.bytes.written as f64),
-        thousands(r.connections_opened)
+        match r.connections_opened {
+            1 => "1 connection".to_string(),
+            n => format!("{} connections", thousands(n)),
+        }
     );
     if s.redirects > 0 {
         let hops = &r.histograms.redirect.0;
@@ -197,7 +226,15 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(o, "  quic        {}", crate::quic_line(q));
     }
     if let Some(l) = &r.limit {
-        let _ = writeln!(o, "  limit       {}: {}", l.verdict.name(), l.reason);
+        let _ = writeln!(
+            o,
+            "  limit       {}: {}",
+            l.verdict.name(),
+            limit_gist(l.verdict)
+        );
+        if verbose {
+            let _ = writeln!(o, "              {}", l.reason);
+        }
     }
     o
 }
