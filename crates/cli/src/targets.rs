@@ -113,12 +113,12 @@ pub fn split_url(url: &str) -> Option<(&str, &str, String)> {
     Some((scheme, &rest[..at], path))
 }
 
-/// The path and query of `url` when it names the same server as `target` (scheme,
-/// host and port as written, the scheme in any case); `None` otherwise.
-pub fn same_server_path(target: &Target, url: &str) -> Option<String> {
-    let (scheme, authority, path) = split_url(url)?;
-    let (base_scheme, base_authority, _) = split_url(&target.url)?;
-    (scheme.eq_ignore_ascii_case(base_scheme) && authority == base_authority).then_some(path)
+/// `url` read for the run's server: its path and query, and its credentials, when it
+/// names the same server as `target` (scheme, host and port as written, the scheme in
+/// any case); `None` otherwise. Nothing is resolved.
+pub fn same_server(target: &Target, url: &str) -> Option<(String, Option<String>)> {
+    let t = Target::parse_at(url, Some(target.address.clone())).ok()?;
+    (t.tls == target.tls && t.authority == target.authority).then_some((t.path, t.userinfo))
 }
 
 /// What every request of a list shares: the flags' headers, keep-alive and body.
@@ -145,7 +145,7 @@ pub fn requests(
     let mut budget = Budget::new();
     for e in entries {
         let at = |what: String| Exit::usage(format!("{file}:{}: {what}", e.line));
-        let path = same_server_path(&target, &e.url).ok_or_else(|| {
+        let (path, userinfo) = same_server(&target, &e.url).ok_or_else(|| {
             at(format!(
                 "{} is not on the run's server ({}): one run sends all its requests to one server",
                 e.url, entries[0].url
@@ -153,6 +153,7 @@ pub fn requests(
         })?;
         let mut t = target.clone();
         t.path = path;
+        t.userinfo = userinfo;
         let mut b = RequestBuilder::native(&t, &e.method, common.keepalive);
         for (n, v) in common.headers {
             b = b.set_header(n, v);

@@ -406,3 +406,37 @@ fn vegeta_attack_then_report_encode_and_plot() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("standard input: not the results of stampede vegeta attack"));
 }
+
+#[test]
+fn credentials_in_a_url_are_sent_as_basic_auth_and_never_shown() {
+    let rec = Recorder::start();
+    let url = rec.url("/a").replace("http://", "HTTP://user:s%40cret@");
+    // vegeta's targets take them, as vegeta does.
+    let out = stampede_fed(
+        &["vegeta", "attack", "-rate", "20/s", "-duration", "200ms"],
+        format!("GET {url}\n").as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results = text(&out.stdout);
+    assert!(
+        !results.contains("cret") && results.contains("\"url\": \"http://127.0.0.1:"),
+        "{results}"
+    );
+    // So does load, whose summary shows the URL without them.
+    let out = stampede(&["load", "-q", "-n", "2", "-c", "1", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    assert!(
+        o.starts_with("GET http://127.0.0.1:") && !o.contains("cret"),
+        "{o}"
+    );
+    let seen = rec.seen();
+    assert!(seen.len() >= 3, "{}", seen.len());
+    for r in &seen {
+        // base64("user:s@cret")
+        assert_eq!(
+            r.headers.get("Authorization").map(String::as_str),
+            Some("Basic dXNlcjpzQGNyZXQ=")
+        );
+    }
+}

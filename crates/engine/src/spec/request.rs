@@ -156,6 +156,11 @@ impl RequestBuilder {
                 concat!("stampede/", env!("CARGO_PKG_VERSION")),
             )
             .header("Accept", "*/*");
+        if let Some(u) = &target.userinfo {
+            use base64::Engine as _;
+            let token = base64::engine::general_purpose::STANDARD.encode(u);
+            b = b.header("Authorization", &format!("Basic {token}"));
+        }
         if !keepalive {
             b = b.header("Connection", "close");
         }
@@ -370,6 +375,10 @@ mod tests {
         let s = String::from_utf8(r.bytes).unwrap();
         assert!(s.starts_with("GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
         assert!(s.ends_with("Connection: close\r\n\r\n"));
+        let t = Target::parse("http://u:p@127.0.0.1:8080/").unwrap();
+        let r = RequestBuilder::native(&t, "GET", true).build().unwrap();
+        let s = String::from_utf8(r.bytes).unwrap();
+        assert!(s.contains("Authorization: Basic dTpw\r\n"), "{s}");
     }
 
     #[test]

@@ -35,8 +35,12 @@ pub struct Target {
     pub authority: String,
     /// Path and query, always starting with `/`.
     pub path: String,
-    /// The URL as given by the user.
+    /// The URL as given, its scheme in lower case and any credentials left out (so
+    /// that reports never print a password).
     pub url: String,
+    /// `user:password` from the URL (`http://user:pw@host/`), percent-decoded: sent
+    /// as HTTP Basic authentication, as curl and vegeta send it.
+    pub userinfo: Option<String>,
 }
 
 impl Target {
@@ -72,14 +76,25 @@ impl Target {
             Some(i) => path[..i].to_string(),
             None => path,
         };
+        // Credentials before the host: kept apart, and out of the URL reports show.
+        let (userinfo, authority) = match authority.rsplit_once('@') {
+            Some((u, a)) => (
+                Some(
+                    percent_decode(u)
+                        .ok_or_else(|| err("bad percent-encoding in user:password"))?,
+                ),
+                a,
+            ),
+            None => (None, authority),
+        };
         if authority.is_empty() {
             return Err(err("the host is missing"));
         }
-        if authority.contains('@') {
-            return Err(err(
-                "user:password@ in the URL is not supported; send an Authorization header instead",
-            ));
-        }
+        let shown = format!(
+            "{}://{authority}{}",
+            scheme.to_ascii_lowercase(),
+            &rest[rest.find(['/', '?']).unwrap_or(rest.len())..]
+        );
         if unix {
             let socket = percent_decode(authority)
                 .ok_or_else(|| err("bad percent-encoding in the socket path"))?;
@@ -90,7 +105,8 @@ impl Target {
                 tls: false,
                 authority: "localhost".into(),
                 path,
-                url: url.to_string(),
+                url: shown,
+                userinfo,
             });
         }
         let (host, port) =
@@ -121,7 +137,8 @@ impl Target {
             tls,
             authority: authority.to_string(),
             path,
-            url: url.to_string(),
+            url: shown,
+            userinfo,
         })
     }
 
@@ -201,6 +218,21 @@ mod tests {
             t.address,
             Address::Tcp(vec!["127.0.0.1:8080".parse().unwrap()])
         );
+    }
+
+    #[test]
+    fn credentials_are_kept_apart_and_the_scheme_is_lowered() {
+        let t = Target::parse("HTTP://us%40er:p%3Aw@127.0.0.1:8080/x?y=@").unwrap();
+        assert_eq!(t.userinfo.as_deref(), Some("us@er:p:w"));
+        assert_eq!(t.url, "http://127.0.0.1:8080/x?y=@");
+        assert_eq!(
+            (t.authority.as_str(), t.path.as_str()),
+            ("127.0.0.1:8080", "/x?y=@")
+        );
+        assert!(Target::parse("http://u:p@/x").is_err(), "no host");
+        assert!(Target::parse("http://u:%zz@127.0.0.1/").is_err());
+        let plain = Target::parse("http://127.0.0.1/").unwrap();
+        assert_eq!(plain.userinfo, None);
     }
 
     #[test]
