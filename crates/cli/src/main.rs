@@ -121,8 +121,12 @@ enum Command {
     /// A man page in roff on standard output, a subcommand's or (with none)
     /// stampede's own: `stampede man load | man -l -`
     Man {
-        #[arg(value_name = "SUBCOMMAND")]
+        #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
         subcommand: Option<String>,
+        /// Write every page into DIR instead (stampede.1 and stampede-SUBCOMMAND.1,
+        /// as a package installs them)
+        #[arg(long = "dir", value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
     },
     /// hey-compatible flags and report: stampede hey -n 1000 -c 50 URL (`stampede help
     /// hey` for its flags)
@@ -255,7 +259,8 @@ fn main() {
         Command::Hey { args } => hey::main(&args),
         Command::Vegeta { args } => vegeta::main(&args),
         Command::Completions { shell } => manual::completions(shell),
-        Command::Man { subcommand } => manual::man(subcommand.as_deref()),
+        Command::Man { dir: Some(dir), .. } => manual::man_dir(&dir),
+        Command::Man { subcommand, .. } => manual::man(subcommand.as_deref()),
     };
     if let Err(e) = res {
         if !e.message.is_empty() {

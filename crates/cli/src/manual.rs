@@ -97,6 +97,36 @@ pub fn completions(shell: clap_complete::Shell) -> Result<(), Exit> {
 /// `stampede man [SUBCOMMAND]`: the page in roff on standard output (`stampede man
 /// load | man -l -` shows it); without one, stampede's own page.
 pub fn man(sub: Option<&str>) -> Result<(), Exit> {
+    out_data(&page(sub)?);
+    Ok(())
+}
+
+/// `stampede man --dir DIR`: every page written into DIR as `stampede.1` and
+/// `stampede-SUBCOMMAND.1`.
+pub fn man_dir(dir: &std::path::Path) -> Result<(), Exit> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Exit::fail(format!("man --dir {}: {e}", dir.display())))?;
+    let cmd = full_command();
+    let subs = (cmd.get_subcommands())
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "help");
+    let mut written = 0;
+    for sub in std::iter::once(None).chain(subs.map(Some)) {
+        let name = match &sub {
+            Some(s) => format!("stampede-{s}.1"),
+            None => "stampede.1".to_string(),
+        };
+        let path = dir.join(&name);
+        std::fs::write(&path, page(sub.as_deref())?)
+            .map_err(|e| Exit::fail(format!("man --dir: {}: {e}", path.display())))?;
+        written += 1;
+    }
+    eprintln!("stampede: {written} man pages written to {}", dir.display());
+    Ok(())
+}
+
+/// The roff of a subcommand's page, or of stampede's own.
+fn page(sub: Option<&str>) -> Result<String, Exit> {
     let cmd = full_command();
     let page = match sub {
         None => cmd,
@@ -138,6 +168,5 @@ pub fn man(sub: Option<&str>) -> Result<(), Exit> {
             );
         }
     }
-    out_data(&String::from_utf8_lossy(&out));
-    Ok(())
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }

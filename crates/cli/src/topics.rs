@@ -7,42 +7,42 @@ pub const TOPICS: [(&[&str], &str, &str); 8] = [
     (
         &["workloads", "open-model", "limits"],
         "load's workload models, the open model, which side was the limit, capacity search, exit codes",
-        include_str!("../../../docs/load.md"),
+        include_str!("../docs/load.md"),
     ),
     (
         &["dialects", "coming-from"],
         "ab, wrk, httperf, h2load, oha, hey, vegeta and vLLM's command lines",
-        include_str!("../../../docs/dialects.md"),
+        include_str!("../docs/dialects.md"),
     ),
     (
         &["protocols", "https", "http2", "http3", "tls"],
         "HTTPS, HTTP/2 and HTTP/3 on both ends",
-        include_str!("../../../docs/protocols.md"),
+        include_str!("../docs/protocols.md"),
     ),
     (
         &["outputs", "json", "html", "assertions"],
         "the JSON result, HdrHistogram files, the live view, HTML reports, assertions",
-        include_str!("../../../docs/outputs.md"),
+        include_str!("../docs/outputs.md"),
     ),
     (
         &["server", "endpoints"],
         "the reference server's endpoints and options",
-        include_str!("../../../docs/serve.md"),
+        include_str!("../docs/serve.md"),
     ),
     (
         &["distributed", "segments"],
         "one run from many processes and machines, merged exactly",
-        include_str!("../../../docs/distributed.md"),
+        include_str!("../docs/distributed.md"),
     ),
     (
         &["plans", "plan"],
         "bench plans: targets, scenarios, verification, statistics",
-        include_str!("../../../docs/plan.md"),
+        include_str!("../docs/plan.md"),
     ),
     (
         &["streaming", "llm", "sse"],
         "streamed responses, server-sent events and LLM serving",
-        include_str!("../../../docs/streaming.md"),
+        include_str!("../docs/streaming.md"),
     ),
 ];
 
