@@ -297,11 +297,18 @@ pub const PLOT: Dialect = Dialect {
     about = "vegeta's report of attack results"
 )]
 pub struct ReportArgs {
-    /// Report type: text, json, hist[BUCKETS] or hdrplot
-    #[arg(long = "type", value_name = "TYPE", default_value = "text")]
+    #[arg(
+        long = "type",
+        value_name = "TYPE",
+        default_value = "text",
+        help = "Report type: text, json, hist[BUCKETS] or hdrplot"
+    )]
     kind: String,
-    /// Histogram buckets for -type=hist, e.g. "[0,1ms,10ms]"
-    #[arg(long = "buckets", value_name = "BUCKETS")]
+    #[arg(
+        long = "buckets",
+        value_name = "BUCKETS",
+        help = "Histogram buckets for -type=hist, e.g. \"[0,1ms,10ms]\""
+    )]
     buckets: Option<String>,
     /// Output file
     #[arg(long = "output", value_name = "FILE", default_value = "stdout")]
