@@ -290,6 +290,17 @@ pub const PLOT: Dialect = Dialect {
     go: true,
 };
 
+/// Where `report`, `encode` and `plot` read and write.
+#[derive(clap::Args, Debug)]
+pub struct Reading {
+    /// Output file
+    #[arg(long = "output", value_name = "FILE", default_value = "stdout")]
+    output: String,
+    /// Results files [default: standard input]
+    #[arg(value_name = "FILE")]
+    files: Vec<String>,
+}
+
 /// `vegeta report`.
 #[derive(Parser, Debug)]
 #[command(
@@ -310,12 +321,8 @@ pub struct ReportArgs {
         help = "Histogram buckets for -type=hist, e.g. \"[0,1ms,10ms]\""
     )]
     buckets: Option<String>,
-    /// Output file
-    #[arg(long = "output", value_name = "FILE", default_value = "stdout")]
-    output: String,
-    /// Results files [default: standard input]
-    #[arg(value_name = "FILE")]
-    files: Vec<String>,
+    #[command(flatten)]
+    io: Reading,
 }
 
 /// `vegeta encode`.
@@ -328,12 +335,8 @@ pub struct EncodeArgs {
     /// Output encoding: json (the results) or csv (their per-second series)
     #[arg(long = "to", value_name = "FORMAT", default_value = "json")]
     to: String,
-    /// Output file
-    #[arg(long = "output", value_name = "FILE", default_value = "stdout")]
-    output: String,
-    /// Results files [default: standard input]
-    #[arg(value_name = "FILE")]
-    files: Vec<String>,
+    #[command(flatten)]
+    io: Reading,
 }
 
 /// `vegeta plot`.
@@ -349,12 +352,8 @@ pub struct PlotArgs {
     /// Points drawn before downsampling
     #[arg(long = "threshold", value_name = "N")]
     threshold: Option<u64>,
-    /// Output file
-    #[arg(long = "output", value_name = "FILE", default_value = "stdout")]
-    output: String,
-    /// Results files [default: standard input]
-    #[arg(value_name = "FILE")]
-    files: Vec<String>,
+    #[command(flatten)]
+    io: Reading,
 }
 
 /// The commands, for `stampede help vegeta` and the usage error.
@@ -654,14 +653,14 @@ fn report(args: &[String]) -> Result<(), Exit> {
             "-type {kind}: reports are text, json, hist[BUCKETS] and hdrplot"
         )));
     }
-    let r = merged(&a.files)?;
+    let r = merged(&a.io.files)?;
     let text = match (kind, bounds) {
         (_, Some(b)) => vegeta_hist(&r, &b),
         ("json", None) => vegeta_json(&r),
         ("hdrplot", None) => vegeta_hdrplot(&r),
         _ => vegeta_text(&r),
     };
-    emit(&a.output, &text)
+    emit(&a.io.output, &text)
 }
 
 /// `vegeta encode`.
@@ -677,13 +676,13 @@ fn encode(args: &[String]) -> Result<(), Exit> {
         return Err(Exit::usage(format!("-to {to}: encodings are json and csv")));
     }
     let mut out = String::new();
-    for r in results(&a.files)? {
+    for r in results(&a.io.files)? {
         match to {
             "json" => out.push_str(&(r.to_json() + "\n")),
             _ => out.push_str(&stampede_report::series_csv(&r)),
         }
     }
-    emit(&a.output, &out)
+    emit(&a.io.output, &out)
 }
 
 /// `vegeta plot`.
@@ -692,8 +691,8 @@ fn plot(args: &[String]) -> Result<(), Exit> {
     for n in notes {
         eprintln!("stampede vegeta: {n}");
     }
-    let r = merged(&a.files)?;
-    emit(&a.output, &stampede_report::run_html(&r, &a.title, None))
+    let r = merged(&a.io.files)?;
+    emit(&a.io.output, &stampede_report::run_html(&r, &a.title, None))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use stampede_engine::{value_at_percentile, RequestRecord, RunResult};
 
-use crate::oha::{bar, linear_buckets};
+use crate::oha::{bar, error_counts, linear_buckets, span};
 
 /// Seconds to four places, as hey writes them.
 fn secs(us: f64) -> String {
@@ -21,11 +21,7 @@ fn secs(us: f64) -> String {
 
 /// Average, fastest and slowest of a histogram in µs, each as hey writes it.
 fn row(h: &Histogram<u64>) -> String {
-    let (a, f, s) = if h.is_empty() {
-        (0.0, 0.0, 0.0)
-    } else {
-        (h.mean(), h.min() as f64, h.max() as f64)
-    };
+    let (f, s, a) = span(h);
     format!("{} secs, {} secs, {} secs", secs(a), secs(f), secs(s))
 }
 
@@ -34,11 +30,7 @@ pub fn hey_report(r: &RunResult) -> String {
     let h = &r.histograms.uncorrected.0;
     let total_s = r.duration_s.max(f64::MIN_POSITIVE);
     let results = r.requests.completed + r.requests.failed;
-    let (fastest, slowest, average) = if h.is_empty() {
-        (0.0, 0.0, 0.0)
-    } else {
-        (h.min() as f64, h.max() as f64, h.mean())
-    };
+    let (fastest, slowest, average) = span(h);
     let mut o = String::from("\nSummary:\n");
     let _ = writeln!(o, "  Total:\t{} secs", secs(r.duration_s * 1e6));
     let _ = writeln!(o, "  Slowest:\t{} secs", secs(slowest));
@@ -76,12 +68,8 @@ pub fn hey_report(r: &RunResult) -> String {
     for (status, n) in &r.statuses {
         let _ = writeln!(o, "  [{status}]\t{n} responses");
     }
-    let mut errors: Vec<(u64, String)> = (r.errors.iter())
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, n)| (*n, k.replace('_', " ")))
-        .collect();
+    let errors = error_counts(r, None);
     if !errors.is_empty() {
-        errors.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         o.push_str("\nError distribution:\n");
         for (n, e) in errors {
             let _ = writeln!(o, "  [{n}]\t{e}");

@@ -148,17 +148,21 @@ fn results(r: &RunResult) -> u64 {
     r.requests.completed + r.requests.failed + r.requests.abandoned
 }
 
-/// The errors as oha's distribution names them, most frequent first.
-fn errors(r: &RunResult) -> Vec<(u64, String)> {
+/// The failures by kind in words (`connect refused`), with `extra` ones, most
+/// frequent first: the error distributions of oha and hey.
+pub(crate) fn error_counts(r: &RunResult, extra: Option<(u64, &str)>) -> Vec<(u64, String)> {
     let mut out: Vec<(u64, String)> = (r.errors.iter())
         .filter(|(_, n)| **n > 0)
         .map(|(k, n)| (*n, k.replace('_', " ")))
         .collect();
-    if r.requests.abandoned > 0 {
-        out.push((r.requests.abandoned, "aborted due to deadline".into()));
-    }
+    out.extend(extra.filter(|e| e.0 > 0).map(|(n, e)| (n, e.to_string())));
     out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     out
+}
+
+/// The errors as oha's distribution names them: requests cut off at `-z` too.
+fn errors(r: &RunResult) -> Vec<(u64, String)> {
+    error_counts(r, Some((r.requests.abandoned, "aborted due to deadline")))
 }
 
 /// Statuses, most frequent first.
@@ -169,7 +173,7 @@ fn statuses(r: &RunResult) -> Vec<(u16, u64)> {
 }
 
 /// (fastest, slowest, average) of a histogram in µs; zeros when empty.
-fn span(h: &Histogram<u64>) -> (f64, f64, f64) {
+pub(crate) fn span(h: &Histogram<u64>) -> (f64, f64, f64) {
     if h.is_empty() {
         (0.0, 0.0, 0.0)
     } else {
