@@ -232,13 +232,14 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         },
         ..Config::default()
     };
-    let threads = config.threads;
+    let threads = match config.threads {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    };
     stampede_engine::process::raise_nofile(a.max_connections as u64 + 64);
     let server = Server::bind(&addrs, config).map_err(|e| Exit::fail(e.to_string()))?;
     for addr in server.local_addrs() {
-        eprintln!(
-            "stampede serve: listening on {scheme}://{addr} ({threads} threads; {protocols})"
-        );
+        eprintln!("stampede serve: listening on {scheme}://{addr} ({threads}; {protocols})");
     }
     let shutdown = Shutdown::new();
     common::install_sigint();

@@ -237,6 +237,21 @@ pub fn bench_table(s: &BenchSummary) -> String {
         }
         out = out.trim_end().to_string() + "\n";
     }
+    // The marks explained where they are first seen: under the table.
+    let flagged = s
+        .rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.notes.is_empty()));
+    let noted = s
+        .rows
+        .iter()
+        .any(|r| r.cells.iter().any(|c| !c.info.is_empty()));
+    if flagged {
+        out += "  ! a flag: something in the cell's runs may make its figures mislead (below)\n";
+    }
+    if noted {
+        out += "  · a note: what was seen, for reading the figures (below)\n";
+    }
     out += "\n";
     for r in &s.rows {
         out += &format!("{}\n", r.scenario);
@@ -266,23 +281,6 @@ pub fn bench_table(s: &BenchSummary) -> String {
             for n in &c.info {
                 out += &format!("      · {n}\n");
             }
-        }
-    }
-    let flagged = s
-        .rows
-        .iter()
-        .any(|r| r.cells.iter().any(|c| !c.notes.is_empty()));
-    let noted = s
-        .rows
-        .iter()
-        .any(|r| r.cells.iter().any(|c| !c.info.is_empty()));
-    if flagged || noted {
-        out += "\n";
-        if flagged {
-            out += "  ! a flag: something in the cell's runs may make its figures mislead\n";
-        }
-        if noted {
-            out += "  · a note: what was seen, for reading the figures\n";
         }
     }
     for t in s.targets.iter().filter(|t| !t.ok) {
