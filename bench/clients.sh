@@ -15,7 +15,7 @@
 #
 # STAMPEDE_BASE=/path/to/an/older/stampede adds that build as client "stampede-base",
 # in the same rotation, for a before/after comparison; CLIENTS="stampede wrk" runs
-# only those clients.
+# only those clients, and "stampede-oha" is stampede's oha dialect with oha's flags.
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
@@ -49,6 +49,7 @@ run_client() {
     stampede-base) timed "$out" taskset -c 0 "$STAMPEDE_BASE" wrk -t1 -c64 -d${SECS}s "$url" ;;
     wrk)      timed "$out" taskset -c 0 wrk -t1 -c64 -d${SECS}s "$url" ;;
     oha)      timed "$out" taskset -c 0 "$OHA" --no-tui -c 64 -z ${SECS}s "$url" ;;
+    stampede-oha) timed "$out" taskset -c 0 "$STAMPEDE" oha --no-tui -c 64 -z ${SECS}s "$url" ;;
     h2load)   timed "$out" taskset -c 0 h2load --h1 -t1 -c64 -D $SECS "$url" ;;
     ab)       timed "$out" taskset -c 0 ab -q -k -c 64 -t $SECS -n 100000000 "$url" ;;
   esac

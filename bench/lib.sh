@@ -94,7 +94,7 @@ parse_report() {
   local name=$1 out=$2
   case $name in
     stampede|stampede-base|wrk) awk '/requests in/{n=$1} /Requests\/sec/{r=$2} END{print r, n}' "$out" ;;
-    oha) awk '/Requests\/sec/{r=$2} /\[200\]/{n=$2} END{print r, n}' "$out" ;;
+    oha|stampede-oha) awk '/Requests\/sec/{r=$2} /\[200\]/{n=$2} END{print r, n}' "$out" ;;
     h2load) awk '/^finished in/{r=$4} /^requests:/{n=$8} END{print r, n}' "$out" ;;
     ab) awk '/Requests per second/{r=$4} /Complete requests/{n=$3} END{print r, n}' "$out" ;;
     probe) awk '{print $6, $2}' "$out" ;;
