@@ -26,6 +26,18 @@ pub fn summary(r: &RunResult) -> String {
     summary_with(r, false)
 }
 
+/// The load's shape as the summary shows it: a whole rate with thousands separators
+/// (`rate 50,000/s, Poisson arrivals`); anything else as recorded.
+fn shape_shown(shape: &str) -> String {
+    let rate = (shape.strip_prefix("rate "))
+        .and_then(|r| r.split_once("/s"))
+        .and_then(|(n, rest)| Some((n.parse::<u64>().ok()?, rest)));
+    match rate {
+        Some((n, rest)) => format!("rate {}/s{rest}", thousands(n)),
+        None => shape.to_string(),
+    }
+}
+
 /// What a verdict means for the figures, in a few words.
 fn limit_gist(v: stampede_engine::limit::Verdict) -> &'static str {
     use stampede_engine::limit::Verdict;
@@ -54,7 +66,7 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
         parts.push(count(s.threads, "thread"));
     } else {
         if s.shape != "closed" {
-            parts.push(s.shape.clone());
+            parts.push(shape_shown(&s.shape));
         }
         parts.push(count(s.connections, "connection"));
         parts.push(count(s.threads, "thread"));
@@ -319,5 +331,22 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
                 thousands(t.usage_short)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn whole_rates_get_separators() {
+        assert_eq!(super::shape_shown("rate 50000/s"), "rate 50,000/s");
+        assert_eq!(
+            super::shape_shown("rate 1500/s, Poisson arrivals"),
+            "rate 1,500/s, Poisson arrivals"
+        );
+        assert_eq!(super::shape_shown("rate 0.5/s"), "rate 0.5/s");
+        assert_eq!(
+            super::shape_shown("users rampUsers(10)"),
+            "users rampUsers(10)"
+        );
     }
 }
