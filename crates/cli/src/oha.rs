@@ -322,11 +322,16 @@ fn dump_urls(a: &OhaArgs, n: u64) -> Result<(), Exit> {
     }
     let p = randurl::UrlPattern::parse(url, a.max_repeat)?;
     let mut rng = stampede_engine::arrivals::Rng::new(0);
-    let mut o = String::new();
+    // Written as drawn, 64 KiB at a time: a million long paths are never held at once.
+    let mut o = String::with_capacity(64 << 10);
     for _ in 0..n {
         o.push_str(&p.origin);
         o.push_str(&p.draw(&mut rng));
         o.push('\n');
+        if o.len() >= 64 << 10 {
+            common::out(&o);
+            o.clear();
+        }
     }
     common::out(&o);
     Ok(())

@@ -574,11 +574,16 @@ fn translate(a: &AttackArgs, Inputs { target, requests }: Inputs) -> Result<Load
     Ok(spec)
 }
 
-/// The results in `files` (standard input when none), each file holding one or more.
-fn results(files: &[String]) -> Result<Vec<RunResult>, Exit> {
+/// Hands `each` the results in `files` (standard input when none), each file holding
+/// one or more, one at a time: one file is in memory at once (at most 1 GiB), never
+/// all of them.
+fn for_each_result(
+    files: &[String],
+    mut each: impl FnMut(RunResult) -> Result<(), Exit>,
+) -> Result<(), Exit> {
     let stdin = ["-".to_string()];
     let files = if files.is_empty() { &stdin[..] } else { files };
-    let mut out = Vec::new();
+    let mut seen = 0;
     for f in files {
         let path = if f == "stdin" { "-" } else { f.as_str() };
         let bytes =
@@ -589,27 +594,26 @@ fn results(files: &[String]) -> Result<Vec<RunResult>, Exit> {
             f.as_str()
         };
         for r in serde_json::Deserializer::from_slice(&bytes).into_iter::<RunResult>() {
-            out.push(r.map_err(|e| {
+            each(r.map_err(|e| {
                 Exit::usage(format!(
                     "{name}: not the results of stampede vegeta attack ({e})"
                 ))
-            })?);
+            })?)?;
+            seen += 1;
         }
     }
-    if out.is_empty() {
+    if seen == 0 {
         return Err(Exit::usage(
             "no results to read; pipe an attack in: stampede vegeta attack … | stampede vegeta report",
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
-/// The results merged into one (histograms added, counts summed).
+/// The results merged into one (histograms added, counts summed), added as read.
 fn merged(files: &[String]) -> Result<RunResult, Exit> {
     let mut m = Merger::new(true);
-    for r in results(files)? {
-        m.add(&r).map_err(|e| Exit::usage(e.to_string()))?;
-    }
+    for_each_result(files, |r| m.add(&r).map_err(|e| Exit::usage(e.to_string())))?;
     m.finish().map_err(|e| Exit::usage(e.to_string()))
 }
 
@@ -675,14 +679,29 @@ fn encode(args: &[String]) -> Result<(), Exit> {
     if !matches!(to, "json" | "csv") {
         return Err(Exit::usage(format!("-to {to}: encodings are json and csv")));
     }
-    let mut out = String::new();
-    for r in results(&a.io.files)? {
-        match to {
-            "json" => out.push_str(&(r.to_json() + "\n")),
-            _ => out.push_str(&stampede_report::series_csv(&r)),
+    // Each result written as it is read: the output never holds them all.
+    let mut file = match a.io.output.as_str() {
+        "stdout" | "-" => None,
+        path => Some((
+            path,
+            std::fs::File::create(path).map_err(|e| Exit::fail(format!("-output {path}: {e}")))?,
+        )),
+    };
+    for_each_result(&a.io.files, |r| {
+        let text = match to {
+            "json" => r.to_json() + "\n",
+            _ => stampede_report::series_csv(&r),
+        };
+        match &mut file {
+            None => crate::console::out_data(&text),
+            Some((path, f)) => {
+                use std::io::Write as _;
+                f.write_all(text.as_bytes())
+                    .map_err(|e| Exit::fail(format!("-output {path}: {e}")))?;
+            }
         }
-    }
-    emit(&a.io.output, &out)
+        Ok(())
+    })
 }
 
 /// `vegeta plot`.

@@ -119,6 +119,33 @@ fn oha_json_csv_quiet_and_output_file() {
 }
 
 #[test]
+fn oha_dumps_drawn_urls_without_sending() {
+    let out = stampede(&[
+        "oha",
+        "--rand-regex-url",
+        "--dump-urls",
+        "3",
+        r"http://127\.0\.0\.1:9/item/[a-c]{2}",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let o = text(&out.stdout);
+    let lines: Vec<&str> = o.lines().collect();
+    assert_eq!(lines.len(), 3, "{o}");
+    for l in lines {
+        let tail = l
+            .strip_prefix("http://127.0.0.1:9/item/")
+            .unwrap_or_else(|| panic!("{o}"));
+        assert!(
+            tail.len() == 2 && tail.chars().all(|c| ('a'..='c').contains(&c)),
+            "{o}"
+        );
+    }
+    let out = stampede(&["oha", "--dump-urls", "3", "http://127.0.0.1:9/"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("add --rand-regex-url"));
+}
+
+#[test]
 fn oha_flags_reach_the_server() {
     let rec = Recorder::start();
     let out = stampede(&[
