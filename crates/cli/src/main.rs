@@ -91,6 +91,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// wrk-compatible flags and report: stampede wrk -t2 -c64 -d10s URL (`stampede
+    /// help wrk` for its flags)
+    #[command(disable_help_flag = true)]
+    Wrk {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// httperf-compatible flags and report: stampede httperf --server H --port P --uri /x
     /// (`stampede help httperf` for its flags)
     #[command(disable_help_flag = true)]
@@ -105,10 +112,31 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
-    /// wrk-compatible flags and report: stampede wrk -t2 -c64 -d10s URL (`stampede
-    /// help wrk` for its flags)
+    /// oha-compatible flags and reports: stampede oha -n 1000 -c 50 URL (`stampede
+    /// help oha` for its flags)
     #[command(disable_help_flag = true)]
-    Wrk {
+    Oha {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// hey-compatible flags and report: stampede hey -n 1000 -c 50 URL (`stampede help
+    /// hey` for its flags)
+    #[command(disable_help_flag = true)]
+    Hey {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// vegeta's pipeline: stampede vegeta attack -rate 100/s -duration 10s -targets
+    /// t.txt | stampede vegeta report (`stampede help vegeta` for its flags)
+    #[command(disable_help_flag = true)]
+    Vegeta {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// vLLM's serving benchmark: stampede vllm bench serve --model M --base-url URL
+    /// (`stampede help vllm` for its flags)
+    #[command(disable_help_flag = true)]
+    Vllm {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -127,34 +155,6 @@ enum Command {
         /// as a package installs them)
         #[arg(long = "dir", value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
-    },
-    /// hey-compatible flags and report: stampede hey -n 1000 -c 50 URL (`stampede help
-    /// hey` for its flags)
-    #[command(disable_help_flag = true)]
-    Hey {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-        args: Vec<String>,
-    },
-    /// vegeta's pipeline: stampede vegeta attack -rate 100/s -duration 10s -targets
-    /// t.txt | stampede vegeta report (`stampede help vegeta` for its flags)
-    #[command(disable_help_flag = true)]
-    Vegeta {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-        args: Vec<String>,
-    },
-    /// oha-compatible flags and reports: stampede oha -n 1000 -c 50 URL (`stampede
-    /// help oha` for its flags)
-    #[command(disable_help_flag = true)]
-    Oha {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-        args: Vec<String>,
-    },
-    /// vLLM's serving benchmark: stampede vllm bench serve --model M --base-url URL
-    /// (`stampede help vllm` for its flags)
-    #[command(disable_help_flag = true)]
-    Vllm {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-        args: Vec<String>,
     },
 }
 
