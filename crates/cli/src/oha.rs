@@ -347,6 +347,8 @@ pub struct Inputs {
     variety: Vec<Request>,
     body: Option<Vec<u8>>,
     pattern: Option<randurl::UrlPattern>,
+    /// The flags' headers, read once (`-a` checked there).
+    headers: Vec<(String, String)>,
 }
 
 impl Tool for Oha {
@@ -416,6 +418,7 @@ impl Tool for Oha {
                 variety,
                 body,
                 pattern: None,
+                headers,
             });
         }
         let pattern = if a.rand_regex_url {
@@ -444,6 +447,7 @@ impl Tool for Oha {
             variety,
             body,
             pattern,
+            headers,
         })
     }
 
@@ -575,6 +579,7 @@ fn translate(a: &OhaArgs, inputs: Inputs) -> Result<(LoadSpec, OhaInfo), Exit> {
         variety,
         body,
         pattern,
+        headers,
     } = inputs;
     if a.connections == 0 {
         return Err(Exit::usage("-c 0: give at least one connection"));
@@ -600,7 +605,6 @@ fn translate(a: &OhaArgs, inputs: Inputs) -> Result<(LoadSpec, OhaInfo), Exit> {
             "--http-version 3: HTTP/3 runs over QUIC, with TLS; give an https:// URL",
         ));
     }
-    let headers = headers(a)?;
     let first = match variety.first() {
         Some(r) => r.clone(),
         None => request(a, &target, &headers, body)?,
