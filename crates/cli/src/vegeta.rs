@@ -18,9 +18,7 @@ use stampede_engine::arrivals::Gaps;
 use stampede_engine::input::{self, Input};
 use stampede_engine::merge::Merger;
 use stampede_engine::{LoadSpec, Run, RunResult, Shape, Target};
-use stampede_report::vegeta::{
-    parse_buckets, vegeta_hdrplot, vegeta_hist, vegeta_json, vegeta_text,
-};
+use stampede_report::vegeta::{vegeta_hdrplot, vegeta_hist, vegeta_json, vegeta_text};
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
@@ -628,16 +626,37 @@ fn emit(output: &str, text: &str) -> Result<(), Exit> {
     }
 }
 
+/// The most buckets a histogram report takes.
+const MAX_BUCKETS: usize = 1000;
+
+/// `hist[0,1ms,10ms]`'s bucket list (the part in brackets) as µs bounds, ascending.
+fn parse_buckets(s: &str) -> Result<Vec<u64>, String> {
+    let inner = (s.trim().strip_prefix('['))
+        .and_then(|x| x.strip_suffix(']'))
+        .ok_or_else(|| format!("{s:?}: write the buckets in brackets, e.g. [0,1ms,10ms]"))?;
+    let mut out = Vec::new();
+    for b in inner.split(',') {
+        if out.len() == MAX_BUCKETS {
+            return Err(format!("at most {MAX_BUCKETS} buckets"));
+        }
+        let d = parse_go_duration(b.trim()).map_err(|e| format!("bucket {:?}: {e}", b.trim()))?;
+        let v = d.as_micros() as u64;
+        if out.last().is_some_and(|l| *l >= v) {
+            return Err(format!("{s:?}: the buckets must be in ascending order"));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
 /// `vegeta report`.
 fn report(args: &[String]) -> Result<(), Exit> {
     let (a, notes) = REPORT.parse::<ReportArgs>(args)?;
     for n in notes {
         eprintln!("stampede vegeta: {n}");
     }
-    let buckets = |spec: &str| {
-        let parse = |s: &str| parse_go_duration(s);
-        parse_buckets(spec, &parse).map_err(|e| Exit::usage(format!("-type=hist: {e}")))
-    };
+    let buckets =
+        |spec: &str| parse_buckets(spec).map_err(|e| Exit::usage(format!("-type=hist: {e}")));
     let kind = a.kind.as_str();
     // The bounds are checked before any result is read.
     let bounds = match kind.strip_prefix("hist") {

@@ -219,32 +219,6 @@ pub fn vegeta_json(r: &RunResult) -> String {
     serde_json::to_string(&v).unwrap_or_default() + "\n"
 }
 
-/// Parses `hist[0,1ms,10ms]`'s bucket list (the part in brackets) into µs bounds,
-/// ascending.
-pub fn parse_buckets(
-    s: &str,
-    parse: &dyn Fn(&str) -> Result<Duration, String>,
-) -> Result<Vec<u64>, String> {
-    let inner = s
-        .trim()
-        .strip_prefix('[')
-        .and_then(|x| x.strip_suffix(']'))
-        .ok_or_else(|| format!("{s:?}: write the buckets in brackets, e.g. [0,1ms,10ms]"))?;
-    let mut out = Vec::new();
-    for b in inner.split(',') {
-        let d = parse(b.trim()).map_err(|e| format!("bucket {:?}: {e}", b.trim()))?;
-        let v = d.as_micros() as u64;
-        if out.last().is_some_and(|l| *l >= v) {
-            return Err(format!("{s:?}: the buckets must be in ascending order"));
-        }
-        out.push(v);
-    }
-    if out.len() > 1000 {
-        return Err("at most 1000 buckets".into());
-    }
-    Ok(out)
-}
-
 /// Cells in columns padded to their widest and two spaces, as Go's tabwriter aligns
 /// vegeta's histogram.
 fn columns(rows: &[Vec<String>]) -> String {
@@ -364,20 +338,5 @@ mod tests {
             vec!["[0s,".into(), "1ms]".into(), "12".into()],
         ];
         assert_eq!(columns(&rows), "Bucket        #\n[0s,    1ms]  12\n");
-    }
-
-    #[test]
-    fn buckets_parse_in_order() {
-        let p = |s: &str| crate::vegeta::tests::parse(s);
-        assert_eq!(
-            parse_buckets("[0,1ms,10ms]", &p).unwrap(),
-            [0, 1000, 10_000]
-        );
-        assert!(parse_buckets("[1ms,1ms]", &p).is_err());
-        assert!(parse_buckets("0,1ms", &p).is_err());
-    }
-
-    fn parse(s: &str) -> Result<Duration, String> {
-        stampede_engine::parse_duration(s).map_err(|e| e.to_string())
     }
 }

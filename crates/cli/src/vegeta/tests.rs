@@ -64,6 +64,23 @@ fn rates_and_go_durations_read_as_vegeta_writes_them() {
 }
 
 #[test]
+fn buckets_parse_in_order_and_bounded() {
+    assert_eq!(parse_buckets("[0,1ms,10ms]").unwrap(), [0, 1000, 10_000]);
+    assert!(parse_buckets("[1ms,1ms]")
+        .unwrap_err()
+        .contains("ascending"));
+    assert!(parse_buckets("0,1ms").unwrap_err().contains("in brackets"));
+    let many = format!(
+        "[{}]",
+        (0..1001)
+            .map(|i| format!("{i}ms"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert!(parse_buckets(&many).unwrap_err().contains("at most 1000"));
+}
+
+#[test]
 fn every_attack_flag_is_taken_or_refused_by_name() {
     let f = Files::new();
     let t = f.file(
