@@ -178,11 +178,15 @@ pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     } else {
         Control::default()
     });
+    let metrics = progress.metrics.clone();
     let watcher = {
         let control = control.clone();
         let run = live::RunShape::of(spec);
         std::thread::spawn(move || live::watch(control, run, progress))
     };
+    if let Some(m) = &metrics {
+        m.begin();
+    }
     let _ = RUN_STARTED.set(std::time::Instant::now());
     let out = stampede_engine::run(&plan, control.clone());
     control.stop();

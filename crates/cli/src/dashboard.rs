@@ -4,7 +4,9 @@
 //! finished second (an HTML fragment of cards and charts, drawn by the report crate)
 //! and, at the end, the final report, which the page then shows in place of itself. A
 //! browser that connects late gets the latest second at once. `GET /report` serves the
-//! final report while the process is still up. The server runs on its own threads; a
+//! final report while the process is still up; `GET /metrics` the figures in
+//! Prometheus's text format. `--metrics-listen` runs the same server with
+//! `/metrics` alone. The server runs on its own threads; a
 //! slow or vanished browser costs the run at most a second's write timeout, never a
 //! measurement.
 //!
@@ -13,6 +15,8 @@
 //! cannot take the run's descriptors), and it answers only requests whose Host names it
 //! by address, `localhost` or this machine's name: a page of another site whose name
 //! was rebound to this address (DNS rebinding) gets 421 and never sees the run's URL.
+//! `/metrics` is for scrapers, which name the machine however they are configured:
+//! it answers any Host, and serves only what the listening address was chosen to show.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -27,6 +31,7 @@ pub const MAX_REQUESTS: usize = 16;
 pub const MAX_STREAMS: usize = 32;
 
 use crate::console::Exit;
+use crate::metrics::Hub;
 
 /// Where the dashboard listens when `--dashboard` has no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8089";
@@ -34,7 +39,9 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8089";
 /// A running dashboard.
 pub struct Dashboard {
     url: String,
-    page: String,
+    /// The page; `None` where only `/metrics` is served.
+    page: Option<String>,
+    metrics: Option<Arc<Hub>>,
     state: Mutex<State>,
     /// The port it listens on, for the Host check.
     port: u16,
@@ -64,19 +71,44 @@ fn event(name: &str, data: &str) -> Vec<u8> {
 }
 
 impl Dashboard {
-    /// Listens on `addr` and serves the page for a run of `what` (method and URL).
-    pub fn start(addr: &str, what: &str) -> Result<Arc<Dashboard>, Exit> {
+    /// Listens on `addr` and serves the page for a run of `what` (method and URL), and
+    /// `/metrics` from `metrics`.
+    pub fn start(
+        addr: &str,
+        what: &str,
+        metrics: Option<Arc<Hub>>,
+    ) -> Result<Arc<Dashboard>, Exit> {
+        Dashboard::listen(
+            "--dashboard",
+            addr,
+            Some(stampede_report::dashboard_page(what)),
+            metrics,
+        )
+    }
+
+    /// Listens on `addr` for `/metrics` alone (`--metrics-listen`).
+    pub fn metrics_only(addr: &str, metrics: Arc<Hub>) -> Result<Arc<Dashboard>, Exit> {
+        Dashboard::listen("--metrics-listen", addr, None, Some(metrics))
+    }
+
+    fn listen(
+        flag: &str,
+        addr: &str,
+        page: Option<String>,
+        metrics: Option<Arc<Hub>>,
+    ) -> Result<Arc<Dashboard>, Exit> {
         let listener = TcpListener::bind(addr).map_err(|e| {
             Exit::usage(format!(
-                "--dashboard: cannot listen on {addr:?}: {e} (give HOST:PORT, e.g. --dashboard=127.0.0.1:9000)"
+                "{flag}: cannot listen on {addr:?}: {e} (give HOST:PORT, e.g. {flag}=127.0.0.1:9000)"
             ))
         })?;
         let local = listener
             .local_addr()
-            .map_err(|e| Exit::fail(format!("--dashboard: {e}")))?;
+            .map_err(|e| Exit::fail(format!("{flag}: {e}")))?;
         let d = Arc::new(Dashboard {
             url: format!("http://{local}/"),
-            page: stampede_report::dashboard_page(what),
+            page,
+            metrics,
             state: Mutex::new(State::default()),
             port: local.port(),
             reading: AtomicUsize::new(0),
@@ -108,7 +140,7 @@ impl Dashboard {
                     }
                 }
             })
-            .map_err(|e| Exit::fail(format!("--dashboard: {e}")))?;
+            .map_err(|e| Exit::fail(format!("{flag}: {e}")))?;
         Ok(d)
     }
 
@@ -181,6 +213,28 @@ impl Dashboard {
     }
 
     fn answer(&self, mut stream: TcpStream, head: &[u8]) {
+        let line =
+            String::from_utf8_lossy(&head[..head.iter().position(|&b| b == b'\r').unwrap_or(0)])
+                .into_owned();
+        let mut parts = line.split(' ');
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let path = path.split('?').next().unwrap_or("");
+        if method != "GET" {
+            return respond(
+                &mut stream,
+                "405 Method Not Allowed",
+                "text/plain",
+                b"GET only\n",
+            );
+        }
+        if let ("/metrics", Some(m)) = (path, &self.metrics) {
+            return respond(
+                &mut stream,
+                "200 OK",
+                "text/plain; version=0.0.4; charset=utf-8",
+                m.scrape().as_bytes(),
+            );
+        }
         let host = String::from_utf8_lossy(head)
             .split("\r\n")
             .skip(1)
@@ -198,26 +252,20 @@ impl Dashboard {
                 b"this dashboard answers to its address, localhost or this machine's name\n",
             );
         }
-        let line =
-            String::from_utf8_lossy(&head[..head.iter().position(|&b| b == b'\r').unwrap_or(0)])
-                .into_owned();
-        let mut parts = line.split(' ');
-        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-        let path = path.split('?').next().unwrap_or("");
-        if method != "GET" {
+        let Some(page) = &self.page else {
             return respond(
                 &mut stream,
-                "405 Method Not Allowed",
+                "404 Not Found",
                 "text/plain",
-                b"GET only\n",
+                b"only /metrics here\n",
             );
-        }
+        };
         match path {
             "/" | "/index.html" => respond(
                 &mut stream,
                 "200 OK",
                 "text/html; charset=utf-8",
-                self.page.as_bytes(),
+                page.as_bytes(),
             ),
             "/events" => self.subscribe(stream),
             // Browsers ask for an icon; there is none, and a 404 would log an error.
@@ -339,7 +387,7 @@ mod tests {
 
     #[test]
     fn serves_the_page_streams_seconds_and_the_report() {
-        let d = Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1:1/").unwrap();
+        let d = Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1:1/", None).unwrap();
         let (status, _) = get(d.url(), "/");
         assert!(status.starts_with("HTTP/1.1 200"), "{status}");
         let (status, _) = get(d.url(), "/nope");
@@ -365,16 +413,16 @@ mod tests {
 
     #[test]
     fn a_busy_address_is_a_usage_error_naming_the_flag() {
-        let d = Dashboard::start("127.0.0.1:0", "x").unwrap();
+        let d = Dashboard::start("127.0.0.1:0", "x", None).unwrap();
         let busy = d.url().trim_start_matches("http://").trim_end_matches('/');
-        let e = Dashboard::start(busy, "x").err().unwrap();
+        let e = Dashboard::start(busy, "x", None).err().unwrap();
         assert_eq!(e.code, 2);
         assert!(
             e.message.starts_with("--dashboard: cannot listen on"),
             "{}",
             e.message
         );
-        let e = Dashboard::start("nonsense", "x").err().unwrap();
+        let e = Dashboard::start("nonsense", "x", None).err().unwrap();
         assert!(e.message.contains("HOST:PORT"));
     }
 
@@ -398,7 +446,8 @@ mod tests {
         ] {
             assert!(!host_allowed(bad, 8089), "{bad}");
         }
-        let d = Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1/?token=secret").unwrap();
+        let d =
+            Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1/?token=secret", None).unwrap();
         let (status, mut r) = get_as(d.url(), "/", "rebound.example:80");
         assert!(status.starts_with("HTTP/1.1 421"), "{status}");
         let mut rest = String::new();
@@ -410,7 +459,7 @@ mod tests {
 
     #[test]
     fn idle_connections_past_the_cap_are_answered_busy_at_once() {
-        let d = Dashboard::start("127.0.0.1:0", "x").unwrap();
+        let d = Dashboard::start("127.0.0.1:0", "x", None).unwrap();
         let addr = d.url().trim_start_matches("http://").trim_end_matches('/');
         // Connections that never send a request hold every reading slot.
         let idle: Vec<TcpStream> = (0..MAX_REQUESTS)

@@ -1,7 +1,7 @@
 //! The live view of a run: a progress bar with the last second's req/s, p50, p99,
 //! errors and connections on a terminal; one plain line per second when stderr is not
 //! a terminal (`load` only, so the dialects keep their tools' output); ab's heartbeat
-//! lines; and the web dashboard's updates.
+//! lines; the web dashboard's updates; and the live metrics outputs' seconds.
 //!
 //! Seconds come from the engine's [`Live`] view, released once every worker has
 //! finished them, so what is shown live is what the final report will say.
@@ -17,6 +17,7 @@ use stampede_report::{live_fragment, LiveStatus};
 
 use crate::console::interrupted;
 use crate::dashboard::Dashboard;
+use crate::metrics::Hub;
 
 /// How progress is shown while a run goes.
 #[derive(Default)]
@@ -31,13 +32,17 @@ pub struct ProgressOptions {
     pub lines: bool,
     /// The web dashboard, when one was asked for.
     pub dashboard: Option<Arc<Dashboard>>,
+    /// The live metrics outputs, when one was asked for.
+    pub metrics: Option<Arc<Hub>>,
 }
 
 impl ProgressOptions {
     /// Whether anything shows per-second figures: the terminal bar, the plain lines,
     /// or the dashboard.
     pub fn shows_seconds(&self) -> bool {
-        self.dashboard.is_some() || (!self.quiet && (self.lines || std::io::stderr().is_terminal()))
+        self.dashboard.is_some()
+            || self.metrics.is_some()
+            || (!self.quiet && (self.lines || std::io::stderr().is_terminal()))
     }
 }
 
@@ -141,7 +146,16 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
         }
         // The run has ended (every worker filed its last, partial second before
         // `stop` was set): what came since the last tick is printed, then the view ends.
-        let fresh = live.poll(&control);
+        let fresh: Vec<Interval> = live
+            .poll(&control)
+            .into_iter()
+            .map(|s| {
+                if let Some(m) = &opts.metrics {
+                    m.second(&s);
+                }
+                s.interval
+            })
+            .collect();
         let elapsed = start.elapsed();
         let progress = run.progress(done + failed, elapsed);
         if finished {

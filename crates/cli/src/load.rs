@@ -21,6 +21,7 @@ pub enum Format {
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dashboard::Dashboard;
+use crate::metrics::Hub;
 use crate::randurl;
 use crate::targets;
 
@@ -442,6 +443,8 @@ pub struct LoadArgs {
         default_missing_value = crate::dashboard::DEFAULT_ADDR
     )]
     pub dashboard: Option<String>,
+    #[command(flatten, next_help_heading = "Outputs")]
+    pub live: crate::metrics::LiveArgs,
     #[command(flatten, next_help_heading = "Connections and TLS")]
     pub tls: crate::tls::TlsArgs,
     #[command(flatten, next_help_heading = "Connections and TLS")]
@@ -725,16 +728,33 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     a.segments.apply(&mut spec)?;
     measured(&spec, asserts.iter().map(|x| ("--assert", x)))?;
     if !a.find_max.is_empty() {
+        if a.live.wanted(false) {
+            return Err(Exit::usage(
+                "--find-max runs many short runs: --out and --metrics-listen follow one run; leave them out, or run each rate with --rate",
+            ));
+        }
         return find_max(&a, spec, &asserts);
     }
+    let hub = match a.live.wanted(a.dashboard.is_some()) {
+        true => Some(Hub::new(&spec, &a.live.out)?),
+        false => None,
+    };
     let dashboard = match &a.dashboard {
         Some(addr) => {
             let what = format!("{} {}", spec.load.request.method, spec.target.url);
-            let d = Dashboard::start(addr, &what)?;
+            let d = Dashboard::start(addr, &what, hub.clone())?;
             eprintln!("stampede: live dashboard at {}", d.url());
             Some(d)
         }
         None => None,
+    };
+    let _metrics_server = match (&a.live.metrics_listen, &hub) {
+        (Some(addr), Some(h)) => {
+            let d = Dashboard::metrics_only(addr, h.clone())?;
+            eprintln!("stampede: metrics at {}metrics", d.url());
+            Some(d)
+        }
+        _ => None,
     };
     let run = common::execute(
         spec,
@@ -742,9 +762,16 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             quiet: a.quiet,
             lines: true,
             dashboard: dashboard.clone(),
+            metrics: hub.clone(),
             ..Default::default()
         },
-    )?;
+    );
+    if let Some(h) = &hub {
+        for line in h.finish(a.live.metrics_linger) {
+            eprintln!("stampede: {line}");
+        }
+    }
+    let run = run?;
     let r = &run.result;
     let text = || match a.format {
         Format::Text => summary_with(r, a.verbose),

@@ -33,6 +33,7 @@ mod live;
 mod load;
 mod manual;
 mod merge;
+mod metrics;
 mod oha;
 mod randurl;
 mod serve;

@@ -14,6 +14,7 @@ mod hdr_java;
 mod html;
 mod k8s;
 mod lua;
+mod metrics;
 mod net;
 mod segments;
 mod sessions;

@@ -60,7 +60,7 @@ pub use result::{
     StreamHistograms, StreamStats, TlsStats,
 };
 pub use run::control::Control;
-pub use run::live::Live;
+pub use run::live::{Live, LiveSecond};
 pub use run::schedule::{Budget, Closed, Next, Schedule};
 pub use run::{probe, run, Run};
 pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Workload};

@@ -40,7 +40,14 @@ fn watch(
             // each second shows up is what the tests check.
             std::thread::sleep(Duration::from_millis(50));
             let now = Instant::now();
-            seen.extend(live.poll(&control).into_iter().map(|i| (now, i)));
+            for s in live.poll(&control) {
+                // Each second's breakdown by status accounts for its responses.
+                let by_status: u64 = s.statuses.iter().map(|(_, n)| n).sum();
+                assert_eq!(by_status, s.interval.completed, "{:?}", s.statuses);
+                assert!(s.statuses.iter().all(|(code, _)| *code == 200));
+                assert!(s.errors.is_empty(), "{:?}", s.errors);
+                seen.push((now, s.interval));
+            }
         }
         seen
     })

@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::ErrorKind;
 use crate::measure::result::{new_histogram, Histograms};
-pub(crate) use crate::measure::second::{Gauges, RawInterval};
+pub(crate) use crate::measure::second::{Gauges, LiveExtra, RawInterval};
 use crate::run::control::Control;
 
 /// The most per-request records a run keeps, all workers together (48 bytes each:
@@ -108,7 +108,51 @@ pub(crate) struct Recorder {
     start_unix_us: u64,
     cur: Current,
     /// Where each finished second is also sent while someone watches the run live.
-    live: Option<Arc<Control>>,
+    live: Option<Watched>,
+}
+
+/// A watched worker's link to the watcher, and its running totals as they stood when
+/// the last second was filed (what a second's breakdown is worked out from).
+struct Watched {
+    control: Arc<Control>,
+    statuses: Vec<u64>,
+    errors: [u64; ErrorKind::ALL.len()],
+    send_lag: Histogram<u64>,
+}
+
+impl Watched {
+    /// The breakdown of the second since the last call, from the running totals.
+    fn second(
+        &mut self,
+        statuses: &[u64],
+        errors: &[u64; ErrorKind::ALL.len()],
+        send_lag: &Histogram<u64>,
+    ) -> LiveExtra {
+        let mut extra = LiveExtra::default();
+        for (code, (now, then)) in statuses.iter().zip(&mut self.statuses).enumerate() {
+            if *now > *then {
+                extra.statuses.push((code as u16, *now - *then));
+                *then = *now;
+            }
+        }
+        for (kind, (now, then)) in errors.iter().zip(&mut self.errors).enumerate() {
+            if *now > *then {
+                extra.errors.push((kind, *now - *then));
+                *then = *now;
+            }
+        }
+        if send_lag.len() > self.send_lag.len() {
+            let mut diff = send_lag.clone();
+            // The running total only ever grows past its earlier copy.
+            if diff.subtract(&self.send_lag).is_ok() {
+                V2Serializer::new()
+                    .serialize(&diff, &mut extra.send_lag)
+                    .expect("serialising to memory cannot fail");
+            }
+            self.send_lag.clone_from(send_lag);
+        }
+        extra
+    }
 }
 
 impl Recorder {
@@ -161,7 +205,12 @@ impl Recorder {
                 uncorrected: new_histogram(),
                 peaks: Gauges::default(),
             },
-            live,
+            live: live.map(|control| Watched {
+                control,
+                statuses: vec![0; 1000],
+                errors: [0; ErrorKind::ALL.len()],
+                send_lag: new_histogram(),
+            }),
         }
     }
 
@@ -197,9 +246,14 @@ impl Recorder {
                 hist,
                 hist_uncorrected,
                 gauges: c.peaks,
+                extra: None,
             };
-            if let Some(live) = &self.live {
-                live.publish_second(raw.clone());
+            if let Some(live) = &mut self.live {
+                let extra = live.second(&self.statuses, &self.errors, &self.hist.send_lag.0);
+                live.control.publish_second(RawInterval {
+                    extra: Some(Box::new(extra)),
+                    ..raw.clone()
+                });
             }
             // A second with connections held but nothing answered is a stall: kept.
             if active || c.peaks.any() {
@@ -227,7 +281,7 @@ impl Recorder {
         let t = self.cur.t;
         self.file_interval(t + 1);
         if let Some(live) = &self.live {
-            live.retire(t);
+            live.control.retire(t);
         }
     }
 

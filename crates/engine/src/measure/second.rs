@@ -15,6 +15,22 @@ pub(crate) struct RawInterval {
     pub hist: Vec<u8>,
     pub hist_uncorrected: Vec<u8>,
     pub gauges: Gauges,
+    /// What only a live watcher reads; `None` in the seconds a result keeps.
+    pub extra: Option<Box<LiveExtra>>,
+}
+
+/// A watched second's breakdown for live outputs (metrics): responses by status,
+/// failures by kind, and the send lag's histogram (serialised), each counting only
+/// the second. Worked out when the second is filed, from the worker's running totals,
+/// so the requests themselves pay nothing for it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LiveExtra {
+    /// (status, responses) for each status seen in the second.
+    pub statuses: Vec<(u16, u64)>,
+    /// (kind's index, failures) for each kind seen in the second.
+    pub errors: Vec<(usize, u64)>,
+    /// The second's send lags, µs, as a V2 histogram; empty when there were none.
+    pub send_lag: Vec<u8>,
 }
 
 /// Levels that go up and down during a run: each interval keeps the highest seen.

@@ -10,9 +10,26 @@
 
 use std::collections::BTreeMap;
 
-use crate::measure::result::Interval;
+use hdrhistogram::serialization::Deserializer;
+
+use crate::error::ErrorKind;
+use crate::measure::result::{Hist, Interval};
 use crate::measure::second::RawInterval;
 use crate::run::control::Control;
+
+/// One second of a watched run, all workers merged: what the result's interval says,
+/// and the breakdown live outputs (metrics) need besides.
+#[derive(Debug, Clone)]
+pub struct LiveSecond {
+    /// The second as the result will have it.
+    pub interval: Interval,
+    /// Responses by status in the second, by status.
+    pub statuses: Vec<(u16, u64)>,
+    /// Failures by kind in the second, in [`ErrorKind::ALL`]'s order.
+    pub errors: Vec<(ErrorKind, u64)>,
+    /// The send lags of the requests started in the second, µs.
+    pub send_lag: Hist,
+}
 
 /// Gathers the seconds a watched run publishes. Poll it from any thread.
 #[derive(Debug)]
@@ -35,7 +52,7 @@ impl Live {
 
     /// The seconds every worker has finished since the last call, oldest first. A
     /// second some worker has not finished yet waits for the next call.
-    pub fn poll(&mut self, control: &Control) -> Vec<Interval> {
+    pub fn poll(&mut self, control: &Control) -> Vec<LiveSecond> {
         for raw in control.take_seconds() {
             self.pending.entry(raw.t).or_default().push(raw);
         }
@@ -47,10 +64,46 @@ impl Live {
             if entry.get().len() < self.workers.saturating_sub(gone) {
                 break;
             }
-            ready.extend(entry.remove());
+            ready.push(entry.remove());
         }
-        crate::measure::recorder::merge_intervals(ready)
+        ready.into_iter().filter_map(second).collect()
     }
+}
+
+/// Merges the workers' pieces of one second.
+fn second(mut pieces: Vec<RawInterval>) -> Option<LiveSecond> {
+    let mut statuses = BTreeMap::<u16, u64>::new();
+    let mut errors = [0u64; ErrorKind::ALL.len()];
+    let mut send_lag = Hist::default();
+    let mut de = Deserializer::new();
+    for extra in pieces.iter_mut().filter_map(|p| p.extra.take()) {
+        for (code, n) in extra.statuses {
+            *statuses.entry(code).or_default() += n;
+        }
+        for (kind, n) in extra.errors {
+            if let Some(e) = errors.get_mut(kind) {
+                *e += n;
+            }
+        }
+        if !extra.send_lag.is_empty() {
+            let h: hdrhistogram::Histogram<u64> = de
+                .deserialize(&mut &extra.send_lag[..])
+                .expect("a histogram this process serialised");
+            send_lag.add(&Hist(h));
+        }
+    }
+    let interval = crate::measure::recorder::merge_intervals(pieces).pop()?;
+    Some(LiveSecond {
+        interval,
+        statuses: statuses.into_iter().collect(),
+        errors: ErrorKind::ALL
+            .iter()
+            .zip(errors)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (*k, n))
+            .collect(),
+        send_lag,
+    })
 }
 
 #[cfg(test)]
@@ -77,6 +130,7 @@ mod tests {
                 in_flight: 1,
                 users: 0,
             },
+            extra: None,
         }
     }
 
@@ -90,7 +144,10 @@ mod tests {
         control.publish_second(piece(1, 2));
         control.publish_second(piece(2, 3));
         let got = live.poll(&control);
-        let ts: Vec<(u32, u64)> = got.iter().map(|i| (i.t, i.completed)).collect();
+        let ts: Vec<(u32, u64)> = got
+            .iter()
+            .map(|s| (s.interval.t, s.interval.completed))
+            .collect();
         assert_eq!(ts, [(0, 6), (1, 2), (2, 3)]);
     }
 
@@ -104,11 +161,12 @@ mod tests {
         control.publish_second(piece(0, 3));
         let got = live.poll(&control);
         assert_eq!(got.len(), 1);
-        assert_eq!((got[0].t, got[0].completed), (0, 8));
-        assert_eq!(got[0].connections, 4, "peaks add up");
-        assert_eq!(got[0].latency.count, 2);
+        let i = &got[0].interval;
+        assert_eq!((i.t, i.completed), (0, 8));
+        assert_eq!(i.connections, 4, "peaks add up");
+        assert_eq!(i.latency.count, 2);
         control.publish_second(piece(1, 1));
         let got = live.poll(&control);
-        assert_eq!((got[0].t, got[0].completed), (1, 8));
+        assert_eq!((got[0].interval.t, got[0].interval.completed), (1, 8));
     }
 }

@@ -1,0 +1,447 @@
+//! Live metrics out of a running `load`: the run's figures where monitoring systems
+//! look — Prometheus's text format at `/metrics` (`--metrics-listen`, or beside
+//! `--dashboard`), and pushed each second with `--out`: Prometheus remote write and
+//! InfluxDB's line protocol.
+//!
+//! Every output reads one [`Hub`]. The watcher thread feeds it each second as the
+//! engine releases it (all workers merged, as the final result merges them), so the
+//! totals an output shows once the run ends are the result's own: responses by status,
+//! failures by kind, bytes, and the corrected and uncorrected latency and send lag as
+//! exact histograms since the start. Pushes run on their own threads and never hold
+//! up the run: a slow or refusing receiver costs a counted, reported failure, and the
+//! seconds waiting for it are bounded ([`MAX_BACKLOG`]).
+
+pub mod influx;
+mod post;
+pub mod prom;
+pub mod remote_write;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use stampede_engine::{Hist, LatencyStats, LiveSecond, LoadSpec, Shape};
+
+use crate::common::Exit;
+
+/// Seconds kept for a pusher that falls behind; older ones are dropped and counted.
+pub const MAX_BACKLOG: usize = 600;
+
+/// How long the end of a run waits for the pushers' last writes.
+const FINAL_PUSH: Duration = Duration::from_secs(10);
+
+/// One `--out KIND=URL`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Out {
+    /// Prometheus remote write 1.0 (protobuf, snappy).
+    PrometheusRw(String),
+    /// InfluxDB 1.x line protocol: `http://HOST:8086/DATABASE`, as k6 takes it.
+    Influxdb(String),
+}
+
+impl Out {
+    /// Parses one `--out` value.
+    pub fn parse(s: &str) -> Result<Out, String> {
+        let (kind, url) = s.split_once('=').ok_or_else(|| {
+            format!("--out {s:?}: expected KIND=URL, KIND one of prometheus-rw, influxdb")
+        })?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "--out {s:?}: the URL must start with http:// or https://"
+            ));
+        }
+        let url = url.to_string();
+        match kind {
+            "prometheus-rw" | "experimental-prometheus-rw" => Ok(Out::PrometheusRw(url)),
+            "influxdb" => Ok(Out::Influxdb(url)),
+            other => Err(format!(
+                "--out {other:?}: unknown output (prometheus-rw=URL, influxdb=URL; files are --json, --csv, --hlog, --raw)"
+            )),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Out::PrometheusRw(_) => "prometheus-rw",
+            Out::Influxdb(_) => "influxdb",
+        }
+    }
+}
+
+/// A second as the outputs need it: the merged interval's figures, its breakdown,
+/// and when it began.
+#[derive(Debug, Clone)]
+pub struct Second {
+    /// The second's start, ms since the Unix epoch.
+    pub unix_ms: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub bytes_read: u64,
+    pub events: u64,
+    pub latency: LatencyStats,
+    pub connections: u64,
+    pub in_flight: u64,
+    pub users: u64,
+    pub statuses: Vec<(u16, u64)>,
+    pub errors: Vec<(&'static str, u64)>,
+    pub send_lag: LatencyStats,
+}
+
+/// What the run is, for labels and the info series.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub method: String,
+    pub url: String,
+    /// The open model's rate, when the run has one.
+    pub offered_rate: Option<f64>,
+    /// The run's start, ms since the Unix epoch.
+    pub start_unix_ms: u64,
+    /// This machine's name, for the pushed series' `instance`.
+    pub host: String,
+}
+
+impl RunInfo {
+    pub fn of(spec: &LoadSpec) -> RunInfo {
+        let offered_rate = match &spec.load.shape {
+            Shape::Rate { rate, .. } => Some(*rate),
+            _ => None,
+        };
+        RunInfo {
+            method: spec.load.request.method.clone(),
+            url: spec.target.url.clone(),
+            offered_rate,
+            start_unix_ms: unix_ms(SystemTime::now()),
+            host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_string())
+                .ok()
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "localhost".into()),
+        }
+    }
+}
+
+/// The run's totals since its start.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub statuses: BTreeMap<u16, u64>,
+    pub errors: BTreeMap<&'static str, u64>,
+    pub completed: u64,
+    pub failed: u64,
+    pub bytes_read: u64,
+    pub events: u64,
+    pub latency: Hist,
+    pub uncorrected: Hist,
+    pub send_lag: Hist,
+    /// The last second's levels.
+    pub connections: u64,
+    pub in_flight: u64,
+    pub users: u64,
+    /// Seconds seen so far.
+    pub seconds: u64,
+    /// The last second's end, ms since the Unix epoch.
+    pub at_unix_ms: u64,
+}
+
+/// A pusher's place in the stream of seconds.
+struct Pusher {
+    out: Out,
+    /// Sequence number of the next second it has not sent.
+    next: u64,
+    writes: u64,
+    failures: u64,
+    dropped: u64,
+    last_error: Option<String>,
+}
+
+struct State {
+    info: RunInfo,
+    totals: Totals,
+    /// The most recent seconds, for pushers; `first_seq` is the front's number.
+    recent: VecDeque<Arc<Second>>,
+    first_seq: u64,
+    /// The run has ended: nothing more will come.
+    done: bool,
+    /// `/metrics` answered after the run ended.
+    scraped_after_end: bool,
+    pushers: Vec<Pusher>,
+}
+
+/// The live figures every output reads.
+pub struct Hub {
+    state: Mutex<State>,
+    changed: Condvar,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Hub {
+    /// A hub for a run of `spec`, with a pusher for each of `outs` (checked here, so a
+    /// wrong URL fails before the run).
+    pub fn new(spec: &LoadSpec, outs: &[Out]) -> Result<Arc<Hub>, Exit> {
+        for o in outs {
+            let (Out::PrometheusRw(u) | Out::Influxdb(u)) = o;
+            post::Endpoint::parse(u)
+                .map_err(|e| Exit::usage(format!("--out {}: {e}", o.name())))?;
+        }
+        let hub = Arc::new(Hub {
+            state: Mutex::new(State {
+                info: RunInfo::of(spec),
+                totals: Totals::default(),
+                recent: VecDeque::new(),
+                first_seq: 0,
+                done: false,
+                scraped_after_end: false,
+                pushers: outs
+                    .iter()
+                    .map(|o| Pusher {
+                        out: o.clone(),
+                        next: 0,
+                        writes: 0,
+                        failures: 0,
+                        dropped: 0,
+                        last_error: None,
+                    })
+                    .collect(),
+            }),
+            changed: Condvar::new(),
+            threads: Mutex::new(Vec::new()),
+        });
+        for i in 0..outs.len() {
+            let h = hub.clone();
+            let t = std::thread::Builder::new()
+                .name("stampede-out".into())
+                .spawn(move || h.push_loop(i))
+                .map_err(|e| Exit::fail(format!("--out: {e}")))?;
+            hub.threads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(t);
+        }
+        Ok(hub)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The run starts now: its seconds are stamped from here.
+    pub fn begin(&self) {
+        self.state().info.start_unix_ms = unix_ms(SystemTime::now());
+    }
+
+    /// Takes one second the engine released.
+    pub fn second(&self, s: &LiveSecond) {
+        let i = &s.interval;
+        let unix_ms = self.state().info.start_unix_ms + u64::from(i.t) * 1000;
+        let second = Second {
+            unix_ms,
+            completed: i.completed,
+            failed: i.failed,
+            bytes_read: i.bytes_read,
+            events: i.events,
+            latency: i.latency.clone(),
+            connections: i.connections,
+            in_flight: i.in_flight,
+            users: i.users,
+            statuses: s.statuses.clone(),
+            errors: s.errors.iter().map(|(k, n)| (k.name(), *n)).collect(),
+            send_lag: s.send_lag.stats(),
+        };
+        let mut st = self.state();
+        let t = &mut st.totals;
+        for (code, n) in &s.statuses {
+            *t.statuses.entry(*code).or_default() += n;
+        }
+        for (kind, n) in &second.errors {
+            *t.errors.entry(kind).or_default() += n;
+        }
+        t.completed += i.completed;
+        t.failed += i.failed;
+        t.bytes_read += i.bytes_read;
+        t.events += i.events;
+        // Histograms this process encoded a moment ago.
+        let _ = t.latency.add_base64(&i.histogram);
+        let _ = t.uncorrected.add_base64(&i.histogram_uncorrected);
+        t.send_lag.add(&s.send_lag);
+        t.connections = i.connections;
+        t.in_flight = i.in_flight;
+        t.users = i.users;
+        t.seconds += 1;
+        t.at_unix_ms = unix_ms + 1000;
+        st.recent.push_back(Arc::new(second));
+        while st.recent.len() > MAX_BACKLOG {
+            st.recent.pop_front();
+            st.first_seq += 1;
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// The Prometheus text of the figures so far, for `/metrics`.
+    pub fn scrape(&self) -> String {
+        let (info, totals, done) = {
+            let mut st = self.state();
+            if st.done {
+                st.scraped_after_end = true;
+            }
+            (st.info.clone(), st.totals.clone(), st.done)
+        };
+        let text = prom::render(&info, &totals, done);
+        self.changed.notify_all();
+        text
+    }
+
+    /// The run has ended: the pushers send what is left (waiting at most
+    /// [`FINAL_PUSH`]), and `/metrics` serves the final figures for up to `linger`, or
+    /// until one scrape has read them. Returns a line for each output that failed.
+    pub fn finish(&self, linger: Duration) -> Vec<String> {
+        self.state().done = true;
+        self.changed.notify_all();
+        let until = Instant::now() + FINAL_PUSH;
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            while !t.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
+        }
+        let linger_until = Instant::now() + linger;
+        let mut st = self.state();
+        while !st.scraped_after_end && Instant::now() < linger_until {
+            let wait = linger_until.saturating_duration_since(Instant::now());
+            st = self
+                .changed
+                .wait_timeout(st, wait.min(Duration::from_millis(200)))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        st.pushers
+            .iter()
+            .filter(|p| {
+                p.failures + p.dropped > 0 || p.next < st.first_seq + st.recent.len() as u64
+            })
+            .map(|p| {
+                let behind = (st.first_seq + st.recent.len() as u64).saturating_sub(p.next);
+                format!(
+                    "--out {}: {} of {} writes failed{}{}{}",
+                    p.out.name(),
+                    p.failures,
+                    p.writes,
+                    p.last_error
+                        .as_deref()
+                        .map(|e| format!(" (last: {e})"))
+                        .unwrap_or_default(),
+                    if p.dropped > 0 {
+                        format!("; {} seconds dropped behind a slow receiver", p.dropped)
+                    } else {
+                        String::new()
+                    },
+                    if behind > 0 {
+                        format!("; {behind} seconds not sent by the end")
+                    } else {
+                        String::new()
+                    }
+                )
+            })
+            .collect()
+    }
+
+    /// One pusher's thread: waits for seconds, sends them, until the run has ended and
+    /// everything is sent (or its last try failed).
+    fn push_loop(&self, i: usize) {
+        let out = self.state().pushers[i].out.clone();
+        let endpoint = match out {
+            Out::PrometheusRw(ref u) | Out::Influxdb(ref u) => {
+                post::Endpoint::parse(u).expect("checked when the hub was made")
+            }
+        };
+        let mut client = post::Client::new(endpoint);
+        loop {
+            let (info, batch, totals, done) = {
+                let mut st = self.state();
+                loop {
+                    let end = st.first_seq + st.recent.len() as u64;
+                    if st.pushers[i].next < end || st.done {
+                        break;
+                    }
+                    st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                let first = st.first_seq;
+                let p = &mut st.pushers[i];
+                if p.next < first {
+                    p.dropped += first - p.next;
+                    p.next = first;
+                }
+                let from = (p.next - first) as usize;
+                let batch: Vec<Arc<Second>> = st.recent.iter().skip(from).cloned().collect();
+                (st.info.clone(), batch, st.totals.clone(), st.done)
+            };
+            if batch.is_empty() && done {
+                return;
+            }
+            let result = match &out {
+                Out::Influxdb(_) => client.post(
+                    &influx::write_path(client.endpoint()),
+                    "text/plain; charset=utf-8",
+                    &[],
+                    &influx::lines(&info, &batch),
+                ),
+                Out::PrometheusRw(_) => client.post(
+                    &client.endpoint().path.clone(),
+                    "application/x-protobuf",
+                    remote_write::HEADERS,
+                    &remote_write::body(&info, &totals, done),
+                ),
+            };
+            let mut st = self.state();
+            let p = &mut st.pushers[i];
+            p.writes += 1;
+            match result {
+                Ok(()) => p.next += batch.len() as u64,
+                Err(e) => {
+                    p.failures += 1;
+                    p.last_error = Some(e);
+                    if done {
+                        // The run is over; one failed last try is reported, not retried.
+                        return;
+                    }
+                    drop(st);
+                    // A refusing receiver is tried again a second later, not in a loop.
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+}
+
+/// The flags of the live outputs.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LiveArgs {
+    /// Serve the run's figures in Prometheus's text format at http://ADDR/metrics (also
+    /// at the dashboard's address with --dashboard)
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// After the run, keep /metrics up until a scrape has read the final figures, or
+    /// this long at most
+    #[arg(long = "metrics-linger", value_name = "T", value_parser = crate::common::parse_duration, default_value = "0s")]
+    pub metrics_linger: Duration,
+    /// Push the figures each second: prometheus-rw=URL (remote write),
+    /// influxdb=URL (InfluxDB 1.x line protocol; the URL's path names the database)
+    /// (repeatable)
+    #[arg(long = "out", value_name = "KIND=URL", action = clap::ArgAction::Append, value_parser = Out::parse)]
+    pub out: Vec<Out>,
+}
+
+impl LiveArgs {
+    /// Whether a hub is needed: some output reads it.
+    pub fn wanted(&self, dashboard: bool) -> bool {
+        dashboard || self.metrics_listen.is_some() || !self.out.is_empty()
+    }
+}

@@ -1,0 +1,364 @@
+//! The pushers' HTTP client: POSTs a body to one endpoint over HTTP/1.1, on one
+//! connection kept open between pushes, over TLS for `https://` (the system's roots)
+//! with the URL's user and password as Basic authentication. Every step has a
+//! timeout and every answer a size limit, so a receiver that stalls or floods costs a
+//! failed push, never a stuck or growing process.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use stampede_tls::rustls;
+
+/// Connect, read and write timeout of one push.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most of an answer read: its head and body together.
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// Where pushes go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub tls: bool,
+    pub host: String,
+    pub port: u16,
+    /// Path and query, at least `/`.
+    pub path: String,
+    /// `Basic …` from the URL's user and password, if it had them.
+    pub auth: Option<String>,
+}
+
+impl Endpoint {
+    /// Parses `http[s]://[user:pass@]host[:port][/path][?query]`.
+    pub fn parse(url: &str) -> Result<Endpoint, String> {
+        let (tls, rest) = if let Some(r) = url.strip_prefix("http://") {
+            (false, r)
+        } else if let Some(r) = url.strip_prefix("https://") {
+            (true, r)
+        } else {
+            return Err(format!(
+                "{url:?}: the URL must start with http:// or https://"
+            ));
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        let path = if path.starts_with('?') {
+            format!("/{path}")
+        } else {
+            path.to_string()
+        };
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let default = if tls { 443 } else { 80 };
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (h, tail) = v6
+                .split_once(']')
+                .ok_or_else(|| format!("{url:?}: an IPv6 address needs its closing ]"))?;
+            let port = match tail.strip_prefix(':') {
+                Some(p) => p.parse().map_err(|_| format!("{url:?}: bad port {p:?}"))?,
+                None if tail.is_empty() => default,
+                None => return Err(format!("{url:?}: unexpected {tail:?} after the address")),
+            };
+            (h.to_string(), port)
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (
+                    h.to_string(),
+                    p.parse().map_err(|_| format!("{url:?}: bad port {p:?}"))?,
+                ),
+                None => (hostport.to_string(), default),
+            }
+        };
+        if host.is_empty() {
+            return Err(format!("{url:?}: no host"));
+        }
+        let auth = userinfo.map(|u| {
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(u.as_bytes())
+            )
+        });
+        Ok(Endpoint {
+            tls,
+            host,
+            port,
+            path,
+            auth,
+        })
+    }
+
+    fn authority(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        match (self.tls, self.port) {
+            (false, 80) | (true, 443) => host,
+            _ => format!("{host}:{}", self.port),
+        }
+    }
+}
+
+trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
+/// One endpoint's connection, opened when first needed and again after a failure.
+pub struct Client {
+    endpoint: Endpoint,
+    conn: Option<Box<dyn Stream>>,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl Client {
+    pub fn new(endpoint: Endpoint) -> Client {
+        Client {
+            endpoint,
+            conn: None,
+            tls: None,
+        }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    fn connect(&mut self) -> Result<Box<dyn Stream>, String> {
+        let e = &self.endpoint;
+        let addr = (e.host.as_str(), e.port)
+            .to_socket_addrs()
+            .map_err(|err| format!("{}: {err}", e.host))?
+            .next()
+            .ok_or_else(|| format!("{}: no address", e.host))?;
+        let tcp =
+            TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|err| format!("{addr}: {err}"))?;
+        let _ = tcp.set_nodelay(true);
+        tcp.set_read_timeout(Some(TIMEOUT))
+            .map_err(|e| e.to_string())?;
+        tcp.set_write_timeout(Some(TIMEOUT))
+            .map_err(|e| e.to_string())?;
+        if !e.tls {
+            return Ok(Box::new(tcp));
+        }
+        let config = match &self.tls {
+            Some(c) => c.clone(),
+            None => {
+                let c = stampede_tls::client_config(&stampede_tls::ClientOptions {
+                    alpn: vec![b"http/1.1".to_vec()],
+                    ..Default::default()
+                })
+                .map_err(|e| e.to_string())?;
+                self.tls = Some(c.clone());
+                c
+            }
+        };
+        let name = rustls::pki_types::ServerName::try_from(e.host.clone())
+            .map_err(|err| format!("{}: {err}", e.host))?;
+        let conn = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+        Ok(Box::new(rustls::StreamOwned::new(conn, tcp)))
+    }
+
+    /// POSTs `body` to `path`; `Ok` on a 2xx answer. A failure closes the connection,
+    /// so the next push starts on a fresh one.
+    pub fn post(
+        &mut self,
+        path: &str,
+        content_type: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<(), String> {
+        let result = self.try_post(path, content_type, headers, body);
+        if !matches!(result, Ok(true)) {
+            self.conn = None;
+        }
+        result.map(|_| ())
+    }
+
+    /// Returns whether the connection may be used again.
+    fn try_post(
+        &mut self,
+        path: &str,
+        content_type: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<bool, String> {
+        let mut head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: stampede/{}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
+            self.endpoint.authority(),
+            env!("CARGO_PKG_VERSION"),
+            body.len()
+        );
+        if let Some(a) = &self.endpoint.auth {
+            head.push_str(&format!("Authorization: {a}\r\n"));
+        }
+        for (n, v) in headers {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body);
+        let mut conn = match self.conn.take() {
+            Some(c) => c,
+            None => self.connect()?,
+        };
+        if conn.write_all(&request).and_then(|_| conn.flush()).is_err() {
+            // A kept connection the receiver closed meanwhile: once more, on a new one.
+            conn = self.connect()?;
+            conn.write_all(&request)
+                .and_then(|_| conn.flush())
+                .map_err(|e| format!("sending: {e}"))?;
+        }
+        let (status, reusable, text) = read_answer(&mut conn)?;
+        if !(200..300).contains(&status) {
+            let text = text.trim();
+            let text: String = text.chars().take(200).collect();
+            return Err(format!(
+                "HTTP {status}{}",
+                if text.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {text}")
+                }
+            ));
+        }
+        if reusable {
+            self.conn = Some(conn);
+        }
+        Ok(reusable)
+    }
+}
+
+/// Reads one answer: its status, whether the connection can carry another request,
+/// and its body as text (for an error's message).
+fn read_answer(conn: &mut Box<dyn Stream>) -> Result<(u16, bool, String), String> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut res = httparse::Response::new(&mut headers);
+        match res.parse(&buf) {
+            Ok(httparse::Status::Complete(head_len)) => {
+                let status = res.code.unwrap_or(0);
+                let value = |name: &str| {
+                    res.headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case(name))
+                        .map(|h| String::from_utf8_lossy(h.value).trim().to_ascii_lowercase())
+                };
+                let close = value("connection").is_some_and(|v| v == "close");
+                let length = value("content-length").and_then(|v| v.parse::<usize>().ok());
+                let no_body = status == 204 || status == 304 || (100..200).contains(&status);
+                let length = match (no_body, length) {
+                    (true, _) => 0,
+                    (false, Some(n)) if n <= MAX_ANSWER => n,
+                    (false, Some(n)) => {
+                        return Ok((status, false, format!("({n} bytes of answer, not read)")))
+                    }
+                    // Chunked or until close: read what comes within the limit, then
+                    // give the connection up.
+                    (false, None) => {
+                        let mut body = buf[head_len..].to_vec();
+                        while body.len() < MAX_ANSWER {
+                            match conn.read(&mut chunk) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => body.extend_from_slice(&chunk[..n]),
+                            }
+                            if body.windows(5).any(|w| w == b"0\r\n\r\n") {
+                                break;
+                            }
+                        }
+                        return Ok((status, false, String::from_utf8_lossy(&body).into_owned()));
+                    }
+                };
+                let mut body = buf[head_len..].to_vec();
+                while body.len() < length {
+                    let n = conn
+                        .read(&mut chunk)
+                        .map_err(|e| format!("reading the answer: {e}"))?;
+                    if n == 0 {
+                        return Err("the answer ended early".into());
+                    }
+                    body.extend_from_slice(&chunk[..n]);
+                }
+                return Ok((status, !close, String::from_utf8_lossy(&body).into_owned()));
+            }
+            Ok(httparse::Status::Partial) => {}
+            Err(e) => return Err(format!("a malformed answer: {e}")),
+        }
+        if buf.len() >= MAX_ANSWER {
+            return Err(format!("an answer's head over {MAX_ANSWER} bytes"));
+        }
+        let n = conn
+            .read(&mut chunk)
+            .map_err(|e| format!("reading the answer: {e}"))?;
+        if n == 0 {
+            return Err("the connection closed without an answer".into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_parse_with_their_defaults() {
+        let e = Endpoint::parse("http://127.0.0.1:8086/k6").unwrap();
+        assert_eq!(
+            (e.tls, e.host.as_str(), e.port, e.path.as_str()),
+            (false, "127.0.0.1", 8086, "/k6")
+        );
+        let e = Endpoint::parse("https://u:p@example.com?db=x").unwrap();
+        assert_eq!((e.tls, e.port, e.path.as_str()), (true, 443, "/?db=x"));
+        assert_eq!(e.auth.as_deref(), Some("Basic dTpw"));
+        let e = Endpoint::parse("http://[::1]:9090/api/v1/write").unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.authority()),
+            ("::1", 9090, "[::1]:9090".into())
+        );
+        assert!(Endpoint::parse("http://h:x/")
+            .unwrap_err()
+            .contains("bad port"));
+        assert!(Endpoint::parse("ftp://h/").is_err());
+        assert!(Endpoint::parse("http:///x")
+            .unwrap_err()
+            .contains("no host"));
+    }
+
+    #[test]
+    fn a_refusing_receiver_is_an_error_with_its_answer() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let mut got = Vec::new();
+            while !got.windows(5).any(|w| w == b"hello") {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0);
+                got.extend_from_slice(&buf[..n]);
+            }
+            s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 12\r\n\r\nunknown db x")
+                .unwrap();
+            String::from_utf8(got).unwrap()
+        });
+        let mut c = Client::new(Endpoint::parse(&format!("http://127.0.0.1:{port}/w")).unwrap());
+        let err = c
+            .post("/w?db=x", "text/plain", &[("X-A", "1")], b"hello")
+            .unwrap_err();
+        assert_eq!(err, "HTTP 400: unknown db x");
+        let got = server.join().unwrap();
+        assert!(got.starts_with("POST /w?db=x HTTP/1.1\r\n"), "{got}");
+        assert!(
+            got.contains("\r\nX-A: 1\r\n") && got.contains("Content-Length: 5\r\n"),
+            "{got}"
+        );
+    }
+}

@@ -1,0 +1,362 @@
+//! The run's series in one model — families of counters, gauges and summaries with
+//! their labels — and that model in Prometheus's text exposition format (0.0.4), as
+//! `/metrics` serves it. Remote write and OTLP encode the same families, so every
+//! output names the same figures the same way.
+
+use std::fmt::Write as _;
+
+use stampede_engine::Hist;
+
+use super::{RunInfo, Totals};
+
+/// The quantiles each summary gives.
+pub const QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 1.0];
+
+/// What a family is, in Prometheus's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Summary,
+}
+
+/// One sample: the suffix it adds to the family's name (`_sum`, `_count`, or none),
+/// its labels and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub suffix: &'static str,
+    pub labels: Vec<(&'static str, String)>,
+    pub value: f64,
+}
+
+/// A metric family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Family {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    /// The unit of a summary's values and sum (`s`), or of the counter (`By`), in
+    /// UCUM as OpenTelemetry writes it; empty for plain counts.
+    pub unit: &'static str,
+    pub samples: Vec<Sample>,
+}
+
+fn one(value: f64) -> Vec<Sample> {
+    vec![Sample {
+        suffix: "",
+        labels: Vec::new(),
+        value,
+    }]
+}
+
+/// A summary of a histogram of µs, in seconds: the quantiles (the report's own
+/// percentiles, the maximum as quantile 1), the sum and the count.
+fn summary(h: &Hist) -> Vec<Sample> {
+    let stats = h.stats();
+    let mut out: Vec<Sample> = QUANTILES
+        .iter()
+        .map(|&q| Sample {
+            suffix: "",
+            labels: vec![("quantile", format_value(q))],
+            value: match (stats.count, q) {
+                (0, _) => f64::NAN,
+                (_, 1.0) => stats.max_us as f64 / 1e6,
+                _ => stats.at(q * 100.0).unwrap_or(0) as f64 / 1e6,
+            },
+        })
+        .collect();
+    out.push(Sample {
+        suffix: "_sum",
+        labels: Vec::new(),
+        value: stats.mean_us * stats.count as f64 / 1e6,
+    });
+    out.push(Sample {
+        suffix: "_count",
+        labels: Vec::new(),
+        value: stats.count as f64,
+    });
+    out
+}
+
+/// This process's CPU time (user and system) and resident memory, from /proc.
+fn process() -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command's closing parenthesis: state is field 3, utime 14,
+    // stime 15, rss 24 (in pages).
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = clock_ticks();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    let rss: f64 = f.get(21)?.parse().ok()?;
+    Some(((utime + stime) / tick, rss * page_size()))
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+fn page_size() -> f64 {
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as f64
+    } else {
+        4096.0
+    }
+}
+
+/// Every family of the run so far.
+pub fn families(info: &RunInfo, t: &Totals, done: bool) -> Vec<Family> {
+    let mut f = vec![
+        Family {
+            name: "stampede_run_info",
+            help: "The run: its method and URL (always 1).",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: vec![Sample {
+                suffix: "",
+                labels: vec![("method", info.method.clone()), ("url", info.url.clone())],
+                value: 1.0,
+            }],
+        },
+        Family {
+            name: "stampede_run_start_time_seconds",
+            help: "When the run started, seconds since the Unix epoch.",
+            kind: Kind::Gauge,
+            unit: "s",
+            samples: one(info.start_unix_ms as f64 / 1000.0),
+        },
+        Family {
+            name: "stampede_run_finished",
+            help: "1 once the run has ended and these are its final figures.",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: one(if done { 1.0 } else { 0.0 }),
+        },
+        Family {
+            name: "stampede_requests_total",
+            help: "Requests answered, by the response's status code.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: t
+                .statuses
+                .iter()
+                .map(|(code, n)| Sample {
+                    suffix: "",
+                    labels: vec![("status", code.to_string())],
+                    value: *n as f64,
+                })
+                .collect(),
+        },
+        Family {
+            name: "stampede_request_failures_total",
+            help: "Requests that got no response, by kind of failure.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: t
+                .errors
+                .iter()
+                .map(|(kind, n)| Sample {
+                    suffix: "",
+                    labels: vec![("kind", kind.to_string())],
+                    value: *n as f64,
+                })
+                .collect(),
+        },
+        Family {
+            name: "stampede_received_bytes_total",
+            help: "Bytes received, headers and bodies.",
+            kind: Kind::Counter,
+            unit: "By",
+            samples: one(t.bytes_read as f64),
+        },
+        Family {
+            name: "stampede_stream_events_total",
+            help: "Events of streamed responses received (runs that time streams).",
+            kind: Kind::Counter,
+            unit: "",
+            samples: one(t.events as f64),
+        },
+        Family {
+            name: "stampede_connections",
+            help: "Connections held, the most in the last second.",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: one(t.connections as f64),
+        },
+        Family {
+            name: "stampede_requests_in_flight",
+            help: "Requests sent and not yet answered, the most in the last second.",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: one(t.in_flight as f64),
+        },
+        Family {
+            name: "stampede_users",
+            help: "Sessions in progress, the most in the last second.",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: one(t.users as f64),
+        },
+        Family {
+            name: "stampede_latency_seconds",
+            help: "Response time from each request's intended start (corrected for coordinated omission), since the run started.",
+            kind: Kind::Summary,
+            unit: "s",
+            samples: summary(&t.latency),
+        },
+        Family {
+            name: "stampede_latency_uncorrected_seconds",
+            help: "Response time from each request's send, since the run started.",
+            kind: Kind::Summary,
+            unit: "s",
+            samples: summary(&t.uncorrected),
+        },
+        Family {
+            name: "stampede_send_lag_seconds",
+            help: "How late each request was sent after its intended start (a client falling behind its schedule).",
+            kind: Kind::Summary,
+            unit: "s",
+            samples: summary(&t.send_lag),
+        },
+    ];
+    if let Some(rate) = info.offered_rate {
+        f.push(Family {
+            name: "stampede_offered_rate",
+            help: "The rate the run offers, requests per second.",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: one(rate),
+        });
+    }
+    if let Some((cpu, rss)) = process() {
+        f.push(Family {
+            name: "process_cpu_seconds_total",
+            help: "CPU time stampede has used, user and system.",
+            kind: Kind::Counter,
+            unit: "s",
+            samples: one(cpu),
+        });
+        f.push(Family {
+            name: "process_resident_memory_bytes",
+            help: "stampede's resident memory.",
+            kind: Kind::Gauge,
+            unit: "By",
+            samples: one(rss),
+        });
+    }
+    f
+}
+
+/// A value as Prometheus writes it.
+pub fn format_value(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A label value escaped for the text format.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The text exposition of the run so far.
+pub fn render(info: &RunInfo, t: &Totals, done: bool) -> String {
+    let mut o = String::new();
+    for f in families(info, t, done) {
+        let kind = match f.kind {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Summary => "summary",
+        };
+        let _ = writeln!(o, "# HELP {} {}", f.name, f.help);
+        let _ = writeln!(o, "# TYPE {} {kind}", f.name);
+        for s in &f.samples {
+            o.push_str(f.name);
+            o.push_str(s.suffix);
+            if !s.labels.is_empty() {
+                o.push('{');
+                for (i, (n, v)) in s.labels.iter().enumerate() {
+                    if i > 0 {
+                        o.push(',');
+                    }
+                    let _ = write!(o, "{n}=\"{}\"", escape(v));
+                }
+                o.push('}');
+            }
+            let _ = writeln!(o, " {}", format_value(s.value));
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> RunInfo {
+        RunInfo {
+            method: "GET".into(),
+            url: "http://127.0.0.1:1/a\"b".into(),
+            offered_rate: Some(100.0),
+            start_unix_ms: 1_700_000_000_000,
+            host: "h".into(),
+        }
+    }
+
+    #[test]
+    fn the_text_format_has_each_family_typed_with_its_samples() {
+        let mut t = Totals::default();
+        t.statuses.insert(200, 7);
+        t.statuses.insert(503, 2);
+        t.errors.insert("timeout", 1);
+        for v in [1_000, 2_000, 3_000] {
+            t.latency.0.record(v).unwrap();
+        }
+        let text = render(&info(), &t, true);
+        for line in [
+            "# TYPE stampede_requests_total counter",
+            "stampede_requests_total{status=\"200\"} 7",
+            "stampede_requests_total{status=\"503\"} 2",
+            "stampede_request_failures_total{kind=\"timeout\"} 1",
+            "# TYPE stampede_latency_seconds summary",
+            "stampede_latency_seconds{quantile=\"0.5\"} 0.002",
+            "stampede_latency_seconds{quantile=\"1\"} 0.003001",
+            "stampede_latency_seconds_count 3",
+            "stampede_send_lag_seconds{quantile=\"0.99\"} NaN",
+            "stampede_run_info{method=\"GET\",url=\"http://127.0.0.1:1/a\\\"b\"} 1",
+            "stampede_run_finished 1",
+            "stampede_offered_rate 100",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+        let sum = text
+            .lines()
+            .find_map(|l| l.strip_prefix("stampede_latency_seconds_sum "))
+            .unwrap();
+        let sum: f64 = sum.parse().unwrap();
+        assert!((sum - 0.006).abs() < 0.0001, "{sum}");
+        // Every sample line belongs to the family typed just above it.
+        let mut family = "";
+        for l in text.lines() {
+            if let Some(rest) = l.strip_prefix("# TYPE ") {
+                family = rest.split(' ').next().unwrap();
+            } else if !l.starts_with('#') {
+                assert!(l.starts_with(family), "{l} outside {family}");
+            }
+        }
+    }
+}
