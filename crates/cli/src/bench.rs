@@ -536,16 +536,17 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
 /// Arguments of `stampede report`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// The bench to report (default: the latest)
-    #[arg(value_name = "BENCH")]
-    pub bench: Option<i64>,
+    /// The bench to report by its id (default: the latest), or a run's result: a
+    /// `--json` file, or '-' to read it from standard input
+    #[arg(value_name = "BENCH|RESULT", value_parser = Source::parse)]
+    pub bench: Option<Source>,
     /// Report one measured run instead (ids: the JSON summary or `stampede report --list-runs`)
     #[arg(long = "run", value_name = "ID", conflicts_with = "bench")]
     pub run: Option<i64>,
     /// List the measured runs of the bench with their ids
     #[arg(long = "list-runs")]
     pub list_runs: bool,
-    /// The HTML file to write
+    /// The HTML file to write ('-' for standard output)
     #[arg(
         short = 'o',
         long = "output",
@@ -560,8 +561,43 @@ pub struct ReportArgs {
     pub verdicts: VerdictArgs,
 }
 
-/// `stampede report`: an HTML report of a stored bench, or of one stored run.
+/// What `stampede report` reports: a stored bench, or a run's result file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Bench(i64),
+    Result(String),
+}
+
+impl Source {
+    fn parse(s: &str) -> Result<Source, String> {
+        match s.parse::<i64>() {
+            Ok(id) => Ok(Source::Bench(id)),
+            Err(_) if s == "-" || s.ends_with(".json") || std::path::Path::new(s).is_file() => {
+                Ok(Source::Result(s.to_string()))
+            }
+            Err(_) => Err(format!(
+                "neither a bench id (a number: stampede compare --list shows them) nor a result file (--json's, or '-' for standard input): {s:?}"
+            )),
+        }
+    }
+}
+
+/// `stampede report`: an HTML report of a stored bench, of one stored run, or of a
+/// run's result file.
 pub fn report(a: ReportArgs) -> Result<(), Exit> {
+    if let Some(Source::Result(path)) = &a.bench {
+        let r = crate::merge::read(path)?;
+        let title = format!("{} {}", r.settings.method, r.settings.url);
+        common::write_file(&a.output, &stampede_report::run_html(&r, &title, None))?;
+        if a.output != "-" {
+            eprintln!("stampede: wrote {}", a.output);
+        }
+        return Ok(());
+    }
+    let bench = match a.bench {
+        Some(Source::Bench(id)) => Some(id),
+        _ => None,
+    };
     let (noise, test) = a.verdicts.get()?;
     let store = existing_store(&a.db)?;
     let fail = |e: stampede_lab::store::StoreError| Exit::fail(e.to_string());
@@ -586,9 +622,9 @@ pub fn report(a: ReportArgs) -> Result<(), Exit> {
         return Ok(());
     }
     let row = store
-        .bench(a.bench)
+        .bench(bench)
         .map_err(fail)?
-        .ok_or_else(|| match a.bench {
+        .ok_or_else(|| match bench {
             Some(id) => Exit::usage(format!(
                 "bench {id} is not in {} (stampede compare --list shows them)",
                 a.db.display()

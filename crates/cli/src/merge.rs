@@ -106,7 +106,7 @@ pub fn emit(
 
 /// One result file (`--json`, or an interval log ending in `.hlog`), with its name in
 /// any error.
-fn read(path: &str) -> Result<RunResult, Exit> {
+pub fn read(path: &str) -> Result<RunResult, Exit> {
     let bytes = stampede_engine::input::read(path, "result", stampede_engine::input::Input::Result)
         .map_err(|e| Exit::usage(e.to_string()))?;
     if path.ends_with(".hlog") {

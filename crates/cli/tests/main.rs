@@ -16,6 +16,7 @@ mod k8s;
 mod lua;
 mod metrics;
 mod net;
+mod pipes;
 mod segments;
 mod sessions;
 mod ssh;
