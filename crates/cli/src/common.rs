@@ -151,6 +151,15 @@ pub fn split_pair(s: &str) -> Option<(HostPort<'_>, HostPort<'_>)> {
 
 /// Validates and runs a spec with a live progress line; maps failures to exit codes.
 pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
+    execute_recording(spec, progress, None)
+}
+
+/// [`execute`], streaming one record per request to `records` (`--raw`).
+pub fn execute_recording(
+    spec: LoadSpec,
+    progress: ProgressOptions,
+    records: Option<stampede_engine::RawOut>,
+) -> Result<Run, Exit> {
     let plan = spec.plan().map_err(|e| Exit::usage(e.to_string()))?;
     let spec = plan.spec();
     if let Err(e) = stampede_engine::probe(spec) {
@@ -178,6 +187,9 @@ pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     } else {
         Control::default()
     });
+    if let Some(r) = records {
+        control.record_to(r);
+    }
     let metrics = progress.metrics.clone();
     let watcher = {
         let control = control.clone();
@@ -189,6 +201,7 @@ pub fn execute(spec: LoadSpec, progress: ProgressOptions) -> Result<Run, Exit> {
     }
     let _ = RUN_STARTED.set(std::time::Instant::now());
     let out = stampede_engine::run(&plan, control.clone());
+    control.close_records();
     control.stop();
     let _ = watcher.join();
     let mut run = out.map_err(|e| Exit::fail(e.to_string()))?;
@@ -288,6 +301,10 @@ pub struct Outputs {
     /// Write the per-second series as CSV
     #[arg(long = "csv", value_name = "FILE")]
     pub csv: Option<String>,
+    /// Write each request's figures as CSV (a run of several requests: --targets, a
+    /// plan's list, h2load's URIs)
+    #[arg(long = "targets-csv", value_name = "FILE")]
+    pub targets_csv: Option<String>,
     /// Check the result: 'p99 < 50ms', 'errors < 0.1%', 'rps > 10000' (repeatable); any
     /// failure exits 3
     #[arg(long = "assert", value_name = "EXPR", action = clap::ArgAction::Append)]
@@ -311,7 +328,7 @@ impl Outputs {
 
     /// Writes the .hgrm, .hlog and CSV files asked for.
     pub fn write_files(&self, r: &stampede_engine::RunResult) -> Result<(), Exit> {
-        use stampede_report::{hgrm, hlog, series_csv};
+        use stampede_report::{hgrm, hlog, series_csv, targets_csv};
         for (path, text) in [
             (
                 &self.hgrm,
@@ -319,6 +336,7 @@ impl Outputs {
             ),
             (&self.hlog, hlog),
             (&self.csv, series_csv),
+            (&self.targets_csv, targets_csv),
         ] {
             if let Some(p) = path {
                 write_file(p, &text(r))?;

@@ -727,10 +727,15 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     }
     a.segments.apply(&mut spec)?;
     measured(&spec, asserts.iter().map(|x| ("--assert", x)))?;
+    if a.live.raw.as_deref() == Some("-") && a.out.json.as_deref() == Some("-") {
+        return Err(Exit::usage(
+            "--raw - and --json - both want standard output: give one of them a file",
+        ));
+    }
     if !a.find_max.is_empty() {
-        if a.live.wanted(false) {
+        if a.live.wanted(false) || a.live.raw.is_some() {
             return Err(Exit::usage(
-                "--find-max runs many short runs: --out and --metrics-listen follow one run; leave them out, or run each rate with --rate",
+                "--find-max runs many short runs: --out, --metrics-listen and --raw follow one run; leave them out, or run each rate with --rate",
             ));
         }
         return find_max(&a, spec, &asserts);
@@ -756,7 +761,8 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         }
         _ => None,
     };
-    let run = common::execute(
+    let (records, writer) = crate::metrics::raw_records(&a.live)?.unzip();
+    let run = common::execute_recording(
         spec,
         ProgressOptions {
             quiet: a.quiet,
@@ -765,7 +771,16 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             metrics: hub.clone(),
             ..Default::default()
         },
+        records,
     );
+    if let (Some(w), Some(path)) = (writer, &a.live.raw) {
+        if let Err(e) = w.finish() {
+            let lost = run.as_ref().map_or(0, |r| r.raw_lost);
+            eprintln!(
+                "stampede: --raw {path}: {e}; the records from then on were lost ({lost} counted as lost, and those already handed to the writer)"
+            );
+        }
+    }
     if let Some(h) = &hub {
         for line in h.finish(a.live.metrics_linger) {
             eprintln!("stampede: {line}");
@@ -788,13 +803,18 @@ fn report(
     text: &str,
     dashboard: Option<std::sync::Arc<Dashboard>>,
 ) -> Result<(), Exit> {
+    // With the records on standard output, the summary goes to standard error.
+    let summary = |text: &str| match a.live.raw.as_deref() {
+        Some("-") => eprint!("{}", paint(text, Stream::Err)),
+        _ => common::out(&paint(text, Stream::Out)),
+    };
     match a.out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
             common::write_file(path, &(r.to_json() + "\n"))?;
-            common::out(&paint(text, Stream::Out));
+            summary(text);
         }
-        None => common::out(&paint(text, Stream::Out)),
+        None => summary(text),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");

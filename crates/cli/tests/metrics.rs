@@ -6,20 +6,21 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::common::recorder::tempdir::Dir;
 use crate::common::{eventually, missing_peer, srv};
 
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 
-/// A peer's process, killed (and its directory removed) when dropped.
+/// A peer's process, killed (and then its directory removed) when dropped.
 struct Peer {
     child: Child,
-    dir: PathBuf,
+    _dir: Dir,
     port: u16,
 }
 
@@ -27,7 +28,6 @@ impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -48,13 +48,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stampede-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// One HTTP/1.1 exchange on loopback: the status and the body (read to the close).
@@ -109,7 +102,8 @@ fn prometheus(config: &str) -> Option<Peer> {
         missing_peer("prometheus");
         return None;
     }
-    let dir = scratch("prometheus");
+    let tmp = Dir::new();
+    let dir = &tmp.0;
     std::fs::write(dir.join("prometheus.yml"), config).unwrap();
     let port = free_port();
     let child = Command::new("prometheus")
@@ -127,7 +121,11 @@ fn prometheus(config: &str) -> Option<Peer> {
         .stderr(Stdio::null())
         .spawn()
         .expect("prometheus starts");
-    let peer = Peer { child, dir, port };
+    let peer = Peer {
+        child,
+        _dir: tmp,
+        port,
+    };
     eventually("prometheus ready", Duration::from_secs(30), || {
         http(port, "GET", "/-/ready").filter(|(s, _)| *s == 200)
     });
@@ -189,11 +187,12 @@ fn prometheus_scrapes_a_run_and_its_query_api_returns_the_request_count() {
     if !installed("prometheus") {
         return missing_peer("prometheus");
     }
-    let dir = scratch("scrape");
+    let tmp = Dir::new();
+    let dir = &tmp.0;
     let mut prom: Option<Peer> = None;
     let (completed, _) = run_load(
         &["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"],
-        &dir,
+        dir,
         |child| {
             let err = child.stderr.take().unwrap();
             let mut lines = BufReader::new(err).lines();
@@ -223,7 +222,6 @@ fn prometheus_scrapes_a_run_and_its_query_api_returns_the_request_count() {
         "stampede_latency_seconds_count{job=\"stampede\"}",
     );
     assert_eq!(count, Some(completed as f64), "every response timed");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -231,9 +229,10 @@ fn prometheus_takes_remote_writes_and_returns_the_request_count() {
     let Some(prom) = prometheus("global:\n  scrape_interval: 15s\n") else {
         return;
     };
-    let dir = scratch("remote-write");
+    let tmp = Dir::new();
+    let dir = &tmp.0;
     let url = format!("prometheus-rw=http://127.0.0.1:{}/api/v1/write", prom.port);
-    let (completed, out) = run_load(&["--out", &url], &dir, |_| {});
+    let (completed, out) = run_load(&["--out", &url], dir, |_| {});
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("writes failed"), "{err}");
     let got = eventually("the pushed count", Duration::from_secs(20), || {
@@ -247,7 +246,6 @@ fn prometheus_takes_remote_writes_and_returns_the_request_count() {
     )
     .unwrap();
     assert!(p99 > 0.0 && p99 < 1.0, "{p99}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// InfluxDB 1.x on free ports, its files in a scratch directory, with a database
@@ -257,7 +255,8 @@ fn influxdb() -> Option<Peer> {
         missing_peer("influxd");
         return None;
     }
-    let dir = scratch("influxdb");
+    let tmp = Dir::new();
+    let dir = &tmp.0;
     let (port, rpc) = (free_port(), free_port());
     let d = dir.display();
     std::fs::write(
@@ -274,7 +273,11 @@ fn influxdb() -> Option<Peer> {
         .stderr(Stdio::null())
         .spawn()
         .expect("influxd starts");
-    let peer = Peer { child, dir, port };
+    let peer = Peer {
+        child,
+        _dir: tmp,
+        port,
+    };
     eventually("influxdb ready", Duration::from_secs(30), || {
         http(port, "GET", "/ping").filter(|(s, _)| *s == 204)
     });
@@ -299,9 +302,10 @@ fn influx_value(port: u16, q: &str) -> Option<f64> {
 #[test]
 fn influxdb_takes_the_line_protocol_and_returns_the_request_count() {
     let Some(influx) = influxdb() else { return };
-    let dir = scratch("influx-run");
+    let tmp = Dir::new();
+    let dir = &tmp.0;
     let url = format!("influxdb=http://127.0.0.1:{}/stampede", influx.port);
-    let (completed, out) = run_load(&["--out", &url], &dir, |_| {});
+    let (completed, out) = run_load(&["--out", &url], dir, |_| {});
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("writes failed"), "{err}");
     let got = eventually("the written count", Duration::from_secs(20), || {
@@ -331,13 +335,13 @@ fn influxdb_takes_the_line_protocol_and_returns_the_request_count() {
 fn a_refusing_receiver_is_reported_and_the_run_still_ends_whole() {
     // Nothing listens on a port just freed: every push is refused.
     let port = free_port();
-    let dir = scratch("refused");
+    let tmp = Dir::new();
+    let dir = &tmp.0;
     let url = format!("influxdb=http://127.0.0.1:{port}/x");
-    let (_, out) = run_load(&["--out", &url], &dir, |_| {});
+    let (_, out) = run_load(&["--out", &url], dir, |_| {});
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("--out influxdb:") && err.contains("writes failed"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -53,7 +53,9 @@ pub use error::{
     SyntaxError, TranslateError,
 };
 pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
+pub use measure::raw::{writer as raw_writer, RawFormat, RawOut, RawWriter};
 pub use measure::recorder::{RequestRecord, MAX_RECORDS};
+pub use measure::targets::{TargetStats, MAX_TARGETS};
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{
     decode_checked, value_at_percentile, Hist, Interval, LatencyStats, Origin, RunResult,

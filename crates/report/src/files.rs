@@ -92,6 +92,45 @@ pub fn series_csv(r: &RunResult) -> String {
     o
 }
 
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The figures per target as CSV: one row per request of the run, its statuses and
+/// failures as `code:count` lists separated by spaces. Only a header for a run of one
+/// request.
+pub fn targets_csv(r: &RunResult) -> String {
+    let mut o = String::from(
+        "request,completed,failed,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,statuses,errors\n",
+    );
+    for t in &r.targets {
+        let l = &t.latency;
+        let p = |q: f64| l.at(q).unwrap_or(0);
+        let list = |items: Vec<String>| items.join(" ");
+        let _ = writeln!(
+            o,
+            "{},{},{},{},{},{},{},{},{:.0},{},{}",
+            csv_field(&t.name),
+            t.completed,
+            t.failed,
+            p(50.0),
+            p(90.0),
+            p(99.0),
+            p(99.9),
+            l.max_us,
+            l.mean_us,
+            list(t.statuses.iter().map(|(c, n)| format!("{c}:{n}")).collect()),
+            list(t.errors.iter().map(|(k, n)| format!("{k}:{n}")).collect()),
+        );
+    }
+    o
+}
+
 /// One JUnit test case: a suite-level class name, the case's name, and a failure
 /// message when it failed.
 pub struct JunitCase {

@@ -197,6 +197,7 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             errors.join(", ")
         }
     );
+    targets_block(&mut o, &r.targets);
     if q.length_mismatch > 0 {
         let _ = writeln!(
             o,
@@ -331,6 +332,64 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
                 thousands(t.usage_short)
             );
         }
+    }
+}
+
+/// Targets the summary lists; the rest are in the JSON, HTML and CSV outputs.
+pub const SUMMARY_TARGETS: usize = 20;
+
+/// A run of several requests: a line for each (its name cut to 40 characters) with its
+/// counts, percentiles and statuses.
+fn targets_block(o: &mut String, targets: &[stampede_engine::TargetStats]) {
+    let name = |t: &stampede_engine::TargetStats| -> String {
+        if t.name.chars().count() > 40 {
+            t.name.chars().take(39).chain(['…']).collect()
+        } else {
+            t.name.clone()
+        }
+    };
+    let width = targets
+        .iter()
+        .take(SUMMARY_TARGETS)
+        .map(|t| name(t).chars().count())
+        .max()
+        .unwrap_or(0);
+    for (i, t) in targets.iter().take(SUMMARY_TARGETS).enumerate() {
+        let l = &t.latency;
+        let p = |x: f64| human_us(l.at(x).unwrap_or(0) as f64);
+        let mut codes: Vec<String> = t
+            .statuses
+            .iter()
+            .map(|(c, n)| format!("{c} × {}", thousands(*n)))
+            .collect();
+        codes.extend(
+            t.errors
+                .iter()
+                .map(|(k, n)| format!("{k} × {}", thousands(*n))),
+        );
+        let _ = writeln!(
+            o,
+            "  {}{:<width$}  {} answered, {} failed  p50 {}  p99 {}  max {}  {}",
+            if i == 0 {
+                "by request  "
+            } else {
+                "            "
+            },
+            name(t),
+            thousands(t.completed),
+            thousands(t.failed),
+            p(50.0),
+            p(99.0),
+            human_us(l.max_us as f64),
+            codes.join(", ")
+        );
+    }
+    if targets.len() > SUMMARY_TARGETS {
+        let _ = writeln!(
+            o,
+            "              … and {} more requests (each in --json, --html and --targets-csv)",
+            targets.len() - SUMMARY_TARGETS
+        );
     }
 }
 

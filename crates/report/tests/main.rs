@@ -117,6 +117,7 @@ fn fixture() -> RunResult {
         interrupted: false,
         stream: None,
         quic: None,
+        targets: Vec::new(),
     }
 }
 

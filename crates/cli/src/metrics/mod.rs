@@ -121,7 +121,7 @@ impl RunInfo {
 }
 
 /// The run's totals since its start.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Totals {
     pub statuses: BTreeMap<u16, u64>,
     pub errors: BTreeMap<&'static str, u64>,
@@ -129,9 +129,10 @@ pub struct Totals {
     pub failed: u64,
     pub bytes_read: u64,
     pub events: u64,
-    pub latency: Hist,
-    pub uncorrected: Hist,
-    pub send_lag: Hist,
+    /// The histograms' summaries (kept up to date from [`Histograms`]).
+    pub latency: LatencyStats,
+    pub uncorrected: LatencyStats,
+    pub send_lag: LatencyStats,
     /// The last second's levels.
     pub connections: u64,
     pub in_flight: u64,
@@ -140,6 +141,37 @@ pub struct Totals {
     pub seconds: u64,
     /// The last second's end, ms since the Unix epoch.
     pub at_unix_ms: u64,
+}
+
+impl Default for Totals {
+    fn default() -> Totals {
+        let empty = Hist::default().stats();
+        Totals {
+            statuses: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            completed: 0,
+            failed: 0,
+            bytes_read: 0,
+            events: 0,
+            latency: empty.clone(),
+            uncorrected: empty.clone(),
+            send_lag: empty,
+            connections: 0,
+            in_flight: 0,
+            users: 0,
+            seconds: 0,
+            at_unix_ms: 0,
+        }
+    }
+}
+
+/// The run's histograms since its start, merged a second at a time. Kept apart from
+/// [`Totals`] so that what outputs copy is their summaries, not the histograms.
+#[derive(Default)]
+struct Histograms {
+    latency: Hist,
+    uncorrected: Hist,
+    send_lag: Hist,
 }
 
 /// A pusher's place in the stream of seconds.
@@ -156,6 +188,7 @@ struct Pusher {
 struct State {
     info: RunInfo,
     totals: Totals,
+    hists: Histograms,
     /// The most recent seconds, for pushers; `first_seq` is the front's number.
     recent: VecDeque<Arc<Second>>,
     first_seq: u64,
@@ -192,6 +225,7 @@ impl Hub {
             state: Mutex::new(State {
                 info: RunInfo::of(spec),
                 totals: Totals::default(),
+                hists: Histograms::default(),
                 recent: VecDeque::new(),
                 first_seq: 0,
                 done: false,
@@ -253,7 +287,11 @@ impl Hub {
             send_lag: s.send_lag.stats(),
         };
         let mut st = self.state();
-        let t = &mut st.totals;
+        let State {
+            totals: t,
+            hists: h,
+            ..
+        } = &mut *st;
         for (code, n) in &s.statuses {
             *t.statuses.entry(*code).or_default() += n;
         }
@@ -265,9 +303,12 @@ impl Hub {
         t.bytes_read += i.bytes_read;
         t.events += i.events;
         // Histograms this process encoded a moment ago.
-        let _ = t.latency.add_base64(&i.histogram);
-        let _ = t.uncorrected.add_base64(&i.histogram_uncorrected);
-        t.send_lag.add(&s.send_lag);
+        let _ = h.latency.add_base64(&i.histogram);
+        let _ = h.uncorrected.add_base64(&i.histogram_uncorrected);
+        h.send_lag.add(&s.send_lag);
+        t.latency = h.latency.stats();
+        t.uncorrected = h.uncorrected.stats();
+        t.send_lag = h.send_lag.stats();
         t.connections = i.connections;
         t.in_flight = i.in_flight;
         t.users = i.users;
@@ -432,6 +473,14 @@ pub struct LiveArgs {
     /// this long at most
     #[arg(long = "metrics-linger", value_name = "T", value_parser = crate::common::parse_duration, default_value = "0s")]
     pub metrics_linger: Duration,
+    /// Write one record per request to FILE while the run goes: intended start, send,
+    /// first byte, end, status, bytes, error, connection, worker, target (CSV; NDJSON
+    /// for a name ending .ndjson, .jsonl or .json; '-' for standard output)
+    #[arg(long = "raw", value_name = "FILE")]
+    pub raw: Option<String>,
+    /// The records' format, whatever the file's name
+    #[arg(long = "raw-format", value_name = "FORMAT", value_parser = ["csv", "ndjson"], requires = "raw")]
+    pub raw_format: Option<String>,
     /// Push the figures each second: prometheus-rw=URL (remote write),
     /// influxdb=URL (InfluxDB 1.x line protocol; the URL's path names the database)
     /// (repeatable)
@@ -444,4 +493,32 @@ impl LiveArgs {
     pub fn wanted(&self, dashboard: bool) -> bool {
         dashboard || self.metrics_listen.is_some() || !self.out.is_empty()
     }
+}
+
+/// `--raw`: the records' writer, started before the run.
+pub fn raw_records(
+    a: &LiveArgs,
+) -> Result<Option<(stampede_engine::RawOut, stampede_engine::RawWriter)>, Exit> {
+    use stampede_engine::RawFormat;
+    let Some(path) = &a.raw else {
+        return Ok(None);
+    };
+    let format = match a.raw_format.as_deref() {
+        Some("ndjson") => RawFormat::Ndjson,
+        Some(_) => RawFormat::Csv,
+        None => RawFormat::for_path(path),
+    };
+    let out: Box<dyn std::io::Write + Send> = if path == "-" {
+        Box::new(std::io::BufWriter::with_capacity(
+            256 * 1024,
+            std::io::stdout(),
+        ))
+    } else {
+        let f =
+            std::fs::File::create(path).map_err(|e| Exit::usage(format!("--raw {path}: {e}")))?;
+        Box::new(std::io::BufWriter::with_capacity(256 * 1024, f))
+    };
+    stampede_engine::raw_writer(out, format)
+        .map(Some)
+        .map_err(|e| Exit::fail(format!("--raw: {e}")))
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use stampede_engine::Hist;
+use stampede_engine::LatencyStats;
 
 use super::{RunInfo, Totals};
 
@@ -51,8 +51,7 @@ fn one(value: f64) -> Vec<Sample> {
 
 /// A summary of a histogram of µs, in seconds: the quantiles (the report's own
 /// percentiles, the maximum as quantile 1), the sum and the count.
-fn summary(h: &Hist) -> Vec<Sample> {
-    let stats = h.stats();
+fn summary(stats: &LatencyStats) -> Vec<Sample> {
     let mut out: Vec<Sample> = QUANTILES
         .iter()
         .map(|&q| Sample {
@@ -323,9 +322,11 @@ mod tests {
         t.statuses.insert(200, 7);
         t.statuses.insert(503, 2);
         t.errors.insert("timeout", 1);
+        let mut h = stampede_engine::Hist::default();
         for v in [1_000, 2_000, 3_000] {
-            t.latency.0.record(v).unwrap();
+            h.0.record(v).unwrap();
         }
+        t.latency = h.stats();
         let text = render(&info(), &t, true);
         for line in [
             "# TYPE stampede_requests_total counter",

@@ -107,3 +107,14 @@ pub fn listening(child: &mut std::process::Child) -> String {
     std::thread::spawn(move || lines.for_each(drop));
     first
 }
+
+/// What the committed result schema finds wrong with `value` (nothing: empty).
+pub fn schema_errors(value: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../schema/run-result.v1.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}

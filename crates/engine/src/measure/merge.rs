@@ -187,6 +187,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         tls: None,
         stream: None,
         quic: None,
+        targets: Vec::new(),
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -226,6 +227,8 @@ pub struct Merger {
     sessions: Vec<SessionStats>,
     tls: Vec<TlsStats>,
     quic: Option<crate::result::QuicStats>,
+    /// The figures per target so far, merged by name.
+    targets: Vec<crate::measure::targets::TargetStats>,
     origins: Vec<Origin>,
     /// Each part's limit figures (a few numbers per worker thread).
     limits: Vec<crate::verdict::limit::Limit>,
@@ -322,6 +325,7 @@ impl Merger {
             sessions: Vec::new(),
             tls: Vec::new(),
             quic: None,
+            targets: Vec::new(),
             origins: Vec::new(),
             limits: Vec::new(),
             seconds: BTreeMap::new(),
@@ -440,6 +444,9 @@ impl Merger {
         if let Some(q) = &p.quic {
             self.quic.get_or_insert_with(Default::default).join(q);
         }
+        if !p.targets.is_empty() {
+            self.targets = crate::measure::targets::merge_targets(&[&self.targets, &p.targets])?;
+        }
         self.origins.push(p.origin.clone());
         self.limits.extend(p.limit.clone());
         Ok(())
@@ -492,6 +499,7 @@ impl Merger {
         out.sessions = merge_sessions(&self.sessions, &out.histograms);
         out.tls = merge_tls(&self.tls, &out.histograms);
         out.quic = self.quic.clone();
+        out.targets = self.targets.clone();
         if let Some(s) = &out.stream {
             let h = out.histograms.stream.clone().unwrap_or_default();
             let tokens = s.tokens.as_ref().map_or(0, |t| t.total);

@@ -104,6 +104,12 @@ pub(crate) struct Recorder {
     keep_at_most: usize,
     /// Requests not recorded for the limit.
     pub records_dropped: u64,
+    /// Figures per target, for a run of several requests.
+    pub targets: crate::measure::targets::Targets,
+    /// The records streamed out (`--raw`), when they are.
+    pub raw: Option<crate::measure::raw::RawSink>,
+    /// Streamed records lost to a failed file.
+    pub raw_lost: u64,
     start: Instant,
     start_unix_us: u64,
     cur: Current,
@@ -193,6 +199,9 @@ impl Recorder {
             requests: (keep > 0).then(Vec::new),
             keep_at_most: keep,
             records_dropped: 0,
+            targets: Default::default(),
+            raw: None,
+            raw_lost: 0,
             start,
             start_unix_us,
             cur: Current {
@@ -296,11 +305,14 @@ impl Recorder {
     pub fn complete(
         &mut self,
         now: Instant,
-        intended: Instant,
+        (intended, target): (Instant, u32),
         status: u16,
         body: u64,
         timing: Timing,
     ) {
+        if self.targets.is_on() {
+            self.targets.complete(target, status, timing.total_us);
+        }
         self.roll(now);
         self.completed += 1;
         self.cur.completed += 1;
@@ -339,7 +351,10 @@ impl Recorder {
     /// A response counted without a latency sample: with wrk2's batch latency only a
     /// pipelined batch's last response is timed.
     #[inline(never)]
-    pub fn count_only(&mut self, now: Instant, status: u16, body: u64) {
+    pub fn count_only(&mut self, now: Instant, (status, target): (u16, u32), body: u64) {
+        if self.targets.is_on() {
+            self.targets.count(target, status);
+        }
         self.roll(now);
         self.completed += 1;
         self.cur.completed += 1;
@@ -378,7 +393,10 @@ impl Recorder {
 
     /// A request that got no response: counted by kind, its time to failure is KO.
     #[inline]
-    pub fn fail(&mut self, now: Instant, kind: ErrorKind, intended: Instant) {
+    pub fn fail(&mut self, now: Instant, kind: ErrorKind, (intended, target): (Instant, u32)) {
+        if self.targets.is_on() {
+            self.targets.fail(target, kind);
+        }
         self.roll(now);
         self.errors[kind.index()] += 1;
         self.cur.failed += 1;
@@ -532,6 +550,24 @@ impl Recorder {
             a.extend(b);
         }
         self.records_dropped += other.records_dropped;
+        self.raw_lost += other.raw_lost;
+        self.targets.merge(other.targets);
+    }
+
+    /// Streams one request's record, when records are streamed out.
+    #[cold]
+    pub fn raw(&mut self, facts: crate::measure::raw::Facts) {
+        if let Some(r) = &mut self.raw {
+            r.record(&facts);
+        }
+    }
+
+    /// Hands the last records to the writer; counts those lost.
+    pub fn close_raw(&mut self) {
+        if let Some(mut r) = self.raw.take() {
+            r.flush();
+            self.raw_lost += r.lost;
+        }
     }
 }
 
@@ -623,16 +659,16 @@ mod tests {
         let mut r = Recorder::new(start, 0, 2, None);
         for i in 0..5u64 {
             let now = start + Duration::from_millis(i);
-            r.fail(now, ErrorKind::Timeout, now);
+            r.fail(now, ErrorKind::Timeout, (now, 0));
         }
         let mut other = Recorder::new(start, 0, 2, None);
-        other.fail(start, ErrorKind::Reset, start);
+        other.fail(start, ErrorKind::Reset, (start, 0));
         r.merge(other);
         assert_eq!(r.requests.as_ref().map(Vec::len), Some(3));
         assert_eq!(r.records_dropped, 3);
         // Without records nothing is kept or counted.
         let mut none = Recorder::new(start, 0, 0, None);
-        none.fail(start, ErrorKind::Reset, start);
+        none.fail(start, ErrorKind::Reset, (start, 0));
         assert!(none.requests.is_none() && none.records_dropped == 0);
     }
 }

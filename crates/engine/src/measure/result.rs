@@ -473,6 +473,9 @@ pub struct RunResult {
     /// HTTP/3 runs: QUIC's own figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicStats>,
+    /// A run of several requests: each one's figures (see [`crate::measure::targets`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<crate::measure::targets::TargetStats>,
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes

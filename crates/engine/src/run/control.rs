@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::measure::raw::{RawOut, RawSink};
 use crate::measure::second::RawInterval;
 
 /// Live counters shared with whoever watches the run, and the stop switch.
@@ -26,6 +27,8 @@ pub struct Control {
     seconds: Mutex<Vec<RawInterval>>,
     /// The last second of each worker that has ended (see [`Control::retire`]).
     retired: Mutex<Vec<u32>>,
+    /// Where each request's record goes, when they are streamed out.
+    raw: Mutex<Option<RawOut>>,
 }
 
 impl Control {
@@ -36,6 +39,32 @@ impl Control {
             watched: true,
             ..Control::default()
         }
+    }
+
+    /// Streams one record per request to `out` (see [`crate::raw_writer`]); call
+    /// before the run, and [`Control::close_records`] after it.
+    pub fn record_to(&self, out: RawOut) {
+        *self.raw.lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+    }
+
+    /// The run has ended: lets the records' writer finish once the workers' last
+    /// records are in.
+    pub fn close_records(&self) {
+        self.raw.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// A worker's end of the records, when they are streamed out.
+    pub(crate) fn raw_sink(
+        &self,
+        worker: u32,
+        start: std::time::Instant,
+        start_unix_us: u64,
+    ) -> Option<RawSink> {
+        self.raw
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|o| RawSink::new(o, worker, start, start_unix_us))
     }
 
     /// Asks every worker to stop.

@@ -42,6 +42,8 @@ pub struct Run {
     pub requests: Option<Vec<RequestRecord>>,
     /// Requests past the records' limit, counted but not recorded.
     pub requests_dropped: u64,
+    /// Records streamed out ([`Control::record_to`]) that were lost to a failed file.
+    pub raw_lost: u64,
 }
 
 /// Runs the load test `plan` describes (see [`LoadSpec::plan`]).

@@ -80,6 +80,17 @@ pub(super) fn build_result(
         );
         StreamStats::of(mode, counts, secs, &h)
     });
+    let targets = rec.targets.stats(|i| {
+        let r = match spec.load.variety.get(i) {
+            Some(r) => r,
+            None => spec
+                .load
+                .script
+                .get(i)
+                .map_or(&spec.load.request, |s| &s.request),
+        };
+        format!("{} {}", r.method, r.target())
+    });
     let mut result = RunResult {
         schema: SCHEMA.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -140,12 +151,14 @@ pub(super) fn build_result(
         interrupted: false,
         stream,
         quic,
+        targets,
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {
         result,
         requests: rec.requests,
         requests_dropped: rec.records_dropped,
+        raw_lost: rec.raw_lost,
     }
 }
 

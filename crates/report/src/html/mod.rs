@@ -20,6 +20,7 @@ use crate::units::thousands;
 
 mod bench;
 mod stream;
+mod targets;
 pub use bench::bench_html;
 
 const STYLE: &str = r#"
@@ -328,6 +329,7 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         let _ = write!(o, "<td>{}</td></tr>", ms(l.max_us as f64));
     }
     o.push_str("</table></div>");
+    targets::targets_section(&mut o, r);
     stream::stream_section(&mut o, r);
 
     o.push_str("<div class=\"grid2\"><div><h2>Statuses</h2><table><tr><th>status</th><th>responses</th></tr>");

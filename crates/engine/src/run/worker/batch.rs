@@ -54,16 +54,26 @@ impl Worker<'_> {
                     self.shared.control.stop();
                     return None;
                 }
-                let pick = |j: usize| &variety[walk.index(first + j as u64, variety.len())];
-                h1.set_head_request(pick(0).is_head());
+                let pick = |j: usize| walk.index(first + j as u64, variety.len());
+                h1.set_head_request(variety[pick(0)].is_head());
+                // The claimed requests are the last pending; each notes its target.
+                let from = c.pending.len().saturating_sub(claimed);
                 for j in 0..claimed {
-                    c.own.extend_from_slice(&pick(j).bytes);
+                    let i = pick(j);
+                    c.own.extend_from_slice(&variety[i].bytes);
+                    if let Some(p) = c.pending.get_mut(from + j) {
+                        p.target = i as u32;
+                    }
                 }
                 return Some(c.own.len());
             }
             h1.set_head_request(variety[c.turn].is_head());
-            for _ in 0..claimed {
+            let from = c.pending.len().saturating_sub(claimed);
+            for j in 0..claimed {
                 c.own.extend_from_slice(&variety[c.turn].bytes);
+                if let Some(p) = c.pending.get_mut(from + j) {
+                    p.target = c.turn as u32;
+                }
                 c.turn = (c.turn + 1) % variety.len();
             }
             return Some(c.own.len());

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use crate::error::ErrorKind;
+use crate::measure::raw::Facts;
 use crate::proto::Proto;
 use crate::run::link::Link;
 pub(super) use crate::run::link::State;
@@ -22,6 +24,28 @@ pub(super) struct Pending {
     pub(super) refused: u8,
     /// Redirects followed for it so far (see [`Worker::follow`]).
     pub(super) hops: u8,
+    /// Which of the run's requests it is: its place in the list of requests taken in
+    /// turn, or its session step (0 for a run of one request).
+    pub(super) target: u32,
+}
+
+impl Facts {
+    /// The record of pending request `p` that failed with `kind` at `now` on
+    /// connection `serial` (never written when the connection was never made).
+    #[cold]
+    pub(super) fn failed(p: &Pending, kind: ErrorKind, now: Instant, serial: u64) -> Facts {
+        Facts {
+            intended: p.intended,
+            sent: (!kind.is_connect()).then_some(p.sent),
+            first_byte: None,
+            end: now,
+            status: 0,
+            bytes: 0,
+            error: Some(kind),
+            connection: serial,
+            target: p.target,
+        }
+    }
 }
 
 impl Pending {
@@ -34,6 +58,7 @@ impl Pending {
             stream: 0,
             refused: 0,
             hops: 0,
+            target: 0,
         }
     }
 }
@@ -61,6 +86,9 @@ pub(super) struct Conn {
     pub(super) own: Vec<u8>,
     /// Several requests in turn: the one this connection sends next.
     pub(super) turn: usize,
+    /// The worker's count of connections opened when this slot's socket was (which
+    /// connection a request went on, in its record).
+    pub(super) serial: u64,
     /// Runs that time streams: the watched responses in progress (empty otherwise).
     pub(super) clocks: Vec<StreamClock>,
     /// HTTP/3: when QUIC's timer is set on the worker's (`None`: not set).
@@ -81,6 +109,7 @@ impl Conn {
             awaiting_first: false,
             own: Vec::new(),
             turn: 0,
+            serial: 0,
             clocks: Vec::new(),
             quic_due: None,
         }

@@ -11,6 +11,7 @@ use mio::Token;
 use super::state::Dial;
 use super::{fresh_proto, State, Worker};
 use crate::error::ErrorKind;
+use crate::measure::raw::Facts;
 use crate::measure::result::TlsSession;
 use crate::proto::h2::H2Conn;
 use crate::proto::h3::H3Conn;
@@ -52,6 +53,7 @@ impl Worker<'_> {
                     self.pace.nap = false;
                 }
                 self.rec.connections_opened += 1;
+                self.conns[ci].serial = self.rec.connections_opened;
                 self.sockets += 1;
                 if let Some(q) = &self.dial.quic {
                     // QUIC's connection begins with the socket: its first datagram
@@ -307,7 +309,11 @@ impl Worker<'_> {
         }
         while let Some(p) = self.conns[ci].pending.pop_front() {
             self.in_flight -= 1;
-            self.rec.fail(now, kind, p.intended);
+            self.rec.fail(now, kind, (p.intended, p.target));
+            if self.rec.raw.is_some() {
+                let serial = self.conns[ci].serial;
+                self.rec.raw(Facts::failed(&p, kind, now, serial));
+            }
         }
         if self.drive.session_on(ci) {
             return self.end_session(ci, now, false);

@@ -202,6 +202,24 @@ impl<'a> Worker<'a> {
             }
         }
         let horizon = schedule.horizon();
+        let mut rec = Recorder::new(
+            start,
+            start_unix_us,
+            if spec.record_requests {
+                crate::measure::recorder::MAX_RECORDS / spec.load.threads.max(1)
+            } else {
+                0
+            },
+            shared.control.watched.then(|| shared.control.clone()),
+        );
+        // A run of several requests keeps a figure per request.
+        let load = &spec.load;
+        rec.targets = crate::measure::targets::Targets::new(if load.variety.is_empty() {
+            load.script.len()
+        } else {
+            load.variety.len()
+        });
+        rec.raw = shared.control.raw_sink(index as u32, start, start_unix_us);
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
         poll.registry()
@@ -212,16 +230,7 @@ impl<'a> Worker<'a> {
             schedule,
             poll,
             conns,
-            rec: Recorder::new(
-                start,
-                start_unix_us,
-                if spec.record_requests {
-                    crate::measure::recorder::MAX_RECORDS / spec.load.threads.max(1)
-                } else {
-                    0
-                },
-                shared.control.watched.then(|| shared.control.clone()),
-            ),
+            rec,
             events: Vec::new(),
             reread: Vec::new(),
             quic_timers: std::collections::BinaryHeap::new(),
@@ -433,6 +442,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.rec.finish();
+        self.rec.close_raw();
         self.shared.load.finish(&me);
         Ok(WorkerOutput {
             recorder: self.rec,
@@ -625,12 +635,16 @@ impl<'a> Worker<'a> {
                 // here goes round: validation refuses one that ends the run).
                 let call = self.shared.calls.fetch_add(1, Ordering::Relaxed);
                 let all = &self.prep.h2_requests;
-                p.stream = h2.request(&all[w.index(call, all.len())], false);
+                let i = w.index(call, all.len());
+                p.stream = h2.request(&all[i], false);
+                p.target = i as u32;
             } else if turns {
                 p.stream = h2.request(&self.prep.h2_requests[c.turn], false);
+                p.target = c.turn as u32;
                 c.turn = (c.turn + 1) % self.prep.h2_requests.len();
             } else if steps {
                 p.stream = h2.request(&self.prep.h2_requests[index], repeat);
+                p.target = index as u32;
                 index += 1;
             } else {
                 p.stream = h2.request(one, repeat);

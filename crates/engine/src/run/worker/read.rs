@@ -11,6 +11,7 @@ use stampede_wire::frame::REFUSED_STREAM;
 use super::drive::Drive;
 use super::{State, Worker, READS_PER_WAKE};
 use crate::error::ErrorKind;
+use crate::measure::raw::Facts;
 use crate::measure::recorder::{micros, Timing};
 use crate::proto::{Event, Response};
 
@@ -366,9 +367,24 @@ impl Worker<'_> {
         };
         self.first_response(ci, first.unwrap_or(now));
         self.check_length(r.body);
+        if self.rec.raw.is_some() {
+            let connection = self.conns[ci].serial;
+            self.rec.raw(Facts {
+                intended: p.intended,
+                sent: Some(p.sent),
+                first_byte: first,
+                end: now,
+                status: r.status,
+                bytes: r.body,
+                error: None,
+                connection,
+                target: p.target,
+            });
+        }
         if !self.prep.unusual {
-            self.rec.complete(now, p.intended, r.status, r.body, timing);
-        } else if !self.record_unusual(ci, r.status, r.body, p.intended, timing, now) {
+            self.rec
+                .complete(now, (p.intended, p.target), r.status, r.body, timing);
+        } else if !self.record_unusual(ci, r.status, r.body, (p.intended, p.target), timing, now) {
             return false;
         }
         if self.prep.respond {
@@ -397,14 +413,15 @@ impl Worker<'_> {
         ci: usize,
         status: u16,
         body: u64,
-        intended: Instant,
+        (intended, target): (Instant, u32),
         timing: Timing,
         now: Instant,
     ) -> bool {
         if self.prep.batch_latency && !self.conns[ci].pending.is_empty() {
-            self.rec.count_only(now, status, body);
+            self.rec.count_only(now, (status, target), body);
         } else {
-            self.rec.complete(now, intended, status, body, timing);
+            self.rec
+                .complete(now, (intended, target), status, body, timing);
         }
         if matches!(&self.drive, Drive::Sessions(s) if s.fail_status() == status) {
             self.failure_status(ci, now);
@@ -512,7 +529,10 @@ impl Worker<'_> {
                 let p = c.pending.remove(i).expect("present");
                 c.clocks.retain(|k| k.stream() != p.stream);
                 self.in_flight -= 1;
-                self.rec.fail(now, kind, p.intended);
+                self.rec.fail(now, kind, (p.intended, p.target));
+                if self.rec.raw.is_some() {
+                    self.rec.raw(Facts::failed(&p, kind, now, c.serial));
+                }
             } else {
                 i += 1;
             }

@@ -109,10 +109,16 @@ impl Worker<'_> {
         let Some(calls) = sess.due_steps(ci, now, if ready { room } else { 0 }) else {
             return;
         };
+        // A script's steps are the run's targets; without one, every call is the run's
+        // one request.
+        let steps = !self.spec.load.script.is_empty();
         for step in calls.step..calls.step + calls.k {
             let intended = sess.step_at(ci, step).unwrap_or(now);
             self.rec.lag(intended, now);
-            c.pending.push_back(Pending::new(intended, now));
+            c.pending.push_back(Pending {
+                target: if steps { step as u32 } else { 0 },
+                ..Pending::new(intended, now)
+            });
         }
         if calls.k > 0 {
             self.send_steps(ci, calls.step, calls.k, now);
@@ -124,9 +130,13 @@ impl Worker<'_> {
         let Some(Calls { step, k }) = calls else {
             return;
         };
+        let steps = !self.spec.load.script.is_empty();
         let c = &mut self.conns[ci];
-        for _ in 0..k {
-            c.pending.push_back(Pending::new(intended, now));
+        for j in 0..k {
+            c.pending.push_back(Pending {
+                target: if steps { (step + j) as u32 } else { 0 },
+                ..Pending::new(intended, now)
+            });
         }
         self.send_steps(ci, step, k, now);
     }

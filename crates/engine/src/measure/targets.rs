@@ -1,0 +1,292 @@
+//! A figure per target: for a run of several requests (a targets file, h2load's URIs,
+//! a plan's request list, a session's script steps), each one's responses by status,
+//! failures by kind and latency percentiles, beside the run's own.
+//!
+//! Each worker keeps one [`TargetRecorder`] per target it sent, made when the first
+//! answer comes, with a latency histogram of two significant digits (25 KiB, where the
+//! run's own histograms keep three): [`MAX_TARGETS`] of them bound a worker's memory to
+//! 2.5 MiB however many requests a list names. Targets past the limit are counted
+//! together as one, named so. The run's figures stay exact; a target's percentiles are
+//! within 1 %.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ErrorKind, HistError};
+use crate::measure::hist::{Hist, MAX_TRACKABLE_US};
+use crate::measure::result::LatencyStats;
+
+/// Targets given figures of their own; those past it share one.
+pub const MAX_TARGETS: usize = 100;
+
+/// The name of the figures shared by the targets past [`MAX_TARGETS`].
+pub const OTHERS: &str = "(the other targets)";
+
+/// One target's figures in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetStats {
+    /// The request: its method and target (`GET /api/users?page=2`).
+    pub name: String,
+    /// Responses received.
+    pub completed: u64,
+    /// Requests that got no response.
+    pub failed: u64,
+    /// Responses by status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Failures by kind.
+    pub errors: BTreeMap<String, u64>,
+    /// Latency of its responses from their intended starts (two significant digits).
+    pub latency: LatencyStats,
+    /// Its latency histogram (HdrHistogram's V2 encoding, base64), for exact merges.
+    pub histogram: String,
+}
+
+/// A new histogram for one target's latency, µs.
+fn target_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_US, 2).expect("valid histogram bounds")
+}
+
+/// One target's figures in a worker, as they are recorded.
+pub(crate) struct TargetRecorder {
+    completed: u64,
+    failed: u64,
+    /// (status, responses): a target answers with a few statuses.
+    statuses: Vec<(u16, u64)>,
+    errors: [u64; ErrorKind::ALL.len()],
+    latency: Histogram<u64>,
+}
+
+impl TargetRecorder {
+    fn new() -> TargetRecorder {
+        TargetRecorder {
+            completed: 0,
+            failed: 0,
+            statuses: Vec::new(),
+            errors: [0; ErrorKind::ALL.len()],
+            latency: target_histogram(),
+        }
+    }
+
+    fn merge(&mut self, o: &TargetRecorder) {
+        self.completed += o.completed;
+        self.failed += o.failed;
+        for &(code, n) in &o.statuses {
+            self.count_status(code, n);
+        }
+        for (a, b) in self.errors.iter_mut().zip(&o.errors) {
+            *a += b;
+        }
+        // Same bounds and precision: the addition cannot fail.
+        let _ = self.latency.add(&o.latency);
+    }
+
+    fn count_status(&mut self, code: u16, n: u64) {
+        match self.statuses.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, m)) => *m += n,
+            None => self.statuses.push((code, n)),
+        }
+    }
+}
+
+/// A worker's figures per target: empty for a run of one request.
+#[derive(Default)]
+pub(crate) struct Targets {
+    /// Indexed by target, [`MAX_TARGETS`] at most (the last shared by the rest);
+    /// `None` for one not answered yet.
+    each: Vec<Option<Box<TargetRecorder>>>,
+}
+
+impl Targets {
+    /// Figures for a run of `n` targets (none when `n` is 1 or less).
+    pub(crate) fn new(n: usize) -> Targets {
+        let slots = if n > 1 { n.min(MAX_TARGETS + 1) } else { 0 };
+        Targets {
+            each: (0..slots).map(|_| None).collect(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        !self.each.is_empty()
+    }
+
+    fn slot(&mut self, target: u32) -> &mut TargetRecorder {
+        let i = (target as usize).min(self.each.len() - 1);
+        self.each[i].get_or_insert_with(|| Box::new(TargetRecorder::new()))
+    }
+
+    /// A response to `target`.
+    #[cold]
+    pub(crate) fn complete(&mut self, target: u32, status: u16, total_us: u64) {
+        let t = self.slot(target);
+        t.completed += 1;
+        t.count_status(status, 1);
+        t.latency.saturating_record(total_us);
+    }
+
+    /// A response to `target` counted without a latency sample (wrk2's batch latency).
+    #[cold]
+    pub(crate) fn count(&mut self, target: u32, status: u16) {
+        let t = self.slot(target);
+        t.completed += 1;
+        t.count_status(status, 1);
+    }
+
+    /// A request to `target` that got no response.
+    #[cold]
+    pub(crate) fn fail(&mut self, target: u32, kind: ErrorKind) {
+        let t = self.slot(target);
+        t.failed += 1;
+        t.errors[kind.index()] += 1;
+    }
+
+    /// Adds another worker's figures.
+    pub(crate) fn merge(&mut self, other: Targets) {
+        if self.each.is_empty() {
+            *self = other;
+            return;
+        }
+        for (a, b) in self.each.iter_mut().zip(other.each) {
+            match (a.as_mut(), b) {
+                (Some(a), Some(b)) => a.merge(&b),
+                (None, Some(b)) => *a = Some(b),
+                (_, None) => {}
+            }
+        }
+    }
+
+    /// The result's figures, each target named by `name(index)`; targets never sent
+    /// are left out.
+    pub(crate) fn stats(&self, name: impl Fn(usize) -> String) -> Vec<TargetStats> {
+        let shared = self.each.len() > MAX_TARGETS;
+        self.each
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let t = t.as_ref()?;
+                let name = if shared && i == MAX_TARGETS {
+                    OTHERS.to_string()
+                } else {
+                    name(i)
+                };
+                Some(TargetStats {
+                    name,
+                    completed: t.completed,
+                    failed: t.failed,
+                    statuses: t.statuses.iter().copied().collect(),
+                    errors: ErrorKind::ALL
+                        .iter()
+                        .filter(|k| t.errors[k.index()] > 0)
+                        .map(|k| (k.name().to_string(), t.errors[k.index()]))
+                        .collect(),
+                    latency: LatencyStats::of(&t.latency),
+                    histogram: Hist(t.latency.clone()).to_base64(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Merges results' figures per target, by name (targets of one name are one target
+/// however the lists were ordered); in the order they first appear.
+pub fn merge_targets(lists: &[&[TargetStats]]) -> Result<Vec<TargetStats>, HistError> {
+    let mut out: Vec<(TargetStats, Hist)> = Vec::new();
+    for list in lists {
+        for t in *list {
+            let h = Hist::from_base64(&t.histogram)?;
+            match out.iter_mut().find(|(o, _)| o.name == t.name) {
+                Some((o, oh)) => {
+                    o.completed = o.completed.saturating_add(t.completed);
+                    o.failed = o.failed.saturating_add(t.failed);
+                    for (k, n) in &t.statuses {
+                        *o.statuses.entry(*k).or_default() += n;
+                    }
+                    for (k, n) in &t.errors {
+                        *o.errors.entry(k.clone()).or_default() += n;
+                    }
+                    oh.add_checked(&h.0)?;
+                }
+                None => {
+                    let mut own = Hist(target_histogram());
+                    own.add_checked(&h.0)?;
+                    out.push((t.clone(), own));
+                }
+            }
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|(mut t, h)| {
+            t.latency = LatencyStats::of(&h.0);
+            t.histogram = h.to_base64();
+            t
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_add_up_per_target_across_workers() {
+        let mut a = Targets::new(3);
+        let mut b = Targets::new(3);
+        a.complete(0, 200, 1_000);
+        a.complete(0, 404, 3_000);
+        b.complete(0, 200, 2_000);
+        b.fail(2, ErrorKind::Timeout);
+        a.merge(b);
+        let s = a.stats(|i| format!("GET /{i}"));
+        assert_eq!(s.len(), 2, "target 1 was never sent: {s:?}");
+        assert_eq!(s[0].name, "GET /0");
+        assert_eq!((s[0].completed, s[0].failed), (3, 0));
+        assert_eq!(s[0].statuses, BTreeMap::from([(200, 2), (404, 1)]));
+        assert_eq!(s[0].latency.count, 3);
+        let p50 = s[0].latency.at(50.0).unwrap();
+        assert!((1_980..=2_020).contains(&p50), "within 1 %: {p50}");
+        assert_eq!(s[1].name, "GET /2");
+        assert_eq!(s[1].errors, BTreeMap::from([("timeout".to_string(), 1)]));
+        // A run of one request keeps nothing per target.
+        let mut one = Targets::new(1);
+        assert!(!one.is_on());
+        one.merge(Targets::new(1));
+        assert!(one.stats(|_| String::new()).is_empty());
+    }
+
+    #[test]
+    fn targets_past_the_limit_share_one_figure() {
+        let mut t = Targets::new(MAX_TARGETS + 50);
+        for i in 0..(MAX_TARGETS as u32 + 50) {
+            t.complete(i, 200, 100);
+        }
+        let s = t.stats(|i| format!("GET /{i}"));
+        assert_eq!(s.len(), MAX_TARGETS + 1);
+        assert_eq!(s[MAX_TARGETS].name, OTHERS);
+        assert_eq!(s[MAX_TARGETS].completed, 50);
+        assert_eq!(s[MAX_TARGETS - 1].completed, 1);
+    }
+
+    #[test]
+    fn merges_go_by_name_and_keep_the_histograms_exact() {
+        let mut a = Targets::new(2);
+        a.complete(0, 200, 1_000);
+        a.complete(1, 200, 5_000);
+        let x = a.stats(|i| ["GET /a", "GET /b"][i].to_string());
+        let mut b = Targets::new(2);
+        b.complete(0, 200, 5_000);
+        b.complete(1, 500, 1_000);
+        // The other run listed them the other way round.
+        let y = b.stats(|i| ["GET /b", "GET /a"][i].to_string());
+        let m = merge_targets(&[&x, &y]).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].name, "GET /a");
+        assert_eq!(m[0].statuses, BTreeMap::from([(200, 1), (500, 1)]));
+        assert_eq!(m[0].latency.count, 2);
+        assert_eq!(m[1].name, "GET /b");
+        assert_eq!(m[1].latency.count, 2);
+        assert!(m[1].latency.min_us >= 4_950, "{:?}", m[1].latency);
+    }
+}
