@@ -145,23 +145,62 @@ fn prom_value(port: u16, query: &str) -> Option<f64> {
     r["value"][1].as_str()?.parse().ok()
 }
 
-/// Runs `stampede load` against the reference server for 2 s, with `args`; returns
-/// the result's completed requests and the run's output.
+/// The queries of a dashboard shipped in packaging/grafana/, as its panels hold them.
+fn dashboard_queries(file: &str, field: &str) -> Vec<String> {
+    let path = format!(
+        "{}/../../packaging/grafana/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let d: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let queries: Vec<String> = d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().clone())
+        .map(|t| t[field].as_str().unwrap().to_string())
+        .collect();
+    assert!(queries.len() >= 6, "{queries:?}");
+    queries
+}
+
+/// Every query of the Prometheus dashboard, evaluated at `at` (Unix seconds), is
+/// accepted and finds series in what the run wrote (the failures' too, had the run
+/// failed any: this one fails none).
+fn prometheus_dashboard_finds_the_run(port: u16, at: f64) {
+    for q in dashboard_queries("stampede-prometheus.json", "expr") {
+        let q = q
+            .replace("$__rate_interval", "1m")
+            .replace("$job", "stampede");
+        let path = format!("/api/v1/query?query={}&time={at:.3}", encode(&q));
+        let (status, body) = http(port, "GET", &path).unwrap();
+        assert_eq!(status, 200, "{q}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["status"], "success", "{q}: {body}");
+        let found = v["data"]["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty());
+        let failures = q.contains("stampede_request_failures_total");
+        assert!(
+            found || failures,
+            "the dashboard's query {q} finds nothing: {body}"
+        );
+    }
+}
+
+/// Runs `stampede load` against the reference server for 2 s, with `args` (a `-d` among
+/// them runs that long instead); returns the result's completed requests and the
+/// run's output.
 fn run_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> (u64, Output) {
     let s = srv();
     let json = dir.join("result.json");
     let mut child = Command::new(BIN)
-        .args([
-            "load",
-            &s.url("/pong"),
-            "-d",
-            "2s",
-            "-c",
-            "2",
-            "-q",
-            "--json",
-        ])
+        .args(["load", &s.url("/pong"), "-c", "2", "-q", "--json"])
         .arg(&json)
+        .args(if args.contains(&"-d") {
+            &[][..]
+        } else {
+            &["-d", "2s"][..]
+        })
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -182,46 +221,58 @@ fn run_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> (u6
 
 #[test]
 fn prometheus_scrapes_a_run_and_its_query_api_returns_the_request_count() {
-    // The metrics port is chosen by stampede (127.0.0.1:0) and read from its line;
-    // Prometheus's configuration names it, so Prometheus starts after stampede.
-    if !installed("prometheus") {
-        return missing_peer("prometheus");
-    }
+    // Prometheus runs before the run, so that it scrapes the run as it goes: its
+    // configuration names the metrics port, a free one taken here.
+    let metrics = free_port();
+    let Some(prom) = prometheus(&format!(
+        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: stampede\n    static_configs:\n      - targets: ['127.0.0.1:{metrics}']\n"
+    )) else {
+        return;
+    };
+    // Its discovery hands the target to the scraper a few seconds after the start: the
+    // run begins once the scraper has tried it (and found nothing listening yet).
+    eventually("prometheus scraping", Duration::from_secs(30), || {
+        let (_, body) = http(prom.port, "GET", "/api/v1/targets")?;
+        let v: Value = serde_json::from_str(&body).ok()?;
+        let t = v["data"]["activeTargets"].as_array()?.first()?.clone();
+        (t["health"] != "unknown").then_some(())
+    });
     let tmp = Dir::new();
     let dir = &tmp.0;
-    let mut prom: Option<Peer> = None;
+    let listen = format!("127.0.0.1:{metrics}");
     let (completed, _) = run_load(
-        &["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "60s"],
+        &[
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "60s",
+            "--rate",
+            "2000",
+            // Long enough for several scrapes a second apart, which rate() needs.
+            "-d",
+            "4s",
+        ],
         dir,
-        |child| {
-            let err = child.stderr.take().unwrap();
-            let mut lines = BufReader::new(err).lines();
-            let line = lines.next().unwrap().unwrap();
-            let addr = line
-                .strip_prefix("stampede: metrics at http://")
-                .and_then(|r| r.strip_suffix("/metrics"))
-                .unwrap_or_else(|| panic!("{line}"))
-                .to_string();
-            std::thread::spawn(move || lines.for_each(drop));
-            prom = prometheus(&format!(
-                "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: stampede\n    static_configs:\n      - targets: ['{addr}']\n"
-            ));
-        },
+        |_| {},
     );
-    let prom = prom.expect("prometheus is installed");
-    // The run ended once Prometheus had scraped its final figures.
+    // The run ended once Prometheus had scraped its final figures. Its next scrape
+    // finds the process gone and marks the series stale, so the last values are asked
+    // for over a window (which skips staleness markers).
+    let last = |q: &str| prom_value(prom.port, &format!("{q}[5m]))"));
     let got = eventually("the scraped count", Duration::from_secs(20), || {
-        prom_value(prom.port, "sum(stampede_requests_total{job=\"stampede\"})")
+        last("sum(last_over_time(stampede_requests_total{job=\"stampede\"}")
             .filter(|v| *v == completed as f64)
     });
     assert_eq!(got, completed as f64);
-    let finished = prom_value(prom.port, "stampede_run_finished{job=\"stampede\"}");
+    let finished = last("max(last_over_time(stampede_run_finished{job=\"stampede\"}");
     assert_eq!(finished, Some(1.0));
-    let count = prom_value(
-        prom.port,
-        "stampede_latency_seconds_count{job=\"stampede\"}",
-    );
+    let count = last("max(last_over_time(stampede_latency_seconds_count{job=\"stampede\"}");
     assert_eq!(count, Some(completed as f64), "every response timed");
+    // The dashboard's queries, at the run's end (while its series were fresh).
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let end = r["started_unix_ms"].as_f64().unwrap() / 1000.0 + r["duration_s"].as_f64().unwrap();
+    prometheus_dashboard_finds_the_run(prom.port, end);
 }
 
 #[test]
@@ -305,7 +356,7 @@ fn influxdb_takes_the_line_protocol_and_returns_the_request_count() {
     let tmp = Dir::new();
     let dir = &tmp.0;
     let url = format!("influxdb=http://127.0.0.1:{}/stampede", influx.port);
-    let (completed, out) = run_load(&["--out", &url], dir, |_| {});
+    let (completed, out) = run_load(&["--out", &url, "--rate", "2000"], dir, |_| {});
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("writes failed"), "{err}");
     let got = eventually("the written count", Duration::from_secs(20), || {
@@ -329,6 +380,32 @@ fn influxdb_takes_the_line_protocol_and_returns_the_request_count() {
     );
     let p99 = influx_value(influx.port, "SELECT max(latency_p99) FROM stampede").unwrap();
     assert!(p99 > 0.0 && p99 < 1.0, "{p99}");
+    // Every query of the InfluxDB dashboard finds the run's points.
+    for q in dashboard_queries("stampede-influxdb.json", "query") {
+        let q = q.replace("$timeFilter", "time > now() - 1h");
+        let (status, body) = http(
+            influx.port,
+            "GET",
+            &format!("/query?db=stampede&q={}", encode(&q)),
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{q}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert!(v["results"][0].get("error").is_none(), "{q}: {body}");
+        let values = &v["results"][0]["series"][0]["values"];
+        let found = values.as_array().is_some_and(|rows| {
+            rows.iter().any(|r| {
+                r.as_array().unwrap()[1..]
+                    .iter()
+                    .any(|x| x.as_f64().is_some_and(|x| x > 0.0))
+            })
+        });
+        let failures = q.contains("stampede_failures");
+        assert!(
+            found || failures,
+            "the dashboard's query {q} finds nothing: {body}"
+        );
+    }
 }
 
 #[test]
@@ -344,4 +421,97 @@ fn a_refusing_receiver_is_reported_and_the_run_still_ends_whole() {
         err.contains("--out influxdb:") && err.contains("writes failed"),
         "{err}"
     );
+}
+
+#[test]
+fn an_otlp_receiver_decodes_the_pushes_with_the_published_schema() {
+    // Python with opentelemetry-proto (CI installs it and names it here).
+    let Ok(python) = std::env::var("STAMPEDE_OTLP_PYTHON") else {
+        return missing_peer("STAMPEDE_OTLP_PYTHON (Python with opentelemetry-proto)");
+    };
+    let tmp = Dir::new();
+    let got = tmp.0.join("received.jsonl");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/otlp_receiver.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(&got)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the receiver starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line.trim().strip_prefix("ready ").unwrap().parse().unwrap();
+    let receiver = Peer {
+        child,
+        _dir: Dir::new(),
+        port,
+    };
+    let url = format!("otlp=http://127.0.0.1:{}", receiver.port);
+    let (completed, out) = run_load(&["--out", &url], &tmp.0, |_| {});
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("writes failed"), "{err}");
+    let text = std::fs::read_to_string(&got).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let rm = &last["resource_metrics"][0];
+    let attrs = rm["resource"]["attributes"].as_array().unwrap();
+    assert!(attrs
+        .iter()
+        .any(|a| a["key"] == "service.name" && a["value"]["string_value"] == "stampede"));
+    let metrics = rm["scope_metrics"][0]["metrics"].as_array().unwrap();
+    let find = |name: &str| {
+        metrics
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {metrics:?}"))
+    };
+    // The protobuf JSON mapping writes 64-bit integers as strings.
+    let n = |v: &Value| {
+        v.as_str()
+            .and_then(|s| s.parse::<u64>().ok())
+            .or(v.as_u64())
+            .unwrap()
+    };
+    let duration = &find("http.client.request.duration")["histogram"]["data_points"][0];
+    assert_eq!(n(&duration["count"]), completed);
+    let buckets: u64 = duration["bucket_counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(n)
+        .sum();
+    assert_eq!(buckets, completed);
+    assert_eq!(duration["explicit_bounds"].as_array().unwrap().len(), 14);
+    let keys: Vec<&str> = duration["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "http.request.method",
+            "server.address",
+            "server.port",
+            "url.scheme"
+        ]
+    );
+    let requests = &find("stampede.requests")["sum"];
+    assert_eq!(requests["is_monotonic"], true);
+    assert_eq!(
+        requests["aggregation_temporality"],
+        "AGGREGATION_TEMPORALITY_CUMULATIVE"
+    );
+    let answered: u64 = requests["data_points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| n(&p["as_int"]))
+        .sum();
+    assert_eq!(answered, completed, "the last push has the run's count");
+    let latency = &find("stampede.latency")["summary"]["data_points"][0];
+    assert_eq!(n(&latency["count"]), completed);
 }

@@ -157,6 +157,9 @@ mod tests {
         let info = RunInfo {
             method: "GET".into(),
             url: "http://a/b c,d".into(),
+            server_address: "x".into(),
+            server_port: 80,
+            scheme: "http".into(),
             offered_rate: None,
             start_unix_ms: 0,
             host: "m".into(),

@@ -1,7 +1,7 @@
 //! Live metrics out of a running `load`: the run's figures where monitoring systems
 //! look — Prometheus's text format at `/metrics` (`--metrics-listen`, or beside
-//! `--dashboard`), and pushed each second with `--out`: Prometheus remote write and
-//! InfluxDB's line protocol.
+//! `--dashboard`), and pushed each second with `--out`: Prometheus remote write,
+//! InfluxDB's line protocol and OpenTelemetry's OTLP/HTTP.
 //!
 //! Every output reads one [`Hub`]. The watcher thread feeds it each second as the
 //! engine releases it (all workers merged, as the final result merges them), so the
@@ -12,6 +12,7 @@
 //! seconds waiting for it are bounded ([`MAX_BACKLOG`]).
 
 pub mod influx;
+pub mod otlp;
 mod post;
 pub mod prom;
 pub mod remote_write;
@@ -37,13 +38,15 @@ pub enum Out {
     PrometheusRw(String),
     /// InfluxDB 1.x line protocol: `http://HOST:8086/DATABASE`, as k6 takes it.
     Influxdb(String),
+    /// OTLP/HTTP metrics (protobuf): `http://HOST:4318` or the full `/v1/metrics`.
+    Otlp(String),
 }
 
 impl Out {
     /// Parses one `--out` value.
     pub fn parse(s: &str) -> Result<Out, String> {
         let (kind, url) = s.split_once('=').ok_or_else(|| {
-            format!("--out {s:?}: expected KIND=URL, KIND one of prometheus-rw, influxdb")
+            format!("--out {s:?}: expected KIND=URL, KIND one of prometheus-rw, influxdb, otlp")
         })?;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(format!(
@@ -54,8 +57,9 @@ impl Out {
         match kind {
             "prometheus-rw" | "experimental-prometheus-rw" => Ok(Out::PrometheusRw(url)),
             "influxdb" => Ok(Out::Influxdb(url)),
+            "otlp" | "opentelemetry" => Ok(Out::Otlp(url)),
             other => Err(format!(
-                "--out {other:?}: unknown output (prometheus-rw=URL, influxdb=URL; files are --json, --csv, --hlog, --raw)"
+                "--out {other:?}: unknown output (prometheus-rw=URL, influxdb=URL, otlp=URL; files are --json, --csv, --hlog, --raw)"
             )),
         }
     }
@@ -64,6 +68,7 @@ impl Out {
         match self {
             Out::PrometheusRw(_) => "prometheus-rw",
             Out::Influxdb(_) => "influxdb",
+            Out::Otlp(_) => "otlp",
         }
     }
 }
@@ -92,6 +97,10 @@ pub struct Second {
 pub struct RunInfo {
     pub method: String,
     pub url: String,
+    /// The server's host, port and the URL's scheme, for OpenTelemetry's attributes.
+    pub server_address: String,
+    pub server_port: u16,
+    pub scheme: String,
     /// The open model's rate, when the run has one.
     pub offered_rate: Option<f64>,
     /// The run's start, ms since the Unix epoch.
@@ -109,6 +118,9 @@ impl RunInfo {
         RunInfo {
             method: spec.load.request.method.clone(),
             url: spec.target.url.clone(),
+            server_address: spec.target.host.clone(),
+            server_port: spec.target.port,
+            scheme: if spec.target.tls { "https" } else { "http" }.into(),
             offered_rate,
             start_unix_ms: unix_ms(SystemTime::now()),
             host: std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -133,6 +145,8 @@ pub struct Totals {
     pub latency: LatencyStats,
     pub uncorrected: LatencyStats,
     pub send_lag: LatencyStats,
+    /// The uncorrected latency in OpenTelemetry's buckets.
+    pub duration: Buckets,
     /// The last second's levels.
     pub connections: u64,
     pub in_flight: u64,
@@ -156,11 +170,48 @@ impl Default for Totals {
             latency: empty.clone(),
             uncorrected: empty.clone(),
             send_lag: empty,
+            duration: Buckets::default(),
             connections: 0,
             in_flight: 0,
             users: 0,
             seconds: 0,
             at_unix_ms: 0,
+        }
+    }
+}
+
+/// A latency histogram in [`otlp::DURATION_BOUNDS`]' buckets, in seconds.
+#[derive(Debug, Clone, Default)]
+pub struct Buckets {
+    pub count: u64,
+    pub sum_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    /// One count per bound (values at or below it, above the one before), then the
+    /// values above the last.
+    pub buckets: Vec<u64>,
+}
+
+impl Buckets {
+    fn of(h: &Hist) -> Buckets {
+        let h = &h.0;
+        let mut buckets = vec![0u64; otlp::DURATION_BOUNDS.len() + 1];
+        for v in h.iter_recorded() {
+            let s = h.highest_equivalent(v.value_iterated_to()) as f64 / 1e6;
+            let i = otlp::DURATION_BOUNDS.partition_point(|&b| b < s);
+            buckets[i] += v.count_at_value();
+        }
+        let n = h.len();
+        Buckets {
+            count: n,
+            sum_s: if n == 0 {
+                0.0
+            } else {
+                h.mean() * n as f64 / 1e6
+            },
+            min_s: if n == 0 { 0.0 } else { h.min() as f64 / 1e6 },
+            max_s: if n == 0 { 0.0 } else { h.max() as f64 / 1e6 },
+            buckets,
         }
     }
 }
@@ -217,7 +268,7 @@ impl Hub {
     /// wrong URL fails before the run).
     pub fn new(spec: &LoadSpec, outs: &[Out]) -> Result<Arc<Hub>, Exit> {
         for o in outs {
-            let (Out::PrometheusRw(u) | Out::Influxdb(u)) = o;
+            let (Out::PrometheusRw(u) | Out::Influxdb(u) | Out::Otlp(u)) = o;
             post::Endpoint::parse(u)
                 .map_err(|e| Exit::usage(format!("--out {}: {e}", o.name())))?;
         }
@@ -287,6 +338,7 @@ impl Hub {
             send_lag: s.send_lag.stats(),
         };
         let mut st = self.state();
+        let wants_buckets = st.pushers.iter().any(|p| matches!(p.out, Out::Otlp(_)));
         let State {
             totals: t,
             hists: h,
@@ -309,6 +361,9 @@ impl Hub {
         t.latency = h.latency.stats();
         t.uncorrected = h.uncorrected.stats();
         t.send_lag = h.send_lag.stats();
+        if wants_buckets {
+            t.duration = Buckets::of(&h.uncorrected);
+        }
         t.connections = i.connections;
         t.in_flight = i.in_flight;
         t.users = i.users;
@@ -399,7 +454,7 @@ impl Hub {
     fn push_loop(&self, i: usize) {
         let out = self.state().pushers[i].out.clone();
         let endpoint = match out {
-            Out::PrometheusRw(ref u) | Out::Influxdb(ref u) => {
+            Out::PrometheusRw(ref u) | Out::Influxdb(ref u) | Out::Otlp(ref u) => {
                 post::Endpoint::parse(u).expect("checked when the hub was made")
             }
         };
@@ -439,6 +494,12 @@ impl Hub {
                     "application/x-protobuf",
                     remote_write::HEADERS,
                     &remote_write::body(&info, &totals, done),
+                ),
+                Out::Otlp(_) => client.post(
+                    &otlp::path(client.endpoint()),
+                    "application/x-protobuf",
+                    &[],
+                    &otlp::body(&info, &totals),
                 ),
             };
             let mut st = self.state();
@@ -482,8 +543,8 @@ pub struct LiveArgs {
     #[arg(long = "raw-format", value_name = "FORMAT", value_parser = ["csv", "ndjson"], requires = "raw")]
     pub raw_format: Option<String>,
     /// Push the figures each second: prometheus-rw=URL (remote write),
-    /// influxdb=URL (InfluxDB 1.x line protocol; the URL's path names the database)
-    /// (repeatable)
+    /// influxdb=URL (InfluxDB 1.x line protocol; the URL's path names the database),
+    /// otlp=URL (OpenTelemetry OTLP/HTTP) (repeatable)
     #[arg(long = "out", value_name = "KIND=URL", action = clap::ArgAction::Append, value_parser = Out::parse)]
     pub out: Vec<Out>,
 }

@@ -78,7 +78,7 @@ fn summary(stats: &LatencyStats) -> Vec<Sample> {
 }
 
 /// This process's CPU time (user and system) and resident memory, from /proc.
-fn process() -> Option<(f64, f64)> {
+pub(super) fn process() -> Option<(f64, f64)> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command's closing parenthesis: state is field 3, utime 14,
     // stime 15, rss 24 (in pages).
@@ -310,6 +310,9 @@ mod tests {
         RunInfo {
             method: "GET".into(),
             url: "http://127.0.0.1:1/a\"b".into(),
+            server_address: "127.0.0.1".into(),
+            server_port: 1,
+            scheme: "http".into(),
             offered_rate: Some(100.0),
             start_unix_ms: 1_700_000_000_000,
             host: "h".into(),
