@@ -21,7 +21,6 @@ pub enum Format {
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dashboard::Dashboard;
-use crate::metrics::Hub;
 use crate::randurl;
 use crate::targets;
 
@@ -727,65 +726,34 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     }
     a.segments.apply(&mut spec)?;
     measured(&spec, asserts.iter().map(|x| ("--assert", x)))?;
-    if a.live.raw.as_deref() == Some("-") && a.out.json.as_deref() == Some("-") {
-        return Err(Exit::usage(
-            "--raw - and --json - both want standard output: give one of them a file",
-        ));
-    }
+    a.live
+        .check(a.out.json.as_deref() == Some("-"), !a.find_max.is_empty())?;
     if !a.find_max.is_empty() {
-        if a.live.wanted(false) || a.live.raw.is_some() {
-            return Err(Exit::usage(
-                "--find-max runs many short runs: --out, --metrics-listen and --raw follow one run; leave them out, or run each rate with --rate",
-            ));
-        }
         return find_max(&a, spec, &asserts);
     }
-    let hub = match a.live.wanted(a.dashboard.is_some()) {
-        true => Some(Hub::new(&spec, &a.live.out)?),
-        false => None,
-    };
+    let mut live = a.live.start(&spec, a.dashboard.is_some())?;
     let dashboard = match &a.dashboard {
         Some(addr) => {
             let what = format!("{} {}", spec.load.request.method, spec.target.url);
-            let d = Dashboard::start(addr, &what, hub.clone())?;
+            let d = Dashboard::start(addr, &what, live.hub.clone())?;
             eprintln!("stampede: live dashboard at {}", d.url());
             Some(d)
         }
         None => None,
     };
-    let _metrics_server = match (&a.live.metrics_listen, &hub) {
-        (Some(addr), Some(h)) => {
-            let d = Dashboard::metrics_only(addr, h.clone())?;
-            eprintln!("stampede: metrics at {}metrics", d.url());
-            Some(d)
-        }
-        _ => None,
-    };
-    let (records, writer) = crate::metrics::raw_records(&a.live)?.unzip();
+    let records = live.records.take();
     let run = common::execute_recording(
         spec,
         ProgressOptions {
             quiet: a.quiet,
             lines: true,
             dashboard: dashboard.clone(),
-            metrics: hub.clone(),
+            metrics: live.hub.clone(),
             ..Default::default()
         },
         records,
     );
-    if let (Some(w), Some(path)) = (writer, &a.live.raw) {
-        if let Err(e) = w.finish() {
-            let lost = run.as_ref().map_or(0, |r| r.raw_lost);
-            eprintln!(
-                "stampede: --raw {path}: {e}; the records from then on were lost ({lost} counted as lost, and those already handed to the writer)"
-            );
-        }
-    }
-    if let Some(h) = &hub {
-        for line in h.finish(a.live.metrics_linger) {
-            eprintln!("stampede: {line}");
-        }
-    }
+    live.end(run.as_ref().map_or(0, |r| r.raw_lost));
     let run = run?;
     let r = &run.result;
     let text = || match a.format {

@@ -137,8 +137,6 @@ impl RunInfo {
 pub struct Totals {
     pub statuses: BTreeMap<u16, u64>,
     pub errors: BTreeMap<&'static str, u64>,
-    pub completed: u64,
-    pub failed: u64,
     pub bytes_read: u64,
     pub events: u64,
     /// The histograms' summaries (kept up to date from [`Histograms`]).
@@ -151,10 +149,6 @@ pub struct Totals {
     pub connections: u64,
     pub in_flight: u64,
     pub users: u64,
-    /// Seconds seen so far.
-    pub seconds: u64,
-    /// The last second's end, ms since the Unix epoch.
-    pub at_unix_ms: u64,
 }
 
 impl Default for Totals {
@@ -163,8 +157,6 @@ impl Default for Totals {
         Totals {
             statuses: BTreeMap::new(),
             errors: BTreeMap::new(),
-            completed: 0,
-            failed: 0,
             bytes_read: 0,
             events: 0,
             latency: empty.clone(),
@@ -174,8 +166,6 @@ impl Default for Totals {
             connections: 0,
             in_flight: 0,
             users: 0,
-            seconds: 0,
-            at_unix_ms: 0,
         }
     }
 }
@@ -350,8 +340,6 @@ impl Hub {
         for (kind, n) in &second.errors {
             *t.errors.entry(kind).or_default() += n;
         }
-        t.completed += i.completed;
-        t.failed += i.failed;
         t.bytes_read += i.bytes_read;
         t.events += i.events;
         // Histograms this process encoded a moment ago.
@@ -367,8 +355,6 @@ impl Hub {
         t.connections = i.connections;
         t.in_flight = i.in_flight;
         t.users = i.users;
-        t.seconds += 1;
-        t.at_unix_ms = unix_ms + 1000;
         st.recent.push_back(Arc::new(second));
         while st.recent.len() > MAX_BACKLOG {
             st.recent.pop_front();
@@ -550,14 +536,86 @@ pub struct LiveArgs {
 }
 
 impl LiveArgs {
-    /// Whether a hub is needed: some output reads it.
-    pub fn wanted(&self, dashboard: bool) -> bool {
-        dashboard || self.metrics_listen.is_some() || !self.out.is_empty()
+    /// Refuses, before anything starts, what cannot go with the run's other flags:
+    /// `--raw -` beside `--json -` (`json_stdout`), any of them with `--find-max`.
+    pub fn check(&self, json_stdout: bool, find_max: bool) -> Result<(), Exit> {
+        if self.raw.as_deref() == Some("-") && json_stdout {
+            return Err(Exit::usage(
+                "--raw - and --json - both want standard output: give one of them a file",
+            ));
+        }
+        let any = self.metrics_listen.is_some() || !self.out.is_empty() || self.raw.is_some();
+        if find_max && any {
+            return Err(Exit::usage(
+                "--find-max runs many short runs: --out, --metrics-listen and --raw follow one run; leave them out, or run each rate with --rate",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Starts what the flags ask for a run of `spec`: the hub (also for a dashboard),
+    /// the `/metrics` listener, the records' writer.
+    pub fn start(&self, spec: &LoadSpec, dashboard: bool) -> Result<LiveOutputs, Exit> {
+        let wanted = dashboard || self.metrics_listen.is_some() || !self.out.is_empty();
+        let hub = match wanted {
+            true => Some(Hub::new(spec, &self.out)?),
+            false => None,
+        };
+        let server = match (&self.metrics_listen, &hub) {
+            (Some(addr), Some(h)) => {
+                let d = crate::dashboard::Dashboard::metrics_only(addr, h.clone())?;
+                eprintln!("stampede: metrics at {}metrics", d.url());
+                Some(d)
+            }
+            _ => None,
+        };
+        let (records, writer) = raw_records(self)?.unzip();
+        Ok(LiveOutputs {
+            hub,
+            _server: server,
+            records,
+            writer,
+            raw: self.raw.clone(),
+            linger: self.metrics_linger,
+        })
+    }
+}
+
+/// A run's live outputs, from before it starts to after it ends.
+pub struct LiveOutputs {
+    /// What the metrics outputs (and a dashboard) read.
+    pub hub: Option<Arc<Hub>>,
+    /// `--metrics-listen`'s server, up while this lives.
+    _server: Option<Arc<crate::dashboard::Dashboard>>,
+    /// The workers' end of `--raw`, for the run to take.
+    pub records: Option<stampede_engine::RawOut>,
+    writer: Option<stampede_engine::RawWriter>,
+    raw: Option<String>,
+    linger: Duration,
+}
+
+impl LiveOutputs {
+    /// The run has ended (`raw_lost`: the records it counted as lost): the records'
+    /// writer finishes, the pushers send what is left, `/metrics` lingers as asked,
+    /// and what failed is said.
+    pub fn end(mut self, raw_lost: u64) {
+        if let (Some(w), Some(path)) = (self.writer.take(), &self.raw) {
+            if let Err(e) = w.finish() {
+                eprintln!(
+                    "stampede: --raw {path}: {e}; the records from then on were lost ({raw_lost} counted as lost, and those already handed to the writer)"
+                );
+            }
+        }
+        if let Some(h) = &self.hub {
+            for line in h.finish(self.linger) {
+                eprintln!("stampede: {line}");
+            }
+        }
     }
 }
 
 /// `--raw`: the records' writer, started before the run.
-pub fn raw_records(
+fn raw_records(
     a: &LiveArgs,
 ) -> Result<Option<(stampede_engine::RawOut, stampede_engine::RawWriter)>, Exit> {
     use stampede_engine::RawFormat;

@@ -218,16 +218,16 @@ impl RawSink {
             return;
         }
         let full = std::mem::replace(&mut self.buf, Vec::with_capacity(BUFFER));
-        let lines = full.iter().filter(|&&c| c == b'\n').count() as u64;
+        let lines = |b: &[u8]| b.iter().filter(|&&c| c == b'\n').count() as u64;
         match &self.tx {
             Some(tx) => {
-                if tx.send(full).is_err() {
+                if let Err(back) = tx.send(full) {
                     // The writer stopped on an error of its file: counted, not kept.
-                    self.lost += lines;
+                    self.lost += lines(&back.0);
                     self.tx = None;
                 }
             }
-            None => self.lost += lines,
+            None => self.lost += lines(&full),
         }
     }
 }

@@ -473,7 +473,7 @@ pub struct RunResult {
     /// HTTP/3 runs: QUIC's own figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicStats>,
-    /// A run of several requests: each one's figures (see [`crate::measure::targets`]).
+    /// A run of several requests: each one's figures (see [`crate::TargetStats`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<crate::measure::targets::TargetStats>,
 }

@@ -93,9 +93,11 @@ impl TargetRecorder {
 /// A worker's figures per target: empty for a run of one request.
 #[derive(Default)]
 pub(crate) struct Targets {
-    /// Indexed by target, [`MAX_TARGETS`] at most (the last shared by the rest);
+    /// Indexed by target, [`MAX_TARGETS`] at most, and one more for the rest;
     /// `None` for one not answered yet.
     each: Vec<Option<Box<TargetRecorder>>>,
+    /// The last slot is shared by the targets past [`MAX_TARGETS`].
+    shared: bool,
 }
 
 impl Targets {
@@ -104,6 +106,7 @@ impl Targets {
         let slots = if n > 1 { n.min(MAX_TARGETS + 1) } else { 0 };
         Targets {
             each: (0..slots).map(|_| None).collect(),
+            shared: n > MAX_TARGETS + 1,
         }
     }
 
@@ -112,15 +115,17 @@ impl Targets {
         !self.each.is_empty()
     }
 
-    fn slot(&mut self, target: u32) -> &mut TargetRecorder {
-        let i = (target as usize).min(self.each.len() - 1);
-        self.each[i].get_or_insert_with(|| Box::new(TargetRecorder::new()))
+    /// The figures of `target`; `None` for a run of one request.
+    fn slot(&mut self, target: u32) -> Option<&mut TargetRecorder> {
+        let last = self.each.len().checked_sub(1)?;
+        let i = (target as usize).min(last);
+        Some(self.each[i].get_or_insert_with(|| Box::new(TargetRecorder::new())))
     }
 
     /// A response to `target`.
     #[cold]
     pub(crate) fn complete(&mut self, target: u32, status: u16, total_us: u64) {
-        let t = self.slot(target);
+        let Some(t) = self.slot(target) else { return };
         t.completed += 1;
         t.count_status(status, 1);
         t.latency.saturating_record(total_us);
@@ -129,7 +134,7 @@ impl Targets {
     /// A response to `target` counted without a latency sample (wrk2's batch latency).
     #[cold]
     pub(crate) fn count(&mut self, target: u32, status: u16) {
-        let t = self.slot(target);
+        let Some(t) = self.slot(target) else { return };
         t.completed += 1;
         t.count_status(status, 1);
     }
@@ -137,7 +142,7 @@ impl Targets {
     /// A request to `target` that got no response.
     #[cold]
     pub(crate) fn fail(&mut self, target: u32, kind: ErrorKind) {
-        let t = self.slot(target);
+        let Some(t) = self.slot(target) else { return };
         t.failed += 1;
         t.errors[kind.index()] += 1;
     }
@@ -160,7 +165,7 @@ impl Targets {
     /// The result's figures, each target named by `name(index)`; targets never sent
     /// are left out.
     pub(crate) fn stats(&self, name: impl Fn(usize) -> String) -> Vec<TargetStats> {
-        let shared = self.each.len() > MAX_TARGETS;
+        let shared = self.shared;
         self.each
             .iter()
             .enumerate()
@@ -267,6 +272,17 @@ mod tests {
         assert_eq!(s[MAX_TARGETS].name, OTHERS);
         assert_eq!(s[MAX_TARGETS].completed, 50);
         assert_eq!(s[MAX_TARGETS - 1].completed, 1);
+        // One past the limit still fits a figure of its own.
+        let mut t = Targets::new(MAX_TARGETS + 1);
+        t.complete(MAX_TARGETS as u32, 200, 100);
+        t.fail(7, ErrorKind::Reset);
+        let s = t.stats(|i| format!("GET /{i}"));
+        assert_eq!(s[1].name, format!("GET /{MAX_TARGETS}"));
+        // A run of one request records nothing, whatever it is told.
+        let mut none = Targets::new(1);
+        none.complete(0, 200, 1);
+        none.fail(0, ErrorKind::Reset);
+        assert!(none.stats(|_| String::new()).is_empty());
     }
 
     #[test]
