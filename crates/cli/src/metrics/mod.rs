@@ -224,6 +224,8 @@ struct Pusher {
     failures: u64,
     dropped: u64,
     last_error: Option<String>,
+    /// Its thread has ended.
+    ended: bool,
 }
 
 struct State {
@@ -243,8 +245,9 @@ struct State {
 /// The live figures every output reads.
 pub struct Hub {
     state: Mutex<State>,
+    /// Signalled whenever the state changes: a second came, the run ended, a scrape
+    /// read the figures, a pusher ended.
     changed: Condvar,
-    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 fn unix_ms(t: SystemTime) -> u64 {
@@ -280,22 +283,22 @@ impl Hub {
                         failures: 0,
                         dropped: 0,
                         last_error: None,
+                        ended: false,
                     })
                     .collect(),
             }),
             changed: Condvar::new(),
-            threads: Mutex::new(Vec::new()),
         });
         for i in 0..outs.len() {
             let h = hub.clone();
-            let t = std::thread::Builder::new()
+            std::thread::Builder::new()
                 .name("stampede-out".into())
-                .spawn(move || h.push_loop(i))
+                .spawn(move || {
+                    h.push_loop(i);
+                    h.state().pushers[i].ended = true;
+                    h.changed.notify_all();
+                })
                 .map_err(|e| Exit::fail(format!("--out: {e}")))?;
-            hub.threads
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(t);
         }
         Ok(hub)
     }
@@ -312,7 +315,8 @@ impl Hub {
     /// Takes one second the engine released.
     pub fn second(&self, s: &LiveSecond) {
         let i = &s.interval;
-        let unix_ms = self.state().info.start_unix_ms + u64::from(i.t) * 1000;
+        let mut st = self.state();
+        let unix_ms = st.info.start_unix_ms + u64::from(i.t) * 1000;
         let second = Second {
             unix_ms,
             completed: i.completed,
@@ -327,7 +331,6 @@ impl Hub {
             errors: s.errors.iter().map(|(k, n)| (k.name(), *n)).collect(),
             send_lag: s.send_lag.stats(),
         };
-        let mut st = self.state();
         let wants_buckets = st.pushers.iter().any(|p| matches!(p.out, Out::Otlp(_)));
         let State {
             totals: t,
@@ -378,32 +381,38 @@ impl Hub {
         text
     }
 
+    /// Waits on `st` until `ready` holds or `until` passes; signalled by every change.
+    fn wait_until<'a>(
+        &self,
+        mut st: MutexGuard<'a, State>,
+        until: Instant,
+        ready: impl Fn(&State) -> bool,
+    ) -> MutexGuard<'a, State> {
+        while !ready(&st) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        st
+    }
+
     /// The run has ended: the pushers send what is left (waiting at most
     /// [`FINAL_PUSH`]), and `/metrics` serves the final figures for up to `linger`, or
     /// until one scrape has read them. Returns a line for each output that failed.
     pub fn finish(&self, linger: Duration) -> Vec<String> {
-        self.state().done = true;
-        self.changed.notify_all();
-        let until = Instant::now() + FINAL_PUSH;
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
-        for t in threads {
-            while !t.is_finished() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            if t.is_finished() {
-                let _ = t.join();
-            }
-        }
-        let linger_until = Instant::now() + linger;
         let mut st = self.state();
-        while !st.scraped_after_end && Instant::now() < linger_until {
-            let wait = linger_until.saturating_duration_since(Instant::now());
-            st = self
-                .changed
-                .wait_timeout(st, wait.min(Duration::from_millis(200)))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        st.done = true;
+        self.changed.notify_all();
+        let st = self.wait_until(st, Instant::now() + FINAL_PUSH, |s| {
+            s.pushers.iter().all(|p| p.ended)
+        });
+        let st = self.wait_until(st, Instant::now() + linger, |s| s.scraped_after_end);
         st.pushers
             .iter()
             .filter(|p| {
@@ -500,9 +509,10 @@ impl Hub {
                         // The run is over; one failed last try is reported, not retried.
                         return;
                     }
-                    drop(st);
-                    // A refusing receiver is tried again a second later, not in a loop.
-                    std::thread::sleep(Duration::from_secs(1));
+                    // A refusing receiver is tried again a second later (or at once
+                    // when the run ends), not in a loop.
+                    let retry = Instant::now() + Duration::from_secs(1);
+                    drop(self.wait_until(st, retry, |s| s.done));
                 }
             }
         }
