@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use stampede_lab::plan::Plan;
-use stampede_lab::record::{Outcome, RunRecord};
+use stampede_lab::record::Outcome;
 use stampede_lab::runner::{self, BenchEvent, Observer, Phase};
 use stampede_lab::stats::Test;
 use stampede_lab::store::Store;
@@ -235,7 +235,7 @@ pub struct VerdictArgs {
 
 impl VerdictArgs {
     /// The noise threshold as a fraction, and the test.
-    fn get(&self) -> Result<(f64, Test), Exit> {
+    pub(crate) fn get(&self) -> Result<(f64, Test), Exit> {
         if !(0.0..100.0).contains(&self.noise) {
             return Err(Exit::usage(format!(
                 "--noise: {} is not a percentage from 0 to 100",
@@ -252,7 +252,7 @@ fn open_store(db: &Path) -> Result<Store, Exit> {
 
 /// A store that must already hold benches (compare, report, history): a missing one is
 /// named, never created empty.
-fn existing_store(db: &Path) -> Result<Store, Exit> {
+pub(crate) fn existing_store(db: &Path) -> Result<Store, Exit> {
     if !db.exists() {
         return Err(Exit::fail(format!(
             "{} does not exist: run a bench first, or name the store with --db",
@@ -530,153 +530,6 @@ pub fn compare(a: CompareArgs) -> Result<(), Exit> {
     let runs = |id| store.runs(id).map_err(|e| Exit::fail(e.to_string()));
     let changes = compare_benches(&runs(before)?, &runs(after)?, noise, test);
     common::out(&paint(&changes_table(before, after, &changes), Stream::Out));
-    Ok(())
-}
-
-/// Arguments of `stampede report`.
-#[derive(Args, Debug)]
-pub struct ReportArgs {
-    /// The bench to report by its id (default: the latest), or a run's result: a
-    /// `--json` file, or '-' to read it from standard input
-    #[arg(value_name = "BENCH|RESULT", value_parser = Source::parse)]
-    pub bench: Option<Source>,
-    /// Report one measured run instead (ids: the JSON summary or `stampede report --list-runs`)
-    #[arg(long = "run", value_name = "ID", conflicts_with = "bench")]
-    pub run: Option<i64>,
-    /// List the measured runs of the bench with their ids
-    #[arg(long = "list-runs")]
-    pub list_runs: bool,
-    /// The HTML file to write ('-' for standard output)
-    #[arg(
-        short = 'o',
-        long = "output",
-        value_name = "FILE",
-        default_value = "stampede-report.html"
-    )]
-    pub output: String,
-    /// The result store
-    #[arg(long = "db", value_name = "FILE", default_value = "stampede.db")]
-    pub db: PathBuf,
-    #[command(flatten)]
-    pub verdicts: VerdictArgs,
-}
-
-/// What `stampede report` reports: a stored bench, or a run's result file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    Bench(i64),
-    Result(String),
-}
-
-impl Source {
-    fn parse(s: &str) -> Result<Source, String> {
-        match s.parse::<i64>() {
-            Ok(id) => Ok(Source::Bench(id)),
-            Err(_) if s == "-" || s.ends_with(".json") || std::path::Path::new(s).is_file() => {
-                Ok(Source::Result(s.to_string()))
-            }
-            Err(_) => Err(format!(
-                "neither a bench id (a number: stampede compare --list shows them) nor a result file (--json's, or '-' for standard input): {s:?}"
-            )),
-        }
-    }
-}
-
-/// `stampede report`: an HTML report of a stored bench, of one stored run, or of a
-/// run's result file.
-pub fn report(a: ReportArgs) -> Result<(), Exit> {
-    if let Some(Source::Result(path)) = &a.bench {
-        let r = crate::merge::read(path)?;
-        let title = format!("{} {}", r.settings.method, r.settings.url);
-        common::write_file(&a.output, &stampede_report::run_html(&r, &title, None))?;
-        if a.output != "-" {
-            eprintln!("stampede: wrote {}", a.output);
-        }
-        return Ok(());
-    }
-    let bench = match a.bench {
-        Some(Source::Bench(id)) => Some(id),
-        _ => None,
-    };
-    let (noise, test) = a.verdicts.get()?;
-    let store = existing_store(&a.db)?;
-    let fail = |e: stampede_lab::store::StoreError| Exit::fail(e.to_string());
-    if let Some(id) = a.run {
-        let (bench, run) = store
-            .run(id)
-            .map_err(fail)?
-            .ok_or_else(|| Exit::usage(format!("run {id} is not in {}", a.db.display())))?;
-        let env = store
-            .bench(Some(bench))
-            .map_err(fail)?
-            .and_then(|b| serde_json::from_str(&b.environment).ok());
-        let title = format!(
-            "{} / {} run {} (bench {bench})",
-            run.target, run.scenario, run.repetition
-        );
-        common::write_file(
-            &a.output,
-            &stampede_report::run_html(&run.result, &title, env.as_ref()),
-        )?;
-        eprintln!("stampede: wrote {}", a.output);
-        return Ok(());
-    }
-    let row = store
-        .bench(bench)
-        .map_err(fail)?
-        .ok_or_else(|| match bench {
-            Some(id) => Exit::usage(format!(
-                "bench {id} is not in {} (stampede compare --list shows them)",
-                a.db.display()
-            )),
-            None => Exit::fail(format!("{} holds no bench", a.db.display())),
-        })?;
-    let runs = store.runs_with_ids(row.id).map_err(fail)?;
-    if a.list_runs {
-        let mut out = String::from("   id  target / scenario / run\n");
-        for (id, r) in &runs {
-            out += &format!(
-                "{id:>5}  {} / {} / {}\n",
-                r.target, r.scenario, r.repetition
-            );
-        }
-        common::out(&out);
-        return Ok(());
-    }
-    let runs: Vec<RunRecord> = runs.into_iter().map(|(_, r)| r).collect();
-    let verifications = store.verifications(row.id).map_err(fail)?;
-    // Scenarios in plan order when the stored plan still parses, else as they ran.
-    let mut scenarios: Vec<String> = store
-        .plan_source(row.id)
-        .map_err(fail)?
-        .and_then(|src| Plan::parse(&src, "stored plan").ok())
-        .map(|p| p.scenarios.into_iter().map(|s| s.name).collect())
-        .unwrap_or_default();
-    for v in &verifications {
-        if !scenarios.contains(&v.scenario) {
-            scenarios.push(v.scenario.clone());
-        }
-    }
-    let env: serde_json::Value = serde_json::from_str(&row.environment).unwrap_or_default();
-    let machine = serde_json::from_value::<stampede_lab::environment::Environment>(env.clone())
-        .map(|e| e.one_line())
-        .unwrap_or_default();
-    let record = BenchRecord {
-        bench_id: row.id,
-        plan: &row.plan_name,
-        environment: &env,
-        machine: &machine,
-        targets: &store.target_statuses(row.id).map_err(fail)?,
-        scenarios: &scenarios,
-        verifications: &verifications,
-        runs: &runs,
-        assertions: &[],
-        notes: &store.notes(row.id).map_err(fail)?,
-        interrupted: false,
-    };
-    let summary = summarize_bench(&record, noise, test);
-    common::write_file(&a.output, &stampede_report::bench_html(&summary, &runs))?;
-    eprintln!("stampede: wrote {}", a.output);
     Ok(())
 }
 

@@ -36,6 +36,7 @@ mod merge;
 mod metrics;
 mod oha;
 mod randurl;
+mod report;
 mod serve;
 mod sesslog;
 mod ssh;
@@ -76,7 +77,7 @@ enum Command {
     /// Compare a bench in the store with an earlier one
     Compare(bench::CompareArgs),
     /// Write an HTML report of a stored bench or run
-    Report(bench::ReportArgs),
+    Report(report::ReportArgs),
     /// Each scenario × target across the stored benches, with the changes found
     History(bench::HistoryArgs),
     /// Merge the results of a run's segments (--segment K/N) exactly into one
@@ -246,7 +247,7 @@ fn main() {
         Command::Serve(a) => serve::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Compare(a) => bench::compare(a),
-        Command::Report(a) => bench::report(a),
+        Command::Report(a) => report::report(a),
         Command::History(a) => bench::history(a),
         Command::Merge(a) => merge::main(a),
         Command::K8s(a) => k8s::main(*a),
