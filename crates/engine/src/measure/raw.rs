@@ -109,13 +109,6 @@ pub(crate) struct Facts {
     pub target: u32,
 }
 
-/// One field of a record: a number, one that may be absent, or a word that may be.
-enum Field {
-    Num(u64),
-    Opt(Option<u64>),
-    Word(Option<&'static str>),
-}
-
 /// A worker's end of the records.
 pub(crate) struct RawSink {
     buf: Vec<u8>,
@@ -147,50 +140,73 @@ impl RawSink {
 
     /// Adds one request's record.
     pub(crate) fn record(&mut self, f: &Facts) {
-        let fields = [
-            (
-                "start_unix_us",
-                Field::Num(self.start_unix_us + us(self.start, f.intended)),
-            ),
-            ("send_us", Field::Opt(f.sent.map(|s| us(f.intended, s)))),
-            (
-                "first_byte_us",
-                Field::Opt(f.first_byte.map(|s| us(f.intended, s))),
-            ),
-            ("end_us", Field::Num(us(f.intended, f.end))),
-            ("status", Field::Num(u64::from(f.status))),
-            ("bytes", Field::Num(f.bytes)),
-            ("error", Field::Word(f.error.map(ErrorKind::name))),
-            ("connection", Field::Num(f.connection)),
-            ("worker", Field::Num(u64::from(self.worker))),
-            ("target", Field::Num(u64::from(f.target))),
-        ];
+        let start_unix_us = self.start_unix_us + us(self.start, f.intended);
         let mut n = itoa::Buffer::new();
         let b = &mut self.buf;
-        let json = self.format == RawFormat::Ndjson;
-        for (i, (name, value)) in fields.into_iter().enumerate() {
-            if json {
-                b.extend_from_slice(if i == 0 { b"{\"" } else { b",\"" });
-                b.extend_from_slice(name.as_bytes());
-                b.extend_from_slice(b"\":");
-            } else if i > 0 {
+        let opt = |b: &mut Vec<u8>, n: &mut itoa::Buffer, v: Option<u64>, none: &[u8]| match v {
+            Some(v) => b.extend_from_slice(n.format(v).as_bytes()),
+            None => b.extend_from_slice(none),
+        };
+        let send = f.sent.map(|s| us(f.intended, s));
+        let first = f.first_byte.map(|s| us(f.intended, s));
+        let end = us(f.intended, f.end);
+        match self.format {
+            RawFormat::Csv => {
+                b.extend_from_slice(n.format(start_unix_us).as_bytes());
                 b.push(b',');
-            }
-            match value {
-                Field::Num(v) | Field::Opt(Some(v)) => b.extend_from_slice(n.format(v).as_bytes()),
-                // Kind names are lower-case words and underscores: nothing to escape
-                // in either format.
-                Field::Word(Some(w)) if json => {
-                    b.push(b'"');
-                    b.extend_from_slice(w.as_bytes());
-                    b.push(b'"');
+                opt(b, &mut n, send, b"");
+                b.push(b',');
+                opt(b, &mut n, first, b"");
+                b.push(b',');
+                b.extend_from_slice(n.format(end).as_bytes());
+                b.push(b',');
+                b.extend_from_slice(n.format(f.status).as_bytes());
+                b.push(b',');
+                b.extend_from_slice(n.format(f.bytes).as_bytes());
+                b.push(b',');
+                if let Some(e) = f.error {
+                    b.extend_from_slice(e.name().as_bytes());
                 }
-                Field::Word(Some(w)) => b.extend_from_slice(w.as_bytes()),
-                Field::Opt(None) | Field::Word(None) if json => b.extend_from_slice(b"null"),
-                Field::Opt(None) | Field::Word(None) => {}
+                b.push(b',');
+                b.extend_from_slice(n.format(f.connection).as_bytes());
+                b.push(b',');
+                b.extend_from_slice(n.format(self.worker).as_bytes());
+                b.push(b',');
+                b.extend_from_slice(n.format(f.target).as_bytes());
+                b.push(b'\n');
+            }
+            RawFormat::Ndjson => {
+                b.extend_from_slice(b"{\"start_unix_us\":");
+                b.extend_from_slice(n.format(start_unix_us).as_bytes());
+                b.extend_from_slice(b",\"send_us\":");
+                opt(b, &mut n, send, b"null");
+                b.extend_from_slice(b",\"first_byte_us\":");
+                opt(b, &mut n, first, b"null");
+                b.extend_from_slice(b",\"end_us\":");
+                b.extend_from_slice(n.format(end).as_bytes());
+                b.extend_from_slice(b",\"status\":");
+                b.extend_from_slice(n.format(f.status).as_bytes());
+                b.extend_from_slice(b",\"bytes\":");
+                b.extend_from_slice(n.format(f.bytes).as_bytes());
+                b.extend_from_slice(b",\"error\":");
+                match f.error {
+                    // Kind names are lower-case words and dashes: nothing to escape.
+                    Some(e) => {
+                        b.push(b'"');
+                        b.extend_from_slice(e.name().as_bytes());
+                        b.push(b'"');
+                    }
+                    None => b.extend_from_slice(b"null"),
+                }
+                b.extend_from_slice(b",\"connection\":");
+                b.extend_from_slice(n.format(f.connection).as_bytes());
+                b.extend_from_slice(b",\"worker\":");
+                b.extend_from_slice(n.format(self.worker).as_bytes());
+                b.extend_from_slice(b",\"target\":");
+                b.extend_from_slice(n.format(f.target).as_bytes());
+                b.extend_from_slice(b"}\n");
             }
         }
-        b.extend_from_slice(if json { b"}\n" } else { b"\n" });
         if self.buf.len() >= BUFFER - 256 {
             self.flush();
         }
