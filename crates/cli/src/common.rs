@@ -161,24 +161,22 @@ pub fn execute_recording(
     records: Option<stampede_engine::RawOut>,
 ) -> Result<Run, Exit> {
     let plan = spec.plan().map_err(|e| Exit::usage(e.to_string()))?;
-    let spec = plan.spec();
-    if let Err(e) = stampede_engine::probe(spec) {
-        let hint = match stampede_tls::classify(&e) {
-            Some(stampede_tls::Failure::Certificate) => {
-                " (TLS certificate; trust its CA with --cacert FILE, or skip verification with --insecure)"
-            }
-            Some(stampede_tls::Failure::Other) => " (TLS handshake)",
-            None => "",
-        };
-        let via = match &spec.proxy {
-            Some(p) => format!(" through the proxy {}", p.url),
-            None => String::new(),
-        };
-        return Err(Exit::fail(format!(
-            "could not connect to {} ({}){via}: {e}{hint}",
-            spec.target.url,
-            spec.target.describe_address()
-        )));
+    let part = stampede_engine::Part {
+        plan,
+        places: Vec::new(),
+    };
+    execute_parts(&[part], progress, records)
+}
+
+/// [`execute_recording`] for a run over several servers (`LoadSpec::split`), one
+/// part per server, each probed first.
+pub fn execute_parts(
+    parts: &[stampede_engine::Part],
+    progress: ProgressOptions,
+    records: Option<stampede_engine::RawOut>,
+) -> Result<Run, Exit> {
+    for part in parts {
+        probe(part.plan.spec())?;
     }
     install_sigint();
     // Workers hand over each second only when something shows it.
@@ -193,14 +191,14 @@ pub fn execute_recording(
     let metrics = progress.metrics.clone();
     let watcher = {
         let control = control.clone();
-        let run = live::RunShape::of(spec);
+        let run = live::RunShape::of(parts);
         std::thread::spawn(move || live::watch(control, run, progress))
     };
     if let Some(m) = &metrics {
         m.begin();
     }
     let _ = RUN_STARTED.set(std::time::Instant::now());
-    let out = stampede_engine::run(&plan, control.clone());
+    let out = stampede_engine::run_parts(parts, control.clone());
     control.close_records();
     control.stop();
     let _ = watcher.join();
@@ -209,6 +207,29 @@ pub fn execute_recording(
     // command exits 130 once its report is written (see `main`).
     run.result.interrupted = interrupted();
     Ok(run)
+}
+
+/// Checks that the spec's server answers before the run, naming what failed.
+fn probe(spec: &LoadSpec) -> Result<(), Exit> {
+    let Err(e) = stampede_engine::probe(spec) else {
+        return Ok(());
+    };
+    let hint = match stampede_tls::classify(&e) {
+        Some(stampede_tls::Failure::Certificate) => {
+            " (TLS certificate; trust its CA with --cacert FILE, or skip verification with --insecure)"
+        }
+        Some(stampede_tls::Failure::Other) => " (TLS handshake)",
+        None => "",
+    };
+    let via = match &spec.proxy {
+        Some(p) => format!(" through the proxy {}", p.url),
+        None => String::new(),
+    };
+    Err(Exit::fail(format!(
+        "could not connect to {} ({}){via}: {e}{hint}",
+        spec.target.url,
+        spec.target.describe_address()
+    )))
 }
 
 /// When the engine began this process's run (its target probed, its settings checked).

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use stampede_engine::{Control, Interval, Live, LoadSpec};
+use stampede_engine::{Control, Interval, Live};
 use stampede_report::units::{human_us, thousands};
 use stampede_report::{live_fragment, LiveStatus};
 
@@ -55,11 +55,14 @@ pub struct RunShape {
 }
 
 impl RunShape {
-    pub fn of(spec: &LoadSpec) -> RunShape {
+    /// The shape of a run of these parts (one, or one per server).
+    pub fn of(parts: &[stampede_engine::Part]) -> RunShape {
+        let spec = parts[0].plan.spec();
+        let each = || parts.iter().map(|p| p.plan.spec());
         RunShape {
-            total: spec.load.requests,
+            total: each().map(|s| s.load.requests).sum(),
             duration: spec.load.duration,
-            threads: spec.load.threads,
+            threads: each().map(|s| s.load.threads).sum(),
             users: spec.load.shape.has_sessions(),
         }
     }

@@ -405,13 +405,18 @@ impl Tool for Oha {
                 keepalive,
                 body: body.as_deref(),
             };
-            let (mut target, variety) = targets::requests(
+            let groups = targets::requests(
                 url,
                 &entries,
                 a.unix_socket.as_deref(),
                 &shared,
                 &|p: &str| common::read_body(p),
             )?;
+            let targets::Group {
+                mut target,
+                requests: variety,
+                ..
+            } = targets::one_server(url, "oha's --urls-from-file", groups)?;
             connect_elsewhere(a, &mut target)?;
             return Ok(Inputs {
                 target,

@@ -5,11 +5,13 @@
 //!
 //! vegeta's format: a request is a line `METHOD URL`, then its header lines
 //! `Name: value`, then optionally `@path` for a body read from that file; blank lines
-//! separate requests and lines starting with `#` are comments. Every URL must name the
-//! run's one server (its scheme, host and port), since a run's connections all go to
-//! one address; what is wrong is named with the file and line.
+//! separate requests and lines starting with `#` are comments. The requests are
+//! grouped by server (scheme, host and port): `load` gives each server a pool of its
+//! own (see [`stampede_engine::servers`]), the dialects that send to one server
+//! refuse a second; what is wrong is named with the file and line.
 
 use stampede_engine::input::{size, MAX_BUILT_REQUESTS};
+use stampede_engine::servers::MAX_SERVERS;
 use stampede_engine::{Request, RequestBuilder, Target};
 
 use crate::common::{self, Exit};
@@ -130,28 +132,72 @@ pub struct Common<'a> {
     pub body: Option<&'a [u8]>,
 }
 
-/// The run's target (the first entry's URL, resolved; `unix_socket` as `--unix-socket`)
-/// and one request per entry. `read` reads an `@body` file.
+/// One server's requests of a list: the server (its first entry's URL, resolved),
+/// its requests and their places in the list (from 0).
+pub struct Group {
+    pub target: Target,
+    pub requests: Vec<Request>,
+    pub places: Vec<u32>,
+}
+
+impl Group {
+    /// The engine's form of this server's share of a run over several.
+    pub fn server(self, tls: Option<TlsConfig>) -> stampede_engine::Server {
+        stampede_engine::Server {
+            target: self.target,
+            tls,
+            requests: self.requests,
+            places: self.places,
+        }
+    }
+}
+
+type TlsConfig = std::sync::Arc<stampede_tls::rustls::ClientConfig>;
+
+/// One request per entry, grouped by server (scheme, host and port as written), the
+/// servers in the order they first appear; `unix_socket` as `--unix-socket` (one
+/// server only). `read` reads an `@body` file.
 pub fn requests(
     file: &str,
     entries: &[Entry],
     unix_socket: Option<&str>,
     common: &Common,
     read: &dyn Fn(&str) -> Result<Vec<u8>, Exit>,
-) -> Result<(Target, Vec<Request>), Exit> {
-    let target = common::resolve(&entries[0].url, unix_socket)
-        .map_err(|e| Exit::usage(format!("{file}:{}: {}", entries[0].line, e.message)))?;
-    let mut out = Vec::with_capacity(entries.len());
+) -> Result<Vec<Group>, Exit> {
+    let mut groups: Vec<Group> = Vec::new();
     let mut budget = Budget::new();
-    for e in entries {
+    for (place, e) in entries.iter().enumerate() {
         let at = |what: String| Exit::usage(format!("{file}:{}: {what}", e.line));
-        let (path, userinfo) = same_server(&target, &e.url).ok_or_else(|| {
-            at(format!(
-                "{} is not on the run's server ({}): one run sends all its requests to one server",
-                e.url, entries[0].url
-            ))
-        })?;
-        let mut t = target.clone();
+        let known = (groups.iter_mut())
+            .find_map(|g| same_server(&g.target, &e.url).map(|found| (g, found)));
+        let (group, (path, userinfo)) = match known {
+            Some(found) => found,
+            None => {
+                if let (Some(sock), Some(g)) = (unix_socket, groups.first()) {
+                    return Err(at(format!(
+                        "{} is not on {}: --unix-socket {sock} sends every request to one server",
+                        e.url, g.target.url
+                    )));
+                }
+                if groups.len() == MAX_SERVERS {
+                    return Err(at(format!(
+                        "{} would be server {}; a run sends to at most {MAX_SERVERS}",
+                        e.url,
+                        MAX_SERVERS + 1
+                    )));
+                }
+                let target = common::resolve(&e.url, unix_socket).map_err(|x| at(x.message))?;
+                let found = same_server(&target, &e.url)
+                    .ok_or_else(|| at(format!("{}: its server could not be read back", e.url)))?;
+                groups.push(Group {
+                    target,
+                    requests: Vec::new(),
+                    places: Vec::new(),
+                });
+                (groups.last_mut().expect("just pushed"), found)
+            }
+        };
+        let mut t = group.target.clone();
         t.path = path;
         t.userinfo = userinfo;
         let mut b = RequestBuilder::native(&t, &e.method, common.keepalive);
@@ -179,9 +225,26 @@ pub fn requests(
         }
         let r = b.build().map_err(|x| at(x.to_string()))?;
         budget.take(&r).map_err(at)?;
-        out.push(r);
+        group.requests.push(r);
+        group.places.push(place as u32);
     }
-    Ok((target, out))
+    Ok(groups)
+}
+
+/// The one server of a list, with its requests; `what` names the command that
+/// sends to one server only.
+pub fn one_server(file: &str, what: &str, mut groups: Vec<Group>) -> Result<Group, Exit> {
+    if groups.len() > 1 {
+        return Err(Exit::usage(format!(
+            "{file}: names {} servers ({} and {}); {what} sends to one server (`stampede load --targets` sends to several)",
+            groups.len(),
+            groups[0].target.url,
+            groups[1].target.url
+        )));
+    }
+    groups
+        .pop()
+        .ok_or_else(|| Exit::usage(format!("{file}: no requests")))
 }
 
 /// The memory the requests built from one list may take together
@@ -281,8 +344,15 @@ get http://127.0.0.1:9
             keepalive: true,
             body: None,
         };
-        let (t, r) = requests("t.txt", &e, None, &common, &read).unwrap();
+        let mut groups = requests("t.txt", &e, None, &common, &read).unwrap();
+        assert_eq!(groups.len(), 1);
+        let Group {
+            target: t,
+            requests: r,
+            places,
+        } = groups.pop().unwrap();
         assert_eq!(t.port, 9);
+        assert_eq!(places, [0, 1, 2, 3]);
         let wire: Vec<String> = (r.iter())
             .map(|r| String::from_utf8_lossy(&r.bytes).into_owned())
             .collect();
@@ -323,25 +393,63 @@ get http://127.0.0.1:9
             let e = parse("t.txt", text).unwrap_err();
             assert!(e.message.starts_with(want), "{text:?}: {}", e.message);
         }
-        let e = parse(
-            "t.txt",
-            "GET http://127.0.0.1:9/\n\nGET http://127.0.0.1:10/\n",
-        )
-        .unwrap();
-        let err = requests("t.txt", &e, None, &common, &read).unwrap_err();
+        let two = "GET http://127.0.0.1:9/\n\nGET http://127.0.0.1:10/\n";
+        let e = parse("t.txt", two).unwrap();
+        let err = requests("t.txt", &e, Some("/tmp/s.sock"), &common, &read)
+            .err()
+            .unwrap();
         assert!(
             err.message
-                .starts_with("t.txt:3: http://127.0.0.1:10/ is not on the run's server"),
+                .starts_with("t.txt:3: http://127.0.0.1:10/ is not on")
+                && err.message.contains("--unix-socket"),
             "{}",
             err.message
         );
+        let many: String = (0..=MAX_SERVERS)
+            .map(|i| format!("GET http://127.0.0.1:{}/\n\n", 1000 + i))
+            .collect();
+        let e = parse("t.txt", &many).unwrap();
+        let err = requests("t.txt", &e, None, &common, &read).err().unwrap();
+        let line = format!("t.txt:{}: ", 2 * MAX_SERVERS + 1);
+        assert!(
+            err.message.starts_with(&line) && err.message.contains("at most 32"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn requests_are_grouped_by_server_with_their_places() {
+        let read = |_: &str| Ok(Vec::new());
+        let common = Common {
+            headers: &[],
+            keepalive: true,
+            body: None,
+        };
         let e = parse(
             "t.txt",
-            "GET https://127.0.0.1:9/\nGET http://127.0.0.1:9/\n",
+            "GET http://127.0.0.1:9/a\nGET https://127.0.0.1:9/b\nGET http://127.0.0.1:9/c\nGET HTTP://127.0.0.1:10/d\n",
         )
         .unwrap();
-        let err = requests("t.txt", &e, None, &common, &read).unwrap_err();
-        assert!(err.message.starts_with("t.txt:2:"), "{}", err.message);
+        let groups = requests("t.txt", &e, None, &common, &read).unwrap();
+        let seen: Vec<(bool, u16, Vec<u32>)> = (groups.iter())
+            .map(|g| (g.target.tls, g.target.port, g.places.clone()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (false, 9, vec![0, 2]),
+                (true, 9, vec![1]),
+                (false, 10, vec![3])
+            ]
+        );
+        assert_eq!(groups[0].requests[1].target(), "/c");
+        let err = one_server("t.txt", "vegeta attack", groups).err().unwrap();
+        assert!(
+            err.message.starts_with("t.txt: names 3 servers (http://127.0.0.1:9/a and https://127.0.0.1:9/b); vegeta attack"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use clap::{ArgAction, Parser};
 use stampede_engine::arrivals::Gaps;
 use stampede_engine::input::{self, Input};
 use stampede_engine::merge::Merger;
-use stampede_engine::{LoadSpec, Run, RunResult, Shape, Target};
+use stampede_engine::{LoadSpec, Run, RunResult, Shape};
 use stampede_report::vegeta::{vegeta_hdrplot, vegeta_hist, vegeta_json, vegeta_text};
 
 use crate::common::{self, Exit, ProgressOptions};
@@ -391,16 +391,18 @@ pub fn help() -> String {
 /// `attack`'s place in the dialects' run contract.
 struct Attack;
 
-/// What the flags point at: the target and the targets' requests.
+/// What the flags point at: the targets' requests, by server.
 pub struct Inputs {
-    target: Target,
-    requests: Vec<stampede_engine::Request>,
+    groups: Vec<targets::Group>,
 }
+
+/// The servers to share the attack among when the targets name several (else none).
+type Servers = Vec<stampede_engine::Server>;
 
 impl Tool for Attack {
     type Args = AttackArgs;
     type Inputs = Inputs;
-    type Info = ();
+    type Info = Servers;
     const DIALECT: &'static Dialect = &ATTACK;
 
     fn result_file(a: &AttackArgs) -> &crate::common::ResultFile {
@@ -437,28 +439,36 @@ impl Tool for Attack {
             keepalive: a.keepalive,
             body: body.as_deref(),
         };
-        let (mut target, requests) = targets::requests(
+        let groups = targets::requests(
             &a.targets,
             &entries,
             a.unix_socket.as_deref(),
             &shared,
             &|p: &str| common::read_body(p),
         )?;
+        let mut groups = groups;
         if let Some(to) = &a.connect_to {
-            common::connect_mapped("vegeta", "-connect-to", to, &mut target)?;
+            for g in &mut groups {
+                common::connect_mapped("vegeta", "-connect-to", to, &mut g.target)?;
+            }
         }
-        Ok(Inputs { target, requests })
+        Ok(Inputs { groups })
     }
 
-    fn translate(a: &AttackArgs, inputs: Inputs) -> Result<(LoadSpec, ()), Exit> {
-        Ok((translate(a, inputs)?, ()))
+    fn translate(a: &AttackArgs, inputs: Inputs) -> Result<(LoadSpec, Servers), Exit> {
+        translate(a, inputs)
     }
 
-    fn execute(_a: &AttackArgs, spec: LoadSpec, _info: &mut ()) -> Result<Run, Exit> {
-        common::execute(spec, ProgressOptions::default())
+    fn execute(a: &AttackArgs, spec: LoadSpec, servers: &mut Servers) -> Result<Run, Exit> {
+        if servers.is_empty() {
+            return common::execute(spec, ProgressOptions::default());
+        }
+        let parts = (spec.split(std::mem::take(servers)))
+            .map_err(|e| Exit::usage(format!("-targets {}: {e}", a.targets)))?;
+        common::execute_parts(&parts, ProgressOptions::default(), None)
     }
 
-    fn report(a: &AttackArgs, run: &mut Run, _info: &mut ()) -> Result<(), Exit> {
+    fn report(a: &AttackArgs, run: &mut Run, _info: &mut Servers) -> Result<(), Exit> {
         let json = run.result.to_json() + "\n";
         match a.output.as_str() {
             "stdout" | "-" => crate::console::out_data(&json),
@@ -521,24 +531,37 @@ fn json_targets(file: &str, text: &str) -> Result<Vec<targets::Entry>, Exit> {
     Ok(out)
 }
 
-/// The attack the flags ask for. Pure: it resolves no name and reads no file.
-fn translate(a: &AttackArgs, Inputs { target, requests }: Inputs) -> Result<LoadSpec, Exit> {
+/// The attack the flags ask for, with the servers to share it among when the targets
+/// name several. Pure: it resolves no name and reads no file.
+fn translate(a: &AttackArgs, Inputs { groups }: Inputs) -> Result<(LoadSpec, Servers), Exit> {
     if a.workers == 0 {
         return Err(Exit::usage("-workers 0: give at least one worker"));
     }
-    let first = requests[0].clone();
+    let first = groups
+        .first()
+        .ok_or_else(|| Exit::usage(format!("-targets {}: no requests", a.targets)))?;
+    let target = first.target.clone();
     let http2 = if target.tls { a.http2 } else { a.h2c };
-    let tls = crate::tls::TlsArgs {
+    let tls_args = crate::tls::TlsArgs {
         insecure: a.insecure,
         cacert: a.root_certs.clone(),
         cert: a.cert.clone(),
         key: a.key.clone(),
         resume: a.session_tickets,
         version: None,
-    }
-    .config(&target, http2)?;
-    let mut spec = LoadSpec::new(target, first);
-    spec.load.variety = requests;
+    };
+    let tls = tls_args.config(&target, http2)?;
+    let mut spec = LoadSpec::new(target, first.requests[0].clone());
+    spec.load.variety = first.requests.clone();
+    let servers = match groups.len() {
+        1 => Vec::new(),
+        _ => (groups.into_iter())
+            .map(|g| {
+                let tls = tls_args.config(&g.target, http2)?;
+                Ok(g.server(tls))
+            })
+            .collect::<Result<Servers, Exit>>()?,
+    };
     spec.tls = tls;
     spec.load.http2 = http2;
     spec.load.keepalive = a.keepalive;
@@ -569,7 +592,7 @@ fn translate(a: &AttackArgs, Inputs { target, requests }: Inputs) -> Result<Load
         ..Default::default()
     }
     .apply(&mut spec)?;
-    Ok(spec)
+    Ok((spec, servers))
 }
 
 /// Hands `each` the results in `files` (standard input when none), each file holding

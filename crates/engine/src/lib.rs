@@ -45,7 +45,9 @@ pub use measure::{merge, result};
 pub use proto::{h1, h2, h3};
 pub use run::{hooks, process};
 pub use spec::tokenizer::TokenCounter;
-pub use spec::{arrivals, inject, input, net, openai, portable, request, target, tokenizer};
+pub use spec::{
+    arrivals, inject, input, net, openai, portable, request, servers, target, tokenizer,
+};
 pub use verdict::{assert, capacity, limit};
 
 pub use error::{
@@ -64,9 +66,10 @@ pub use result::{
 pub use run::control::Control;
 pub use run::live::{Live, LiveSecond};
 pub use run::schedule::{Budget, Closed, Next, Schedule};
-pub use run::{probe, run, Run};
+pub use run::{probe, run, run_parts, Run};
 pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Workload};
 pub use spec::segment::Segment;
+pub use spec::servers::{Part, Server};
 pub use spec::{
     parse_duration, Load, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
     MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,

@@ -26,7 +26,8 @@ pub struct LoadArgs {
     pub url: Option<String>,
     /// Several requests used in turn from a file in vegeta's target format: blocks of
     /// 'METHOD URL', header lines 'Name: value' and an optional '@path' body file,
-    /// separated by blank lines; every URL on the same server (instead of URL)
+    /// separated by blank lines (instead of URL); several servers share the run's
+    /// connections, threads, count and rate in proportion to their requests
     #[arg(help_heading = "What to load", long = "targets", value_name = "FILE", conflicts_with_all = ["url", "body_file", "method"])]
     pub targets: Option<String>,
     /// The URL is a regular expression: each request gets a new path drawn from it (oha's

@@ -82,8 +82,9 @@ fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
 }
 
 /// The spec the request and load flags describe: one request, or several in turn
-/// (`--targets`, `--body-lines`).
-fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
+/// (`--targets`, `--body-lines`); with the servers to share it among when a targets
+/// file names several (else none).
+fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     a.gaps()?;
     let keepalive = !a.no_keepalive;
     let headers = (a.headers.iter())
@@ -93,7 +94,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         (Some(url), true) => Some(randurl::UrlPattern::parse(url, a.max_repeat)?),
         _ => None,
     };
-    let (target, variety) = match (&a.targets, &a.url) {
+    let (target, variety, servers) = match (&a.targets, &a.url) {
         (Some(file), _) => {
             let text = input::read_text(file, "--targets", Input::List)
                 .map_err(|e| Exit::usage(e.to_string()))?;
@@ -104,16 +105,29 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
                 body: None,
             };
             let read = |p: &str| common::read_body(p);
-            targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?
+            let mut groups =
+                targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?;
+            if groups.len() > 1 {
+                // The spec takes the first server's; split shares it among them all.
+                let first = &groups[0];
+                (first.target.clone(), first.requests.clone(), groups)
+            } else {
+                let g = groups.pop().expect("a list has requests");
+                (g.target, g.requests, Vec::new())
+            }
         }
         (None, Some(url)) => match &pattern {
             // The fixed origin is resolved; the report names the pattern.
             Some(p) => {
                 let mut t = common::resolve(&format!("{}/", p.origin), a.unix_socket.as_deref())?;
                 t.url = url.clone();
-                (t, Vec::new())
+                (t, Vec::new(), Vec::new())
             }
-            None => (common::resolve(url, a.unix_socket.as_deref())?, Vec::new()),
+            None => (
+                common::resolve(url, a.unix_socket.as_deref())?,
+                Vec::new(),
+                Vec::new(),
+            ),
         },
         (None, None) => return Err(Exit::usage("give a URL, --targets FILE or --spec FILE")),
     };
@@ -138,6 +152,12 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
         None => variety,
     };
     let tokenizer = tokenizer(a)?;
+    if a.openai.is_some() && !servers.is_empty() {
+        return Err(Exit::usage(format!(
+            "--openai: the targets file names {} servers; the prompts go to one",
+            servers.len()
+        )));
+    }
     let variety = match a.openai {
         Some(api) => openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?,
         None => variety,
@@ -216,7 +236,7 @@ fn build(a: &LoadArgs) -> Result<LoadSpec, Exit> {
             a.seed,
         ));
     }
-    Ok(spec)
+    Ok((spec, servers))
 }
 
 /// The spec in `--spec FILE`, its TLS configuration built here.
@@ -240,11 +260,20 @@ fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
 pub fn main(a: LoadArgs) -> Result<(), Exit> {
     let bounds = parse_bounds(&a.gatling_bounds)?;
     let asserts = a.out.assertions()?;
-    let mut spec = match &a.spec {
-        Some(path) => read_spec(path)?,
+    let (mut spec, servers) = match &a.spec {
+        Some(path) => (read_spec(path)?, Vec::new()),
         None => build(&a)?,
     };
+    let several = |flag: &str, why: &str| {
+        Exit::usage(format!(
+            "{flag}: the targets file names {} servers; {why}",
+            servers.len()
+        ))
+    };
     if let Some(path) = &a.save_spec {
+        if !servers.is_empty() {
+            return Err(several("--save-spec", "a saved spec sends to one server"));
+        }
         spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
         let tls = a.tls.settings(&spec.target)?;
         return common::write_file(path, &(PortableSpec::of(&spec, tls).to_json() + "\n"));
@@ -254,8 +283,33 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     a.live
         .check(a.out.json.as_deref() == Some("-"), !a.find_max.is_empty())?;
     if !a.find_max.is_empty() {
+        if !servers.is_empty() {
+            return Err(several(
+                "--find-max",
+                "a capacity search runs over one server",
+            ));
+        }
         return find_max(&a, spec, &asserts);
     }
+    let parts = match servers.is_empty() {
+        true => vec![stampede_engine::Part {
+            plan: spec
+                .clone()
+                .plan()
+                .map_err(|e| Exit::usage(e.to_string()))?,
+            places: Vec::new(),
+        }],
+        false => {
+            let servers = (servers.into_iter())
+                .map(|g| {
+                    let tls = a.tls.config(&g.target, a.http2)?;
+                    Ok(g.server(tls))
+                })
+                .collect::<Result<Vec<_>, Exit>>()?;
+            let file = a.targets.as_deref().unwrap_or("--targets");
+            (spec.split(servers)).map_err(|e| Exit::usage(format!("{file}: {e}")))?
+        }
+    };
     let mut live = a.live.start(&spec, a.dashboard.is_some())?;
     let dashboard = match &a.dashboard {
         Some(addr) => {
@@ -267,8 +321,8 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         None => None,
     };
     let records = live.records.take();
-    let run = common::execute_recording(
-        spec,
+    let run = common::execute_parts(
+        &parts,
         ProgressOptions {
             quiet: a.quiet,
             lines: true,

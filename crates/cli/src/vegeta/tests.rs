@@ -35,7 +35,7 @@ fn spec_of(argv: &[&str]) -> Result<LoadSpec, Exit> {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     let (a, _) = ATTACK.parse::<AttackArgs>(&argv)?;
     let inputs = Attack::inputs(&a)?;
-    translate(&a, inputs)
+    Ok(translate(&a, inputs)?.0)
 }
 
 fn text(r: &stampede_engine::Request) -> String {

@@ -115,6 +115,9 @@ pub(crate) struct RawSink {
     tx: Option<SyncSender<Vec<u8>>>,
     format: RawFormat,
     worker: u32,
+    /// Each request's place in the whole list, when the run is one server's part of
+    /// several; empty when its requests are the list.
+    places: Vec<u32>,
     start: Instant,
     start_unix_us: u64,
     /// Records lost because the writer had gone (its file failed).
@@ -126,12 +129,19 @@ fn us(from: Instant, to: Instant) -> u64 {
 }
 
 impl RawSink {
-    pub(crate) fn new(out: &RawOut, worker: u32, start: Instant, start_unix_us: u64) -> RawSink {
+    pub(crate) fn new(
+        out: &RawOut,
+        worker: u32,
+        places: &[u32],
+        start: Instant,
+        start_unix_us: u64,
+    ) -> RawSink {
         RawSink {
             buf: Vec::with_capacity(BUFFER),
             tx: Some(out.tx.clone()),
             format: out.format,
             worker,
+            places: places.to_vec(),
             start,
             start_unix_us,
             lost: 0,
@@ -150,6 +160,10 @@ impl RawSink {
         let send = f.sent.map(|s| us(f.intended, s));
         let first = f.first_byte.map(|s| us(f.intended, s));
         let end = us(f.intended, f.end);
+        let target = match self.places.get(f.target as usize) {
+            Some(&place) => place,
+            None => f.target,
+        };
         match self.format {
             RawFormat::Csv => {
                 b.extend_from_slice(n.format(start_unix_us).as_bytes());
@@ -172,7 +186,7 @@ impl RawSink {
                 b.push(b',');
                 b.extend_from_slice(n.format(self.worker).as_bytes());
                 b.push(b',');
-                b.extend_from_slice(n.format(f.target).as_bytes());
+                b.extend_from_slice(n.format(target).as_bytes());
                 b.push(b'\n');
             }
             RawFormat::Ndjson => {
@@ -203,7 +217,7 @@ impl RawSink {
                 b.extend_from_slice(b",\"worker\":");
                 b.extend_from_slice(n.format(self.worker).as_bytes());
                 b.extend_from_slice(b",\"target\":");
-                b.extend_from_slice(n.format(f.target).as_bytes());
+                b.extend_from_slice(n.format(target).as_bytes());
                 b.extend_from_slice(b"}\n");
             }
         }
@@ -283,7 +297,7 @@ mod tests {
             // Enough records to fill several buffers.
             let n = 3 * BUFFER as u64 / 60;
             {
-                let mut sink = RawSink::new(&raw, 7, start, 1_000_000);
+                let mut sink = RawSink::new(&raw, 7, &[], start, 1_000_000);
                 for i in 0..n {
                     sink.record(&facts(start, i));
                 }
@@ -327,7 +341,7 @@ mod tests {
         }
         let (raw, w) = writer(Box::new(Broken), RawFormat::Ndjson).unwrap();
         let start = Instant::now();
-        let mut sink = RawSink::new(&raw, 0, start, 0);
+        let mut sink = RawSink::new(&raw, 0, &[], start, 0);
         drop(raw);
         // The writer fails on the first buffer and goes; buffers it had not taken
         // yet go with it, and every later one is counted as lost.

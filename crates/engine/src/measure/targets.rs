@@ -103,7 +103,13 @@ pub(crate) struct Targets {
 impl Targets {
     /// Figures for a run of `n` targets (none when `n` is 1 or less).
     pub(crate) fn new(n: usize) -> Targets {
-        let slots = if n > 1 { n.min(MAX_TARGETS + 1) } else { 0 };
+        Targets::each(if n > 1 { n } else { 0 })
+    }
+
+    /// Figures for each of `n` targets, even one alone (one server's part of a run
+    /// over several, whose requests are named beside the other servers').
+    pub(crate) fn each(n: usize) -> Targets {
+        let slots = n.min(MAX_TARGETS + 1);
         Targets {
             each: (0..slots).map(|_| None).collect(),
             shared: n > MAX_TARGETS + 1,

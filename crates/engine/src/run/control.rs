@@ -57,6 +57,7 @@ impl Control {
     pub(crate) fn raw_sink(
         &self,
         worker: u32,
+        places: &[u32],
         start: std::time::Instant,
         start_unix_us: u64,
     ) -> Option<RawSink> {
@@ -64,7 +65,7 @@ impl Control {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
-            .map(|o| RawSink::new(o, worker, start, start_unix_us))
+            .map(|o| RawSink::new(o, worker, places, start, start_unix_us))
     }
 
     /// Asks every worker to stop.

@@ -30,7 +30,7 @@ use crate::{
     Shape,
 };
 use outcome::build_result;
-use worker::{Shared, Worker};
+use worker::{Shared, Worker, WorkerOutput};
 
 /// What [`run`] returns: the result, and per-request records if the spec asked for them.
 #[derive(Debug)]
@@ -48,78 +48,169 @@ pub struct Run {
 
 /// Runs the load test `plan` describes (see [`LoadSpec::plan`]).
 pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
-    let spec = plan.spec();
-    let needed = crate::process::fds_needed(spec.load.connections, spec.load.threads);
+    let mut runs = run_each(&[(plan, &[])], control)?;
+    Ok(runs.pop().expect("one run per part"))
+}
+
+/// Runs a load test over several servers (see [`LoadSpec::split`]): every part's
+/// workers start from one instant under one control (its progress, live figures and
+/// records cover them all), and the parts' results merge exactly into the run's, each
+/// request's figures named with its server.
+pub fn run_parts(parts: &[crate::Part], control: Arc<Control>) -> Result<Run, RunError> {
+    let each: Vec<(&Plan, &[u32])> = parts.iter().map(|p| (&p.plan, &p.places[..])).collect();
+    let runs = run_each(&each, control)?;
+    if runs.len() == 1 {
+        return Ok(runs.into_iter().next().expect("one run"));
+    }
+    let mut merger = crate::merge::Merger::new(true);
+    let mut requests: Option<Vec<RequestRecord>> = None;
+    let (mut requests_dropped, mut raw_lost) = (0, 0);
+    let mut origin = None;
+    for (run, part) in runs.into_iter().zip(parts) {
+        let mut r = run.result;
+        let t = &part.plan.spec().target;
+        let server = format!("{}://{}", if t.tls { "https" } else { "http" }, t.authority);
+        for target in &mut r.targets {
+            // "GET /path" becomes "GET http://host:port/path".
+            if let Some((method, path)) = target.name.split_once(' ') {
+                target.name = format!("{method} {server}{path}");
+            }
+        }
+        if let Some(cause) = r.open.as_mut().and_then(|o| o.cause.as_mut()) {
+            *cause = format!("{server}: {cause}");
+        }
+        origin.get_or_insert_with(|| r.origin.clone());
+        // The servers' parts add up as whole runs do, even in a segment of a run.
+        r.origin.segment = None;
+        merger.add(&r).map_err(|e| RunError::Merge(e.to_string()))?;
+        if let Some(list) = run.requests {
+            requests.get_or_insert_with(Vec::new).extend(list);
+        }
+        requests_dropped += run.requests_dropped;
+        raw_lost += run.raw_lost;
+    }
+    let mut r = merger
+        .finish()
+        .map_err(|e| RunError::Merge(e.to_string()))?;
+    // One process on one machine, not parts from several.
+    r.origin = origin.expect("at least two parts");
+    let first = parts[0].plan.spec();
+    let mut shape = first.load.shape.clone();
+    if let Shape::Rate { rate, .. } = &mut shape {
+        *rate = r.open.as_ref().and_then(|o| o.target_rate).unwrap_or(*rate);
+    }
+    r.settings.shape = shape.describe(&first.load.session);
+    if let Some(l) = &mut r.limit {
+        l.client_cores = crate::limit::cores_allowed();
+    }
+    r.rejudge_limit();
+    Ok(Run {
+        result: r,
+        requests,
+        requests_dropped,
+        raw_lost,
+    })
+}
+
+/// Runs each part (a plan, and its requests' places in the whole list, or none when
+/// they are the list) from one start: one result each.
+fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>, RunError> {
+    let needed = parts
+        .iter()
+        .map(|(p, _)| crate::process::fds_needed(p.spec().load.connections, p.spec().load.threads))
+        .sum();
     let limit = crate::process::raise_nofile(needed);
     if limit < needed {
         return Err(RunError::FdLimit { needed, limit });
     }
-    let seg = spec.segment;
-    let budget = Arc::new(Budget::new(spec.load.requests.map(|n| seg.share(n))));
-    let seg_connections = seg.share(spec.load.connections as u64) as usize;
-    let shared = Shared {
-        control,
-        doc_len: AtomicU64::new(u64::MAX),
-        calls: AtomicU64::new(0),
-        server: Mutex::new(None),
-        tls: Mutex::new(None),
-        load: crate::limit::Sampler::default(),
-    };
+    let first = parts[0].0.spec();
     let Some(Zero {
         start,
         start_unix_us,
         late,
-    }) = schedule_zero(spec.start_at, &shared.control)
+    }) = schedule_zero(first.start_at, &control)
     else {
         // Stopped while waiting for the shared start: nothing ran.
         return Err(RunError::Stopped);
     };
-    let end = spec.load.duration.map(|d| start + d);
-    let threads = spec.load.threads.max(1);
-    let profile = match &spec.load.shape {
-        Shape::Users(p) => Some(Arc::new(p.clone())),
-        _ => None,
-    };
+    let end = first.load.duration.map(|d| start + d);
+    let shared: Vec<Shared> = (parts.iter())
+        .map(|_| Shared {
+            control: control.clone(),
+            doc_len: AtomicU64::new(u64::MAX),
+            calls: AtomicU64::new(0),
+            server: Mutex::new(None),
+            tls: Mutex::new(None),
+            load: crate::limit::Sampler::default(),
+        })
+        .collect();
+    let budgets: Vec<Arc<Budget>> = (parts.iter())
+        .map(|(p, _)| {
+            let spec = p.spec();
+            Arc::new(Budget::new(
+                spec.load.requests.map(|n| spec.segment.share(n)),
+            ))
+        })
+        .collect();
+    let profiles: Vec<Option<Arc<crate::inject::Profile>>> = (parts.iter())
+        .map(|(p, _)| match &p.spec().load.shape {
+            Shape::Users(profile) => Some(Arc::new(profile.clone())),
+            _ => None,
+        })
+        .collect();
     let outputs = std::thread::scope(|scope| {
-        let sampler = std::thread::Builder::new()
-            .name("stampede-sampler".into())
-            .spawn_scoped(scope, || shared.load.run())
-            .map_err(RunError::Thread)?;
-        // Stops the sampler however this closure ends, so that the scope can end.
-        let _stop = crate::limit::StopOnDrop::new(&shared.load, sampler.thread().clone());
-        let mut handles = Vec::with_capacity(threads);
-        for i in 0..threads {
-            let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
-            let schedule = schedule_for(
-                spec,
-                (i, threads),
-                conns,
-                (start, end),
-                &budget,
-                profile.as_ref(),
-            );
-            let lane = spec.segment.lane(i, threads);
-            let worker = Worker::new(
-                plan,
-                &shared,
-                schedule,
-                i,
-                lane,
-                conns,
-                start,
-                start_unix_us,
-            )
-            .map_err(RunError::Poll)?;
-            let h = std::thread::Builder::new()
-                .name(format!("stampede-worker-{i}"))
-                .spawn_scoped(scope, move || worker.run())
+        let mut handles = Vec::new();
+        let mut stops = Vec::with_capacity(parts.len());
+        // Worker indices run on across the parts: records and hooks tell them apart.
+        let mut index = 0;
+        for (k, &(plan, places)) in parts.iter().enumerate() {
+            let spec = plan.spec();
+            let shared = &shared[k];
+            let sampler = std::thread::Builder::new()
+                .name("stampede-sampler".into())
+                .spawn_scoped(scope, || shared.load.run())
                 .map_err(RunError::Thread)?;
-            handles.push(h);
+            // Stops the sampler however this closure ends, so that the scope can end.
+            stops.push(crate::limit::StopOnDrop::new(
+                &shared.load,
+                sampler.thread().clone(),
+            ));
+            let threads = spec.load.threads.max(1);
+            let seg_connections = spec.segment.share(spec.load.connections as u64) as usize;
+            for i in 0..threads {
+                let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
+                let schedule = schedule_for(
+                    spec,
+                    (i, threads),
+                    conns,
+                    (start, end),
+                    &budgets[k],
+                    profiles[k].as_ref(),
+                );
+                let lane = spec.segment.lane(i, threads);
+                let worker = Worker::new(
+                    plan,
+                    shared,
+                    schedule,
+                    (index, places),
+                    lane,
+                    conns,
+                    start,
+                    start_unix_us,
+                )
+                .map_err(RunError::Poll)?;
+                let h = std::thread::Builder::new()
+                    .name(format!("stampede-worker-{index}"))
+                    .spawn_scoped(scope, move || worker.run())
+                    .map_err(RunError::Thread)?;
+                handles.push((k, h));
+                index += 1;
+            }
         }
-        let mut outs = Vec::with_capacity(threads);
-        for h in handles {
+        let mut outs: Vec<Vec<WorkerOutput>> = parts.iter().map(|_| Vec::new()).collect();
+        for (k, h) in handles {
             match h.join() {
-                Ok(Ok(o)) => outs.push(o),
+                Ok(Ok(o)) => outs[k].push(o),
                 Ok(Err(e)) => return Err(RunError::Poll(e)),
                 Err(_) => return Err(RunError::WorkerPanicked),
             }
@@ -127,41 +218,46 @@ pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
         Ok(outs)
     })?;
     let mut elapsed = start.elapsed();
-    if let Some(d) = spec.load.duration {
+    if let Some(d) = first.load.duration {
         // A timed run lasts its duration; the loop exits a hair after the deadline.
-        if elapsed > d && spec.load.requests.is_none() {
+        if elapsed > d && first.load.requests.is_none() {
             elapsed = d;
         }
     }
-    let mut abandoned = 0;
-    let mut never_sent = 0;
-    let mut rec: Option<Recorder> = None;
-    for o in outputs {
-        abandoned += o.abandoned;
-        never_sent += o.never_sent;
-        match &mut rec {
-            None => rec = Some(o.recorder),
-            Some(r) => r.merge(o.recorder),
+    let mut runs = Vec::with_capacity(parts.len());
+    for ((outs, shared), &(plan, _)) in outputs.into_iter().zip(shared).zip(parts) {
+        let spec = plan.spec();
+        let mut abandoned = 0;
+        let mut never_sent = 0;
+        let mut rec: Option<Recorder> = None;
+        for o in outs {
+            abandoned += o.abandoned;
+            never_sent += o.never_sent;
+            match &mut rec {
+                None => rec = Some(o.recorder),
+                Some(r) => r.merge(o.recorder),
+            }
         }
+        let rec = rec.expect("at least one worker");
+        let mut result = build_result(
+            spec,
+            rec,
+            (abandoned, never_sent),
+            elapsed,
+            start_unix_us,
+            shared,
+        );
+        result.result.origin = Origin {
+            host: host_name(),
+            clock: "realtime".into(),
+            segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
+            shared_start: spec.start_at.is_some(),
+            late_ms: late.as_secs_f64() * 1e3,
+            parts: Vec::new(),
+        };
+        runs.push(result);
     }
-    let rec = rec.expect("at least one worker");
-    let mut result = build_result(
-        spec,
-        rec,
-        (abandoned, never_sent),
-        elapsed,
-        start_unix_us,
-        shared,
-    );
-    result.result.origin = Origin {
-        host: host_name(),
-        clock: "realtime".into(),
-        segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
-        shared_start: spec.start_at.is_some(),
-        late_ms: late.as_secs_f64() * 1e3,
-        parts: Vec::new(),
-    };
-    Ok(result)
+    Ok(runs)
 }
 
 /// The schedule's zero: now, or the shared `--start-at` instant.

@@ -5,8 +5,9 @@
 //!
 //! Its parts live beside it: `target` (the URL and its addresses), `request` (the
 //! bytes sent), `net` (socket options and proxies), `arrivals` and `inject` (when
-//! starts are due), `segment` (a share of a run), `portable` (the spec saved as
-//! JSON) and `input` (reading files and standard input within limits).
+//! starts are due), `segment` (a share of a run), `servers` (a run's requests to
+//! several servers, split), `portable` (the spec saved as JSON) and `input` (reading
+//! files and standard input within limits).
 
 pub mod arrivals;
 pub mod inject;
@@ -17,6 +18,7 @@ pub mod plan;
 pub mod portable;
 pub mod request;
 pub(crate) mod segment;
+pub mod servers;
 pub mod target;
 pub mod tokenizer;
 mod validate;

@@ -161,13 +161,15 @@ pub(crate) struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     /// Worker `index` of the run (which picks its script's thread hooks), taking
-    /// arrivals `lane.0`, `lane.0 + lane.1`, … of the run's sequence.
+    /// arrivals `lane.0`, `lane.0 + lane.1`, … of the run's sequence; `places` are its
+    /// requests' places in the whole list when the run is one part of several (see
+    /// [`crate::run_parts`]), else empty.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         plan: &'a Plan,
         shared: &'a Shared,
         schedule: Box<dyn Schedule + 'a>,
-        index: usize,
+        (index, places): (usize, &[u32]),
         lane: (usize, usize),
         connections: usize,
         start: Instant,
@@ -214,12 +216,15 @@ impl<'a> Worker<'a> {
         );
         // A run of several requests keeps a figure per request.
         let load = &spec.load;
-        rec.targets = crate::measure::targets::Targets::new(if load.variety.is_empty() {
-            load.script.len()
-        } else {
-            load.variety.len()
-        });
-        rec.raw = shared.control.raw_sink(index as u32, start, start_unix_us);
+        let n = match load.variety.len() {
+            0 => load.script.len(),
+            n => n,
+        };
+        rec.targets = match places.is_empty() {
+            true => crate::measure::targets::Targets::new(n),
+            false => crate::measure::targets::Targets::each(n),
+        };
+        rec.raw = (shared.control).raw_sink(index as u32, places, start, start_unix_us);
         let poll = Poll::new()?;
         let timer = TimerFd::new()?;
         poll.registry()
