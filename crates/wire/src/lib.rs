@@ -8,7 +8,7 @@
 //! integer and literal encoding, and an [`hpack::Encoder`] for responses that indexes
 //! the fields a connection repeats. [`percent`] is strict percent-decoding for URLs and
 //! request paths; [`date`] is HTTP's date format; [`sse`] parses server-sent event
-//! streams; [`h3`] is HTTP/3's framing (RFC 9114) and its QPACK field compression
+//! streams; [`grpc`] is gRPC's message framing, statuses and headers; [`h3`] is HTTP/3's framing (RFC 9114) and its QPACK field compression
 //! (RFC 9204). None of them does I/O; the connection state machines live with their
 //! users.
 #![forbid(unsafe_code)]
@@ -16,6 +16,7 @@
 pub mod block;
 pub mod date;
 pub mod frame;
+pub mod grpc;
 pub mod h3;
 pub mod hpack;
 pub mod percent;
