@@ -135,11 +135,16 @@ pub enum ErrorKind {
     QuicIdleTimeout,
     /// QUIC: the server speaks no QUIC version this end does (Version Negotiation).
     QuicVersion,
+    /// gRPC: an answer's messages broke their framing (a length prefix over the size
+    /// limit, a flag byte neither 0 nor 1, a body that ended inside a message).
+    GrpcMessage,
+    /// gRPC: an answer ended without a `grpc-status` (its trailers never came).
+    GrpcNoStatus,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 24] = [
+    pub const ALL: [ErrorKind; 26] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -164,6 +169,8 @@ impl ErrorKind {
         ErrorKind::QuicTransport,
         ErrorKind::QuicIdleTimeout,
         ErrorKind::QuicVersion,
+        ErrorKind::GrpcMessage,
+        ErrorKind::GrpcNoStatus,
     ];
 
     /// Index into per-kind counter arrays.
@@ -198,6 +205,8 @@ impl ErrorKind {
             ErrorKind::QuicTransport => "quic_transport",
             ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
             ErrorKind::QuicVersion => "quic_version",
+            ErrorKind::GrpcMessage => "grpc_message",
+            ErrorKind::GrpcNoStatus => "grpc_no_status",
         }
     }
 

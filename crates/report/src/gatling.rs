@@ -208,6 +208,8 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::QuicTransport => "QUIC transport error".into(),
             ErrorKind::QuicIdleTimeout => "QUIC idle timeout".into(),
             ErrorKind::QuicVersion => "QUIC version negotiation failed".into(),
+            ErrorKind::GrpcMessage => "gRPC message framing broken".into(),
+            ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status".into(),
         };
         out.push((msg, n));
     }

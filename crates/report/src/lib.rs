@@ -138,6 +138,21 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             by.join(", ")
         ));
     }
+    if let Some(g) = &r.grpc {
+        let not_ok: Vec<String> = (g.iter())
+            .filter(|(c, _)| *c != "OK")
+            .map(|(c, n)| format!("{c}: {}", thousands(*n)))
+            .collect();
+        let count: u64 = (g.iter()).filter(|(c, _)| *c != "OK").map(|(_, n)| n).sum();
+        if count > 0 {
+            out.push(format!(
+                "WARNING: {} of {} calls were answered with a status other than OK ({}). This is a benchmark of errors, not of the call you asked for.",
+                thousands(count),
+                thousands(g.values().sum()),
+                not_ok.join(", ")
+            ));
+        }
+    }
     if r.requests.failed > 0 {
         let kinds: Vec<String> = r
             .errors

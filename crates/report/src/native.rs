@@ -183,6 +183,12 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             statuses.join(", ")
         }
     );
+    if let Some(g) = &r.grpc {
+        let codes: Vec<String> = (g.iter())
+            .map(|(c, n)| format!("{c} × {}", thousands(*n)))
+            .collect();
+        let _ = writeln!(o, "  grpc        {}", codes.join(", "));
+    }
     let errors: Vec<String> = r
         .errors
         .iter()
@@ -262,18 +268,24 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
         stampede_engine::StreamMode::Sse | stampede_engine::StreamMode::Openai => {
             format!(", {} streams ended with [DONE]", thousands(st.done))
         }
-        stampede_engine::StreamMode::Chunks => String::new(),
+        stampede_engine::StreamMode::Chunks | stampede_engine::StreamMode::Grpc => String::new(),
     };
     let openai = st.mode == stampede_engine::StreamMode::Openai;
+    let grpc = st.mode == stampede_engine::StreamMode::Grpc;
     let _ = writeln!(
         o,
-        "  stream      {}: {} events{done}; per response p50 {} max {}",
+        "  stream      {}: {} {}{done}; per response p50 {} max {}",
         st.mode.name(),
         thousands(st.events),
+        if grpc { "messages" } else { "events" },
         per.at(50.0).unwrap_or(0),
         per.max_us
     );
-    let first_event = if openai { "ttft       " } else { "first event" };
+    let first_event = match (openai, grpc) {
+        (true, _) => "ttft       ",
+        (_, true) => "first msg  ",
+        _ => "first event",
+    };
     for (name, c, u) in [
         ("first byte ", &st.first_byte, &st.first_byte_uncorrected),
         (first_event, &st.first_event, &st.first_event_uncorrected),
@@ -292,7 +304,11 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
     let _ = writeln!(
         o,
         "  {}   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-        if openai { "itl      " } else { "event gap" },
+        match (openai, grpc) {
+            (true, _) => "itl      ",
+            (_, true) => "msg gap  ",
+            _ => "event gap",
+        },
         at(g, 50.0),
         at(g, 90.0),
         at(g, 99.0),

@@ -118,6 +118,7 @@ fn fixture() -> RunResult {
         stream: None,
         quic: None,
         targets: Vec::new(),
+        grpc: None,
     }
 }
 

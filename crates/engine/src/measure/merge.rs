@@ -188,6 +188,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         stream: None,
         quic: None,
         targets: Vec::new(),
+        grpc: None,
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -366,6 +367,7 @@ impl Merger {
             o.bytes = Default::default();
             o.connections_opened = 0;
             o.settings.threads = 0;
+            o.grpc = o.grpc.as_ref().map(|_| BTreeMap::new());
             o.intervals = Vec::new();
             if let Some(s) = &mut o.stream {
                 s.events = 0;
@@ -389,6 +391,13 @@ impl Merger {
             *c = c.saturating_add(*n);
         }
         out.bytes += &p.bytes;
+        if let Some(g) = &p.grpc {
+            let sum = out.grpc.get_or_insert_with(BTreeMap::new);
+            for (code, n) in g {
+                let c = sum.entry(code.clone()).or_default();
+                *c = c.saturating_add(*n);
+            }
+        }
         out.connections_opened += p.connections_opened;
         out.settings.threads += p.settings.threads;
         out.server_software = out

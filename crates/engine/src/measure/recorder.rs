@@ -98,6 +98,8 @@ pub(crate) struct Recorder {
     /// OpenAI streams: completions whose usage counted fewer tokens than the events
     /// that carried text.
     pub stream_usage_short: u64,
+    /// gRPC calls answered, by `grpc-status` (0 to 16).
+    pub grpc: [u64; 17],
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
@@ -195,6 +197,7 @@ impl Recorder {
             stream_tokens: 0,
             stream_good: 0,
             stream_usage_short: 0,
+            grpc: [0; 17],
             intervals: Vec::new(),
             requests: (keep > 0).then(Vec::new),
             keep_at_most: keep,
@@ -514,6 +517,9 @@ impl Recorder {
         self.stream_tokens += other.stream_tokens;
         self.stream_good += other.stream_good;
         self.stream_usage_short += other.stream_usage_short;
+        for (a, b) in self.grpc.iter_mut().zip(other.grpc) {
+            *a += b;
+        }
         match (&mut h.stream, other.hist.stream) {
             (Some(a), Some(b)) => {
                 // One run's workers stay far within the format's counts.

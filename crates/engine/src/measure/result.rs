@@ -476,6 +476,9 @@ pub struct RunResult {
     /// A run of several requests: each one's figures (see [`crate::TargetStats`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<crate::measure::targets::TargetStats>,
+    /// gRPC runs: the calls answered, by `grpc-status` name (`OK`, `UNAVAILABLE`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes

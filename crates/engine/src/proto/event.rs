@@ -17,10 +17,21 @@ pub enum Event {
         progress: crate::proto::watch::Progress,
     },
     /// A watched HTTP/2 response's stream broke its format (an event over the size
-    /// limit): the stream was reset with CANCEL, the connection goes on.
+    /// limit, a gRPC message that lies): the stream was reset with CANCEL, the
+    /// connection goes on.
     StreamBroken {
         /// The stream.
         stream: u32,
+        /// How it broke: [`crate::ErrorKind::StreamEvent`], or a gRPC kind.
+        kind: crate::ErrorKind,
+    },
+    /// The answer on `stream` came whole but failed as `kind` (a gRPC answer without
+    /// `grpc-status`, or ended inside a message).
+    Failed {
+        /// The stream.
+        stream: u32,
+        /// How it failed.
+        kind: crate::ErrorKind,
     },
     /// The response on `stream` was malformed (no valid `:status` in its first
     /// header block); the stream was reset with PROTOCOL_ERROR (RFC 9113 8.1.1).
@@ -63,4 +74,6 @@ pub struct Response {
     /// HTTP/1: its first byte came in the bytes just fed (otherwise in earlier ones;
     /// see [`crate::proto::h1::H1Conn::mid_response`]). The server's waiting time ends with that byte.
     pub fresh: bool,
+    /// gRPC calls: the answer's `grpc-status` (0 to 16; others are `UNKNOWN`).
+    pub grpc: Option<u8>,
 }

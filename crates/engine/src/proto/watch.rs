@@ -6,10 +6,12 @@
 //! event is a piece of the body as the server framed it: an HTTP/1.1 chunk, an HTTP/2
 //! DATA frame, or the bytes of one read for a body sent without framing (`Chunks`);
 //! or a server-sent event (`Sse`), parsed by [`stampede_wire::sse`] in bounded memory,
-//! a `data: [DONE]` event marking the end rather than counting as one. Without either
-//! flag no watch exists and nothing here runs.
+//! a `data: [DONE]` event marking the end rather than counting as one; or a gRPC
+//! message (`Grpc`), found by [`stampede_wire::grpc::MessageReader`] without keeping
+//! its bytes. Without any of these no watch exists and nothing here runs.
 
 use serde::{Deserialize, Serialize};
+use stampede_wire::grpc::MessageReader;
 use stampede_wire::sse::{SseError, SseItem, SseParser};
 
 use crate::TokenCounter;
@@ -28,6 +30,9 @@ pub enum StreamMode {
     /// is the first token; the usage chunk gives the completion's tokens. Data that
     /// is not a chunk object, or an `error` object, breaks the stream.
     Openai,
+    /// The body is a gRPC answer: each length-prefixed message is an event (so a
+    /// server stream's messages are timed one by one); a prefix that lies breaks it.
+    Grpc,
 }
 
 impl StreamMode {
@@ -37,6 +42,7 @@ impl StreamMode {
             StreamMode::Chunks => "chunks",
             StreamMode::Sse => "sse",
             StreamMode::Openai => "openai",
+            StreamMode::Grpc => "grpc",
         }
     }
 }
@@ -136,6 +142,7 @@ fn openai_event(data: &[u8], keep: Option<&mut String>) -> Option<(bool, Option<
 pub(crate) struct Watch {
     mode: StreamMode,
     sse: Option<SseParser>,
+    grpc: Option<MessageReader>,
     seen: Progress,
     /// OpenAI streams with a tokenizer: the completion's text so far (at most
     /// [`MAX_TEXT`]; `None` past it), counted at `[DONE]` if no usage came.
@@ -149,7 +156,10 @@ impl Watch {
         let counter = counter.filter(|_| mode == StreamMode::Openai);
         Watch {
             mode,
-            sse: (mode != StreamMode::Chunks).then(|| SseParser::new(MAX_EVENT)),
+            sse: matches!(mode, StreamMode::Sse | StreamMode::Openai)
+                .then(|| SseParser::new(MAX_EVENT)),
+            grpc: (mode == StreamMode::Grpc)
+                .then(|| MessageReader::new(stampede_wire::grpc::DEFAULT_MAX_MESSAGE, false)),
             seen: Progress::default(),
             text: counter.as_ref().map(|_| String::new()),
             counter,
@@ -161,6 +171,9 @@ impl Watch {
     pub(crate) fn start(&mut self) {
         if let Some(p) = &mut self.sse {
             p.reset();
+        }
+        if let Some(r) = &mut self.grpc {
+            r.reset();
         }
         self.seen = Progress::default();
         self.usage = false;
@@ -175,6 +188,10 @@ impl Watch {
     /// Payload bytes of the body arrived.
     pub(crate) fn payload(&mut self, bytes: &[u8]) -> Result<(), BadEvent> {
         self.seen.bytes = self.seen.bytes.saturating_add(bytes.len() as u32);
+        if let Some(r) = &mut self.grpc {
+            let seen = &mut self.seen;
+            return (r.feed(bytes, &mut |_| seen.events += 1)).map_err(|_| BadEvent);
+        }
         let Some(p) = &mut self.sse else {
             return Ok(());
         };
@@ -219,6 +236,22 @@ impl Watch {
     pub(crate) fn piece(&mut self) {
         if self.mode == StreamMode::Chunks {
             self.seen.events += 1;
+        }
+    }
+
+    /// The body ended: whether it ended whole (a gRPC answer not inside a message).
+    pub(crate) fn end(&self) -> Result<(), BadEvent> {
+        match &self.grpc {
+            Some(r) => r.finish().map_err(|_| BadEvent),
+            None => Ok(()),
+        }
+    }
+
+    /// The failure a broken body counts as.
+    pub(crate) fn broken_kind(&self) -> crate::ErrorKind {
+        match self.mode {
+            StreamMode::Grpc => crate::ErrorKind::GrpcMessage,
+            _ => crate::ErrorKind::StreamEvent,
         }
     }
 
@@ -281,6 +314,27 @@ mod tests {
         // An event over the limit is an error.
         let big = vec![b'x'; MAX_EVENT + 1];
         assert!(w.payload(&big).is_err());
+    }
+
+    #[test]
+    fn grpc_messages_are_events_and_a_lying_prefix_breaks_the_body() {
+        let mut w = Watch::new(StreamMode::Grpc, None);
+        let mut body = Vec::new();
+        stampede_wire::grpc::frame(&mut body, false, b"one");
+        stampede_wire::grpc::frame(&mut body, false, b"two!");
+        w.start();
+        w.payload(&body[..7]).unwrap();
+        assert_eq!(w.take().map(|p| p.events), Some(0));
+        w.payload(&body[7..]).unwrap();
+        assert_eq!(w.take().map(|p| (p.events, p.bytes)), Some((2, 10)));
+        assert!(w.end().is_ok());
+        // A body that ends inside a message, or a prefix over the limit.
+        w.start();
+        w.payload(&[0, 0, 0, 0, 9, 1]).unwrap();
+        assert_eq!(w.end(), Err(BadEvent));
+        w.start();
+        assert_eq!(w.payload(&[0, 0xff, 0, 0, 0]), Err(BadEvent));
+        assert_eq!(w.broken_kind(), crate::ErrorKind::GrpcMessage);
     }
 
     #[test]

@@ -152,6 +152,12 @@ pub(super) fn build_result(
         stream,
         quic,
         targets,
+        grpc: (spec.load.stream == Some(crate::StreamMode::Grpc)).then(|| {
+            (rec.grpc.iter().enumerate())
+                .filter(|(_, n)| **n > 0)
+                .map(|(code, n)| (stampede_wire::grpc::code_name(code as u8).to_string(), *n))
+                .collect()
+        }),
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

@@ -163,6 +163,14 @@ impl LoadSpec {
         if self.target.tls && matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
             return bad("tls", "TLS over a Unix socket is not supported");
         }
+        if self.load.stream == Some(crate::StreamMode::Grpc)
+            && (!self.load.http2 || self.load.http3.is_some())
+        {
+            return bad(
+                "stream",
+                "gRPC calls go over HTTP/2 (h2c or TLS with ALPN h2)",
+            );
+        }
         if self.load.http2 && self.load.batch_latency {
             return bad(
                 "batch_latency",

@@ -215,6 +215,7 @@ impl H1Conn {
             close,
             reused: !close,
             fresh,
+            grpc: None,
         }));
     }
 }

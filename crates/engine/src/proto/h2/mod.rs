@@ -193,6 +193,10 @@ pub struct H2Conn {
     /// Runs that time streams: how each stream's body is watched, and the tokenizer
     /// that counts an OpenAI completion without usage.
     watch: Option<(StreamMode, Option<crate::TokenCounter>)>,
+    /// gRPC calls: each answer's `grpc-status` is read, and one without it fails.
+    grpc: bool,
+    /// gRPC calls: the `grpc-status` each open stream's header blocks brought.
+    grpc_status: Vec<(u32, u8)>,
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
@@ -271,12 +275,15 @@ impl H2Conn {
             kept: None,
             settled: false,
             watch: None,
+            grpc: false,
+            grpc_status: Vec::new(),
         }
     }
 
     /// Watches each response body as it arrives from now on: DATA frames report
     /// [`Event::Progress`].
     pub(crate) fn watch(&mut self, mode: StreamMode, counter: Option<crate::TokenCounter>) {
+        self.grpc = mode == StreamMode::Grpc;
         self.watch = Some((mode, counter));
     }
 
@@ -429,6 +436,21 @@ impl H2Conn {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let s = self.streams.remove(i).expect("present");
             self.answered += 1;
+            let mut grpc = None;
+            if self.grpc {
+                let at = self.grpc_status.iter().position(|g| g.0 == id);
+                grpc = at.map(|k| self.grpc_status.swap_remove(k).1);
+                // A gRPC answer is whole with its status, between messages.
+                let kind = match (&s.watch, grpc) {
+                    (Some(w), _) if w.end().is_err() => Some(w.broken_kind()),
+                    (_, None) => Some(crate::ErrorKind::GrpcNoStatus),
+                    _ => None,
+                };
+                if let Some(kind) = kind {
+                    events.push(Event::Failed { stream: id, kind });
+                    return;
+                }
+            }
             events.push(Event::Response(Response {
                 stream: id,
                 status: s.status,
@@ -436,6 +458,7 @@ impl H2Conn {
                 close: false,
                 reused: self.answered > 1,
                 fresh: false,
+                grpc,
             }));
         }
     }
@@ -545,6 +568,7 @@ impl H2Conn {
                 let mut update = None;
                 let refill_at = self.stream_refill_at;
                 let mut broken = false;
+                let mut kind = crate::ErrorKind::StreamEvent;
                 if let Some(s) = self.stream(id) {
                     s.body += data.len() as u64;
                     s.unacked += total;
@@ -554,6 +578,7 @@ impl H2Conn {
                     }
                     if let Some(w) = &mut s.watch {
                         broken = watch_data(w, id, data, events);
+                        kind = w.broken_kind();
                     }
                 }
                 if broken {
@@ -563,7 +588,7 @@ impl H2Conn {
                     if let Some(i) = self.streams.iter().position(|s| s.id == id) {
                         self.streams.remove(i);
                     }
-                    events.push(Event::StreamBroken { stream: id });
+                    events.push(Event::StreamBroken { stream: id, kind });
                     return Ok(());
                 }
                 if let Some(n) = update {
@@ -680,6 +705,8 @@ impl H2Conn {
         events: &mut Vec<Event>,
     ) -> Result<(), H2Error> {
         let mut status = 0u16;
+        let mut grpc = None;
+        let watch_grpc = self.grpc;
         let mut decoded = 0u64;
         self.headers_compressed += block.len() as u64;
         let mut kept = self
@@ -695,14 +722,21 @@ impl H2Conn {
                         String::from_utf8_lossy(value).into_owned(),
                     ));
                 }
-                if name == b":status" {
-                    // Three digits, 100 to 599 (RFC 9110 15); anything else is none.
-                    status = match value {
-                        [a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
-                            (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16
-                        }
-                        _ => 0,
-                    };
+                // By length first: most fields are neither.
+                match name.len() {
+                    7 if name == b":status" => {
+                        // Three digits, 100 to 599 (RFC 9110 15); anything else is none.
+                        status = match value {
+                            [a @ b'1'..=b'5', b @ b'0'..=b'9', c @ b'0'..=b'9'] => {
+                                (a - b'0') as u16 * 100 + (b - b'0') as u16 * 10 + (c - b'0') as u16
+                            }
+                            _ => 0,
+                        };
+                    }
+                    11 if watch_grpc && name == b"grpc-status" => {
+                        grpc = stampede_wire::grpc::parse_status(value);
+                    }
+                    _ => {}
                 }
             })
             .map_err(|e| H2Error::Protocol(format!("HPACK: {e}")))?;
@@ -728,6 +762,19 @@ impl H2Conn {
             }
             if status >= 200 {
                 s.status = status;
+            }
+            if let Some(code) = grpc {
+                // Kept beside the streams (gRPC runs only), so that a stream stays
+                // as small to move as it was.
+                match self.grpc_status.iter_mut().find(|g| g.0 == id) {
+                    Some(g) => g.1 = code,
+                    None => self.grpc_status.push((id, code)),
+                }
+                if self.grpc_status.len() > self.streams.len() {
+                    // Streams reset or broken after their status came: forgotten.
+                    let streams = &self.streams;
+                    (self.grpc_status).retain(|g| streams.iter().any(|s| s.id == g.0));
+                }
             }
         }
         if end_stream {

@@ -121,6 +121,7 @@ fn a_response_in_headers_continuation_and_padded_data() {
                 close: false,
                 reused: false,
                 fresh: false,
+                grpc: None,
             }),
             Event::Response(Response {
                 stream: 3,
@@ -129,6 +130,7 @@ fn a_response_in_headers_continuation_and_padded_data() {
                 close: false,
                 reused: true,
                 fresh: false,
+                grpc: None,
             })
         ]
     );
@@ -585,11 +587,83 @@ fn a_watched_stream_reports_each_data_frame_and_a_broken_one_is_cancelled() {
     let mut events = Vec::new();
     c.feed(&input, &[], &mut events).unwrap();
     assert!(
-        events.contains(&Event::StreamBroken { stream: id }),
+        events.contains(&Event::StreamBroken {
+            stream: id,
+            kind: crate::ErrorKind::StreamEvent
+        }),
         "{events:?}"
     );
     assert!(frames(&c.out)
         .iter()
         .any(|f| f.0 == RST_STREAM && f.2 == id && f.3 == frame::CANCEL.to_be_bytes()));
     assert_eq!(c.open_streams(), 0);
+}
+
+#[test]
+fn grpc_answers_carry_their_status_and_a_broken_one_fails_by_kind() {
+    let mut c = settled();
+    c.watch(StreamMode::Grpc, None);
+    let head = block(&[(b":status", b"200"), (b"content-type", b"application/grpc")]);
+    let trailers = |code: &[u8]| block(&[(b"grpc-status", code), (b"grpc-message", b"x")]);
+    let mut message = Vec::new();
+    stampede_wire::grpc::frame(&mut message, false, b"\x0a\x02hi");
+    let mut input = Vec::new();
+    // 1: a message, then trailers with OK.
+    let one = c.request(&get(), false);
+    input.extend(frame(HEADERS, END_HEADERS, one, &head));
+    input.extend(frame(DATA, 0, one, &message));
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        one,
+        &trailers(b"0"),
+    ));
+    // 3: trailers only (status and grpc-status in one block), UNAVAILABLE.
+    let two = c.request(&get(), false);
+    let only = block(&[(b":status", b"200"), (b"grpc-status", b"14")]);
+    input.extend(frame(HEADERS, END_HEADERS | END_STREAM, two, &only));
+    // 5: a message whose prefix promises more than came.
+    let three = c.request(&get(), false);
+    input.extend(frame(HEADERS, END_HEADERS, three, &head));
+    input.extend(frame(DATA, 0, three, &message[..6]));
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        three,
+        &trailers(b"0"),
+    ));
+    // 7: no grpc-status at all.
+    let four = c.request(&get(), false);
+    input.extend(frame(HEADERS, END_HEADERS, four, &head));
+    input.extend(frame(DATA, END_STREAM, four, &message));
+    let mut events = Vec::new();
+    c.feed(&input, &[], &mut events).unwrap();
+    let answers: Vec<(u32, Option<u8>)> = (events.iter())
+        .filter_map(|e| match e {
+            Event::Response(r) => Some((r.stream, r.grpc)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, [(one, Some(0)), (two, Some(14))]);
+    assert!(events.contains(&Event::Failed {
+        stream: three,
+        kind: crate::ErrorKind::GrpcMessage
+    }));
+    assert!(events.contains(&Event::Failed {
+        stream: four,
+        kind: crate::ErrorKind::GrpcNoStatus
+    }));
+    // A prefix over the size limit cancels the stream as it comes.
+    let five = c.request(&get(), false);
+    let mut events = Vec::new();
+    let mut input = frame(HEADERS, END_HEADERS, five, &head);
+    input.extend(frame(DATA, 0, five, &[0, 0x7f, 0, 0, 0]));
+    c.feed(&input, &[], &mut events).unwrap();
+    assert_eq!(
+        events,
+        [Event::StreamBroken {
+            stream: five,
+            kind: crate::ErrorKind::GrpcMessage
+        }]
+    );
 }

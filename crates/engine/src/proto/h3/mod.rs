@@ -577,7 +577,10 @@ impl H3Conn {
                 return Err(self.fail(&e));
             }
             events.push(if broken_event {
-                Event::StreamBroken { stream: number }
+                Event::StreamBroken {
+                    stream: number,
+                    kind: crate::ErrorKind::StreamEvent,
+                }
             } else {
                 Event::Malformed { stream: number }
             });
@@ -609,6 +612,7 @@ impl H3Conn {
                 close: false,
                 reused: self.answered > 1,
                 fresh: false,
+                grpc: None,
             }));
         }
         Ok(())

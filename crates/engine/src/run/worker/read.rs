@@ -221,8 +221,8 @@ impl Worker<'_> {
                 Event::Malformed { stream } => {
                     self.fail_streams(ci, now, ErrorKind::Protocol, |s| s == stream)
                 }
-                Event::StreamBroken { stream } => {
-                    self.fail_streams(ci, now, ErrorKind::StreamEvent, |s| s == stream)
+                Event::StreamBroken { stream, kind } | Event::Failed { stream, kind } => {
+                    self.fail_streams(ci, now, kind, |s| s == stream)
                 }
                 Event::Reset { stream, code } => {
                     let h3 = self.dial.quic.is_some();
@@ -321,6 +321,10 @@ impl Worker<'_> {
                 _ => now,
             };
             self.stream_complete(ci, r.stream, p.intended, at);
+            // gRPC runs watch every answer: its status is counted with it.
+            if let Some(code) = r.grpc {
+                self.rec.grpc[usize::from(code).min(16)] += 1;
+            }
         }
         let c = &mut self.conns[ci];
         let c = if self.prep.redirects > 0 {
@@ -335,6 +339,7 @@ impl Worker<'_> {
         if r.reused {
             self.rec.keepalive += 1;
         }
+
         if self.once.server {
             if let Some(server) = c.proto.h1().and_then(|h| h.take_server()) {
                 self.once.server = false;
