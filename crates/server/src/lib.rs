@@ -31,6 +31,7 @@
 pub mod date;
 mod event_loop;
 pub mod files;
+pub mod grpc;
 pub mod h1;
 pub mod h2;
 pub mod h3;

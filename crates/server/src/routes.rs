@@ -145,6 +145,9 @@ pub enum FeedKind {
     Chunks,
     /// The mock LLM's completion (see [`crate::llm`]).
     Llm(crate::llm::Asked),
+    /// A gRPC server stream (see [`crate::grpc`]): `EchoReply` messages of `size`
+    /// bytes, numbered from 1, then trailers with `status`.
+    Grpc { size: u32, status: u8 },
 }
 
 /// A streamed answer (`/sse/<n>`, `/stream/<n>`, the mock LLM's completions): `n`
@@ -165,6 +168,10 @@ impl Feed {
     pub fn piece(&self, i: u32, out: &mut Vec<u8>) {
         let last = i + 1 == self.n;
         let _ = match self.kind {
+            FeedKind::Grpc { size, .. } => {
+                crate::grpc::echo_reply(out, None, size, i + 1);
+                Ok(())
+            }
             FeedKind::Sse => write!(out, "data: {i}\n\n"),
             FeedKind::Chunks => writeln!(out, "event {i}"),
             FeedKind::Llm(asked) if !asked.stream => {
@@ -186,7 +193,7 @@ impl Feed {
     pub fn end(&self, out: &mut Vec<u8>) {
         match self.kind {
             FeedKind::Sse => out.extend_from_slice(b"data: [DONE]\n\n"),
-            FeedKind::Chunks => {}
+            FeedKind::Chunks | FeedKind::Grpc { .. } => {}
             FeedKind::Llm(asked) if !asked.stream => {}
             FeedKind::Llm(asked) => {
                 if asked.usage {

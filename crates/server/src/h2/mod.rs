@@ -138,6 +138,9 @@ pub struct H2Conn {
     /// Streamed answers under way, by stream: what each sends, its next event and
     /// when that is due (kept beside the streams for the same reason).
     feeds: Vec<(u32, crate::routes::Feed, u32, std::time::Instant)>,
+    /// gRPC answers whose trailers (status, message) go once their held messages are
+    /// out, by stream (beside the streams for the same reason).
+    trailers: Vec<(u32, u8, &'static str)>,
     ready: VecDeque<u32>,
     /// Header blocks over HEADERS and CONTINUATION frames.
     blocks: Assembler,
@@ -197,6 +200,7 @@ impl H2Conn {
             spare: Vec::new(),
             files: Vec::new(),
             feeds: Vec::new(),
+            trailers: Vec::new(),
             posted: Vec::new(),
             ready: VecDeque::new(),
             last_stream: 0,
@@ -685,6 +689,9 @@ impl H2Conn {
             }
             if !self.feeds.is_empty() {
                 self.feeds.retain(|f| f.0 != id);
+            }
+            if !self.trailers.is_empty() {
+                self.trailers.retain(|t| t.0 != id);
             }
             if !self.posted.is_empty() {
                 self.posted.retain(|p| p.0 != id);

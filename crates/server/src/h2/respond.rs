@@ -153,6 +153,9 @@ impl H2Respond<'_> {
             return Routed::Written;
         }
         let (path, query) = split_target(target);
+        if ready.method == Method::Post && crate::grpc::is_call(path) {
+            return self.grpc(path, body);
+        }
         let req = Request {
             method: ready.method,
             path,
@@ -165,7 +168,99 @@ impl H2Respond<'_> {
     }
 }
 
+impl H2Respond<'_> {
+    /// Answers a gRPC call (see [`crate::grpc`]): its messages and trailers now, or
+    /// its head now and its messages on timers. Out of line, so that routing every
+    /// other request stays as small as it was.
+    #[inline(never)]
+    fn grpc(&mut self, path: &[u8], body: &[u8]) -> Routed {
+        match crate::grpc::answer(path, body) {
+            crate::grpc::Reply::Now {
+                messages,
+                status,
+                message,
+            } => {
+                let at = (self.date, self.server);
+                (self.conn).grpc_answer(self.out, self.stream, &messages, (status, message), at);
+                Routed::Written
+            }
+            crate::grpc::Reply::Later(feed) => {
+                self.stream_head(stampede_wire::grpc::CONTENT_TYPE);
+                Routed::Later(routes::Deferred::Feed(feed))
+            }
+        }
+    }
+}
+
 impl H2Conn {
+    /// Answers the gRPC call on `stream`: the head, the framed `messages` as far as
+    /// the windows allow, then trailers with `(status, message)` once they are out.
+    pub fn grpc_answer(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        messages: &[u8],
+        (status, message): (u8, &'static str),
+        (date, server): (&[u8], &[u8]),
+    ) {
+        let Some(i) = self
+            .streams
+            .iter()
+            .position(|s| s.id == stream && s.state == State::Waiting)
+        else {
+            return;
+        };
+        let fields = Fields {
+            status: 200,
+            ctype: stampede_wire::grpc::CONTENT_TYPE,
+            length: None,
+            date,
+            server,
+        };
+        self.head(out, stream, fields, false);
+        let s = &mut self.streams[i];
+        s.state = State::Sending;
+        s.pending.clear();
+        s.sent = 0;
+        let sent = send_data(
+            out,
+            s,
+            messages,
+            false,
+            &mut self.send_window,
+            self.peer_max_frame,
+        );
+        if sent == messages.len() {
+            self.trailers(out, stream, status, message);
+            return self.finish(out, i);
+        }
+        s.pending.extend_from_slice(&messages[sent..]);
+        self.held += messages.len() - sent;
+        self.trailers.push((stream, status, message));
+        self.pump(out);
+    }
+
+    /// Writes a gRPC answer's trailers, ending `stream`.
+    fn trailers(&mut self, out: &mut Vec<u8>, stream: u32, status: u8, message: &str) {
+        let at = out.len();
+        frame::head(out, 0, frame::HEADERS, 0, stream);
+        let e = &mut self.encoder;
+        e.begin(out);
+        let mut digits = [0u8; 20];
+        e.literal(
+            out,
+            b"grpc-status",
+            routes::decimal(u64::from(status), &mut digits),
+        );
+        if !message.is_empty() {
+            let text = stampede_wire::grpc::encode_message(message);
+            e.literal(out, b"grpc-message", text.as_bytes());
+        }
+        let block = out.len() - at - 9;
+        out[at..at + 3].copy_from_slice(&(block as u32).to_be_bytes()[1..]);
+        out[at + 4] = frame::END_HEADERS | frame::END_STREAM;
+    }
+
     /// The next complete request to route, if any; its `:path` (query included) is
     /// copied to `path`, and a POST request's body to `body`.
     pub fn next_ready(&mut self, path: &mut Vec<u8>, body: &mut Vec<u8>) -> Option<Ready> {
@@ -381,6 +476,22 @@ impl H2Conn {
             }
         }
         self.feeds.swap_remove(k);
+        if let routes::FeedKind::Grpc { status, .. } = feed.kind {
+            // The stream ends with trailers, once its held messages are out.
+            let message = if status == 0 { "" } else { "asked for" };
+            let i = self.streams.iter().position(|s| s.id == id);
+            match i.map(|i| &self.streams[i]) {
+                Some(s) if s.pending.len() > s.sent => {
+                    self.trailers.push((id, status, message));
+                }
+                Some(_) => {
+                    self.trailers(out, id, status, message);
+                    self.finish(out, i.expect("found"));
+                }
+                None => {}
+            }
+            return Fed::Done { close: false };
+        }
         bytes.clear();
         feed.end(&mut bytes);
         self.piece(out, id, &bytes, true);
@@ -453,13 +564,14 @@ impl H2Conn {
             }
             let mut pending = std::mem::take(&mut s.pending);
             let feeding = self.feeds.iter().any(|f| f.0 == s.id);
+            let trailed = self.trailers.iter().any(|t| t.0 == s.id);
             loop {
                 let last = s.more.left() == 0 && !feeding;
                 let n = send_data(
                     out,
                     s,
                     &pending[s.sent..],
-                    last,
+                    last && !trailed,
                     &mut self.send_window,
                     self.peer_max_frame,
                 );
@@ -493,6 +605,10 @@ impl H2Conn {
             s.pending = pending;
         }
         for id in done {
+            if let Some(k) = self.trailers.iter().position(|t| t.0 == id) {
+                let (_, status, message) = self.trailers.swap_remove(k);
+                self.trailers(out, id, status, message);
+            }
             if let Some(i) = self.streams.iter().position(|s| s.id == id) {
                 self.finish(out, i);
             }

@@ -1,0 +1,370 @@
+//! The reference server's gRPC services, over HTTP/2: `helloworld.Greeter` and
+//! `stampede.v1.Echo`, as `proto/helloworld.proto` and `proto/echo.proto` define them.
+//!
+//! Their messages are a few scalar and bytes fields, read and written here with
+//! protobuf's wire format directly (varints and length-delimited fields, unknown
+//! fields skipped), so that an answer costs what the protocol costs. A request's
+//! messages come whole (the stream's body, within the server's body limit); a
+//! message over 4 MiB, a compressed one (no compression is offered), or one that
+//! does not decode is answered with the status gRPC gives it, never a panic.
+
+use std::time::Duration;
+
+use stampede_wire::grpc::{self, MessageReader};
+
+use crate::routes::{Feed, FeedKind};
+
+/// What a call is answered with.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Now: the framed messages (none: a trailers-only answer), then the status.
+    Now {
+        messages: Vec<u8>,
+        status: u8,
+        message: &'static str,
+    },
+    /// Later, on timers: a stream of replies, then the status (see [`Feed`]).
+    Later(Feed),
+}
+
+/// What `stampede.v1.Echo`'s request asks for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct EchoRequest {
+    payload: Vec<u8>,
+    size: u32,
+    count: u32,
+    interval_ms: u32,
+    delay_ms: u32,
+    status: u32,
+}
+
+/// The most replies one server stream sends.
+pub const MAX_STREAM: u32 = 1_000_000;
+/// The largest reply payload asked for by `size`.
+pub const MAX_SIZE: u32 = 4 << 20;
+/// The longest interval or delay asked for, in ms.
+pub const MAX_WAIT_MS: u32 = 60_000;
+
+/// A varint at `*at`, advancing past it.
+fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Calls `each(field, value)` for every field of a message: varints as numbers,
+/// length-delimited fields as bytes; fixed-width fields are skipped. `None` when the
+/// message does not decode.
+fn fields<'a>(b: &'a [u8], mut each: impl FnMut(u64, Field<'a>)) -> Option<()> {
+    let mut at = 0;
+    while at < b.len() {
+        let key = varint(b, &mut at)?;
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => each(field, Field::Number(varint(b, &mut at)?)),
+            1 => at = at.checked_add(8).filter(|&e| e <= b.len())?,
+            2 => {
+                let len = usize::try_from(varint(b, &mut at)?).ok()?;
+                let end = at.checked_add(len).filter(|&e| e <= b.len())?;
+                each(field, Field::Bytes(&b[at..end]));
+                at = end;
+            }
+            5 => at = at.checked_add(4).filter(|&e| e <= b.len())?,
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+enum Field<'a> {
+    Number(u64),
+    Bytes(&'a [u8]),
+}
+
+fn echo_request(b: &[u8]) -> Option<EchoRequest> {
+    let mut r = EchoRequest::default();
+    let num = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    fields(b, |f, v| match (f, v) {
+        (1, Field::Bytes(p)) => r.payload = p.to_vec(),
+        (2, Field::Number(n)) => r.size = num(n),
+        (3, Field::Number(n)) => r.count = num(n),
+        (4, Field::Number(n)) => r.interval_ms = num(n),
+        (5, Field::Number(n)) => r.delay_ms = num(n),
+        (6, Field::Number(n)) => r.status = num(n),
+        _ => {}
+    })?;
+    Some(r)
+}
+
+/// Appends a framed `EchoReply` with `size` bytes of payload (or `payload`) and `seq`.
+pub fn echo_reply(out: &mut Vec<u8>, payload: Option<&[u8]>, size: u32, seq: u32) {
+    let at = out.len();
+    out.extend_from_slice(&[0; grpc::PREFIX]);
+    let len = payload.map_or(size as usize, <[u8]>::len);
+    if len > 0 {
+        out.push(0x0a);
+        put_varint(out, len as u64);
+        match payload {
+            Some(p) => out.extend_from_slice(p),
+            None => out.resize(out.len() + len, b'x'),
+        }
+    }
+    if seq > 0 {
+        out.push(0x10);
+        put_varint(out, u64::from(seq));
+    }
+    let n = (out.len() - at - grpc::PREFIX) as u32;
+    out[at + 1..at + grpc::PREFIX].copy_from_slice(&n.to_be_bytes());
+}
+
+/// The messages of a request body, or the status that refuses them.
+fn messages(body: &[u8]) -> Result<Vec<Vec<u8>>, (u8, &'static str)> {
+    let mut r = MessageReader::new(grpc::DEFAULT_MAX_MESSAGE, true);
+    let mut out = Vec::new();
+    let mut compressed = false;
+    r.feed(body, &mut |m| {
+        compressed |= m.compressed;
+        out.push(m.bytes.to_vec());
+    })
+    .map_err(|e| match e {
+        grpc::GrpcError::TooLarge { .. } => (8, "a message over 4 MiB"),
+        _ => (13, "the request's messages break their framing"),
+    })?;
+    if r.finish().is_err() {
+        return Err((13, "the request ended inside a message"));
+    }
+    if compressed {
+        return Err((12, "compressed messages are not accepted"));
+    }
+    Ok(out)
+}
+
+/// Whether `path` is one of the services' methods.
+pub fn is_call(path: &[u8]) -> bool {
+    path.starts_with(b"/helloworld.Greeter/") || path.starts_with(b"/stampede.v1.Echo/")
+}
+
+/// The answer to a call of `path` with the request body `body`.
+pub fn answer(path: &[u8], body: &[u8]) -> Reply {
+    let fail = |status: u8, message: &'static str| Reply::Now {
+        messages: Vec::new(),
+        status,
+        message,
+    };
+    let msgs = match messages(body) {
+        Ok(m) => m,
+        Err((status, message)) => return fail(status, message),
+    };
+    let one = |msgs: &[Vec<u8>]| match msgs {
+        [m] => Ok(m.clone()),
+        _ => Err(fail(3, "a unary call takes exactly one message")),
+    };
+    match path {
+        b"/helloworld.Greeter/SayHello" => {
+            let m = match one(&msgs) {
+                Ok(m) => m,
+                Err(f) => return f,
+            };
+            let mut name: &[u8] = b"";
+            if fields(&m, |f, v| {
+                if let (1, Field::Bytes(b)) = (f, v) {
+                    name = b;
+                }
+            })
+            .is_none()
+            {
+                return fail(3, "the HelloRequest does not decode");
+            }
+            let mut reply = Vec::with_capacity(6 + name.len());
+            reply.extend_from_slice(b"Hello ");
+            reply.extend_from_slice(name);
+            let mut out = Vec::with_capacity(reply.len() + 8);
+            out.extend_from_slice(&[0; grpc::PREFIX]);
+            out.push(0x0a);
+            put_varint(&mut out, reply.len() as u64);
+            out.extend_from_slice(&reply);
+            let n = (out.len() - grpc::PREFIX) as u32;
+            out[1..grpc::PREFIX].copy_from_slice(&n.to_be_bytes());
+            Reply::Now {
+                messages: out,
+                status: 0,
+                message: "",
+            }
+        }
+        b"/stampede.v1.Echo/Unary" | b"/stampede.v1.Echo/ServerStream" => {
+            let m = match one(&msgs) {
+                Ok(m) => m,
+                Err(f) => return f,
+            };
+            let Some(r) = echo_request(&m) else {
+                return fail(3, "the EchoRequest does not decode");
+            };
+            if r.size > MAX_SIZE || r.count > MAX_STREAM {
+                return fail(11, "size or count over the server's limit");
+            }
+            if r.interval_ms > MAX_WAIT_MS || r.delay_ms > MAX_WAIT_MS {
+                return fail(11, "interval or delay over 60 s");
+            }
+            let status = u8::try_from(r.status).unwrap_or(grpc::UNKNOWN).min(16);
+            let stream = path.ends_with(b"ServerStream");
+            if !stream && r.delay_ms == 0 {
+                let mut out = Vec::new();
+                if status == 0 {
+                    let payload = (r.size == 0).then_some(&r.payload[..]);
+                    echo_reply(&mut out, payload, r.size, 1);
+                }
+                return Reply::Now {
+                    messages: out,
+                    status,
+                    message: if status == 0 { "" } else { "asked for" },
+                };
+            }
+            Reply::Later(Feed {
+                kind: FeedKind::Grpc {
+                    size: r.size,
+                    status,
+                },
+                n: match (stream, status) {
+                    (true, _) => r.count.max(1),
+                    (false, 0) => 1,
+                    // A unary call that fails sends no message, only its status.
+                    (false, _) => 0,
+                },
+                gap: Duration::from_millis(u64::from(r.interval_ms)),
+                first: Duration::from_millis(u64::from(r.delay_ms)),
+                id: 0,
+            })
+        }
+        b"/stampede.v1.Echo/ClientStream" => {
+            let mut out = Vec::new();
+            echo_reply(&mut out, Some(b""), 0, msgs.len() as u32);
+            Reply::Now {
+                messages: out,
+                status: 0,
+                message: "",
+            }
+        }
+        b"/stampede.v1.Echo/Bidi" => {
+            let mut out = Vec::new();
+            for (i, m) in msgs.iter().enumerate() {
+                let Some(r) = echo_request(m) else {
+                    return fail(3, "an EchoRequest does not decode");
+                };
+                if r.size > MAX_SIZE {
+                    return fail(11, "size over the server's limit");
+                }
+                let payload = (r.size == 0).then_some(&r.payload[..]);
+                echo_reply(&mut out, payload, r.size, i as u32 + 1);
+            }
+            Reply::Now {
+                messages: out,
+                status: 0,
+                message: "",
+            }
+        }
+        _ => fail(12, "no such method"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(m: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        grpc::frame(&mut b, false, m);
+        b
+    }
+
+    fn now(r: Reply) -> (Vec<u8>, u8) {
+        match r {
+            Reply::Now {
+                messages, status, ..
+            } => (messages, status),
+            Reply::Later(f) => panic!("later: {f:?}"),
+        }
+    }
+
+    #[test]
+    fn the_greeter_answers_hello_and_the_name() {
+        let (m, status) = now(answer(
+            b"/helloworld.Greeter/SayHello",
+            &framed(b"\x0a\x05world"),
+        ));
+        assert_eq!(status, 0);
+        assert_eq!(m, framed(b"\x0a\x0bHello world"));
+        // An empty request: an empty name.
+        let (m, _) = now(answer(b"/helloworld.Greeter/SayHello", &framed(b"")));
+        assert_eq!(m, framed(b"\x0a\x06Hello "));
+    }
+
+    #[test]
+    fn echo_sizes_statuses_and_streams() {
+        // size 3 (field 2), seq 1.
+        let (m, _) = now(answer(b"/stampede.v1.Echo/Unary", &framed(b"\x10\x03")));
+        assert_eq!(m, framed(b"\x0a\x03xxx\x10\x01"));
+        // The payload echoed (field 1).
+        let (m, _) = now(answer(b"/stampede.v1.Echo/Unary", &framed(b"\x0a\x02hi")));
+        assert_eq!(m, framed(b"\x0a\x02hi\x10\x01"));
+        // status 14: trailers only.
+        let (m, status) = now(answer(b"/stampede.v1.Echo/Unary", &framed(b"\x30\x0e")));
+        assert_eq!((m.len(), status), (0, 14));
+        // count 3, interval 10 ms: later, on timers.
+        match answer(
+            b"/stampede.v1.Echo/ServerStream",
+            &framed(b"\x18\x03\x20\x0a"),
+        ) {
+            Reply::Later(f) => {
+                assert_eq!((f.n, f.gap), (3, Duration::from_millis(10)));
+                let mut piece = Vec::new();
+                f.piece(1, &mut piece);
+                assert_eq!(piece, framed(b"\x10\x02"));
+            }
+            r => panic!("{r:?}"),
+        }
+        // A client stream of three: one answer counting them; bidi answers each.
+        let three = [framed(b""), framed(b"\x10\x01"), framed(b"")].concat();
+        let (m, _) = now(answer(b"/stampede.v1.Echo/ClientStream", &three));
+        assert_eq!(m, framed(b"\x10\x03"));
+        let (m, _) = now(answer(b"/stampede.v1.Echo/Bidi", &three));
+        assert_eq!(
+            m,
+            [
+                framed(b"\x10\x01"),
+                framed(b"\x0a\x01x\x10\x02"),
+                framed(b"\x10\x03")
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn bad_requests_get_the_status_grpc_gives_them() {
+        let status = |path: &[u8], body: &[u8]| now(answer(path, body)).1;
+        let unary = &b"/stampede.v1.Echo/Unary"[..];
+        // A prefix that lies, a compressed message, a field that does not decode.
+        assert_eq!(status(unary, &[0, 0, 0, 0, 9, 1]), 13);
+        assert_eq!(status(unary, &[1, 0, 0, 0, 0]), 12);
+        assert_eq!(status(unary, &framed(b"\x0a\x09ab")), 3);
+        assert_eq!(status(unary, &[0, 0x01, 0, 0, 0]), 8);
+        // Two messages to a unary call; a count over the limit; no such method.
+        assert_eq!(status(unary, &[framed(b""), framed(b"")].concat()), 3);
+        assert_eq!(status(unary, &framed(b"\x18\xff\xff\xff\xff\x0f")), 11);
+        assert_eq!(status(b"/stampede.v1.Echo/Nope", &framed(b"")), 12);
+    }
+}
