@@ -22,4 +22,8 @@ trap 'kill $server 2>/dev/null; dpkg -r stampede >/dev/null' EXIT
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && break; sleep 0.05; done
 summary=$(timeout 30 /usr/bin/stampede load -q -n 1000 -c 4 "http://127.0.0.1:$port/pong")
 grep -q '1,000 completed' <<<"$summary"
+# The shipped .proto files drive a gRPC run against the same server.
+summary=$(timeout 30 /usr/bin/stampede load -q -n 100 -c 2 "http://127.0.0.1:$port" \
+  --proto /usr/share/stampede/proto/helloworld.proto --call helloworld.Greeter/SayHello)
+grep -q 'OK × 100' <<<"$summary"
 echo "the package installs, runs, renders its man pages and completes"

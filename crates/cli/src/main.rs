@@ -25,6 +25,7 @@ mod contract;
 mod dashboard;
 mod dialect;
 mod fanout;
+mod grpc;
 mod h2load;
 mod hey;
 mod httperf;

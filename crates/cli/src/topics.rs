@@ -3,7 +3,7 @@
 //! flags instead (`stampede help load`, `stampede help oha`).
 
 /// Each topic: its names, what it covers, and its page.
-pub const TOPICS: [(&[&str], &str, &str); 8] = [
+pub const TOPICS: [(&[&str], &str, &str); 9] = [
     (
         &["workloads", "open-model", "limits"],
         "load's workload models, the open model, which side was the limit, capacity search, exit codes",
@@ -43,6 +43,11 @@ pub const TOPICS: [(&[&str], &str, &str); 8] = [
         &["streaming", "llm", "sse"],
         "streamed responses, server-sent events and LLM serving",
         include_str!("../docs/streaming.md"),
+    ),
+    (
+        &["grpc"],
+        "gRPC calls from a .proto or a protoset, counted by status, timed per message",
+        include_str!("../docs/grpc.md"),
     ),
 ];
 

@@ -9,6 +9,7 @@ mod common;
 mod console;
 mod dashboard;
 mod dialects;
+mod grpc;
 mod h3;
 mod hdr_java;
 mod html;

@@ -19,7 +19,7 @@ pub enum Format {
 /// Arguments of `stampede load`: one field per flag (hence over twenty), grouped
 /// under the help's headings.
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("multiplexed").args(["http2", "http3"]).multiple(false)))]
+#[command(group(clap::ArgGroup::new("multiplexed").args(["http2", "http3", "call"]).multiple(true)))]
 pub struct LoadArgs {
     /// The URL to load: http://host:port/path or http+unix://%2Fpath%2Fto.sock/path
     #[arg(value_name = "URL", required_unless_present_any = ["spec", "targets"])]
@@ -119,7 +119,7 @@ pub struct LoadArgs {
     pub streams: Option<usize>,
     /// Speak HTTP/3 over QUIC (https:// only): UDP to the URL's port, a stream per
     /// request, QUIC's handshake, losses and round trip reported beside HTTP's figures
-    #[arg(help_heading = "HTTP/3", long = "http3")]
+    #[arg(help_heading = "HTTP/3", long = "http3", conflicts_with = "http2")]
     pub http3: bool,
     /// HTTP/3: the largest UDP payload sent, 1200 to 65527 bytes (QUIC's path MTU
     /// discovery searches no higher)
@@ -435,6 +435,8 @@ pub struct LoadArgs {
         default_missing_value = crate::dashboard::DEFAULT_ADDR
     )]
     pub dashboard: Option<String>,
+    #[command(flatten, next_help_heading = "gRPC")]
+    pub grpc: crate::grpc::GrpcArgs,
     #[command(flatten, next_help_heading = "Outputs")]
     pub live: crate::metrics::LiveArgs,
     #[command(flatten, next_help_heading = "Connections and TLS")]

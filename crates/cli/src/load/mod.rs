@@ -55,10 +55,12 @@ fn tokenizer(a: &LoadArgs) -> Result<Option<stampede_engine::TokenCounter>, Exit
         .map_err(Exit::usage)
 }
 
-/// How the run times streams: `--stream`, `--sse` or `--openai`, with the event
-/// timeout and the service levels; `--openai`'s prompts each once in turn.
+/// How the run times streams: `--stream`, `--sse`, `--openai` or a gRPC `--call`,
+/// with the event timeout and the service levels; `--openai`'s prompts each once in
+/// turn.
 fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
     spec.load.stream = match (a.stream, a.sse, a.openai) {
+        _ if a.grpc.call.is_some() => Some(stampede_engine::StreamMode::Grpc),
         (_, _, Some(_)) => Some(stampede_engine::StreamMode::Openai),
         (_, true, None) => Some(stampede_engine::StreamMode::Sse),
         (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
@@ -158,14 +160,22 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
             servers.len()
         )));
     }
-    let variety = match a.openai {
-        Some(api) => openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?,
-        None => variety,
+    let variety = match (a.openai, &a.grpc.call) {
+        (Some(api), _) => {
+            openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?
+        }
+        (None, Some(_)) => a.grpc.requests(&target)?,
+        (None, None) => variety,
     };
     let first = match variety.first() {
         Some(r) => r.clone(),
         None => request(body)?,
     };
+    let mut target = target;
+    if a.grpc.call.is_some() {
+        // The run is named by the method's URL.
+        target.url = format!("{}{}", target.url.trim_end_matches('/'), first.target());
+    }
     let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, first);
     spec.load.variety = variety;
@@ -175,7 +185,8 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     spec.load.requests = a.requests;
     spec.load.keepalive = keepalive;
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
-    spec.load.http2 = a.http2;
+    // gRPC goes over HTTP/2, each answer's messages watched.
+    spec.load.http2 = a.http2 || a.grpc.call.is_some();
     if a.http3 {
         let mut h3 = stampede_engine::h3::H3Settings {
             gso: !a.no_udp_gso,

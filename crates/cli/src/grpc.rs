@@ -1,0 +1,463 @@
+//! gRPC calls without generated code: the schema from `.proto` files compiled at run
+//! time or from a protoset, the method found by its full name, and the request
+//! messages built from JSON once, before the run, as the engine's requests (an HTTP/2
+//! POST to `/package.Service/Method` carrying length-prefixed messages).
+//!
+//! What is wrong is said before any load: a `.proto` that does not parse (file and
+//! line), a method that does not exist (the services and methods that do), JSON that
+//! does not fit the message (the field). Each `.proto` file and protoset is read
+//! within a size limit checked before reading.
+
+use std::path::{Path, PathBuf};
+
+use miette::Diagnostic;
+use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
+use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+use stampede_engine::input::{self, Input};
+use stampede_engine::{Request, RequestBuilder, Target};
+
+use crate::common::Exit;
+
+/// The most one `.proto` file may hold.
+const MAX_PROTO: u64 = 4 << 20;
+
+/// The most messages one call's data may hold (a JSON array).
+pub const MAX_MESSAGES: usize = 10_000;
+
+/// `load`'s gRPC flags: the schema, the method and its messages.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct GrpcArgs {
+    /// Call the gRPC method package.Service/Method at the URL (h2c for http://,
+    /// TLS with ALPN h2 for https://), each call timed per message from its intended
+    /// start; its grpc-status counted by name
+    #[arg(
+        long = "call",
+        value_name = "METHOD",
+        conflicts_with_all = ["targets", "body_file", "body_lines", "openai", "stream", "sse", "http3", "method", "rand_regex_url"]
+    )]
+    pub call: Option<String>,
+    /// The .proto file that defines --call's method (repeat for several)
+    #[arg(long = "proto", value_name = "FILE", requires = "call")]
+    pub proto: Vec<String>,
+    /// A compiled FileDescriptorSet (protoc --include_imports -o) instead of --proto
+    #[arg(
+        long = "protoset",
+        value_name = "FILE",
+        requires = "call",
+        conflicts_with = "proto"
+    )]
+    pub protoset: Option<String>,
+    /// Where --proto's imports are found (repeat, or separate with commas)
+    #[arg(
+        long = "import-paths",
+        value_name = "DIR",
+        value_delimiter = ',',
+        requires = "call"
+    )]
+    pub import_paths: Vec<String>,
+    /// The request message as JSON (protobuf's JSON mapping); an array gives several,
+    /// used in turn by unary calls and all sent by a client stream (default: {})
+    #[arg(
+        long = "data",
+        value_name = "JSON",
+        requires = "call",
+        conflicts_with = "data_file"
+    )]
+    pub data: Option<String>,
+    /// --data from FILE ('-': standard input)
+    #[arg(long = "data-file", value_name = "FILE", requires = "call")]
+    pub data_file: Option<String>,
+    /// Metadata sent with every call, 'name: value' (repeat for several)
+    #[arg(long = "metadata", value_name = "NAME: VALUE", requires = "call")]
+    pub metadata: Vec<String>,
+    /// Each call's deadline, sent as grpc-timeout (e.g. 500ms)
+    #[arg(long = "deadline", value_name = "DURATION", value_parser = crate::common::parse_duration, requires = "call")]
+    pub deadline: Option<std::time::Duration>,
+}
+
+impl GrpcArgs {
+    /// The engine's requests for the call at `target`: the schema loaded, the method
+    /// found, its messages built.
+    pub fn requests(&self, target: &Target) -> Result<Vec<Request>, Exit> {
+        let call = self.call.as_deref().unwrap_or_default();
+        let pool = Schema {
+            protos: &self.proto,
+            protoset: self.protoset.as_deref(),
+            import_paths: &self.import_paths,
+        }
+        .load()?;
+        let m = method(&pool, call)?;
+        let (json, what) = match (&self.data, &self.data_file) {
+            (Some(d), _) => (d.clone(), "--data".to_string()),
+            (None, Some(f)) => (
+                input::read_text(f, "--data-file", Input::Body)
+                    .map_err(|e| Exit::usage(e.to_string()))?,
+                format!("--data-file {f}"),
+            ),
+            (None, None) => ("{}".to_string(), "--data".to_string()),
+        };
+        let framed = messages(&m, &json, &what)?;
+        let metadata = (self.metadata.iter())
+            .map(|h| crate::common::header_arg(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        requests(
+            target,
+            &m,
+            framed,
+            &CallHeaders {
+                metadata: &metadata,
+                deadline: self.deadline,
+            },
+        )
+    }
+}
+
+/// Where the schema comes from.
+pub struct Schema<'a> {
+    /// `.proto` files (`--proto`), found directly or under the import paths.
+    pub protos: &'a [String],
+    /// A compiled `FileDescriptorSet` (`--protoset`).
+    pub protoset: Option<&'a str>,
+    /// Where imports are looked for (`--import-paths`); each proto's own directory
+    /// is added.
+    pub import_paths: &'a [String],
+}
+
+/// Looks a file up under each include directory, within [`MAX_PROTO`].
+struct Limited {
+    includes: Vec<PathBuf>,
+}
+
+impl FileResolver for Limited {
+    fn resolve_path(&self, path: &Path) -> Option<String> {
+        self.includes.iter().find_map(|dir| {
+            let rel = path.strip_prefix(dir).ok()?;
+            let name: Vec<&str> = rel.iter().map(|c| c.to_str()).collect::<Option<_>>()?;
+            Some(name.join("/"))
+        })
+    }
+
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        for dir in &self.includes {
+            let path = dir.join(name);
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            if meta.len() > MAX_PROTO {
+                return Err(protox::Error::new(std::io::Error::other(format!(
+                    "{}: {} bytes, over the limit of {} MiB for a .proto file",
+                    path.display(),
+                    meta.len(),
+                    MAX_PROTO >> 20
+                ))));
+            }
+            return File::open(name, &path);
+        }
+        Err(protox::Error::file_not_found(name))
+    }
+}
+
+/// The line (from 1) and column of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
+}
+
+/// A compile error as `file:line:col: message`, where the error says where.
+fn describe(e: &protox::Error, includes: &[PathBuf]) -> String {
+    let file = e.file().map(str::to_string);
+    let at = e
+        .labels()
+        .and_then(|mut l| l.next())
+        .map(|l| l.offset())
+        .zip(file.as_ref())
+        .and_then(|(offset, name)| {
+            let text = includes
+                .iter()
+                .find_map(|d| std::fs::read_to_string(d.join(name)).ok())?;
+            Some(line_of(&text, offset))
+        });
+    match (file, at) {
+        (Some(f), Some((line, col))) => format!("{f}:{line}:{col}: {e}"),
+        (Some(f), None) if !e.to_string().contains(&f) => format!("{f}: {e}"),
+        _ => e.to_string(),
+    }
+}
+
+impl Schema<'_> {
+    /// The descriptors, compiled or decoded.
+    pub fn load(&self) -> Result<DescriptorPool, Exit> {
+        if let Some(set) = self.protoset {
+            if !self.protos.is_empty() {
+                return Err(Exit::usage(
+                    "--protoset and --proto both give the schema; give one",
+                ));
+            }
+            let bytes = input::read(set, "--protoset", Input::Config)
+                .map_err(|e| Exit::usage(e.to_string()))?;
+            return DescriptorPool::decode(&bytes[..]).map_err(|e| {
+                Exit::usage(format!(
+                    "--protoset {set}: not a FileDescriptorSet ({e}); write one with protoc --include_imports -o FILE"
+                ))
+            });
+        }
+        if self.protos.is_empty() {
+            return Err(Exit::usage(
+                "gRPC calls need the schema: --proto FILE (with --import-paths DIR) or --protoset FILE",
+            ));
+        }
+        let mut includes: Vec<PathBuf> = self.import_paths.iter().map(PathBuf::from).collect();
+        for p in self.protos {
+            let dir = Path::new(p).parent().filter(|d| !d.as_os_str().is_empty());
+            includes.push(dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
+        }
+        includes.push(PathBuf::from("."));
+        let mut chain = ChainFileResolver::new();
+        chain.add(Limited {
+            includes: includes.clone(),
+        });
+        chain.add(GoogleFileResolver::new());
+        let mut c = protox::Compiler::with_file_resolver(chain);
+        c.include_imports(true);
+        for p in self.protos {
+            // A path under an import path is named from it, else by its file name
+            // (its directory is an import path).
+            let name = Path::new(p);
+            let opened = match c.open_file(name) {
+                Ok(_) => Ok(()),
+                Err(_) if name.is_absolute() || name.components().count() > 1 => name
+                    .file_name()
+                    .map_or(Ok(()), |f| c.open_file(f).map(|_| ())),
+                Err(e) => Err(e),
+            };
+            opened.map_err(|e| Exit::usage(format!("--proto {p}: {}", describe(&e, &includes))))?;
+        }
+        Ok(c.descriptor_pool())
+    }
+}
+
+/// The method `call` names (`package.Service/Method` or `package.Service.Method`);
+/// when there is none, the services and methods there are.
+pub fn method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, Exit> {
+    let (service, name) = call
+        .rsplit_once('/')
+        .or_else(|| call.rsplit_once('.'))
+        .ok_or_else(|| {
+            Exit::usage(format!(
+                "--call {call:?}: write package.Service/Method, e.g. helloworld.Greeter/SayHello"
+            ))
+        })?;
+    let found = pool
+        .get_service_by_name(service.trim_start_matches('/'))
+        .and_then(|s| s.methods().find(|m| m.name() == name));
+    found.ok_or_else(|| {
+        let mut there: Vec<String> = pool
+            .services()
+            .flat_map(|s| {
+                let full = s.full_name().to_string();
+                s.methods()
+                    .map(move |m| format!("{full}/{}", m.name()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        there.truncate(40);
+        Exit::usage(format!(
+            "--call {call}: no such method; the schema has {}",
+            if there.is_empty() {
+                "no services".to_string()
+            } else {
+                there.join(", ")
+            }
+        ))
+    })
+}
+
+/// The messages `json` describes for `method`'s input: one object, or an array of
+/// them (each call of a unary or server-streaming method takes the next in turn; a
+/// client stream sends them all). Encoded, each framed.
+pub fn messages(method: &MethodDescriptor, json: &str, what: &str) -> Result<Vec<Vec<u8>>, Exit> {
+    let input = method.input();
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| Exit::usage(format!("{what}: not JSON ({e})")))?;
+    let items = match value {
+        serde_json::Value::Array(items) => items,
+        one => vec![one],
+    };
+    if items.is_empty() || items.len() > MAX_MESSAGES {
+        return Err(Exit::usage(format!(
+            "{what}: {} messages; give from 1 to {MAX_MESSAGES}",
+            items.len()
+        )));
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let m = DynamicMessage::deserialize(input.clone(), item).map_err(|e| {
+                let which = if i == 0 {
+                    String::new()
+                } else {
+                    format!(" (message {})", i + 1)
+                };
+                Exit::usage(format!(
+                    "{what}{which}: does not fit {} ({e})",
+                    input.full_name()
+                ))
+            })?;
+            let mut framed = Vec::new();
+            stampede_wire::grpc::frame(&mut framed, false, &prost::Message::encode_to_vec(&m));
+            Ok(framed)
+        })
+        .collect()
+}
+
+/// What every call of a run shares besides its messages.
+pub struct CallHeaders<'a> {
+    /// Metadata (`Name: value`), sent as headers.
+    pub metadata: &'a [(String, String)],
+    /// The deadline sent as `grpc-timeout`, if any.
+    pub deadline: Option<std::time::Duration>,
+}
+
+/// The engine's requests for `method` at `target`: one per message (unary and server
+/// streaming calls take them in turn), or one carrying every message (client and
+/// bidirectional streams).
+pub fn requests(
+    target: &Target,
+    method: &MethodDescriptor,
+    framed: Vec<Vec<u8>>,
+    h: &CallHeaders,
+) -> Result<Vec<Request>, Exit> {
+    let mut t = target.clone();
+    t.path = format!("/{}/{}", method.parent_service().full_name(), method.name());
+    let build = |body: Vec<u8>| {
+        let mut b = RequestBuilder::native(&t, "POST", true)
+            .set_header("content-type", stampede_wire::grpc::CONTENT_TYPE)
+            .set_header("te", "trailers");
+        if let Some(d) = h.deadline {
+            b = b.set_header("grpc-timeout", &stampede_wire::grpc::timeout(d));
+        }
+        for (n, v) in h.metadata {
+            b = b.header(n, v);
+        }
+        b.body(body)
+            .build()
+            .map_err(|e| Exit::usage(format!("--metadata: {e}")))
+    };
+    if method.is_client_streaming() {
+        return Ok(vec![build(framed.concat())?]);
+    }
+    framed.into_iter().map(build).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROTO: &str = r#"syntax = "proto3";
+package helloworld;
+service Greeter {
+  rpc SayHello (HelloRequest) returns (HelloReply) {}
+  rpc SayHellos (stream HelloRequest) returns (HelloReply) {}
+}
+message HelloRequest { string name = 1; int32 times = 2; }
+message HelloReply { string message = 1; }
+"#;
+
+    fn dir_with(files: &[(&str, &str)]) -> PathBuf {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d = std::env::temp_dir().join(format!("stampede-grpc-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        for (name, text) in files {
+            std::fs::write(d.join(name), text).unwrap();
+        }
+        d
+    }
+
+    fn pool_of(dir: &Path, proto: &str) -> Result<DescriptorPool, Exit> {
+        let protos = [dir.join(proto).to_string_lossy().into_owned()];
+        Schema {
+            protos: &protos,
+            protoset: None,
+            import_paths: &[],
+        }
+        .load()
+    }
+
+    #[test]
+    fn a_method_is_found_and_its_messages_built_from_json() {
+        let d = dir_with(&[("hello.proto", PROTO)]);
+        let pool = pool_of(&d, "hello.proto").unwrap();
+        let m = method(&pool, "helloworld.Greeter/SayHello").unwrap();
+        let framed = messages(&m, r#"{"name": "world", "times": 3}"#, "-d").unwrap();
+        // name (field 1, string "world"), times (field 2, varint 3).
+        let message = b"\x0a\x05world\x10\x03";
+        let mut want = vec![0, 0, 0, 0, message.len() as u8];
+        want.extend_from_slice(message);
+        assert_eq!(framed, vec![want]);
+        let t = Target::parse("http://127.0.0.1:9/").unwrap();
+        let h = CallHeaders {
+            metadata: &[("x-id".into(), "7".into())],
+            deadline: Some(std::time::Duration::from_secs(2)),
+        };
+        let r = requests(&t, &m, framed, &h).unwrap();
+        let wire = String::from_utf8_lossy(&r[0].bytes);
+        assert!(wire.starts_with("POST /helloworld.Greeter/SayHello HTTP/1.1\r\n"));
+        for line in [
+            "content-type: application/grpc",
+            "te: trailers",
+            "grpc-timeout: 2000000u",
+            "x-id: 7",
+        ] {
+            assert!(wire.to_ascii_lowercase().contains(line), "{line}: {wire}");
+        }
+        // An array: one request each, or one carrying all for a client stream.
+        let two = messages(&m, r#"[{"name": "a"}, {"name": "b"}]"#, "-d").unwrap();
+        assert_eq!(requests(&t, &m, two.clone(), &h).unwrap().len(), 2);
+        let stream = method(&pool, "helloworld.Greeter.SayHellos").unwrap();
+        let r = requests(&t, &stream, two, &h).unwrap();
+        assert_eq!(r.len(), 1);
+        assert!(r[0].bytes.ends_with(b"\x00\x00\x00\x00\x03\x0a\x01b"));
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn mistakes_are_named_before_any_load() {
+        let d = dir_with(&[
+            ("hello.proto", PROTO),
+            (
+                "bad.proto",
+                "syntax = \"proto3\";\nmessage A {\n  string x = ;\n}\n",
+            ),
+        ]);
+        let e = pool_of(&d, "bad.proto").err().unwrap().message;
+        assert!(e.contains("bad.proto:3:"), "{e}");
+        let pool = pool_of(&d, "hello.proto").unwrap();
+        let e = method(&pool, "helloworld.Greeter/Nope")
+            .unwrap_err()
+            .message;
+        assert!(
+            e.contains("no such method") && e.contains("helloworld.Greeter/SayHello"),
+            "{e}"
+        );
+        let m = method(&pool, "helloworld.Greeter/SayHello").unwrap();
+        let e = messages(&m, r#"{"nme": "x"}"#, "-d").unwrap_err().message;
+        assert!(
+            e.contains("nme") && e.contains("helloworld.HelloRequest"),
+            "{e}"
+        );
+        let e = messages(&m, r#"{"times": "many"}"#, "-d")
+            .unwrap_err()
+            .message;
+        assert!(e.contains("-d: does not fit"), "{e}");
+        let e = messages(&m, "{", "-d").unwrap_err().message;
+        assert!(e.contains("not JSON"), "{e}");
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

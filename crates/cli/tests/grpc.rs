@@ -1,0 +1,305 @@
+//! gRPC against an independent implementation: grpcio's server (gRPC's C core), built
+//! from the repository's .proto files at run time, loaded by `stampede load --call`:
+//! unary calls counted by status, a server stream timed per message, a client stream,
+//! and the schema's mistakes named before any load.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::common::{missing_peer, schema_errors};
+
+const BIN: &str = env!("CARGO_BIN_EXE_stampede");
+const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/grpc_peer.py");
+const PROTO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../proto");
+
+/// The grpcio server, stopped when dropped.
+struct Peer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// grpcio's server on 127.0.0.1, once it says it is ready; `None` (said) when the
+/// peer's Python is not set.
+fn grpcio_server() -> Option<Peer> {
+    let Ok(python) = std::env::var("STAMPEDE_GRPC_PYTHON") else {
+        missing_peer("STAMPEDE_GRPC_PYTHON (Python with grpcio and grpcio-tools)");
+        return None;
+    };
+    let mut child = Command::new(python)
+        .args([PEER, "serve", PROTO])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the grpcio server starts");
+    let out = child.stdout.take().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(out).read_line(&mut line).unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("ready ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the grpcio server said {line:?}"));
+    Some(Peer { child, port })
+}
+
+/// `stampede load` at the peer with `args`; its JSON result.
+fn load(peer: &Peer, args: &[&str]) -> Value {
+    let out = Command::new(BIN)
+        .arg("load")
+        .arg(format!("http://127.0.0.1:{}", peer.port))
+        .args(args)
+        .args(["-q", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = schema_errors(&v);
+    assert!(errors.is_empty(), "{errors:#?}");
+    v
+}
+
+fn proto(name: &str) -> String {
+    format!("{PROTO}/{name}")
+}
+
+#[test]
+fn unary_calls_to_grpcio_are_counted_by_status() {
+    let Some(peer) = grpcio_server() else { return };
+    let hello = proto("helloworld.proto");
+    let call = ["--proto", &hello, "--call", "helloworld.Greeter/SayHello"];
+    let v = load(
+        &peer,
+        &[
+            &call[..],
+            &[
+                "--data",
+                r#"{"name": "load"}"#,
+                "-n",
+                "400",
+                "-c",
+                "2",
+                "--streams",
+                "4",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(v["requests"]["completed"], 400, "{}", v["requests"]);
+    assert_eq!(v["grpc"]["OK"], 400, "{}", v["grpc"]);
+    assert_eq!(v["stream"]["mode"], "grpc");
+    assert_eq!(v["stream"]["events"], 400);
+    assert_eq!(v["settings"]["http2"], true);
+    assert!(
+        v["settings"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/helloworld.Greeter/SayHello"),
+        "{}",
+        v["settings"]["url"]
+    );
+    // Messages in turn: every other call is answered UNAVAILABLE.
+    let data = r#"[{"name": "a"}, {"name": "unavailable"}]"#;
+    let v = load(
+        &peer,
+        &[&call[..], &["--data", data, "-n", "200", "-c", "2"]].concat(),
+    );
+    // Each connection takes them in turn: half each, give or take one a connection.
+    let (ok, down) = (v["grpc"]["OK"].as_u64(), v["grpc"]["UNAVAILABLE"].as_u64());
+    let (ok, down) = (ok.unwrap_or(0), down.unwrap_or(0));
+    assert!(ok + down == 200 && ok.abs_diff(100) <= 2, "{}", v["grpc"]);
+    assert_eq!(v["requests"]["failed"], 0);
+}
+
+#[test]
+fn a_server_stream_is_timed_per_message_and_a_client_stream_sends_them_all() {
+    let Some(peer) = grpcio_server() else { return };
+    let echo = proto("echo.proto");
+    let v = load(
+        &peer,
+        &[
+            "--proto",
+            &echo,
+            "--call",
+            "stampede.v1.Echo/ServerStream",
+            "--data",
+            r#"{"count": 4, "interval_ms": 20, "size": 64}"#,
+            "-n",
+            "20",
+            "-c",
+            "4",
+        ],
+    );
+    assert_eq!(v["grpc"]["OK"], 20, "{}", v["grpc"]);
+    let s = &v["stream"];
+    assert_eq!(s["events"], 80, "{s}");
+    let per = &s["events_per_response"];
+    assert_eq!(
+        (per["min_us"].as_u64(), per["max_us"].as_u64()),
+        (Some(4), Some(4)),
+        "{s}"
+    );
+    // Three gaps of about 20 ms per stream, timed as each message came.
+    let p50 = |l: &Value| l["percentiles"][0]["us"].as_u64().unwrap();
+    assert_eq!(s["gap"]["count"], 60, "{s}");
+    assert!((18_000..40_000).contains(&p50(&s["gap"])), "{s}");
+    assert!(p50(&s["first_event"]) < 18_000, "{s}");
+    let v = load(
+        &peer,
+        &[
+            "--proto",
+            &echo,
+            "--call",
+            "stampede.v1.Echo/ClientStream",
+            "--data",
+            "[{}, {}, {}]",
+            "-n",
+            "30",
+            "-c",
+            "3",
+        ],
+    );
+    assert_eq!(v["grpc"]["OK"], 30, "{}", v["grpc"]);
+}
+
+#[test]
+fn schema_mistakes_are_named_before_any_load() {
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let bad = tmp.0.join("bad.proto");
+    std::fs::write(
+        &bad,
+        "syntax = \"proto3\";\nmessage A {\n  string x = ;\n}\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["load", "http://127.0.0.1:9", "-n", "1"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = run(&["--proto", bad.to_str().unwrap(), "--call", "A/B"]);
+    assert!(e.contains("bad.proto:3:"), "{e}");
+    let hello = proto("helloworld.proto");
+    let e = run(&["--proto", &hello, "--call", "helloworld.Greeter/Hi"]);
+    assert!(e.contains("helloworld.Greeter/SayHello"), "{e}");
+    let e = run(&[
+        "--proto",
+        &hello,
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--data",
+        r#"{"nam": 1}"#,
+    ]);
+    assert!(
+        e.contains("nam") && e.contains("helloworld.HelloRequest"),
+        "{e}"
+    );
+}
+
+#[test]
+fn grpcio_calls_the_reference_server() {
+    let Ok(python) = std::env::var("STAMPEDE_GRPC_PYTHON") else {
+        return missing_peer("STAMPEDE_GRPC_PYTHON (Python with grpcio and grpcio-tools)");
+    };
+    let s = crate::common::srv();
+    let out = Command::new(python)
+        .args([PEER, "call", PROTO, &s.addr().to_string(), "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["replies"],
+        serde_json::json!(["Hello n0", "Hello n1", "Hello n2"])
+    );
+    assert_eq!(v["stream"], serde_json::json!([1, 2, 3]));
+    assert_eq!(v["bidi"], serde_json::json!([1, 2, 3]));
+    assert_eq!(v["status"], "UNAVAILABLE: asked for");
+    assert_eq!(v["big"], 300_000);
+}
+
+#[test]
+fn the_reference_server_answers_every_kind_of_call() {
+    let s = crate::common::srv();
+    let echo = proto("echo.proto");
+    let run = |call: &str, data: &str, extra: &[&str]| {
+        let out = Command::new(BIN)
+            .args([
+                "load",
+                &s.url("/"),
+                "--proto",
+                &echo,
+                "--call",
+                call,
+                "--data",
+                data,
+            ])
+            .args(extra)
+            .args(["-q", "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let v = run(
+        "stampede.v1.Echo/Unary",
+        r#"{"size": 100}"#,
+        &["-n", "1000", "-c", "2", "--streams", "8"],
+    );
+    assert_eq!(v["grpc"]["OK"], 1000, "{}", v["grpc"]);
+    // Each answer: the 5-byte prefix, 2 + 100 bytes of payload, 2 of seq.
+    assert_eq!(v["bytes"]["body"], 1000 * 109, "{}", v["bytes"]);
+    let v = run(
+        "stampede.v1.Echo/Unary",
+        r#"{"status": 14}"#,
+        &["-n", "50", "-c", "1"],
+    );
+    assert_eq!(v["grpc"]["UNAVAILABLE"], 50, "{}", v["grpc"]);
+    let v = run(
+        "stampede.v1.Echo/ServerStream",
+        r#"{"count": 5, "interval_ms": 10}"#,
+        &["-n", "20", "-c", "4"],
+    );
+    assert_eq!(v["grpc"]["OK"], 20, "{}", v["grpc"]);
+    assert_eq!(v["stream"]["events"], 100);
+    let gap = v["stream"]["gap"]["percentiles"][0]["us"].as_u64().unwrap();
+    assert!((9_000..30_000).contains(&gap), "{}", v["stream"]);
+    let v = run(
+        "stampede.v1.Echo/Bidi",
+        r#"[{}, {"size": 3}]"#,
+        &["-n", "20", "-c", "2"],
+    );
+    assert_eq!(v["stream"]["events"], 40, "{}", v["stream"]);
+    // At a rate, corrected: the open model's schedule holds.
+    let v = run(
+        "stampede.v1.Echo/Unary",
+        "{}",
+        &["-R", "500", "-d", "1s", "-c", "4"],
+    );
+    assert_eq!(v["open"]["target_rate"], 500.0);
+    let done = v["grpc"]["OK"].as_u64().unwrap();
+    assert!(done.abs_diff(500) <= 25, "{done}");
+}
