@@ -20,6 +20,12 @@ struct Peer {
     port: u16,
 }
 
+impl Peer {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
 impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -51,11 +57,11 @@ fn grpcio_server() -> Option<Peer> {
     Some(Peer { child, port })
 }
 
-/// `stampede load` at the peer with `args`; its JSON result.
-fn load(peer: &Peer, args: &[&str]) -> Value {
+/// `stampede load` at `url` with `args`; its JSON result, checked against the schema.
+fn load(url: &str, args: &[&str]) -> Value {
     let out = Command::new(BIN)
         .arg("load")
-        .arg(format!("http://127.0.0.1:{}", peer.port))
+        .arg(url)
         .args(args)
         .args(["-q", "--json", "-"])
         .output()
@@ -81,7 +87,7 @@ fn unary_calls_to_grpcio_are_counted_by_status() {
     let hello = proto("helloworld.proto");
     let call = ["--proto", &hello, "--call", "helloworld.Greeter/SayHello"];
     let v = load(
-        &peer,
+        &peer.url(),
         &[
             &call[..],
             &[
@@ -113,7 +119,7 @@ fn unary_calls_to_grpcio_are_counted_by_status() {
     // Messages in turn: every other call is answered UNAVAILABLE.
     let data = r#"[{"name": "a"}, {"name": "unavailable"}]"#;
     let v = load(
-        &peer,
+        &peer.url(),
         &[&call[..], &["--data", data, "-n", "200", "-c", "2"]].concat(),
     );
     // Each connection takes them in turn: half each, give or take one a connection.
@@ -128,7 +134,7 @@ fn a_server_stream_is_timed_per_message_and_a_client_stream_sends_them_all() {
     let Some(peer) = grpcio_server() else { return };
     let echo = proto("echo.proto");
     let v = load(
-        &peer,
+        &peer.url(),
         &[
             "--proto",
             &echo,
@@ -157,7 +163,7 @@ fn a_server_stream_is_timed_per_message_and_a_client_stream_sends_them_all() {
     assert!((18_000..40_000).contains(&p50(&s["gap"])), "{s}");
     assert!(p50(&s["first_event"]) < 18_000, "{s}");
     let v = load(
-        &peer,
+        &peer.url(),
         &[
             "--proto",
             &echo,
@@ -241,28 +247,14 @@ fn grpcio_calls_the_reference_server() {
 fn the_reference_server_answers_every_kind_of_call() {
     let s = crate::common::srv();
     let echo = proto("echo.proto");
+    let url = s.url("/");
     let run = |call: &str, data: &str, extra: &[&str]| {
-        let out = Command::new(BIN)
-            .args([
-                "load",
-                &s.url("/"),
-                "--proto",
-                &echo,
-                "--call",
-                call,
-                "--data",
-                data,
-            ])
-            .args(extra)
-            .args(["-q", "--json", "-"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        let args = [
+            &["--proto", &echo, "--call", call, "--data", data][..],
+            extra,
+        ]
+        .concat();
+        load(&url, &args)
     };
     let v = run(
         "stampede.v1.Echo/Unary",

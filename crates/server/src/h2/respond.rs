@@ -203,25 +203,21 @@ impl H2Conn {
         (status, message): (u8, &'static str),
         (date, server): (&[u8], &[u8]),
     ) {
+        self.stream_head(
+            out,
+            stream,
+            stampede_wire::grpc::CONTENT_TYPE,
+            false,
+            (date, server),
+        );
         let Some(i) = self
             .streams
             .iter()
-            .position(|s| s.id == stream && s.state == State::Waiting)
+            .position(|s| s.id == stream && s.state == State::Sending)
         else {
             return;
         };
-        let fields = Fields {
-            status: 200,
-            ctype: stampede_wire::grpc::CONTENT_TYPE,
-            length: None,
-            date,
-            server,
-        };
-        self.head(out, stream, fields, false);
         let s = &mut self.streams[i];
-        s.state = State::Sending;
-        s.pending.clear();
-        s.sent = 0;
         let sent = send_data(
             out,
             s,
