@@ -285,6 +285,11 @@ fn the_reference_server_answers_every_kind_of_call() {
         &["-n", "20", "-c", "2"],
     );
     assert_eq!(v["stream"]["events"], 40, "{}", v["stream"]);
+    // Gatling's injection: each user a connection of its own, three calls each.
+    let users = ["--inject", "rampUsers(10) during(1s)", "--calls", "3"];
+    let v = run("stampede.v1.Echo/Unary", "{}", &users);
+    assert_eq!(v["grpc"]["OK"], 30, "{}", v["grpc"]);
+    assert_eq!(v["sessions"]["completed"], 10, "{}", v["sessions"]);
     // At a rate, corrected: the open model's schedule holds.
     let v = run(
         "stampede.v1.Echo/Unary",

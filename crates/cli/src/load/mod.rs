@@ -172,9 +172,14 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         None => request(body)?,
     };
     let mut target = target;
+    let mut variety = variety;
     if a.grpc.call.is_some() {
-        // The run is named by the method's URL.
+        // The run is named by the method's URL; one message is the run's one request,
+        // as any other run's (so sessions take it too).
         target.url = format!("{}{}", target.url.trim_end_matches('/'), first.target());
+        if variety.len() == 1 {
+            variety.clear();
+        }
     }
     let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, first);
