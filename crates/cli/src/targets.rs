@@ -115,14 +115,6 @@ pub fn split_url(url: &str) -> Option<(&str, &str, String)> {
     Some((scheme, &rest[..at], path))
 }
 
-/// `url` read for the run's server: its path and query, and its credentials, when it
-/// names the same server as `target` (scheme, host and port as written, the scheme in
-/// any case); `None` otherwise. Nothing is resolved.
-pub fn same_server(target: &Target, url: &str) -> Option<(String, Option<String>)> {
-    let t = Target::parse_at(url, Some(target.address.clone())).ok()?;
-    (t.tls == target.tls && t.authority == target.authority).then_some((t.path, t.userinfo))
-}
-
 /// What every request of a list shares: the flags' headers, keep-alive and body.
 pub struct Common<'a> {
     /// `-H` headers, set on every request (a request's own headers override them).
@@ -168,10 +160,13 @@ pub fn requests(
     let mut budget = Budget::new();
     for (place, e) in entries.iter().enumerate() {
         let at = |what: String| Exit::usage(format!("{file}:{}: {what}", e.line));
-        let known = (groups.iter_mut())
-            .find_map(|g| same_server(&g.target, &e.url).map(|found| (g, found)));
-        let (group, (path, userinfo)) = match known {
-            Some(found) => found,
+        // Read once, resolving nothing: its server is one seen before, or a new one.
+        let read_as = Some(stampede_engine::Address::Tcp(Vec::new()));
+        let parsed = Target::parse_at(&e.url, read_as).map_err(|x| at(x.to_string()))?;
+        let known = (groups.iter())
+            .position(|g| g.target.tls == parsed.tls && g.target.authority == parsed.authority);
+        let gi = match known {
+            Some(gi) => gi,
             None => {
                 if let (Some(sock), Some(g)) = (unix_socket, groups.first()) {
                     return Err(at(format!(
@@ -187,19 +182,18 @@ pub fn requests(
                     )));
                 }
                 let target = common::resolve(&e.url, unix_socket).map_err(|x| at(x.message))?;
-                let found = same_server(&target, &e.url)
-                    .ok_or_else(|| at(format!("{}: its server could not be read back", e.url)))?;
                 groups.push(Group {
                     target,
                     requests: Vec::new(),
                     places: Vec::new(),
                 });
-                (groups.last_mut().expect("just pushed"), found)
+                groups.len() - 1
             }
         };
+        let group = &mut groups[gi];
         let mut t = group.target.clone();
-        t.path = path;
-        t.userinfo = userinfo;
+        t.path = parsed.path;
+        t.userinfo = parsed.userinfo;
         let mut b = RequestBuilder::native(&t, &e.method, common.keepalive);
         for (n, v) in common.headers {
             b = b.set_header(n, v);
