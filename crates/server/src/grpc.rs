@@ -29,8 +29,8 @@ pub enum Reply {
 
 /// What `stampede.v1.Echo`'s request asks for.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-struct EchoRequest {
-    payload: Vec<u8>,
+struct EchoRequest<'a> {
+    payload: &'a [u8],
     size: u32,
     count: u32,
     interval_ms: u32,
@@ -96,11 +96,11 @@ enum Field<'a> {
     Bytes(&'a [u8]),
 }
 
-fn echo_request(b: &[u8]) -> Option<EchoRequest> {
+fn echo_request(b: &[u8]) -> Option<EchoRequest<'_>> {
     let mut r = EchoRequest::default();
     let num = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     fields(b, |f, v| match (f, v) {
-        (1, Field::Bytes(p)) => r.payload = p.to_vec(),
+        (1, Field::Bytes(p)) => r.payload = p,
         (2, Field::Number(n)) => r.size = num(n),
         (3, Field::Number(n)) => r.count = num(n),
         (4, Field::Number(n)) => r.interval_ms = num(n),
@@ -111,35 +111,51 @@ fn echo_request(b: &[u8]) -> Option<EchoRequest> {
     Some(r)
 }
 
-/// Appends a framed `EchoReply` with `size` bytes of payload (or `payload`) and `seq`.
-pub fn echo_reply(out: &mut Vec<u8>, payload: Option<&[u8]>, size: u32, seq: u32) {
+/// The message of an answer that fails: the caller chose it (`status` in the request).
+pub const ASKED: &str = "asked for";
+
+/// Appends, as one message, what `write` appends: its prefix goes first and its length
+/// is filled in after, so the message is encoded in place.
+fn framed_in(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
     let at = out.len();
     out.extend_from_slice(&[0; grpc::PREFIX]);
-    let len = payload.map_or(size as usize, <[u8]>::len);
-    if len > 0 {
-        out.push(0x0a);
-        put_varint(out, len as u64);
-        match payload {
-            Some(p) => out.extend_from_slice(p),
-            None => out.resize(out.len() + len, b'x'),
-        }
-    }
-    if seq > 0 {
-        out.push(0x10);
-        put_varint(out, u64::from(seq));
-    }
+    write(out);
     let n = (out.len() - at - grpc::PREFIX) as u32;
     out[at + 1..at + grpc::PREFIX].copy_from_slice(&n.to_be_bytes());
 }
 
-/// The messages of a request body, or the status that refuses them.
-fn messages(body: &[u8]) -> Result<Vec<Vec<u8>>, (u8, &'static str)> {
-    let mut r = MessageReader::new(grpc::DEFAULT_MAX_MESSAGE, true);
+/// Appends a framed `EchoReply` with `size` bytes of payload (or `payload`) and `seq`.
+pub fn echo_reply(out: &mut Vec<u8>, payload: Option<&[u8]>, size: u32, seq: u32) {
+    framed_in(out, |out| {
+        let len = payload.map_or(size as usize, <[u8]>::len);
+        if len > 0 {
+            out.push(0x0a);
+            put_varint(out, len as u64);
+            match payload {
+                Some(p) => out.extend_from_slice(p),
+                None => out.resize(out.len() + len, b'x'),
+            }
+        }
+        if seq > 0 {
+            out.push(0x10);
+            put_varint(out, u64::from(seq));
+        }
+    });
+}
+
+/// The messages of a whole request body, borrowed from it (the reader finds them,
+/// keeping nothing; each lies after the ones before and its prefix), or the status
+/// that refuses them.
+fn messages(body: &[u8]) -> Result<Vec<&[u8]>, (u8, &'static str)> {
+    let mut r = MessageReader::new(grpc::DEFAULT_MAX_MESSAGE, false);
     let mut out = Vec::new();
     let mut compressed = false;
+    let mut at = 0;
     r.feed(body, &mut |m| {
         compressed |= m.compressed;
-        out.push(m.bytes.to_vec());
+        let start = at + grpc::PREFIX;
+        at = start + m.len as usize;
+        out.push(&body[start..at]);
     })
     .map_err(|e| match e {
         grpc::GrpcError::TooLarge { .. } => (8, "a message over 4 MiB"),
@@ -170,18 +186,18 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
         Ok(m) => m,
         Err((status, message)) => return fail(status, message),
     };
-    let one = |msgs: &[Vec<u8>]| match msgs {
-        [m] => Ok(m.clone()),
-        _ => Err(fail(3, "a unary call takes exactly one message")),
+    let one = match *msgs {
+        [m] => Ok(m),
+        _ => Err((3, "a unary call takes exactly one message")),
     };
     match path {
         b"/helloworld.Greeter/SayHello" => {
-            let m = match one(&msgs) {
+            let m = match one {
                 Ok(m) => m,
-                Err(f) => return f,
+                Err((status, message)) => return fail(status, message),
             };
             let mut name: &[u8] = b"";
-            if fields(&m, |f, v| {
+            if fields(m, |f, v| {
                 if let (1, Field::Bytes(b)) = (f, v) {
                     name = b;
                 }
@@ -190,16 +206,14 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
             {
                 return fail(3, "the HelloRequest does not decode");
             }
-            let mut reply = Vec::with_capacity(6 + name.len());
-            reply.extend_from_slice(b"Hello ");
-            reply.extend_from_slice(name);
-            let mut out = Vec::with_capacity(reply.len() + 8);
-            out.extend_from_slice(&[0; grpc::PREFIX]);
-            out.push(0x0a);
-            put_varint(&mut out, reply.len() as u64);
-            out.extend_from_slice(&reply);
-            let n = (out.len() - grpc::PREFIX) as u32;
-            out[1..grpc::PREFIX].copy_from_slice(&n.to_be_bytes());
+            // HelloReply: field 1, "Hello " and the name.
+            let mut out = Vec::with_capacity(grpc::PREFIX + 16 + name.len());
+            framed_in(&mut out, |out| {
+                out.push(0x0a);
+                put_varint(out, 6 + name.len() as u64);
+                out.extend_from_slice(b"Hello ");
+                out.extend_from_slice(name);
+            });
             Reply::Now {
                 messages: out,
                 status: 0,
@@ -207,11 +221,11 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
             }
         }
         b"/stampede.v1.Echo/Unary" | b"/stampede.v1.Echo/ServerStream" => {
-            let m = match one(&msgs) {
+            let m = match one {
                 Ok(m) => m,
-                Err(f) => return f,
+                Err((status, message)) => return fail(status, message),
             };
-            let Some(r) = echo_request(&m) else {
+            let Some(r) = echo_request(m) else {
                 return fail(3, "the EchoRequest does not decode");
             };
             if r.size > MAX_SIZE || r.count > MAX_STREAM {
@@ -225,13 +239,13 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
             if !stream && r.delay_ms == 0 {
                 let mut out = Vec::new();
                 if status == 0 {
-                    let payload = (r.size == 0).then_some(&r.payload[..]);
+                    let payload = (r.size == 0).then_some(r.payload);
                     echo_reply(&mut out, payload, r.size, 1);
                 }
                 return Reply::Now {
                     messages: out,
                     status,
-                    message: if status == 0 { "" } else { "asked for" },
+                    message: if status == 0 { "" } else { ASKED },
                 };
             }
             Reply::Later(Feed {
@@ -268,7 +282,7 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
                 if r.size > MAX_SIZE {
                     return fail(11, "size over the server's limit");
                 }
-                let payload = (r.size == 0).then_some(&r.payload[..]);
+                let payload = (r.size == 0).then_some(r.payload);
                 echo_reply(&mut out, payload, r.size, i as u32 + 1);
             }
             Reply::Now {

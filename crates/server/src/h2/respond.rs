@@ -474,7 +474,7 @@ impl H2Conn {
         self.feeds.swap_remove(k);
         if let routes::FeedKind::Grpc { status, .. } = feed.kind {
             // The stream ends with trailers, once its held messages are out.
-            let message = if status == 0 { "" } else { "asked for" };
+            let message = if status == 0 { "" } else { crate::grpc::ASKED };
             let i = self.streams.iter().position(|s| s.id == id);
             match i.map(|i| &self.streams[i]) {
                 Some(s) if s.pending.len() > s.sent => {
