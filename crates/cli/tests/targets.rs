@@ -335,3 +335,19 @@ fn vegeta_attack_shares_its_rate_among_the_servers_of_its_targets() {
         assert!(n.abs_diff(200) <= 20, "{t:?}");
     }
 }
+
+#[test]
+fn a_list_of_one_request_runs_in_every_shape() {
+    let s = srv();
+    let tmp = Dir::new();
+    let list = tmp.0.join("one.txt");
+    std::fs::write(&list, format!("GET {}\n", s.url("/pong"))).unwrap();
+    // Sessions take their requests from steps, not from a list: one entry is the run's
+    // one request.
+    let args = ["--inject", "rampUsers(4) during(1s)", "-q", "--json", "-"];
+    let (code, out, err) = load_list(&list, &args);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["sessions"]["completed"], 4, "{}", r["sessions"]);
+    assert_eq!(r["statuses"]["200"], 4);
+}

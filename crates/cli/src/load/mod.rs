@@ -172,15 +172,17 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         None => request(body)?,
     };
     let mut target = target;
-    let mut variety = variety;
     if a.grpc.call.is_some() {
-        // The run is named by the method's URL; one message is the run's one request,
-        // as any other run's (so sessions take it too).
+        // The run is named by the method's URL.
         target.url = format!("{}{}", target.url.trim_end_matches('/'), first.target());
-        if variety.len() == 1 {
-            variety.clear();
-        }
     }
+    // A list of one (a targets file, body lines, gRPC messages) is the run's one
+    // request, as any other run's, so that every shape takes it.
+    let variety = if variety.len() == 1 {
+        Vec::new()
+    } else {
+        variety
+    };
     let tls = a.tls.config(&target, a.http2)?;
     let mut spec = LoadSpec::new(target, first);
     spec.load.variety = variety;
