@@ -30,6 +30,7 @@
 
 pub mod date;
 mod event_loop;
+pub mod feed;
 pub mod files;
 pub mod grpc;
 pub mod h1;

@@ -1,5 +1,6 @@
 //! The HTTP/2 client state machine against hand-built server frames.
 
+use super::settings::WINDOW;
 use super::*;
 use stampede_wire::frame::PADDED;
 
