@@ -48,16 +48,30 @@ pub enum Source {
     Result(String),
 }
 
+/// What `stampede report`'s argument cannot be.
+#[derive(Debug)]
+pub struct NotASource(String);
+
+impl std::fmt::Display for NotASource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "neither a bench id (a number: stampede compare --list shows them) nor a result file (--json's, or '-' for standard input): {:?}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NotASource {}
+
 impl Source {
-    fn parse(s: &str) -> Result<Source, String> {
+    fn parse(s: &str) -> Result<Source, NotASource> {
         match s.parse::<i64>() {
             Ok(id) => Ok(Source::Bench(id)),
             Err(_) if s == "-" || s.ends_with(".json") || std::path::Path::new(s).is_file() => {
                 Ok(Source::Result(s.to_string()))
             }
-            Err(_) => Err(format!(
-                "neither a bench id (a number: stampede compare --list shows them) nor a result file (--json's, or '-' for standard input): {s:?}"
-            )),
+            Err(_) => Err(NotASource(s.to_string())),
         }
     }
 }
