@@ -73,8 +73,9 @@ fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
     }
     spec.load.event_timeout = a.event_timeout;
     spec.load.slo = crate::vllm::goodput(&a.goodput)?;
-    if a.openai.is_some() {
-        // Each prompt once in turn over the run's calls, whichever connection sends.
+    if a.openai.is_some() && spec.load.variety.len() > 1 {
+        // Each prompt once in turn over the run's calls, whichever connection sends
+        // (one prompt is the run's one request).
         spec.load.walk = Some(stampede_engine::Walk {
             rate: 1.0,
             once: false,
