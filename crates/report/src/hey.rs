@@ -118,6 +118,8 @@ mod tests {
             waiting_us: 600,
             status,
             body_bytes: 4,
+            grpc: None,
+            error: None,
         };
         let csv = hey_csv(&[rec(5_000, 200), rec(4_000, 0), rec(4_500, 404)]);
         let lines: Vec<&str> = csv.lines().collect();

@@ -431,6 +431,8 @@ mod tests {
             waiting_us: 300,
             status,
             body_bytes: 4,
+            grpc: None,
+            error: None,
         };
         let csv = oha_csv(&[rec(2_000_500, 200), rec(2_000_000, 0)]);
         // The connect and the wait never exceed the whole.

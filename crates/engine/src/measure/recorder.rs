@@ -37,6 +37,21 @@ pub struct RequestRecord {
     pub status: u16,
     /// The response body's bytes (0 for a failed request).
     pub body_bytes: u64,
+    /// A gRPC call's `grpc-status` (0 to 16), for a call that was answered.
+    pub grpc: Option<u8>,
+    /// Why a request that got no response failed.
+    pub error: Option<ErrorKind>,
+}
+
+// What the outputs that list every request say it costs.
+const _: () = assert!(std::mem::size_of::<RequestRecord>() == 48);
+
+/// How a kept request ended besides its status: a gRPC answer's code, or a failure's
+/// kind.
+#[derive(Clone, Copy)]
+struct Outcome {
+    grpc: Option<u8>,
+    error: Option<ErrorKind>,
 }
 
 /// The second being recorded.
@@ -100,6 +115,9 @@ pub(crate) struct Recorder {
     pub stream_usage_short: u64,
     /// gRPC calls answered, by `grpc-status` (0 to 16).
     pub grpc: [u64; 17],
+    /// The status of the gRPC answer about to be completed ([`Recorder::grpc_status`]),
+    /// taken by the completion.
+    grpc_last: Option<u8>,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
@@ -198,6 +216,7 @@ impl Recorder {
             stream_good: 0,
             stream_usage_short: 0,
             grpc: [0; 17],
+            grpc_last: None,
             intervals: Vec::new(),
             requests: (keep > 0).then(Vec::new),
             keep_at_most: keep,
@@ -323,6 +342,12 @@ impl Recorder {
         if let Some(s) = self.statuses.get_mut(status as usize) {
             *s += 1;
         }
+        // A gRPC call is good when answered OK, whatever its HTTP status.
+        let grpc = self.grpc_last.take();
+        let good = match grpc {
+            Some(code) => code == 0,
+            None => (200..300).contains(&status) || status == 304,
+        };
         let h = &mut self.hist;
         h.latency.0.saturating_record(timing.total_us);
         h.uncorrected.0.saturating_record(timing.uncorrected_us);
@@ -331,7 +356,7 @@ impl Recorder {
         h.processing
             .0
             .saturating_record(timing.total_us.saturating_sub(timing.connect_us));
-        if (200..300).contains(&status) || status == 304 {
+        if good {
             h.ok.0.saturating_record(timing.total_us);
         } else {
             h.ko.0.saturating_record(timing.total_us);
@@ -346,15 +371,24 @@ impl Recorder {
                 timing.connect_us,
                 timing.total_us,
                 timing.waiting_us,
-                (status, body),
+                (status, body, Outcome { grpc, error: None }),
             );
         }
+    }
+
+    /// The gRPC answer about to be completed came with `grpc-status` `code`: counted,
+    /// and the completion judges the call by it.
+    #[inline]
+    pub fn grpc_status(&mut self, code: u8) {
+        self.grpc[usize::from(code).min(16)] += 1;
+        self.grpc_last = Some(code);
     }
 
     /// A response counted without a latency sample: with wrk2's batch latency only a
     /// pipelined batch's last response is timed.
     #[inline(never)]
     pub fn count_only(&mut self, now: Instant, (status, target): (u16, u32), body: u64) {
+        self.grpc_last = None;
         if self.targets.is_on() {
             self.targets.count(target, status);
         }
@@ -375,7 +409,7 @@ impl Recorder {
         connect_us: u64,
         total_us: u64,
         waiting_us: u64,
-        (status, body_bytes): (u16, u64),
+        (status, body_bytes, outcome): (u16, u64, Outcome),
     ) {
         let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
         if let Some(reqs) = &mut self.requests {
@@ -390,6 +424,8 @@ impl Recorder {
                 waiting_us,
                 status,
                 body_bytes,
+                grpc: outcome.grpc,
+                error: outcome.error,
             });
         }
     }
@@ -406,7 +442,11 @@ impl Recorder {
         let total_us = micros(intended, now);
         self.hist.ko.0.saturating_record(total_us);
         if self.requests.is_some() {
-            self.keep(intended, 0, total_us, 0, (0, 0));
+            let outcome = Outcome {
+                grpc: None,
+                error: Some(kind),
+            };
+            self.keep(intended, 0, total_us, 0, (0, 0, outcome));
         }
     }
 

@@ -323,7 +323,7 @@ impl Worker<'_> {
             self.stream_complete(ci, r.stream, p.intended, at);
             // gRPC runs watch every answer: its status is counted with it.
             if let Some(code) = r.grpc {
-                self.rec.grpc[usize::from(code).min(16)] += 1;
+                self.rec.grpc_status(code);
             }
         }
         let c = &mut self.conns[ci];
