@@ -1,13 +1,16 @@
-//! The reference server's gRPC services, over HTTP/2: `helloworld.Greeter` and
-//! `stampede.v1.Echo`, as `proto/helloworld.proto` and `proto/echo.proto` define them.
+//! The reference server's gRPC services, over HTTP/2: `helloworld.Greeter`,
+//! `stampede.v1.Echo` and `grpc.health.v1.Health`, as `proto/helloworld.proto`,
+//! `proto/echo.proto` and `proto/health.proto` define them.
 //!
 //! Their messages are a few scalar and bytes fields, read and written here with
 //! protobuf's wire format directly (varints and length-delimited fields, unknown
 //! fields skipped), so that an answer costs what the protocol costs. A request's
-//! messages come whole (the stream's body, within the server's body limit); a
-//! message over 4 MiB, a compressed one (no compression is offered), or one that
-//! does not decode is answered with the status gRPC gives it, never a panic.
+//! messages come whole (the stream's body, within the server's body limit); messages
+//! compressed with gzip (`grpc-encoding: gzip`) are inflated, each within the message
+//! limit. A message over 4 MiB, one compressed otherwise, or one that does not decode
+//! is answered with the status gRPC gives it, never a panic. Answers go uncompressed.
 
+use std::io::Read as _;
 use std::time::Duration;
 
 use stampede_wire::grpc::{self, MessageReader};
@@ -143,19 +146,43 @@ pub fn echo_reply(out: &mut Vec<u8>, payload: Option<&[u8]>, size: u32, seq: u32
     });
 }
 
+/// How a request's messages are compressed: its `grpc-encoding`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// None said (or `identity`): a message flagged compressed is an error.
+    #[default]
+    Identity,
+    /// `gzip`, the one compression taken here.
+    Gzip,
+    /// Any other.
+    Other,
+}
+
+impl Encoding {
+    /// The encoding a `grpc-encoding` value names.
+    pub fn of(value: &[u8]) -> Encoding {
+        match value {
+            b"identity" => Encoding::Identity,
+            b"gzip" => Encoding::Gzip,
+            _ => Encoding::Other,
+        }
+    }
+}
+
+/// A status that refuses a call, with its message.
+type Refusal = (u8, &'static str);
+
 /// The messages of a whole request body, borrowed from it (the reader finds them,
-/// keeping nothing; each lies after the ones before and its prefix), or the status
-/// that refuses them.
-fn messages(body: &[u8]) -> Result<Vec<&[u8]>, (u8, &'static str)> {
+/// keeping nothing; each lies after the ones before and its prefix), each with
+/// whether it is compressed; or the status that refuses them.
+fn messages(body: &[u8]) -> Result<Vec<(bool, &[u8])>, Refusal> {
     let mut r = MessageReader::new(grpc::DEFAULT_MAX_MESSAGE, false);
     let mut out = Vec::new();
-    let mut compressed = false;
     let mut at = 0;
     r.feed(body, &mut |m| {
-        compressed |= m.compressed;
         let start = at + grpc::PREFIX;
         at = start + m.len as usize;
-        out.push(&body[start..at]);
+        out.push((m.compressed, &body[start..at]));
     })
     .map_err(|e| match e {
         grpc::GrpcError::TooLarge { .. } => (8, "a message over 4 MiB"),
@@ -164,19 +191,55 @@ fn messages(body: &[u8]) -> Result<Vec<&[u8]>, (u8, &'static str)> {
     if r.finish().is_err() {
         return Err((13, "the request ended inside a message"));
     }
-    if compressed {
-        return Err((12, "compressed messages are not accepted"));
-    }
     Ok(out)
+}
+
+/// The request's messages inflated and framed again uncompressed, each within the
+/// message limit; or the status that refuses them.
+fn inflate(msgs: &[(bool, &[u8])], encoding: Encoding) -> Result<Vec<u8>, Refusal> {
+    let mut plain = Vec::new();
+    for &(compressed, m) in msgs {
+        if !compressed {
+            grpc::frame(&mut plain, false, m);
+            continue;
+        }
+        match encoding {
+            Encoding::Gzip => {}
+            Encoding::Identity => return Err((13, "a compressed message without grpc-encoding")),
+            Encoding::Other => return Err((12, "only gzip compression is accepted")),
+        }
+        let at = plain.len();
+        plain.extend_from_slice(&[0; grpc::PREFIX]);
+        let limit = grpc::DEFAULT_MAX_MESSAGE as u64;
+        let n = flate2::read::GzDecoder::new(m)
+            .take(limit + 1)
+            .read_to_end(&mut plain)
+            .map_err(|_| (13, "a gzip message that does not inflate"))?;
+        if n as u64 > limit {
+            return Err((8, "a message over 4 MiB once inflated"));
+        }
+        plain[at + 1..at + grpc::PREFIX].copy_from_slice(&(n as u32).to_be_bytes());
+    }
+    Ok(plain)
 }
 
 /// Whether `path` is one of the services' methods.
 pub fn is_call(path: &[u8]) -> bool {
-    path.starts_with(b"/helloworld.Greeter/") || path.starts_with(b"/stampede.v1.Echo/")
+    path.starts_with(b"/helloworld.Greeter/")
+        || path.starts_with(b"/stampede.v1.Echo/")
+        || path.starts_with(b"/grpc.health.v1.Health/")
 }
 
+/// The services the health service answers for ("" is the server as a whole).
+const SERVICES: [&[u8]; 4] = [
+    b"",
+    b"helloworld.Greeter",
+    b"stampede.v1.Echo",
+    b"grpc.health.v1.Health",
+];
+
 /// The answer to a call of `path` with the request body `body`.
-pub fn answer(path: &[u8], body: &[u8]) -> Reply {
+pub fn answer(path: &[u8], body: &[u8], encoding: Encoding) -> Reply {
     let fail = |status: u8, message: &'static str| Reply::Now {
         messages: Vec::new(),
         status,
@@ -186,6 +249,13 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
         Ok(m) => m,
         Err((status, message)) => return fail(status, message),
     };
+    if msgs.iter().any(|m| m.0) {
+        return match inflate(&msgs, encoding) {
+            Ok(plain) => answer(path, &plain, Encoding::Identity),
+            Err((status, message)) => fail(status, message),
+        };
+    }
+    let msgs: Vec<&[u8]> = msgs.into_iter().map(|m| m.1).collect();
     let one = match *msgs {
         [m] => Ok(m),
         _ => Err((3, "a unary call takes exactly one message")),
@@ -291,6 +361,34 @@ pub fn answer(path: &[u8], body: &[u8]) -> Reply {
                 message: "",
             }
         }
+        b"/grpc.health.v1.Health/Check" => {
+            let m = match one {
+                Ok(m) => m,
+                Err((status, message)) => return fail(status, message),
+            };
+            let mut service: &[u8] = b"";
+            if fields(m, |f, v| {
+                if let (1, Field::Bytes(b)) = (f, v) {
+                    service = b;
+                }
+            })
+            .is_none()
+            {
+                return fail(3, "the HealthCheckRequest does not decode");
+            }
+            if !SERVICES.contains(&service) {
+                return fail(5, "unknown service");
+            }
+            // HealthCheckResponse: status (field 1) SERVING (1).
+            let mut out = Vec::with_capacity(grpc::PREFIX + 2);
+            framed_in(&mut out, |out| out.extend_from_slice(b"\x08\x01"));
+            Reply::Now {
+                messages: out,
+                status: 0,
+                message: "",
+            }
+        }
+        b"/grpc.health.v1.Health/Watch" => fail(12, "Watch is not offered; ask Check"),
         _ => fail(12, "no such method"),
     }
 }
@@ -319,29 +417,47 @@ mod tests {
         let (m, status) = now(answer(
             b"/helloworld.Greeter/SayHello",
             &framed(b"\x0a\x05world"),
+            Encoding::Identity,
         ));
         assert_eq!(status, 0);
         assert_eq!(m, framed(b"\x0a\x0bHello world"));
         // An empty request: an empty name.
-        let (m, _) = now(answer(b"/helloworld.Greeter/SayHello", &framed(b"")));
+        let (m, _) = now(answer(
+            b"/helloworld.Greeter/SayHello",
+            &framed(b""),
+            Encoding::Identity,
+        ));
         assert_eq!(m, framed(b"\x0a\x06Hello "));
     }
 
     #[test]
     fn echo_sizes_statuses_and_streams() {
         // size 3 (field 2), seq 1.
-        let (m, _) = now(answer(b"/stampede.v1.Echo/Unary", &framed(b"\x10\x03")));
+        let (m, _) = now(answer(
+            b"/stampede.v1.Echo/Unary",
+            &framed(b"\x10\x03"),
+            Encoding::Identity,
+        ));
         assert_eq!(m, framed(b"\x0a\x03xxx\x10\x01"));
         // The payload echoed (field 1).
-        let (m, _) = now(answer(b"/stampede.v1.Echo/Unary", &framed(b"\x0a\x02hi")));
+        let (m, _) = now(answer(
+            b"/stampede.v1.Echo/Unary",
+            &framed(b"\x0a\x02hi"),
+            Encoding::Identity,
+        ));
         assert_eq!(m, framed(b"\x0a\x02hi\x10\x01"));
         // status 14: trailers only.
-        let (m, status) = now(answer(b"/stampede.v1.Echo/Unary", &framed(b"\x30\x0e")));
+        let (m, status) = now(answer(
+            b"/stampede.v1.Echo/Unary",
+            &framed(b"\x30\x0e"),
+            Encoding::Identity,
+        ));
         assert_eq!((m.len(), status), (0, 14));
         // count 3, interval 10 ms: later, on timers.
         match answer(
             b"/stampede.v1.Echo/ServerStream",
             &framed(b"\x18\x03\x20\x0a"),
+            Encoding::Identity,
         ) {
             Reply::Later(f) => {
                 assert_eq!((f.n, f.gap), (3, Duration::from_millis(10)));
@@ -353,9 +469,17 @@ mod tests {
         }
         // A client stream of three: one answer counting them; bidi answers each.
         let three = [framed(b""), framed(b"\x10\x01"), framed(b"")].concat();
-        let (m, _) = now(answer(b"/stampede.v1.Echo/ClientStream", &three));
+        let (m, _) = now(answer(
+            b"/stampede.v1.Echo/ClientStream",
+            &three,
+            Encoding::Identity,
+        ));
         assert_eq!(m, framed(b"\x10\x03"));
-        let (m, _) = now(answer(b"/stampede.v1.Echo/Bidi", &three));
+        let (m, _) = now(answer(
+            b"/stampede.v1.Echo/Bidi",
+            &three,
+            Encoding::Identity,
+        ));
         assert_eq!(
             m,
             [
@@ -369,16 +493,77 @@ mod tests {
 
     #[test]
     fn bad_requests_get_the_status_grpc_gives_them() {
-        let status = |path: &[u8], body: &[u8]| now(answer(path, body)).1;
+        let status = |path: &[u8], body: &[u8]| now(answer(path, body, Encoding::Identity)).1;
         let unary = &b"/stampede.v1.Echo/Unary"[..];
-        // A prefix that lies, a compressed message, a field that does not decode.
+        // A prefix that lies, a compressed message without an encoding, a field that
+        // does not decode.
         assert_eq!(status(unary, &[0, 0, 0, 0, 9, 1]), 13);
-        assert_eq!(status(unary, &[1, 0, 0, 0, 0]), 12);
+        assert_eq!(status(unary, &[1, 0, 0, 0, 0]), 13);
         assert_eq!(status(unary, &framed(b"\x0a\x09ab")), 3);
         assert_eq!(status(unary, &[0, 0x01, 0, 0, 0]), 8);
         // Two messages to a unary call; a count over the limit; no such method.
         assert_eq!(status(unary, &[framed(b""), framed(b"")].concat()), 3);
         assert_eq!(status(unary, &framed(b"\x18\xff\xff\xff\xff\x0f")), 11);
         assert_eq!(status(b"/stampede.v1.Echo/Nope", &framed(b"")), 12);
+    }
+
+    fn gzip(m: &[u8]) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(m).unwrap();
+        let packed = z.finish().unwrap();
+        let mut b = Vec::new();
+        grpc::frame(&mut b, true, &packed);
+        b
+    }
+
+    #[test]
+    fn gzip_messages_are_inflated_and_others_refused() {
+        let hello = &b"/helloworld.Greeter/SayHello"[..];
+        let (m, status) = now(answer(hello, &gzip(b"\x0a\x02zz"), Encoding::Gzip));
+        assert_eq!(status, 0);
+        assert_eq!(m, framed(b"\x0a\x08Hello zz"));
+        // Compressed and plain messages may mix in one stream.
+        let two = [gzip(b""), framed(b"\x10\x01")].concat();
+        let (m, _) = now(answer(
+            b"/stampede.v1.Echo/ClientStream",
+            &two,
+            Encoding::Gzip,
+        ));
+        assert_eq!(m, framed(b"\x10\x02"));
+        let status = |body: &[u8], e| now(answer(hello, body, e)).1;
+        // Another encoding; bytes that do not inflate; a bomb past the limit.
+        assert_eq!(status(&gzip(b""), Encoding::Other), 12);
+        let mut broken = gzip(b"\x0a\x02zz");
+        let n = broken.len();
+        broken[n - 6] ^= 0xff;
+        assert_eq!(status(&broken, Encoding::Gzip), 13);
+        let bomb = vec![0u8; (4 << 20) + 1];
+        assert_eq!(status(&gzip(&bomb), Encoding::Gzip), 8);
+        assert_eq!(Encoding::of(b"gzip"), Encoding::Gzip);
+        assert_eq!(Encoding::of(b"snappy"), Encoding::Other);
+    }
+
+    #[test]
+    fn health_checks_name_the_services_served() {
+        let check = |service: &[u8]| {
+            let mut m = vec![0x0a, service.len() as u8];
+            m.extend_from_slice(service);
+            now(answer(
+                b"/grpc.health.v1.Health/Check",
+                &framed(&m),
+                Encoding::Identity,
+            ))
+        };
+        assert_eq!(check(b""), (framed(b"\x08\x01"), 0));
+        assert_eq!(check(b"helloworld.Greeter"), (framed(b"\x08\x01"), 0));
+        assert_eq!(check(b"no.Such").1, 5);
+        let watch = now(answer(
+            b"/grpc.health.v1.Health/Watch",
+            &framed(b""),
+            Encoding::Identity,
+        ));
+        assert_eq!(watch.1, 12);
+        assert!(is_call(b"/grpc.health.v1.Health/Check"));
     }
 }

@@ -113,6 +113,8 @@ struct Stream {
     /// Response body not yet sent, from `sent`.
     pending: Vec<u8>,
     sent: usize,
+    /// `grpc-encoding`: how the request's gRPC messages are compressed.
+    encoding: crate::grpc::Encoding,
     /// A generated body's part not made yet (none when empty): made into `pending` a
     /// chunk at a time.
     more: Pattern,
@@ -175,6 +177,8 @@ pub struct Ready {
     pub method: Method,
     /// A status to answer with instead of routing: the request broke a limit.
     pub refuse: Option<u16>,
+    /// How its gRPC messages are compressed (`grpc-encoding`).
+    pub encoding: crate::grpc::Encoding,
 }
 
 impl H2Conn {
@@ -572,10 +576,12 @@ impl H2Conn {
                 send_window: 0,
                 pending: Vec::new(),
                 sent: 0,
+                encoding: crate::grpc::Encoding::Identity,
                 more: Pattern::default(),
             }),
         };
         s.path.clear();
+        s.encoding = crate::grpc::Encoding::Identity;
         let mut method = None;
         let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
         let mut declared: Option<usize> = None;
@@ -621,6 +627,9 @@ impl H2Conn {
                     ) || (n == b"te" && v != b"trailers")
                     {
                         malformed = true;
+                    }
+                    if n == b"grpc-encoding" {
+                        s.encoding = crate::grpc::Encoding::of(v);
                     }
                     if n == b"content-length" {
                         let len = declared_length(v);

@@ -154,7 +154,7 @@ impl H2Respond<'_> {
         }
         let (path, query) = split_target(target);
         if ready.method == Method::Post && crate::grpc::is_call(path) {
-            return self.grpc(path, body);
+            return self.grpc(path, body, ready.encoding);
         }
         let req = Request {
             method: ready.method,
@@ -173,8 +173,8 @@ impl H2Respond<'_> {
     /// its head now and its messages on timers. Out of line, so that routing every
     /// other request stays as small as it was.
     #[inline(never)]
-    fn grpc(&mut self, path: &[u8], body: &[u8]) -> Routed {
-        match crate::grpc::answer(path, body) {
+    fn grpc(&mut self, path: &[u8], body: &[u8], encoding: crate::grpc::Encoding) -> Routed {
+        match crate::grpc::answer(path, body, encoding) {
             crate::grpc::Reply::Now {
                 messages,
                 status,
@@ -279,6 +279,7 @@ impl H2Conn {
                     stream: id,
                     method: s.method,
                     refuse: s.refuse,
+                    encoding: s.encoding,
                 });
             }
         }
