@@ -1,5 +1,6 @@
 //! gRPC calls without generated code: the schema from `.proto` files compiled at run
-//! time or from a protoset, the method found by its full name, and the request
+//! time, from a protoset, or asked of the server's reflection service
+//! ([`crate::reflect`]), the method found by its full name, and the request
 //! messages built from JSON once, before the run, as the engine's requests (an HTTP/2
 //! POST to `/package.Service/Method` carrying length-prefixed messages).
 //!
@@ -29,7 +30,8 @@ pub const MAX_MESSAGES: usize = 10_000;
 pub struct GrpcArgs {
     /// Call the gRPC method package.Service/Method at the URL (h2c for http://,
     /// TLS with ALPN h2 for https://), each call timed per message from its intended
-    /// start; its grpc-status counted by name
+    /// start; its grpc-status counted by name. Without --proto or --protoset the
+    /// schema is asked of the server's reflection service
     #[arg(
         long = "call",
         value_name = "METHOD",
@@ -76,16 +78,34 @@ pub struct GrpcArgs {
 }
 
 impl GrpcArgs {
-    /// The engine's requests for the call at `target`: the schema loaded, the method
-    /// found, its messages built.
-    pub fn requests(&self, target: &Target) -> Result<Vec<Request>, Exit> {
+    /// The engine's requests for the call at `target`: the schema loaded (or asked of
+    /// the server's reflection service, over `tls` for https), the method found, its
+    /// messages built.
+    pub fn requests(
+        &self,
+        target: &Target,
+        tls: Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>,
+    ) -> Result<Vec<Request>, Exit> {
         let call = self.call.as_deref().unwrap_or_default();
-        let pool = Schema {
-            protos: &self.proto,
-            protoset: self.protoset.as_deref(),
-            import_paths: &self.import_paths,
-        }
-        .load()?;
+        let metadata = (self.metadata.iter())
+            .map(|h| crate::common::header_arg(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pool = if self.proto.is_empty() && self.protoset.is_none() {
+            crate::reflect::Reflect {
+                target,
+                tls,
+                metadata: &metadata,
+                timeout: std::time::Duration::from_secs(20),
+            }
+            .schema(service_of(call)?)?
+        } else {
+            Schema {
+                protos: &self.proto,
+                protoset: self.protoset.as_deref(),
+                import_paths: &self.import_paths,
+            }
+            .load()?
+        };
         let m = method(&pool, call)?;
         let (json, what) = match (&self.data, &self.data_file) {
             (Some(d), _) => (d.clone(), "--data".to_string()),
@@ -96,10 +116,8 @@ impl GrpcArgs {
             ),
             (None, None) => ("{}".to_string(), "--data".to_string()),
         };
+        let json = render_static(&json, &m, &what)?;
         let framed = messages(&m, &json, &what)?;
-        let metadata = (self.metadata.iter())
-            .map(|h| crate::common::header_arg(h))
-            .collect::<Result<Vec<_>, _>>()?;
         requests(
             target,
             &m,
@@ -107,6 +125,7 @@ impl GrpcArgs {
             &CallHeaders {
                 metadata: &metadata,
                 deadline: self.deadline,
+                gzip: false,
             },
         )
     }
@@ -241,9 +260,9 @@ impl Schema<'_> {
     }
 }
 
-/// The method `call` names (`package.Service/Method` or `package.Service.Method`);
-/// when there is none, the services and methods there are.
-pub fn method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, Exit> {
+/// The service and the method `call` names (`package.Service/Method` or
+/// `package.Service.Method`).
+fn split_call(call: &str) -> Result<(&str, &str), Exit> {
     let (service, name) = call
         .rsplit_once('/')
         .or_else(|| call.rsplit_once('.'))
@@ -252,8 +271,20 @@ pub fn method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, Exi
                 "--call {call:?}: write package.Service/Method, e.g. helloworld.Greeter/SayHello"
             ))
         })?;
+    Ok((service.trim_start_matches('/'), name))
+}
+
+/// The service `call` names (`package.Service`).
+pub fn service_of(call: &str) -> Result<&str, Exit> {
+    split_call(call).map(|(service, _)| service)
+}
+
+/// The method `call` names (`package.Service/Method` or `package.Service.Method`);
+/// when there is none, the services and methods there are.
+pub fn method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, Exit> {
+    let (service, name) = split_call(call)?;
     let found = pool
-        .get_service_by_name(service.trim_start_matches('/'))
+        .get_service_by_name(service)
         .and_then(|s| s.methods().find(|m| m.name() == name));
     found.ok_or_else(|| {
         let mut there: Vec<String> = pool
@@ -316,12 +347,113 @@ pub fn messages(method: &MethodDescriptor, json: &str, what: &str) -> Result<Vec
         .collect()
 }
 
+/// ghz's call-data templates that are the same for every call of the run, rendered
+/// in `text` (`{{.MethodName}}`, `{{ .InputName }}`, …). A template that changes from
+/// call to call (`{{.RequestNumber}}`, `{{.UUID}}`, `{{randomInt 1 9}}`, …) is refused
+/// by name: every call here sends the messages built before the run.
+pub fn render_static(text: &str, method: &MethodDescriptor, what: &str) -> Result<String, Exit> {
+    if !text.contains("{{") {
+        return Ok(text.to_string());
+    }
+    let service = method.parent_service();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let close = after.find("}}").ok_or_else(|| {
+            Exit::usage(format!(
+                "{what}: a template opened with {{{{ is never closed"
+            ))
+        })?;
+        let name = after[..close].trim();
+        let value = match name {
+            ".FullyQualifiedName" => method.full_name().to_string(),
+            ".MethodName" => method.name().to_string(),
+            ".ServiceName" => service.full_name().to_string(),
+            ".InputName" => method.input().full_name().to_string(),
+            ".OutputName" => method.output().full_name().to_string(),
+            ".IsClientStreaming" => method.is_client_streaming().to_string(),
+            ".IsServerStreaming" => method.is_server_streaming().to_string(),
+            other => {
+                return Err(Exit::usage(format!(
+                    "{what}: {{{{{other}}}}} changes from call to call, and every call here sends the messages built before the run; write its value in the data (the templates taken: .FullyQualifiedName, .MethodName, .ServiceName, .InputName, .OutputName, .IsClientStreaming, .IsServerStreaming)"
+                )))
+            }
+        };
+        out.push_str(&value);
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The messages of a binary call data (ghz's `-b`, `-B`): messages each preceded by
+/// its length as a varint, or else the whole input as one message. Each is checked
+/// against `method`'s input type, then framed as sent.
+pub fn binary_messages(
+    method: &MethodDescriptor,
+    bytes: &[u8],
+    what: &str,
+) -> Result<Vec<Vec<u8>>, Exit> {
+    let input = method.input();
+    let frame = |m: &[u8]| {
+        let mut framed = Vec::with_capacity(m.len() + 5);
+        stampede_wire::grpc::frame(&mut framed, false, m);
+        framed
+    };
+    let delimited = || -> Option<Vec<Vec<u8>>> {
+        let mut rest = bytes;
+        let mut out = Vec::new();
+        while !rest.is_empty() {
+            let len = usize::try_from(prost::encoding::decode_varint(&mut rest).ok()?).ok()?;
+            if len > rest.len() || out.len() >= MAX_MESSAGES {
+                return None;
+            }
+            let (m, tail) = rest.split_at(len);
+            DynamicMessage::decode(input.clone(), m).ok()?;
+            out.push(frame(m));
+            rest = tail;
+        }
+        (!out.is_empty()).then_some(out)
+    };
+    if let Some(out) = delimited() {
+        return Ok(out);
+    }
+    DynamicMessage::decode(input.clone(), bytes).map_err(|e| {
+        Exit::usage(format!(
+            "{what}: neither one {} nor messages each after its length ({e})",
+            input.full_name()
+        ))
+    })?;
+    Ok(vec![frame(bytes)])
+}
+
+/// Framed messages compressed with gzip, each flagged as compressed.
+pub fn gzip_messages(framed: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, Exit> {
+    use std::io::Write as _;
+    framed
+        .into_iter()
+        .map(|f| {
+            let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            z.write_all(&f[5..])
+                .map_err(|e| Exit::fail(format!("gzip: {e}")))?;
+            let packed = z.finish().map_err(|e| Exit::fail(format!("gzip: {e}")))?;
+            let mut out = Vec::with_capacity(packed.len() + 5);
+            stampede_wire::grpc::frame(&mut out, true, &packed);
+            Ok(out)
+        })
+        .collect()
+}
+
 /// What every call of a run shares besides its messages.
 pub struct CallHeaders<'a> {
     /// Metadata (`Name: value`), sent as headers.
     pub metadata: &'a [(String, String)],
     /// The deadline sent as `grpc-timeout`, if any.
     pub deadline: Option<std::time::Duration>,
+    /// The messages are gzip-compressed ([`gzip_messages`]): `grpc-encoding: gzip`.
+    pub gzip: bool,
 }
 
 /// The engine's requests for `method` at `target`: one per message (unary and server
@@ -341,6 +473,11 @@ pub fn requests(
             .set_header("te", "trailers");
         if let Some(d) = h.deadline {
             b = b.set_header("grpc-timeout", &stampede_wire::grpc::timeout(d));
+        }
+        if h.gzip {
+            b = b
+                .set_header("grpc-encoding", "gzip")
+                .set_header("grpc-accept-encoding", "gzip");
         }
         for (n, v) in h.metadata {
             b = b.header(n, v);
@@ -405,6 +542,7 @@ message HelloReply { string message = 1; }
         let h = CallHeaders {
             metadata: &[("x-id".into(), "7".into())],
             deadline: Some(std::time::Duration::from_secs(2)),
+            gzip: false,
         };
         let r = requests(&t, &m, framed, &h).unwrap();
         let wire = String::from_utf8_lossy(&r[0].bytes);

@@ -25,6 +25,7 @@ mod contract;
 mod dashboard;
 mod dialect;
 mod fanout;
+mod ghz;
 mod grpc;
 mod h2load;
 mod hey;
@@ -37,6 +38,7 @@ mod merge;
 mod metrics;
 mod oha;
 mod randurl;
+mod reflect;
 mod report;
 mod serve;
 mod sesslog;
@@ -129,6 +131,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// ghz-compatible gRPC flags and reports: stampede ghz --insecure --proto P.proto
+    /// --call pkg.Service.Method -d '{}' HOST:PORT (`stampede help ghz` for its flags)
+    #[command(disable_help_flag = true)]
+    Ghz {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// vegeta's pipeline: stampede vegeta attack -rate 100/s -duration 10s -targets
     /// t.txt | stampede vegeta report (`stampede help vegeta` for its flags)
     #[command(disable_help_flag = true)]
@@ -199,6 +208,7 @@ fn main() {
                 "vllm" => Some(vllm::DIALECT.help::<vllm::VllmArgs>()),
                 "oha" => Some(oha::DIALECT.help::<oha::OhaArgs>()),
                 "hey" => Some(hey::DIALECT.help::<hey::HeyArgs>()),
+                "ghz" => Some(ghz::DIALECT.help::<ghz::GhzArgs>()),
                 "vegeta" => Some(vegeta::help()),
                 _ => None,
             };
@@ -236,6 +246,7 @@ fn main() {
             | Command::Vllm { .. }
             | Command::Oha { .. }
             | Command::Hey { .. }
+            | Command::Ghz { .. }
             | Command::Vegeta { .. }
     );
     if run_command {
@@ -260,6 +271,7 @@ fn main() {
         Command::Vllm { args } => vllm::main(&args),
         Command::Oha { args } => oha::main(&args),
         Command::Hey { args } => hey::main(&args),
+        Command::Ghz { args } => ghz::main(&args),
         Command::Vegeta { args } => vegeta::main(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir: Some(dir), .. } => manual::man_dir(&dir),

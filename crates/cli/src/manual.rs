@@ -26,6 +26,7 @@ pub fn full_command() -> clap::Command {
         ),
         ("oha", crate::oha::DIALECT.command::<crate::oha::OhaArgs>()),
         ("hey", crate::hey::DIALECT.command::<crate::hey::HeyArgs>()),
+        ("ghz", crate::ghz::DIALECT.command::<crate::ghz::GhzArgs>()),
     ];
     for (name, own) in dialects {
         cmd = cmd.mut_subcommand(name, |old| {

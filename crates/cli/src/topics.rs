@@ -11,7 +11,7 @@ pub const TOPICS: [(&[&str], &str, &str); 9] = [
     ),
     (
         &["dialects", "coming-from"],
-        "ab, wrk, httperf, h2load, oha, hey, vegeta and vLLM's command lines",
+        "ab, wrk, httperf, h2load, oha, hey, ghz, vegeta and vLLM's command lines",
         include_str!("../docs/dialects.md"),
     ),
     (

@@ -300,3 +300,172 @@ fn the_reference_server_answers_every_kind_of_call() {
     let done = v["grpc"]["OK"].as_u64().unwrap();
     assert!(done.abs_diff(500) <= 25, "{done}");
 }
+
+/// `stampede` with `args`: its standard output, after checking it succeeded.
+fn stampede_out(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_ghz_dialect_reports_as_ghz_does() {
+    let s = crate::common::srv();
+    let addr = s.addr().to_string();
+    let echo = proto("echo.proto");
+    let ghz = |extra: &[&str]| {
+        let base = ["ghz", "--insecure", "--proto", &echo, "--call"];
+        stampede_out(&[&base[..], extra, &[addr.as_str()]].concat())
+    };
+    // One call in three answered UNAVAILABLE: counted by Go's name, left out of the
+    // latencies unless errors are counted.
+    let data = r#"[{}, {"status": 14}, {"size": 8}]"#;
+    let unary = ["stampede.v1.Echo.Unary", "-d", data, "-n", "90", "-c", "3"];
+    let text = ghz(&unary);
+    assert!(text.contains("  Count:\t90\n"), "{text}");
+    assert!(
+        text.contains("  [OK]            60 responses   \n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  [Unavailable]   30 responses   \n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  [30]   rpc error: code = Unavailable   \n"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&ghz(&[&unary[..], &["-O", "json"]].concat())).unwrap();
+    assert_eq!(v["count"], 90);
+    assert_eq!(v["statusCodeDistribution"]["Unavailable"], 30, "{v}");
+    let details = v["details"].as_array().unwrap();
+    assert_eq!(details.len(), 90);
+    let down = details
+        .iter()
+        .filter(|d| d["status"] == "Unavailable")
+        .count();
+    assert_eq!(down, 30);
+    assert_eq!(v["options"]["concurrency"], 3);
+    assert_eq!(v["endReason"], "normal");
+    // Messages compressed with gzip, the influx line, the report in a file.
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let file = tmp.0.join("ghz.txt");
+    let f = file.to_str().unwrap();
+    let gz = [
+        "stampede.v1.Echo.Unary",
+        "-e",
+        "-d",
+        r#"{"size": 4}"#,
+        "-n",
+        "40",
+    ];
+    ghz(&[&gz[..], &["-O", "influx-summary", "-o", f, "--name", "gz"]].concat());
+    let line = std::fs::read_to_string(&file).unwrap();
+    assert!(line.starts_with("ghz_run,proto=\""), "{line}");
+    assert!(
+        line.contains(" count=40,") && line.contains(",errors=0 "),
+        "{line}"
+    );
+    // A client stream of --stream-call-count messages: the server counts them.
+    let cs = ["stampede.v1.Echo.ClientStream", "--stream-call-count", "7"];
+    let v: Value =
+        serde_json::from_str(&ghz(&[&cs[..], &["-n", "10", "-O", "json"]].concat())).unwrap();
+    assert_eq!(v["statusCodeDistribution"]["OK"], 10, "{v}");
+    // A timed run: the calls in flight at its end are Canceled, unless ignored.
+    let slow = [
+        "stampede.v1.Echo.Unary",
+        "-d",
+        r#"{"delay_ms": 400}"#,
+        "-z",
+        "1s",
+    ];
+    let v: Value =
+        serde_json::from_str(&ghz(&[&slow[..], &["-c", "4", "-O", "json"]].concat())).unwrap();
+    assert_eq!(v["endReason"], "timeout");
+    assert_eq!(v["statusCodeDistribution"]["Canceled"], 4, "{v}");
+    let ignore = ["-c", "4", "-O", "json", "--duration-stop", "ignore"];
+    let v: Value = serde_json::from_str(&ghz(&[&slow[..], &ignore[..]].concat())).unwrap();
+    assert!(v["statusCodeDistribution"].get("Canceled").is_none(), "{v}");
+    // stampede's own result beside ghz's report.
+    let out = Command::new(BIN)
+        .args(["ghz", "--insecure", "--proto", &echo, "--call"])
+        .args([
+            "stampede.v1.Echo.Unary",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--json",
+            "-",
+            &addr,
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["grpc"]["OK"], 20, "{v}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Summary:"));
+}
+
+#[test]
+fn segments_of_a_grpc_run_merge_their_statuses() {
+    let s = crate::common::srv();
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let echo = proto("echo.proto");
+    let data = r#"[{}, {"status": 5}]"#;
+    let mut files = Vec::new();
+    for k in 1..=2 {
+        let file = tmp.0.join(format!("part{k}.json"));
+        let f = file.to_str().unwrap().to_string();
+        let seg = format!("{k}/2");
+        stampede_out(&[
+            "load",
+            &s.url("/"),
+            "--proto",
+            &echo,
+            "--call",
+            "stampede.v1.Echo/Unary",
+            "--data",
+            data,
+            "-n",
+            "200",
+            "-c",
+            "2",
+            "--segment",
+            &seg,
+            "-q",
+            "--json",
+            &f,
+        ]);
+        files.push(f);
+    }
+    let merged = stampede_out(&["merge", &files[0], &files[1], "--json", "-"]);
+    let v: Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(v["requests"]["completed"], 200, "{}", v["requests"]);
+    assert_eq!(v["grpc"]["OK"], 100, "{}", v["grpc"]);
+    assert_eq!(v["grpc"]["NOT_FOUND"], 100, "{}", v["grpc"]);
+    assert_eq!(v["stream"]["mode"], "grpc");
+}
+
+#[test]
+fn a_server_without_reflection_is_said_to_have_none() {
+    let s = crate::common::srv();
+    let out = Command::new(BIN)
+        .args([
+            "ghz",
+            "--insecure",
+            "--call",
+            "helloworld.Greeter.SayHello",
+            "-n",
+            "1",
+        ])
+        .arg(s.addr().to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("has no reflection service"), "{said}");
+}

@@ -541,3 +541,81 @@ fn h2spec_conformance_over_tls_and_h2c() {
     assert!(o.contains(" 1 failed"), "{o}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn grpc_calls_over_tls_natively_and_as_ghz_makes_them() {
+    let dir = tmp("grpc");
+    let (srv, ca) = tls_server_offering(&dir, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
+    let ca = ca.to_str().unwrap();
+    let proto = concat!(env!("CARGO_MANIFEST_DIR"), "/../../proto/helloworld.proto");
+    let hello = ["--proto", proto, "--call", "helloworld.Greeter/SayHello"];
+    let r = json_run(
+        &[
+            &[
+                "load",
+                &https(&srv, "/"),
+                "--cacert",
+                ca,
+                "-n",
+                "100",
+                "-c",
+                "2",
+            ][..],
+            &hello,
+        ]
+        .concat(),
+    );
+    assert_eq!(r["grpc"]["OK"], 100, "{} {}", r["grpc"], r["errors"]);
+    assert_eq!(r["tls"]["alpn"], "h2");
+    // ghz's TLS flags: the CA, then a name the certificate does not have, then that
+    // name with verification skipped.
+    let addr = srv.addr().to_string();
+    let ghz = |extra: &[&str]| {
+        let base = [
+            "ghz",
+            "--proto",
+            proto,
+            "--call",
+            "helloworld.Greeter.SayHello",
+        ];
+        stampede(
+            &[
+                &base[..],
+                extra,
+                &["-n", "30", "-c", "3", "-O", "json", &addr],
+            ]
+            .concat(),
+        )
+    };
+    let out = ghz(&["--cacert", ca]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["statusCodeDistribution"]["OK"], 30, "{v}");
+    let out = ghz(&["--cacert", ca, "--cname", "elsewhere.test"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("certificate"), "{said}");
+    // No schema: the reflection call goes over TLS too (this server has none).
+    let out = stampede(&[
+        "ghz",
+        "--cacert",
+        ca,
+        "--call",
+        "helloworld.Greeter.SayHello",
+        &addr,
+    ]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("has no reflection service"), "{said}");
+    let out = ghz(&["--cname", "elsewhere.test", "--skipTLS"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["statusCodeDistribution"]["OK"], 30, "{v}");
+}

@@ -11,6 +11,7 @@ pub mod capacity;
 pub mod dashboard;
 pub mod files;
 pub mod gatling;
+pub mod ghz;
 pub mod h2load;
 pub mod hey;
 pub mod history;

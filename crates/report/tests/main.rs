@@ -5,9 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use serde_json::json;
 use stampede_engine::result::{Bytes, Counts, Histograms, Interval, RunSettings, SCHEMA};
 use stampede_engine::result::{OpenStats, SessionStats};
+use stampede_engine::{ErrorKind, RequestRecord};
 use stampede_engine::{Hist, LatencyStats, RunResult};
+use stampede_report::ghz::{
+    ghz_csv, ghz_influx_details, ghz_influx_summary, ghz_json, ghz_summary, GhzInfo,
+};
 use stampede_report::{
     ab_csv, ab_report, gatling_report, h2load_preamble, h2load_report, httperf_report, summary,
     wrk_report, AbInfo, GatlingBounds, H2loadInfo, HttperfInfo, WrkInfo,
@@ -466,4 +471,128 @@ fn the_run_reports_charts_leave_out_a_sliver_of_a_last_second_and_say_what_ko_co
         g.contains("KO (error status or failed)"),
         "Gatling's ranges"
     );
+}
+
+/// A gRPC run of 7 calls in 2 s: 4 answered OK, 2 UNAVAILABLE, 1 timed out, and 2
+/// in flight at the end.
+fn ghz_fixture() -> RunResult {
+    let mut r = fixture();
+    r.duration_s = 2.0;
+    r.started_unix_ms = 1_795_759_184_000;
+    r.requests.completed = 6;
+    r.requests.failed = 1;
+    r.requests.abandoned = 2;
+    r.grpc = Some(BTreeMap::from([
+        ("OK".to_string(), 4),
+        ("UNAVAILABLE".to_string(), 2),
+    ]));
+    r.errors = BTreeMap::from([("timeout".into(), 1)]);
+    r.histograms.ok = hist([100, 200, 300, 400].into_iter());
+    r.histograms.ko = hist([50, 20_000_000].into_iter());
+    r
+}
+
+#[test]
+fn ghz_summary_counts_calls_by_status_and_times_the_ok_ones() {
+    let r = ghz_fixture();
+    let info = GhzInfo {
+        name: Some("smoke".into()),
+        ..Default::default()
+    };
+    let s = ghz_summary(&r, &info);
+    assert!(s.starts_with("\nSummary:\n  Name:\t\tsmoke\n  Count:\t7\n  Total:\t2.00 s\n"));
+    assert!(s.contains("  Slowest:\t0.40 ms\n  Fastest:\t0.10 ms\n  Average:\t0.25 ms\n"));
+    assert!(s.contains("  Requests/sec:\t3.50\n"));
+    assert!(s.contains("  50 % in 0.20 ms \n"), "{s}");
+    // Columns as Go's tabwriter sets them, the largest count first.
+    assert!(s.contains("  [OK]                 4 responses   \n"), "{s}");
+    assert!(s.contains("  [Unavailable]        2 responses   \n"), "{s}");
+    assert!(s.contains("  [DeadlineExceeded]   1 responses   \n"), "{s}");
+    assert!(s.contains("Error distribution:\n  [2]   rpc error: code = Unavailable"));
+    assert!(s.contains("  [1]   rpc error: code = DeadlineExceeded desc = timeout"));
+    // Eleven marks; the largest count has forty bars.
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("]\t|")).collect();
+    assert_eq!(rows.len(), 11, "{s}");
+    // Errors counted: the failures' times join the figures; calls cut at the
+    // end are counted as canceled.
+    let all = GhzInfo {
+        count_errors: true,
+        cut_as_canceled: true,
+        ..Default::default()
+    };
+    let s = ghz_summary(&r, &all);
+    assert!(s.contains("  Count:\t9\n"), "{s}");
+    assert!(
+        s.contains("  Slowest:\t20.00 s\n  Fastest:\t0.05 ms\n"),
+        "{s}"
+    );
+    assert!(s.contains("[Canceled]"), "{s}");
+}
+
+#[test]
+fn ghz_json_csv_and_influx_lines_carry_each_call() {
+    let r = ghz_fixture();
+    let rec = |total_us, grpc, error| RequestRecord {
+        start_unix_us: 1_795_759_184_208_472,
+        connect_us: 0,
+        total_us,
+        waiting_us: 0,
+        status: 200,
+        body_bytes: 4,
+        grpc,
+        error,
+    };
+    let records = [
+        rec(170, Some(0), None),
+        rec(360, Some(14), None),
+        rec(20_000_000, None, Some(ErrorKind::Timeout)),
+    ];
+    let info = GhzInfo {
+        end_reason: "normal",
+        options: json!({"call": "helloworld.Greeter.SayHello"}),
+        tags: Some([("env".to_string(), json!("ci"))].into_iter().collect()),
+        influx_tags: vec![
+            ("proto", "a b.proto".into()),
+            ("n", "7".into()),
+            ("data", "{\"name\":\"x\"}".into()),
+        ],
+        ..Default::default()
+    };
+    let j = ghz_json(&r, &records, &info);
+    assert_eq!(j["count"], 7);
+    assert_eq!(j["total"], 2_000_000_000u64);
+    assert_eq!(j["fastest"], 100_000);
+    assert_eq!(j["statusCodeDistribution"]["Unavailable"], 2);
+    assert_eq!(j["latencyDistribution"][2]["percentage"], 50);
+    assert_eq!(j["histogram"].as_array().unwrap().len(), 11);
+    assert_eq!(j["details"][0]["timestamp"], "2026-11-27T05:59:44.208472Z");
+    assert_eq!(j["details"][1]["status"], "Unavailable");
+    assert_eq!(j["details"][2]["status"], "DeadlineExceeded");
+    assert_eq!(j["details"][2]["latency"], 20_000_000_000u64);
+    assert_eq!(j["tags"]["env"], "ci");
+    assert_eq!(j["date"], "2026-11-27T05:59:44Z");
+    let csv = ghz_csv(&records);
+    assert_eq!(
+        csv,
+        "\nduration (ms),status,error\n0.17,OK,\n0.36,Unavailable,rpc error: code = Unavailable\n20000.00,DeadlineExceeded,rpc error: code = DeadlineExceeded desc = timeout\n"
+    );
+    let line = ghz_influx_summary(&r, &info);
+    assert!(
+        line.starts_with(
+            "ghz_run,proto=\"a\\ b.proto\",n=7,data=\"{\\\"name\\\":\\\"x\\\"}\",errors=3,has_errors=true count=7,total=2000000000,"
+        ),
+        "{line}"
+    );
+    assert!(line.ends_with(" 1795759184000000000"), "{line}");
+    let details = ghz_influx_details(&records, &info);
+    let lines: Vec<&str> = details.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines[0].ends_with(
+            ",hasError=false latency=170000,error=\"\",status=\"OK\" 1795759184208472000"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains("hasError=true"));
 }

@@ -165,7 +165,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         (Some(api), _) => {
             openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?
         }
-        (None, Some(_)) => a.grpc.requests(&target)?,
+        (None, Some(_)) => a.grpc.requests(&target, a.tls.config(&target, true)?)?,
         (None, None) => variety,
     };
     let first = match variety.first() {
@@ -184,7 +184,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     } else {
         variety
     };
-    let tls = a.tls.config(&target, a.http2)?;
+    let tls = a.tls.config(&target, a.http2 || a.grpc.call.is_some())?;
     let mut spec = LoadSpec::new(target, first);
     spec.load.variety = variety;
     spec.tls = tls;

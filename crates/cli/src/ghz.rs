@@ -1,0 +1,807 @@
+//! `stampede ghz`: ghz's flags and reports, gRPC calls made by stampede's HTTP/2 engine.
+//!
+//! ghz's long flags take two dashes (`--call`, `--load-schedule`), `=` or a space before
+//! the value. The host is `HOST:PORT`; `--insecure` speaks h2c, otherwise TLS with ALPN
+//! `h2` (`--cacert`, `--cert`/`--key`, `--cname`, `--skipTLS`). `-c` calls in flight
+//! spread evenly over `--connections` connections (HTTP/2 streams on each), `-n` calls in
+//! all or `-z` a duration (`-x` a bound on `-n`'s), `-r` a fixed rate with calls timed
+//! from their intended start. The schema comes from `--proto` (with `-i`),
+//! `--protoset`, or the server's reflection service; the messages from `-d`/`-D` (JSON, `@` for standard input, ghz's
+//! templates that are the same for every call rendered) or `-b`/`-B` (binary), the
+//! metadata from `-m`/`-M`; `-e` compresses them with gzip. The report is ghz's
+//! (`-O summary|csv|json|pretty|influx-summary|influx-details`, `-o FILE`). What ghz
+//! does that is not offered here is refused by name, with why and what to use instead.
+
+use std::time::Duration;
+
+use clap::Parser;
+use serde_json::{json, Map, Value};
+use stampede_engine::arrivals::Gaps;
+use stampede_engine::input::{self, Input};
+use stampede_engine::{LoadSpec, Run, Shape, Target};
+use stampede_report::ghz::{
+    ghz_csv, ghz_influx_details, ghz_influx_summary, ghz_json, ghz_summary, GhzInfo,
+};
+
+use crate::common::{self, Exit, ProgressOptions};
+use crate::contract::{self, Tool};
+use crate::dialect::{Dialect, Inert, Refused};
+use crate::grpc;
+use crate::vegeta::parse_go_duration;
+
+/// ghz's command line: what is not taken, and what changes nothing.
+pub const DIALECT: Dialect = Dialect {
+    tool: "ghz",
+    refused: &[
+        Refused {
+            flag: "--config",
+            why: "settings come from the command line here",
+            instead: "give the config file's settings as flags",
+        },
+        Refused {
+            flag: "--stream-interval",
+            why: "a client stream's messages are sent together here, not paced",
+            instead: "stampede load --call with a message array",
+        },
+        Refused {
+            flag: "--stream-call-duration",
+            why: "a client stream ends once its messages are sent here, not after a time",
+            instead: "--stream-call-count, or as many messages in -d's array",
+        },
+        Refused {
+            flag: "--stream-dynamic-messages",
+            why: "messages are built once before the run; none is rendered per call",
+            instead: "write the values in -d",
+        },
+        Refused {
+            flag: "--skipFirst",
+            why: "every call of the run is counted here",
+            instead: "a first, short run to warm the server",
+        },
+        Refused {
+            flag: "--lb-strategy",
+            why: "the calls go to the one address the host names",
+            instead: "one run per server, or stampede load --targets",
+        },
+    ],
+    inert: &[
+        Inert {
+            id: "keepalive",
+            flag: "--keepalive",
+            why: "connections stay open for the whole run here; no keepalive pings are sent",
+        },
+        Inert {
+            id: "debug",
+            flag: "--debug",
+            why: "no debug log is written; the result's JSON (--json) has the run's figures",
+        },
+        Inert {
+            id: "async_calls",
+            flag: "--async",
+            why: "with -r calls go out at their intended times whenever one of the -c streams is free, and a call that waits is timed from its intended start",
+        },
+    ],
+    prefixes: false,
+    go: false,
+};
+
+/// The output formats ghz writes.
+const FORMATS: &[&str] = &[
+    "summary",
+    "csv",
+    "json",
+    "pretty",
+    "influx-summary",
+    "influx-details",
+];
+
+/// ghz's command line: one field per flag of its usage that is taken.
+#[derive(Parser, Debug)]
+#[command(
+    name = "stampede ghz",
+    version,
+    about = "ghz-compatible gRPC load test (ghz's flags and reports)",
+    disable_version_flag = true
+)]
+pub struct GhzArgs {
+    /// The Protocol Buffer .proto file
+    #[arg(long = "proto", value_name = "FILE")]
+    proto: Option<String>,
+    /// The compiled protoset file (protoc --include_imports -o); --proto takes
+    /// precedence
+    #[arg(long = "protoset", value_name = "FILE")]
+    protoset: Option<String>,
+    /// A fully-qualified method name, 'package.Service/Method' or
+    /// 'package.Service.Method'
+    #[arg(long = "call", value_name = "METHOD")]
+    call: Option<String>,
+    /// Comma-separated proto import paths (the .proto's directory and the current
+    /// one are added)
+    #[arg(
+        short = 'i',
+        long = "import-paths",
+        value_name = "DIRS",
+        value_delimiter = ','
+    )]
+    import_paths: Vec<String>,
+    /// File of trusted root certificates for verifying the server
+    #[arg(long = "cacert", value_name = "FILE")]
+    cacert: Option<std::path::PathBuf>,
+    /// Client certificate to present to the server (needs --key)
+    #[arg(long = "cert", value_name = "FILE", requires = "key")]
+    cert: Option<std::path::PathBuf>,
+    /// The client certificate's private key (needs --cert)
+    #[arg(long = "key", value_name = "FILE", requires = "cert")]
+    key: Option<std::path::PathBuf>,
+    /// Server name the TLS certificate is checked against, instead of the host's
+    #[arg(long = "cname", value_name = "NAME")]
+    cname: Option<String>,
+    /// Skip TLS verification of the server's certificate chain and host name
+    #[arg(long = "skipTLS")]
+    skip_tls: bool,
+    /// Plaintext: HTTP/2 without TLS (h2c)
+    #[arg(long = "insecure")]
+    insecure: bool,
+    /// The :authority pseudo-header's value
+    #[arg(long = "authority", value_name = "AUTHORITY")]
+    authority: Option<String>,
+    /// Send without waiting for answers (see the note it prints)
+    #[arg(long = "async")]
+    async_calls: bool,
+    /// Requests per second for the const load schedule (0: no limit)
+    #[arg(short = 'r', long = "rps", value_name = "RPS", default_value_t = 0)]
+    rps: u64,
+    /// The load schedule: const (step and line are refused, with why)
+    #[arg(
+        long = "load-schedule",
+        value_name = "SCHEDULE",
+        default_value = "const"
+    )]
+    load_schedule: String,
+    /// Start rate of the step and line schedules
+    #[arg(long = "load-start", value_name = "RPS", default_value_t = 0)]
+    load_start: u64,
+    /// Step (or slope) of the step and line schedules
+    #[arg(
+        long = "load-step",
+        value_name = "RPS",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    load_step: i64,
+    /// End rate of the step and line schedules
+    #[arg(long = "load-end", value_name = "RPS", default_value_t = 0)]
+    load_end: u64,
+    /// How long each step lasts
+    #[arg(long = "load-step-duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    load_step_duration: Duration,
+    /// How long the schedule changes the rate
+    #[arg(long = "load-max-duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    load_max_duration: Duration,
+    /// Calls in flight at once, spread evenly over the connections
+    #[arg(
+        short = 'c',
+        long = "concurrency",
+        value_name = "N",
+        default_value_t = 50
+    )]
+    concurrency: u64,
+    /// The concurrency schedule: const (step and line are refused, with why)
+    #[arg(
+        long = "concurrency-schedule",
+        value_name = "SCHEDULE",
+        default_value = "const"
+    )]
+    concurrency_schedule: String,
+    /// Start concurrency of the step and line schedules
+    #[arg(long = "concurrency-start", value_name = "N", default_value_t = 0)]
+    concurrency_start: u64,
+    /// End concurrency of the step and line schedules
+    #[arg(long = "concurrency-end", value_name = "N", default_value_t = 0)]
+    concurrency_end: u64,
+    /// Step (or slope) of the step and line concurrency schedules
+    #[arg(long = "concurrency-step", value_name = "N", default_value_t = 1)]
+    concurrency_step: u64,
+    /// How long each concurrency step lasts
+    #[arg(long = "concurrency-step-duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    concurrency_step_duration: Duration,
+    /// How long the concurrency schedule changes
+    #[arg(long = "concurrency-max-duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    concurrency_max_duration: Duration,
+    /// Calls to make in all
+    #[arg(short = 'n', long = "total", value_name = "N", default_value_t = 200)]
+    total: u64,
+    /// Each call's timeout, sent as its deadline (0: none)
+    #[arg(short = 't', long = "timeout", value_name = "DURATION", default_value = "20s", value_parser = parse_go_duration)]
+    timeout: Duration,
+    /// How long to send calls; -n is then ignored
+    #[arg(short = 'z', long = "duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    duration: Duration,
+    /// The most -n's calls may take
+    #[arg(short = 'x', long = "max-duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    max_duration: Duration,
+    /// What a timed run does with calls in flight at its end: close (counted as
+    /// Canceled) or ignore (left out)
+    #[arg(long = "duration-stop", value_name = "HOW", default_value = "close")]
+    duration_stop: String,
+    /// The call data as JSON ('@': from standard input)
+    #[arg(short = 'd', long = "data", value_name = "JSON")]
+    data: Option<String>,
+    /// The call data's JSON from a file
+    #[arg(short = 'D', long = "data-file", value_name = "FILE")]
+    data_file: Option<String>,
+    /// The call data as a serialized message, or count-prefixed messages, on
+    /// standard input
+    #[arg(short = 'b', long = "binary")]
+    binary: bool,
+    /// The call data as a serialized message, or count-prefixed messages, in a file
+    #[arg(short = 'B', long = "binary-file", value_name = "FILE")]
+    binary_file: Option<String>,
+    /// Metadata as a JSON object of strings
+    #[arg(short = 'm', long = "metadata", value_name = "JSON")]
+    metadata: Option<String>,
+    /// Metadata's JSON from a file
+    #[arg(short = 'M', long = "metadata-file", value_name = "FILE")]
+    metadata_file: Option<String>,
+    /// Metadata sent with the reflection call (a JSON object of strings), which asks
+    /// the server for the schema when neither --proto nor --protoset is given
+    #[arg(long = "reflect-metadata", value_name = "JSON")]
+    reflect_metadata: Option<String>,
+    /// Messages each client or bidirectional stream sends before it closes (0: the
+    /// data's messages once)
+    #[arg(long = "stream-call-count", value_name = "N", default_value_t = 0)]
+    stream_call_count: u64,
+    /// Write the report to FILE instead of standard output
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+    /// The report's format: summary, csv, json, pretty, influx-summary, influx-details
+    #[arg(
+        short = 'O',
+        long = "format",
+        value_name = "FORMAT",
+        default_value = "summary"
+    )]
+    format: String,
+    /// Count calls that failed in the latency figures too
+    #[arg(long = "count-errors")]
+    count_errors: bool,
+    /// Connections to spread the calls over
+    #[arg(long = "connections", value_name = "N", default_value_t = 1)]
+    connections: u64,
+    /// Timeout of each connection's set-up
+    #[arg(long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = parse_go_duration)]
+    connect_timeout: Duration,
+    /// Keepalive ping interval (see the note it prints)
+    #[arg(long = "keepalive", value_name = "DURATION", value_parser = parse_go_duration)]
+    keepalive: Option<Duration>,
+    /// A name for the run, in its report
+    #[arg(long = "name", value_name = "NAME")]
+    name: Option<String>,
+    /// Tags for the run as a JSON object of strings, in its report
+    #[arg(long = "tags", value_name = "JSON")]
+    tags: Option<String>,
+    /// CPU cores to use (worker threads, at most one per connection)
+    #[arg(long = "cpus", value_name = "N")]
+    cpus: Option<usize>,
+    /// A debug log's path (see the note it prints)
+    #[arg(long = "debug", value_name = "FILE")]
+    debug: Option<String>,
+    /// Compress the messages with gzip (grpc-encoding: gzip)
+    #[arg(short = 'e', long = "enable-compression")]
+    enable_compression: bool,
+    /// Print the version
+    #[arg(short = 'v', long = "version")]
+    version: bool,
+    /// The server, HOST:PORT
+    #[arg(value_name = "HOST")]
+    host: Option<String>,
+    #[command(flatten)]
+    pub segments: crate::common::SegmentArgs,
+    #[command(flatten)]
+    pub result: crate::common::ResultFile,
+}
+
+pub fn main(args: &[String]) -> Result<(), Exit> {
+    if args.iter().any(|a| a == "-v" || a == "--version") {
+        common::out(&format!("stampede ghz {}\n", env!("CARGO_PKG_VERSION")));
+        return Ok(());
+    }
+    contract::run::<Ghz>(args)
+}
+
+/// ghz's place in the dialects' run contract.
+struct Ghz;
+
+/// What the flags point at, read: the target, the method, the messages' source and
+/// the metadata.
+pub struct Inputs {
+    target: Target,
+    method: prost_reflect::MethodDescriptor,
+    data: Data,
+    metadata: Vec<(String, String)>,
+    tags: Option<Map<String, Value>>,
+}
+
+/// Where the messages come from.
+enum Data {
+    Json(String),
+    Binary(Vec<u8>),
+}
+
+/// What the report needs: ghz's info and the format.
+#[derive(Debug)]
+pub struct Info {
+    ghz: GhzInfo,
+}
+
+impl Tool for Ghz {
+    type Args = GhzArgs;
+    type Inputs = Inputs;
+    type Info = Info;
+    const DIALECT: &'static Dialect = &DIALECT;
+
+    fn result_file(a: &GhzArgs) -> &crate::common::ResultFile {
+        &a.result
+    }
+
+    fn segments(a: &GhzArgs) -> &crate::common::SegmentArgs {
+        &a.segments
+    }
+
+    fn inputs(a: &GhzArgs) -> Result<Inputs, Exit> {
+        let host = a
+            .host
+            .as_deref()
+            .ok_or_else(|| Exit::usage("give the server as HOST:PORT (e.g. 127.0.0.1:50051)"))?;
+        let mut target = common::resolve(&url_of(host, a.insecure)?, None)?;
+        if let Some(name) = &a.cname {
+            // The certificate is checked against this name; the address stays the host's.
+            target.host = name.clone();
+        }
+        if let Some(auth) = &a.authority {
+            target.authority = auth.clone();
+        }
+        let call = a.call.as_deref().ok_or_else(|| {
+            Exit::usage("--call: give the method, e.g. --call helloworld.Greeter.SayHello")
+        })?;
+        // --proto takes precedence over --protoset, as in ghz.
+        let protos: Vec<String> = a.proto.iter().cloned().collect();
+        let protoset = if protos.is_empty() {
+            a.protoset.as_deref()
+        } else {
+            None
+        };
+        let pool = if protos.is_empty() && protoset.is_none() {
+            let metadata = match &a.reflect_metadata {
+                Some(m) => string_map(m, "--reflect-metadata")?,
+                None => Vec::new(),
+            };
+            crate::reflect::Reflect {
+                target: &target,
+                tls: tls_of(a, &target)?,
+                metadata: &metadata,
+                timeout: a.connect_timeout + Duration::from_secs(10),
+            }
+            .schema(grpc::service_of(call)?)?
+        } else {
+            if a.reflect_metadata.is_some() {
+                return Err(Exit::usage(
+                    "--reflect-metadata goes with the reflection call, made when neither --proto nor --protoset is given",
+                ));
+            }
+            grpc::Schema {
+                protos: &protos,
+                protoset,
+                import_paths: &a.import_paths,
+            }
+            .load()?
+        };
+        let method = grpc::method(&pool, call)?;
+        let read = |path: &str, flag: &str| {
+            input::read(path, flag, Input::Body).map_err(|e| Exit::usage(e.to_string()))
+        };
+        let text = |path: &str, flag: &str| {
+            input::read_text(path, flag, Input::Body).map_err(|e| Exit::usage(e.to_string()))
+        };
+        let data = match (&a.data, &a.data_file, a.binary, &a.binary_file) {
+            (Some(d), None, false, None) if d == "@" => Data::Json(text("-", "-d @")?),
+            (Some(d), None, false, None) => Data::Json(d.clone()),
+            (None, Some(f), false, None) => Data::Json(text(f, "-D")?),
+            (None, None, true, None) => Data::Binary(read("-", "-b")?),
+            (None, None, false, Some(f)) => Data::Binary(read(f, "-B")?),
+            (None, None, false, None) => Data::Json("{}".into()),
+            _ => {
+                return Err(Exit::usage(
+                    "-d, -D, -b and -B each give the call data; give one",
+                ))
+            }
+        };
+        let metadata_text = match (&a.metadata, &a.metadata_file) {
+            (Some(_), Some(_)) => {
+                return Err(Exit::usage("-m and -M both give the metadata; give one"))
+            }
+            (Some(m), None) => Some((m.clone(), "-m")),
+            (None, Some(f)) => Some((text(f, "-M")?, "-M")),
+            (None, None) => None,
+        };
+        let metadata = match metadata_text {
+            Some((t, flag)) => {
+                let t = grpc::render_static(&t, &method, flag)?;
+                string_map(&t, flag)?.into_iter().collect()
+            }
+            None => Vec::new(),
+        };
+        let tags = match &a.tags {
+            Some(t) => Some(
+                string_map(t, "--tags")?
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect(),
+            ),
+            None => None,
+        };
+        Ok(Inputs {
+            target,
+            method,
+            data,
+            metadata,
+            tags,
+        })
+    }
+
+    fn translate(a: &GhzArgs, inputs: Inputs) -> Result<(LoadSpec, Info), Exit> {
+        translate(a, inputs)
+    }
+
+    fn execute(_a: &GhzArgs, spec: LoadSpec, _info: &mut Info) -> Result<Run, Exit> {
+        common::execute(spec, ProgressOptions::default())
+    }
+
+    fn report(a: &GhzArgs, run: &mut Run, info: &mut Info) -> Result<(), Exit> {
+        let g = &mut info.ghz;
+        if run.result.interrupted {
+            g.end_reason = "cancel";
+        }
+        let records = run.requests.as_deref().unwrap_or_default();
+        let text = match a.format.as_str() {
+            "csv" => ghz_csv(records),
+            "json" => ghz_json(&run.result, records, g).to_string(),
+            "pretty" => {
+                let v = ghz_json(&run.result, records, g);
+                serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+            }
+            "influx-summary" => ghz_influx_summary(&run.result, g),
+            "influx-details" => ghz_influx_details(records, g),
+            _ => ghz_summary(&run.result, g),
+        };
+        match &a.output {
+            Some(path) => std::fs::write(path, text)
+                .map_err(|e| Exit::fail(format!("-o {path}: cannot write the report: {e}"))),
+            None => {
+                common::out(&text);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The TLS configuration the flags ask for (none with `--insecure`), its ALPN h2.
+fn tls_of(
+    a: &GhzArgs,
+    target: &Target,
+) -> Result<Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>, Exit> {
+    if a.insecure {
+        let tls_flag = [
+            ("--skipTLS", a.skip_tls),
+            ("--cacert", a.cacert.is_some()),
+            ("--cert", a.cert.is_some()),
+            ("--cname", a.cname.is_some()),
+        ]
+        .into_iter()
+        .find(|f| f.1);
+        if let Some((flag, _)) = tls_flag {
+            return Err(Exit::usage(format!(
+                "{flag} applies to TLS, and --insecure asks for plaintext; give one"
+            )));
+        }
+        return Ok(None);
+    }
+    crate::tls::TlsArgs {
+        insecure: a.skip_tls,
+        cacert: a.cacert.clone(),
+        cert: a.cert.clone(),
+        key: a.key.clone(),
+        resume: false,
+        version: None,
+    }
+    .config(target, true)
+}
+
+/// The URL of `host` (`HOST:PORT`): h2c with `--insecure`, TLS otherwise.
+fn url_of(host: &str, insecure: bool) -> Result<String, Exit> {
+    if host.contains("://") || host.contains('/') {
+        return Err(Exit::usage(format!(
+            "{host}: give the server as HOST:PORT, without a scheme or path (--insecure for plaintext)"
+        )));
+    }
+    Ok(format!(
+        "{}://{host}/",
+        if insecure { "http" } else { "https" }
+    ))
+}
+
+/// A JSON object of strings (ghz's `-m`, `--tags`), in its order.
+fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>, Exit> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Exit::usage(format!("{flag}: not JSON ({e}); give an object of strings")))?;
+    let Value::Object(m) = v else {
+        return Err(Exit::usage(format!(
+            "{flag}: give a JSON object of strings, e.g. '{{\"key\": \"value\"}}'"
+        )));
+    };
+    m.into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k, s)),
+            other => Err(Exit::usage(format!(
+                "{flag}: {k}'s value {other} is not a string"
+            ))),
+        })
+        .collect()
+}
+
+/// A duration as ghz's JSON options give it: nanoseconds.
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u128::from(u64::MAX)) as u64
+}
+
+/// The run the flags ask for. Pure: it resolves no name and reads no file.
+fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
+    if !FORMATS.contains(&a.format.as_str()) {
+        let why = if a.format == "html" {
+            "; for a page, write the result with --json FILE and run stampede report --html"
+        } else {
+            ""
+        };
+        return Err(Exit::usage(format!(
+            "-O {}: the formats are {}{why}",
+            a.format,
+            FORMATS.join(", ")
+        )));
+    }
+    for (flag, schedule) in [
+        ("--load-schedule", &a.load_schedule),
+        ("--concurrency-schedule", &a.concurrency_schedule),
+    ] {
+        match schedule.as_str() {
+            "const" => {}
+            "step" | "line" => {
+                return Err(Exit::usage(format!(
+                    "{flag} {schedule}: a schedule that changes the {} during the run is not offered here; use const (-r, -c), or one run per level with stampede bench",
+                    if flag == "--load-schedule" { "rate" } else { "concurrency" }
+                )))
+            }
+            other => {
+                return Err(Exit::usage(format!(
+                    "{flag} {other}: the schedules are const, step and line"
+                )))
+            }
+        }
+    }
+    let stop_canceled = match a.duration_stop.as_str() {
+        "close" => true,
+        "ignore" => false,
+        "wait" => {
+            return Err(Exit::usage(
+                "--duration-stop wait: a timed run ends at its duration here, and calls then in flight are not waited for; use close (counted as Canceled) or ignore",
+            ))
+        }
+        other => {
+            return Err(Exit::usage(format!(
+                "--duration-stop {other}: give close, wait or ignore"
+            )))
+        }
+    };
+    if a.concurrency == 0 || a.connections == 0 {
+        return Err(Exit::usage("-c and --connections must each be at least 1"));
+    }
+    if a.concurrency < a.connections {
+        return Err(Exit::usage(format!(
+            "-c {} is below --connections {}: each connection carries at least one call",
+            a.concurrency, a.connections
+        )));
+    }
+    if !a.concurrency.is_multiple_of(a.connections) {
+        return Err(Exit::usage(format!(
+            "-c {} over --connections {}: each connection carries as many calls here; give -c a multiple of --connections (e.g. {})",
+            a.concurrency,
+            a.connections,
+            a.concurrency / a.connections * a.connections
+        )));
+    }
+    if a.duration.is_zero() && a.total == 0 {
+        return Err(Exit::usage(
+            "-n 0: give a number of calls, or -z a duration",
+        ));
+    }
+    let m = &i.method;
+    let mut framed = match &i.data {
+        Data::Json(text) => {
+            let text = grpc::render_static(text, m, "-d")?;
+            grpc::messages(m, &text, "-d")?
+        }
+        Data::Binary(bytes) => grpc::binary_messages(m, bytes, "-b")?,
+    };
+    if a.stream_call_count > 0 {
+        if !m.is_client_streaming() {
+            return Err(Exit::usage(format!(
+                "--stream-call-count: {} takes one message per call; it applies to client and bidirectional streams",
+                m.full_name()
+            )));
+        }
+        let n = usize::try_from(a.stream_call_count)
+            .unwrap_or(usize::MAX)
+            .min(grpc::MAX_MESSAGES + 1);
+        if n > grpc::MAX_MESSAGES {
+            return Err(Exit::usage(format!(
+                "--stream-call-count {}: at most {} messages a stream",
+                a.stream_call_count,
+                grpc::MAX_MESSAGES
+            )));
+        }
+        // The data's messages in turn, as many as asked.
+        framed = framed.iter().cycle().take(n).cloned().collect();
+    }
+    if a.enable_compression {
+        framed = grpc::gzip_messages(framed)?;
+    }
+    let mut target = i.target.clone();
+    let timeout = (!a.timeout.is_zero()).then_some(a.timeout);
+    let mut requests = grpc::requests(
+        &target,
+        m,
+        framed,
+        &grpc::CallHeaders {
+            metadata: &i.metadata,
+            deadline: timeout,
+            gzip: a.enable_compression,
+        },
+    )?;
+    let tls = tls_of(a, &target)?;
+    target.url = format!(
+        "{}{}",
+        target.url.trim_end_matches('/'),
+        requests[0].target()
+    );
+    let first = requests[0].clone();
+    let mut spec = LoadSpec::new(target, first);
+    if requests.len() > 1 {
+        spec.load.variety = std::mem::take(&mut requests);
+    }
+    spec.tls = tls;
+    spec.load.http2 = true;
+    spec.load.stream = Some(stampede_engine::StreamMode::Grpc);
+    spec.load.connections = a.connections as usize;
+    spec.load.pipeline = (a.concurrency / a.connections) as usize;
+    spec.load.threads = a
+        .cpus
+        .unwrap_or_else(common::cpus)
+        .clamp(1, spec.load.connections);
+    spec.load.timeout = timeout;
+    spec.load.connect_timeout = a.connect_timeout;
+    let end_reason = if a.duration.is_zero() {
+        spec.load.requests = Some(a.total);
+        if !a.max_duration.is_zero() {
+            spec.load.duration = Some(a.max_duration);
+        }
+        "normal"
+    } else {
+        spec.load.duration = Some(a.duration);
+        "timeout"
+    };
+    if a.rps > 0 {
+        spec.load.shape = Shape::Rate {
+            rate: a.rps as f64,
+            gaps: Gaps::Even,
+        };
+    }
+    spec.record_requests = matches!(
+        a.format.as_str(),
+        "csv" | "json" | "pretty" | "influx-details"
+    );
+    let host = a.host.clone().unwrap_or_default();
+    let data = match &i.data {
+        Data::Json(t) => serde_json::from_str::<Value>(t).unwrap_or(Value::String(t.clone())),
+        Data::Binary(_) => Value::Null,
+    };
+    let mut options = json!({
+        "call": m.full_name(),
+        "host": host,
+        "proto": a.proto.clone().unwrap_or_default(),
+        "protoset": a.protoset.clone().unwrap_or_default(),
+        "import-paths": a.import_paths,
+        "insecure": a.insecure,
+        "skipTLS": a.skip_tls,
+        "async": a.async_calls,
+        "rps": a.rps,
+        "load-schedule": a.load_schedule,
+        "load-start": a.load_start,
+        "load-end": a.load_end,
+        "load-step": a.load_step,
+        "load-step-duration": nanos(a.load_step_duration),
+        "load-max-duration": nanos(a.load_max_duration),
+        "concurrency": a.concurrency,
+        "concurrency-schedule": a.concurrency_schedule,
+        "concurrency-start": a.concurrency_start,
+        "concurrency-end": a.concurrency_end,
+        "concurrency-step": a.concurrency_step,
+        "concurrency-step-duration": nanos(a.concurrency_step_duration),
+        "concurrency-max-duration": nanos(a.concurrency_max_duration),
+        "total": a.total,
+        "timeout": nanos(a.timeout),
+        "duration": nanos(a.duration),
+        "max-duration": nanos(a.max_duration),
+        "connections": a.connections,
+        "dial-timeout": nanos(a.connect_timeout),
+        "data": data,
+        "binary": matches!(i.data, Data::Binary(_)),
+        "CPUs": spec.load.threads,
+        "count-errors": a.count_errors,
+        "enable-compression": a.enable_compression,
+    });
+    if let Some(o) = options.as_object_mut() {
+        let md: Map<String, Value> = (i.metadata.iter())
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        o.insert("metadata".into(), Value::Object(md));
+        if let Some(n) = &a.name {
+            o.insert("name".into(), json!(n));
+        }
+    }
+    let secs = |d: Duration| d.as_secs().to_string();
+    let influx_tags = vec![
+        (
+            "proto",
+            a.proto.clone().or(a.protoset.clone()).unwrap_or_default(),
+        ),
+        ("call", m.full_name().to_string()),
+        ("host", host),
+        ("n", a.total.to_string()),
+        ("c", a.concurrency.to_string()),
+        ("rps", a.rps.to_string()),
+        ("z", secs(a.duration)),
+        ("timeout", secs(a.timeout)),
+        ("dial_timeout", secs(a.connect_timeout)),
+        ("keepalive", secs(a.keepalive.unwrap_or_default())),
+        (
+            "data",
+            match &i.data {
+                Data::Json(t) => compact(t),
+                Data::Binary(_) => String::new(),
+            },
+        ),
+        (
+            "metadata",
+            a.metadata.as_deref().map(compact).unwrap_or_default(),
+        ),
+        ("tags", a.tags.as_deref().map(compact).unwrap_or_default()),
+    ];
+    let ghz = GhzInfo {
+        name: a.name.clone(),
+        count_errors: a.count_errors,
+        cut_as_canceled: stop_canceled,
+        end_reason,
+        options,
+        tags: i.tags,
+        influx_tags,
+    };
+    Ok((spec, Info { ghz }))
+}
+
+/// JSON written without spaces, as ghz's tags carry it (the text as given when it is
+/// not JSON).
+fn compact(text: &str) -> String {
+    serde_json::from_str::<Value>(text).map_or_else(|_| text.to_string(), |v| v.to_string())
+}
+
+#[cfg(test)]
+mod tests;
