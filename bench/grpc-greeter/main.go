@@ -1,6 +1,7 @@
 // The greeter server of the Go gRPC implementation's examples, built from its
-// published helloworld package: the peer server bench/grpc.sh loads with ghz and with
-// stampede, and against which stampede serve's answers are compared per core.
+// published helloworld package, with the implementation's reflection service: the
+// peer server bench/grpc.sh loads with ghz and with stampede, against which stampede
+// serve's answers are compared per core, and whose schema the tests ask of it.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 	pb "google.golang.org/grpc/examples/helloworld/helloworld"
+	"google.golang.org/grpc/reflection"
 )
 
 type server struct {
@@ -33,6 +35,7 @@ func main() {
 	fmt.Printf("listening on %s\n", lis.Addr())
 	s := grpc.NewServer()
 	pb.RegisterGreeterServer(s, &server{})
+	reflection.Register(s)
 	if err := s.Serve(lis); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -10,6 +10,7 @@ mod console;
 mod dashboard;
 mod dialects;
 mod grpc;
+mod grpc_go;
 mod h3;
 mod hdr_java;
 mod html;
