@@ -71,6 +71,17 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `stampede load` at `http://addr` with `args`: its JSON result.
+fn load_json(addr: &str, args: &[&str]) -> Value {
+    let out = Command::new(BIN)
+        .args(["load", &format!("http://{addr}")])
+        .args(args)
+        .args(["-q", "--json", "-"])
+        .output()
+        .unwrap();
+    serde_json::from_str(&ok(&out)).unwrap()
+}
+
 /// `ghz`'s arguments for `n` SayHello calls, 10 in flight, to `addr`.
 fn ghz_args(addr: &str, n: &str, format: &str) -> Vec<String> {
     [
@@ -98,28 +109,19 @@ fn ghz_args(addr: &str, n: &str, format: &str) -> Vec<String> {
 fn the_go_greeter_is_loaded_natively_and_as_ghz_would() {
     let Some(bin) = go_bin() else { return };
     let (_server, addr) = go_greeter(&bin);
-    let out = Command::new(BIN)
-        .args(["load", &format!("http://{addr}"), "--proto", &hello_proto()])
-        .args([
-            "--call",
-            "helloworld.Greeter/SayHello",
-            "--data",
-            r#"{"name": "x"}"#,
-        ])
-        .args([
-            "-n",
-            "500",
-            "-c",
-            "2",
-            "--streams",
-            "10",
-            "-q",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let proto = hello_proto();
+    let call = ["--proto", &proto, "--call", "helloworld.Greeter/SayHello"];
+    let flags = [
+        "--data",
+        r#"{"name": "x"}"#,
+        "-n",
+        "500",
+        "-c",
+        "2",
+        "--streams",
+        "10",
+    ];
+    let v = load_json(&addr, &[&call[..], &flags[..]].concat());
     assert_eq!(v["grpc"]["OK"], 500, "{}", v["grpc"]);
     assert_eq!(v["stream"]["events"], 500, "{}", v["stream"]);
     let out = Command::new(BIN)
@@ -268,27 +270,13 @@ fn the_schema_is_asked_of_the_go_servers_reflection_service() {
     let Some(bin) = go_bin() else { return };
     let (_server, addr) = go_greeter(&bin);
     // No --proto: the Go server's reflection service gives the schema.
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            &format!("http://{addr}"),
-            "--call",
-            "helloworld.Greeter/SayHello",
-        ])
-        .args([
-            "--data",
-            r#"{"name": "r"}"#,
-            "-n",
-            "100",
-            "-c",
-            "1",
-            "-q",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let call = [
+        "--call",
+        "helloworld.Greeter/SayHello",
+        "--data",
+        r#"{"name": "r"}"#,
+    ];
+    let v = load_json(&addr, &[&call[..], &["-n", "100", "-c", "1"]].concat());
     assert_eq!(v["grpc"]["OK"], 100, "{}", v["grpc"]);
     let out = Command::new(BIN)
         .args(["ghz", "--insecure", "--call", "helloworld.Greeter.SayHello"])
