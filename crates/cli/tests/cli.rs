@@ -454,6 +454,54 @@ fn load_rate_json_reports_the_schedule() {
 }
 
 #[test]
+fn rate_steps_change_the_rate_over_the_pool() {
+    let srv = crate::common::srv();
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "--rate-steps",
+        "constantUsersPerSec(100) during(1s)",
+        "--rate-steps",
+        "constantUsersPerSec(400) during(1s)",
+        "-c",
+        "4",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Every arrival a request on the pool of four; the run ends with the steps.
+    let sent =
+        v["requests"]["started"].as_u64().unwrap() + v["open"]["never_sent"].as_u64().unwrap();
+    assert_eq!(sent, 500, "{}", v["requests"]);
+    assert!(v["connections_opened"].as_u64().unwrap() <= 4);
+    let second = |t: usize| v["intervals"][t]["completed"].as_u64().unwrap_or(0);
+    assert!(second(0).abs_diff(100) <= 10, "{}", v["intervals"]);
+    assert!(second(1).abs_diff(400) <= 40, "{}", v["intervals"]);
+    assert!(
+        v["settings"]["shape"]
+            .as_str()
+            .unwrap()
+            .starts_with("paced constantUsersPerSec(100)"),
+        "{}",
+        v["settings"]["shape"]
+    );
+    // Steps of concurrent users are --inject's.
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "--rate-steps",
+        "constantConcurrentUsers(5) during(1s)",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--inject"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn a_fixed_rate_times_each_response_by_its_arrival_however_early_it_was_sent() {
     // Answers take 20 ms. With or without sending ahead, and with naps between starts
     // (responses read late, by their arrival stamps), none may time under 20 ms, and

@@ -300,6 +300,19 @@ pub struct LoadArgs {
     /// process (default: evenly spaced, or Poisson with --poisson)
     #[arg(help_heading = "The open model", long = "burstiness", value_name = "F")]
     pub burstiness: Option<f64>,
+    /// Offer requests at rates that change over the run, as Gatling's open steps,
+    /// e.g. 'rampUsersPerSec(100) to(1000) during(1 minute)' or
+    /// 'constantUsersPerSec(500) during(30s)' (repeatable, chained in order): each
+    /// arrival a request on the connection pool, timed from its arrival (k6's
+    /// ramping-arrival-rate); the run ends with the steps, or at -d
+    #[arg(
+        help_heading = "The open model",
+        long = "rate-steps",
+        value_name = "STEP",
+        action = ArgAction::Append,
+        conflicts_with_all = ["rate", "inject"]
+    )]
+    pub rate_steps: Vec<String>,
     /// Open model: a request (or user) due within T of a moment the client is awake
     /// goes out then, at most T early, timed from its send, so one wake-up sends what
     /// falls due in the next moments (default 400us; 0: each at its own time)

@@ -228,6 +228,17 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         // -d caps the run, as Gatling's maxDuration; otherwise it ends when the users do.
         spec.load.duration = a.duration;
         spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(60)));
+    } else if !a.rate_steps.is_empty() {
+        let profile =
+            Profile::parse(&a.rate_steps).map_err(|e| Exit::usage(format!("--rate-steps: {e}")))?;
+        if profile.is_closed() {
+            return Err(Exit::usage(
+                "--rate-steps: give arrival steps (constantUsersPerSec, rampUsersPerSec, …); concurrent users are --inject's",
+            ));
+        }
+        spec.load.shape = Shape::Paced(profile);
+        // -d caps the run; otherwise it ends when the steps do.
+        spec.load.duration = a.duration;
     } else {
         if let Some(rate) = a.rate {
             spec.load.shape = Shape::Rate {

@@ -154,7 +154,7 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         .collect();
     let profiles: Vec<Option<Arc<crate::inject::Profile>>> = (parts.iter())
         .map(|(p, _)| match &p.spec().load.shape {
-            Shape::Users(profile) => Some(Arc::new(profile.clone())),
+            Shape::Users(profile) | Shape::Paced(profile) => Some(Arc::new(profile.clone())),
             _ => None,
         })
         .collect();
@@ -357,6 +357,13 @@ pub(crate) fn schedule_for<'a>(
                 .horizon
                 .min(Duration::from_secs_f64(room.min(1.0)))
         }
+        // The same room at the profile's highest rate.
+        Shape::Paced(ref p) if p.peak_rate() > 0.0 => {
+            let room = (pool * spec.load.pipeline.max(1)) as f64 * n as f64 / (4.0 * p.peak_rate());
+            spec.load
+                .horizon
+                .min(Duration::from_secs_f64(room.min(1.0)))
+        }
         _ => spec.load.horizon,
     };
     match &spec.load.shape {
@@ -418,7 +425,7 @@ pub(crate) fn schedule_for<'a>(
             w,
             n,
         )),
-        Shape::Users(_) => {
+        Shape::Users(_) | Shape::Paced(_) => {
             let arr = profile.expect("profile").arrivals(spec.load.seed);
             Box::new(
                 Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),

@@ -211,6 +211,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
     let (target, started) = match &spec.load.shape {
         Shape::Closed => return None,
         Shape::Rate { rate, .. } => (Some(*rate), rec.started),
+        Shape::Paced(_) => (None, rec.started),
         Shape::Users(p) if p.is_closed() => (None, rec.sessions_started),
         Shape::Users(_) => (None, rec.sessions_started),
         Shape::Sessions { period, .. } => (

@@ -232,6 +232,23 @@ impl Profile {
         segments.into_iter().flatten()
     }
 
+    /// The highest arrival rate of its steps, per second (0 when none has one).
+    pub fn peak_rate(&self) -> f64 {
+        (self.steps.iter())
+            .map(|s| match *s {
+                InjectionStep::ConstantRate { rate, .. } => rate,
+                InjectionStep::RampRate { from, to, .. } => from.max(to),
+                InjectionStep::Ramp { users, during }
+                | InjectionStep::StressPeak { users, during }
+                    if !during.is_zero() =>
+                {
+                    users as f64 / during.as_secs_f64()
+                }
+                _ => 0.0,
+            })
+            .fold(0.0, f64::max)
+    }
+
     /// Target number of concurrent users at offset `t` of a closed profile (0 after its end).
     pub fn concurrency_at(&self, t: Duration) -> u64 {
         let mut start = Duration::ZERO;

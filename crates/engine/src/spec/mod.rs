@@ -49,6 +49,11 @@ pub enum Shape {
         /// How the gaps between arrivals are drawn.
         gaps: crate::arrivals::Gaps,
     },
+    /// A pool of connections; requests arrive as an open injection profile's users
+    /// would, at a rate that steps or ramps over the run (ghz's step and line load
+    /// schedules), and go out on the first free connection, each timed from its
+    /// arrival as under [`Shape::Rate`].
+    Paced(Profile),
     /// Gatling injection: each arriving user opens its own connection, runs the session
     /// and closes it (open steps); or the profile's number of users is kept active
     /// (closed steps).
@@ -83,6 +88,26 @@ impl Shape {
         match self {
             Shape::Closed => "closed".into(),
             Shape::Rate { rate, gaps } => format!("rate {rate}/s{}", gaps.describe()),
+            Shape::Paced(p) => {
+                // A long staircase is told by its ends.
+                let text = |s: &[crate::spec::inject::InjectionStep]| {
+                    s.iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let n = p.steps.len();
+                if n <= 6 {
+                    format!("paced {}", text(&p.steps))
+                } else {
+                    format!(
+                        "paced {}, … {} steps in all, …, {}",
+                        text(&p.steps[..3]),
+                        n,
+                        text(&p.steps[n - 2..])
+                    )
+                }
+            }
             Shape::Users(p) => {
                 let steps: Vec<String> = p.steps.iter().map(|s| s.to_string()).collect();
                 format!("users {}; {}", steps.join(", "), per())

@@ -132,7 +132,7 @@ mod tests {
             spec.load.requests.map(|n| spec.segment.share(n)),
         ));
         let profile = match &spec.load.shape {
-            Shape::Users(p) => Some(Arc::new(p.clone())),
+            Shape::Users(p) | Shape::Paced(p) => Some(Arc::new(p.clone())),
             _ => None,
         };
         let mut out = Vec::new();
@@ -176,6 +176,13 @@ mod tests {
             Shape::Users(
                 Profile::parse(&[
                     "rampUsers(300).during(5), constantUsersPerSec(40).during(3)".into(),
+                ])
+                .unwrap(),
+            ),
+            Shape::Paced(
+                Profile::parse(&[
+                    "constantUsersPerSec(100).during(2), rampUsersPerSec(100).to(900).during(3)"
+                        .into(),
                 ])
                 .unwrap(),
             ),

@@ -54,7 +54,7 @@ impl LoadSpec {
                 "a step's pause or time is longer than 31 years (1e9 s)",
             );
         }
-        if let Shape::Users(p) = &self.load.shape {
+        if let Shape::Users(p) | Shape::Paced(p) = &self.load.shape {
             if long(p.duration()) {
                 return bad("inject", "its steps last longer than 31 years (1e9 s)");
             }
@@ -293,6 +293,15 @@ impl LoadSpec {
             Shape::Users(p) if p.duration().is_zero() && p.is_closed() => {
                 return bad("inject", "a closed profile needs a duration");
             }
+            Shape::Paced(p) if p.is_closed() => {
+                return bad(
+                    "paced",
+                    "requests arrive at its rates; steps of concurrent users have no place in it",
+                );
+            }
+            Shape::Paced(p) if p.duration().is_zero() => {
+                return bad("paced", "its steps need a duration");
+            }
             _ => {}
         }
         if !self.load.script.is_empty() {
@@ -386,7 +395,9 @@ impl LoadSpec {
             }
             return Ok(());
         }
-        if self.load.requests.is_none() && self.load.duration.is_none() {
+        // A paced run ends with its steps.
+        let endless = !matches!(self.load.shape, Shape::Paced(_));
+        if endless && self.load.requests.is_none() && self.load.duration.is_none() {
             return bad("requests", "give a request count or a duration");
         }
         if self.load.requests == Some(0) {

@@ -56,7 +56,7 @@ fn quick(s: &mut Scenario) {
             let calls = u64::from(s.session.calls.max(1));
             *count = (*count).min((REQUESTS / calls).max(1));
         }
-        Shape::Users(profile) => squeeze(profile, SECONDS),
+        Shape::Users(profile) | Shape::Paced(profile) => squeeze(profile, SECONDS),
         Shape::Closed | Shape::Rate { .. } => {}
     }
     if let Some(search) = &mut s.search {

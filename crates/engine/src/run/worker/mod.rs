@@ -193,8 +193,10 @@ impl<'a> Worker<'a> {
         let prep = Prepared::new(plan, &hooks);
         // Pool shapes only: a session's next call, a redirect's next hop or a script's
         // follow-up waits for the response and would wait out the nap.
-        let nap = matches!(spec.load.shape, crate::spec::Shape::Rate { .. })
-            && prep.redirects == 0
+        let nap = matches!(
+            spec.load.shape,
+            crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
+        ) && prep.redirects == 0
             && !hooks
                 .as_ref()
                 .is_some_and(|h| h.wants_responses() || h.builds_requests());
