@@ -411,6 +411,45 @@ fn the_ghz_dialect_reports_as_ghz_does() {
 }
 
 #[test]
+fn a_ghz_step_schedule_raises_the_rate_step_by_step() {
+    let s = crate::common::srv();
+    let hello = proto("helloworld.proto");
+    let out = stampede_out(&[
+        "ghz",
+        "--insecure",
+        "--proto",
+        &hello,
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "--load-schedule",
+        "step",
+        "--load-start",
+        "100",
+        "--load-step",
+        "200",
+        "--load-step-duration",
+        "1s",
+        "-z",
+        "2s",
+        "-c",
+        "10",
+        "--json",
+        "-",
+        &s.addr().to_string(),
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // 100 calls in the first second, 300 in the second.
+    let second = |t: usize| v["intervals"][t]["completed"].as_u64().unwrap_or(0);
+    assert!(second(0).abs_diff(100) <= 10, "{}", v["intervals"]);
+    assert!(second(1).abs_diff(300) <= 30, "{}", v["intervals"]);
+    assert!(
+        v["grpc"]["OK"].as_u64().unwrap().abs_diff(400) <= 20,
+        "{}",
+        v["grpc"]
+    );
+}
+
+#[test]
 fn segments_of_a_grpc_run_merge_their_statuses() {
     let s = crate::common::srv();
     let tmp = crate::common::recorder::tempdir::Dir::new();

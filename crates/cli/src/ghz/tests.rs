@@ -175,12 +175,34 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         ),
         (vec!["-c", "2", "--connections", "3"], "below --connections"),
         (
-            vec!["--load-schedule", "step"],
-            "--load-schedule step: a schedule that changes the rate",
+            vec!["--load-schedule", "step", "--load-step", "5"],
+            "--load-step-duration",
+        ),
+        (vec!["--load-schedule", "line"], "give --load-step"),
+        (
+            vec!["--load-schedule", "line", "--load-step", "5", "-r", "9"],
+            "-r is the const",
+        ),
+        (
+            vec![
+                "--load-schedule",
+                "line",
+                "--load-start",
+                "9",
+                "--load-step",
+                "-1",
+                "--load-end",
+                "20",
+            ],
+            "never reaches it",
+        ),
+        (
+            vec!["--load-schedule", "line", "--load-step", "-1"],
+            "every rate of it is 0",
         ),
         (
             vec!["--concurrency-schedule", "line"],
-            "changes the concurrency",
+            "calls in flight that change",
         ),
         (vec!["--load-schedule", "zigzag"], "const, step and line"),
         (vec!["-O", "html"], "stampede report --html"),
@@ -318,5 +340,88 @@ fn binary_data_is_one_message_or_several_each_after_its_length() {
             .contains("-B f: neither one helloworld.HelloRequest"),
         "{}",
         e.message
+    );
+}
+
+/// The steps of a paced run, as text.
+fn paced(flags: &[&str]) -> Vec<String> {
+    let s = hello(flags).unwrap_or_else(|e| panic!("{flags:?}: {}", e.message));
+    match s.load.shape {
+        Shape::Paced(p) => p.steps.iter().map(|s| s.to_string()).collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn step_and_line_schedules_are_rates_that_change() {
+    // Up by 10 a second to 30, then held to the end of -z.
+    let steps = [
+        "--load-schedule",
+        "step",
+        "--load-start",
+        "10",
+        "--load-step",
+        "10",
+    ];
+    let s = paced(
+        &[
+            &steps[..],
+            &["--load-step-duration", "1s", "--load-end", "30", "-z", "5s"],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        s,
+        [
+            "constantUsersPerSec(10).during(1s)",
+            "constantUsersPerSec(20).during(1s)",
+            "constantUsersPerSec(30).during(3s)"
+        ]
+    );
+    // For --load-max-duration, then the last rate until -n's calls are made.
+    let s = paced(
+        &[
+            &steps[..],
+            &["--load-step-duration", "500ms", "--load-max-duration", "1s"],
+        ]
+        .concat(),
+    );
+    assert_eq!(s.len(), 3, "{s:?}");
+    assert_eq!(s[1], "constantUsersPerSec(20).during(500ms)");
+    assert!(s[2].starts_with("constantUsersPerSec(30).during("), "{s:?}");
+    // Down to nothing: no arrivals after it.
+    let down = [
+        "--load-schedule",
+        "step",
+        "--load-start",
+        "2",
+        "--load-step",
+        "-1",
+    ];
+    let s = paced(&[&down[..], &["--load-step-duration", "1s", "-z", "4s"]].concat());
+    assert_eq!(
+        s,
+        [
+            "constantUsersPerSec(2).during(1s)",
+            "constantUsersPerSec(1).during(1s)",
+            "nothingFor(2s)"
+        ]
+    );
+    // A line: 50 more each second from 100 to 200, then 200 held.
+    let line = [
+        "--load-schedule",
+        "line",
+        "--load-start",
+        "100",
+        "--load-step",
+        "50",
+    ];
+    let s = paced(&[&line[..], &["--load-end", "200", "-z", "5s"]].concat());
+    assert_eq!(
+        s,
+        [
+            "rampUsersPerSec(100).to(200).during(2s)",
+            "constantUsersPerSec(200).during(3s)"
+        ]
     );
 }
