@@ -115,9 +115,6 @@ pub(crate) struct Recorder {
     pub stream_usage_short: u64,
     /// gRPC calls answered, by `grpc-status` (0 to 16).
     pub grpc: [u64; 17],
-    /// The status of the gRPC answer about to be completed ([`Recorder::grpc_status`]),
-    /// taken by the completion.
-    grpc_last: Option<u8>,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
@@ -216,7 +213,6 @@ impl Recorder {
             stream_good: 0,
             stream_usage_short: 0,
             grpc: [0; 17],
-            grpc_last: None,
             intervals: Vec::new(),
             requests: (keep > 0).then(Vec::new),
             keep_at_most: keep,
@@ -328,7 +324,7 @@ impl Recorder {
         &mut self,
         now: Instant,
         (intended, target): (Instant, u32),
-        status: u16,
+        (status, grpc): (u16, Option<u8>),
         body: u64,
         timing: Timing,
     ) {
@@ -343,7 +339,6 @@ impl Recorder {
             *s += 1;
         }
         // A gRPC call is good when answered OK, whatever its HTTP status.
-        let grpc = self.grpc_last.take();
         let good = match grpc {
             Some(code) => code == 0,
             None => (200..300).contains(&status) || status == 304,
@@ -376,19 +371,16 @@ impl Recorder {
         }
     }
 
-    /// The gRPC answer about to be completed came with `grpc-status` `code`: counted,
-    /// and the completion judges the call by it.
+    /// A gRPC answer came with `grpc-status` `code`.
     #[inline]
     pub fn grpc_status(&mut self, code: u8) {
         self.grpc[usize::from(code).min(16)] += 1;
-        self.grpc_last = Some(code);
     }
 
     /// A response counted without a latency sample: with wrk2's batch latency only a
     /// pipelined batch's last response is timed.
     #[inline(never)]
     pub fn count_only(&mut self, now: Instant, (status, target): (u16, u32), body: u64) {
-        self.grpc_last = None;
         if self.targets.is_on() {
             self.targets.count(target, status);
         }

@@ -387,8 +387,13 @@ impl Worker<'_> {
             });
         }
         if !self.prep.unusual {
-            self.rec
-                .complete(now, (p.intended, p.target), r.status, r.body, timing);
+            self.rec.complete(
+                now,
+                (p.intended, p.target),
+                (r.status, r.grpc),
+                r.body,
+                timing,
+            );
         } else if !self.record_unusual(ci, r.status, r.body, (p.intended, p.target), timing, now) {
             return false;
         }
@@ -426,7 +431,7 @@ impl Worker<'_> {
             self.rec.count_only(now, (status, target), body);
         } else {
             self.rec
-                .complete(now, (intended, target), status, body, timing);
+                .complete(now, (intended, target), (status, None), body, timing);
         }
         if matches!(&self.drive, Drive::Sessions(s) if s.fail_status() == status) {
             self.failure_status(ci, now);
