@@ -508,3 +508,30 @@ fn a_server_without_reflection_is_said_to_have_none() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("has no reflection service"), "{said}");
 }
+
+#[test]
+fn a_service_the_reference_server_lacks_is_unimplemented() {
+    let s = crate::common::srv();
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let nope = tmp.0.join("nope.proto");
+    std::fs::write(
+        &nope,
+        "syntax = \"proto3\";\npackage x;\nmessage A {}\nservice Nope { rpc M (A) returns (A); }\n",
+    )
+    .unwrap();
+    let v = load(
+        &s.url("/"),
+        &[
+            "--proto",
+            nope.to_str().unwrap(),
+            "--call",
+            "x.Nope/M",
+            "-n",
+            "20",
+            "-c",
+            "2",
+        ],
+    );
+    assert_eq!(v["grpc"]["UNIMPLEMENTED"], 20, "{}", v["grpc"]);
+    assert_eq!(v["requests"]["failed"], 0);
+}

@@ -115,6 +115,8 @@ struct Stream {
     sent: usize,
     /// `grpc-encoding`: how the request's gRPC messages are compressed.
     encoding: crate::grpc::Encoding,
+    /// A gRPC call: its content-type is `application/grpc` or one of its kinds.
+    grpc: bool,
     /// A generated body's part not made yet (none when empty): made into `pending` a
     /// chunk at a time.
     more: Pattern,
@@ -179,6 +181,8 @@ pub struct Ready {
     pub refuse: Option<u16>,
     /// How its gRPC messages are compressed (`grpc-encoding`).
     pub encoding: crate::grpc::Encoding,
+    /// Whether it is a gRPC call (`content-type: application/grpc…`).
+    pub grpc: bool,
 }
 
 impl H2Conn {
@@ -577,11 +581,13 @@ impl H2Conn {
                 pending: Vec::new(),
                 sent: 0,
                 encoding: crate::grpc::Encoding::Identity,
+                grpc: false,
                 more: Pattern::default(),
             }),
         };
         s.path.clear();
         s.encoding = crate::grpc::Encoding::Identity;
+        s.grpc = false;
         let mut method = None;
         let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
         let mut declared: Option<usize> = None;
@@ -630,6 +636,9 @@ impl H2Conn {
                     }
                     if n == b"grpc-encoding" {
                         s.encoding = crate::grpc::Encoding::of(v);
+                    }
+                    if n == b"content-type" {
+                        s.grpc = v.starts_with(b"application/grpc");
                     }
                     if n == b"content-length" {
                         let len = declared_length(v);

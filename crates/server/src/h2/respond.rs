@@ -153,7 +153,9 @@ impl H2Respond<'_> {
             return Routed::Written;
         }
         let (path, query) = split_target(target);
-        if ready.method == Method::Post && crate::grpc::is_call(path) {
+        // A gRPC call to a method the server does not have is answered as gRPC's
+        // (UNIMPLEMENTED), not with an HTTP error page.
+        if ready.method == Method::Post && (ready.grpc || crate::grpc::is_call(path)) {
             return self.grpc(path, body, ready.encoding);
         }
         let req = Request {
@@ -280,6 +282,7 @@ impl H2Conn {
                     method: s.method,
                     refuse: s.refuse,
                     encoding: s.encoding,
+                    grpc: s.grpc,
                 });
             }
         }
