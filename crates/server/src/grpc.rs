@@ -99,6 +99,18 @@ enum Field<'a> {
     Bytes(&'a [u8]),
 }
 
+/// A message's field 1 as bytes (a string), empty when absent (HelloRequest's name,
+/// HealthCheckRequest's service); `None` when the message does not decode.
+fn first_bytes(m: &[u8]) -> Option<&[u8]> {
+    let mut value: &[u8] = b"";
+    fields(m, |f, v| {
+        if let (1, Field::Bytes(b)) = (f, v) {
+            value = b;
+        }
+    })?;
+    Some(value)
+}
+
 fn echo_request(b: &[u8]) -> Option<EchoRequest<'_>> {
     let mut r = EchoRequest::default();
     let num = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
@@ -266,16 +278,9 @@ pub fn answer(path: &[u8], body: &[u8], encoding: Encoding) -> Reply {
                 Ok(m) => m,
                 Err((status, message)) => return fail(status, message),
             };
-            let mut name: &[u8] = b"";
-            if fields(m, |f, v| {
-                if let (1, Field::Bytes(b)) = (f, v) {
-                    name = b;
-                }
-            })
-            .is_none()
-            {
+            let Some(name) = first_bytes(m) else {
                 return fail(3, "the HelloRequest does not decode");
-            }
+            };
             // HelloReply: field 1, "Hello " and the name.
             let mut out = Vec::with_capacity(grpc::PREFIX + 16 + name.len());
             framed_in(&mut out, |out| {
@@ -366,16 +371,9 @@ pub fn answer(path: &[u8], body: &[u8], encoding: Encoding) -> Reply {
                 Ok(m) => m,
                 Err((status, message)) => return fail(status, message),
             };
-            let mut service: &[u8] = b"";
-            if fields(m, |f, v| {
-                if let (1, Field::Bytes(b)) = (f, v) {
-                    service = b;
-                }
-            })
-            .is_none()
-            {
+            let Some(service) = first_bytes(m) else {
                 return fail(3, "the HealthCheckRequest does not decode");
-            }
+            };
             if !SERVICES.contains(&service) {
                 return fail(5, "unknown service");
             }
