@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use clap::Parser;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use stampede_engine::arrivals::Gaps;
 use stampede_engine::input::{self, Input};
 use stampede_engine::{LoadSpec, Run, Shape, Target};
@@ -487,147 +487,6 @@ impl Tool for Ghz {
     }
 }
 
-/// The most steps a step schedule is made of.
-const MAX_STEPS: usize = 1_000;
-
-/// How long the last rate of a schedule holds when the run has no duration (it ends
-/// at -n's count).
-const HOLD: Duration = Duration::from_secs(1_000_000);
-
-/// ghz's step and line load schedules as the rates of a paced run: `step` starts at
-/// `--load-start` and adds `--load-step` every `--load-step-duration`, `line` changes
-/// the rate by `--load-step` each second, each until `--load-end` or for
-/// `--load-max-duration`, then holds its last rate (until -z, or -n's count). `None`
-/// for `const`.
-fn load_schedule(a: &GhzArgs) -> Result<Option<stampede_engine::inject::Profile>, Exit> {
-    use stampede_engine::inject::{InjectionStep, Profile, MAX_RATE};
-    let kind = a.load_schedule.as_str();
-    match kind {
-        "const" => return Ok(None),
-        "step" | "line" => {}
-        other => {
-            return Err(Exit::usage(format!(
-                "--load-schedule {other}: the schedules are const, step and line"
-            )))
-        }
-    }
-    if a.rps > 0 {
-        return Err(Exit::usage(format!(
-            "-r is the const schedule's rate; --load-schedule {kind} starts at --load-start"
-        )));
-    }
-    if a.load_step == 0 {
-        return Err(Exit::usage(format!(
-            "--load-schedule {kind}: give --load-step, the change of the rate"
-        )));
-    }
-    let (start, step, end) = (a.load_start as f64, a.load_step as f64, a.load_end as f64);
-    if a.load_end > 0 && (end - start) * step < 0.0 {
-        return Err(Exit::usage(format!(
-            "--load-end {}: a --load-step of {} never reaches it from --load-start {}",
-            a.load_end, a.load_step, a.load_start
-        )));
-    }
-    // How long the rate changes: up to --load-max-duration, or the run's time.
-    let run = [a.duration, a.max_duration]
-        .into_iter()
-        .find(|d| !d.is_zero());
-    let changing = [Some(a.load_max_duration).filter(|d| !d.is_zero()), run]
-        .into_iter()
-        .flatten()
-        .min();
-    let rate = |r: f64| {
-        let r = if a.load_end > 0 {
-            if step > 0.0 {
-                r.min(end)
-            } else {
-                r.max(end)
-            }
-        } else {
-            r
-        };
-        r.clamp(0.0, MAX_RATE)
-    };
-    let at = |r: f64, during: Duration| {
-        if r > 0.0 {
-            InjectionStep::ConstantRate {
-                rate: r,
-                during,
-                randomized: false,
-            }
-        } else {
-            InjectionStep::NothingFor(during)
-        }
-    };
-    let mut steps = Vec::new();
-    let mut elapsed = Duration::ZERO;
-    let last = if kind == "step" {
-        let d = a.load_step_duration;
-        if d.is_zero() {
-            return Err(Exit::usage(
-                "--load-schedule step: give --load-step-duration, how long each step lasts",
-            ));
-        }
-        let mut r = rate(start);
-        loop {
-            let left = changing.map(|c| c.saturating_sub(elapsed));
-            let reached = a.load_end > 0 && r == rate(end);
-            if left.is_some_and(|l| l.is_zero()) || reached || r <= 0.0 && step < 0.0 {
-                break r;
-            }
-            if steps.len() == MAX_STEPS || r >= MAX_RATE {
-                break r;
-            }
-            let during = left.map_or(d, |l| l.min(d));
-            steps.push(at(r, during));
-            elapsed += during;
-            r = rate(r + step);
-        }
-    } else {
-        // The time to reach the end rate, or zero, or the most a rate may be.
-        let goal = if a.load_end > 0 {
-            end
-        } else if step > 0.0 {
-            MAX_RATE
-        } else {
-            0.0
-        };
-        let mut secs = (goal - start) / step;
-        if let Some(c) = changing {
-            secs = secs.min(c.as_secs_f64());
-        }
-        let during = Duration::from_secs_f64(secs.max(0.0));
-        let to = rate(start + step * during.as_secs_f64());
-        if !during.is_zero() {
-            steps.push(InjectionStep::RampRate {
-                from: rate(start),
-                to,
-                during,
-                randomized: false,
-            });
-        }
-        elapsed = during;
-        to
-    };
-    // The last rate holds until the run ends.
-    let hold = match run {
-        Some(r) => r.saturating_sub(elapsed),
-        None => HOLD,
-    };
-    if !hold.is_zero() {
-        steps.push(at(last, hold));
-    }
-    if steps
-        .iter()
-        .all(|s| matches!(s, InjectionStep::NothingFor(_)))
-    {
-        return Err(Exit::usage(format!(
-            "--load-schedule {kind}: every rate of it is 0; give --load-start or a rising --load-step"
-        )));
-    }
-    Ok(Some(Profile { steps }))
-}
-
 /// The TLS configuration the flags ask for (none with `--insecure`), its ALPN h2.
 fn tls_of(
     a: &GhzArgs,
@@ -692,11 +551,6 @@ fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>, Exit> {
         .collect()
 }
 
-/// A duration as ghz's JSON options give it: nanoseconds.
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos().min(u128::from(u64::MAX)) as u64
-}
-
 /// The run the flags ask for. Pure: it resolves no name and reads no file.
 fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
     if !FORMATS.contains(&a.format.as_str()) {
@@ -725,7 +579,7 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
             )))
         }
     }
-    let paced = load_schedule(a)?;
+    let paced = schedule::load_schedule(a)?;
     let stop_canceled = match a.duration_stop.as_str() {
         "close" => true,
         "ignore" => false,
@@ -849,100 +703,20 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
         a.format.as_str(),
         "csv" | "json" | "pretty" | "influx-details"
     );
-    let host = a.host.clone().unwrap_or_default();
-    let data = match &i.data {
-        Data::Json(t) => serde_json::from_str::<Value>(t).unwrap_or(Value::String(t.clone())),
-        Data::Binary(_) => Value::Null,
-    };
-    let mut options = json!({
-        "call": m.full_name(),
-        "host": host,
-        "proto": a.proto.clone().unwrap_or_default(),
-        "protoset": a.protoset.clone().unwrap_or_default(),
-        "import-paths": a.import_paths,
-        "insecure": a.insecure,
-        "skipTLS": a.skip_tls,
-        "async": a.async_calls,
-        "rps": a.rps,
-        "load-schedule": a.load_schedule,
-        "load-start": a.load_start,
-        "load-end": a.load_end,
-        "load-step": a.load_step,
-        "load-step-duration": nanos(a.load_step_duration),
-        "load-max-duration": nanos(a.load_max_duration),
-        "concurrency": a.concurrency,
-        "concurrency-schedule": a.concurrency_schedule,
-        "concurrency-start": a.concurrency_start,
-        "concurrency-end": a.concurrency_end,
-        "concurrency-step": a.concurrency_step,
-        "concurrency-step-duration": nanos(a.concurrency_step_duration),
-        "concurrency-max-duration": nanos(a.concurrency_max_duration),
-        "total": a.total,
-        "timeout": nanos(a.timeout),
-        "duration": nanos(a.duration),
-        "max-duration": nanos(a.max_duration),
-        "connections": a.connections,
-        "dial-timeout": nanos(a.connect_timeout),
-        "data": data,
-        "binary": matches!(i.data, Data::Binary(_)),
-        "CPUs": spec.load.threads,
-        "count-errors": a.count_errors,
-        "enable-compression": a.enable_compression,
-    });
-    if let Some(o) = options.as_object_mut() {
-        let md: Map<String, Value> = (i.metadata.iter())
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        o.insert("metadata".into(), Value::Object(md));
-        if let Some(n) = &a.name {
-            o.insert("name".into(), json!(n));
-        }
-    }
-    let secs = |d: Duration| d.as_secs().to_string();
-    let influx_tags = vec![
-        (
-            "proto",
-            a.proto.clone().or(a.protoset.clone()).unwrap_or_default(),
-        ),
-        ("call", m.full_name().to_string()),
-        ("host", host),
-        ("n", a.total.to_string()),
-        ("c", a.concurrency.to_string()),
-        ("rps", a.rps.to_string()),
-        ("z", secs(a.duration)),
-        ("timeout", secs(a.timeout)),
-        ("dial_timeout", secs(a.connect_timeout)),
-        ("keepalive", secs(a.keepalive.unwrap_or_default())),
-        (
-            "data",
-            match &i.data {
-                Data::Json(t) => compact(t),
-                Data::Binary(_) => String::new(),
-            },
-        ),
-        (
-            "metadata",
-            a.metadata.as_deref().map(compact).unwrap_or_default(),
-        ),
-        ("tags", a.tags.as_deref().map(compact).unwrap_or_default()),
-    ];
-    let ghz = GhzInfo {
-        name: a.name.clone(),
-        count_errors: a.count_errors,
-        cut_as_canceled: stop_canceled,
-        end_reason,
-        options,
-        tags: i.tags,
-        influx_tags,
-    };
+    let ghz = info::report(
+        a,
+        &i,
+        info::Run {
+            threads: spec.load.threads,
+            end_reason,
+            cut_as_canceled: stop_canceled,
+        },
+    );
     Ok((spec, Info { ghz }))
 }
 
-/// JSON written without spaces, as ghz's tags carry it (the text as given when it is
-/// not JSON).
-fn compact(text: &str) -> String {
-    serde_json::from_str::<Value>(text).map_or_else(|_| text.to_string(), |v| v.to_string())
-}
+mod info;
+mod schedule;
 
 #[cfg(test)]
 mod tests;
