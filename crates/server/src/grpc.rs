@@ -62,7 +62,7 @@ fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -73,7 +73,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Calls `each(field, value)` for every field of a message: varints as numbers,
 /// length-delimited fields as bytes; fixed-width fields are skipped. `None` when the
 /// message does not decode.
-fn fields<'a>(b: &'a [u8], mut each: impl FnMut(u64, Field<'a>)) -> Option<()> {
+pub(crate) fn each_field<'a>(b: &'a [u8], mut each: impl FnMut(u64, Field<'a>)) -> Option<()> {
     let mut at = 0;
     while at < b.len() {
         let key = varint(b, &mut at)?;
@@ -94,7 +94,7 @@ fn fields<'a>(b: &'a [u8], mut each: impl FnMut(u64, Field<'a>)) -> Option<()> {
     Some(())
 }
 
-enum Field<'a> {
+pub(crate) enum Field<'a> {
     Number(u64),
     Bytes(&'a [u8]),
 }
@@ -103,7 +103,7 @@ enum Field<'a> {
 /// HealthCheckRequest's service); `None` when the message does not decode.
 fn first_bytes(m: &[u8]) -> Option<&[u8]> {
     let mut value: &[u8] = b"";
-    fields(m, |f, v| {
+    each_field(m, |f, v| {
         if let (1, Field::Bytes(b)) = (f, v) {
             value = b;
         }
@@ -114,7 +114,7 @@ fn first_bytes(m: &[u8]) -> Option<&[u8]> {
 fn echo_request(b: &[u8]) -> Option<EchoRequest<'_>> {
     let mut r = EchoRequest::default();
     let num = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    fields(b, |f, v| match (f, v) {
+    each_field(b, |f, v| match (f, v) {
         (1, Field::Bytes(p)) => r.payload = p,
         (2, Field::Number(n)) => r.size = num(n),
         (3, Field::Number(n)) => r.count = num(n),
@@ -182,7 +182,7 @@ impl Encoding {
 }
 
 /// A status that refuses a call, with its message.
-type Refusal = (u8, &'static str);
+pub type Refusal = (u8, &'static str);
 
 /// The messages of a whole request body, borrowed from it (the reader finds them,
 /// keeping nothing; each lies after the ones before and its prefix), each with
@@ -222,17 +222,24 @@ fn inflate(msgs: &[(bool, &[u8])], encoding: Encoding) -> Result<Vec<u8>, Refusa
         }
         let at = plain.len();
         plain.extend_from_slice(&[0; grpc::PREFIX]);
-        let limit = grpc::DEFAULT_MAX_MESSAGE as u64;
-        let n = flate2::read::GzDecoder::new(m)
-            .take(limit + 1)
-            .read_to_end(&mut plain)
-            .map_err(|_| (13, "a gzip message that does not inflate"))?;
-        if n as u64 > limit {
-            return Err((8, "a message over 4 MiB once inflated"));
-        }
+        let n = gunzip(m, &mut plain)?;
         plain[at + 1..at + grpc::PREFIX].copy_from_slice(&(n as u32).to_be_bytes());
     }
     Ok(plain)
+}
+
+/// Appends the gzip message `m` inflated to `out`, within the message limit; returns
+/// its length.
+fn gunzip(m: &[u8], out: &mut Vec<u8>) -> Result<usize, Refusal> {
+    let limit = grpc::DEFAULT_MAX_MESSAGE as u64;
+    let n = flate2::read::GzDecoder::new(m)
+        .take(limit + 1)
+        .read_to_end(out)
+        .map_err(|_| (13, "a gzip message that does not inflate"))?;
+    if n as u64 > limit {
+        return Err((8, "a message over 4 MiB once inflated"));
+    }
+    Ok(n)
 }
 
 /// Whether `path` is one of the services' methods.
@@ -240,6 +247,84 @@ pub fn is_call(path: &[u8]) -> bool {
     path.starts_with(b"/helloworld.Greeter/")
         || path.starts_with(b"/stampede.v1.Echo/")
         || path.starts_with(b"/grpc.health.v1.Health/")
+        || live(path).is_some()
+}
+
+/// A method whose requests are answered one by one as they arrive, the call staying
+/// open both ways: a client may wait for each answer before it sends its next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Live {
+    /// `stampede.v1.Echo/Bidi`: an echo of each request.
+    Bidi,
+    /// `ServerReflectionInfo` (v1 or v1alpha): a reflection answer to each.
+    Reflection,
+}
+
+/// The live method `path` names, if it names one.
+pub fn live(path: &[u8]) -> Option<Live> {
+    match path {
+        b"/stampede.v1.Echo/Bidi" => Some(Live::Bidi),
+        b"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+        | b"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo" => {
+            Some(Live::Reflection)
+        }
+        _ => None,
+    }
+}
+
+/// Appends the framed answer of the live method `kind` to one request message `m`,
+/// the call's `seq`-th (from 1), inflating it first when it is `compressed`.
+pub fn live_reply(
+    kind: Live,
+    (m, compressed): (&[u8], bool),
+    (encoding, seq): (Encoding, u32),
+    reflection: Option<&crate::reflection::Reflection>,
+    out: &mut Vec<u8>,
+) -> Result<(), Refusal> {
+    let inflated;
+    let m = if compressed {
+        match encoding {
+            Encoding::Gzip => {}
+            Encoding::Identity => return Err((13, "a compressed message without grpc-encoding")),
+            Encoding::Other => return Err((12, "only gzip compression is accepted")),
+        }
+        let mut plain = Vec::new();
+        gunzip(m, &mut plain)?;
+        inflated = plain;
+        &inflated[..]
+    } else {
+        m
+    };
+    let at = out.len();
+    let answered = match kind {
+        Live::Bidi => bidi_reply(m, seq, out),
+        Live::Reflection => {
+            let Some(r) = reflection else {
+                return Err((12, "this server has no reflection service"));
+            };
+            if m.len() > crate::reflection::MAX_REQUEST {
+                return Err((8, "a reflection request over 64 KiB"));
+            }
+            let mut ok = Some(());
+            framed_in(out, |out| ok = r.answer(m, out));
+            ok.ok_or((3, "a reflection request that does not decode"))
+        }
+    };
+    if answered.is_err() {
+        out.truncate(at);
+    }
+    answered
+}
+
+/// Appends `Echo/Bidi`'s answer to its `seq`-th request `m`.
+fn bidi_reply(m: &[u8], seq: u32, out: &mut Vec<u8>) -> Result<(), Refusal> {
+    let r = echo_request(m).ok_or((3, "an EchoRequest does not decode"))?;
+    if r.size > MAX_SIZE {
+        return Err((11, "size over the server's limit"));
+    }
+    let payload = (r.size == 0).then_some(r.payload);
+    echo_reply(out, payload, r.size, seq);
+    Ok(())
 }
 
 /// The services the health service answers for ("" is the server as a whole).
@@ -351,14 +436,9 @@ pub fn answer(path: &[u8], body: &[u8], encoding: Encoding) -> Reply {
         b"/stampede.v1.Echo/Bidi" => {
             let mut out = Vec::new();
             for (i, m) in msgs.iter().enumerate() {
-                let Some(r) = echo_request(m) else {
-                    return fail(3, "an EchoRequest does not decode");
-                };
-                if r.size > MAX_SIZE {
-                    return fail(11, "size over the server's limit");
+                if let Err((status, message)) = bidi_reply(m, i as u32 + 1, &mut out) {
+                    return fail(status, message);
                 }
-                let payload = (r.size == 0).then_some(r.payload);
-                echo_reply(&mut out, payload, r.size, i as u32 + 1);
             }
             Reply::Now {
                 messages: out,
@@ -387,6 +467,13 @@ pub fn answer(path: &[u8], body: &[u8], encoding: Encoding) -> Reply {
             }
         }
         b"/grpc.health.v1.Health/Watch" => fail(12, "Watch is not offered; ask Check"),
+        // Its requests are answered one by one as they come (see [`live`]): here only
+        // a call that sent none.
+        p if live(p) == Some(Live::Reflection) && msgs.is_empty() => Reply::Now {
+            messages: Vec::new(),
+            status: 0,
+            message: "",
+        },
         _ => fail(12, "no such method"),
     }
 }

@@ -38,6 +38,7 @@ pub mod h2;
 pub mod h3;
 mod h3_loop;
 pub mod llm;
+pub mod reflection;
 pub mod request;
 pub mod routes;
 pub mod store;
@@ -91,6 +92,9 @@ pub struct Config {
     /// The `Alt-Svc` value HTTP/1.1 and HTTP/2 answers carry (set by
     /// [`Server::bind`] when it serves HTTP/3: `h3=":PORT"; ma=86400`).
     pub alt_svc: Option<String>,
+    /// Answer gRPC server reflection (v1 and v1alpha) from these files; without them a
+    /// reflection call is answered UNIMPLEMENTED.
+    pub reflection: Option<Arc<reflection::Reflection>>,
 }
 
 impl Default for Config {
@@ -110,6 +114,7 @@ impl Default for Config {
             llm: llm::LlmConfig::default(),
             http3: false,
             alt_svc: None,
+            reflection: None,
         }
     }
 }

@@ -208,6 +208,7 @@ impl EventLoop {
             if let Some(v) = &self.config.alt_svc {
                 h2.advertise(v.as_bytes());
             }
+            h2.reflection = self.config.reflection.clone();
             c.proto = Proto::H2(Box::new(h2));
         }
         let Proto::H2(h) = &mut c.proto else {

@@ -24,6 +24,7 @@ use stampede_wire::frame::Head;
 pub use stampede_wire::frame::PREFACE;
 use stampede_wire::hpack;
 
+mod calls;
 mod fields;
 mod respond;
 
@@ -120,7 +121,26 @@ struct Stream {
     /// A generated body's part not made yet (none when empty): made into `pending` a
     /// chunk at a time.
     more: Pattern,
+    /// A gRPC call answered message by message (see [`crate::grpc::live`]): it is
+    /// routed when it opens and keeps receiving while it sends.
+    live: bool,
+    /// The client ended its side (END_STREAM) of a live call.
+    ended: bool,
 }
+
+/// A live gRPC call under way: its requests read as they come.
+#[derive(Debug)]
+struct Call {
+    kind: crate::grpc::Live,
+    reader: stampede_wire::grpc::MessageReader,
+    encoding: crate::grpc::Encoding,
+    /// Requests answered so far.
+    seq: u32,
+}
+
+/// The most answer bytes a connection holds for a client that does not read them
+/// before a live call that adds more is ended (RESOURCE_EXHAUSTED).
+const LIVE_HELD: usize = 16 << 20;
 
 /// The server side of one HTTP/2 connection.
 pub struct H2Conn {
@@ -145,6 +165,10 @@ pub struct H2Conn {
     /// gRPC answers whose trailers (status, message) go once their held messages are
     /// out, by stream (beside the streams for the same reason).
     trailers: Vec<(u32, u8, &'static str)>,
+    /// Live gRPC calls under way, by stream (beside the streams for the same reason).
+    calls: Vec<(u32, Call)>,
+    /// What gRPC server reflection answers from, if the server offers it.
+    pub reflection: Option<std::sync::Arc<crate::reflection::Reflection>>,
     ready: VecDeque<u32>,
     /// Header blocks over HEADERS and CONTINUATION frames.
     blocks: Assembler,
@@ -183,6 +207,8 @@ pub struct Ready {
     pub encoding: crate::grpc::Encoding,
     /// Whether it is a gRPC call (`content-type: application/grpc…`).
     pub grpc: bool,
+    /// A live gRPC call, routed as it opens: its request messages are still coming.
+    pub live: bool,
 }
 
 impl H2Conn {
@@ -209,6 +235,8 @@ impl H2Conn {
             files: Vec::new(),
             feeds: Vec::new(),
             trailers: Vec::new(),
+            calls: Vec::new(),
+            reflection: None,
             posted: Vec::new(),
             ready: VecDeque::new(),
             last_stream: 0,
@@ -469,7 +497,8 @@ impl H2Conn {
             // Refused already; the rest of the body is not read.
             return Ok(());
         }
-        if s.state != State::Receiving {
+        let live = s.live && !s.ended;
+        if s.state != State::Receiving && !live {
             frame::rst_stream(out, h.stream, frame::STREAM_CLOSED);
             self.remove(h.stream);
             return Ok(());
@@ -478,6 +507,18 @@ impl H2Conn {
         if s.recv_window < 0 {
             frame::rst_stream(out, h.stream, frame::FLOW_CONTROL_ERROR);
             self.remove(h.stream);
+            return Ok(());
+        }
+        let end = h.flags & frame::END_STREAM != 0;
+        if live {
+            s.recv_unacked += len;
+            if !end && s.recv_unacked >= RECV_WINDOW / 2 {
+                frame::window_update(out, s.id, s.recv_unacked);
+                s.recv_window += s.recv_unacked as i64;
+                s.recv_unacked = 0;
+            }
+            s.ended = end;
+            self.call_data(h.stream, body, out);
             return Ok(());
         }
         s.body_len += body.len();
@@ -489,7 +530,6 @@ impl H2Conn {
                 None => self.posted.push((id, body.to_vec())),
             }
         }
-        let end = h.flags & frame::END_STREAM != 0;
         if s.declared
             .is_some_and(|d| s.body_len > d || (end && s.body_len != d))
         {
@@ -553,8 +593,12 @@ impl H2Conn {
                 if poisoned {
                     return fail(frame::PROTOCOL_ERROR, POISONED);
                 }
-                let st = &self.streams[i];
-                if st.state != State::Receiving {
+                let st = &mut self.streams[i];
+                if st.live && !st.ended && !bad {
+                    // Trailers end the client's side of a live call.
+                    st.ended = true;
+                    self.call_data(id, &[], out);
+                } else if st.state != State::Receiving {
                     frame::rst_stream(out, id, frame::STREAM_CLOSED);
                     self.remove(id);
                 } else if bad || st.declared.is_some_and(|d| d != st.body_len) {
@@ -583,6 +627,8 @@ impl H2Conn {
                 encoding: crate::grpc::Encoding::Identity,
                 grpc: false,
                 more: Pattern::default(),
+                live: false,
+                ended: false,
             }),
         };
         s.path.clear();
@@ -688,7 +734,13 @@ impl H2Conn {
         s.pending.clear();
         s.sent = 0;
         s.more = Pattern::default();
-        s.state = if end_stream || s.refuse.is_some() {
+        // A live gRPC call is routed now: its answers go as its requests come.
+        s.live = s.method == Method::Post
+            && !end_stream
+            && s.refuse.is_none()
+            && crate::grpc::live(&s.path).is_some();
+        s.ended = false;
+        s.state = if end_stream || s.refuse.is_some() || s.live {
             self.ready.push_back(id);
             State::Queued
         } else {
@@ -713,6 +765,9 @@ impl H2Conn {
             }
             if !self.posted.is_empty() {
                 self.posted.retain(|p| p.0 != id);
+            }
+            if !self.calls.is_empty() {
+                self.calls.retain(|c| c.0 != id);
             }
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a

@@ -155,6 +155,11 @@ impl H2Respond<'_> {
         let (path, query) = split_target(target);
         // A gRPC call to a method the server does not have is answered as gRPC's
         // (UNIMPLEMENTED), not with an HTTP error page.
+        if ready.live {
+            let at = (self.date, self.server);
+            (self.conn).open_call(self.out, (ready.stream, path), ready.encoding, body, at);
+            return Routed::Written;
+        }
         if ready.method == Method::Post && (ready.grpc || crate::grpc::is_call(path)) {
             return self.grpc(path, body, ready.encoding);
         }
@@ -239,7 +244,7 @@ impl H2Conn {
     }
 
     /// Writes a gRPC answer's trailers, ending `stream`.
-    fn trailers(&mut self, out: &mut Vec<u8>, stream: u32, status: u8, message: &str) {
+    pub(super) fn trailers(&mut self, out: &mut Vec<u8>, stream: u32, status: u8, message: &str) {
         let at = out.len();
         frame::head(out, 0, frame::HEADERS, 0, stream);
         let e = &mut self.encoder;
@@ -283,6 +288,7 @@ impl H2Conn {
                     refuse: s.refuse,
                     encoding: s.encoding,
                     grpc: s.grpc,
+                    live: s.live,
                 });
             }
         }
@@ -479,17 +485,7 @@ impl H2Conn {
         if let routes::FeedKind::Grpc { status, .. } = feed.kind {
             // The stream ends with trailers, once its held messages are out.
             let message = if status == 0 { "" } else { crate::grpc::ASKED };
-            let i = self.streams.iter().position(|s| s.id == id);
-            match i.map(|i| &self.streams[i]) {
-                Some(s) if s.pending.len() > s.sent => {
-                    self.trailers.push((id, status, message));
-                }
-                Some(_) => {
-                    self.trailers(out, id, status, message);
-                    self.finish(out, i.expect("found"));
-                }
-                None => {}
-            }
+            self.end_grpc(out, id, status, message);
             return Fed::Done { close: false };
         }
         bytes.clear();
@@ -500,7 +496,7 @@ impl H2Conn {
 
     /// Sends `bytes` on the streamed answer of `stream`, behind any it holds; `last`
     /// ends the stream with them.
-    fn piece(&mut self, out: &mut Vec<u8>, stream: u32, bytes: &[u8], last: bool) {
+    pub(super) fn piece(&mut self, out: &mut Vec<u8>, stream: u32, bytes: &[u8], last: bool) {
         let Some(i) = self
             .streams
             .iter()
@@ -563,7 +559,8 @@ impl H2Conn {
                 continue;
             }
             let mut pending = std::mem::take(&mut s.pending);
-            let feeding = self.feeds.iter().any(|f| f.0 == s.id);
+            let feeding =
+                self.feeds.iter().any(|f| f.0 == s.id) || self.calls.iter().any(|c| c.0 == s.id);
             let trailed = self.trailers.iter().any(|t| t.0 == s.id);
             loop {
                 let last = s.more.left() == 0 && !feeding;
