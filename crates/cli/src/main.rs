@@ -41,6 +41,7 @@ mod randurl;
 mod reflect;
 mod report;
 mod serve;
+mod served;
 mod sesslog;
 mod ssh;
 mod targets;

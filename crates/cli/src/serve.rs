@@ -2,6 +2,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{ArgAction, Args};
@@ -230,6 +231,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
             max_tokens: a.llm_max_tokens,
             stall: a.llm_stall,
         },
+        reflection: Some(Arc::new(crate::served::reflection().map_err(Exit::fail)?)),
         ..Config::default()
     };
     let threads = match config.threads {

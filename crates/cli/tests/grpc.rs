@@ -239,6 +239,8 @@ fn grpcio_calls_the_reference_server() {
     );
     assert_eq!(v["stream"], serde_json::json!([1, 2, 3]));
     assert_eq!(v["bidi"], serde_json::json!([1, 2, 3]));
+    // Each answer came before the next request was sent.
+    assert_eq!(v["pingpong"], serde_json::json!([1, 2, 3, 4]));
     assert_eq!(v["status"], "UNAVAILABLE: asked for");
     assert_eq!(v["big"], 300_000);
 }
@@ -534,4 +536,46 @@ fn a_service_the_reference_server_lacks_is_unimplemented() {
     );
     assert_eq!(v["grpc"]["UNIMPLEMENTED"], 20, "{}", v["grpc"]);
     assert_eq!(v["requests"]["failed"], 0);
+}
+
+#[test]
+fn stampede_serve_describes_itself_by_reflection() {
+    let (_serving, url) = crate::common::serve(&[]);
+    // No --proto: the schema is the server's own, asked of its reflection service.
+    let v = load(
+        &url,
+        &[
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "--data",
+            r#"{"name": "r"}"#,
+            "-n",
+            "30",
+        ],
+    );
+    assert_eq!(v["grpc"]["OK"], 30, "{}", v["grpc"]);
+    let v = load(
+        &url,
+        &[
+            "--call",
+            "stampede.v1.Echo/Bidi",
+            "--data",
+            r#"[{"size": 3}, {"size": 4}]"#,
+            "-n",
+            "20",
+        ],
+    );
+    assert_eq!(v["grpc"]["OK"], 20, "{}", v["grpc"]);
+    assert_eq!(v["stream"]["events"], 40, "{}", v["stream"]);
+    // A service it lacks: named, with those it has.
+    let out = Command::new(BIN)
+        .args(["load", &url, "--call", "no.Such/M", "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("no.Such") && said.contains("stampede.v1.Echo"),
+        "{said}"
+    );
 }

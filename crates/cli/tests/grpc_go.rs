@@ -325,3 +325,27 @@ fn the_schema_is_asked_of_the_go_servers_reflection_service() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("nom"), "{said}");
 }
+
+#[test]
+fn ghz_learns_the_reference_servers_schema_by_reflection() {
+    let Some(bin) = go_bin() else { return };
+    let (_serving, url) = crate::common::serve(&[]);
+    let addr = url.trim_start_matches("http://");
+    let ghz = |call: &str, data: &str, n: &str| {
+        let out = Command::new(bin.join("ghz"))
+            .args(["--insecure", "--call", call, "-d", data, "-n", n])
+            .args(["-c", "5", "-O", "json", addr])
+            .output()
+            .unwrap();
+        serde_json::from_str::<Value>(&ok(&out)).unwrap()
+    };
+    let v = ghz("helloworld.Greeter.SayHello", r#"{"name": "r"}"#, "50");
+    assert_eq!(v["statusCodeDistribution"]["OK"], 50, "{v}");
+    // A bidirectional stream: ghz sends its messages while it reads the answers.
+    let v = ghz(
+        "stampede.v1.Echo.Bidi",
+        r#"[{"size": 3}, {"size": 4}]"#,
+        "20",
+    );
+    assert_eq!(v["statusCodeDistribution"]["OK"], 20, "{v}");
+}

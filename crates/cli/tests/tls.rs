@@ -359,58 +359,12 @@ fn http2_over_tls_falls_back_to_http11_when_alpn_chooses_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A `stampede serve` process, killed when dropped (a failing test leaves none).
-struct Serving(std::process::Child);
-
-impl Serving {
-    fn kill(&mut self) {
-        let _ = self.0.kill();
-    }
-    fn wait(&mut self) {
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        self.kill();
-        self.wait();
-    }
-}
-
-/// `stampede serve` as a process on 127.0.0.1:0 with `args`; returns it and the URL
-/// it reports listening on.
-fn serve(args: &[&str]) -> (Serving, String) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_stampede"))
-        .args(
-            [
-                &["serve", "--listen", "127.0.0.1:0", "--threads", "1"],
-                args,
-            ]
-            .concat(),
-        )
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
-    (Serving(child), url)
-}
-
 #[test]
 fn serve_speaks_http2_over_alpn_and_h2c_unless_told_not_to() {
     let dir = tmp("serve-h2");
     let ca = dir.join("ca.pem");
     let flag = format!("--tls-self-signed={}", ca.display());
-    let (tls, base) = serve(&[&flag]);
+    let (tls, base) = crate::common::serve(&[&flag]);
     assert!(base.starts_with("https://127.0.0.1:"), "{base}");
     let r = json_run(&[
         "load",
@@ -439,7 +393,7 @@ fn serve_speaks_http2_over_alpn_and_h2c_unless_told_not_to() {
     );
     drop(tls);
 
-    let (plain, base) = serve(&[]);
+    let (plain, base) = crate::common::serve(&[]);
     let r = json_run(&[
         "load",
         &format!("{base}/delay/20"),
@@ -461,7 +415,7 @@ fn serve_speaks_http2_over_alpn_and_h2c_unless_told_not_to() {
     drop(plain);
 
     // --no-http2: ALPN offers only http/1.1 and h2c is refused before the run.
-    let (old, base) = serve(&[&flag, "--no-http2"]);
+    let (old, base) = crate::common::serve(&[&flag, "--no-http2"]);
     let r = json_run(&[
         "load",
         &format!("{base}/pong"),
@@ -473,7 +427,7 @@ fn serve_speaks_http2_over_alpn_and_h2c_unless_told_not_to() {
     ]);
     assert_eq!(r["tls"]["alpn"], "http/1.1");
     drop(old);
-    let (old, base) = serve(&["--no-http2"]);
+    let (old, base) = crate::common::serve(&["--no-http2"]);
     let out = stampede(&["load", &format!("{base}/pong"), "-n", "10", "--http2", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     drop(old);

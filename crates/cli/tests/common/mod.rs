@@ -118,3 +118,40 @@ pub fn schema_errors(value: &serde_json::Value) -> Vec<String> {
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect()
 }
+
+/// A `stampede serve` process, killed when dropped (a failing test leaves none).
+pub struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `stampede serve` as a process on 127.0.0.1:0 with `args`; returns it and the URL
+/// it reports listening on.
+pub fn serve(args: &[&str]) -> (Serving, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(
+            [
+                &["serve", "--listen", "127.0.0.1:0", "--threads", "1"],
+                args,
+            ]
+            .concat(),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (Serving(child), url)
+}

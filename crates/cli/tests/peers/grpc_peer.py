@@ -8,12 +8,15 @@ repository's .proto files at run time: the other end of stampede's gRPC tests.
   grpc_peer.py call PROTO_DIR ADDR N
                                    calls ADDR's Greeter N times, Echo's server
                                    stream once (count 3), Echo's Unary asking for
-                                   UNAVAILABLE and for 300,000 bytes, and a
-                                   bidirectional stream of three,
-                                   printing one JSON line of what came back
+                                   UNAVAILABLE and for 300,000 bytes, a
+                                   bidirectional stream of three, and one that
+                                   sends each request only once the answer to the
+                                   one before has come (ping-pong), printing one
+                                   JSON line of what came back
 """
 
 import json
+import queue
 import sys
 import time
 from concurrent import futures
@@ -71,6 +74,26 @@ def serve():
     server.wait_for_termination()
 
 
+def ping_pong(echo, n):
+    """A bidirectional stream whose next request waits for the last one's answer:
+    it finishes only if the server answers each request as it comes."""
+    turns = queue.Queue()
+    turns.put(1)
+
+    def requests():
+        while True:
+            size = turns.get()
+            if size is None:
+                return
+            yield echo_pb2.EchoRequest(size=size)
+
+    sizes = []
+    for reply in echo.Bidi(requests(), timeout=10):
+        sizes.append(len(reply.payload))
+        turns.put(len(sizes) + 1 if len(sizes) < n else None)
+    return sizes
+
+
 def call(addr, n):
     with grpc.insecure_channel(addr) as channel:
         greeter = hello_grpc.GreeterStub(channel)
@@ -83,9 +106,10 @@ def call(addr, n):
         except grpc.RpcError as e:
             status = f"{e.code().name}: {e.details()}"
         bidi = [r.seq for r in echo.Bidi(iter([echo_pb2.EchoRequest(size=2)] * 3), timeout=10)]
+        pingpong = ping_pong(echo, 4)
         # Larger than a stream's first window: held, then the trailers after it.
         big = len(echo.Unary(echo_pb2.EchoRequest(size=300000), timeout=10).payload)
-    print(json.dumps({"replies": replies, "stream": stream, "status": status, "bidi": bidi, "big": big}), flush=True)
+    print(json.dumps({"replies": replies, "stream": stream, "status": status, "bidi": bidi, "pingpong": pingpong, "big": big}), flush=True)
 
 
 if sys.argv[1] == "serve":
