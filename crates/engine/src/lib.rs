@@ -43,7 +43,7 @@ pub mod math;
 
 pub use measure::{merge, result};
 pub use proto::{h1, h2, h3};
-pub use run::{hooks, process};
+pub use run::{hooks, made, process};
 pub use spec::tokenizer::TokenCounter;
 pub use spec::{
     arrivals, inject, input, net, openai, portable, request, servers, target, tokenizer,

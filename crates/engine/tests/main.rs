@@ -6,6 +6,7 @@ mod common;
 mod endless;
 mod h2;
 mod live;
+mod made;
 mod memory;
 mod merge;
 mod misbehaving;

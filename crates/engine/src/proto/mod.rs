@@ -112,6 +112,15 @@ impl Proto {
         }
     }
 
+    /// HTTP/2 on this connection.
+    #[inline]
+    pub(crate) fn h2(&mut self) -> Option<&mut H2Conn> {
+        match self {
+            Proto::H2(h) => Some(h),
+            _ => None,
+        }
+    }
+
     /// HTTP/3 on this connection.
     #[inline]
     pub(crate) fn h3(&mut self) -> Option<&mut H3Conn> {

@@ -12,6 +12,7 @@ pub mod hooks;
 pub(crate) mod io;
 pub(crate) mod link;
 pub(crate) mod live;
+pub mod made;
 mod outcome;
 mod probe;
 pub mod process;

@@ -241,6 +241,10 @@ pub struct LoadSpec {
     /// requests drive pool shapes only, hooks that only watch may watch sessions too
     /// (see [`crate::hooks`]). `None` sends `request` as prepared.
     pub hooks: Option<crate::run::hooks::Hooks>,
+    /// Each call's body and header fields made as it is sent (call templates; see
+    /// [`crate::made`]), HTTP/2 only, a pool's one request. `None` sends `request` as
+    /// prepared.
+    pub calls: Option<crate::run::made::MadeCalls>,
     /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
     /// costs 48 bytes per request.
     pub record_requests: bool,
@@ -566,6 +570,7 @@ impl LoadSpec {
             segment: Segment::WHOLE,
             start_at: None,
             hooks: None,
+            calls: None,
             record_requests: false,
             load,
         }

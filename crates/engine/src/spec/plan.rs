@@ -55,6 +55,9 @@ pub enum PoolRequests {
     /// each batch, delay it or choose the address (hooks that only watch leave a
     /// pool's requests as they are).
     Script,
+    /// The spec's request with a body and fields made for each call (see
+    /// [`crate::made`]), on HTTP/2 streams.
+    Made,
 }
 
 /// What each session does.
@@ -97,6 +100,7 @@ impl Plan {
         } else {
             Workload::Pool(Pool {
                 requests: match (shaping, spec.load.walk, spec.load.variety.is_empty()) {
+                    _ if spec.calls.is_some() => PoolRequests::Made,
                     (true, _, _) => PoolRequests::Script,
                     (false, Some(w), _) => PoolRequests::Walk(w),
                     (false, None, false) => PoolRequests::Turns,

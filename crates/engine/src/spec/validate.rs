@@ -199,6 +199,9 @@ impl LoadSpec {
                 }
             }
         }
+        if self.calls.is_some() {
+            self.check_made_calls()?;
+        }
         let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
         if self.hooks.is_some() && self.load.http2 {
             return bad("hooks", "scripts drive HTTP/1.1 connections only");
@@ -539,4 +542,47 @@ impl LoadSpec {
         }
         Ok(())
     }
+}
+
+impl LoadSpec {
+    /// Calls made one by one (see [`crate::made`]): HTTP/2 streams of a pool sending
+    /// the one request, whose fields every call shares; nothing else builds requests.
+    fn check_made_calls(&self) -> Result<(), SpecError> {
+        let why = if !self.load.http2 || self.load.http3.is_some() {
+            Some("calls made one by one go over HTTP/2")
+        } else if self.load.shape.has_sessions() {
+            Some("calls made one by one go on a pool of connections, not sessions")
+        } else if !self.load.variety.is_empty()
+            || !self.load.script.is_empty()
+            || self.load.walk.is_some()
+        {
+            Some("each call's body is made for it; a list of requests, steps or a walk does not apply")
+        } else if self.hooks.is_some() {
+            Some("a script builds its own requests; calls made one by one do not take one")
+        } else if self.load.redirects > 0 {
+            Some("calls made one by one are answered where they go; redirects do not apply")
+        } else if has_content_length(&self.load.request.bytes) {
+            Some("each call's body has a length of its own: the request must not declare one")
+        } else {
+            None
+        };
+        match why {
+            Some(reason) => Err(SpecError::Invalid {
+                field: "calls",
+                reason: reason.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether the head of the HTTP/1 request `bytes` has a Content-Length field.
+fn has_content_length(bytes: &[u8]) -> bool {
+    let head = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(bytes, |end| &bytes[..end]);
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .any(|line| line.len() > 15 && line[..15].eq_ignore_ascii_case(b"content-length:"))
 }

@@ -668,3 +668,50 @@ fn grpc_answers_carry_their_status_and_a_broken_one_fails_by_kind() {
         }]
     );
 }
+
+#[test]
+fn a_made_call_sends_its_own_body_and_fields_and_keeps_the_rest_for_the_windows() {
+    let req = H2Request::from_http1(b"POST /svc/M HTTP/1.1\r\nHost: h\r\n\r\n", "http").unwrap();
+    let mut c = settled();
+    // A small call, whole at once: HEADERS with the request's fields and its own,
+    // then its DATA with END_STREAM.
+    let mut fields = Vec::new();
+    stampede_wire::hpack::literal(&mut fields, b"x-call", b"7");
+    let one = c.request_made(&req, b"hello", &fields);
+    let f = frames(&c.out);
+    assert_eq!(f.len(), 2);
+    assert_eq!((f[0].0, f[0].1), (HEADERS, END_HEADERS));
+    assert_eq!(f[0].3, [&req.block[..], &fields[..]].concat());
+    assert_eq!((f[1].0, f[1].1, f[1].2), (DATA, END_STREAM, one));
+    assert_eq!(f[1].3, b"hello");
+    // A body past the default window: the rest waits, kept for its stream, and goes
+    // when the windows open, while another call's body stays its own.
+    c.out.clear();
+    let big = vec![b'y'; 70_000];
+    let two = c.request_made(&req, &big, &[]);
+    let sent: usize = frames(&c.out)
+        .iter()
+        .filter(|f| f.0 == DATA)
+        .map(|f| f.3.len())
+        .sum();
+    assert_eq!(
+        sent,
+        65_535 - 5,
+        "the connection window, less the first call's"
+    );
+    c.out.clear();
+    let mut more = frame(WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes());
+    more.extend(frame(WINDOW_UPDATE, 0, two, &100_000u32.to_be_bytes()));
+    // The run's prepared body (empty here) is not what the made call sends.
+    c.feed(&more, &[], &mut Vec::new()).unwrap();
+    let rest: Vec<_> = frames(&c.out).into_iter().filter(|f| f.0 == DATA).collect();
+    assert_eq!(
+        rest.iter().map(|f| f.3.len()).sum::<usize>(),
+        70_000 - 65_530
+    );
+    assert!(rest
+        .iter()
+        .all(|f| f.2 == two && f.3.iter().all(|&b| b == b'y')));
+    assert_eq!(rest.last().unwrap().1, END_STREAM);
+    assert!(c.owned.is_empty(), "nothing kept once sent");
+}

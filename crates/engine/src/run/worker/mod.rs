@@ -190,7 +190,8 @@ impl<'a> Worker<'a> {
             .map(|_| Conn::new(fresh_proto(spec), spec.load.pipeline, start))
             .collect();
         let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
-        let prep = Prepared::new(plan, &hooks);
+        let mut prep = Prepared::new(plan, &hooks);
+        prep.made = (spec.calls.as_ref()).map(|m| crate::run::made::Maker::new(m, index));
         // Pool shapes only: a session's next call, a redirect's next hop or a script's
         // follow-up waits for the response and would wait out the nap.
         let nap = matches!(
@@ -626,6 +627,24 @@ impl<'a> Worker<'a> {
         if steps {
             let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
             index = (index + 1).saturating_sub(waiting);
+        }
+        if let Some(made) = self.prep.made.as_mut() {
+            // Calls made one by one: each its own body and fields, numbered over the
+            // run's calls.
+            let Some(h2) = c.proto.h2() else {
+                return;
+            };
+            let free = h2.stream_limit().saturating_sub(h2.open_streams());
+            let req = &self.prep.h2_requests[0];
+            for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
+                let number = self.shared.calls.fetch_add(1, Ordering::Relaxed);
+                if !made.make(number, ci) {
+                    self.shared.control.stop();
+                    return;
+                }
+                p.stream = h2.request_made(req, &made.body, &made.fields);
+            }
+            return;
         }
         let Some(h2) = c.proto.mux() else {
             return;

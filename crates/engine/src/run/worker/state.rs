@@ -63,6 +63,7 @@ impl Prepared {
             respond,
             redirects,
             batch_latency: spec.load.batch_latency,
+            made: None,
             unusual: spec.load.batch_latency
                 || sessions.is_some_and(|s| s.session.fail_status.is_some()),
         }
@@ -164,6 +165,8 @@ pub(super) struct Prepared {
     pub(super) redirects: u32,
     /// Only a pipelined batch's last response is timed (wrk2's `-B`).
     pub(super) batch_latency: bool,
+    /// Calls made one by one: this worker's maker (see [`crate::made`]).
+    pub(super) made: Option<crate::run::made::Maker>,
     /// Responses take the slower path of [`Worker::record_unusual`]: batch latency or
     /// a failure status.
     pub(super) unusual: bool,
