@@ -24,6 +24,7 @@ use stampede_report::ghz::{
     ghz_csv, ghz_influx_details, ghz_influx_summary, ghz_json, ghz_summary, GhzInfo,
 };
 
+use crate::calldata;
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
@@ -320,7 +321,8 @@ pub struct Inputs {
     target: Target,
     method: prost_reflect::MethodDescriptor,
     data: Data,
-    metadata: Vec<(String, String)>,
+    /// The metadata's text (a JSON object, perhaps with templates) and its flag.
+    metadata: Option<(String, &'static str)>,
     tags: Option<Map<String, Value>>,
 }
 
@@ -427,11 +429,16 @@ impl Tool for Ghz {
             (None, None) => None,
         };
         let metadata = match metadata_text {
+            // Read as a JSON object now when it has no templates, so that what is
+            // wrong with it is said before anything else.
             Some((t, flag)) => {
-                let t = grpc::render_static(&t, &method, flag)?;
-                string_map(&t, flag)?.into_iter().collect()
+                let parsed = calldata::Template::parse(&t, &method, flag)?;
+                if let Some(fixed) = parsed.constant() {
+                    string_map(fixed, flag)?;
+                }
+                Some((t, flag))
             }
-            None => Vec::new(),
+            None => None,
         };
         let tags = match &a.tags {
             Some(t) => Some(
@@ -456,7 +463,12 @@ impl Tool for Ghz {
     }
 
     fn execute(_a: &GhzArgs, spec: LoadSpec, _info: &mut Info) -> Result<Run, Exit> {
-        common::execute(spec, ProgressOptions::default())
+        let made = spec.calls.clone();
+        let run = common::execute(spec, ProgressOptions::default())?;
+        if let Some(why) = made.and_then(|m| m.0.failure()) {
+            return Err(Exit::fail(format!("the run stopped: {why}")));
+        }
+        Ok(run)
     }
 
     fn report(a: &GhzArgs, run: &mut Run, info: &mut Info) -> Result<(), Exit> {
@@ -533,7 +545,7 @@ fn url_of(host: &str, insecure: bool) -> Result<String, Exit> {
 }
 
 /// A JSON object of strings (ghz's `-m`, `--tags`), in its order.
-fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>, Exit> {
+pub(crate) fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>, Exit> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Exit::usage(format!("{flag}: not JSON ({e}); give an object of strings")))?;
     let Value::Object(m) = v else {
@@ -617,12 +629,19 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
         ));
     }
     let m = &i.method;
-    let mut framed = match &i.data {
-        Data::Json(text) => {
-            let text = grpc::render_static(text, m, "-d")?;
-            grpc::messages(m, &text, "-d")?
+    let data = match &i.data {
+        Data::Json(text) => Some(calldata::Template::parse(text, m, "-d")?),
+        Data::Binary(_) => None,
+    };
+    let (metadata, made_metadata) = match &i.metadata {
+        Some((text, flag)) => {
+            let t = calldata::Template::parse(text, m, flag)?;
+            match t.constant() {
+                Some(fixed) => (string_map(fixed, flag)?, None),
+                None => (Vec::new(), Some(t)),
+            }
         }
-        Data::Binary(bytes) => grpc::binary_messages(m, bytes, "-b")?,
+        None => (Vec::new(), None),
     };
     if a.stream_call_count > 0 {
         if !m.is_client_streaming() {
@@ -641,24 +660,50 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
                 grpc::MAX_MESSAGES
             )));
         }
-        // The data's messages in turn, as many as asked.
-        framed = framed.iter().cycle().take(n).cloned().collect();
-    }
-    if a.enable_compression {
-        framed = grpc::gzip_messages(framed)?;
     }
     let mut target = i.target.clone();
     let timeout = (!a.timeout.is_zero()).then_some(a.timeout);
-    let mut requests = grpc::requests(
-        &target,
-        m,
-        framed,
-        &grpc::CallHeaders {
-            metadata: &i.metadata,
-            deadline: timeout,
-            gzip: a.enable_compression,
-        },
-    )?;
+    let headers = grpc::CallHeaders {
+        metadata: &metadata,
+        deadline: timeout,
+        gzip: a.enable_compression,
+    };
+    let (mut requests, made) = match data {
+        // Templates that change from call to call: each call's made as it is sent.
+        Some(t) if t.constant().is_none() || made_metadata.is_some() => {
+            let mut maker = calldata::Maker::new(m.clone(), t, "-d");
+            maker.stream_count = a.stream_call_count as usize;
+            maker.gzip = a.enable_compression;
+            maker.metadata = made_metadata.map(calldata::Metadata::Json);
+            if let Some(name) = a.name.as_deref().filter(|n| !n.is_empty()) {
+                maker.prefix = format!("{name}:");
+            }
+            maker.check()?;
+            let made = stampede_engine::made::MadeCalls(std::sync::Arc::new(maker));
+            (vec![grpc::base_request(&target, m, &headers)?], Some(made))
+        }
+        _ if made_metadata.is_some() => {
+            return Err(Exit::usage(
+                "-m: metadata templates that change from call to call go with JSON call data (-d or -D); with -b or -B write the metadata's values in it",
+            ))
+        }
+        data => {
+            let mut framed = match (data, &i.data) {
+                (Some(t), _) => grpc::messages(m, t.constant().unwrap_or("{}"), "-d")?,
+                (None, Data::Binary(bytes)) => grpc::binary_messages(m, bytes, "-b")?,
+                (None, Data::Json(_)) => unreachable!("JSON data is parsed as a template"),
+            };
+            if a.stream_call_count > 0 {
+                // The data's messages in turn, as many as asked.
+                let n = a.stream_call_count as usize;
+                framed = framed.iter().cycle().take(n).cloned().collect();
+            }
+            if a.enable_compression {
+                framed = grpc::gzip_messages(framed)?;
+            }
+            (grpc::requests(&target, m, framed, &headers)?, None)
+        }
+    };
     let tls = tls_of(a, &target)?;
     target.url = format!(
         "{}{}",
@@ -670,6 +715,7 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
     if requests.len() > 1 {
         spec.load.variety = std::mem::take(&mut requests);
     }
+    spec.calls = made;
     spec.tls = tls;
     spec.load.http2 = true;
     spec.load.stream = Some(stampede_engine::StreamMode::Grpc);

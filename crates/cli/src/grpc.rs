@@ -17,6 +17,7 @@ use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 use stampede_engine::input::{self, Input};
 use stampede_engine::{Request, RequestBuilder, Target};
 
+use crate::calldata::{Maker, Metadata, Template};
 use crate::common::Exit;
 
 /// The most one `.proto` file may hold.
@@ -80,12 +81,13 @@ pub struct GrpcArgs {
 impl GrpcArgs {
     /// The engine's requests for the call at `target`: the schema loaded (or asked of
     /// the server's reflection service, over `tls` for https), the method found, its
-    /// messages built.
-    pub fn requests(
+    /// messages built (or, with templates that change from call to call, the maker
+    /// of each call's).
+    pub fn calls(
         &self,
         target: &Target,
         tls: Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>,
-    ) -> Result<Vec<Request>, Exit> {
+    ) -> Result<Calls, Exit> {
         let call = self.call.as_deref().unwrap_or_default();
         let metadata = (self.metadata.iter())
             .map(|h| crate::common::header_arg(h))
@@ -116,18 +118,52 @@ impl GrpcArgs {
             ),
             (None, None) => ("{}".to_string(), "--data".to_string()),
         };
-        let json = render_static(&json, &m, &what)?;
-        let framed = messages(&m, &json, &what)?;
-        requests(
-            target,
-            &m,
-            framed,
-            &CallHeaders {
-                metadata: &metadata,
-                deadline: self.deadline,
-                gzip: false,
-            },
-        )
+        let data = Template::parse(&json, &m, &what)?;
+        // Metadata whose values change from call to call is made with each call.
+        let mut fixed = Vec::new();
+        let mut made_fields = Vec::new();
+        for (n, v) in metadata {
+            let t = Template::parse(&v, &m, "--metadata")?;
+            match t.constant() {
+                Some(_) => fixed.push((n, v)),
+                None => made_fields.push((n, t)),
+            }
+        }
+        let headers = CallHeaders {
+            metadata: &fixed,
+            deadline: self.deadline,
+            gzip: false,
+        };
+        if let (Some(json), true) = (data.constant(), made_fields.is_empty()) {
+            let framed = messages(&m, json, &what)?;
+            return Ok(Calls {
+                requests: requests(target, &m, framed, &headers)?,
+                made: None,
+            });
+        }
+        let mut maker = Maker::new(m.clone(), data, &what);
+        if !made_fields.is_empty() {
+            maker.metadata = Some(Metadata::Fields(made_fields));
+        }
+        maker.check()?;
+        Ok(Calls {
+            requests: vec![base_request(target, &m, &headers)?],
+            made: Some(std::sync::Arc::new(maker)),
+        })
+    }
+}
+
+/// A run's calls: its requests, built once; or its one request, whose body and
+/// templated metadata are made for each call.
+pub struct Calls {
+    pub requests: Vec<Request>,
+    pub made: Option<std::sync::Arc<Maker>>,
+}
+
+impl Calls {
+    /// What the engine takes of the maker.
+    pub fn engine_calls(&self) -> Option<stampede_engine::made::MadeCalls> {
+        (self.made.clone()).map(|m| stampede_engine::made::MadeCalls(m))
     }
 }
 
@@ -347,47 +383,6 @@ pub fn messages(method: &MethodDescriptor, json: &str, what: &str) -> Result<Vec
         .collect()
 }
 
-/// ghz's call-data templates that are the same for every call of the run, rendered
-/// in `text` (`{{.MethodName}}`, `{{ .InputName }}`, …). A template that changes from
-/// call to call (`{{.RequestNumber}}`, `{{.UUID}}`, `{{randomInt 1 9}}`, …) is refused
-/// by name: every call here sends the messages built before the run.
-pub fn render_static(text: &str, method: &MethodDescriptor, what: &str) -> Result<String, Exit> {
-    if !text.contains("{{") {
-        return Ok(text.to_string());
-    }
-    let service = method.parent_service();
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 2..];
-        let close = after.find("}}").ok_or_else(|| {
-            Exit::usage(format!(
-                "{what}: a template opened with {{{{ is never closed"
-            ))
-        })?;
-        let name = after[..close].trim();
-        let value = match name {
-            ".FullyQualifiedName" => method.full_name().to_string(),
-            ".MethodName" => method.name().to_string(),
-            ".ServiceName" => service.full_name().to_string(),
-            ".InputName" => method.input().full_name().to_string(),
-            ".OutputName" => method.output().full_name().to_string(),
-            ".IsClientStreaming" => method.is_client_streaming().to_string(),
-            ".IsServerStreaming" => method.is_server_streaming().to_string(),
-            other => {
-                return Err(Exit::usage(format!(
-                    "{what}: {{{{{other}}}}} changes from call to call, and every call here sends the messages built before the run; write its value in the data (the templates taken: .FullyQualifiedName, .MethodName, .ServiceName, .InputName, .OutputName, .IsClientStreaming, .IsServerStreaming)"
-                )))
-            }
-        };
-        out.push_str(&value);
-        rest = &after[close + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 /// The messages of a binary call data (ghz's `-b`, `-B`): messages each preceded by
 /// its length as a varint, or else the whole input as one message. Each is checked
 /// against `method`'s input type, then framed as sent.
@@ -465,31 +460,59 @@ pub fn requests(
     framed: Vec<Vec<u8>>,
     h: &CallHeaders,
 ) -> Result<Vec<Request>, Exit> {
+    if method.is_client_streaming() {
+        return Ok(vec![call_request(
+            target,
+            method,
+            h,
+            Some(framed.concat()),
+        )?]);
+    }
+    (framed.into_iter())
+        .map(|body| call_request(target, method, h, Some(body)))
+        .collect()
+}
+
+/// The request every call of a run whose bodies are made call by call shares: no
+/// body, no length (each call's body brings its own).
+pub fn base_request(
+    target: &Target,
+    method: &MethodDescriptor,
+    h: &CallHeaders,
+) -> Result<Request, Exit> {
+    call_request(target, method, h, None)
+}
+
+/// A call of `method` at `target` carrying `body` (none: a base request without a
+/// length).
+fn call_request(
+    target: &Target,
+    method: &MethodDescriptor,
+    h: &CallHeaders,
+    body: Option<Vec<u8>>,
+) -> Result<Request, Exit> {
     let mut t = target.clone();
     t.path = format!("/{}/{}", method.parent_service().full_name(), method.name());
-    let build = |body: Vec<u8>| {
-        let mut b = RequestBuilder::native(&t, "POST", true)
-            .set_header("content-type", stampede_wire::grpc::CONTENT_TYPE)
-            .set_header("te", "trailers");
-        if let Some(d) = h.deadline {
-            b = b.set_header("grpc-timeout", &stampede_wire::grpc::timeout(d));
-        }
-        if h.gzip {
-            b = b
-                .set_header("grpc-encoding", "gzip")
-                .set_header("grpc-accept-encoding", "gzip");
-        }
-        for (n, v) in h.metadata {
-            b = b.header(n, v);
-        }
-        b.body(body)
-            .build()
-            .map_err(|e| Exit::usage(format!("--metadata: {e}")))
-    };
-    if method.is_client_streaming() {
-        return Ok(vec![build(framed.concat())?]);
+    let mut b = RequestBuilder::native(&t, "POST", true)
+        .set_header("content-type", stampede_wire::grpc::CONTENT_TYPE)
+        .set_header("te", "trailers");
+    if let Some(d) = h.deadline {
+        b = b.set_header("grpc-timeout", &stampede_wire::grpc::timeout(d));
     }
-    framed.into_iter().map(build).collect()
+    if h.gzip {
+        b = b
+            .set_header("grpc-encoding", "gzip")
+            .set_header("grpc-accept-encoding", "gzip");
+    }
+    for (n, v) in h.metadata {
+        b = b.header(n, v);
+    }
+    b = match body {
+        Some(body) => b.body(body),
+        None => b.without_content_length(),
+    };
+    b.build()
+        .map_err(|e| Exit::usage(format!("--metadata: {e}")))
 }
 
 #[cfg(test)]

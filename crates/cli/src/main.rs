@@ -18,6 +18,7 @@ macro_rules! eprintln {
 
 mod ab;
 mod bench;
+mod calldata;
 mod colour;
 mod common;
 mod console;

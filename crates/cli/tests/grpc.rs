@@ -579,3 +579,69 @@ fn stampede_serve_describes_itself_by_reflection() {
         "{said}"
     );
 }
+
+#[test]
+fn call_data_templates_give_each_call_a_message_of_its_own() {
+    let s = crate::common::srv();
+    let addr = s.addr().to_string();
+    let echo = proto("echo.proto");
+    // ghz's command line: call N asks for status N, so the 17 calls get the 17 codes.
+    let out = stampede_out(&[
+        "ghz",
+        "--insecure",
+        "--proto",
+        &echo,
+        "--call",
+        "stampede.v1.Echo.Unary",
+        "-d",
+        r#"{"status": {{.RequestNumber}}}"#,
+        "-m",
+        r#"{"x-id": "{{.UUID}}"}"#,
+        "-n",
+        "17",
+        "-c",
+        "5",
+        "-O",
+        "json",
+        &addr,
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let codes = v["statusCodeDistribution"].as_object().unwrap();
+    assert_eq!(codes.len(), 17, "{codes:?}");
+    assert!(codes.values().all(|n| n == 1), "{codes:?}");
+    // Natively: call N asks for N bytes back, its metadata templated too; the answers'
+    // bytes add up to what each number asked for (5-byte prefix, the payload field
+    // when N > 0, the sequence field).
+    let v = load(
+        &s.url("/"),
+        &[
+            "--proto",
+            &echo,
+            "--call",
+            "stampede.v1.Echo/Unary",
+            "--data",
+            r#"{"size": {{.RequestNumber}}}"#,
+            "--metadata",
+            "x-n: {{.RequestNumber}}",
+            "-n",
+            "100",
+            "-c",
+            "4",
+        ],
+    );
+    assert_eq!(v["grpc"]["OK"], 100, "{}", v["grpc"]);
+    let want: u64 = (0..100u64)
+        .map(|n| 5 + 2 + if n > 0 { 2 + n } else { 0 })
+        .sum();
+    assert_eq!(v["bytes"]["body"], want);
+    // Data that does not fit once rendered is said before the run.
+    let out = Command::new(BIN)
+        .args(["load", &s.url("/"), "--proto", &echo])
+        .args(["--call", "stampede.v1.Echo/Unary", "-n", "1"])
+        .args(["--data", r#"{"size": "{{.WorkerID}}"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("size") && said.contains("g0c0"), "{said}");
+}

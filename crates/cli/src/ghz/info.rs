@@ -25,8 +25,10 @@ pub(super) fn report(a: &GhzArgs, i: &Inputs, run: Run) -> GhzInfo {
         Data::Json(t) => serde_json::from_str::<Value>(t).unwrap_or(Value::String(t.clone())),
         Data::Binary(_) => Value::Null,
     };
-    let metadata: Map<String, Value> = (i.metadata.iter())
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+    // As given, templates unrendered, as ghz reports it.
+    let pairs = (i.metadata.as_ref()).and_then(|(t, flag)| super::string_map(t, flag).ok());
+    let metadata: Map<String, Value> = (pairs.unwrap_or_default().into_iter())
+        .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let mut options = json!({
         "call": m.full_name(),

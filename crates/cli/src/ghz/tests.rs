@@ -122,7 +122,24 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
                     .load
                     .request
                     .bytes
-                    .ends_with(b"\x0a\x1eSayHello of helloworld.Greeter"))
+                    .ends_with(b"\x0a\x13SayHello of Greeter"))
+            },
+        ),
+        (
+            vec![
+                "-d",
+                r#"{"name": "{{.RequestNumber}}"}"#,
+                "-m",
+                r#"{"id": "{{.UUID}}"}"#,
+            ],
+            |s| {
+                // Made call by call: one request without a body or its length.
+                assert!(s.calls.is_some() && s.load.variety.is_empty());
+                let w = wire(&s.load.request);
+                assert!(
+                    w.ends_with("\r\n\r\n") && !w.contains("content-length"),
+                    "{w}"
+                );
             },
         ),
         (vec!["-d", r#"[{"name": "a"}, {"name": "b"}]"#], |s| {
@@ -212,8 +229,13 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         ),
         (vec!["--duration-stop", "wait"], "use close"),
         (
-            vec!["-d", r#"{"name": "{{.RequestNumber}}"}"#],
-            "{{.RequestNumber}} changes from call to call",
+            vec!["-d", r#"{"name": "{{.RequestNumbr}}"}"#],
+            "{{.RequestNumbr}}: not a call data template taken here",
+        ),
+        (vec!["-d", r#"{"name": "{{.UUID}}"}"#, "-b"], "give one"),
+        (
+            vec!["-B", "/dev/null", "-m", r#"{"id": "{{.UUID}}"}"#],
+            "go with JSON call data",
         ),
         (vec!["-d", r#"{"name": "{{.MethodName"}"#], "never closed"),
         (vec!["-d", r#"{"nme": "x"}"#], "nme"),

@@ -161,11 +161,16 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
             servers.len()
         )));
     }
+    let mut made = None;
     let variety = match (a.openai, &a.grpc.call) {
         (Some(api), _) => {
             openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?
         }
-        (None, Some(_)) => a.grpc.requests(&target, a.tls.config(&target, true)?)?,
+        (None, Some(_)) => {
+            let calls = a.grpc.calls(&target, a.tls.config(&target, true)?)?;
+            made = calls.engine_calls();
+            calls.requests
+        }
         (None, None) => variety,
     };
     let first = match variety.first() {
@@ -187,6 +192,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     let tls = a.tls.config(&target, a.http2 || a.grpc.call.is_some())?;
     let mut spec = LoadSpec::new(target, first);
     spec.load.variety = variety;
+    spec.calls = made;
     spec.tls = tls;
     spec.load.connections = a.connections;
     spec.load.threads = a.threads.unwrap_or_else(common::cpus);
@@ -304,6 +310,11 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         if !servers.is_empty() {
             return Err(several("--save-spec", "a saved spec sends to one server"));
         }
+        if spec.calls.is_some() {
+            return Err(Exit::usage(
+                "--save-spec: the call data's templates make each call's message as it is sent; a saved spec carries requests built once (write the values in the data)",
+            ));
+        }
         spec.validate().map_err(|e| Exit::usage(e.to_string()))?;
         let tls = a.tls.settings(&spec.target)?;
         return common::write_file(path, &(PortableSpec::of(&spec, tls).to_json() + "\n"));
@@ -340,6 +351,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             (spec.split(servers)).map_err(|e| Exit::usage(format!("{file}: {e}")))?
         }
     };
+    let made = spec.calls.clone();
     let mut live = a.live.start(&spec, a.dashboard.is_some())?;
     let dashboard = match &a.dashboard {
         Some(addr) => {
@@ -364,6 +376,9 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     );
     live.end(run.as_ref().map_or(0, |r| r.raw_lost));
     let run = run?;
+    if let Some(why) = made.and_then(|m| m.0.failure()) {
+        return Err(Exit::fail(format!("--call: the run stopped: {why}")));
+    }
     let r = &run.result;
     let text = || match a.format {
         Format::Text => summary_with(r, a.verbose),
