@@ -127,6 +127,12 @@ fn unary_calls_to_grpcio_are_counted_by_status() {
     let (ok, down) = (ok.unwrap_or(0), down.unwrap_or(0));
     assert!(ok + down == 200 && ok.abs_diff(100) <= 2, "{}", v["grpc"]);
     assert_eq!(v["requests"]["failed"], 0);
+    // The server's grpc-message, kept with its status and counted.
+    let m = &v["grpc_messages"];
+    assert_eq!(
+        m,
+        &serde_json::json!([{"status": "UNAVAILABLE", "message": "down for the test", "count": down}])
+    );
 }
 
 #[test]
@@ -337,8 +343,9 @@ fn the_ghz_dialect_reports_as_ghz_does() {
         text.contains("  [Unavailable]   30 responses   \n"),
         "{text}"
     );
+    // The status's grpc-message, as ghz's desc.
     assert!(
-        text.contains("  [30]   rpc error: code = Unavailable   \n"),
+        text.contains("  [30]   rpc error: code = Unavailable desc = asked for   \n"),
         "{text}"
     );
     let v: Value = serde_json::from_str(&ghz(&[&unary[..], &["-O", "json"]].concat())).unwrap();

@@ -111,10 +111,21 @@ fn tally(r: &RunResult, info: &GhzInfo) -> Tally {
         let code = stampede_wire::grpc::code_of(name).unwrap_or(stampede_wire::grpc::UNKNOWN);
         let go = go_code(code);
         answered += n;
+        // Those whose answer had a message are listed with it, as ghz's desc.
+        let mut left = *n;
+        for m in r.grpc_messages.iter().filter(|m| &m.status == name) {
+            let k = m.count.min(left);
+            left -= k;
+            add(
+                go,
+                Some(format!("rpc error: code = {go} desc = {}", m.message)),
+                k,
+            );
+        }
         add(
             go,
             (code != 0).then(|| format!("rpc error: code = {go}")),
-            *n,
+            left,
         );
     }
     // An answer without a gRPC status (a server that is no gRPC server).

@@ -188,6 +188,16 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             .map(|(c, n)| format!("{c} × {}", thousands(*n)))
             .collect();
         let _ = writeln!(o, "  grpc        {}", codes.join(", "));
+        // The messages failing calls came with, the most frequent few.
+        for m in r.grpc_messages.iter().take(5) {
+            let _ = writeln!(
+                o,
+                "              {} {:?} × {}",
+                m.status,
+                m.message,
+                thousands(m.count)
+            );
+        }
     }
     let errors: Vec<String> = r
         .errors

@@ -124,6 +124,7 @@ fn fixture() -> RunResult {
         quic: None,
         targets: Vec::new(),
         grpc: None,
+        grpc_messages: Vec::new(),
     }
 }
 

@@ -189,6 +189,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         quic: None,
         targets: Vec::new(),
         grpc: None,
+        grpc_messages: Vec::new(),
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -368,6 +369,7 @@ impl Merger {
             o.connections_opened = 0;
             o.settings.threads = 0;
             o.grpc = o.grpc.as_ref().map(|_| BTreeMap::new());
+            o.grpc_messages = Vec::new();
             o.intervals = Vec::new();
             if let Some(s) = &mut o.stream {
                 s.events = 0;
@@ -398,6 +400,10 @@ impl Merger {
                 *c = c.saturating_add(*n);
             }
         }
+        for m in &p.grpc_messages {
+            crate::result::add_grpc_message(&mut out.grpc_messages, &m.status, &m.message, m.count);
+        }
+        crate::result::sort_grpc_messages(&mut out.grpc_messages);
         out.connections_opened += p.connections_opened;
         out.settings.threads += p.settings.threads;
         out.server_software = out

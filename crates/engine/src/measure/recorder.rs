@@ -115,6 +115,9 @@ pub(crate) struct Recorder {
     pub stream_usage_short: u64,
     /// gRPC calls answered, by `grpc-status` (0 to 16).
     pub grpc: [u64; 17],
+    /// gRPC calls that failed, by status and `grpc-message` (bounded; see
+    /// [`crate::result::MAX_GRPC_MESSAGES`]).
+    pub grpc_messages: Vec<crate::result::GrpcMessage>,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
@@ -213,6 +216,7 @@ impl Recorder {
             stream_good: 0,
             stream_usage_short: 0,
             grpc: [0; 17],
+            grpc_messages: Vec::new(),
             intervals: Vec::new(),
             requests: (keep > 0).then(Vec::new),
             keep_at_most: keep,
@@ -375,6 +379,13 @@ impl Recorder {
     #[inline]
     pub fn grpc_status(&mut self, code: u8) {
         self.grpc[usize::from(code).min(16)] += 1;
+    }
+
+    /// A gRPC call failed with status `code` and `grpc-message` `message`.
+    #[inline(never)]
+    pub fn grpc_message(&mut self, code: u8, message: &str) {
+        let name = stampede_wire::grpc::code_name(code);
+        crate::result::add_grpc_message(&mut self.grpc_messages, name, message, 1);
     }
 
     /// A response counted without a latency sample: with wrk2's batch latency only a
@@ -551,6 +562,14 @@ impl Recorder {
         self.stream_usage_short += other.stream_usage_short;
         for (a, b) in self.grpc.iter_mut().zip(other.grpc) {
             *a += b;
+        }
+        for m in &other.grpc_messages {
+            crate::result::add_grpc_message(
+                &mut self.grpc_messages,
+                &m.status,
+                &m.message,
+                m.count,
+            );
         }
         match (&mut h.stream, other.hist.stream) {
             (Some(a), Some(b)) => {

@@ -479,6 +479,52 @@ pub struct RunResult {
     /// gRPC runs: the calls answered, by `grpc-status` name (`OK`, `UNAVAILABLE`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<std::collections::BTreeMap<String, u64>>,
+    /// gRPC runs: the messages (`grpc-message`) calls that failed were answered
+    /// with, most frequent first; at most [`MAX_GRPC_MESSAGES`] of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grpc_messages: Vec<GrpcMessage>,
+}
+
+/// The most distinct `grpc-message`s a run lists; calls answered with others are
+/// counted by their status only.
+pub const MAX_GRPC_MESSAGES: usize = 32;
+
+/// The longest `grpc-message` kept, in bytes (a longer one is cut, on a character).
+pub const MAX_GRPC_MESSAGE_LEN: usize = 256;
+
+/// Failed gRPC calls answered with one status and message.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrpcMessage {
+    /// The status name (`UNAVAILABLE`, …).
+    pub status: String,
+    /// The `grpc-message`, percent-decoded.
+    pub message: String,
+    /// Calls answered with both.
+    pub count: u64,
+}
+
+/// Adds `count` calls answered with `(status, message)` to `list`, within
+/// [`MAX_GRPC_MESSAGES`] distinct pairs.
+pub fn add_grpc_message(list: &mut Vec<GrpcMessage>, status: &str, message: &str, count: u64) {
+    if let Some(m) = (list.iter_mut()).find(|m| m.status == status && m.message == message) {
+        m.count = m.count.saturating_add(count);
+    } else if list.len() < MAX_GRPC_MESSAGES {
+        list.push(GrpcMessage {
+            status: status.to_string(),
+            message: message.to_string(),
+            count,
+        });
+    }
+}
+
+/// Orders `list` most frequent first (then by status and message).
+pub fn sort_grpc_messages(list: &mut [GrpcMessage]) {
+    list.sort_by(|a, b| {
+        (b.count.cmp(&a.count))
+            .then_with(|| a.status.cmp(&b.status))
+            .then_with(|| a.message.cmp(&b.message))
+    });
 }
 
 /// Where a run (or a segment of one) ran: what makes results from several processes
@@ -628,6 +674,22 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_messages_add_up_within_their_bound_most_frequent_first() {
+        let mut list = Vec::new();
+        add_grpc_message(&mut list, "UNAVAILABLE", "down", 2);
+        add_grpc_message(&mut list, "INTERNAL", "oops", 5);
+        add_grpc_message(&mut list, "UNAVAILABLE", "down", 4);
+        for i in 0..100 {
+            add_grpc_message(&mut list, "UNKNOWN", &format!("m{i}"), 1);
+        }
+        assert_eq!(list.len(), MAX_GRPC_MESSAGES);
+        sort_grpc_messages(&mut list);
+        assert_eq!((list[0].message.as_str(), list[0].count), ("down", 6));
+        assert_eq!((list[1].message.as_str(), list[1].count), ("oops", 5));
+        assert_eq!(list[2].message, "m0");
+    }
 
     #[test]
     fn percentiles_rank_as_the_reference_implementation_does() {

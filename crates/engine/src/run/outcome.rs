@@ -158,6 +158,11 @@ pub(super) fn build_result(
                 .map(|(code, n)| (stampede_wire::grpc::code_name(code as u8).to_string(), *n))
                 .collect()
         }),
+        grpc_messages: {
+            let mut m = rec.grpc_messages.clone();
+            crate::result::sort_grpc_messages(&mut m);
+            m
+        },
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

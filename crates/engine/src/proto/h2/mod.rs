@@ -137,6 +137,11 @@ pub struct H2Conn {
     grpc: bool,
     /// gRPC calls: the `grpc-status` each open stream's header blocks brought.
     grpc_status: Vec<(u32, u8)>,
+    /// gRPC calls: the `grpc-message` of an open stream's failing status, decoded.
+    grpc_message: Vec<(u32, Box<str>)>,
+    /// gRPC calls answered with a failing status and a message, for the worker to
+    /// count ([`H2Conn::take_grpc_messages`]).
+    failed_messages: Vec<(u8, Box<str>)>,
     /// Calls made one by one ([`H2Conn::request_made`]): the body bytes each stream
     /// still has to send once the windows open (beside the streams: rarely any).
     owned: Vec<(u32, Vec<u8>)>,
@@ -224,6 +229,8 @@ impl H2Conn {
             watch: None,
             grpc: false,
             grpc_status: Vec::new(),
+            grpc_message: Vec::new(),
+            failed_messages: Vec::new(),
         }
     }
 
@@ -282,24 +289,14 @@ impl H2Conn {
         self.next_id += 2;
         let body = !req.body.is_empty();
         let shrink;
-        let block: &[u8] = match self.indexing {
-            _ if !repeat
-                || req.block_first.is_empty()
-                || req.table_bytes > self.settings.encoder_table as usize =>
-            {
-                &req.block
-            }
-            Indexing::Fresh => {
-                self.indexing = Indexing::Inserted;
-                &req.block_first
-            }
-            Indexing::Inserted => &req.block_indexed,
-            Indexing::ShrinkThenOff => {
-                self.indexing = Indexing::Off;
+        let block: &[u8] = match self.block_for(req, repeat) {
+            Block::Plain => &req.block,
+            Block::First => &req.block_first,
+            Block::Indexed => &req.block_indexed,
+            Block::ShrinkThenPlain => {
                 shrink = [&[0x20u8][..], &req.block].concat();
                 &shrink
             }
-            Indexing::Off => &req.block,
         };
         write_headers(&mut self.out, id, block, body, self.peer_max_frame);
         self.open(id, body);
@@ -319,7 +316,17 @@ impl H2Conn {
         let has_body = !body.is_empty();
         let mut block = std::mem::take(&mut self.made_block);
         block.clear();
-        block.extend_from_slice(&req.block);
+        // The request's fields indexed as a repeated request's are (every made call
+        // shares them), the call's own after them as literals.
+        match self.block_for(req, true) {
+            Block::Plain => block.extend_from_slice(&req.block),
+            Block::First => block.extend_from_slice(&req.block_first),
+            Block::Indexed => block.extend_from_slice(&req.block_indexed),
+            Block::ShrinkThenPlain => {
+                block.push(0x20);
+                block.extend_from_slice(&req.block);
+            }
+        }
         block.extend_from_slice(fields);
         write_headers(&mut self.out, id, &block, has_body, self.peer_max_frame);
         self.made_block = block;
@@ -336,6 +343,35 @@ impl H2Conn {
             }
         }
         id
+    }
+
+    /// Which of `req`'s header blocks the next stream sends (see [`Indexing`]);
+    /// `repeat`: the connection sends only this request.
+    fn block_for(&mut self, req: &H2Request, repeat: bool) -> Block {
+        if !repeat
+            || req.block_first.is_empty()
+            || req.table_bytes > self.settings.encoder_table as usize
+        {
+            return Block::Plain;
+        }
+        match self.indexing {
+            Indexing::Fresh => {
+                self.indexing = Indexing::Inserted;
+                Block::First
+            }
+            Indexing::Inserted => Block::Indexed,
+            Indexing::ShrinkThenOff => {
+                self.indexing = Indexing::Off;
+                Block::ShrinkThenPlain
+            }
+            Indexing::Off => Block::Plain,
+        }
+    }
+
+    /// The gRPC calls answered since the last take with a failing status and a
+    /// `grpc-message`: each status and message.
+    pub(crate) fn take_grpc_messages(&mut self) -> std::vec::Drain<'_, (u8, Box<str>)> {
+        self.failed_messages.drain(..)
     }
 
     /// A new stream `id`, whose request has a body to send (or none).
@@ -391,6 +427,12 @@ impl H2Conn {
             if self.grpc {
                 let at = self.grpc_status.iter().position(|g| g.0 == id);
                 grpc = at.map(|k| self.grpc_status.swap_remove(k).1);
+                if let Some(k) = self.grpc_message.iter().position(|g| g.0 == id) {
+                    let (_, message) = self.grpc_message.swap_remove(k);
+                    if let Some(code) = grpc.filter(|&c| c != 0) {
+                        self.failed_messages.push((code, message));
+                    }
+                }
                 // A gRPC answer is whole with its status, between messages.
                 let kind = match (&s.watch, grpc) {
                     (Some(w), _) if w.end().is_err() => Some(w.broken_kind()),
@@ -657,6 +699,7 @@ impl H2Conn {
     ) -> Result<(), H2Error> {
         let mut status = 0u16;
         let mut grpc = None;
+        let mut grpc_message: Option<Box<str>> = None;
         let watch_grpc = self.grpc;
         let mut decoded = 0u64;
         self.headers_compressed += block.len() as u64;
@@ -686,6 +729,9 @@ impl H2Conn {
                     }
                     11 if watch_grpc && name == b"grpc-status" => {
                         grpc = stampede_wire::grpc::parse_status(value);
+                    }
+                    12 if watch_grpc && name == b"grpc-message" && !value.is_empty() => {
+                        grpc_message = Some(grpc_message_text(value));
                     }
                     _ => {}
                 }
@@ -725,6 +771,13 @@ impl H2Conn {
                     // Streams reset or broken after their status came: forgotten.
                     let streams = &self.streams;
                     (self.grpc_status).retain(|g| streams.iter().any(|s| s.id == g.0));
+                    (self.grpc_message).retain(|g| streams.iter().any(|s| s.id == g.0));
+                }
+                if let Some(m) = grpc_message.filter(|_| code != 0) {
+                    match self.grpc_message.iter_mut().find(|g| g.0 == id) {
+                        Some(g) => g.1 = m,
+                        None => self.grpc_message.push((id, m)),
+                    }
                 }
             }
         }
@@ -759,6 +812,34 @@ fn block_error(e: BlockError) -> H2Error {
 
 fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
     stampede_wire::frame::unpad(flags, payload).map_err(|e| H2Error::Protocol(e.into()))
+}
+
+/// A `grpc-message` value as kept: percent-decoded, cut to
+/// [`crate::result::MAX_GRPC_MESSAGE_LEN`] bytes on a character.
+fn grpc_message_text(value: &[u8]) -> Box<str> {
+    let cap = crate::result::MAX_GRPC_MESSAGE_LEN;
+    let value = &value[..value.len().min(cap * 3)];
+    let mut text = stampede_wire::grpc::decode_message(value);
+    if text.len() > cap {
+        let mut at = cap;
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        text.truncate(at);
+    }
+    text.into_boxed_str()
+}
+
+/// Which of a request's header blocks a stream sends.
+enum Block {
+    /// Literals only.
+    Plain,
+    /// Literals that insert the fields into the server's table.
+    First,
+    /// Indexes of the fields inserted.
+    Indexed,
+    /// A table size update to 0 (the server's table shrank), then literals.
+    ShrinkThenPlain,
 }
 
 /// Writes a request's header block on stream `id`: HEADERS, then CONTINUATION

@@ -619,9 +619,15 @@ fn grpc_answers_carry_their_status_and_a_broken_one_fails_by_kind() {
         one,
         &trailers(b"0"),
     ));
-    // 3: trailers only (status and grpc-status in one block), UNAVAILABLE.
+    // 3: trailers only (status and grpc-status in one block), UNAVAILABLE, with a
+    // percent-encoded message far over the length kept.
     let two = c.request(&get(), false);
-    let only = block(&[(b":status", b"200"), (b"grpc-status", b"14")]);
+    let long = format!("down%20now{}", "é".repeat(300));
+    let only = block(&[
+        (b":status", b"200"),
+        (b"grpc-status", b"14"),
+        (b"grpc-message", long.as_bytes()),
+    ]);
     input.extend(frame(HEADERS, END_HEADERS | END_STREAM, two, &only));
     // 5: a message whose prefix promises more than came.
     let three = c.request(&get(), false);
@@ -646,6 +652,13 @@ fn grpc_answers_carry_their_status_and_a_broken_one_fails_by_kind() {
         })
         .collect();
     assert_eq!(answers, [(one, Some(0)), (two, Some(14))]);
+    // The message, decoded and cut on a character within 256 bytes.
+    let messages: Vec<(u8, Box<str>)> = c.take_grpc_messages().collect();
+    assert_eq!(messages.len(), 1);
+    let (code, text) = &messages[0];
+    assert_eq!(*code, 14);
+    assert!(text.starts_with("down nowé"), "{text}");
+    assert_eq!(text.len(), 8 + 2 * 124);
     assert!(events.contains(&Event::Failed {
         stream: three,
         kind: crate::ErrorKind::GrpcMessage
@@ -673,17 +686,23 @@ fn grpc_answers_carry_their_status_and_a_broken_one_fails_by_kind() {
 fn a_made_call_sends_its_own_body_and_fields_and_keeps_the_rest_for_the_windows() {
     let req = H2Request::from_http1(b"POST /svc/M HTTP/1.1\r\nHost: h\r\n\r\n", "http").unwrap();
     let mut c = settled();
-    // A small call, whole at once: HEADERS with the request's fields and its own,
-    // then its DATA with END_STREAM.
+    // A small call, whole at once: HEADERS with the request's fields (inserted into
+    // the server's table, as a repeated request's are) and its own, then its DATA
+    // with END_STREAM.
     let mut fields = Vec::new();
     stampede_wire::hpack::literal(&mut fields, b"x-call", b"7");
     let one = c.request_made(&req, b"hello", &fields);
     let f = frames(&c.out);
     assert_eq!(f.len(), 2);
     assert_eq!((f[0].0, f[0].1), (HEADERS, END_HEADERS));
-    assert_eq!(f[0].3, [&req.block[..], &fields[..]].concat());
+    assert_eq!(f[0].3, [&req.block_first[..], &fields[..]].concat());
     assert_eq!((f[1].0, f[1].1, f[1].2), (DATA, END_STREAM, one));
     assert_eq!(f[1].3, b"hello");
+    // The next call's shared fields are indexes.
+    c.out.clear();
+    c.request_made(&req, b"hi", &fields);
+    let f = frames(&c.out);
+    assert_eq!(f[0].3, [&req.block_indexed[..], &fields[..]].concat());
     // A body past the default window: the rest waits, kept for its stream, and goes
     // when the windows open, while another call's body stays its own.
     c.out.clear();
@@ -696,8 +715,8 @@ fn a_made_call_sends_its_own_body_and_fields_and_keeps_the_rest_for_the_windows(
         .sum();
     assert_eq!(
         sent,
-        65_535 - 5,
-        "the connection window, less the first call's"
+        65_535 - 7,
+        "the connection window, less the first calls'"
     );
     c.out.clear();
     let mut more = frame(WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes());
@@ -707,7 +726,7 @@ fn a_made_call_sends_its_own_body_and_fields_and_keeps_the_rest_for_the_windows(
     let rest: Vec<_> = frames(&c.out).into_iter().filter(|f| f.0 == DATA).collect();
     assert_eq!(
         rest.iter().map(|f| f.3.len()).sum::<usize>(),
-        70_000 - 65_530
+        70_000 - 65_528
     );
     assert!(rest
         .iter()

@@ -180,6 +180,11 @@ impl Worker<'_> {
             }
         }
         let fed = c.proto.feed(data, body, now, &mut events);
+        if let Some(h2) = c.proto.h2() {
+            for (code, message) in h2.take_grpc_messages() {
+                self.rec.grpc_message(code, &message);
+            }
+        }
         let (compressed, decoded) = c.proto.take_header_sizes();
         self.rec.headers_compressed += compressed;
         self.rec.headers_decoded += decoded;
