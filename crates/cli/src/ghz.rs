@@ -463,6 +463,8 @@ impl Tool for Ghz {
     }
 
     fn execute(_a: &GhzArgs, spec: LoadSpec, _info: &mut Info) -> Result<Run, Exit> {
+        // Over TLS, the server is asked once whether it speaks HTTP/2, before any load.
+        crate::reflect::check_h2(&spec.target, spec.tls.as_ref(), spec.load.connect_timeout)?;
         let made = spec.calls.clone();
         let run = common::execute(spec, ProgressOptions::default())?;
         if let Some(why) = made.and_then(|m| m.0.failure()) {
@@ -566,10 +568,14 @@ pub(crate) fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>
 /// The run the flags ask for. Pure: it resolves no name and reads no file.
 fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
     if !FORMATS.contains(&a.format.as_str()) {
-        let why = if a.format == "html" {
-            "; for a page, write the result with --json FILE and run stampede report --html"
-        } else {
-            ""
+        let why = match a.format.as_str() {
+            "html" => {
+                "; for a page, write the result with --json FILE and run stampede report --html"
+            }
+            "prometheus" => {
+                "; for Prometheus, run the call with stampede load --call and --metrics-listen ADDR (scraped while it runs) or --out prometheus-rw=URL (pushed)"
+            }
+            _ => "",
         };
         return Err(Exit::usage(format!(
             "-O {}: the formats are {}{why}",

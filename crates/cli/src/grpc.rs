@@ -95,7 +95,7 @@ impl GrpcArgs {
         let pool = if self.proto.is_empty() && self.protoset.is_none() {
             crate::reflect::Reflect {
                 target,
-                tls,
+                tls: tls.clone(),
                 metadata: &metadata,
                 timeout: std::time::Duration::from_secs(20),
             }
@@ -109,6 +109,11 @@ impl GrpcArgs {
             .load()?
         };
         let m = method(&pool, call)?;
+        if !(self.proto.is_empty() && self.protoset.is_none()) {
+            // The schema is local: over TLS, the server is asked once whether it
+            // speaks HTTP/2 before any load (reflection asked it already otherwise).
+            crate::reflect::check_h2(target, tls.as_ref(), std::time::Duration::from_secs(20))?;
+        }
         let (json, what) = match (&self.data, &self.data_file) {
             (Some(d), _) => (d.clone(), "--data".to_string()),
             (None, Some(f)) => (

@@ -200,6 +200,78 @@ fn pool(files: Vec<(FileHead, Vec<u8>)>) -> Result<DescriptorPool, Exit> {
 trait Io: Read + Write {}
 impl<T: Read + Write> Io for T {}
 
+/// A connection to `target` for gRPC, within `left`: over TLS (with `tls`) the server
+/// must choose HTTP/2 in ALPN, which gRPC needs. `what` begins each error.
+fn connect(
+    target: &Target,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+    left: Duration,
+    what: &str,
+) -> Result<Box<dyn Io>, Exit> {
+    match &target.address {
+        Address::Tcp(addrs) => {
+            let addr = addrs
+                .first()
+                .ok_or_else(|| Exit::fail(format!("{what}: no address")))?;
+            let tcp = TcpStream::connect_timeout(addr, left)
+                .map_err(|e| Exit::fail(format!("{what}: cannot connect to {addr}: {e}")))?;
+            let _ = tcp.set_nodelay(true);
+            tcp.set_read_timeout(Some(left))
+                .and_then(|_| tcp.set_write_timeout(Some(left)))
+                .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
+            let Some(config) = tls else {
+                return Ok(Box::new(tcp));
+            };
+            let name = rustls::pki_types::ServerName::try_from(target.host.clone())
+                .map_err(|e| Exit::usage(format!("{what}: {e}")))?;
+            let conn = rustls::ClientConnection::new(config.clone(), name)
+                .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
+            let mut s = rustls::StreamOwned::new(conn, tcp);
+            while s.conn.is_handshaking() {
+                s.conn
+                    .complete_io(&mut s.sock)
+                    .map_err(|e| Exit::fail(format!("{what}: TLS handshake: {e}")))?;
+            }
+            if s.conn.alpn_protocol() != Some(b"h2") {
+                let chose = s
+                    .conn
+                    .alpn_protocol()
+                    .map_or("no protocol".to_string(), |p| {
+                        String::from_utf8_lossy(p).into_owned()
+                    });
+                return Err(Exit::fail(format!(
+                    "{what}: the server chose {chose} in ALPN, not HTTP/2 (h2), which gRPC needs"
+                )));
+            }
+            Ok(Box::new(s))
+        }
+        Address::Unix(p) => {
+            let s = std::os::unix::net::UnixStream::connect(p).map_err(|e| {
+                Exit::fail(format!("{what}: cannot connect to {}: {e}", p.display()))
+            })?;
+            s.set_read_timeout(Some(left))
+                .and_then(|_| s.set_write_timeout(Some(left)))
+                .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
+            Ok(Box::new(s))
+        }
+    }
+}
+
+/// Over TLS, checks before the run that the server speaks HTTP/2 (ALPN `h2`): one
+/// whose ALPN chooses HTTP/1.1 would fail every call. Plain targets are not asked
+/// (h2c is prior knowledge; the run's first connection says if it is refused).
+pub fn check_h2(
+    target: &Target,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+    timeout: Duration,
+) -> Result<(), Exit> {
+    if tls.is_none() {
+        return Ok(());
+    }
+    let what = format!("gRPC at {}", target.authority);
+    connect(target, tls, timeout, &what).map(drop)
+}
+
 /// The reflection calls: a connection, its HTTP/2 state and the call in progress.
 struct Call {
     io: Box<dyn Io>,
@@ -230,49 +302,7 @@ impl Call {
         let left = deadline
             .saturating_duration_since(Instant::now())
             .max(Duration::from_millis(1));
-        let io: Box<dyn Io> = match &r.target.address {
-            Address::Tcp(addrs) => {
-                let addr = addrs
-                    .first()
-                    .ok_or_else(|| Exit::fail(format!("{what}: no address")))?;
-                let tcp = TcpStream::connect_timeout(addr, left)
-                    .map_err(|e| Exit::fail(format!("{what}: cannot connect to {addr}: {e}")))?;
-                let _ = tcp.set_nodelay(true);
-                tcp.set_read_timeout(Some(left))
-                    .and_then(|_| tcp.set_write_timeout(Some(left)))
-                    .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
-                match &r.tls {
-                    None => Box::new(tcp),
-                    Some(config) => {
-                        let name = rustls::pki_types::ServerName::try_from(r.target.host.clone())
-                            .map_err(|e| Exit::usage(format!("{what}: {e}")))?;
-                        let conn = rustls::ClientConnection::new(config.clone(), name)
-                            .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
-                        let mut s = rustls::StreamOwned::new(conn, tcp);
-                        while s.conn.is_handshaking() {
-                            s.conn
-                                .complete_io(&mut s.sock)
-                                .map_err(|e| Exit::fail(format!("{what}: TLS handshake: {e}")))?;
-                        }
-                        if s.conn.alpn_protocol() != Some(b"h2") {
-                            return Err(Exit::fail(format!(
-                                "{what}: the server did not choose HTTP/2 (ALPN h2), which gRPC needs"
-                            )));
-                        }
-                        Box::new(s)
-                    }
-                }
-            }
-            Address::Unix(p) => {
-                let s = std::os::unix::net::UnixStream::connect(p).map_err(|e| {
-                    Exit::fail(format!("{what}: cannot connect to {}: {e}", p.display()))
-                })?;
-                s.set_read_timeout(Some(left))
-                    .and_then(|_| s.set_write_timeout(Some(left)))
-                    .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
-                Box::new(s)
-            }
-        };
+        let io = connect(r.target, r.tls.as_ref(), left, &what)?;
         let mut call = Call {
             io,
             block: Vec::new(),

@@ -570,4 +570,29 @@ fn grpc_calls_over_tls_natively_and_as_ghz_makes_them() {
         answered_ok(ghz(&["--cname", "elsewhere.test", "--skipTLS"])),
         30
     );
+    drop(srv);
+    // A server whose ALPN chooses HTTP/1.1: said before any load, both ways.
+    let (old, ca) = tls_server_offering(&dir, vec![b"http/1.1".to_vec()]);
+    let ca = ca.to_str().unwrap();
+    let url = https(&old, "/");
+    let native = [&["load", &url, "--cacert", ca, "-n", "5"][..], &hello].concat();
+    let addr = old.addr().to_string();
+    let dialect = [
+        "ghz",
+        "--proto",
+        proto,
+        "--call",
+        "helloworld.Greeter.SayHello",
+        "--cacert",
+        ca,
+        "-n",
+        "5",
+        &addr,
+    ];
+    for args in [&native[..], &dialect[..]] {
+        let out = stampede(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("chose http/1.1 in ALPN"), "{said}");
+    }
 }

@@ -223,6 +223,7 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         ),
         (vec!["--load-schedule", "zigzag"], "const, step and line"),
         (vec!["-O", "html"], "stampede report --html"),
+        (vec!["-O", "prometheus"], "--metrics-listen ADDR"),
         (
             vec!["-O", "xml"],
             "the formats are summary, csv, json, pretty",
