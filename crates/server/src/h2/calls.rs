@@ -113,7 +113,12 @@ impl H2Conn {
         if !replies.is_empty() {
             self.piece(out, stream, &replies, false);
         }
-        if self.held > LIVE_HELD {
+        // This call's own answers waiting for the client's windows (a download on
+        // another stream of the connection is not this call's to answer for).
+        let waiting = (self.streams.iter())
+            .find(|s| s.id == stream)
+            .map_or(0, |s| s.pending.len() - s.sent);
+        if waiting > LIVE_HELD {
             refusal.get_or_insert((8, "answers held for a client that reads none"));
         }
         match refusal {

@@ -138,8 +138,8 @@ struct Call {
     seq: u32,
 }
 
-/// The most answer bytes a connection holds for a client that does not read them
-/// before a live call that adds more is ended (RESOURCE_EXHAUSTED).
+/// The most answer bytes a live call holds for a client that does not read them
+/// before the call is ended (RESOURCE_EXHAUSTED).
 const LIVE_HELD: usize = 16 << 20;
 
 /// The server side of one HTTP/2 connection.

@@ -197,3 +197,25 @@ fn a_live_call_that_fails_ends_with_its_status_and_a_reset() {
     assert_eq!(status_of(&mut peer, &got[1].3), "12");
     assert_eq!(c.open_streams(), 0);
 }
+
+#[test]
+fn a_live_call_whose_answers_pile_up_unread_is_ended() {
+    let (mut c, _) = live_call("/stampede.v1.Echo/Bidi");
+    // The client's windows shut: SETTINGS_INITIAL_WINDOW_SIZE 0.
+    let mut out = Vec::new();
+    let mut zero = Vec::new();
+    zero.extend_from_slice(&frame::SETTINGS_INITIAL_WINDOW_SIZE.to_be_bytes());
+    zero.extend_from_slice(&0u32.to_be_bytes());
+    c.feed(&frame_bytes(frame::SETTINGS, 0, 0, &zero), &mut out)
+        .unwrap();
+    // Each request asks for 4 MiB back; the fourth puts the call past 16 MiB waiting.
+    let ask = message(b"\x10\x80\x80\x80\x02");
+    for n in 1..=4 {
+        assert_eq!(c.calls.len(), 1, "open before request {n}");
+        c.feed(&frame_bytes(frame::DATA, 0, 1, &ask), &mut out)
+            .unwrap();
+    }
+    assert!(c.calls.is_empty(), "the call is ended");
+    assert_eq!(c.trailers.len(), 1);
+    assert_eq!(c.trailers[0].1, 8, "RESOURCE_EXHAUSTED, after what is held");
+}
