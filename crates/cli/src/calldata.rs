@@ -339,25 +339,36 @@ impl Maker {
         };
         let mut text = String::new();
         self.data.render(&mut values, &mut text);
-        let what = format!("{} (call {})", self.what, call.number);
-        let said = |e: Exit| format!("{}; the data made for it: {}", e.message, short(&text));
-        let framed = crate::grpc::messages(&self.method, &text, &what).map_err(said)?;
-        let mut chosen: Vec<Vec<u8>> = if self.method.is_client_streaming() {
-            let n = if self.stream_count > 0 {
-                self.stream_count
-            } else {
-                framed.len()
+        // The call's number goes into the message only when there is one to say.
+        let said = |e: Exit| {
+            format!(
+                "call {}: {}; the data made for it: {}",
+                call.number,
+                e.message,
+                short(&text)
+            )
+        };
+        let mut framed = crate::grpc::messages(&self.method, &text, &self.what).map_err(said)?;
+        if self.method.is_client_streaming() {
+            // The data's messages in turn, as many as asked.
+            let n = match self.stream_count {
+                0 => framed.len(),
+                n => n,
             };
-            framed.iter().cycle().take(n).cloned().collect()
+            if self.stream_count > framed.len() {
+                framed = framed.iter().cycle().take(n).cloned().collect();
+            } else {
+                framed.truncate(n);
+            }
         } else {
             // Unary and server-streaming calls take the data's messages in turn.
             let i = (call.number % framed.len() as u64) as usize;
-            vec![framed[i].clone()]
-        };
-        if self.gzip {
-            chosen = crate::grpc::gzip_messages(chosen).map_err(|e| e.message)?;
+            framed = vec![framed.swap_remove(i)];
         }
-        for m in &chosen {
+        if self.gzip {
+            framed = crate::grpc::gzip_messages(framed).map_err(|e| e.message)?;
+        }
+        for m in &framed {
             body.extend_from_slice(m);
         }
         let mut field = |name: &str, value: &str| -> Result<(), String> {
@@ -376,8 +387,8 @@ impl Maker {
             Some(Metadata::Json(t)) => {
                 let mut m = String::new();
                 t.render(&mut values, &mut m);
-                let pairs = crate::ghz::string_map(&m, &format!("-m (call {})", call.number))
-                    .map_err(|e| e.message)?;
+                let pairs = crate::ghz::string_map(&m, "-m")
+                    .map_err(|e| format!("call {}: {}", call.number, e.message))?;
                 for (n, v) in &pairs {
                     field(n, v)?;
                 }

@@ -215,17 +215,22 @@ fn inflate(msgs: &[(bool, &[u8])], encoding: Encoding) -> Result<Vec<u8>, Refusa
             grpc::frame(&mut plain, false, m);
             continue;
         }
-        match encoding {
-            Encoding::Gzip => {}
-            Encoding::Identity => return Err((13, "a compressed message without grpc-encoding")),
-            Encoding::Other => return Err((12, "only gzip compression is accepted")),
-        }
+        gzip_only(encoding)?;
         let at = plain.len();
         plain.extend_from_slice(&[0; grpc::PREFIX]);
         let n = gunzip(m, &mut plain)?;
         plain[at + 1..at + grpc::PREFIX].copy_from_slice(&(n as u32).to_be_bytes());
     }
     Ok(plain)
+}
+
+/// A message flagged compressed is taken only with `grpc-encoding: gzip`.
+fn gzip_only(encoding: Encoding) -> Result<(), Refusal> {
+    match encoding {
+        Encoding::Gzip => Ok(()),
+        Encoding::Identity => Err((13, "a compressed message without grpc-encoding")),
+        Encoding::Other => Err((12, "only gzip compression is accepted")),
+    }
 }
 
 /// Appends the gzip message `m` inflated to `out`, within the message limit; returns
@@ -283,11 +288,7 @@ pub fn live_reply(
 ) -> Result<(), Refusal> {
     let inflated;
     let m = if compressed {
-        match encoding {
-            Encoding::Gzip => {}
-            Encoding::Identity => return Err((13, "a compressed message without grpc-encoding")),
-            Encoding::Other => return Err((12, "only gzip compression is accepted")),
-        }
+        gzip_only(encoding)?;
         let mut plain = Vec::new();
         gunzip(m, &mut plain)?;
         inflated = plain;

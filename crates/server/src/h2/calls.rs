@@ -5,9 +5,23 @@
 //! reflection client, a ping-pong bidi stream), and what times each message of a
 //! bidi stream truly.
 
-use super::{frame, Call, H2Conn, State, LIVE_HELD};
+use super::{frame, H2Conn, State};
 use crate::grpc::{self, Encoding, Live};
 use stampede_wire::grpc::{GrpcError, MessageReader, CONTENT_TYPE, DEFAULT_MAX_MESSAGE};
+
+/// A live gRPC call under way: its requests read as they come.
+#[derive(Debug)]
+pub(super) struct Call {
+    kind: crate::grpc::Live,
+    reader: stampede_wire::grpc::MessageReader,
+    encoding: crate::grpc::Encoding,
+    /// Requests answered so far.
+    seq: u32,
+}
+
+/// The most answer bytes a live call holds for a client that does not read them
+/// before the call is ended (RESOURCE_EXHAUSTED).
+const LIVE_HELD: usize = 16 << 20;
 
 impl H2Conn {
     /// Opens the live call on `stream` (routed, its head not sent): its head goes now

@@ -25,6 +25,7 @@ pub use stampede_wire::frame::PREFACE;
 use stampede_wire::hpack;
 
 mod calls;
+use calls::Call;
 mod fields;
 mod respond;
 
@@ -127,20 +128,6 @@ struct Stream {
     /// The client ended its side (END_STREAM) of a live call.
     ended: bool,
 }
-
-/// A live gRPC call under way: its requests read as they come.
-#[derive(Debug)]
-struct Call {
-    kind: crate::grpc::Live,
-    reader: stampede_wire::grpc::MessageReader,
-    encoding: crate::grpc::Encoding,
-    /// Requests answered so far.
-    seq: u32,
-}
-
-/// The most answer bytes a live call holds for a client that does not read them
-/// before the call is ended (RESOURCE_EXHAUSTED).
-const LIVE_HELD: usize = 16 << 20;
 
 /// The server side of one HTTP/2 connection.
 pub struct H2Conn {
