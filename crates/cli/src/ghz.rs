@@ -41,16 +41,6 @@ pub const DIALECT: Dialect = Dialect {
             instead: "give the config file's settings as flags",
         },
         Refused {
-            flag: "--stream-interval",
-            why: "a client stream's messages are sent together here, not paced",
-            instead: "stampede load --call with a message array",
-        },
-        Refused {
-            flag: "--stream-call-duration",
-            why: "a client stream ends once its messages are sent here, not after a time",
-            instead: "--stream-call-count, or as many messages in -d's array",
-        },
-        Refused {
             flag: "--stream-dynamic-messages",
             why: "messages are built once before the run; none is rendered per call",
             instead: "write the values in -d",
@@ -254,6 +244,13 @@ pub struct GhzArgs {
     /// data's messages once)
     #[arg(long = "stream-call-count", value_name = "N", default_value_t = 0)]
     stream_call_count: u64,
+    /// Time between two messages of a client or bidirectional stream (0: all at once)
+    #[arg(long = "stream-interval", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    stream_interval: Duration,
+    /// Close each client or bidirectional stream's sending side this long after the
+    /// call began, its messages sent in turn until then (with --stream-interval)
+    #[arg(long = "stream-call-duration", value_name = "DURATION", default_value = "0", value_parser = parse_go_duration)]
+    stream_call_duration: Duration,
     /// Write the report to FILE instead of standard output
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<String>,
@@ -649,36 +646,38 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
         }
         None => (Vec::new(), None),
     };
-    if a.stream_call_count > 0 {
-        if !m.is_client_streaming() {
-            return Err(Exit::usage(format!(
-                "--stream-call-count: {} takes one message per call; it applies to client and bidirectional streams",
-                m.full_name()
-            )));
-        }
-        let n = usize::try_from(a.stream_call_count)
-            .unwrap_or(usize::MAX)
-            .min(grpc::MAX_MESSAGES + 1);
-        if n > grpc::MAX_MESSAGES {
-            return Err(Exit::usage(format!(
-                "--stream-call-count {}: at most {} messages a stream",
-                a.stream_call_count,
-                grpc::MAX_MESSAGES
-            )));
-        }
-    }
+    let send = grpc::stream_send(
+        m,
+        grpc::Pacing {
+            interval: a.stream_interval,
+            duration: a.stream_call_duration,
+            count: a.stream_call_count,
+        },
+        [
+            "--stream-interval",
+            "--stream-call-duration",
+            "--stream-call-count",
+        ],
+    )?;
+    // Paced streams take the data's messages in turn as they go; otherwise a count
+    // makes the body of that many.
+    let cycle = match send {
+        Some(_) => 0,
+        None => a.stream_call_count as usize,
+    };
     let mut target = i.target.clone();
     let timeout = (!a.timeout.is_zero()).then_some(a.timeout);
     let headers = grpc::CallHeaders {
         metadata: &metadata,
         deadline: timeout,
         gzip: a.enable_compression,
+        paced: send.is_some(),
     };
     let (mut requests, made) = match data {
         // Templates that change from call to call: each call's made as it is sent.
         Some(t) if t.constant().is_none() || made_metadata.is_some() => {
             let mut maker = calldata::Maker::new(m.clone(), t, "-d");
-            maker.stream_count = a.stream_call_count as usize;
+            maker.stream_count = cycle;
             maker.gzip = a.enable_compression;
             maker.metadata = made_metadata.map(calldata::Metadata::Json);
             if let Some(name) = a.name.as_deref().filter(|n| !n.is_empty()) {
@@ -699,10 +698,9 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
                 (None, Data::Binary(bytes)) => grpc::binary_messages(m, bytes, "-b")?,
                 (None, Data::Json(_)) => unreachable!("JSON data is parsed as a template"),
             };
-            if a.stream_call_count > 0 {
+            if cycle > 0 {
                 // The data's messages in turn, as many as asked.
-                let n = a.stream_call_count as usize;
-                framed = framed.iter().cycle().take(n).cloned().collect();
+                framed = framed.iter().cycle().take(cycle).cloned().collect();
             }
             if a.enable_compression {
                 framed = grpc::gzip_messages(framed)?;
@@ -723,6 +721,7 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
     }
     spec.calls = made;
     spec.tls = tls;
+    spec.load.send = send;
     spec.load.http2 = true;
     spec.load.stream = Some(stampede_engine::StreamMode::Grpc);
     spec.load.connections = a.connections as usize;

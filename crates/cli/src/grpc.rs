@@ -76,6 +76,18 @@ pub struct GrpcArgs {
     /// Each call's deadline, sent as grpc-timeout (e.g. 500ms)
     #[arg(long = "deadline", value_name = "DURATION", value_parser = crate::common::parse_duration, requires = "call")]
     pub deadline: Option<std::time::Duration>,
+    /// Client and bidirectional streams: send a call's messages this far apart, the
+    /// first with the call (without it, all at once)
+    #[arg(long = "stream-interval", value_name = "DURATION", value_parser = crate::common::parse_duration, requires = "call")]
+    pub stream_interval: Option<std::time::Duration>,
+    /// With --stream-interval: close each stream's sending side this long after its
+    /// call began, the data's messages sent in turn until then
+    #[arg(long = "stream-duration", value_name = "DURATION", value_parser = crate::common::parse_duration, requires = "stream_interval")]
+    pub stream_duration: Option<std::time::Duration>,
+    /// With --stream-interval: messages each stream sends, the data's in turn, before
+    /// its sending side closes
+    #[arg(long = "stream-count", value_name = "N", requires = "stream_interval")]
+    pub stream_count: Option<u64>,
 }
 
 impl GrpcArgs {
@@ -109,6 +121,15 @@ impl GrpcArgs {
             .load()?
         };
         let m = method(&pool, call)?;
+        let send = stream_send(
+            &m,
+            Pacing {
+                interval: self.stream_interval.unwrap_or_default(),
+                duration: self.stream_duration.unwrap_or_default(),
+                count: self.stream_count.unwrap_or(0),
+            },
+            ["--stream-interval", "--stream-duration", "--stream-count"],
+        )?;
         if !(self.proto.is_empty() && self.protoset.is_none()) {
             // The schema is local: over TLS, the server is asked once whether it
             // speaks HTTP/2 before any load (reflection asked it already otherwise).
@@ -138,12 +159,14 @@ impl GrpcArgs {
             metadata: &fixed,
             deadline: self.deadline,
             gzip: false,
+            paced: send.is_some(),
         };
         if let (Some(json), true) = (data.constant(), made_fields.is_empty()) {
             let framed = messages(&m, json, &what)?;
             return Ok(Calls {
                 requests: requests(target, &m, framed, &headers)?,
                 made: None,
+                send,
             });
         }
         let mut maker = Maker::new(m.clone(), data, &what);
@@ -154,15 +177,82 @@ impl GrpcArgs {
         Ok(Calls {
             requests: vec![base_request(target, &m, &headers)?],
             made: Some(std::sync::Arc::new(maker)),
+            send,
         })
     }
 }
 
 /// A run's calls: its requests, built once; or its one request, whose body and
-/// templated metadata are made for each call.
+/// templated metadata are made for each call; and how a stream's messages are paced.
 pub struct Calls {
     pub requests: Vec<Request>,
     pub made: Option<std::sync::Arc<Maker>>,
+    pub send: Option<stampede_engine::StreamSend>,
+}
+
+/// A stream's pacing as the flags give it (zero: not given).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pacing {
+    pub interval: std::time::Duration,
+    pub duration: std::time::Duration,
+    pub count: u64,
+}
+
+/// How a client or bidirectional stream of `method` sends its messages (see
+/// [`stampede_engine::StreamSend`]): `None` without an interval (all at once, a count
+/// then cycling the data's messages into the body). `flags` name the interval, the
+/// duration and the count in the errors.
+pub fn stream_send(
+    method: &MethodDescriptor,
+    p: Pacing,
+    flags: [&str; 3],
+) -> Result<Option<stampede_engine::StreamSend>, Exit> {
+    let [interval, duration, count] = flags;
+    let given = [
+        (!p.interval.is_zero(), interval),
+        (!p.duration.is_zero(), duration),
+        (p.count > 0, count),
+    ];
+    if let Some((_, flag)) = given.iter().find(|g| g.0) {
+        if !method.is_client_streaming() {
+            return Err(Exit::usage(format!(
+                "{flag}: {} takes one message per call; it applies to client and bidirectional streams",
+                method.full_name()
+            )));
+        }
+    }
+    let max = stampede_engine::StreamSend::MAX_SPAN;
+    for (d, flag) in [(p.interval, interval), (p.duration, duration)] {
+        if d > max {
+            return Err(Exit::usage(format!("{flag} {d:?}: at most an hour")));
+        }
+    }
+    if p.interval.is_zero() {
+        if !p.duration.is_zero() {
+            return Err(Exit::usage(format!(
+                "{duration}: a stream's messages are paced here, never sent as fast as the connection takes them; give {interval} too (e.g. 10ms), or {count} for a number of messages"
+            )));
+        }
+        if p.count > MAX_MESSAGES as u64 {
+            return Err(Exit::usage(format!(
+                "{count} {}: at most {MAX_MESSAGES} messages a stream sent at once (with {interval}, any number)",
+                p.count
+            )));
+        }
+        return Ok(None);
+    }
+    if p.count > stampede_engine::StreamSend::MAX_COUNT {
+        return Err(Exit::usage(format!(
+            "{count} {}: at most {} messages a stream",
+            p.count,
+            stampede_engine::StreamSend::MAX_COUNT
+        )));
+    }
+    Ok(Some(stampede_engine::StreamSend {
+        interval: p.interval,
+        count: (p.count > 0).then_some(p.count),
+        duration_us: (!p.duration.is_zero()).then_some(p.duration.as_micros() as u64),
+    }))
 }
 
 impl Calls {
@@ -454,6 +544,9 @@ pub struct CallHeaders<'a> {
     pub deadline: Option<std::time::Duration>,
     /// The messages are gzip-compressed ([`gzip_messages`]): `grpc-encoding: gzip`.
     pub gzip: bool,
+    /// The stream's messages are paced ([`stream_send`]): sent in parts, the body's
+    /// length is not declared.
+    pub paced: bool,
 }
 
 /// The engine's requests for `method` at `target`: one per message (unary and server
@@ -513,6 +606,7 @@ fn call_request(
         b = b.header(n, v);
     }
     b = match body {
+        Some(body) if h.paced => b.body(body).without_content_length(),
         Some(body) => b.body(body),
         None => b.without_content_length(),
     };
@@ -571,6 +665,7 @@ message HelloReply { string message = 1; }
             metadata: &[("x-id".into(), "7".into())],
             deadline: Some(std::time::Duration::from_secs(2)),
             gzip: false,
+            paced: false,
         };
         let r = requests(&t, &m, framed, &h).unwrap();
         let wire = String::from_utf8_lossy(&r[0].bytes);

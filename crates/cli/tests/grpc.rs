@@ -309,6 +309,84 @@ fn the_reference_server_answers_every_kind_of_call() {
     assert!(done.abs_diff(500) <= 25, "{done}");
 }
 
+#[test]
+fn client_streams_are_paced_message_by_message() {
+    let s = crate::common::srv();
+    let echo = proto("echo.proto");
+    let url = s.url("/");
+    let bidi = ["--proto", &echo, "--call", "stampede.v1.Echo/Bidi"];
+    // Four messages 30 ms apart, the data's two in turn: four answers a call, and
+    // each call lasts at least the three intervals.
+    let paced = [
+        "--data",
+        r#"[{"size": 3}, {"size": 4}]"#,
+        "--stream-interval",
+        "30ms",
+        "-n",
+        "6",
+        "-c",
+        "3",
+    ];
+    let v = load(
+        &url,
+        &[&bidi[..], &paced, &["--stream-count", "4"]].concat(),
+    );
+    assert_eq!(v["grpc"]["OK"], 6, "{}", v["grpc"]);
+    assert_eq!(v["stream"]["events"], 24, "{}", v["stream"]);
+    let min = v["latency"]["min_us"].as_u64().unwrap();
+    assert!(min >= 90_000, "{min} µs");
+    let gap = v["stream"]["gap"]["percentiles"][0]["us"].as_u64().unwrap();
+    assert!(gap >= 15_000, "{}", v["stream"]);
+    // By time: messages at 0, 30, 60 and 90 ms, the send side closed at 100 ms.
+    let v = load(
+        &url,
+        &[&bidi[..], &paced, &["--stream-duration", "100ms"]].concat(),
+    );
+    assert_eq!(v["stream"]["events"], 24, "{}", v["stream"]);
+    assert!(v["latency"]["min_us"].as_u64().unwrap() >= 100_000);
+    // Neither: the data's messages once, paced.
+    let v = load(&url, &[&bidi[..], &paced].concat());
+    assert_eq!(v["stream"]["events"], 12, "{}", v["stream"]);
+    assert!(v["latency"]["min_us"].as_u64().unwrap() >= 30_000);
+    // ghz's flags: a client stream closed after 100 ms, then answered once.
+    let addr = s.addr().to_string();
+    let text = stampede_out(&[
+        "ghz",
+        "--insecure",
+        "--proto",
+        &echo,
+        "--call",
+        "stampede.v1.Echo.ClientStream",
+        "-d",
+        "{}",
+        "--stream-interval",
+        "20ms",
+        "--stream-call-duration",
+        "100ms",
+        "-n",
+        "4",
+        "-c",
+        "2",
+        "-O",
+        "json",
+        &addr,
+    ]);
+    let g: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(g["statusCodeDistribution"]["OK"], 4, "{g}");
+    assert!(g["fastest"].as_f64().unwrap() >= 100e6, "{}", g["fastest"]);
+    assert_eq!(g["options"]["stream-interval"], 20_000_000);
+    // A duration alone is not taken: the messages are paced here.
+    let out = Command::new(BIN)
+        .args(["load", &url])
+        .args(bidi)
+        .args(["--stream-duration", "1s", "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--stream-interval"), "{e}");
+}
+
 /// `stampede` with `args`: its standard output, after checking it succeeded.
 fn stampede_out(args: &[&str]) -> String {
     let out = Command::new(BIN).args(args).output().unwrap();

@@ -84,6 +84,14 @@ pub fn frame(out: &mut Vec<u8>, compressed: bool, message: &[u8]) {
     out.extend_from_slice(message);
 }
 
+/// The length, prefix included, of the whole message `data` starts with; `None`
+/// when `data` holds less than one whole message.
+pub fn framed_len(data: &[u8]) -> Option<usize> {
+    let head: [u8; 4] = data.get(1..PREFIX)?.try_into().ok()?;
+    let whole = PREFIX.checked_add(u32::from_be_bytes(head) as usize)?;
+    (whole <= data.len()).then_some(whole)
+}
+
 /// `grpc-timeout`'s value for `d`: at most eight digits and the finest unit that
 /// holds it (rounded up, so that a deadline is never shorter than asked).
 pub fn timeout(d: Duration) -> String {
@@ -323,6 +331,19 @@ mod tests {
         let mut out = Vec::new();
         r.feed(data, &mut |m| out.push((m.compressed, m.bytes.to_vec())))?;
         Ok(out)
+    }
+
+    #[test]
+    fn a_whole_message_is_measured_and_a_part_is_not() {
+        let mut body = Vec::new();
+        frame(&mut body, false, b"hello");
+        frame(&mut body, true, b"");
+        assert_eq!(framed_len(&body), Some(10));
+        assert_eq!(framed_len(&body[10..]), Some(5));
+        for cut in 0..10 {
+            assert_eq!(framed_len(&body[..cut]), None, "{cut} bytes");
+        }
+        assert_eq!(framed_len(&[0, 0xff, 0xff, 0xff, 0xff]), None);
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub(super) fn report(a: &GhzArgs, i: &Inputs, run: Run) -> GhzInfo {
         "count-errors": a.count_errors,
         "enable-compression": a.enable_compression,
         "metadata": metadata,
+        "stream-interval": nanos(a.stream_interval),
+        "stream-call-duration": nanos(a.stream_call_duration),
+        "stream-call-count": a.stream_call_count,
     });
     if let (Some(o), Some(n)) = (options.as_object_mut(), &a.name) {
         o.insert("name".into(), json!(n));

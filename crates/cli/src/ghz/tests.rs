@@ -252,7 +252,14 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
             "--skipTLS applies to TLS, and --insecure asks for plaintext",
         ),
         (vec!["--config", "c.json"], "--config"),
-        (vec!["--stream-interval", "10ms"], "sent together"),
+        (
+            vec!["--stream-interval", "10ms"],
+            "applies to client and bidirectional",
+        ),
+        (
+            vec!["--stream-call-duration", "1s"],
+            "applies to client and bidirectional",
+        ),
         (
             vec!["--reflect-metadata", "{}"],
             "goes with the reflection call",

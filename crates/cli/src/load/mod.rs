@@ -162,6 +162,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         )));
     }
     let mut made = None;
+    let mut send = None;
     let variety = match (a.openai, &a.grpc.call) {
         (Some(api), _) => {
             openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?
@@ -169,6 +170,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         (None, Some(_)) => {
             let calls = a.grpc.calls(&target, a.tls.config(&target, true)?)?;
             made = calls.engine_calls();
+            send = calls.send;
             calls.requests
         }
         (None, None) => variety,
@@ -194,6 +196,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     spec.load.variety = variety;
     spec.calls = made;
     spec.tls = tls;
+    spec.load.send = send;
     spec.load.connections = a.connections;
     spec.load.threads = a.threads.unwrap_or_else(common::cpus);
     spec.load.requests = a.requests;

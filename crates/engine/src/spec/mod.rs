@@ -368,6 +368,40 @@ pub struct Load {
     /// other machines goes without it, and they count as without one.
     #[serde(skip)]
     pub tokenizer: Option<crate::TokenCounter>,
+    /// gRPC request streams sent message by message (ghz's `--stream-interval`):
+    /// each call's first message goes with its headers, the next ones this far apart.
+    /// `None`: a call's messages go out together with its headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<StreamSend>,
+}
+
+/// How a gRPC call's request stream is paced: its messages (the call's body, cut at
+/// gRPC's length prefixes, taken in turn and again from the first once all are sent)
+/// one every `interval_us` from the call's send, until `count` are sent or
+/// `duration_us` has passed since the send (then the stream's send side ends with an
+/// empty frame, as ghz's `--stream-call-duration` closes it). Neither set: the body's
+/// messages once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSend {
+    #[serde(rename = "interval_us", with = "crate::form::micros")]
+    pub interval: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_us: Option<u64>,
+}
+
+impl StreamSend {
+    /// The longest interval and duration taken (an hour).
+    pub const MAX_SPAN: Duration = Duration::from_secs(3600);
+    /// The most messages one stream is asked to send.
+    pub const MAX_COUNT: u64 = 1 << 32;
+
+    /// When the stream's send side ends, if by time.
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration_us.map(Duration::from_micros)
+    }
 }
 
 /// Service levels of a completion, in µs; a level not set is not checked.
@@ -467,6 +501,7 @@ impl Load {
             slo: None,
             event_timeout: None,
             tokenizer: None,
+            send: None,
         }
     }
 }

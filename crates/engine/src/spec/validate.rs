@@ -202,6 +202,9 @@ impl LoadSpec {
         if self.calls.is_some() {
             self.check_made_calls()?;
         }
+        if let Some(send) = &self.load.send {
+            self.check_stream_send(send)?;
+        }
         let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
         if self.hooks.is_some() && self.load.http2 {
             return bad("hooks", "scripts drive HTTP/1.1 connections only");
@@ -574,6 +577,65 @@ impl LoadSpec {
             None => Ok(()),
         }
     }
+}
+
+impl LoadSpec {
+    /// Request streams sent message by message: gRPC calls of the run's one request
+    /// on a pool of connections, paced within bounds, whose body (unless each call
+    /// makes its own) is whole length-prefixed messages.
+    fn check_stream_send(&self, send: &crate::StreamSend) -> Result<(), SpecError> {
+        let span = |d: Duration| !d.is_zero() && d <= crate::StreamSend::MAX_SPAN;
+        let why = if self.load.stream != Some(crate::StreamMode::Grpc) {
+            "request streams are sent message by message in gRPC calls only".to_string()
+        } else if self.load.shape.has_sessions() {
+            "paced request streams go on a pool of connections, not sessions".to_string()
+        } else if !self.load.variety.is_empty()
+            || !self.load.script.is_empty()
+            || self.load.walk.is_some()
+        {
+            "a paced stream sends the run's one call; a list of requests, steps or a walk does not apply".to_string()
+        } else if !span(send.interval) {
+            format!(
+                "interval_us {}: from 1 µs to an hour",
+                send.interval.as_micros()
+            )
+        } else if send.duration().is_some_and(|d| !span(d)) {
+            "duration_us: from 1 µs to an hour".to_string()
+        } else if send
+            .count
+            .is_some_and(|n| n == 0 || n > crate::StreamSend::MAX_COUNT)
+        {
+            format!("count: from 1 to {} messages", crate::StreamSend::MAX_COUNT)
+        } else if self.calls.is_none() && !whole_messages(&self.load.request.bytes) {
+            "the request's body must be one or more whole gRPC messages (each length-prefixed)"
+                .to_string()
+        } else {
+            return Ok(());
+        };
+        Err(SpecError::Invalid {
+            field: "send",
+            reason: why,
+        })
+    }
+}
+
+/// Whether the body of the HTTP/1 request `bytes` is one or more whole gRPC
+/// messages.
+fn whole_messages(bytes: &[u8]) -> bool {
+    let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let mut body = &bytes[end + 4..];
+    if body.is_empty() {
+        return false;
+    }
+    while !body.is_empty() {
+        match stampede_wire::grpc::framed_len(body) {
+            Some(n) => body = &body[n..],
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Whether the head of the HTTP/1 request `bytes` has a Content-Length field.

@@ -83,6 +83,9 @@ struct Stream {
     unacked: u32,
     /// Body bytes still to send, from this offset.
     send_from: Option<usize>,
+    /// The send side stays open once those are sent: more is to come
+    /// ([`H2Conn::send_more`]).
+    more: bool,
     /// The server's window for this stream.
     send_window: i64,
     /// Its response body watched as it arrives (runs that time streams).
@@ -152,7 +155,12 @@ pub struct H2Conn {
     /// Whether the request's fields are in the server's dynamic table yet, or must
     /// not be used (the server shrank its table).
     indexing: Indexing,
+    /// Which connection of the process this is (stream ids start again on each).
+    pub(crate) epoch: u64,
 }
+
+/// The connections made so far ([`H2Conn::epoch`]).
+static EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Indexing {
@@ -209,6 +217,7 @@ impl H2Conn {
             streams: VecDeque::new(),
             owned: Vec::new(),
             block_buf: Vec::new(),
+            epoch: EPOCHS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             blocks: Assembler::new(Bounds {
                 max_bytes: MAX_HEADER_BLOCK,
                 max_continuations: MAX_CONTINUATIONS,
@@ -303,6 +312,12 @@ impl H2Conn {
         if let Some(i) = self.streams.iter().position(|s| s.id == id) {
             let s = self.streams.remove(i).expect("present");
             self.answered += 1;
+            if s.more || s.send_from.is_some() {
+                // Answered before the request ended: the rest is not sent, and the
+                // stream is closed on our side too (RFC 9113, section 8.1).
+                frame::rst_stream(&mut self.out, id, frame::CANCEL);
+                self.owned.retain(|o| o.0 != id);
+            }
             let mut grpc = None;
             if self.grpc {
                 let at = self.grpc_status.iter().position(|g| g.0 == id);

@@ -28,17 +28,52 @@ impl H2Conn {
         let has_body = !body.is_empty();
         let id = self.headers_out(req, true, fields, has_body);
         if has_body {
-            let s = self.streams.back_mut().expect("just opened");
-            let (out, window) = (&mut self.out, &mut self.conn_send_window);
-            let from = send_body(out, s, body, 0, window, self.peer_max_frame);
-            if from < body.len() {
-                self.owned.push((id, body[from..].to_vec()));
-                s.send_from = Some(0);
-            } else {
-                s.send_from = None;
-            }
+            self.send_own(self.streams.len() - 1, body);
         }
         id
+    }
+
+    /// Opens a stream for `req` whose send side stays open after `body`: the rest of
+    /// the request follows by [`H2Conn::send_more`]. Otherwise as
+    /// [`H2Conn::request_made`] (`repeat` as for [`H2Conn::request`]).
+    pub fn request_open(
+        &mut self,
+        req: &H2Request,
+        repeat: bool,
+        body: &[u8],
+        fields: &[u8],
+    ) -> u32 {
+        let id = self.headers_out(req, repeat, fields, true);
+        let at = self.streams.len() - 1;
+        self.streams[at].more = true;
+        self.send_own(at, body);
+        id
+    }
+
+    /// Sends `body` on stream `id`, opened by [`H2Conn::request_open`], after what it
+    /// has sent; `last` ends its send side with it (an empty `body` then sends an empty
+    /// DATA frame with END_STREAM). False: the stream is over (answered, reset, or
+    /// never opened here), and nothing is sent.
+    pub fn send_more(&mut self, id: u32, body: &[u8], last: bool) -> bool {
+        let Some(at) = self.streams.iter().position(|s| s.id == id && s.more) else {
+            return false;
+        };
+        let s = &mut self.streams[at];
+        s.more = !last;
+        if s.send_from.is_some() {
+            // Still waiting on a window: queued after what waits.
+            match self.owned.iter_mut().find(|o| o.0 == id) {
+                Some(own) => own.1.extend_from_slice(body),
+                None => unreachable!("an open-ended stream sends owned bytes"),
+            }
+        } else if body.is_empty() {
+            if last {
+                frame_head(&mut self.out, 0, DATA, END_STREAM, id);
+            }
+        } else {
+            self.send_own(at, body);
+        }
+        true
     }
 
     /// Opens the next stream with `req`'s header block (the one [`H2Conn::block_for`]
@@ -100,6 +135,7 @@ impl H2Conn {
             body: 0,
             unacked: 0,
             send_from: body.then_some(0),
+            more: false,
             send_window: self.peer_initial_window,
             watch: (self.watch.as_ref()).map(|(m, c)| Box::new(Watch::new(*m, c.clone()))),
         });
@@ -124,6 +160,20 @@ impl H2Conn {
             let streams = &self.streams;
             self.owned
                 .retain(|o| streams.iter().any(|s| s.id == o.0 && s.send_from.is_some()));
+        }
+    }
+
+    /// Sends stream `at`'s own body as far as the windows allow; the rest is kept for
+    /// it until they open.
+    fn send_own(&mut self, at: usize, body: &[u8]) {
+        let s = &mut self.streams[at];
+        let (out, window) = (&mut self.out, &mut self.conn_send_window);
+        let from = send_body(out, s, body, 0, window, self.peer_max_frame);
+        if from < body.len() {
+            self.owned.push((s.id, body[from..].to_vec()));
+            s.send_from = Some(0);
+        } else {
+            s.send_from = None;
         }
     }
 }
@@ -167,7 +217,8 @@ fn write_headers(out: &mut Vec<u8>, id: u32, block: &[u8], body: bool, max_frame
 }
 
 /// Sends `body` from `from` on stream `s` as DATA frames, as far as its window and
-/// the connection's allow (END_STREAM with the last byte); returns where it stopped.
+/// the connection's allow (END_STREAM with the last byte, unless the stream has more
+/// to come); returns where it stopped.
 fn send_body(
     out: &mut Vec<u8>,
     s: &mut Stream,
@@ -182,7 +233,8 @@ fn send_body(
             break;
         }
         let n = (body.len() - from).min(max_frame).min(room as usize);
-        let end = from + n == body.len();
+        // An open-ended stream's send side stays open after its bytes so far.
+        let end = from + n == body.len() && !s.more;
         frame_head(out, n, DATA, if end { END_STREAM } else { 0 }, s.id);
         out.extend_from_slice(&body[from..from + n]);
         from += n;

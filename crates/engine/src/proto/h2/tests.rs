@@ -734,3 +734,74 @@ fn a_made_call_sends_its_own_body_and_fields_and_keeps_the_rest_for_the_windows(
     assert_eq!(rest.last().unwrap().1, END_STREAM);
     assert!(c.owned.is_empty(), "nothing kept once sent");
 }
+
+#[test]
+fn an_open_stream_sends_its_parts_as_they_come_and_ends_once() {
+    let req = H2Request::from_http1(b"POST /svc/M HTTP/1.1\r\nHost: h\r\n\r\n", "http").unwrap();
+    let mut c = settled();
+    // The first part goes with the headers, and the send side stays open.
+    let id = c.request_open(&req, true, b"one", &[]);
+    let f = frames(&c.out);
+    assert_eq!((f[0].0, f[0].1), (HEADERS, END_HEADERS));
+    assert_eq!((f[1].0, f[1].1, &f[1].3[..]), (DATA, 0, &b"one"[..]));
+    c.out.clear();
+    assert!(c.send_more(id, b"two", false));
+    assert!(c.send_more(id, b"three", true));
+    let f = frames(&c.out);
+    assert_eq!((f[0].1, &f[0].3[..]), (0, &b"two"[..]));
+    assert_eq!((f[1].1, &f[1].3[..]), (END_STREAM, &b"three"[..]));
+    // Ended: nothing more goes, and an unknown stream takes nothing.
+    c.out.clear();
+    assert!(!c.send_more(id, b"four", false));
+    assert!(!c.send_more(id + 2, b"x", false));
+    assert!(c.out.is_empty());
+    // Ended by time: an empty DATA frame with END_STREAM.
+    let two = c.request_open(&req, true, b"a", &[]);
+    c.out.clear();
+    assert!(c.send_more(two, &[], true));
+    assert_eq!(frames(&c.out), [(DATA, END_STREAM, two, Vec::new())]);
+}
+
+#[test]
+fn an_open_stream_waits_for_its_window_and_ends_with_its_last_byte() {
+    let req = H2Request::from_http1(b"POST /svc/M HTTP/1.1\r\nHost: h\r\n\r\n", "http").unwrap();
+    let mut c = settled();
+    let big = vec![b'z'; 70_000];
+    let id = c.request_open(&req, true, &big, &[]);
+    // Past the window: the next part and the end queue behind what waits.
+    assert!(c.send_more(id, b"tail", false));
+    assert!(c.send_more(id, &[], true));
+    c.out.clear();
+    let mut more = frame(WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes());
+    more.extend(frame(WINDOW_UPDATE, 0, id, &100_000u32.to_be_bytes()));
+    c.feed(&more, &[], &mut Vec::new()).unwrap();
+    let data: Vec<_> = frames(&c.out).into_iter().filter(|f| f.0 == DATA).collect();
+    let sent: Vec<u8> = data.iter().flat_map(|f| f.3.clone()).collect();
+    assert_eq!(sent.len(), 70_000 - 65_535 + 4);
+    assert!(sent.ends_with(b"tail"));
+    assert_eq!(data.last().unwrap().1, END_STREAM);
+    assert_eq!(data.iter().filter(|f| f.1 & END_STREAM != 0).count(), 1);
+    assert!(c.owned.is_empty());
+}
+
+#[test]
+fn a_stream_answered_before_its_request_ended_is_cancelled() {
+    let req = H2Request::from_http1(b"POST /svc/M HTTP/1.1\r\nHost: h\r\n\r\n", "http").unwrap();
+    let mut c = settled();
+    let id = c.request_open(&req, true, b"one", &[]);
+    c.out.clear();
+    let head = block(&[(b":status", b"200"), (b"grpc-status", b"0")]);
+    let mut events = Vec::new();
+    c.feed(
+        &frame(HEADERS, END_HEADERS | END_STREAM, id, &head),
+        &[],
+        &mut events,
+    )
+    .unwrap();
+    assert!(matches!(events[..], [Event::Response(_)]));
+    let f = frames(&c.out);
+    assert!(f
+        .iter()
+        .any(|f| f.0 == RST_STREAM && f.2 == id && f.3 == frame::CANCEL.to_be_bytes()));
+    assert!(!c.send_more(id, b"two", true));
+}

@@ -27,6 +27,7 @@ mod batch;
 mod conn;
 mod connect;
 mod drive;
+mod paced;
 mod read;
 mod redirect;
 mod session;
@@ -198,6 +199,7 @@ impl<'a> Worker<'a> {
             spec.load.shape,
             crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
         ) && prep.redirects == 0
+            && prep.paced.is_none()
             && !hooks
                 .as_ref()
                 .is_some_and(|h| h.wants_responses() || h.builds_requests());
@@ -312,6 +314,10 @@ impl<'a> Worker<'a> {
             if self.drive.next_due().is_some_and(|t| t <= now) {
                 self.release_due(now);
             }
+            let paced = self.prep.paced.as_ref().and_then(|p| p.next_due());
+            if paced.is_some_and(|t| t <= now) {
+                self.send_paced(now);
+            }
             self.dispatch(now);
             self.publish();
             if self.pace.sending_done && self.in_flight == 0 && self.drive.active() == 0 {
@@ -324,6 +330,9 @@ impl<'a> Worker<'a> {
             }
             if let Some(t) = self.quic_timers.peek() {
                 deadline = deadline.min(t.0 .0);
+            }
+            if let Some(t) = self.prep.paced.as_ref().and_then(|p| p.next_due()) {
+                deadline = deadline.min(t);
             }
             let due = match self.drive.next_due() {
                 Some(t) => Some(self.pace.wake_at.map_or(t, |w| w.min(t))),
@@ -627,6 +636,9 @@ impl<'a> Worker<'a> {
         if steps {
             let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
             index = (index + 1).saturating_sub(waiting);
+        }
+        if self.prep.paced.is_some() {
+            return self.open_paced_streams(ci);
         }
         if let Some(made) = self.prep.made.as_mut() {
             // Calls made one by one: each its own body and fields, numbered over the

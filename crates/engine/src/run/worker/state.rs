@@ -64,6 +64,7 @@ impl Prepared {
             redirects,
             batch_latency: spec.load.batch_latency,
             made: None,
+            paced: spec.load.send.map(super::paced::Paced::new),
             unusual: spec.load.batch_latency
                 || sessions.is_some_and(|s| s.session.fail_status.is_some()),
         }
@@ -167,6 +168,8 @@ pub(super) struct Prepared {
     pub(super) batch_latency: bool,
     /// Calls made one by one: this worker's maker (see [`crate::made`]).
     pub(super) made: Option<crate::run::made::Maker>,
+    /// gRPC request streams sent message by message: those still sending.
+    pub(super) paced: Option<super::paced::Paced>,
     /// Responses take the slower path of [`Worker::record_unusual`]: batch latency or
     /// a failure status.
     pub(super) unusual: bool,
