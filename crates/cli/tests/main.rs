@@ -28,3 +28,4 @@ mod stream;
 mod targets;
 mod tls;
 mod variety;
+mod ws;

@@ -79,6 +79,9 @@ pub struct Answered {
     pub tail: bool,
     /// Input is left that is not a complete request yet (a head to time).
     pub partial: bool,
+    /// A WebSocket handshake was answered with `101`: the connection speaks
+    /// WebSocket from `used` on.
+    pub upgraded: Option<Box<crate::ws::WsConn>>,
 }
 
 impl Default for H1Conn {
@@ -156,6 +159,7 @@ impl H1Conn {
         let mut pos = 0;
         let mut close = false;
         let mut deferred = None;
+        let mut upgraded = None;
         while pos < data.len() && a.waiting_output + a.out.len() < a.max_output {
             match request::parse(&data[pos..], a.limits) {
                 Parsed::Partial(waiting) => {
@@ -185,6 +189,14 @@ impl H1Conn {
                         keep_alive: req.keep_alive && !a.draining,
                         ..req
                     };
+                    if req.ws.is_some() {
+                        // A WebSocket handshake: what follows it is frames, or nothing.
+                        match crate::ws::handshake(&req, a.out, a.lines) {
+                            crate::ws::Handshake::Upgraded(w) => upgraded = Some(w),
+                            crate::ws::Handshake::Refused => close = true,
+                        }
+                        break;
+                    }
                     let persist = Persist::of(&req);
                     let mut resp = Http1 {
                         out: a.out,
@@ -219,6 +231,7 @@ impl H1Conn {
             partial: pos < data.len() && deferred.is_none() && self.tail.is_none(),
             deferred,
             tail: self.tail.is_some(),
+            upgraded,
         }
     }
 

@@ -565,6 +565,7 @@ impl H3Endpoint {
             keep_alive: true,
             http10: false,
             body: &body,
+            ws: None,
         };
         match routes::route(&req, &mut self.ctx, &mut r) {
             Routed::Written => {

@@ -25,7 +25,8 @@
 //! The pieces: `event_loop` (accepting, timers, draining; connection I/O in its
 //! `conn`), the transport (TCP or TLS), and one sans-IO protocol value per connection,
 //! [`h1::H1Conn`] or [`h2::H2Conn`], which parse input and append answers that the
-//! [`routes`] produce.
+//! [`routes`] produce, or [`ws::WsConn`] once an HTTP/1.1 connection upgraded to
+//! WebSocket.
 #![forbid(unsafe_code)]
 
 pub mod date;
@@ -43,6 +44,7 @@ pub mod request;
 pub mod routes;
 pub mod store;
 mod transport;
+pub mod ws;
 
 use std::io;
 use std::net::SocketAddr;

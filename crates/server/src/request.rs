@@ -51,6 +51,20 @@ pub struct Request<'a> {
     pub http10: bool,
     /// The request's body (within the body limit).
     pub body: &'a [u8],
+    /// A WebSocket handshake: the request asked to upgrade to `websocket`.
+    pub ws: Option<Upgrade<'a>>,
+}
+
+/// What a WebSocket handshake's request says (RFC 6455 §4.2.1), as sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Upgrade<'a> {
+    /// `Connection` names `upgrade`.
+    pub connection: bool,
+    /// `Sec-WebSocket-Key`, `Sec-WebSocket-Version` and `Sec-WebSocket-Protocol` (each
+    /// empty when absent; the protocols as listed).
+    pub key: &'a [u8],
+    pub version: &'a [u8],
+    pub protocols: &'a [u8],
 }
 
 /// Parses a request's head only: what a server must know before its body has come.
@@ -135,6 +149,11 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let mut has_te = false;
     let mut hosts = 0;
     let mut expects_continue = false;
+    // A WebSocket handshake's fields, kept as they pass (rare: one compare each by
+    // length, as the others).
+    let mut websocket = false;
+    let mut connection: &[u8] = b"";
+    let (mut key, mut version, mut protocols): (&[u8], &[u8], &[u8]) = (b"", b"", b"");
     for h in req.headers.iter() {
         let n = h.name.as_bytes();
         // By length first: most headers are none of these and cost one compare.
@@ -143,9 +162,11 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             6 if is_name(n, b"expect") => {
                 expects_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue")
             }
+            7 if is_name(n, b"upgrade") => websocket = has_token(h.value, b"websocket"),
             10 if is_name(n, b"connection") => {
                 close |= has_token(h.value, b"close");
                 keep_alive |= has_token(h.value, b"keep-alive");
+                connection = h.value;
             }
             14 if is_name(n, b"content-length") => {
                 let Some(len) = content_length_value(h.value) else {
@@ -157,6 +178,9 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
                 content_length = Some(len);
             }
             17 if is_name(n, b"transfer-encoding") => has_te = true,
+            17 if is_name(n, b"sec-websocket-key") => key = h.value.trim_ascii(),
+            21 if is_name(n, b"sec-websocket-version") => version = h.value.trim_ascii(),
+            22 if is_name(n, b"sec-websocket-protocol") => protocols = h.value,
             _ => {}
         }
     }
@@ -204,6 +228,12 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             keep_alive: if http10 { keep_alive && !close } else { !close },
             http10,
             body: &buf[head_len..head_len + body],
+            ws: websocket.then(|| Upgrade {
+                connection: has_token(connection, b"upgrade"),
+                key,
+                version,
+                protocols,
+            }),
         },
         head_len + body,
     )

@@ -24,7 +24,8 @@ impl EventLoop {
                 break;
             }
             if c.rbuf.len() > self.config.limits.max_head + self.config.limits.max_body
-                || (c.proto.is_h2() && c.wbuf.len() >= MAX_PENDING_OUTPUT)
+                || (matches!(c.proto, Proto::H2(_) | Proto::Ws(_))
+                    && c.wbuf.len() >= MAX_PENDING_OUTPUT)
             {
                 // Queued behind a deferred answer or a full output buffer: read later.
                 c.paused = true;
@@ -126,6 +127,7 @@ impl EventLoop {
         }
         let h1 = match &mut c.proto {
             Proto::H2(_) => return (self.process_h2(ci, data, now), false),
+            Proto::Ws(_) => return (self.process_ws(ci, data), false),
             Proto::H1(h1) => h1,
         };
         if h1.fresh && matches!(&c.stream, Io::Tls(t) if t.alpn() == Some(b"h2")) {
@@ -164,6 +166,16 @@ impl EventLoop {
         } else {
             None
         };
+        if let Some(mut w) = answered.upgraded {
+            // WebSocket from here: the frames after the handshake go to it at once.
+            if let Some(at) = w.push_from(now) {
+                self.delays
+                    .push(std::cmp::Reverse((at, ci, c.generation, 0)));
+            }
+            c.proto = Proto::Ws(w);
+            self.write_out(ci);
+            return (answered.used, true);
+        }
         if let Some(d) = answered.deferred {
             let g = c.generation;
             self.defer(d, ci, g, 0, now);
@@ -177,6 +189,59 @@ impl EventLoop {
             .as_ref()
             .is_some_and(|c| !c.proto.has_tail() && !c.close_after && c.wbuf.is_empty());
         (answered.used, done)
+    }
+
+    /// WebSocket: takes the client's frames in `data` (all of it), writing what they
+    /// ask for; the connection ends once that is out when either side closed.
+    pub(super) fn process_ws(&mut self, ci: usize, data: &[u8]) -> usize {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return data.len();
+        };
+        let Proto::Ws(w) = &mut c.proto else {
+            return 0;
+        };
+        self.out.clear();
+        c.close_after |= w.feed(data, &mut self.out);
+        self.write_out(ci);
+        data.len()
+    }
+
+    /// WebSocket: a push endpoint's next message is due; the one after it goes on the
+    /// timers.
+    pub(super) fn push_ws(&mut self, ci: usize, now: Instant) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        let Proto::Ws(w) = &mut c.proto else {
+            return;
+        };
+        if c.peer_closed {
+            // The client went away: the rest is for nobody.
+            self.close(ci);
+            return;
+        }
+        if c.wbuf.len() >= MAX_PENDING_OUTPUT {
+            // A client that does not read: the message waits a tick rather than pile up.
+            let g = c.generation;
+            self.delays.push(std::cmp::Reverse((
+                now + std::time::Duration::from_millis(10),
+                ci,
+                g,
+                0,
+            )));
+            return;
+        }
+        self.out.clear();
+        // Sending counts as activity: a push the client only reads is not idle.
+        c.last_active = now;
+        if let Some(at) = w.push_next(&mut self.out) {
+            let g = c.generation;
+            self.delays.push(std::cmp::Reverse((at, ci, g, 0)));
+        } else if w.closing() {
+            c.close_after = true;
+        }
+        self.write_out(ci);
+        self.after_io(ci, now);
     }
 
     /// Makes and writes the rest of a generated body while the socket takes it whole;

@@ -68,6 +68,8 @@ struct Conn {
 enum Proto {
     H1(H1Conn),
     H2(Box<H2Conn>),
+    /// After an HTTP/1.1 handshake's `101`.
+    Ws(Box<crate::ws::WsConn>),
 }
 
 impl Proto {
@@ -80,7 +82,7 @@ impl Proto {
     fn h2(&self) -> Option<&H2Conn> {
         match self {
             Proto::H2(h) => Some(h),
-            Proto::H1(_) => None,
+            Proto::H1(_) | Proto::Ws(_) => None,
         }
     }
 
@@ -88,7 +90,7 @@ impl Proto {
     fn h2_mut(&mut self) -> Option<&mut H2Conn> {
         match self {
             Proto::H2(h) => Some(h),
-            Proto::H1(_) => None,
+            Proto::H1(_) | Proto::Ws(_) => None,
         }
     }
 
@@ -348,6 +350,15 @@ impl EventLoop {
                             self.after_io(ci, now);
                             continue;
                         }
+                        if let Proto::Ws(w) = &mut c.proto {
+                            // WebSocket's close (going away), then the connection's.
+                            self.out.clear();
+                            w.going_away(&mut self.out);
+                            c.close_after = true;
+                            self.write_out(ci);
+                            self.after_io(ci, now);
+                            continue;
+                        }
                     }
                     if self.is_idle(ci) {
                         self.close(ci);
@@ -491,7 +502,7 @@ impl EventLoop {
                 match self.conns[ci].as_mut().map(|c| &mut c.proto) {
                     Some(Proto::H1(h)) => h.feed_from(at),
                     Some(Proto::H2(h)) => h.feed_from(stream, f, at),
-                    None => {}
+                    Some(Proto::Ws(_)) | None => {}
                 }
                 self.delays.push(Reverse((at, ci, generation, stream)));
             }
@@ -513,13 +524,20 @@ impl EventLoop {
     }
 
     fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
-        let feeding = self.conns[ci].as_ref().is_some_and(|c| {
-            c.generation == generation
-                && match &c.proto {
-                    Proto::H1(h) => h.feeding(),
-                    Proto::H2(h) => h.feeding(stream),
-                }
-        });
+        let (feeding, ws) = match self.conns[ci]
+            .as_ref()
+            .filter(|c| c.generation == generation)
+        {
+            Some(c) => match &c.proto {
+                Proto::H1(h) => (h.feeding(), false),
+                Proto::H2(h) => (h.feeding(stream), false),
+                Proto::Ws(_) => (false, true),
+            },
+            None => (false, false),
+        };
+        if ws {
+            return self.push_ws(ci, now);
+        }
         if feeding {
             return self.feed_next(ci, stream, now);
         }
@@ -541,6 +559,7 @@ impl EventLoop {
         self.out.clear();
         let h1 = match &mut c.proto {
             Proto::H1(h1) => h1,
+            Proto::Ws(_) => return,
             Proto::H2(h2) => {
                 if let crate::h1::Fed::Next(at) = h2.feed_next(&mut self.out, stream) {
                     let g = c.generation;

@@ -1,0 +1,129 @@
+//! The reference server's WebSocket endpoints: its handshake and frames over a real
+//! socket, and Python's websockets (another implementation) talking to it.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
+
+use crate::common::missing_peer;
+
+const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/ws_peer.py");
+
+/// Sends `bytes` to a new connection and reads until the server closes it (within
+/// 10 s).
+fn exchange(addr: std::net::SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(bytes).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    got
+}
+
+fn handshake(path: &str, extra: &str) -> String {
+    format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
+    )
+}
+
+/// The frames after the response head in `got`, read as a client reads them.
+fn frames(got: &[u8]) -> Vec<String> {
+    let at = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: false,
+        max_message: 1 << 20,
+        keep: true,
+        deflate: false,
+    });
+    let mut seen = Vec::new();
+    r.feed(&got[at..], &mut |e| {
+        seen.push(match e {
+            Event::Message { data, .. } => format!("message {}", String::from_utf8_lossy(data)),
+            Event::Pong(p) => format!("pong {}", String::from_utf8_lossy(p)),
+            Event::Ping(_) => "ping".into(),
+            Event::Close { code, reason } => format!("close {code:?} {reason}"),
+        })
+    })
+    .unwrap();
+    seen
+}
+
+#[test]
+fn frames_sent_with_the_handshake_are_echoed_and_the_close_answered() {
+    let s = crate::common::srv();
+    let mut req = handshake("/ws/echo", "Sec-WebSocket-Version: 13\r\n").into_bytes();
+    let k = Some([7, 7, 7, 7]);
+    ws::frame(&mut req, (false, false), ws::TEXT, b"frag", k);
+    ws::frame(&mut req, (true, false), ws::PING, b"p", k);
+    ws::frame(&mut req, (true, false), ws::CONTINUATION, b"mented", k);
+    ws::close(&mut req, Some(ws::NORMAL), "bye", k);
+    let got = exchange(s.addr(), &req);
+    let head =
+        String::from_utf8_lossy(&got[..got.windows(4).position(|w| w == b"\r\n\r\n").unwrap()]);
+    assert!(head.starts_with("HTTP/1.1 101 "), "{head}");
+    assert!(
+        head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+        "{head}"
+    );
+    assert_eq!(
+        frames(&got),
+        ["pong p", "message fragmented", "close Some(1000) "]
+    );
+}
+
+#[test]
+fn refused_handshakes_get_their_status_and_the_connection_closes() {
+    let s = crate::common::srv();
+    let got = exchange(
+        s.addr(),
+        handshake("/ws/echo", "Sec-WebSocket-Version: 8\r\n").as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.starts_with("HTTP/1.1 426 ") && text.contains("Sec-WebSocket-Version: 13"),
+        "{text}"
+    );
+    let got = exchange(
+        s.addr(),
+        handshake("/nowhere", "Sec-WebSocket-Version: 13\r\n").as_bytes(),
+    );
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 404 "));
+    // A client that sends unmasked frames is told so (1002) and let go.
+    let mut req = handshake("/ws/echo", "Sec-WebSocket-Version: 13\r\n").into_bytes();
+    ws::frame(&mut req, (true, false), ws::TEXT, b"unmasked", None);
+    let got = exchange(s.addr(), &req);
+    let seen = frames(&got);
+    assert!(seen[0].starts_with("close Some(1002)"), "{seen:?}");
+}
+
+#[test]
+fn pythons_websockets_talks_to_the_reference_server() {
+    let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
+        return missing_peer("STAMPEDE_WS_PYTHON (Python with websockets)");
+    };
+    let s = crate::common::srv();
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(&python).arg(PEER).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let url = format!("ws://{}/ws/echo", s.addr());
+    let v = run(&["echo", &url, "20"]);
+    assert_eq!(v["text"], 20, "{v}");
+    assert_eq!(v["binary"], 20, "{v}");
+    assert_eq!(v["pong"], true, "{v}");
+    assert_eq!(v["subprotocol"], "chat.v2", "{v}");
+    assert_eq!(v["close_code"], 1000, "{v}");
+    let url = format!("ws://{}/ws/push?interval_ms=5&count=7&size=32", s.addr());
+    let v = run(&["push", &url]);
+    assert_eq!(v["messages"], 7, "{v}");
+    assert_eq!(v["close_code"], 1000, "{v}");
+}

@@ -1,0 +1,293 @@
+//! WebSocket on the reference server (RFC 6455): the HTTP/1.1 handshake, then the
+//! connection's frames as a sans-IO state machine beside [`crate::h1`] and
+//! [`crate::h2`].
+//!
+//! Two endpoints: `/ws/echo` sends each message back as it came (text as text, binary
+//! as binary), what a round-trip load measures; `/ws/push?interval_ms=&size=&count=`
+//! sends `count` messages (0: until the client closes) of `size` bytes, one every
+//! `interval_ms` on the loop's timers, what a server-push load times. Both answer
+//! pings with pongs and a close with a close. A handshake that is not one (no key, a
+//! version other than 13, not a GET) is refused with the status RFC 6455 gives it,
+//! and a client that breaks the framing's rules is sent the close code that answers
+//! it, then the connection ends. A message is kept whole for its echo, within the
+//! message limit checked from its frames' heads.
+
+use std::time::{Duration, Instant};
+
+use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
+
+use crate::request::{Method, Request};
+use crate::routes::Lines;
+
+/// The largest message a client may send (16 MiB, the largest the Autobahn cases
+/// send).
+pub const MAX_MESSAGE: u64 = 16 << 20;
+
+/// The most messages a push endpoint is asked for, its largest message, and its
+/// shortest and longest interval.
+const MAX_COUNT: u64 = 100_000_000;
+const MAX_PUSH_SIZE: usize = 1 << 20;
+const MAX_INTERVAL_MS: u64 = 3_600_000;
+
+/// What the connection does with the client's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Route {
+    Echo,
+    Push(Push),
+}
+
+/// A push endpoint's messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Push {
+    interval: Duration,
+    /// Messages in all (0: until the client closes), and sent so far.
+    count: u64,
+    sent: u64,
+    /// The message, framed once.
+    frame: Vec<u8>,
+}
+
+/// The server side of one WebSocket connection.
+#[derive(Debug)]
+pub struct WsConn {
+    reader: Reader,
+    route: Route,
+    /// Our close frame is written: nothing more is sent, and the connection ends once
+    /// it is out.
+    closing: bool,
+    /// The push's next message, once the loop has said when it is due.
+    due: Option<Instant>,
+}
+
+/// What a handshake request came to.
+pub enum Handshake {
+    /// `101 Switching Protocols` is written; the connection speaks WebSocket now.
+    Upgraded(Box<WsConn>),
+    /// A refusal is written; the connection closes after it.
+    Refused,
+}
+
+/// Answers a request that asked to upgrade to WebSocket: the `101` and the connection
+/// that follows it, or the refusal (`400` for a handshake that is not one, `426` with
+/// the version spoken for another version, `404` for a path without an endpoint).
+pub fn handshake(req: &Request<'_>, out: &mut Vec<u8>, lines: Lines<'_>) -> Handshake {
+    let Some(up) = req.ws else {
+        return refuse(out, lines, 400, "not a WebSocket handshake\n", "");
+    };
+    if req.method != Method::Get || req.http10 || !up.connection || !ws::valid_key(up.key) {
+        return refuse(
+            out,
+            lines,
+            400,
+            "a WebSocket handshake is an HTTP/1.1 GET with Connection: Upgrade and a Sec-WebSocket-Key of 16 bytes in base64\n",
+            "",
+        );
+    }
+    if up.version != b"13" {
+        return refuse(
+            out,
+            lines,
+            426,
+            "this server speaks WebSocket version 13\n",
+            "Sec-WebSocket-Version: 13\r\n",
+        );
+    }
+    let route = match req.path {
+        b"/ws/echo" => Route::Echo,
+        b"/ws/push" => match push(req.query) {
+            Ok(p) => Route::Push(p),
+            Err(why) => return refuse(out, lines, 400, &why, ""),
+        },
+        _ => {
+            return refuse(
+                out,
+                lines,
+                404,
+                "WebSocket endpoints here: /ws/echo, /ws/push\n",
+                "",
+            )
+        }
+    };
+    out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\n");
+    out.extend_from_slice(lines.server);
+    out.extend_from_slice(lines.date);
+    out.extend_from_slice(b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
+    out.extend_from_slice(ws::accept_key(up.key).as_bytes());
+    // The first subprotocol offered, if any: the endpoints speak whatever the client
+    // names.
+    let first = (up.protocols.split(|&b| b == b','))
+        .map(|p| p.trim_ascii())
+        .find(|p| !p.is_empty() && p.iter().all(|&b| b.is_ascii_graphic()));
+    if let Some(p) = first {
+        out.extend_from_slice(b"\r\nSec-WebSocket-Protocol: ");
+        out.extend_from_slice(p);
+    }
+    out.extend_from_slice(b"\r\n\r\n");
+    Handshake::Upgraded(Box::new(WsConn {
+        reader: Reader::new(ReaderOptions {
+            peer_is_client: true,
+            max_message: MAX_MESSAGE,
+            keep: route == Route::Echo,
+            deflate: false,
+        }),
+        route,
+        closing: false,
+        due: None,
+    }))
+}
+
+fn refuse(out: &mut Vec<u8>, lines: Lines<'_>, status: u16, body: &str, extra: &str) -> Handshake {
+    let _ = std::io::Write::write_fmt(
+        out,
+        format_args!(
+            "HTTP/1.1 {status} {}\r\n",
+            match status {
+                400 => "Bad Request",
+                404 => "Not Found",
+                _ => "Upgrade Required",
+            }
+        ),
+    );
+    out.extend_from_slice(lines.server);
+    out.extend_from_slice(lines.date);
+    out.extend_from_slice(extra.as_bytes());
+    let _ = std::io::Write::write_fmt(
+        out,
+        format_args!(
+            "Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    Handshake::Refused
+}
+
+/// A push endpoint's settings from its query: `interval_ms` (default 1000), `size`
+/// (default 16 bytes), `count` (default 0: until the client closes), `text` (1: text
+/// messages of `x`, else binary).
+fn push(query: &[u8]) -> Result<Push, String> {
+    let (mut interval, mut size, mut count, mut text) = (1000u64, 16usize, 0u64, false);
+    for pair in query.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
+        let (k, v) = match pair.iter().position(|&b| b == b'=') {
+            Some(i) => (&pair[..i], &pair[i + 1..]),
+            None => (pair, &b""[..]),
+        };
+        let n = std::str::from_utf8(v)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok());
+        let bad = |what: &str| format!("/ws/push: {what}\n");
+        match (k, n) {
+            (b"interval_ms", Some(n)) if (1..=MAX_INTERVAL_MS).contains(&n) => interval = n,
+            (b"size", Some(n)) if n as usize <= MAX_PUSH_SIZE => size = n as usize,
+            (b"count", Some(n)) if n <= MAX_COUNT => count = n,
+            (b"text", Some(n)) if n <= 1 => text = n == 1,
+            (b"interval_ms", _) => return Err(bad("interval_ms is from 1 to 3600000")),
+            (b"size", _) => return Err(bad("size is at most 1048576 bytes")),
+            (b"count", _) => return Err(bad("count is at most 100000000 (0: until closed)")),
+            (b"text", _) => return Err(bad("text is 0 or 1")),
+            _ => return Err(bad("the settings are interval_ms, size, count and text")),
+        }
+    }
+    let mut frame = Vec::with_capacity(size + ws::MAX_HEAD);
+    let payload = vec![if text { b'x' } else { 0 }; size];
+    ws::frame(
+        &mut frame,
+        (true, false),
+        if text { ws::TEXT } else { ws::BINARY },
+        &payload,
+        None,
+    );
+    Ok(Push {
+        interval: Duration::from_millis(interval),
+        count,
+        sent: 0,
+        frame,
+    })
+}
+
+impl WsConn {
+    /// Takes the client's bytes, writing the answers (echoes, pongs, the close) to
+    /// `out`. True: the connection ends once `out` is written.
+    pub fn feed(&mut self, data: &[u8], out: &mut Vec<u8>) -> bool {
+        if self.closing {
+            // After our close, what the client sends is not read.
+            return true;
+        }
+        let echo = self.route == Route::Echo;
+        let mut close: Option<(Option<u16>, String)> = None;
+        let r = self.reader.feed(data, &mut |e| match e {
+            Event::Message {
+                text,
+                compressed,
+                data,
+                ..
+            } if echo => ws::frame(
+                out,
+                (true, compressed),
+                if text { ws::TEXT } else { ws::BINARY },
+                data,
+                None,
+            ),
+            Event::Message { .. } | Event::Pong(_) => {}
+            Event::Ping(p) => ws::frame(out, (true, false), ws::PONG, p, None),
+            Event::Close { code, reason } => close = Some((code, reason.to_string())),
+        });
+        match (r, close) {
+            (Err(e), _) => {
+                ws::close(out, Some(e.code), e.why, None);
+                self.closing = true;
+            }
+            (Ok(()), Some((code, _))) => {
+                // The client's close is answered with its code (none with none).
+                ws::close(out, code, "", None);
+                self.closing = true;
+            }
+            (Ok(()), None) => {}
+        }
+        self.closing
+    }
+
+    /// The push's first message is due at `at` (the loop's clock): the time it was
+    /// upgraded. `None`: the endpoint pushes nothing.
+    pub fn push_from(&mut self, at: Instant) -> Option<Instant> {
+        matches!(self.route, Route::Push(_)).then(|| {
+            self.due = Some(at);
+            at
+        })
+    }
+
+    /// The push's next message is due: it goes to `out`, and the one after it falls
+    /// due then (on the schedule's clock, not the send's). After the last, a close
+    /// (1000) goes out, and `None` comes back.
+    pub fn push_next(&mut self, out: &mut Vec<u8>) -> Option<Instant> {
+        let (Route::Push(p), Some(due), false) = (&mut self.route, self.due, self.closing) else {
+            return None;
+        };
+        out.extend_from_slice(&p.frame);
+        p.sent += 1;
+        if p.count > 0 && p.sent >= p.count {
+            ws::close(out, Some(ws::NORMAL), "pushed every message", None);
+            self.closing = true;
+            self.due = None;
+            return None;
+        }
+        let next = due + p.interval;
+        self.due = Some(next);
+        Some(next)
+    }
+
+    /// Whether the connection is ending (our close is written).
+    pub fn closing(&self) -> bool {
+        self.closing
+    }
+
+    /// The server is stopping: a close (1001, going away) goes out.
+    pub fn going_away(&mut self, out: &mut Vec<u8>) {
+        if !self.closing {
+            ws::close(out, Some(ws::GOING_AWAY), "the server is stopping", None);
+            self.closing = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

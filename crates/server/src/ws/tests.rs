@@ -1,0 +1,226 @@
+//! The WebSocket endpoints against hand-built handshakes and client frames.
+
+use super::*;
+use crate::request::Upgrade;
+use stampede_wire::ws::{Event, Reader, ReaderOptions};
+
+const LINES: Lines<'static> = Lines {
+    date: b"Date: Thu, 01 Jan 2026 00:00:00 GMT\r\n",
+    server: b"Server: stampede\r\n",
+};
+
+fn req<'a>(path: &'a [u8], query: &'a [u8], up: Upgrade<'a>) -> Request<'a> {
+    Request {
+        method: Method::Get,
+        path,
+        query,
+        keep_alive: true,
+        http10: false,
+        body: b"",
+        ws: Some(up),
+    }
+}
+
+fn up(key: &[u8]) -> Upgrade<'_> {
+    Upgrade {
+        connection: true,
+        key,
+        version: b"13",
+        protocols: b"",
+    }
+}
+
+const KEY: &[u8] = b"dGhlIHNhbXBsZSBub25jZQ==";
+
+fn open(path: &[u8], query: &[u8]) -> (Box<WsConn>, String) {
+    let mut out = Vec::new();
+    match handshake(&req(path, query, up(KEY)), &mut out, LINES) {
+        Handshake::Upgraded(w) => (w, String::from_utf8(out).unwrap()),
+        Handshake::Refused => panic!("refused: {}", String::from_utf8_lossy(&out)),
+    }
+}
+
+/// What the server sent, read as a client reads it.
+fn events(out: &[u8]) -> Vec<String> {
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: false,
+        max_message: 1 << 24,
+        keep: true,
+        deflate: false,
+    });
+    let mut got = Vec::new();
+    r.feed(out, &mut |e| {
+        got.push(match e {
+            Event::Message { text, data, .. } => {
+                format!(
+                    "{} {}",
+                    if text { "text" } else { "binary" },
+                    String::from_utf8_lossy(data)
+                )
+            }
+            Event::Ping(p) => format!("ping {}", String::from_utf8_lossy(p)),
+            Event::Pong(p) => format!("pong {}", String::from_utf8_lossy(p)),
+            Event::Close { code, reason } => format!("close {code:?} {reason}"),
+        })
+    })
+    .unwrap();
+    got
+}
+
+fn client(op: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    ws::frame(&mut f, (true, false), op, payload, Some([1, 2, 3, 4]));
+    f
+}
+
+#[test]
+fn the_handshake_answers_with_rfc_6455s_accept_key() {
+    let (_, head) = open(b"/ws/echo", b"");
+    assert!(
+        head.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.contains("Upgrade: websocket\r\nConnection: Upgrade\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.ends_with("\r\n\r\n") && !head.contains("Sec-WebSocket-Protocol"),
+        "{head}"
+    );
+    // The first subprotocol offered is taken.
+    let mut out = Vec::new();
+    let offered = Upgrade {
+        protocols: b" chat.v2 , chat.v1",
+        ..up(KEY)
+    };
+    assert!(matches!(
+        handshake(&req(b"/ws/echo", b"", offered), &mut out, LINES),
+        Handshake::Upgraded(_)
+    ));
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("Sec-WebSocket-Protocol: chat.v2\r\n"));
+}
+
+#[test]
+fn handshakes_that_are_not_one_are_refused_with_their_status() {
+    let refused = |r: Request<'_>| {
+        let mut out = Vec::new();
+        assert!(matches!(handshake(&r, &mut out, LINES), Handshake::Refused));
+        String::from_utf8(out).unwrap()
+    };
+    let e = refused(req(b"/ws/echo", b"", up(b"short")));
+    assert!(e.starts_with("HTTP/1.1 400 "), "{e}");
+    let e = refused(req(
+        b"/ws/echo",
+        b"",
+        Upgrade {
+            connection: false,
+            ..up(KEY)
+        },
+    ));
+    assert!(e.starts_with("HTTP/1.1 400 "), "{e}");
+    let e = refused(req(
+        b"/ws/echo",
+        b"",
+        Upgrade {
+            version: b"8",
+            ..up(KEY)
+        },
+    ));
+    assert!(
+        e.starts_with("HTTP/1.1 426 ") && e.contains("Sec-WebSocket-Version: 13\r\n"),
+        "{e}"
+    );
+    let e = refused(Request {
+        method: Method::Post,
+        ..req(b"/ws/echo", b"", up(KEY))
+    });
+    assert!(e.starts_with("HTTP/1.1 400 "), "{e}");
+    let e = refused(req(b"/elsewhere", b"", up(KEY)));
+    assert!(
+        e.starts_with("HTTP/1.1 404 ") && e.contains("/ws/echo"),
+        "{e}"
+    );
+    let e = refused(req(b"/ws/push", b"size=99999999", up(KEY)));
+    assert!(e.starts_with("HTTP/1.1 400 ") && e.contains("size"), "{e}");
+    let e = refused(req(b"/ws/push", b"rate=5", up(KEY)));
+    assert!(e.contains("interval_ms, size, count and text"), "{e}");
+    assert!(e.contains("Connection: close\r\n"), "{e}");
+}
+
+#[test]
+fn the_echo_sends_each_message_back_and_answers_pings_and_the_close() {
+    let (mut w, _) = open(b"/ws/echo", b"");
+    let mut out = Vec::new();
+    let mut input = client(ws::TEXT, "héllo".as_bytes());
+    input.extend(client(ws::PING, b"are you there"));
+    input.extend(client(ws::BINARY, b"\x00\x01"));
+    // Whatever the cut, the same answers.
+    for cut in [1, 5, input.len()] {
+        let (mut w, _) = open(b"/ws/echo", b"");
+        let mut out = Vec::new();
+        for piece in input.chunks(cut) {
+            assert!(!w.feed(piece, &mut out));
+        }
+        assert_eq!(
+            events(&out),
+            ["text héllo", "pong are you there", "binary \u{0}\u{1}"]
+        );
+    }
+    let mut bye = Vec::new();
+    ws::close(&mut bye, Some(4000), "done", Some([9, 9, 9, 9]));
+    assert!(w.feed(&bye, &mut out));
+    assert_eq!(events(&out), ["close Some(4000) "]);
+    // After the close nothing more is answered.
+    out.clear();
+    assert!(w.feed(&client(ws::TEXT, b"late"), &mut out));
+    assert!(out.is_empty());
+}
+
+#[test]
+fn a_client_that_breaks_the_rules_is_sent_the_code_that_answers_it() {
+    let (mut w, _) = open(b"/ws/echo", b"");
+    let mut out = Vec::new();
+    // Unmasked: a protocol error.
+    let mut f = Vec::new();
+    ws::frame(&mut f, (true, false), ws::TEXT, b"x", None);
+    assert!(w.feed(&f, &mut out));
+    let got = events(&out);
+    assert!(got[0].starts_with("close Some(1002)"), "{got:?}");
+    // Text that is not UTF-8: 1007.
+    let (mut w, _) = open(b"/ws/echo", b"");
+    let mut out = Vec::new();
+    assert!(w.feed(&client(ws::TEXT, b"\xff"), &mut out));
+    assert!(events(&out)[0].starts_with("close Some(1007)"));
+}
+
+#[test]
+fn the_push_sends_its_count_on_the_schedule_then_closes() {
+    let (mut w, _) = open(b"/ws/push", b"interval_ms=20&size=3&count=3&text=1");
+    let t = Instant::now();
+    assert_eq!(w.push_from(t), Some(t));
+    let mut out = Vec::new();
+    let ms = |n| t + Duration::from_millis(n);
+    assert_eq!(w.push_next(&mut out), Some(ms(20)));
+    assert_eq!(w.push_next(&mut out), Some(ms(40)));
+    assert_eq!(w.push_next(&mut out), None);
+    assert!(w.closing());
+    assert_eq!(
+        events(&out),
+        [
+            "text xxx",
+            "text xxx",
+            "text xxx",
+            "close Some(1000) pushed every message"
+        ]
+    );
+    // The echo pushes nothing.
+    let (mut e, _) = open(b"/ws/echo", b"");
+    assert_eq!(e.push_from(t), None);
+}
