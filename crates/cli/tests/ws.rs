@@ -127,3 +127,48 @@ fn pythons_websockets_talks_to_the_reference_server() {
     assert_eq!(v["messages"], 7, "{v}");
     assert_eq!(v["close_code"], 1000, "{v}");
 }
+
+#[test]
+fn the_autobahn_server_cases_pass() {
+    let Ok(wstest) = std::env::var("STAMPEDE_AUTOBAHN") else {
+        return missing_peer("STAMPEDE_AUTOBAHN (Autobahn|Testsuite's wstest)");
+    };
+    let s = crate::common::srv();
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let report = tmp.0.join("report");
+    // Every case but permessage-deflate's (12.*, 13.*), which the server does not offer.
+    let spec = serde_json::json!({
+        "outdir": report,
+        "servers": [{"agent": "stampede", "url": format!("ws://{}/ws/echo", s.addr())}],
+        "cases": ["*"],
+        "exclude-cases": ["12.*", "13.*"],
+        "exclude-agent-cases": {},
+    });
+    let spec_file = tmp.0.join("spec.json");
+    std::fs::write(&spec_file, spec.to_string()).unwrap();
+    let out = Command::new(&wstest)
+        .args(["-m", "fuzzingclient", "-s"])
+        .arg(&spec_file)
+        .current_dir(&tmp.0)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(report.join("index.json")).unwrap()).unwrap();
+    let cases = index["stampede"].as_object().unwrap();
+    assert!(cases.len() >= 290, "{} cases", cases.len());
+    let passed = ["OK", "NON-STRICT", "INFORMATIONAL"];
+    let failed: Vec<String> = cases
+        .iter()
+        .filter(|(_, v)| {
+            !passed.contains(&v["behavior"].as_str().unwrap_or(""))
+                || !passed.contains(&v["behaviorClose"].as_str().unwrap_or(""))
+        })
+        .map(|(k, v)| format!("{k}: {} / {}", v["behavior"], v["behaviorClose"]))
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+}
