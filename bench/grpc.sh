@@ -8,8 +8,8 @@
 # row says which side was the limit; beside them, stampede's plain HTTP/2 request
 # (`--http2 -c 1 --streams 50`, /pong) against the same reference server, the cost a
 # call is compared with. A last case offers a fixed rate to the Go server over 4
-# connections (stampede -R with 50 streams each, ghz --rps with -c 200) and gives
-# stampede's send lag p99.
+# connections and over one (stampede -R with 50 streams each, ghz --rps with 50
+# calls in flight a connection) and gives stampede's send lag p99.
 #
 #   bash bench/grpc.sh [ROUNDS=5] [CALLS=200000] [RATE=20000]
 #
@@ -102,19 +102,22 @@ print('serve stampede-h2', r['throughput_rps'], f'{($u + $sy) * 1e6 / n:.2f}', f
   tail -1 "$WORK/results" >&2
 done
 
-# A fixed rate to the Go server: stampede's send lag, and each side's CPU per call.
+# A fixed rate to the Go server over 4 connections and over one (ghz's default):
+# stampede's send lag, and each side's CPU per call.
 for r in $(seq "$ROUNDS"); do
-  for c in stampede ghz; do
-    out=$WORK/rate.$c.$r
-    if [ "$c" = stampede ]; then
-      call stampede "$GO_PORT" "$out" -R "$RATE" -d 5s -c 4 --streams 50
-    else
-      call ghz "$GO_PORT" "$out" -c 200 --connections 4 --rps "$RATE" -z 5s
-    fi
-    read -r rps ok lag < <(calls "$out" "$c")
-    read -r u sy _ < "$out.time"
-    echo "rate $c $rps $(python3 -c "print(f'{($u + $sy) * 1e6 / max(float($ok), 1):.2f}')") $lag $ok" >> "$WORK/results"
-    tail -1 "$WORK/results" >&2
+  for conns in 4 1; do
+    for c in stampede ghz; do
+      out=$WORK/rate.$conns.$c.$r
+      if [ "$c" = stampede ]; then
+        call stampede "$GO_PORT" "$out" -R "$RATE" -d 5s -c "$conns" --streams 50
+      else
+        call ghz "$GO_PORT" "$out" -c $((50 * conns)) --connections "$conns" --rps "$RATE" -z 5s
+      fi
+      read -r rps ok lag < <(calls "$out" "$c")
+      read -r u sy _ < "$out.time"
+      echo "rate$conns $c $rps $(python3 -c "print(f'{($u + $sy) * 1e6 / max(float($ok), 1):.2f}')") $lag $ok" >> "$WORK/results"
+      tail -1 "$WORK/results" >&2
+    done
   done
 done
 
@@ -131,12 +134,12 @@ for row in "go stampede" "go ghz" "serve stampede" "serve ghz" "serve stampede-h
   }
 done
 echo
-echo "Fixed rate $RATE calls/s to the Go server, 5 s: | client | calls/s | client CPU µs/call | stampede's send lag p99 µs |"
-echo "|---|---:|---:|---:|"
-for c in stampede ghz; do
-  printf '| %s | %.0f | %.2f | %s |\n' "$c" "$(median_of "$WORK/results" 3 rate "$c")" \
-    "$(median_of "$WORK/results" 4 rate "$c")" \
-    "$([ $c = stampede ] && median_of "$WORK/results" 5 rate "$c" || echo -)"
+echo "Fixed rate $RATE calls/s to the Go server, 5 s: | connections | client | calls/s | client CPU µs/call | stampede's send lag p99 µs |"
+echo "|---:|---|---:|---:|---:|"
+for conns in 4 1; do
+  for c in stampede ghz; do
+    printf '| %s | %s | %.0f | %.2f | %s |\n' "$conns" "$c" "$(median_of "$WORK/results" 3 "rate$conns" "$c")" \
+      "$(median_of "$WORK/results" 4 "rate$conns" "$c")" \
+      "$([ $c = stampede ] && median_of "$WORK/results" 5 "rate$conns" "$c" || echo -)"
+  done
 done
-echo
-machine

@@ -546,6 +546,12 @@ impl<'a> Worker<'a> {
             };
             self.start_batch(ci, claimed, 0, len, now);
             if self.pace.sending_done || self.pace.wake_at.is_some() {
+                if self.pace.wake_at.is_some() && self.spare_streams(ci) {
+                    // Streams to spare: the next start goes on this connection when it
+                    // falls due, not once an answer comes (with one connection, a start
+                    // would otherwise wait for the server).
+                    self.make_idle(ci);
+                }
                 return;
             }
         }
@@ -605,6 +611,12 @@ impl<'a> Worker<'a> {
             Proto::H3(_) => self.spec.load.pipeline,
         };
         limit.saturating_sub(c.pending.len())
+    }
+
+    /// Whether `ci` is an open multiplexed connection with room for more streams.
+    fn spare_streams(&self, ci: usize) -> bool {
+        let c = &self.conns[ci];
+        c.proto.multiplexed() && c.link.state() == State::Open && self.room(ci) > 0
     }
 
     /// Which request the connection is sending: the script step its session is on, or
