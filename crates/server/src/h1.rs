@@ -183,15 +183,16 @@ impl H1Conn {
                     break;
                 }
                 Parsed::Complete(req, len) => {
+                    let at = pos;
                     pos += len;
                     self.continued = false;
                     let req = Request {
                         keep_alive: req.keep_alive && !a.draining,
                         ..req
                     };
-                    if req.ws.is_some() {
+                    if req.upgrade {
                         // A WebSocket handshake: what follows it is frames, or nothing.
-                        match crate::ws::handshake(&req, a.out, a.lines) {
+                        match crate::ws::handshake(&req, &data[at..pos], a.out, a.lines) {
                             crate::ws::Handshake::Upgraded(w) => upgraded = Some(w),
                             crate::ws::Handshake::Refused => close = true,
                         }

@@ -565,7 +565,7 @@ impl H3Endpoint {
             keep_alive: true,
             http10: false,
             body: &body,
-            ws: None,
+            upgrade: false,
         };
         match routes::route(&req, &mut self.ctx, &mut r) {
             Routed::Written => {

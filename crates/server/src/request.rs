@@ -51,20 +51,9 @@ pub struct Request<'a> {
     pub http10: bool,
     /// The request's body (within the body limit).
     pub body: &'a [u8],
-    /// A WebSocket handshake: the request asked to upgrade to `websocket`.
-    pub ws: Option<Upgrade<'a>>,
-}
-
-/// What a WebSocket handshake's request says (RFC 6455 §4.2.1), as sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Upgrade<'a> {
-    /// `Connection` names `upgrade`.
-    pub connection: bool,
-    /// `Sec-WebSocket-Key`, `Sec-WebSocket-Version` and `Sec-WebSocket-Protocol` (each
-    /// empty when absent; the protocols as listed).
-    pub key: &'a [u8],
-    pub version: &'a [u8],
-    pub protocols: &'a [u8],
+    /// The request asked to upgrade to WebSocket (`Upgrade: websocket`): its head is
+    /// read again, whole, by the handshake ([`crate::ws::handshake`]).
+    pub upgrade: bool,
 }
 
 /// Parses a request's head only: what a server must know before its body has come.
@@ -111,9 +100,9 @@ pub enum Parsed<'a> {
     Rejected(Reject),
 }
 
-const MAX_HEADERS: usize = 64;
+pub(crate) const MAX_HEADERS: usize = 64;
 
-fn has_token(value: &[u8], token: &[u8]) -> bool {
+pub(crate) fn has_token(value: &[u8], token: &[u8]) -> bool {
     value
         .split(|&b| b == b',')
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
@@ -149,11 +138,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let mut has_te = false;
     let mut hosts = 0;
     let mut expects_continue = false;
-    // A WebSocket handshake's fields, kept as they pass (rare: one compare each by
-    // length, as the others).
-    let mut websocket = false;
-    let mut connection: &[u8] = b"";
-    let (mut key, mut version, mut protocols): (&[u8], &[u8], &[u8]) = (b"", b"", b"");
+    let mut upgrade = false;
     for h in req.headers.iter() {
         let n = h.name.as_bytes();
         // By length first: most headers are none of these and cost one compare.
@@ -162,11 +147,10 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             6 if is_name(n, b"expect") => {
                 expects_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue")
             }
-            7 if is_name(n, b"upgrade") => websocket = has_token(h.value, b"websocket"),
+            7 if is_name(n, b"upgrade") => upgrade = has_token(h.value, b"websocket"),
             10 if is_name(n, b"connection") => {
                 close |= has_token(h.value, b"close");
                 keep_alive |= has_token(h.value, b"keep-alive");
-                connection = h.value;
             }
             14 if is_name(n, b"content-length") => {
                 let Some(len) = content_length_value(h.value) else {
@@ -178,9 +162,6 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
                 content_length = Some(len);
             }
             17 if is_name(n, b"transfer-encoding") => has_te = true,
-            17 if is_name(n, b"sec-websocket-key") => key = h.value.trim_ascii(),
-            21 if is_name(n, b"sec-websocket-version") => version = h.value.trim_ascii(),
-            22 if is_name(n, b"sec-websocket-protocol") => protocols = h.value,
             _ => {}
         }
     }
@@ -228,12 +209,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             keep_alive: if http10 { keep_alive && !close } else { !close },
             http10,
             body: &buf[head_len..head_len + body],
-            ws: websocket.then(|| Upgrade {
-                connection: has_token(connection, b"upgrade"),
-                key,
-                version,
-                protocols,
-            }),
+            upgrade,
         },
         head_len + body,
     )

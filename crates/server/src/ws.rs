@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
 
-use crate::request::{Method, Request};
+use crate::request::{has_token, Method, Request};
 use crate::routes::Lines;
 
 /// The largest message a client may send (16 MiB, the largest the Autobahn cases
@@ -59,6 +59,17 @@ pub struct WsConn {
     due: Option<Instant>,
 }
 
+/// A handshake's fields, as sent (each empty when absent).
+#[derive(Debug, Default, Clone, Copy)]
+struct Upgrade<'a> {
+    /// `Connection` names `upgrade`.
+    connection: bool,
+    key: &'a [u8],
+    version: &'a [u8],
+    /// `Sec-WebSocket-Protocol`: the protocols offered, as listed.
+    protocols: &'a [u8],
+}
+
 /// What a handshake request came to.
 pub enum Handshake {
     /// `101 Switching Protocols` is written; the connection speaks WebSocket now.
@@ -67,13 +78,27 @@ pub enum Handshake {
     Refused,
 }
 
-/// Answers a request that asked to upgrade to WebSocket: the `101` and the connection
-/// that follows it, or the refusal (`400` for a handshake that is not one, `426` with
-/// the version spoken for another version, `404` for a path without an endpoint).
-pub fn handshake(req: &Request<'_>, out: &mut Vec<u8>, lines: Lines<'_>) -> Handshake {
-    let Some(up) = req.ws else {
-        return refuse(out, lines, 400, "not a WebSocket handshake\n", "");
-    };
+/// Answers a request that asked to upgrade to WebSocket (`head`: its bytes, read
+/// again here for the handshake's fields, which the parser does not keep for every
+/// request): the `101` and the connection that follows it, or the refusal (`400` for
+/// a handshake that is not one, `426` with the version spoken for another version,
+/// `404` for a path without an endpoint).
+pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines<'_>) -> Handshake {
+    let mut fields = [httparse::EMPTY_HEADER; crate::request::MAX_HEADERS];
+    let mut r = httparse::Request::new(&mut fields);
+    let mut up = Upgrade::default();
+    if let Ok(httparse::Status::Complete(_)) = r.parse(head) {
+        for h in r.headers.iter() {
+            let v = h.value.trim_ascii();
+            match h.name.to_ascii_lowercase().as_str() {
+                "connection" => up.connection |= has_token(h.value, b"upgrade"),
+                "sec-websocket-key" => up.key = v,
+                "sec-websocket-version" => up.version = v,
+                "sec-websocket-protocol" if up.protocols.is_empty() => up.protocols = v,
+                _ => {}
+            }
+        }
+    }
     if req.method != Method::Get || req.http10 || !up.connection || !ws::valid_key(up.key) {
         return refuse(
             out,

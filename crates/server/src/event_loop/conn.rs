@@ -166,14 +166,8 @@ impl EventLoop {
         } else {
             None
         };
-        if let Some(mut w) = answered.upgraded {
-            // WebSocket from here: the frames after the handshake go to it at once.
-            if let Some(at) = w.push_from(now) {
-                self.delays
-                    .push(std::cmp::Reverse((at, ci, c.generation, 0)));
-            }
-            c.proto = Proto::Ws(w);
-            self.write_out(ci);
+        if let Some(w) = answered.upgraded {
+            self.upgrade(ci, w, now);
             return (answered.used, true);
         }
         if let Some(d) = answered.deferred {
@@ -191,8 +185,27 @@ impl EventLoop {
         (answered.used, done)
     }
 
+    /// A WebSocket handshake was answered: the connection speaks WebSocket from here,
+    /// and the frames after the handshake go to it at once. Out of line, as the
+    /// WebSocket paths below: HTTP/1.1's requests do not carry them.
+    #[cold]
+    #[inline(never)]
+    fn upgrade(&mut self, ci: usize, mut w: Box<crate::ws::WsConn>, now: Instant) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        if let Some(at) = w.push_from(now) {
+            self.delays
+                .push(std::cmp::Reverse((at, ci, c.generation, 0)));
+        }
+        c.proto = Proto::Ws(w);
+        self.write_out(ci);
+    }
+
     /// WebSocket: takes the client's frames in `data` (all of it), writing what they
     /// ask for; the connection ends once that is out when either side closed.
+    #[cold]
+    #[inline(never)]
     pub(super) fn process_ws(&mut self, ci: usize, data: &[u8]) -> usize {
         let Some(c) = self.conns[ci].as_mut() else {
             return data.len();

@@ -170,7 +170,7 @@ impl H2Respond<'_> {
             keep_alive: true,
             http10: false,
             body,
-            ws: None,
+            upgrade: false,
         };
         routes::route(&req, ctx, self)
     }

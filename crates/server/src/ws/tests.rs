@@ -1,7 +1,7 @@
 //! The WebSocket endpoints against hand-built handshakes and client frames.
 
 use super::*;
-use crate::request::Upgrade;
+use crate::request::Parsed;
 use stampede_wire::ws::{Event, Reader, ReaderOptions};
 
 const LINES: Lines<'static> = Lines {
@@ -9,32 +9,29 @@ const LINES: Lines<'static> = Lines {
     server: b"Server: stampede\r\n",
 };
 
-fn req<'a>(path: &'a [u8], query: &'a [u8], up: Upgrade<'a>) -> Request<'a> {
-    Request {
-        method: Method::Get,
-        path,
-        query,
-        keep_alive: true,
-        http10: false,
-        body: b"",
-        ws: Some(up),
-    }
+const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
+
+/// A handshake's head: `method path`, then the standard fields with `key`, `version`
+/// and the `extra` lines.
+fn head(method: &str, path: &str, key: &str, version: &str, extra: &str) -> Vec<u8> {
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: {version}\r\n{extra}\r\n"
+    )
+    .into_bytes()
 }
 
-fn up(key: &[u8]) -> Upgrade<'_> {
-    Upgrade {
-        connection: true,
-        key,
-        version: b"13",
-        protocols: b"",
-    }
+/// The handshake of `head`, answered into `out`.
+fn answer(head: &[u8], out: &mut Vec<u8>) -> Handshake {
+    let limits = crate::request::Limits::default();
+    let Parsed::Complete(req, n) = crate::request::parse(head, &limits) else {
+        panic!("not a request: {}", String::from_utf8_lossy(head));
+    };
+    handshake(&req, &head[..n], out, LINES)
 }
 
-const KEY: &[u8] = b"dGhlIHNhbXBsZSBub25jZQ==";
-
-fn open(path: &[u8], query: &[u8]) -> (Box<WsConn>, String) {
+fn open(path: &str) -> (Box<WsConn>, String) {
     let mut out = Vec::new();
-    match handshake(&req(path, query, up(KEY)), &mut out, LINES) {
+    match answer(&head("GET", path, KEY, "13", ""), &mut out) {
         Handshake::Upgraded(w) => (w, String::from_utf8(out).unwrap()),
         Handshake::Refused => panic!("refused: {}", String::from_utf8_lossy(&out)),
     }
@@ -75,33 +72,33 @@ fn client(op: u8, payload: &[u8]) -> Vec<u8> {
 
 #[test]
 fn the_handshake_answers_with_rfc_6455s_accept_key() {
-    let (_, head) = open(b"/ws/echo", b"");
+    let (_, said) = open("/ws/echo");
     assert!(
-        head.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
-        "{head}"
+        said.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{said}"
     );
     assert!(
-        head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
-        "{head}"
+        said.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"),
+        "{said}"
     );
     assert!(
-        head.contains("Upgrade: websocket\r\nConnection: Upgrade\r\n"),
-        "{head}"
+        said.contains("Upgrade: websocket\r\nConnection: Upgrade\r\n"),
+        "{said}"
     );
     assert!(
-        head.ends_with("\r\n\r\n") && !head.contains("Sec-WebSocket-Protocol"),
-        "{head}"
+        said.ends_with("\r\n\r\n") && !said.contains("Sec-WebSocket-Protocol"),
+        "{said}"
     );
     // The first subprotocol offered is taken.
     let mut out = Vec::new();
-    let offered = Upgrade {
-        protocols: b" chat.v2 , chat.v1",
-        ..up(KEY)
-    };
-    assert!(matches!(
-        handshake(&req(b"/ws/echo", b"", offered), &mut out, LINES),
-        Handshake::Upgraded(_)
-    ));
+    let offered = head(
+        "GET",
+        "/ws/echo",
+        KEY,
+        "13",
+        "Sec-WebSocket-Protocol: chat.v2 , chat.v1\r\n",
+    );
+    assert!(matches!(answer(&offered, &mut out), Handshake::Upgraded(_)));
     assert!(String::from_utf8(out)
         .unwrap()
         .contains("Sec-WebSocket-Protocol: chat.v2\r\n"));
@@ -109,61 +106,47 @@ fn the_handshake_answers_with_rfc_6455s_accept_key() {
 
 #[test]
 fn handshakes_that_are_not_one_are_refused_with_their_status() {
-    let refused = |r: Request<'_>| {
+    let refused = |h: Vec<u8>| {
         let mut out = Vec::new();
-        assert!(matches!(handshake(&r, &mut out, LINES), Handshake::Refused));
+        assert!(matches!(answer(&h, &mut out), Handshake::Refused));
         String::from_utf8(out).unwrap()
     };
-    let e = refused(req(b"/ws/echo", b"", up(b"short")));
+    let e = refused(head("GET", "/ws/echo", "short", "13", ""));
     assert!(e.starts_with("HTTP/1.1 400 "), "{e}");
-    let e = refused(req(
-        b"/ws/echo",
-        b"",
-        Upgrade {
-            connection: false,
-            ..up(KEY)
-        },
-    ));
+    let no_upgrade = String::from_utf8(head("GET", "/ws/echo", KEY, "13", ""))
+        .unwrap()
+        .replace("Connection: Upgrade", "Connection: keep-alive");
+    let e = refused(no_upgrade.into_bytes());
     assert!(e.starts_with("HTTP/1.1 400 "), "{e}");
-    let e = refused(req(
-        b"/ws/echo",
-        b"",
-        Upgrade {
-            version: b"8",
-            ..up(KEY)
-        },
-    ));
+    let e = refused(head("GET", "/ws/echo", KEY, "8", ""));
     assert!(
         e.starts_with("HTTP/1.1 426 ") && e.contains("Sec-WebSocket-Version: 13\r\n"),
         "{e}"
     );
-    let e = refused(Request {
-        method: Method::Post,
-        ..req(b"/ws/echo", b"", up(KEY))
-    });
+    let e = refused(head("POST", "/ws/echo", KEY, "13", ""));
     assert!(e.starts_with("HTTP/1.1 400 "), "{e}");
-    let e = refused(req(b"/elsewhere", b"", up(KEY)));
+    let e = refused(head("GET", "/elsewhere", KEY, "13", ""));
     assert!(
         e.starts_with("HTTP/1.1 404 ") && e.contains("/ws/echo"),
         "{e}"
     );
-    let e = refused(req(b"/ws/push", b"size=99999999", up(KEY)));
+    let e = refused(head("GET", "/ws/push?size=99999999", KEY, "13", ""));
     assert!(e.starts_with("HTTP/1.1 400 ") && e.contains("size"), "{e}");
-    let e = refused(req(b"/ws/push", b"rate=5", up(KEY)));
+    let e = refused(head("GET", "/ws/push?rate=5", KEY, "13", ""));
     assert!(e.contains("interval_ms, size, count and text"), "{e}");
     assert!(e.contains("Connection: close\r\n"), "{e}");
 }
 
 #[test]
 fn the_echo_sends_each_message_back_and_answers_pings_and_the_close() {
-    let (mut w, _) = open(b"/ws/echo", b"");
+    let (mut w, _) = open("/ws/echo");
     let mut out = Vec::new();
     let mut input = client(ws::TEXT, "héllo".as_bytes());
     input.extend(client(ws::PING, b"are you there"));
     input.extend(client(ws::BINARY, b"\x00\x01"));
     // Whatever the cut, the same answers.
     for cut in [1, 5, input.len()] {
-        let (mut w, _) = open(b"/ws/echo", b"");
+        let (mut w, _) = open("/ws/echo");
         let mut out = Vec::new();
         for piece in input.chunks(cut) {
             assert!(!w.feed(piece, &mut out));
@@ -185,7 +168,7 @@ fn the_echo_sends_each_message_back_and_answers_pings_and_the_close() {
 
 #[test]
 fn a_client_that_breaks_the_rules_is_sent_the_code_that_answers_it() {
-    let (mut w, _) = open(b"/ws/echo", b"");
+    let (mut w, _) = open("/ws/echo");
     let mut out = Vec::new();
     // Unmasked: a protocol error.
     let mut f = Vec::new();
@@ -194,7 +177,7 @@ fn a_client_that_breaks_the_rules_is_sent_the_code_that_answers_it() {
     let got = events(&out);
     assert!(got[0].starts_with("close Some(1002)"), "{got:?}");
     // Text that is not UTF-8: 1007.
-    let (mut w, _) = open(b"/ws/echo", b"");
+    let (mut w, _) = open("/ws/echo");
     let mut out = Vec::new();
     assert!(w.feed(&client(ws::TEXT, b"\xff"), &mut out));
     assert!(events(&out)[0].starts_with("close Some(1007)"));
@@ -202,7 +185,7 @@ fn a_client_that_breaks_the_rules_is_sent_the_code_that_answers_it() {
 
 #[test]
 fn the_push_sends_its_count_on_the_schedule_then_closes() {
-    let (mut w, _) = open(b"/ws/push", b"interval_ms=20&size=3&count=3&text=1");
+    let (mut w, _) = open("/ws/push?interval_ms=20&size=3&count=3&text=1");
     let t = Instant::now();
     assert_eq!(w.push_from(t), Some(t));
     let mut out = Vec::new();
@@ -221,6 +204,6 @@ fn the_push_sends_its_count_on_the_schedule_then_closes() {
         ]
     );
     // The echo pushes nothing.
-    let (mut e, _) = open(b"/ws/echo", b"");
+    let (mut e, _) = open("/ws/echo");
     assert_eq!(e.push_from(t), None);
 }
