@@ -163,6 +163,14 @@ impl H2Conn {
         }
     }
 
+    /// Body bytes stream `id` has queued for the server's windows (at most: what was
+    /// queued, some of it perhaps sent since).
+    pub fn queued(&self, id: u32) -> usize {
+        (self.owned.iter())
+            .find(|o| o.0 == id)
+            .map_or(0, |o| o.1.len())
+    }
+
     /// Sends stream `at`'s own body as far as the windows allow; the rest is kept for
     /// it until they open.
     fn send_own(&mut self, at: usize, body: &[u8]) {

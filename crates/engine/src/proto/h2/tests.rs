@@ -771,6 +771,7 @@ fn an_open_stream_waits_for_its_window_and_ends_with_its_last_byte() {
     // Past the window: the next part and the end queue behind what waits.
     assert!(c.send_more(id, b"tail", false));
     assert!(c.send_more(id, &[], true));
+    assert_eq!(c.queued(id), 70_000 - 65_535 + 4);
     c.out.clear();
     let mut more = frame(WINDOW_UPDATE, 0, 0, &100_000u32.to_be_bytes());
     more.extend(frame(WINDOW_UPDATE, 0, id, &100_000u32.to_be_bytes()));
@@ -782,6 +783,7 @@ fn an_open_stream_waits_for_its_window_and_ends_with_its_last_byte() {
     assert_eq!(data.last().unwrap().1, END_STREAM);
     assert_eq!(data.iter().filter(|f| f.1 & END_STREAM != 0).count(), 1);
     assert!(c.owned.is_empty());
+    assert_eq!(c.queued(id), 0);
 }
 
 #[test]

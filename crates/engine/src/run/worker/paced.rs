@@ -19,6 +19,14 @@ use crate::StreamSend;
 /// The most bodies kept for reuse.
 const SPARE: usize = 64;
 
+/// The most messages sent in one pass: a worker far behind its streams' schedule
+/// catches up over several passes, reading between them.
+const PER_PASS: usize = 1024;
+
+/// A stream whose server has not opened its window for this many bytes already
+/// queued gets no more until it does: its next message waits an interval.
+const QUEUED_MAX: usize = 1 << 20;
+
 /// One stream still sending.
 struct Sending {
     /// When its next message (or, by time, its end) falls due.
@@ -204,10 +212,12 @@ impl Worker<'_> {
             return;
         };
         let mut touched: Vec<usize> = Vec::new();
+        let mut sent = 0;
         while let Some(top) = paced.heap.peek() {
-            if top.due > now {
+            if top.due > now || sent == PER_PASS {
                 break;
             }
+            sent += 1;
             let mut s = paced.heap.pop().expect("peeked");
             let c = &mut self.conns[s.ci];
             let open = c.link.state() == State::Open && !c.alpn_pending;
@@ -216,9 +226,11 @@ impl Worker<'_> {
                 paced.recycle(s.body);
                 continue;
             };
-            if !open {
-                // Still connecting: the message waits an interval more.
-                s.due += paced.send.interval;
+            if !open || h2.queued(s.stream) >= QUEUED_MAX {
+                // Still connecting, or the server takes nothing: the message waits an
+                // interval from now (not from when it was due, which would only
+                // bring it back at once).
+                s.due = now + paced.send.interval;
                 paced.heap.push(s);
                 continue;
             }
