@@ -3,7 +3,7 @@
 //! flags instead (`stampede help load`, `stampede help oha`).
 
 /// Each topic: its names, what it covers, and its page.
-pub const TOPICS: [(&[&str], &str, &str); 9] = [
+pub const TOPICS: [(&[&str], &str, &str); 10] = [
     (
         &["workloads", "open-model", "limits"],
         "load's workload models, the open model, which side was the limit, capacity search, exit codes",
@@ -48,6 +48,11 @@ pub const TOPICS: [(&[&str], &str, &str); 9] = [
         &["grpc"],
         "gRPC calls from a .proto or a protoset, counted by status, timed per message",
         include_str!("../docs/grpc.md"),
+    ),
+    (
+        &["websocket", "ws"],
+        "the reference server's WebSocket endpoints, its handshake and the rules it keeps",
+        include_str!("../docs/websocket.md"),
     ),
 ];
 

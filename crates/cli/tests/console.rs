@@ -56,6 +56,7 @@ fn help_topics_print_the_reference_pages() {
         "distributed",
         "plans",
         "streaming",
+        "websocket",
     ] {
         assert!(list.contains(&format!("  {t} ")), "{t} in {list}");
         let page = run_env(&["help", t], &[]);
