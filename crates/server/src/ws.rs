@@ -90,12 +90,15 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
     if let Ok(httparse::Status::Complete(_)) = r.parse(head) {
         for h in r.headers.iter() {
             let v = h.value.trim_ascii();
-            match h.name.to_ascii_lowercase().as_str() {
-                "connection" => up.connection |= has_token(h.value, b"upgrade"),
-                "sec-websocket-key" => up.key = v,
-                "sec-websocket-version" => up.version = v,
-                "sec-websocket-protocol" if up.protocols.is_empty() => up.protocols = v,
-                _ => {}
+            let is = |name: &str| h.name.eq_ignore_ascii_case(name);
+            if is("connection") {
+                up.connection |= has_token(h.value, b"upgrade");
+            } else if is("sec-websocket-key") {
+                up.key = v;
+            } else if is("sec-websocket-version") {
+                up.version = v;
+            } else if is("sec-websocket-protocol") && up.protocols.is_empty() {
+                up.protocols = v;
             }
         }
     }
@@ -121,7 +124,7 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
         b"/ws/echo" => Route::Echo,
         b"/ws/push" => match push(req.query) {
             Ok(p) => Route::Push(p),
-            Err(why) => return refuse(out, lines, 400, &why, ""),
+            Err(why) => return refuse(out, lines, 400, why, ""),
         },
         _ => {
             return refuse(
@@ -189,7 +192,7 @@ fn refuse(out: &mut Vec<u8>, lines: Lines<'_>, status: u16, body: &str, extra: &
 /// A push endpoint's settings from its query: `interval_ms` (default 1000), `size`
 /// (default 16 bytes), `count` (default 0: until the client closes), `text` (1: text
 /// messages of `x`, else binary).
-fn push(query: &[u8]) -> Result<Push, String> {
+fn push(query: &[u8]) -> Result<Push, &'static str> {
     let (mut interval, mut size, mut count, mut text) = (1000u64, 16usize, 0u64, false);
     for pair in query.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
         let (k, v) = match pair.iter().position(|&b| b == b'=') {
@@ -199,17 +202,18 @@ fn push(query: &[u8]) -> Result<Push, String> {
         let n = std::str::from_utf8(v)
             .ok()
             .and_then(|v| v.parse::<u64>().ok());
-        let bad = |what: &str| format!("/ws/push: {what}\n");
         match (k, n) {
             (b"interval_ms", Some(n)) if (1..=MAX_INTERVAL_MS).contains(&n) => interval = n,
             (b"size", Some(n)) if n as usize <= MAX_PUSH_SIZE => size = n as usize,
             (b"count", Some(n)) if n <= MAX_COUNT => count = n,
             (b"text", Some(n)) if n <= 1 => text = n == 1,
-            (b"interval_ms", _) => return Err(bad("interval_ms is from 1 to 3600000")),
-            (b"size", _) => return Err(bad("size is at most 1048576 bytes")),
-            (b"count", _) => return Err(bad("count is at most 100000000 (0: until closed)")),
-            (b"text", _) => return Err(bad("text is 0 or 1")),
-            _ => return Err(bad("the settings are interval_ms, size, count and text")),
+            (b"interval_ms", _) => return Err("/ws/push: interval_ms is from 1 to 3600000\n"),
+            (b"size", _) => return Err("/ws/push: size is at most 1048576 bytes\n"),
+            (b"count", _) => {
+                return Err("/ws/push: count is at most 100000000 (0: until closed)\n")
+            }
+            (b"text", _) => return Err("/ws/push: text is 0 or 1\n"),
+            _ => return Err("/ws/push: the settings are interval_ms, size, count and text\n"),
         }
     }
     let mut frame = Vec::with_capacity(size + ws::MAX_HEAD);
@@ -238,7 +242,7 @@ impl WsConn {
             return true;
         }
         let echo = self.route == Route::Echo;
-        let mut close: Option<(Option<u16>, String)> = None;
+        let mut close: Option<Option<u16>> = None;
         let r = self.reader.feed(data, &mut |e| match e {
             Event::Message {
                 text,
@@ -254,14 +258,14 @@ impl WsConn {
             ),
             Event::Message { .. } | Event::Pong(_) => {}
             Event::Ping(p) => ws::frame(out, (true, false), ws::PONG, p, None),
-            Event::Close { code, reason } => close = Some((code, reason.to_string())),
+            Event::Close { code, .. } => close = Some(code),
         });
         match (r, close) {
             (Err(e), _) => {
                 ws::close(out, Some(e.code), e.why, None);
                 self.closing = true;
             }
-            (Ok(()), Some((code, _))) => {
+            (Ok(()), Some(code)) => {
                 // The client's close is answered with its code (none with none).
                 ws::close(out, code, "", None);
                 self.closing = true;

@@ -13,6 +13,9 @@
 //! a message's bytes only when asked (the server's echo needs them; a load client that
 //! counts need not), and never more than one message.
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
 /// The GUID RFC 6455 appends to a handshake's key.
 pub const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -49,40 +52,12 @@ pub fn accept_key(key: &[u8]) -> String {
     let mut h = sha1_smol::Sha1::new();
     h.update(key);
     h.update(GUID.as_bytes());
-    base64(&h.digest().bytes())
+    STANDARD.encode(h.digest().bytes())
 }
 
-/// Whether `key` is a valid `Sec-WebSocket-Key`: 16 bytes in base64 (24 characters,
-/// the last two `=`).
+/// Whether `key` is a valid `Sec-WebSocket-Key`: 16 bytes in base64.
 pub fn valid_key(key: &[u8]) -> bool {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    key.len() == 24
-        && key.ends_with(b"==")
-        && key[..22].iter().all(|b| ALPHABET.contains(b))
-        // The last character holds 2 bits of the 16th byte; the other 4 are zero.
-        && ALPHABET.iter().position(|&b| b == key[21]).is_some_and(|v| v & 0x0f == 0)
-}
-
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = u32::from_be_bytes([0, b[0], b[1], b[2]]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(ALPHABET[(n >> (18 - 6 * i) & 0x3f) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
+    key.len() == 24 && STANDARD.decode(key).is_ok_and(|k| k.len() == 16)
 }
 
 /// Appends a frame head: `fin`, RSV1 (`compressed`), `opcode`, the payload's `len`,

@@ -61,10 +61,6 @@ fn the_accept_key_is_rfc_6455s_example() {
     ] {
         assert!(!valid_key(bad), "{}", String::from_utf8_lossy(bad));
     }
-    assert_eq!(base64(b""), "");
-    assert_eq!(base64(b"f"), "Zg==");
-    assert_eq!(base64(b"fo"), "Zm8=");
-    assert_eq!(base64(b"foo"), "Zm9v");
 }
 
 #[test]
