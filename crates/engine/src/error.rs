@@ -140,11 +140,28 @@ pub enum ErrorKind {
     GrpcMessage,
     /// gRPC: an answer ended without a `grpc-status` (its trailers never came).
     GrpcNoStatus,
+    /// WebSocket: the server refused the upgrade (the message that waited for it is
+    /// answered with the refusal's status; those behind it fail as this).
+    WsUpgrade,
+    /// WebSocket: the server's 101 broke the handshake (a wrong or missing
+    /// `Sec-WebSocket-Accept`, no `Upgrade: websocket`, an extension or subprotocol
+    /// that was not offered).
+    WsHandshake,
+    /// WebSocket: the server's frames broke RFC 6455 (masked, reserved bits or
+    /// opcodes, bad control frames or fragments, a close code that may not be sent);
+    /// the connection was closed with 1002.
+    WsProtocol,
+    /// WebSocket: a text message that is not UTF-8 (closed with 1007).
+    WsInvalidText,
+    /// WebSocket: a message over the size limit (closed with 1009).
+    WsTooBig,
+    /// WebSocket: the server closed (a close frame) while messages were unanswered.
+    WsClosed,
 }
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 26] = [
+    pub const ALL: [ErrorKind; 32] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -171,6 +188,12 @@ impl ErrorKind {
         ErrorKind::QuicVersion,
         ErrorKind::GrpcMessage,
         ErrorKind::GrpcNoStatus,
+        ErrorKind::WsUpgrade,
+        ErrorKind::WsHandshake,
+        ErrorKind::WsProtocol,
+        ErrorKind::WsInvalidText,
+        ErrorKind::WsTooBig,
+        ErrorKind::WsClosed,
     ];
 
     /// Index into per-kind counter arrays.
@@ -207,6 +230,12 @@ impl ErrorKind {
             ErrorKind::QuicVersion => "quic_version",
             ErrorKind::GrpcMessage => "grpc_message",
             ErrorKind::GrpcNoStatus => "grpc_no_status",
+            ErrorKind::WsUpgrade => "ws_upgrade",
+            ErrorKind::WsHandshake => "ws_handshake",
+            ErrorKind::WsProtocol => "ws_protocol",
+            ErrorKind::WsInvalidText => "ws_invalid_text",
+            ErrorKind::WsTooBig => "ws_too_big",
+            ErrorKind::WsClosed => "ws_closed",
         }
     }
 

@@ -54,3 +54,17 @@ pub(crate) mod hex {
             .collect()
     }
 }
+
+/// Shared bytes as a hex string, for JSON (see [`hex`]).
+pub(crate) mod hex_shared {
+    use serde::{Deserializer, Serializer};
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(bytes: &Arc<[u8]>, s: S) -> Result<S::Ok, S::Error> {
+        super::hex::serialize(bytes, s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<[u8]>, D::Error> {
+        super::hex::deserialize(d).map(Arc::from)
+    }
+}

@@ -74,5 +74,5 @@ pub use spec::{
     parse_duration, Load, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
     MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,
 };
-pub use spec::{Slo, StreamMode, StreamSend};
+pub use spec::{Slo, StreamMode, StreamSend, WsLoad};
 pub use target::{Address, Target};

@@ -12,3 +12,4 @@ mod merge;
 mod misbehaving;
 mod open;
 mod variety;
+mod ws;

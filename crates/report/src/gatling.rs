@@ -171,7 +171,7 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = r
         .statuses
         .iter()
-        .filter(|(s, _)| !((200..300).contains(*s) || **s == 304))
+        .filter(|(s, _)| !((200..300).contains(*s) || **s == 304 || **s == 101))
         .map(|(s, n)| (format!("status.find.in([200..209], 304), found {s}"), *n))
         .collect();
     let timeout = r.settings.timeout_s.unwrap_or(0.0) * 1000.0;
@@ -210,6 +210,12 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::QuicVersion => "QUIC version negotiation failed".into(),
             ErrorKind::GrpcMessage => "gRPC message framing broken".into(),
             ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status".into(),
+            ErrorKind::WsUpgrade => "WebSocket upgrade refused".into(),
+            ErrorKind::WsHandshake => "WebSocket handshake invalid".into(),
+            ErrorKind::WsProtocol => "WebSocket protocol error (1002)".into(),
+            ErrorKind::WsInvalidText => "WebSocket text not UTF-8 (1007)".into(),
+            ErrorKind::WsTooBig => "WebSocket message over the limit (1009)".into(),
+            ErrorKind::WsClosed => "WebSocket closed by the server".into(),
         };
         out.push((msg, n));
     }

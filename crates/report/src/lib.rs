@@ -128,7 +128,7 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
         let mut by: Vec<String> = r
             .statuses
             .iter()
-            .filter(|(s, _)| !(200..300).contains(*s))
+            .filter(|(s, _)| !(200..300).contains(*s) && **s != 101)
             .map(|(s, n)| format!("{s}: {}", thousands(*n)))
             .collect();
         by.truncate(6);
@@ -151,6 +151,29 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
                 thousands(count),
                 thousands(g.values().sum()),
                 not_ok.join(", ")
+            ));
+        }
+    }
+    if let Some(w) = &r.websocket {
+        let by = |m: &std::collections::BTreeMap<u16, u64>| -> (u64, String) {
+            let list: Vec<String> = m
+                .iter()
+                .map(|(k, n)| format!("{k}: {}", thousands(*n)))
+                .collect();
+            (m.values().sum(), list.join(", "))
+        };
+        let (refused, statuses) = by(&w.refused);
+        if refused > 0 {
+            out.push(format!(
+                "WARNING: the server refused {} WebSocket upgrades (answered {statuses}): no message went on them.",
+                thousands(refused)
+            ));
+        }
+        let (closes, codes) = by(&w.closes);
+        if closes > 0 {
+            out.push(format!(
+                "WARNING: the server closed {} WebSocket connections during the run (close codes {codes}).",
+                thousands(closes)
             ));
         }
     }

@@ -125,6 +125,7 @@ fn fixture() -> RunResult {
         targets: Vec::new(),
         grpc: None,
         grpc_messages: Vec::new(),
+        websocket: None,
     }
 }
 

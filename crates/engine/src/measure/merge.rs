@@ -190,6 +190,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         targets: Vec::new(),
         grpc: None,
         grpc_messages: Vec::new(),
+        websocket: None,
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -370,6 +371,7 @@ impl Merger {
             o.settings.threads = 0;
             o.grpc = o.grpc.as_ref().map(|_| BTreeMap::new());
             o.grpc_messages = Vec::new();
+            o.websocket = o.websocket.as_ref().map(|_| Default::default());
             o.intervals = Vec::new();
             if let Some(s) = &mut o.stream {
                 s.events = 0;
@@ -404,6 +406,9 @@ impl Merger {
             crate::result::add_grpc_message(&mut out.grpc_messages, &m.status, &m.message, m.count);
         }
         crate::result::sort_grpc_messages(&mut out.grpc_messages);
+        if let Some(w) = &p.websocket {
+            out.websocket.get_or_insert_with(Default::default).add(w);
+        }
         out.connections_opened += p.connections_opened;
         out.settings.threads += p.settings.threads;
         out.server_software = out

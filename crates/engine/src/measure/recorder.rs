@@ -118,6 +118,8 @@ pub(crate) struct Recorder {
     /// gRPC calls that failed, by status and `grpc-message` (bounded; see
     /// [`crate::result::MAX_GRPC_MESSAGES`]).
     pub grpc_messages: Vec<crate::result::GrpcMessage>,
+    /// WebSocket runs: upgrades refused and the server's closes.
+    pub ws: crate::result::WsStats,
     pub intervals: Vec<RawInterval>,
     pub requests: Option<Vec<RequestRecord>>,
     /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
@@ -217,6 +219,7 @@ impl Recorder {
             stream_usage_short: 0,
             grpc: [0; 17],
             grpc_messages: Vec::new(),
+            ws: Default::default(),
             intervals: Vec::new(),
             requests: (keep > 0).then(Vec::new),
             keep_at_most: keep,
@@ -342,10 +345,11 @@ impl Recorder {
         if let Some(s) = self.statuses.get_mut(status as usize) {
             *s += 1;
         }
-        // A gRPC call is good when answered OK, whatever its HTTP status.
+        // A gRPC call is good when answered OK, whatever its HTTP status; a
+        // WebSocket message's answer comes on the upgrade (101).
         let good = match grpc {
             Some(code) => code == 0,
-            None => (200..300).contains(&status) || status == 304,
+            None => (200..300).contains(&status) || status == 304 || status == 101,
         };
         let h = &mut self.hist;
         h.latency.0.saturating_record(timing.total_us);
@@ -563,6 +567,7 @@ impl Recorder {
         for (a, b) in self.grpc.iter_mut().zip(other.grpc) {
             *a += b;
         }
+        self.ws.add(&other.ws);
         for m in &other.grpc_messages {
             crate::result::add_grpc_message(
                 &mut self.grpc_messages,

@@ -483,6 +483,36 @@ pub struct RunResult {
     /// with, most frequent first; at most [`MAX_GRPC_MESSAGES`] of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grpc_messages: Vec<GrpcMessage>,
+    /// WebSocket runs: upgrades refused and the server's closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WsStats>,
+}
+
+/// What a WebSocket run's connections met besides its messages' answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WsStats {
+    /// Upgrades the server refused, by the status it answered with (a 200 page is
+    /// a refusal too: no message was sent on it).
+    #[serde(default)]
+    pub refused: BTreeMap<u16, u64>,
+    /// The server's close frames read, by code (1005: a close without one).
+    #[serde(default)]
+    pub closes: BTreeMap<u16, u64>,
+}
+
+impl WsStats {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &WsStats) {
+        for (mine, theirs) in [
+            (&mut self.refused, &other.refused),
+            (&mut self.closes, &other.closes),
+        ] {
+            for (k, n) in theirs {
+                let c = mine.entry(*k).or_default();
+                *c = c.saturating_add(*n);
+            }
+        }
+    }
 }
 
 /// The most distinct `grpc-message`s a run lists; calls answered with others are
@@ -637,11 +667,12 @@ impl RunResult {
         }
     }
 
-    /// Responses with a 2xx status.
+    /// Responses with a 2xx status, and WebSocket answers (101: messages on an
+    /// upgraded connection; an HTTP response never completes with 101).
     pub fn ok(&self) -> u64 {
         self.statuses
             .iter()
-            .filter(|(s, _)| (200..300).contains(*s))
+            .filter(|(s, _)| (200..300).contains(*s) || **s == 101)
             .map(|(_, n)| n)
             .sum()
     }
@@ -651,11 +682,12 @@ impl RunResult {
         self.requests.completed - self.ok()
     }
 
-    /// Responses with a status outside 2xx and 3xx (what wrk counts).
+    /// Responses with a status outside 2xx and 3xx (what wrk counts), WebSocket
+    /// answers (101) aside.
     pub fn non_2xx_3xx(&self) -> u64 {
         self.statuses
             .iter()
-            .filter(|(s, _)| !(200..400).contains(*s))
+            .filter(|(s, _)| !(200..400).contains(*s) && **s != 101)
             .map(|(_, n)| n)
             .sum()
     }

@@ -1,5 +1,6 @@
 //! One protocol value per client connection: HTTP/1.1 ([`H1Conn`]), HTTP/2
-//! ([`H2Conn`]) or HTTP/3 ([`h3::H3Conn`]), driven the same way.
+//! ([`H2Conn`]), HTTP/3 ([`h3::H3Conn`]) or WebSocket ([`ws::WsClient`]), driven the
+//! same way.
 //!
 //! The worker queues requests on a connection's `Proto`, writes what
 //! `Proto::output` holds, feeds what it reads, and handles the [`Event`]s that come
@@ -7,13 +8,16 @@
 //! stays here: HTTP/1 answers in order on one connection at a time and sends the
 //! worker's prepared bytes; HTTP/2 opens a stream per request within the server's
 //! limit and writes frames of its own; HTTP/3 does the same over QUIC, whose output
-//! and input are datagrams and whose timers the worker keeps on its wait.
+//! and input are datagrams and whose timers the worker keeps on its wait. WebSocket
+//! answers in order as HTTP/1 does, each request a message, and writes frames of its
+//! own.
 
 pub(crate) mod event;
 pub mod h1;
 pub mod h2;
 pub mod h3;
 pub(crate) mod watch;
+pub mod ws;
 
 pub use crate::proto::event::{Event, Response};
 use crate::proto::h1::H1Conn;
@@ -28,6 +32,8 @@ pub(crate) enum Proto {
     H2(Box<H2Conn>),
     /// HTTP/3 over QUIC.
     H3(Box<H3Conn>),
+    /// WebSocket, on an HTTP/1.1 connection it upgrades.
+    Ws(Box<ws::WsClient>),
 }
 
 /// A connection that carries requests on streams of their own (HTTP/2, HTTP/3): what
@@ -90,8 +96,10 @@ impl Proto {
     /// [`Proto::h2`]).
     #[inline]
     pub(crate) fn queue(&mut self, n: usize) {
-        if let Proto::H1(h) = self {
-            h.queue(n as u32);
+        match self {
+            Proto::H1(h) => h.queue(n as u32),
+            Proto::Ws(w) => w.queue(n),
+            Proto::H2(_) | Proto::H3(_) => {}
         }
     }
 
@@ -99,14 +107,14 @@ impl Proto {
     /// HTTP/1 sends a pipeline's batch and takes the next once all of it is answered.
     #[inline]
     pub(crate) fn multiplexed(&self) -> bool {
-        !matches!(self, Proto::H1(_))
+        matches!(self, Proto::H2(_) | Proto::H3(_))
     }
 
     /// The server said it is going away (a GOAWAY).
     #[inline]
     pub(crate) fn going_away(&self) -> bool {
         match self {
-            Proto::H1(_) => false,
+            Proto::H1(_) | Proto::Ws(_) => false,
             Proto::H2(h) => h.goaway,
             Proto::H3(h) => h.goaway,
         }
@@ -130,12 +138,21 @@ impl Proto {
         }
     }
 
+    /// WebSocket on this connection.
+    #[inline]
+    pub(crate) fn ws(&mut self) -> Option<&mut ws::WsClient> {
+        match self {
+            Proto::Ws(w) => Some(w),
+            _ => None,
+        }
+    }
+
     /// The connection's streams, when it opens one per request within the server's
     /// limit and has not been told to go away (HTTP/1 has no streams to open).
     #[inline]
     pub(crate) fn mux(&mut self) -> Option<&mut dyn Multiplexed> {
         match self {
-            Proto::H1(_) => None,
+            Proto::H1(_) | Proto::Ws(_) => None,
             Proto::H2(h) if h.goaway => None,
             Proto::H2(h) => Some(&mut **h),
             Proto::H3(h) if h.goaway => None,
@@ -167,6 +184,7 @@ impl Proto {
             Proto::H1(h) => h.output(batch),
             Proto::H2(h) => h.unwritten(),
             Proto::H3(h) => h.unwritten(),
+            Proto::Ws(w) => w.unwritten(),
         }
     }
 
@@ -187,6 +205,7 @@ impl Proto {
             Proto::H1(h) => h.has_output(),
             Proto::H2(h) => !h.unwritten().is_empty(),
             Proto::H3(h) => h.has_output(),
+            Proto::Ws(w) => !w.unwritten().is_empty(),
         }
     }
 
@@ -197,6 +216,7 @@ impl Proto {
             Proto::H1(h) => h.wrote(n),
             Proto::H2(h) => h.wrote(n),
             Proto::H3(h) => h.wrote(n),
+            Proto::Ws(w) => w.wrote(n),
         }
     }
 
@@ -223,6 +243,7 @@ impl Proto {
                 .feed(data, body, events)
                 .map_err(|_| Broken(ErrorKind::Protocol)),
             Proto::H3(h) => h.feed(data, now, events),
+            Proto::Ws(w) => w.feed(data, events),
         }
     }
 
@@ -232,6 +253,8 @@ impl Proto {
             Proto::H1(h) => h.watch(mode, counter),
             Proto::H2(h) => h.watch(mode, counter),
             Proto::H3(h) => h.watch(mode, counter),
+            // Validation keeps stream timing off WebSocket runs.
+            Proto::Ws(_) => {}
         }
     }
 
@@ -251,6 +274,7 @@ impl Proto {
             Proto::H1(h) => h.mid_response(),
             Proto::H2(h) => h.receiving(),
             Proto::H3(h) => h.receiving(),
+            Proto::Ws(w) => w.receiving(),
         }
     }
 
@@ -266,7 +290,7 @@ impl Proto {
     #[inline]
     pub(crate) fn take_header_sizes(&mut self) -> (u64, u64) {
         match self {
-            Proto::H1(_) => (0, 0),
+            Proto::H1(_) | Proto::Ws(_) => (0, 0),
             Proto::H2(h) => (
                 std::mem::take(&mut h.headers_compressed),
                 std::mem::take(&mut h.headers_decoded),

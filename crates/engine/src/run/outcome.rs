@@ -163,6 +163,7 @@ pub(super) fn build_result(
             crate::result::sort_grpc_messages(&mut m);
             m
         },
+        websocket: spec.load.ws.is_some().then(|| rec.ws.clone()),
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

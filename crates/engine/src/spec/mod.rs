@@ -373,6 +373,47 @@ pub struct Load {
     /// `None`: a call's messages go out together with its headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send: Option<StreamSend>,
+    /// WebSocket runs (`ws://`, `wss://`): each connection is upgraded, and each
+    /// request is one message whose answer is the next message the server sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws: Option<WsLoad>,
+}
+
+/// What a WebSocket run sends: each request one data message, masked afresh, on a
+/// connection upgraded with the run's request as the handshake (its headers, with
+/// the upgrade's own and a fresh key per connection).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WsLoad {
+    /// The message's payload.
+    #[serde(with = "crate::form::hex_shared")]
+    pub message: Arc<[u8]>,
+    /// A binary message (opcode 2); otherwise text (opcode 1, the payload UTF-8).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+    /// Subprotocols offered (`Sec-WebSocket-Protocol`), in order of preference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<String>,
+    /// The largest message taken from the server; a longer one fails as too big.
+    pub max_message: u64,
+}
+
+impl WsLoad {
+    /// The default limit on a message from the server (16 MiB, as the reference
+    /// server's).
+    pub const MAX_MESSAGE: u64 = 16 << 20;
+    /// The largest message a run may send (16 MiB).
+    pub const MAX_SEND: usize = 16 << 20;
+
+    /// A text message `text`, nothing offered, the default limit.
+    pub fn text(text: &str) -> WsLoad {
+        WsLoad {
+            message: Arc::from(text.as_bytes()),
+            binary: false,
+            protocols: Vec::new(),
+            max_message: WsLoad::MAX_MESSAGE,
+        }
+    }
 }
 
 /// How a gRPC call's request stream is paced: its messages (the call's body, cut at
@@ -502,6 +543,7 @@ impl Load {
             event_timeout: None,
             tokenizer: None,
             send: None,
+            ws: None,
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A [`Target`] is resolved once, before the run, so workers never touch DNS. The URL
 //! forms accepted: `http://host[:port]/path` and `https://host[:port]/path` (IPv4, IPv6
-//! in brackets, or a name), `http+unix://<percent-encoded socket path>/path`, and an
+//! in brackets, or a name), `ws://` and `wss://` (WebSocket: the same over an upgraded
+//! connection), `http+unix://<percent-encoded socket path>/path`, and an
 //! `http://` or `https://` URL combined with [`Target::with_unix_socket`] (curl's
 //! `--unix-socket`).
 
@@ -41,10 +42,13 @@ pub struct Target {
     /// `user:password` from the URL (`http://user:pw@host/`), percent-decoded: sent
     /// as HTTP Basic authentication, as curl and vegeta send it.
     pub userinfo: Option<String>,
+    /// The URL is `ws://` or `wss://`: each connection is upgraded to WebSocket.
+    pub websocket: bool,
 }
 
 impl Target {
-    /// Parses and resolves an `http://`, `https://` or `http+unix://` URL.
+    /// Parses and resolves an `http://`, `https://`, `ws://`, `wss://` or
+    /// `http+unix://` URL.
     pub fn parse(url: &str) -> Result<Target, SpecError> {
         Target::parse_at(url, None)
     }
@@ -61,11 +65,17 @@ impl Target {
         let (scheme, rest) = url
             .split_once("://")
             .ok_or_else(|| err("expected a scheme, as in http://127.0.0.1:8080/path"))?;
-        let (unix, tls) = match scheme.to_ascii_lowercase().as_str() {
-            "http" => (false, false),
-            "https" => (false, true),
-            "http+unix" | "unix" => (true, false),
-            _ => return Err(err("the scheme must be http://, https:// or http+unix://")),
+        let (unix, tls, websocket) = match scheme.to_ascii_lowercase().as_str() {
+            "http" => (false, false, false),
+            "https" => (false, true, false),
+            "ws" => (false, false, true),
+            "wss" => (false, true, true),
+            "http+unix" | "unix" => (true, false, false),
+            _ => {
+                return Err(err(
+                    "the scheme must be http://, https://, ws://, wss:// or http+unix://",
+                ))
+            }
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -107,6 +117,7 @@ impl Target {
                 path,
                 url: shown,
                 userinfo,
+                websocket,
             });
         }
         let (host, port) =
@@ -139,6 +150,7 @@ impl Target {
             path,
             url: shown,
             userinfo,
+            websocket,
         })
     }
 
@@ -252,6 +264,17 @@ mod tests {
         assert!(t.tls);
         assert_eq!(t.port, 443);
         assert!(!Target::parse("http://127.0.0.1/").unwrap().tls);
+    }
+
+    #[test]
+    fn websocket_urls_are_http_upgraded() {
+        let t = Target::parse("WS://127.0.0.1/chat?room=1").unwrap();
+        assert!(t.websocket && !t.tls);
+        assert_eq!((t.port, t.path.as_str()), (80, "/chat?room=1"));
+        assert_eq!(t.url, "ws://127.0.0.1/chat?room=1");
+        let t = Target::parse("wss://127.0.0.1:8443/").unwrap();
+        assert!(t.websocket && t.tls && t.port == 8443);
+        assert!(!Target::parse("https://127.0.0.1/").unwrap().websocket);
     }
 
     #[test]

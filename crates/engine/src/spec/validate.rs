@@ -205,6 +205,11 @@ impl LoadSpec {
         if let Some(send) = &self.load.send {
             self.check_stream_send(send)?;
         }
+        if let Some(ws) = &self.load.ws {
+            self.check_ws(ws)?;
+        } else if self.target.websocket {
+            return bad("ws", "a ws:// or wss:// target needs the message to send");
+        }
         let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
         if self.hooks.is_some() && self.load.http2 {
             return bad("hooks", "scripts drive HTTP/1.1 connections only");
@@ -580,6 +585,61 @@ impl LoadSpec {
 }
 
 impl LoadSpec {
+    /// WebSocket runs: a `ws://` or `wss://` target, its run's one message sent on
+    /// upgraded HTTP/1.1 connections of a pool, within bounds.
+    fn check_ws(&self, ws: &crate::WsLoad) -> Result<(), SpecError> {
+        let why = if !self.target.websocket {
+            "WebSocket messages go to a ws:// or wss:// URL".to_string()
+        } else if self.load.http2 || self.load.http3.is_some() {
+            "WebSocket connections are upgraded HTTP/1.1 ones: not with HTTP/2 or HTTP/3"
+                .to_string()
+        } else if self.load.shape.has_sessions() {
+            "WebSocket messages go on a pool of connections, not sessions".to_string()
+        } else if !self.load.variety.is_empty()
+            || !self.load.script.is_empty()
+            || self.load.walk.is_some()
+            || self.hooks.is_some()
+            || self.calls.is_some()
+        {
+            "a WebSocket run sends its one message; a list of requests, steps, a script or calls made one by one do not apply".to_string()
+        } else if self.load.stream.is_some() || self.load.send.is_some() {
+            "WebSocket messages are timed as round trips; stream timing does not apply".to_string()
+        } else if self.load.redirects > 0 {
+            "a WebSocket upgrade is not redirected".to_string()
+        } else if !self.load.request.bytes.starts_with(b"GET ")
+            || !self.load.request.bytes.ends_with(b"\r\n\r\n")
+        {
+            "the upgrade is a GET without a body (the message is sent after it)".to_string()
+        } else if ws.message.len() > crate::WsLoad::MAX_SEND {
+            format!(
+                "message: {} bytes is more than {} MiB",
+                ws.message.len(),
+                crate::WsLoad::MAX_SEND >> 20
+            )
+        } else if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
+            "message: a text message must be UTF-8 (send it as binary)".to_string()
+        } else if ws.max_message == 0 || ws.max_message > 1 << 30 {
+            "max_message: from 1 byte to 1 GiB".to_string()
+        } else if ws.protocols.len() > 32
+            || ws.protocols.iter().any(|p| {
+                p.is_empty()
+                    || p.len() > 256
+                    || !p
+                        .bytes()
+                        .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
+            })
+        {
+            "protocols: at most 32 subprotocols, each a token (letters, digits and !#$%&'*+-.^_`|~)"
+                .to_string()
+        } else {
+            return Ok(());
+        };
+        Err(SpecError::Invalid {
+            field: "ws",
+            reason: why,
+        })
+    }
+
     /// Request streams sent message by message: gRPC calls of the run's one request
     /// on a pool of connections, paced within bounds, whose body (unless each call
     /// makes its own) is whole length-prefixed messages.

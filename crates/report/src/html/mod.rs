@@ -334,7 +334,7 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
 
     o.push_str("<div class=\"grid2\"><div><h2>Statuses</h2><table><tr><th>status</th><th>responses</th></tr>");
     for (s, n) in &r.statuses {
-        let cls = if (200..300).contains(s) {
+        let cls = if (200..300).contains(s) || *s == 101 {
             ""
         } else {
             " class=\"bad\""

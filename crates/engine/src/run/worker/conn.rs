@@ -123,8 +123,16 @@ impl Conn {
 }
 
 /// The protocol a connection of this run starts with: HTTP/2 from the first byte for
-/// h2c; HTTP/1.1 otherwise, also over TLS while ALPN has not chosen.
+/// h2c; WebSocket's upgrade for ws:// and wss://; HTTP/1.1 otherwise, also over TLS
+/// while ALPN has not chosen.
 pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
+    if let Some(ws) = &spec.load.ws {
+        // Upgraded with the run's request: its first bytes are the handshake.
+        return Proto::Ws(Box::new(crate::proto::ws::WsClient::new(
+            ws,
+            &spec.load.request.bytes,
+        )));
+    }
     let mut proto = Proto::new(
         (spec.load.http2 && spec.tls.is_none()).then_some(spec.load.h2),
         spec.load.request.is_head(),

@@ -434,6 +434,14 @@ impl<'a> Worker<'a> {
                 // Gone, so that its congestion-limited time so far is counted.
                 c.proto = fresh_proto(self.spec);
             }
+            if let Some(w) = c.proto.ws() {
+                // WebSocket's goodbye (1000), so that the server sees a clean close.
+                if w.open() && c.link.state() == State::Open {
+                    w.goodbye(stampede_wire::ws::NORMAL);
+                    let _ = c.link.write(w.unwritten());
+                    let _ = c.link.flush_tls();
+                }
+            }
             c.link.release(self.poll.registry());
         }
         if let Some(q) = &self.dial.quic {
@@ -609,6 +617,8 @@ impl<'a> Worker<'a> {
             Proto::H1(_) => self.spec.load.pipeline,
             // QUIC's stream limit holds requests back in their queue, not here.
             Proto::H3(_) => self.spec.load.pipeline,
+            // Messages in flight on one connection: `--pipeline`'s.
+            Proto::Ws(_) => self.spec.load.pipeline,
         };
         limit.saturating_sub(c.pending.len())
     }

@@ -180,6 +180,16 @@ impl Worker<'_> {
             }
         }
         let fed = c.proto.feed(data, body, now, &mut events);
+        if let Some(w) = c.proto.ws() {
+            if w.take_upgraded() {
+                // Upgraded: the connection's set-up ends now, and the messages that
+                // waited for it go out now.
+                c.connect_us = micros(c.link.dialled_at(), now);
+                for p in c.pending.iter_mut() {
+                    p.sent = now;
+                }
+            }
+        }
         if let Some(h2) = c.proto.h2() {
             for (code, message) in h2.take_grpc_messages() {
                 self.rec.grpc_message(code, &message);
@@ -199,16 +209,40 @@ impl Worker<'_> {
             self.pace.streaming = true;
         }
         if let Err(broken) = fed {
+            if let Some(w) = self.conns[ci].proto.ws() {
+                // What ended the connection, counted whatever waited on it.
+                let ws = &mut self.rec.ws;
+                if let Some(status) = w.refused() {
+                    *ws.refused.entry(status).or_default() += 1;
+                }
+                if let Some(code) = w.close_code() {
+                    *ws.closes.entry(code.unwrap_or(1005)).or_default() += 1;
+                }
+            }
             if open {
                 if self.dial.quic.is_some() {
                     self.h3_broken(ci, now, broken.0);
                 } else {
+                    self.ws_parting(ci);
                     self.fail_and_close(ci, now, broken.0);
                 }
             }
             return false;
         }
         open
+    }
+
+    /// WebSocket: the close that answers the server's close or broken rule goes out
+    /// before the socket closes, as far as the socket takes it now.
+    #[cold]
+    fn ws_parting(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if let Some(w) = c.proto.ws() {
+            if !w.unwritten().is_empty() {
+                let _ = c.link.write(w.unwritten());
+                let _ = c.link.flush_tls();
+            }
+        }
     }
 
     /// Handles a connection's events in order. Returns false when the connection was

@@ -1,0 +1,370 @@
+//! WebSocket on a client connection (RFC 6455): the upgrade, then one data message
+//! per request and the next data message the server sends as its answer — an echo
+//! server's copy, a round trip.
+//!
+//! The worker drives it as it drives HTTP/1.1: requests are queued, answered in
+//! order, and what is to be written is read from [`WsClient::unwritten`]. The
+//! connection's first bytes are the upgrade request (the run's request with the
+//! upgrade's headers and a fresh key); messages queued before the server's 101 wait
+//! for it and go out together once it came, each masked with a key of its own. The
+//! 101 is checked as a client must (status, `Upgrade`, `Connection`, the accept key,
+//! no extension or subprotocol that was not offered); anything else fails the
+//! connection by kind ([`crate::ErrorKind`]'s `ws_*`). The server's frames go through
+//! [`stampede_wire::ws::Reader`], which checks every rule a server must keep; a ping
+//! is answered with a pong, the server's close with a close, a broken rule with the
+//! close code that names it. Message bytes are counted, never kept.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use stampede_wire::ws::{self, Event as WsEvent, Reader, ReaderOptions};
+
+use crate::error::ErrorKind;
+use crate::proto::{Broken, Event, Response};
+use crate::WsLoad;
+
+/// The longest upgrade answer head read (its status line and headers).
+const MAX_HEAD: usize = 16 * 1024;
+/// The most header fields read in the upgrade's answer.
+const MAX_FIELDS: usize = 64;
+/// The 101's status, also each round trip's: the messages travel on the upgrade.
+pub const UPGRADED: u16 = 101;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// The upgrade request is sent or going out; its answer's head is read.
+    Upgrading,
+    /// Messages go both ways.
+    Open,
+    /// A close was sent or read: nothing more is taken.
+    Closed,
+}
+
+/// A WebSocket client connection (see the module's description).
+pub struct WsClient {
+    load: WsLoad,
+    phase: Phase,
+    /// The upgrade's key, base64 (what the accept key is computed from).
+    key: [u8; 24],
+    out: Vec<u8>,
+    written: usize,
+    /// The upgrade answer's head so far (while upgrading).
+    head: Vec<u8>,
+    /// Messages queued before the upgrade was answered.
+    deferred: u32,
+    reader: Reader,
+    /// Draws the keys: masks, and the upgrade's.
+    rng: u64,
+    /// The 101 came since [`WsClient::take_upgraded`] was last asked.
+    upgraded: bool,
+    /// Answers read on this connection.
+    answered: u64,
+    /// The code of the server's close, once read (`Some(None)`: one without a code).
+    close: Option<Option<u16>>,
+    /// The status of an answer that refused the upgrade.
+    refused: Option<u16>,
+}
+
+/// A seed unlike any other connection's: the process's random hash keys, over a
+/// count.
+fn seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
+/// splitmix64's next value.
+fn draw(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl WsClient {
+    /// A connection that upgrades with `request` (an HTTP/1.1 GET ending with its
+    /// blank line, the upgrade's headers in it but the key) and sends `load`'s message.
+    pub fn new(load: &WsLoad, request: &[u8]) -> WsClient {
+        WsClient::seeded(load, request, seed())
+    }
+
+    /// [`WsClient::new`] with the keys drawn from `seed` (tests).
+    pub fn seeded(load: &WsLoad, request: &[u8], seed: u64) -> WsClient {
+        use base64::Engine;
+        let mut rng = seed;
+        let mut raw = [0u8; 16];
+        raw[..8].copy_from_slice(&draw(&mut rng).to_le_bytes());
+        raw[8..].copy_from_slice(&draw(&mut rng).to_le_bytes());
+        let mut key = [0u8; 24];
+        base64::engine::general_purpose::STANDARD
+            .encode_slice(raw, &mut key)
+            .expect("16 bytes take 24");
+        let head = request.strip_suffix(b"\r\n").unwrap_or(request);
+        let mut out = Vec::with_capacity(head.len() + 48);
+        out.extend_from_slice(head);
+        out.extend_from_slice(b"Sec-WebSocket-Key: ");
+        out.extend_from_slice(&key);
+        out.extend_from_slice(b"\r\n\r\n");
+        WsClient {
+            load: load.clone(),
+            phase: Phase::Upgrading,
+            key,
+            out,
+            written: 0,
+            head: Vec::new(),
+            deferred: 0,
+            reader: Reader::new(ReaderOptions {
+                peer_is_client: false,
+                max_message: load.max_message,
+                keep: false,
+                deflate: false,
+            }),
+            rng,
+            upgraded: false,
+            answered: 0,
+            close: None,
+            refused: None,
+        }
+    }
+
+    /// Queues `n` messages: sent now, or once the upgrade is answered.
+    pub fn queue(&mut self, n: usize) {
+        match self.phase {
+            Phase::Open => {
+                for _ in 0..n {
+                    self.message();
+                }
+            }
+            Phase::Upgrading => self.deferred += n as u32,
+            Phase::Closed => {}
+        }
+    }
+
+    fn mask(&mut self) -> [u8; 4] {
+        (draw(&mut self.rng) as u32).to_ne_bytes()
+    }
+
+    fn message(&mut self) {
+        let opcode = if self.load.binary {
+            ws::BINARY
+        } else {
+            ws::TEXT
+        };
+        let mask = self.mask();
+        self.compact();
+        ws::frame(
+            &mut self.out,
+            (true, false),
+            opcode,
+            &self.load.message,
+            Some(mask),
+        );
+    }
+
+    /// Drops what was written from the front of the output before appending.
+    fn compact(&mut self) {
+        if self.written == self.out.len() {
+            self.out.clear();
+            self.written = 0;
+        }
+    }
+
+    /// Bytes still to write.
+    #[inline]
+    pub fn unwritten(&self) -> &[u8] {
+        &self.out[self.written..]
+    }
+
+    /// `n` bytes of [`WsClient::unwritten`] were written.
+    #[inline]
+    pub fn wrote(&mut self, n: usize) {
+        self.written += n;
+        if self.written == self.out.len() {
+            self.out.clear();
+            self.written = 0;
+        }
+    }
+
+    /// Whether the upgrade was answered and checked since the last call (the worker
+    /// then times the connection's set-up and its waiting messages' sends).
+    pub fn take_upgraded(&mut self) -> bool {
+        std::mem::take(&mut self.upgraded)
+    }
+
+    /// Whether the connection is upgraded and not closed.
+    pub fn open(&self) -> bool {
+        self.phase == Phase::Open
+    }
+
+    /// The server's close code, once its close was read (`Some(None)`: without one).
+    pub fn close_code(&self) -> Option<Option<u16>> {
+        self.close
+    }
+
+    /// The status the server refused the upgrade with, once it did.
+    pub fn refused(&self) -> Option<u16> {
+        self.refused
+    }
+
+    /// Whether a message is part way in.
+    pub fn receiving(&self) -> bool {
+        self.phase == Phase::Open && self.reader.partial()
+    }
+
+    /// Ends the connection from this side: a close with `code` (1000 when the run
+    /// ends), if it is open.
+    pub fn goodbye(&mut self, code: u16) {
+        if self.phase == Phase::Open {
+            let mask = self.mask();
+            self.compact();
+            ws::close(&mut self.out, Some(code), "", Some(mask));
+            self.phase = Phase::Closed;
+        }
+    }
+
+    /// Takes bytes read; answers are appended to `events` as [`Event::Response`]s
+    /// with status 101. An error means the connection must close (after writing what
+    /// is left in [`WsClient::unwritten`]: the close that answers it).
+    pub fn feed(&mut self, mut data: &[u8], events: &mut Vec<Event>) -> Result<(), Broken> {
+        if self.phase == Phase::Upgrading {
+            match self.upgrade(data)? {
+                Some(used) => data = &data[used..],
+                None => return Ok(()),
+            }
+        }
+        if self.phase != Phase::Open || data.is_empty() {
+            return Ok(());
+        }
+        let WsClient {
+            reader, answered, ..
+        } = self;
+        let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
+        let mut close = None;
+        let fed = reader.feed(data, &mut |ev| match ev {
+            WsEvent::Message { len, .. } => {
+                events.push(Event::Response(Response {
+                    stream: 0,
+                    status: UPGRADED,
+                    body: len,
+                    close: false,
+                    reused: *answered > 0,
+                    fresh: true,
+                    grpc: None,
+                }));
+                *answered += 1;
+            }
+            WsEvent::Ping(p) => {
+                // Answered once the bytes are read: the latest ping's payload (RFC
+                // 6455 §5.5.3 lets a pong answer only the most recent).
+                let mut b = [0u8; ws::MAX_CONTROL];
+                b[..p.len()].copy_from_slice(p);
+                ping = Some((b, p.len()));
+            }
+            WsEvent::Pong(_) => {}
+            WsEvent::Close { code, .. } => close = Some(code),
+        });
+        if let Some((b, n)) = ping {
+            let mask = self.mask();
+            self.compact();
+            ws::frame(&mut self.out, (true, false), ws::PONG, &b[..n], Some(mask));
+        }
+        if let Err(e) = fed {
+            let mask = self.mask();
+            self.compact();
+            ws::close(&mut self.out, Some(e.code), e.why, Some(mask));
+            self.phase = Phase::Closed;
+            return Err(Broken(match e.code {
+                ws::INVALID_DATA => ErrorKind::WsInvalidText,
+                ws::TOO_BIG => ErrorKind::WsTooBig,
+                _ => ErrorKind::WsProtocol,
+            }));
+        }
+        if let Some(code) = close {
+            // The close answered with the code the server sent (RFC 6455 §5.5.1).
+            let mask = self.mask();
+            self.compact();
+            let back = code.filter(|&c| ws::sendable_code(c));
+            ws::close(&mut self.out, back, "", Some(mask));
+            self.phase = Phase::Closed;
+            self.close = Some(code);
+            return Err(Broken(ErrorKind::WsClosed));
+        }
+        Ok(())
+    }
+
+    /// Reads the upgrade's answer. Returns the bytes of `data` its head used once it
+    /// is whole and checked (`None`: more is needed).
+    fn upgrade(&mut self, data: &[u8]) -> Result<Option<usize>, Broken> {
+        let before = self.head.len();
+        let room = MAX_HEAD - before;
+        self.head.extend_from_slice(&data[..data.len().min(room)]);
+        // The blank line may straddle the bytes kept and the new ones.
+        let from = before.saturating_sub(3);
+        let Some(end) = self.head[from..]
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map(|i| from + i + 4)
+        else {
+            if self.head.len() >= MAX_HEAD {
+                return Err(Broken(ErrorKind::WsHandshake));
+            }
+            return Ok(None);
+        };
+        let used = end - before;
+        let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
+        let mut resp = httparse::Response::new(&mut fields);
+        let status = match resp.parse(&self.head[..end]) {
+            Ok(httparse::Status::Complete(_)) => resp.code.unwrap_or(0),
+            _ => return Err(Broken(ErrorKind::WsHandshake)),
+        };
+        if status != UPGRADED {
+            // Refused (a 200 included: a page is not an upgrade); the status is kept
+            // for the worker to count.
+            self.refused = Some(status);
+            self.phase = Phase::Closed;
+            return Err(Broken(ErrorKind::WsUpgrade));
+        }
+        if !self.accepted(resp.headers) {
+            self.phase = Phase::Closed;
+            return Err(Broken(ErrorKind::WsHandshake));
+        }
+        self.head = Vec::new();
+        self.phase = Phase::Open;
+        self.upgraded = true;
+        let n = std::mem::take(&mut self.deferred);
+        self.queue(n as usize);
+        Ok(Some(used))
+    }
+
+    /// Whether a 101's headers accept this connection's upgrade (RFC 6455 §4.1).
+    fn accepted(&self, headers: &[httparse::Header<'_>]) -> bool {
+        let get = |name: &str| {
+            headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value)
+        };
+        let upgrade = get("upgrade").is_some_and(|v| v.eq_ignore_ascii_case(b"websocket"));
+        let connection = headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case("connection"))
+            .flat_map(|h| h.value.split(|&b| b == b','))
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"));
+        let accept = get("sec-websocket-accept")
+            .is_some_and(|v| v.trim_ascii() == ws::accept_key(&self.key).as_bytes());
+        // No extension was offered; a subprotocol must be one that was.
+        let extensions = get("sec-websocket-extensions").is_some();
+        let protocol = get("sec-websocket-protocol").is_none_or(|v| {
+            self.load
+                .protocols
+                .iter()
+                .any(|p| p.as_bytes() == v.trim_ascii())
+        });
+        upgrade && connection && accept && !extensions && protocol
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+//! WebSocket runs against the reference server's `/ws/echo` and against scripted
+//! servers that misbehave on purpose, on 127.0.0.1:0: round trips counted as
+//! requests in each load model, and each failure counted by its kind. Every run is
+//! bounded by a count and short timeouts.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Shape, Target, WsLoad};
+use stampede_server::{Config, Running};
+
+use crate::common::{find, go};
+
+fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
+    let target = Target::parse(url).unwrap();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .set_header("Upgrade", "websocket")
+        .set_header("Connection", "Upgrade")
+        .set_header("Sec-WebSocket-Version", "13")
+        .build()
+        .unwrap();
+    let mut s = LoadSpec::new(target, req);
+    s.load.ws = Some(WsLoad::text("hello, echo"));
+    s.load.requests = Some(n);
+    s.load.connections = c;
+    s.load.threads = 2;
+    s.load.timeout = Some(Duration::from_millis(1500));
+    s.load.connect_timeout = Duration::from_secs(2);
+    s
+}
+
+fn server() -> Running {
+    Running::local(Config {
+        threads: 1,
+        ..Config::default()
+    })
+    .unwrap()
+}
+
+fn ws_url(srv: &Running, path: &str) -> String {
+    format!("ws://{}{path}", srv.addr())
+}
+
+fn errors(r: &RunResult) -> Vec<(String, u64)> {
+    r.errors.iter().map(|(k, v)| (k.clone(), *v)).collect()
+}
+
+#[test]
+fn echo_round_trips_are_the_runs_requests() {
+    let srv = server();
+    let r = go(spec(&ws_url(&srv, "/ws/echo"), 600, 4));
+    assert_eq!(r.requests.completed, 600, "{:?}", r.errors);
+    assert_eq!(r.statuses.get(&101), Some(&600));
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.non_2xx(), 0, "round trips are good answers");
+    assert_eq!(r.bytes.body, 600 * 11);
+    assert!((1..=4).contains(&r.connections_opened));
+    assert_eq!(r.latency.count, 600);
+}
+
+#[test]
+fn pipelined_messages_and_a_fixed_rate() {
+    let srv = server();
+    let mut s = spec(&ws_url(&srv, "/ws/echo"), 400, 2);
+    s.load.pipeline = 8;
+    let r = go(s);
+    assert_eq!(r.requests.completed, 400, "{:?}", r.errors);
+    // 300 messages at 1,000 a second: timed from their intended sends.
+    let mut s = spec(&ws_url(&srv, "/ws/echo"), 300, 2);
+    s.load.shape = Shape::Rate {
+        rate: 1000.0,
+        gaps: stampede_engine::arrivals::Gaps::Even,
+    };
+    let r = go(s);
+    assert_eq!(r.requests.completed, 300, "{:?}", r.errors);
+    assert!(
+        r.duration_s >= 0.25,
+        "{} s for 300 at 1,000/s",
+        r.duration_s
+    );
+}
+
+#[test]
+fn binary_messages_with_a_subprotocol() {
+    let srv = server();
+    let mut s = spec(&ws_url(&srv, "/ws/echo"), 50, 1);
+    let mut ws = WsLoad::text("");
+    ws.message = std::sync::Arc::from(&[0u8, 0xff, 0x80, 7][..]);
+    ws.binary = true;
+    ws.protocols = vec!["chat".into()];
+    s.load.ws = Some(ws);
+    let r = go(s);
+    assert_eq!(r.requests.completed, 50, "{:?}", r.errors);
+    assert_eq!(r.bytes.body, 200);
+}
+
+#[test]
+fn a_refused_upgrade_is_a_failure_not_an_answer() {
+    let srv = server();
+    // The reference server answers a plain page at /pong, and 404 at an unknown
+    // WebSocket path: neither is an upgrade.
+    for path in ["/pong", "/ws/nothing"] {
+        let r = go(spec(&ws_url(&srv, path), 20, 2));
+        assert_eq!(r.requests.completed, 0, "{path}");
+        assert_eq!(errors(&r), [("ws_upgrade".to_string(), 20)], "{path}");
+        let refused = &r.websocket.as_ref().expect("a WebSocket run").refused;
+        assert_eq!(refused.values().sum::<u64>(), 20, "{path}: {refused:?}");
+        assert!(!refused.contains_key(&101), "{refused:?}");
+    }
+    let r = go(spec(&ws_url(&srv, "/ws/nothing"), 5, 1));
+    assert_eq!(r.websocket.unwrap().refused.get(&404), Some(&5));
+}
+
+/// Serves one scripted WebSocket server on 127.0.0.1:0: each connection's upgrade
+/// is answered by `answer` (given the key), then `after` is written for each
+/// message read (given its count). Returns the URL.
+fn scripted(answer: fn(&str) -> Vec<u8>, after: fn(u64) -> Option<Vec<u8>>) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let key = loop {
+                    if let Some(end) = find(&buf, b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_string();
+                        buf.drain(..end + 4);
+                        let key = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
+                            .unwrap_or("")
+                            .to_string();
+                        break key;
+                    }
+                    match s.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                };
+                if s.write_all(&answer(&key)).is_err() {
+                    return;
+                }
+                // The client's frames here are small (a 7-bit length, masked): each
+                // data frame is answered, a pong or close passed over.
+                let mut n = 0u64;
+                loop {
+                    while buf.len() >= 2 && buf.len() >= 6 + usize::from(buf[1] & 0x7f) {
+                        let opcode = buf[0] & 0x0f;
+                        let len = 6 + usize::from(buf[1] & 0x7f);
+                        buf.drain(..len);
+                        if opcode != 1 && opcode != 2 {
+                            continue;
+                        }
+                        match after(n) {
+                            Some(bytes) => {
+                                if s.write_all(&bytes).is_err() {
+                                    return;
+                                }
+                            }
+                            None => return,
+                        }
+                        n += 1;
+                    }
+                    match s.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+            });
+        }
+    });
+    format!("ws://{addr}/")
+}
+
+fn accept(key: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
+        stampede_wire::ws::accept_key(key.as_bytes())
+    )
+    .into_bytes()
+}
+
+fn frame(opcode: u8, payload: &[u8], mask: Option<[u8; 4]>) -> Vec<u8> {
+    let mut f = Vec::new();
+    stampede_wire::ws::frame(&mut f, (true, false), opcode, payload, mask);
+    f
+}
+
+#[test]
+fn a_misbehaving_server_is_counted_by_kind_and_the_run_ends_on_time() {
+    type Case = (
+        &'static str,
+        fn(&str) -> Vec<u8>,
+        fn(u64) -> Option<Vec<u8>>,
+        &'static str,
+    );
+    let cases: [Case; 6] = [
+        (
+            "wrong accept key",
+            |_| accept("dGhlIHNhbXBsZSBub25jZQ=="),
+            |_| Some(frame(1, b"x", None)),
+            "ws_handshake",
+        ),
+        (
+            "masked frames",
+            accept,
+            |_| Some(frame(1, b"x", Some([1, 2, 3, 4]))),
+            "ws_protocol",
+        ),
+        (
+            "invalid UTF-8",
+            accept,
+            |_| Some(frame(1, &[0xc3, 0x28], None)),
+            "ws_invalid_text",
+        ),
+        (
+            "a close while a message waits",
+            accept,
+            |_| Some(frame(8, &1001u16.to_be_bytes(), None)),
+            "ws_closed",
+        ),
+        (
+            "a frame over the limit",
+            accept,
+            |_| {
+                let mut h = Vec::new();
+                stampede_wire::ws::head(&mut h, (true, false), 2, 1 << 40, None);
+                Some(h)
+            },
+            "ws_too_big",
+        ),
+        ("never answers", accept, |_| Some(Vec::new()), "timeout"),
+    ];
+    for (what, answer, after, kind) in cases {
+        let mut s = spec(&scripted(answer, after), 6, 2);
+        s.load.timeout = Some(Duration::from_millis(300));
+        let r = go(s);
+        assert_eq!(r.requests.completed, 0, "{what}");
+        assert_eq!(errors(&r), [(kind.to_string(), 6)], "{what}");
+        let closes = &r.websocket.as_ref().expect("a WebSocket run").closes;
+        if kind == "ws_closed" {
+            assert_eq!(closes.get(&1001), Some(&6), "{what}");
+        } else {
+            assert!(closes.is_empty(), "{what}: {closes:?}");
+        }
+    }
+}
+
+#[test]
+fn pings_are_answered_and_a_slow_echo_still_counts() {
+    // Each message is answered by a ping, then the echo.
+    let url = scripted(accept, |_| {
+        let mut b = frame(9, b"are you there", None);
+        b.extend(frame(1, b"hello, echo", None));
+        Some(b)
+    });
+    let r = go(spec(&url, 40, 2));
+    assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
+}
