@@ -596,3 +596,26 @@ fn grpc_calls_over_tls_natively_and_as_ghz_makes_them() {
         assert!(said.contains("chose http/1.1 in ALPN"), "{said}");
     }
 }
+
+/// `wss://`: the upgrade over TLS (ALPN http/1.1), each message a round trip.
+#[test]
+fn websocket_over_tls_times_its_messages() {
+    let dir = tmp("wss");
+    let (srv, ca) = tls_server(&dir, None);
+    let url = format!("wss://{}/ws/echo", srv.addr());
+    let v = json_run(&[
+        "load",
+        &url,
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--cacert",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(v["requests"]["completed"], 200, "{v}");
+    assert_eq!(v["statuses"]["101"], 200, "{v}");
+    assert_eq!(v["tls"]["alpn"], "http/1.1", "{v}");
+}

@@ -172,3 +172,100 @@ fn the_autobahn_server_cases_pass() {
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
 }
+
+/// `stampede load ws://…` with no other flag: echo round trips of a small text
+/// message in the closed model, each counted as a request, the JSON within the
+/// result schema.
+#[test]
+fn load_times_echo_round_trips_as_requests() {
+    let s = crate::common::srv();
+    let url = format!("ws://{}/ws/echo", s.addr());
+    let out = crate::common::recorder::stampede(&[
+        "load", &url, "-n", "300", "-c", "3", "-t", "1", "--json", "-",
+    ]);
+    let text = crate::common::recorder::text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        crate::common::recorder::text(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["requests"]["completed"], 300, "{v}");
+    assert_eq!(v["requests"]["failed"], 0, "{v}");
+    assert_eq!(v["statuses"]["101"], 300, "{v}");
+    assert_eq!(v["bytes"]["body"], 300 * "stampede".len(), "{v}");
+    assert_eq!(
+        v["websocket"],
+        serde_json::json!({"refused": {}, "closes": {}})
+    );
+    assert!(
+        v["settings"]["url"].as_str().unwrap().starts_with("ws://"),
+        "{v}"
+    );
+    assert_eq!(crate::common::schema_errors(&v), Vec::<String>::new());
+    // A message of its own, binary, with a subprotocol; the summary says nothing is wrong.
+    let out = crate::common::recorder::stampede(&[
+        "load",
+        &url,
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--ws-message",
+        "ping-pong",
+        "--ws-binary",
+        "--ws-protocol",
+        "chat",
+    ]);
+    let summary =
+        crate::common::recorder::text(&out.stdout) + &crate::common::recorder::text(&out.stderr);
+    assert!(out.status.success(), "{summary}");
+    assert!(summary.contains("50 completed"), "{summary}");
+    assert!(!summary.contains("WARNING"), "{summary}");
+    // A refused upgrade is said, with its status.
+    let nowhere = format!("ws://{}/nowhere", s.addr());
+    let out =
+        crate::common::recorder::stampede(&["load", &nowhere, "-n", "4", "-c", "1", "-t", "1"]);
+    let summary =
+        crate::common::recorder::text(&out.stdout) + &crate::common::recorder::text(&out.stderr);
+    assert!(
+        summary.contains("refused 4 WebSocket upgrades (answered 404: 4)"),
+        "{summary}"
+    );
+}
+
+/// Flags that do not apply to message round trips are refused by name, and the
+/// WebSocket flags with an http:// URL.
+#[test]
+fn load_refuses_what_does_not_apply_to_websocket() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["load", "ws://127.0.0.1:9/", "--http2"],
+            "--http2: not for ws:// or wss:// URLs",
+        ),
+        (
+            &["load", "ws://127.0.0.1:9/", "-m", "POST"],
+            "-m: not for ws:// or wss:// URLs",
+        ),
+        (
+            &["load", "ws://127.0.0.1:9/", "--sse"],
+            "--sse: not for ws:// or wss:// URLs",
+        ),
+        (
+            &["load", "ws://127.0.0.1:9/", "-H", "Sec-WebSocket-Key: x"],
+            "-H Sec-WebSocket-Key: the upgrade sets it",
+        ),
+        (
+            &["load", "http://127.0.0.1:9/", "--ws-message", "x"],
+            "--ws-message: WebSocket messages go to a ws:// or wss:// URL",
+        ),
+    ];
+    for (args, said) in cases {
+        let out = crate::common::recorder::stampede(args);
+        let err = crate::common::recorder::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+}

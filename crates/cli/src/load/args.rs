@@ -21,7 +21,8 @@ pub enum Format {
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("multiplexed").args(["http2", "http3", "call"]).multiple(true)))]
 pub struct LoadArgs {
-    /// The URL to load: http://host:port/path or http+unix://%2Fpath%2Fto.sock/path
+    /// The URL to load: http://host:port/path, https://…, ws://… or wss://… (WebSocket
+    /// message round trips), or http+unix://%2Fpath%2Fto.sock/path
     #[arg(value_name = "URL", required_unless_present_any = ["spec", "targets"])]
     pub url: Option<String>,
     /// Several requests used in turn from a file in vegeta's target format: blocks of
@@ -70,6 +71,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
+            "ws_message", "ws_binary", "ws_protocols",
         ]
     )]
     pub spec: Option<String>,
@@ -144,6 +146,23 @@ pub struct LoadArgs {
         requires = "http3"
     )]
     pub qpack_table: Option<u32>,
+    /// WebSocket (a ws:// or wss:// URL): the text each message carries (default
+    /// 'stampede'); each request is a message, its answer the server's next one,
+    /// timed as a round trip (--body-file sends a file's bytes instead)
+    #[arg(
+        help_heading = "WebSocket",
+        long = "ws-message",
+        value_name = "TEXT",
+        conflicts_with = "body_file"
+    )]
+    pub ws_message: Option<String>,
+    /// WebSocket: send binary messages (opcode 2) instead of text
+    #[arg(help_heading = "WebSocket", long = "ws-binary")]
+    pub ws_binary: bool,
+    /// WebSocket: offer this subprotocol (Sec-WebSocket-Protocol; repeatable, in order
+    /// of preference)
+    #[arg(help_heading = "WebSocket", long = "ws-protocol", value_name = "NAME", action = ArgAction::Append)]
+    pub ws_protocols: Vec<String>,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",

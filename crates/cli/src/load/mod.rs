@@ -9,6 +9,7 @@ use stampede_report::units::{human_us, thousands};
 use stampede_report::{gatling_report, loud_warnings, summary_with, GatlingBounds};
 
 mod args;
+mod ws;
 
 pub use args::{precheck, Format, LoadArgs};
 
@@ -134,6 +135,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         },
         (None, None) => return Err(Exit::usage("give a URL, --targets FILE or --spec FILE")),
     };
+    ws::check_flags(a, &target)?;
     let request = |body: Option<Vec<u8>>| {
         let mut b = RequestBuilder::native(&target, &a.method, keepalive);
         for (n, v) in &headers {
@@ -144,7 +146,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         }
         b.build().map_err(|e| Exit::usage(e.to_string()))
     };
-    let body = a.body_file.as_deref().map(common::read_body).transpose()?;
+    let mut body = a.body_file.as_deref().map(common::read_body).transpose()?;
     let variety = match &a.body_lines {
         Some(file) if !variety.is_empty() => {
             return Err(Exit::usage(format!(
@@ -175,8 +177,14 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         }
         (None, None) => variety,
     };
+    let mut ws = None;
     let first = match variety.first() {
         Some(r) => r.clone(),
+        None if target.websocket => {
+            let (upgrade, load) = ws::upgrade(a, &target, &headers, body.take())?;
+            ws = Some(load);
+            upgrade
+        }
         None => request(body)?,
     };
     let mut target = target;
@@ -197,6 +205,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     spec.calls = made;
     spec.tls = tls;
     spec.load.send = send;
+    spec.load.ws = ws;
     spec.load.connections = a.connections;
     spec.load.threads = a.threads.unwrap_or_else(common::cpus);
     spec.load.requests = a.requests;

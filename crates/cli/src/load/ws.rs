@@ -1,0 +1,162 @@
+//! `stampede load ws://…`: WebSocket runs' flags — the message, binary or text, the
+//! subprotocols offered — the upgrade request built from the URL and `-H`, and the
+//! flags that do not apply to message round trips refused by name.
+
+use stampede_engine::{Request, RequestBuilder, Target, WsLoad};
+
+use super::LoadArgs;
+use crate::common::Exit;
+
+/// The message sent when none is given.
+const DEFAULT_MESSAGE: &str = "stampede";
+
+/// Headers the upgrade sets itself (each connection its own key).
+const OWN_HEADERS: [&str; 5] = [
+    "upgrade",
+    "connection",
+    "sec-websocket-key",
+    "sec-websocket-version",
+    "sec-websocket-protocol",
+];
+
+/// The WebSocket flags given with an http(s) URL, or flags that do not apply given
+/// with a ws(s) URL: each refused by name, with what to do instead.
+pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
+    if !target.websocket {
+        let given = [
+            ("--ws-message", a.ws_message.is_some()),
+            ("--ws-binary", a.ws_binary),
+            ("--ws-protocol", !a.ws_protocols.is_empty()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+            return Err(Exit::usage(format!(
+                "{flag}: WebSocket messages go to a ws:// or wss:// URL (this run's is {})",
+                target.url
+            )));
+        }
+        return Ok(());
+    }
+    let refused = [
+        (
+            "--targets",
+            a.targets.is_some(),
+            "a WebSocket run sends one message to one URL",
+        ),
+        (
+            "--body-lines",
+            a.body_lines.is_some(),
+            "a WebSocket run sends one message; give it with --ws-message or --body-file",
+        ),
+        (
+            "--http2",
+            a.http2,
+            "WebSocket connections are upgraded HTTP/1.1 ones",
+        ),
+        (
+            "--http3",
+            a.http3,
+            "WebSocket connections are upgraded HTTP/1.1 ones",
+        ),
+        (
+            "--call",
+            a.grpc.call.is_some(),
+            "gRPC calls go to an http:// or https:// URL",
+        ),
+        (
+            "--openai",
+            a.openai.is_some(),
+            "completions go to an http:// or https:// URL",
+        ),
+        (
+            "--stream",
+            a.stream,
+            "a message's answer is timed as a round trip",
+        ),
+        (
+            "--sse",
+            a.sse,
+            "a message's answer is timed as a round trip",
+        ),
+        (
+            "--rand-regex-url",
+            a.rand_regex_url,
+            "a WebSocket run upgrades one URL",
+        ),
+        (
+            "--redirects",
+            a.redirects > 0,
+            "an upgrade is not redirected",
+        ),
+        (
+            "--no-keepalive",
+            a.no_keepalive,
+            "each connection is upgraded once and keeps sending; use --connections and --rate",
+        ),
+        (
+            "--inject",
+            !a.inject.is_empty(),
+            "messages go on a pool of connections; use --rate or --rate-steps",
+        ),
+        ("-m", a.method != "GET", "the upgrade is a GET"),
+    ];
+    if let Some((flag, _, why)) = refused.iter().find(|(_, on, _)| *on) {
+        return Err(Exit::usage(format!(
+            "{flag}: not for ws:// or wss:// URLs: {why}"
+        )));
+    }
+    Ok(())
+}
+
+/// The upgrade request (the URL's GET with `headers` and the upgrade's own, but the
+/// key, which each connection draws) and what each connection sends: `body` (from
+/// --body-file), --ws-message's text, or the default message.
+pub(super) fn upgrade(
+    a: &LoadArgs,
+    target: &Target,
+    headers: &[(String, String)],
+    body: Option<Vec<u8>>,
+) -> Result<(Request, WsLoad), Exit> {
+    if let Some((n, _)) =
+        (headers.iter()).find(|(n, _)| OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
+    {
+        return Err(Exit::usage(format!(
+            "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol)"
+        )));
+    }
+    let message = match (body, &a.ws_message) {
+        (Some(b), _) => b,
+        (None, Some(t)) => t.clone().into_bytes(),
+        (None, None) => DEFAULT_MESSAGE.as_bytes().to_vec(),
+    };
+    if !a.ws_binary && std::str::from_utf8(&message).is_err() {
+        return Err(Exit::usage(
+            "--body-file: the file is not UTF-8 text; send it as binary messages with --ws-binary",
+        ));
+    }
+    if message.len() > WsLoad::MAX_SEND {
+        return Err(Exit::usage(format!(
+            "--body-file: {} bytes; a message is at most {} MiB",
+            message.len(),
+            WsLoad::MAX_SEND >> 20
+        )));
+    }
+    let mut b = RequestBuilder::native(target, "GET", true);
+    for (n, v) in headers {
+        b = b.set_header(n, v);
+    }
+    b = b
+        .set_header("Upgrade", "websocket")
+        .set_header("Connection", "Upgrade")
+        .set_header("Sec-WebSocket-Version", "13");
+    if !a.ws_protocols.is_empty() {
+        b = b.set_header("Sec-WebSocket-Protocol", &a.ws_protocols.join(", "));
+    }
+    let request = b.build().map_err(|e| Exit::usage(e.to_string()))?;
+    let load = WsLoad {
+        message: message.into(),
+        binary: a.ws_binary,
+        protocols: a.ws_protocols.clone(),
+        max_message: WsLoad::MAX_MESSAGE,
+    };
+    Ok((request, load))
+}
