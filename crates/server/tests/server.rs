@@ -722,3 +722,54 @@ fn a_static_file_is_streamed_not_copied_into_every_connection() {
     srv.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A WebSocket client that sends a message and its close and then resets the
+/// connection without reading the echo: the server's write of the answer fails,
+/// and the connection must close at once, not wait for a writable edge a dead socket
+/// never gives (it held its slot until the idle timeout). With one connection
+/// allowed, the next client is upgraded, not answered 503. Tried 60 times, since the
+/// reset must reach the server before it writes.
+#[test]
+fn a_websocket_client_that_resets_frees_its_slot_at_once() {
+    let srv = Running::local(Config {
+        threads: 1,
+        max_connections: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let upgrade = b"GET /ws/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    let mut frames = Vec::new();
+    stampede_wire::ws::frame(&mut frames, (true, false), 1, b"hello", Some([1, 2, 3, 4]));
+    stampede_wire::ws::close(&mut frames, Some(1000), "", Some([5, 6, 7, 8]));
+    // Reads until the head's end: its status.
+    let status = |s: &mut TcpStream| -> u16 {
+        let mut head = Vec::new();
+        let mut b = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).unwrap_or(0) == 1 {
+            head.push(b[0]);
+        }
+        String::from_utf8_lossy(&head)
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0)
+    };
+    for round in 0..60 {
+        let until = Instant::now() + Duration::from_secs(3);
+        let mut a = loop {
+            // The slot frees when the server has closed the last round's connection.
+            let mut s = connect(&srv);
+            s.write_all(upgrade).unwrap();
+            match status(&mut s) {
+                101 => break s,
+                503 if Instant::now() < until => continue,
+                other => panic!("round {round}: {other}, not 101, within 3 s"),
+            }
+        };
+        a.write_all(&frames).unwrap();
+        let sock = socket2::SockRef::from(&a);
+        sock.set_linger(Some(Duration::ZERO)).unwrap();
+        drop(a);
+    }
+    srv.stop().unwrap();
+}

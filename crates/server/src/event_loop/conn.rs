@@ -368,7 +368,16 @@ impl EventLoop {
                 Ok(0) => break,
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    // The client is gone (reset, or its end shut): nothing more goes
+                    // out, and the connection closes once this wake-up is done with
+                    // it. Kept as output to send, it would wait for a writable edge
+                    // that a dead socket never gives.
+                    c.close_after = true;
+                    self.out.clear();
+                    return;
+                }
             }
         }
         if off < self.out.len() {
