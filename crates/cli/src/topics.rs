@@ -51,7 +51,7 @@ pub const TOPICS: [(&[&str], &str, &str); 10] = [
     ),
     (
         &["websocket", "ws"],
-        "the reference server's WebSocket endpoints, its handshake and the rules it keeps",
+        "WebSocket load (message round trips) and the reference server's endpoints",
         include_str!("../docs/websocket.md"),
     ),
 ];
