@@ -1,11 +1,55 @@
 //! Fuzzes WebSocket's frame reader: hostile bytes, read as a server reads a client
 //! and as a client reads a server, fed in two pieces at a split point taken from the
 //! input, must yield messages within the limit or fail with a close code — never
-//! panic, never keep more than one message within the limit.
+//! panic, never keep more than one message within the limit. The same bytes are a
+//! server's answer to the load client's upgrade (after a valid 101 when the first
+//! byte says so): answers are each no longer than the limit, and a failure ends it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use stampede_engine::ws::WsClient;
+use stampede_engine::WsLoad;
 use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
+
+/// The load client's view: `input` after the upgrade's answer (a valid one when
+/// `upgraded`), in pieces; what it queues for a server that does not read (pongs)
+/// stays bounded.
+fn client(input: &[u8], split: usize, upgraded: bool) {
+    let mut load = WsLoad::text("x");
+    load.max_message = MAX;
+    let mut c = WsClient::seeded(&load, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 1);
+    c.queue(2);
+    let mut bytes = Vec::new();
+    if upgraded {
+        let head = String::from_utf8_lossy(c.unwritten()).into_owned();
+        let key = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
+            .expect("a key");
+        bytes
+            .extend_from_slice(b"HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n");
+        bytes.extend_from_slice(
+            format!(
+                "Sec-WebSocket-Accept: {}\r\n\r\n",
+                ws::accept_key(key.as_bytes())
+            )
+            .as_bytes(),
+        );
+    }
+    bytes.extend_from_slice(input);
+    let step = 1 + split % 16;
+    let mut events = Vec::new();
+    for part in bytes.chunks(step) {
+        if c.feed(part, &mut events).is_err() {
+            break;
+        }
+        assert!(
+            c.unwritten().len() <= stampede_engine::ws::MAX_QUEUED_PONGS + 256,
+            "{} bytes queued",
+            c.unwritten().len()
+        );
+    }
+}
 
 const MAX: u64 = 512;
 
@@ -37,4 +81,5 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    client(input, split, data[0] & 4 == 4);
 });

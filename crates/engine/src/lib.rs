@@ -42,7 +42,7 @@ pub mod error;
 pub mod math;
 
 pub use measure::{merge, result};
-pub use proto::{h1, h2, h3};
+pub use proto::{h1, h2, h3, ws};
 pub use run::{hooks, made, process};
 pub use spec::tokenizer::TokenCounter;
 pub use spec::{

@@ -28,6 +28,10 @@ const MAX_HEAD: usize = 16 * 1024;
 const MAX_FIELDS: usize = 64;
 /// The 101's status, also each round trip's: the messages travel on the upgrade.
 pub const UPGRADED: u16 = 101;
+/// Output waiting past this takes no more pongs: a server that pings without
+/// reading cannot grow the client's memory (a pong may answer only the latest ping,
+/// RFC 6455 §5.5.3, and the next one goes once the output is taken).
+pub const MAX_QUEUED_PONGS: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -265,7 +269,7 @@ impl WsClient {
             WsEvent::Pong(_) => {}
             WsEvent::Close { code, .. } => close = Some(code),
         });
-        if let Some((b, n)) = ping {
+        if let Some((b, n)) = ping.filter(|_| self.unwritten().len() < MAX_QUEUED_PONGS) {
             let mask = self.mask();
             self.compact();
             ws::frame(&mut self.out, (true, false), ws::PONG, &b[..n], Some(mask));

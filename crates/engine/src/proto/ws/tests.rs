@@ -287,3 +287,23 @@ fn an_endless_upgrade_answer_is_refused_at_its_limit() {
     assert_eq!(kind, ErrorKind::WsHandshake);
     assert!(i < 17, "refused within 16 KiB, at {i}");
 }
+
+#[test]
+fn a_ping_flood_to_a_client_whose_output_waits_is_bounded() {
+    let (mut c, _) = upgraded(&load(), 0);
+    let ping = server_frame(ws::PING, &[1u8; 100]);
+    let mut ev = Vec::new();
+    for _ in 0..10_000 {
+        c.feed(&ping, &mut ev).unwrap();
+    }
+    let queued = c.unwritten().len();
+    assert!(
+        (MAX_QUEUED_PONGS..MAX_QUEUED_PONGS + 128).contains(&queued),
+        "{queued}"
+    );
+    // Taken: the next ping is answered again.
+    c.wrote(queued);
+    c.feed(&ping, &mut ev).unwrap();
+    assert_eq!(c.unwritten().len(), 106);
+    assert!(ev.is_empty());
+}
