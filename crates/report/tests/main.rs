@@ -405,6 +405,34 @@ fn latency_stats_of_the_fixture_are_exact() {
 }
 
 #[test]
+fn a_websocket_runs_refusals_and_closes_are_in_its_html_and_warnings() {
+    let mut r = fixture();
+    let html = stampede_report::run_html(&r, "run", None);
+    assert!(!html.contains("<h2>WebSocket</h2>"));
+    r.websocket = Some(stampede_engine::result::WsStats {
+        refused: BTreeMap::from([(404, 3)]),
+        closes: BTreeMap::from([(1001, 2), (1011, 1_200)]),
+    });
+    let html = stampede_report::run_html(&r, "run", None);
+    assert!(
+        html.contains("Upgrades refused, by status: 404 × 3. Connections the server closed, by close code: 1001 × 2, 1011 × 1,200."),
+        "{}",
+        &html[..html.len().min(600)]
+    );
+    let w = stampede_report::loud_warnings(&r).join("\n");
+    assert!(
+        w.contains("refused 3 WebSocket upgrades (answered 404: 3)"),
+        "{w}"
+    );
+    assert!(
+        w.contains(
+            "closed 1,202 WebSocket connections during the run (close codes 1001: 2, 1011: 1,200)"
+        ),
+        "{w}"
+    );
+}
+
+#[test]
 fn warnings_print_figures_as_the_reports_do_and_an_interrupted_run_is_marked() {
     let mut r = open_fixture();
     r.histograms.send_lag = hist((0..1_000).map(|i| 2_897_919 + i));

@@ -367,6 +367,29 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
     if let Some(tls) = &r.tls {
         let _ = write!(o, "<p>TLS: {}.</p>", esc(&crate::tls_line(tls)));
     }
+    if let Some(w) =
+        (r.websocket.as_ref()).filter(|w| !w.refused.is_empty() || !w.closes.is_empty())
+    {
+        let list = |m: &std::collections::BTreeMap<u16, u64>| {
+            let items: Vec<String> = m
+                .iter()
+                .map(|(k, n)| format!("{k} × {}", thousands(*n)))
+                .collect();
+            items.join(", ")
+        };
+        o.push_str("<h2>WebSocket</h2><p>");
+        if !w.refused.is_empty() {
+            let _ = write!(o, "Upgrades refused, by status: {}. ", list(&w.refused));
+        }
+        if !w.closes.is_empty() {
+            let _ = write!(
+                o,
+                "Connections the server closed, by close code: {}.",
+                list(&w.closes)
+            );
+        }
+        o.push_str("</p>");
+    }
     if let Some(op) = &r.open {
         let _ = write!(
             o,
