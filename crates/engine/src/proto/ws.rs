@@ -157,7 +157,6 @@ impl WsClient {
             ws::TEXT
         };
         let mask = self.mask();
-        self.compact();
         ws::frame(
             &mut self.out,
             (true, false),
@@ -165,14 +164,6 @@ impl WsClient {
             &self.load.message,
             Some(mask),
         );
-    }
-
-    /// Drops what was written from the front of the output before appending.
-    fn compact(&mut self) {
-        if self.written == self.out.len() {
-            self.out.clear();
-            self.written = 0;
-        }
     }
 
     /// Bytes still to write.
@@ -222,7 +213,6 @@ impl WsClient {
     pub fn goodbye(&mut self, code: u16) {
         if self.phase == Phase::Open {
             let mask = self.mask();
-            self.compact();
             ws::close(&mut self.out, Some(code), "", Some(mask));
             self.phase = Phase::Closed;
         }
@@ -271,12 +261,10 @@ impl WsClient {
         });
         if let Some((b, n)) = ping.filter(|_| self.unwritten().len() < MAX_QUEUED_PONGS) {
             let mask = self.mask();
-            self.compact();
             ws::frame(&mut self.out, (true, false), ws::PONG, &b[..n], Some(mask));
         }
         if let Err(e) = fed {
             let mask = self.mask();
-            self.compact();
             ws::close(&mut self.out, Some(e.code), e.why, Some(mask));
             self.phase = Phase::Closed;
             return Err(Broken(match e.code {
@@ -288,7 +276,6 @@ impl WsClient {
         if let Some(code) = close {
             // The close answered with the code the server sent (RFC 6455 §5.5.1).
             let mask = self.mask();
-            self.compact();
             let back = code.filter(|&c| ws::sendable_code(c));
             ws::close(&mut self.out, back, "", Some(mask));
             self.phase = Phase::Closed;
