@@ -240,7 +240,11 @@ fn load_times_echo_round_trips_as_requests() {
 /// WebSocket flags with an http:// URL.
 #[test]
 fn load_refuses_what_does_not_apply_to_websocket() {
-    let cases: [(&[&str], &str); 5] = [
+    const LONG: &str = concat!(
+        "0123456789012345678901234567890123456789012345678901234567890123456789",
+        "01234567890123456789012345678901234567890123456789012345"
+    );
+    let cases: [(&[&str], &str); 7] = [
         (
             &["load", "ws://127.0.0.1:9/", "--http2"],
             "--http2: not for ws:// or wss:// URLs",
@@ -261,11 +265,64 @@ fn load_refuses_what_does_not_apply_to_websocket() {
             &["load", "http://127.0.0.1:9/", "--ws-message", "x"],
             "--ws-message: WebSocket messages go to a ws:// or wss:// URL",
         ),
+        (
+            &["load", "http://127.0.0.1:9/", "--ws-ping"],
+            "--ws-ping: WebSocket messages go to a ws:// or wss:// URL",
+        ),
+        (
+            &[
+                "load",
+                "ws://127.0.0.1:9/",
+                "--ws-ping",
+                "--ws-message",
+                LONG,
+            ],
+            "--ws-ping: a ping carries at most 125 bytes, and the message is 126",
+        ),
     ];
     for (args, said) in cases {
         let out = crate::common::recorder::stampede(args);
         let err = crate::common::recorder::text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(said), "{args:?}: {err}");
+    }
+}
+
+/// `--inject` with a ws:// URL: each user upgrades a connection of its own, sends its
+/// calls with the think time between, and closes it; `--ws-ping` makes each call a
+/// ping answered by its pong (connections held with heartbeats).
+#[test]
+fn load_runs_websocket_users_holding_connections_with_pings() {
+    let s = crate::common::srv();
+    let url = format!("ws://{}/ws/echo", s.addr());
+    for extra in [&[][..], &["--ws-ping"][..]] {
+        let mut args = vec![
+            "load",
+            &url,
+            "--inject",
+            "atOnceUsers(30)",
+            "--calls",
+            "3",
+            "--think",
+            "20ms",
+            "-t",
+            "1",
+            "--json",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let out = crate::common::recorder::stampede(&args);
+        let text = crate::common::recorder::text(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {text}{}",
+            crate::common::recorder::text(&out.stderr)
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["requests"]["completed"], 90, "{extra:?}: {v}");
+        assert_eq!(v["sessions"]["completed"], 30, "{extra:?}: {v}");
+        assert_eq!(v["connections_opened"], 30, "{extra:?}: {v}");
+        assert_eq!(v["statuses"]["101"], 90, "{extra:?}: {v}");
+        assert_eq!(crate::common::schema_errors(&v), Vec::<String>::new());
     }
 }

@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Shape, Target, WsLoad};
@@ -114,7 +115,7 @@ fn a_refused_upgrade_is_a_failure_not_an_answer() {
 
 /// Serves one scripted WebSocket server on 127.0.0.1:0: each connection's upgrade
 /// is answered by `answer` (given the key), then `after` is written for each
-/// message read (given its count). Returns the URL.
+/// message or ping read (given their count). Returns the URL.
 fn scripted(answer: fn(&str) -> Vec<u8>, after: fn(u64) -> Option<Vec<u8>>) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
@@ -152,7 +153,8 @@ fn scripted(answer: fn(&str) -> Vec<u8>, after: fn(u64) -> Option<Vec<u8>>) -> S
                         let opcode = buf[0] & 0x0f;
                         let len = 6 + usize::from(buf[1] & 0x7f);
                         buf.drain(..len);
-                        if opcode != 1 && opcode != 2 {
+                        // Data messages and pings are answered.
+                        if !matches!(opcode, 1 | 2 | 9) {
                             continue;
                         }
                         match after(n) {
@@ -260,4 +262,164 @@ fn pings_are_answered_and_a_slow_echo_still_counts() {
     });
     let r = go(spec(&url, 40, 2));
     assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
+}
+
+#[test]
+fn pings_are_the_requests_and_their_pongs_the_answers() {
+    let srv = server();
+    let mut s = spec(&ws_url(&srv, "/ws/echo"), 300, 3);
+    s.load.ws.as_mut().unwrap().ping = true;
+    let r = go(s);
+    assert_eq!(r.requests.completed, 300, "{:?}", r.errors);
+    assert_eq!(r.statuses.get(&101), Some(&300));
+    assert_eq!(
+        r.bytes.body,
+        300 * 11,
+        "each pong carries the ping's payload"
+    );
+
+    // A pong that comes unasked (with the 101, while the first ping waits for it:
+    // its payload is not the ping's) answers nothing, nor does a data message pushed
+    // before each pong: 40 pings, 40 answers.
+    let url = scripted(
+        |key| {
+            let mut b = accept(key);
+            b.extend(frame(10, b"unasked", None));
+            b
+        },
+        |_| {
+            let mut b = frame(1, b"news", None);
+            b.extend(frame(10, b"hello, echo", None));
+            Some(b)
+        },
+    );
+    let mut s = spec(&url, 40, 2);
+    s.load.ws.as_mut().unwrap().ping = true;
+    let r = go(s);
+    assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.bytes.body, 40 * 11);
+
+    // A ping is a control frame: 125 bytes at most, one at a time on a connection.
+    let mut s = spec(&url, 1, 1);
+    s.load.ws = Some(WsLoad::text(&"x".repeat(126)));
+    s.load.ws.as_mut().unwrap().ping = true;
+    let e = s.plan().unwrap_err().to_string();
+    assert!(e.contains("at most 125 bytes"), "{e}");
+    let mut s = spec(&url, 1, 1);
+    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.pipeline = 2;
+    let e = s.plan().unwrap_err().to_string();
+    assert!(e.contains("one at a time"), "{e}");
+}
+
+/// A WebSocket server on 127.0.0.1:0 that echoes each message, answers each ping,
+/// and keeps the code of each close it is sent, answering it. Returns the URL and the codes.
+fn closes_kept() -> (String, Arc<Mutex<Vec<u16>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}/", l.local_addr().unwrap());
+    let codes = Arc::new(Mutex::new(Vec::new()));
+    let kept = codes.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let codes = kept.clone();
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let mut upgraded = false;
+                loop {
+                    if !upgraded {
+                        if let Some(end) = find(&buf, b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+                            buf.drain(..end + 4);
+                            let key = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
+                                .unwrap_or("")
+                                .to_string();
+                            if s.write_all(&accept(&key)).is_err() {
+                                return;
+                            }
+                            upgraded = true;
+                        }
+                    }
+                    // Small masked frames: 2 bytes of head, 4 of mask, the payload.
+                    while upgraded
+                        && buf.len() >= 6 + usize::from(buf.get(1).map_or(0, |b| b & 0x7f))
+                    {
+                        let opcode = buf[0] & 0x0f;
+                        let len = usize::from(buf[1] & 0x7f);
+                        let mask = [buf[2], buf[3], buf[4], buf[5]];
+                        let payload: Vec<u8> = (buf[6..6 + len].iter().enumerate())
+                            .map(|(i, b)| b ^ mask[i % 4])
+                            .collect();
+                        buf.drain(..6 + len);
+                        let reply = match opcode {
+                            1 | 2 => frame(opcode, &payload, None),
+                            9 => frame(10, &payload, None),
+                            8 => {
+                                let code = payload
+                                    .get(..2)
+                                    .map_or(1005, |c| u16::from_be_bytes([c[0], c[1]]));
+                                codes.lock().unwrap().push(code);
+                                let _ = s.write_all(&frame(8, &payload, None));
+                                return;
+                            }
+                            _ => continue,
+                        };
+                        if s.write_all(&reply).is_err() {
+                            return;
+                        }
+                    }
+                    match s.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    }
+                }
+            });
+        }
+    });
+    (url, codes)
+}
+
+#[test]
+fn each_session_upgrades_its_own_connection_and_closes_it_cleanly() {
+    use stampede_engine::inject::Profile;
+    use stampede_engine::Session;
+    let (url, codes) = closes_kept();
+    // Gatling users: 12 at once and 8 over 200 ms, each with three messages 10 ms
+    // apart on its own connection, which it closes with 1000.
+    let profile = Profile::parse(&[
+        "atOnceUsers(12)".into(),
+        "rampUsers(8).during(200 ms)".into(),
+    ])
+    .unwrap();
+    let mut s = spec(&url, 1, 2);
+    s.load.requests = None;
+    s.load.shape = Shape::Users(profile);
+    s.load.session = Session {
+        calls: 3,
+        burst: 1,
+        think: Duration::from_millis(10),
+        ..Default::default()
+    };
+    let r = go(s.clone());
+    let sess = r.sessions.unwrap();
+    assert_eq!((sess.started, sess.completed, sess.failed), (20, 20, 0));
+    assert_eq!(r.requests.completed, 60, "{:?}", r.errors);
+    assert_eq!(r.connections_opened, 20);
+    // The server reads each close after its last echo; wait for the last of them.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while codes.lock().unwrap().len() < 20 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(*codes.lock().unwrap(), vec![1000; 20]);
+
+    // Held with heartbeats: the sessions ping instead.
+    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.ws.as_mut().unwrap().message = Arc::from(&b"beat"[..]);
+    let r = go(s);
+    assert_eq!(r.requests.completed, 60, "{:?}", r.errors);
 }

@@ -71,7 +71,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
-            "ws_message", "ws_binary", "ws_protocols",
+            "ws_message", "ws_binary", "ws_protocols", "ws_ping",
         ]
     )]
     pub spec: Option<String>,
@@ -163,6 +163,15 @@ pub struct LoadArgs {
     /// of preference)
     #[arg(help_heading = "WebSocket", long = "ws-protocol", value_name = "NAME", action = ArgAction::Append)]
     pub ws_protocols: Vec<String>,
+    /// WebSocket: each request is a ping carrying the message (at most 125 bytes),
+    /// answered by its pong — connections held with heartbeats (with --inject
+    /// 'atOnceUsers(N)' --calls and --think: N held at once, each pinging in turn)
+    #[arg(
+        help_heading = "WebSocket",
+        long = "ws-ping",
+        conflicts_with = "ws_binary"
+    )]
+    pub ws_ping: bool,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",

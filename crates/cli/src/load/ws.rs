@@ -1,5 +1,5 @@
-//! `stampede load ws://…`: WebSocket runs' flags — the message, binary or text, the
-//! subprotocols offered — the upgrade request built from the URL and `-H`, and the
+//! `stampede load ws://…`: WebSocket runs' flags — the message, binary or text or a
+//! ping, the subprotocols offered — the upgrade request built from the URL and `-H`, and the
 //! flags that do not apply to message round trips refused by name.
 
 use stampede_engine::{Request, RequestBuilder, Target, WsLoad};
@@ -27,6 +27,7 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             ("--ws-message", a.ws_message.is_some()),
             ("--ws-binary", a.ws_binary),
             ("--ws-protocol", !a.ws_protocols.is_empty()),
+            ("--ws-ping", a.ws_ping),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(Exit::usage(format!(
@@ -92,11 +93,6 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             a.no_keepalive,
             "each connection is upgraded once and keeps sending; use --connections and --rate",
         ),
-        (
-            "--inject",
-            !a.inject.is_empty(),
-            "messages go on a pool of connections; use --rate or --rate-steps",
-        ),
         ("-m", a.method != "GET", "the upgrade is a GET"),
     ];
     if let Some((flag, _, why)) = refused.iter().find(|(_, on, _)| *on) {
@@ -133,6 +129,13 @@ pub(super) fn upgrade(
             "--body-file: the file is not UTF-8 text; send it as binary messages with --ws-binary",
         ));
     }
+    if a.ws_ping && message.len() > stampede_wire::ws::MAX_CONTROL {
+        return Err(Exit::usage(format!(
+            "--ws-ping: a ping carries at most {} bytes, and the message is {}",
+            stampede_wire::ws::MAX_CONTROL,
+            message.len()
+        )));
+    }
     if message.len() > WsLoad::MAX_SEND {
         return Err(Exit::usage(format!(
             "--body-file: {} bytes; a message is at most {} MiB",
@@ -157,6 +160,7 @@ pub(super) fn upgrade(
         binary: a.ws_binary,
         protocols: a.ws_protocols.clone(),
         max_message: WsLoad::MAX_MESSAGE,
+        ping: a.ws_ping,
     };
     Ok((request, load))
 }

@@ -13,6 +13,10 @@
 //! [`stampede_wire::ws::Reader`], which checks every rule a server must keep; a ping
 //! is answered with a pong, the server's close with a close, a broken rule with the
 //! close code that names it. Message bytes are counted, never kept.
+//!
+//! In ping mode ([`WsLoad::ping`]) each request is a ping carrying the message and
+//! its answer the pong that follows: a connection held with heartbeats, the server's
+//! data messages read and let go.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -66,6 +70,8 @@ pub struct WsClient {
     close: Option<Option<u16>>,
     /// The status of an answer that refused the upgrade.
     refused: Option<u16>,
+    /// Pings sent and not yet answered (ping mode).
+    pings: u32,
 }
 
 /// A seed unlike any other connection's: the process's random hash keys, over a
@@ -130,6 +136,7 @@ impl WsClient {
             answered: 0,
             close: None,
             refused: None,
+            pings: 0,
         }
     }
 
@@ -151,7 +158,10 @@ impl WsClient {
     }
 
     fn message(&mut self) {
-        let opcode = if self.load.binary {
+        let opcode = if self.load.ping {
+            self.pings += 1;
+            ws::PING
+        } else if self.load.binary {
             ws::BINARY
         } else {
             ws::TEXT
@@ -232,22 +242,40 @@ impl WsClient {
             return Ok(());
         }
         let WsClient {
-            reader, answered, ..
+            reader,
+            answered,
+            pings,
+            load,
+            ..
         } = self;
+        let pinging = load.ping;
         let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
         let mut close = None;
+        let mut answer = |len: u64| {
+            events.push(Event::Response(Response {
+                stream: 0,
+                status: UPGRADED,
+                body: len,
+                close: false,
+                reused: *answered > 0,
+                fresh: true,
+                grpc: None,
+            }));
+            *answered += 1;
+        };
         let fed = reader.feed(data, &mut |ev| match ev {
             WsEvent::Message { len, .. } => {
-                events.push(Event::Response(Response {
-                    stream: 0,
-                    status: UPGRADED,
-                    body: len,
-                    close: false,
-                    reused: *answered > 0,
-                    fresh: true,
-                    grpc: None,
-                }));
-                *answered += 1;
+                if !pinging {
+                    answer(len);
+                }
+            }
+            // A pong answers the ping waiting when it carries its payload (RFC 6455
+            // §5.5.3); one that comes unasked is a heartbeat and answers nothing.
+            WsEvent::Pong(p) => {
+                if pinging && *pings > 0 && p == &load.message[..] {
+                    *pings -= 1;
+                    answer(p.len() as u64);
+                }
             }
             WsEvent::Ping(p) => {
                 // Answered once the bytes are read: the latest ping's payload (RFC
@@ -256,7 +284,6 @@ impl WsClient {
                 b[..p.len()].copy_from_slice(p);
                 ping = Some((b, p.len()));
             }
-            WsEvent::Pong(_) => {}
             WsEvent::Close { code, .. } => close = Some(code),
         });
         if let Some((b, n)) = ping.filter(|_| self.unwritten().len() < MAX_QUEUED_PONGS) {

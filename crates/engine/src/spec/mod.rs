@@ -396,6 +396,11 @@ pub struct WsLoad {
     pub protocols: Vec<String>,
     /// The largest message taken from the server; a longer one fails as too big.
     pub max_message: u64,
+    /// Each request is a ping carrying the message (at most 125 bytes) and its answer
+    /// the pong that carries it back: connections held with heartbeats, whatever the
+    /// server does with data messages (which are then read and not counted).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ping: bool,
 }
 
 impl WsLoad {
@@ -412,6 +417,7 @@ impl WsLoad {
             binary: false,
             protocols: Vec::new(),
             max_message: WsLoad::MAX_MESSAGE,
+            ping: false,
         }
     }
 }

@@ -586,15 +586,24 @@ impl LoadSpec {
 
 impl LoadSpec {
     /// WebSocket runs: a `ws://` or `wss://` target, its run's one message sent on
-    /// upgraded HTTP/1.1 connections of a pool, within bounds.
+    /// upgraded HTTP/1.1 connections (a pool's, or each session's own), within bounds.
     fn check_ws(&self, ws: &crate::WsLoad) -> Result<(), SpecError> {
         let why = if !self.target.websocket {
             "WebSocket messages go to a ws:// or wss:// URL".to_string()
         } else if self.load.http2 || self.load.http3.is_some() {
             "WebSocket connections are upgraded HTTP/1.1 ones: not with HTTP/2 or HTTP/3"
                 .to_string()
-        } else if self.load.shape.has_sessions() {
-            "WebSocket messages go on a pool of connections, not sessions".to_string()
+        } else if ws.ping
+            && (self.load.pipeline > 1
+                || (self.load.shape.has_sessions() && self.load.session.burst > 1))
+        {
+            "pings go one at a time on a connection (a pong may answer only the latest ping): not pipelined or in bursts".to_string()
+        } else if ws.ping && ws.message.len() > stampede_wire::ws::MAX_CONTROL {
+            format!(
+                "message: a ping carries at most {} bytes, not {}",
+                stampede_wire::ws::MAX_CONTROL,
+                ws.message.len()
+            )
         } else if !self.load.variety.is_empty()
             || !self.load.script.is_empty()
             || self.load.walk.is_some()

@@ -120,6 +120,23 @@ impl Conn {
     pub(super) fn has_output(&mut self) -> bool {
         self.link.state() == State::Open && (self.proto.has_output() || self.link.tls_wants_write())
     }
+
+    /// WebSocket: before the socket goes, the close that is due goes out, as far as
+    /// the socket takes it now — the one answering the server's close or broken rule,
+    /// or with `goodbye`, 1000 from an open connection (a session's end, the run's).
+    #[cold]
+    pub(super) fn ws_part(&mut self, goodbye: bool) {
+        let open = self.link.state() == State::Open;
+        if let Some(w) = self.proto.ws() {
+            if goodbye && open && w.open() {
+                w.goodbye(stampede_wire::ws::NORMAL);
+            }
+            if open && !w.unwritten().is_empty() {
+                let _ = self.link.write(w.unwritten());
+                let _ = self.link.flush_tls();
+            }
+        }
+    }
 }
 
 /// The protocol a connection of this run starts with: HTTP/2 from the first byte for

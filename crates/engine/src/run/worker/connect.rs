@@ -334,6 +334,8 @@ impl Worker<'_> {
             self.rec.quic.add(&h.figures());
         }
         c.quic_due = None;
+        // WebSocket's goodbye: a session's end, a connection closed by the worker.
+        c.ws_part(true);
         if c.link
             .close(self.poll.registry(), self.spec.load.socket.reset_on_close)
         {

@@ -434,14 +434,8 @@ impl<'a> Worker<'a> {
                 // Gone, so that its congestion-limited time so far is counted.
                 c.proto = fresh_proto(self.spec);
             }
-            if let Some(w) = c.proto.ws() {
-                // WebSocket's goodbye (1000), so that the server sees a clean close.
-                if w.open() && c.link.state() == State::Open {
-                    w.goodbye(stampede_wire::ws::NORMAL);
-                    let _ = c.link.write(w.unwritten());
-                    let _ = c.link.flush_tls();
-                }
-            }
+            // WebSocket's goodbye (1000), so that the server sees a clean close.
+            c.ws_part(true);
             c.link.release(self.poll.registry());
         }
         if let Some(q) = &self.dial.quic {

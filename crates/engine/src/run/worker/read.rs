@@ -223,26 +223,13 @@ impl Worker<'_> {
                 if self.dial.quic.is_some() {
                     self.h3_broken(ci, now, broken.0);
                 } else {
-                    self.ws_parting(ci);
+                    self.conns[ci].ws_part(false);
                     self.fail_and_close(ci, now, broken.0);
                 }
             }
             return false;
         }
         open
-    }
-
-    /// WebSocket: the close that answers the server's close or broken rule goes out
-    /// before the socket closes, as far as the socket takes it now.
-    #[cold]
-    fn ws_parting(&mut self, ci: usize) {
-        let c = &mut self.conns[ci];
-        if let Some(w) = c.proto.ws() {
-            if !w.unwritten().is_empty() {
-                let _ = c.link.write(w.unwritten());
-                let _ = c.link.flush_tls();
-            }
-        }
     }
 
     /// Handles a connection's events in order. Returns false when the connection was
