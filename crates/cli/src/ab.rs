@@ -373,7 +373,7 @@ fn translate(
     spec.load.timeout = Some(std::time::Duration::from_secs_f64(a.timeout.max(0.001)));
     spec.load.check_length = !a.variable_length;
     spec.record_requests = a.gnuplot.is_some();
-    spec.load.socket.local = a.local_address;
+    spec.load.socket.local = a.local_address.into_iter().collect();
     spec.load.socket.send_buffer = a.window;
     spec.load.socket.recv_buffer = a.window;
     common::check_socket(&spec, "-B")?;
@@ -499,7 +499,10 @@ mod tests {
         }
         // The connection's flags land in the spec's socket options and proxy.
         let (s, _) = spec_of(&["-B", "127.0.0.2", "-b", "65536", u], None).unwrap();
-        assert_eq!(s.load.socket.local, Some("127.0.0.2".parse().unwrap()));
+        assert_eq!(
+            s.load.socket.local,
+            ["127.0.0.2".parse::<std::net::IpAddr>().unwrap()]
+        );
         assert_eq!(
             (s.load.socket.send_buffer, s.load.socket.recv_buffer),
             (Some(65536), Some(65536))

@@ -410,9 +410,12 @@ pub struct NetArgs {
     /// Credentials for the proxy, user:password (HTTP Basic; curl's --proxy-user)
     #[arg(long = "proxy-user", value_name = "USER:PASSWORD", requires = "proxy")]
     pub proxy_user: Option<String>,
-    /// Connect from this local address (one of this machine's; any free port)
-    #[arg(long = "local-address", value_name = "IP")]
-    pub local_address: Option<std::net::IpAddr>,
+    /// Connect from this local address (one of this machine's; any free port), or
+    /// from several in turn: a list 'IP,IP', a range 'IP-IP', or the flag repeated.
+    /// Runs of more than 10,000 connections to a 127.x server spread over 127.0.0.1,
+    /// 127.0.0.2, … by themselves
+    #[arg(long = "local-address", value_name = "IP[-IP][,…]", value_parser = parse_local, action = clap::ArgAction::Append)]
+    pub local_address: Vec<LocalAddresses>,
     /// Each socket's send buffer, in bytes (SO_SNDBUF; the kernel's size by default)
     #[arg(long = "send-buffer", value_name = "BYTES")]
     pub send_buffer: Option<usize>,
@@ -425,7 +428,19 @@ pub struct NetArgs {
 impl NetArgs {
     /// Sets the spec's proxy and socket options from the flags.
     pub fn apply(&self, spec: &mut LoadSpec) -> Result<(), Exit> {
-        spec.load.socket.local = self.local_address.or(spec.load.socket.local);
+        if !self.local_address.is_empty() {
+            let all: Vec<std::net::IpAddr> = (self.local_address.iter())
+                .flat_map(|l| l.0.iter().copied())
+                .collect();
+            if all.len() > stampede_engine::net::MAX_LOCAL {
+                return Err(Exit::usage(format!(
+                    "--local-address: {} addresses; a run connects from at most {}",
+                    all.len(),
+                    stampede_engine::net::MAX_LOCAL
+                )));
+            }
+            spec.load.socket.local = all;
+        }
         spec.load.socket.send_buffer = self.send_buffer.or(spec.load.socket.send_buffer);
         spec.load.socket.recv_buffer = self.recv_buffer.or(spec.load.socket.recv_buffer);
         check_socket(spec, "--local-address")?;
@@ -434,6 +449,53 @@ impl NetArgs {
         }
         Ok(())
     }
+}
+
+/// `--local-address`'s value: the addresses it names, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalAddresses(pub Vec<std::net::IpAddr>);
+
+/// Parses `IP`, `IP-IP` (every address from the first to the last, one family) and
+/// lists of them joined with commas, at most [`stampede_engine::net::MAX_LOCAL`]
+/// addresses, counted before any is made.
+pub fn parse_local(s: &str) -> Result<LocalAddresses, String> {
+    use std::net::IpAddr;
+    let max = stampede_engine::net::MAX_LOCAL as u128;
+    let ip = |t: &str| -> Result<IpAddr, String> {
+        t.trim().parse().map_err(|_| {
+            format!(
+                "'{}' is not an IP address (e.g. 127.0.0.2 or ::1)",
+                t.trim()
+            )
+        })
+    };
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let Some((a, b)) = part.split_once('-') else {
+            out.push(ip(part)?);
+            continue;
+        };
+        let (from, to) = match (ip(a)?, ip(b)?) {
+            (IpAddr::V4(x), IpAddr::V4(y)) => (u128::from(u32::from(x)), u128::from(u32::from(y))),
+            (IpAddr::V6(x), IpAddr::V6(y)) => (u128::from(x), u128::from(y)),
+            _ => return Err(format!("'{part}': a range's ends are of one family")),
+        };
+        if to < from {
+            return Err(format!("'{part}': a range goes from the lower address up"));
+        }
+        if to - from + 1 + out.len() as u128 > max {
+            return Err(format!("'{part}': more than {max} addresses"));
+        }
+        let v4 = a.trim().parse::<std::net::Ipv4Addr>().is_ok();
+        out.extend((from..=to).map(|n| match v4 {
+            true => IpAddr::V4(std::net::Ipv4Addr::from(n as u32)),
+            false => IpAddr::V6(std::net::Ipv6Addr::from(n)),
+        }));
+    }
+    if out.len() as u128 > max {
+        return Err(format!("more than {max} addresses"));
+    }
+    Ok(LocalAddresses(out))
 }
 
 /// The proxy at `url` with `credentials` (user:password), or a usage error naming

@@ -588,7 +588,10 @@ fn translate(a: &AttackArgs, Inputs { groups }: Inputs) -> Result<(LoadSpec, Ser
         };
     }
     crate::common::NetArgs {
-        local_address: a.laddr,
+        local_address: a
+            .laddr
+            .map(|ip| vec![common::LocalAddresses(vec![ip])])
+            .unwrap_or_default(),
         ..Default::default()
     }
     .apply(&mut spec)?;

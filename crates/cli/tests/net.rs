@@ -258,6 +258,50 @@ fn connections_come_from_the_local_address_asked_for() {
     assert_eq!(peers.len(), 14);
     assert!(peers[..10].iter().all(|p| p == "127.0.0.2"), "{peers:?}");
     assert!(peers[10..].iter().all(|p| p == "127.0.0.3"), "{peers:?}");
+    // Several, in turn: a range and a list, over two threads' connections.
+    let r = json(&[
+        "load",
+        "--local-address",
+        "127.0.0.4-127.0.0.5,127.0.0.6",
+        "-n",
+        "60",
+        "-c",
+        "6",
+        "-t",
+        "2",
+        &rec.url("/"),
+    ]);
+    assert_eq!(r["requests"]["completed"], 60, "{r}");
+    let mut conns: Vec<std::net::SocketAddr> = rec.seen()[14..].iter().map(|s| s.peer).collect();
+    conns.sort();
+    conns.dedup();
+    let ips: Vec<String> = conns.iter().map(|p| p.ip().to_string()).collect();
+    assert_eq!(
+        ips,
+        [
+            "127.0.0.4",
+            "127.0.0.4",
+            "127.0.0.5",
+            "127.0.0.5",
+            "127.0.0.6",
+            "127.0.0.6"
+        ],
+        "each address takes two of the six connections"
+    );
+    for (value, said) in [
+        (
+            "127.0.0.5-127.0.0.1",
+            "a range goes from the lower address up",
+        ),
+        ("127.0.0.1-::1", "a range's ends are of one family"),
+        ("10.0.0.0-10.0.1.255", "more than 256 addresses"),
+        ("127.0.0.1,localhost", "'localhost' is not an IP address"),
+    ] {
+        let out = stampede(&["load", "--local-address", value, "-n", "1", &rec.url("/")]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{value}: {err}");
+        assert!(err.contains(said), "{value}: {err}");
+    }
     // An address that is not this machine's is named before any run.
     let out = stampede(&[
         "load",

@@ -457,6 +457,9 @@ pub enum SocketError {
     /// A buffer size of 0.
     #[error("the {0} must be at least 1 byte")]
     ZeroBuffer(&'static str),
+    /// More local addresses than a run connects from.
+    #[error("{0} local addresses; a run connects from at most {max}", max = crate::spec::net::MAX_LOCAL)]
+    TooManyLocal(usize),
 }
 
 /// Why an HTTP/1 request cannot be sent over HTTP/2.

@@ -138,7 +138,10 @@ fn every_attack_flag_is_taken_or_refused_by_name() {
             assert!(matches!(s.target.address, Address::Unix(_)))
         }),
         (vec!["-laddr", "127.0.0.1"], |s| {
-            assert_eq!(s.load.socket.local, Some("127.0.0.1".parse().unwrap()))
+            assert_eq!(
+                s.load.socket.local,
+                ["127.0.0.1".parse::<std::net::IpAddr>().unwrap()]
+            )
         }),
         (vec!["-connect-to", "127.0.0.1:9:127.0.0.3:8080"], |s| {
             let Address::Tcp(a) = &s.target.address else {

@@ -349,6 +349,11 @@ impl WsClient {
             return Err(Broken(ErrorKind::WsHandshake));
         }
         self.head = Vec::new();
+        if self.out.is_empty() {
+            // The upgrade request's room is let go: a held connection keeps only what
+            // its messages need.
+            self.out = Vec::new();
+        }
         self.phase = Phase::Open;
         self.upgraded = true;
         let n = std::mem::take(&mut self.deferred);

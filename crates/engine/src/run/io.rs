@@ -49,10 +49,11 @@ impl Stream {
         tls: Option<(&Arc<ClientConfig>, &str)>,
         opts: &SocketOptions,
         tunnel: bool,
+        nth: u64,
     ) -> io::Result<Stream> {
         Ok(match addr {
             Address::Tcp(a) => {
-                let s = crate::spec::net::connect_tcp(a[0], opts)?;
+                let s = crate::spec::net::connect_tcp(a[0], opts, nth)?;
                 s.set_nodelay(true)?;
                 match tls {
                     Some((config, host)) if !tunnel => Stream::Tcp(s).start_tls(config, host)?,
@@ -91,7 +92,7 @@ impl Stream {
         opts: &SocketOptions,
         gso: bool,
     ) -> io::Result<Stream> {
-        let any: std::net::SocketAddr = match opts.local {
+        let any: std::net::SocketAddr = match opts.local.first().copied() {
             Some(ip) => (ip, 0).into(),
             None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),
             None => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),

@@ -53,6 +53,9 @@ pub(crate) struct Dialer<'a> {
     pub(crate) datagrams: bool,
     /// Several datagrams per send where the kernel allows it.
     pub(crate) gso: bool,
+    /// Which of the worker's connections this is, from 0 (it picks the local
+    /// address when the socket options give several).
+    pub(crate) nth: u64,
 }
 
 /// What a step of a dial came to.
@@ -201,7 +204,7 @@ impl Link {
         let failed = |e: io::Error| ErrorKind::from_connect_error(&e);
         let mut s = match d.address {
             Address::Tcp(a) if d.datagrams => Stream::datagrams(a[0], d.socket, d.gso),
-            _ => Stream::connect(d.address, d.tls, d.socket, d.tunnel.is_some()),
+            _ => Stream::connect(d.address, d.tls, d.socket, d.tunnel.is_some(), d.nth),
         }
         .map_err(failed)?;
         let stamped = stamp && s.stamp_arrivals();
@@ -412,6 +415,7 @@ mod tests {
             tunnel: None,
             datagrams: false,
             gso: false,
+            nth: 0,
         }
     }
 
@@ -507,6 +511,7 @@ mod tests {
             tunnel: Some(connect),
             datagrams: false,
             gso: false,
+            nth: 0,
         };
         // The proxy reads CONNECT whole, then refuses it.
         let answered = std::thread::spawn(move || {

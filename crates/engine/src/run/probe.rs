@@ -50,7 +50,7 @@ fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std
     let transport = h3.transport();
     let config =
         stampede_quic::client_config(tls, &transport, None).map_err(std::io::Error::other)?;
-    let any: std::net::SocketAddr = match spec.load.socket.local {
+    let any: std::net::SocketAddr = match spec.load.socket.local.first().copied() {
         Some(ip) => (ip, 0).into(),
         None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),
         None => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),

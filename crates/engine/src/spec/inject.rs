@@ -232,6 +232,33 @@ impl Profile {
         segments.into_iter().flatten()
     }
 
+    /// At most how many users it has at once: an open profile's users in all, a
+    /// closed one's highest concurrency (saturating).
+    pub fn most_users(&self) -> u64 {
+        let during = |d: Duration| d.as_secs_f64();
+        let each = self.steps.iter().map(|s| match *s {
+            InjectionStep::NothingFor(_) => 0,
+            InjectionStep::AtOnce(n) => n,
+            InjectionStep::Ramp { users, .. } | InjectionStep::StressPeak { users, .. } => users,
+            InjectionStep::ConstantRate {
+                rate, during: d, ..
+            } => (rate * during(d)).ceil() as u64,
+            InjectionStep::RampRate {
+                from,
+                to,
+                during: d,
+                ..
+            } => ((from + to) / 2.0 * during(d)).ceil() as u64,
+            InjectionStep::ConstantConcurrent { users, .. } => users,
+            InjectionStep::RampConcurrent { from, to, .. } => from.max(to),
+        });
+        if self.is_closed() {
+            each.max().unwrap_or(0)
+        } else {
+            each.fold(0u64, u64::saturating_add)
+        }
+    }
+
     /// The highest arrival rate of its steps, per second (0 when none has one).
     pub fn peak_rate(&self) -> f64 {
         (self.steps.iter())

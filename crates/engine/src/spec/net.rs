@@ -1,5 +1,5 @@
 //! How a connection's socket is made, beyond the target's address: the local address
-//! it connects from, its kernel buffers, how it closes ([`SocketOptions`]: ab's `-B`
+//! it connects from (one of several in turn), its kernel buffers, how it closes ([`SocketOptions`]: ab's `-B`
 //! and `-b`, httperf's buffers and `--close-with-reset`), and the HTTP proxy it goes
 //! through ([`Proxy`]: ab's `-X`/`-P`, curl's and oha's `-x`).
 //!
@@ -23,8 +23,17 @@ use crate::spec::target::Target;
 /// Options of every connection's socket; the defaults leave the kernel's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SocketOptions {
-    /// Connect from this local address (any free port).
-    pub local: Option<IpAddr>,
+    /// Connect from these local addresses, each connection from the next in turn
+    /// (any free port). One source address gives a server at most one connection per
+    /// local port (~28,000 by Linux's default range, and the kernel's search for a
+    /// free one slows past half of them): several spread the connections. A spec may
+    /// give one address or a list.
+    #[serde(
+        default,
+        deserialize_with = "one_or_many",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub local: Vec<IpAddr>,
     /// `SO_SNDBUF`, bytes (the kernel doubles it for its bookkeeping).
     pub send_buffer: Option<usize>,
     /// `SO_RCVBUF`, bytes; set before connecting, so the TCP window follows it.
@@ -34,7 +43,60 @@ pub struct SocketOptions {
     pub reset_on_close: bool,
 }
 
+/// A spec's `local`: absent, null, one address, or a list of them.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IpAddr>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Local {
+        One(IpAddr),
+        Many(Vec<IpAddr>),
+    }
+    Ok(match Option::<Local>::deserialize(d)? {
+        None => Vec::new(),
+        Some(Local::One(ip)) => vec![ip],
+        Some(Local::Many(list)) => list,
+    })
+}
+
+/// Connections from one source address to one server before a run to a loopback
+/// server spreads its connections over several (see [`SocketOptions::spread`]):
+/// well under the half of Linux's default port range where `connect()`'s search for
+/// a free port starts to walk the used ones.
+pub const PER_SOURCE: usize = 10_000;
+
+/// The most local addresses a run connects from.
+pub const MAX_LOCAL: usize = 256;
+
 impl SocketOptions {
+    /// The local address connection `n` (counted from 0) connects from, if any.
+    pub fn local_for(&self, n: u64) -> Option<IpAddr> {
+        match self.local.len() {
+            0 => None,
+            k => Some(self.local[(n % k as u64) as usize]),
+        }
+    }
+
+    /// With no local address given, `connections` (at most, over the run) to a
+    /// server at `to` (all IPv4 loopback) past [`PER_SOURCE`] come from 127.0.0.1, 127.0.0.2, … — one more
+    /// source address per [`PER_SOURCE`] connections, every one of them this
+    /// machine's (the whole of 127.0.0.0/8 is) — so that a run of tens of thousands
+    /// of connections to one loopback server is not held back by the ports of one
+    /// source. Anything else is left as it is.
+    pub fn spread(&mut self, to: &[SocketAddr], connections: usize) {
+        let loopback = !to.is_empty()
+            && to.iter().all(|a| match a.ip() {
+                IpAddr::V4(v4) => v4.is_loopback(),
+                IpAddr::V6(_) => false,
+            });
+        if !self.local.is_empty() || !loopback || connections <= PER_SOURCE {
+            return;
+        }
+        let k = connections.div_ceil(PER_SOURCE).min(MAX_LOCAL) as u32;
+        self.local = (1..=k)
+            .map(|i| IpAddr::V4(std::net::Ipv4Addr::from(0x7f00_0000 + i)))
+            .collect();
+    }
+
     /// True when nothing differs from the kernel's defaults.
     pub fn is_default(&self) -> bool {
         *self == SocketOptions::default()
@@ -57,7 +119,10 @@ impl SocketOptions {
     /// Checks that the local address is one of this machine's, by binding a socket to
     /// it (the kernel's answer, `EADDRNOTAVAIL`, names the problem).
     pub fn check(&self) -> Result<(), SocketError> {
-        if let Some(ip) = self.local {
+        if self.local.len() > MAX_LOCAL {
+            return Err(SocketError::TooManyLocal(self.local.len()));
+        }
+        for &ip in &self.local {
             let s = Socket::new(
                 Domain::for_address(SocketAddr::new(ip, 0)),
                 Type::STREAM,
@@ -79,24 +144,51 @@ impl SocketOptions {
     }
 }
 
-/// A TCP socket for `to` with `opts` set and bound to the local address, not yet
-/// connected.
-fn tcp_socket(to: SocketAddr, opts: &SocketOptions) -> io::Result<Socket> {
+/// A TCP socket for `to` with `opts` set and bound to the local address of
+/// connection `n`, not yet connected.
+fn tcp_socket(to: SocketAddr, opts: &SocketOptions, n: u64) -> io::Result<Socket> {
     let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))?;
     opts.apply(SockRef::from(&s))?;
-    if let Some(ip) = opts.local {
+    if let Some(ip) = opts.local_for(n) {
+        // The port is chosen at connect(), unique for the whole address pair, rather
+        // than at bind(), unique for the local address alone: a source address then
+        // serves as many servers as it has ports each.
+        no_port_at_bind(&s);
         s.bind(&SocketAddr::new(ip, 0).into())?;
     }
     Ok(s)
 }
 
-/// A non-blocking TCP connect to `to` with `opts`; the connect completes later (the
-/// socket turns writable).
-pub(crate) fn connect_tcp(to: SocketAddr, opts: &SocketOptions) -> io::Result<mio::net::TcpStream> {
+/// Sets `IP_BIND_ADDRESS_NO_PORT` (Linux 4.2 and later); where it is refused, bind()
+/// picks the port as before.
+fn no_port_at_bind(s: &Socket) {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: the descriptor is the socket's, open for the call; the option's value
+    // is a c_int that outlives it, and its size is passed with it.
+    let _ = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+}
+
+/// A non-blocking TCP connect to `to` with `opts`, as connection `n` of its worker
+/// (which picks its local address); the connect completes later (the socket turns
+/// writable).
+pub(crate) fn connect_tcp(
+    to: SocketAddr,
+    opts: &SocketOptions,
+    n: u64,
+) -> io::Result<mio::net::TcpStream> {
     if opts.is_default() {
         return mio::net::TcpStream::connect(to);
     }
-    let s = tcp_socket(to, opts)?;
+    let s = tcp_socket(to, opts, n)?;
     s.set_nonblocking(true)?;
     s.set_cloexec(true)?;
     match s.connect(&to.into()) {
@@ -113,7 +205,7 @@ pub(crate) fn connect_blocking(
     opts: &SocketOptions,
     timeout: Duration,
 ) -> io::Result<std::net::TcpStream> {
-    let s = tcp_socket(to, opts)?;
+    let s = tcp_socket(to, opts, 0)?;
     s.connect_timeout(&to.into(), timeout)?;
     Ok(s.into())
 }
@@ -351,6 +443,83 @@ pub(crate) fn tunnel_blocking(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_addresses_are_taken_in_turn_and_spread_for_many_loopback_connections() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let mut o = SocketOptions::default();
+        assert_eq!(o.local_for(3), None);
+        o.local = vec![ip("127.0.0.2"), ip("127.0.0.3")];
+        let seq: Vec<_> = (0..4).map(|n| o.local_for(n).unwrap()).collect();
+        assert_eq!(
+            seq,
+            [
+                ip("127.0.0.2"),
+                ip("127.0.0.3"),
+                ip("127.0.0.2"),
+                ip("127.0.0.3")
+            ]
+        );
+
+        let lo: Vec<SocketAddr> = vec!["127.0.0.1:80".parse().unwrap()];
+        let spread = |to: &[SocketAddr], n: usize| {
+            let mut o = SocketOptions::default();
+            o.spread(to, n);
+            o.local
+        };
+        assert!(spread(&lo, PER_SOURCE).is_empty(), "one source is enough");
+        assert_eq!(
+            spread(&lo, 2 * PER_SOURCE + 1),
+            [ip("127.0.0.1"), ip("127.0.0.2"), ip("127.0.0.3")]
+        );
+        assert_eq!(spread(&lo, 10_000_000).len(), MAX_LOCAL);
+        let v6: Vec<SocketAddr> = vec!["[::1]:80".parse().unwrap()];
+        assert!(spread(&v6, 50_000).is_empty(), "::1 has one address");
+        let far: Vec<SocketAddr> = vec!["192.0.2.1:80".parse().unwrap()];
+        assert!(
+            spread(&far, 50_000).is_empty(),
+            "only loopback sources are sure to exist"
+        );
+        // Addresses given are kept as they are.
+        let mut o = SocketOptions {
+            local: vec![ip("127.0.0.9")],
+            ..Default::default()
+        };
+        o.spread(&lo, 50_000);
+        assert_eq!(o.local, [ip("127.0.0.9")]);
+    }
+
+    #[test]
+    fn a_spec_gives_one_local_address_or_a_list() {
+        let read = |json: &str| serde_json::from_str::<SocketOptions>(json).unwrap().local;
+        assert!(
+            read(r#"{"send_buffer":null,"recv_buffer":null,"reset_on_close":false}"#).is_empty()
+        );
+        assert!(read(
+            r#"{"local":null,"send_buffer":null,"recv_buffer":null,"reset_on_close":false}"#
+        )
+        .is_empty());
+        let one = read(
+            r#"{"local":"127.0.0.2","send_buffer":null,"recv_buffer":null,"reset_on_close":false}"#,
+        );
+        assert_eq!(one, ["127.0.0.2".parse::<IpAddr>().unwrap()]);
+        let two = read(
+            r#"{"local":["127.0.0.2","::1"],"send_buffer":null,"recv_buffer":null,"reset_on_close":false}"#,
+        );
+        assert_eq!(two.len(), 2);
+        let o = SocketOptions {
+            local: two,
+            ..Default::default()
+        };
+        let back: SocketOptions =
+            serde_json::from_str(&serde_json::to_string(&o).unwrap()).unwrap();
+        assert_eq!(back, o);
+        let many = SocketOptions {
+            local: vec!["127.0.0.1".parse().unwrap(); MAX_LOCAL + 1],
+            ..Default::default()
+        };
+        assert!(matches!(many.check(), Err(SocketError::TooManyLocal(257))));
+    }
 
     #[test]
     fn proxy_urls_in_curls_and_abs_forms() {

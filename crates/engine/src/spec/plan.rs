@@ -86,6 +86,21 @@ impl Plan {
     /// Checks `spec` (see [`LoadSpec::validate`]) and plans it.
     pub(crate) fn of(mut spec: LoadSpec) -> Result<Plan, SpecError> {
         spec.validate()?;
+        if let (crate::spec::target::Address::Tcp(to), None, None) =
+            (&spec.target.address, &spec.proxy, &spec.load.http3)
+        {
+            // Tens of thousands of connections to a loopback server: several sources.
+            // Sessions each take a connection of their own (and leave its port in
+            // TIME_WAIT when they close it): as many as they may be in all.
+            let most = match &spec.load.shape {
+                crate::Shape::Users(p) => usize::try_from(p.most_users()).unwrap_or(usize::MAX),
+                crate::Shape::Sessions { count, .. } => {
+                    usize::try_from(*count).unwrap_or(usize::MAX)
+                }
+                _ => spec.load.connections,
+            };
+            spec.load.socket.spread(to, most);
+        }
         let shaping = spec.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
         let workload = if spec.load.shape.has_sessions() {
             Workload::Sessions(SessionWork {
@@ -193,6 +208,23 @@ mod tests {
         let mut s = LoadSpec::new(t, r);
         s.load.requests = Some(10);
         s
+    }
+
+    #[test]
+    fn many_connections_to_a_loopback_server_come_from_several_sources() {
+        let sources = |s: LoadSpec| s.plan().unwrap().spec().load.socket.local.len();
+        let mut s = spec();
+        s.load.requests = Some(100_000);
+        s.load.connections = 25_000;
+        s.load.threads = 2;
+        assert_eq!(sources(s.clone()), 3);
+        s.load.connections = 64;
+        assert_eq!(sources(s.clone()), 0);
+        // Users take a connection each: the profile's users in all count.
+        s.load.requests = None;
+        s.load.shape =
+            Shape::Users(crate::inject::Profile::parse(&["atOnceUsers(19000)".into()]).unwrap());
+        assert_eq!(sources(s), 2);
     }
 
     #[test]

@@ -19,8 +19,9 @@ use crate::proto::Proto;
 use crate::run::link::{Dialer, Dialled};
 use crate::spec::LoadSpec;
 
-/// How `spec`'s links are dialled by a worker with `dial`'s address and tunnel.
-fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial) -> Dialer<'a> {
+/// How `spec`'s links are dialled by a worker with `dial`'s address and tunnel, for
+/// its connection `nth`.
+fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial, nth: u64) -> Dialer<'a> {
     Dialer {
         address: dial.address.as_ref().unwrap_or(&spec.target.address),
         tls: spec
@@ -31,6 +32,7 @@ fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial) -> Dialer<'a> {
         tunnel: dial.tunnel.as_deref(),
         datagrams: dial.quic.is_some(),
         gso: spec.load.http3.is_some_and(|h| h.gso),
+        nth,
     }
 }
 
@@ -42,7 +44,8 @@ impl Worker<'_> {
         c.first_byte = None;
         // The protocol is fresh (a new slot, or reset when the last socket went).
         c.alpn_pending = self.spec.load.http2 && self.spec.tls.is_some();
-        let d = dialer(self.spec, &self.dial);
+        let nth = self.dial.first_local + self.rec.connections_opened;
+        let d = dialer(self.spec, &self.dial, nth);
         match c
             .link
             .dial(&d, self.poll.registry(), Token(ci), self.pace.nap, now)
@@ -90,7 +93,8 @@ impl Worker<'_> {
     /// A readiness event while the slot's link dials (connecting, or tunnelling
     /// through a proxy; `buf` is scratch): opened, failed, or still under way.
     pub(super) fn on_dial(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
-        let d = dialer(self.spec, &self.dial);
+        // The socket is made: which connection this is no longer matters.
+        let d = dialer(self.spec, &self.dial, 0);
         match self.conns[ci].link.advance(&d, buf, now) {
             Dialled::Waiting => {}
             Dialled::Open(us) => self.opened(ci, us, now),

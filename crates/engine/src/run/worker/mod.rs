@@ -246,7 +246,7 @@ impl<'a> Worker<'a> {
             quic_timers: std::collections::BinaryHeap::new(),
             in_flight: 0,
             sockets: 0,
-            dial: Dial::new(spec, &hooks),
+            dial: Dial::new(spec, &hooks, index),
             once: Once {
                 server: true,
                 tls: true,

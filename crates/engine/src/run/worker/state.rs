@@ -82,6 +82,9 @@ pub(super) struct Dial {
     pub(super) h2_refill_at: usize,
     /// HTTP/3: how each connection's QUIC is set up.
     pub(super) quic: Option<Quic>,
+    /// Where the thread's turns over the local addresses start (its index), so that
+    /// threads with few connections each do not all take the first.
+    pub(super) first_local: u64,
 }
 
 /// What every HTTP/3 connection of a thread is made with.
@@ -114,8 +117,9 @@ impl Quic {
 
 impl Dial {
     /// Where `spec`'s connections go (its proxy's address, the script's choice, or
-    /// the target's) and how HTTP/2 connections refill their streams.
-    pub(super) fn new(spec: &LoadSpec, hooks: &Option<Box<dyn ThreadHooks>>) -> Dial {
+    /// the target's) and how HTTP/2 connections refill their streams, for worker
+    /// `index`.
+    pub(super) fn new(spec: &LoadSpec, hooks: &Option<Box<dyn ThreadHooks>>, index: usize) -> Dial {
         Dial {
             address: match &spec.proxy {
                 Some(p) => Some(Address::Tcp(p.address.clone())),
@@ -135,6 +139,7 @@ impl Dial {
                 spec.load.pipeline - 1
             },
             quic: Quic::new(spec),
+            first_local: index as u64,
         }
     }
 }

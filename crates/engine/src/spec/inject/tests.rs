@@ -178,3 +178,29 @@ fn closed_profiles_give_concurrency_over_time() {
         .collect();
     assert_eq!(levels, [10, 15, 20, 20]);
 }
+
+#[test]
+fn most_users_bounds_how_many_are_there_at_once() {
+    let p =
+        |s: &[&str]| Profile::parse(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>()).unwrap();
+    assert_eq!(
+        p(&["atOnceUsers(12)", "rampUsers(8).during(1)"]).most_users(),
+        20
+    );
+    assert_eq!(
+        p(&["constantUsersPerSec(100).during(30)"]).most_users(),
+        3_000
+    );
+    assert_eq!(
+        p(&["rampUsersPerSec(10).to(30).during(10)"]).most_users(),
+        200
+    );
+    assert_eq!(
+        p(&[
+            "constantConcurrentUsers(50).during(10)",
+            "rampConcurrentUsers(50).to(70).during(5)"
+        ])
+        .most_users(),
+        70
+    );
+}
