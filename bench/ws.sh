@@ -7,14 +7,9 @@
 # row says which side was the limit. Artillery runs twice: waiting for each echo
 # (`send` with `match`, a round trip as stampede times it) and sending without
 # waiting (its fastest: messages written, not answered). Then stampede holds a
-# fixed rate and gives its send lag p99, and holds HOLD connections (12,000 by
-# default) each sending in the closed model for 10 s: the client's and the server's
-# memory per connection, against 64 connections. (Past about 14,000 connections
-# from one source address to one server, the kernel's search for a free port in
-# connect() takes the client's whole core: at 19,000 all open, few get through in
-# 10 s.)
+# fixed rate and gives its send lag p99. Held connections: bench/ws-hold.sh.
 #
-#   bash bench/ws.sh [ROUNDS=5] [MESSAGES=256000] [RATE=20000] [HOLD=12000]
+#   bash bench/ws.sh [ROUNDS=5] [MESSAGES=256000] [RATE=20000]
 #
 # Needs Node.js and npm (Artillery 2.0.34 is installed into
 # ~/.cache/stampede/artillery).
@@ -22,7 +17,6 @@ source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 N=${2:-256000}
 RATE=${3:-20000}
-HOLD=${4:-12000}
 ART_DIR=$HOME/.cache/stampede/artillery
 ART=$ART_DIR/node_modules/.bin/artillery
 if [ ! -x "$ART" ]; then
@@ -113,29 +107,6 @@ PY
   tail -1 "$WORK/results" >&2
 done
 
-# Connections held: HOLD and then 64 connections, each with a message in flight in
-# the closed model for 10 s, against a server of their own; the client's max RSS
-# (from time(1)) and the server's peak RSS (VmHWM) per run.
-for conns in "$HOLD" 64; do
-  for r in $(seq "$ROUNDS"); do
-    port=$(free_port)
-    start_serve "$port"
-    out=$WORK/hold.$conns.$r
-    timed "$out" taskset -c 0 "$STAMPEDE" load "ws://127.0.0.1:$port/ws/echo" -c "$conns" -t 1 \
-      -d 10s -q --json -
-    hwm=$(awk '/VmHWM/{print $2}' "/proc/$SERVE_PID/status")
-    kill "$SERVE_PID" 2>/dev/null || true
-    wait "$SERVE_PID" 2>/dev/null || true
-    python3 - "$out" "$out.time" "$conns" "$hwm" <<'PY' >> "$WORK/results"
-import json, sys
-r = json.load(open(sys.argv[1]))
-u, s, rss = open(sys.argv[2]).read().split()
-print("hold", sys.argv[3], r["connections_opened"], r["throughput_rps"], r["requests"]["failed"], rss, sys.argv[4])
-PY
-    tail -1 "$WORK/results" >&2
-  done
-done
-
 echo
 echo "| client | messages/s | client CPU µs/message | server CPU µs/message | client max RSS KB |"
 echo "|---|---:|---:|---:|---:|"
@@ -151,19 +122,6 @@ echo "Fixed rate $RATE messages/s over 64 connections, 5 s: messages/s $(median_
   "client CPU µs/message $(median_of "$WORK/results" 4 rate stampede)," \
   "send lag p99 µs $(median_of "$WORK/results" 5 rate stampede)," \
   "latency p99 µs $(median_of "$WORK/results" 6 rate stampede)"
-python3 - "$WORK/results" "$HOLD" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if l.startswith("hold ")]
-def med(conns, col):
-    return statistics.median(float(r[col]) for r in rows if r[1] == conns)
-big, small = sys.argv[2], "64"
-n = med(big, 2) - med(small, 2)
-print()
-print(f"Held: {med(big, 2):.0f} connections opened, {med(big, 3):.0f} messages/s, {med(big, 4):.0f} failed;"
-      f" client max RSS {med(big, 5):.0f} KB against {med(small, 5):.0f} KB with 64 connections"
-      f" ({(med(big, 5) - med(small, 5)) * 1024 / n:.0f} bytes a connection); server peak RSS"
-      f" {med(big, 6):.0f} KB against {med(small, 6):.0f} KB ({(med(big, 6) - med(small, 6)) * 1024 / n:.0f} bytes a connection)")
-PY
 echo
 echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores)," \
   "kernel $(uname -r); stampede $("$STAMPEDE" --version | awk '{print $2}')" \
