@@ -326,3 +326,159 @@ fn load_runs_websocket_users_holding_connections_with_pings() {
         assert_eq!(crate::common::schema_errors(&v), Vec::<String>::new());
     }
 }
+
+/// One WebSocket client connection to Autobahn's fuzzing server at `path`, in the
+/// client role of stampede's WebSocket code (the frame reader the load client feeds,
+/// masked frames and closes as it writes them): every message is echoed whole, every
+/// ping answered, the server's close answered with its code and a broken rule with
+/// the code that names it; then the server's end of the TCP connection is awaited.
+/// Returns the text messages read.
+fn autobahn_client(addr: std::net::SocketAddr, path: &str) -> Vec<String> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let key = "x3JJHMbDL1EzLkh9GBhXDw==";
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "{path}: closed before the upgrade's answer");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..end]).to_string();
+    assert!(head.starts_with("HTTP/1.1 101"), "{path}: {head}");
+    assert!(
+        head.contains(&ws::accept_key(key.as_bytes())),
+        "{path}: {head}"
+    );
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: false,
+        max_message: 64 << 20,
+        keep: true,
+        deflate: false,
+    });
+    let mut texts = Vec::new();
+    let mut seed = 0x9e37_79b9_u32;
+    let mut mask = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        Some(seed.to_le_bytes())
+    };
+    let mut input = buf[end..].to_vec();
+    let mut closing = false;
+    loop {
+        let mut out = Vec::new();
+        if !closing {
+            let mut close = None;
+            let fed = r.feed(&input, &mut |e| match e {
+                Event::Message { text, data, .. } => {
+                    if text {
+                        texts.push(String::from_utf8_lossy(data).to_string());
+                    }
+                    let op = if text { ws::TEXT } else { ws::BINARY };
+                    ws::frame(&mut out, (true, false), op, data, mask());
+                }
+                Event::Ping(p) => ws::frame(&mut out, (true, false), ws::PONG, p, mask()),
+                Event::Pong(_) => {}
+                Event::Close { code, .. } => close = Some(code),
+            });
+            if let Err(e) = fed {
+                ws::close(&mut out, Some(e.code), e.why, mask());
+                closing = true;
+            } else if let Some(code) = close {
+                ws::close(&mut out, code.filter(|&c| ws::sendable_code(c)), "", mask());
+                closing = true;
+            }
+        }
+        if !out.is_empty() && s.write_all(&out).is_err() {
+            return texts;
+        }
+        // After the close: whatever comes until the server ends the connection.
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return texts,
+            Ok(n) => input = chunk[..n].to_vec(),
+        }
+    }
+}
+
+/// Autobahn|Testsuite's client cases (its fuzzing server, every case but
+/// permessage-deflate's): stampede's client side of RFC 6455 echoes what it is
+/// sent and closes as the cases expect.
+#[test]
+fn the_autobahn_client_cases_pass() {
+    let Ok(wstest) = std::env::var("STAMPEDE_AUTOBAHN") else {
+        return missing_peer("STAMPEDE_AUTOBAHN (Autobahn|Testsuite's wstest)");
+    };
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let report = tmp.0.join("report");
+    // The fuzzing server takes a port, not 0: one the kernel just gave out.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let spec = serde_json::json!({
+        "url": format!("ws://{addr}"),
+        "outdir": report,
+        "cases": ["*"],
+        "exclude-cases": ["12.*", "13.*"],
+        "exclude-agent-cases": {},
+    });
+    let spec_file = tmp.0.join("spec.json");
+    std::fs::write(&spec_file, spec.to_string()).unwrap();
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Killed(
+        Command::new(&wstest)
+            .args(["-m", "fuzzingserver", "-s"])
+            .arg(&spec_file)
+            .current_dir(&tmp.0)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fuzzing server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let count: u32 = autobahn_client(addr, "/getCaseCount")[0].parse().unwrap();
+    assert!(count >= 290, "{count} cases");
+    for case in 1..=count {
+        autobahn_client(addr, &format!("/runCase?case={case}&agent=stampede"));
+    }
+    autobahn_client(addr, "/updateReports?agent=stampede");
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(report.join("index.json")).unwrap()).unwrap();
+    let cases = index["stampede"].as_object().unwrap();
+    assert_eq!(cases.len(), count as usize);
+    let passed = ["OK", "NON-STRICT", "INFORMATIONAL"];
+    let failed: Vec<String> = cases
+        .iter()
+        .filter(|(_, v)| {
+            !passed.contains(&v["behavior"].as_str().unwrap_or(""))
+                || !passed.contains(&v["behaviorClose"].as_str().unwrap_or(""))
+        })
+        .map(|(k, v)| format!("{k}: {} / {}", v["behavior"], v["behaviorClose"]))
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    let strict = cases.values().filter(|v| v["behavior"] == "OK").count();
+    eprintln!(
+        "Autobahn client cases: {} of {count} passed ({strict} OK)",
+        cases.len() - failed.len()
+    );
+}
