@@ -194,10 +194,9 @@ fn load_times_echo_round_trips_as_requests() {
     assert_eq!(v["requests"]["failed"], 0, "{v}");
     assert_eq!(v["statuses"]["101"], 300, "{v}");
     assert_eq!(v["bytes"]["body"], 300 * "stampede".len(), "{v}");
-    assert_eq!(
-        v["websocket"],
-        serde_json::json!({"refused": {}, "closes": {}})
-    );
+    assert_eq!(v["websocket"]["refused"], serde_json::json!({}), "{v}");
+    assert_eq!(v["websocket"]["closes"], serde_json::json!({}), "{v}");
+    assert_eq!(v["websocket"]["upgrade"]["count"], 3, "{v}");
     assert!(
         v["settings"]["url"].as_str().unwrap().starts_with("ws://"),
         "{v}"
@@ -223,6 +222,10 @@ fn load_times_echo_round_trips_as_requests() {
         crate::common::recorder::text(&out.stdout) + &crate::common::recorder::text(&out.stderr);
     assert!(out.status.success(), "{summary}");
     assert!(summary.contains("50 completed"), "{summary}");
+    assert!(
+        summary.contains("websocket   1 upgrades, each p50 "),
+        "{summary}"
+    );
     assert!(!summary.contains("WARNING"), "{summary}");
     // A refused upgrade is said, with its status.
     let nowhere = format!("ws://{}/nowhere", s.addr());

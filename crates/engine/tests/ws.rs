@@ -58,6 +58,24 @@ fn echo_round_trips_are_the_runs_requests() {
     assert_eq!(r.bytes.body, 600 * 11);
     assert!((1..=4).contains(&r.connections_opened));
     assert_eq!(r.latency.count, 600);
+    // Each connection's upgrade is timed on its own, and within its set-up.
+    let up = r
+        .websocket
+        .as_ref()
+        .unwrap()
+        .upgrade
+        .clone()
+        .expect("upgrades");
+    assert_eq!(up.count, r.connections_opened);
+    assert!(up.max_us <= r.histograms.connect.0.max(), "{up:?}");
+    // Two runs' results merge into one with both runs' upgrades.
+    let mut m = stampede_engine::merge::Merger::new(false);
+    m.add(&r).unwrap();
+    m.add(&r).unwrap();
+    let both = m.finish().unwrap();
+    let up2 = both.websocket.unwrap().upgrade.expect("merged upgrades");
+    assert_eq!(up2.count, 2 * up.count);
+    assert_eq!(up2.max_us, up.max_us);
 }
 
 #[test]
@@ -108,6 +126,8 @@ fn a_refused_upgrade_is_a_failure_not_an_answer() {
         let refused = &r.websocket.as_ref().expect("a WebSocket run").refused;
         assert_eq!(refused.values().sum::<u64>(), 20, "{path}: {refused:?}");
         assert!(!refused.contains_key(&101), "{refused:?}");
+        let upgrade = &r.websocket.as_ref().unwrap().upgrade;
+        assert!(upgrade.is_none(), "no upgrade was answered: {upgrade:?}");
     }
     let r = go(spec(&ws_url(&srv, "/ws/nothing"), 5, 1));
     assert_eq!(r.websocket.unwrap().refused.get(&404), Some(&5));

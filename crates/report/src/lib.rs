@@ -41,6 +41,18 @@ pub use wrk::{wrk_report, WrkInfo};
 
 use stampede_engine::RunResult;
 
+/// A WebSocket run's upgrades in one line: `64 upgrades, each p50 610µs p99 771µs
+/// max 771µs (from the open connection to the 101)`.
+pub fn ws_upgrade_line(u: &stampede_engine::LatencyStats) -> String {
+    format!(
+        "{} upgrades, each p50 {} p99 {} max {} (from the open connection to the 101)",
+        units::thousands(u.count),
+        units::human_us(u.at(50.0).unwrap_or(0) as f64),
+        units::human_us(u.at(99.0).unwrap_or(0) as f64),
+        units::human_us(u.max_us as f64)
+    )
+}
+
 /// The TLS side of a run in one line: `TLSv1_3 TLS13_AES_256_GCM_SHA384, ALPN
 /// http/1.1; 64 handshakes (0 resumed), p50 1.17ms p99 2.30ms`.
 pub fn tls_line(t: &stampede_engine::TlsStats) -> String {

@@ -254,6 +254,9 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
     if let Some(q) = &r.quic {
         let _ = writeln!(o, "  quic        {}", crate::quic_line(q));
     }
+    if let Some(u) = r.websocket.as_ref().and_then(|w| w.upgrade.as_ref()) {
+        let _ = writeln!(o, "  websocket   {}", crate::ws_upgrade_line(u));
+    }
     if let Some(l) = &r.limit {
         let _ = writeln!(
             o,

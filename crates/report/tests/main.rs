@@ -110,6 +110,7 @@ fn fixture() -> RunResult {
             first_byte: Hist::default(),
             per_connection: Hist::default(),
             redirect: Hist::default(),
+            ws_upgrade: Hist::default(),
             stream: None,
         },
         intervals,
@@ -409,15 +410,22 @@ fn a_websocket_runs_refusals_and_closes_are_in_its_html_and_warnings() {
     let mut r = fixture();
     let html = stampede_report::run_html(&r, "run", None);
     assert!(!html.contains("<h2>WebSocket</h2>"));
+    let upgrades = hist([450, 610, 2_000].into_iter());
     r.websocket = Some(stampede_engine::result::WsStats {
+        upgrade: Some(upgrades.stats()),
         refused: BTreeMap::from([(404, 3)]),
         closes: BTreeMap::from([(1001, 2), (1011, 1_200)]),
     });
     let html = stampede_report::run_html(&r, "run", None);
     assert!(
-        html.contains("Upgrades refused, by status: 404 × 3. Connections the server closed, by close code: 1001 × 2, 1011 × 1,200."),
+        html.contains("3 upgrades, each p50 610µs p99 2.00ms max 2.00ms (from the open connection to the 101). Upgrades refused, by status: 404 × 3. Connections the server closed, by close code: 1001 × 2, 1011 × 1,200."),
         "{}",
         &html[..html.len().min(600)]
+    );
+    let summary = stampede_report::summary(&r);
+    assert!(
+        summary.contains("  websocket   3 upgrades, each p50 610µs p99 2.00ms"),
+        "{summary}"
     );
     let w = stampede_report::loud_warnings(&r).join("\n");
     assert!(

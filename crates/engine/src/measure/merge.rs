@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use crate::error::HistError;
 use crate::measure::result::{
     decode_base64, Hist, Histograms, Interval, LatencyStats, OpenStats, Origin, RunResult,
-    SessionStats, StreamStats, TlsStats,
+    SessionStats, StreamStats, TlsStats, WsStats,
 };
 
 /// Why results cannot be merged.
@@ -518,6 +518,9 @@ impl Merger {
         out.open = merge_open(&self.open, &out.histograms, duration_s, self.segmented);
         out.sessions = merge_sessions(&self.sessions, &out.histograms);
         out.tls = merge_tls(&self.tls, &out.histograms);
+        if let Some(w) = &mut out.websocket {
+            w.upgrade = WsStats::upgrade_of(&out.histograms);
+        }
         out.quic = self.quic.clone();
         out.targets = self.targets.clone();
         if let Some(s) = &out.stream {
@@ -572,7 +575,7 @@ fn check_alike(first: &RunResult, p: &RunResult, index: usize) -> Result<(), Mer
 }
 
 fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeError> {
-    let pairs: [(&mut Hist, &Hist); 13] = [
+    let pairs: [(&mut Hist, &Hist); 14] = [
         (&mut into.latency, &from.latency),
         (&mut into.uncorrected, &from.uncorrected),
         (&mut into.connect, &from.connect),
@@ -586,6 +589,7 @@ fn add_histograms(into: &mut Histograms, from: &Histograms) -> Result<(), MergeE
         (&mut into.first_byte, &from.first_byte),
         (&mut into.per_connection, &from.per_connection),
         (&mut into.redirect, &from.redirect),
+        (&mut into.ws_upgrade, &from.ws_upgrade),
     ];
     for (a, b) in pairs {
         a.add_checked(&b.0)?;

@@ -466,6 +466,11 @@ impl Recorder {
             .saturating_record(micros(intended, now));
     }
 
+    /// A WebSocket upgrade was answered `us` µs after its connection opened.
+    pub fn upgraded(&mut self, us: u64) {
+        self.hist.ws_upgrade.0.saturating_record(us);
+    }
+
     /// A TLS handshake finished after `us` µs.
     pub fn handshake(&mut self, us: u64, resumed: bool) {
         self.hist.tls_handshake.0.saturating_record(us);
@@ -554,6 +559,7 @@ impl Recorder {
         h.ko.add(&other.hist.ko);
         h.session.add(&other.hist.session);
         h.tls_handshake.add(&other.hist.tls_handshake);
+        h.ws_upgrade.add(&other.hist.ws_upgrade);
         self.resumed += other.resumed;
         self.h1_fallback += other.h1_fallback;
         self.quic.join(&other.quic);

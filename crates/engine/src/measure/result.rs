@@ -264,6 +264,10 @@ pub struct Histograms {
     /// followed redirects; see [`crate::Load::redirects`]).
     #[serde(default)]
     pub redirect: Hist,
+    /// WebSocket runs: each upgrade, from the open connection (TCP, and TLS for
+    /// wss://) to the server's 101.
+    #[serde(default)]
+    pub ws_upgrade: Hist,
     /// Runs that time streams (see [`crate::Load::stream`]): each body's first byte and
     /// events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -489,8 +493,12 @@ pub struct RunResult {
 }
 
 /// What a WebSocket run's connections met besides its messages' answers.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WsStats {
+    /// The upgrades' times, from the open connection to the 101 (from
+    /// [`Histograms::ws_upgrade`]; a run's `connect` figure holds them too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<LatencyStats>,
     /// Upgrades the server refused, by the status it answered with (a 200 page is
     /// a refusal too: no message was sent on it).
     #[serde(default)]
@@ -512,6 +520,11 @@ impl WsStats {
                 *c = c.saturating_add(*n);
             }
         }
+    }
+
+    /// The upgrades' figures from the run's histograms, when one was answered.
+    pub fn upgrade_of(h: &Histograms) -> Option<LatencyStats> {
+        (!h.ws_upgrade.0.is_empty()).then(|| h.ws_upgrade.stats())
     }
 }
 

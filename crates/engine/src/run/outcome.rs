@@ -91,6 +91,7 @@ pub(super) fn build_result(
         };
         format!("{} {}", r.method, r.target())
     });
+    let ws_upgrade = crate::result::WsStats::upgrade_of(&rec.hist);
     let mut result = RunResult {
         schema: SCHEMA.to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -163,7 +164,10 @@ pub(super) fn build_result(
             crate::result::sort_grpc_messages(&mut m);
             m
         },
-        websocket: spec.load.ws.is_some().then(|| rec.ws.clone()),
+        websocket: spec.load.ws.is_some().then(|| crate::result::WsStats {
+            upgrade: ws_upgrade,
+            ..rec.ws.clone()
+        }),
     };
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {

@@ -367,8 +367,8 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
     if let Some(tls) = &r.tls {
         let _ = write!(o, "<p>TLS: {}.</p>", esc(&crate::tls_line(tls)));
     }
-    if let Some(w) =
-        (r.websocket.as_ref()).filter(|w| !w.refused.is_empty() || !w.closes.is_empty())
+    if let Some(w) = (r.websocket.as_ref())
+        .filter(|w| w.upgrade.is_some() || !w.refused.is_empty() || !w.closes.is_empty())
     {
         let list = |m: &std::collections::BTreeMap<u16, u64>| {
             let items: Vec<String> = m
@@ -378,6 +378,9 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
             items.join(", ")
         };
         o.push_str("<h2>WebSocket</h2><p>");
+        if let Some(u) = &w.upgrade {
+            let _ = write!(o, "{}. ", esc(&crate::ws_upgrade_line(u)));
+        }
         if !w.refused.is_empty() {
             let _ = write!(o, "Upgrades refused, by status: {}. ", list(&w.refused));
         }

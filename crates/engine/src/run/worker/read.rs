@@ -184,7 +184,9 @@ impl Worker<'_> {
             if w.take_upgraded() {
                 // Upgraded: the connection's set-up ends now, and the messages that
                 // waited for it go out now.
+                let open_us = c.connect_us;
                 c.connect_us = micros(c.link.dialled_at(), now);
+                self.rec.upgraded(c.connect_us.saturating_sub(open_us));
                 for p in c.pending.iter_mut() {
                     p.sent = now;
                 }
