@@ -157,10 +157,17 @@ fn the_autobahn_server_cases_pass() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let (cases, failed, _) = autobahn_report(&report);
+    assert!(cases >= 290, "{cases} cases");
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// What an Autobahn report in `dir` says of agent `stampede`: its cases, those that
+/// failed in behaviour or in the close (with both verdicts), and those strictly OK.
+fn autobahn_report(dir: &std::path::Path) -> (usize, Vec<String>, usize) {
     let index: Value =
-        serde_json::from_slice(&std::fs::read(report.join("index.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
     let cases = index["stampede"].as_object().unwrap();
-    assert!(cases.len() >= 290, "{} cases", cases.len());
     let passed = ["OK", "NON-STRICT", "INFORMATIONAL"];
     let failed: Vec<String> = cases
         .iter()
@@ -170,7 +177,8 @@ fn the_autobahn_server_cases_pass() {
         })
         .map(|(k, v)| format!("{k}: {} / {}", v["behavior"], v["behaviorClose"]))
         .collect();
-    assert!(failed.is_empty(), "{failed:?}");
+    let strict = cases.values().filter(|v| v["behavior"] == "OK").count();
+    (cases.len(), failed, strict)
 }
 
 /// `stampede load ws://…` with no other flag: echo round trips of a small text
@@ -465,23 +473,11 @@ fn the_autobahn_client_cases_pass() {
         autobahn_client(addr, &format!("/runCase?case={case}&agent=stampede"));
     }
     autobahn_client(addr, "/updateReports?agent=stampede");
-    let index: Value =
-        serde_json::from_slice(&std::fs::read(report.join("index.json")).unwrap()).unwrap();
-    let cases = index["stampede"].as_object().unwrap();
-    assert_eq!(cases.len(), count as usize);
-    let passed = ["OK", "NON-STRICT", "INFORMATIONAL"];
-    let failed: Vec<String> = cases
-        .iter()
-        .filter(|(_, v)| {
-            !passed.contains(&v["behavior"].as_str().unwrap_or(""))
-                || !passed.contains(&v["behaviorClose"].as_str().unwrap_or(""))
-        })
-        .map(|(k, v)| format!("{k}: {} / {}", v["behavior"], v["behaviorClose"]))
-        .collect();
+    let (cases, failed, strict) = autobahn_report(&report);
+    assert_eq!(cases, count as usize);
     assert!(failed.is_empty(), "{failed:?}");
-    let strict = cases.values().filter(|v| v["behavior"] == "OK").count();
     eprintln!(
         "Autobahn client cases: {} of {count} passed ({strict} OK)",
-        cases.len() - failed.len()
+        cases - failed.len()
     );
 }

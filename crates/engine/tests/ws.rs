@@ -146,21 +146,8 @@ fn scripted(answer: fn(&str) -> Vec<u8>, after: fn(u64) -> Option<Vec<u8>>) -> S
                 let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 4096];
-                let key = loop {
-                    if let Some(end) = find(&buf, b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..end]).to_string();
-                        buf.drain(..end + 4);
-                        let key = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
-                            .unwrap_or("")
-                            .to_string();
-                        break key;
-                    }
-                    match s.read(&mut chunk) {
-                        Ok(0) | Err(_) => return,
-                        Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                    }
+                let Some(key) = upgrade_key(&mut s, &mut buf) else {
+                    return;
                 };
                 if s.write_all(&answer(&key)).is_err() {
                     return;
@@ -196,6 +183,27 @@ fn scripted(answer: fn(&str) -> Vec<u8>, after: fn(u64) -> Option<Vec<u8>>) -> S
         }
     });
     format!("ws://{addr}/")
+}
+
+/// Reads an upgrade request's head from `s` (after what `buf` holds) and returns its
+/// key, leaving in `buf` what followed it; `None` if the connection ended first.
+fn upgrade_key(s: &mut std::net::TcpStream, buf: &mut Vec<u8>) -> Option<String> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = find(buf, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_string();
+            buf.drain(..end + 4);
+            let key = head
+                .lines()
+                .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
+                .unwrap_or("");
+            return Some(key.to_string());
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+        }
+    }
 }
 
 fn accept(key: &str) -> Vec<u8> {
@@ -348,27 +356,15 @@ fn closes_kept() -> (String, Arc<Mutex<Vec<u16>>>) {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 4096];
-                let mut upgraded = false;
+                let Some(key) = upgrade_key(&mut s, &mut buf) else {
+                    return;
+                };
+                if s.write_all(&accept(&key)).is_err() {
+                    return;
+                }
                 loop {
-                    if !upgraded {
-                        if let Some(end) = find(&buf, b"\r\n\r\n") {
-                            let head = String::from_utf8_lossy(&buf[..end]).to_string();
-                            buf.drain(..end + 4);
-                            let key = head
-                                .lines()
-                                .find_map(|l| l.strip_prefix("Sec-WebSocket-Key: "))
-                                .unwrap_or("")
-                                .to_string();
-                            if s.write_all(&accept(&key)).is_err() {
-                                return;
-                            }
-                            upgraded = true;
-                        }
-                    }
                     // Small masked frames: 2 bytes of head, 4 of mask, the payload.
-                    while upgraded
-                        && buf.len() >= 6 + usize::from(buf.get(1).map_or(0, |b| b & 0x7f))
-                    {
+                    while buf.len() >= 6 + usize::from(buf.get(1).map_or(0, |b| b & 0x7f)) {
                         let opcode = buf[0] & 0x0f;
                         let len = usize::from(buf[1] & 0x7f);
                         let mask = [buf[2], buf[3], buf[4], buf[5]];
