@@ -1097,3 +1097,45 @@ fn streaming_scenarios_are_measured_on_their_tokens_and_events() {
     );
     assert!(html.contains("<tr><td>chat</td><td>llm</td>"), "{html}");
 }
+
+/// `ws = {…}` scenarios: message round trips on a pool, users holding connections
+/// with pings, verified by messages on one connection first (a path without
+/// WebSocket fails verification with the upgrade's status); what does not apply to
+/// messages is refused with its line.
+#[test]
+fn websocket_scenarios_are_verified_by_messages_and_measured() {
+    let dir = Dir::new("ws");
+    let scen = "[[scenario]]\nname = \"echo\"\npath = \"/ws/echo\"\nrequests = 300\nconnections = 4\nws = { message = \"hello\" }\n\
+                [[scenario]]\nname = \"heartbeats\"\npath = \"/ws/echo\"\ninject = [\"atOnceUsers(20)\"]\ncalls = 3\nthink = \"10ms\"\nws = { ping = true, protocols = [\"chat\"] }\n\
+                [[scenario]]\nname = \"nowhere\"\npath = \"/ws/nothing\"\nrequests = 10\nconnections = 2\nws = {}\n";
+    let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let cells: Vec<&serde_json::Value> = (s["rows"].as_array().unwrap().iter())
+        .map(|r| &r["cells"][0])
+        .collect();
+    assert_eq!(cells[0]["runs"], 1, "{s}");
+    assert!(cells[0]["notes"].as_array().unwrap().is_empty(), "{s}");
+    assert_eq!(cells[1]["runs"], 1, "{s}");
+    assert!(cells[1]["notes"].as_array().unwrap().is_empty(), "{s}");
+    assert_eq!(cells[2]["runs"], 0, "{s}");
+    let note = cells[2]["notes"][0].as_str().unwrap();
+    assert!(note.contains("upgrade refused with 404"), "{note}");
+
+    let p = dir.write(
+        "bad.toml",
+        &plan(
+            &target("srv", SERVE),
+            "[[scenario]]\nname = \"s\"\npath = \"/ws/echo\"\nrequests = 5\nhttp2 = true\nws = { message = \"x\" }\n",
+            1,
+        ),
+    );
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("bad.toml:") && e.contains("scenario.http2: scenario \"s\": not with ws"),
+        "{e}"
+    );
+}

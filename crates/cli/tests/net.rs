@@ -258,7 +258,7 @@ fn connections_come_from_the_local_address_asked_for() {
     assert_eq!(peers.len(), 14);
     assert!(peers[..10].iter().all(|p| p == "127.0.0.2"), "{peers:?}");
     assert!(peers[10..].iter().all(|p| p == "127.0.0.3"), "{peers:?}");
-    // Several, in turn: a range and a list, over two threads' connections.
+    // Several, in turn: a range and a list, over one thread's six connections.
     let r = json(&[
         "load",
         "--local-address",
@@ -268,7 +268,7 @@ fn connections_come_from_the_local_address_asked_for() {
         "-c",
         "6",
         "-t",
-        "2",
+        "1",
         &rec.url("/"),
     ]);
     assert_eq!(r["requests"]["completed"], 60, "{r}");

@@ -19,6 +19,7 @@ mod quick;
 mod raw;
 mod scenario;
 mod stream;
+mod ws;
 pub use stream::{OpenaiPlan, StreamPlan};
 
 use raw::*;
@@ -256,6 +257,9 @@ pub struct Scenario {
     pub search: Option<Search>,
     /// Responses timed as streams (`stream`, `openai`, `event_timeout`).
     pub stream: Option<StreamPlan>,
+    /// A WebSocket scenario (`ws = {…}`): each connection upgraded with the scenario's
+    /// GET, each request one message and its answer.
+    pub ws: Option<stampede_engine::WsLoad>,
     /// Line of the `[[scenario]]` table.
     pub line: usize,
 }

@@ -2,22 +2,13 @@
 //! ping, the subprotocols offered — the upgrade request built from the URL and `-H`, and the
 //! flags that do not apply to message round trips refused by name.
 
-use stampede_engine::{Request, RequestBuilder, Target, WsLoad};
+use stampede_engine::{Request, Target, WsLoad};
 
 use super::LoadArgs;
 use crate::common::Exit;
 
 /// The message sent when none is given.
 const DEFAULT_MESSAGE: &str = "stampede";
-
-/// Headers the upgrade sets itself (each connection its own key).
-const OWN_HEADERS: [&str; 5] = [
-    "upgrade",
-    "connection",
-    "sec-websocket-key",
-    "sec-websocket-version",
-    "sec-websocket-protocol",
-];
 
 /// The WebSocket flags given with an http(s) URL, or flags that do not apply given
 /// with a ws(s) URL: each refused by name, with what to do instead.
@@ -112,8 +103,8 @@ pub(super) fn upgrade(
     headers: &[(String, String)],
     body: Option<Vec<u8>>,
 ) -> Result<(Request, WsLoad), Exit> {
-    if let Some((n, _)) =
-        (headers.iter()).find(|(n, _)| OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
+    if let Some((n, _)) = (headers.iter())
+        .find(|(n, _)| WsLoad::OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
     {
         return Err(Exit::usage(format!(
             "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol)"
@@ -143,18 +134,6 @@ pub(super) fn upgrade(
             WsLoad::MAX_SEND >> 20
         )));
     }
-    let mut b = RequestBuilder::native(target, "GET", true);
-    for (n, v) in headers {
-        b = b.set_header(n, v);
-    }
-    b = b
-        .set_header("Upgrade", "websocket")
-        .set_header("Connection", "Upgrade")
-        .set_header("Sec-WebSocket-Version", "13");
-    if !a.ws_protocols.is_empty() {
-        b = b.set_header("Sec-WebSocket-Protocol", &a.ws_protocols.join(", "));
-    }
-    let request = b.build().map_err(|e| Exit::usage(e.to_string()))?;
     let load = WsLoad {
         message: message.into(),
         binary: a.ws_binary,
@@ -162,5 +141,7 @@ pub(super) fn upgrade(
         max_message: WsLoad::MAX_MESSAGE,
         ping: a.ws_ping,
     };
+    let request =
+        (load.upgrade_request(target, headers)).map_err(|e| Exit::usage(e.to_string()))?;
     Ok((request, load))
 }

@@ -409,6 +409,49 @@ impl WsLoad {
     pub const MAX_MESSAGE: u64 = 16 << 20;
     /// The largest message a run may send (16 MiB).
     pub const MAX_SEND: usize = 16 << 20;
+    /// The largest message a ping carries (a control frame's payload).
+    pub const MAX_PING: usize = stampede_wire::ws::MAX_CONTROL;
+
+    /// Headers the upgrade sets itself (each connection its own key), in lower case.
+    pub const OWN_HEADERS: [&'static str; 5] = [
+        "upgrade",
+        "connection",
+        "sec-websocket-key",
+        "sec-websocket-version",
+        "sec-websocket-protocol",
+    ];
+
+    /// The upgrade request for `target`: a GET of its path with `headers` and the
+    /// upgrade's own, offering the subprotocols; each connection adds its key.
+    /// `headers` naming one of [`WsLoad::OWN_HEADERS`] are refused.
+    pub fn upgrade_request(
+        &self,
+        target: &crate::Target,
+        headers: &[(String, String)],
+    ) -> Result<Request, SpecError> {
+        if let Some((n, _)) = (headers.iter())
+            .find(|(n, _)| WsLoad::OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
+        {
+            return Err(SpecError::Invalid {
+                field: "headers",
+                reason: format!(
+                    "{n}: the upgrade sets it (each connection its own key; subprotocols with the protocols offered)"
+                ),
+            });
+        }
+        let mut b = crate::RequestBuilder::native(target, "GET", true);
+        for (n, v) in headers {
+            b = b.set_header(n, v);
+        }
+        b = b
+            .set_header("Upgrade", "websocket")
+            .set_header("Connection", "Upgrade")
+            .set_header("Sec-WebSocket-Version", "13");
+        if !self.protocols.is_empty() {
+            b = b.set_header("Sec-WebSocket-Protocol", &self.protocols.join(", "));
+        }
+        b.build()
+    }
 
     /// A text message `text`, nothing offered, the default limit.
     pub fn text(text: &str) -> WsLoad {

@@ -156,6 +156,7 @@ pub(super) struct RawScenario {
     pub(super) stream: Option<Spanned<String>>,
     pub(super) openai: Option<Spanned<super::stream::RawOpenai>>,
     pub(super) event_timeout: Option<Spanned<String>>,
+    pub(super) ws: Option<Spanned<super::ws::RawWs>>,
 }
 
 #[derive(Deserialize)]

@@ -114,7 +114,7 @@ impl Bench<'_> {
         s: &Scenario,
     ) -> Result<Next, BenchError> {
         let stop = |e: String| Ok(Next::Stop(Some(format!("scenario {}: {e}", s.name))));
-        let url = format!("{}{}", live.url, s.path);
+        let url = scenario_url(&live.url, s);
         let target = match stampede_engine::Target::parse(&url) {
             Ok(x) => x,
             Err(e) => return stop(e.to_string()),
@@ -133,6 +133,20 @@ impl Bench<'_> {
                 h2.alpn_protocols = stampede_tls::alpn(true);
                 *c = std::sync::Arc::new(h2);
             }
+        }
+        if s.ws.is_some() {
+            // Verified by messages on one connection: an HTTP check has no answer to
+            // an upgrade to read.
+            let spec = match self.spec(s, target, &ep, script) {
+                Ok(spec) => spec,
+                Err(e) => return stop(e),
+            };
+            let failures = verify_ws(&spec);
+            let fatal = !failures.is_empty() && s.verify.on_failure == OnFailure::Fail;
+            if self.record_verification(t, s, failures, fatal)? == Outcome::Fail {
+                return Ok(Next::Go);
+            }
+            return self.repetitions(t, s, live, &spec);
         }
         let outcome = self.verify(t, s, &ep, &checks)?;
         if let Some(st) = live.died() {
@@ -172,6 +186,18 @@ impl Bench<'_> {
                 None => f,
             }));
         }
+        self.record_verification(t, s, failures, fatal)
+    }
+
+    /// Stores and announces a scenario's verification: passed without failures,
+    /// failed when one of them is `fatal`, a warning otherwise.
+    pub(super) fn record_verification(
+        &mut self,
+        t: &Target,
+        s: &Scenario,
+        failures: Vec<String>,
+        fatal: bool,
+    ) -> Result<Outcome, BenchError> {
         let v = Verification {
             target: t.name.clone(),
             scenario: s.name.clone(),

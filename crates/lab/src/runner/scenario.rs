@@ -14,8 +14,12 @@ pub fn scenario_spec(
     tls: Option<std::sync::Arc<stampede_tls::rustls::ClientConfig>>,
     script: Vec<stampede_engine::Step>,
 ) -> Result<LoadSpec, SpecError> {
-    let request = scenario_request(s, &target, s.keepalive)?;
+    let request = match &s.ws {
+        Some(ws) => ws.upgrade_request(&target, &s.headers)?,
+        None => scenario_request(s, &target, s.keepalive)?,
+    };
     let mut spec = LoadSpec::new(target, request);
+    spec.load.ws = s.ws.clone();
     spec.tls = tls;
     spec.load.http2 = s.http2;
     spec.load.connections = s.connections;
@@ -77,7 +81,7 @@ pub fn scenario_spec(
 pub fn check_scenarios(plan: &Plan) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     for s in &plan.scenarios {
-        let url = format!("http://127.0.0.1:9{}", s.path);
+        let url = scenario_url("http://127.0.0.1:9", s);
         let built = stampede_engine::Target::parse(&url)
             .map_err(|e| e.to_string())
             .and_then(|target| {
@@ -89,6 +93,64 @@ pub fn check_scenarios(plan: &Plan) -> Vec<(usize, String)> {
         }
     }
     found
+}
+
+/// The URL a scenario loads on the target at `base` (`http://host:port`, or https):
+/// its path there, with the scheme of WebSocket for a `ws` scenario.
+pub fn scenario_url(base: &str, s: &Scenario) -> String {
+    let base = match (&s.ws, base.split_once("://")) {
+        (Some(_), Some(("https", rest))) => format!("wss://{rest}"),
+        (Some(_), Some((_, rest))) => format!("ws://{rest}"),
+        _ => base.to_string(),
+    };
+    format!("{base}{}", s.path)
+}
+
+/// What a `ws` scenario is verified with before its load: messages on one
+/// connection, each to be answered.
+pub const WS_CHECKS: u64 = 3;
+
+/// Verifies a `ws` scenario by its load on a small scale: [`WS_CHECKS`] messages on
+/// one connection, each within the scenario's timeout. Returns what went wrong
+/// (nothing when every message was answered).
+pub fn verify_ws(spec: &LoadSpec) -> Vec<String> {
+    let mut check = spec.clone();
+    check.load.connections = 1;
+    check.load.threads = 1;
+    check.load.requests = Some(WS_CHECKS);
+    check.load.duration = None;
+    check.load.shape = stampede_engine::Shape::Closed;
+    check.load.session = Default::default();
+    let plan = match check.plan() {
+        Ok(p) => p,
+        Err(e) => return vec![e.to_string()],
+    };
+    let control = std::sync::Arc::new(stampede_engine::Control::default());
+    let r = match stampede_engine::run(&plan, control) {
+        Ok(run) => run.result,
+        Err(e) => return vec![e.to_string()],
+    };
+    if r.requests.completed == WS_CHECKS && r.errors.is_empty() {
+        return Vec::new();
+    }
+    let mut failures = vec![format!(
+        "{WS_CHECKS} messages on one connection: {} answered",
+        r.requests.completed
+    )];
+    failures.extend(r.errors.iter().map(|(k, n)| format!("{k} × {n}")));
+    if let Some(w) = &r.websocket {
+        failures.extend(
+            w.refused
+                .iter()
+                .map(|(s, n)| format!("upgrade refused with {s} × {n}")),
+        );
+        failures.extend(
+            w.closes
+                .iter()
+                .map(|(c, n)| format!("closed by the server with {c} × {n}")),
+        );
+    }
+    failures
 }
 
 /// The request a scenario sends, in its style.

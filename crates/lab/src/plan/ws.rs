@@ -1,0 +1,149 @@
+//! A scenario that loads a WebSocket server: `ws = { message = "…", binary = true,
+//! ping = true, protocols = ["chat.v2"] }` upgrades each connection with the
+//! scenario's GET (its path and headers) and times each message's round trip, as
+//! `stampede load ws://…` does — over the same pool, sessions and rates as any
+//! scenario. Read here with the line of each value; the keys that do not apply to
+//! messages are refused.
+
+use super::*;
+use stampede_engine::WsLoad;
+
+/// `ws = {…}` as the plan writes it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWs {
+    message: Option<Spanned<String>>,
+    binary: Option<bool>,
+    ping: Option<bool>,
+    #[serde(default)]
+    protocols: Vec<Spanned<String>>,
+}
+
+/// The message each connection sends when the plan gives none.
+const DEFAULT_MESSAGE: &str = "stampede";
+
+/// The scenario's WebSocket load; `None` when it has no `ws` table.
+pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<WsLoad>, PlanError> {
+    let Some(raw) = &s.ws else {
+        return Ok(None);
+    };
+    let here = raw.span().start;
+    let w = raw.get_ref();
+    let not_get = (s.method.as_ref()).is_some_and(|m| !m.get_ref().eq_ignore_ascii_case("GET"));
+    // A WebSocket scenario is verified by its messages: only on_failure applies.
+    let http_checks = s.verify.as_ref().is_some_and(|v| {
+        v.status.is_some()
+            || v.content_type.is_some()
+            || v.body.is_some()
+            || v.body_contains.is_some()
+            || v.body_length.is_some()
+            || v.json_key.is_some()
+            || v.headers.is_some()
+            || v.date_fresh.is_some()
+    });
+    let refused = [
+        (
+            s.body.is_some(),
+            "scenario.body",
+            "the message is ws.message",
+        ),
+        (
+            http_checks,
+            "scenario.verify",
+            "it is verified by messages answered (only on_failure applies)",
+        ),
+        (not_get, "scenario.method", "the upgrade is a GET"),
+        (
+            s.http2 == Some(true) || s.streams.is_some(),
+            "scenario.http2",
+            "WebSocket connections are upgraded HTTP/1.1 ones",
+        ),
+        (
+            s.steps.is_some(),
+            "scenario.steps",
+            "a WebSocket scenario sends its one message",
+        ),
+        (
+            s.stream.is_some() || s.openai.is_some() || s.event_timeout.is_some(),
+            "scenario.stream",
+            "a message's answer is timed as a round trip",
+        ),
+        (
+            s.style.as_ref().is_some_and(|x| x.get_ref() == "ab"),
+            "scenario.style",
+            "the upgrade is stampede's HTTP/1.1 GET",
+        ),
+        (
+            s.keepalive.as_ref().is_some_and(|k| !*k.get_ref()),
+            "scenario.keepalive",
+            "each connection is upgraded once and keeps sending",
+        ),
+    ];
+    if let Some((_, field, why)) = refused.iter().find(|(set, _, _)| *set) {
+        return Err(cx.err(
+            here,
+            field,
+            format!(
+                "scenario {name:?}: not with ws: {why}; drop {}",
+                field.trim_start_matches("scenario.")
+            ),
+        ));
+    }
+    let message = w
+        .message
+        .as_ref()
+        .map_or(DEFAULT_MESSAGE, |m| m.get_ref().as_str());
+    let message_at = w.message.as_ref().map_or(here, |m| m.span().start);
+    let ping = w.ping.unwrap_or(false);
+    if ping && w.binary == Some(true) {
+        return Err(cx.err(
+            here,
+            "scenario.ws.binary",
+            "a ping carries the message's bytes as they are; drop binary",
+        ));
+    }
+    if ping && message.len() > WsLoad::MAX_PING {
+        return Err(cx.err(
+            message_at,
+            "scenario.ws.message",
+            format!(
+                "a ping carries at most {} bytes, and the message is {}",
+                WsLoad::MAX_PING,
+                message.len()
+            ),
+        ));
+    }
+    if message.len() > WsLoad::MAX_SEND {
+        return Err(cx.err(
+            message_at,
+            "scenario.ws.message",
+            format!(
+                "{} bytes; a message is at most {} MiB",
+                message.len(),
+                WsLoad::MAX_SEND >> 20
+            ),
+        ));
+    }
+    let mut protocols = Vec::new();
+    for p in &w.protocols {
+        let v = p.get_ref();
+        let token = !v.is_empty()
+            && v.len() <= 256
+            && (v.bytes()).all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
+        if !token || w.protocols.len() > 32 {
+            return Err(cx.err(
+                p.span().start,
+                "scenario.ws.protocols",
+                "at most 32 subprotocols, each a token (letters, digits and !#$%&'*+-.^_`|~)",
+            ));
+        }
+        protocols.push(v.clone());
+    }
+    Ok(Some(WsLoad {
+        message: message.as_bytes().into(),
+        binary: w.binary.unwrap_or(false),
+        protocols,
+        max_message: WsLoad::MAX_MESSAGE,
+        ping,
+    }))
+}
