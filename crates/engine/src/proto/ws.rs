@@ -84,6 +84,22 @@ fn seed() -> u64 {
     h.finish()
 }
 
+/// An answer of `len` bytes read: the next round trip completes (kept in line: it is
+/// every message's path).
+#[inline(always)]
+fn answer(events: &mut Vec<Event>, answered: &mut u64, len: u64) {
+    events.push(Event::Response(Response {
+        stream: 0,
+        status: UPGRADED,
+        body: len,
+        close: false,
+        reused: *answered > 0,
+        fresh: true,
+        grpc: None,
+    }));
+    *answered += 1;
+}
+
 /// splitmix64's next value.
 fn draw(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -251,22 +267,10 @@ impl WsClient {
         let pinging = load.ping;
         let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
         let mut close = None;
-        let mut answer = |len: u64| {
-            events.push(Event::Response(Response {
-                stream: 0,
-                status: UPGRADED,
-                body: len,
-                close: false,
-                reused: *answered > 0,
-                fresh: true,
-                grpc: None,
-            }));
-            *answered += 1;
-        };
         let fed = reader.feed(data, &mut |ev| match ev {
             WsEvent::Message { len, .. } => {
                 if !pinging {
-                    answer(len);
+                    answer(events, answered, len);
                 }
             }
             // A pong answers the ping waiting when it carries its payload (RFC 6455
@@ -274,7 +278,7 @@ impl WsClient {
             WsEvent::Pong(p) => {
                 if pinging && *pings > 0 && p == &load.message[..] {
                     *pings -= 1;
-                    answer(p.len() as u64);
+                    answer(events, answered, p.len() as u64);
                 }
             }
             WsEvent::Ping(p) => {
