@@ -103,9 +103,7 @@ pub(super) fn upgrade(
     headers: &[(String, String)],
     body: Option<Vec<u8>>,
 ) -> Result<(Request, WsLoad), Exit> {
-    if let Some((n, _)) = (headers.iter())
-        .find(|(n, _)| WsLoad::OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
-    {
+    if let Some(n) = WsLoad::own_header(headers) {
         return Err(Exit::usage(format!(
             "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol)"
         )));

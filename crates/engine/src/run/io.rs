@@ -189,18 +189,7 @@ impl Stream {
     /// only; see [`Stream::read_stamped`]). Returns whether it will.
     pub(crate) fn stamp_arrivals(&self) -> bool {
         let Stream::Tcp(s) = self else { return false };
-        let on: libc::c_int = 1;
-        // SAFETY: a socket this stream owns, and a c_int option value of its size.
-        let r = unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        r == 0
+        crate::spec::net::switch_on(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS)
     }
 
     /// Reads like [`Read::read`], and with it, on a TCP stream asked to stamp arrivals,

@@ -421,6 +421,25 @@ impl WsLoad {
         "sec-websocket-protocol",
     ];
 
+    /// The first of `headers` the upgrade sets itself ([`WsLoad::OWN_HEADERS`]).
+    pub fn own_header(headers: &[(String, String)]) -> Option<&str> {
+        (headers.iter())
+            .map(|(n, _)| n.as_str())
+            .find(|n| WsLoad::OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
+    }
+
+    /// Whether `protocols` may be offered: at most 32, each a token of at most 256
+    /// bytes (RFC 6455 §4.1: letters, digits and `!#$%&'*+-.^_`|~`).
+    pub fn valid_protocols(protocols: &[String]) -> bool {
+        protocols.len() <= 32
+            && protocols.iter().all(|p| {
+                !p.is_empty()
+                    && p.len() <= 256
+                    && (p.bytes())
+                        .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
+            })
+    }
+
     /// The upgrade request for `target`: a GET of its path with `headers` and the
     /// upgrade's own, offering the subprotocols; each connection adds its key.
     /// `headers` naming one of [`WsLoad::OWN_HEADERS`] are refused.
@@ -429,9 +448,7 @@ impl WsLoad {
         target: &crate::Target,
         headers: &[(String, String)],
     ) -> Result<Request, SpecError> {
-        if let Some((n, _)) = (headers.iter())
-            .find(|(n, _)| WsLoad::OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
-        {
+        if let Some(n) = WsLoad::own_header(headers) {
             return Err(SpecError::Invalid {
                 field: "headers",
                 reason: format!(

@@ -163,18 +163,29 @@ fn tcp_socket(to: SocketAddr, opts: &SocketOptions, n: u64) -> io::Result<Socket
 /// picks the port as before.
 fn no_port_at_bind(s: &Socket) {
     use std::os::fd::AsRawFd;
+    let _ = switch_on(
+        s.as_raw_fd(),
+        libc::IPPROTO_IP,
+        libc::IP_BIND_ADDRESS_NO_PORT,
+    );
+}
+
+/// Turns on the socket option `name` of `level` (an int option) on `fd`, an open
+/// socket; says whether the kernel took it.
+pub(crate) fn switch_on(fd: std::os::fd::RawFd, level: libc::c_int, name: libc::c_int) -> bool {
     let on: libc::c_int = 1;
-    // SAFETY: the descriptor is the socket's, open for the call; the option's value
-    // is a c_int that outlives it, and its size is passed with it.
-    let _ = unsafe {
+    // SAFETY: `fd` is a socket open for the call (the caller's); the option's value is
+    // a c_int that outlives the call, and its size is passed with it.
+    let r = unsafe {
         libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
+            fd,
+            level,
+            name,
             (&on as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
+    r == 0
 }
 
 /// A non-blocking TCP connect to `to` with `opts`, as connection `n` of its worker

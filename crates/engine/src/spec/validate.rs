@@ -629,15 +629,7 @@ impl LoadSpec {
             "message: a text message must be UTF-8 (send it as binary)".to_string()
         } else if ws.max_message == 0 || ws.max_message > 1 << 30 {
             "max_message: from 1 byte to 1 GiB".to_string()
-        } else if ws.protocols.len() > 32
-            || ws.protocols.iter().any(|p| {
-                p.is_empty()
-                    || p.len() > 256
-                    || !p
-                        .bytes()
-                        .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
-            })
-        {
+        } else if !crate::WsLoad::valid_protocols(&ws.protocols) {
             "protocols: at most 32 subprotocols, each a token (letters, digits and !#$%&'*+-.^_`|~)"
                 .to_string()
         } else {

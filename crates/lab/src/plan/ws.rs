@@ -126,18 +126,15 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
     }
     let mut protocols = Vec::new();
     for p in &w.protocols {
-        let v = p.get_ref();
-        let token = !v.is_empty()
-            && v.len() <= 256
-            && (v.bytes()).all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
-        if !token || w.protocols.len() > 32 {
+        protocols.push(p.get_ref().clone());
+        // Named at the first that makes the list one that may not be offered.
+        if !WsLoad::valid_protocols(&protocols) {
             return Err(cx.err(
                 p.span().start,
                 "scenario.ws.protocols",
                 "at most 32 subprotocols, each a token (letters, digits and !#$%&'*+-.^_`|~)",
             ));
         }
-        protocols.push(v.clone());
     }
     Ok(Some(WsLoad {
         message: message.as_bytes().into(),
@@ -147,3 +144,6 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         ping,
     }))
 }
+
+#[cfg(test)]
+mod tests;
