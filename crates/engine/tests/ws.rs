@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use stampede_engine::{LoadSpec, RequestBuilder, RunResult, Shape, Target, WsLoad};
@@ -342,12 +342,12 @@ fn pings_are_the_requests_and_their_pongs_the_answers() {
 }
 
 /// A WebSocket server on 127.0.0.1:0 that echoes each message, answers each ping,
-/// and keeps the code of each close it is sent, answering it. Returns the URL and the codes.
-fn closes_kept() -> (String, Arc<Mutex<Vec<u16>>>) {
+/// and sends on the code of each close it is sent, answering it. Returns the URL and
+/// where the codes arrive.
+fn closes_kept() -> (String, std::sync::mpsc::Receiver<u16>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("ws://{}/", l.local_addr().unwrap());
-    let codes = Arc::new(Mutex::new(Vec::new()));
-    let kept = codes.clone();
+    let (kept, codes) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for s in l.incoming() {
             let Ok(mut s) = s else { continue };
@@ -379,7 +379,7 @@ fn closes_kept() -> (String, Arc<Mutex<Vec<u16>>>) {
                                 let code = payload
                                     .get(..2)
                                     .map_or(1005, |c| u16::from_be_bytes([c[0], c[1]]));
-                                codes.lock().unwrap().push(code);
+                                let _ = codes.send(code);
                                 let _ = s.write_all(&frame(8, &payload, None));
                                 return;
                             }
@@ -426,12 +426,11 @@ fn each_session_upgrades_its_own_connection_and_closes_it_cleanly() {
     assert_eq!((sess.started, sess.completed, sess.failed), (20, 20, 0));
     assert_eq!(r.requests.completed, 60, "{:?}", r.errors);
     assert_eq!(r.connections_opened, 20);
-    // The server reads each close after its last echo; wait for the last of them.
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while codes.lock().unwrap().len() < 20 && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert_eq!(*codes.lock().unwrap(), vec![1000; 20]);
+    // The server reads each close after its last echo: each code as it comes.
+    let got: Vec<u16> = (0..20)
+        .map_while(|_| codes.recv_timeout(Duration::from_secs(5)).ok())
+        .collect();
+    assert_eq!(got, vec![1000; 20]);
 
     // Held with heartbeats: the sessions ping instead.
     s.load.ws.as_mut().unwrap().ping = true;

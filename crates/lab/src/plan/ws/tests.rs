@@ -1,0 +1,70 @@
+//! A `ws = {…}` scenario read from a plan: its load, and each refusal named with its
+//! field and line.
+
+use crate::plan::Plan;
+
+#[test]
+fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
+    let head = "[[target]]\nname = \"a\"\nurl = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\nrequests = 8\npath = \"/ws/echo\"\n";
+    let p = Plan::parse(
+        &format!("{head}ws = {{ message = \"hi\", binary = true, protocols = [\"chat\"] }}\n"),
+        "p.toml",
+    )
+    .unwrap();
+    let ws = p.scenarios[0].ws.as_ref().unwrap();
+    assert_eq!(&ws.message[..], b"hi");
+    assert!(ws.binary && !ws.ping);
+    assert_eq!(ws.protocols, ["chat"]);
+    let p = Plan::parse(&format!("{head}ws = {{ ping = true }}\n"), "p.toml").unwrap();
+    let ws = p.scenarios[0].ws.as_ref().unwrap();
+    assert!(ws.ping && &ws.message[..] == b"stampede");
+    let long = "x".repeat(126);
+    for (tail, field, says) in [
+        (
+            "http2 = true\nws = {}\n",
+            "scenario.http2",
+            "upgraded HTTP/1.1",
+        ),
+        (
+            "method = \"POST\"\nws = {}\n",
+            "scenario.method",
+            "the upgrade is a GET",
+        ),
+        ("body = \"x\"\nws = {}\n", "scenario.body", "ws.message"),
+        (
+            "stream = \"sse\"\nws = {}\n",
+            "scenario.stream",
+            "round trip",
+        ),
+        (
+            "verify = { status = 101 }\nws = {}\n",
+            "scenario.verify",
+            "only on_failure",
+        ),
+        (
+            "ws = { ping = true, binary = true }\n",
+            "scenario.ws.binary",
+            "drop binary",
+        ),
+        (
+            &format!("ws = {{ ping = true, message = \"{long}\" }}\n"),
+            "scenario.ws.message",
+            "at most 125 bytes",
+        ),
+        (
+            "ws = { protocols = [\"a b\"] }\n",
+            "scenario.ws.protocols",
+            "each a token",
+        ),
+        (
+            "ws = { deflate = true }\n",
+            "scenario.ws.deflate",
+            "unknown field",
+        ),
+    ] {
+        let e = Plan::parse(&format!("{head}{tail}"), "p.toml").unwrap_err();
+        assert_eq!(e.field, field, "{tail}: {e}");
+        assert!(e.message.contains(says), "{tail}: {e}");
+        assert!(e.line >= 8, "{tail}: {e}");
+    }
+}
