@@ -29,3 +29,4 @@ mod targets;
 mod tls;
 mod variety;
 mod ws;
+mod ws_push;

@@ -136,9 +136,8 @@ fn server_sent_events_are_counted_and_timed_from_the_start() {
         st["first_event_uncorrected"]["max_us"].as_u64() <= st["first_event"]["max_us"].as_u64()
     );
     assert!(
-        summary.contains(
-            "stream      sse: 100 events, 10 streams ended with [DONE]; per response p50 10 max 10"
-        ),
+        summary.contains("stream      sse: 100 events = ")
+            && summary.contains("/s, 10 streams ended with [DONE]; per response p50 10 max 10"),
         "{summary}"
     );
     assert!(

@@ -13,3 +13,4 @@ mod misbehaving;
 mod open;
 mod variety;
 mod ws;
+mod ws_push;

@@ -155,7 +155,7 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
         );
     }
     if let Some(st) = &r.stream {
-        stream_lines(&mut o, st);
+        stream_lines(&mut o, st, r.duration_s);
     }
     if let Some(s) = &r.sessions {
         let _ = writeln!(
@@ -274,25 +274,44 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
 /// The figures of a run that timed streams: events, then the first byte, the first
 /// event and the gaps between events, from the intended start (the uncorrected p99
 /// beside them).
-fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
+fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats, secs: f64) {
     let at = |l: &stampede_engine::LatencyStats, q: f64| human_us(l.at(q).unwrap_or(0) as f64);
     let per = &st.events_per_response;
     let done = match st.mode {
         stampede_engine::StreamMode::Sse | stampede_engine::StreamMode::Openai => {
             format!(", {} streams ended with [DONE]", thousands(st.done))
         }
-        stampede_engine::StreamMode::Chunks | stampede_engine::StreamMode::Grpc => String::new(),
+        stampede_engine::StreamMode::Chunks
+        | stampede_engine::StreamMode::Grpc
+        | stampede_engine::StreamMode::Messages => String::new(),
     };
     let openai = st.mode == stampede_engine::StreamMode::Openai;
-    let grpc = st.mode == stampede_engine::StreamMode::Grpc;
+    // gRPC and WebSocket streams carry messages.
+    let grpc = matches!(
+        st.mode,
+        stampede_engine::StreamMode::Grpc | stampede_engine::StreamMode::Messages
+    );
+    let rate = if secs > 0.0 {
+        format!(" = {:.1}/s", st.events as f64 / secs)
+    } else {
+        String::new()
+    };
+    // Streams held to the run's end (a push stream's) completed none.
+    let per = if per.count > 0 {
+        format!(
+            "; per response p50 {} max {}",
+            per.at(50.0).unwrap_or(0),
+            per.max_us
+        )
+    } else {
+        "; none ended within the run".to_string()
+    };
     let _ = writeln!(
         o,
-        "  stream      {}: {} {}{done}; per response p50 {} max {}",
+        "  stream      {}: {} {}{rate}{done}{per}",
         st.mode.name(),
         thousands(st.events),
         if grpc { "messages" } else { "events" },
-        per.at(50.0).unwrap_or(0),
-        per.max_us
     );
     let first_event = match (openai, grpc) {
         (true, _) => "ttft       ",
@@ -328,6 +347,24 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats) {
         at(g, 99.9),
         human_us(g.max_us as f64)
     );
+    if let Some(d) = &st.delivery {
+        let l = &d.latency;
+        let early = if d.early > 0 {
+            format!("; {} stamped after they came", thousands(d.early))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "  delivery    p50 {}  p90 {}  p99 {}  max {}  (from when due, {} stamped; from the send: p99 {}{early})",
+            at(l, 50.0),
+            at(l, 90.0),
+            at(l, 99.0),
+            human_us(l.max_us as f64),
+            thousands(d.stamped),
+            at(&d.latency_uncorrected, 99.0)
+        );
+    }
     if let Some(t) = &st.tokens {
         let _ = writeln!(
             o,

@@ -5,7 +5,8 @@
 //! Two endpoints: `/ws/echo` sends each message back as it came (text as text, binary
 //! as binary), what a round-trip load measures; `/ws/push?interval_ms=&size=&count=`
 //! sends `count` messages (0: until the client closes) of `size` bytes, one every
-//! `interval_ms` on the loop's timers, what a server-push load times. Both answer
+//! `interval_ms` on the loop's timers (with `stamp=1`, each stamped with when it was
+//! due and when it went out), what a server-push load times. Both answer
 //! pings with pongs and a close with a close. A handshake that is not one (no key, a
 //! version other than 13, not a GET) is refused with the status RFC 6455 gives it,
 //! and a client that breaks the framing's rules is sent the close code that answers
@@ -14,6 +15,7 @@
 
 use std::time::{Duration, Instant};
 
+use stampede_wire::stamp::{self, Stamp};
 use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
 
 use crate::request::{has_token, Method, Request};
@@ -45,6 +47,8 @@ struct Push {
     sent: u64,
     /// The message, framed once.
     frame: Vec<u8>,
+    /// Where in `frame` each message's send stamp goes (`stamp=1`), if it carries one.
+    stamp: Option<usize>,
 }
 
 /// The server side of one WebSocket connection.
@@ -191,9 +195,12 @@ fn refuse(out: &mut Vec<u8>, lines: Lines<'_>, status: u16, body: &str, extra: &
 
 /// A push endpoint's settings from its query: `interval_ms` (default 1000), `size`
 /// (default 16 bytes), `count` (default 0: until the client closes), `text` (1: text
-/// messages of `x`, else binary).
+/// messages of `x`, else binary), `stamp` (1: each message begins with the send
+/// stamp of [`stampede_wire::stamp`], its time due on the schedule and its send;
+/// the size is then at least the stamp's, and the stamp's by default).
 fn push(query: &[u8]) -> Result<Push, &'static str> {
-    let (mut interval, mut size, mut count, mut text) = (1000u64, 16usize, 0u64, false);
+    let (mut interval, mut size, mut count, mut text) = (1000u64, None, 0u64, false);
+    let mut stamped = false;
     for pair in query.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
         let (k, v) = match pair.iter().position(|&b| b == b'=') {
             Some(i) => (&pair[..i], &pair[i + 1..]),
@@ -204,18 +211,30 @@ fn push(query: &[u8]) -> Result<Push, &'static str> {
             .and_then(|v| v.parse::<u64>().ok());
         match (k, n) {
             (b"interval_ms", Some(n)) if (1..=MAX_INTERVAL_MS).contains(&n) => interval = n,
-            (b"size", Some(n)) if n as usize <= MAX_PUSH_SIZE => size = n as usize,
+            (b"size", Some(n)) if n as usize <= MAX_PUSH_SIZE => size = Some(n as usize),
             (b"count", Some(n)) if n <= MAX_COUNT => count = n,
             (b"text", Some(n)) if n <= 1 => text = n == 1,
+            (b"stamp", Some(n)) if n <= 1 => stamped = n == 1,
             (b"interval_ms", _) => return Err("/ws/push: interval_ms is from 1 to 3600000\n"),
             (b"size", _) => return Err("/ws/push: size is at most 1048576 bytes\n"),
             (b"count", _) => {
                 return Err("/ws/push: count is at most 100000000 (0: until closed)\n")
             }
             (b"text", _) => return Err("/ws/push: text is 0 or 1\n"),
-            _ => return Err("/ws/push: the settings are interval_ms, size, count and text\n"),
+            (b"stamp", _) => return Err("/ws/push: stamp is 0 or 1\n"),
+            _ => {
+                return Err("/ws/push: the settings are interval_ms, size, count, text and stamp\n")
+            }
         }
     }
+    let size = match (size, stamped) {
+        (Some(n), true) if n < stamp::LEN => {
+            return Err("/ws/push: a stamped message is at least 43 bytes (size=43)\n")
+        }
+        (Some(n), _) => n,
+        (None, true) => stamp::LEN,
+        (None, false) => 16,
+    };
     let mut frame = Vec::with_capacity(size + ws::MAX_HEAD);
     let payload = vec![if text { b'x' } else { 0 }; size];
     ws::frame(
@@ -229,6 +248,7 @@ fn push(query: &[u8]) -> Result<Push, &'static str> {
         interval: Duration::from_millis(interval),
         count,
         sent: 0,
+        stamp: stamped.then(|| frame.len() - size),
         frame,
     })
 }
@@ -291,7 +311,15 @@ impl WsConn {
         let (Route::Push(p), Some(due), false) = (&mut self.route, self.due, self.closing) else {
             return None;
         };
+        let at = out.len();
         out.extend_from_slice(&p.frame);
+        if let Some(off) = p.stamp {
+            let s = Stamp {
+                due_ns: stamp::unix_ns(due),
+                sent_ns: stamp::unix_ns(Instant::now()),
+            };
+            out[at + off..at + off + stamp::LEN].copy_from_slice(&s.encode());
+        }
         p.sent += 1;
         if p.count > 0 && p.sent >= p.count {
             ws::close(out, Some(ws::NORMAL), "pushed every message", None);

@@ -9,7 +9,8 @@
 //! the fields a connection repeats. [`percent`] is strict percent-decoding for URLs and
 //! request paths; [`date`] is HTTP's date format; [`sse`] parses server-sent event
 //! streams; [`grpc`] is gRPC's message framing, statuses and headers; [`h3`] is HTTP/3's framing (RFC 9114) and its QPACK field compression
-//! (RFC 9204); [`ws`] is WebSocket's framing and handshake keys (RFC 6455). None of them does I/O; the connection state machines live with their
+//! (RFC 9204); [`ws`] is WebSocket's framing and handshake keys (RFC 6455); [`stamp`] is the
+//! send stamp a pushed message may carry to be timed on arrival. None of them does I/O; the connection state machines live with their
 //! users.
 #![forbid(unsafe_code)]
 
@@ -21,4 +22,5 @@ pub mod h3;
 pub mod hpack;
 pub mod percent;
 pub mod sse;
+pub mod stamp;
 pub mod ws;

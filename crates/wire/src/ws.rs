@@ -167,7 +167,8 @@ fn broke(code: u16, why: &'static str) -> WsError {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event<'a> {
     /// A whole data message: text or binary, compressed (RSV1, permessage-deflate),
-    /// its length, and its bytes when the reader keeps them (else empty).
+    /// its length, and its bytes when the reader keeps them (else its first bytes as
+    /// far as [`Reader::keep_prefix`] asks, or none).
     Message {
         text: bool,
         compressed: bool,
@@ -229,6 +230,9 @@ pub struct Reader {
     /// Unmasked text for the UTF-8 check when the bytes are not kept.
     scratch: Vec<u8>,
     closed: bool,
+    /// Bytes of each message kept for [`Event::Message`] when the rest is not (see
+    /// [`Reader::keep_prefix`]).
+    prefix: usize,
 }
 
 /// Kept message buffers over this are given back after their message.
@@ -247,7 +251,14 @@ impl Reader {
             utf8: Utf8::default(),
             scratch: Vec::new(),
             closed: false,
+            prefix: 0,
         }
+    }
+
+    /// Keeps each message's first `n` bytes for [`Event::Message`] when its bytes are
+    /// not kept (a stamp at its start, say), the rest counted and let go.
+    pub fn keep_prefix(&mut self, n: usize) {
+        self.prefix = n;
     }
 
     /// Whether the peer's close has been read (nothing after it is taken).
@@ -435,6 +446,14 @@ impl Reader {
             };
             if !ok {
                 return Err(broke(INVALID_DATA, "text that is not UTF-8"));
+            }
+        }
+        if !self.opts.keep && !m.compressed && self.data.len() < self.prefix {
+            let at = self.data.len();
+            let n = bytes.len().min(self.prefix - at);
+            self.data.extend_from_slice(&bytes[..n]);
+            if let Some(k) = f.mask {
+                apply_mask(&mut self.data[at..], k, f.read as usize);
             }
         }
         Ok(())

@@ -205,7 +205,8 @@ pub struct LoadArgs {
     pub redirects: u32,
     /// Time each response body as it arrives: its first byte, each piece the server
     /// framed (an HTTP/1.1 chunk, an HTTP/2 DATA frame, a read of an unframed body) and
-    /// the gaps between them, from each request's intended start
+    /// the gaps between them, from each request's intended start. With a ws:// URL,
+    /// each message the server pushes (from its send stamp too, when it has one)
     #[arg(
         help_heading = "Streams and LLM serving",
         long = "stream",

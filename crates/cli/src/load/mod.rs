@@ -64,6 +64,9 @@ fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
         _ if a.grpc.call.is_some() => Some(stampede_engine::StreamMode::Grpc),
         (_, _, Some(_)) => Some(stampede_engine::StreamMode::Openai),
         (_, true, None) => Some(stampede_engine::StreamMode::Sse),
+        (true, false, None) if spec.load.ws.is_some() => {
+            Some(stampede_engine::StreamMode::Messages)
+        }
         (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
         (false, false, None) => None,
     };
@@ -233,6 +236,11 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         spec.load.horizon = h;
     }
     spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
+    if spec.load.stream == Some(stampede_engine::StreamMode::Messages) && a.timeout.is_none() {
+        // A push stream is held until the server ends it or the run does; a stall is
+        // --event-timeout's.
+        spec.load.timeout = None;
+    }
     if !a.inject.is_empty() {
         let profile =
             Profile::parse(&a.inject).map_err(|e| Exit::usage(format!("--inject: {e}")))?;
@@ -245,7 +253,9 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         };
         // -d caps the run, as Gatling's maxDuration; otherwise it ends when the users do.
         spec.load.duration = a.duration;
-        spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(60)));
+        if spec.load.timeout.is_some() {
+            spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(60)));
+        }
     } else if !a.rate_steps.is_empty() {
         let profile =
             Profile::parse(&a.rate_steps).map_err(|e| Exit::usage(format!("--rate-steps: {e}")))?;

@@ -1,6 +1,6 @@
 //! `stampede load ws://…`: WebSocket runs' flags — the message, binary or text or a
-//! ping, the subprotocols offered — the upgrade request built from the URL and `-H`, and the
-//! flags that do not apply to message round trips refused by name.
+//! ping, the subprotocols offered, `--stream` for a push stream — the upgrade request
+//! built from the URL and `-H`, and the flags that do not apply refused by name.
 
 use stampede_engine::{Request, Target, WsLoad};
 
@@ -60,14 +60,9 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             "completions go to an http:// or https:// URL",
         ),
         (
-            "--stream",
-            a.stream,
-            "a message's answer is timed as a round trip",
-        ),
-        (
             "--sse",
             a.sse,
-            "a message's answer is timed as a round trip",
+            "a message's answer is timed as a round trip (--stream times what the server pushes)",
         ),
         (
             "--rand-regex-url",
@@ -91,6 +86,16 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             "{flag}: not for ws:// or wss:// URLs: {why}"
         )));
     }
+    if a.stream && a.ws_ping {
+        return Err(Exit::usage(
+            "--ws-ping: --stream times the messages the server pushes; pings are round trips of their own",
+        ));
+    }
+    if a.stream && a.pipeline > 1 {
+        return Err(Exit::usage(
+            "--pipeline: with --stream a connection holds one push stream at a time",
+        ));
+    }
     Ok(())
 }
 
@@ -111,6 +116,8 @@ pub(super) fn upgrade(
     let message = match (body, &a.ws_message) {
         (Some(b), _) => b,
         (None, Some(t)) => t.clone().into_bytes(),
+        // A push stream sends nothing unless asked to subscribe with a message.
+        (None, None) if a.stream => Vec::new(),
         (None, None) => DEFAULT_MESSAGE.as_bytes().to_vec(),
     };
     if !a.ws_binary && std::str::from_utf8(&message).is_err() {

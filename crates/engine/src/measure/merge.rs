@@ -376,6 +376,9 @@ impl Merger {
             if let Some(s) = &mut o.stream {
                 s.events = 0;
                 s.done = 0;
+                if let Some(d) = &mut s.delivery {
+                    d.early = 0;
+                }
                 if let Some(t) = &mut s.tokens {
                     t.total = 0;
                     t.good = t.good.map(|_| 0);
@@ -421,6 +424,11 @@ impl Merger {
             (Some(s), Some(ps)) => {
                 s.events = s.events.saturating_add(ps.events);
                 s.done = s.done.saturating_add(ps.done);
+                match (&mut s.delivery, &ps.delivery) {
+                    (Some(d), Some(pd)) => d.early = d.early.saturating_add(pd.early),
+                    (None, Some(pd)) => s.delivery = Some(pd.clone()),
+                    (_, None) => {}
+                }
                 if let (Some(t), Some(pt)) = (&mut s.tokens, &ps.tokens) {
                     t.total = t.total.saturating_add(pt.total);
                     t.usage_short = t.usage_short.saturating_add(pt.usage_short);
@@ -528,12 +536,17 @@ impl Merger {
             let tokens = s.tokens.as_ref().map_or(0, |t| t.total);
             let good = s.tokens.as_ref().and_then(|t| t.good);
             let short = s.tokens.as_ref().map_or(0, |t| t.usage_short);
-            out.stream = Some(StreamStats::of(
+            let early = s.delivery.as_ref().map_or(0, |d| d.early);
+            let mut merged = StreamStats::of(
                 s.mode,
                 (s.events, s.done, tokens, good, short),
                 duration_s,
                 &h,
-            ));
+            );
+            if let Some(d) = &mut merged.delivery {
+                d.early = early;
+            }
+            out.stream = Some(merged);
         }
         out.origin = merge_origin(&self.origins);
         out.limit = (!self.limits.is_empty()).then(|| {

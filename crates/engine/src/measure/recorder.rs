@@ -113,6 +113,8 @@ pub(crate) struct Recorder {
     /// OpenAI streams: completions whose usage counted fewer tokens than the events
     /// that carried text.
     pub stream_usage_short: u64,
+    /// Stamped messages whose stamp said they were sent after they arrived.
+    pub stream_early: u64,
     /// gRPC calls answered, by `grpc-status` (0 to 16).
     pub grpc: [u64; 17],
     /// gRPC calls that failed, by status and `grpc-message` (bounded; see
@@ -217,6 +219,7 @@ impl Recorder {
             stream_tokens: 0,
             stream_good: 0,
             stream_usage_short: 0,
+            stream_early: 0,
             grpc: [0; 17],
             grpc_messages: Vec::new(),
             ws: Default::default(),
@@ -518,6 +521,20 @@ impl Recorder {
         self.cur.events += u64::from(n);
     }
 
+    /// A message stamped `s` arrived at `at`: timed from when it was due and from its
+    /// send, on the Unix time both stamps count in.
+    pub fn stream_delivery(&mut self, s: stampede_wire::stamp::Stamp, at: Instant) {
+        let at = stampede_wire::stamp::unix_ns(at);
+        let h = self.hist.stream.get_or_insert_with(Default::default);
+        h.delivery
+            .0
+            .saturating_record(at.saturating_sub(s.due_ns) / 1000);
+        h.delivery_uncorrected
+            .0
+            .saturating_record(at.saturating_sub(s.sent_ns) / 1000);
+        self.stream_early += u64::from(s.sent_ns > at);
+    }
+
     /// A watched response completed with `events` events; `done` if it sent `[DONE]`.
     pub fn stream_response(&mut self, events: u64, done: bool) {
         let s = self.hist.stream.get_or_insert_with(Default::default);
@@ -570,6 +587,7 @@ impl Recorder {
         self.stream_tokens += other.stream_tokens;
         self.stream_good += other.stream_good;
         self.stream_usage_short += other.stream_usage_short;
+        self.stream_early += other.stream_early;
         for (a, b) in self.grpc.iter_mut().zip(other.grpc) {
             *a += b;
         }

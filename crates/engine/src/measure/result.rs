@@ -18,7 +18,7 @@ pub use crate::measure::hist::{
     decode_base64, decode_checked, new_histogram, value_at_percentile, Hist, MAX_COUNT,
     MAX_ENCODED_HIST, MAX_HIST_COUNTERS, MAX_INFLATED_HIST, MAX_TRACKABLE_US,
 };
-pub use crate::measure::stream::{StreamHistograms, StreamStats, TokenStats};
+pub use crate::measure::stream::{DeliveryStats, StreamHistograms, StreamStats, TokenStats};
 
 /// The schema identifier written into every result.
 pub const SCHEMA: &str = "stampede.run/1";

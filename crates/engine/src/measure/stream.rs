@@ -1,7 +1,8 @@
 //! The figures of runs that time streams (see [`crate::Load::stream`]): the
 //! histograms every worker records and merges (the first body byte and the first
 //! event from the intended start and from the send, the gaps between events, events,
-//! tokens and time per output token per response), and what the result says of them.
+//! tokens and time per output token per response, stamped messages from their due
+//! time and their send), and what the result says of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,12 +29,20 @@ pub struct StreamHistograms {
     pub tokens: Hist,
     #[serde(default)]
     pub tpot: Hist,
+    /// WebSocket push streams: stamped messages from when they were due and from
+    /// their send to their arrival, µs (see [`stampede_wire::stamp`]).
+    #[serde(default)]
+    pub delivery: Hist,
+    #[serde(default)]
+    pub delivery_uncorrected: Hist,
 }
 
 impl StreamHistograms {
     /// Adds another run's.
     pub fn add(&mut self, other: &StreamHistograms) -> Result<(), HistError> {
-        let pairs: [(&mut Hist, &Hist); 8] = [
+        let pairs: [(&mut Hist, &Hist); 10] = [
+            (&mut self.delivery, &other.delivery),
+            (&mut self.delivery_uncorrected, &other.delivery_uncorrected),
             (&mut self.tokens, &other.tokens),
             (&mut self.tpot, &other.tpot),
             (&mut self.first_byte, &other.first_byte),
@@ -79,6 +88,25 @@ pub struct StreamStats {
     /// OpenAI streams: the completions' tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenStats>,
+    /// Messages timed by their send stamps, when any carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliveryStats>,
+}
+
+/// Messages that began with a send stamp ([`stampede_wire::stamp`]: when the sender
+/// meant to send each, and when it did), timed from it to their arrival — a pushed
+/// message timed from when it was due, as a request is from its intended start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryStats {
+    /// Messages that carried a stamp.
+    pub stamped: u64,
+    /// From when each was due to its arrival, µs.
+    pub latency: LatencyStats,
+    /// From its send to its arrival, µs.
+    pub latency_uncorrected: LatencyStats,
+    /// Stamped as sent after they arrived — the sender's clock ahead of this one's —
+    /// and timed as 0.
+    pub early: u64,
 }
 
 /// What an OpenAI-compatible stream's completions held: their tokens (each usage
@@ -135,6 +163,12 @@ impl StreamStats {
             first_event_uncorrected: h.first_event_uncorrected.stats(),
             gap: h.gap.stats(),
             events_per_response: h.events.stats(),
+            delivery: (!h.delivery.0.is_empty()).then(|| DeliveryStats {
+                stamped: h.delivery.0.len(),
+                latency: h.delivery.stats(),
+                latency_uncorrected: h.delivery_uncorrected.stats(),
+                early: 0,
+            }),
         }
     }
 }

@@ -8,7 +8,8 @@
 //! or a server-sent event (`Sse`), parsed by [`stampede_wire::sse`] in bounded memory,
 //! a `data: [DONE]` event marking the end rather than counting as one; or a gRPC
 //! message (`Grpc`), found by [`stampede_wire::grpc::MessageReader`] without keeping
-//! its bytes. Without any of these no watch exists and nothing here runs.
+//! its bytes. Without any of these no watch exists and nothing here runs. (A WebSocket
+//! push stream, `Messages`, is watched by its connection, which reads the frames.)
 
 use serde::{Deserialize, Serialize};
 use stampede_wire::grpc::MessageReader;
@@ -33,6 +34,10 @@ pub enum StreamMode {
     /// The body is a gRPC answer: each length-prefixed message is an event (so a
     /// server stream's messages are timed one by one); a prefix that lies breaks it.
     Grpc,
+    /// The connection is a WebSocket one (`ws://`, `wss://`) and each message the
+    /// server sends is an event: a push stream, timed message by message, the
+    /// messages' send stamps read where they carry one ([`stampede_wire::stamp`]).
+    Messages,
 }
 
 impl StreamMode {
@@ -43,6 +48,7 @@ impl StreamMode {
             StreamMode::Sse => "sse",
             StreamMode::Openai => "openai",
             StreamMode::Grpc => "grpc",
+            StreamMode::Messages => "messages",
         }
     }
 }
@@ -59,6 +65,8 @@ pub struct Progress {
     pub done: bool,
     /// OpenAI streams: the completion's tokens, as its usage chunk said.
     pub tokens: Option<u32>,
+    /// WebSocket messages: the send stamp the message began with, if it did.
+    pub stamp: Option<stampede_wire::stamp::Stamp>,
 }
 
 /// A watched body broke its format: an event over the size limit, or (OpenAI
@@ -280,7 +288,8 @@ mod tests {
                 bytes: 6,
                 events: 2,
                 done: false,
-                tokens: None
+                tokens: None,
+                stamp: None
             })
         );
         assert_eq!(w.take(), None);
@@ -293,7 +302,8 @@ mod tests {
                 bytes: 8,
                 events: 0,
                 done: false,
-                tokens: None
+                tokens: None,
+                stamp: None
             })
         );
     }

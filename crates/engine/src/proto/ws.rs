@@ -17,12 +17,20 @@
 //! In ping mode ([`WsLoad::ping`]) each request is a ping carrying the message and
 //! its answer the pong that follows: a connection held with heartbeats, the server's
 //! data messages read and let go.
+//!
+//! In push mode (a run timing [`crate::StreamMode::Messages`]) a request is a
+//! subscription: the message is sent once if there is one (what a feed asks to be
+//! subscribed with), and every data message the server sends is an event of it
+//! ([`Event::Progress`], with the message's send stamp when it begins with one). The
+//! server's close with 1000 ends the subscription whole; the connection then closes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use stampede_wire::stamp::{self, Stamp};
 use stampede_wire::ws::{self, Event as WsEvent, Reader, ReaderOptions};
 
 use crate::error::ErrorKind;
+use crate::proto::watch::Progress;
 use crate::proto::{Broken, Event, Response};
 use crate::WsLoad;
 
@@ -72,6 +80,10 @@ pub struct WsClient {
     refused: Option<u16>,
     /// Pings sent and not yet answered (ping mode).
     pings: u32,
+    /// Push mode: each message is an event of the subscription, whose bytes so far
+    /// are counted here.
+    push: bool,
+    pushed: u64,
 }
 
 /// A seed unlike any other connection's: the process's random hash keys, over a
@@ -111,13 +123,15 @@ fn draw(state: &mut u64) -> u64 {
 
 impl WsClient {
     /// A connection that upgrades with `request` (an HTTP/1.1 GET ending with its
-    /// blank line, the upgrade's headers in it but the key) and sends `load`'s message.
-    pub fn new(load: &WsLoad, request: &[u8]) -> WsClient {
-        WsClient::seeded(load, request, seed())
+    /// blank line, the upgrade's headers in it but the key) and sends `load`'s message;
+    /// with `push`, one that subscribes and times what the server pushes (see the
+    /// module's description).
+    pub fn new(load: &WsLoad, request: &[u8], push: bool) -> WsClient {
+        WsClient::seeded(load, request, seed(), push)
     }
 
     /// [`WsClient::new`] with the keys drawn from `seed` (tests).
-    pub fn seeded(load: &WsLoad, request: &[u8], seed: u64) -> WsClient {
+    pub fn seeded(load: &WsLoad, request: &[u8], seed: u64, push: bool) -> WsClient {
         use base64::Engine;
         let mut rng = seed;
         let mut raw = [0u8; 16];
@@ -133,6 +147,15 @@ impl WsClient {
         out.extend_from_slice(b"Sec-WebSocket-Key: ");
         out.extend_from_slice(&key);
         out.extend_from_slice(b"\r\n\r\n");
+        let mut reader = Reader::new(ReaderOptions {
+            peer_is_client: false,
+            max_message: load.max_message,
+            keep: false,
+            deflate: false,
+        });
+        if push {
+            reader.keep_prefix(stamp::LEN);
+        }
         WsClient {
             load: load.clone(),
             phase: Phase::Upgrading,
@@ -141,18 +164,15 @@ impl WsClient {
             written: 0,
             head: Vec::new(),
             deferred: 0,
-            reader: Reader::new(ReaderOptions {
-                peer_is_client: false,
-                max_message: load.max_message,
-                keep: false,
-                deflate: false,
-            }),
+            reader,
             rng,
             upgraded: false,
             answered: 0,
             close: None,
             refused: None,
             pings: 0,
+            push,
+            pushed: 0,
         }
     }
 
@@ -174,6 +194,10 @@ impl WsClient {
     }
 
     fn message(&mut self) {
+        if self.push && self.load.message.is_empty() {
+            // A subscription that asks with nothing: the upgrade is the asking.
+            return;
+        }
         let opcode = if self.load.ping {
             self.pings += 1;
             ws::PING
@@ -262,14 +286,28 @@ impl WsClient {
             answered,
             pings,
             load,
+            push,
+            pushed,
             ..
         } = self;
         let pinging = load.ping;
+        let push = *push;
         let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
         let mut close = None;
         let fed = reader.feed(data, &mut |ev| match ev {
-            WsEvent::Message { len, .. } => {
-                if !pinging {
+            WsEvent::Message { len, data, .. } => {
+                if push {
+                    *pushed += len;
+                    events.push(Event::Progress {
+                        stream: 0,
+                        progress: Progress {
+                            bytes: u32::try_from(len).unwrap_or(u32::MAX),
+                            events: 1,
+                            stamp: Stamp::read(data),
+                            ..Progress::default()
+                        },
+                    });
+                } else if !pinging {
                     answer(events, answered, len);
                 }
             }
@@ -310,6 +348,15 @@ impl WsClient {
             let back = code.filter(|&c| ws::sendable_code(c));
             ws::close(&mut self.out, back, "", Some(mask));
             self.phase = Phase::Closed;
+            if self.push && code == Some(ws::NORMAL) {
+                // The stream's end: its subscription completes, the connection ends.
+                let body = std::mem::take(&mut self.pushed);
+                answer(events, &mut self.answered, body);
+                if let Some(Event::Response(r)) = events.last_mut() {
+                    r.close = true;
+                }
+                return Ok(());
+            }
             self.close = Some(code);
             return Err(Broken(ErrorKind::WsClosed));
         }

@@ -78,7 +78,11 @@ pub(super) fn build_result(
             good,
             rec.stream_usage_short,
         );
-        StreamStats::of(mode, counts, secs, &h)
+        let mut st = StreamStats::of(mode, counts, secs, &h);
+        if let Some(d) = &mut st.delivery {
+            d.early = rec.stream_early;
+        }
+        st
     });
     let targets = rec.targets.stats(|i| {
         let r = match spec.load.variety.get(i) {

@@ -207,6 +207,11 @@ impl LoadSpec {
         }
         if let Some(ws) = &self.load.ws {
             self.check_ws(ws)?;
+        } else if self.load.stream == Some(crate::StreamMode::Messages) {
+            return bad(
+                "stream",
+                "messages: each message a WebSocket server sends is an event; the target is a ws:// or wss:// URL",
+            );
         } else if self.target.websocket {
             return bad("ws", "a ws:// or wss:// target needs the message to send");
         }
@@ -611,8 +616,18 @@ impl LoadSpec {
             || self.calls.is_some()
         {
             "a WebSocket run sends its one message; a list of requests, steps, a script or calls made one by one do not apply".to_string()
-        } else if self.load.stream.is_some() || self.load.send.is_some() {
-            "WebSocket messages are timed as round trips; stream timing does not apply".to_string()
+        } else if self.load.send.is_some()
+            || self
+                .load
+                .stream
+                .is_some_and(|m| m != crate::StreamMode::Messages)
+        {
+            "WebSocket messages are timed as round trips, or (stream = messages) as a push stream; no other stream timing applies".to_string()
+        } else if self.load.stream.is_some() && ws.ping {
+            "a push stream is timed by the server's messages; pings are round trips of their own"
+                .to_string()
+        } else if self.load.stream.is_some() && self.load.pipeline > 1 {
+            "a connection holds one push stream at a time: not pipelined".to_string()
         } else if self.load.redirects > 0 {
             "a WebSocket upgrade is not redirected".to_string()
         } else if !self.load.request.bytes.starts_with(b"GET ")

@@ -1,6 +1,7 @@
 //! The run report's section for runs that time streams (`--stream`, `--sse`,
 //! `--openai`): the token figures as cards, the first byte, the first event (TTFT),
-//! the gaps (ITL) and TPOT as a table from the intended start and from the send, their
+//! the gaps (ITL), TPOT and stamped messages' delivery as a table from the intended
+//! start (or due time) and from the send, their
 //! percentile spectra, and the events (tokens) that arrived each second.
 
 use std::fmt::Write as _;
@@ -17,10 +18,10 @@ pub(crate) fn stream_section(o: &mut String, r: &RunResult) {
         return;
     };
     let openai = st.mode == StreamMode::Openai;
-    let (first, gap) = if openai {
-        ("time to first token (TTFT)", "inter-token latency (ITL)")
-    } else {
-        ("first event", "between events")
+    let (first, gap) = match st.mode {
+        StreamMode::Openai => ("time to first token (TTFT)", "inter-token latency (ITL)"),
+        StreamMode::Messages | StreamMode::Grpc => ("first message", "between messages"),
+        _ => ("first event", "between events"),
     };
     o.push_str("<h2>Streams</h2><div class=\"cards\">");
     card(o, "events", &thousands(st.events));
@@ -60,6 +61,13 @@ pub(crate) fn stream_section(o: &mut String, r: &RunResult) {
     if let Some(t) = &st.tokens {
         rows.push(("time per output token (TPOT)".into(), &t.tpot));
     }
+    if let Some(d) = &st.delivery {
+        rows.push(("stamped message, from when it was due".into(), &d.latency));
+        rows.push((
+            "stamped message, from its send".into(),
+            &d.latency_uncorrected,
+        ));
+    }
     for (name, l) in rows {
         let _ = write!(
             o,
@@ -96,6 +104,9 @@ pub(crate) fn stream_section(o: &mut String, r: &RunResult) {
     let mut gaps = vec![series(gap, &h.gap)];
     if openai {
         gaps.push(series("TPOT", &h.tpot));
+    }
+    if st.delivery.is_some() {
+        gaps.push(series("stamped, from when due", &h.delivery));
     }
     figure(
         o,

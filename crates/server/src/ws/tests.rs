@@ -133,7 +133,17 @@ fn handshakes_that_are_not_one_are_refused_with_their_status() {
     let e = refused(head("GET", "/ws/push?size=99999999", KEY, "13", ""));
     assert!(e.starts_with("HTTP/1.1 400 ") && e.contains("size"), "{e}");
     let e = refused(head("GET", "/ws/push?rate=5", KEY, "13", ""));
-    assert!(e.contains("interval_ms, size, count and text"), "{e}");
+    assert!(
+        e.contains("interval_ms, size, count, text and stamp"),
+        "{e}"
+    );
+    let e = refused(head("GET", "/ws/push?stamp=1&size=42", KEY, "13", ""));
+    assert!(
+        e.starts_with("HTTP/1.1 400 ") && e.contains("at least 43"),
+        "{e}"
+    );
+    let e = refused(head("GET", "/ws/push?stamp=2", KEY, "13", ""));
+    assert!(e.contains("stamp is 0 or 1"), "{e}");
     assert!(e.contains("Connection: close\r\n"), "{e}");
 }
 
@@ -206,4 +216,44 @@ fn the_push_sends_its_count_on_the_schedule_then_closes() {
     // The echo pushes nothing.
     let (mut e, _) = open("/ws/echo");
     assert_eq!(e.push_from(t), None);
+}
+
+#[test]
+fn a_stamped_push_carries_when_each_message_was_due_and_sent() {
+    use stampede_wire::stamp::{self, Stamp};
+    let (mut w, _) = open("/ws/push?interval_ms=20&size=50&count=2&text=1&stamp=1");
+    // Due 20 ms before now: the first message goes late, the second on time.
+    let t = Instant::now() - Duration::from_millis(20);
+    w.push_from(t);
+    let mut out = Vec::new();
+    let before = stamp::unix_ns(Instant::now());
+    w.push_next(&mut out);
+    w.push_next(&mut out);
+    let after = stamp::unix_ns(Instant::now());
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: false,
+        max_message: 1 << 20,
+        keep: true,
+        deflate: false,
+    });
+    let mut stamps = Vec::new();
+    r.feed(&out, &mut |e| {
+        if let Event::Message { text, data, .. } = e {
+            assert!(text && data.len() == 50 && data.ends_with(b"xxxxxxx"));
+            stamps.push(Stamp::read(data).expect("a stamp"));
+        }
+    })
+    .unwrap();
+    assert_eq!(stamps.len(), 2);
+    assert_eq!(stamps[0].due_ns, stamp::unix_ns(t));
+    assert_eq!(stamps[1].due_ns - stamps[0].due_ns, 20_000_000);
+    for s in &stamps {
+        assert!((before..=after).contains(&s.sent_ns), "{s:?}");
+    }
+    // Unstamped by default, and a stamp alone when no size is given.
+    let (mut w, _) = open("/ws/push?count=1&stamp=1");
+    w.push_from(t);
+    let mut out = Vec::new();
+    w.push_next(&mut out);
+    assert_eq!(out[1] as usize, stamp::LEN);
 }

@@ -316,3 +316,43 @@ fn a_close_reason_is_cut_at_a_character_to_fit() {
     };
     assert_eq!(reason.len(), 122);
 }
+
+#[test]
+fn a_kept_prefix_is_the_messages_first_bytes_however_they_came() {
+    // A text message in three fragments, masked (a client's) and not (a server's),
+    // fed in pieces of every size: the first 10 bytes come back, unmasked, the
+    // length whole; a message shorter than the prefix comes back whole.
+    let text = b"stampede: the rest is counted and let go";
+    let mut masked = Vec::new();
+    let mut plain = Vec::new();
+    for (out, mask) in [(&mut masked, Some([1, 2, 3, 4])), (&mut plain, None)] {
+        frame(out, (false, false), TEXT, &text[..4], mask);
+        frame(out, (false, false), CONTINUATION, &text[4..13], mask);
+        frame(out, (true, false), CONTINUATION, &text[13..], mask);
+        frame(out, (true, false), BINARY, b"short", mask);
+    }
+    for cut in 1..=masked.len() {
+        for (input, peer_is_client) in [(&masked, true), (&plain, false)] {
+            let mut r = Reader::new(ReaderOptions {
+                peer_is_client,
+                max_message: 1 << 20,
+                keep: false,
+                deflate: false,
+            });
+            r.keep_prefix(10);
+            let got = read(&mut r, input, cut).unwrap();
+            assert_eq!(
+                got,
+                vec![
+                    Got::Message(true, text.len() as u64, text[..10].to_vec()),
+                    Got::Message(false, 5, b"short".to_vec()),
+                ],
+                "cut {cut}, client {peer_is_client}"
+            );
+        }
+    }
+    // Without the prefix, nothing is kept.
+    let mut r = server_reader(false);
+    let got = read(&mut r, &masked, 7).unwrap();
+    assert_eq!(got[0], Got::Message(true, text.len() as u64, Vec::new()));
+}

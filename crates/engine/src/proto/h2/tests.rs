@@ -566,13 +566,15 @@ fn a_watched_stream_reports_each_data_frame_and_a_broken_one_is_cancelled() {
                 bytes: 20,
                 events: 2,
                 done: false,
-                tokens: None
+                tokens: None,
+                stamp: None
             },
             Progress {
                 bytes: 12,
                 events: 0,
                 done: true,
-                tokens: None
+                tokens: None,
+                stamp: None
             }
         ]
     );

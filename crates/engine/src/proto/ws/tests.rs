@@ -30,7 +30,7 @@ fn answer(key: &str, extra: &str) -> Vec<u8> {
 
 /// A client whose upgrade was answered, its output taken.
 fn upgraded(l: &WsLoad, queued: usize) -> (WsClient, Vec<u8>) {
-    let mut c = WsClient::seeded(l, REQUEST, 7);
+    let mut c = WsClient::seeded(l, REQUEST, 7, false);
     c.queue(queued);
     let key = key_of(c.unwritten());
     let n = c.unwritten().len();
@@ -79,8 +79,8 @@ fn responses(ev: &[Event]) -> Vec<(u16, u64)> {
 
 #[test]
 fn the_upgrade_carries_a_fresh_valid_key_and_messages_wait_for_the_101() {
-    let mut a = WsClient::seeded(&load(), REQUEST, 1);
-    let b = WsClient::seeded(&load(), REQUEST, 2);
+    let mut a = WsClient::seeded(&load(), REQUEST, 1, false);
+    let b = WsClient::seeded(&load(), REQUEST, 2, false);
     let out = a.unwritten().to_vec();
     assert!(out.starts_with(b"GET /ws/echo HTTP/1.1\r\n"));
     assert!(out.ends_with(b"\r\n\r\n") && !out.ends_with(b"\r\n\r\n\r\n"));
@@ -220,7 +220,7 @@ fn each_broken_rule_fails_by_kind_with_its_close_code() {
 fn a_refused_or_broken_upgrade_fails_by_kind() {
     // Refused, with a page or an error: the status is kept, nothing is answered.
     for status in [200u16, 404, 426] {
-        let mut c = WsClient::seeded(&load(), REQUEST, 3);
+        let mut c = WsClient::seeded(&load(), REQUEST, 3, false);
         c.queue(1);
         let mut ev = Vec::new();
         let head = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
@@ -248,7 +248,7 @@ fn a_refused_or_broken_upgrade_fails_by_kind() {
         ("not http", |_| b"SSH-2.0-OpenSSH\r\n\r\n".to_vec()),
     ];
     for (what, make) in broken {
-        let mut c = WsClient::seeded(&load(), REQUEST, 4);
+        let mut c = WsClient::seeded(&load(), REQUEST, 4, false);
         c.queue(1);
         let key = key_of(c.unwritten());
         let mut ev = Vec::new();
@@ -259,7 +259,7 @@ fn a_refused_or_broken_upgrade_fails_by_kind() {
     // A subprotocol that was offered is taken; a "Connection" with several tokens too.
     let mut l = load();
     l.protocols = vec!["chat".into(), "superchat".into()];
-    let mut c = WsClient::seeded(&l, REQUEST, 5);
+    let mut c = WsClient::seeded(&l, REQUEST, 5, false);
     let key = key_of(c.unwritten());
     let ok = format!(
         "HTTP/1.1 101 OK\r\nupgrade: WebSocket\r\nconnection: keep-alive, upgrade\r\nsec-websocket-accept: {}\r\nSec-WebSocket-Protocol: superchat\r\n\r\n",
@@ -271,7 +271,7 @@ fn a_refused_or_broken_upgrade_fails_by_kind() {
 
 #[test]
 fn an_endless_upgrade_answer_is_refused_at_its_limit() {
-    let mut c = WsClient::seeded(&load(), REQUEST, 6);
+    let mut c = WsClient::seeded(&load(), REQUEST, 6, false);
     let mut ev = Vec::new();
     c.feed(b"HTTP/1.1 101 Switching Protocols\r\n", &mut ev)
         .unwrap();

@@ -148,6 +148,7 @@ pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
         return Proto::Ws(Box::new(crate::proto::ws::WsClient::new(
             ws,
             &spec.load.request.bytes,
+            spec.load.stream == Some(crate::StreamMode::Messages),
         )));
     }
     let mut proto = Proto::new(

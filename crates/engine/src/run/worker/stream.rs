@@ -68,6 +68,10 @@ impl Worker<'_> {
                 c.clocks.len() - 1
             }
         };
+        if let Some(s) = p.stamp {
+            self.rec.stream_delivery(s, at);
+        }
+        let c = &mut self.conns[ci];
         let k = &mut c.clocks[i];
         if p.events > 0 {
             self.rec
