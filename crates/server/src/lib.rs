@@ -342,6 +342,7 @@ impl Server {
             .spawn(move || compute_loop(job_rx))?;
         let threads = self.per_thread.len();
         let per_thread_max = (self.config.max_connections / threads).max(1);
+        let rooms = Arc::new(ws::room::Rooms::default());
         let mut handles = Vec::new();
         for (i, listeners) in self.per_thread.into_iter().enumerate() {
             let lp = EventLoop::new(
@@ -351,6 +352,7 @@ impl Server {
                 store.clone(),
                 job_tx.clone(),
                 per_thread_max,
+                rooms.clone(),
             )?;
             shutdown.add_waker(lp.waker.clone());
             let sd = shutdown.clone();

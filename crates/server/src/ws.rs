@@ -2,16 +2,18 @@
 //! connection's frames as a sans-IO state machine beside [`crate::h1`] and
 //! [`crate::h2`].
 //!
-//! Two endpoints: `/ws/echo` sends each message back as it came (text as text, binary
-//! as binary), what a round-trip load measures; `/ws/push?interval_ms=&size=&count=`
+//! Three endpoints: `/ws/echo` sends each message back as it came (text as text, binary
+//! as binary), what a round-trip load measures; `/ws/room?name=` sends each message to
+//! every member of the room, the sender included (see [`room`]); `/ws/push?interval_ms=&size=&count=`
 //! sends `count` messages (0: until the client closes) of `size` bytes, one every
 //! `interval_ms` on the loop's timers (with `stamp=1`, each stamped with when it was
-//! due and when it went out), what a server-push load times. Both answer
+//! due and when it went out), what a server-push load times. All answer
 //! pings with pongs and a close with a close. A handshake that is not one (no key, a
 //! version other than 13, not a GET) is refused with the status RFC 6455 gives it,
 //! and a client that breaks the framing's rules is sent the close code that answers
-//! it, then the connection ends. A message is kept whole for its echo, within the
-//! message limit checked from its frames' heads.
+//! it, then the connection ends. A message is kept whole for its echo or its room,
+//! within the message limit checked from its frames' heads (1 MiB in a room, whose
+//! messages are copied to every member).
 
 use std::time::{Duration, Instant};
 
@@ -31,11 +33,16 @@ const MAX_COUNT: u64 = 100_000_000;
 const MAX_PUSH_SIZE: usize = 1 << 20;
 const MAX_INTERVAL_MS: u64 = 3_600_000;
 
+/// The largest message a room member may send: each is copied to every member.
+pub const MAX_ROOM_MESSAGE: u64 = 1 << 20;
+
 /// What the connection does with the client's messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
     Echo,
     Push(Push),
+    /// A member of the named room: its messages go to every member.
+    Room(Box<[u8]>),
 }
 
 /// A push endpoint's messages.
@@ -61,6 +68,8 @@ pub struct WsConn {
     closing: bool,
     /// The push's next message, once the loop has said when it is due.
     due: Option<Instant>,
+    /// A room member's messages read and not yet published, framed.
+    published: Vec<u8>,
 }
 
 /// A handshake's fields, as sent (each empty when absent).
@@ -130,12 +139,16 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
             Ok(p) => Route::Push(p),
             Err(why) => return refuse(out, lines, 400, why, ""),
         },
+        b"/ws/room" => match room_name(req.query) {
+            Ok(name) => Route::Room(name.into()),
+            Err(why) => return refuse(out, lines, 400, why, ""),
+        },
         _ => {
             return refuse(
                 out,
                 lines,
                 404,
-                "WebSocket endpoints here: /ws/echo, /ws/push\n",
+                "WebSocket endpoints here: /ws/echo, /ws/push, /ws/room\n",
                 "",
             )
         }
@@ -158,14 +171,33 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
     Handshake::Upgraded(Box::new(WsConn {
         reader: Reader::new(ReaderOptions {
             peer_is_client: true,
-            max_message: MAX_MESSAGE,
-            keep: route == Route::Echo,
+            max_message: if matches!(route, Route::Room(_)) {
+                MAX_ROOM_MESSAGE
+            } else {
+                MAX_MESSAGE
+            },
+            keep: matches!(route, Route::Echo | Route::Room(_)),
             deflate: false,
         }),
         route,
         closing: false,
         due: None,
+        published: Vec::new(),
     }))
+}
+
+/// A room's name from its endpoint's query: `name` (default `lobby`), 1 to 64
+/// letters, digits, `.`, `_` or `-`.
+fn room_name(query: &[u8]) -> Result<&[u8], &'static str> {
+    let mut name: &[u8] = b"lobby";
+    for pair in query.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
+        match pair.strip_prefix(b"name=") {
+            Some(v) if room::valid_name(v) => name = v,
+            Some(_) => return Err("/ws/room: name is 1 to 64 letters, digits, '.', '_' or '-'\n"),
+            None => return Err("/ws/room: the one setting is name\n"),
+        }
+    }
+    Ok(name)
 }
 
 fn refuse(out: &mut Vec<u8>, lines: Lines<'_>, status: u16, body: &str, extra: &str) -> Handshake {
@@ -262,6 +294,7 @@ impl WsConn {
             return true;
         }
         let echo = self.route == Route::Echo;
+        let room = matches!(self.route, Route::Room(_));
         let mut close: Option<Option<u16>> = None;
         let r = self.reader.feed(data, &mut |e| match e {
             Event::Message {
@@ -269,8 +302,8 @@ impl WsConn {
                 compressed,
                 data,
                 ..
-            } if echo => ws::frame(
-                out,
+            } if echo || room => ws::frame(
+                if room { &mut self.published } else { &mut *out },
                 (true, compressed),
                 if text { ws::TEXT } else { ws::BINARY },
                 data,
@@ -337,6 +370,29 @@ impl WsConn {
         self.closing
     }
 
+    /// The room the connection is a member of, if it is one.
+    pub fn room(&self) -> Option<&[u8]> {
+        match &self.route {
+            Route::Room(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// A room member's messages read since the last call, framed for the members
+    /// (empty: none).
+    pub fn take_published(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.published)
+    }
+
+    /// A room member that leaves its messages unread past the output limit: a close
+    /// (1008, policy) goes out, rather than the room's messages piling up.
+    pub fn too_slow(&mut self, out: &mut Vec<u8>) {
+        if !self.closing {
+            ws::close(out, Some(1008), "too slow to read the room", None);
+            self.closing = true;
+        }
+    }
+
     /// The server is stopping: a close (1001, going away) goes out.
     pub fn going_away(&mut self, out: &mut Vec<u8>) {
         if !self.closing {
@@ -346,5 +402,6 @@ impl WsConn {
     }
 }
 
+pub mod room;
 #[cfg(test)]
 mod tests;

@@ -4,3 +4,4 @@
 mod common;
 mod h2;
 mod server;
+mod ws_room;

@@ -198,6 +198,9 @@ impl EventLoop {
             self.delays
                 .push(std::cmp::Reverse((at, ci, c.generation, 0)));
         }
+        if let Some(room) = w.room() {
+            self.rooms.join(room, self.index, ci, c.generation);
+        }
         c.proto = Proto::Ws(w);
         self.write_out(ci);
     }
@@ -215,6 +218,16 @@ impl EventLoop {
         };
         self.out.clear();
         c.close_after |= w.feed(data, &mut self.out);
+        let frames = w.take_published();
+        if let Some(room) = w.room() {
+            // A room's messages go out at the wake-up's end, to every member at once.
+            if !frames.is_empty() {
+                match self.publish.iter_mut().find(|(r, _)| r[..] == *room) {
+                    Some((_, all)) => all.extend_from_slice(&frames),
+                    None => self.publish.push((room.into(), frames)),
+                }
+            }
+        }
         self.write_out(ci);
         data.len()
     }

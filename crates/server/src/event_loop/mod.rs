@@ -21,6 +21,7 @@ use crate::h2::{self, H2Conn};
 use crate::routes::{Ctx, Deferred};
 use crate::store::Store;
 use crate::transport::Io;
+use crate::ws::room::{Delivery, Rooms};
 use crate::{Config, Done, Job, Shutdown};
 
 const WAKE: Token = Token(usize::MAX);
@@ -149,6 +150,55 @@ pub(crate) struct EventLoop {
     /// timed event (a token of the mock LLM, a server-sent event) up to a millisecond
     /// late. `None` where the system gives no timer; the poll's timeout then serves.
     alarm: Option<Alarm>,
+    /// This loop's index among the server's threads.
+    index: usize,
+    /// WebSocket rooms: the server's registry, this loop's inbox, and the messages its
+    /// members sent in this wake-up, by room, to publish at its end.
+    rooms: Arc<Rooms>,
+    room_rx: Receiver<Delivery>,
+    publish: Vec<(Box<[u8]>, Vec<u8>)>,
+}
+
+impl EventLoop {
+    /// Publishes the messages this wake-up's room members sent: each room's frames
+    /// made shareable once, its members on other loops handed to their inboxes, this
+    /// loop's written now.
+    #[cold]
+    fn publish_rooms(&mut self, now: Instant) {
+        for (room, frames) in std::mem::take(&mut self.publish) {
+            let frames: Arc<[u8]> = frames.into();
+            let own = self.rooms.publish(&room, self.index, &frames);
+            self.deliver(&own, &frames, now);
+        }
+    }
+
+    /// Writes `frames` to each of this loop's connections in `to` still holding the
+    /// generation named; one whose unread output is past the limit is closed with
+    /// 1008 instead.
+    #[cold]
+    fn deliver(&mut self, to: &[(usize, u32)], frames: &[u8], now: Instant) {
+        for &(ci, g) in to {
+            let Some(c) = self.conns.get_mut(ci).and_then(Option::as_mut) else {
+                continue;
+            };
+            let Proto::Ws(w) = &mut c.proto else {
+                continue;
+            };
+            if c.generation != g || w.closing() || c.peer_closed {
+                continue;
+            }
+            self.out.clear();
+            if c.wbuf.len() >= MAX_PENDING_OUTPUT {
+                w.too_slow(&mut self.out);
+                c.close_after = true;
+            } else {
+                self.out.extend_from_slice(frames);
+                c.last_active = now;
+            }
+            self.write_out(ci);
+            self.after_io(ci, now);
+        }
+    }
 }
 
 /// A timerfd, armed for one deadline at a time.
@@ -214,9 +264,12 @@ impl EventLoop {
         store: Arc<Store>,
         jobs: Sender<Job>,
         max_open: usize,
+        rooms: Arc<Rooms>,
     ) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let (room_tx, room_rx) = mpsc::channel();
+        rooms.add_loop(index, room_tx, waker.clone());
         let alarm = Alarm::new(poll.registry());
         let (done_tx, done_rx) = mpsc::channel();
         let mut server_line = crate::SERVER_LINE.as_bytes().to_vec();
@@ -252,6 +305,10 @@ impl EventLoop {
             reread: Vec::new(),
             alarm,
             accept_retry: None,
+            index,
+            rooms,
+            room_rx,
+            publish: Vec::new(),
         })
     }
 
@@ -319,6 +376,12 @@ impl EventLoop {
                 {
                     self.on_readable(ci, now, closing);
                 }
+            }
+            if !self.publish.is_empty() {
+                self.publish_rooms(now);
+            }
+            while let Ok(d) = self.room_rx.try_recv() {
+                self.deliver(&d.to, &d.frames, now);
             }
             while let Ok(d) = self.done_rx.try_recv() {
                 self.finish_biteq(d, now);
@@ -478,6 +541,11 @@ impl EventLoop {
 
     fn close(&mut self, ci: usize) {
         if let Some(mut c) = self.conns[ci].take() {
+            if let Proto::Ws(w) = &c.proto {
+                if let Some(room) = w.room() {
+                    self.rooms.leave(room, self.index, ci, c.generation);
+                }
+            }
             let _ = self.poll.registry().deregister(c.stream.socket());
             self.free.push(ci);
             self.open -= 1;
