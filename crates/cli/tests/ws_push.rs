@@ -1,7 +1,7 @@
 //! `stampede load ws://… --stream`: a WebSocket push stream timed message by message
-//! against the reference server's `/ws/push`, stamped messages from when they were
-//! due, through the JSON result (checked against its schema), the summary and the
-//! HTML report; and the flags that do not apply refused by name.
+//! against the reference server's `/ws/push` and `/ws/room`, stamped messages from
+//! when they were due, through the JSON result (checked against its schema), the
+//! summary and the HTML report; and the flags that do not apply refused by name.
 
 use serde_json::Value;
 
@@ -82,8 +82,39 @@ fn a_held_push_stream_runs_to_the_end_without_a_timeout() {
 }
 
 #[test]
+fn stamped_messages_in_a_room_are_timed_by_its_members() {
+    // Each subscriber asks with a stamped message that the room sends to every
+    // member: each hears its own at least, every message timed from its stamp.
+    let s = crate::common::srv();
+    let url = format!("ws://{}/ws/room?name=cli", s.addr());
+    let out = stampede(&[
+        "load",
+        &url,
+        "--stream",
+        "--ws-stamp",
+        "--ws-message",
+        "hi",
+        "-c",
+        "3",
+        "-d",
+        "300ms",
+        "-t",
+        "1",
+        "--json",
+        "-",
+    ]);
+    let json = text(&out.stdout);
+    assert!(out.status.success(), "{json}{}", text(&out.stderr));
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let events = v["stream"]["events"].as_u64().unwrap();
+    assert!((3..=9).contains(&events), "{v}");
+    assert_eq!(v["stream"]["delivery"]["stamped"], events, "{v}");
+    assert_eq!(crate::common::schema_errors(&v), Vec::<String>::new());
+}
+
+#[test]
 fn load_refuses_what_does_not_apply_to_a_push_stream() {
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &["load", "ws://127.0.0.1:9/", "--stream", "--ws-ping"],
             "--ws-ping: --stream times the messages the server pushes",
@@ -93,6 +124,14 @@ fn load_refuses_what_does_not_apply_to_a_push_stream() {
             "--pipeline: with --stream a connection holds one push stream at a time",
         ),
         (&["load", "ws://127.0.0.1:9/", "--stream", "--sse"], "--sse"),
+        (
+            &["load", "ws://127.0.0.1:9/", "--stream", "--ws-stamp"],
+            "--ws-stamp: with --stream only the subscription's message is sent",
+        ),
+        (
+            &["load", "http://127.0.0.1:9/", "--ws-stamp"],
+            "--ws-stamp: WebSocket messages go to a ws:// or wss:// URL",
+        ),
     ];
     for (args, said) in cases {
         let out = stampede(args);

@@ -163,3 +163,40 @@ fn push_streams_refuse_what_does_not_apply() {
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("ws:// or wss://"), "{e}");
 }
+
+#[test]
+fn stamped_sends_are_timed_by_a_rooms_members() {
+    // Each subscriber asks with a stamped message, which the room sends to every
+    // member: each hears at least its own, every one stamped and timed from its
+    // request's intended start.
+    let srv = server();
+    let url = format!("ws://{}/ws/room?name=stamps", srv.addr());
+    let mut s = spec(&url, None, 4, "hello, room");
+    s.load.ws.as_mut().unwrap().stamp = true;
+    s.load.duration = Some(Duration::from_millis(400));
+    let r = go(s);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let st = r.stream.unwrap();
+    assert!((4..=16).contains(&st.events), "{}", st.events);
+    let d = st.delivery.unwrap();
+    assert_eq!((d.stamped, d.early), (st.events, 0));
+    assert!(d.latency.max_us < 3_000_000, "{d:?}");
+
+    // A publisher alone in its room: each message's copy is its round trip, and the
+    // stamp rides in front of the message.
+    let url = format!("ws://{}/ws/room?name=alone", srv.addr());
+    let mut s = spec(&url, Some(50), 1, "tick");
+    s.load.stream = None;
+    s.load.timeout = Some(Duration::from_secs(2));
+    s.load.ws.as_mut().unwrap().stamp = true;
+    let r = go(s);
+    assert_eq!(r.requests.completed, 50, "{:?}", r.errors);
+    assert_eq!(r.bytes.body, 50 * (stampede_wire::stamp::LEN + 4) as u64);
+    // Stamps go on data messages only.
+    let mut s = spec(&url, Some(1), 1, "beat");
+    s.load.stream = None;
+    let w = s.load.ws.as_mut().unwrap();
+    (w.stamp, w.ping) = (true, true);
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("stamps go on data messages"), "{e}");
+}

@@ -71,7 +71,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
-            "ws_message", "ws_binary", "ws_protocols", "ws_ping",
+            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp",
         ]
     )]
     pub spec: Option<String>,
@@ -172,6 +172,15 @@ pub struct LoadArgs {
         conflicts_with = "ws_binary"
     )]
     pub ws_ping: bool,
+    /// Begin each message with a send stamp (43 bytes: when it was due and when it
+    /// went out), so that whoever receives it can time it from them — a broadcast
+    /// room's members run with --stream, say
+    #[arg(
+        help_heading = "WebSocket",
+        long = "ws-stamp",
+        conflicts_with = "ws_ping"
+    )]
+    pub ws_stamp: bool,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",

@@ -19,6 +19,7 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             ("--ws-binary", a.ws_binary),
             ("--ws-protocol", !a.ws_protocols.is_empty()),
             ("--ws-ping", a.ws_ping),
+            ("--ws-stamp", a.ws_stamp),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(Exit::usage(format!(
@@ -91,6 +92,11 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             "--ws-ping: --stream times the messages the server pushes; pings are round trips of their own",
         ));
     }
+    if a.stream && a.ws_stamp && a.ws_message.is_none() && a.body_file.is_none() {
+        return Err(Exit::usage(
+            "--ws-stamp: with --stream only the subscription's message is sent; give it with --ws-message",
+        ));
+    }
     if a.stream && a.pipeline > 1 {
         return Err(Exit::usage(
             "--pipeline: with --stream a connection holds one push stream at a time",
@@ -145,6 +151,7 @@ pub(super) fn upgrade(
         protocols: a.ws_protocols.clone(),
         max_message: WsLoad::MAX_MESSAGE,
         ping: a.ws_ping,
+        stamp: a.ws_stamp,
     };
     let request =
         (load.upgrade_request(target, headers)).map_err(|e| Exit::usage(e.to_string()))?;

@@ -84,6 +84,10 @@ pub struct WsClient {
     /// are counted here.
     push: bool,
     pushed: u64,
+    /// Stamped messages ([`WsLoad::stamp`]): when each queued one is due, and the
+    /// stamp and message put together.
+    dues: std::collections::VecDeque<std::time::Instant>,
+    stamped: Vec<u8>,
 }
 
 /// A seed unlike any other connection's: the process's random hash keys, over a
@@ -173,6 +177,16 @@ impl WsClient {
             pings: 0,
             push,
             pushed: 0,
+            dues: std::collections::VecDeque::new(),
+            stamped: Vec::new(),
+        }
+    }
+
+    /// When the messages about to be queued are due (their requests' intended
+    /// starts), for their stamps; nothing unless the run stamps its messages.
+    pub fn due(&mut self, intended: impl Iterator<Item = std::time::Instant>) {
+        if self.load.stamp {
+            self.dues.extend(intended);
         }
     }
 
@@ -207,6 +221,25 @@ impl WsClient {
             ws::TEXT
         };
         let mask = self.mask();
+        if self.load.stamp {
+            let now = std::time::Instant::now();
+            let due = self.dues.pop_front().unwrap_or(now);
+            let s = Stamp {
+                due_ns: stamp::unix_ns(due),
+                sent_ns: stamp::unix_ns(now),
+            };
+            self.stamped.clear();
+            self.stamped.extend_from_slice(&s.encode());
+            self.stamped.extend_from_slice(&self.load.message);
+            ws::frame(
+                &mut self.out,
+                (true, false),
+                opcode,
+                &self.stamped,
+                Some(mask),
+            );
+            return;
+        }
         ws::frame(
             &mut self.out,
             (true, false),

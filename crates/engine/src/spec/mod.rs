@@ -401,6 +401,12 @@ pub struct WsLoad {
     /// server does with data messages (which are then read and not counted).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ping: bool,
+    /// Each message begins with a send stamp ([`stampede_wire::stamp`]): when it was
+    /// due (its request's intended start) and when it went out — for whoever receives
+    /// it (the members of a broadcast room, a subscriber's `stream = messages` run) to
+    /// time it from them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stamp: bool,
 }
 
 impl WsLoad {
@@ -478,6 +484,7 @@ impl WsLoad {
             protocols: Vec::new(),
             max_message: WsLoad::MAX_MESSAGE,
             ping: false,
+            stamp: false,
         }
     }
 }

@@ -634,9 +634,20 @@ impl LoadSpec {
             || !self.load.request.bytes.ends_with(b"\r\n\r\n")
         {
             "the upgrade is a GET without a body (the message is sent after it)".to_string()
-        } else if ws.message.len() > crate::WsLoad::MAX_SEND {
+        } else if ws.stamp && ws.ping {
+            "stamp: a ping is a round trip of its own; stamps go on data messages".to_string()
+        } else if ws.stamp && self.load.stream.is_some() && ws.message.is_empty() {
+            "stamp: a subscription that sends nothing has nothing to stamp".to_string()
+        } else if ws.message.len()
+            + if ws.stamp {
+                stampede_wire::stamp::LEN
+            } else {
+                0
+            }
+            > crate::WsLoad::MAX_SEND
+        {
             format!(
-                "message: {} bytes is more than {} MiB",
+                "message: {} bytes (with its stamp, if stamped) is more than {} MiB",
                 ws.message.len(),
                 crate::WsLoad::MAX_SEND >> 20
             )

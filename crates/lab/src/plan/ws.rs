@@ -142,6 +142,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         protocols,
         max_message: WsLoad::MAX_MESSAGE,
         ping,
+        stamp: false,
     }))
 }
 

@@ -574,6 +574,14 @@ impl<'a> Worker<'a> {
         self.gauge();
         let c = &mut self.conns[ci];
         c.proto.send(base..base + len);
+        if let Proto::Ws(w) = &mut c.proto {
+            // Stamped messages carry their requests' intended starts.
+            w.due(
+                c.pending
+                    .range(c.pending.len().saturating_sub(claimed)..)
+                    .map(|p| p.intended),
+            );
+        }
         c.proto.queue(claimed);
         self.open_streams(ci);
         match self.conns[ci].link.state() {
