@@ -302,8 +302,20 @@ impl WsConn {
                 compressed,
                 data,
                 ..
-            } if echo || room => ws::frame(
-                if room { &mut self.published } else { &mut *out },
+            } if echo => ws::frame(
+                out,
+                (true, compressed),
+                if text { ws::TEXT } else { ws::BINARY },
+                data,
+                None,
+            ),
+            Event::Message {
+                text,
+                compressed,
+                data,
+                ..
+            } if room => ws::frame(
+                &mut self.published,
                 (true, compressed),
                 if text { ws::TEXT } else { ws::BINARY },
                 data,
@@ -378,10 +390,13 @@ impl WsConn {
         }
     }
 
-    /// A room member's messages read since the last call, framed for the members
-    /// (empty: none).
-    pub fn take_published(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.published)
+    /// A room member's room and the messages it sent since the last call, framed for
+    /// the members (empty: none); `None` for a connection in no room.
+    pub fn take_published(&mut self) -> Option<(&[u8], Vec<u8>)> {
+        match &self.route {
+            Route::Room(name) => Some((name, std::mem::take(&mut self.published))),
+            _ => None,
+        }
     }
 
     /// A room member that leaves its messages unread past the output limit: a close

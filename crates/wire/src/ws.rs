@@ -448,7 +448,7 @@ impl Reader {
                 return Err(broke(INVALID_DATA, "text that is not UTF-8"));
             }
         }
-        if !self.opts.keep && !m.compressed && self.data.len() < self.prefix {
+        if self.prefix != 0 && !self.opts.keep && !m.compressed && self.data.len() < self.prefix {
             let at = self.data.len();
             let n = bytes.len().min(self.prefix - at);
             self.data.extend_from_slice(&bytes[..n]);

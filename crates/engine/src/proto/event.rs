@@ -77,3 +77,13 @@ pub struct Response {
     /// gRPC calls: the answer's `grpc-status` (0 to 16; others are `UNKNOWN`).
     pub grpc: Option<u8>,
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every response of every run passes through an event: what one feature needs
+    /// (a WebSocket message's stamp, say) is held beside it, not in it.
+    #[test]
+    fn an_event_stays_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 32);
+    }
+}

@@ -65,8 +65,10 @@ pub struct Progress {
     pub done: bool,
     /// OpenAI streams: the completion's tokens, as its usage chunk said.
     pub tokens: Option<u32>,
-    /// WebSocket messages: the send stamp the message began with, if it did.
-    pub stamp: Option<stampede_wire::stamp::Stamp>,
+    /// WebSocket messages: the message began with a send stamp, which its connection
+    /// holds for the worker ([`crate::proto::ws::WsClient::take_stamp`]; kept out of
+    /// the event, which every response of every run passes through).
+    pub stamped: bool,
 }
 
 /// A watched body broke its format: an event over the size limit, or (OpenAI
@@ -289,7 +291,7 @@ mod tests {
                 events: 2,
                 done: false,
                 tokens: None,
-                stamp: None
+                stamped: false
             })
         );
         assert_eq!(w.take(), None);
@@ -303,7 +305,7 @@ mod tests {
                 events: 0,
                 done: false,
                 tokens: None,
-                stamp: None
+                stamped: false
             })
         );
     }

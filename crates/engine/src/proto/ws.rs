@@ -21,7 +21,8 @@
 //! In push mode (a run timing [`crate::StreamMode::Messages`]) a request is a
 //! subscription: the message is sent once if there is one (what a feed asks to be
 //! subscribed with), and every data message the server sends is an event of it
-//! ([`Event::Progress`], with the message's send stamp when it begins with one). The
+//! ([`Event::Progress`]; the message's send stamp, when it begins with one, is held
+//! for the worker to take with it). The
 //! server's close with 1000 ends the subscription whole; the connection then closes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,14 +81,40 @@ pub struct WsClient {
     refused: Option<u16>,
     /// Pings sent and not yet answered (ping mode).
     pings: u32,
-    /// Push mode: each message is an event of the subscription, whose bytes so far
-    /// are counted here.
-    push: bool,
-    pushed: u64,
+    /// Push mode's state (see [`Push`]).
+    push: Option<Box<Push>>,
     /// Stamped messages ([`WsLoad::stamp`]): when each queued one is due, and the
     /// stamp and message put together.
     dues: std::collections::VecDeque<std::time::Instant>,
     stamped: Vec<u8>,
+}
+
+/// Push mode: each message is an event of the subscription, whose bytes so far are
+/// counted here, with the stamps of the messages of the last bytes fed, in order,
+/// each taken by the worker with its event.
+#[derive(Default)]
+struct Push {
+    bytes: u64,
+    received: std::collections::VecDeque<Stamp>,
+}
+
+impl Push {
+    /// A message of `len` bytes beginning with `data` came: an event.
+    #[cold]
+    fn message(&mut self, events: &mut Vec<Event>, len: u64, data: &[u8]) {
+        self.bytes += len;
+        let stamp = Stamp::read(data);
+        self.received.extend(stamp);
+        events.push(Event::Progress {
+            stream: 0,
+            progress: Progress {
+                bytes: u32::try_from(len).unwrap_or(u32::MAX),
+                events: 1,
+                stamped: stamp.is_some(),
+                ..Progress::default()
+            },
+        });
+    }
 }
 
 /// A seed unlike any other connection's: the process's random hash keys, over a
@@ -175,19 +202,30 @@ impl WsClient {
             close: None,
             refused: None,
             pings: 0,
-            push,
-            pushed: 0,
+            push: push.then(Box::default),
             dues: std::collections::VecDeque::new(),
             stamped: Vec::new(),
         }
     }
 
+    /// The stamp of the next stamped message of the bytes last fed (see
+    /// [`Progress::stamped`]).
+    pub fn take_stamp(&mut self) -> Option<Stamp> {
+        self.push.as_mut()?.received.pop_front()
+    }
+
+    /// Whether the run stamps its messages (then [`WsClient::due`] is told when each
+    /// is due).
+    #[inline]
+    pub fn stamping(&self) -> bool {
+        self.load.stamp
+    }
+
     /// When the messages about to be queued are due (their requests' intended
-    /// starts), for their stamps; nothing unless the run stamps its messages.
+    /// starts), for their stamps.
+    #[cold]
     pub fn due(&mut self, intended: impl Iterator<Item = std::time::Instant>) {
-        if self.load.stamp {
-            self.dues.extend(intended);
-        }
+        self.dues.extend(intended);
     }
 
     /// Queues `n` messages: sent now, or once the upgrade is answered.
@@ -208,7 +246,7 @@ impl WsClient {
     }
 
     fn message(&mut self) {
-        if self.push && self.load.message.is_empty() {
+        if self.push.is_some() && self.load.message.is_empty() {
             // A subscription that asks with nothing: the upgrade is the asking.
             return;
         }
@@ -320,30 +358,21 @@ impl WsClient {
             pings,
             load,
             push,
-            pushed,
             ..
         } = self;
+        if let Some(p) = push {
+            // Those of the last bytes fed went with their events.
+            p.received.clear();
+        }
         let pinging = load.ping;
-        let push = *push;
         let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
         let mut close = None;
         let fed = reader.feed(data, &mut |ev| match ev {
-            WsEvent::Message { len, data, .. } => {
-                if push {
-                    *pushed += len;
-                    events.push(Event::Progress {
-                        stream: 0,
-                        progress: Progress {
-                            bytes: u32::try_from(len).unwrap_or(u32::MAX),
-                            events: 1,
-                            stamp: Stamp::read(data),
-                            ..Progress::default()
-                        },
-                    });
-                } else if !pinging {
-                    answer(events, answered, len);
-                }
-            }
+            WsEvent::Message { len, data, .. } => match push {
+                Some(p) => p.message(events, len, data),
+                None if !pinging => answer(events, answered, len),
+                None => {}
+            },
             // A pong answers the ping waiting when it carries its payload (RFC 6455
             // §5.5.3); one that comes unasked is a heartbeat and answers nothing.
             WsEvent::Pong(p) => {
@@ -381,9 +410,9 @@ impl WsClient {
             let back = code.filter(|&c| ws::sendable_code(c));
             ws::close(&mut self.out, back, "", Some(mask));
             self.phase = Phase::Closed;
-            if self.push && code == Some(ws::NORMAL) {
+            if let (Some(p), Some(ws::NORMAL)) = (&mut self.push, code) {
                 // The stream's end: its subscription completes, the connection ends.
-                let body = std::mem::take(&mut self.pushed);
+                let body = std::mem::take(&mut p.bytes);
                 answer(events, &mut self.answered, body);
                 if let Some(Event::Response(r)) = events.last_mut() {
                     r.close = true;

@@ -218,14 +218,11 @@ impl EventLoop {
         };
         self.out.clear();
         c.close_after |= w.feed(data, &mut self.out);
-        let frames = w.take_published();
-        if let Some(room) = w.room() {
+        if let Some((room, frames)) = w.take_published().filter(|(_, f)| !f.is_empty()) {
             // A room's messages go out at the wake-up's end, to every member at once.
-            if !frames.is_empty() {
-                match self.publish.iter_mut().find(|(r, _)| r[..] == *room) {
-                    Some((_, all)) => all.extend_from_slice(&frames),
-                    None => self.publish.push((room.into(), frames)),
-                }
+            match self.publish.iter_mut().find(|(r, _)| r[..] == *room) {
+                Some((_, all)) => all.extend_from_slice(&frames),
+                None => self.publish.push((room.into(), frames)),
             }
         }
         self.write_out(ci);

@@ -343,9 +343,11 @@ impl EventLoop {
             }
             self.date.refresh();
             let now = Instant::now();
+            let mut woken = false;
             for ev in events.iter() {
                 match ev.token() {
-                    WAKE => {}
+                    // Another loop's room messages, or the shutdown.
+                    WAKE => woken = true,
                     ALARM => {
                         if let Some(a) = &mut self.alarm {
                             a.fired();
@@ -380,7 +382,9 @@ impl EventLoop {
             if !self.publish.is_empty() {
                 self.publish_rooms(now);
             }
-            while let Ok(d) = self.room_rx.try_recv() {
+            // Each delivery wakes the loop after it is queued, so the inbox is read
+            // only when woken.
+            while let Some(d) = woken.then(|| self.room_rx.try_recv().ok()).flatten() {
                 self.deliver(&d.to, &d.frames, now);
             }
             while let Ok(d) = self.done_rx.try_recv() {

@@ -567,14 +567,14 @@ fn a_watched_stream_reports_each_data_frame_and_a_broken_one_is_cancelled() {
                 events: 2,
                 done: false,
                 tokens: None,
-                stamp: None
+                stamped: false
             },
             Progress {
                 bytes: 12,
                 events: 0,
                 done: true,
                 tokens: None,
-                stamp: None
+                stamped: false
             }
         ]
     );

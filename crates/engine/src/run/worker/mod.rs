@@ -575,12 +575,11 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[ci];
         c.proto.send(base..base + len);
         if let Proto::Ws(w) = &mut c.proto {
-            // Stamped messages carry their requests' intended starts.
-            w.due(
-                c.pending
-                    .range(c.pending.len().saturating_sub(claimed)..)
-                    .map(|p| p.intended),
-            );
+            if w.stamping() {
+                // Stamped messages carry their requests' intended starts.
+                let from = c.pending.len().saturating_sub(claimed);
+                w.due(c.pending.range(from..).map(|p| p.intended));
+            }
         }
         c.proto.queue(claimed);
         self.open_streams(ci);

@@ -41,6 +41,11 @@ impl Worker<'_> {
             _ => now,
         };
         let c = &mut self.conns[ci];
+        // A WebSocket message's send stamp, taken with its event whatever follows.
+        let stamp = match p.stamped {
+            true => c.proto.ws().and_then(|w| w.take_stamp()),
+            false => None,
+        };
         let pending = if stream == 0 {
             c.pending.front()
         } else {
@@ -68,7 +73,7 @@ impl Worker<'_> {
                 c.clocks.len() - 1
             }
         };
-        if let Some(s) = p.stamp {
+        if let Some(s) = stamp {
             self.rec.stream_delivery(s, at);
         }
         let c = &mut self.conns[ci];
