@@ -3,7 +3,8 @@
 //! input, must yield messages within the limit or fail with a close code — never
 //! panic, never keep more than one message within the limit. The same bytes are a
 //! server's answer to the load client's upgrade (after a valid 101 when the first
-//! byte says so): answers are each no longer than the limit, and a failure ends it.
+//! byte says so), as round trips or as a push stream: answers are each no longer
+//! than the limit, stamps held no more than the messages, and a failure ends it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,12 +13,13 @@ use stampede_engine::WsLoad;
 use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
 
 /// The load client's view: `input` after the upgrade's answer (a valid one when
-/// `upgraded`), in pieces; what it queues for a server that does not read (pongs)
-/// stays bounded.
-fn client(input: &[u8], split: usize, upgraded: bool) {
+/// `upgraded`), in pieces, as round trips or (`push`) as a push stream whose
+/// messages may carry stamps; what it queues for a server that does not read
+/// (pongs) stays bounded, and so do the stamps held for the worker.
+fn client(input: &[u8], split: usize, upgraded: bool, push: bool) {
     let mut load = WsLoad::text("x");
     load.max_message = MAX;
-    let mut c = WsClient::seeded(&load, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 1);
+    let mut c = WsClient::seeded(&load, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 1, push);
     c.queue(2);
     let mut bytes = Vec::new();
     if upgraded {
@@ -40,9 +42,15 @@ fn client(input: &[u8], split: usize, upgraded: bool) {
     let step = 1 + split % 16;
     let mut events = Vec::new();
     for part in bytes.chunks(step) {
+        events.clear();
         if c.feed(part, &mut events).is_err() {
             break;
         }
+        let mut stamps = 0;
+        while c.take_stamp().is_some() {
+            stamps += 1;
+        }
+        assert!(stamps <= events.len(), "{stamps} stamps for {} events", events.len());
         assert!(
             c.unwritten().len() <= stampede_engine::ws::MAX_QUEUED_PONGS + 256,
             "{} bytes queued",
@@ -81,5 +89,5 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    client(input, split, data[0] & 4 == 4);
+    client(input, split, data[0] & 4 == 4, data[0] & 8 == 8);
 });

@@ -13,7 +13,8 @@ use stampede_server::{Config, Running};
 
 use crate::common::{find, go};
 
-fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
+/// A round-trip run of `url`: `n` messages over `c` connections, on two threads.
+pub fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
     let target = Target::parse(url).unwrap();
     let req = RequestBuilder::native(&target, "GET", true)
         .set_header("Upgrade", "websocket")
@@ -31,7 +32,8 @@ fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
     s
 }
 
-fn server() -> Running {
+/// The reference server on one thread.
+pub fn server() -> Running {
     Running::local(Config {
         threads: 1,
         ..Config::default()

@@ -7,38 +7,20 @@
 use std::time::Duration;
 
 use stampede_engine::{LoadSpec, RequestBuilder, StreamMode, Target, WsLoad};
-use stampede_server::{Config, Running};
 
 use crate::common::go;
+use crate::ws::server;
 
 /// A push-stream run of `url`: `n` subscriptions (none: until `-d`) over `c`
 /// connections, each asking with `message` (empty: with its upgrade alone).
 fn spec(url: &str, n: Option<u64>, c: usize, message: &str) -> LoadSpec {
-    let target = Target::parse(url).unwrap();
-    let req = RequestBuilder::native(&target, "GET", true)
-        .set_header("Upgrade", "websocket")
-        .set_header("Connection", "Upgrade")
-        .set_header("Sec-WebSocket-Version", "13")
-        .build()
-        .unwrap();
-    let mut s = LoadSpec::new(target, req);
+    let mut s = crate::ws::spec(url, 0, c);
     s.load.ws = Some(WsLoad::text(message));
     s.load.stream = Some(StreamMode::Messages);
     s.load.requests = n;
-    s.load.connections = c;
-    s.load.threads = 2;
     s.load.timeout = None;
     s.load.event_timeout = Some(Duration::from_secs(3));
-    s.load.connect_timeout = Duration::from_secs(2);
     s
-}
-
-fn server() -> Running {
-    Running::local(Config {
-        threads: 1,
-        ..Config::default()
-    })
-    .unwrap()
 }
 
 #[test]

@@ -318,17 +318,23 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats, secs: f64) {
         (_, true) => "first msg  ",
         _ => "first event",
     };
+    let spread = |l: &stampede_engine::LatencyStats| {
+        format!(
+            "p50 {}  p90 {}  p99 {}  max {}",
+            at(l, 50.0),
+            at(l, 90.0),
+            at(l, 99.0),
+            human_us(l.max_us as f64)
+        )
+    };
     for (name, c, u) in [
         ("first byte ", &st.first_byte, &st.first_byte_uncorrected),
         (first_event, &st.first_event, &st.first_event_uncorrected),
     ] {
         let _ = writeln!(
             o,
-            "  {name} p50 {}  p90 {}  p99 {}  max {}  (from the send: p99 {})",
-            at(c, 50.0),
-            at(c, 90.0),
-            at(c, 99.0),
-            human_us(c.max_us as f64),
+            "  {name} {}  (from the send: p99 {})",
+            spread(c),
             at(u, 99.0)
         );
     }
@@ -356,11 +362,8 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats, secs: f64) {
         };
         let _ = writeln!(
             o,
-            "  delivery    p50 {}  p90 {}  p99 {}  max {}  (from when due, {} stamped; from the send: p99 {}{early})",
-            at(l, 50.0),
-            at(l, 90.0),
-            at(l, 99.0),
-            human_us(l.max_us as f64),
+            "  delivery    {}  (from when due, {} stamped; from the send: p99 {}{early})",
+            spread(l),
             thousands(d.stamped),
             at(&d.latency_uncorrected, 99.0)
         );
@@ -368,11 +371,8 @@ fn stream_lines(o: &mut String, st: &stampede_engine::StreamStats, secs: f64) {
     if let Some(t) = &st.tokens {
         let _ = writeln!(
             o,
-            "  tpot        p50 {}  p90 {}  p99 {}  max {}  (per output token after the first)",
-            at(&t.tpot, 50.0),
-            at(&t.tpot, 90.0),
-            at(&t.tpot, 99.0),
-            human_us(t.tpot.max_us as f64)
+            "  tpot        {}  (per output token after the first)",
+            spread(&t.tpot)
         );
         let good = match (t.good, t.goodput_rps) {
             (Some(g), Some(rps)) => {

@@ -208,8 +208,8 @@ impl WsClient {
         }
     }
 
-    /// The stamp of the next stamped message of the bytes last fed (see
-    /// [`Progress::stamped`]).
+    /// The stamp of the next stamped message of the bytes last fed (whose event
+    /// says it is stamped).
     pub fn take_stamp(&mut self) -> Option<Stamp> {
         self.push.as_mut()?.received.pop_front()
     }
