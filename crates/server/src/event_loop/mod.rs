@@ -21,7 +21,7 @@ use crate::h2::{self, H2Conn};
 use crate::routes::{Ctx, Deferred};
 use crate::store::Store;
 use crate::transport::Io;
-use crate::ws::room::{Delivery, Rooms};
+use crate::ws::room::{Backlog, Delivery, Rooms};
 use crate::{Config, Done, Job, Shutdown};
 
 const WAKE: Token = Token(usize::MAX);
@@ -156,6 +156,7 @@ pub(crate) struct EventLoop {
     /// members sent in this wake-up, by room, to publish at its end.
     rooms: Arc<Rooms>,
     room_rx: Receiver<Delivery>,
+    backlog: Arc<Backlog>,
     publish: Vec<(Box<[u8]>, Vec<u8>)>,
 }
 
@@ -168,15 +169,15 @@ impl EventLoop {
         for (room, frames) in std::mem::take(&mut self.publish) {
             let frames: Arc<[u8]> = frames.into();
             let own = self.rooms.publish(&room, self.index, &frames);
-            self.deliver(&own, &frames, now);
+            self.deliver(&own, &frames, false, now);
         }
     }
 
     /// Writes `frames` to each of this loop's connections in `to` still holding the
     /// generation named; one whose unread output is past the limit is closed with
-    /// 1008 instead.
+    /// 1008 instead, and so is each of them when this loop's inbox `overflow`ed.
     #[cold]
-    fn deliver(&mut self, to: &[(usize, u32)], frames: &[u8], now: Instant) {
+    fn deliver(&mut self, to: &[(usize, u32)], frames: &[u8], overflow: bool, now: Instant) {
         for &(ci, g) in to {
             let Some(c) = self.conns.get_mut(ci).and_then(Option::as_mut) else {
                 continue;
@@ -188,7 +189,7 @@ impl EventLoop {
                 continue;
             }
             self.out.clear();
-            if c.wbuf.len() >= MAX_PENDING_OUTPUT {
+            if overflow || c.wbuf.len() >= MAX_PENDING_OUTPUT {
                 w.too_slow(&mut self.out);
                 c.close_after = true;
             } else {
@@ -269,7 +270,7 @@ impl EventLoop {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
         let (room_tx, room_rx) = mpsc::channel();
-        rooms.add_loop(index, room_tx, waker.clone());
+        let backlog = rooms.add_loop(index, room_tx, waker.clone());
         let alarm = Alarm::new(poll.registry());
         let (done_tx, done_rx) = mpsc::channel();
         let mut server_line = crate::SERVER_LINE.as_bytes().to_vec();
@@ -308,6 +309,7 @@ impl EventLoop {
             index,
             rooms,
             room_rx,
+            backlog,
             publish: Vec::new(),
         })
     }
@@ -385,7 +387,8 @@ impl EventLoop {
             // Each delivery wakes the loop after it is queued, so the inbox is read
             // only when woken.
             while let Some(d) = woken.then(|| self.room_rx.try_recv().ok()).flatten() {
-                self.deliver(&d.to, &d.frames, now);
+                self.backlog.took(&d);
+                self.deliver(&d.to, &d.frames, d.overflow, now);
             }
             while let Ok(d) = self.done_rx.try_recv() {
                 self.finish_biteq(d, now);
