@@ -1,5 +1,5 @@
 //! A scenario that loads a WebSocket server: `ws = { message = "…", binary = true,
-//! ping = true, protocols = ["chat.v2"] }` upgrades each connection with the
+//! ping = true, stamp = true, protocols = ["chat.v2"] }` upgrades each connection with the
 //! scenario's GET (its path and headers) and times each message's round trip, as
 //! `stampede load ws://…` does — over the same pool, sessions and rates as any
 //! scenario. Read here with the line of each value; the keys that do not apply to
@@ -15,6 +15,7 @@ pub(super) struct RawWs {
     message: Option<Spanned<String>>,
     binary: Option<bool>,
     ping: Option<bool>,
+    stamp: Option<bool>,
     #[serde(default)]
     protocols: Vec<Spanned<String>>,
 }
@@ -102,6 +103,14 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
             "a ping carries the message's bytes as they are; drop binary",
         ));
     }
+    let stamp = w.stamp.unwrap_or(false);
+    if ping && stamp {
+        return Err(cx.err(
+            here,
+            "scenario.ws.stamp",
+            "a ping is a round trip of its own; stamps go on data messages",
+        ));
+    }
     if ping && message.len() > WsLoad::MAX_PING {
         return Err(cx.err(
             message_at,
@@ -142,7 +151,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         protocols,
         max_message: WsLoad::MAX_MESSAGE,
         ping,
-        stamp: false,
+        stamp,
     }))
 }
 

@@ -17,7 +17,9 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
     assert_eq!(ws.protocols, ["chat"]);
     let p = Plan::parse(&format!("{head}ws = {{ ping = true }}\n"), "p.toml").unwrap();
     let ws = p.scenarios[0].ws.as_ref().unwrap();
-    assert!(ws.ping && &ws.message[..] == b"stampede");
+    assert!(ws.ping && !ws.stamp && &ws.message[..] == b"stampede");
+    let p = Plan::parse(&format!("{head}ws = {{ stamp = true }}\n"), "p.toml").unwrap();
+    assert!(p.scenarios[0].ws.as_ref().unwrap().stamp);
     let long = "x".repeat(126);
     for (tail, field, says) in [
         (
@@ -40,6 +42,11 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
             "verify = { status = 101 }\nws = {}\n",
             "scenario.verify",
             "only on_failure",
+        ),
+        (
+            "ws = { ping = true, stamp = true }\n",
+            "scenario.ws.stamp",
+            "stamps go on data messages",
         ),
         (
             "ws = { ping = true, binary = true }\n",
