@@ -205,5 +205,5 @@ median() { python3 -c 'import sys,statistics; v=[float(x) for x in sys.stdin.rea
 machine() {
   echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores)"
   echo "- Memory: $(free -h | awk '/Mem:/{print $2}'), kernel $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
-  echo "- stampede $("$STAMPEDE" --version | awk '{print $2}') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)), $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'), $("${OHA:-$(find_oha)}" --version 2>/dev/null | awk '{print $1, $2}' || echo "oha missing"), $(h2load --version | head -1), $(ab -V | head -1 | awk '{print $4, $5}'), $(nginx -v 2>&1 | cut -d: -f2 | sed 's/^ //')"
+  echo "- stampede $("$STAMPEDE" --version | awk '{print $2}') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)), $(command -v wrk >/dev/null && wrk -v 2>&1 | head -1 | awk '{print $1, $2}' || echo "wrk missing"), $("${OHA:-$(find_oha)}" --version 2>/dev/null | awk '{print $1, $2}' || echo "oha missing"), $(h2load --version | head -1), $(ab -V | head -1 | awk '{print $4, $5}'), $(nginx -v 2>&1 | cut -d: -f2 | sed 's/^ //')"
 }
