@@ -194,8 +194,9 @@ impl Rooms {
         own
     }
 
-    /// The members of `room` (all loops), for tests and figures.
-    pub fn members(&self, room: &[u8]) -> usize {
+    /// The members of `room` (all loops).
+    #[cfg(test)]
+    fn members(&self, room: &[u8]) -> usize {
         self.lock()
             .rooms
             .get(room)
