@@ -5,12 +5,15 @@
 //! server's answer to the load client's upgrade (after a valid 101 when the first
 //! byte says so), as round trips or as a push stream: answers are each no longer
 //! than the limit, stamps held no more than the messages, and a failure ends it.
+//! With permessage-deflate on (a bit of the first byte), RSV1 messages are inflated
+//! within the same limit, and the input cut into messages deflates and inflates
+//! back to itself.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use stampede_engine::ws::WsClient;
 use stampede_engine::WsLoad;
-use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
+use stampede_wire::ws::{self, deflate, Event, Reader, ReaderOptions};
 
 /// The load client's view: `input` after the upgrade's answer (a valid one when
 /// `upgraded`), in pieces, as round trips or (`push`) as a push stream whose
@@ -73,8 +76,11 @@ fuzz_target!(|data: &[u8]| {
             peer_is_client,
             max_message: MAX,
             keep: data[0] & 1 == 1,
-            deflate: data[0] & 2 == 2,
         });
+        if data[0] & 2 == 2 {
+            // permessage-deflate: RSV1 messages inflate, bounded by the same limit.
+            r.inflate(data[0] & 16 == 16);
+        }
         let mut on = |e: Event<'_>| match e {
             Event::Message { len, data, .. } => {
                 assert!(len <= MAX && data.len() as u64 <= MAX);
@@ -90,4 +96,29 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     client(input, split, data[0] & 4 == 4, data[0] & 8 == 8);
+    deflate_round_trip(input, data[0]);
 });
+
+/// The input as messages through permessage-deflate's codec, with the window and
+/// the context's reset the first byte picks: each inflates back to itself.
+fn deflate_round_trip(input: &[u8], how: u8) {
+    let bits = 8 + (how >> 5);
+    let reset = how & 16 == 16;
+    let mut d = deflate::Deflater::new(bits, reset);
+    let mut i = deflate::Inflater::new(reset);
+    for message in input.chunks(1 + usize::from(how) % 97) {
+        let mut payload = Vec::new();
+        if !d.message(message, &mut payload) {
+            assert_eq!(payload, message);
+            continue;
+        }
+        let mut back = Vec::new();
+        let mut on = |p: &[u8]| {
+            back.extend_from_slice(p);
+            Ok(())
+        };
+        i.feed(&payload, &mut on).expect("its own output inflates");
+        i.finish(&mut on).expect("its own output inflates");
+        assert_eq!(back, message);
+    }
+}

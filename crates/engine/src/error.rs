@@ -147,6 +147,9 @@ pub enum ErrorKind {
     /// `Sec-WebSocket-Accept`, no `Upgrade: websocket`, an extension or subprotocol
     /// that was not offered).
     WsHandshake,
+    /// WebSocket: permessage-deflate was asked for and the server's 101 declined it
+    /// (named no extension).
+    WsDeflateDeclined,
     /// WebSocket: the server's frames broke RFC 6455 (masked, reserved bits or
     /// opcodes, bad control frames or fragments, a close code that may not be sent);
     /// the connection was closed with 1002.
@@ -161,7 +164,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; 32] = [
+    pub const ALL: [ErrorKind; 33] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::FdUnavailable,
@@ -190,6 +193,7 @@ impl ErrorKind {
         ErrorKind::GrpcNoStatus,
         ErrorKind::WsUpgrade,
         ErrorKind::WsHandshake,
+        ErrorKind::WsDeflateDeclined,
         ErrorKind::WsProtocol,
         ErrorKind::WsInvalidText,
         ErrorKind::WsTooBig,
@@ -232,6 +236,7 @@ impl ErrorKind {
             ErrorKind::GrpcNoStatus => "grpc_no_status",
             ErrorKind::WsUpgrade => "ws_upgrade",
             ErrorKind::WsHandshake => "ws_handshake",
+            ErrorKind::WsDeflateDeclined => "ws_deflate_declined",
             ErrorKind::WsProtocol => "ws_protocol",
             ErrorKind::WsInvalidText => "ws_invalid_text",
             ErrorKind::WsTooBig => "ws_too_big",

@@ -212,6 +212,7 @@ fn error_lines(r: &RunResult) -> Vec<(String, u64)> {
             ErrorKind::GrpcNoStatus => "gRPC answer without grpc-status".into(),
             ErrorKind::WsUpgrade => "WebSocket upgrade refused".into(),
             ErrorKind::WsHandshake => "WebSocket handshake invalid".into(),
+            ErrorKind::WsDeflateDeclined => "WebSocket compression declined".into(),
             ErrorKind::WsProtocol => "WebSocket protocol error (1002)".into(),
             ErrorKind::WsInvalidText => "WebSocket text not UTF-8 (1007)".into(),
             ErrorKind::WsTooBig => "WebSocket message over the limit (1009)".into(),

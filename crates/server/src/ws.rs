@@ -7,7 +7,9 @@
 //! every member of the room, the sender included (see [`room`]); `/ws/push?interval_ms=&size=&count=`
 //! sends `count` messages (0: until the client closes) of `size` bytes, one every
 //! `interval_ms` on the loop's timers (with `stamp=1`, each stamped with when it was
-//! due and when it went out), what a server-push load times. All answer
+//! due and when it went out), what a server-push load times. The echo takes
+//! permessage-deflate (RFC 7692, [`deflate`]) when a client offers it, inflating what
+//! comes and deflating its answers; the room and the push decline it. All answer
 //! pings with pongs and a close with a close. A handshake that is not one (no key, a
 //! version other than 13, not a GET) is refused with the status RFC 6455 gives it,
 //! and a client that breaks the framing's rules is sent the close code that answers
@@ -18,7 +20,7 @@
 use std::time::{Duration, Instant};
 
 use stampede_wire::stamp::{self, Stamp};
-use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
+use stampede_wire::ws::{self, deflate, Event, Reader, ReaderOptions};
 
 use crate::request::{has_token, Method, Request};
 use crate::routes::Lines;
@@ -35,6 +37,9 @@ const MAX_INTERVAL_MS: u64 = 3_600_000;
 
 /// The largest message a room member may send: each is copied to every member.
 pub const MAX_ROOM_MESSAGE: u64 = 1 << 20;
+
+/// A compressed echo's buffer over this is given back after its message.
+const PAYLOAD_CAPACITY: usize = 1 << 20;
 
 /// What the connection does with the client's messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,10 +75,19 @@ pub struct WsConn {
     due: Option<Instant>,
     /// A room member's messages read and not yet published, framed.
     published: Vec<u8>,
+    /// permessage-deflate, when negotiated (the echo's).
+    deflate: Option<Box<Compressing>>,
+}
+
+/// The echo's compression: the deflater and the payload it makes.
+#[derive(Debug)]
+struct Compressing {
+    deflater: deflate::Deflater,
+    payload: Vec<u8>,
 }
 
 /// A handshake's fields, as sent (each empty when absent).
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default)]
 struct Upgrade<'a> {
     /// `Connection` names `upgrade`.
     connection: bool,
@@ -81,6 +95,9 @@ struct Upgrade<'a> {
     version: &'a [u8],
     /// `Sec-WebSocket-Protocol`: the protocols offered, as listed.
     protocols: &'a [u8],
+    /// permessage-deflate as the echo takes it (RFC 7692), from the
+    /// `Sec-WebSocket-Extensions` offered.
+    deflate: Option<(deflate::Params, String)>,
 }
 
 /// What a handshake request came to.
@@ -101,6 +118,10 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
     let mut r = httparse::Request::new(&mut fields);
     let mut up = Upgrade::default();
     if let Ok(httparse::Status::Complete(_)) = r.parse(head) {
+        let offers = (r.headers.iter())
+            .filter(|h| h.name.eq_ignore_ascii_case("sec-websocket-extensions"))
+            .map(|h| h.value);
+        up.deflate = deflate::accept(offers);
         for h in r.headers.iter() {
             let v = h.value.trim_ascii();
             let is = |name: &str| h.name.eq_ignore_ascii_case(name);
@@ -167,22 +188,41 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
         out.extend_from_slice(b"\r\nSec-WebSocket-Protocol: ");
         out.extend_from_slice(p);
     }
+    // Only the echo compresses: a room's and a push's messages are framed once for
+    // every member and message, so there the extension is declined.
+    let deflate = up
+        .deflate
+        .filter(|_| route == Route::Echo)
+        .map(|(p, answer)| {
+            out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
+            out.extend_from_slice(answer.as_bytes());
+            p
+        });
     out.extend_from_slice(b"\r\n\r\n");
+    let mut reader = Reader::new(ReaderOptions {
+        peer_is_client: true,
+        max_message: if matches!(route, Route::Room(_)) {
+            MAX_ROOM_MESSAGE
+        } else {
+            MAX_MESSAGE
+        },
+        keep: matches!(route, Route::Echo | Route::Room(_)),
+    });
+    if let Some(p) = deflate {
+        reader.inflate(p.peer_resets(true));
+    }
     Handshake::Upgraded(Box::new(WsConn {
-        reader: Reader::new(ReaderOptions {
-            peer_is_client: true,
-            max_message: if matches!(route, Route::Room(_)) {
-                MAX_ROOM_MESSAGE
-            } else {
-                MAX_MESSAGE
-            },
-            keep: matches!(route, Route::Echo | Route::Room(_)),
-            deflate: false,
-        }),
+        reader,
         route,
         closing: false,
         due: None,
         published: Vec::new(),
+        deflate: deflate.map(|p| {
+            Box::new(Compressing {
+                deflater: p.deflater(true),
+                payload: Vec::new(),
+            })
+        }),
     }))
 }
 
@@ -296,27 +336,25 @@ impl WsConn {
         let echo = self.route == Route::Echo;
         let room = matches!(self.route, Route::Room(_));
         let mut close: Option<Option<u16>> = None;
+        let deflate = &mut self.deflate;
         let r = self.reader.feed(data, &mut |e| match e {
-            Event::Message {
-                text,
-                compressed,
-                data,
-                ..
-            } if echo => ws::frame(
-                out,
-                (true, compressed),
-                if text { ws::TEXT } else { ws::BINARY },
-                data,
-                None,
-            ),
-            Event::Message {
-                text,
-                compressed,
-                data,
-                ..
-            } if room => ws::frame(
+            Event::Message { text, data, .. } if echo => {
+                let opcode = if text { ws::TEXT } else { ws::BINARY };
+                match deflate {
+                    Some(c) => {
+                        c.payload.clear();
+                        let compressed = c.deflater.message(data, &mut c.payload);
+                        ws::frame(out, (true, compressed), opcode, &c.payload, None);
+                        if c.payload.capacity() > PAYLOAD_CAPACITY {
+                            c.payload = Vec::new();
+                        }
+                    }
+                    None => ws::frame(out, (true, false), opcode, data, None),
+                }
+            }
+            Event::Message { text, data, .. } if room => ws::frame(
                 &mut self.published,
-                (true, compressed),
+                (true, false),
                 if text { ws::TEXT } else { ws::BINARY },
                 data,
                 None,

@@ -54,7 +54,6 @@ fn read(s: &mut TcpStream, early: &mut Vec<u8>, n: usize) -> (Vec<String>, Optio
         peer_is_client: false,
         max_message: 1 << 24,
         keep: true,
-        deflate: false,
     });
     let mut msgs = Vec::new();
     let mut close = None;

@@ -5,7 +5,8 @@
 //!
 //! The reader checks what RFC 6455 requires of a peer: masking by role (a client masks
 //! every frame, a server none), no reserved bits without an extension that gives them
-//! meaning (permessage-deflate's RSV1 on a message's first frame, when negotiated),
+//! meaning (permessage-deflate's RSV1 on a message's first frame, when negotiated:
+//! the message is then inflated as it comes, see [`deflate`]),
 //! known opcodes, control frames whole and at most 125 bytes, continuations only
 //! inside a fragmented message, close codes that may be sent, and text that is UTF-8,
 //! checked as it arrives so that a bad sequence fails at once. A message's size is
@@ -15,6 +16,10 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+
+pub mod deflate;
+
+use deflate::Inflater;
 
 /// The GUID RFC 6455 appends to a handshake's key.
 pub const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -167,8 +172,9 @@ fn broke(code: u16, why: &'static str) -> WsError {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event<'a> {
     /// A whole data message: text or binary, compressed (RSV1, permessage-deflate),
-    /// its length, and its bytes when the reader keeps them (else its first bytes as
-    /// far as [`Reader::keep_prefix`] asks, or none).
+    /// its length (inflated, when compressed), and its bytes when the reader keeps
+    /// them (else its first bytes as far as [`Reader::keep_prefix`] asks, or none),
+    /// inflated.
     Message {
         text: bool,
         compressed: bool,
@@ -193,8 +199,6 @@ pub struct ReaderOptions {
     pub max_message: u64,
     /// Keep each message's bytes for [`Event::Message`].
     pub keep: bool,
-    /// permessage-deflate was negotiated: RSV1 marks a compressed message.
-    pub deflate: bool,
 }
 
 /// The frame being read.
@@ -213,7 +217,9 @@ struct Frame {
 struct Message {
     text: bool,
     compressed: bool,
+    /// Payload bytes as sent, and (compressed) as inflated.
     len: u64,
+    size: u64,
 }
 
 /// Reads a peer's frames (see the module's description).
@@ -233,6 +239,8 @@ pub struct Reader {
     /// Bytes of each message kept for [`Event::Message`] when the rest is not (see
     /// [`Reader::keep_prefix`]).
     prefix: usize,
+    /// permessage-deflate was negotiated: RSV1 marks a message this inflates.
+    inflate: Option<Box<Inflater>>,
 }
 
 /// Kept message buffers over this are given back after their message.
@@ -252,7 +260,16 @@ impl Reader {
             scratch: Vec::new(),
             closed: false,
             prefix: 0,
+            inflate: None,
         }
+    }
+
+    /// permessage-deflate was negotiated ([`deflate`]): a message whose first frame
+    /// sets RSV1 is inflated as it comes, its size limit and UTF-8 checked on what it
+    /// inflates to, and the context reset after each message when the peer resets
+    /// its own (`peer_resets`).
+    pub fn inflate(&mut self, peer_resets: bool) {
+        self.inflate = Some(Box::new(Inflater::new(peer_resets)));
     }
 
     /// Keeps each message's first `n` bytes for [`Event::Message`] when its bytes are
@@ -371,7 +388,7 @@ impl Reader {
                         "a new message before the fragmented one ended",
                     ));
                 }
-                if rsv1 && !self.opts.deflate {
+                if rsv1 && self.inflate.is_none() {
                     return Err(broke(
                         PROTOCOL_ERROR,
                         "a frame with RSV1 set, permessage-deflate not negotiated",
@@ -381,6 +398,7 @@ impl Reader {
                     text: opcode == TEXT,
                     compressed: rsv1,
                     len: 0,
+                    size: 0,
                 });
                 self.utf8 = Utf8::default();
             }
@@ -424,8 +442,25 @@ impl Reader {
         }
         let m = self.message.as_mut().expect("a message under way");
         m.len += bytes.len() as u64;
-        let check = m.text && !m.compressed;
-        if self.opts.keep || m.compressed {
+        if m.compressed {
+            let mut m = *m;
+            let mut scratch = std::mem::take(&mut self.scratch);
+            let input = match f.mask {
+                Some(k) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(bytes);
+                    apply_mask(&mut scratch, k, f.read as usize);
+                    &scratch[..]
+                }
+                None => bytes,
+            };
+            let r = self.inflate_into(&mut m, Some(input));
+            self.scratch = scratch;
+            self.message = Some(m);
+            return r;
+        }
+        let check = m.text;
+        if self.opts.keep {
             let at = self.data.len();
             self.data.extend_from_slice(bytes);
             if let Some(k) = f.mask {
@@ -448,7 +483,7 @@ impl Reader {
                 return Err(broke(INVALID_DATA, "text that is not UTF-8"));
             }
         }
-        if self.prefix != 0 && !self.opts.keep && !m.compressed && self.data.len() < self.prefix {
+        if self.prefix != 0 && !self.opts.keep && self.data.len() < self.prefix {
             let at = self.data.len();
             let n = bytes.len().min(self.prefix - at);
             self.data.extend_from_slice(&bytes[..n]);
@@ -457,6 +492,25 @@ impl Reader {
             }
         }
         Ok(())
+    }
+
+    /// Inflates `input` of compressed message `m` (its end, the dropped tail put
+    /// back, when `None`).
+    fn inflate_into(&mut self, m: &mut Message, input: Option<&[u8]>) -> Result<(), WsError> {
+        let Reader {
+            opts,
+            prefix,
+            data,
+            utf8,
+            inflate,
+            ..
+        } = self;
+        let inflater = inflate.as_mut().expect("RSV1 taken only when negotiated");
+        let mut on = |piece: &[u8]| inflated(*opts, *prefix, m, data, utf8, piece);
+        match input {
+            Some(input) => inflater.feed(input, &mut on),
+            None => inflater.finish(&mut on),
+        }
     }
 
     /// Frame `f` is whole.
@@ -485,8 +539,12 @@ impl Reader {
             PING => on(Event::Ping(&self.control)),
             PONG => on(Event::Pong(&self.control)),
             _ if f.fin => {
-                let m = self.message.take().expect("a message under way");
-                if m.text && !m.compressed && !self.utf8.end() {
+                let mut m = self.message.take().expect("a message under way");
+                if m.compressed {
+                    self.inflate_into(&mut m, None)?;
+                    m.len = m.size;
+                }
+                if m.text && !self.utf8.end() {
                     return Err(broke(
                         INVALID_DATA,
                         "text that ends inside a UTF-8 sequence",
@@ -510,6 +568,34 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// A piece of compressed message `m` inflated: counted against the limit, checked
+/// as text, kept as far as the reader keeps messages.
+fn inflated(
+    opts: ReaderOptions,
+    prefix: usize,
+    m: &mut Message,
+    data: &mut Vec<u8>,
+    utf8: &mut Utf8,
+    piece: &[u8],
+) -> Result<(), WsError> {
+    m.size += piece.len() as u64;
+    if m.size > opts.max_message {
+        return Err(broke(
+            TOO_BIG,
+            "a message over the size limit once inflated",
+        ));
+    }
+    if m.text && !utf8.push(piece) {
+        return Err(broke(INVALID_DATA, "text that is not UTF-8"));
+    }
+    if opts.keep {
+        data.extend_from_slice(piece);
+    } else if data.len() < prefix {
+        data.extend_from_slice(&piece[..piece.len().min(prefix - data.len())]);
+    }
+    Ok(())
 }
 
 /// The length of the frame head that begins with `h` (2 until its second byte is

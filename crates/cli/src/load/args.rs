@@ -71,7 +71,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
-            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp",
+            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate",
         ]
     )]
     pub spec: Option<String>,
@@ -181,6 +181,10 @@ pub struct LoadArgs {
         conflicts_with = "ws_ping"
     )]
     pub ws_stamp: bool,
+    /// Offer permessage-deflate (RFC 7692) and require it: messages go compressed both
+    /// ways, and a server that declines fails each connection as ws_deflate_declined
+    #[arg(help_heading = "WebSocket", long = "ws-deflate")]
+    pub ws_deflate: bool,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",

@@ -1,5 +1,5 @@
 //! `stampede load ws://…`: WebSocket runs' flags — the message, binary or text or a
-//! ping, the subprotocols offered, `--stream` for a push stream — the upgrade request
+//! ping, the subprotocols offered, permessage-deflate, `--stream` for a push stream — the upgrade request
 //! built from the URL and `-H`, and the flags that do not apply refused by name.
 
 use stampede_engine::{Request, Target, WsLoad};
@@ -20,6 +20,7 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             ("--ws-protocol", !a.ws_protocols.is_empty()),
             ("--ws-ping", a.ws_ping),
             ("--ws-stamp", a.ws_stamp),
+            ("--ws-deflate", a.ws_deflate),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(Exit::usage(format!(
@@ -116,7 +117,7 @@ pub(super) fn upgrade(
 ) -> Result<(Request, WsLoad), Exit> {
     if let Some(n) = WsLoad::own_header(headers) {
         return Err(Exit::usage(format!(
-            "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol)"
+            "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol; permessage-deflate with --ws-deflate)"
         )));
     }
     let message = match (body, &a.ws_message) {
@@ -152,6 +153,7 @@ pub(super) fn upgrade(
         max_message: WsLoad::MAX_MESSAGE,
         ping: a.ws_ping,
         stamp: a.ws_stamp,
+        deflate: a.ws_deflate,
     };
     let request =
         (load.upgrade_request(target, headers)).map_err(|e| Exit::usage(e.to_string()))?;

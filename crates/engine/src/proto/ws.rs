@@ -12,7 +12,10 @@
 //! connection by kind ([`crate::ErrorKind`]'s `ws_*`). The server's frames go through
 //! [`stampede_wire::ws::Reader`], which checks every rule a server must keep; a ping
 //! is answered with a pong, the server's close with a close, a broken rule with the
-//! close code that names it. Message bytes are counted, never kept.
+//! close code that names it. Message bytes are counted, never kept. With
+//! [`WsLoad::deflate`] permessage-deflate is offered and must be taken: each message
+//! sent is compressed, each compressed one read is inflated as it comes (counted,
+//! limited and checked as text on what it inflates to).
 //!
 //! In ping mode ([`WsLoad::ping`]) each request is a ping carrying the message and
 //! its answer the pong that follows: a connection held with heartbeats, the server's
@@ -28,7 +31,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use stampede_wire::stamp::{self, Stamp};
-use stampede_wire::ws::{self, Event as WsEvent, Reader, ReaderOptions};
+use stampede_wire::ws::{self, deflate, Event as WsEvent, Reader, ReaderOptions};
 
 use crate::error::ErrorKind;
 use crate::proto::watch::Progress;
@@ -87,6 +90,9 @@ pub struct WsClient {
     /// stamp and message put together.
     dues: std::collections::VecDeque<std::time::Instant>,
     stamped: Vec<u8>,
+    /// permessage-deflate, once the server took it ([`WsLoad::deflate`]): what
+    /// compresses the messages sent, and the payload it made.
+    deflate: Option<Box<(deflate::Deflater, Vec<u8>)>>,
 }
 
 /// Push mode: each message is an event of the subscription, whose bytes so far are
@@ -182,7 +188,6 @@ impl WsClient {
             peer_is_client: false,
             max_message: load.max_message,
             keep: false,
-            deflate: false,
         });
         if push {
             reader.keep_prefix(stamp::LEN);
@@ -205,6 +210,7 @@ impl WsClient {
             push: push.then(Box::default),
             dues: std::collections::VecDeque::new(),
             stamped: Vec::new(),
+            deflate: None,
         }
     }
 
@@ -259,7 +265,7 @@ impl WsClient {
             ws::TEXT
         };
         let mask = self.mask();
-        if self.load.stamp {
+        let payload: &[u8] = if self.load.stamp {
             let now = std::time::Instant::now();
             let due = self.dues.pop_front().unwrap_or(now);
             let s = Stamp {
@@ -269,22 +275,19 @@ impl WsClient {
             self.stamped.clear();
             self.stamped.extend_from_slice(&s.encode());
             self.stamped.extend_from_slice(&self.load.message);
-            ws::frame(
-                &mut self.out,
-                (true, false),
-                opcode,
-                &self.stamped,
-                Some(mask),
-            );
-            return;
+            &self.stamped
+        } else {
+            &self.load.message
+        };
+        match &mut self.deflate {
+            Some(d) if opcode != ws::PING => {
+                let (deflater, buf) = &mut **d;
+                buf.clear();
+                let compressed = deflater.message(payload, buf);
+                ws::frame(&mut self.out, (true, compressed), opcode, buf, Some(mask));
+            }
+            _ => ws::frame(&mut self.out, (true, false), opcode, payload, Some(mask)),
         }
-        ws::frame(
-            &mut self.out,
-            (true, false),
-            opcode,
-            &self.load.message,
-            Some(mask),
-        );
     }
 
     /// Bytes still to write.
@@ -457,9 +460,16 @@ impl WsClient {
             self.phase = Phase::Closed;
             return Err(Broken(ErrorKind::WsUpgrade));
         }
-        if !self.accepted(resp.headers) {
-            self.phase = Phase::Closed;
-            return Err(Broken(ErrorKind::WsHandshake));
+        let deflating = match self.accepted(resp.headers) {
+            Ok(p) => p,
+            Err(kind) => {
+                self.phase = Phase::Closed;
+                return Err(Broken(kind));
+            }
+        };
+        if let Some(p) = deflating {
+            self.reader.inflate(p.peer_resets(false));
+            self.deflate = Some(Box::new((p.deflater(false), Vec::new())));
         }
         self.head = Vec::new();
         if self.out.is_empty() {
@@ -474,8 +484,12 @@ impl WsClient {
         Ok(Some(used))
     }
 
-    /// Whether a 101's headers accept this connection's upgrade (RFC 6455 §4.1).
-    fn accepted(&self, headers: &[httparse::Header<'_>]) -> bool {
+    /// Whether a 101's headers accept this connection's upgrade (RFC 6455 §4.1), and
+    /// permessage-deflate as it was offered (RFC 7692 §5): the parameters taken.
+    fn accepted(
+        &self,
+        headers: &[httparse::Header<'_>],
+    ) -> Result<Option<deflate::Params>, ErrorKind> {
         let get = |name: &str| {
             headers
                 .iter()
@@ -490,15 +504,31 @@ impl WsClient {
             .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"));
         let accept = get("sec-websocket-accept")
             .is_some_and(|v| v.trim_ascii() == ws::accept_key(&self.key).as_bytes());
-        // No extension was offered; a subprotocol must be one that was.
-        let extensions = get("sec-websocket-extensions").is_some();
+        // A subprotocol must be one that was offered.
         let protocol = get("sec-websocket-protocol").is_none_or(|v| {
             self.load
                 .protocols
                 .iter()
                 .any(|p| p.as_bytes() == v.trim_ascii())
         });
-        upgrade && connection && accept && !extensions && protocol
+        if !(upgrade && connection && accept && protocol) {
+            return Err(ErrorKind::WsHandshake);
+        }
+        // An extension only as offered: permessage-deflate, when asked for.
+        let extensions = (headers.iter())
+            .filter(|h| h.name.eq_ignore_ascii_case("sec-websocket-extensions"))
+            .map(|h| h.value);
+        if !self.load.deflate {
+            return match extensions.filter(|v| !v.trim_ascii().is_empty()).count() {
+                0 => Ok(None),
+                _ => Err(ErrorKind::WsHandshake),
+            };
+        }
+        match deflate::accepted(extensions) {
+            Ok(Some(p)) => Ok(Some(p)),
+            Ok(None) => Err(ErrorKind::WsDeflateDeclined),
+            Err(deflate::NotOffered) => Err(ErrorKind::WsHandshake),
+        }
     }
 }
 

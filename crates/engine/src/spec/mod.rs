@@ -407,6 +407,11 @@ pub struct WsLoad {
     /// time it from them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stamp: bool,
+    /// permessage-deflate (RFC 7692) is offered, and must be taken: messages go
+    /// compressed both ways, and a server that declines fails each connection
+    /// ([`crate::ErrorKind::WsDeflateDeclined`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deflate: bool,
 }
 
 impl WsLoad {
@@ -419,12 +424,13 @@ impl WsLoad {
     pub const MAX_PING: usize = stampede_wire::ws::MAX_CONTROL;
 
     /// Headers the upgrade sets itself (each connection its own key), in lower case.
-    pub const OWN_HEADERS: [&'static str; 5] = [
+    pub const OWN_HEADERS: [&'static str; 6] = [
         "upgrade",
         "connection",
         "sec-websocket-key",
         "sec-websocket-version",
         "sec-websocket-protocol",
+        "sec-websocket-extensions",
     ];
 
     /// The first of `headers` the upgrade sets itself ([`WsLoad::OWN_HEADERS`]).
@@ -458,7 +464,7 @@ impl WsLoad {
             return Err(SpecError::Invalid {
                 field: "headers",
                 reason: format!(
-                    "{n}: the upgrade sets it (each connection its own key; subprotocols with the protocols offered)"
+                    "{n}: the upgrade sets it (each connection its own key; subprotocols with the protocols offered; permessage-deflate with deflate)"
                 ),
             });
         }
@@ -473,6 +479,12 @@ impl WsLoad {
         if !self.protocols.is_empty() {
             b = b.set_header("Sec-WebSocket-Protocol", &self.protocols.join(", "));
         }
+        if self.deflate {
+            b = b.set_header(
+                "Sec-WebSocket-Extensions",
+                stampede_wire::ws::deflate::OFFER,
+            );
+        }
         b.build()
     }
 
@@ -485,6 +497,7 @@ impl WsLoad {
             max_message: WsLoad::MAX_MESSAGE,
             ping: false,
             stamp: false,
+            deflate: false,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A scenario that loads a WebSocket server: `ws = { message = "…", binary = true,
-//! ping = true, stamp = true, protocols = ["chat.v2"] }` upgrades each connection with the
+//! ping = true, stamp = true, deflate = true, protocols = ["chat.v2"] }` upgrades each connection with the
 //! scenario's GET (its path and headers) and times each message's round trip, as
 //! `stampede load ws://…` does — over the same pool, sessions and rates as any
 //! scenario. Read here with the line of each value; the keys that do not apply to
@@ -16,6 +16,7 @@ pub(super) struct RawWs {
     binary: Option<bool>,
     ping: Option<bool>,
     stamp: Option<bool>,
+    deflate: Option<bool>,
     #[serde(default)]
     protocols: Vec<Spanned<String>>,
 }
@@ -152,6 +153,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         max_message: WsLoad::MAX_MESSAGE,
         ping,
         stamp,
+        deflate: w.deflate.unwrap_or(false),
     }))
 }
 

@@ -43,7 +43,6 @@ fn events(out: &[u8]) -> Vec<String> {
         peer_is_client: false,
         max_message: 1 << 24,
         keep: true,
-        deflate: false,
     });
     let mut got = Vec::new();
     r.feed(out, &mut |e| {
@@ -234,7 +233,6 @@ fn a_stamped_push_carries_when_each_message_was_due_and_sent() {
         peer_is_client: false,
         max_message: 1 << 20,
         keep: true,
-        deflate: false,
     });
     let mut stamps = Vec::new();
     r.feed(&out, &mut |e| {
@@ -256,4 +254,108 @@ fn a_stamped_push_carries_when_each_message_was_due_and_sent() {
     let mut out = Vec::new();
     w.push_next(&mut out);
     assert_eq!(out[1] as usize, stamp::LEN);
+}
+
+/// A handshake to `path` offering `offer`: the connection and what was answered.
+fn offered(path: &str, offer: &str) -> (Box<WsConn>, String) {
+    let mut out = Vec::new();
+    let extra = format!("Sec-WebSocket-Extensions: {offer}\r\n");
+    match answer(&head("GET", path, KEY, "13", &extra), &mut out) {
+        Handshake::Upgraded(w) => (w, String::from_utf8(out).unwrap()),
+        Handshake::Refused => panic!("refused: {}", String::from_utf8_lossy(&out)),
+    }
+}
+
+#[test]
+fn the_echo_takes_permessage_deflate_and_answers_compressed() {
+    let offer = "x-webkit-deflate-frame, permessage-deflate; server_max_window_bits=7, permessage-deflate; client_no_context_takeover; client_max_window_bits";
+    let (mut w, said) = offered("/ws/echo", offer);
+    // The first offer it can take, answered with what it keeps to.
+    assert!(
+        said.contains(
+            "\r\nSec-WebSocket-Extensions: permessage-deflate; client_no_context_takeover\r\n"
+        ),
+        "{said}"
+    );
+    // A client that resets its context per message: two compressed messages, each
+    // inflated on its own; the echoes come compressed, in the server's kept context.
+    let text = "the same words again and again, ".repeat(20);
+    let mut d = deflate::Params {
+        client_no_context_takeover: true,
+        ..deflate::Params::default()
+    }
+    .deflater(false);
+    let mut frames = Vec::new();
+    for _ in 0..2 {
+        let mut payload = Vec::new();
+        assert!(d.message(text.as_bytes(), &mut payload));
+        ws::frame(
+            &mut frames,
+            (true, true),
+            ws::TEXT,
+            &payload,
+            Some([9, 8, 7, 6]),
+        );
+    }
+    let mut out = Vec::new();
+    for piece in frames.chunks(3) {
+        assert!(!w.feed(piece, &mut out));
+    }
+    assert!(out.len() < text.len() / 4, "{} bytes", out.len());
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: false,
+        max_message: 1 << 20,
+        keep: true,
+    });
+    r.inflate(false);
+    let mut got = Vec::new();
+    r.feed(&out, &mut |e| {
+        if let Event::Message {
+            compressed, data, ..
+        } = e
+        {
+            assert!(compressed);
+            got.push(String::from_utf8(data.to_vec()).unwrap());
+        }
+    })
+    .unwrap();
+    assert_eq!(got, [text.clone(), text]);
+}
+
+#[test]
+fn deflate_offers_it_cannot_take_and_other_endpoints_are_declined() {
+    for offer in [
+        "permessage-deflate; server_max_window_bits=16",
+        "permessage-deflate; client_max_window_bits=x",
+        "permessage-deflate; mystery",
+        "deflate-stream",
+    ] {
+        let (_, said) = offered("/ws/echo", offer);
+        assert!(!said.contains("Extensions"), "{offer}: {said}");
+    }
+    for path in ["/ws/room", "/ws/push?count=1"] {
+        let (_, said) = offered(path, "permessage-deflate");
+        assert!(!said.contains("Extensions"), "{path}: {said}");
+    }
+    // A window of 2^8 is taken, and honoured by answering uncompressed.
+    let (mut w, said) = offered("/ws/echo", "permessage-deflate; server_max_window_bits=8");
+    assert!(
+        said.contains("permessage-deflate; server_max_window_bits=8\r\n"),
+        "{said}"
+    );
+    let mut out = Vec::new();
+    w.feed(&client(ws::TEXT, b"plain"), &mut out);
+    assert_eq!(out[0] & 0x40, 0, "no RSV1");
+    assert_eq!(events(&out), ["text plain"]);
+    // Without the extension, RSV1 is answered with 1002.
+    let (mut w, _) = open("/ws/echo");
+    let mut f = Vec::new();
+    ws::frame(&mut f, (true, true), ws::TEXT, b"x", Some([1, 2, 3, 4]));
+    let mut out = Vec::new();
+    assert!(w.feed(&f, &mut out));
+    assert!(
+        events(&out)[0].starts_with("close Some(1002)"),
+        "{:?}",
+        events(&out)
+    );
 }

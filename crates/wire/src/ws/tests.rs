@@ -7,7 +7,6 @@ fn server_reader(keep: bool) -> Reader {
         peer_is_client: true,
         max_message: 1 << 20,
         keep,
-        deflate: false,
     })
 }
 
@@ -16,7 +15,6 @@ fn client_reader() -> Reader {
         peer_is_client: false,
         max_message: 1 << 20,
         keep: true,
-        deflate: false,
     })
 }
 
@@ -223,7 +221,6 @@ fn a_message_over_the_limit_fails_from_its_heads_before_anything_is_kept() {
         peer_is_client: false,
         max_message: 1000,
         keep: true,
-        deflate: false,
     });
     // A head claiming 2^40 bytes: refused at once.
     let mut f = Vec::new();
@@ -236,7 +233,6 @@ fn a_message_over_the_limit_fails_from_its_heads_before_anything_is_kept() {
         peer_is_client: false,
         max_message: 1000,
         keep: true,
-        deflate: false,
     });
     let mut f = Vec::new();
     frame(&mut f, (false, false), BINARY, &[1; 600], None);
@@ -337,7 +333,6 @@ fn a_kept_prefix_is_the_messages_first_bytes_however_they_came() {
                 peer_is_client,
                 max_message: 1 << 20,
                 keep: false,
-                deflate: false,
             });
             r.keep_prefix(10);
             let got = read(&mut r, input, cut).unwrap();

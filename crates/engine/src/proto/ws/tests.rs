@@ -49,7 +49,6 @@ fn server_reads(bytes: &[u8]) -> Vec<String> {
         peer_is_client: true,
         max_message: 1 << 20,
         keep: true,
-        deflate: false,
     });
     let mut got = Vec::new();
     r.feed(bytes, &mut |ev| match ev {
@@ -306,4 +305,106 @@ fn a_ping_flood_to_a_client_whose_output_waits_is_bounded() {
     c.feed(&ping, &mut ev).unwrap();
     assert_eq!(c.unwritten().len(), 106);
     assert!(ev.is_empty());
+}
+
+#[test]
+fn with_deflate_messages_go_compressed_and_answers_inflate() {
+    let mut l = load();
+    l.message = "compress me, compress me, compress me".as_bytes().into();
+    l.deflate = true;
+    let mut c = WsClient::seeded(&l, REQUEST, 7, false);
+    c.queue(2);
+    let key = key_of(c.unwritten());
+    let n = c.unwritten().len();
+    c.wrote(n);
+    let mut ev = Vec::new();
+    let taken = "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_max_window_bits=10\r\n";
+    c.feed(&answer(&key, taken), &mut ev).unwrap();
+    assert!(ev.is_empty() && c.take_upgraded() && c.open());
+    // The two messages that waited went out compressed (RSV1), each smaller than the
+    // text, and a server with the extension reads the text back.
+    let out = c.unwritten().to_vec();
+    c.wrote(out.len());
+    assert_eq!(out[0] & 0x40, 0x40, "RSV1 on the first frame");
+    assert!(out.len() < 2 * (6 + l.message.len()), "{} bytes", out.len());
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: true,
+        max_message: 1 << 20,
+        keep: true,
+    });
+    r.inflate(false);
+    let mut got = Vec::new();
+    r.feed(&out, &mut |e| {
+        if let WsEvent::Message {
+            data, compressed, ..
+        } = e
+        {
+            assert!(compressed);
+            got.push(data.to_vec());
+        }
+    })
+    .unwrap();
+    assert_eq!(got, [l.message.to_vec(), l.message.to_vec()]);
+    // The server resets its context per message, as it said: each answer inflates on
+    // its own, and counts as its inflated length.
+    let text = "an answer, an answer, an answer, an answer".repeat(10);
+    let mut p = deflate::Params {
+        server_no_context_takeover: true,
+        ..deflate::Params::default()
+    }
+    .deflater(true);
+    let mut frames = Vec::new();
+    for _ in 0..2 {
+        let mut payload = Vec::new();
+        assert!(p.message(text.as_bytes(), &mut payload));
+        ws::frame(&mut frames, (true, true), ws::TEXT, &payload, None);
+    }
+    for piece in frames.chunks(5) {
+        c.feed(piece, &mut ev).unwrap();
+    }
+    let n = text.len() as u64;
+    assert_eq!(responses(&ev), [(UPGRADED, n), (UPGRADED, n)]);
+}
+
+#[test]
+fn deflate_declined_or_answered_wrong_fails_by_kind() {
+    let mut l = load();
+    l.deflate = true;
+    for (extra, kind) in [
+        ("", ErrorKind::WsDeflateDeclined),
+        ("Sec-WebSocket-Extensions: x-webkit-deflate-frame\r\n", ErrorKind::WsHandshake),
+        (
+            "Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=16\r\n",
+            ErrorKind::WsHandshake,
+        ),
+        (
+            "Sec-WebSocket-Extensions: permessage-deflate\r\nSec-WebSocket-Extensions: permessage-deflate\r\n",
+            ErrorKind::WsHandshake,
+        ),
+    ] {
+        let mut c = WsClient::seeded(&l, REQUEST, 7, false);
+        c.queue(1);
+        let key = key_of(c.unwritten());
+        let mut ev = Vec::new();
+        let e = c.feed(&answer(&key, extra), &mut ev).unwrap_err();
+        assert_eq!(e.0, kind, "{extra:?}");
+    }
+    // Not asked for, the extension is a broken handshake, and RSV1 a broken rule.
+    let l = load();
+    let mut c = WsClient::seeded(&l, REQUEST, 7, false);
+    let key = key_of(c.unwritten());
+    let mut ev = Vec::new();
+    let taken = "Sec-WebSocket-Extensions: permessage-deflate\r\n";
+    let e = c.feed(&answer(&key, taken), &mut ev).unwrap_err();
+    assert_eq!(e.0, ErrorKind::WsHandshake);
+    let (mut c, _) = upgraded(&l, 1);
+    let mut f = Vec::new();
+    ws::frame(
+        &mut f,
+        (true, true),
+        ws::TEXT,
+        &[0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00],
+        None,
+    );
+    assert_eq!(c.feed(&f, &mut ev).unwrap_err().0, ErrorKind::WsProtocol);
 }

@@ -20,6 +20,9 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
     assert!(ws.ping && !ws.stamp && &ws.message[..] == b"stampede");
     let p = Plan::parse(&format!("{head}ws = {{ stamp = true }}\n"), "p.toml").unwrap();
     assert!(p.scenarios[0].ws.as_ref().unwrap().stamp);
+    let p = Plan::parse(&format!("{head}ws = {{ deflate = true }}\n"), "p.toml").unwrap();
+    let ws = p.scenarios[0].ws.as_ref().unwrap();
+    assert!(ws.deflate && !ws.stamp);
     let long = "x".repeat(126);
     for (tail, field, says) in [
         (
@@ -64,8 +67,8 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
             "each a token",
         ),
         (
-            "ws = { deflate = true }\n",
-            "scenario.ws.deflate",
+            "ws = { compress = true }\n",
+            "scenario.ws.compress",
             "unknown field",
         ),
     ] {
