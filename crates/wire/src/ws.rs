@@ -217,9 +217,8 @@ struct Frame {
 struct Message {
     text: bool,
     compressed: bool,
-    /// Payload bytes as sent, and (compressed) as inflated.
+    /// Payload bytes as sent.
     len: u64,
-    size: u64,
 }
 
 /// Reads a peer's frames (see the module's description).
@@ -239,8 +238,10 @@ pub struct Reader {
     /// Bytes of each message kept for [`Event::Message`] when the rest is not (see
     /// [`Reader::keep_prefix`]).
     prefix: usize,
-    /// permessage-deflate was negotiated: RSV1 marks a message this inflates.
+    /// permessage-deflate was negotiated: RSV1 marks a message this inflates, and
+    /// the bytes the one under way inflated to so far.
     inflate: Option<Box<Inflater>>,
+    inflated: u64,
 }
 
 /// Kept message buffers over this are given back after their message.
@@ -261,6 +262,7 @@ impl Reader {
             closed: false,
             prefix: 0,
             inflate: None,
+            inflated: 0,
         }
     }
 
@@ -398,7 +400,6 @@ impl Reader {
                     text: opcode == TEXT,
                     compressed: rsv1,
                     len: 0,
-                    size: 0,
                 });
                 self.utf8 = Utf8::default();
             }
@@ -443,7 +444,7 @@ impl Reader {
         let m = self.message.as_mut().expect("a message under way");
         m.len += bytes.len() as u64;
         if m.compressed {
-            let mut m = *m;
+            let text = m.text;
             let mut scratch = std::mem::take(&mut self.scratch);
             let input = match f.mask {
                 Some(k) => {
@@ -454,9 +455,8 @@ impl Reader {
                 }
                 None => bytes,
             };
-            let r = self.inflate_into(&mut m, Some(input));
+            let r = self.inflate_into(text, Some(input));
             self.scratch = scratch;
-            self.message = Some(m);
             return r;
         }
         let check = m.text;
@@ -494,19 +494,21 @@ impl Reader {
         Ok(())
     }
 
-    /// Inflates `input` of compressed message `m` (its end, the dropped tail put
-    /// back, when `None`).
-    fn inflate_into(&mut self, m: &mut Message, input: Option<&[u8]>) -> Result<(), WsError> {
+    /// Inflates `input` of the compressed message under way (`text` or not; its end,
+    /// the dropped tail put back, when `None`).
+    #[cold]
+    fn inflate_into(&mut self, text: bool, input: Option<&[u8]>) -> Result<(), WsError> {
         let Reader {
             opts,
             prefix,
             data,
             utf8,
             inflate,
+            inflated: size,
             ..
         } = self;
         let inflater = inflate.as_mut().expect("RSV1 taken only when negotiated");
-        let mut on = |piece: &[u8]| inflated(*opts, *prefix, m, data, utf8, piece);
+        let mut on = |piece: &[u8]| inflated(*opts, *prefix, text, size, data, utf8, piece);
         match input {
             Some(input) => inflater.feed(input, &mut on),
             None => inflater.finish(&mut on),
@@ -541,8 +543,8 @@ impl Reader {
             _ if f.fin => {
                 let mut m = self.message.take().expect("a message under way");
                 if m.compressed {
-                    self.inflate_into(&mut m, None)?;
-                    m.len = m.size;
+                    self.inflate_into(m.text, None)?;
+                    m.len = std::mem::take(&mut self.inflated);
                 }
                 if m.text && !self.utf8.end() {
                     return Err(broke(
@@ -570,24 +572,25 @@ impl Reader {
     }
 }
 
-/// A piece of compressed message `m` inflated: counted against the limit, checked
-/// as text, kept as far as the reader keeps messages.
+/// A piece of a compressed message inflated (`size` so far): counted against the
+/// limit, checked as text, kept as far as the reader keeps messages.
 fn inflated(
     opts: ReaderOptions,
     prefix: usize,
-    m: &mut Message,
+    text: bool,
+    size: &mut u64,
     data: &mut Vec<u8>,
     utf8: &mut Utf8,
     piece: &[u8],
 ) -> Result<(), WsError> {
-    m.size += piece.len() as u64;
-    if m.size > opts.max_message {
+    *size += piece.len() as u64;
+    if *size > opts.max_message {
         return Err(broke(
             TOO_BIG,
             "a message over the size limit once inflated",
         ));
     }
-    if m.text && !utf8.push(piece) {
+    if text && !utf8.push(piece) {
         return Err(broke(INVALID_DATA, "text that is not UTF-8"));
     }
     if opts.keep {
