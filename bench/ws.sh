@@ -30,13 +30,17 @@ start_serve "$PORT"
 URL=ws://127.0.0.1:$PORT/ws/echo
 
 # artillery_plan FILE MATCH: 64 users at once, each sending N/64 messages, waiting
-# for each echo when MATCH is 1.
+# for each echo when MATCH is 1. Its ws library offers permessage-deflate unless told
+# not to, and the echo takes it: both clients send plain messages, as stampede does
+# without --ws-deflate.
 artillery_plan() {
   local wait=""
   [ "$2" = 1 ] && wait=$'\n              match:\n                regexp: "stampede"'
   cat > "$1" <<YAML
 config:
   target: "$URL"
+  ws:
+    perMessageDeflate: false
   phases:
     - duration: 1
       arrivalCount: 64
