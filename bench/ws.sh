@@ -7,9 +7,11 @@
 # row says which side was the limit. Artillery runs twice: waiting for each echo
 # (`send` with `match`, a round trip as stampede times it) and sending without
 # waiting (its fastest: messages written, not answered). Then stampede holds a
-# fixed rate and gives its send lag p99. Held connections: bench/ws-hold.sh.
+# fixed rate and gives its send lag p99. Held connections: bench/ws-hold.sh. With
+# DEFLATE=1 both clients take permessage-deflate (stampede's --ws-deflate, the
+# ws library's perMessageDeflate), every message compressed both ways.
 #
-#   bash bench/ws.sh [ROUNDS=5] [MESSAGES=256000] [RATE=20000]
+#   [DEFLATE=1] bash bench/ws.sh [ROUNDS=5] [MESSAGES=256000] [RATE=20000]
 #
 # Needs Node.js and npm (Artillery 2.0.34 is installed into
 # ~/.cache/stampede/artillery).
@@ -17,6 +19,9 @@ source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 N=${2:-256000}
 RATE=${3:-20000}
+DEFLATE=${DEFLATE:-0}
+DEFLATE_FLAG=()
+[ "$DEFLATE" = 1 ] && DEFLATE_FLAG=(--ws-deflate)
 ART_DIR=$HOME/.cache/stampede/artillery
 ART=$ART_DIR/node_modules/.bin/artillery
 if [ ! -x "$ART" ]; then
@@ -32,7 +37,7 @@ URL=ws://127.0.0.1:$PORT/ws/echo
 # artillery_plan FILE MATCH: 64 users at once, each sending N/64 messages, waiting
 # for each echo when MATCH is 1. Its ws library offers permessage-deflate unless told
 # not to, and the echo takes it: both clients send plain messages, as stampede does
-# without --ws-deflate.
+# without --ws-deflate, unless DEFLATE=1.
 artillery_plan() {
   local wait=""
   [ "$2" = 1 ] && wait=$'\n              match:\n                regexp: "stampede"'
@@ -40,7 +45,7 @@ artillery_plan() {
 config:
   target: "$URL"
   ws:
-    perMessageDeflate: false
+    perMessageDeflate: $([ "$DEFLATE" = 1 ] && echo true || echo false)
   phases:
     - duration: 1
       arrivalCount: 64
@@ -73,13 +78,13 @@ PY
 }
 
 : > "$WORK/results"
-timed "$WORK/warm" taskset -c 0 "$STAMPEDE" load "$URL" -c 64 -t 1 -n 20000 -q --json -
+timed "$WORK/warm" taskset -c 0 "$STAMPEDE" load "$URL" -c 64 -t 1 -n 20000 -q --json - "${DEFLATE_FLAG[@]}"
 for r in $(seq "$ROUNDS"); do
   for c in stampede artillery-rt artillery-send; do
     out=$WORK/$c.$r
     before=$(cpu_seconds "$SERVE_PID")
     case $c in
-      stampede) timed "$out" taskset -c 0 "$STAMPEDE" load "$URL" -c 64 -t 1 -n "$N" -q --json - ;;
+      stampede) timed "$out" taskset -c 0 "$STAMPEDE" load "$URL" -c 64 -t 1 -n "$N" -q --json - "${DEFLATE_FLAG[@]}" ;;
       artillery-rt) timed "$out.log" taskset -c 0 "$ART" run --output "$out" "$WORK/rt.yml" ;;
       artillery-send) timed "$out.log" taskset -c 0 "$ART" run --output "$out" "$WORK/send.yml" ;;
     esac
@@ -97,7 +102,7 @@ done
 # A fixed rate of messages over the 64 connections: stampede's send lag.
 for r in $(seq "$ROUNDS"); do
   out=$WORK/rate.$r
-  timed "$out" taskset -c 0 "$STAMPEDE" load "$URL" -c 64 -t 1 -R "$RATE" -d 5s -q --json -
+  timed "$out" taskset -c 0 "$STAMPEDE" load "$URL" -c 64 -t 1 -R "$RATE" -d 5s -q --json - "${DEFLATE_FLAG[@]}"
   python3 - "$out" "$out.time" "$r" <<'PY' >> "$WORK/results"
 import json, sys
 r = json.load(open(sys.argv[1]))
