@@ -536,7 +536,7 @@ fn autobahn_client(addr: std::net::SocketAddr, path: &str) -> Vec<String> {
     let mut deflater = match deflate::accepted(taken) {
         Ok(Some(p)) => {
             r.inflate(p.peer_resets(false));
-            Some((p.deflater(false), Vec::new()))
+            Some(p.deflater(false))
         }
         Ok(None) => None,
         Err(deflate::NotOffered) => panic!("{path}: {head}"),
@@ -560,11 +560,7 @@ fn autobahn_client(addr: std::net::SocketAddr, path: &str) -> Vec<String> {
                     }
                     let op = if text { ws::TEXT } else { ws::BINARY };
                     match &mut deflater {
-                        Some((d, payload)) => {
-                            payload.clear();
-                            let compressed = d.message(data, payload);
-                            ws::frame(&mut out, (true, compressed), op, payload, mask());
-                        }
+                        Some(d) => d.frame(&mut out, op, data, mask()),
                         None => ws::frame(&mut out, (true, false), op, data, mask()),
                     }
                 }

@@ -38,9 +38,6 @@ const MAX_INTERVAL_MS: u64 = 3_600_000;
 /// The largest message a room member may send: each is copied to every member.
 pub const MAX_ROOM_MESSAGE: u64 = 1 << 20;
 
-/// A compressed echo's buffer over this is given back after its message.
-const PAYLOAD_CAPACITY: usize = 1 << 20;
-
 /// What the connection does with the client's messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
@@ -76,27 +73,7 @@ pub struct WsConn {
     /// A room member's messages read and not yet published, framed.
     published: Vec<u8>,
     /// permessage-deflate, when negotiated (the echo's).
-    deflate: Option<Box<Compressing>>,
-}
-
-/// The echo's compression: the deflater and the payload it makes.
-#[derive(Debug)]
-struct Compressing {
-    deflater: deflate::Deflater,
-    payload: Vec<u8>,
-}
-
-impl Compressing {
-    /// Frames `data`'s echo to `out`, compressed (kept out of the plain echo's way).
-    #[cold]
-    fn echo(&mut self, opcode: u8, data: &[u8], out: &mut Vec<u8>) {
-        self.payload.clear();
-        let compressed = self.deflater.message(data, &mut self.payload);
-        ws::frame(out, (true, compressed), opcode, &self.payload, None);
-        if self.payload.capacity() > PAYLOAD_CAPACITY {
-            self.payload = Vec::new();
-        }
-    }
+    deflate: Option<Box<deflate::Deflater>>,
 }
 
 /// A handshake's fields, as sent (each empty when absent).
@@ -230,12 +207,7 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
         closing: false,
         due: None,
         published: Vec::new(),
-        deflate: deflate.map(|p| {
-            Box::new(Compressing {
-                deflater: p.deflater(true),
-                payload: Vec::new(),
-            })
-        }),
+        deflate: deflate.map(|p| Box::new(p.deflater(true))),
     }))
 }
 
@@ -354,7 +326,7 @@ impl WsConn {
             Event::Message { text, data, .. } if echo => {
                 let opcode = if text { ws::TEXT } else { ws::BINARY };
                 match deflate {
-                    Some(c) => c.echo(opcode, data, out),
+                    Some(d) => d.frame(out, opcode, data, None),
                     None => ws::frame(out, (true, false), opcode, data, None),
                 }
             }

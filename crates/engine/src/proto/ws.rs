@@ -91,8 +91,8 @@ pub struct WsClient {
     dues: std::collections::VecDeque<std::time::Instant>,
     stamped: Vec<u8>,
     /// permessage-deflate, once the server took it ([`WsLoad::deflate`]): what
-    /// compresses the messages sent, and the payload it made.
-    deflate: Option<Box<(deflate::Deflater, Vec<u8>)>>,
+    /// compresses the messages sent.
+    deflate: Option<Box<deflate::Deflater>>,
 }
 
 /// Push mode: each message is an event of the subscription, whose bytes so far are
@@ -280,12 +280,7 @@ impl WsClient {
             &self.load.message
         };
         match &mut self.deflate {
-            Some(d) if opcode != ws::PING => {
-                let (deflater, buf) = &mut **d;
-                buf.clear();
-                let compressed = deflater.message(payload, buf);
-                ws::frame(&mut self.out, (true, compressed), opcode, buf, Some(mask));
-            }
+            Some(d) if opcode != ws::PING => d.frame(&mut self.out, opcode, payload, Some(mask)),
             _ => ws::frame(&mut self.out, (true, false), opcode, payload, Some(mask)),
         }
     }
@@ -469,7 +464,7 @@ impl WsClient {
         };
         if let Some(p) = deflating {
             self.reader.inflate(p.peer_resets(false));
-            self.deflate = Some(Box::new((p.deflater(false), Vec::new())));
+            self.deflate = Some(Box::new(p.deflater(false)));
         }
         self.head = Vec::new();
         if self.out.is_empty() {

@@ -249,7 +249,12 @@ pub struct Deflater {
     /// The window's bits; 8: messages go uncompressed.
     bits: u8,
     reset: bool,
+    /// The payload [`Deflater::frame`] makes before framing it.
+    payload: Vec<u8>,
 }
+
+/// A payload buffer over this is given back after its message.
+const PAYLOAD_CAPACITY: usize = 1 << 20;
 
 impl std::fmt::Debug for Deflater {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -268,6 +273,19 @@ impl Deflater {
             c: None,
             bits: bits.clamp(8, 15),
             reset,
+            payload: Vec::new(),
+        }
+    }
+
+    /// Appends `data` to `out` as one whole data message (`opcode`), deflated when
+    /// the window allows (RSV1 set), masked with `mask` when the sender is a client.
+    pub fn frame(&mut self, out: &mut Vec<u8>, opcode: u8, data: &[u8], mask: Option<[u8; 4]>) {
+        let mut payload = std::mem::take(&mut self.payload);
+        payload.clear();
+        let compressed = self.message(data, &mut payload);
+        super::frame(out, (true, compressed), opcode, &payload, mask);
+        if payload.capacity() <= PAYLOAD_CAPACITY {
+            self.payload = payload;
         }
     }
 
