@@ -22,6 +22,9 @@ pub mod servers;
 pub mod target;
 pub mod tokenizer;
 mod validate;
+mod ws_load;
+
+pub use ws_load::WsLoad;
 
 use crate::error::SyntaxError;
 pub use crate::proto::watch::StreamMode;
@@ -377,129 +380,6 @@ pub struct Load {
     /// request is one message whose answer is the next message the server sends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<WsLoad>,
-}
-
-/// What a WebSocket run sends: each request one data message, masked afresh, on a
-/// connection upgraded with the run's request as the handshake (its headers, with
-/// the upgrade's own and a fresh key per connection).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WsLoad {
-    /// The message's payload.
-    #[serde(with = "crate::form::hex_shared")]
-    pub message: Arc<[u8]>,
-    /// A binary message (opcode 2); otherwise text (opcode 1, the payload UTF-8).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub binary: bool,
-    /// Subprotocols offered (`Sec-WebSocket-Protocol`), in order of preference.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub protocols: Vec<String>,
-    /// The largest message taken from the server; a longer one fails as too big.
-    pub max_message: u64,
-    /// Each request is a ping carrying the message (at most 125 bytes) and its answer
-    /// the pong that carries it back: connections held with heartbeats, whatever the
-    /// server does with data messages (which are then read and not counted).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub ping: bool,
-    /// Each message begins with a send stamp ([`stampede_wire::stamp`]): when it was
-    /// due (its request's intended start) and when it went out — for whoever receives
-    /// it (the members of a broadcast room, a subscriber's `stream = messages` run) to
-    /// time it from them.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub stamp: bool,
-    /// permessage-deflate (RFC 7692) is offered, and must be taken: messages go
-    /// compressed both ways, and a server that declines fails each connection
-    /// ([`crate::ErrorKind::WsDeflateDeclined`]).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub deflate: bool,
-}
-
-impl WsLoad {
-    /// The default limit on a message from the server (16 MiB, as the reference
-    /// server's).
-    pub const MAX_MESSAGE: u64 = 16 << 20;
-    /// The largest message a run may send (16 MiB).
-    pub const MAX_SEND: usize = 16 << 20;
-    /// The largest message a ping carries (a control frame's payload).
-    pub const MAX_PING: usize = stampede_wire::ws::MAX_CONTROL;
-
-    /// Headers the upgrade sets itself (each connection its own key), in lower case.
-    pub const OWN_HEADERS: [&'static str; 6] = [
-        "upgrade",
-        "connection",
-        "sec-websocket-key",
-        "sec-websocket-version",
-        "sec-websocket-protocol",
-        "sec-websocket-extensions",
-    ];
-
-    /// The first of `headers` the upgrade sets itself ([`WsLoad::OWN_HEADERS`]).
-    pub fn own_header(headers: &[(String, String)]) -> Option<&str> {
-        (headers.iter())
-            .map(|(n, _)| n.as_str())
-            .find(|n| WsLoad::OWN_HEADERS.contains(&n.to_ascii_lowercase().as_str()))
-    }
-
-    /// Whether `protocols` may be offered: at most 32, each a token of at most 256
-    /// bytes (RFC 6455 §4.1: letters, digits and `!#$%&'*+-.^_`|~`).
-    pub fn valid_protocols(protocols: &[String]) -> bool {
-        protocols.len() <= 32
-            && protocols.iter().all(|p| {
-                !p.is_empty()
-                    && p.len() <= 256
-                    && (p.bytes())
-                        .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b))
-            })
-    }
-
-    /// The upgrade request for `target`: a GET of its path with `headers` and the
-    /// upgrade's own, offering the subprotocols; each connection adds its key.
-    /// `headers` naming one of [`WsLoad::OWN_HEADERS`] are refused.
-    pub fn upgrade_request(
-        &self,
-        target: &crate::Target,
-        headers: &[(String, String)],
-    ) -> Result<Request, SpecError> {
-        if let Some(n) = WsLoad::own_header(headers) {
-            return Err(SpecError::Invalid {
-                field: "headers",
-                reason: format!(
-                    "{n}: the upgrade sets it (each connection its own key; subprotocols with the protocols offered; permessage-deflate with deflate)"
-                ),
-            });
-        }
-        let mut b = crate::RequestBuilder::native(target, "GET", true);
-        for (n, v) in headers {
-            b = b.set_header(n, v);
-        }
-        b = b
-            .set_header("Upgrade", "websocket")
-            .set_header("Connection", "Upgrade")
-            .set_header("Sec-WebSocket-Version", "13");
-        if !self.protocols.is_empty() {
-            b = b.set_header("Sec-WebSocket-Protocol", &self.protocols.join(", "));
-        }
-        if self.deflate {
-            b = b.set_header(
-                "Sec-WebSocket-Extensions",
-                stampede_wire::ws::deflate::OFFER,
-            );
-        }
-        b.build()
-    }
-
-    /// A text message `text`, nothing offered, the default limit.
-    pub fn text(text: &str) -> WsLoad {
-        WsLoad {
-            message: Arc::from(text.as_bytes()),
-            binary: false,
-            protocols: Vec::new(),
-            max_message: WsLoad::MAX_MESSAGE,
-            ping: false,
-            stamp: false,
-            deflate: false,
-        }
-    }
 }
 
 /// How a gRPC call's request stream is paced: its messages (the call's body, cut at
