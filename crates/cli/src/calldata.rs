@@ -25,6 +25,8 @@ use crate::common::Exit;
 
 /// The templates taken, as said when another is given.
 const TAKEN: &str = ".WorkerID, .RequestNumber, .FullyQualifiedName, .MethodName, .ServiceName, .InputName, .OutputName, .IsClientStreaming, .IsServerStreaming, .Timestamp, .TimestampUnix, .TimestampUnixMilli, .TimestampUnixNano, .UUID, newUUID, randomString N, randomInt MIN MAX";
+/// The templates taken in a text sent without a method (a WebSocket message).
+const TAKEN_TEXT: &str = ".WorkerID, .RequestNumber, .Timestamp, .TimestampUnix, .TimestampUnixMilli, .TimestampUnixNano, .UUID, newUUID, randomString N, randomInt MIN MAX";
 
 /// The longest string `randomString` makes.
 const MAX_RANDOM_STRING: i64 = 1 << 20;
@@ -63,6 +65,21 @@ pub struct Template {
 impl Template {
     /// `text`'s templates for a call of `method`; `what` names the text in errors.
     pub fn parse(text: &str, method: &MethodDescriptor, what: &str) -> Result<Template, Exit> {
+        Template::parse_for(text, Some(method), what)
+    }
+
+    /// `text`'s templates for a message sent without a method (a WebSocket message):
+    /// the method's names are not taken.
+    pub fn parse_text(text: &str, what: &str) -> Result<Template, Exit> {
+        Template::parse_for(text, None, what)
+    }
+
+    fn parse_for(
+        text: &str,
+        method: Option<&MethodDescriptor>,
+        what: &str,
+    ) -> Result<Template, Exit> {
+        let taken = if method.is_some() { TAKEN } else { TAKEN_TEXT };
         let mut pieces = Vec::new();
         let mut lit = String::new();
         let mut rest = text;
@@ -77,16 +94,16 @@ impl Template {
             let inside = after[..close].trim();
             let words: Vec<&str> = inside.split_whitespace().collect();
             let fixed = |b: bool| if b { "true" } else { "false" };
-            match words.as_slice() {
-                [".FullyQualifiedName"] => lit.push_str(method.full_name()),
-                [".MethodName"] => lit.push_str(method.name()),
-                [".ServiceName"] => lit.push_str(method.parent_service().name()),
-                [".InputName"] => lit.push_str(method.input().name()),
-                [".OutputName"] => lit.push_str(method.output().name()),
-                [".IsClientStreaming"] => lit.push_str(fixed(method.is_client_streaming())),
-                [".IsServerStreaming"] => lit.push_str(fixed(method.is_server_streaming())),
+            match (words.as_slice(), method) {
+                ([".FullyQualifiedName"], Some(m)) => lit.push_str(m.full_name()),
+                ([".MethodName"], Some(m)) => lit.push_str(m.name()),
+                ([".ServiceName"], Some(m)) => lit.push_str(m.parent_service().name()),
+                ([".InputName"], Some(m)) => lit.push_str(m.input().name()),
+                ([".OutputName"], Some(m)) => lit.push_str(m.output().name()),
+                ([".IsClientStreaming"], Some(m)) => lit.push_str(fixed(m.is_client_streaming())),
+                ([".IsServerStreaming"], Some(m)) => lit.push_str(fixed(m.is_server_streaming())),
                 _ => {
-                    let action = action(&words)
+                    let action = action(&words, taken)
                         .map_err(|why| Exit::usage(format!("{what}: {{{{{inside}}}}}: {why}")))?;
                     if !lit.is_empty() {
                         pieces.push(Piece::Text(std::mem::take(&mut lit)));
@@ -124,7 +141,7 @@ impl Template {
 }
 
 /// The action `words` name (ghz's fields and functions), or why none.
-fn action(words: &[&str]) -> Result<Action, String> {
+fn action(words: &[&str], taken: &str) -> Result<Action, String> {
     let number = |w: &str| {
         w.parse::<i64>()
             .map_err(|_| format!("{w:?} is not a whole number"))
@@ -159,7 +176,7 @@ fn action(words: &[&str]) -> Result<Action, String> {
         }
         _ => {
             return Err(format!(
-                "not a call data template taken here (taken: {TAKEN})"
+                "not a call data template taken here (taken: {taken})"
             ))
         }
     })
@@ -431,6 +448,9 @@ impl CallMaker for Maker {
         Maker::failure(self)
     }
 }
+
+mod text;
+pub use text::TextMaker;
 
 #[cfg(test)]
 mod tests;

@@ -265,6 +265,16 @@ impl Budget {
     }
 }
 
+/// The non-empty lines of `text`, each without its line ending, with its line
+/// number (from 1).
+pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    (text.split(|b| *b == b'\n'))
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| (i + 1, l))
+}
+
 /// One request per non-empty line of `text`, the line (without its line ending) as
 /// the body of the request `build` makes (the run's method and headers).
 pub fn body_lines(
@@ -274,15 +284,11 @@ pub fn body_lines(
 ) -> Result<Vec<Request>, Exit> {
     let mut budget = Budget::new();
     let mut out = Vec::new();
-    for (i, l) in (text.split(|b| *b == b'\n')).enumerate() {
-        let l = l.strip_suffix(b"\r").unwrap_or(l);
-        if l.is_empty() {
-            continue;
-        }
+    for (n, l) in lines(text) {
         let r = build(l.to_vec())?;
         budget
             .take(&r)
-            .map_err(|e| Exit::usage(format!("--body-lines {file}:{}: {e}", i + 1)))?;
+            .map_err(|e| Exit::usage(format!("--body-lines {file}:{n}: {e}")))?;
         out.push(r);
     }
     if out.is_empty() {

@@ -29,4 +29,5 @@ mod targets;
 mod tls;
 mod variety;
 mod ws;
+mod ws_made;
 mod ws_push;

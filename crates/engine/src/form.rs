@@ -68,3 +68,21 @@ pub(crate) mod hex_shared {
         super::hex::deserialize(d).map(Arc::from)
     }
 }
+
+/// A list of shared byte strings as a list of hex strings.
+pub(crate) mod hex_shared_list {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct Hex(#[serde(with = "super::hex_shared")] Arc<[u8]>);
+
+    pub fn serialize<S: Serializer>(list: &[Arc<[u8]>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(|b| Hex(b.clone())))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Arc<[u8]>>, D::Error> {
+        Vec::<Hex>::deserialize(d).map(|v| v.into_iter().map(|h| h.0).collect())
+    }
+}

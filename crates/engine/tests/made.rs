@@ -1,6 +1,7 @@
 //! Calls made one by one ([`stampede_engine::made`]) against the reference server's
-//! gRPC echo on 127.0.0.1:0: each call's body its own (the status it asks for), and a
-//! maker that fails stopping the run. Every run is bounded in count and time.
+//! gRPC echo and WebSocket echo on 127.0.0.1:0: each call's body (or message) its
+//! own, and a maker that fails stopping the run. Every run is bounded in count and
+//! time.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -54,6 +55,21 @@ fn spec(srv: &Running, maker: Arc<Statuses>, n: u64) -> LoadSpec {
     s
 }
 
+/// Runs `s`, a run of 100,000 calls whose maker fails early: it stops within 20 s,
+/// before 100 calls are answered.
+fn stopped_early(mut s: LoadSpec) {
+    s.validate().unwrap();
+    let started = std::time::Instant::now();
+    let r = stampede_engine::run(
+        &s.plan().unwrap(),
+        Arc::new(stampede_engine::Control::default()),
+    )
+    .unwrap()
+    .result;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(r.requests.completed < 100, "{:?}", r.requests);
+}
+
 fn server() -> Running {
     Running::local(Config {
         threads: 1,
@@ -85,17 +101,7 @@ fn a_call_that_cannot_be_made_stops_the_run() {
         fail_at: Some(40),
         failed: Mutex::new(None),
     });
-    let mut s = spec(&srv, maker.clone(), 100_000);
-    s.validate().unwrap();
-    let started = std::time::Instant::now();
-    let r = stampede_engine::run(
-        &s.plan().unwrap(),
-        Arc::new(stampede_engine::Control::default()),
-    )
-    .unwrap()
-    .result;
-    assert!(started.elapsed() < Duration::from_secs(20));
-    assert!(r.requests.completed < 100, "{:?}", r.requests);
+    stopped_early(spec(&srv, maker.clone(), 100_000));
     assert_eq!(maker.failure().as_deref(), Some("call 40 refused"));
 }
 
@@ -121,4 +127,76 @@ fn made_calls_go_on_http2_pools_of_one_request_without_a_length() {
         .build()
         .unwrap();
     assert!(why(s).contains("must not declare one"));
+}
+
+/// Each message `m<number>`, and a record of the numbers made; fails at `fail_at`.
+struct Messages {
+    fail_at: Option<u64>,
+    made: Mutex<Vec<u64>>,
+}
+
+impl CallMaker for Messages {
+    fn make(&self, call: Call, body: &mut Vec<u8>, fields: &mut Vec<u8>) -> bool {
+        if Some(call.number) == self.fail_at {
+            return false;
+        }
+        assert!(body.is_empty() && fields.is_empty(), "buffers come empty");
+        body.extend_from_slice(format!("m{}", call.number).as_bytes());
+        self.made.lock().unwrap().push(call.number);
+        true
+    }
+}
+
+fn ws_spec(srv: &Running, maker: Arc<Messages>, n: u64) -> LoadSpec {
+    let mut s = crate::ws::spec(&format!("ws://{}/ws/echo", srv.addr()), n, 3);
+    s.calls = Some(MadeCalls(maker));
+    s
+}
+
+/// The bytes of messages `m0` … `m{n-1}`.
+fn made_bytes(n: u64) -> u64 {
+    (0..n).map(|i| 1 + i.to_string().len() as u64).sum()
+}
+
+#[test]
+fn each_websocket_message_is_made_for_its_call() {
+    let srv = server();
+    // One at a time, pipelined (the first batch waits for the upgrade), and in the
+    // open model: every message made once, echoed at its own length.
+    for (pipeline, rate) in [(1, None), (4, None), (1, Some(2000.0))] {
+        let maker = Arc::new(Messages {
+            fail_at: None,
+            made: Mutex::new(Vec::new()),
+        });
+        let mut s = ws_spec(&srv, maker.clone(), 500);
+        s.load.pipeline = pipeline;
+        if let Some(rate) = rate {
+            s.load.shape = stampede_engine::Shape::Rate {
+                rate,
+                gaps: stampede_engine::arrivals::Gaps::Even,
+            };
+        }
+        let r = crate::common::go(s);
+        let what = format!("pipeline {pipeline}, rate {rate:?}");
+        assert_eq!(r.requests.completed, 500, "{what}: {:?}", r.errors);
+        let mut made = maker.made.lock().unwrap().clone();
+        made.sort_unstable();
+        assert_eq!(made, (0..500).collect::<Vec<_>>(), "{what}");
+        assert_eq!(r.bytes.body, made_bytes(500), "{what}");
+    }
+}
+
+#[test]
+fn a_websocket_message_that_cannot_be_made_stops_the_run() {
+    let srv = server();
+    let maker = Arc::new(Messages {
+        fail_at: Some(60),
+        made: Mutex::new(Vec::new()),
+    });
+    stopped_early(ws_spec(&srv, maker.clone(), 100_000));
+    // A ping carries the run's message: none is made for it.
+    let mut s = ws_spec(&srv, maker, 10);
+    s.load.ws.as_mut().unwrap().ping = true;
+    let why = s.validate().unwrap_err().to_string();
+    assert!(why.contains("a ping carries the run's message"), "{why}");
 }

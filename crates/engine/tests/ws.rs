@@ -117,6 +117,46 @@ fn binary_messages_with_a_subprotocol() {
 }
 
 #[test]
+fn several_messages_go_in_turn_on_each_connection() {
+    let srv = server();
+    let mut s = spec(&ws_url(&srv, "/ws/echo"), 100, 1);
+    s.load.threads = 1;
+    s.load.pipeline = 3;
+    let mut ws = WsLoad::text("");
+    ws.messages = vec![
+        Arc::from(&b"a"[..]),
+        Arc::from(&b"bb"[..]),
+        Arc::from(&b"cccc"[..]),
+    ];
+    s.load.ws = Some(ws.clone());
+    let r = go(s.clone());
+    assert_eq!(r.requests.completed, 100, "{:?}", r.errors);
+    // 34 + 33 + 33 of them, in turn from the first.
+    assert_eq!(r.bytes.body, 34 + 33 * 2 + 33 * 4);
+    // Each is a message within bounds, text ones UTF-8; not a ping's, nor beside
+    // messages made one by one.
+    let why = |ws: WsLoad| {
+        let mut s = s.clone();
+        s.load.pipeline = 1;
+        s.load.ws = Some(ws);
+        s.validate().unwrap_err().to_string()
+    };
+    let mut bad = ws.clone();
+    bad.messages[2] = Arc::from(&[0xffu8][..]);
+    assert!(why(bad.clone()).contains("messages[2]: a text message must be UTF-8"));
+    bad.binary = true;
+    let mut ok = s.clone();
+    ok.load.ws = Some(bad);
+    ok.validate().unwrap();
+    let mut ping = ws.clone();
+    ping.ping = true;
+    assert!(why(ping).contains("a ping carries the run's one message"));
+    let mut big = ws;
+    big.messages = vec![Arc::from(vec![b'x'; WsLoad::MAX_SEND + 1])];
+    assert!(why(big).contains("messages[0]: 16777217 bytes"));
+}
+
+#[test]
 fn a_refused_upgrade_is_a_failure_not_an_answer() {
     let srv = server();
     // The reference server answers a plain page at /pong, and 404 at an unknown

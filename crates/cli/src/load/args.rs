@@ -51,7 +51,8 @@ pub struct LoadArgs {
     )]
     pub max_repeat: u32,
     /// One request per non-empty line of FILE, the line as its body (with -m's method
-    /// and the -H headers), used in turn
+    /// and the -H headers), used in turn; with a ws:// URL each line is a message,
+    /// each connection sending them in turn
     #[arg(
         help_heading = "What to load",
         long = "body-lines",
@@ -148,7 +149,10 @@ pub struct LoadArgs {
     pub qpack_table: Option<u32>,
     /// WebSocket (a ws:// or wss:// URL): the text each message carries (default
     /// 'stampede'); each request is a message, its answer the server's next one,
-    /// timed as a round trip (--body-file sends a file's bytes instead)
+    /// timed as a round trip. Call data templates make each message its own:
+    /// {{.RequestNumber}}, {{.WorkerID}}, {{.UUID}}, {{newUUID}}, {{.TimestampUnixMilli}},
+    /// {{randomString N}}, {{randomInt MIN MAX}}, … (--body-file sends a file's bytes
+    /// as written)
     #[arg(
         help_heading = "WebSocket",
         long = "ws-message",

@@ -156,6 +156,8 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
                 "--body-lines {file}: with --targets, give each request its body with @path in the targets file"
             )))
         }
+        // A WebSocket run's lines are its messages (see ws::upgrade).
+        Some(_) if target.websocket => variety,
         Some(file) => targets::body_lines(file, &common::read_body(file)?, &|b| request(Some(b)))?,
         None => variety,
     };
@@ -184,9 +186,10 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     let first = match variety.first() {
         Some(r) => r.clone(),
         None if target.websocket => {
-            let (upgrade, load) = ws::upgrade(a, &target, &headers, body.take())?;
-            ws = Some(load);
-            upgrade
+            let up = ws::upgrade(a, &target, &headers, body.take())?;
+            ws = Some(up.load);
+            made = up.made;
+            up.request
         }
         None => request(body)?,
     };

@@ -2,6 +2,9 @@
 //! ping, the subprotocols offered, permessage-deflate, `--stream` for a push stream — the upgrade request
 //! built from the URL and `-H`, and the flags that do not apply refused by name.
 
+use std::sync::Arc;
+
+use stampede_engine::made::MadeCalls;
 use stampede_engine::{Request, Target, WsLoad};
 
 use super::LoadArgs;
@@ -38,8 +41,8 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
         ),
         (
             "--body-lines",
-            a.body_lines.is_some(),
-            "a WebSocket run sends one message; give it with --ws-message or --body-file",
+            a.body_lines.is_some() && (a.ws_ping || a.ws_message.is_some()),
+            "each line is a data message sent in turn: not with --ws-ping or --ws-message",
         ),
         (
             "--http2",
@@ -106,23 +109,64 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
     Ok(())
 }
 
+/// A WebSocket run's upgrade, its load, and — when --ws-message's templates make
+/// each message its own — the maker of its messages.
+pub(super) struct Upgrade {
+    pub request: Request,
+    pub load: WsLoad,
+    pub made: Option<MadeCalls>,
+}
+
 /// The upgrade request (the URL's GET with `headers` and the upgrade's own, but the
 /// key, which each connection draws) and what each connection sends: `body` (from
-/// --body-file), --ws-message's text, or the default message.
+/// --body-file), --ws-message's text (made for each message where it has call data
+/// templates), --body-lines' lines in turn, or the default message.
 pub(super) fn upgrade(
     a: &LoadArgs,
     target: &Target,
     headers: &[(String, String)],
     body: Option<Vec<u8>>,
-) -> Result<(Request, WsLoad), Exit> {
+) -> Result<Upgrade, Exit> {
+    let messages = match &a.body_lines {
+        Some(file) => lines(file, &crate::common::read_body(file)?, a.ws_binary)?,
+        None => Vec::new(),
+    };
+    let body = body.or_else(|| messages.first().map(|m| m.to_vec()));
     if let Some(n) = WsLoad::own_header(headers) {
         return Err(Exit::usage(format!(
             "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol; permessage-deflate with --ws-deflate)"
         )));
     }
+    let template = match &a.ws_message {
+        Some(text) => Some(
+            crate::calldata::Template::parse_text(text, "--ws-message").map_err(|e| {
+                Exit::usage(format!(
+                    "{} (a message sent as written, braces and all, goes in a file given with --body-file)",
+                    e.message
+                ))
+            })?,
+        ),
+        None => None,
+    };
+    let made = match template.filter(|t| t.constant().is_none()) {
+        Some(_) if a.ws_ping => {
+            return Err(Exit::usage(
+                "--ws-ping: a ping carries the same message each time; --ws-message's templates make data messages",
+            ))
+        }
+        Some(t) => {
+            let room = WsLoad::MAX_SEND - if a.ws_stamp { stampede_wire::stamp::LEN } else { 0 };
+            Some(crate::calldata::TextMaker::new(t, "--ws-message", room)?)
+        }
+        None => None,
+    };
     let message = match (body, &a.ws_message) {
         (Some(b), _) => b,
-        (None, Some(t)) => t.clone().into_bytes(),
+        // A templated message's is the first made.
+        (None, Some(t)) => match &made {
+            Some(m) => m.first(),
+            None => t.clone().into_bytes(),
+        },
         // A push stream sends nothing unless asked to subscribe with a message.
         (None, None) if a.stream => Vec::new(),
         (None, None) => DEFAULT_MESSAGE.as_bytes().to_vec(),
@@ -148,6 +192,7 @@ pub(super) fn upgrade(
     }
     let load = WsLoad {
         message: message.into(),
+        messages,
         binary: a.ws_binary,
         protocols: a.ws_protocols.clone(),
         max_message: WsLoad::MAX_MESSAGE,
@@ -157,5 +202,45 @@ pub(super) fn upgrade(
     };
     let request =
         (load.upgrade_request(target, headers)).map_err(|e| Exit::usage(e.to_string()))?;
-    Ok((request, load))
+    Ok(Upgrade {
+        request,
+        load,
+        made: made.map(|m| MadeCalls(Arc::new(m))),
+    })
+}
+
+/// `--body-lines FILE`'s messages: one per non-empty line, each within a message's
+/// bound (text ones UTF-8), all within the list's; a line that is not is named.
+fn lines(file: &str, text: &[u8], binary: bool) -> Result<Vec<Arc<[u8]>>, Exit> {
+    let mut out = Vec::new();
+    let mut total = 0;
+    for (n, l) in crate::targets::lines(text) {
+        let at = |why: String| Exit::usage(format!("--body-lines {file}:{n}: {why}"));
+        total += l.len();
+        if out.len() == WsLoad::MAX_MESSAGES {
+            return Err(at(format!(
+                "at most {} messages are sent in turn",
+                WsLoad::MAX_MESSAGES
+            )));
+        }
+        if l.len() > WsLoad::MAX_SEND || total > WsLoad::MAX_MESSAGES_BYTES {
+            return Err(at(format!(
+                "a message is at most {} MiB, and the messages together {} MiB",
+                WsLoad::MAX_SEND >> 20,
+                WsLoad::MAX_MESSAGES_BYTES >> 20
+            )));
+        }
+        if !binary && std::str::from_utf8(l).is_err() {
+            return Err(at(
+                "not UTF-8 text; send the lines as binary messages with --ws-binary".into(),
+            ));
+        }
+        out.push(Arc::from(l));
+    }
+    if out.is_empty() {
+        return Err(Exit::usage(format!(
+            "--body-lines {file}: no lines; one message per line"
+        )));
+    }
+    Ok(out)
 }

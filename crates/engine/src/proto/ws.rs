@@ -71,6 +71,11 @@ pub struct WsClient {
     head: Vec<u8>,
     /// Messages queued before the upgrade was answered.
     deferred: u32,
+    /// Of those, the ones made for their calls ([`WsClient::queue_made`]), in order:
+    /// the first `deferred - made.len()` send the run's message.
+    made: std::collections::VecDeque<Box<[u8]>>,
+    /// Of [`WsLoad::messages`], the one sent next.
+    turn: usize,
     reader: Reader,
     /// Draws the keys: masks, and the upgrade's.
     rng: u64,
@@ -200,6 +205,8 @@ impl WsClient {
             written: 0,
             head: Vec::new(),
             deferred: 0,
+            made: std::collections::VecDeque::new(),
+            turn: 0,
             reader,
             rng,
             upgraded: false,
@@ -239,10 +246,23 @@ impl WsClient {
         match self.phase {
             Phase::Open => {
                 for _ in 0..n {
-                    self.message();
+                    self.message(None);
                 }
             }
             Phase::Upgrading => self.deferred += n as u32,
+            Phase::Closed => {}
+        }
+    }
+
+    /// Queues a message made for its call ([`crate::made`]) in place of the run's:
+    /// sent now, or kept until the upgrade is answered.
+    pub fn queue_made(&mut self, message: &[u8]) {
+        match self.phase {
+            Phase::Open => self.message(Some(message)),
+            Phase::Upgrading => {
+                self.deferred += 1;
+                self.made.push_back(message.into());
+            }
             Phase::Closed => {}
         }
     }
@@ -251,8 +271,18 @@ impl WsClient {
         (draw(&mut self.rng) as u32).to_ne_bytes()
     }
 
-    fn message(&mut self) {
-        if self.push.is_some() && self.load.message.is_empty() {
+    /// Frames the next message: `made` for its call, or the run's (the next of its
+    /// messages in turn, when it has several).
+    fn message(&mut self, made: Option<&[u8]>) {
+        let turn = (made.is_none() && !self.load.messages.is_empty()).then(|| self.next_turn());
+        fn pick<'a>(load: &'a WsLoad, made: Option<&'a [u8]>, turn: Option<usize>) -> &'a [u8] {
+            match (made, turn) {
+                (Some(m), _) => m,
+                (None, Some(t)) => &load.messages[t],
+                (None, None) => &load.message,
+            }
+        }
+        if self.push.is_some() && pick(&self.load, made, turn).is_empty() {
             // A subscription that asks with nothing: the upgrade is the asking.
             return;
         }
@@ -265,6 +295,7 @@ impl WsClient {
             ws::TEXT
         };
         let mask = self.mask();
+        let message = pick(&self.load, made, turn);
         let payload: &[u8] = if self.load.stamp {
             let now = std::time::Instant::now();
             let due = self.dues.pop_front().unwrap_or(now);
@@ -274,15 +305,22 @@ impl WsClient {
             };
             self.stamped.clear();
             self.stamped.extend_from_slice(&s.encode());
-            self.stamped.extend_from_slice(&self.load.message);
+            self.stamped.extend_from_slice(message);
             &self.stamped
         } else {
-            &self.load.message
+            message
         };
         match &mut self.deflate {
             Some(d) if opcode != ws::PING => d.frame(&mut self.out, opcode, payload, Some(mask)),
             _ => ws::frame(&mut self.out, (true, false), opcode, payload, Some(mask)),
         }
+    }
+
+    /// Which of the run's messages in turn goes next.
+    fn next_turn(&mut self) -> usize {
+        let t = self.turn;
+        self.turn = (t + 1) % self.load.messages.len();
+        t
     }
 
     /// Bytes still to write.
@@ -474,8 +512,12 @@ impl WsClient {
         }
         self.phase = Phase::Open;
         self.upgraded = true;
-        let n = std::mem::take(&mut self.deferred);
-        self.queue(n as usize);
+        let n = std::mem::take(&mut self.deferred) as usize;
+        let made = std::mem::take(&mut self.made);
+        self.queue(n - made.len());
+        for m in made {
+            self.message(Some(&m));
+        }
         Ok(Some(used))
     }
 

@@ -1,12 +1,13 @@
 //! Requests made call by call: a run whose every call sends a body (and header
 //! fields) of its own, rendered from templates that change from call to call — ghz's
-//! call data (`{{.RequestNumber}}`, `{{.UUID}}`, …) — over HTTP/2.
+//! call data (`{{.RequestNumber}}`, `{{.UUID}}`, …) — over HTTP/2, or a WebSocket
+//! run's every message.
 //!
 //! A [`LoadSpec`](crate::LoadSpec) may carry [`MadeCalls`]: each worker asks its
-//! [`CallMaker`] for every call's body and extra fields as it opens the call's stream,
-//! into buffers of its own reused call to call. The spec's request gives everything
-//! else (method, path, the fields every call shares), sent as literals on any
-//! stream. A run without it sends the request prepared once, and pays nothing here.
+//! [`CallMaker`] for every call's body and extra fields as it opens the call's stream
+//! (or queues the call's message), into buffers of its own reused call to call. The
+//! spec's request gives everything else (method, path, the fields every call shares),
+//! sent as literals on any stream; a WebSocket message is the body alone. A run without it sends the request prepared once, and pays nothing here.
 //! A maker that cannot make a call says so by returning false; the run stops, and the
 //! maker keeps why for whoever started it.
 

@@ -559,10 +559,25 @@ impl LoadSpec {
 
 impl LoadSpec {
     /// Calls made one by one (see [`crate::made`]): HTTP/2 streams of a pool sending
-    /// the one request, whose fields every call shares; nothing else builds requests.
+    /// the one request, whose fields every call shares, or a WebSocket run's data
+    /// messages; nothing else builds requests.
     fn check_made_calls(&self) -> Result<(), SpecError> {
+        if let Some(ws) = &self.load.ws {
+            // The upgrade is the run's request; each message is made for its call.
+            let why = if ws.ping {
+                "a ping carries the run's message; messages made one by one are data messages"
+            } else if !ws.messages.is_empty() {
+                "each message is made for its call; a list of messages used in turn does not apply"
+            } else {
+                return Ok(());
+            };
+            return Err(SpecError::Invalid {
+                field: "calls",
+                reason: why.to_string(),
+            });
+        }
         let why = if !self.load.http2 || self.load.http3.is_some() {
-            Some("calls made one by one go over HTTP/2")
+            Some("calls made one by one go over HTTP/2 or WebSocket")
         } else if self.load.shape.has_sessions() {
             Some("calls made one by one go on a pool of connections, not sessions")
         } else if !self.load.variety.is_empty()
@@ -613,9 +628,8 @@ impl LoadSpec {
             || !self.load.script.is_empty()
             || self.load.walk.is_some()
             || self.hooks.is_some()
-            || self.calls.is_some()
         {
-            "a WebSocket run sends its one message; a list of requests, steps, a script or calls made one by one do not apply".to_string()
+            "a WebSocket run sends its one message (or one made for each call); a list of requests, steps or a script do not apply".to_string()
         } else if self.load.send.is_some()
             || self
                 .load
@@ -653,6 +667,8 @@ impl LoadSpec {
             )
         } else if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
             "message: a text message must be UTF-8 (send it as binary)".to_string()
+        } else if let Some(why) = Self::ws_messages(ws) {
+            why
         } else if ws.max_message == 0 || ws.max_message > 1 << 30 {
             "max_message: from 1 byte to 1 GiB".to_string()
         } else if !crate::WsLoad::valid_protocols(&ws.protocols) {
@@ -664,6 +680,52 @@ impl LoadSpec {
         Err(SpecError::Invalid {
             field: "ws",
             reason: why,
+        })
+    }
+
+    /// What is wrong with `ws`'s messages used in turn, if anything.
+    fn ws_messages(ws: &crate::WsLoad) -> Option<String> {
+        if ws.messages.is_empty() {
+            return None;
+        }
+        let stamp = if ws.stamp {
+            stampede_wire::stamp::LEN
+        } else {
+            0
+        };
+        let total: usize = ws.messages.iter().map(|m| m.len()).sum();
+        let at = |i: usize| format!("messages[{i}]");
+        Some(if ws.ping {
+            "messages: a ping carries the run's one message; messages used in turn are data messages".to_string()
+        } else if ws.messages.len() > crate::WsLoad::MAX_MESSAGES {
+            format!(
+                "messages: {} of them; at most {} are used in turn",
+                ws.messages.len(),
+                crate::WsLoad::MAX_MESSAGES
+            )
+        } else if total > crate::WsLoad::MAX_MESSAGES_BYTES {
+            format!(
+                "messages: {total} bytes together; at most {} MiB",
+                crate::WsLoad::MAX_MESSAGES_BYTES >> 20
+            )
+        } else if let Some(i) =
+            (ws.messages.iter()).position(|m| m.len() + stamp > crate::WsLoad::MAX_SEND)
+        {
+            format!(
+                "{}: {} bytes (with its stamp, if stamped) is more than {} MiB",
+                at(i),
+                ws.messages[i].len(),
+                crate::WsLoad::MAX_SEND >> 20
+            )
+        } else if let Some(i) =
+            (ws.messages.iter()).position(|m| !ws.binary && std::str::from_utf8(m).is_err())
+        {
+            format!(
+                "{}: a text message must be UTF-8 (send them as binary)",
+                at(i)
+            )
+        } else {
+            return None;
         })
     }
 

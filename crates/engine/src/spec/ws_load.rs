@@ -15,6 +15,15 @@ pub struct WsLoad {
     /// The message's payload.
     #[serde(with = "crate::form::hex_shared")]
     pub message: Arc<[u8]>,
+    /// Several messages used in turn (a body per line, a plan's list): each
+    /// connection sends them in order from the first, starting over after the last,
+    /// and `message` is not sent. Empty: `message` only.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::form::hex_shared_list"
+    )]
+    pub messages: Vec<Arc<[u8]>>,
     /// A binary message (opcode 2); otherwise text (opcode 1, the payload UTF-8).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
@@ -47,6 +56,11 @@ impl WsLoad {
     pub const MAX_MESSAGE: u64 = 16 << 20;
     /// The largest message a run may send (16 MiB).
     pub const MAX_SEND: usize = 16 << 20;
+    /// The most messages used in turn.
+    pub const MAX_MESSAGES: usize = 1 << 20;
+    /// The most bytes the messages used in turn take together (256 MiB, a body
+    /// file's most).
+    pub const MAX_MESSAGES_BYTES: usize = 256 << 20;
     /// The largest message a ping carries (a control frame's payload).
     pub const MAX_PING: usize = stampede_wire::ws::MAX_CONTROL;
 
@@ -119,6 +133,7 @@ impl WsLoad {
     pub fn text(text: &str) -> WsLoad {
         WsLoad {
             message: Arc::from(text.as_bytes()),
+            messages: Vec::new(),
             binary: false,
             protocols: Vec::new(),
             max_message: WsLoad::MAX_MESSAGE,

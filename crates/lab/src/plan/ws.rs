@@ -1,5 +1,6 @@
 //! A scenario that loads a WebSocket server: `ws = { message = "…", binary = true,
-//! ping = true, stamp = true, deflate = true, protocols = ["chat.v2"] }` upgrades each connection with the
+//! ping = true, stamp = true, deflate = true, protocols = ["chat.v2"] }` (or
+//! `messages = ["…", "…"]`, sent in turn) upgrades each connection with the
 //! scenario's GET (its path and headers) and times each message's round trip, as
 //! `stampede load ws://…` does — over the same pool, sessions and rates as any
 //! scenario. Read here with the line of each value; the keys that do not apply to
@@ -13,6 +14,7 @@ use stampede_engine::WsLoad;
 #[serde(deny_unknown_fields)]
 pub(super) struct RawWs {
     message: Option<Spanned<String>>,
+    messages: Option<Vec<Spanned<String>>>,
     binary: Option<bool>,
     ping: Option<bool>,
     stamp: Option<bool>,
@@ -91,12 +93,21 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
             ),
         ));
     }
-    let message = w
-        .message
-        .as_ref()
-        .map_or(DEFAULT_MESSAGE, |m| m.get_ref().as_str());
+    let messages = messages(cx, w, here)?;
+    let message = match (&w.message, messages.first()) {
+        (Some(m), _) => m.get_ref().as_str(),
+        (None, Some(first)) => first,
+        (None, None) => DEFAULT_MESSAGE,
+    };
     let message_at = w.message.as_ref().map_or(here, |m| m.span().start);
     let ping = w.ping.unwrap_or(false);
+    if ping && !messages.is_empty() {
+        return Err(cx.err(
+            here,
+            "scenario.ws.messages",
+            "a ping carries the one message; give it with message",
+        ));
+    }
     if ping && w.binary == Some(true) {
         return Err(cx.err(
             here,
@@ -148,6 +159,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
     }
     Ok(Some(WsLoad {
         message: message.as_bytes().into(),
+        messages: (messages.iter()).map(|m| m.as_bytes().into()).collect(),
         binary: w.binary.unwrap_or(false),
         protocols,
         max_message: WsLoad::MAX_MESSAGE,
@@ -155,6 +167,46 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         stamp,
         deflate: w.deflate.unwrap_or(false),
     }))
+}
+
+/// `messages = […]`, each within a message's bound and all within the list's; named
+/// at the first that is not.
+fn messages<'a>(cx: &Ctx, w: &'a RawWs, here: usize) -> Result<Vec<&'a str>, PlanError> {
+    let Some(list) = &w.messages else {
+        return Ok(Vec::new());
+    };
+    let field = "scenario.ws.messages";
+    if w.message.is_some() {
+        return Err(cx.err(
+            here,
+            field,
+            "give message or messages (sent in turn), not both",
+        ));
+    }
+    if list.is_empty() || list.len() > WsLoad::MAX_MESSAGES {
+        return Err(cx.err(
+            here,
+            field,
+            format!("from 1 to {} messages sent in turn", WsLoad::MAX_MESSAGES),
+        ));
+    }
+    let mut total = 0;
+    for m in list {
+        let len = m.get_ref().len();
+        total += len;
+        if len > WsLoad::MAX_SEND || total > WsLoad::MAX_MESSAGES_BYTES {
+            return Err(cx.err(
+                m.span().start,
+                field,
+                format!(
+                    "a message is at most {} MiB, and the messages together {} MiB",
+                    WsLoad::MAX_SEND >> 20,
+                    WsLoad::MAX_MESSAGES_BYTES >> 20
+                ),
+            ));
+        }
+    }
+    Ok(list.iter().map(|m| m.get_ref().as_str()).collect())
 }
 
 #[cfg(test)]

@@ -580,8 +580,25 @@ impl<'a> Worker<'a> {
                 let from = c.pending.len().saturating_sub(claimed);
                 w.due(c.pending.range(from..).map(|p| p.intended));
             }
+            if let Some(made) = self.prep.made.as_mut() {
+                // Messages made one by one, numbered over the run's calls.
+                for _ in 0..claimed {
+                    let number = self.shared.calls.fetch_add(1, Ordering::Relaxed);
+                    if !made.make(number, ci) {
+                        self.shared.control.stop();
+                        break;
+                    }
+                    w.queue_made(&made.body);
+                }
+                return self.start_queued(ci, now);
+            }
         }
         c.proto.queue(claimed);
+        self.start_queued(ci, now);
+    }
+
+    /// Writes (or connects for) the requests just queued on `ci`.
+    fn start_queued(&mut self, ci: usize, now: Instant) {
         self.open_streams(ci);
         match self.conns[ci].link.state() {
             State::Open => self.write(ci, now),

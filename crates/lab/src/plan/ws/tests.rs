@@ -23,6 +23,17 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
     let p = Plan::parse(&format!("{head}ws = {{ deflate = true }}\n"), "p.toml").unwrap();
     let ws = p.scenarios[0].ws.as_ref().unwrap();
     assert!(ws.deflate && !ws.stamp);
+    let p = Plan::parse(
+        &format!("{head}ws = {{ messages = [\"a\", \"bb\"] }}\n"),
+        "p.toml",
+    )
+    .unwrap();
+    let ws = p.scenarios[0].ws.as_ref().unwrap();
+    assert_eq!(ws.messages.len(), 2);
+    assert_eq!(
+        (&ws.messages[1][..], &ws.message[..]),
+        (&b"bb"[..], &b"a"[..])
+    );
     let long = "x".repeat(126);
     for (tail, field, says) in [
         (
@@ -65,6 +76,21 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
             "ws = { protocols = [\"a b\"] }\n",
             "scenario.ws.protocols",
             "each a token",
+        ),
+        (
+            "ws = { message = \"a\", messages = [\"b\"] }\n",
+            "scenario.ws.messages",
+            "not both",
+        ),
+        (
+            "ws = { messages = [] }\n",
+            "scenario.ws.messages",
+            "from 1 to",
+        ),
+        (
+            "ws = { ping = true, messages = [\"a\"] }\n",
+            "scenario.ws.messages",
+            "a ping carries the one message",
         ),
         (
             "ws = { compress = true }\n",
