@@ -4,4 +4,5 @@
 mod common;
 mod h2;
 mod server;
+mod ws_close;
 mod ws_room;

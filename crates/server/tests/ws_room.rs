@@ -15,7 +15,7 @@ use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
 use crate::common::connect;
 
 /// A client upgraded to `path` (the 101's head read), with what came after it.
-fn member(srv: &Running, path: &str) -> (TcpStream, Vec<u8>) {
+pub fn member(srv: &Running, path: &str) -> (TcpStream, Vec<u8>) {
     let mut s = connect(srv);
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(

@@ -5,7 +5,7 @@
 use std::io::{self, Read, Write};
 use std::time::Instant;
 
-use super::{EventLoop, Proto, IO_BUF, MAX_PENDING_OUTPUT, READS_PER_WAKE};
+use super::{EventLoop, Proto, IO_BUF, LINGER, LINGER_TIMER, MAX_PENDING_OUTPUT, READS_PER_WAKE};
 use crate::h1::Answering;
 use crate::h2::{self, Answer, H2Conn, H2Respond};
 use crate::request;
@@ -444,7 +444,7 @@ impl EventLoop {
     }
 
     /// Closes the connection if it is done.
-    pub(super) fn after_io(&mut self, ci: usize, _now: Instant) {
+    pub(super) fn after_io(&mut self, ci: usize, now: Instant) {
         let Some(c) = self.conns[ci].as_ref() else {
             return;
         };
@@ -462,12 +462,38 @@ impl EventLoop {
                 || (c.peer_closed && c.rbuf.is_empty())
                 || (self.draining && c.rbuf.is_empty()))
         {
+            let linger = c.close_after
+                && !c.peer_closed
+                && !self.draining
+                && matches!(c.proto, Proto::Ws(_));
+            if linger {
+                return self.linger(ci, now);
+            }
             if c.close_after {
                 if let Some(c) = self.conns[ci].as_mut() {
                     c.stream.shutdown_write();
                 }
             }
             self.close(ci);
+        }
+    }
+
+    /// WebSocket: the close is written; the write side is shut and the connection
+    /// waits for the client's end (see the connection's `lingering`), at most [`LINGER`].
+    #[cold]
+    fn linger(&mut self, ci: usize, now: Instant) {
+        let Some(c) = self.conns[ci].as_mut() else {
+            return;
+        };
+        if !c.lingering {
+            c.lingering = true;
+            c.stream.shutdown_write();
+            self.delays.push(std::cmp::Reverse((
+                now + LINGER,
+                ci,
+                c.generation,
+                LINGER_TIMER,
+            )));
         }
     }
 

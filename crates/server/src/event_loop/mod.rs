@@ -37,6 +37,11 @@ const IO_BUF: usize = 64 * 1024;
 const READS_PER_WAKE: usize = 16;
 /// How long accepting pauses when the process is out of descriptors.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// How long a WebSocket connection whose close is out waits for the client's end of
+/// the TCP connection before closing it regardless.
+const LINGER: Duration = Duration::from_secs(2);
+/// The stream slot of a timer that ends a WebSocket connection's linger.
+const LINGER_TIMER: u32 = u32::MAX;
 
 struct Conn {
     stream: Io,
@@ -63,6 +68,11 @@ struct Conn {
     /// When it was accepted: a TLS handshake not done within the head timeout of it
     /// ends the connection (a few bytes of ClientHello must not hold it).
     accepted: Instant,
+    /// WebSocket: the close is out and the write side shut; what the client still
+    /// sends is read and dropped until it closes its side (or [`LINGER`] passes), so
+    /// that its last frames do not meet a closed socket, whose reset could destroy
+    /// the close it has not read yet.
+    lingering: bool,
 }
 
 /// A connection's protocol, each a sans-IO state machine.
@@ -501,6 +511,7 @@ impl EventLoop {
                         wrote_at: now,
                         held: (0, now),
                         accepted: now,
+                        lingering: false,
                     });
                     self.open += 1;
                 }
@@ -610,6 +621,10 @@ impl EventLoop {
             },
             None => (false, false),
         };
+        if ws && stream == LINGER_TIMER {
+            // The client did not close its side in time.
+            return self.close(ci);
+        }
         if ws {
             return self.push_ws(ci, now);
         }

@@ -1,0 +1,135 @@
+//! How the reference server ends a WebSocket connection, over a real socket on
+//! 127.0.0.1:0: its close goes out, its side of the TCP connection is shut, and what
+//! the client still sends is read and dropped until the client closes its own side —
+//! so no reset meets the client's last frames and destroys the close it has not read
+//! — or until the linger's bound passes.
+
+use std::io::{ErrorKind, Read, Write};
+use std::time::{Duration, Instant};
+
+use stampede_server::{Config, Running};
+use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
+
+use crate::ws_room::member;
+
+fn server() -> Running {
+    Running::local(Config {
+        threads: 1,
+        ..Config::default()
+    })
+    .unwrap()
+}
+
+/// The frames of `got`, read as a client reads them: the close's code, if one came.
+fn close_code(got: &[u8]) -> Option<Option<u16>> {
+    let mut r = Reader::new(ReaderOptions {
+        peer_is_client: false,
+        max_message: 1 << 20,
+        keep: false,
+    });
+    let mut close = None;
+    r.feed(got, &mut |e| {
+        if let Event::Close { code, .. } = e {
+            close = Some(code);
+        }
+    })
+    .unwrap();
+    close
+}
+
+/// Sends masked 1 KiB messages on `s` for `ms` milliseconds, as a client that has not
+/// yet read the server's close does: how many went, or the error that stopped them.
+fn keep_sending(
+    mut s: std::net::TcpStream,
+    ms: u64,
+) -> std::thread::JoinHandle<std::io::Result<u64>> {
+    std::thread::spawn(move || {
+        let mut frame = Vec::new();
+        ws::frame(
+            &mut frame,
+            (true, false),
+            ws::TEXT,
+            &[b'x'; 1024],
+            Some([1, 2, 3, 4]),
+        );
+        let until = Instant::now() + Duration::from_millis(ms);
+        let mut sent = 0;
+        while Instant::now() < until {
+            s.write_all(&frame)?;
+            sent += 1;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(sent)
+    })
+}
+
+/// Reads `s` to its end: what came, or the error that ended it and what came before.
+fn read_to_end(s: &mut std::net::TcpStream, mut got: Vec<u8>) -> Result<Vec<u8>, String> {
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return Ok(got),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => return Err(format!("{e} after {} bytes", got.len())),
+        }
+    }
+}
+
+#[test]
+fn the_servers_close_ends_cleanly_while_the_client_still_sends() {
+    let srv = server();
+    let (mut s, early) = member(&srv, "/ws/echo");
+    // An unmasked frame breaks a client's rules: the server closes with 1002 …
+    let mut bad = Vec::new();
+    ws::frame(&mut bad, (true, false), ws::TEXT, b"unmasked", None);
+    s.write_all(&bad).unwrap();
+    // … while the client goes on sending for 300 ms.
+    let sender = keep_sending(s.try_clone().unwrap(), 300);
+    // The close comes, then the end of the server's side: no reset.
+    let got = read_to_end(&mut s, early).unwrap();
+    assert_eq!(close_code(&got), Some(Some(ws::PROTOCOL_ERROR)));
+    // Everything the client sent after the close was taken (read and dropped).
+    let sent = sender
+        .join()
+        .unwrap()
+        .expect("the client's frames met no reset");
+    assert!(sent > 0);
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+}
+
+#[test]
+fn a_client_that_never_closes_is_let_go_within_the_linger() {
+    let srv = server();
+    let (mut s, early) = member(&srv, "/ws/echo");
+    // The client closes; the server answers and shuts its side …
+    let mut close = Vec::new();
+    ws::close(&mut close, Some(ws::NORMAL), "bye", Some([9, 9, 9, 9]));
+    s.write_all(&close).unwrap();
+    let got = read_to_end(&mut s, early).unwrap();
+    assert_eq!(close_code(&got), Some(Some(ws::NORMAL)));
+    // … and the client keeps its own open: the server closes the socket within its
+    // bound (2 s), after which a write meets the reset.
+    let started = Instant::now();
+    let failed = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "still open after 10 s"
+        );
+        if let Err(e) = s.write_all(b"\x81\x80\x00\x00\x00\x00") {
+            break e;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        matches!(
+            failed.kind(),
+            ErrorKind::ConnectionReset | ErrorKind::BrokenPipe
+        ),
+        "{failed}"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1500),
+        "closed after {waited:?}: no linger"
+    );
+}
