@@ -462,29 +462,29 @@ impl EventLoop {
                 || (c.peer_closed && c.rbuf.is_empty())
                 || (self.draining && c.rbuf.is_empty()))
         {
-            let linger = c.close_after
-                && !c.peer_closed
-                && !self.draining
-                && matches!(c.proto, Proto::Ws(_));
-            if linger {
-                return self.linger(ci, now);
-            }
-            if c.close_after {
-                if let Some(c) = self.conns[ci].as_mut() {
-                    c.stream.shutdown_write();
-                }
-            }
-            self.close(ci);
+            self.done_with(ci, now);
         }
     }
 
-    /// WebSocket: the close is written; the write side is shut and the connection
-    /// waits for the client's end (see the connection's `lingering`), at most [`LINGER`].
+    /// The connection is done: closed, after shutting its write side when it ended
+    /// on purpose — or, for WebSocket, the write side shut and the connection left to
+    /// wait for the client's end (see the connection's `lingering`), at most
+    /// [`LINGER`]. Out of line: every I/O of a live connection passes the test that
+    /// leads here.
     #[cold]
-    fn linger(&mut self, ci: usize, now: Instant) {
+    #[inline(never)]
+    fn done_with(&mut self, ci: usize, now: Instant) {
         let Some(c) = self.conns[ci].as_mut() else {
             return;
         };
+        let linger =
+            c.close_after && !c.peer_closed && !self.draining && matches!(c.proto, Proto::Ws(_));
+        if !linger {
+            if c.close_after {
+                c.stream.shutdown_write();
+            }
+            return self.close(ci);
+        }
         if !c.lingering {
             c.lingering = true;
             c.stream.shutdown_write();
