@@ -145,3 +145,90 @@ fn body_lines_are_messages_sent_in_turn() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `load` with `args` against `path` on `s`, as JSON.
+fn run(s: &stampede_server::Running, path: &str, args: &[&str]) -> Value {
+    let url = format!("ws://{}{path}", s.addr());
+    let mut all = vec!["load", &url, "-t", "1", "--json", "-"];
+    all.extend_from_slice(args);
+    let out = stampede(&all);
+    let got = text(&out.stdout);
+    serde_json::from_str(&got).unwrap_or_else(|e| panic!("{e}: {got}{}", text(&out.stderr)))
+}
+
+#[test]
+fn each_answer_is_known_by_what_it_holds() {
+    let s = crate::common::srv();
+    // Two members of a room: each message reaches both, and each member's answer is
+    // its own message, known by its UUID — the other's are read and let go.
+    let v = run(
+        &s,
+        "/ws/room?name=expect",
+        &[
+            "-n",
+            "200",
+            "-c",
+            "2",
+            "--ws-message",
+            r#"{"from":"{{.UUID}}","n":{{.RequestNumber}}}"#,
+            "--ws-expect",
+            r#""from":"{{.UUID}}""#,
+        ],
+    );
+    assert_eq!(v["requests"]["completed"], 200, "{v}");
+    assert_eq!(v["requests"]["failed"], 0, "{v}");
+    let unmatched = v["websocket"]["unmatched"].as_u64().unwrap_or(0);
+    assert!((1..=200).contains(&unmatched), "{unmatched}: {v}");
+    assert_eq!(crate::common::schema_errors(&v), Vec::<String>::new());
+    // A fixed expectation: the echo holds it, and nothing else came.
+    let v = run(
+        &s,
+        "/ws/echo",
+        &[
+            "-n",
+            "50",
+            "-c",
+            "1",
+            "--ws-message",
+            "ok 1",
+            "--ws-expect",
+            "ok",
+        ],
+    );
+    assert_eq!(v["requests"]["completed"], 50, "{v}");
+    assert!(v["websocket"].get("unmatched").is_none(), "{v}");
+    // One that no answer holds: each message times out, its echo counted as no answer.
+    let v = run(
+        &s,
+        "/ws/echo",
+        &[
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--timeout",
+            "300ms",
+            "--ws-expect",
+            "never",
+        ],
+    );
+    assert_eq!(v["requests"]["completed"], 0, "{v}");
+    assert_eq!(v["errors"]["timeout"], 3, "{v}");
+    assert_eq!(v["websocket"]["unmatched"], 3, "{v}");
+    // Refused where it cannot apply.
+    for (args, said) in [
+        (&["--ws-ping", "--ws-expect", "x"][..], "--ws-expect"),
+        (&["--stream", "--ws-expect", "x"][..], "--ws-expect"),
+        (
+            &["--ws-expect", "{{.UUID}}"][..],
+            "give the message with --ws-message",
+        ),
+    ] {
+        let mut all = vec!["load", "ws://127.0.0.1:9/"];
+        all.extend_from_slice(args);
+        let out = stampede(&all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+}

@@ -69,6 +69,24 @@ pub(crate) mod hex_shared {
     }
 }
 
+/// An optional shared byte string as an optional hex string.
+pub(crate) mod hex_shared_opt {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(transparent)]
+    struct Hex(#[serde(with = "super::hex_shared")] Arc<[u8]>);
+
+    pub fn serialize<S: Serializer>(b: &Option<Arc<[u8]>>, s: S) -> Result<S::Ok, S::Error> {
+        b.as_ref().map(|b| Hex(b.clone())).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Arc<[u8]>>, D::Error> {
+        Option::<Hex>::deserialize(d).map(|h| h.map(|h| h.0))
+    }
+}
+
 /// A list of shared byte strings as a list of hex strings.
 pub(crate) mod hex_shared_list {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -257,6 +257,13 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
     if let Some(u) = r.websocket.as_ref().and_then(|w| w.upgrade.as_ref()) {
         let _ = writeln!(o, "  websocket   {}", crate::ws_upgrade_line(u));
     }
+    if let Some(n) = r.websocket.as_ref().map(|w| w.unmatched).filter(|&n| n > 0) {
+        let _ = writeln!(
+            o,
+            "              {} messages read were no answer (not holding what was expected)",
+            thousands(n)
+        );
+    }
     if let Some(l) = &r.limit {
         let _ = writeln!(
             o,

@@ -415,16 +415,23 @@ fn a_websocket_runs_refusals_and_closes_are_in_its_html_and_warnings() {
         upgrade: Some(upgrades.stats()),
         refused: BTreeMap::from([(404, 3)]),
         closes: BTreeMap::from([(1001, 2), (1011, 1_200)]),
+        unmatched: 5_000,
     });
     let html = stampede_report::run_html(&r, "run", None);
     assert!(
-        html.contains("3 upgrades, each p50 610µs p99 2.00ms max 2.00ms (from the open connection to the 101). Upgrades refused, by status: 404 × 3. Connections the server closed, by close code: 1001 × 2, 1011 × 1,200."),
+        html.contains("3 upgrades, each p50 610µs p99 2.00ms max 2.00ms (from the open connection to the 101). Upgrades refused, by status: 404 × 3. Connections the server closed, by close code: 1001 × 2, 1011 × 1,200. Messages read that were no answer (not holding what was expected): 5,000."),
         "{}",
         &html[..html.len().min(600)]
     );
     let summary = stampede_report::summary(&r);
     assert!(
         summary.contains("  websocket   3 upgrades, each p50 610µs p99 2.00ms"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "\n              5,000 messages read were no answer (not holding what was expected)\n"
+        ),
         "{summary}"
     );
     let w = stampede_report::loud_warnings(&r).join("\n");

@@ -10,6 +10,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use stampede_engine::made::{Call, CallMaker};
+use stampede_engine::WsLoad;
 
 use super::{Action, Piece, Template, Values, MAX_RANDOM_STRING};
 use crate::common::Exit;
@@ -36,40 +37,57 @@ impl Template {
     }
 }
 
-/// Makes each message from a template (see the module's description); it always
-/// can, so a run it makes for never stops for it.
+/// Makes each message from a template (see the module's description), and what its
+/// answer must hold from another, with the same values; it always can, so a run it
+/// makes for never stops for it.
 pub struct TextMaker {
     template: Template,
+    expect: Option<Template>,
 }
 
 impl TextMaker {
-    /// A maker of `template`'s messages, each at most `limit` bytes; a template that
-    /// could make more is refused, named by `what`.
-    pub fn new(template: Template, what: &str, limit: usize) -> Result<TextMaker, Exit> {
+    /// A maker of `template`'s messages, each at most `limit` bytes, and of
+    /// `expect`'s expectations (at most [`WsLoad::MAX_EXPECT`]); a template that could
+    /// make more is refused, the message's named by `what`.
+    pub fn new(
+        template: Template,
+        expect: Option<Template>,
+        what: &str,
+        limit: usize,
+    ) -> Result<TextMaker, Exit> {
         let most = template.most();
         if most > limit {
             return Err(Exit::usage(format!(
                 "{what}: its templates can make a message of {most} bytes; a message is at most {limit} (randomString makes at most {MAX_RANDOM_STRING} characters, each one byte)"
             )));
         }
-        Ok(TextMaker { template })
+        if let Some(most) = expect.as_ref().map(Template::most) {
+            if most > WsLoad::MAX_EXPECT {
+                return Err(Exit::usage(format!(
+                    "--ws-expect: its templates can make {most} bytes; an expectation is at most {}",
+                    WsLoad::MAX_EXPECT
+                )));
+            }
+        }
+        Ok(TextMaker { template, expect })
     }
 
-    /// Call 0's message (on worker 0, connection 0): the run's message as its spec
-    /// and report carry it.
-    pub fn first(&self) -> Vec<u8> {
-        let mut body = Vec::new();
+    /// Call 0's message and expectation (on worker 0, connection 0): the run's as
+    /// its spec carries them.
+    pub fn first(&self) -> (Vec<u8>, Vec<u8>) {
+        let (mut body, mut expect) = (Vec::new(), Vec::new());
         let call = Call {
             number: 0,
             worker: 0,
             conn: 0,
         };
-        self.render(call, &mut body);
-        body
+        self.render(call, &mut body, &mut expect);
+        (body, expect)
     }
 
-    /// Renders `call`'s message into `body` (which comes empty), reusing its room.
-    fn render(&self, call: Call, body: &mut Vec<u8>) {
+    /// Renders `call`'s message into `body` and its expectation into `expect` (both
+    /// come empty), reusing their room.
+    fn render(&self, call: Call, body: &mut Vec<u8>, expect: &mut Vec<u8>) {
         let mut values = Values {
             call,
             prefix: "",
@@ -79,15 +97,19 @@ impl TextMaker {
             uuid: None,
         };
         // An empty buffer is valid UTF-8: the text takes its room and gives it back.
-        let mut text = String::from_utf8(std::mem::take(body)).unwrap_or_default();
-        self.template.render(&mut values, &mut text);
-        *body = text.into_bytes();
+        for (t, out) in [(Some(&self.template), body), (self.expect.as_ref(), expect)] {
+            if let Some(t) = t {
+                let mut text = String::from_utf8(std::mem::take(out)).unwrap_or_default();
+                t.render(&mut values, &mut text);
+                *out = text.into_bytes();
+            }
+        }
     }
 }
 
 impl CallMaker for TextMaker {
-    fn make(&self, call: Call, body: &mut Vec<u8>, _fields: &mut Vec<u8>) -> bool {
-        self.render(call, body);
+    fn make(&self, call: Call, body: &mut Vec<u8>, fields: &mut Vec<u8>) -> bool {
+        self.render(call, body, fields);
         true
     }
 }
@@ -117,7 +139,7 @@ mod tests {
             "--ws-message",
         )
         .unwrap();
-        let maker = TextMaker::new(t, "--ws-message", 1 << 20).unwrap();
+        let maker = TextMaker::new(t, None, "--ws-message", 1 << 20).unwrap();
         let a = made(&maker, 7);
         let v: serde_json::Value = serde_json::from_str(&a).unwrap();
         assert_eq!(v["n"], 7);
@@ -136,7 +158,7 @@ mod tests {
     fn a_template_that_could_make_too_much_is_refused_before_the_run() {
         let t = Template::parse_text("{{randomString 1000}}{{randomString 1000}}", "-x").unwrap();
         assert_eq!(t.most(), 2000);
-        let e = TextMaker::new(t.clone(), "--ws-message", 1999)
+        let e = TextMaker::new(t.clone(), None, "--ws-message", 1999)
             .err()
             .unwrap();
         assert!(
@@ -144,7 +166,7 @@ mod tests {
             "{}",
             e.message
         );
-        let maker = TextMaker::new(t, "--ws-message", 2000).unwrap();
+        let maker = TextMaker::new(t, None, "--ws-message", 2000).unwrap();
         assert_eq!(made(&maker, 0).len(), 2000);
         // Every action's longest rendering is within its bound.
         for (text, n) in [
@@ -158,7 +180,7 @@ mod tests {
         ] {
             let t = Template::parse_text(text, "-x").unwrap();
             let most = t.most();
-            let maker = TextMaker::new(t, "-x", most).unwrap();
+            let maker = TextMaker::new(t, None, "-x", most).unwrap();
             let mut body = Vec::new();
             let c = Call {
                 number: n,

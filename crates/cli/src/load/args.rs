@@ -72,7 +72,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
-            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate",
+            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect",
         ]
     )]
     pub spec: Option<String>,
@@ -189,6 +189,17 @@ pub struct LoadArgs {
     /// ways, and a server that declines fails each connection as ws_deflate_declined
     #[arg(help_heading = "WebSocket", long = "ws-deflate")]
     pub ws_deflate: bool,
+    /// WebSocket: each message's answer is the next message holding TEXT; the others
+    /// are read, counted and let go (a room's or a feed's traffic between answers).
+    /// Takes --ws-message's templates, made with the same values as its message:
+    /// --ws-message '{"id":{{.RequestNumber}}}' --ws-expect '"id":{{.RequestNumber}}'
+    #[arg(
+        help_heading = "WebSocket",
+        long = "ws-expect",
+        value_name = "TEXT",
+        conflicts_with_all = ["ws_ping", "stream"]
+    )]
+    pub ws_expect: Option<String>,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",

@@ -24,6 +24,7 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             ("--ws-ping", a.ws_ping),
             ("--ws-stamp", a.ws_stamp),
             ("--ws-deflate", a.ws_deflate),
+            ("--ws-expect", a.ws_expect.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(Exit::usage(format!(
@@ -137,34 +138,58 @@ pub(super) fn upgrade(
             "-H {n}: the upgrade sets it (each connection its own key; subprotocols with --ws-protocol; permessage-deflate with --ws-deflate)"
         )));
     }
-    let template = match &a.ws_message {
-        Some(text) => Some(
-            crate::calldata::Template::parse_text(text, "--ws-message").map_err(|e| {
-                Exit::usage(format!(
-                    "{} (a message sent as written, braces and all, goes in a file given with --body-file)",
-                    e.message
-                ))
-            })?,
-        ),
-        None => None,
+    let parse = |text: &Option<String>, flag: &str, hint: &str| {
+        text.as_deref()
+            .map(|t| {
+                crate::calldata::Template::parse_text(t, flag)
+                    .map_err(|e| Exit::usage(format!("{} ({hint})", e.message)))
+            })
+            .transpose()
     };
-    let made = match template.filter(|t| t.constant().is_none()) {
-        Some(_) if a.ws_ping => {
+    let template = parse(
+        &a.ws_message,
+        "--ws-message",
+        "a message sent as written, braces and all, goes in a file given with --body-file",
+    )?;
+    let expect = parse(
+        &a.ws_expect,
+        "--ws-expect",
+        "call data templates are taken here",
+    )?;
+    let templated =
+        |t: &Option<crate::calldata::Template>| t.as_ref().is_some_and(|t| t.constant().is_none());
+    let made = if templated(&template) || templated(&expect) {
+        if a.ws_ping {
             return Err(Exit::usage(
                 "--ws-ping: a ping carries the same message each time; --ws-message's templates make data messages",
-            ))
+            ));
         }
-        Some(t) => {
-            let room = WsLoad::MAX_SEND - if a.ws_stamp { stampede_wire::stamp::LEN } else { 0 };
-            Some(crate::calldata::TextMaker::new(t, "--ws-message", room)?)
+        if expect.is_some() && template.is_none() {
+            return Err(Exit::usage(
+                "--ws-expect: its templates are made with each message's values; give the message with --ws-message",
+            ));
         }
-        None => None,
+        let room = WsLoad::MAX_SEND
+            - if a.ws_stamp {
+                stampede_wire::stamp::LEN
+            } else {
+                0
+            };
+        let message = template.expect("a message to make");
+        Some(crate::calldata::TextMaker::new(
+            message,
+            expect,
+            "--ws-message",
+            room,
+        )?)
+    } else {
+        None
     };
     let message = match (body, &a.ws_message) {
         (Some(b), _) => b,
         // A templated message's is the first made.
         (None, Some(t)) => match &made {
-            Some(m) => m.first(),
+            Some(m) => m.first().0,
             None => t.clone().into_bytes(),
         },
         // A push stream sends nothing unless asked to subscribe with a message.
@@ -193,6 +218,11 @@ pub(super) fn upgrade(
     let load = WsLoad {
         message: message.into(),
         messages,
+        expect: (a.ws_expect.as_ref()).map(|e| match &made {
+            // Each message's own is made beside it; the spec holds the first.
+            Some(m) => m.first().1.into(),
+            None => e.as_bytes().into(),
+        }),
         binary: a.ws_binary,
         protocols: a.ws_protocols.clone(),
         max_message: WsLoad::MAX_MESSAGE,

@@ -506,11 +506,16 @@ pub struct WsStats {
     /// The server's close frames read, by code (1005: a close without one).
     #[serde(default)]
     pub closes: BTreeMap<u16, u64>,
+    /// Data messages read that did not contain what the answer was to
+    /// ([`crate::WsLoad::expect`]), let go.
+    #[serde(default, skip_serializing_if = "crate::form::is_zero")]
+    pub unmatched: u64,
 }
 
 impl WsStats {
     /// Adds `other`'s counts.
     pub fn add(&mut self, other: &WsStats) {
+        self.unmatched = self.unmatched.saturating_add(other.unmatched);
         for (mine, theirs) in [
             (&mut self.refused, &other.refused),
             (&mut self.closes, &other.closes),

@@ -76,6 +76,12 @@ pub struct WsClient {
     made: std::collections::VecDeque<Box<[u8]>>,
     /// Of [`WsLoad::messages`], the one sent next.
     turn: usize,
+    /// What the answers to the messages sent must contain, in order, when each
+    /// message's is made with it ([`WsClient::queue_made`]).
+    expects: std::collections::VecDeque<Box<[u8]>>,
+    /// Data messages read that did not contain what the answer was to, since last
+    /// taken.
+    unmatched: u64,
     reader: Reader,
     /// Draws the keys: masks, and the upgrade's.
     rng: u64,
@@ -154,6 +160,30 @@ fn answer(events: &mut Vec<Event>, answered: &mut u64, len: u64) {
     *answered += 1;
 }
 
+/// A message of `len` bytes, `data`, read by a run that knows its answers by their
+/// content: the next round trip completes if it contains what the waiting one's
+/// answer must (`expects`' first when each message's is made, else `expect`);
+/// otherwise it is counted and let go.
+#[cold]
+fn expected(
+    events: &mut Vec<Event>,
+    answered: &mut u64,
+    unmatched: &mut u64,
+    expects: &mut std::collections::VecDeque<Box<[u8]>>,
+    expect: &[u8],
+    len: u64,
+    data: &[u8],
+) {
+    let want = expects.front().map_or(expect, |e| &e[..]);
+    let found = want.is_empty() || data.windows(want.len()).any(|w| w == want);
+    if found {
+        expects.pop_front();
+        answer(events, answered, len);
+    } else {
+        *unmatched += 1;
+    }
+}
+
 /// splitmix64's next value.
 fn draw(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -192,7 +222,8 @@ impl WsClient {
         let mut reader = Reader::new(ReaderOptions {
             peer_is_client: false,
             max_message: load.max_message,
-            keep: false,
+            // An answer known by its content is read whole.
+            keep: load.expect.is_some(),
         });
         if push {
             reader.keep_prefix(stamp::LEN);
@@ -207,6 +238,8 @@ impl WsClient {
             deferred: 0,
             made: std::collections::VecDeque::new(),
             turn: 0,
+            expects: std::collections::VecDeque::new(),
+            unmatched: 0,
             reader,
             rng,
             upgraded: false,
@@ -219,6 +252,13 @@ impl WsClient {
             stamped: Vec::new(),
             deflate: None,
         }
+    }
+
+    /// Data messages read that did not contain what the answer was to, since the
+    /// last call.
+    #[inline]
+    pub fn take_unmatched(&mut self) -> u64 {
+        std::mem::take(&mut self.unmatched)
     }
 
     /// The stamp of the next stamped message of the bytes last fed (whose event
@@ -255,8 +295,12 @@ impl WsClient {
     }
 
     /// Queues a message made for its call ([`crate::made`]) in place of the run's:
-    /// sent now, or kept until the upgrade is answered.
-    pub fn queue_made(&mut self, message: &[u8]) {
+    /// sent now, or kept until the upgrade is answered; when the run expects its
+    /// answers' content, `expect` is this one's.
+    pub fn queue_made(&mut self, message: &[u8], expect: &[u8]) {
+        if self.load.expect.is_some() && self.phase != Phase::Closed {
+            self.expects.push_back(expect.into());
+        }
         match self.phase {
             Phase::Open => self.message(Some(message)),
             Phase::Upgrading => {
@@ -394,6 +438,8 @@ impl WsClient {
             pings,
             load,
             push,
+            expects,
+            unmatched,
             ..
         } = self;
         if let Some(p) = push {
@@ -406,8 +452,11 @@ impl WsClient {
         let fed = reader.feed(data, &mut |ev| match ev {
             WsEvent::Message { len, data, .. } => match push {
                 Some(p) => p.message(events, len, data),
-                None if !pinging => answer(events, answered, len),
-                None => {}
+                None if pinging => {}
+                None => match &load.expect {
+                    None => answer(events, answered, len),
+                    Some(e) => expected(events, answered, unmatched, expects, e, len, data),
+                },
             },
             // A pong answers the ping waiting when it carries its payload (RFC 6455
             // §5.5.3); one that comes unasked is a heartbeat and answers nothing.

@@ -7,7 +7,8 @@
 //! [`CallMaker`] for every call's body and extra fields as it opens the call's stream
 //! (or queues the call's message), into buffers of its own reused call to call. The
 //! spec's request gives everything else (method, path, the fields every call shares),
-//! sent as literals on any stream; a WebSocket message is the body alone. A run without it sends the request prepared once, and pays nothing here.
+//! sent as literals on any stream; a WebSocket message is the body, and what its
+//! answer must hold ([`crate::WsLoad::expect`]), when the run expects one, the fields. A run without it sends the request prepared once, and pays nothing here.
 //! A maker that cannot make a call says so by returning false; the run stops, and the
 //! maker keeps why for whoever started it.
 

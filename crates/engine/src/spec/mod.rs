@@ -246,8 +246,9 @@ pub struct LoadSpec {
     pub hooks: Option<crate::run::hooks::Hooks>,
     /// Each call's body and header fields made as it is sent (call templates; see
     /// [`crate::made`]): HTTP/2 streams of a pool's one request, or a WebSocket run's
-    /// data messages (each made in place of [`crate::WsLoad::message`], fields not
-    /// taken). `None` sends `request` (and the message) as prepared.
+    /// data messages (each made in place of [`crate::WsLoad::message`], the fields
+    /// its answer's expectation when the run has one). `None` sends `request` (and
+    /// the message) as prepared.
     pub calls: Option<crate::run::made::MadeCalls>,
     /// Keep one record per request, answered or failed (ab's `-g`, h2load's `--log-file`);
     /// costs 48 bytes per request.

@@ -669,6 +669,16 @@ impl LoadSpec {
             "message: a text message must be UTF-8 (send it as binary)".to_string()
         } else if let Some(why) = Self::ws_messages(ws) {
             why
+        } else if ws.expect.is_some() && ws.ping {
+            "expect: a ping's answer is its pong; expectations are for data messages".to_string()
+        } else if ws.expect.is_some() && self.load.stream.is_some() {
+            "expect: every message of a push stream is an event of it; expectations are for round trips".to_string()
+        } else if ws
+            .expect
+            .as_ref()
+            .is_some_and(|e| e.len() > crate::WsLoad::MAX_EXPECT)
+        {
+            format!("expect: at most {} KiB", crate::WsLoad::MAX_EXPECT >> 10)
         } else if ws.max_message == 0 || ws.max_message > 1 << 30 {
             "max_message: from 1 byte to 1 GiB".to_string()
         } else if !crate::WsLoad::valid_protocols(&ws.protocols) {

@@ -43,6 +43,19 @@ pub struct WsLoad {
     /// time it from them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stamp: bool,
+    /// The answer to each message is the next data message that contains these
+    /// bytes; messages that do not are read, counted
+    /// ([`crate::WsStats::unmatched`]) and let go — a server that sends other traffic
+    /// (a room's, a feed's) between answers, or answers identified by content. With
+    /// messages made one by one ([`crate::made`]) each call's own expectation is made
+    /// beside its message (in the maker's fields buffer) in place of this one.
+    /// Answers are taken in order.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::form::hex_shared_opt"
+    )]
+    pub expect: Option<Arc<[u8]>>,
     /// permessage-deflate (RFC 7692) is offered, and must be taken: messages go
     /// compressed both ways, and a server that declines fails each connection
     /// ([`crate::ErrorKind::WsDeflateDeclined`]).
@@ -61,6 +74,8 @@ impl WsLoad {
     /// The most bytes the messages used in turn take together (256 MiB, a body
     /// file's most).
     pub const MAX_MESSAGES_BYTES: usize = 256 << 20;
+    /// The longest expectation ([`WsLoad::expect`]).
+    pub const MAX_EXPECT: usize = 64 * 1024;
     /// The largest message a ping carries (a control frame's payload).
     pub const MAX_PING: usize = stampede_wire::ws::MAX_CONTROL;
 
@@ -134,6 +149,7 @@ impl WsLoad {
         WsLoad {
             message: Arc::from(text.as_bytes()),
             messages: Vec::new(),
+            expect: None,
             binary: false,
             protocols: Vec::new(),
             max_message: WsLoad::MAX_MESSAGE,

@@ -1,6 +1,7 @@
 //! A scenario that loads a WebSocket server: `ws = { message = "…", binary = true,
 //! ping = true, stamp = true, deflate = true, protocols = ["chat.v2"] }` (or
-//! `messages = ["…", "…"]`, sent in turn) upgrades each connection with the
+//! `messages = ["…", "…"]`, sent in turn; `expect = "…"`, what each answer holds)
+//! upgrades each connection with the
 //! scenario's GET (its path and headers) and times each message's round trip, as
 //! `stampede load ws://…` does — over the same pool, sessions and rates as any
 //! scenario. Read here with the line of each value; the keys that do not apply to
@@ -15,6 +16,7 @@ use stampede_engine::WsLoad;
 pub(super) struct RawWs {
     message: Option<Spanned<String>>,
     messages: Option<Vec<Spanned<String>>>,
+    expect: Option<Spanned<String>>,
     binary: Option<bool>,
     ping: Option<bool>,
     stamp: Option<bool>,
@@ -108,6 +110,18 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
             "a ping carries the one message; give it with message",
         ));
     }
+    if let Some(e) = &w.expect {
+        let why = if ping {
+            Some("a ping's answer is its pong; drop expect".to_string())
+        } else if e.get_ref().len() > WsLoad::MAX_EXPECT {
+            Some(format!("at most {} KiB", WsLoad::MAX_EXPECT >> 10))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(cx.err(e.span().start, "scenario.ws.expect", why));
+        }
+    }
     if ping && w.binary == Some(true) {
         return Err(cx.err(
             here,
@@ -160,6 +174,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
     Ok(Some(WsLoad {
         message: message.as_bytes().into(),
         messages: (messages.iter()).map(|m| m.as_bytes().into()).collect(),
+        expect: (w.expect.as_ref()).map(|e| e.get_ref().as_bytes().into()),
         binary: w.binary.unwrap_or(false),
         protocols,
         max_message: WsLoad::MAX_MESSAGE,

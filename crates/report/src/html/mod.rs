@@ -367,9 +367,9 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
     if let Some(tls) = &r.tls {
         let _ = write!(o, "<p>TLS: {}.</p>", esc(&crate::tls_line(tls)));
     }
-    if let Some(w) = (r.websocket.as_ref())
-        .filter(|w| w.upgrade.is_some() || !w.refused.is_empty() || !w.closes.is_empty())
-    {
+    if let Some(w) = (r.websocket.as_ref()).filter(|w| {
+        w.upgrade.is_some() || !w.refused.is_empty() || !w.closes.is_empty() || w.unmatched > 0
+    }) {
         let list = |m: &std::collections::BTreeMap<u16, u64>| {
             let items: Vec<String> = m
                 .iter()
@@ -387,8 +387,15 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         if !w.closes.is_empty() {
             let _ = write!(
                 o,
-                "Connections the server closed, by close code: {}.",
+                "Connections the server closed, by close code: {}. ",
                 list(&w.closes)
+            );
+        }
+        if w.unmatched > 0 {
+            let _ = write!(
+                o,
+                "Messages read that were no answer (not holding what was expected): {}.",
+                thousands(w.unmatched)
             );
         }
         o.push_str("</p>");

@@ -408,3 +408,35 @@ fn deflate_declined_or_answered_wrong_fails_by_kind() {
     );
     assert_eq!(c.feed(&f, &mut ev).unwrap_err().0, ErrorKind::WsProtocol);
 }
+
+#[test]
+fn an_expected_answer_is_the_next_message_holding_it_the_others_counted() {
+    let mut l = load();
+    l.expect = Some(std::sync::Arc::from(&b"id=7"[..]));
+    let (mut c, _) = upgraded(&l, 1);
+    let mut ev = Vec::new();
+    // Another member's message, then the answer — cut mid-frame.
+    let mut bytes = server_frame(ws::TEXT, b"id=6 from someone else");
+    bytes.extend(server_frame(ws::TEXT, b"mine: id=7"));
+    let (a, b) = bytes.split_at(30);
+    c.feed(a, &mut ev).unwrap();
+    c.feed(b, &mut ev).unwrap();
+    assert_eq!(responses(&ev), [(UPGRADED, 10)]);
+    assert_eq!(c.take_unmatched(), 1);
+    assert_eq!(c.take_unmatched(), 0, "taken once");
+    // Each message made with its own expectation: answered in order.
+    let mut c = WsClient::seeded(&l, REQUEST, 7, false);
+    c.queue_made(b"a", b"<a>");
+    c.queue_made(b"b", b"<b>");
+    let key = key_of(c.unwritten());
+    c.wrote(c.unwritten().len());
+    let mut ev = Vec::new();
+    c.feed(&answer(&key, ""), &mut ev).unwrap();
+    assert_eq!(server_reads(c.unwritten()), ["a", "b"]);
+    let mut bytes = server_frame(ws::TEXT, b"<b> early");
+    bytes.extend(server_frame(ws::TEXT, b"<a>"));
+    bytes.extend(server_frame(ws::TEXT, b"<b>!"));
+    c.feed(&bytes, &mut ev).unwrap();
+    assert_eq!(responses(&ev), [(UPGRADED, 3), (UPGRADED, 4)]);
+    assert_eq!(c.take_unmatched(), 1);
+}

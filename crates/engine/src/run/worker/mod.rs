@@ -588,7 +588,7 @@ impl<'a> Worker<'a> {
                         self.shared.control.stop();
                         break;
                     }
-                    w.queue_made(&made.body);
+                    w.queue_made(&made.body, &made.fields);
                 }
                 return self.start_queued(ci, now);
             }

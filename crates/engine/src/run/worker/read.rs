@@ -191,6 +191,7 @@ impl Worker<'_> {
                     p.sent = now;
                 }
             }
+            self.rec.ws.unmatched += w.take_unmatched();
         }
         if let Some(h2) = c.proto.h2() {
             for (code, message) in h2.take_grpc_messages() {

@@ -34,6 +34,11 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
         (&ws.messages[1][..], &ws.message[..]),
         (&b"bb"[..], &b"a"[..])
     );
+    let p = Plan::parse(&format!("{head}ws = {{ expect = \"ok\" }}\n"), "p.toml").unwrap();
+    assert_eq!(
+        p.scenarios[0].ws.as_ref().unwrap().expect.as_deref(),
+        Some(&b"ok"[..])
+    );
     let long = "x".repeat(126);
     for (tail, field, says) in [
         (
@@ -91,6 +96,11 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
             "ws = { ping = true, messages = [\"a\"] }\n",
             "scenario.ws.messages",
             "a ping carries the one message",
+        ),
+        (
+            "ws = { ping = true, expect = \"x\" }\n",
+            "scenario.ws.expect",
+            "a ping's answer is its pong",
         ),
         (
             "ws = { compress = true }\n",
