@@ -191,6 +191,26 @@ fn prometheus_dashboard_finds_the_run(port: u16, at: f64) {
 /// them runs that long instead); returns the result's completed requests and the
 /// run's output.
 fn run_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> (u64, Output) {
+    let out = try_load(args, dir, on_start);
+    (completed_of(&out, dir), out)
+}
+
+/// A finished run's completed requests, once it succeeded with more than 100.
+fn completed_of(out: &Output, dir: &Path) -> u64 {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = dir.join("result.json");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let completed = r["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 100, "{r}");
+    completed
+}
+
+/// [`run_load`]'s run, its output whether it succeeded or not.
+fn try_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> Output {
     let s = srv();
     let json = dir.join("result.json");
     let mut child = Command::new(BIN)
@@ -207,41 +227,37 @@ fn run_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> (u6
         .spawn()
         .unwrap();
     on_start(&mut child);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let completed = r["requests"]["completed"].as_u64().unwrap();
-    assert!(completed > 100, "{r}");
-    (completed, out)
+    child.wait_with_output().unwrap()
 }
 
 #[test]
 fn prometheus_scrapes_a_run_and_its_query_api_returns_the_request_count() {
     // Prometheus runs before the run, so that it scrapes the run as it goes: its
-    // configuration names the metrics port, a free one taken here.
-    let metrics = free_port();
-    let Some(prom) = prometheus(&format!(
-        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: stampede\n    static_configs:\n      - targets: ['127.0.0.1:{metrics}']\n"
-    )) else {
-        return;
-    };
-    // Its discovery hands the target to the scraper a few seconds after the start: the
-    // run begins once the scraper has tried it (and found nothing listening yet).
-    eventually("prometheus scraping", Duration::from_secs(30), || {
-        let (_, body) = http(prom.port, "GET", "/api/v1/targets")?;
-        let v: Value = serde_json::from_str(&body).ok()?;
-        let t = v["data"]["activeTargets"].as_array()?.first()?.clone();
-        (t["health"] != "unknown").then_some(())
-    });
+    // configuration names the metrics port, a free one taken here. Another process
+    // may take that port before the run listens on it (the wait below lasts seconds,
+    // and every test's connections draw local ports from the same range): the run
+    // then fails to listen, and another port is tried with a fresh Prometheus.
     let tmp = Dir::new();
     let dir = &tmp.0;
-    let listen = format!("127.0.0.1:{metrics}");
-    let (completed, _) = run_load(
-        &[
+    let mut attempts = 0;
+    let (prom, completed) = loop {
+        attempts += 1;
+        let metrics = free_port();
+        let Some(prom) = prometheus(&format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: stampede\n    static_configs:\n      - targets: ['127.0.0.1:{metrics}']\n"
+        )) else {
+            return;
+        };
+        // Its discovery hands the target to the scraper a few seconds after the start:
+        // the run begins once the scraper has tried it (and found nothing listening yet).
+        eventually("prometheus scraping", Duration::from_secs(30), || {
+            let (_, body) = http(prom.port, "GET", "/api/v1/targets")?;
+            let v: Value = serde_json::from_str(&body).ok()?;
+            let t = v["data"]["activeTargets"].as_array()?.first()?.clone();
+            (t["health"] != "unknown").then_some(())
+        });
+        let listen = format!("127.0.0.1:{metrics}");
+        let args = [
             "--metrics-listen",
             &listen,
             "--metrics-linger",
@@ -251,10 +267,14 @@ fn prometheus_scrapes_a_run_and_its_query_api_returns_the_request_count() {
             // Long enough for several scrapes a second apart, which rate() needs.
             "-d",
             "4s",
-        ],
-        dir,
-        |_| {},
-    );
+        ];
+        let out = try_load(&args, dir, |_| {});
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() && err.contains("Address already in use") && attempts < 3 {
+            continue;
+        }
+        break (prom, completed_of(&out, dir));
+    };
     // The run ended once Prometheus had scraped its final figures. Its next scrape
     // finds the process gone and marks the series stale, so the last values are asked
     // for over a window (which skips staleness markers).

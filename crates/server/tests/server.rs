@@ -605,9 +605,13 @@ fn generated_bodies_are_made_as_the_client_reads() {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         assert_eq!(s.peek(&mut [0u8; 1]).unwrap(), 1);
     }
+    // The whole process's memory, other tests' included (they run beside this one in
+    // the same binary): held whole, the bodies would be 512 MiB; the bound sits well
+    // below that and well above what the other tests take at once on a busy machine
+    // (88 MiB seen).
     let grown = rss_kb().saturating_sub(before);
     assert!(
-        grown < 64 * 1024,
+        grown < 256 * 1024,
         "grew {grown} KiB for 8 readers that do not read"
     );
     // Output that makes no progress for the idle timeout ends the connection: the
