@@ -317,16 +317,12 @@ impl WsClient {
 
     /// Frames the next message: `made` for its call, or the run's (the next of its
     /// messages in turn, when it has several).
+    #[inline(always)]
     fn message(&mut self, made: Option<&[u8]>) {
-        let turn = (made.is_none() && !self.load.messages.is_empty()).then(|| self.next_turn());
-        fn pick<'a>(load: &'a WsLoad, made: Option<&'a [u8]>, turn: Option<usize>) -> &'a [u8] {
-            match (made, turn) {
-                (Some(m), _) => m,
-                (None, Some(t)) => &load.messages[t],
-                (None, None) => &load.message,
-            }
+        if made.is_none() && !self.load.messages.is_empty() {
+            return self.message_in_turn();
         }
-        if self.push.is_some() && pick(&self.load, made, turn).is_empty() {
+        if self.push.is_some() && made.unwrap_or(&self.load.message).is_empty() {
             // A subscription that asks with nothing: the upgrade is the asking.
             return;
         }
@@ -339,7 +335,7 @@ impl WsClient {
             ws::TEXT
         };
         let mask = self.mask();
-        let message = pick(&self.load, made, turn);
+        let message = made.unwrap_or(&self.load.message);
         let payload: &[u8] = if self.load.stamp {
             let now = std::time::Instant::now();
             let due = self.dues.pop_front().unwrap_or(now);
@@ -360,11 +356,12 @@ impl WsClient {
         }
     }
 
-    /// Which of the run's messages in turn goes next.
-    fn next_turn(&mut self) -> usize {
-        let t = self.turn;
-        self.turn = (t + 1) % self.load.messages.len();
-        t
+    /// Frames the next of the run's messages in turn (out of the one message's way).
+    #[cold]
+    fn message_in_turn(&mut self) {
+        let m = self.load.messages[self.turn].clone();
+        self.turn = (self.turn + 1) % self.load.messages.len();
+        self.message(Some(&m));
     }
 
     /// Bytes still to write.
@@ -447,15 +444,19 @@ impl WsClient {
             p.received.clear();
         }
         let pinging = load.ping;
+        // Every message answers (the common case), or only one holding what is expected.
+        let plain = !pinging && load.expect.is_none();
         let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
         let mut close = None;
         let fed = reader.feed(data, &mut |ev| match ev {
             WsEvent::Message { len, data, .. } => match push {
                 Some(p) => p.message(events, len, data),
-                None if pinging => {}
+                None if plain => answer(events, answered, len),
                 None => match &load.expect {
-                    None => answer(events, answered, len),
-                    Some(e) => expected(events, answered, unmatched, expects, e, len, data),
+                    Some(e) if !pinging => {
+                        expected(events, answered, unmatched, expects, e, len, data)
+                    }
+                    _ => {}
                 },
             },
             // A pong answers the ping waiting when it carries its payload (RFC 6455

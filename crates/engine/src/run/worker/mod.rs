@@ -574,31 +574,19 @@ impl<'a> Worker<'a> {
         self.gauge();
         let c = &mut self.conns[ci];
         c.proto.send(base..base + len);
+        let mut made = false;
         if let Proto::Ws(w) = &mut c.proto {
             if w.stamping() {
                 // Stamped messages carry their requests' intended starts.
                 let from = c.pending.len().saturating_sub(claimed);
                 w.due(c.pending.range(from..).map(|p| p.intended));
             }
-            if let Some(made) = self.prep.made.as_mut() {
-                // Messages made one by one, numbered over the run's calls.
-                for _ in 0..claimed {
-                    let number = self.shared.calls.fetch_add(1, Ordering::Relaxed);
-                    if !made.make(number, ci) {
-                        self.shared.control.stop();
-                        break;
-                    }
-                    w.queue_made(&made.body, &made.fields);
-                }
-                return self.start_queued(ci, now);
-            }
+            made = self.prep.made.is_some();
         }
-        c.proto.queue(claimed);
-        self.start_queued(ci, now);
-    }
-
-    /// Writes (or connects for) the requests just queued on `ci`.
-    fn start_queued(&mut self, ci: usize, now: Instant) {
+        match made {
+            true => self.queue_made_messages(ci, claimed),
+            false => c.proto.queue(claimed),
+        }
         self.open_streams(ci);
         match self.conns[ci].link.state() {
             State::Open => self.write(ci, now),
@@ -606,6 +594,23 @@ impl<'a> Worker<'a> {
             State::Connecting | State::Tunnel(_) | State::Backoff(_) => {
                 unreachable!("only open or closed connections start a batch")
             }
+        }
+    }
+
+    /// WebSocket messages made one by one, numbered over the run's calls, queued on
+    /// `ci`; a maker that cannot make one stops the run.
+    #[cold]
+    fn queue_made_messages(&mut self, ci: usize, claimed: usize) {
+        let (Some(made), Some(w)) = (self.prep.made.as_mut(), self.conns[ci].proto.ws()) else {
+            return;
+        };
+        for _ in 0..claimed {
+            let number = self.shared.calls.fetch_add(1, Ordering::Relaxed);
+            if !made.make(number, ci) {
+                self.shared.control.stop();
+                return;
+            }
+            w.queue_made(&made.body, &made.fields);
         }
     }
 
