@@ -157,6 +157,39 @@ fn several_messages_go_in_turn_on_each_connection() {
 }
 
 #[test]
+fn steps_send_in_turn_and_wait_for_what_each_answer_holds() {
+    let srv = server();
+    let steps = |expects: [&[u8]; 2]| {
+        let mut ws = WsLoad::text("");
+        ws.messages = vec![Arc::from(&b"join room"[..]), Arc::from(&b"say hi"[..])];
+        ws.expects = expects.iter().map(|e| Arc::from(*e)).collect();
+        let mut s = spec(&ws_url(&srv, "/ws/echo"), 4, 1);
+        s.load.threads = 1;
+        s.load.timeout = Some(Duration::from_millis(300));
+        s.load.ws = Some(ws);
+        s
+    };
+    let r = go(steps([b"join", b""]));
+    assert_eq!(r.requests.completed, 4, "{:?}", r.errors);
+    assert_eq!(r.bytes.body, 2 * (9 + 6));
+    assert_eq!(r.websocket.as_ref().unwrap().unmatched, 0);
+    // The second step's answer never holds what it waits for: it times out, its echo
+    // let go, and the next connection starts the steps again.
+    let r = go(steps([b"join", b"nope"]));
+    assert_eq!(r.requests.completed, 2, "{:?}", r.errors);
+    assert_eq!(errors(&r), [("timeout".to_string(), 2)]);
+    assert_eq!(r.websocket.as_ref().unwrap().unmatched, 2);
+    // One expectation for each message, not beside expect.
+    let mut s = steps([b"a", b"b"]);
+    s.load.ws.as_mut().unwrap().expects.pop();
+    assert!(s
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("one for each of the messages in turn"));
+}
+
+#[test]
 fn a_refused_upgrade_is_a_failure_not_an_answer() {
     let srv = server();
     // The reference server answers a plain page at /pong, and 404 at an unknown

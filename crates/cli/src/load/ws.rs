@@ -223,6 +223,7 @@ pub(super) fn upgrade(
             Some(m) => m.first().1.into(),
             None => e.as_bytes().into(),
         }),
+        expects: Vec::new(),
         binary: a.ws_binary,
         protocols: a.ws_protocols.clone(),
         max_message: WsLoad::MAX_MESSAGE,

@@ -223,7 +223,7 @@ impl WsClient {
             peer_is_client: false,
             max_message: load.max_message,
             // An answer known by its content is read whole.
-            keep: load.expect.is_some(),
+            keep: load.expecting(),
         });
         if push {
             reader.keep_prefix(stamp::LEN);
@@ -298,7 +298,7 @@ impl WsClient {
     /// sent now, or kept until the upgrade is answered; when the run expects its
     /// answers' content, `expect` is this one's.
     pub fn queue_made(&mut self, message: &[u8], expect: &[u8]) {
-        if self.load.expect.is_some() && self.phase != Phase::Closed {
+        if self.load.expecting() && self.phase != Phase::Closed {
             self.expects.push_back(expect.into());
         }
         match self.phase {
@@ -356,11 +356,18 @@ impl WsClient {
         }
     }
 
-    /// Frames the next of the run's messages in turn (out of the one message's way).
+    /// Frames the next of the run's messages in turn (out of the one message's way),
+    /// with what its answer holds when each has its own.
     #[cold]
     fn message_in_turn(&mut self) {
-        let m = self.load.messages[self.turn].clone();
-        self.turn = (self.turn + 1) % self.load.messages.len();
+        let t = self.turn;
+        self.turn = (t + 1) % self.load.messages.len();
+        if let Some(e) = self.load.expects.get(t) {
+            if self.phase != Phase::Closed {
+                self.expects.push_back(e[..].into());
+            }
+        }
+        let m = self.load.messages[t].clone();
         self.message(Some(&m));
     }
 
@@ -445,19 +452,18 @@ impl WsClient {
         }
         let pinging = load.ping;
         // Every message answers (the common case), or only one holding what is expected.
-        let plain = !pinging && load.expect.is_none();
+        let plain = !pinging && !load.expecting();
         let mut ping: Option<([u8; ws::MAX_CONTROL], usize)> = None;
         let mut close = None;
         let fed = reader.feed(data, &mut |ev| match ev {
             WsEvent::Message { len, data, .. } => match push {
                 Some(p) => p.message(events, len, data),
                 None if plain => answer(events, answered, len),
-                None => match &load.expect {
-                    Some(e) if !pinging => {
-                        expected(events, answered, unmatched, expects, e, len, data)
-                    }
-                    _ => {}
-                },
+                None if pinging => {}
+                None => {
+                    let e = load.expect.as_deref().unwrap_or_default();
+                    expected(events, answered, unmatched, expects, e, len, data)
+                }
             },
             // A pong answers the ping waiting when it carries its payload (RFC 6455
             // §5.5.3); one that comes unasked is a heartbeat and answers nothing.

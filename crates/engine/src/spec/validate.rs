@@ -669,9 +669,24 @@ impl LoadSpec {
             "message: a text message must be UTF-8 (send it as binary)".to_string()
         } else if let Some(why) = Self::ws_messages(ws) {
             why
-        } else if ws.expect.is_some() && ws.ping {
+        } else if ws.expecting() && ws.ping {
             "expect: a ping's answer is its pong; expectations are for data messages".to_string()
-        } else if ws.expect.is_some() && self.load.stream.is_some() {
+        } else if !ws.expects.is_empty()
+            && (ws.expects.len() != ws.messages.len() || ws.expect.is_some())
+        {
+            format!(
+                "expects: one for each of the messages in turn ({} of them), instead of expect; {} given",
+                ws.messages.len(),
+                ws.expects.len()
+            )
+        } else if let Some(i) =
+            (ws.expects.iter()).position(|e| e.len() > crate::WsLoad::MAX_EXPECT)
+        {
+            format!(
+                "expects[{i}]: at most {} KiB",
+                crate::WsLoad::MAX_EXPECT >> 10
+            )
+        } else if ws.expecting() && self.load.stream.is_some() {
             "expect: every message of a push stream is an event of it; expectations are for round trips".to_string()
         } else if ws
             .expect

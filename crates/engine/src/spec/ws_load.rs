@@ -56,6 +56,15 @@ pub struct WsLoad {
         with = "crate::form::hex_shared_opt"
     )]
     pub expect: Option<Arc<[u8]>>,
+    /// With [`WsLoad::messages`], what each one's answer holds, one for each in the
+    /// same turn (an empty one: any message answers) — a session's send/expect
+    /// steps. Empty: [`WsLoad::expect`] for every message.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::form::hex_shared_list"
+    )]
+    pub expects: Vec<Arc<[u8]>>,
     /// permessage-deflate (RFC 7692) is offered, and must be taken: messages go
     /// compressed both ways, and a server that declines fails each connection
     /// ([`crate::ErrorKind::WsDeflateDeclined`]).
@@ -144,12 +153,20 @@ impl WsLoad {
         b.build()
     }
 
+    /// Whether answers are known by what they hold ([`WsLoad::expect`] or
+    /// [`WsLoad::expects`]).
+    #[inline]
+    pub fn expecting(&self) -> bool {
+        self.expect.is_some() || !self.expects.is_empty()
+    }
+
     /// A text message `text`, nothing offered, the default limit.
     pub fn text(text: &str) -> WsLoad {
         WsLoad {
             message: Arc::from(text.as_bytes()),
             messages: Vec::new(),
             expect: None,
+            expects: Vec::new(),
             binary: false,
             protocols: Vec::new(),
             max_message: WsLoad::MAX_MESSAGE,

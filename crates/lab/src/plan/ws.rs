@@ -1,7 +1,8 @@
 //! A scenario that loads a WebSocket server: `ws = { message = "…", binary = true,
 //! ping = true, stamp = true, deflate = true, protocols = ["chat.v2"] }` (or
-//! `messages = ["…", "…"]`, sent in turn; `expect = "…"`, what each answer holds)
-//! upgrades each connection with the
+//! `messages = ["…", "…"]`, sent in turn; `expect = "…"`, what each answer holds;
+//! `steps = [{ send = "…", expect = "…" }, …]`, a session's steps) upgrades each
+//! connection with the
 //! scenario's GET (its path and headers) and times each message's round trip, as
 //! `stampede load ws://…` does — over the same pool, sessions and rates as any
 //! scenario. Read here with the line of each value; the keys that do not apply to
@@ -17,12 +18,21 @@ pub(super) struct RawWs {
     message: Option<Spanned<String>>,
     messages: Option<Vec<Spanned<String>>>,
     expect: Option<Spanned<String>>,
+    steps: Option<Vec<Spanned<RawWsStep>>>,
     binary: Option<bool>,
     ping: Option<bool>,
     stamp: Option<bool>,
     deflate: Option<bool>,
     #[serde(default)]
     protocols: Vec<Spanned<String>>,
+}
+
+/// One of `ws.steps`: a message, and what its answer holds.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWsStep {
+    send: String,
+    expect: Option<String>,
 }
 
 /// The message each connection sends when the plan gives none.
@@ -67,7 +77,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         (
             s.steps.is_some(),
             "scenario.steps",
-            "a WebSocket scenario sends its one message",
+            "a WebSocket session's steps are ws.steps = [{ send, expect }, …]",
         ),
         (
             s.stream.is_some() || s.openai.is_some() || s.event_timeout.is_some(),
@@ -95,7 +105,11 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
             ),
         ));
     }
-    let messages = messages(cx, w, here)?;
+    let (steps, expects) = steps(cx, w, here)?;
+    let mut messages = messages(cx, w, here)?;
+    if !steps.is_empty() {
+        messages = steps;
+    }
     let message = match (&w.message, messages.first()) {
         (Some(m), _) => m.get_ref().as_str(),
         (None, Some(first)) => first,
@@ -103,6 +117,13 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
     };
     let message_at = w.message.as_ref().map_or(here, |m| m.span().start);
     let ping = w.ping.unwrap_or(false);
+    if ping && !expects.is_empty() {
+        return Err(cx.err(
+            here,
+            "scenario.ws.steps",
+            "a ping's answer is its pong; steps send data messages",
+        ));
+    }
     if ping && !messages.is_empty() {
         return Err(cx.err(
             here,
@@ -175,6 +196,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         message: message.as_bytes().into(),
         messages: (messages.iter()).map(|m| m.as_bytes().into()).collect(),
         expect: (w.expect.as_ref()).map(|e| e.get_ref().as_bytes().into()),
+        expects,
         binary: w.binary.unwrap_or(false),
         protocols,
         max_message: WsLoad::MAX_MESSAGE,
@@ -182,6 +204,58 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         stamp,
         deflate: w.deflate.unwrap_or(false),
     }))
+}
+
+/// What a step's answer holds.
+type Expectation = std::sync::Arc<[u8]>;
+
+/// `steps = [{ send, expect }, …]`: the messages sent in turn and what each answer
+/// holds (empty: any message), within the bounds; not beside `message`, `messages`
+/// or `expect`.
+fn steps<'a>(
+    cx: &Ctx,
+    w: &'a RawWs,
+    here: usize,
+) -> Result<(Vec<&'a str>, Vec<Expectation>), PlanError> {
+    let Some(list) = &w.steps else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let field = "scenario.ws.steps";
+    if w.message.is_some() || w.messages.is_some() || w.expect.is_some() {
+        return Err(cx.err(
+            here,
+            field,
+            "steps give the messages and what their answers hold: not with message, messages or expect",
+        ));
+    }
+    if list.is_empty() || list.len() > WsLoad::MAX_MESSAGES {
+        return Err(cx.err(
+            here,
+            field,
+            format!("from 1 to {} steps", WsLoad::MAX_MESSAGES),
+        ));
+    }
+    let mut total = 0;
+    let (mut sends, mut expects) = (Vec::new(), Vec::new());
+    for st in list {
+        let (send, expect) = (&st.get_ref().send, st.get_ref().expect.as_deref());
+        total += send.len();
+        let why = if send.len() > WsLoad::MAX_SEND || total > WsLoad::MAX_MESSAGES_BYTES {
+            format!(
+                "a message is at most {} MiB, and the steps' together {} MiB",
+                WsLoad::MAX_SEND >> 20,
+                WsLoad::MAX_MESSAGES_BYTES >> 20
+            )
+        } else if expect.is_some_and(|e| e.len() > WsLoad::MAX_EXPECT) {
+            format!("expect: at most {} KiB", WsLoad::MAX_EXPECT >> 10)
+        } else {
+            sends.push(send.as_str());
+            expects.push(expect.unwrap_or_default().as_bytes().into());
+            continue;
+        };
+        return Err(cx.err(st.span().start, field, why));
+    }
+    Ok((sends, expects))
 }
 
 /// `messages = […]`, each within a message's bound and all within the list's; named

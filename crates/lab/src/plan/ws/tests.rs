@@ -39,6 +39,23 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
         p.scenarios[0].ws.as_ref().unwrap().expect.as_deref(),
         Some(&b"ok"[..])
     );
+    let p = Plan::parse(
+        &format!(
+            "{head}ws = {{ steps = [{{ send = \"join\", expect = \"joined\" }}, {{ send = \"hi\" }}] }}\n"
+        ),
+        "p.toml",
+    )
+    .unwrap();
+    let ws = p.scenarios[0].ws.as_ref().unwrap();
+    assert_eq!(
+        (&ws.messages[0][..], &ws.messages[1][..]),
+        (&b"join"[..], &b"hi"[..])
+    );
+    assert_eq!(
+        (&ws.expects[0][..], &ws.expects[1][..]),
+        (&b"joined"[..], &b""[..])
+    );
+    assert!(ws.expect.is_none());
     let long = "x".repeat(126);
     for (tail, field, says) in [
         (
@@ -100,6 +117,21 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
         (
             "ws = { ping = true, expect = \"x\" }\n",
             "scenario.ws.expect",
+            "a ping's answer is its pong",
+        ),
+        (
+            "ws = { message = \"m\", steps = [{ send = \"a\" }] }\n",
+            "scenario.ws.steps",
+            "not with message, messages or expect",
+        ),
+        (
+            "ws = { steps = [{ expect = \"a\" }] }\n",
+            "scenario.ws.steps.send",
+            "missing field `send`",
+        ),
+        (
+            "ws = { ping = true, steps = [{ send = \"a\" }] }\n",
+            "scenario.ws.steps",
             "a ping's answer is its pong",
         ),
         (
