@@ -141,7 +141,14 @@ fn load_compresses_against_pythons_websockets_server() {
     let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
         return missing_peer("STAMPEDE_WS_PYTHON (Python with websockets)");
     };
-    for (mode, completed) in [("deflate", 300), ("plain", 0)] {
+    // The plain offer, one asking the server for parameters of its own (which it
+    // honours in its answer), and a server without the extension.
+    let asks = "server_no_context_takeover; server_max_window_bits=10";
+    for (mode, params, completed) in [
+        ("deflate", "", 300),
+        ("deflate", asks, 300),
+        ("plain", "", 0),
+    ] {
         let mut server = Command::new(&python)
             .args([PEER, "serve", mode])
             .stdin(std::process::Stdio::piped())
@@ -159,7 +166,7 @@ fn load_compresses_against_pythons_websockets_server() {
         .unwrap();
         let url = format!("ws://127.0.0.1:{}/", line.trim());
         let message = "{\"op\":\"order\",\"side\":\"buy\",\"qty\":100} ".repeat(30);
-        let out = crate::common::recorder::stampede(&[
+        let mut args = vec![
             "load",
             &url,
             "-n",
@@ -175,14 +182,21 @@ fn load_compresses_against_pythons_websockets_server() {
             "10s",
             "--json",
             "-",
-        ]);
+        ];
+        if !params.is_empty() {
+            args.extend_from_slice(&["--ws-deflate-params", params]);
+        }
+        let out = crate::common::recorder::stampede(&args);
         drop(server.stdin.take());
         let _ = server.wait();
         let text = crate::common::recorder::text(&out.stdout);
         let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
             panic!("{e}: {text}{}", crate::common::recorder::text(&out.stderr))
         });
-        assert_eq!(v["requests"]["completed"], completed, "{mode}: {v}");
+        assert_eq!(
+            v["requests"]["completed"], completed,
+            "{mode} {params}: {v}"
+        );
         if completed > 0 {
             assert_eq!(v["requests"]["failed"], 0, "{v}");
             assert_eq!(v["bytes"]["body"], 300 * message.len(), "{v}");
@@ -345,7 +359,26 @@ fn load_refuses_what_does_not_apply_to_websocket() {
         "0123456789012345678901234567890123456789012345678901234567890123456789",
         "01234567890123456789012345678901234567890123456789012345"
     );
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 11] = [
+        (
+            &[
+                "load",
+                "ws://127.0.0.1:9/",
+                "--ws-deflate",
+                "--ws-deflate-params",
+                "level=9",
+            ],
+            "--ws-deflate-params: \"level=9\": not permessage-deflate's parameters",
+        ),
+        (
+            &[
+                "load",
+                "ws://127.0.0.1:9/",
+                "--ws-deflate-params",
+                "server_no_context_takeover",
+            ],
+            "--ws-deflate",
+        ),
         (
             &["load", "ws://127.0.0.1:9/", "--http2"],
             "--http2: not for ws:// or wss:// URLs",
@@ -410,9 +443,9 @@ fn load_compresses_messages_with_permessage_deflate() {
     let s = crate::common::srv();
     let message =
         "{\"op\":\"quote\",\"symbol\":\"ACME\",\"fields\":[\"bid\",\"ask\",\"last\"]} ".repeat(20);
-    let run = |path: &str| -> Value {
+    let run = |path: &str, extra: &[&str]| -> Value {
         let url = format!("ws://{}{path}", s.addr());
-        let out = crate::common::recorder::stampede(&[
+        let mut args = vec![
             "load",
             &url,
             "-n",
@@ -426,12 +459,14 @@ fn load_compresses_messages_with_permessage_deflate() {
             &message,
             "--json",
             "-",
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let out = crate::common::recorder::stampede(&args);
         let text = crate::common::recorder::text(&out.stdout);
         serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{e}: {text}{}", crate::common::recorder::text(&out.stderr)))
     };
-    let v = run("/ws/echo");
+    let v = run("/ws/echo", &[]);
     assert_eq!(v["requests"]["completed"], 400, "{v}");
     assert_eq!(v["requests"]["failed"], 0, "{v}");
     assert_eq!(v["bytes"]["body"], 400 * message.len(), "{v}");
@@ -442,8 +477,24 @@ fn load_compresses_messages_with_permessage_deflate() {
     assert!(read < 400 * 40 + 4 * 512, "{read} bytes read: {v}");
     assert!(written < 400 * 50 + 4 * 512, "{written} bytes written: {v}");
     assert_eq!(crate::common::schema_errors(&v), Vec::<String>::new());
+    // Asked to reset its context after each message, the server compresses each
+    // message alone: more bytes a message than with the context kept.
+    let alone = run(
+        "/ws/echo",
+        &[
+            "--ws-deflate-params",
+            "server_no_context_takeover; server_max_window_bits=9",
+        ],
+    );
+    assert_eq!(alone["requests"]["completed"], 400, "{alone}");
+    let read_alone = alone["bytes"]["read"].as_u64().unwrap();
+    assert!(read_alone > 400 * 60, "{read_alone} bytes read: {alone}");
+    assert!(
+        read_alone < 400 * message.len() as u64,
+        "{read_alone} bytes read: {alone}"
+    );
     // The room declines the extension: each connection fails as declined.
-    let v = run("/ws/room");
+    let v = run("/ws/room", &[]);
     assert_eq!(v["requests"]["completed"], 0, "{v}");
     assert!(
         v["errors"]["ws_deflate_declined"].as_u64().unwrap() > 0,

@@ -72,7 +72,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
-            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect",
+            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect", "ws_deflate_params",
         ]
     )]
     pub spec: Option<String>,
@@ -189,6 +189,17 @@ pub struct LoadArgs {
     /// ways, and a server that declines fails each connection as ws_deflate_declined
     #[arg(help_heading = "WebSocket", long = "ws-deflate")]
     pub ws_deflate: bool,
+    /// --ws-deflate: permessage-deflate parameters the offer asks of the server, as the
+    /// header writes them — 'server_no_context_takeover; server_max_window_bits=10',
+    /// say, to measure the server as it would be configured; an answer that does not
+    /// honour them fails the connection (ws_handshake)
+    #[arg(
+        help_heading = "WebSocket",
+        long = "ws-deflate-params",
+        value_name = "PARAMS",
+        requires = "ws_deflate"
+    )]
+    pub ws_deflate_params: Option<String>,
     /// WebSocket: each message's answer is the next message holding TEXT; the others
     /// are read, counted and let go (a room's or a feed's traffic between answers).
     /// Takes --ws-message's templates, made with the same values as its message:

@@ -146,6 +146,10 @@ pub(super) fn upgrade(
             })
             .transpose()
     };
+    if let Some(p) = &a.ws_deflate_params {
+        WsLoad::check_deflate_params(p)
+            .map_err(|e| Exit::usage(format!("--ws-deflate-params: {e}")))?;
+    }
     let template = parse(
         &a.ws_message,
         "--ws-message",
@@ -230,6 +234,7 @@ pub(super) fn upgrade(
         ping: a.ws_ping,
         stamp: a.ws_stamp,
         deflate: a.ws_deflate,
+        deflate_params: a.ws_deflate_params.clone().unwrap_or_default(),
     };
     let request =
         (load.upgrade_request(target, headers)).map_err(|e| Exit::usage(e.to_string()))?;

@@ -104,6 +104,8 @@ pub struct WsClient {
     /// permessage-deflate, once the server took it ([`WsLoad::deflate`]): what
     /// compresses the messages sent.
     deflate: Option<Box<deflate::Deflater>>,
+    /// What the offer asked of the server's answer ([`WsLoad::deflate_params`]).
+    asked: deflate::Asked,
 }
 
 /// Push mode: each message is an event of the subscription, whose bytes so far are
@@ -251,6 +253,11 @@ impl WsClient {
             dues: std::collections::VecDeque::new(),
             stamped: Vec::new(),
             deflate: None,
+            asked: (load.deflate)
+                .then(|| deflate::offer_with(&load.deflate_params).ok())
+                .flatten()
+                .map(|(_, asked)| asked)
+                .unwrap_or_default(),
         }
     }
 
@@ -618,7 +625,8 @@ impl WsClient {
             };
         }
         match deflate::accepted(extensions) {
-            Ok(Some(p)) => Ok(Some(p)),
+            // Taken as asked, or not at all (RFC 7692 §7.1).
+            Ok(Some(p)) => self.asked.hold(p).map(Some).ok_or(ErrorKind::WsHandshake),
             Ok(None) => Err(ErrorKind::WsDeflateDeclined),
             Err(deflate::NotOffered) => Err(ErrorKind::WsHandshake),
         }

@@ -694,6 +694,10 @@ impl LoadSpec {
             .is_some_and(|e| e.len() > crate::WsLoad::MAX_EXPECT)
         {
             format!("expect: at most {} KiB", crate::WsLoad::MAX_EXPECT >> 10)
+        } else if !ws.deflate_params.is_empty() && !ws.deflate {
+            "deflate_params: parameters of permessage-deflate's offer; set deflate".to_string()
+        } else if let Err(why) = stampede_wire::ws::deflate::offer_with(&ws.deflate_params) {
+            format!("deflate_params: {why}")
         } else if ws.max_message == 0 || ws.max_message > 1 << 30 {
             "max_message: from 1 byte to 1 GiB".to_string()
         } else if !crate::WsLoad::valid_protocols(&ws.protocols) {

@@ -70,6 +70,13 @@ pub struct WsLoad {
     /// ([`crate::ErrorKind::WsDeflateDeclined`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deflate: bool,
+    /// With `deflate`: parameters the offer asks for beyond the client's window
+    /// (`server_no_context_takeover; server_max_window_bits=10`, say: the server's
+    /// memory and compression as they would be configured), held to the server's
+    /// answer — one that does not honour them fails the connection as a handshake
+    /// error. Empty: the plain offer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub deflate_params: String,
 }
 
 impl WsLoad {
@@ -145,10 +152,14 @@ impl WsLoad {
             b = b.set_header("Sec-WebSocket-Protocol", &self.protocols.join(", "));
         }
         if self.deflate {
-            b = b.set_header(
-                "Sec-WebSocket-Extensions",
-                stampede_wire::ws::deflate::OFFER,
-            );
+            let (offer, _) =
+                stampede_wire::ws::deflate::offer_with(&self.deflate_params).map_err(|reason| {
+                    SpecError::Invalid {
+                        field: "ws",
+                        reason: format!("deflate_params: {reason}"),
+                    }
+                })?;
+            b = b.set_header("Sec-WebSocket-Extensions", &offer);
         }
         b.build()
     }
@@ -158,6 +169,12 @@ impl WsLoad {
     #[inline]
     pub fn expecting(&self) -> bool {
         self.expect.is_some() || !self.expects.is_empty()
+    }
+
+    /// Why `params` cannot be asked in permessage-deflate's offer
+    /// ([`WsLoad::deflate_params`]), if they cannot.
+    pub fn check_deflate_params(params: &str) -> Result<(), String> {
+        stampede_wire::ws::deflate::offer_with(params).map(|_| ())
     }
 
     /// A text message `text`, nothing offered, the default limit.
@@ -173,6 +190,7 @@ impl WsLoad {
             ping: false,
             stamp: false,
             deflate: false,
+            deflate_params: String::new(),
         }
     }
 }

@@ -23,6 +23,7 @@ pub(super) struct RawWs {
     ping: Option<bool>,
     stamp: Option<bool>,
     deflate: Option<bool>,
+    deflate_params: Option<Spanned<String>>,
     #[serde(default)]
     protocols: Vec<Spanned<String>>,
 }
@@ -143,6 +144,16 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
             return Err(cx.err(e.span().start, "scenario.ws.expect", why));
         }
     }
+    if let Some(p) = &w.deflate_params {
+        let why = match (w.deflate, WsLoad::check_deflate_params(p.get_ref())) {
+            (Some(true), Ok(_)) => None,
+            (Some(true), Err(why)) => Some(why),
+            _ => Some("parameters of permessage-deflate's offer; add deflate = true".into()),
+        };
+        if let Some(why) = why {
+            return Err(cx.err(p.span().start, "scenario.ws.deflate_params", why));
+        }
+    }
     if ping && w.binary == Some(true) {
         return Err(cx.err(
             here,
@@ -203,6 +214,8 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         ping,
         stamp,
         deflate: w.deflate.unwrap_or(false),
+        deflate_params: (w.deflate_params.as_ref())
+            .map_or_else(String::new, |p| p.get_ref().clone()),
     }))
 }
 

@@ -125,6 +125,62 @@ pub fn accepted<'a>(
     Ok(found)
 }
 
+/// A client's offer asking for parameters of its own — `asks` is what follows the
+/// extension's name, e.g. `server_no_context_takeover; server_max_window_bits=10` —
+/// as its header value, with what it asks. The client's window is offered as
+/// [`OFFER`] offers it unless `asks` names it. `Err`: why `asks` is not an offer
+/// (a parameter unknown, repeated, or out of range).
+pub fn offer_with(asks: &str) -> Result<(String, Asked), String> {
+    if asks.len() > 256 {
+        return Err(format!("{} bytes of parameters; at most 256", asks.len()));
+    }
+    let value = match asks.trim() {
+        "" => return Ok((OFFER.to_string(), Asked::default())),
+        a => format!("{NAME}; {a}"),
+    };
+    let Some(p) = parse(value.as_bytes(), true) else {
+        return Err(format!(
+            "{asks:?}: not permessage-deflate's parameters (server_no_context_takeover, client_no_context_takeover, server_max_window_bits=8..15, client_max_window_bits[=8..15], each once)"
+        ));
+    };
+    let names_client =
+        split(asks.as_bytes(), b';').any(|part| part.starts_with(b"client_max_window_bits"));
+    let header = match names_client {
+        true => value,
+        false => format!("{value}; client_max_window_bits"),
+    };
+    let asked = Asked {
+        params: p.params,
+        server_bits: p.server_bits,
+    };
+    Ok((header, asked))
+}
+
+/// What a client's offer asked for beyond [`OFFER`] (see [`offer_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Asked {
+    params: Params,
+    server_bits: bool,
+}
+
+impl Asked {
+    /// `answer` (the server's, as [`accepted`] read it) held to what was asked (RFC
+    /// 7692 §7.1): the server's no-context-takeover and window as asked (a window
+    /// no larger), and the client's own asks kept whatever the answer says. `None`:
+    /// the answer does not honour the offer, and the connection must fail.
+    pub fn hold(&self, answer: Params) -> Option<Params> {
+        let a = &self.params;
+        let honoured = (!a.server_no_context_takeover || answer.server_no_context_takeover)
+            && (!self.server_bits || answer.server_max_window_bits <= a.server_max_window_bits);
+        honoured.then(|| Params {
+            client_no_context_takeover: answer.client_no_context_takeover
+                || a.client_no_context_takeover,
+            client_max_window_bits: answer.client_max_window_bits.min(a.client_max_window_bits),
+            ..answer
+        })
+    }
+}
+
 /// A server's answer to [`OFFER`] that names what was not offered (see [`accepted`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotOffered;

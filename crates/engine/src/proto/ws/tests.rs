@@ -389,6 +389,37 @@ fn deflate_declined_or_answered_wrong_fails_by_kind() {
         let e = c.feed(&answer(&key, extra), &mut ev).unwrap_err();
         assert_eq!(e.0, kind, "{extra:?}");
     }
+    // Parameters asked of the server: an answer without them fails, one with them
+    // is taken.
+    l.deflate_params = "server_no_context_takeover; server_max_window_bits=10".into();
+    for (extra, ok) in [
+        ("permessage-deflate", false),
+        ("permessage-deflate; server_no_context_takeover", false),
+        (
+            "permessage-deflate; server_no_context_takeover; server_max_window_bits=12",
+            false,
+        ),
+        (
+            "permessage-deflate; server_no_context_takeover; server_max_window_bits=10",
+            true,
+        ),
+        (
+            "permessage-deflate; server_no_context_takeover; server_max_window_bits=9",
+            true,
+        ),
+    ] {
+        let mut c = WsClient::seeded(&l, REQUEST, 7, false);
+        let key = key_of(c.unwritten());
+        let mut ev = Vec::new();
+        let got = c.feed(
+            &answer(&key, &format!("Sec-WebSocket-Extensions: {extra}\r\n")),
+            &mut ev,
+        );
+        assert_eq!(got.is_ok(), ok, "{extra}");
+        if !ok {
+            assert_eq!(got.unwrap_err().0, ErrorKind::WsHandshake, "{extra}");
+        }
+    }
     // Not asked for, the extension is a broken handshake, and RSV1 a broken rule.
     let l = load();
     let mut c = WsClient::seeded(&l, REQUEST, 7, false);

@@ -24,6 +24,17 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
     let ws = p.scenarios[0].ws.as_ref().unwrap();
     assert!(ws.deflate && !ws.stamp);
     let p = Plan::parse(
+        &format!(
+            "{head}ws = {{ deflate = true, deflate_params = \"server_max_window_bits=10\" }}\n"
+        ),
+        "p.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        p.scenarios[0].ws.as_ref().unwrap().deflate_params,
+        "server_max_window_bits=10"
+    );
+    let p = Plan::parse(
         &format!("{head}ws = {{ messages = [\"a\", \"bb\"] }}\n"),
         "p.toml",
     )
@@ -133,6 +144,16 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
             "ws = { ping = true, steps = [{ send = \"a\" }] }\n",
             "scenario.ws.steps",
             "a ping's answer is its pong",
+        ),
+        (
+            "ws = { deflate_params = \"server_no_context_takeover\" }\n",
+            "scenario.ws.deflate_params",
+            "add deflate = true",
+        ),
+        (
+            "ws = { deflate = true, deflate_params = \"level=9\" }\n",
+            "scenario.ws.deflate_params",
+            "not permessage-deflate's parameters",
         ),
         (
             "ws = { compress = true }\n",

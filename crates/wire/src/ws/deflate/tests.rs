@@ -320,3 +320,58 @@ fn a_client_checks_the_servers_answer() {
     assert_eq!(out, b"abc");
     assert!(p.deflater(true).message(b"abc", &mut out));
 }
+
+#[test]
+fn an_offer_asks_for_parameters_and_holds_the_answer_to_them() {
+    let (header, asked) =
+        offer_with("server_no_context_takeover; server_max_window_bits=10").unwrap();
+    assert_eq!(
+        header,
+        "permessage-deflate; server_no_context_takeover; server_max_window_bits=10; client_max_window_bits"
+    );
+    // Our server's answer to it honours both, and the client takes it.
+    let (_, answer) = accept([header.as_bytes()]).unwrap();
+    let p = accepted([answer.as_bytes()]).unwrap().unwrap();
+    let held = asked.hold(p).expect("honoured");
+    assert!(held.server_no_context_takeover && held.server_max_window_bits == 10);
+    // An answer that ignores the asks fails; a smaller window than asked is kept.
+    assert_eq!(asked.hold(Params::default()), None);
+    let narrower = Params {
+        server_no_context_takeover: true,
+        server_max_window_bits: 9,
+        ..Params::default()
+    };
+    assert_eq!(asked.hold(narrower), Some(narrower));
+    let wider = Params {
+        server_max_window_bits: 11,
+        ..narrower
+    };
+    assert_eq!(asked.hold(wider), None);
+    // The client's own asks hold whatever the answer says.
+    let (header, asked) =
+        offer_with("client_no_context_takeover; client_max_window_bits=9").unwrap();
+    assert_eq!(
+        header,
+        "permessage-deflate; client_no_context_takeover; client_max_window_bits=9"
+    );
+    let held = asked.hold(Params::default()).unwrap();
+    assert!(held.client_no_context_takeover && held.client_max_window_bits == 9);
+    // Nothing asked: the plain offer, any answer held as it is.
+    assert_eq!(
+        offer_with(" ").unwrap(),
+        (OFFER.to_string(), Asked::default())
+    );
+    assert_eq!(Asked::default().hold(narrower), Some(narrower));
+    for bad in [
+        "x",
+        "server_max_window_bits=16",
+        "server_no_context_takeover; server_no_context_takeover",
+        "server_max_window_bits",
+    ] {
+        let e = offer_with(bad).unwrap_err();
+        assert!(
+            e.contains("not permessage-deflate's parameters"),
+            "{bad}: {e}"
+        );
+    }
+}
