@@ -45,8 +45,9 @@ pub struct WsLoad {
     pub stamp: bool,
     /// The answer to each message is the next data message that contains these
     /// bytes; messages that do not are read, counted
-    /// ([`crate::WsStats::unmatched`]) and let go — a server that sends other traffic
-    /// (a room's, a feed's) between answers, or answers identified by content. With
+    /// ([`crate::result::WsStats::unmatched`]) and let go — a server that sends
+    /// other traffic (a room's, a feed's) between answers, or answers identified by
+    /// content. With
     /// messages made one by one ([`crate::made`]) each call's own expectation is made
     /// beside its message (in the maker's fields buffer) in place of this one.
     /// Answers are taken in order.
