@@ -256,11 +256,39 @@ fn exclusive_udp(addr: SocketAddr) -> io::Result<()> {
     })
 }
 
+/// How many times the kernel picks a port for TCP and UDP both (see [`Server::bind`]).
+const PICKS: u32 = 16;
+
+/// `bind`'s result, bound again while the port was `picked` by the kernel and found
+/// in use (at most `picks` times in all).
+fn pick_again<T>(
+    picked: bool,
+    picks: u32,
+    mut bind: impl FnMut() -> io::Result<T>,
+) -> io::Result<T> {
+    let mut tries = 1;
+    loop {
+        match bind() {
+            Err(e) if picked && e.kind() == io::ErrorKind::AddrInUse && tries < picks => tries += 1,
+            r => return r,
+        }
+    }
+}
+
 impl Server {
     /// Binds every address once per thread. Port 0 picks a free port, shared by the
     /// threads' listeners. An address something already listens on is an error
     /// (`AddrInUse`, naming it), even where that listener allows reuse-port.
-    pub fn bind(addrs: &[SocketAddr], mut config: Config) -> io::Result<Server> {
+    ///
+    /// With HTTP/3 the UDP port is the TCP one: a port the kernel picked is free for
+    /// TCP, not necessarily for UDP, so when every port was left to the kernel and
+    /// the UDP one is taken, the kernel picks again (up to [`PICKS`] times).
+    pub fn bind(addrs: &[SocketAddr], config: Config) -> io::Result<Server> {
+        let picked = config.http3 && addrs.iter().all(|a| a.port() == 0);
+        pick_again(picked, PICKS, || Server::bind_once(addrs, config.clone()))
+    }
+
+    fn bind_once(addrs: &[SocketAddr], mut config: Config) -> io::Result<Server> {
         if addrs.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -523,3 +551,53 @@ fn compute_loop(rx: Receiver<Job>) {
 pub(crate) const SERVER: &str = concat!("stampede/", env!("CARGO_PKG_VERSION"));
 pub(crate) const SERVER_LINE: &str =
     concat!("Server: stampede/", env!("CARGO_PKG_VERSION"), "\r\n");
+
+#[cfg(test)]
+mod pick_tests {
+    use super::*;
+
+    #[test]
+    fn a_picked_port_in_use_is_picked_again_and_a_given_one_is_not() {
+        let in_use = || io::Error::new(io::ErrorKind::AddrInUse, "taken");
+        // Taken twice, then free: the third pick binds.
+        let mut calls = 0;
+        let r = pick_again(true, 16, || {
+            calls += 1;
+            if calls < 3 {
+                Err(in_use())
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(r.unwrap(), 3);
+        // A port the user gave is theirs: in use is the answer, at once.
+        let mut calls = 0;
+        let r: io::Result<()> = pick_again(false, 16, || {
+            calls += 1;
+            Err(in_use())
+        });
+        assert_eq!(
+            (r.unwrap_err().kind(), calls),
+            (io::ErrorKind::AddrInUse, 1)
+        );
+        // Other errors are not retried, and the picks are bounded.
+        let mut calls = 0;
+        let r: io::Result<()> = pick_again(true, 16, || {
+            calls += 1;
+            Err(io::Error::new(io::ErrorKind::PermissionDenied, "no"))
+        });
+        assert_eq!(
+            (r.unwrap_err().kind(), calls),
+            (io::ErrorKind::PermissionDenied, 1)
+        );
+        let mut calls = 0;
+        let r: io::Result<()> = pick_again(true, 16, || {
+            calls += 1;
+            Err(in_use())
+        });
+        assert_eq!(
+            (r.unwrap_err().kind(), calls),
+            (io::ErrorKind::AddrInUse, 16)
+        );
+    }
+}
