@@ -1118,7 +1118,15 @@ fn websocket_scenarios_are_verified_by_messages_and_measured() {
     assert_eq!(cells[0]["runs"], 1, "{s}");
     assert!(cells[0]["notes"].as_array().unwrap().is_empty(), "{s}");
     assert_eq!(cells[1]["runs"], 1, "{s}");
-    assert!(cells[1]["notes"].as_array().unwrap().is_empty(), "{s}");
+    // Twenty users pinging 10 ms apart start on time on a quiet machine; beside the
+    // other tests of this binary on two cores the generator may start some late, and
+    // says so — its flag on itself, the one note the heartbeats may carry.
+    let late = "the load was not always offered as asked";
+    assert!(
+        (cells[1]["notes"].as_array().unwrap().iter())
+            .all(|n| n.as_str().is_some_and(|n| n.starts_with(late))),
+        "{s}"
+    );
     assert_eq!(cells[2]["runs"], 0, "{s}");
     let note = cells[2]["notes"][0].as_str().unwrap();
     assert!(note.contains("upgrade refused with 404"), "{note}");
