@@ -282,7 +282,7 @@ impl Server {
     ///
     /// With HTTP/3 the UDP port is the TCP one: a port the kernel picked is free for
     /// TCP, not necessarily for UDP, so when every port was left to the kernel and
-    /// the UDP one is taken, the kernel picks again (up to [`PICKS`] times).
+    /// the UDP one is taken, the kernel picks again (up to 16 times).
     pub fn bind(addrs: &[SocketAddr], config: Config) -> io::Result<Server> {
         let picked = config.http3 && addrs.iter().all(|a| a.port() == 0);
         pick_again(picked, PICKS, || Server::bind_once(addrs, config.clone()))
