@@ -174,7 +174,7 @@ impl WsLoad {
 
     /// Why `params` cannot be asked in permessage-deflate's offer
     /// ([`WsLoad::deflate_params`]), if they cannot.
-    pub fn check_deflate_params(params: &str) -> Result<(), String> {
+    pub fn check_deflate_params(params: &str) -> Result<(), stampede_wire::ws::deflate::BadParams> {
         stampede_wire::ws::deflate::offer_with(params).map(|_| ())
     }
 

@@ -147,7 +147,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
     if let Some(p) = &w.deflate_params {
         let why = match (w.deflate, WsLoad::check_deflate_params(p.get_ref())) {
             (Some(true), Ok(_)) => None,
-            (Some(true), Err(why)) => Some(why),
+            (Some(true), Err(why)) => Some(why.to_string()),
             _ => Some("parameters of permessage-deflate's offer; add deflate = true".into()),
         };
         if let Some(why) = why {

@@ -130,18 +130,16 @@ pub fn accepted<'a>(
 /// as its header value, with what it asks. The client's window is offered as
 /// [`OFFER`] offers it unless `asks` names it. `Err`: why `asks` is not an offer
 /// (a parameter unknown, repeated, or out of range).
-pub fn offer_with(asks: &str) -> Result<(String, Asked), String> {
+pub fn offer_with(asks: &str) -> Result<(String, Asked), BadParams> {
     if asks.len() > 256 {
-        return Err(format!("{} bytes of parameters; at most 256", asks.len()));
+        return Err(BadParams::TooLong(asks.len()));
     }
     let value = match asks.trim() {
         "" => return Ok((OFFER.to_string(), Asked::default())),
         a => format!("{NAME}; {a}"),
     };
     let Some(p) = parse(value.as_bytes(), true) else {
-        return Err(format!(
-            "{asks:?}: not permessage-deflate's parameters (server_no_context_takeover, client_no_context_takeover, server_max_window_bits=8..15, client_max_window_bits[=8..15], each once)"
-        ));
+        return Err(BadParams::Unknown(asks.to_string()));
     };
     let names_client =
         split(asks.as_bytes(), b';').any(|part| part.starts_with(b"client_max_window_bits"));
@@ -155,6 +153,29 @@ pub fn offer_with(asks: &str) -> Result<(String, Asked), String> {
     };
     Ok((header, asked))
 }
+
+/// Why parameters cannot be asked in an offer ([`offer_with`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadParams {
+    /// More than 256 bytes of them.
+    TooLong(usize),
+    /// Not permessage-deflate's parameters, each once and in range.
+    Unknown(String),
+}
+
+impl std::fmt::Display for BadParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadParams::TooLong(n) => write!(f, "{n} bytes of parameters; at most 256"),
+            BadParams::Unknown(asks) => write!(
+                f,
+                "{asks:?}: not permessage-deflate's parameters (server_no_context_takeover, client_no_context_takeover, server_max_window_bits=8..15, client_max_window_bits[=8..15], each once)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BadParams {}
 
 /// What a client's offer asked for beyond [`OFFER`] (see [`offer_with`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -369,9 +369,16 @@ fn an_offer_asks_for_parameters_and_holds_the_answer_to_them() {
         "server_max_window_bits",
     ] {
         let e = offer_with(bad).unwrap_err();
+        assert_eq!(e, BadParams::Unknown(bad.to_string()));
         assert!(
-            e.contains("not permessage-deflate's parameters"),
+            e.to_string()
+                .contains("not permessage-deflate's parameters"),
             "{bad}: {e}"
         );
     }
+    let long = "server_no_context_takeover; ".repeat(10);
+    assert_eq!(
+        offer_with(&long).unwrap_err(),
+        BadParams::TooLong(long.len())
+    );
 }
