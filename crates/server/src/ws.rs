@@ -38,6 +38,10 @@ const MAX_INTERVAL_MS: u64 = 3_600_000;
 /// The largest message a room member may send: each is copied to every member.
 pub const MAX_ROOM_MESSAGE: u64 = 1 << 20;
 
+/// The largest message on a WebSocket over HTTP/2: a connection carries up to
+/// [`crate::h2::MAX_STREAMS`] of them, each kept whole for its echo.
+pub const MAX_H2_MESSAGE: u64 = 1 << 20;
+
 /// What the connection does with the client's messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
@@ -144,71 +148,121 @@ pub fn handshake(req: &Request<'_>, head: &[u8], out: &mut Vec<u8>, lines: Lines
             "Sec-WebSocket-Version: 13\r\n",
         );
     }
-    let route = match req.path {
-        b"/ws/echo" => Route::Echo,
-        b"/ws/push" => match push(req.query) {
-            Ok(p) => Route::Push(p),
-            Err(why) => return refuse(out, lines, 400, why, ""),
-        },
-        b"/ws/room" => match room_name(req.query) {
-            Ok(name) => Route::Room(name.into()),
-            Err(why) => return refuse(out, lines, 400, why, ""),
-        },
-        _ => {
-            return refuse(
-                out,
-                lines,
-                404,
-                "WebSocket endpoints here: /ws/echo, /ws/push, /ws/room\n",
-                "",
-            )
-        }
+    let opened = match open(req.path, req.query, up.protocols, up.deflate, MAX_MESSAGE) {
+        Ok(o) => o,
+        Err((status, why)) => return refuse(out, lines, status, why, ""),
     };
     out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\n");
     out.extend_from_slice(lines.server);
     out.extend_from_slice(lines.date);
     out.extend_from_slice(b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
     out.extend_from_slice(ws::accept_key(up.key).as_bytes());
-    // The first subprotocol offered, if any: the endpoints speak whatever the client
-    // names.
-    let first = (up.protocols.split(|&b| b == b','))
-        .map(|p| p.trim_ascii())
-        .find(|p| !p.is_empty() && p.iter().all(|&b| b.is_ascii_graphic()));
-    if let Some(p) = first {
+    if let Some(p) = opened.protocol {
         out.extend_from_slice(b"\r\nSec-WebSocket-Protocol: ");
         out.extend_from_slice(p);
     }
+    if let Some(answer) = &opened.extension {
+        out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
+        out.extend_from_slice(answer.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n\r\n");
+    Handshake::Upgraded(opened.conn)
+}
+
+/// A connection opened, however it was asked for (an HTTP/1.1 upgrade, an HTTP/2
+/// extended CONNECT), and what its answer names: the subprotocol taken and the
+/// extension's answer.
+pub struct Opened<'a> {
+    pub conn: Box<WsConn>,
+    pub protocol: Option<&'a [u8]>,
+    pub extension: Option<String>,
+}
+
+/// Opens the endpoint at `path` with its `query`, the subprotocols offered and
+/// permessage-deflate as offered, messages up to `max_message`; `Err`: the status
+/// and text that refuse it (`404` for a path without an endpoint, `400` for
+/// settings that are not its own).
+fn open<'a>(
+    path: &[u8],
+    query: &[u8],
+    protocols: &'a [u8],
+    offered: Option<(deflate::Params, String)>,
+    max_message: u64,
+) -> Result<Opened<'a>, (u16, &'static str)> {
+    let route = match path {
+        b"/ws/echo" => Route::Echo,
+        b"/ws/push" => Route::Push(push(query).map_err(|why| (400, why))?),
+        b"/ws/room" => Route::Room(room_name(query).map_err(|why| (400, why))?.into()),
+        _ => {
+            return Err((
+                404,
+                "WebSocket endpoints here: /ws/echo, /ws/push, /ws/room\n",
+            ))
+        }
+    };
+    // The first subprotocol offered, if any: the endpoints speak whatever the client
+    // names.
+    let protocol = (protocols.split(|&b| b == b','))
+        .map(|p| p.trim_ascii())
+        .find(|p| !p.is_empty() && p.iter().all(|&b| b.is_ascii_graphic()));
     // Only the echo compresses: a room's and a push's messages are framed once for
     // every member and message, so there the extension is declined.
-    let deflate = up
-        .deflate
-        .filter(|_| route == Route::Echo)
-        .map(|(p, answer)| {
-            out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
-            out.extend_from_slice(answer.as_bytes());
-            p
-        });
-    out.extend_from_slice(b"\r\n\r\n");
+    let (deflate, extension) = match offered.filter(|_| route == Route::Echo) {
+        Some((p, answer)) => (Some(p), Some(answer)),
+        None => (None, None),
+    };
     let mut reader = Reader::new(ReaderOptions {
         peer_is_client: true,
         max_message: if matches!(route, Route::Room(_)) {
-            MAX_ROOM_MESSAGE
+            MAX_ROOM_MESSAGE.min(max_message)
         } else {
-            MAX_MESSAGE
+            max_message
         },
         keep: matches!(route, Route::Echo | Route::Room(_)),
     });
     if let Some(p) = deflate {
         reader.inflate(p.peer_resets(true));
     }
-    Handshake::Upgraded(Box::new(WsConn {
+    let conn = Box::new(WsConn {
         reader,
         route,
         closing: false,
         due: None,
         published: Vec::new(),
         deflate: deflate.map(|p| Box::new(p.deflater(true))),
-    }))
+    });
+    Ok(Opened {
+        conn,
+        protocol,
+        extension,
+    })
+}
+
+/// Opens a WebSocket asked for by an HTTP/2 extended CONNECT (RFC 8441) to `target`
+/// (path and query) with its `sec-websocket-version`, `-protocol` and `-extensions`
+/// fields: its answer is a `200` naming what [`Opened`] names. Over HTTP/2 a
+/// connection carries the echo and the push; a room's members join over HTTP/1.1
+/// (`501`), and a message is at most [`MAX_H2_MESSAGE`] (a connection may carry
+/// [`crate::h2::MAX_STREAMS`] of them at once). `Err`: the status and text that
+/// refuse it.
+pub fn over_h2<'a>(
+    target: &[u8],
+    version: &[u8],
+    protocols: &'a [u8],
+    extensions: &[Vec<u8>],
+) -> Result<Opened<'a>, (u16, &'static str)> {
+    if version.trim_ascii() != b"13" {
+        return Err((400, "this server speaks WebSocket version 13\n"));
+    }
+    let (path, query) = crate::request::split_target(target);
+    if path == b"/ws/room" {
+        return Err((
+            501,
+            "a room's members join over HTTP/1.1 here; over HTTP/2: /ws/echo, /ws/push\n",
+        ));
+    }
+    let offered = deflate::accept(extensions.iter().map(|e| &e[..]));
+    open(path, query, protocols, offered, MAX_H2_MESSAGE)
 }
 
 /// A room's name from its endpoint's query: `name` (default `lobby`), 1 to 64
@@ -391,6 +445,11 @@ impl WsConn {
         let next = due + p.interval;
         self.due = Some(next);
         Some(next)
+    }
+
+    /// Whether the connection is a push whose next message is due on a timer.
+    pub fn pushes(&self) -> bool {
+        matches!(self.route, Route::Push(_)) && self.due.is_some() && !self.closing
     }
 
     /// Whether the connection is ending (our close is written).

@@ -35,6 +35,8 @@ pub const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 3;
 pub const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 4;
 pub const SETTINGS_MAX_FRAME_SIZE: u16 = 5;
 pub const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 6;
+/// RFC 8441: the sender takes extended CONNECT (a `:protocol` to tunnel, WebSocket's).
+pub const SETTINGS_ENABLE_CONNECT_PROTOCOL: u16 = 8;
 
 /// Error codes (RFC 9113 §7).
 pub const NO_ERROR: u32 = 0x0;

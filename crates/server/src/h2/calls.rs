@@ -5,7 +5,7 @@
 //! reflection client, a ping-pong bidi stream), and what times each message of a
 //! bidi stream truly.
 
-use super::{frame, H2Conn, State};
+use super::{H2Conn, State};
 use crate::grpc::{self, Encoding, Live};
 use stampede_wire::grpc::{GrpcError, MessageReader, CONTENT_TYPE, DEFAULT_MAX_MESSAGE};
 
@@ -75,24 +75,7 @@ impl H2Conn {
             return;
         };
         let Some(k) = self.calls.iter().position(|c| c.0 == stream) else {
-            if bytes.is_empty() {
-                return;
-            }
-            let kept = match self.posted.iter_mut().find(|p| p.0 == stream) {
-                Some((_, b)) => {
-                    b.extend_from_slice(bytes);
-                    b.len()
-                }
-                None => {
-                    self.posted.push((stream, bytes.to_vec()));
-                    bytes.len()
-                }
-            };
-            if kept > self.limits.max_body {
-                frame::rst_stream(out, stream, frame::ENHANCE_YOUR_CALM);
-                self.remove(stream);
-            }
-            return;
+            return self.keep_early(stream, bytes, out);
         };
         let reflection = self.reflection.as_deref();
         let Call {

@@ -28,6 +28,8 @@ mod calls;
 use calls::Call;
 mod fields;
 mod respond;
+mod socket;
+use socket::Tunnel;
 
 use fields::{declared_length, field_ok};
 pub(crate) use respond::three_digits;
@@ -127,6 +129,8 @@ struct Stream {
     live: bool,
     /// The client ended its side (END_STREAM) of a live call.
     ended: bool,
+    /// What an extended CONNECT (RFC 8441) asked to tunnel, if it is one.
+    tunnel: Tunnel,
 }
 
 /// The server side of one HTTP/2 connection.
@@ -154,6 +158,12 @@ pub struct H2Conn {
     trailers: Vec<(u32, u8, &'static str)>,
     /// Live gRPC calls under way, by stream (beside the streams for the same reason).
     calls: Vec<(u32, Call)>,
+    /// WebSockets open on streams (RFC 8441), by stream, and what the extended
+    /// CONNECTs not yet routed asked of theirs (beside the streams for the same
+    /// reason); `socket_out` is where a socket's answers are framed.
+    sockets: Vec<(u32, Box<crate::ws::WsConn>)>,
+    asks: Vec<(u32, socket::Ask)>,
+    socket_out: Vec<u8>,
     /// What gRPC server reflection answers from, if the server offers it.
     pub reflection: Option<std::sync::Arc<crate::reflection::Reflection>>,
     ready: VecDeque<u32>,
@@ -196,6 +206,9 @@ pub struct Ready {
     pub grpc: bool,
     /// A live gRPC call, routed as it opens: its request messages are still coming.
     pub live: bool,
+    /// An extended CONNECT (RFC 8441), routed as it opens: a WebSocket, or another
+    /// protocol this server does not tunnel.
+    pub tunnel: Tunnel,
 }
 
 impl H2Conn {
@@ -208,6 +221,8 @@ impl H2Conn {
                 (frame::SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS as u32),
                 (frame::SETTINGS_INITIAL_WINDOW_SIZE, RECV_WINDOW),
                 (frame::SETTINGS_MAX_HEADER_LIST_SIZE, limits.max_head as u32),
+                // WebSocket over HTTP/2 (RFC 8441).
+                (frame::SETTINGS_ENABLE_CONNECT_PROTOCOL, 1),
             ],
         );
         frame::window_update(out, 0, RECV_WINDOW - frame::DEFAULT_WINDOW as u32);
@@ -223,6 +238,9 @@ impl H2Conn {
             feeds: Vec::new(),
             trailers: Vec::new(),
             calls: Vec::new(),
+            sockets: Vec::new(),
+            asks: Vec::new(),
+            socket_out: Vec::new(),
             reflection: None,
             posted: Vec::new(),
             ready: VecDeque::new(),
@@ -269,6 +287,9 @@ impl H2Conn {
         if !self.goaway_sent {
             self.goaway_sent = true;
             frame::goaway(out, self.last_stream, frame::NO_ERROR);
+            if !self.sockets.is_empty() {
+                self.sockets_going_away(out);
+            }
         }
     }
 
@@ -505,7 +526,11 @@ impl H2Conn {
                 s.recv_unacked = 0;
             }
             s.ended = end;
-            self.call_data(h.stream, body, out);
+            if s.tunnel == Tunnel::WebSocket {
+                self.socket_data(h.stream, body, out);
+            } else {
+                self.call_data(h.stream, body, out);
+            }
             return Ok(());
         }
         s.body_len += body.len();
@@ -581,7 +606,7 @@ impl H2Conn {
                     return fail(frame::PROTOCOL_ERROR, POISONED);
                 }
                 let st = &mut self.streams[i];
-                if st.live && !st.ended && !bad {
+                if st.live && !st.ended && !bad && st.tunnel == Tunnel::None {
                     // Trailers end the client's side of a live call.
                     st.ended = true;
                     self.call_data(id, &[], out);
@@ -616,6 +641,7 @@ impl H2Conn {
                 more: Pattern::default(),
                 live: false,
                 ended: false,
+                tunnel: Tunnel::None,
             }),
         };
         s.path.clear();
@@ -623,6 +649,9 @@ impl H2Conn {
         s.grpc = false;
         let mut method = None;
         let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
+        // An extended CONNECT's `:protocol` (RFC 8441), and its WebSocket fields.
+        let (mut connect, mut protocol) = (false, None);
+        let mut ask = socket::Ask::default();
         let mut declared: Option<usize> = None;
         let mut poisoned = false;
         let decoded = self
@@ -640,11 +669,19 @@ impl H2Conn {
                     }
                     match p {
                         b"method" if method.is_none() => {
+                            connect = v == b"CONNECT";
                             method = Some(match v {
                                 b"GET" => Method::Get,
                                 b"HEAD" => Method::Head,
                                 b"POST" => Method::Post,
                                 _ => Method::Other,
+                            })
+                        }
+                        b"protocol" if protocol.is_none() => {
+                            protocol = Some(if v == b"websocket" {
+                                Tunnel::WebSocket
+                            } else {
+                                Tunnel::Other
                             })
                         }
                         b"path" if s.path.is_empty() && !v.is_empty() => {
@@ -673,6 +710,9 @@ impl H2Conn {
                     if n == b"content-type" {
                         s.grpc = v.starts_with(b"application/grpc");
                     }
+                    if protocol.is_some() && n.starts_with(b"sec-websocket-") {
+                        malformed |= !ask.field(n, v);
+                    }
                     if n == b"content-length" {
                         let len = declared_length(v);
                         if len.is_none() || declared.is_some_and(|d| Some(d) != len) {
@@ -697,6 +737,8 @@ impl H2Conn {
         }
         // A request that ends here declares no body, or is malformed.
         malformed |= end_stream && declared.is_some_and(|d| d != 0);
+        // `:protocol` only on a CONNECT, which then stays open for what it tunnels.
+        malformed |= protocol.is_some() && (!connect || end_stream);
         self.last_stream = id;
         let refused = self.streams.len() >= MAX_STREAMS || self.goaway_sent;
         if refused || malformed || method.is_none() || !scheme || s.path.is_empty() {
@@ -721,11 +763,17 @@ impl H2Conn {
         s.pending.clear();
         s.sent = 0;
         s.more = Pattern::default();
-        // A live gRPC call is routed now: its answers go as its requests come.
-        s.live = s.method == Method::Post
+        s.tunnel = protocol.unwrap_or(Tunnel::None);
+        // A live gRPC call is routed now: its answers go as its requests come; so is
+        // a tunnel, whose bytes come as they are sent.
+        s.live = (s.method == Method::Post
             && !end_stream
             && s.refuse.is_none()
-            && crate::grpc::live(&s.path).is_some();
+            && crate::grpc::live(&s.path).is_some())
+            || s.tunnel != Tunnel::None;
+        if s.tunnel == Tunnel::WebSocket {
+            self.asks.push((id, ask));
+        }
         s.ended = false;
         s.state = if end_stream || s.refuse.is_some() || s.live {
             self.ready.push_back(id);
@@ -755,6 +803,10 @@ impl H2Conn {
             }
             if !self.calls.is_empty() {
                 self.calls.retain(|c| c.0 != id);
+            }
+            if !self.sockets.is_empty() || !self.asks.is_empty() {
+                self.sockets.retain(|c| c.0 != id);
+                self.asks.retain(|c| c.0 != id);
             }
             if s.state == State::Queued {
                 // A stream reset before it was routed leaves the queue too, so that a

@@ -152,6 +152,16 @@ impl H2Respond<'_> {
             self.respond(status, "text/plain", b"request refused\n");
             return Routed::Written;
         }
+        if ready.tunnel != super::Tunnel::None {
+            let at = (self.date, self.server);
+            return (self.conn).open_socket(
+                self.out,
+                (ready.stream, ready.tunnel),
+                target,
+                body,
+                at,
+            );
+        }
         let (path, query) = split_target(target);
         // A gRPC call to a method the server does not have is answered as gRPC's
         // (UNIMPLEMENTED), not with an HTTP error page.
@@ -278,7 +288,7 @@ impl H2Conn {
                 path.clear();
                 path.extend_from_slice(&s.path);
                 body.clear();
-                if s.method == Method::Post {
+                if s.method == Method::Post || s.tunnel != super::Tunnel::None {
                     if let Some(i) = self.posted.iter().position(|p| p.0 == id) {
                         *body = self.posted.swap_remove(i).1;
                     }
@@ -290,6 +300,7 @@ impl H2Conn {
                     encoding: s.encoding,
                     grpc: s.grpc,
                     live: s.live,
+                    tunnel: s.tunnel,
                 });
             }
         }
@@ -461,7 +472,7 @@ impl H2Conn {
 
     /// Whether `stream` carries a streamed answer still under way.
     pub fn feeding(&self, stream: u32) -> bool {
-        self.feeds.iter().any(|f| f.0 == stream)
+        self.feeds.iter().any(|f| f.0 == stream) || self.pushing(stream)
     }
 
     /// The streamed answer on `stream` has its next event due: it goes out as a DATA
@@ -469,7 +480,7 @@ impl H2Conn {
     /// last, the end (`data: [DONE]` for server-sent events) with END_STREAM.
     pub fn feed_next(&mut self, out: &mut Vec<u8>, stream: u32) -> Fed {
         let Some(k) = self.feeds.iter().position(|f| f.0 == stream) else {
-            return Fed::Done { close: false };
+            return self.push_next(out, stream);
         };
         let (id, feed, next, due) = self.feeds[k];
         let mut bytes = Vec::with_capacity(256);
@@ -560,8 +571,9 @@ impl H2Conn {
                 continue;
             }
             let mut pending = std::mem::take(&mut s.pending);
-            let feeding =
-                self.feeds.iter().any(|f| f.0 == s.id) || self.calls.iter().any(|c| c.0 == s.id);
+            let feeding = self.feeds.iter().any(|f| f.0 == s.id)
+                || self.calls.iter().any(|c| c.0 == s.id)
+                || self.sockets.iter().any(|c| c.0 == s.id);
             let trailed = self.trailers.iter().any(|t| t.0 == s.id);
             loop {
                 let last = s.more.left() == 0 && !feeding;

@@ -1,6 +1,6 @@
 use super::*;
 
-fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+pub(super) fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();
     frame::head(&mut f, payload.len(), kind, flags, stream);
     f.extend_from_slice(payload);
@@ -49,7 +49,7 @@ fn streams_reset_before_routing_leave_the_ready_queue() {
 }
 
 /// The frames in `out`: kind, flags, stream, payload.
-fn frames(out: &[u8]) -> Vec<(u8, u8, u32, Vec<u8>)> {
+pub(super) fn frames(out: &[u8]) -> Vec<(u8, u8, u32, Vec<u8>)> {
     let mut at = 0;
     let mut all = Vec::new();
     while let Some(h) = Head::parse(&out[at..]) {
