@@ -96,8 +96,45 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     client(input, split, data[0] & 4 == 4, data[0] & 8 == 8);
+    client_over_h2(input, split, data[0] & 4 == 4);
     deflate_round_trip(input, data[0]);
 });
+
+/// The load client over HTTP/2 (RFC 8441): `input` as the server's frames (after its
+/// SETTINGS and a `200` when `opened`), in pieces: never a panic, and the output it
+/// owes a server that does not read bounded.
+fn client_over_h2(input: &[u8], split: usize, opened: bool) {
+    use stampede_wire::{frame, hpack};
+    let mut load = WsLoad::text("x");
+    load.max_message = MAX;
+    let mut c = WsClient::over_h2(&load, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", false, false);
+    c.queue(2);
+    let mut bytes = Vec::new();
+    if opened {
+        frame::settings(&mut bytes, &[(frame::SETTINGS_ENABLE_CONNECT_PROTOCOL, 1)]);
+        let mut block = Vec::new();
+        hpack::literal(&mut block, b":status", b"200");
+        frame::head(&mut bytes, block.len(), frame::HEADERS, frame::END_HEADERS, 1);
+        bytes.extend_from_slice(&block);
+    }
+    bytes.extend_from_slice(input);
+    let mut events = Vec::new();
+    for part in bytes.chunks(1 + split % 64) {
+        events.clear();
+        let fed = c.feed(part, &mut events);
+        assert!(
+            c.unwritten().len()
+                <= stampede_engine::ws::over_h2::MAX_OWED
+                    + stampede_engine::ws::MAX_QUEUED_PONGS
+                    + 1024,
+            "{} bytes owed",
+            c.unwritten().len()
+        );
+        if fed.is_err() {
+            break;
+        }
+    }
+}
 
 /// The input as messages through permessage-deflate's codec, with the window and
 /// the context's reset the first byte picks: each inflates back to itself.

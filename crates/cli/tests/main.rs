@@ -29,5 +29,6 @@ mod targets;
 mod tls;
 mod variety;
 mod ws;
+mod ws_h2;
 mod ws_made;
 mod ws_push;

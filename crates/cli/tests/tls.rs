@@ -619,3 +619,51 @@ fn websocket_over_tls_times_its_messages() {
     assert_eq!(v["statuses"]["101"], 200, "{v}");
     assert_eq!(v["tls"]["alpn"], "http/1.1", "{v}");
 }
+
+#[test]
+fn websockets_go_over_http2_streams_when_alpn_chooses_h2() {
+    let dir = tmp("wss-h2");
+    let (srv, ca) = tls_server_offering(&dir, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
+    let url = format!("wss://{}/ws/echo", srv.addr());
+    let r = json_run(&[
+        "load",
+        &url,
+        "--http2",
+        "-n",
+        "400",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--cacert",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(r["requests"]["completed"], 400, "{r}");
+    assert_eq!(r["requests"]["failed"], 0, "{r}");
+    assert_eq!(r["tls"]["alpn"], "h2", "{r}");
+    // A server whose ALPN chooses HTTP/1.1 (this one would take HTTP/2's preface
+    // anyway): HTTP/2 is not spoken where TLS agreed on another protocol, so each
+    // connection fails as a handshake and no message is sent.
+    let (old, ca) = tls_server(&dir, None);
+    let url = format!("wss://{}/ws/echo", old.addr());
+    let out = stampede(&[
+        "load",
+        &url,
+        "--http2",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--cacert",
+        ca.to_str().unwrap(),
+        "-q",
+        "--json",
+        "-",
+    ]);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["requests"]["completed"], 0, "{r}");
+    assert!(r["errors"]["ws_handshake"].as_u64().unwrap() >= 1, "{r}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -380,8 +380,8 @@ fn load_refuses_what_does_not_apply_to_websocket() {
             "--ws-deflate",
         ),
         (
-            &["load", "ws://127.0.0.1:9/", "--http2"],
-            "--http2: not for ws:// or wss:// URLs",
+            &["load", "ws://127.0.0.1:9/", "--http3"],
+            "--http3: not for ws:// or wss:// URLs",
         ),
         (
             &["load", "ws://127.0.0.1:9/", "-m", "POST"],

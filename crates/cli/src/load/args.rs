@@ -107,7 +107,8 @@ pub struct LoadArgs {
     )]
     pub pipeline: usize,
     /// Speak HTTP/2: h2c with prior knowledge for http://, ALPN h2 (HTTP/1.1 if the
-    /// server prefers it) for https://
+    /// server prefers it) for https://; for ws:// and wss://, each connection's
+    /// WebSocket on an HTTP/2 stream (RFC 8441's extended CONNECT)
     #[arg(help_heading = "HTTP/2", long = "http2")]
     pub http2: bool,
     /// HTTP/2 and HTTP/3: streams kept open per connection (h2load's -m)

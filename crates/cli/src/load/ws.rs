@@ -46,14 +46,9 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             "each line is a data message sent in turn: not with --ws-ping or --ws-message",
         ),
         (
-            "--http2",
-            a.http2,
-            "WebSocket connections are upgraded HTTP/1.1 ones",
-        ),
-        (
             "--http3",
             a.http3,
-            "WebSocket connections are upgraded HTTP/1.1 ones",
+            "WebSocket connections are upgraded HTTP/1.1 ones, or HTTP/2 streams with --http2",
         ),
         (
             "--call",
@@ -86,6 +81,11 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             "each connection is upgraded once and keeps sending; use --connections and --rate",
         ),
         ("-m", a.method != "GET", "the upgrade is a GET"),
+        (
+            "--streams",
+            a.streams.is_some(),
+            "a connection carries one WebSocket (on one stream with --http2); use --connections, and --pipeline for messages in flight",
+        ),
     ];
     if let Some((flag, _, why)) = refused.iter().find(|(_, on, _)| *on) {
         return Err(Exit::usage(format!(

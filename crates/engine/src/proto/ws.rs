@@ -38,6 +38,8 @@ use crate::proto::watch::Progress;
 use crate::proto::{Broken, Event, Response};
 use crate::WsLoad;
 
+pub mod over_h2;
+
 /// The longest upgrade answer head read (its status line and headers).
 const MAX_HEAD: usize = 16 * 1024;
 /// The most header fields read in the upgrade's answer.
@@ -106,6 +108,9 @@ pub struct WsClient {
     deflate: Option<Box<deflate::Deflater>>,
     /// What the offer asked of the server's answer ([`WsLoad::deflate_params`]).
     asked: deflate::Asked,
+    /// Over HTTP/2 (RFC 8441), the stream's connection: `out` then holds the
+    /// WebSocket's bytes not yet framed as its DATA (from `written`).
+    tunnel: Option<Box<over_h2::Tunnel>>,
 }
 
 /// Push mode: each message is an event of the subscription, whose bytes so far are
@@ -258,7 +263,18 @@ impl WsClient {
                 .flatten()
                 .map(|(_, asked)| asked)
                 .unwrap_or_default(),
+            tunnel: None,
         }
+    }
+
+    /// A connection that opens its WebSocket over HTTP/2 (RFC 8441, see [`over_h2`]):
+    /// the CONNECT is made from `request` (`https` for `tls`); the rest is
+    /// [`WsClient::new`]'s.
+    pub fn over_h2(load: &WsLoad, request: &[u8], push: bool, tls: bool) -> WsClient {
+        let mut c = WsClient::seeded(load, request, seed(), push);
+        c.out = Vec::new();
+        c.tunnel = Some(Box::new(over_h2::Tunnel::new(request, tls)));
+        c
     }
 
     /// Data messages read that did not contain what the answer was to, since the
@@ -299,6 +315,9 @@ impl WsClient {
             Phase::Upgrading => self.deferred += n as u32,
             Phase::Closed => {}
         }
+        if self.tunnel.is_some() {
+            self.seal();
+        }
     }
 
     /// Queues a message made for its call ([`crate::made`]) in place of the run's:
@@ -315,6 +334,9 @@ impl WsClient {
                 self.made.push_back(message.into());
             }
             Phase::Closed => {}
+        }
+        if self.tunnel.is_some() {
+            self.seal();
         }
     }
 
@@ -381,12 +403,18 @@ impl WsClient {
     /// Bytes still to write.
     #[inline]
     pub fn unwritten(&self) -> &[u8] {
-        &self.out[self.written..]
+        match &self.tunnel {
+            Some(t) => t.unwritten(),
+            None => &self.out[self.written..],
+        }
     }
 
     /// `n` bytes of [`WsClient::unwritten`] were written.
     #[inline]
     pub fn wrote(&mut self, n: usize) {
+        if let Some(t) = &mut self.tunnel {
+            return t.wrote(n);
+        }
         self.written += n;
         if self.written == self.out.len() {
             self.out.clear();
@@ -428,12 +456,26 @@ impl WsClient {
             ws::close(&mut self.out, Some(code), "", Some(mask));
             self.phase = Phase::Closed;
         }
+        if self.tunnel.is_some() {
+            self.seal();
+        }
     }
 
     /// Takes bytes read; answers are appended to `events` as [`Event::Response`]s
     /// with status 101. An error means the connection must close (after writing what
     /// is left in [`WsClient::unwritten`]: the close that answers it).
-    pub fn feed(&mut self, mut data: &[u8], events: &mut Vec<Event>) -> Result<(), Broken> {
+    #[inline]
+    pub fn feed(&mut self, data: &[u8], events: &mut Vec<Event>) -> Result<(), Broken> {
+        if self.tunnel.is_some() {
+            return self.feed_tunnelled(data, events);
+        }
+        self.feed_plain(data, events)
+    }
+
+    /// [`WsClient::feed`] of the WebSocket's own bytes (the connection's, or an HTTP/2
+    /// stream's DATA).
+    #[inline(always)]
+    fn feed_plain(&mut self, mut data: &[u8], events: &mut Vec<Event>) -> Result<(), Broken> {
         if self.phase == Phase::Upgrading {
             match self.upgrade(data)? {
                 Some(used) => data = &data[used..],
@@ -563,6 +605,13 @@ impl WsClient {
                 return Err(Broken(kind));
             }
         };
+        self.opened(deflating);
+        Ok(Some(used))
+    }
+
+    /// The upgrade was answered and checked, permessage-deflate taken with
+    /// `deflating`'s parameters: messages go both ways, those that waited first.
+    fn opened(&mut self, deflating: Option<deflate::Params>) {
         if let Some(p) = deflating {
             self.reader.inflate(p.peer_resets(false));
             self.deflate = Some(Box::new(p.deflater(false)));
@@ -581,7 +630,105 @@ impl WsClient {
         for m in made {
             self.message(Some(&m));
         }
-        Ok(Some(used))
+    }
+
+    /// Frames what the WebSocket wrote as the stream's DATA, as far as HTTP/2's
+    /// windows allow (the rest waits in `out` for them); a closed WebSocket's last
+    /// bytes end our side of the stream.
+    fn seal(&mut self) {
+        let WsClient {
+            tunnel: Some(t),
+            out,
+            written,
+            phase,
+            ..
+        } = self
+        else {
+            return;
+        };
+        let n = t.send(&out[*written..], *phase == Phase::Closed);
+        *written += n;
+        if *written == out.len() {
+            out.clear();
+            *written = 0;
+        }
+    }
+
+    /// [`WsClient::feed`] over HTTP/2: the server's frames, their DATA the
+    /// WebSocket's bytes. Out of line: the plain connection's path stays as it was.
+    #[inline(never)]
+    fn feed_tunnelled(&mut self, data: &[u8], events: &mut Vec<Event>) -> Result<(), Broken> {
+        let mut t = self.tunnel.take().expect("tunnelled");
+        let fed = t.feed(
+            data,
+            |read| self.tunnel_read(read, events),
+            |failed| {
+                Broken(match failed {
+                    over_h2::Failed::NoConnect | over_h2::Failed::NotH2 => ErrorKind::WsHandshake,
+                    over_h2::Failed::Protocol => ErrorKind::WsProtocol,
+                })
+            },
+        );
+        self.tunnel = Some(t);
+        self.seal();
+        fed
+    }
+
+    /// What a frame of the tunnel meant for the WebSocket.
+    fn tunnel_read(
+        &mut self,
+        read: over_h2::Read<'_>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Broken> {
+        use over_h2::Read;
+        match read {
+            Read::Nothing => Ok(()),
+            Read::Answer {
+                status,
+                protocol,
+                extensions,
+            } => {
+                if status != 200 {
+                    // Refused (a status 0: a 200 that ended the stream at once).
+                    self.refused = Some(status);
+                    self.phase = Phase::Closed;
+                    return Err(Broken(if status == 0 {
+                        ErrorKind::WsHandshake
+                    } else {
+                        ErrorKind::WsUpgrade
+                    }));
+                }
+                match self.negotiated(protocol.as_deref(), extensions.iter().map(|e| &e[..])) {
+                    Ok(deflating) => {
+                        self.opened(deflating);
+                        Ok(())
+                    }
+                    Err(kind) => {
+                        self.phase = Phase::Closed;
+                        Err(Broken(kind))
+                    }
+                }
+            }
+            Read::Data { bytes, end } => {
+                self.feed_plain(bytes, events)?;
+                if end {
+                    return self.stream_ended();
+                }
+                Ok(())
+            }
+            Read::End | Read::Reset => self.stream_ended(),
+        }
+    }
+
+    /// The server ended or reset the stream: once a close was sent or read that is
+    /// the end; before it, an abnormal close.
+    fn stream_ended(&mut self) -> Result<(), Broken> {
+        if self.phase == Phase::Closed {
+            // Our close, or the server's, was sent or read already.
+            return Ok(());
+        }
+        self.phase = Phase::Closed;
+        Err(Broken(ErrorKind::WsClosed))
     }
 
     /// Whether a 101's headers accept this connection's upgrade (RFC 6455 §4.1), and
@@ -604,20 +751,34 @@ impl WsClient {
             .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"));
         let accept = get("sec-websocket-accept")
             .is_some_and(|v| v.trim_ascii() == ws::accept_key(&self.key).as_bytes());
+        if !(upgrade && connection && accept) {
+            return Err(ErrorKind::WsHandshake);
+        }
+        let extensions = (headers.iter())
+            .filter(|h| h.name.eq_ignore_ascii_case("sec-websocket-extensions"))
+            .map(|h| h.value);
+        self.negotiated(get("sec-websocket-protocol"), extensions)
+    }
+
+    /// Whether the answer's subprotocol and extensions are as offered (RFC 6455
+    /// §4.1, RFC 7692 §5; the same over HTTP/2, RFC 8441 §5): the parameters of
+    /// permessage-deflate taken.
+    fn negotiated<'a>(
+        &self,
+        protocol: Option<&[u8]>,
+        extensions: impl Iterator<Item = &'a [u8]> + Clone,
+    ) -> Result<Option<deflate::Params>, ErrorKind> {
         // A subprotocol must be one that was offered.
-        let protocol = get("sec-websocket-protocol").is_none_or(|v| {
+        let offered = protocol.is_none_or(|v| {
             self.load
                 .protocols
                 .iter()
                 .any(|p| p.as_bytes() == v.trim_ascii())
         });
-        if !(upgrade && connection && accept && protocol) {
+        if !offered {
             return Err(ErrorKind::WsHandshake);
         }
         // An extension only as offered: permessage-deflate, when asked for.
-        let extensions = (headers.iter())
-            .filter(|h| h.name.eq_ignore_ascii_case("sec-websocket-extensions"))
-            .map(|h| h.value);
         if !self.load.deflate {
             return match extensions.filter(|v| !v.trim_ascii().is_empty()).count() {
                 0 => Ok(None),

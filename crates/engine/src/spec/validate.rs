@@ -185,10 +185,9 @@ impl LoadSpec {
                 );
             }
             let steps = self.load.script.iter().map(|s| &s.request);
-            for r in std::iter::once(&self.load.request)
-                .chain(steps)
-                .chain(&self.load.variety)
-            {
+            // A WebSocket's upgrade is made a CONNECT of its own (RFC 8441).
+            let request = self.load.ws.is_none().then_some(&self.load.request);
+            for r in request.into_iter().chain(steps).chain(&self.load.variety) {
                 if let Err(e) =
                     crate::proto::h2::H2Request::from_http1(&r.bytes, self.target.scheme())
                 {
@@ -606,13 +605,16 @@ impl LoadSpec {
 
 impl LoadSpec {
     /// WebSocket runs: a `ws://` or `wss://` target, its run's one message sent on
-    /// upgraded HTTP/1.1 connections (a pool's, or each session's own), within bounds.
+    /// upgraded HTTP/1.1 connections (a pool's, or each session's own) or HTTP/2
+    /// streams opened with an extended CONNECT, within bounds.
     fn check_ws(&self, ws: &crate::WsLoad) -> Result<(), SpecError> {
         let why = if !self.target.websocket {
             "WebSocket messages go to a ws:// or wss:// URL".to_string()
-        } else if self.load.http2 || self.load.http3.is_some() {
-            "WebSocket connections are upgraded HTTP/1.1 ones: not with HTTP/2 or HTTP/3"
+        } else if self.load.http3.is_some() {
+            "WebSocket connections are upgraded HTTP/1.1 ones, or HTTP/2 streams: not HTTP/3"
                 .to_string()
+        } else if self.load.http2 && self.proxy.is_some() {
+            "a WebSocket over HTTP/2 goes to the server directly, not through a proxy".to_string()
         } else if ws.ping
             && (self.load.pipeline > 1
                 || (self.load.shape.has_sessions() && self.load.session.burst > 1))

@@ -71,9 +71,9 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
         ),
         (not_get, "scenario.method", "the upgrade is a GET"),
         (
-            s.http2 == Some(true) || s.streams.is_some(),
-            "scenario.http2",
-            "WebSocket connections are upgraded HTTP/1.1 ones",
+            s.streams.is_some(),
+            "scenario.streams",
+            "a connection carries one WebSocket (on one stream with http2 = true)",
         ),
         (
             s.steps.is_some(),

@@ -140,16 +140,22 @@ impl Conn {
 }
 
 /// The protocol a connection of this run starts with: HTTP/2 from the first byte for
-/// h2c; WebSocket's upgrade for ws:// and wss://; HTTP/1.1 otherwise, also over TLS
-/// while ALPN has not chosen.
+/// h2c; WebSocket's upgrade for ws:// and wss:// (over HTTP/2 with `http2`); HTTP/1.1
+/// otherwise, also over TLS while ALPN has not chosen.
 pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
     if let Some(ws) = &spec.load.ws {
-        // Upgraded with the run's request: its first bytes are the handshake.
-        return Proto::Ws(Box::new(crate::proto::ws::WsClient::new(
-            ws,
+        // Upgraded with the run's request: its first bytes are the handshake (over
+        // HTTP/2, the CONNECT made from it).
+        let (request, push) = (
             &spec.load.request.bytes,
             spec.load.stream == Some(crate::StreamMode::Messages),
-        )));
+        );
+        return Proto::Ws(Box::new(if spec.load.http2 {
+            let tls = spec.tls.is_some();
+            crate::proto::ws::WsClient::over_h2(ws, request, push, tls)
+        } else {
+            crate::proto::ws::WsClient::new(ws, request, push)
+        }));
     }
     let mut proto = Proto::new(
         (spec.load.http2 && spec.tls.is_none()).then_some(spec.load.h2),

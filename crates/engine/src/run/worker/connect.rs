@@ -259,12 +259,13 @@ impl Worker<'_> {
         self.fail_and_close(ci, now, kind)
     }
 
-    /// Records the handshake's duration once it is over.
+    /// Records the handshake's duration once it is over. False: ALPN's choice ended
+    /// the connection (a WebSocket over HTTP/2 to a server that chose otherwise).
     #[inline]
-    pub(super) fn check_handshake(&mut self, ci: usize, now: Instant) {
+    pub(super) fn check_handshake(&mut self, ci: usize, now: Instant) -> bool {
         let c = &mut self.conns[ci];
         let Some(us) = c.link.handshake_done(now) else {
-            return;
+            return true;
         };
         if let Some(t) = c.link.tls() {
             let resumed = matches!(
@@ -289,7 +290,15 @@ impl Worker<'_> {
             if c.alpn_pending {
                 // ALPN decided: HTTP/2, or HTTP/1.1 as the server prefers (fallback).
                 c.alpn_pending = false;
-                if h2 {
+                if c.proto.ws().is_some() && !h2 {
+                    // A WebSocket over HTTP/2 to a server that chose otherwise: HTTP/2
+                    // is not spoken where TLS agreed on another protocol (RFC 9113
+                    // §3.2), so the connection fails as the upgrade's handshake.
+                    self.fail_and_close(ci, now, ErrorKind::WsHandshake);
+                    return false;
+                } else if c.proto.ws().is_some() {
+                    // It speaks HTTP/2 from its first byte: its preface goes now.
+                } else if h2 {
                     // HTTP/2 from now on: the requests queued get streams of it.
                     c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.load.h2)));
                     if let Some(mode) = self.spec.load.stream {
@@ -305,6 +314,7 @@ impl Worker<'_> {
                 self.write(ci, now);
             }
         }
+        true
     }
 
     pub(super) fn fail_pending(&mut self, ci: usize, now: Instant, kind: ErrorKind) {

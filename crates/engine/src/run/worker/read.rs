@@ -48,7 +48,9 @@ impl Worker<'_> {
                     None => return,
                 }
             };
-            self.check_handshake(ci, now);
+            if !self.check_handshake(ci, now) {
+                return;
+            }
             match r {
                 Ok(0) if self.conns[ci].link.handshaking() => {
                     // Closed during the handshake: not a TLS server, or it refused us.

@@ -70,9 +70,9 @@ fn websocket_scenarios_parse_and_their_errors_name_the_field_and_line() {
     let long = "x".repeat(126);
     for (tail, field, says) in [
         (
-            "http2 = true\nws = {}\n",
-            "scenario.http2",
-            "upgraded HTTP/1.1",
+            "http2 = true\nstreams = 4\nws = {}\n",
+            "scenario.streams",
+            "one WebSocket",
         ),
         (
             "method = \"POST\"\nws = {}\n",
