@@ -149,22 +149,8 @@ fn load_compresses_against_pythons_websockets_server() {
         ("deflate", asks, 300),
         ("plain", "", 0),
     ] {
-        let mut server = Command::new(&python)
-            .args([PEER, "serve", mode])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            // It logs the connections the run's end cut before their upgrade.
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        // The port, once it listens.
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
-        let url = format!("ws://127.0.0.1:{}/", line.trim());
+        let (mut server, port) = crate::common::python_server(&python, PEER, &["serve", mode]);
+        let url = format!("ws://127.0.0.1:{port}/");
         let message = "{\"op\":\"order\",\"side\":\"buy\",\"qty\":100} ".repeat(30);
         let mut args = vec![
             "load",

@@ -2,7 +2,7 @@
 //! against the reference server and Hypercorn (another implementation), and the h2
 //! library with wsproto (others again) against the reference server.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -144,21 +144,8 @@ fn load_opens_websockets_over_http2_against_hypercorn() {
     let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
         return missing_peer("STAMPEDE_WS_PYTHON (Python with Hypercorn)");
     };
-    let mut server = Command::new(&python)
-        .args([PEER, "serve"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The port, once it listens.
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let base = format!("ws://127.0.0.1:{}", line.trim());
+    let (mut server, port) = crate::common::python_server(&python, PEER, &["serve"]);
+    let base = format!("ws://127.0.0.1:{port}");
     let echo = format!("{base}/echo");
     let message = "{\"op\":\"quote\",\"symbol\":\"ACME\",\"bid\":101.25} ".repeat(8);
     let mut read = Vec::new();

@@ -108,6 +108,29 @@ pub fn listening(child: &mut std::process::Child) -> String {
     first
 }
 
+/// Starts a Python peer `script` serving with `args`, its standard input piped (it
+/// serves until that closes) and its first line of output the port it listens on
+/// (127.0.0.1): the child and that port.
+pub fn python_server(python: &str, script: &str, args: &[&str]) -> (std::process::Child, String) {
+    use std::process::{Command, Stdio};
+    let mut server = Command::new(python)
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        // It logs the connections a run's end cut short.
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (server, line.trim().to_string())
+}
+
 /// What the committed result schema finds wrong with `value` (nothing: empty).
 pub fn schema_errors(value: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value =

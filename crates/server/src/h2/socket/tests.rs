@@ -57,6 +57,18 @@ fn serve(input: &[u8]) -> (H2Conn, Vec<u8>, Vec<Routed>) {
     (c, out, routed)
 }
 
+/// [`serve`] with an echo opened on stream 1.
+fn open_echo() -> (H2Conn, Vec<u8>, Vec<Routed>) {
+    serve(&connect(
+        1,
+        "CONNECT",
+        "websocket",
+        "/ws/echo",
+        &[V13],
+        false,
+    ))
+}
+
 fn route(c: &mut H2Conn, out: &mut Vec<u8>) -> Vec<Routed> {
     let (mut p, mut body) = (Vec::new(), Vec::new());
     let mut routed = Vec::new();
@@ -195,14 +207,7 @@ fn an_echo_over_a_stream_answers_each_message_and_the_close() {
 
 #[test]
 fn a_client_that_ends_its_side_ends_ours() {
-    let (mut c, _, _) = serve(&connect(
-        1,
-        "CONNECT",
-        "websocket",
-        "/ws/echo",
-        &[V13],
-        false,
-    ));
+    let (mut c, _, _) = open_echo();
     let mut out = Vec::new();
     c.feed(
         &frame_bytes(
@@ -224,14 +229,7 @@ fn a_client_that_ends_its_side_ends_ours() {
 
 #[test]
 fn a_broken_rule_is_closed_with_its_code() {
-    let (mut c, _, _) = serve(&connect(
-        1,
-        "CONNECT",
-        "websocket",
-        "/ws/echo",
-        &[V13],
-        false,
-    ));
+    let (mut c, _, _) = open_echo();
     let mut out = Vec::new();
     // Unmasked: a client must mask.
     let mut f = Vec::new();
@@ -418,14 +416,7 @@ fn answers_left_unread_are_bounded() {
 
 #[test]
 fn going_away_closes_each_socket() {
-    let (mut c, _, _) = serve(&connect(
-        1,
-        "CONNECT",
-        "websocket",
-        "/ws/echo",
-        &[V13],
-        false,
-    ));
+    let (mut c, _, _) = open_echo();
     let mut out = Vec::new();
     c.go_away(&mut out);
     let s = seen(&mut hpack::Decoder::new(), &out, 1);
