@@ -651,7 +651,7 @@ impl H2Conn {
         let (mut scheme, mut pseudo_done, mut malformed) = (false, false, self_dependent);
         // An extended CONNECT's `:protocol` (RFC 8441), and its WebSocket fields.
         let (mut connect, mut protocol) = (false, None);
-        let mut ask = socket::Ask::default();
+        let mut ask: Option<socket::Ask> = None;
         let mut declared: Option<usize> = None;
         let mut poisoned = false;
         let decoded = self
@@ -669,12 +669,14 @@ impl H2Conn {
                     }
                     match p {
                         b"method" if method.is_none() => {
-                            connect = v == b"CONNECT";
                             method = Some(match v {
                                 b"GET" => Method::Get,
                                 b"HEAD" => Method::Head,
                                 b"POST" => Method::Post,
-                                _ => Method::Other,
+                                _ => {
+                                    connect = v == b"CONNECT";
+                                    Method::Other
+                                }
                             })
                         }
                         b"protocol" if protocol.is_none() => {
@@ -711,7 +713,7 @@ impl H2Conn {
                         s.grpc = v.starts_with(b"application/grpc");
                     }
                     if protocol.is_some() && n.starts_with(b"sec-websocket-") {
-                        malformed |= !ask.field(n, v);
+                        malformed |= !ask.get_or_insert_with(Default::default).field(n, v);
                     }
                     if n == b"content-length" {
                         let len = declared_length(v);
@@ -737,8 +739,10 @@ impl H2Conn {
         }
         // A request that ends here declares no body, or is malformed.
         malformed |= end_stream && declared.is_some_and(|d| d != 0);
-        // `:protocol` only on a CONNECT, which then stays open for what it tunnels.
-        malformed |= protocol.is_some() && (!connect || end_stream);
+        if protocol.is_some() {
+            // `:protocol` only on a CONNECT, which then stays open for what it tunnels.
+            malformed |= !connect || end_stream;
+        }
         self.last_stream = id;
         let refused = self.streams.len() >= MAX_STREAMS || self.goaway_sent;
         if refused || malformed || method.is_none() || !scheme || s.path.is_empty() {
@@ -763,16 +767,14 @@ impl H2Conn {
         s.pending.clear();
         s.sent = 0;
         s.more = Pattern::default();
-        s.tunnel = protocol.unwrap_or(Tunnel::None);
-        // A live gRPC call is routed now: its answers go as its requests come; so is
-        // a tunnel, whose bytes come as they are sent.
-        s.live = (s.method == Method::Post
+        // A live gRPC call is routed now: its answers go as its requests come.
+        s.live = s.method == Method::Post
             && !end_stream
             && s.refuse.is_none()
-            && crate::grpc::live(&s.path).is_some())
-            || s.tunnel != Tunnel::None;
-        if s.tunnel == Tunnel::WebSocket {
-            self.asks.push((id, ask));
+            && crate::grpc::live(&s.path).is_some();
+        s.tunnel = Tunnel::None;
+        if let Some(t) = protocol {
+            self.tunnel_opens(&mut s, t, ask);
         }
         s.ended = false;
         s.state = if end_stream || s.refuse.is_some() || s.live {
@@ -804,7 +806,7 @@ impl H2Conn {
             if !self.calls.is_empty() {
                 self.calls.retain(|c| c.0 != id);
             }
-            if !self.sockets.is_empty() || !self.asks.is_empty() {
+            if s.tunnel != Tunnel::None {
                 self.sockets.retain(|c| c.0 != id);
                 self.asks.retain(|c| c.0 != id);
             }

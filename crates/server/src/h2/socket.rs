@@ -67,6 +67,18 @@ impl Ask {
 }
 
 impl H2Conn {
+    /// The stream `s` opened by an extended CONNECT asks to tunnel `t`, with `ask`'s
+    /// WebSocket fields: it is routed as it opens, as a live call is, its bytes
+    /// coming as they are sent. Out of line: every other request passes it by.
+    #[cold]
+    pub(super) fn tunnel_opens(&mut self, s: &mut super::Stream, t: Tunnel, ask: Option<Ask>) {
+        s.tunnel = t;
+        s.live = true;
+        if t == Tunnel::WebSocket {
+            self.asks.push((s.id, ask.unwrap_or_default()));
+        }
+    }
+
     /// Opens the tunnel asked for on `stream` to `target` (routed, its head not
     /// sent): a WebSocket answered `200`, then fed `early`, the bytes that came
     /// before it was routed; or a refusal with its status. A push's first message
