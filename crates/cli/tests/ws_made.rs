@@ -232,3 +232,86 @@ fn each_answer_is_known_by_what_it_holds() {
         assert!(err.contains(said), "{args:?}: {err}");
     }
 }
+
+/// `--ws-steps FILE`: a session's send/expect steps from the command line, sent in
+/// turn with each answer known by its step's text; a step whose answer never holds
+/// it times out; a line that is not a step is named with its fault.
+#[test]
+fn steps_from_a_file_are_sent_in_turn_and_answered_by_their_text() {
+    let s = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-ws-steps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let steps = dir.join("steps.jsonl");
+    std::fs::write(
+        &steps,
+        "{\"send\": \"join\", \"expect\": \"join\"}\n\n{\"send\": \"say hi\"}\r\n{\"send\": \"leave\", \"expect\": \"leave\"}\n",
+    )
+    .unwrap();
+    let file = steps.to_str().unwrap();
+    for extra in [&[][..], &["--http2"]] {
+        let v = run(
+            &s,
+            "/ws/echo",
+            &[&["-n", "30", "-c", "1", "--ws-steps", file][..], extra].concat(),
+        );
+        assert_eq!(v["requests"]["completed"], 30, "{extra:?}: {v}");
+        assert_eq!(v["requests"]["failed"], 0, "{v}");
+        // The connection goes through join, say hi, leave in turn, ten times: 4 + 6
+        // + 5 bytes each time.
+        assert_eq!(v["bytes"]["body"], 150, "{v}");
+    }
+    // An answer that never holds its step's text: timed out, the echo counted
+    // unmatched.
+    let never = dir.join("never.jsonl");
+    std::fs::write(&never, "{\"send\": \"ping\", \"expect\": \"pong\"}\n").unwrap();
+    let v = run(
+        &s,
+        "/ws/echo",
+        &[
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "--timeout",
+            "300ms",
+            "--ws-steps",
+            never.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["requests"]["completed"], 0, "{v}");
+    assert_eq!(v["errors"]["timeout"], 2, "{v}");
+    assert_eq!(v["websocket"]["unmatched"], 2, "{v}");
+    // Lines that are not steps, named by file and line.
+    for (body, says) in [
+        (
+            "{\"send\": \"a\"}\n{\"sned\": \"b\"}\n",
+            ":2: \"sned\" is not a step's",
+        ),
+        ("{\"send\": 3}\n", ":1: \"send\" must be a string"),
+        ("[\"a\"]\n", ":1: not an object"),
+        (
+            "{\"send\": \"a\", \"expect\": 1}\n",
+            ":1: \"expect\" must be a string",
+        ),
+        ("send a\n", ":1: not JSON"),
+        ("\n\n", "no steps"),
+    ] {
+        let bad = dir.join("bad.jsonl");
+        std::fs::write(&bad, body).unwrap();
+        let url = format!("ws://{}/ws/echo", s.addr());
+        let out = stampede(&["load", &url, "-n", "1", "--ws-steps", bad.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body:?}: {err}");
+        assert!(err.contains(says), "{body:?}: {err}");
+    }
+    // Not with the flags it replaces.
+    let url = format!("ws://{}/ws/echo", s.addr());
+    let out = stampede(&["load", &url, "--ws-steps", file, "--ws-message", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--ws-message"),
+        "{}",
+        text(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

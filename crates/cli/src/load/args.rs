@@ -72,7 +72,7 @@ pub struct LoadArgs {
             "unix_socket", "insecure", "cacert", "cert", "key", "resume", "version",
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
-            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect", "ws_deflate_params",
+            "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect", "ws_deflate_params", "ws_steps",
         ]
     )]
     pub spec: Option<String>,
@@ -212,6 +212,18 @@ pub struct LoadArgs {
         conflicts_with_all = ["ws_ping", "stream"]
     )]
     pub ws_expect: Option<String>,
+    /// WebSocket: a session's send/expect steps from FILE, one JSON object a line:
+    /// {"send": "join", "expect": "joined"} ("expect" left out: any message answers).
+    /// Each connection sends the steps in turn from the first, each answer the next
+    /// message holding its step's text; with --inject or --sessions a user makes
+    /// --calls of them, --think apart
+    #[arg(
+        help_heading = "WebSocket",
+        long = "ws-steps",
+        value_name = "FILE",
+        conflicts_with_all = ["ws_ping", "ws_message", "ws_expect", "body_lines", "body_file", "stream"]
+    )]
+    pub ws_steps: Option<String>,
     /// Reuse connections (the default)
     #[arg(
         help_heading = "What to load",

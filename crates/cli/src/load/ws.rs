@@ -25,6 +25,7 @@ pub(super) fn check_flags(a: &LoadArgs, target: &Target) -> Result<(), Exit> {
             ("--ws-stamp", a.ws_stamp),
             ("--ws-deflate", a.ws_deflate),
             ("--ws-expect", a.ws_expect.is_some()),
+            ("--ws-steps", a.ws_steps.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(Exit::usage(format!(
@@ -128,9 +129,13 @@ pub(super) fn upgrade(
     headers: &[(String, String)],
     body: Option<Vec<u8>>,
 ) -> Result<Upgrade, Exit> {
-    let messages = match &a.body_lines {
-        Some(file) => lines(file, &crate::common::read_body(file)?, a.ws_binary)?,
-        None => Vec::new(),
+    let (messages, expects) = match (&a.body_lines, &a.ws_steps) {
+        (Some(file), _) => (
+            lines(file, &crate::common::read_body(file)?, a.ws_binary)?,
+            Vec::new(),
+        ),
+        (None, Some(file)) => steps(file, &crate::common::read_body(file)?)?,
+        (None, None) => (Vec::new(), Vec::new()),
     };
     let body = body.or_else(|| messages.first().map(|m| m.to_vec()));
     if let Some(n) = WsLoad::own_header(headers) {
@@ -227,7 +232,7 @@ pub(super) fn upgrade(
             Some(m) => m.first().1.into(),
             None => e.as_bytes().into(),
         }),
-        expects: Vec::new(),
+        expects,
         binary: a.ws_binary,
         protocols: a.ws_protocols.clone(),
         max_message: WsLoad::MAX_MESSAGE,
@@ -243,6 +248,65 @@ pub(super) fn upgrade(
         load,
         made: made.map(|m| MadeCalls(Arc::new(m))),
     })
+}
+
+/// Messages sent in turn, or what their answers hold.
+type Messages = Vec<Arc<[u8]>>;
+
+/// `--ws-steps FILE`'s steps: one JSON object per non-empty line, `send` (a string)
+/// and `expect` (a string, or left out), each send within a message's bound and each
+/// expectation within its own, all within the list's: the messages in turn and what
+/// each one's answer holds (empty: any message). A line that is not a step is named
+/// with what is wrong in it.
+fn steps(file: &str, text: &[u8]) -> Result<(Messages, Messages), Exit> {
+    let (mut sends, mut expects) = (Vec::new(), Vec::new());
+    let mut total = 0;
+    for (n, l) in crate::targets::lines(text) {
+        let at = |why: String| Exit::usage(format!("--ws-steps {file}:{n}: {why}"));
+        if sends.len() == WsLoad::MAX_MESSAGES {
+            return Err(at(format!("at most {} steps", WsLoad::MAX_MESSAGES)));
+        }
+        total += l.len();
+        if l.len() > WsLoad::MAX_SEND || total > WsLoad::MAX_MESSAGES_BYTES {
+            return Err(at(format!(
+                "a step is at most {} MiB, and the steps together {} MiB",
+                WsLoad::MAX_SEND >> 20,
+                WsLoad::MAX_MESSAGES_BYTES >> 20
+            )));
+        }
+        let shape = r#"a step is {"send": "…", "expect": "…"} ("expect" may be left out)"#;
+        let v: serde_json::Value =
+            serde_json::from_slice(l).map_err(|e| at(format!("not JSON ({e}); {shape}")))?;
+        let Some(step) = v.as_object() else {
+            return Err(at(format!("not an object; {shape}")));
+        };
+        if let Some(k) = step.keys().find(|k| *k != "send" && *k != "expect") {
+            return Err(at(format!("{k:?} is not a step's; {shape}")));
+        }
+        let Some(send) = step.get("send").and_then(|s| s.as_str()) else {
+            return Err(at(format!("\"send\" must be a string; {shape}")));
+        };
+        let expect = match step.get("expect") {
+            None => "",
+            Some(e) => e
+                .as_str()
+                .ok_or_else(|| at(format!("\"expect\" must be a string; {shape}")))?,
+        };
+        if expect.len() > WsLoad::MAX_EXPECT {
+            return Err(at(format!(
+                "\"expect\" is at most {} KiB",
+                WsLoad::MAX_EXPECT >> 10
+            )));
+        }
+        sends.push(Arc::from(send.as_bytes()));
+        expects.push(Arc::from(expect.as_bytes()));
+    }
+    if sends.is_empty() {
+        return Err(Exit::usage(format!(
+            "--ws-steps {file}: no steps; one JSON object a line"
+        )));
+    }
+    Ok((sends, expects))
 }
 
 /// `--body-lines FILE`'s messages: one per non-empty line, each within a message's
