@@ -1107,7 +1107,8 @@ fn websocket_scenarios_are_verified_by_messages_and_measured() {
     let dir = Dir::new("ws");
     let scen = "[[scenario]]\nname = \"echo\"\npath = \"/ws/echo\"\nrequests = 300\nconnections = 4\nws = { message = \"hello\" }\n\
                 [[scenario]]\nname = \"heartbeats\"\npath = \"/ws/echo\"\ninject = [\"atOnceUsers(20)\"]\ncalls = 3\nthink = \"10ms\"\nws = { ping = true, protocols = [\"chat\"] }\n\
-                [[scenario]]\nname = \"nowhere\"\npath = \"/ws/nothing\"\nrequests = 10\nconnections = 2\nws = {}\n";
+                [[scenario]]\nname = \"nowhere\"\npath = \"/ws/nothing\"\nrequests = 10\nconnections = 2\nws = {}\n\
+                [[scenario]]\nname = \"echo-h2\"\npath = \"/ws/echo\"\nrequests = 200\nconnections = 2\nhttp2 = true\nws = { message = \"hello\" }\n";
     let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 1));
     let out = bench(&dir, &p, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
@@ -1130,12 +1131,15 @@ fn websocket_scenarios_are_verified_by_messages_and_measured() {
     assert_eq!(cells[2]["runs"], 0, "{s}");
     let note = cells[2]["notes"][0].as_str().unwrap();
     assert!(note.contains("upgrade refused with 404"), "{note}");
+    // Verified and measured over HTTP/2 streams (RFC 8441).
+    assert_eq!(cells[3]["runs"], 1, "{s}");
+    assert!(cells[3]["notes"].as_array().unwrap().is_empty(), "{s}");
 
     let p = dir.write(
         "bad.toml",
         &plan(
             &target("srv", SERVE),
-            "[[scenario]]\nname = \"s\"\npath = \"/ws/echo\"\nrequests = 5\nhttp2 = true\nws = { message = \"x\" }\n",
+            "[[scenario]]\nname = \"s\"\npath = \"/ws/echo\"\nrequests = 5\nhttp2 = true\nstreams = 4\nws = { message = \"x\" }\n",
             1,
         ),
     );
@@ -1143,7 +1147,7 @@ fn websocket_scenarios_are_verified_by_messages_and_measured() {
     assert_eq!(out.status.code(), Some(2));
     let e = text(&out.stderr);
     assert!(
-        e.contains("bad.toml:") && e.contains("scenario.http2: scenario \"s\": not with ws"),
+        e.contains("bad.toml:") && e.contains("scenario.streams: scenario \"s\": not with ws"),
         "{e}"
     );
 }
