@@ -689,8 +689,9 @@ impl WsClient {
                 extensions,
             } => {
                 if status != 200 {
-                    // Refused (a status 0: a 200 that ended the stream at once).
-                    self.refused = Some(status);
+                    // Refused with a status; a 200 that ended the stream at once
+                    // (status 0) opened nothing and is the handshake's failure.
+                    self.refused = (status != 0).then_some(status);
                     self.phase = Phase::Closed;
                     return Err(Broken(if status == 0 {
                         ErrorKind::WsHandshake

@@ -245,6 +245,15 @@ fn refusals_and_broken_answers_fail_by_kind() {
     input.extend(answer("403", &[], true));
     assert_eq!(c.feed(&input, &mut ev).unwrap_err().0, ErrorKind::WsUpgrade);
     assert_eq!(c.refused(), Some(403));
+    // A 200 that ends the stream with it: nothing opened, no status refused.
+    let mut c = WsClient::over_h2(&load(), REQUEST, false, false);
+    let mut input = enabled();
+    input.extend(answer("200", &[], true));
+    assert_eq!(
+        c.feed(&input, &mut ev).unwrap_err().0,
+        ErrorKind::WsHandshake
+    );
+    assert_eq!(c.refused(), None);
     // A subprotocol that was not offered.
     let mut c = WsClient::over_h2(&WsLoad::text("x"), REQUEST, false, false);
     let mut input = enabled();
