@@ -664,7 +664,9 @@ impl WsClient {
             |read| self.tunnel_read(read, events),
             |failed| {
                 Broken(match failed {
-                    over_h2::Failed::NoConnect | over_h2::Failed::NotH2 => ErrorKind::WsHandshake,
+                    over_h2::Failed::NoConnect
+                    | over_h2::Failed::NotH2
+                    | over_h2::Failed::Unopened => ErrorKind::WsHandshake,
                     over_h2::Failed::Protocol => ErrorKind::WsProtocol,
                 })
             },
@@ -689,15 +691,10 @@ impl WsClient {
                 extensions,
             } => {
                 if status != 200 {
-                    // Refused with a status; a 200 that ended the stream at once
-                    // (status 0) opened nothing and is the handshake's failure.
-                    self.refused = (status != 0).then_some(status);
+                    // Refused, with the status kept for the worker to count.
+                    self.refused = Some(status);
                     self.phase = Phase::Closed;
-                    return Err(Broken(if status == 0 {
-                        ErrorKind::WsHandshake
-                    } else {
-                        ErrorKind::WsUpgrade
-                    }));
+                    return Err(Broken(ErrorKind::WsUpgrade));
                 }
                 match self.negotiated(protocol.as_deref(), extensions.iter().map(|e| &e[..])) {
                     Ok(deflating) => {

@@ -90,6 +90,8 @@ pub enum Failed {
     /// HTTP/2 here (an HTTP/1.1 server's error page, a TLS server whose ALPN chose
     /// otherwise).
     NotH2,
+    /// The CONNECT was answered `200` with the stream's end: no WebSocket opened.
+    Unopened,
 }
 
 impl Tunnel {
@@ -240,9 +242,6 @@ impl Tunnel {
         if matches!(h.kind, frame::PING | frame::SETTINGS) && self.unwritten().len() > MAX_OWED {
             return Err(Failed::Protocol);
         }
-        if self.phase == Phase::Settings && h.kind != frame::SETTINGS {
-            return Err(Failed::NotH2);
-        }
         self.blocks.check(h.kind).map_err(|_| Failed::Protocol)?;
         match h.kind {
             frame::SETTINGS => self.settings(h, payload),
@@ -373,12 +372,14 @@ impl Tunnel {
         }
         match (self.phase, status) {
             (Phase::Connecting, Some(100..=199)) if !end => Ok(Read::Nothing),
-            (Phase::Connecting, Some(s)) => {
-                if s == 200 && !end {
+            // A 200 that ends the stream with it opened nothing.
+            (Phase::Connecting, Some(200)) if end => Err(Failed::Unopened),
+            (Phase::Connecting, Some(status)) => {
+                if status == 200 {
                     self.phase = Phase::Open;
                 }
                 Ok(Read::Answer {
-                    status: if end && s == 200 { 0 } else { s },
+                    status,
                     protocol,
                     extensions,
                 })
