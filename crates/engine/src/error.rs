@@ -72,6 +72,9 @@ pub enum RunError {
     /// Stopped (Ctrl-C) while waiting for a shared start: nothing was sent.
     #[error("stopped before the shared start (--start-at): nothing was sent")]
     Stopped,
+    /// `--io io_uring` was asked for where io_uring cannot carry the run.
+    #[error("{0}")]
+    Io(String),
     /// The parts of a run over several servers could not be merged; this is a bug.
     #[error("could not merge the servers' parts of the run: {0}")]
     Merge(String),

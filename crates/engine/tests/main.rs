@@ -2,6 +2,7 @@
 //! 127.0.0.1:0 (`common`), misbehaving ones, the reference server, and the client
 //! and server protocol state machines joined in memory (`memory`).
 
+mod backend;
 mod common;
 mod endless;
 mod h2;

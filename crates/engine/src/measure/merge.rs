@@ -684,6 +684,16 @@ fn merge_origin(parts: &[Origin]) -> Origin {
         segment: None,
         shared_start: parts.iter().all(|p| p.shared_start),
         late_ms: parts.iter().map(|p| p.late_ms).fold(0.0, f64::max),
+        io: {
+            let mut io: Vec<&str> = (parts.iter())
+                .flat_map(|p| p.io.split(','))
+                .filter(|s| !s.is_empty())
+                .collect();
+            io.sort_unstable();
+            io.dedup();
+            io.join(",")
+        },
+        io_note: parts.iter().find_map(|p| p.io_note.clone()),
         parts: parts
             .iter()
             .map(|p| match &p.segment {

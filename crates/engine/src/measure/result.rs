@@ -594,6 +594,13 @@ pub struct Origin {
     /// arrivals due meanwhile count as send lag).
     #[serde(default)]
     pub late_ms: f64,
+    /// Which kernel interface carried the connections: `epoll` or `io_uring` (for a
+    /// merged result, each its parts used, joined by commas).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub io: String,
+    /// Why `--io auto` chose epoll, or why some threads fell back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_note: Option<String>,
     /// For a merged result: each part, as `K/N on HOST` or `a whole run on HOST`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<String>,

@@ -30,6 +30,8 @@ pub(crate) enum Stream {
     Unix(UnixStream),
     Tls(Box<TlsStream<TcpStream>>),
     Udp(Box<Datagrams>),
+    /// An open TCP or Unix socket carried by the thread's io_uring ring.
+    Ring(stampede_ring::Socket),
 }
 
 /// A UDP socket connected to the server, with what its kernel allows of sending
@@ -140,6 +142,8 @@ impl Stream {
             Stream::Tls(t) => (t.io.take_error()?, t.io.peer_addr().map(|_| ())),
             // Connected when made: there is no handshake below QUIC's.
             Stream::Udp(d) => (d.socket.take_error()?, Ok(())),
+            // Adopted once connected; its errors come with its reads.
+            Stream::Ring(_) => (None, Ok(())),
         };
         if let Some(e) = err {
             return Err(e);
@@ -158,6 +162,7 @@ impl Stream {
             Stream::Unix(s) => r.register(s, t, i),
             Stream::Tls(s) => r.register(&mut s.io, t, i),
             Stream::Udp(d) => r.register(&mut d.socket, t, i),
+            Stream::Ring(_) => Ok(()),
         }
     }
 
@@ -167,6 +172,7 @@ impl Stream {
             Stream::Unix(s) => r.deregister(s),
             Stream::Tls(s) => r.deregister(&mut s.io),
             Stream::Udp(d) => r.deregister(&mut d.socket),
+            Stream::Ring(_) => Ok(()),
         };
     }
 
@@ -180,7 +186,27 @@ impl Stream {
             }
             // QUIC says goodbye in a datagram of its own, written before this.
             Stream::Udp(_) => Ok(()),
+            Stream::Ring(s) => {
+                s.shutdown(Shutdown::Both);
+                Ok(())
+            }
         };
+    }
+
+    /// Hands an open TCP or Unix socket to the thread's io_uring ring, its events
+    /// then reported under `token` (see [`stampede_ring`]); any other stream, or a
+    /// thread without a ring, stays as it is.
+    pub(crate) fn onto_ring(self, token: usize) -> Stream {
+        let (fd, unix): (OwnedFd, bool) = match self {
+            Stream::Tcp(s) => (s.into(), false),
+            Stream::Unix(s) => (s.into(), true),
+            other => return other,
+        };
+        match stampede_ring::Socket::adopt(fd, token, true) {
+            Ok(s) => Stream::Ring(s),
+            Err(fd) if unix => Stream::Unix(UnixStream::from_std(fd.into())),
+            Err(fd) => Stream::Tcp(TcpStream::from_std(fd.into())),
+        }
     }
 }
 
@@ -246,6 +272,7 @@ impl Read for Stream {
             Stream::Unix(s) => s.read(b),
             Stream::Tls(s) => s.read(b),
             Stream::Udp(d) => d.socket.recv(b),
+            Stream::Ring(s) => s.read(b),
         }
     }
 }
@@ -258,6 +285,7 @@ impl Write for Stream {
             Stream::Unix(s) => s.write(b),
             Stream::Tls(s) => s.write(b),
             Stream::Udp(d) => d.socket.send(b),
+            Stream::Ring(s) => s.write(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -272,10 +300,16 @@ impl Write for Stream {
 /// two system calls fewer than a timerfd beside `epoll_wait` needs. On a kernel
 /// without it the timeout counts in milliseconds, rounded up, and [`Waiter::precise`]
 /// says so: the worker then arms a [`TimerFd`] for finer wake-ups.
+///
+/// On io_uring ([`Waiter::on_ring`]) the wait is the thread's ring's instead: it
+/// submits the wake-up's sends and receives, waits with a nanosecond timeout, and
+/// reports the completions as the same events, with the epoll instance's own (see
+/// [`stampede_ring`]).
 pub(crate) struct Waiter {
     events: Vec<libc::epoll_event>,
     len: usize,
     precise: bool,
+    ring: bool,
 }
 
 /// One readiness event, read as `mio` reads its own.
@@ -312,7 +346,13 @@ impl Waiter {
             events: vec![libc::epoll_event { events: 0, u64: 0 }; capacity.max(1)],
             len: 0,
             precise: true,
+            ring: false,
         }
+    }
+
+    /// Waits on the thread's io_uring ring from now on (installed by the caller).
+    pub(crate) fn on_ring(&mut self) {
+        self.ring = true;
     }
 
     /// Whether a wait's timeout is kept to the nanosecond (until the kernel turned
@@ -324,6 +364,11 @@ impl Waiter {
     /// Waits at most `timeout` for events on `epfd`.
     pub(crate) fn wait(&mut self, epfd: RawFd, timeout: Duration) -> io::Result<()> {
         self.len = 0;
+        if self.ring {
+            stampede_ring::wait(timeout, &mut self.events)?;
+            self.len = self.events.len();
+            return Ok(());
+        }
         let cap = self.events.len().min(i32::MAX as usize) as libc::c_int;
         if self.precise {
             let ts = libc::timespec {

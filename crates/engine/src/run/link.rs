@@ -292,6 +292,14 @@ impl Link {
         }
     }
 
+    /// Hands an open TCP or Unix socket to the thread's io_uring ring, which then
+    /// reports its events under `token` (TLS and datagram sockets stay on epoll).
+    pub(crate) fn onto_ring(&mut self, token: usize) {
+        if self.state == State::Open {
+            self.stream = self.stream.take().map(|s| s.onto_ring(token));
+        }
+    }
+
     /// Reached the server (directly, or through the tunnel).
     fn open(&mut self, now: Instant) -> Dialled {
         self.state = State::Open;

@@ -16,6 +16,7 @@ pub mod made;
 mod outcome;
 mod probe;
 pub mod process;
+pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod worker;
 
@@ -136,15 +137,22 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
     };
     let end = first.load.duration.map(|d| start + d);
     let shared: Vec<Shared> = (parts.iter())
-        .map(|_| Shared {
-            control: control.clone(),
-            doc_len: AtomicU64::new(u64::MAX),
-            calls: AtomicU64::new(0),
-            server: Mutex::new(None),
-            tls: Mutex::new(None),
-            load: crate::limit::Sampler::default(),
+        .map(|(p, _)| {
+            let (ring, note) = ring::choose(p.spec()).map_err(RunError::Io)?;
+            Ok(Shared {
+                control: control.clone(),
+                doc_len: AtomicU64::new(u64::MAX),
+                calls: AtomicU64::new(0),
+                server: Mutex::new(None),
+                tls: Mutex::new(None),
+                load: crate::limit::Sampler::default(),
+                ring,
+                ring_required: p.spec().load.socket.io == crate::spec::net::IoBackend::IoUring,
+                io_note: Mutex::new(note),
+                fell_back: std::sync::atomic::AtomicBool::new(false),
+            })
         })
-        .collect();
+        .collect::<Result<_, RunError>>()?;
     let budgets: Vec<Arc<Budget>> = (parts.iter())
         .map(|(p, _)| {
             let spec = p.spec();
@@ -240,6 +248,17 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
             }
         }
         let rec = rec.expect("at least one worker");
+        let io = match (
+            shared.ring,
+            shared.fell_back.load(std::sync::atomic::Ordering::Relaxed),
+        ) {
+            (true, false) => "io_uring",
+            (true, true) => "epoll,io_uring",
+            (false, _) => "epoll",
+        };
+        let io_note = (shared.io_note.lock())
+            .map(|mut n| n.take())
+            .unwrap_or_else(|e| e.into_inner().take());
         let mut result = build_result(
             spec,
             rec,
@@ -254,6 +273,8 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
             segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
             shared_start: spec.start_at.is_some(),
             late_ms: late.as_secs_f64() * 1e3,
+            io: io.into(),
+            io_note,
             parts: Vec::new(),
         };
         runs.push(result);

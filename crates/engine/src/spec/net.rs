@@ -41,7 +41,12 @@ pub struct SocketOptions {
     /// Close with a reset (RST, `SO_LINGER` 0) instead of FIN (httperf's
     /// `--close-with-reset`).
     pub reset_on_close: bool,
+    /// Which of the kernel's interfaces carries the connections (`--io`).
+    #[serde(default, skip_serializing_if = "IoBackend::is_auto")]
+    pub io: IoBackend,
 }
+
+pub use stampede_ring::IoBackend;
 
 /// A spec's `local`: absent, null, one address, or a list of them.
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IpAddr>, D::Error> {

@@ -48,8 +48,14 @@ impl Worker<'_> {
         let d = dialer(self.spec, &self.dial, nth);
         match c
             .link
-            .dial(&d, self.poll.registry(), Token(ci), self.pace.nap, now)
-        {
+            // On io_uring a receive carries no arrival stamp: no naps.
+            .dial(
+                &d,
+                self.poll.registry(),
+                Token(ci),
+                self.pace.nap && !self.dial.ring,
+                now,
+            ) {
             Ok(stamped) => {
                 if self.pace.nap && !stamped {
                     // Without arrival stamps a late read would time late: no naps.
@@ -107,6 +113,9 @@ impl Worker<'_> {
     /// there is one.
     fn opened(&mut self, ci: usize, us: u64, now: Instant) {
         let c = &mut self.conns[ci];
+        if self.dial.ring {
+            c.link.onto_ring(ci);
+        }
         c.connect_us = us;
         for p in c.pending.iter_mut() {
             p.sent = now;

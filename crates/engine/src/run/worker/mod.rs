@@ -114,6 +114,15 @@ pub(crate) struct Shared {
     pub tls: Mutex<Option<TlsSession>>,
     /// Each worker thread's CPU accounting, for the limit verdict.
     pub load: crate::verdict::limit::Sampler,
+    /// The run's connections go on io_uring (see [`crate::run::ring`]).
+    pub ring: bool,
+    /// ... and a thread whose ring cannot be made fails the run rather than using epoll.
+    pub ring_required: bool,
+    /// Why epoll carries the run, or some of its threads (set by `auto`'s choice, or
+    /// by a thread whose ring could not be made).
+    pub io_note: Mutex<Option<String>>,
+    /// A thread fell back to epoll.
+    pub fell_back: std::sync::atomic::AtomicBool,
 }
 
 /// What a worker hands back.
@@ -280,6 +289,27 @@ impl<'a> Worker<'a> {
     pub fn run(mut self) -> io::Result<WorkerOutput> {
         let me = self.shared.load.register();
         let mut waiter = Waiter::new(1024);
+        // Declared after the connections' owner: dropped (and torn down) before it.
+        let mut _ring = None;
+        if self.shared.ring {
+            match stampede_ring::install(self.poll.as_raw_fd()) {
+                Ok(r) => {
+                    _ring = Some(r);
+                    waiter.on_ring();
+                    self.dial.ring = true;
+                }
+                Err(why) if self.shared.ring_required => return Err(io::Error::other(why)),
+                Err(why) => {
+                    self.shared.fell_back.store(true, Ordering::Relaxed);
+                    let mut note = self
+                        .shared
+                        .io_note
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    note.get_or_insert(format!("a thread fell back to epoll: {why}"));
+                }
+            }
+        }
         let mut buf = vec![0u8; READ_BUF];
         let mut next_timer = Instant::now() + TIMER_TICK;
         let control = self.shared.control.clone();

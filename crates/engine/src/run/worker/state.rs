@@ -85,6 +85,8 @@ pub(super) struct Dial {
     /// Where the thread's turns over the local addresses start (its index), so that
     /// threads with few connections each do not all take the first.
     pub(super) first_local: u64,
+    /// Open TCP and Unix sockets go onto the thread's io_uring ring.
+    pub(super) ring: bool,
 }
 
 /// What every HTTP/3 connection of a thread is made with.
@@ -140,6 +142,7 @@ impl Dial {
             },
             quic: Quic::new(spec),
             first_local: index as u64,
+            ring: false,
         }
     }
 }
