@@ -97,6 +97,9 @@ pub struct Config {
     /// Answer gRPC server reflection (v1 and v1alpha) from these files; without them a
     /// reflection call is answered UNIMPLEMENTED.
     pub reflection: Option<Arc<reflection::Reflection>>,
+    /// How the TCP connections talk to the kernel (`--io`): io_uring where allowed
+    /// and the connections are plain TCP, by default (see [`Server::io`]).
+    pub io: stampede_ring::IoBackend,
 }
 
 impl Default for Config {
@@ -117,6 +120,7 @@ impl Default for Config {
             http3: false,
             alt_svc: None,
             reflection: None,
+            io: stampede_ring::IoBackend::Auto,
         }
     }
 }
@@ -179,6 +183,9 @@ pub struct Server {
     h3_stats: Arc<Mutex<h3::H3Stats>>,
     local: Vec<SocketAddr>,
     config: Config,
+    /// The connections go on io_uring; why not, when `auto` chose epoll.
+    ring: bool,
+    io_note: Option<String>,
 }
 
 fn listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
@@ -341,12 +348,20 @@ impl Server {
             }
             config.alt_svc = Some(format!("h3=\":{port}\"; ma=86400"));
         }
+        let tls = config
+            .tls
+            .is_some()
+            .then_some("TLS connections are carried by epoll");
+        let (ring, io_note) =
+            (config.io.decide(tls)).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
         Ok(Server {
             per_thread,
             udp,
             h3_stats: Arc::default(),
             local,
             config,
+            ring,
+            io_note,
         })
     }
 
@@ -354,6 +369,13 @@ impl Server {
     /// each thread stops: read them after [`Server::run`] returns.
     pub fn h3_stats(&self) -> Arc<Mutex<h3::H3Stats>> {
         self.h3_stats.clone()
+    }
+
+    /// Which kernel interface carries the TCP connections (`epoll` or `io_uring`),
+    /// and why `auto` chose epoll when it did.
+    pub fn io(&self) -> (&'static str, Option<&str>) {
+        let name = if self.ring { "io_uring" } else { "epoll" };
+        (name, self.io_note.as_deref())
     }
 
     /// The addresses actually bound (with the ports picked for port 0).
@@ -381,7 +403,8 @@ impl Server {
                 job_tx.clone(),
                 per_thread_max,
                 rooms.clone(),
-            )?;
+            )?
+            .with_ring((self.ring).then_some(self.config.io == stampede_ring::IoBackend::IoUring));
             shutdown.add_waker(lp.waker.clone());
             let sd = shutdown.clone();
             handles.push(

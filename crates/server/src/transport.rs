@@ -1,5 +1,6 @@
-//! A server connection's transport: plain TCP, or TLS over it, behind one `Read` and
-//! `Write`. The protocol state machines (`h1`, `h2`) never see it.
+//! A server connection's transport: plain TCP (on epoll, or carried by the thread's
+//! io_uring ring), or TLS over it, behind one `Read` and `Write`. The protocol state
+//! machines (`h1`, `h2`) never see it.
 
 use std::io::{self, Read, Write};
 
@@ -10,13 +11,17 @@ use stampede_tls::TlsStream;
 pub(crate) enum Io {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
+    /// Plain TCP whose sends and receives go through the thread's io_uring ring.
+    Ring(stampede_ring::Socket),
 }
 
 impl Io {
-    pub(crate) fn socket(&mut self) -> &mut TcpStream {
+    /// The socket registered with the loop's epoll instance (none on io_uring).
+    pub(crate) fn socket(&mut self) -> Option<&mut TcpStream> {
         match self {
-            Io::Plain(s) => s,
-            Io::Tls(t) => &mut t.io,
+            Io::Plain(s) => Some(s),
+            Io::Tls(t) => Some(&mut t.io),
+            Io::Ring(_) => None,
         }
     }
 
@@ -28,7 +33,7 @@ impl Io {
     /// Pushes pending TLS output; an error means the connection is gone.
     pub(crate) fn flush_pending(&mut self) -> io::Result<()> {
         match self {
-            Io::Plain(_) => Ok(()),
+            Io::Plain(_) | Io::Ring(_) => Ok(()),
             Io::Tls(t) => t.flush_pending().map(|_| ()),
         }
     }
@@ -38,7 +43,14 @@ impl Io {
         if let Io::Tls(t) = self {
             t.close_notify();
         }
-        let _ = self.socket().shutdown(std::net::Shutdown::Write);
+        match self {
+            Io::Ring(s) => s.shutdown(std::net::Shutdown::Write),
+            _ => {
+                if let Some(s) = self.socket() {
+                    let _ = s.shutdown(std::net::Shutdown::Write);
+                }
+            }
+        }
     }
 }
 
@@ -48,6 +60,7 @@ impl Read for Io {
         match self {
             Io::Plain(s) => s.read(b),
             Io::Tls(t) => t.read(b),
+            Io::Ring(s) => s.read(b),
         }
     }
 }
@@ -58,6 +71,7 @@ impl Write for Io {
         match self {
             Io::Plain(s) => s.write(b),
             Io::Tls(t) => t.write(b),
+            Io::Ring(s) => s.write(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {

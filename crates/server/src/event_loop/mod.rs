@@ -168,6 +168,31 @@ pub(crate) struct EventLoop {
     room_rx: Receiver<Delivery>,
     backlog: Arc<Backlog>,
     publish: Vec<(Box<[u8]>, Vec<u8>)>,
+    /// Plain connections go onto the thread's io_uring ring: `Some(required)` (a ring
+    /// that cannot be made then fails the loop rather than leaving it on epoll).
+    ring: Option<bool>,
+}
+
+/// One readiness event, from epoll or from the ring's completions.
+#[derive(Clone, Copy)]
+struct Ready {
+    token: usize,
+    readable: bool,
+    writable: bool,
+    closing: bool,
+}
+
+impl Ready {
+    fn from_bits(token: u64, bits: u32) -> Ready {
+        let has = |b: libc::c_int| bits & b as u32 != 0;
+        Ready {
+            token: token as usize,
+            readable: has(libc::EPOLLIN | libc::EPOLLPRI),
+            writable: has(libc::EPOLLOUT),
+            closing: has(libc::EPOLLERR | libc::EPOLLHUP)
+                || (has(libc::EPOLLIN) && has(libc::EPOLLRDHUP)),
+        }
+    }
 }
 
 impl EventLoop {
@@ -321,7 +346,15 @@ impl EventLoop {
             room_rx,
             backlog,
             publish: Vec::new(),
+            ring: None,
         })
+    }
+
+    /// Puts the loop's plain connections on an io_uring ring (`Some(required)`; see
+    /// the field).
+    pub(crate) fn with_ring(mut self, ring: Option<bool>) -> EventLoop {
+        self.ring = ring;
+        self
     }
 
     pub(crate) fn run(mut self, shutdown: Shutdown) -> io::Result<()> {
@@ -331,6 +364,19 @@ impl EventLoop {
                 .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         let mut events = Events::with_capacity(1024);
+        let mut completions: Vec<libc::epoll_event> = Vec::new();
+        let mut ready: Vec<Ready> = Vec::with_capacity(1024);
+        // Torn down (every operation ended) when the loop returns, before the
+        // connections it carried are dropped with `self`.
+        let mut _ring = None;
+        if let Some(required) = self.ring {
+            use std::os::fd::AsRawFd;
+            match stampede_ring::install(self.poll.as_raw_fd()) {
+                Ok(r) => _ring = Some(r),
+                Err(why) if required => return Err(io::Error::other(why)),
+                Err(_) => self.ring = None,
+            }
+        }
         let mut next_scan = Instant::now() + Duration::from_secs(1);
         let mut drain_deadline = None;
         loop {
@@ -348,16 +394,34 @@ impl EventLoop {
             if let Some(t) = self.accept_retry {
                 timeout = timeout.min(t.saturating_duration_since(now));
             }
-            match self.poll.poll(&mut events, Some(timeout)) {
+            let waited = match self.ring {
+                Some(_) => stampede_ring::wait(timeout, &mut completions),
+                None => self.poll.poll(&mut events, Some(timeout)),
+            };
+            match waited {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
+            ready.clear();
+            match self.ring {
+                Some(_) => ready.extend(
+                    completions
+                        .iter()
+                        .map(|e| Ready::from_bits(e.u64, e.events)),
+                ),
+                None => ready.extend(events.iter().map(|e| Ready {
+                    token: e.token().0,
+                    readable: e.is_readable(),
+                    writable: e.is_writable(),
+                    closing: e.is_read_closed() || e.is_error(),
+                })),
+            }
             self.date.refresh();
             let now = Instant::now();
             let mut woken = false;
-            for ev in events.iter() {
-                match ev.token() {
+            for &ev in &ready {
+                match Token(ev.token) {
                     // Another loop's room messages, or the shutdown.
                     WAKE => woken = true,
                     ALARM => {
@@ -367,12 +431,11 @@ impl EventLoop {
                     }
                     Token(t) if t >= LISTENER_BASE => self.accept(t - LISTENER_BASE, now),
                     Token(ci) => {
-                        let closing = ev.is_read_closed() || ev.is_error();
-                        if ev.is_writable() {
+                        if ev.writable {
                             self.flush(ci, now);
                         }
-                        if ev.is_readable() || closing {
-                            self.on_readable(ci, now, closing);
+                        if ev.readable || ev.closing {
+                            self.on_readable(ci, now, ev.closing);
                         }
                     }
                 }
@@ -473,22 +536,17 @@ impl EventLoop {
                         self.conns.push(None);
                         self.conns.len() - 1
                     });
-                    if self
-                        .poll
-                        .registry()
-                        .register(
-                            &mut stream,
-                            Token(ci),
-                            Interest::READABLE | Interest::WRITABLE,
-                        )
-                        .is_err()
-                    {
-                        self.free.push(ci);
-                        continue;
-                    }
-                    let stream = match &self.config.tls {
-                        None => Io::Plain(stream),
-                        Some(cfg) => match TlsStream::server(stream, cfg.clone()) {
+                    // A plain connection goes onto the ring (when the loop has one);
+                    // any other, or one the ring gives back, is watched by epoll.
+                    let mut stream = match (self.ring, &self.config.tls) {
+                        (Some(_), None) => {
+                            match stampede_ring::Socket::adopt(stream.into(), ci, false) {
+                                Ok(s) => Io::Ring(s),
+                                Err(fd) => Io::Plain(mio::net::TcpStream::from_std(fd.into())),
+                            }
+                        }
+                        (None, None) => Io::Plain(stream),
+                        (_, Some(cfg)) => match TlsStream::server(stream, cfg.clone()) {
                             Ok(t) => Io::Tls(Box::new(t)),
                             Err(_) => {
                                 self.free.push(ci);
@@ -496,6 +554,18 @@ impl EventLoop {
                             }
                         },
                     };
+                    if let Some(s) = stream.socket() {
+                        let interest = Interest::READABLE | Interest::WRITABLE;
+                        if self
+                            .poll
+                            .registry()
+                            .register(s, Token(ci), interest)
+                            .is_err()
+                        {
+                            self.free.push(ci);
+                            continue;
+                        }
+                    }
                     self.generation = self.generation.wrapping_add(1);
                     self.conns[ci] = Some(Conn {
                         stream,
@@ -564,7 +634,9 @@ impl EventLoop {
                     self.rooms.leave(room, self.index, ci, c.generation);
                 }
             }
-            let _ = self.poll.registry().deregister(c.stream.socket());
+            if let Some(s) = c.stream.socket() {
+                let _ = self.poll.registry().deregister(s);
+            }
             self.free.push(ci);
             self.open -= 1;
         }
