@@ -423,6 +423,17 @@ pub struct NetArgs {
     /// TCP's window follows it)
     #[arg(long = "recv-buffer", value_name = "BYTES")]
     pub recv_buffer: Option<usize>,
+    /// How connections talk to the kernel: io_uring (a wake-up's sends and receives
+    /// in one system call), epoll, or auto: io_uring where the kernel allows it and
+    /// the connections are plain TCP or Unix sockets, epoll otherwise (the choice is
+    /// in the result and -v; STAMPEDE_IO sets auto's)
+    #[arg(long = "io", value_name = "auto|epoll|io_uring", value_parser = parse_io)]
+    pub io: Option<stampede_engine::net::IoBackend>,
+}
+
+/// `--io`'s value.
+pub fn parse_io(s: &str) -> Result<stampede_engine::net::IoBackend, String> {
+    s.parse()
 }
 
 impl NetArgs {
@@ -443,6 +454,7 @@ impl NetArgs {
         }
         spec.load.socket.send_buffer = self.send_buffer.or(spec.load.socket.send_buffer);
         spec.load.socket.recv_buffer = self.recv_buffer.or(spec.load.socket.recv_buffer);
+        spec.load.socket.io = self.io.unwrap_or(spec.load.socket.io);
         check_socket(spec, "--local-address")?;
         if let Some(url) = &self.proxy {
             spec.proxy = Some(proxy(url, self.proxy_user.as_deref(), "--proxy")?);

@@ -19,6 +19,12 @@ pub struct ServeArgs {
     /// Event-loop threads (default: all cores)
     #[arg(short = 't', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
+    /// How the TCP connections talk to the kernel: io_uring (a wake-up's sends and
+    /// receives in one system call), epoll, or auto: io_uring where the kernel allows
+    /// it and the connections are plain (not TLS), epoll otherwise (said when it
+    /// starts; STAMPEDE_IO sets auto's)
+    #[arg(long = "io", value_name = "auto|epoll|io_uring", value_parser = common::parse_io, default_value = "auto")]
+    pub io: stampede_engine::net::IoBackend,
     #[arg(
         long = "static",
         value_name = "DIR",
@@ -232,6 +238,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
             stall: a.llm_stall,
         },
         reflection: Some(Arc::new(crate::served::reflection().map_err(Exit::fail)?)),
+        io: a.io,
         ..Config::default()
     };
     let threads = match config.threads {
@@ -239,9 +246,16 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         n => format!("{n} threads"),
     };
     stampede_engine::process::raise_nofile(a.max_connections as u64 + 64);
-    let server = Server::bind(&addrs, config).map_err(|e| Exit::fail(e.to_string()))?;
+    let server = Server::bind(&addrs, config).map_err(|e| match e.kind() {
+        std::io::ErrorKind::Unsupported => Exit::usage(format!("--io: {e}")),
+        _ => Exit::fail(e.to_string()),
+    })?;
+    let io = match server.io() {
+        (io, Some(why)) => format!("{io}: {why}"),
+        (io, None) => io.to_string(),
+    };
     for addr in server.local_addrs() {
-        eprintln!("stampede serve: listening on {scheme}://{addr} ({threads}; {protocols})");
+        eprintln!("stampede serve: listening on {scheme}://{addr} ({threads}; {protocols}; {io})");
     }
     let shutdown = Shutdown::new();
     common::install_sigint();

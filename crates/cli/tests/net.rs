@@ -400,3 +400,99 @@ fn ab_prints_html_tables_with_w() {
     assert!(o.trim_end().ends_with("</table>"), "{o}");
     assert!(!o.contains("Percentage of the requests"), "{o}");
 }
+
+/// Why io_uring cannot carry connections here, if it cannot (after checking that TLS
+/// is refused for it by name at both ends, wherever the run is).
+fn uring_refused() -> Option<String> {
+    let (_srv, url) = crate::common::serve(&["--tls-self-signed"]);
+    let out = stampede(&["load", "--io", "io_uring", "--insecure", "-n", "1", &url]);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("TLS connections are carried by epoll"),
+        "{err}"
+    );
+    let out = stampede(&[
+        "serve",
+        "--io",
+        "io_uring",
+        "--tls-self-signed",
+        "-l",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--io") && err.contains("TLS"), "{err}");
+    stampede_ring::probe().err()
+}
+
+#[test]
+fn the_kernel_interface_is_chosen_named_in_the_result_and_refused_with_its_forms() {
+    let (_srv, url) = crate::common::serve(&["--io", "epoll"]);
+    let url = format!("{url}/pong");
+    let r = json(&["load", "--io", "epoll", "-n", "300", "-c", "4", &url]);
+    assert_eq!(r["requests"]["completed"], 300, "{r}");
+    assert_eq!(r["origin"]["io"], "epoll", "{r}");
+    assert!(crate::common::schema_errors(&r).is_empty());
+    match uring_refused() {
+        Some(why) => eprintln!("io_uring is refused here, its half is skipped: {why}"),
+        None => {
+            let (_srv, url) = crate::common::serve(&["--io", "io_uring"]);
+            let url = format!("{url}/pong");
+            let r = json(&[
+                "load",
+                "--io",
+                "io_uring",
+                "-n",
+                "300",
+                "-c",
+                "4",
+                "--pipeline",
+                "4",
+                &url,
+            ]);
+            assert_eq!(r["requests"]["completed"], 300, "{r}");
+            assert_eq!(r["requests"]["failed"], 0, "{r}");
+            assert_eq!(r["origin"]["io"], "io_uring", "{r}");
+            assert!(crate::common::schema_errors(&r).is_empty());
+            // -v says which carried the run.
+            let out = stampede(&["load", "--io", "io_uring", "-v", "-n", "50", &url]);
+            assert!(
+                text(&out.stdout).contains("io          io_uring"),
+                "{}",
+                text(&out.stdout)
+            );
+            // STAMPEDE_IO sets what auto means, for the dialects.
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
+                .env("STAMPEDE_IO", "epoll")
+                .args(["load", "-v", "-n", "50", &url])
+                .output()
+                .unwrap();
+            assert!(
+                text(&out.stdout).contains("io          epoll"),
+                "{}",
+                text(&out.stdout)
+            );
+        }
+    }
+    // A wrong value names the flag and the accepted forms; so does the variable.
+    let out = stampede(&["load", "--io", "kqueue", "-n", "1", &url]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--io") && err.contains("auto, epoll or io_uring"),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .env("STAMPEDE_IO", "poll")
+        .args(["load", "-n", "1", &url])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("STAMPEDE_IO") && err.contains("auto, epoll or io_uring"),
+        "{err}"
+    );
+    let out = stampede(&["serve", "--io", "kqueue"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--io"), "{}", text(&out.stderr));
+}

@@ -275,6 +275,13 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             let _ = writeln!(o, "              {}", l.reason);
         }
     }
+    if verbose && !r.origin.io.is_empty() {
+        let io = r.origin.io.replace(',', " and ");
+        let _ = match &r.origin.io_note {
+            Some(why) => writeln!(o, "  io          {io} ({why})"),
+            None => writeln!(o, "  io          {io}"),
+        };
+    }
     o
 }
 

@@ -503,7 +503,7 @@ pub struct LoadArgs {
     )]
     pub gatling_bounds: String,
     /// The summary's limit line with its reasons and figures (the JSON's `limit` has
-    /// them all)
+    /// them all), and which kernel interface carried the run (--io)
     #[arg(help_heading = "Outputs", short = 'v', long = "verbose")]
     pub verbose: bool,
     /// No live view (progress, per-second lines). As in ab and curl, -q is quiet; oha's
