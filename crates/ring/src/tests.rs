@@ -1,6 +1,6 @@
 //! The ring's sockets end to end over socket pairs and loopback TCP: bytes both ways
 //! past the buffers and the output queue, the peer's end and a reset, slots freed and
-//! reused, and what is left without a ring.
+//! reused, a multishot accept and its stop, and what is left without a ring.
 
 use super::*;
 use std::io::{Read, Write};
@@ -164,4 +164,51 @@ fn without_a_ring_a_socket_is_given_back_and_reads_fail_cleanly() {
     let mut s = Socket { slot: 0, gen: 0 };
     assert!(s.read(&mut [0u8; 4]).is_err());
     std::mem::forget(s);
+}
+
+#[test]
+fn a_multishot_accept_hands_over_each_connection_until_told_to_stop() {
+    if probe().is_err() {
+        return;
+    }
+    let _ring = install(-1).unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let addr = l.local_addr().unwrap();
+    listen(0, l.as_raw_fd(), 9).unwrap();
+    let clients: Vec<std::net::TcpStream> = (0..20)
+        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+        .collect();
+    let mut got = Vec::new();
+    let mut told = false;
+    let mut out = Vec::new();
+    let end = Instant::now() + Duration::from_secs(5);
+    while got.len() < clients.len() && Instant::now() < end {
+        wait(Duration::from_millis(10), &mut out).unwrap();
+        told |= out.iter().any(|e| {
+            let token = e.u64;
+            token == 9
+        });
+        while let Some(c) = accept(0) {
+            got.push(c.unwrap());
+        }
+    }
+    assert_eq!(got.len(), 20, "every connection handed over once");
+    assert!(told, "the listener's token is reported readable");
+    // Each is a connected socket: what the client sends arrives.
+    let mut first = std::net::TcpStream::from(got.remove(0));
+    (&clients[0]).write_all(b"x").unwrap();
+    first.set_nonblocking(false).unwrap();
+    let mut one = [0u8; 1];
+    first.read_exact(&mut one).unwrap();
+    // Stopped: a later connection waits in the backlog, untaken.
+    unlisten(0);
+    for _ in 0..5 {
+        wait(Duration::from_millis(5), &mut out).unwrap();
+    }
+    let _late = std::net::TcpStream::connect(addr).unwrap();
+    for _ in 0..5 {
+        wait(Duration::from_millis(5), &mut out).unwrap();
+    }
+    assert!(accept(0).is_none());
 }

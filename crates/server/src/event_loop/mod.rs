@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpListener;
+use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use stampede_tls::TlsStream;
 
@@ -358,11 +358,7 @@ impl EventLoop {
     }
 
     pub(crate) fn run(mut self, shutdown: Shutdown) -> io::Result<()> {
-        for (i, l) in self.listeners.iter_mut().enumerate() {
-            self.poll
-                .registry()
-                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
-        }
+        use std::os::fd::AsRawFd;
         let mut events = Events::with_capacity(1024);
         let mut completions: Vec<libc::epoll_event> = Vec::new();
         let mut ready: Vec<Ready> = Vec::with_capacity(1024);
@@ -370,11 +366,21 @@ impl EventLoop {
         // connections it carried are dropped with `self`.
         let mut _ring = None;
         if let Some(required) = self.ring {
-            use std::os::fd::AsRawFd;
             match stampede_ring::install(self.poll.as_raw_fd()) {
                 Ok(r) => _ring = Some(r),
                 Err(why) if required => return Err(io::Error::other(why)),
                 Err(_) => self.ring = None,
+            }
+        }
+        for (i, l) in self.listeners.iter_mut().enumerate() {
+            let token = LISTENER_BASE + i;
+            match self.ring {
+                // On the ring a multishot accept takes the listener's connections.
+                Some(_) => stampede_ring::listen(i as u32, l.as_raw_fd(), token)?,
+                None => self
+                    .poll
+                    .registry()
+                    .register(l, Token(token), Interest::READABLE)?,
             }
         }
         let mut next_scan = Instant::now() + Duration::from_secs(1);
@@ -480,8 +486,13 @@ impl EventLoop {
             if shutdown.is_triggered() && !self.draining {
                 self.draining = true;
                 drain_deadline = Some(now + self.config.drain_timeout);
-                for mut l in std::mem::take(&mut self.listeners) {
-                    let _ = self.poll.registry().deregister(&mut l);
+                for (i, mut l) in std::mem::take(&mut self.listeners).into_iter().enumerate() {
+                    match self.ring {
+                        Some(_) => stampede_ring::unlisten(i as u32),
+                        None => {
+                            let _ = self.poll.registry().deregister(&mut l);
+                        }
+                    }
                 }
                 for ci in 0..self.conns.len() {
                     if let Some(c) = self.conns[ci].as_mut() {
@@ -519,8 +530,16 @@ impl EventLoop {
             let Some(l) = self.listeners.get(li) else {
                 return;
             };
-            match l.accept() {
-                Ok((mut stream, _)) => {
+            let next = match self.ring {
+                // What the ring's multishot accept took, one at a time.
+                Some(_) => match stampede_ring::accept(li as u32) {
+                    Some(got) => got.map(|fd| TcpStream::from_std(fd.into())),
+                    None => Err(io::ErrorKind::WouldBlock.into()),
+                },
+                None => l.accept().map(|(s, _)| s),
+            };
+            match next {
+                Ok(mut stream) => {
                     if self.open >= self.max_open {
                         if self.config.tls.is_some() {
                             // A TLS client cannot read a plain answer; just close.
@@ -542,7 +561,7 @@ impl EventLoop {
                         (Some(_), None) => {
                             match stampede_ring::Socket::adopt(stream.into(), ci, false) {
                                 Ok(s) => Io::Ring(s),
-                                Err(fd) => Io::Plain(mio::net::TcpStream::from_std(fd.into())),
+                                Err(fd) => Io::Plain(TcpStream::from_std(fd.into())),
                             }
                         }
                         (None, None) => Io::Plain(stream),
