@@ -60,8 +60,8 @@ pub enum RunError {
         /// The soft limit after trying to raise it.
         limit: u64,
     },
-    /// The event loop could not be created.
-    #[error("could not create the event loop: {0}")]
+    /// A worker's event loop could not be made, or failed while running.
+    #[error("the event loop failed: {0}")]
     Poll(#[source] std::io::Error),
     /// A worker thread could not be started.
     #[error("could not start a worker thread: {0}")]

@@ -365,9 +365,15 @@ impl Waiter {
     pub(crate) fn wait(&mut self, epfd: RawFd, timeout: Duration) -> io::Result<()> {
         self.len = 0;
         if self.ring {
-            stampede_ring::wait(timeout, &mut self.events)?;
-            self.len = self.events.len();
-            return Ok(());
+            return match stampede_ring::wait(timeout, &mut self.events) {
+                Ok(()) => {
+                    self.len = self.events.len();
+                    Ok(())
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+                // The run ends with the reason rather than going on without its ring.
+                Err(e) => Err(io::Error::new(e.kind(), format!("io_uring: {e}"))),
+            };
         }
         let cap = self.events.len().min(i32::MAX as usize) as libc::c_int;
         if self.precise {
