@@ -130,7 +130,16 @@ fn http2_streams_and_a_fixed_rate_count_the_same_on_both() {
             rate: 2_000.0,
             gaps: stampede_engine::arrivals::Gaps::Even,
         };
-        let r = go(s);
+        let r = go(s.clone());
+        if io == IoBackend::Epoll && std::env::var_os("STAMPEDE_IO").is_none() {
+            // auto keeps epoll where the open model naps, and says why.
+            s.load.socket.io = IoBackend::Auto;
+            s.load.duration = Some(Duration::from_millis(200));
+            let auto = go(s);
+            assert_eq!(auto.origin.io, "epoll");
+            let note = auto.origin.io_note.unwrap_or_default();
+            assert!(note.contains("naps"), "{note}");
+        }
         // 3,000 arrivals due; every one started, none failed.
         let open = r.open.as_ref().expect("an open-model run");
         assert_eq!(r.requests.failed, 0, "{io:?}");

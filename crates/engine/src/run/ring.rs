@@ -2,6 +2,8 @@
 //! and `STAMPEDE_IO` weighed against what the run's transport can use and what this
 //! machine's kernel allows (probed once a process; see [`stampede_ring`]).
 
+use crate::spec::net::IoBackend;
+
 /// Whether a run's connections go on io_uring, and why not when `auto` chose epoll;
 /// an error (naming the reason) when io_uring was asked for and cannot carry the run.
 pub(crate) fn choose(spec: &crate::spec::LoadSpec) -> Result<(bool, Option<String>), String> {
@@ -12,5 +14,19 @@ pub(crate) fn choose(spec: &crate::spec::LoadSpec) -> Result<(bool, Option<Strin
     } else {
         None
     };
+    // Where the open model naps between starts (plain TCP, no follow-ups), epoll with
+    // the kernel's arrival stamps takes half the CPU a request that io_uring, whose
+    // receives carry no stamps and so cannot nap, does (bench/io.sh): auto keeps it.
+    let naps = matches!(
+        spec.load.shape,
+        crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
+    ) && spec.load.redirects == 0
+        && spec.hooks.is_none()
+        && matches!(spec.target.address, crate::spec::target::Address::Tcp(_));
+    if naps && transport.is_none() && spec.load.socket.io.or_env()? == IoBackend::Auto {
+        let why = "the open model naps between starts, timing late reads by the kernel's \
+                   arrival stamps, which io_uring's receives do not carry";
+        return Ok((false, Some(why.into())));
+    }
     spec.load.socket.io.decide(transport)
 }
