@@ -3,29 +3,31 @@
 # lowers that floor. `stampede serve --threads 1` on CPU 1 answers /pong; on CPU 0 run in
 # turn, round after round: bench/probe's epoll client (one send and one recv per request,
 # nothing else), its io_uring client (all sends and receives of a wake-up in one
-# io_uring_enter), stampede (as `stampede wrk`) and wrk, each with one thread and 64
-# connections. The table gives medians of req/s, client CPU per request and how busy
+# io_uring_enter), stampede (as `stampede wrk`) on epoll and on io_uring (STAMPEDE_IO)
+# and wrk, each with one thread and CONNS (64) connections. The table gives medians of req/s, client CPU per request and how busy
 # each core was; the probes' CPU per request is what the exchange itself costs.
 #
-#   bash bench/floor.sh [ROUNDS=5] [SECONDS=5]
+#   bash bench/floor.sh [ROUNDS=5] [SECONDS=5] [CONNS=64]
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 SECS=${2:-5}
+CONNS=${3:-64}
 install_peers
 (cd "$BENCH_DIR/probe" && cargo build --release -q)
 PROBE=$BENCH_DIR/probe/target/release/stampede-probe
 PORT=$(free_port)
 start_serve "$PORT" --no-http2
 URL=http://127.0.0.1:$PORT/pong
-CLIENTS=(probe-epoll probe-uring stampede wrk)
+CLIENTS=(probe-epoll probe-uring stampede-epoll stampede-uring wrk)
 
 run_client() {
   local name=$1 out=$2
   case $name in
-    probe-epoll) timed "$out" taskset -c 0 "$PROBE" epoll 127.0.0.1:"$PORT" 64 "$SECS" ;;
-    probe-uring) timed "$out" taskset -c 0 "$PROBE" uring 127.0.0.1:"$PORT" 64 "$SECS" ;;
-    stampede) timed "$out" taskset -c 0 "$STAMPEDE" wrk -t1 -c64 -d${SECS}s "$URL" ;;
-    wrk) timed "$out" taskset -c 0 wrk -t1 -c64 -d${SECS}s "$URL" ;;
+    probe-epoll) timed "$out" taskset -c 0 "$PROBE" epoll 127.0.0.1:"$PORT" "$CONNS" "$SECS" ;;
+    probe-uring) timed "$out" taskset -c 0 "$PROBE" uring 127.0.0.1:"$PORT" "$CONNS" "$SECS" ;;
+    stampede-epoll) timed "$out" env STAMPEDE_IO=epoll taskset -c 0 "$STAMPEDE" wrk -t1 -c"$CONNS" -d${SECS}s "$URL" ;;
+    stampede-uring) timed "$out" env STAMPEDE_IO=io_uring taskset -c 0 "$STAMPEDE" wrk -t1 -c"$CONNS" -d${SECS}s "$URL" ;;
+    wrk) timed "$out" taskset -c 0 wrk -t1 -c"$CONNS" -d${SECS}s "$URL" ;;
   esac
 }
 
