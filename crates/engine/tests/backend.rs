@@ -78,6 +78,17 @@ fn http1_closed_pipelined_and_a_connection_per_request_count_the_same_on_both() 
         );
         assert_eq!(r.statuses.get(&200), Some(&4_000));
 
+        if io == IoBackend::Epoll && std::env::var_os("STAMPEDE_IO").is_none() {
+            // auto keeps epoll for a thread of one connection, and says why.
+            let mut one = s.clone();
+            (one.load.connections, one.load.threads) = (1, 1);
+            one.load.requests = Some(100);
+            one.load.socket.io = IoBackend::Auto;
+            let auto = go(one);
+            assert_eq!(auto.origin.io, "epoll");
+            let note = auto.origin.io_note.unwrap_or_default();
+            assert!(note.contains("one connection"), "{note}");
+        }
         s.load.pipeline = 1;
         s.load.keepalive = false;
         s.load.requests = Some(600);

@@ -23,9 +23,18 @@ pub(crate) fn choose(spec: &crate::spec::LoadSpec) -> Result<(bool, Option<Strin
     ) && spec.load.redirects == 0
         && spec.hooks.is_none()
         && matches!(spec.target.address, crate::spec::target::Address::Tcp(_));
-    if naps && transport.is_none() && spec.load.socket.io.or_env()? == IoBackend::Auto {
+    // A thread with one connection has nothing to batch: each request is a wait of
+    // its own, and io_uring's costs more than epoll's there (bench/floor.sh at one
+    // connection), where it costs less from four.
+    let alone = spec.load.connections <= spec.load.threads.max(1);
+    let auto = transport.is_none() && spec.load.socket.io.or_env()? == IoBackend::Auto;
+    if auto && naps {
         let why = "the open model naps between starts, timing late reads by the kernel's \
                    arrival stamps, which io_uring's receives do not carry";
+        return Ok((false, Some(why.into())));
+    }
+    if auto && alone {
+        let why = "one connection a thread has nothing to batch";
         return Ok((false, Some(why.into())));
     }
     spec.load.socket.io.decide(transport)
