@@ -891,7 +891,10 @@ impl Drop for Installed {
     }
 }
 
-/// Waits on the thread's ring (see [`Core::wait`]).
+/// Submits the sends and receives queued since the last wait and waits at most
+/// `timeout` for completions; the events they come to, as epoll reports them (the
+/// token in `u64`), replace `out`'s, the thread's epoll instance's own among them
+/// when it woke.
 pub fn wait(timeout: Duration, out: &mut Vec<libc::epoll_event>) -> io::Result<()> {
     with_core(|c| c.wait(timeout, out))
 }
