@@ -45,6 +45,12 @@ fn each_backend(check: impl Fn(IoBackend)) {
     }
 }
 
+/// Every one of the run's `n` requests was answered, none failed.
+fn all_answered(r: &stampede_engine::RunResult, n: u64, io: IoBackend) {
+    let got = (r.requests.completed, r.requests.failed);
+    assert_eq!(got, (n, 0), "{io:?}");
+}
+
 fn server(io: IoBackend) -> Running {
     Running::local(Config {
         threads: 2,
@@ -61,21 +67,13 @@ fn http1_closed_pipelined_and_a_connection_per_request_count_the_same_on_both() 
         let mut s = spec(&srv, "/pong", io);
         s.load.requests = Some(4_000);
         let r = go(s.clone());
-        assert_eq!(
-            (r.requests.completed, r.requests.failed),
-            (4_000, 0),
-            "{io:?}"
-        );
+        all_answered(&r, 4_000, io);
         assert_eq!(r.origin.io, io.name(), "the result says which carried it");
         assert_eq!(r.origin.io_note, None);
 
         s.load.pipeline = 8;
         let r = go(s.clone());
-        assert_eq!(
-            (r.requests.completed, r.requests.failed),
-            (4_000, 0),
-            "{io:?}"
-        );
+        all_answered(&r, 4_000, io);
         assert_eq!(r.statuses.get(&200), Some(&4_000));
 
         if io == IoBackend::Epoll && std::env::var_os("STAMPEDE_IO").is_none() {
@@ -93,11 +91,7 @@ fn http1_closed_pipelined_and_a_connection_per_request_count_the_same_on_both() 
         s.load.keepalive = false;
         s.load.requests = Some(600);
         let r = go(s);
-        assert_eq!(
-            (r.requests.completed, r.requests.failed),
-            (600, 0),
-            "{io:?}"
-        );
+        all_answered(&r, 600, io);
         assert!(r.connections_opened >= 600, "{}", r.connections_opened);
     });
 }
@@ -112,7 +106,7 @@ fn bodies_larger_than_the_rings_buffers_arrive_whole() {
         s.load.requests = Some(40);
         s.load.check_length = true;
         let r = go(s);
-        assert_eq!((r.requests.completed, r.requests.failed), (40, 0), "{io:?}");
+        all_answered(&r, 40, io);
         assert_eq!(r.bytes.body, 40 * 1_000_000, "{io:?}");
     });
 }
@@ -126,11 +120,7 @@ fn http2_streams_and_a_fixed_rate_count_the_same_on_both() {
         s.load.pipeline = 8;
         s.load.requests = Some(4_000);
         let r = go(s.clone());
-        assert_eq!(
-            (r.requests.completed, r.requests.failed),
-            (4_000, 0),
-            "{io:?}"
-        );
+        all_answered(&r, 4_000, io);
         assert_eq!(r.origin.io, io.name());
 
         s.load.http2 = false;
