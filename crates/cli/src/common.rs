@@ -432,7 +432,9 @@ pub struct NetArgs {
 }
 
 /// `--io`'s value.
-pub fn parse_io(s: &str) -> Result<stampede_engine::net::IoBackend, String> {
+pub fn parse_io(
+    s: &str,
+) -> Result<stampede_engine::net::IoBackend, stampede_engine::net::RingError> {
     s.parse()
 }
 

@@ -403,7 +403,7 @@ fn ab_prints_html_tables_with_w() {
 
 /// Why io_uring cannot carry connections here, if it cannot (after checking that TLS
 /// is refused for it by name at both ends, wherever the run is).
-fn uring_refused() -> Option<String> {
+fn uring_refused() -> Option<stampede_ring::RingError> {
     let (_srv, url) = crate::common::serve(&["--tls-self-signed"]);
     let out = stampede(&["load", "--io", "io_uring", "--insecure", "-n", "1", &url]);
     let err = text(&out.stderr);

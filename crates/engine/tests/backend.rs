@@ -203,7 +203,7 @@ fn the_backend_is_read_as_named_and_anything_else_is_refused_with_the_forms() {
     assert_eq!("io_uring".parse::<IoBackend>(), Ok(IoBackend::IoUring));
     assert_eq!("epoll".parse::<IoBackend>(), Ok(IoBackend::Epoll));
     assert_eq!("auto".parse::<IoBackend>(), Ok(IoBackend::Auto));
-    let e = "kqueue".parse::<IoBackend>().unwrap_err();
+    let e = "kqueue".parse::<IoBackend>().unwrap_err().to_string();
     assert!(e.contains("auto, epoll or io_uring"), "{e}");
     // A saved spec leaves auto out, and keeps the others.
     let mut s = LoadSpec::new(

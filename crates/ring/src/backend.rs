@@ -39,12 +39,15 @@ impl IoBackend {
 
     /// What `auto` means here: `STAMPEDE_IO`'s choice when it names one, else `self`
     /// (an error names the variable and the accepted forms).
-    pub fn or_env(self) -> Result<IoBackend, String> {
+    pub fn or_env(self) -> Result<IoBackend, RingError> {
         if self != IoBackend::Auto {
             return Ok(self);
         }
         match std::env::var("STAMPEDE_IO") {
-            Ok(v) => v.parse().map_err(|e| format!("STAMPEDE_IO={e}")),
+            Ok(v) => v.parse().map_err(|_| RingError::Unknown {
+                value: v,
+                env: true,
+            }),
             Err(_) => Ok(self),
         }
     }
@@ -54,34 +57,67 @@ impl IoBackend {
     /// `Ok((false, why))` for epoll, with `auto`'s reason for choosing it; an error
     /// when io_uring was asked for and cannot be had. The machine is probed once a
     /// process.
-    pub fn decide(self, usable: Option<&str>) -> Result<(bool, Option<String>), String> {
-        static PROBE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    pub fn decide(self, usable: Option<&str>) -> Result<(bool, Option<String>), RingError> {
+        static PROBE: std::sync::OnceLock<Result<(), RingError>> = std::sync::OnceLock::new();
         let asked = self.or_env()?;
         if asked == IoBackend::Epoll {
             return Ok((false, None));
         }
         let why = match usable {
-            Some(t) => Err(t.to_string()),
+            Some(t) => Err(RingError::Refused(t.to_string())),
             None => PROBE.get_or_init(probe).clone(),
         };
         match (why, asked) {
             (Ok(()), _) => Ok((true, None)),
-            (Err(why), IoBackend::IoUring) => {
-                Err(format!("io_uring: {why}; use --io auto or --io epoll"))
-            }
-            (Err(why), _) => Ok((false, Some(why))),
+            (Err(why), IoBackend::IoUring) => Err(RingError::Refused(format!(
+                "io_uring: {why}; use --io auto or --io epoll"
+            ))),
+            (Err(why), _) => Ok((false, Some(why.to_string()))),
         }
     }
 }
 
 impl std::str::FromStr for IoBackend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<IoBackend, String> {
+    type Err = RingError;
+    fn from_str(s: &str) -> Result<IoBackend, RingError> {
         match s {
             "auto" => Ok(IoBackend::Auto),
             "epoll" => Ok(IoBackend::Epoll),
             "io_uring" | "io-uring" | "uring" => Ok(IoBackend::IoUring),
-            _ => Err(format!("{s:?}: expected {}", IoBackend::FORMS)),
+            _ => Err(RingError::Unknown {
+                value: s.to_string(),
+                env: false,
+            }),
         }
+    }
+}
+
+/// Why io_uring cannot carry a program's connections, or why a value for `--io` is
+/// refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RingError {
+    /// A value `--io` does not take (`env`: given by `STAMPEDE_IO`).
+    Unknown { value: String, env: bool },
+    /// io_uring cannot be had here, or cannot carry these connections: why.
+    Refused(String),
+}
+
+impl std::fmt::Display for RingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RingError::Unknown { value, env } => {
+                let by = if *env { "STAMPEDE_IO=" } else { "" };
+                write!(f, "{by}{value:?}: expected {}", IoBackend::FORMS)
+            }
+            RingError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for RingError {}
+
+impl From<String> for RingError {
+    fn from(why: String) -> RingError {
+        RingError::Refused(why)
     }
 }

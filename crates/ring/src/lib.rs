@@ -38,7 +38,7 @@ mod buffers;
 
 use accept::Listening;
 pub use accept::{accept, listen, unlisten};
-pub use backend::IoBackend;
+pub use backend::{IoBackend, RingError};
 use buffers::Buffers;
 
 /// Provided buffers the kernel receives into: how many, and how large each.
@@ -148,19 +148,19 @@ struct Core {
 }
 
 /// Why io_uring cannot carry a run's connections here.
-fn refused(what: &str, e: &io::Error) -> String {
-    match e.raw_os_error() {
+fn refused(what: &str, e: &io::Error) -> RingError {
+    RingError::Refused(match e.raw_os_error() {
         Some(libc::EPERM) => {
             format!("{what}: not permitted (kernel.io_uring_disabled or a seccomp profile)")
         }
         Some(libc::ENOSYS) => format!("{what}: this kernel has no io_uring"),
         Some(libc::EINVAL) => format!("{what}: this kernel lacks a feature it needs ({e})"),
         _ => format!("{what}: {e}"),
-    }
+    })
 }
 
 impl Core {
-    fn new(epfd: RawFd) -> Result<Core, String> {
+    fn new(epfd: RawFd) -> Result<Core, RingError> {
         let ring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
@@ -170,7 +170,9 @@ impl Core {
         let p = ring.params();
         if !p.is_feature_ext_arg() || !p.is_feature_nodrop() {
             return Err(
-                "io_uring lacks timed waits or overflow-safe completions (Linux 5.11+)".into(),
+                "io_uring lacks timed waits or overflow-safe completions (Linux 5.11+)"
+                    .to_string()
+                    .into(),
             );
         }
         let bufs = Buffers::new(&ring).map_err(|e| refused("io_uring provided buffers", &e))?;
@@ -759,7 +761,7 @@ impl Drop for Socket {
 pub struct Installed(());
 
 /// Installs a ring on this thread that also watches `epfd` (the worker's epoll).
-pub fn install(epfd: RawFd) -> Result<Installed, String> {
+pub fn install(epfd: RawFd) -> Result<Installed, RingError> {
     let core = Core::new(epfd)?;
     CORE.with(|c| *c.borrow_mut() = Some(core));
     Ok(Installed(()))
@@ -785,7 +787,7 @@ pub fn wait(timeout: Duration, out: &mut Vec<libc::epoll_event>) -> io::Result<(
 /// Whether io_uring can carry connections on this machine: a ring is made with
 /// what the backend needs, and a multishot receive with provided buffers is tried on
 /// a socket pair. The error says why not.
-pub fn probe() -> Result<(), String> {
+pub fn probe() -> Result<(), RingError> {
     use std::io::{Read, Write};
     if CORE.with(|c| c.borrow().is_some()) {
         return Ok(());
@@ -804,7 +806,7 @@ pub fn probe() -> Result<(), String> {
         wait(Duration::from_millis(20), &mut out).map_err(|e| refused("io_uring wait", &e))?;
         match s.read(&mut got) {
             Ok(5) if &got[..5] == b"probe" => return Ok(()),
-            Ok(n) => return Err(format!("io_uring probe: read {n} bytes of 5")),
+            Ok(n) => return Err(format!("io_uring probe: read {n} bytes of 5").into()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < end => {}
             Err(e) => {
                 return Err(refused(

@@ -138,7 +138,7 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
     let end = first.load.duration.map(|d| start + d);
     let shared: Vec<Shared> = (parts.iter())
         .map(|(p, _)| {
-            let (ring, note) = ring::choose(p.spec()).map_err(RunError::Io)?;
+            let (ring, note) = ring::choose(p.spec()).map_err(|e| RunError::Io(e.to_string()))?;
             Ok(Shared {
                 control: control.clone(),
                 doc_len: AtomicU64::new(u64::MAX),

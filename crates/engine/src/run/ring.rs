@@ -6,7 +6,9 @@ use crate::spec::net::IoBackend;
 
 /// Whether a run's connections go on io_uring, and why not when `auto` chose epoll;
 /// an error (naming the reason) when io_uring was asked for and cannot carry the run.
-pub(crate) fn choose(spec: &crate::spec::LoadSpec) -> Result<(bool, Option<String>), String> {
+pub(crate) fn choose(
+    spec: &crate::spec::LoadSpec,
+) -> Result<(bool, Option<String>), stampede_ring::RingError> {
     let transport = if spec.tls.is_some() {
         Some("TLS connections are carried by epoll")
     } else if spec.load.http3.is_some() {

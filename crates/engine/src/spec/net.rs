@@ -46,7 +46,7 @@ pub struct SocketOptions {
     pub io: IoBackend,
 }
 
-pub use stampede_ring::IoBackend;
+pub use stampede_ring::{IoBackend, RingError};
 
 /// A spec's `local`: absent, null, one address, or a list of them.
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IpAddr>, D::Error> {
