@@ -425,8 +425,8 @@ pub struct NetArgs {
     pub recv_buffer: Option<usize>,
     /// How connections talk to the kernel: io_uring (a wake-up's sends and receives
     /// in one system call), epoll, or auto: io_uring where the kernel allows it and
-    /// the connections are plain TCP or Unix sockets, epoll otherwise (the choice is
-    /// in the result and -v; STAMPEDE_IO sets auto's)
+    /// the connections are TCP (plain or TLS) or Unix sockets, epoll otherwise (the
+    /// choice is in the result and -v; STAMPEDE_IO sets auto's)
     #[arg(long = "io", value_name = "auto|epoll|io_uring", value_parser = parse_io)]
     pub io: Option<stampede_engine::net::IoBackend>,
 }

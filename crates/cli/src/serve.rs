@@ -21,8 +21,7 @@ pub struct ServeArgs {
     pub threads: Option<usize>,
     /// How the TCP connections talk to the kernel: io_uring (a wake-up's sends and
     /// receives in one system call), epoll, or auto: io_uring where the kernel allows
-    /// it and the connections are plain (not TLS), epoll otherwise (said when it
-    /// starts; STAMPEDE_IO sets auto's)
+    /// it, epoll otherwise (said when it starts; STAMPEDE_IO sets auto's)
     #[arg(long = "io", value_name = "auto|epoll|io_uring", value_parser = common::parse_io, default_value = "auto")]
     pub io: stampede_engine::net::IoBackend,
     #[arg(

@@ -401,27 +401,26 @@ fn ab_prints_html_tables_with_w() {
     assert!(!o.contains("Percentage of the requests"), "{o}");
 }
 
-/// Why io_uring cannot carry connections here, if it cannot (after checking that TLS
-/// is refused for it by name at both ends, wherever the run is).
+/// Why io_uring cannot carry connections here, if it cannot (after checking that
+/// HTTP/3 is refused for it by name, wherever the run is).
 fn uring_refused() -> Option<stampede_ring::RingError> {
-    let (_srv, url) = crate::common::serve(&["--tls-self-signed"]);
-    let out = stampede(&["load", "--io", "io_uring", "--insecure", "-n", "1", &url]);
-    let err = text(&out.stderr);
-    assert!(
-        err.contains("TLS connections are carried by epoll"),
-        "{err}"
-    );
+    let (_srv, url) = crate::common::serve(&["--tls-self-signed", "--http3"]);
     let out = stampede(&[
-        "serve",
+        "load",
         "--io",
         "io_uring",
-        "--tls-self-signed",
-        "-l",
-        "127.0.0.1:0",
+        "--http3",
+        "--insecure",
+        "-n",
+        "1",
+        &url,
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("--io") && err.contains("TLS"), "{err}");
+    assert!(
+        err.contains("HTTP/3's UDP sockets are carried by epoll"),
+        "{err}"
+    );
     stampede_ring::probe().err()
 }
 
@@ -461,6 +460,31 @@ fn the_kernel_interface_is_chosen_named_in_the_result_and_refused_with_its_forms
                 "{}",
                 text(&out.stdout)
             );
+            // TLS at both ends on the ring, HTTP/1.1 and HTTP/2 by ALPN.
+            let (_tls, https) = crate::common::serve(&["--io", "io_uring", "--tls-self-signed"]);
+            let https = format!("{https}/pong");
+            for h2 in [false, true] {
+                // A full handshake a request over HTTP/1.1; streams over HTTP/2.
+                let mode = if h2 { "--http2" } else { "--no-keepalive" };
+                let r = json(&[
+                    "load",
+                    "--io",
+                    "io_uring",
+                    "--insecure",
+                    "-n",
+                    "200",
+                    "-c",
+                    "4",
+                    mode,
+                    &https,
+                ]);
+                assert_eq!(r["requests"]["completed"], 200, "{r}");
+                assert_eq!(r["requests"]["failed"], 0, "{r}");
+                assert_eq!(r["origin"]["io"], "io_uring", "{r}");
+                let alpn = if h2 { "h2" } else { "http/1.1" };
+                assert_eq!(r["tls"]["alpn"], alpn, "{r}");
+                assert_eq!(r["tls"]["handshakes"], r["connections_opened"], "{r}");
+            }
             // STAMPEDE_IO sets what auto means, for the dialects.
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
                 .env("STAMPEDE_IO", "epoll")

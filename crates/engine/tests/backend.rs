@@ -1,7 +1,8 @@
 //! Both kernel interfaces carry the same runs: the reference server on 127.0.0.1:0 and
 //! the load on epoll, then both on io_uring (where this kernel allows it), over
 //! HTTP/1.1 (one request at a time, pipelined, a connection per request, bodies
-//! larger than the ring's buffers) and HTTP/2, closed and at a fixed rate; each run
+//! larger than the ring's buffers) and HTTP/2, closed and at a fixed rate, and over
+//! TLS (both protocols, full handshakes, large bodies); each run
 //! counts exactly and says which interface carried it. Every run is bounded in count
 //! and time.
 
@@ -48,7 +49,7 @@ fn each_backend(check: impl Fn(IoBackend)) {
 /// Every one of the run's `n` requests was answered, none failed.
 fn all_answered(r: &stampede_engine::RunResult, n: u64, io: IoBackend) {
     let got = (r.requests.completed, r.requests.failed);
-    assert_eq!(got, (n, 0), "{io:?}");
+    assert_eq!(got, (n, 0), "{io:?}: {:?}", r.errors);
 }
 
 fn server(io: IoBackend) -> Running {
@@ -152,8 +153,96 @@ fn http2_streams_and_a_fixed_rate_count_the_same_on_both() {
     });
 }
 
-/// A run of one request to an https target on a port nothing listens on.
-fn https_nowhere() -> LoadSpec {
+fn tls_server(io: IoBackend) -> Running {
+    let tls = stampede_tls::server_config(
+        &stampede_tls::ServerCert::SelfSigned(vec!["127.0.0.1".into()]),
+        stampede_tls::alpn(true),
+        None,
+    )
+    .unwrap();
+    Running::local(Config {
+        threads: 2,
+        io,
+        tls: Some(tls),
+        ..Config::default()
+    })
+    .unwrap()
+}
+
+fn https(srv: &Running, path: &str, io: IoBackend) -> LoadSpec {
+    let target = Target::parse(&srv.url(path).replacen("http:", "https:", 1)).unwrap();
+    let req = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .unwrap();
+    let mut s = LoadSpec::new(target, req);
+    s.load.connections = 8;
+    s.load.threads = 2;
+    s.load.timeout = Some(Duration::from_secs(5));
+    s.load.socket.io = io;
+    s.tls = Some(client_tls(false));
+    s
+}
+
+/// A client that offers ALPN's `h2` with `http/1.1` when `h2`, `http/1.1` alone when
+/// not.
+fn client_tls(h2: bool) -> Arc<stampede_tls::rustls::ClientConfig> {
+    stampede_tls::client_config(&stampede_tls::ClientOptions {
+        insecure: true,
+        alpn: stampede_tls::alpn(h2),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn tls_over_http1_and_http2_with_full_handshakes_and_large_bodies_counts_the_same_on_both() {
+    each_backend(|io| {
+        let srv = tls_server(io);
+        let mut s = https(&srv, "/pong", io);
+        s.load.requests = Some(2_000);
+        let r = go(s.clone());
+        all_answered(&r, 2_000, io);
+        assert_eq!(r.origin.io, io.name(), "the result says which carried it");
+        let tls = r.tls.as_ref().expect("TLS figures");
+        assert_eq!(tls.handshakes, r.connections_opened, "{io:?}");
+        assert_eq!(tls.alpn.as_deref(), Some("http/1.1"));
+
+        // ALPN's h2, eight streams a connection.
+        s.load.http2 = true;
+        s.load.pipeline = 8;
+        s.tls = Some(client_tls(true));
+        let r = go(s.clone());
+        all_answered(&r, 2_000, io);
+        assert_eq!(r.tls.as_ref().and_then(|t| t.alpn.as_deref()), Some("h2"));
+        assert_eq!(r.statuses.get(&200), Some(&2_000));
+
+        // A connection per request: every one a full handshake, closed with
+        // close_notify.
+        (s.load.http2, s.load.pipeline) = (false, 1);
+        s.tls = Some(client_tls(false));
+        s.load.keepalive = false;
+        s.load.requests = Some(300);
+        let r = go(s);
+        all_answered(&r, 300, io);
+        assert!(r.connections_opened >= 300, "{}", r.connections_opened);
+        assert_eq!(
+            r.tls.as_ref().map(|t| t.handshakes),
+            Some(r.connections_opened)
+        );
+
+        // 1 MB bodies: records spanning the ring's buffers, every byte counted.
+        let mut s = https(&srv, "/bytes/1000000", io);
+        s.load.connections = 4;
+        s.load.requests = Some(24);
+        s.load.check_length = true;
+        let r = go(s);
+        all_answered(&r, 24, io);
+        assert_eq!(r.bytes.body, 24 * 1_000_000, "{io:?}");
+    });
+}
+
+/// A run of one request over HTTP/3 to a port nothing listens on.
+fn h3_nowhere() -> LoadSpec {
     let target = Target::parse("https://127.0.0.1:9/").unwrap();
     let req = RequestBuilder::native(&target, "GET", true)
         .build()
@@ -161,6 +250,7 @@ fn https_nowhere() -> LoadSpec {
     let mut s = LoadSpec::new(target, req);
     s.load.requests = Some(1);
     s.load.connect_timeout = Duration::from_millis(500);
+    s.load.http3 = Some(Default::default());
     s.tls = Some(
         stampede_tls::client_config(&stampede_tls::ClientOptions {
             insecure: true,
@@ -173,12 +263,15 @@ fn https_nowhere() -> LoadSpec {
 
 #[test]
 fn io_uring_asked_for_where_it_cannot_carry_the_run_is_refused_naming_why() {
-    let mut s = https_nowhere();
+    let mut s = h3_nowhere();
     s.load.socket.io = IoBackend::IoUring;
     s.validate().unwrap();
     match run(&s.plan().unwrap(), Arc::new(Control::default())) {
         Err(RunError::Io(why)) => {
-            assert!(why.contains("TLS") && why.contains("--io epoll"), "{why}")
+            assert!(
+                why.contains("HTTP/3") && why.contains("--io epoll"),
+                "{why}"
+            )
         }
         other => panic!(
             "expected a refusal, got {:?}",
@@ -186,7 +279,7 @@ fn io_uring_asked_for_where_it_cannot_carry_the_run_is_refused_naming_why() {
         ),
     }
     // auto takes epoll for it and says why.
-    let mut s = https_nowhere();
+    let mut s = h3_nowhere();
     s.validate().unwrap();
     if std::env::var_os("STAMPEDE_IO").is_none() {
         let r = run(&s.plan().unwrap(), Arc::new(Control::default()))
@@ -194,7 +287,7 @@ fn io_uring_asked_for_where_it_cannot_carry_the_run_is_refused_naming_why() {
             .result;
         assert_eq!(r.origin.io, "epoll");
         let note = r.origin.io_note.unwrap_or_default();
-        assert!(note.contains("TLS"), "{note}");
+        assert!(note.contains("HTTP/3"), "{note}");
     }
 }
 

@@ -14,7 +14,8 @@
 //! received bytes waiting in the socket's inbox, so the protocols and the loop are
 //! the same for both backends. The epoll instance itself is watched by a multishot
 //! poll in the ring, so connects, listeners, timers and sockets that stay on epoll
-//! (TLS, QUIC) wake the same wait.
+//! (QUIC's) wake the same wait. TLS sits above a [`Carried`] socket: its records go
+//! through the ring like any other bytes.
 //!
 //! The ring lives in a thread-local of the loop's thread (it is made with the
 //! single-issuer flag: only that thread may submit), installed by [`install`] for the
@@ -35,11 +36,13 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 mod accept;
 mod backend;
 mod buffers;
+mod carried;
 
 use accept::Listening;
 pub use accept::{accept, listen, unlisten};
 pub use backend::{IoBackend, RingError};
 use buffers::Buffers;
+pub use carried::Carried;
 
 /// Provided buffers the kernel receives into: how many, and how large each.
 const BUFFERS: u16 = 512;

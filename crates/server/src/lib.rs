@@ -348,12 +348,10 @@ impl Server {
             }
             config.alt_svc = Some(format!("h3=\":{port}\"; ma=86400"));
         }
-        let tls = config
-            .tls
-            .is_some()
-            .then_some("TLS connections are carried by epoll");
+        // TCP connections, plain or TLS, can all go on the ring (HTTP/3's UDP sockets
+        // stay on epoll whichever carries them).
         let (ring, io_note) =
-            (config.io.decide(tls)).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
+            (config.io.decide(None)).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
         Ok(Server {
             per_thread,
             udp,

@@ -1,16 +1,17 @@
 //! A server connection's transport: plain TCP (on epoll, or carried by the thread's
-//! io_uring ring), or TLS over it, behind one `Read` and `Write`. The protocol state
-//! machines (`h1`, `h2`) never see it.
+//! io_uring ring), or TLS over either, behind one `Read` and `Write`. The protocol
+//! state machines (`h1`, `h2`) never see it.
 
 use std::io::{self, Read, Write};
 
 use mio::net::TcpStream;
+use stampede_ring::Carried;
 use stampede_tls::TlsStream;
 
-/// A connection's transport: plain TCP, or TLS over it.
+/// A connection's transport: plain TCP, or TLS over a TCP socket on either backend.
 pub(crate) enum Io {
     Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
+    Tls(Box<TlsStream<Carried<TcpStream>>>),
     /// Plain TCP whose sends and receives go through the thread's io_uring ring.
     Ring(stampede_ring::Socket),
 }
@@ -20,7 +21,7 @@ impl Io {
     pub(crate) fn socket(&mut self) -> Option<&mut TcpStream> {
         match self {
             Io::Plain(s) => Some(s),
-            Io::Tls(t) => Some(&mut t.io),
+            Io::Tls(t) => t.io.epoll(),
             Io::Ring(_) => None,
         }
     }
@@ -45,6 +46,11 @@ impl Io {
         }
         match self {
             Io::Ring(s) => s.shutdown(std::net::Shutdown::Write),
+            Io::Tls(t) if t.io.on_ring() => {
+                if let Carried::Ring(s) = &mut t.io {
+                    s.shutdown(std::net::Shutdown::Write)
+                }
+            }
             _ => {
                 if let Some(s) = self.socket() {
                     let _ = s.shutdown(std::net::Shutdown::Write);

@@ -332,6 +332,18 @@ pub struct TlsStream<S> {
     eof: bool,
 }
 
+impl<S> TlsStream<S> {
+    /// The same session over another carrier of the same bytes (a socket moved to
+    /// another kernel interface mid-connection): nothing rustls holds is touched.
+    pub fn map_io<T>(self, f: impl FnOnce(S) -> T) -> TlsStream<T> {
+        TlsStream {
+            io: f(self.io),
+            conn: self.conn,
+            eof: self.eof,
+        }
+    }
+}
+
 impl<S: Read + Write> TlsStream<S> {
     /// A client connection to `host` (a DNS name, sent as SNI, or an IP address).
     pub fn client(io: S, config: Arc<ClientConfig>, host: &str) -> io::Result<TlsStream<S>> {

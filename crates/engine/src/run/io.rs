@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use mio::net::{TcpStream, UdpSocket, UnixStream};
 use mio::{Interest, Registry, Token};
+use stampede_ring::Carried;
 use stampede_tls::rustls::ClientConfig;
 use stampede_tls::TlsStream;
 
@@ -28,10 +29,24 @@ use crate::spec::target::Address;
 pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
-    Tls(Box<TlsStream<TcpStream>>),
+    Tls(Box<Tls>),
     Udp(Box<Datagrams>),
     /// An open TCP or Unix socket carried by the thread's io_uring ring.
     Ring(stampede_ring::Socket),
+}
+
+/// TLS over a TCP socket on either backend: on epoll while it connects, on the
+/// thread's ring once open when the run is on io_uring.
+pub(crate) type Tls = TlsStream<Carried<TcpStream>>;
+
+/// The TCP socket's descriptor, taken out of `mio`'s stream (for the ring) ...
+fn tcp_fd(s: TcpStream) -> OwnedFd {
+    s.into()
+}
+
+/// ... and put back into one (a thread without a ring gives it back).
+fn tcp_from(fd: OwnedFd) -> TcpStream {
+    TcpStream::from_std(fd.into())
 }
 
 /// A UDP socket connected to the server, with what its kernel allows of sending
@@ -76,7 +91,13 @@ impl Stream {
     pub(crate) fn start_tls(self, config: &Arc<ClientConfig>, host: &str) -> io::Result<Stream> {
         match self {
             Stream::Tcp(s) => Ok(Stream::Tls(Box::new(TlsStream::client(
-                s,
+                Carried::Epoll(s),
+                config.clone(),
+                host,
+            )?))),
+            // A proxy's tunnel the ring already carries.
+            Stream::Ring(s) => Ok(Stream::Tls(Box::new(TlsStream::client(
+                Carried::Ring(s),
                 config.clone(),
                 host,
             )?))),
@@ -127,7 +148,7 @@ impl Stream {
     }
 
     /// The TLS stream, if this is one.
-    pub(crate) fn tls(&mut self) -> Option<&mut TlsStream<TcpStream>> {
+    pub(crate) fn tls(&mut self) -> Option<&mut Tls> {
         match self {
             Stream::Tls(t) => Some(t),
             _ => None,
@@ -139,7 +160,10 @@ impl Stream {
         let (err, peer) = match self {
             Stream::Tcp(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
             Stream::Unix(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
-            Stream::Tls(t) => (t.io.take_error()?, t.io.peer_addr().map(|_| ())),
+            Stream::Tls(t) => match t.io.epoll_ref() {
+                Some(s) => (s.take_error()?, s.peer_addr().map(|_| ())),
+                None => (None, Ok(())),
+            },
             // Connected when made: there is no handshake below QUIC's.
             Stream::Udp(d) => (d.socket.take_error()?, Ok(())),
             // Adopted once connected; its errors come with its reads.
@@ -160,7 +184,10 @@ impl Stream {
         match self {
             Stream::Tcp(s) => r.register(s, t, i),
             Stream::Unix(s) => r.register(s, t, i),
-            Stream::Tls(s) => r.register(&mut s.io, t, i),
+            Stream::Tls(s) => match s.io.epoll() {
+                Some(s) => r.register(s, t, i),
+                None => Ok(()),
+            },
             Stream::Udp(d) => r.register(&mut d.socket, t, i),
             Stream::Ring(_) => Ok(()),
         }
@@ -170,7 +197,10 @@ impl Stream {
         let _ = match self {
             Stream::Tcp(s) => r.deregister(s),
             Stream::Unix(s) => r.deregister(s),
-            Stream::Tls(s) => r.deregister(&mut s.io),
+            Stream::Tls(s) => match s.io.epoll() {
+                Some(s) => r.deregister(s),
+                None => Ok(()),
+            },
             Stream::Udp(d) => r.deregister(&mut d.socket),
             Stream::Ring(_) => Ok(()),
         };
@@ -182,7 +212,13 @@ impl Stream {
             Stream::Unix(s) => s.shutdown(Shutdown::Both),
             Stream::Tls(s) => {
                 s.close_notify();
-                s.io.shutdown(Shutdown::Both)
+                match &mut s.io {
+                    Carried::Epoll(s) => s.shutdown(Shutdown::Both),
+                    Carried::Ring(s) => {
+                        s.shutdown(Shutdown::Both);
+                        Ok(())
+                    }
+                }
             }
             // QUIC says goodbye in a datagram of its own, written before this.
             Stream::Udp(_) => Ok(()),
@@ -193,19 +229,23 @@ impl Stream {
         };
     }
 
-    /// Hands an open TCP or Unix socket to the thread's io_uring ring, its events
-    /// then reported under `token` (see [`stampede_ring`]); any other stream, or a
-    /// thread without a ring, stays as it is.
+    /// Hands an open TCP or Unix socket, or TLS's socket, to the thread's io_uring
+    /// ring, its events then reported under `token` (see [`stampede_ring`]); a
+    /// datagram socket, or any stream of a thread without a ring, stays as it is.
     pub(crate) fn onto_ring(self, token: usize) -> Stream {
         let (fd, unix): (OwnedFd, bool) = match self {
             Stream::Tcp(s) => (s.into(), false),
             Stream::Unix(s) => (s.into(), true),
+            Stream::Tls(t) => {
+                let t = t.map_io(|s| s.onto_ring(token, true, tcp_fd, tcp_from));
+                return Stream::Tls(Box::new(t));
+            }
             other => return other,
         };
         match stampede_ring::Socket::adopt(fd, token, true) {
             Ok(s) => Stream::Ring(s),
             Err(fd) if unix => Stream::Unix(UnixStream::from_std(fd.into())),
-            Err(fd) => Stream::Tcp(TcpStream::from_std(fd.into())),
+            Err(fd) => Stream::Tcp(tcp_from(fd)),
         }
     }
 }

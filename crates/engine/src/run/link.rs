@@ -164,7 +164,7 @@ impl Link {
     }
 
     /// The TLS session, on a TLS link.
-    pub(crate) fn tls(&mut self) -> Option<&mut stampede_tls::TlsStream<mio::net::TcpStream>> {
+    pub(crate) fn tls(&mut self) -> Option<&mut crate::run::io::Tls> {
         self.stream.as_mut().and_then(Stream::tls)
     }
 
@@ -293,7 +293,8 @@ impl Link {
     }
 
     /// Hands an open TCP or Unix socket to the thread's io_uring ring, which then
-    /// reports its events under `token` (TLS and datagram sockets stay on epoll).
+    /// reports its events under `token` (TLS's socket too; datagram sockets stay on
+    /// epoll).
     pub(crate) fn onto_ring(&mut self, token: usize) {
         if self.state == State::Open {
             self.stream = self.stream.take().map(|s| s.onto_ring(token));

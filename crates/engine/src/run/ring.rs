@@ -9,13 +9,11 @@ use crate::spec::net::IoBackend;
 pub(crate) fn choose(
     spec: &crate::spec::LoadSpec,
 ) -> Result<(bool, Option<String>), stampede_ring::RingError> {
-    let transport = if spec.tls.is_some() {
-        Some("TLS connections are carried by epoll")
-    } else if spec.load.http3.is_some() {
-        Some("HTTP/3's UDP sockets are carried by epoll")
-    } else {
-        None
-    };
+    let transport = spec
+        .load
+        .http3
+        .is_some()
+        .then_some("HTTP/3's UDP sockets are carried by epoll");
     // Where the open model naps between starts (plain TCP, no follow-ups), epoll with
     // the kernel's arrival stamps takes half the CPU a request that io_uring, whose
     // receives carry no stamps and so cannot nap, does (bench/io.sh): auto keeps it.
@@ -24,6 +22,7 @@ pub(crate) fn choose(
         crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
     ) && spec.load.redirects == 0
         && spec.hooks.is_none()
+        && spec.tls.is_none()
         && matches!(spec.target.address, crate::spec::target::Address::Tcp(_));
     // A thread with one connection has nothing to batch: each request is a wait of
     // its own, and io_uring's costs more than epoll's there (bench/floor.sh at one

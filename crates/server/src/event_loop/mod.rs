@@ -7,12 +7,14 @@ mod conn;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write};
+use std::os::fd::OwnedFd;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
+use stampede_ring::Carried;
 use stampede_tls::TlsStream;
 
 use crate::date::DateCache;
@@ -350,8 +352,8 @@ impl EventLoop {
         })
     }
 
-    /// Puts the loop's plain connections on an io_uring ring (`Some(required)`; see
-    /// the field).
+    /// Puts the loop's TCP connections (plain or TLS) on an io_uring ring
+    /// (`Some(required)`; see the field).
     pub(crate) fn with_ring(mut self, ring: Option<bool>) -> EventLoop {
         self.ring = ring;
         self
@@ -555,17 +557,20 @@ impl EventLoop {
                         self.conns.push(None);
                         self.conns.len() - 1
                     });
-                    // A plain connection goes onto the ring (when the loop has one);
-                    // any other, or one the ring gives back, is watched by epoll.
-                    let mut stream = match (self.ring, &self.config.tls) {
-                        (Some(_), None) => {
-                            match stampede_ring::Socket::adopt(stream.into(), ci, false) {
-                                Ok(s) => Io::Ring(s),
-                                Err(fd) => Io::Plain(TcpStream::from_std(fd.into())),
-                            }
+                    // The connection goes onto the ring (when the loop has one), TLS
+                    // or not; one the ring gives back is watched by epoll.
+                    let carried = match self.ring {
+                        Some(_) => {
+                            Carried::Epoll(stream).onto_ring(ci, false, OwnedFd::from, |fd| {
+                                TcpStream::from_std(fd.into())
+                            })
                         }
-                        (None, None) => Io::Plain(stream),
-                        (_, Some(cfg)) => match TlsStream::server(stream, cfg.clone()) {
+                        None => Carried::Epoll(stream),
+                    };
+                    let mut stream = match (carried, &self.config.tls) {
+                        (Carried::Ring(s), None) => Io::Ring(s),
+                        (Carried::Epoll(s), None) => Io::Plain(s),
+                        (s, Some(cfg)) => match TlsStream::server(s, cfg.clone()) {
                             Ok(t) => Io::Tls(Box::new(t)),
                             Err(_) => {
                                 self.free.push(ci);
