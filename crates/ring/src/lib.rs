@@ -15,7 +15,11 @@
 //! the same for both backends. The epoll instance itself is watched by a multishot
 //! poll in the ring, so connects, listeners, timers and sockets that stay on epoll
 //! (QUIC's) wake the same wait. TLS sits above a [`Carried`] socket: its records go
-//! through the ring like any other bytes.
+//! through the ring like any other bytes. A socket asked to stamp arrivals is
+//! received with a multishot `recvmsg` whose buffers carry the kernel's stamp (see
+//! `stamps`), and [`nap`] submits a pass's sends and sleeps without waking for
+//! completions: the open model's nap to its next start, its late reads timed by
+//! those stamps.
 //!
 //! The ring lives in a thread-local of the loop's thread (it is made with the
 //! single-issuer flag: only that thread may submit), installed by [`install`] for the
@@ -37,6 +41,7 @@ mod accept;
 mod backend;
 mod buffers;
 mod carried;
+mod stamps;
 
 use accept::Listening;
 pub use accept::{accept, listen, unlisten};
@@ -53,6 +58,9 @@ const GROUP: u16 = 0;
 const OUTBOX_LIMIT: usize = 1 << 20;
 /// Unread bytes past which a socket's receive is paused until they are read.
 const INBOX_LIMIT: usize = 256 << 10;
+/// Bytes each stamped receive's buffer keeps for control messages (room for the
+/// arrival stamp's; see [`stamps`]).
+const CONTROL: usize = 64;
 /// Submission queue entries (the completion queue has four times as many).
 const ENTRIES: u32 = 2048;
 /// Slots of the registered file table at most (fewer when the descriptor limit is lower).
@@ -96,6 +104,10 @@ struct Slot {
     /// Received bytes not yet read, from `read_at`.
     inbox: Vec<u8>,
     read_at: usize,
+    /// Receives carry the kernel's arrival stamps (a multishot `recvmsg`).
+    stamps: bool,
+    /// When the last bytes received reached the socket (`CLOCK_REALTIME`).
+    arrived: Option<Duration>,
     eof: bool,
     error: Option<i32>,
     /// A multishot receive is armed.
@@ -148,6 +160,9 @@ struct Core {
     /// Size of the registered file table.
     fixed: u32,
     reaped: Vec<(u64, i32, u32)>,
+    /// What a stamped receive asks for: no name, [`CONTROL`] bytes of control
+    /// messages. Boxed: the kernel reads it where it was when the receive was armed.
+    stamped: Box<libc::msghdr>,
 }
 
 /// Why io_uring cannot carry a run's connections here.
@@ -210,6 +225,7 @@ impl Core {
             in_flight: 0,
             fixed,
             reaped: Vec::new(),
+            stamped: Box::new(stamps::header()),
         };
         core.arm_epoll();
         Ok(core)
@@ -247,9 +263,12 @@ impl Core {
         let Some(fd) = s.fd.as_ref().map(AsRawFd::as_raw_fd) else {
             return;
         };
-        let e = match s.fixed {
-            true => opcode::RecvMulti::new(types::Fixed(slot), GROUP).build(),
-            false => opcode::RecvMulti::new(types::Fd(fd), GROUP).build(),
+        let msg: *const libc::msghdr = &*self.stamped;
+        let e = match (s.fixed, s.stamps) {
+            (true, false) => opcode::RecvMulti::new(types::Fixed(slot), GROUP).build(),
+            (false, false) => opcode::RecvMulti::new(types::Fd(fd), GROUP).build(),
+            (true, true) => opcode::RecvMsgMulti::new(types::Fixed(slot), msg, GROUP).build(),
+            (false, true) => opcode::RecvMsgMulti::new(types::Fd(fd), msg, GROUP).build(),
         }
         .user_data(user_data(slot, s.gen, OP_RECV));
         s.recv = true;
@@ -303,8 +322,9 @@ impl Core {
         s.bits |= bits;
     }
 
-    /// Takes an open descriptor over (from epoll when `watched`; see the module's note).
-    fn adopt(&mut self, fd: OwnedFd, token: usize, watched: bool) -> (u32, u32) {
+    /// Takes an open descriptor over (from epoll when `watched`; see the module's note),
+    /// its receives stamped when `stamps`.
+    fn adopt(&mut self, fd: OwnedFd, token: usize, watched: bool, stamps: bool) -> (u32, u32) {
         if watched && self.epfd >= 0 {
             // SAFETY: removes a registration; the event pointer may be null for DEL.
             unsafe {
@@ -334,6 +354,7 @@ impl Core {
         s.token = token as u64;
         s.open = true;
         s.fixed = fixed;
+        s.stamps = stamps;
         let gen = s.gen;
         self.arm_recv(slot);
         (slot, gen)
@@ -493,8 +514,27 @@ impl Core {
                     if current && res > 0 {
                         let got = self.bufs.bytes(bid, res as usize);
                         let s = &mut self.slots[slot as usize];
-                        s.inbox.extend_from_slice(got);
-                        bits |= IN;
+                        if !s.stamps {
+                            s.inbox.extend_from_slice(got);
+                            bits |= IN;
+                        } else {
+                            match stamps::parse(got, &self.stamped) {
+                                // The end of the stream: a receive of nothing.
+                                Some((b"", _)) => {
+                                    s.eof = true;
+                                    bits |= IN | RDHUP;
+                                }
+                                Some((payload, at)) => {
+                                    s.inbox.extend_from_slice(payload);
+                                    s.arrived = at;
+                                    bits |= IN;
+                                }
+                                None => {
+                                    s.error = Some(libc::EPROTO);
+                                    bits |= IN | ERR;
+                                }
+                            }
+                        }
                     }
                     self.bufs.give_back(bid);
                 } else if current && res == 0 {
@@ -635,6 +675,33 @@ impl Core {
         Ok(())
     }
 
+    /// Submits what is queued and sleeps for `d` without waking for completions
+    /// (they are taken by the next wait; stamped receives say when their bytes came).
+    fn nap(&mut self, d: Duration) -> io::Result<()> {
+        self.flush();
+        self.bufs.publish();
+        while let Some(e) = self.waiting.pop() {
+            // SAFETY: as in `push`.
+            if unsafe { self.ring.submission().push(&e) }.is_err() {
+                self.waiting.push(e);
+                self.ring.submit()?;
+            }
+        }
+        let ts = types::Timespec::new()
+            .sec(d.as_secs())
+            .nsec(d.subsec_nanos());
+        let args = types::SubmitArgs::new().timespec(&ts);
+        // As many completions as the queue holds: in practice the timeout ends it.
+        let want = self.ring.params().cq_entries() as usize;
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => Ok(()),
+            Err(e) => match e.raw_os_error() {
+                Some(libc::ETIME) | Some(libc::EBUSY) | Some(libc::EINTR) => Ok(()),
+                _ => Err(e),
+            },
+        }
+    }
+
     fn reap(&mut self) {
         let mut reaped = std::mem::take(&mut self.reaped);
         reaped.clear();
@@ -686,6 +753,8 @@ impl Core {
         if self.in_flight > 0 {
             self.bufs.leak = true;
             std::mem::forget(std::mem::take(&mut self.slots));
+            let stamped = std::mem::replace(&mut self.stamped, Box::new(stamps::header()));
+            std::mem::forget(stamped);
         }
     }
 }
@@ -710,10 +779,32 @@ impl Socket {
     pub fn adopt(fd: OwnedFd, token: usize, watched: bool) -> Result<Socket, OwnedFd> {
         CORE.with(|c| match c.borrow_mut().as_mut() {
             Some(core) => {
-                let (slot, gen) = core.adopt(fd, token, watched);
+                let (slot, gen) = core.adopt(fd, token, watched, false);
                 Ok(Socket { slot, gen })
             }
             None => Err(fd),
+        })
+    }
+
+    /// As [`Socket::adopt`], for a socket asked to stamp arrivals (`SO_TIMESTAMPNS`,
+    /// set by the caller): each receive then carries its stamp, which
+    /// [`Socket::read_stamped`] returns.
+    pub fn adopt_stamped(fd: OwnedFd, token: usize, watched: bool) -> Result<Socket, OwnedFd> {
+        CORE.with(|c| match c.borrow_mut().as_mut() {
+            Some(core) => {
+                let (slot, gen) = core.adopt(fd, token, watched, true);
+                Ok(Socket { slot, gen })
+            }
+            None => Err(fd),
+        })
+    }
+
+    /// Reads like `read`, and with it when the last bytes received reached the
+    /// socket (`CLOCK_REALTIME`, since the epoch) for a socket adopted stamped.
+    pub fn read_stamped(&mut self, b: &mut [u8]) -> io::Result<(usize, Option<Duration>)> {
+        with_core(|c| {
+            let n = c.read(self.slot, self.gen, b)?;
+            Ok((n, c.slots[self.slot as usize].arrived))
         })
     }
 
@@ -785,6 +876,13 @@ impl Drop for Installed {
 /// when it woke.
 pub fn wait(timeout: Duration, out: &mut Vec<libc::epoll_event>) -> io::Result<()> {
     with_core(|c| c.wait(timeout, out))
+}
+
+/// Submits the sends and receives queued since the last wait and sleeps for `d`
+/// without waking for completions: a load generator's nap to its next start, which
+/// reads what came meanwhile by its arrival stamps.
+pub fn nap(d: Duration) -> io::Result<()> {
+    with_core(|c| c.nap(d))
 }
 
 /// Whether io_uring can carry connections on this machine: a ring is made with

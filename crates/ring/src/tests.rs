@@ -1,6 +1,7 @@
 //! The ring's sockets end to end over socket pairs and loopback TCP: bytes both ways
 //! past the buffers and the output queue, the peer's end and a reset, slots freed and
-//! reused, a multishot accept and its stop, and what is left without a ring.
+//! reused, a multishot accept and its stop, a nap and the arrival stamps read after
+//! it, and what is left without a ring.
 
 use super::*;
 use std::io::{Read, Write};
@@ -211,4 +212,83 @@ fn a_multishot_accept_hands_over_each_connection_until_told_to_stop() {
         wait(Duration::from_millis(5), &mut out).unwrap();
     }
     assert!(accept(0).is_none());
+}
+
+/// The wall clock, as the kernel's arrival stamps read it.
+fn wall() -> Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+}
+
+#[test]
+fn a_nap_sends_what_was_written_sleeps_through_the_answer_and_the_stamp_says_when_it_came() {
+    if probe().is_err() {
+        return;
+    }
+    let _ring = install(-1).unwrap();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (mut peer, _) = l.accept().unwrap();
+    let fd = OwnedFd::from(client);
+    let on = 1i32;
+    // SAFETY: sets an int option on a descriptor we own, from a live int.
+    let set = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(set, 0);
+    let mut s = Socket::adopt_stamped(fd, 3, false).unwrap();
+    // The peer answers at once what it is sent.
+    let echo = std::thread::spawn(move || {
+        let mut b = [0u8; 4];
+        peer.read_exact(&mut b).unwrap();
+        peer.write_all(b"pong").unwrap();
+        let mut rest = Vec::new();
+        // Until the socket is closed.
+        peer.read_to_end(&mut rest).unwrap();
+    });
+    s.write_all(b"ping").unwrap();
+    let before = wall();
+    let napped = Instant::now();
+    // The nap is what submits the send; the answer, back within it, does not end it.
+    nap(Duration::from_millis(300)).unwrap();
+    assert!(napped.elapsed() >= Duration::from_millis(300));
+    let mut out = Vec::new();
+    let mut got = [0u8; 16];
+    let end = Instant::now() + Duration::from_secs(5);
+    let (n, at) = loop {
+        wait(Duration::ZERO, &mut out).unwrap();
+        match s.read_stamped(&mut got) {
+            Ok(r) => break r,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < end => {
+                wait(Duration::from_millis(10), &mut out).unwrap()
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(&got[..n], b"pong");
+    // Stamped when it came, not when it was read: well before the nap's end.
+    let at = at.expect("an arrival stamp");
+    assert!(at >= before - Duration::from_millis(5), "{at:?} {before:?}");
+    assert!(at < wall() - Duration::from_millis(100), "{at:?}");
+    assert!(out.iter().any(|e| e.u64 == 3));
+    // The end of the stream comes through the stamped receive too.
+    s.shutdown(std::net::Shutdown::Write);
+    echo.join().unwrap();
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        wait(Duration::from_millis(10), &mut out).unwrap();
+        match s.read_stamped(&mut got) {
+            Ok((0, _)) => break,
+            Ok((n, _)) => panic!("{n} bytes after the answer"),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < end => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
 }

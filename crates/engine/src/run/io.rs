@@ -230,9 +230,10 @@ impl Stream {
     }
 
     /// Hands an open TCP or Unix socket, or TLS's socket, to the thread's io_uring
-    /// ring, its events then reported under `token` (see [`stampede_ring`]); a
+    /// ring, its events then reported under `token` (see [`stampede_ring`]; with
+    /// `stamped`, a TCP socket asked to stamp arrivals keeps its stamps there); a
     /// datagram socket, or any stream of a thread without a ring, stays as it is.
-    pub(crate) fn onto_ring(self, token: usize) -> Stream {
+    pub(crate) fn onto_ring(self, token: usize, stamped: bool) -> Stream {
         let (fd, unix): (OwnedFd, bool) = match self {
             Stream::Tcp(s) => (s.into(), false),
             Stream::Unix(s) => (s.into(), true),
@@ -242,7 +243,11 @@ impl Stream {
             }
             other => return other,
         };
-        match stampede_ring::Socket::adopt(fd, token, true) {
+        let adopted = match stamped && !unix {
+            true => stampede_ring::Socket::adopt_stamped(fd, token, true),
+            false => stampede_ring::Socket::adopt(fd, token, true),
+        };
+        match adopted {
             Ok(s) => Stream::Ring(s),
             Err(fd) if unix => Stream::Unix(UnixStream::from_std(fd.into())),
             Err(fd) => Stream::Tcp(tcp_from(fd)),
@@ -261,11 +266,13 @@ impl Stream {
     /// Reads like [`Read::read`], and with it, on a TCP stream asked to stamp arrivals,
     /// when the last segment read reached the socket (`CLOCK_REALTIME`, since the
     /// epoch): what the bytes' arrival is timed by when the worker reads them a while
-    /// after they came.
+    /// after they came. On the ring the stamp came with the receive.
     #[inline]
     pub(crate) fn read_stamped(&mut self, b: &mut [u8]) -> io::Result<(usize, Option<Duration>)> {
-        let Stream::Tcp(s) = self else {
-            return self.read(b).map(|n| (n, None));
+        let s = match self {
+            Stream::Tcp(s) => s,
+            Stream::Ring(s) => return s.read_stamped(b),
+            _ => return self.read(b).map(|n| (n, None)),
         };
         let mut iov = libc::iovec {
             iov_base: b.as_mut_ptr().cast(),
@@ -399,6 +406,17 @@ impl Waiter {
     /// `epoll_pwait2` down).
     pub(crate) fn precise(&self) -> bool {
         self.precise
+    }
+
+    /// Sleeps for `d` without waiting on the sockets (the open model's nap to its next
+    /// start). On the ring the sleep also submits the sends queued since the last
+    /// wait, and the receives that complete meanwhile do not end it.
+    pub(crate) fn nap(&mut self, d: Duration) -> io::Result<()> {
+        if !self.ring {
+            std::thread::sleep(d);
+            return Ok(());
+        }
+        stampede_ring::nap(d).map_err(|e| io::Error::new(e.kind(), format!("io_uring: {e}")))
     }
 
     /// Waits at most `timeout` for events on `epfd`.

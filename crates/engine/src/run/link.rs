@@ -295,9 +295,9 @@ impl Link {
     /// Hands an open TCP or Unix socket to the thread's io_uring ring, which then
     /// reports its events under `token` (TLS's socket too; datagram sockets stay on
     /// epoll).
-    pub(crate) fn onto_ring(&mut self, token: usize) {
+    pub(crate) fn onto_ring(&mut self, token: usize, stamped: bool) {
         if self.state == State::Open {
-            self.stream = self.stream.take().map(|s| s.onto_ring(token));
+            self.stream = self.stream.take().map(|s| s.onto_ring(token, stamped));
         }
     }
 

@@ -48,14 +48,8 @@ impl Worker<'_> {
         let d = dialer(self.spec, &self.dial, nth);
         match c
             .link
-            // On io_uring a receive carries no arrival stamp: no naps.
-            .dial(
-                &d,
-                self.poll.registry(),
-                Token(ci),
-                self.pace.nap && !self.dial.ring,
-                now,
-            ) {
+            .dial(&d, self.poll.registry(), Token(ci), self.pace.nap, now)
+        {
             Ok(stamped) => {
                 if self.pace.nap && !stamped {
                     // Without arrival stamps a late read would time late: no naps.
@@ -114,7 +108,8 @@ impl Worker<'_> {
     fn opened(&mut self, ci: usize, us: u64, now: Instant) {
         let c = &mut self.conns[ci];
         if self.dial.ring {
-            c.link.onto_ring(ci);
+            // Still napping: the socket was asked for arrival stamps when dialled.
+            c.link.onto_ring(ci, self.pace.nap);
         }
         c.connect_us = us;
         for p in c.pending.iter_mut() {

@@ -385,7 +385,7 @@ impl<'a> Worker<'a> {
                     // The loop's top then sends what fell due, and the responses are
                     // read in the same pass by the kernel's arrival stamps.
                     let slept = Instant::now();
-                    std::thread::sleep(nap);
+                    waiter.nap(nap)?;
                     me.idle(slept.elapsed());
                     self.pace.stamped = true;
                     continue;
