@@ -607,10 +607,10 @@ impl Core {
         self.settle(slot);
     }
 
-    /// Submits what is queued and waits at most `timeout` for completions; the
-    /// events they come to (and the epoll instance's, when it woke) go to `out`.
-    fn wait(&mut self, timeout: Duration, out: &mut Vec<libc::epoll_event>) -> io::Result<()> {
-        out.clear();
+    /// Submits what is queued (the pass's sends, re-armed receives, the buffers
+    /// given back) and waits at most `timeout` for `want` completions; true when a
+    /// signal cut the wait short.
+    fn enter(&mut self, want: usize, timeout: Duration) -> io::Result<bool> {
         self.flush();
         self.bufs.publish();
         while let Some(e) = self.waiting.pop() {
@@ -624,15 +624,21 @@ impl Core {
             .sec(timeout.as_secs())
             .nsec(timeout.subsec_nanos());
         let args = types::SubmitArgs::new().timespec(&ts);
-        let mut interrupted = false;
-        match self.ring.submitter().submit_with_args(1, &args) {
-            Ok(_) => {}
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => Ok(false),
             Err(e) => match e.raw_os_error() {
-                Some(libc::ETIME) | Some(libc::EBUSY) => {}
-                Some(libc::EINTR) => interrupted = true,
-                _ => return Err(e),
+                Some(libc::ETIME) | Some(libc::EBUSY) => Ok(false),
+                Some(libc::EINTR) => Ok(true),
+                _ => Err(e),
             },
         }
+    }
+
+    /// Submits what is queued and waits at most `timeout` for completions; the
+    /// events they come to (and the epoll instance's, when it woke) go to `out`.
+    fn wait(&mut self, timeout: Duration, out: &mut Vec<libc::epoll_event>) -> io::Result<()> {
+        out.clear();
+        let interrupted = self.enter(1, timeout)?;
         self.reap();
         if self.epoll_ready {
             self.epoll_ready = false;
@@ -678,28 +684,9 @@ impl Core {
     /// Submits what is queued and sleeps for `d` without waking for completions
     /// (they are taken by the next wait; stamped receives say when their bytes came).
     fn nap(&mut self, d: Duration) -> io::Result<()> {
-        self.flush();
-        self.bufs.publish();
-        while let Some(e) = self.waiting.pop() {
-            // SAFETY: as in `push`.
-            if unsafe { self.ring.submission().push(&e) }.is_err() {
-                self.waiting.push(e);
-                self.ring.submit()?;
-            }
-        }
-        let ts = types::Timespec::new()
-            .sec(d.as_secs())
-            .nsec(d.subsec_nanos());
-        let args = types::SubmitArgs::new().timespec(&ts);
         // As many completions as the queue holds: in practice the timeout ends it.
         let want = self.ring.params().cq_entries() as usize;
-        match self.ring.submitter().submit_with_args(want, &args) {
-            Ok(_) => Ok(()),
-            Err(e) => match e.raw_os_error() {
-                Some(libc::ETIME) | Some(libc::EBUSY) | Some(libc::EINTR) => Ok(()),
-                _ => Err(e),
-            },
-        }
+        self.enter(want, d).map(|_| ())
     }
 
     fn reap(&mut self) {
