@@ -16,8 +16,9 @@ pub(crate) fn choose(
         .then_some("HTTP/3's UDP sockets are carried by epoll");
     // Where the open model naps between starts (plain TCP, no follow-ups) both
     // backends nap and time late reads by the kernel's arrival stamps, at the same CPU
-    // a request; but at 50,000 a second epoll's send lag p99 is the lower (bench/io.sh):
-    // auto keeps it.
+    // a request; at 50,000 a second io_uring's send lag p99 came out equal, lower and
+    // five times higher in three runs (bench/io.sh): until it is shown no worse, auto
+    // keeps epoll there.
     let naps = matches!(
         spec.load.shape,
         crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
@@ -31,7 +32,8 @@ pub(crate) fn choose(
     let alone = spec.load.connections <= spec.load.threads.max(1);
     let auto = transport.is_none() && spec.load.socket.io.or_env()? == IoBackend::Auto;
     if auto && naps {
-        let why = "the open model's naps keep a lower send lag at high rates on epoll";
+        let why = "the open model naps on epoll until io_uring's send lag at high rates \
+                   is shown no worse";
         return Ok((false, Some(why.into())));
     }
     if auto && alone {
