@@ -513,6 +513,8 @@ impl LoadSpec {
             Some("HTTP/3 needs the TLS settings of an https target")
         } else if !self.load.keepalive {
             Some("HTTP/3 connections are persistent; a new connection per request does not apply")
+        } else if self.load.socket.io == crate::spec::net::IoBackend::IoUring {
+            Some("HTTP/3's UDP sockets are carried by epoll: leave out --io io_uring")
         } else if self.load.batch_latency {
             Some("batch latency times HTTP/1.1's pipelined batches; HTTP/3 streams are timed one by one")
         } else if self.hooks.is_some() {
