@@ -81,6 +81,8 @@ pub(crate) struct Link {
     reply: Vec<u8>,
     /// Failed dials in a row.
     failures: u32,
+    /// The socket was asked to stamp arrivals when dialled, and does.
+    stamped: bool,
 }
 
 impl Link {
@@ -93,6 +95,7 @@ impl Link {
             handshake: None,
             reply: Vec::new(),
             failures: 0,
+            stamped: false,
         }
     }
 
@@ -210,6 +213,7 @@ impl Link {
         let stamped = stamp && s.stamp_arrivals();
         s.register(registry, token).map_err(failed)?;
         self.stream = Some(s);
+        self.stamped = stamped;
         self.state = State::Connecting;
         Ok(stamped)
     }
@@ -293,10 +297,11 @@ impl Link {
     }
 
     /// Hands an open TCP or Unix socket to the thread's io_uring ring, which then
-    /// reports its events under `token` (TLS's socket too; datagram sockets stay on
-    /// epoll).
-    pub(crate) fn onto_ring(&mut self, token: usize, stamped: bool) {
+    /// reports its events under `token`, its arrival stamps kept when it was dialled
+    /// with them (TLS's socket too; datagram sockets stay on epoll).
+    pub(crate) fn onto_ring(&mut self, token: usize) {
         if self.state == State::Open {
+            let stamped = self.stamped;
             self.stream = self.stream.take().map(|s| s.onto_ring(token, stamped));
         }
     }

@@ -108,8 +108,7 @@ impl Worker<'_> {
     fn opened(&mut self, ci: usize, us: u64, now: Instant) {
         let c = &mut self.conns[ci];
         if self.dial.ring {
-            // Still napping: the socket was asked for arrival stamps when dialled.
-            c.link.onto_ring(ci, self.pace.nap);
+            c.link.onto_ring(ci);
         }
         c.connect_us = us;
         for p in c.pending.iter_mut() {
