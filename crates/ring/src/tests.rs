@@ -221,6 +221,30 @@ fn wall() -> Duration {
         .unwrap()
 }
 
+/// Reads what is waiting on `fd` (blocking until something is) and says whether it
+/// came with an arrival stamp.
+fn blocking_read_is_stamped(fd: &OwnedFd) -> bool {
+    let mut b = [0u8; 16];
+    let mut iov = libc::iovec {
+        iov_base: b.as_mut_ptr().cast(),
+        iov_len: b.len(),
+    };
+    let mut control = [0u64; 8];
+    // SAFETY: an all-zero msghdr is valid; its pointers are set below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: the iovec and the control buffer are ours and outlive the call.
+    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut msg, 0) };
+    assert!(n > 0, "{}", io::Error::last_os_error());
+    // SAFETY: the kernel filled `msg`'s control part; CMSG_FIRSTHDR reads within it.
+    let c = unsafe { libc::CMSG_FIRSTHDR(&msg) };
+    // SAFETY: a non-null header lies within the control buffer.
+    !c.is_null() && unsafe { (*c).cmsg_type } == libc::SCM_TIMESTAMPNS
+}
+
 #[test]
 fn a_nap_sends_what_was_written_sleeps_through_the_answer_and_the_stamp_says_when_it_came() {
     if probe().is_err() {
@@ -243,6 +267,13 @@ fn a_nap_sends_what_was_written_sleeps_through_the_answer_and_the_stamp_says_whe
         )
     };
     assert_eq!(set, 0);
+    // The kernel turns its receive stamps on a moment after the first socket asks:
+    // bytes go over until one comes stamped, so that the answer below is too.
+    let stamped = (0..1000).any(|_| {
+        peer.write_all(b"p").unwrap();
+        blocking_read_is_stamped(&fd)
+    });
+    assert!(stamped, "no stamp after 1,000 reads");
     let mut s = Socket::adopt_stamped(fd, 3, false).unwrap();
     // The peer answers at once what it is sent.
     let echo = std::thread::spawn(move || {
