@@ -1,26 +1,26 @@
-//! One server thread's event loop: its listeners, its connections, accepting, the
-//! timers (deferred answers, the once-a-second scan for slow and idle clients) and
-//! draining at shutdown. Connection input and output are in `conn`.
+//! One server thread's event loop: its listeners, its connections, the timers
+//! (deferred answers, the once-a-second scan for slow and idle clients) and draining
+//! at shutdown. Accepting is in `accept`, connection input and output in `conn`, the
+//! answers given later than at once (delays, feeds, computed bodies) in `deferred`.
 
+mod accept;
 mod conn;
+mod deferred;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener, TcpStream};
+use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
-use stampede_ring::Carried;
-use stampede_tls::TlsStream;
 
 use crate::date::DateCache;
 use crate::h1::H1Conn;
 use crate::h2::{self, H2Conn};
-use crate::routes::{Ctx, Deferred};
+use crate::routes::Ctx;
 use crate::store::Store;
 use crate::transport::Io;
 use crate::ws::room::{Backlog, Delivery, Rooms};
@@ -527,116 +527,6 @@ impl EventLoop {
         }
     }
 
-    fn accept(&mut self, li: usize, now: Instant) {
-        loop {
-            let Some(l) = self.listeners.get(li) else {
-                return;
-            };
-            let next = match self.ring {
-                // What the ring's multishot accept took, one at a time.
-                Some(_) => match stampede_ring::accept(li as u32) {
-                    Some(got) => got.map(|fd| TcpStream::from_std(fd.into())),
-                    None => Err(io::ErrorKind::WouldBlock.into()),
-                },
-                None => l.accept().map(|(s, _)| s),
-            };
-            match next {
-                Ok(mut stream) => {
-                    if self.open >= self.max_open {
-                        if self.config.tls.is_some() {
-                            // A TLS client cannot read a plain answer; just close.
-                            continue;
-                        }
-                        let _ = stream.write(
-                            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                        );
-                        continue;
-                    }
-                    let _ = stream.set_nodelay(true);
-                    let ci = self.free.pop().unwrap_or_else(|| {
-                        self.conns.push(None);
-                        self.conns.len() - 1
-                    });
-                    // The connection goes onto the ring (when the loop has one), TLS
-                    // or not; one the ring gives back is watched by epoll.
-                    let carried = match self.ring {
-                        Some(_) => {
-                            Carried::Epoll(stream).onto_ring(ci, false, OwnedFd::from, |fd| {
-                                TcpStream::from_std(fd.into())
-                            })
-                        }
-                        None => Carried::Epoll(stream),
-                    };
-                    let mut stream = match (carried, &self.config.tls) {
-                        (Carried::Ring(s), None) => Io::Ring(s),
-                        (Carried::Epoll(s), None) => Io::Plain(s),
-                        (s, Some(cfg)) => match TlsStream::server(s, cfg.clone()) {
-                            Ok(t) => Io::Tls(Box::new(t)),
-                            Err(_) => {
-                                self.free.push(ci);
-                                continue;
-                            }
-                        },
-                    };
-                    if let Some(s) = stream.socket() {
-                        let interest = Interest::READABLE | Interest::WRITABLE;
-                        if self
-                            .poll
-                            .registry()
-                            .register(s, Token(ci), interest)
-                            .is_err()
-                        {
-                            self.free.push(ci);
-                            continue;
-                        }
-                    }
-                    self.generation = self.generation.wrapping_add(1);
-                    self.conns[ci] = Some(Conn {
-                        stream,
-                        rbuf: Vec::new(),
-                        wbuf: Vec::new(),
-                        close_after: false,
-                        head_since: None,
-                        last_active: now,
-                        generation: self.generation,
-                        peer_closed: false,
-                        proto: Proto::H1(H1Conn::new()),
-                        paused: false,
-                        wrote_at: now,
-                        held: (0, now),
-                        accepted: now,
-                        lingering: false,
-                    });
-                    self.open += 1;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-                    ) =>
-                {
-                    // Out of descriptors or memory: back off, then accept again
-                    // whether or not another connection arrives meanwhile.
-                    self.accept_retry = Some(now + ACCEPT_BACKOFF);
-                    return;
-                }
-                // A connection reset or refused before it was accepted: take the next.
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ECONNABORTED | libc::EPROTO | libc::EPERM)
-                    ) => {}
-                // Anything else: try again shortly rather than spin or give up.
-                Err(_) => {
-                    self.accept_retry = Some(now + ACCEPT_BACKOFF);
-                    return;
-                }
-            }
-        }
-    }
-
     fn is_idle(&self, ci: usize) -> bool {
         match &self.conns[ci] {
             Some(c) => {
@@ -663,110 +553,6 @@ impl EventLoop {
             }
             self.free.push(ci);
             self.open -= 1;
-        }
-    }
-
-    /// Schedules a deferred answer.
-    fn defer(&mut self, d: Deferred, ci: usize, generation: u32, stream: u32, now: Instant) {
-        match d {
-            // From now, not from the pass's clock: the request may have arrived after
-            // the pass began, and its answer must never come sooner than asked.
-            Deferred::Delay(ms) => self.delays.push(Reverse((
-                Instant::now().max(now) + Duration::from_millis(ms),
-                ci,
-                generation,
-                stream,
-            ))),
-            // Its events go out on timers; the first is due `first_ms` after the
-            // request, counted as a delay's is.
-            Deferred::Feed(f) => {
-                let at = Instant::now().max(now) + f.first;
-                match self.conns[ci].as_mut().map(|c| &mut c.proto) {
-                    Some(Proto::H1(h)) => h.feed_from(at),
-                    Some(Proto::H2(h)) => h.feed_from(stream, f, at),
-                    Some(Proto::Ws(_)) | None => {}
-                }
-                self.delays.push(Reverse((at, ci, generation, stream)));
-            }
-            Deferred::Biteq(id) => {
-                let _ = self.jobs.send(Job {
-                    id,
-                    conn: ci,
-                    generation,
-                    stream,
-                    reply: self.done_tx.clone(),
-                    waker: self.waker.clone(),
-                });
-            }
-        }
-    }
-
-    fn finish_biteq(&mut self, d: Done, now: Instant) {
-        self.finish_deferred(d.conn, d.generation, d.stream, &d.body, now);
-    }
-
-    fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
-        let (feeding, ws) = match self.conns[ci]
-            .as_ref()
-            .filter(|c| c.generation == generation)
-        {
-            Some(c) => match &c.proto {
-                Proto::H1(h) => (h.feeding(), false),
-                Proto::H2(h) => (h.feeding(stream), false),
-                Proto::Ws(_) => (false, true),
-            },
-            None => (false, false),
-        };
-        if ws && stream == LINGER_TIMER {
-            // The client did not close its side in time.
-            return self.close(ci);
-        }
-        if ws {
-            return self.push_ws(ci, now);
-        }
-        if feeding {
-            return self.feed_next(ci, stream, now);
-        }
-        self.finish_deferred(ci, generation, stream, b"delayed\n", now);
-    }
-
-    /// A streamed answer's next event is due on connection `ci`: it goes out, and the
-    /// one after it goes on the timers; after the last, the connection takes requests
-    /// again (or closes).
-    fn feed_next(&mut self, ci: usize, stream: u32, now: Instant) {
-        let Some(c) = self.conns[ci].as_mut() else {
-            return;
-        };
-        if c.peer_closed && !c.proto.is_h2() {
-            // The client went away mid-stream: the rest is for nobody.
-            self.close(ci);
-            return;
-        }
-        self.out.clear();
-        let h1 = match &mut c.proto {
-            Proto::H1(h1) => h1,
-            Proto::Ws(_) => return,
-            Proto::H2(h2) => {
-                if let crate::h1::Fed::Next(at) = h2.feed_next(&mut self.out, stream) {
-                    let g = c.generation;
-                    self.delays.push(Reverse((at, ci, g, stream)));
-                }
-                // A stream that ended makes room for requests that waited.
-                self.route_h2(ci, now);
-                self.after_io(ci, now);
-                return;
-            }
-        };
-        match h1.feed_next(&mut self.out, self.draining) {
-            crate::h1::Fed::Next(at) => {
-                let g = c.generation;
-                self.delays.push(Reverse((at, ci, g, 0)));
-                self.write_out(ci);
-            }
-            crate::h1::Fed::Done { close } => {
-                c.close_after |= close;
-                self.unblocked(ci, now);
-            }
         }
     }
 
