@@ -221,28 +221,24 @@ fn wall() -> Duration {
         .unwrap()
 }
 
-/// Reads what is waiting on `fd` (blocking until something is) and says whether it
-/// came with an arrival stamp.
-fn blocking_read_is_stamped(fd: &OwnedFd) -> bool {
-    let mut b = [0u8; 16];
-    let mut iov = libc::iovec {
-        iov_base: b.as_mut_ptr().cast(),
-        iov_len: b.len(),
-    };
-    let mut control = [0u64; 8];
-    // SAFETY: an all-zero msghdr is valid; its pointers are set below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: the iovec and the control buffer are ours and outlive the call.
-    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut msg, 0) };
-    assert!(n > 0, "{}", io::Error::last_os_error());
-    // SAFETY: the kernel filled `msg`'s control part; CMSG_FIRSTHDR reads within it.
-    let c = unsafe { libc::CMSG_FIRSTHDR(&msg) };
-    // SAFETY: a non-null header lies within the control buffer.
-    !c.is_null() && unsafe { (*c).cmsg_type } == libc::SCM_TIMESTAMPNS
+/// Reads what `s` has, waiting on the ring (5 s at most) until it has something; the
+/// waits' events are added to `out`.
+fn read_stamped_soon(
+    s: &mut Socket,
+    got: &mut [u8],
+    out: &mut Vec<libc::epoll_event>,
+) -> (usize, Option<Duration>) {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        wait(Duration::ZERO, out).unwrap();
+        match s.read_stamped(got) {
+            Ok(r) => return r,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < end => {
+                wait(Duration::from_millis(10), out).unwrap();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
 }
 
 #[test]
@@ -267,14 +263,18 @@ fn a_nap_sends_what_was_written_sleeps_through_the_answer_and_the_stamp_says_whe
         )
     };
     assert_eq!(set, 0);
+    let mut s = Socket::adopt_stamped(fd, 3, false).unwrap();
+    let mut got = [0u8; 16];
+    let mut out = Vec::new();
     // The kernel turns its receive stamps on a moment after the first socket asks:
     // bytes go over until one comes stamped, so that the answer below is too.
     let stamped = (0..1000).any(|_| {
         peer.write_all(b"p").unwrap();
-        blocking_read_is_stamped(&fd)
+        let (n, at) = read_stamped_soon(&mut s, &mut got, &mut out);
+        assert_eq!(&got[..n], b"p");
+        at.is_some()
     });
     assert!(stamped, "no stamp after 1,000 reads");
-    let mut s = Socket::adopt_stamped(fd, 3, false).unwrap();
     // The peer answers at once what it is sent.
     let echo = std::thread::spawn(move || {
         let mut b = [0u8; 4];
@@ -290,25 +290,14 @@ fn a_nap_sends_what_was_written_sleeps_through_the_answer_and_the_stamp_says_whe
     // The nap is what submits the send; the answer, back within it, does not end it.
     nap(Duration::from_millis(300)).unwrap();
     assert!(napped.elapsed() >= Duration::from_millis(300));
-    let mut out = Vec::new();
-    let mut got = [0u8; 16];
-    let end = Instant::now() + Duration::from_secs(5);
-    let (n, at) = loop {
-        wait(Duration::ZERO, &mut out).unwrap();
-        match s.read_stamped(&mut got) {
-            Ok(r) => break r,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < end => {
-                wait(Duration::from_millis(10), &mut out).unwrap()
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
+    out.clear();
+    let (n, at) = read_stamped_soon(&mut s, &mut got, &mut out);
     assert_eq!(&got[..n], b"pong");
+    assert!(out.iter().any(|e| e.u64 == 3));
     // Stamped when it came, not when it was read: well before the nap's end.
     let at = at.expect("an arrival stamp");
     assert!(at >= before - Duration::from_millis(5), "{at:?} {before:?}");
     assert!(at < wall() - Duration::from_millis(100), "{at:?}");
-    assert!(out.iter().any(|e| e.u64 == 3));
     // The end of the stream comes through the stamped receive too.
     s.shutdown(std::net::Shutdown::Write);
     echo.join().unwrap();
