@@ -145,11 +145,13 @@ impl Core {
     fn enter(&mut self, want: usize, timeout: Duration) -> io::Result<bool> {
         self.flush();
         self.bufs.publish();
-        while let Some(e) = self.waiting.pop() {
+        // Oldest first; what the queue cannot take yet goes in after a submission.
+        while let Some(e) = self.waiting.front() {
             // SAFETY: as in `push`.
-            if unsafe { self.ring.submission().push(&e) }.is_err() {
-                self.waiting.push(e);
+            if unsafe { self.ring.submission().push(e) }.is_err() {
                 self.ring.submit()?;
+            } else {
+                self.waiting.pop_front();
             }
         }
         let ts = types::Timespec::new()

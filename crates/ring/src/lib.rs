@@ -146,8 +146,9 @@ struct Core {
     free: Vec<u32>,
     /// Slots with event bits to report.
     dirty: Vec<u32>,
-    /// Entries that found the submission queue full.
-    waiting: Vec<squeue::Entry>,
+    /// Entries that found the submission queue full, oldest first: they go in before
+    /// any later one (a cancel never overtakes what it cancels).
+    waiting: std::collections::VecDeque<squeue::Entry>,
     /// Sockets written to since the last wait.
     flush: Vec<u32>,
     /// Listening sockets, by the index [`listen`] was given, and the connections
@@ -218,7 +219,7 @@ impl Core {
             slots: Vec::new(),
             free: Vec::new(),
             dirty: Vec::new(),
-            waiting: Vec::new(),
+            waiting: std::collections::VecDeque::new(),
             flush: Vec::new(),
             listeners: Vec::new(),
             accepted: std::collections::VecDeque::new(),
@@ -235,6 +236,10 @@ impl Core {
     /// Queues an entry; it goes to the kernel with the next wait.
     fn push(&mut self, e: squeue::Entry) {
         self.in_flight += 1;
+        if !self.waiting.is_empty() {
+            self.waiting.push_back(e);
+            return;
+        }
         // SAFETY: every entry made here points only at memory this core owns until
         // the entry's last completion is reaped (the slots' send buffers, which are
         // not touched while a send is in flight; the provided buffers).
@@ -242,7 +247,7 @@ impl Core {
             let _ = self.ring.submit();
             // SAFETY: as above.
             if unsafe { self.ring.submission().push(&e) }.is_err() {
-                self.waiting.push(e);
+                self.waiting.push_back(e);
             }
         }
     }
