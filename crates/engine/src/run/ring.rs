@@ -16,8 +16,8 @@ pub(crate) fn choose(
         .then_some("HTTP/3's UDP sockets are carried by epoll");
     // Where the open model naps between starts (plain TCP, no follow-ups) both
     // backends nap and time late reads by the kernel's arrival stamps, at the same CPU
-    // a request; at 50,000 a second io_uring's send lag p99 came out higher in two
-    // runs of four (once by five times), equal and lower in the others (bench/io.sh):
+    // a request; at 50,000 a second io_uring's send lag p99 came out higher in three
+    // runs of five (once by five times), equal and lower in the others (bench/io.sh):
     // until it is shown no worse, auto keeps epoll there.
     let naps = matches!(
         spec.load.shape,
