@@ -304,6 +304,17 @@ impl FileResolver for Limited {
                     MAX_PROTO >> 20
                 ))));
             }
+            // The compiler parses nesting by recursion: too deep a file is refused
+            // here, with its place, before it can overflow the stack.
+            let text = std::fs::read(&path).map_err(protox::Error::new)?;
+            let text = String::from_utf8_lossy(&text);
+            if let Err(refused) = stampede_wire::schema::check(&text) {
+                let (line, col) = line_of(&text, refused.offset());
+                return Err(protox::Error::new(std::io::Error::other(format!(
+                    "{}:{line}:{col}: {refused}",
+                    path.display()
+                ))));
+            }
             return File::open(name, &path);
         }
         Err(protox::Error::file_not_found(name))

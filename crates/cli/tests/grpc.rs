@@ -223,6 +223,75 @@ fn schema_mistakes_are_named_before_any_load() {
     );
 }
 
+/// A hostile schema — brackets nested thousands deep, imports that climb out of
+/// the import paths — is refused with its place and exit 2, never a stack overflow.
+#[test]
+fn schemas_nested_past_the_limit_or_importing_outside_are_refused() {
+    let tmp = crate::common::recorder::tempdir::Dir::new();
+    let n = 3000;
+    let deep = tmp.0.join("deep.proto");
+    let text = format!(
+        "syntax=\"proto3\";package d;{}{}",
+        "message M{".repeat(n),
+        "}".repeat(n)
+    );
+    std::fs::write(&deep, text).unwrap();
+    let option = tmp.0.join("option.proto");
+    let text = format!(
+        "syntax=\"proto3\";\npackage d;\nimport \"google/protobuf/descriptor.proto\";\noption (x) = {}{};\n",
+        "{a:".repeat(n),
+        "}".repeat(n)
+    );
+    std::fs::write(&option, text).unwrap();
+    let climbs = tmp.0.join("climbs.proto");
+    std::fs::write(
+        &climbs,
+        "syntax = \"proto3\";\nimport \"../x.proto\";\nimport \"/etc/y.proto\";\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        err
+    };
+    for p in [&deep, &option] {
+        let p = p.to_str().unwrap();
+        let load = ["load", "http://127.0.0.1:9", "-n", "1", "--proto", p];
+        let e = run(&[&load[..], &["--call", "d.S/Call"]].concat());
+        assert!(
+            e.contains("nested 101 deep") && (e.contains(":1:") || e.contains(":4:")),
+            "{e}"
+        );
+        let e = run(&[
+            "ghz",
+            "--insecure",
+            "--proto",
+            p,
+            "--call",
+            "d.S/Call",
+            "-n",
+            "1",
+            "127.0.0.1:9",
+        ]);
+        assert!(e.contains("past the limit of 100"), "{e}");
+    }
+    let e = run(&[
+        "load",
+        "http://127.0.0.1:9",
+        "--proto",
+        climbs.to_str().unwrap(),
+        "--call",
+        "d.S/Call",
+    ]);
+    assert!(
+        e.contains("climbs.proto:2:8")
+            && e.contains("import \"../x.proto\"")
+            && e.contains("--import-paths"),
+        "{e}"
+    );
+}
+
 #[test]
 fn grpcio_calls_the_reference_server() {
     let Ok(python) = std::env::var("STAMPEDE_GRPC_PYTHON") else {

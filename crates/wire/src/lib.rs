@@ -10,7 +10,9 @@
 //! request paths; [`date`] is HTTP's date format; [`sse`] parses server-sent event
 //! streams; [`grpc`] is gRPC's message framing, statuses and headers; [`h3`] is HTTP/3's framing (RFC 9114) and its QPACK field compression
 //! (RFC 9204); [`ws`] is WebSocket's framing and handshake keys (RFC 6455); [`stamp`] is the
-//! send stamp a pushed message may carry to be timed on arrival. None of them does I/O; the connection state machines live with their
+//! send stamp a pushed message may carry to be timed on arrival; [`schema`] guards a
+//! `.proto` file's text (nesting, imports) before it is compiled; [`status`] names
+//! HTTP's status codes. None of them does I/O; the connection state machines live with their
 //! users.
 #![forbid(unsafe_code)]
 
@@ -21,6 +23,8 @@ pub mod grpc;
 pub mod h3;
 pub mod hpack;
 pub mod percent;
+pub mod schema;
 pub mod sse;
 pub mod stamp;
+pub mod status;
 pub mod ws;
