@@ -347,8 +347,28 @@ impl Outputs {
             .collect()
     }
 
-    /// Writes the .hgrm, .hlog and CSV files asked for.
-    pub fn write_files(&self, r: &stampede_engine::RunResult) -> Result<(), Exit> {
+    /// Refuses, before anything runs, a file output that cannot be written: a run
+    /// is never measured only to be lost to a wrong path.
+    pub fn check_paths(&self) -> Result<(), Exit> {
+        for (flag, path) in [
+            ("--json", &self.json),
+            ("--html", &self.html),
+            ("--hgrm", &self.hgrm),
+            ("--hlog", &self.hlog),
+            ("--csv", &self.csv),
+            ("--targets-csv", &self.targets_csv),
+            ("--junit", &self.junit),
+        ] {
+            if let Some(p) = path {
+                check_writable(flag, p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the .hgrm, .hlog and CSV files asked for; one that fails is named in
+    /// `w` and the others are still written.
+    pub fn write_files(&self, r: &stampede_engine::RunResult, w: &mut Writes) {
         use stampede_report::{hgrm, hlog, series_csv, targets_csv};
         for (path, text) in [
             (
@@ -360,10 +380,62 @@ impl Outputs {
             (&self.targets_csv, targets_csv),
         ] {
             if let Some(p) = path {
-                write_file(p, &text(r))?;
+                w.file(p, &text(r));
             }
         }
-        Ok(())
+    }
+}
+
+/// Refuses `path` (given with `flag`) when it cannot be written: its directory is
+/// missing or closed, or it is a directory. A file the check creates is removed, so
+/// a run that then fails leaves nothing behind.
+pub fn check_writable(flag: &str, path: &str) -> Result<(), Exit> {
+    if path == "-" {
+        return Ok(());
+    }
+    let existed = std::fs::symlink_metadata(path).is_ok();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => Err(Exit::usage(format!(
+            "{flag} {path}: cannot be written ({e}); nothing was run"
+        ))),
+    }
+}
+
+/// A finished run's files, written one by one: one that fails is named on standard
+/// error and the others are still written; [`Writes::done`] then fails the command.
+#[derive(Default)]
+pub struct Writes {
+    failed: Vec<String>,
+}
+
+impl Writes {
+    /// Writes `contents` to `path` (`-`: standard output), remembering a failure.
+    pub fn file(&mut self, path: &str, contents: &str) {
+        if let Err(e) = write_file(path, contents) {
+            eprintln!("stampede: {}", e.message);
+            self.failed.push(path.to_string());
+        }
+    }
+
+    /// Fails when any file could not be written, naming them.
+    pub fn done(self) -> Result<(), Exit> {
+        match self.failed.len() {
+            0 => Ok(()),
+            _ => Err(Exit::fail(format!(
+                "could not write {}; the other outputs were written",
+                self.failed.join(", ")
+            ))),
+        }
     }
 }
 
@@ -382,6 +454,14 @@ impl ResultFile {
     pub fn claim_stdout(&self) {
         if self.json.as_deref() == Some("-") {
             crate::console::reports_to_stderr();
+        }
+    }
+
+    /// Refuses, before the run, a `--json` path that cannot be written.
+    pub fn check_path(&self) -> Result<(), Exit> {
+        match &self.json {
+            Some(p) => check_writable("--json", p),
+            None => Ok(()),
         }
     }
 

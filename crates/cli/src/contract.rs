@@ -60,6 +60,7 @@ pub fn run<T: Tool>(args: &[String]) -> Result<(), Exit> {
         eprintln!("stampede {}: {n}", T::DIALECT.tool);
     }
     T::result_file(&a).claim_stdout();
+    T::result_file(&a).check_path()?;
     let inputs = T::inputs(&a)?;
     let (mut spec, mut info) = T::translate(&a, inputs)?;
     T::segments(&a).apply(&mut spec)?;

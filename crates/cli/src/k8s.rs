@@ -85,6 +85,7 @@ pub fn main(a: K8sArgs) -> Result<(), Exit> {
         common::write_file(p, &text)?;
     }
     let asserts = a.out.assertions()?;
+    a.out.check_paths()?;
     let r = apply(&a, &text)?;
     let format = a.format.unwrap_or(fanout::report_of(&a.command));
     crate::merge::emit(&r, format, &a.out, &asserts)

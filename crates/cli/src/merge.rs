@@ -57,6 +57,7 @@ pub struct MergeArgs {
 /// Reads, merges, reports.
 pub fn main(a: MergeArgs) -> Result<(), Exit> {
     let asserts = a.out.assertions()?;
+    a.out.check_paths()?;
     // One file at a time: memory does not grow with the number of results.
     let mut merger = Merger::new(a.force);
     for f in &a.files {
@@ -85,23 +86,25 @@ pub fn emit(
     out: &common::Outputs,
     asserts: &[Assertion],
 ) -> Result<(), Exit> {
+    let mut w = common::Writes::default();
     match out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
-            common::write_file(path, &(r.to_json() + "\n"))?;
             common::out(&paint(&report(r, format), Stream::Out));
+            w.file(path, &(r.to_json() + "\n"));
         }
         None => common::out(&paint(&report(r, format), Stream::Out)),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }
-    out.write_files(r)?;
+    out.write_files(r, &mut w);
     if let Some(p) = &out.html {
         let title = format!("{} {} (merged)", r.settings.method, r.settings.url);
-        common::write_file(p, &stampede_report::run_html(r, &title, None))?;
+        w.file(p, &stampede_report::run_html(r, &title, None));
     }
-    common::check_assertions(asserts, r, &r.settings.url, out.junit.as_deref())
+    let asserted = common::check_assertions(asserts, r, &r.settings.url, out.junit.as_deref());
+    w.done().and(asserted)
 }
 
 /// One result file (`--json`, or an interval log ending in `.hlog`), with its name in

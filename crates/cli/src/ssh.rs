@@ -78,6 +78,7 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
         return Err(Exit::usage(format!("--hosts: {e}")));
     }
     let asserts = a.out.assertions()?;
+    a.out.check_paths()?;
     let hosts = Hosts {
         hosts: a.hosts.clone(),
         options: a.options.clone(),

@@ -383,6 +383,78 @@ fn unreachable_target_exits_1() {
     );
 }
 
+/// An output path that cannot be written is refused before anything runs; one that
+/// fails only when written (a full device) is named, and the summary and every other
+/// output are still there.
+#[test]
+fn an_unwritable_output_is_refused_first_and_never_takes_the_others() {
+    let srv = crate::common::srv();
+    let dir = crate::common::recorder::tempdir::Dir::new();
+    let html = dir.0.join("ok.html");
+    let html = html.to_str().unwrap();
+    let url = srv.url("/pong");
+    let out = stampede(&[
+        "load",
+        &url,
+        "-n",
+        "50",
+        "--json",
+        "/proc/nope/x.json",
+        "--html",
+        html,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--json /proc/nope/x.json: cannot be written"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty() && !std::path::Path::new(html).exists());
+    for flag in ["--csv", "--hgrm", "--html"] {
+        let out = stampede(&["load", &url, "-n", "5", flag, "/proc/nope/x"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out.stderr));
+    }
+    let csv = dir.0.join("s.csv");
+    let csv = csv.to_str().unwrap();
+    let out = stampede(&[
+        "load",
+        &url,
+        "-n",
+        "50",
+        "--json",
+        "/dev/full",
+        "--html",
+        html,
+        "--csv",
+        csv,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("could not write /dev/full") && err.contains("other outputs were written"),
+        "{err}"
+    );
+    assert!(
+        text(&out.stdout).contains("50 completed"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(std::fs::read_to_string(html).unwrap().contains("<html"));
+    assert!(std::fs::metadata(csv).unwrap().len() > 0);
+    // The check leaves nothing behind for a path it created.
+    let fresh = dir.0.join("never.json");
+    let out = stampede(&[
+        "load",
+        "http://127.0.0.1:1/",
+        "-n",
+        "1",
+        "--json",
+        fresh.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!fresh.exists());
+}
+
 #[test]
 fn load_summary_and_pipelining() {
     let srv = crate::common::srv();

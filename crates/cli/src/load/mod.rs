@@ -345,6 +345,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         return common::write_file(path, &(PortableSpec::of(&spec, tls).to_json() + "\n"));
     }
     a.segments.apply(&mut spec)?;
+    a.out.check_paths()?;
     measured(&spec, asserts.iter().map(|x| ("--assert", x)))?;
     a.live
         .check(a.out.json.as_deref() == Some("-"), !a.find_max.is_empty())?;
@@ -409,8 +410,9 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         Format::Text => summary_with(r, a.verbose),
         Format::Gatling => gatling_report(r, bounds),
     };
-    report(&a, r, &text(), dashboard)?;
-    common::check_assertions(&asserts, r, &r.settings.url, a.out.junit.as_deref())
+    let written = report(&a, r, &text(), dashboard);
+    let asserted = common::check_assertions(&asserts, r, &r.settings.url, a.out.junit.as_deref());
+    written.and(asserted)
 }
 
 /// Writes a finished run's report, JSON, files and HTML as the flags ask.
@@ -425,31 +427,32 @@ fn report(
         Some("-") => eprint!("{}", paint(text, Stream::Err)),
         _ => common::out(&paint(text, Stream::Out)),
     };
+    let mut w = common::Writes::default();
     match a.out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
-            common::write_file(path, &(r.to_json() + "\n"))?;
             summary(text);
+            w.file(path, &(r.to_json() + "\n"));
         }
         None => summary(text),
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");
     }
-    a.out.write_files(r)?;
+    a.out.write_files(r, &mut w);
     if a.out.html.is_some() || dashboard.is_some() {
         let env = serde_json::to_value(stampede_lab::environment::Environment::capture(&[]))
             .unwrap_or_default();
         let title = format!("{} {}", r.settings.method, r.settings.url);
         let html = stampede_report::run_html(r, &title, Some(&env));
         if let Some(p) = &a.out.html {
-            common::write_file(p, &html)?;
+            w.file(p, &html);
         }
         if let Some(d) = dashboard {
             d.finish(html);
         }
     }
-    Ok(())
+    w.done()
 }
 
 /// Refuses, before the run, an assertion on a stream figure the run will not time.
