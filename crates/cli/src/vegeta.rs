@@ -566,6 +566,11 @@ fn translate(a: &AttackArgs, Inputs { groups }: Inputs) -> Result<(LoadSpec, Ser
     spec.load.http2 = http2;
     spec.load.keepalive = a.keepalive;
     spec.load.timeout = (!a.timeout.is_zero()).then_some(a.timeout);
+    // vegeta waits for the answers in flight when the attack ends (its report's
+    // `wait`), as long as a request may take; with no timeout, 30 s at most.
+    if !a.duration.is_zero() {
+        spec.load.drain = Some(spec.load.timeout.unwrap_or(Duration::from_secs(30)));
+    }
     spec.load.redirects = a.redirects.clamp(0, 100) as u32;
     spec.load.duration = Some(if a.duration.is_zero() {
         FOREVER

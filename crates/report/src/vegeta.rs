@@ -86,10 +86,19 @@ fn status_codes(r: &RunResult) -> Vec<(u16, u64)> {
 
 /// The errors, one line each, as vegeta's error set lists them.
 fn error_set(r: &RunResult) -> Vec<String> {
-    let mut out: Vec<String> = (r.errors.iter())
-        .filter(|(_, n)| **n > 0)
-        .map(|(k, _)| k.replace('_', " "))
+    // vegeta counts a status outside 200–399 as an error named by its status line.
+    let mut out: Vec<String> = (r.statuses.iter())
+        .filter(|(s, n)| !(200..400).contains(*s) && **n > 0)
+        .map(|(s, _)| match stampede_wire::status::reason(*s) {
+            Some(why) => format!("{s} {why}"),
+            None => s.to_string(),
+        })
         .collect();
+    out.extend(
+        (r.errors.iter())
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, _)| k.replace('_', " ")),
+    );
     if r.requests.abandoned > 0 {
         out.push("still in flight when the attack ended".into());
     }

@@ -274,32 +274,9 @@ pub fn bodyless(status: u16) -> bool {
     status == 204 || status == 304 || (100..200).contains(&status)
 }
 
+/// The status line's reason phrase ("Status" for an unregistered code).
 fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        304 => "Not Modified",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        411 => "Length Required",
-        413 => "Content Too Large",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Status",
-    }
+    stampede_wire::status::reason(status).unwrap_or("Status")
 }
 
 /// Writes a response head; `len` is the Content-Length.

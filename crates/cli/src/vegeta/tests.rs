@@ -122,6 +122,15 @@ fn every_attack_flag_is_taken_or_refused_by_name() {
             assert_eq!(s.load.timeout, Some(Duration::from_secs(2)))
         }),
         (vec!["-timeout", "0"], |s| assert_eq!(s.load.timeout, None)),
+        // The answers in flight at the attack's end are waited for as long as a
+        // request may take; an attack without end has none to wait for.
+        (vec!["-duration", "5s", "-timeout", "2s"], |s| {
+            assert_eq!(s.load.drain, Some(Duration::from_secs(2)))
+        }),
+        (vec!["-duration", "5s", "-timeout", "0"], |s| {
+            assert_eq!(s.load.drain, Some(Duration::from_secs(30)))
+        }),
+        (vec!["-rate", "10"], |s| assert_eq!(s.load.drain, None)),
         (vec!["-header", "X-A: 1", "-header", "X-B: 2"], |s| {
             let w = text(&s.load.variety[1]);
             assert!(w.contains("X-A: 1\r\n") && w.contains("X-B: 2\r\n"), "{w}")

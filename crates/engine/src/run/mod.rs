@@ -229,7 +229,8 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
     let mut elapsed = start.elapsed();
     if let Some(d) = first.load.duration {
         // A timed run lasts its duration; the loop exits a hair after the deadline.
-        if elapsed > d && first.load.requests.is_none() {
+        // One that drains lasts until its last answer (or the drain's end).
+        if elapsed > d && first.load.requests.is_none() && first.load.drain.is_none() {
             elapsed = d;
         }
     }

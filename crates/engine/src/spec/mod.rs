@@ -290,6 +290,11 @@ pub struct Load {
     /// `timeout` allows.
     #[serde(default)]
     pub last_wait: Option<Duration>,
+    /// Once `duration` is over, wait up to this long for the requests in flight to
+    /// end (none more is started), counting each as it ends; what is still in flight
+    /// then is abandoned (vegeta's wait). `None`: they are abandoned at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Duration>,
     /// Count responses whose body length differs from the first one (ab's `Length`).
     pub check_length: bool,
     /// How load is offered.
@@ -492,6 +497,7 @@ impl Load {
             timeout: Some(Duration::from_secs(30)),
             connect_timeout: Duration::from_secs(10),
             last_wait: None,
+            drain: None,
             check_length: false,
             shape: Shape::Closed,
             session: Session::default(),

@@ -267,6 +267,8 @@ impl<'a> Worker<'a> {
                 wake_at: None,
                 horizon,
                 end: spec.load.duration.map(|d| start + d),
+                drain: spec.load.drain,
+                never_sent: 0,
                 nap,
                 streaming: false,
                 stamped: false,
@@ -326,12 +328,24 @@ impl<'a> Worker<'a> {
         }
         loop {
             let now = Instant::now();
-            if self.script.stopped
-                || control.stop.load(Ordering::Relaxed)
-                || self.pace.end.is_some_and(|e| now >= e)
-            {
+            if self.script.stopped || control.stop.load(Ordering::Relaxed) {
                 abandoned = self.in_flight + self.drive.given_up();
                 break;
+            }
+            if let Some(end) = self.pace.end.filter(|e| now >= *e) {
+                match self.pace.drain.take() {
+                    // The duration is over: nothing more starts, and what is in
+                    // flight has until the drain's end.
+                    Some(d) if self.in_flight > 0 || self.drive.active() > 0 => {
+                        self.close_schedule(end);
+                        self.pace.end = Some(end + d);
+                        continue;
+                    }
+                    _ => {
+                        abandoned = self.in_flight + self.drive.given_up();
+                        break;
+                    }
+                }
             }
             self.rec.roll(now);
             self.gauge();
@@ -479,7 +493,7 @@ impl<'a> Worker<'a> {
             Some(end) if !self.pace.sending_done => self
                 .schedule
                 .drain_due(end.min(Instant::now()) - Duration::from_nanos(1)),
-            _ => 0,
+            _ => self.pace.never_sent,
         };
         self.publish();
         if let Drive::Pool(_) = self.drive {
@@ -503,6 +517,16 @@ impl<'a> Worker<'a> {
 
     /// Notes the current connection, request and session levels.
     #[inline]
+    /// The duration is over and a drain begins: the arrivals due before `end` that
+    /// were never started are counted, and nothing more starts.
+    fn close_schedule(&mut self, end: Instant) {
+        if !self.pace.sending_done {
+            self.pace.never_sent = self.schedule.drain_due(end - Duration::from_nanos(1));
+            self.pace.sending_done = true;
+        }
+        self.pace.wake_at = None;
+    }
+
     fn gauge(&mut self) {
         self.rec.gauge(Gauges {
             connections: self.sockets,

@@ -194,8 +194,14 @@ pub(super) struct Pace {
     /// How early a start may go out when the loop is awake anyway (see
     /// [`Schedule::horizon`]).
     pub(super) horizon: Duration,
-    /// When the run ends, if it has a duration.
+    /// When the run ends, if it has a duration (once draining, when the drain ends).
     pub(super) end: Option<Instant>,
+    /// How long to wait for the requests in flight once the duration is over
+    /// ([`crate::spec::Load::drain`]); taken when the wait begins.
+    pub(super) drain: Option<Duration>,
+    /// The arrivals due before the duration's end that were never started, counted
+    /// when a drain begins (the schedule is closed then).
+    pub(super) never_sent: u64,
     /// Whether the loop may nap until the next start is due, leaving responses that
     /// arrive meanwhile to be read when it wakes (see [`wait::NAP_LIMIT`]): open
     /// shapes over plain TCP, whose sockets stamp each segment's arrival.

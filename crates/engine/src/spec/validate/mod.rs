@@ -37,6 +37,7 @@ impl LoadSpec {
             ("timeout", self.load.timeout),
             ("connect-timeout", Some(self.load.connect_timeout)),
             ("last-wait", self.load.last_wait),
+            ("drain", self.load.drain),
             ("think", Some(self.load.session.think)),
         ];
         for (field, d) in times {
@@ -105,6 +106,12 @@ impl LoadSpec {
         }
         if self.load.last_wait.is_some_and(|d| d.is_zero()) {
             return bad("last_wait", "must be longer than zero");
+        }
+        if self.load.drain.is_some() && self.load.duration.is_none() {
+            return bad(
+                "drain",
+                "waits for the requests in flight once the duration is over; give a duration",
+            );
         }
         if let Some(proxy) = &self.proxy {
             if matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
