@@ -89,7 +89,7 @@ fn second_line(i: &Interval, failed_total: u64, users: bool) -> String {
         format!("{} conns", thousands(i.connections))
     };
     format!(
-        "{} req/s  p50 {}  p99 {}  errors {} ({} total)  {level}  {} in flight",
+        "{} req/s  p50 {}  p99 {}  errors {} ({} total)  {level}  {} max in flight",
         thousands(i.completed),
         p(50.0),
         p(99.0),
@@ -166,7 +166,14 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
                 b.finish_and_clear();
             }
             if lines {
-                for i in &fresh {
+                // A last second under half a second long is no second of the run (the
+                // CSV and the HTML leave it out too); the totals keep its counts.
+                let secs = elapsed.as_secs_f64();
+                let only = last.is_none() && fresh.len() == 1;
+                let n = fresh.len();
+                let shown = (fresh.iter().enumerate())
+                    .filter(|(k, i)| k + 1 < n || only || secs - i.t as f64 >= 0.5);
+                for (_, i) in shown {
                     eprintln!("{}", plain_line(i, failed, run.users, progress));
                 }
             }
@@ -257,7 +264,7 @@ mod tests {
         };
         assert_eq!(
             second_line(&i, 5, false),
-            "152,340 req/s  p50 400µs  p99 2.50ms  errors 2 (5 total)  64 conns  64 in flight"
+            "152,340 req/s  p50 400µs  p99 2.50ms  errors 2 (5 total)  64 conns  64 max in flight"
         );
     }
 }

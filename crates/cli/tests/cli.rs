@@ -455,6 +455,43 @@ fn an_unwritable_output_is_refused_first_and_never_takes_the_others() {
     assert!(!fresh.exists());
 }
 
+/// A timed run's last, partial second (the answers that came after its end) is no
+/// second of the run: the progress lines and the CSV series stop at its duration.
+#[test]
+fn a_timed_run_shows_no_phantom_last_second() {
+    let srv = crate::common::srv();
+    let dir = crate::common::recorder::tempdir::Dir::new();
+    let csv = dir.0.join("s.csv");
+    let out = stampede(&[
+        "load",
+        &srv.url("/pong"),
+        "-d",
+        "2s",
+        "-c",
+        "2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let seconds: Vec<&str> = err.lines().filter(|l| l.starts_with("[")).collect();
+    assert!(seconds.iter().all(|l| !l.starts_with("[   3s]")), "{err}");
+    assert!(seconds.iter().any(|l| l.starts_with("[   2s]")), "{err}");
+    assert!(
+        seconds
+            .iter()
+            .all(|l| l.ends_with("max in flight") || l.contains("max in flight  ")),
+        "{err}"
+    );
+    let series = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = series
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(rows, ["0", "1"], "{series}");
+}
+
 #[test]
 fn load_summary_and_pipelining() {
     let srv = crate::common::srv();

@@ -65,12 +65,27 @@ pub fn hlog(r: &RunResult) -> String {
     String::from_utf8(out).expect("the log is ASCII")
 }
 
+/// The seconds a per-second view shows: all of them but a last one that covers less
+/// than half a second of a run of `duration_s` (the answers that came after the run's
+/// end, or a sliver of one), which says little per second and is no second of the
+/// run. The JSON and the totals keep it; the terminal's lines, the CSV series and the
+/// HTML charts leave it out alike.
+pub fn shown_seconds(
+    intervals: &[stampede_engine::Interval],
+    duration_s: f64,
+) -> &[stampede_engine::Interval] {
+    match intervals.split_last() {
+        Some((last, rest)) if !rest.is_empty() && duration_s - (last.t as f64) < 0.5 => rest,
+        _ => intervals,
+    }
+}
+
 /// The per-second series: completions, failures, bytes, latency percentiles
 /// (corrected, µs) and the most connections, requests in flight and users at once.
 pub fn series_csv(r: &RunResult) -> String {
     let mut o =
         String::from("second,completed,failed,bytes_read,p50_us,p90_us,p99_us,p999_us,max_us,connections,in_flight,users\n");
-    for iv in &r.intervals {
+    for iv in shown_seconds(&r.intervals, r.duration_s) {
         let p = |q: f64| iv.latency.at(q).unwrap_or(0);
         let _ = writeln!(
             o,

@@ -518,10 +518,7 @@ pub(crate) fn over_time(o: &mut String, intervals: &[Interval], duration_s: f64,
     // the run's end, or a sliver of one) says little per second and would draw a cliff
     // (or a spike) at the end of every chart: it is left out of them (the JSON and the
     // totals keep it).
-    let intervals = match intervals.split_last() {
-        Some((last, rest)) if !rest.is_empty() && duration_s - (last.t as f64) < 0.5 => rest,
-        _ => intervals,
-    };
+    let intervals = crate::files::shown_seconds(intervals, duration_s);
     let secs = |f: &dyn Fn(&Interval) -> f64| -> Vec<(f64, f64)> {
         intervals.iter().map(|i| (i.t as f64, f(i))).collect()
     };
