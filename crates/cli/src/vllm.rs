@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use stampede_engine::input::{self, Input};
-use stampede_engine::{value_at_percentile, Hist, LoadSpec, Run, Shape, Slo, Target, TokenCounter};
+use stampede_engine::{percentile_linear, Hist, LoadSpec, Run, Shape, Slo, Target, TokenCounter};
 
 use crate::common::{self, Exit, ProgressOptions, ResultFile, SegmentArgs};
 use crate::contract::Tool;
@@ -44,11 +44,18 @@ pub const DIALECT: Dialect = Dialect {
             instead: "leave it out",
         },
     ],
-    inert: &[Inert {
-        id: "disable_tqdm",
-        flag: "--disable-tqdm",
-        why: "progress is one line a second on standard error",
-    }],
+    inert: &[
+        Inert {
+            id: "disable_tqdm",
+            flag: "--disable-tqdm",
+            why: "progress is one line a second on standard error",
+        },
+        Inert {
+            id: "trust_remote_code",
+            flag: "--trust-remote-code",
+            why: "the tokenizer is read from its tokenizer.json; no model code is run",
+        },
+    ],
     prefixes: false,
     go: false,
 };
@@ -149,6 +156,16 @@ pub struct VllmArgs {
     pub ignore_eos: bool,
     #[arg(long = "disable-tqdm")]
     pub disable_tqdm: bool,
+    #[arg(long = "trust-remote-code")]
+    pub trust_remote_code: bool,
+    /// The results' label: the saved result's file name begins with it, and its JSON
+    /// carries it (default: --backend)
+    #[arg(long = "label", value_name = "NAME")]
+    pub label: Option<String>,
+    /// Send the ShareGPT conversations in the file's order (by default they are
+    /// shuffled with --seed, as vLLM does)
+    #[arg(long = "disable-shuffle")]
+    pub disable_shuffle: bool,
     #[command(flatten)]
     pub result: ResultFile,
     #[command(flatten)]
@@ -187,6 +204,7 @@ impl Metric {
 /// What the report needs besides the result.
 pub struct Info {
     backend: String,
+    label: String,
     model: String,
     tokenizer: String,
     num_prompts: usize,
@@ -256,7 +274,7 @@ impl Tool for Vllm {
                 let cap = info
                     .max_concurrency
                     .map_or(String::new(), |c| format!("-concurrency{c}"));
-                format!("{}-{rate}qps{cap}-{base}-{}.json", info.backend, date_now())
+                format!("{}-{rate}qps{cap}-{base}-{}.json", info.label, date_now())
             });
             let path = match &a.result_dir {
                 Some(dir) => std::path::Path::new(dir).join(name),
@@ -401,7 +419,13 @@ pub fn translate(
             }
             p
         }
-        ("sharegpt", Some(text)) => sharegpt(&text, a.sharegpt_output_len, tokenizer.as_ref())?,
+        ("sharegpt", Some(text)) => {
+            let mut p = sharegpt(&text, a.sharegpt_output_len, tokenizer.as_ref())?;
+            if !a.disable_shuffle {
+                shuffle(&mut p, a.seed);
+            }
+            p
+        }
         ("sharegpt", None) => {
             return Err(Exit::usage(
                 "--dataset-name sharegpt needs --dataset-path FILE (ShareGPT's JSON)",
@@ -439,6 +463,7 @@ pub fn translate(
     }
     let info = Info {
         backend: a.backend.clone(),
+        label: a.label.clone().unwrap_or_else(|| a.backend.clone()),
         model: a.model.clone(),
         tokenizer: match &tokenizer {
             Some(t) => t.source().to_string(),
@@ -483,6 +508,19 @@ fn tokenizer_of(a: &VllmArgs) -> Result<Option<TokenCounter>, Exit> {
 
 /// ShareGPT's conversations: each one's first human turn is a prompt, its reply's
 /// tokens (by the tokenizer, else its words; or `output_len`) the maximum asked for.
+/// Shuffles `items` in a fixed order for `seed` (Fisher–Yates over a 64-bit LCG), as
+/// vLLM shuffles its ShareGPT samples with its seed before taking them.
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut s = seed ^ 0x2545_f491_4f6c_dd1d;
+    for i in (1..items.len()).rev() {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let j = ((s >> 33) % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
 fn sharegpt(
     text: &str,
     output_len: Option<u32>,
@@ -526,9 +564,10 @@ fn sharegpt(
     Ok(out)
 }
 
-/// `h`'s value at percentile `p`, in ms.
+/// `h`'s value at percentile `p`, in ms, as vLLM computes it (numpy's linear
+/// interpolation between ranks; its median is the 50th).
 fn ms_at(h: &Hist, p: f64) -> f64 {
-    value_at_percentile(&h.0, p) as f64 / 1000.0
+    percentile_linear(&h.0, p) / 1000.0
 }
 
 /// The metric's histograms: from the intended start, and (TTFT, E2EL) from the send.
@@ -676,6 +715,7 @@ pub fn result_json(r: &stampede_engine::RunResult, info: &Info) -> serde_json::V
     let mut v = serde_json::json!({
         "date": date_now(),
         "backend": info.backend,
+        "label": info.label,
         "model_id": info.model,
         "tokenizer_id": info.tokenizer,
         "num_prompts": info.num_prompts,
@@ -724,4 +764,29 @@ fn date_now() -> String {
         s / 60 % 60,
         s % 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shuffle;
+
+    #[test]
+    fn a_seeded_shuffle_is_a_permutation_fixed_by_its_seed() {
+        let order: Vec<u32> = (0..50).collect();
+        let mut a = order.clone();
+        shuffle(&mut a, 0);
+        let mut b = order.clone();
+        shuffle(&mut b, 0);
+        assert_eq!(a, b);
+        assert_ne!(a, order);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, order);
+        let mut c = order.clone();
+        shuffle(&mut c, 1);
+        assert_ne!(a, c);
+        let mut one = vec![7];
+        shuffle(&mut one, 3);
+        assert_eq!(one, [7]);
+    }
 }

@@ -670,8 +670,15 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
         &d,
         "--result-filename",
         "r.json",
+        "--label",
+        "mine",
+        "--trust-remote-code",
     ]);
     let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        e.contains("--trust-remote-code: the tokenizer is read"),
+        "{e}"
+    );
     assert!(out.status.success(), "{e}");
     for want in [
         "============ Serving Benchmark Result ============\n",
@@ -698,6 +705,7 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
     assert_eq!(v["total_input_tokens"], 192);
     assert_eq!(v["max_concurrency"], 4);
     assert_eq!(v["tokenizer_id"], tok.as_str());
+    assert_eq!(v["label"], "mine");
     assert!(v["mean_ttft_ms"].as_f64().unwrap() >= 30.0, "{v}");
     let itl = v["median_itl_ms"].as_f64().unwrap();
     assert!((7.0..=13.0).contains(&itl), "{itl}");

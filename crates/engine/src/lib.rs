@@ -60,8 +60,8 @@ pub use measure::recorder::{RequestRecord, MAX_RECORDS};
 pub use measure::targets::{TargetStats, MAX_TARGETS};
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{
-    decode_checked, value_at_percentile, DeliveryStats, Hist, Interval, LatencyStats, Origin,
-    RunResult, StreamHistograms, StreamStats, TlsStats,
+    decode_checked, percentile_linear, value_at_percentile, DeliveryStats, Hist, Interval,
+    LatencyStats, Origin, RunResult, StreamHistograms, StreamStats, TlsStats,
 };
 pub use run::control::Control;
 pub use run::live::{Live, LiveSecond};

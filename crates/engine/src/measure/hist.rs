@@ -35,6 +35,40 @@ pub fn value_at_percentile(h: &Histogram<u64>, p: f64) -> u64 {
     h.value_at_quantile((p.min(100.0).next_down() / 100.0).max(0.0))
 }
 
+/// The value at percentile `p` (0 to 100) as numpy's default method defines it (the
+/// `linear` one, which vLLM's benchmark reports): the recorded values taken in order,
+/// the value at rank `(n − 1) · p / 100` (from 0), interpolated between the two
+/// nearest ranks. Each recorded value is its bucket's highest equivalent, as in
+/// [`value_at_percentile`]. With 80 values, p99 lies between the 79th and the 80th
+/// rather than at the largest.
+pub fn percentile_linear(h: &Histogram<u64>, p: f64) -> f64 {
+    let n = h.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let pos = (n - 1) as f64 * p.clamp(0.0, 100.0) / 100.0;
+    let lo = (pos.floor() as u64).min(n - 1);
+    let hi = (lo + 1).min(n - 1);
+    let frac = pos - lo as f64;
+    // The values at ranks lo and hi, in one walk over the recorded buckets.
+    let (mut a, mut b) = (None, None);
+    let mut seen = 0u64;
+    for v in h.iter_recorded() {
+        seen += v.count_at_value();
+        let value = v.value_iterated_to();
+        if a.is_none() && seen > lo {
+            a = Some(value);
+        }
+        if seen > hi {
+            b = Some(value);
+            break;
+        }
+    }
+    let a = a.unwrap_or_else(|| h.max()) as f64;
+    let b = b.unwrap_or_else(|| h.max()) as f64;
+    a + (b - a) * frac
+}
+
 /// A latency histogram in microseconds that serialises as base64 compressed V2.
 #[derive(Clone)]
 pub struct Hist(pub Histogram<u64>);
@@ -301,5 +335,34 @@ impl<'de> Deserialize<'de> for Hist {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         Hist::from_base64(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod linear_tests {
+    use super::{new_histogram, percentile_linear};
+
+    #[test]
+    fn percentiles_interpolate_between_ranks_as_numpy_does() {
+        let mut h = new_histogram();
+        for v in 1..=80 {
+            h.record(v).unwrap();
+        }
+        // numpy.percentile(range(1, 81), q)
+        assert!((percentile_linear(&h, 99.0) - 79.21).abs() < 1e-9);
+        assert!((percentile_linear(&h, 50.0) - 40.5).abs() < 1e-9);
+        assert_eq!(percentile_linear(&h, 0.0), 1.0);
+        assert_eq!(percentile_linear(&h, 100.0), 80.0);
+        // A slow last answer: p99 of 80 stays below it, as numpy's does.
+        let mut h = new_histogram();
+        for _ in 0..79 {
+            h.record(1000).unwrap();
+        }
+        h.record(2000).unwrap();
+        assert!((percentile_linear(&h, 99.0) - 1210.0).abs() < 1e-9);
+        let mut one = new_histogram();
+        one.record(7).unwrap();
+        assert_eq!(percentile_linear(&one, 99.0), 7.0);
+        assert_eq!(percentile_linear(&new_histogram(), 99.0), 0.0);
     }
 }

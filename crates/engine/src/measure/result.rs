@@ -15,8 +15,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 pub use crate::measure::hist::{
-    decode_base64, decode_checked, new_histogram, value_at_percentile, Hist, MAX_COUNT,
-    MAX_ENCODED_HIST, MAX_HIST_COUNTERS, MAX_INFLATED_HIST, MAX_TRACKABLE_US,
+    decode_base64, decode_checked, new_histogram, percentile_linear, value_at_percentile, Hist,
+    MAX_COUNT, MAX_ENCODED_HIST, MAX_HIST_COUNTERS, MAX_INFLATED_HIST, MAX_TRACKABLE_US,
 };
 pub use crate::measure::stream::{DeliveryStats, StreamHistograms, StreamStats, TokenStats};
 
