@@ -83,6 +83,13 @@ impl Dialect {
         args: &[String],
     ) -> Result<(T, Vec<String>), Exit> {
         let cmd = self.command::<T>();
+        if self.wants_help(&cmd, args) {
+            crate::console::out(&cmd.clone().render_long_help().to_string());
+            return Err(Exit {
+                code: 0,
+                message: String::new(),
+            });
+        }
         let args = if self.prefixes {
             self.expand(&cmd, args)?
         } else if self.go {
@@ -237,6 +244,29 @@ impl Dialect {
 
     /// The first refused flag in `args`, as an error saying why and what instead.
     /// Values of flags that take one are skipped, as is everything after `--`.
+    /// Whether `args` ask for the help: `--help` where a flag may stand (not as a
+    /// flag's value, not after `--`), or Go's `-help` in a Go dialect — every tool's
+    /// way, whatever its own short flags mean (`-h` is ab's and wrk's help, but
+    /// hey's and ab's `-h` are taken).
+    fn wants_help(&self, cmd: &Command, args: &[String]) -> bool {
+        let flags = Self::flags(cmd);
+        let takes = |f: &str| flags.iter().any(|(g, t)| g == f && *t);
+        let mut skip = false;
+        for a in args {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if a == "--" {
+                return false;
+            }
+            if a == "--help" || (self.go && a == "-help") {
+                return true;
+            }
+            skip = a.starts_with('-') && !a.contains('=') && takes(a);
+        }
+        false
+    }
+
     fn check(&self, cmd: &Command, args: &[String]) -> Result<(), Exit> {
         let flags = Self::flags(cmd);
         let takes = |f: &str| flags.iter().any(|(g, t)| g == f && *t);

@@ -224,6 +224,11 @@ pub fn main(args: &[String]) -> Result<(), Exit> {
         [bench, serve, rest @ ..] if bench == "bench" && serve == "serve" => {
             crate::contract::run::<Vllm>(rest)
         }
+        // `stampede vllm --help` (or `vllm bench --help`): the benchmark's help.
+        [help] | [_, help] if help == "--help" || help == "-h" => {
+            crate::console::out(&DIALECT.help::<VllmArgs>());
+            Ok(())
+        }
         _ => Err(Exit::usage(
             "stampede vllm: `bench serve` is the benchmark offered: stampede vllm bench serve --model M [--base-url URL] …",
         )),

@@ -492,6 +492,54 @@ fn a_timed_run_shows_no_phantom_last_second() {
     assert_eq!(rows, ["0", "1"], "{series}");
 }
 
+/// `--help` prints the help everywhere, every dialect and subcommand (Go's `-help`
+/// too), exit 0; the top-level help lists every dialect.
+#[test]
+fn help_is_answered_by_every_dialect() {
+    for args in [
+        &["ab", "--help"][..],
+        &["wrk", "--help"],
+        &["hey", "--help"],
+        &["hey", "-help"],
+        &["oha", "--help"],
+        &["h2load", "--help"],
+        &["httperf", "--help"],
+        &["ghz", "--help"],
+        &["vegeta", "attack", "--help"],
+        &["vegeta", "attack", "-help"],
+        &["vegeta", "report", "--help"],
+        &["vegeta", "encode", "--help"],
+        &["vegeta", "plot", "--help"],
+        &["vllm", "--help"],
+        &["vllm", "bench", "--help"],
+        &["vllm", "bench", "serve", "--help"],
+    ] {
+        let out = stampede(args);
+        let o = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(o.contains("Usage: stampede"), "{args:?}: {o}");
+    }
+    let top = text(&stampede(&["--help"]).stdout);
+    for d in [
+        "`ab`",
+        "`wrk`",
+        "`httperf`",
+        "`h2load`",
+        "`oha`",
+        "`hey`",
+        "`vegeta`",
+        "`ghz`",
+        "`vllm bench serve`",
+    ] {
+        assert!(top.contains(d), "{d} in {top}");
+    }
+}
+
 #[test]
 fn load_summary_and_pipelining() {
     let srv = crate::common::srv();
