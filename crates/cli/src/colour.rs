@@ -1,8 +1,8 @@
 //! Colour for stampede's own words on a terminal: warnings and failures, PASS and
 //! FAIL, an interrupted run, the limit's verdict and a bench's faster or slower. None
 //! when the stream is not a terminal, when `NO_COLOR` is set (to anything but the
-//! empty string) or `TERM` is `dumb`; `CLICOLOR_FORCE` (to anything but `0`) forces it
-//! even into a pipe. The dialects' reports stay as their tools print them; only
+//! empty string), `CLICOLOR` is `0` or `TERM` is `dumb`; `CLICOLOR_FORCE` (to anything
+//! but `0`) forces it even into a pipe. The dialects' reports stay as their tools print them; only
 //! stampede's summary, its messages on standard error and its bench tables are
 //! painted, a whole word at a time, so that the text read without colour is the same.
 
@@ -21,6 +21,7 @@ pub fn enabled(stream: Stream) -> bool {
     decide(
         var("NO_COLOR").as_deref(),
         var("CLICOLOR_FORCE").as_deref(),
+        var("CLICOLOR").as_deref(),
         var("TERM").as_deref(),
         match stream {
             Stream::Out => std::io::stdout().is_terminal(),
@@ -29,14 +30,23 @@ pub fn enabled(stream: Stream) -> bool {
     )
 }
 
-/// The rule, apart from the process: `NO_COLOR` wins, then `CLICOLOR_FORCE`, then a
-/// terminal that is not `dumb`.
-fn decide(no_color: Option<&str>, force: Option<&str>, term: Option<&str>, tty: bool) -> bool {
+/// The rule, apart from the process: `NO_COLOR` wins, then `CLICOLOR_FORCE`, then
+/// `CLICOLOR=0` turns it off, then a terminal that is not `dumb`.
+fn decide(
+    no_color: Option<&str>,
+    force: Option<&str>,
+    clicolor: Option<&str>,
+    term: Option<&str>,
+    tty: bool,
+) -> bool {
     if no_color.is_some_and(|v| !v.is_empty()) {
         return false;
     }
     if force.is_some_and(|v| !v.is_empty() && v != "0") {
         return true;
+    }
+    if clicolor == Some("0") {
+        return false;
     }
     tty && term != Some("dumb")
 }
@@ -103,16 +113,31 @@ mod tests {
 
     #[test]
     fn the_environment_decides_in_order() {
-        assert!(!decide(Some("1"), Some("1"), None, true), "NO_COLOR wins");
         assert!(
-            decide(Some(""), None, Some("xterm"), true),
+            !decide(Some("1"), Some("1"), None, None, true),
+            "NO_COLOR wins"
+        );
+        assert!(
+            decide(Some(""), None, None, Some("xterm"), true),
             "an empty NO_COLOR is unset"
         );
-        assert!(decide(None, Some("1"), None, false), "forced into a pipe");
-        assert!(!decide(None, Some("0"), None, false));
-        assert!(!decide(None, None, Some("dumb"), true));
-        assert!(decide(None, None, Some("xterm-256color"), true));
-        assert!(!decide(None, None, None, false));
+        assert!(
+            decide(None, Some("1"), None, None, false),
+            "forced into a pipe"
+        );
+        assert!(!decide(None, Some("0"), None, None, false));
+        assert!(!decide(None, None, None, Some("dumb"), true));
+        assert!(decide(None, None, None, Some("xterm-256color"), true));
+        assert!(!decide(None, None, None, None, false));
+        assert!(
+            !decide(None, None, Some("0"), Some("xterm"), true),
+            "CLICOLOR=0"
+        );
+        assert!(decide(None, None, Some("1"), Some("xterm"), true));
+        assert!(
+            decide(None, Some("1"), Some("0"), None, false),
+            "forced over CLICOLOR=0"
+        );
     }
 
     #[test]

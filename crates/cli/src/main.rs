@@ -179,6 +179,43 @@ enum Command {
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `load -h`: the common flags alone (those under no heading, and a few of the
+/// groups'), a screenful; the headings of the others are named, for `--help` to show
+/// them all.
+fn load_short_help() -> String {
+    use clap::CommandFactory as _;
+    let mut headings: Vec<String> = Vec::new();
+    let cmd = Cli::command();
+    let Some(load) = cmd.find_subcommand("load") else {
+        return String::new();
+    };
+    for a in load.get_arguments() {
+        if let Some(h) = a.get_help_heading() {
+            if !headings.iter().any(|k| k == h) {
+                headings.push(h.to_string());
+            }
+        }
+    }
+    let more = format!(
+        "More flags, by group (stampede load --help shows them all): {}.",
+        headings.join(", ")
+    );
+    let mut load = load
+        .clone()
+        .mut_args(|a| {
+            // The few flags of the groups that most runs use stay in view.
+            let common = ["rate", "http2", "json", "html", "insecure"];
+            if a.get_help_heading().is_some() && !common.contains(&a.get_id().as_str()) {
+                a.hide_short_help(true)
+            } else {
+                a
+            }
+        })
+        .bin_name("stampede load")
+        .after_help(more);
+    load.render_help().to_string()
+}
+
 fn main() {
     // A bench's target keeper (see stampede_lab::guard), not a user command.
     let mut args = std::env::args().skip(1);
@@ -221,6 +258,10 @@ fn main() {
         }
     }
     if argv.first().map(String::as_str) == Some("load") {
+        if argv[1..].iter().any(|a| a == "-h") && !argv[1..].iter().any(|a| a == "--help") {
+            common::out(&load_short_help());
+            return;
+        }
         if let Err(e) = load::precheck(&argv[1..]) {
             eprintln!("stampede: {}", e.message);
             std::process::exit(e.code);
