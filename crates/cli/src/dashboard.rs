@@ -16,7 +16,10 @@
 //! by address, `localhost` or this machine's name: a page of another site whose name
 //! was rebound to this address (DNS rebinding) gets 421 and never sees the run's URL.
 //! `/metrics` is for scrapers, which name the machine however they are configured:
-//! it answers any Host, and serves only what the listening address was chosen to show.
+//! it answers any Host from a client that is not a browser, and a browser's request
+//! (one that carries `Origin` or the `Sec-Fetch-` headers every current browser sends)
+//! only under the names the page answers to — so a rebound name cannot read the run's
+//! figures from a page either.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -227,24 +230,31 @@ impl Dashboard {
                 b"GET only\n",
             );
         }
-        if let ("/metrics", Some(m)) = (path, &self.metrics) {
-            return respond(
-                &mut stream,
-                "200 OK",
-                "text/plain; version=0.0.4; charset=utf-8",
-                m.scrape().as_bytes(),
-            );
-        }
-        let host = String::from_utf8_lossy(head)
-            .split("\r\n")
-            .skip(1)
-            .find_map(|l| {
+        let head_text = String::from_utf8_lossy(head);
+        let fields = || {
+            (head_text.split("\r\n").skip(1)).filter_map(|l| {
                 let (n, v) = l.split_once(':')?;
-                n.trim()
-                    .eq_ignore_ascii_case("host")
-                    .then(|| v.trim().to_string())
+                Some((n.trim(), v.trim()))
+            })
+        };
+        let host = fields().find_map(|(n, v)| n.eq_ignore_ascii_case("host").then_some(v));
+        let host_ok = host.is_some_and(|h| host_allowed(h, self.port));
+        if let ("/metrics", Some(m)) = (path, &self.metrics) {
+            let browser = fields().any(|(n, _)| {
+                n.eq_ignore_ascii_case("origin")
+                    || n.get(..10)
+                        .is_some_and(|p| p.eq_ignore_ascii_case("sec-fetch-"))
             });
-        if !host.as_deref().is_some_and(|h| host_allowed(h, self.port)) {
+            if !browser || host_ok {
+                return respond(
+                    &mut stream,
+                    "200 OK",
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    m.scrape().as_bytes(),
+                );
+            }
+        }
+        if !host_ok {
             return respond(
                 &mut stream,
                 "421 Misdirected Request",
@@ -424,6 +434,37 @@ mod tests {
         );
         let e = Dashboard::start("nonsense", "x", None).err().unwrap();
         assert!(e.message.contains("HOST:PORT"));
+    }
+
+    /// `/metrics` answers a scraper under any name, and a browser's request only
+    /// under the dashboard's own names.
+    #[test]
+    fn metrics_answer_any_scraper_and_a_browser_only_under_its_own_names() {
+        let target = stampede_engine::Target::parse("http://127.0.0.1:1/").unwrap();
+        let request = stampede_engine::RequestBuilder::native(&target, "GET", true)
+            .build()
+            .unwrap();
+        let spec = stampede_engine::LoadSpec::new(target, request);
+        let hub = crate::metrics::Hub::new(&spec, &[]).unwrap();
+        let d = Dashboard::metrics_only("127.0.0.1:0", hub).unwrap();
+        let addr = d.url().trim_start_matches("http://").trim_end_matches('/');
+        let ask = |host: &str, extra: &str| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            write!(s, "GET /metrics HTTP/1.1\r\nHost: {host}\r\n{extra}\r\n").unwrap();
+            let mut status = String::new();
+            std::io::BufReader::new(s).read_line(&mut status).unwrap();
+            status
+        };
+        assert!(ask("prometheus-target.internal:9000", "").starts_with("HTTP/1.1 200"));
+        assert!(ask(addr, "Sec-Fetch-Mode: cors\r\n").starts_with("HTTP/1.1 200"));
+        for browser in [
+            "Sec-Fetch-Site: same-origin\r\n",
+            "Origin: http://rebound.example\r\n",
+        ] {
+            let status = ask("rebound.example:80", browser);
+            assert!(status.starts_with("HTTP/1.1 421"), "{browser}: {status}");
+        }
     }
 
     #[test]

@@ -527,8 +527,14 @@ fn help_is_answered_by_every_dialect() {
     // load's -h is a screenful of the common flags; --help has them all.
     let short = text(&stampede(&["load", "-h"]).stdout);
     assert!(short.lines().count() <= 60, "{short}");
-    assert!(short.contains("--connections") && short.contains("--rate"), "{short}");
-    assert!(short.contains("stampede load --help shows them all"), "{short}");
+    assert!(
+        short.contains("--connections") && short.contains("--rate"),
+        "{short}"
+    );
+    assert!(
+        short.contains("stampede load --help shows them all"),
+        "{short}"
+    );
     assert!(!short.contains("--find-max"), "{short}");
     let long = text(&stampede(&["load", "--help"]).stdout);
     assert!(long.contains("--find-max") && long.lines().count() > 200);
