@@ -115,20 +115,82 @@ pub fn read(path: &str, what: &str, kind: Input) -> Result<Vec<u8>, InputError> 
         path: path.to_string(),
         source,
     };
-    let reader: Box<dyn Read> = if path == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::fs::File::open(path).map_err(fail)?)
+    let too_large = || InputError::TooLarge {
+        what: what.to_string(),
+        path: path.to_string(),
+        kind,
     };
-    reader.take(limit + 1).read_to_end(&mut out).map_err(fail)?;
+    let (reader, size): (Box<dyn Read>, Option<u64>) = if path == "-" {
+        (Box::new(std::io::stdin().lock()), None)
+    } else {
+        let f = std::fs::File::open(path).map_err(fail)?;
+        let size = (f.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len());
+        (Box::new(f), size)
+    };
+    let mut reader = reader.take(limit + 1);
+    match size {
+        // A regular file says its size: over the ceiling it is refused unread; within
+        // it, it is read into a buffer of that size.
+        Some(n) if n > limit => return Err(too_large()),
+        Some(n) => {
+            out.reserve_exact(n as usize + 1);
+            reader.read_to_end(&mut out).map_err(fail)?;
+        }
+        // A pipe or a device says nothing: it is read in fixed chunks, so that memory
+        // never passes the ceiling by more than a chunk (a growing buffer would double
+        // past it, and hold the old one while copying).
+        None => match read_chunked(&mut reader, limit).map_err(fail)? {
+            Some(all) => out = all,
+            None => return Err(too_large()),
+        },
+    }
     if out.len() as u64 > limit {
-        return Err(InputError::TooLarge {
-            what: what.to_string(),
-            path: path.to_string(),
-            kind,
-        });
+        return Err(too_large());
     }
     Ok(out)
+}
+
+/// The chunks [`read_chunked`] reads in.
+const CHUNK: usize = 1 << 20;
+
+/// Everything `r` yields, read in [`CHUNK`]-sized pieces and joined once at the end,
+/// each piece freed as it is copied: at most the total and a chunk at once. `None`
+/// when it yields more than `limit` bytes (found before anything is joined).
+fn read_chunked(r: &mut impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut total = 0usize;
+    loop {
+        let mut chunk = vec![0u8; CHUNK];
+        let mut filled = 0;
+        while filled < CHUNK {
+            match r.read(&mut chunk[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        chunk.truncate(filled);
+        total += filled;
+        let last = filled < CHUNK;
+        if filled > 0 {
+            chunks.push(chunk);
+        }
+        if total as u64 > limit {
+            return Ok(None);
+        }
+        if last {
+            break;
+        }
+    }
+    if chunks.len() == 1 {
+        return Ok(chunks.pop());
+    }
+    let mut out = Vec::with_capacity(total);
+    for c in chunks.drain(..) {
+        out.extend_from_slice(&c);
+    }
+    Ok(Some(out))
 }
 
 /// [`read`], as UTF-8 text.
@@ -171,5 +233,33 @@ mod tests {
         let _ = std::fs::remove_file(&dir);
         assert_eq!(size(256 << 20), "256 MiB");
         assert_eq!(size(1 << 30), "1 GiB");
+    }
+
+    /// What an input costs in memory is its size (a regular file's, said by the
+    /// file) or its size and a chunk (a pipe's), never a doubled buffer.
+    #[test]
+    fn inputs_are_read_into_buffers_of_their_size() {
+        let n = 3 * CHUNK + 5;
+        let v = read_chunked(&mut std::io::repeat(7).take(n as u64), u64::MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!(v.len(), n);
+        assert!(v.iter().all(|b| *b == 7));
+        assert_eq!(v.capacity(), n, "joined once, exactly");
+        let v = read_chunked(&mut std::io::empty(), 10).unwrap().unwrap();
+        assert!(v.is_empty());
+        let v = read_chunked(&mut std::io::repeat(1).take(CHUNK as u64), CHUNK as u64);
+        assert_eq!(v.unwrap().unwrap().len(), CHUNK);
+        let over = read_chunked(&mut std::io::repeat(1).take(CHUNK as u64 + 1), CHUNK as u64);
+        assert!(over.unwrap().is_none());
+        let file = std::env::temp_dir().join(format!("stampede-input-size-{}", std::process::id()));
+        std::fs::write(&file, vec![b'x'; 5 << 20]).unwrap();
+        let v = read(file.to_str().unwrap(), "x", Input::Body).unwrap();
+        assert_eq!(v.len(), 5 << 20);
+        assert!(v.capacity() <= v.len() + 1, "{}", v.capacity());
+        let _ = std::fs::remove_file(&file);
+        // A pipe past its ceiling is refused after a ceiling's worth, not two.
+        let e = read("/dev/zero", "--body-file", Input::Config).unwrap_err();
+        assert!(matches!(e, InputError::TooLarge { .. }));
     }
 }
