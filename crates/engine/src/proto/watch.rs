@@ -200,7 +200,18 @@ impl Watch {
         self.seen.bytes = self.seen.bytes.saturating_add(bytes.len() as u32);
         if let Some(r) = &mut self.grpc {
             let seen = &mut self.seen;
-            return (r.feed(bytes, &mut |_| seen.events += 1)).map_err(|_| BadEvent);
+            // The calls never offer an encoding (no grpc-accept-encoding), so a message
+            // flagged compressed is the server's error: INTERNAL in gRPC's terms, a
+            // broken message here, never a call counted OK.
+            let mut compressed = false;
+            let fed = r.feed(bytes, &mut |m| {
+                compressed |= m.compressed;
+                seen.events += 1;
+            });
+            return match (fed, compressed) {
+                (Ok(()), false) => Ok(()),
+                _ => Err(BadEvent),
+            };
         }
         let Some(p) = &mut self.sse else {
             return Ok(());
@@ -347,6 +358,11 @@ mod tests {
         w.start();
         assert_eq!(w.payload(&[0, 0xff, 0, 0, 0]), Err(BadEvent));
         assert_eq!(w.broken_kind(), crate::ErrorKind::GrpcMessage);
+        // A message flagged compressed, when the call offered no encoding.
+        w.start();
+        let mut body = Vec::new();
+        stampede_wire::grpc::frame(&mut body, true, b"zz");
+        assert_eq!(w.payload(&body), Err(BadEvent));
     }
 
     #[test]
