@@ -215,6 +215,9 @@ fn probe(spec: &LoadSpec) -> Result<(), Exit> {
         return Ok(());
     };
     let hint = match stampede_tls::classify(&e) {
+        _ if stampede_tls::peer_not_tls(&e) => {
+            " (the server does not speak TLS: it answered in plain text; use an http:// URL — in ghz, add --insecure)"
+        }
         Some(stampede_tls::Failure::Certificate) => {
             " (TLS certificate; trust its CA with --cacert FILE, or skip verification with --insecure)"
         }

@@ -228,9 +228,13 @@ fn connect(
                 .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
             let mut s = rustls::StreamOwned::new(conn, tcp);
             while s.conn.is_handshaking() {
-                s.conn
-                    .complete_io(&mut s.sock)
-                    .map_err(|e| Exit::fail(format!("{what}: TLS handshake: {e}")))?;
+                s.conn.complete_io(&mut s.sock).map_err(|e| {
+                    let hint = match stampede_tls::peer_not_tls(&e) {
+                        true => " (the server does not speak TLS; add --insecure)",
+                        false => "",
+                    };
+                    Exit::fail(format!("{what}: TLS handshake: {e}{hint}"))
+                })?;
             }
             if s.conn.alpn_protocol() != Some(b"h2") {
                 let chose = s

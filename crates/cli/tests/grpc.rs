@@ -292,6 +292,44 @@ fn schemas_nested_past_the_limit_or_importing_outside_are_refused() {
     );
 }
 
+/// TLS spoken to a plaintext server: said as what it is, with what to do.
+#[test]
+fn tls_to_a_plaintext_server_says_the_server_does_not_speak_it() {
+    let srv = crate::common::srv();
+    let hello = proto("helloworld.proto");
+    let addr = srv
+        .url("/")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let out = Command::new(BIN)
+        .args([
+            "ghz",
+            "--proto",
+            &hello,
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "-n",
+            "1",
+            &addr,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("does not speak TLS; add --insecure"), "{err}");
+    let out = Command::new(BIN)
+        .args(["load", &format!("https://{addr}/pong"), "-n", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("does not speak TLS") && err.contains("http:// URL"),
+        "{err}"
+    );
+}
+
 #[test]
 fn grpcio_calls_the_reference_server() {
     let Ok(python) = std::env::var("STAMPEDE_GRPC_PYTHON") else {

@@ -243,6 +243,17 @@ fn http3_is_refused_before_the_run_where_it_cannot_be_had() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("TLS 1.3"));
     srv.stop().unwrap();
+    // A certificate not trusted: said with what to do, as over TCP.
+    let (srv, _ca) = h3_server(&dir, true);
+    let url = format!("https://{}/pong", srv.addr());
+    let out = stampede(&["load", &url, "--http3", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not trusted") && err.contains("--cacert FILE") && err.contains("--insecure"),
+        "{err}"
+    );
+    srv.stop().unwrap();
 }
 
 /// A UDP "server" on 127.0.0.1 answering every datagram with what `answer` makes of

@@ -323,6 +323,21 @@ pub fn classify(e: &io::Error) -> Option<Failure> {
     })
 }
 
+/// Whether a TLS failure says the peer does not speak TLS at all: its first bytes
+/// were no TLS record (a plaintext HTTP or h2c server on the port).
+pub fn peer_not_tls(e: &io::Error) -> bool {
+    let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
+        return false;
+    };
+    matches!(
+        tls,
+        rustls::Error::InvalidMessage(
+            rustls::InvalidMessage::InvalidContentType
+                | rustls::InvalidMessage::UnknownProtocolVersion
+        )
+    )
+}
+
 /// A rustls connection over a non-blocking socket, with a plain socket's contract.
 pub struct TlsStream<S> {
     /// The socket.

@@ -79,9 +79,15 @@ fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std
             ),
         )
     };
-    let broken = |k: crate::ErrorKind| match k {
+    let broken = |k: crate::ErrorKind| {
+        match k {
         crate::ErrorKind::ConnectTimeout => no_h3("QUIC's handshake got no answer"),
+        // Said as the TCP probe says it: what to do about an untrusted certificate.
+        crate::ErrorKind::TlsCertificate => std::io::Error::other(
+            "QUIC's handshake failed: the server's certificate is not trusted (trust its CA with --cacert FILE, or skip verification with --insecure)",
+        ),
         k => std::io::Error::other(format!("QUIC's handshake failed: {}", k.name())),
+    }
     };
     while !conn.connected() {
         let now = Instant::now();
