@@ -177,6 +177,30 @@ fn bodies_and_streamed_answers_arrive_whole_over_http3() {
     srv.stop().unwrap();
 }
 
+/// h2load over HTTP/3 reports QPACK's space savings, as it reports HPACK's.
+#[test]
+fn h2load_over_http3_reports_the_header_compression() {
+    let dir = tmp("h2load-h3");
+    let (srv, _ca) = h3_server(&dir, true);
+    let url = format!("https://{}/pong", srv.addr());
+    let out = stampede(&["h2load", "--alpn-list", "h3", "-n", "50", "-c", "1", &url]);
+    let o = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{o}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = o
+        .lines()
+        .find(|l| l.starts_with("traffic:"))
+        .unwrap_or_else(|| panic!("{o}"));
+    let savings: f64 = (line.split("space savings ").nth(1))
+        .and_then(|v| v.split('%').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(savings > 0.0 && savings < 100.0, "{line}");
+    srv.stop().unwrap();
+}
+
 #[test]
 fn https_answers_advertise_http3_with_alt_svc() {
     use std::io::{Read, Write};

@@ -126,7 +126,8 @@ pub fn h2load_report(r: &RunResult, info: &H2loadInfo) -> String {
         class(400),
         class(500)
     );
-    let (headers, savings) = if r.settings.http2 && r.bytes.headers_decoded > 0 {
+    // HTTP/2 (HPACK) and HTTP/3 (QPACK) count their header blocks both ways.
+    let (headers, savings) = if r.bytes.headers_decoded > 0 {
         let c = r.bytes.headers_compressed;
         (c, 100.0 * (1.0 - c as f64 / r.bytes.headers_decoded as f64))
     } else {
