@@ -229,10 +229,18 @@ impl<'a> Worker<'a> {
             },
             shared.control.watched.then(|| shared.control.clone()),
         );
-        // A run of several requests keeps a figure per request.
+        // A run of several requests keeps a figure per request — where they differ in
+        // method or target: prompts sent in turn to one endpoint are one request.
         let load = &spec.load;
+        let alike = |v: &[crate::Request]| {
+            v.first().is_some_and(|a| {
+                v.iter()
+                    .all(|r| r.method == a.method && r.target() == a.target())
+            })
+        };
         let n = match load.variety.len() {
             0 => load.script.len(),
+            _ if places.is_empty() && alike(&load.variety) => 1,
             n => n,
         };
         rec.targets = match places.is_empty() {
