@@ -141,11 +141,19 @@ fn openai_event(data: &[u8], keep: Option<&mut String>) -> Option<(bool, Option<
             }
         }
     }
-    let tokens = c
-        .usage
-        .map(|u| u32::try_from(u.completion_tokens).unwrap_or(u32::MAX));
+    let tokens = match c.usage {
+        // A count no model emits in one answer is a server's lie (2^64 − 1, say),
+        // not a figure to clamp and sum: the event is broken.
+        Some(u) if u.completion_tokens > MAX_USAGE_TOKENS => return None,
+        Some(u) => Some(u.completion_tokens as u32),
+        None => None,
+    };
     Some((text, tokens))
 }
+
+/// The most completion tokens one answer's usage may claim (far past any model's
+/// output limit); a larger count breaks the stream as a bad event.
+pub const MAX_USAGE_TOKENS: u64 = 10_000_000;
 
 /// One body's watch: what it counted since the last [`Watch::take`].
 #[derive(Debug)]
@@ -416,5 +424,18 @@ mod tests {
         w.payload(b"data: {\"choices\":[{\"text\":\"hello\"}]}\n\ndata: [DONE]\n\n")
             .unwrap();
         assert_eq!(w.take().unwrap().tokens, Some(1));
+        // A usage count no answer can have is a broken event, not a clamped figure.
+        w.start();
+        let lie = format!(
+            "data: {{\"choices\":[],\"usage\":{{\"completion_tokens\":{}}}}}\n\n",
+            u64::MAX
+        );
+        assert_eq!(w.payload(lie.as_bytes()), Err(BadEvent));
+        w.start();
+        let most = format!(
+            "data: {{\"choices\":[],\"usage\":{{\"completion_tokens\":{MAX_USAGE_TOKENS}}}}}\n\n"
+        );
+        w.payload(most.as_bytes()).unwrap();
+        assert_eq!(w.take().unwrap().tokens, Some(MAX_USAGE_TOKENS as u32));
     }
 }
