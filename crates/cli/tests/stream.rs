@@ -317,7 +317,11 @@ fn openai_completions_are_timed_by_their_tokens() {
         );
         // The prompts go to one endpoint: one request, no figure per prompt.
         assert!(!summary.contains("by request"), "{summary}");
-        assert!(r.get("targets").is_none_or(|t| t.is_null()), "{}", r["targets"]);
+        assert!(
+            r.get("targets").is_none_or(|t| t.is_null()),
+            "{}",
+            r["targets"]
+        );
     }
     // The run report's stream section, and the tokens each second in the intervals.
     let dir = tempdir::Dir::new();

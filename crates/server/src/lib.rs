@@ -4,7 +4,9 @@
 //! [`Server::bind`] opens one `SO_REUSEPORT` listener per thread and address (so the
 //! kernel spreads connections and threads share nothing) on an address no other socket
 //! listens on: reuse-port is for the server's own threads, never a way to split load
-//! with another server, and [`Server::run`] runs one
+//! with another server — a program attached to each group (`steer`) picks among the
+//! server's sockets alone, so one another process adds later gets nothing — and
+//! [`Server::run`] runs one
 //! event loop per thread until a [`Shutdown`] is triggered, then drains. Tests (this
 //! crate's, the engine's and the CLI's) run it in-process on `127.0.0.1:0` with
 //! [`Running`], which stops it when dropped:
@@ -42,6 +44,7 @@ pub mod llm;
 pub mod reflection;
 pub mod request;
 pub mod routes;
+mod steer;
 pub mod store;
 mod transport;
 pub mod ws;
@@ -314,9 +317,14 @@ impl Server {
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
             let bound = first.local_addr()?;
             local.push(bound);
-            per_thread[0].push(TcpListener::from_std(first));
-            for t in per_thread.iter_mut().skip(1) {
-                t.push(TcpListener::from_std(listener(bound)?));
+            let mut group = vec![first];
+            for _ in 1..config.threads {
+                group.push(listener(bound)?);
+            }
+            // Every thread's listener has joined: connections go to them alone.
+            steer::own_group(&group[0], steer::Group::Stream, group.len())?;
+            for (t, l) in per_thread.iter_mut().zip(group) {
+                t.push(TcpListener::from_std(l));
             }
         }
         let mut udp = Vec::new();
@@ -345,6 +353,12 @@ impl Server {
                     })?);
                 }
                 udp.push(mine);
+            }
+            // Each address's group: the threads' sockets alone, a client's datagrams
+            // kept on one of them.
+            for (k, addr) in local.iter().enumerate() {
+                let group = steer::Group::Datagram { v6: addr.is_ipv6() };
+                steer::own_group(&udp[0][k], group, config.threads)?;
             }
             config.alt_svc = Some(format!("h3=\":{port}\"; ma=86400"));
         }

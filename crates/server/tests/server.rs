@@ -670,6 +670,73 @@ fn a_port_already_listened_on_is_refused_by_name_even_with_reuse_port() {
     assert_eq!(again.local_addrs(), &[taken]);
 }
 
+/// A socket another process adds to a running server's reuse-port group (same
+/// user, `SO_REUSEPORT`, after the server started) gets no connection and no
+/// datagram: the group's program picks among the server's own sockets.
+#[test]
+fn a_reuse_port_socket_added_later_is_never_given_a_connection_or_a_datagram() {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let tls = stampede_tls::server_config(
+        &stampede_tls::ServerCert::SelfSigned(vec!["127.0.0.1".into()]),
+        stampede_tls::alpn(true),
+        None,
+    )
+    .unwrap();
+    let srv = Running::local(Config {
+        threads: 2,
+        tls: Some(tls),
+        http3: true,
+        ..Config::default()
+    })
+    .unwrap();
+    let addr = srv.addr();
+    let foreign = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+    foreign.set_reuse_port(true).unwrap();
+    foreign.bind(&addr.into()).unwrap();
+    foreign.listen(128).unwrap();
+    foreign.set_nonblocking(true).unwrap();
+    let udp = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+    udp.set_reuse_port(true).unwrap();
+    udp.bind(&addr.into()).unwrap();
+    udp.set_nonblocking(true).unwrap();
+    // 40 connections: each is given a listener as its handshake completes.
+    let mut held = Vec::new();
+    for _ in 0..40 {
+        let s = TcpStream::connect(addr).unwrap();
+        held.push(s);
+    }
+    // 40 datagrams from 40 client ports, then a marker to a socket of ours: loopback
+    // delivers in order, so once the marker is in, so is every datagram before it
+    // (and a connection is given its listener before connect returns).
+    let marker = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    marker
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    for _ in 0..40 {
+        let c = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        c.send_to(&[0u8; 1200], addr).unwrap();
+    }
+    let c = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.send_to(b"m", marker.local_addr().unwrap()).unwrap();
+    marker.recv(&mut [0u8; 8]).unwrap();
+    let mut taken = 0;
+    while foreign.accept().is_ok() {
+        taken += 1;
+    }
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
+    let mut datagrams = 0;
+    while udp.recv(&mut buf).is_ok() {
+        datagrams += 1;
+    }
+    assert_eq!(
+        (taken, datagrams),
+        (0, 0),
+        "the foreign socket was given some"
+    );
+    drop(held);
+    srv.stop().unwrap();
+}
+
 /// This process's resident memory, in bytes.
 fn rss() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap();
