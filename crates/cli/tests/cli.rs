@@ -554,6 +554,43 @@ fn help_is_answered_by_every_dialect() {
     }
 }
 
+/// A saturated open-model run: the arrivals never sent count in the corrected
+/// latency as censored values (at least their wait to the run's end), said so in the
+/// summary and the JSON, so the percentiles are not those of the few that went out.
+#[test]
+fn arrivals_never_sent_count_in_the_latency_as_censored() {
+    let srv = crate::common::srv();
+    let out = stampede(&[
+        "load",
+        &srv.url("/delay/200"),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--rate",
+        "50",
+        "-d",
+        "1s",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let open = &v["open"];
+    let never = open["never_sent"].as_u64().unwrap();
+    assert!(never >= 20, "{open}");
+    assert_eq!(open["censored"].as_u64(), Some(never), "{open}");
+    let completed = v["requests"]["completed"].as_u64().unwrap();
+    assert_eq!(v["latency"]["count"].as_u64(), Some(completed + never));
+    // Half the run's arrivals waited most of it: the median is no 200 ms answer.
+    let p50 = v["latency"]["percentiles"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["p"] == 50.0))
+        .and_then(|p| p["us"].as_u64())
+        .unwrap_or_else(|| panic!("{}", v["latency"]));
+    assert!(p50 > 300_000, "{}", v["latency"]);
+}
+
 #[test]
 fn load_summary_and_pipelining() {
     let srv = crate::common::srv();

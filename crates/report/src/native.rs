@@ -135,9 +135,17 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             .target_rate
             .map(|t| format!("target {}/s, ", per_s(t)))
             .unwrap_or_default();
+        let censored = match op.censored {
+            0 => String::new(),
+            n => format!(
+                " (in the latency as censored: from their intended start to the end, {} of {})",
+                thousands(n),
+                thousands(l.count)
+            ),
+        };
         let _ = writeln!(
             o,
-            "  schedule    {target}achieved {}/s; send lag p50 {} p99 {} max {}; {} never sent",
+            "  schedule    {target}achieved {}/s; send lag p50 {} p99 {} max {}; {} never sent{censored}",
             per_s(op.achieved_rate),
             human_us(lag.at(50.0).unwrap_or(0) as f64),
             human_us(lag.at(99.0).unwrap_or(0) as f64),

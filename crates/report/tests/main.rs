@@ -164,6 +164,7 @@ fn open_fixture() -> RunResult {
         achieved_rate: 20.0,
         send_lag: r.histograms.send_lag.stats(),
         never_sent: 0,
+        censored: 0,
         behind: false,
         cause: None,
     });

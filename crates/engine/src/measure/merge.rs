@@ -640,6 +640,7 @@ fn merge_open(
         achieved_rate: rate(started, duration_s),
         send_lag,
         never_sent,
+        censored: opens.iter().map(|o| o.censored).sum(),
         behind,
         cause: behind
             .then(|| opens.iter().find_map(|o| o.cause.clone()))

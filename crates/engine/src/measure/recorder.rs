@@ -94,6 +94,8 @@ pub(crate) struct Recorder {
     pub max_concurrent: u64,
     /// Times an arrival was due while every connection of the pool was busy.
     pub starved: u64,
+    /// Arrivals never sent, counted in the corrected latency as censored values.
+    pub censored: u64,
     /// TLS handshakes that resumed a session.
     pub resumed: u64,
     /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1.
@@ -209,6 +211,7 @@ impl Recorder {
             sessions_failed: 0,
             max_concurrent: 0,
             starved: 0,
+            censored: 0,
             resumed: 0,
             h1_fallback: 0,
             quic: Default::default(),
@@ -380,6 +383,16 @@ impl Recorder {
                 (status, body, Outcome { grpc, error: None }),
             );
         }
+    }
+
+    /// An arrival never sent, `waited` from its intended start to the run's end: its
+    /// latency is at least that (right-censored), and counted so in the corrected
+    /// latency — leaving it out would make a saturated open-model run look faster.
+    #[cold]
+    pub fn censor(&mut self, waited: std::time::Duration) {
+        let us = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX).max(1);
+        self.hist.latency.0.saturating_record(us);
+        self.censored += 1;
     }
 
     /// A gRPC answer came with `grpc-status` `code`.
@@ -616,6 +629,7 @@ impl Recorder {
         // Workers peak at different moments; their sum bounds the true peak from above.
         self.max_concurrent += other.max_concurrent;
         self.starved += other.starved;
+        self.censored += other.censored;
         for (a, b) in self.statuses.iter_mut().zip(&other.statuses) {
             *a += b;
         }

@@ -617,6 +617,12 @@ pub struct OpenStats {
     pub send_lag: LatencyStats,
     /// Arrivals that were due before the end but never started.
     pub never_sent: u64,
+    /// Of the corrected latency's values, those of arrivals never sent: each counted as
+    /// the time from its intended start to the run's end, a lower bound of what its
+    /// latency would have been (right-censored), so that a saturated run's percentiles
+    /// are not understated.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub censored: u64,
     /// True when the generator fell behind (see [`OpenStats::fell_behind`]); `cause`
     /// then says why it most likely did.
     pub behind: bool,
@@ -785,4 +791,9 @@ mod tests {
         assert!(OpenStats::fell_behind(&lags(10_000, 0), 10_000, 11));
         assert!(!OpenStats::fell_behind(&lags(10_000, 0), 10_000, 10));
     }
+}
+
+/// For `skip_serializing_if`: a count of zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -260,6 +260,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
         },
         send_lag: lag,
         never_sent,
+        censored: rec.censored,
         behind,
         cause,
     })

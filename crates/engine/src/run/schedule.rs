@@ -34,8 +34,9 @@ pub trait Schedule: Send {
     fn next(&mut self, now: Instant, active: usize) -> Next;
 
     /// Arrivals due at or before `until` that were never started (counted at the end of a
-    /// run whose generator fell behind). Consumes them.
-    fn drain_due(&mut self, _until: Instant) -> u64 {
+    /// run whose generator fell behind), each one's intended start handed to `each`.
+    /// Consumes them.
+    fn drain_due(&mut self, _until: Instant, _each: &mut dyn FnMut(Instant)) -> u64 {
         0
     }
 
@@ -179,13 +180,14 @@ impl<I: Iterator<Item = Duration> + Send> Schedule for Open<I> {
         self.peek().is_some_and(|t| t <= now)
     }
 
-    fn drain_due(&mut self, until: Instant) -> u64 {
+    fn drain_due(&mut self, until: Instant, each: &mut dyn FnMut(Instant)) -> u64 {
         let mut n = 0;
         while let Some(t) = self.peek() {
             if t > until || !self.budget.claim() {
                 break;
             }
             self.peeked = None;
+            each(t);
             n += 1;
         }
         n
@@ -427,7 +429,12 @@ mod tests {
             Arc::new(Budget::new(None)),
         );
         assert!(matches!(s.next(t0, 0), Next::Send { .. }));
-        assert_eq!(s.drain_due(t0 + Duration::from_millis(100)), 100);
+        let mut starts = Vec::new();
+        let n = s.drain_due(t0 + Duration::from_millis(100), &mut |t| starts.push(t));
+        assert_eq!(n, 100);
+        assert_eq!(starts.len(), 100);
+        assert!(starts.windows(2).all(|w| w[0] < w[1]));
+        assert!(starts.iter().all(|t| *t <= t0 + Duration::from_millis(100)));
     }
 
     #[test]

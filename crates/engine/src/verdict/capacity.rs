@@ -294,6 +294,7 @@ mod tests {
                 achieved_rate: rate,
                 send_lag: r.latency.clone(),
                 never_sent: 0,
+                censored: 0,
                 behind: false,
                 cause: None,
             });

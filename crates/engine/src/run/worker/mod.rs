@@ -498,9 +498,13 @@ impl<'a> Worker<'a> {
         // a moment before it: the arrivals then add up exactly (one or two of them stay
         // far below the 0.1 % that marks a run as behind).
         let never_sent = match self.pace.end {
-            Some(end) if !self.pace.sending_done => self
-                .schedule
-                .drain_due(end.min(Instant::now()) - Duration::from_nanos(1)),
+            Some(end) if !self.pace.sending_done => {
+                let end = end.min(Instant::now());
+                let rec = &mut self.rec;
+                (self.schedule).drain_due(end - Duration::from_nanos(1), &mut |t| {
+                    rec.censor(end.saturating_duration_since(t))
+                })
+            }
             _ => self.pace.never_sent,
         };
         self.publish();
@@ -529,7 +533,11 @@ impl<'a> Worker<'a> {
     /// were never started are counted, and nothing more starts.
     fn close_schedule(&mut self, end: Instant) {
         if !self.pace.sending_done {
-            self.pace.never_sent = self.schedule.drain_due(end - Duration::from_nanos(1));
+            let rec = &mut self.rec;
+            self.pace.never_sent = (self.schedule)
+                .drain_due(end - Duration::from_nanos(1), &mut |t| {
+                    rec.censor(end.saturating_duration_since(t))
+                });
             self.pace.sending_done = true;
         }
         self.pace.wake_at = None;
