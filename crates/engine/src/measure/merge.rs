@@ -628,15 +628,16 @@ fn merge_open(
     let opens: Vec<&OpenStats> = opens.iter().map(|(o, _)| o).collect();
     let never_sent: u64 = opens.iter().map(|o| o.never_sent).sum();
     let send_lag = h.send_lag.stats();
-    let behind =
-        OpenStats::fell_behind(&h.send_lag, started, never_sent) || opens.iter().any(|o| o.behind);
+    // Segments each ask for the whole run's rate; whole runs add up.
+    let target_rate = if segmented {
+        first.target_rate
+    } else {
+        opens.iter().map(|o| o.target_rate).sum()
+    };
+    let behind = OpenStats::fell_behind(&h.send_lag, started, never_sent, target_rate)
+        || opens.iter().any(|o| o.behind);
     Some(OpenStats {
-        // Segments each ask for the whole run's rate; whole runs add up.
-        target_rate: if segmented {
-            first.target_rate
-        } else {
-            opens.iter().map(|o| o.target_rate).sum()
-        },
+        target_rate,
         achieved_rate: rate(started, duration_s),
         send_lag,
         never_sent,

@@ -631,13 +631,20 @@ pub struct OpenStats {
 }
 
 impl OpenStats {
-    /// The rule for `behind`: more than 1 % of the sends (and two at least) over 5 ms
-    /// late, or more than 0.1 % of the arrivals never sent. Two at least, because below
-    /// a hundred sends 1 % is less than one: the first arrival of a run, which waits
-    /// for the pool's connections, would alone make a slow-rate run "behind".
-    pub fn fell_behind(send_lag: &Hist, started: u64, never_sent: u64) -> bool {
+    /// The rule for `behind`: more than 1 % of the sends (and two at least) late, or
+    /// more than 0.1 % of the arrivals never sent. Late is judged against the rate:
+    /// over 5 ms, or over half the mean gap between arrivals when that is longer (at
+    /// 10/s a send 20 ms late still goes out long before the next one is due, and a
+    /// busy machine's scheduler delays that much are no failure to offer the load).
+    /// Two at least, because below a hundred sends 1 % is less than one: the first
+    /// arrival of a run, which waits for the pool's connections, would alone make a
+    /// slow-rate run "behind".
+    pub fn fell_behind(send_lag: &Hist, started: u64, never_sent: u64, rate: Option<f64>) -> bool {
         let h = &send_lag.0;
-        let late = h.len().saturating_sub(h.count_between(0, 5_000));
+        let half_gap = rate
+            .filter(|r| *r > 0.0)
+            .map_or(0, |r| (0.5e6 / r).min(1e9) as u64);
+        let late = h.len().saturating_sub(h.count_between(0, half_gap.max(5_000)));
         (late >= 2 && late * 100 > h.len()) || never_sent * 1000 > started + never_sent
     }
 }
@@ -782,14 +789,22 @@ mod tests {
             Hist(h)
         };
         // 40 sends, the first behind the pool's connects: on time.
-        assert!(!OpenStats::fell_behind(&lags(39, 1), 40, 0));
-        assert!(OpenStats::fell_behind(&lags(38, 2), 40, 0));
+        assert!(!OpenStats::fell_behind(&lags(39, 1), 40, 0, None));
+        assert!(OpenStats::fell_behind(&lags(38, 2), 40, 0, None));
         // Large runs: over 1 % late is behind, 1 % is not.
-        assert!(!OpenStats::fell_behind(&lags(9_900, 100), 10_000, 0));
-        assert!(OpenStats::fell_behind(&lags(9_899, 101), 10_000, 0));
+        assert!(!OpenStats::fell_behind(&lags(9_900, 100), 10_000, 0, None));
+        assert!(OpenStats::fell_behind(&lags(9_899, 101), 10_000, 0, None));
         // Arrivals never sent: over 0.1 % is behind.
-        assert!(OpenStats::fell_behind(&lags(10_000, 0), 10_000, 11));
-        assert!(!OpenStats::fell_behind(&lags(10_000, 0), 10_000, 10));
+        assert!(OpenStats::fell_behind(&lags(10_000, 0), 10_000, 11, None));
+        assert!(!OpenStats::fell_behind(&lags(10_000, 0), 10_000, 10, None));
+        // 7 ms late is behind at 1,000/s (1 ms apart), not at 10/s (100 ms apart)...
+        assert!(OpenStats::fell_behind(&lags(38, 2), 40, 0, Some(1000.0)));
+        assert!(!OpenStats::fell_behind(&lags(38, 2), 40, 0, Some(10.0)));
+        // ... where late past half the gap still is.
+        let mut h = new_histogram();
+        h.record_n(100, 38).unwrap();
+        h.record_n(60_000, 2).unwrap();
+        assert!(OpenStats::fell_behind(&Hist(h), 40, 0, Some(10.0)));
     }
 }
 

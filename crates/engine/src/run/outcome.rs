@@ -238,7 +238,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
         ),
     };
     let lag = rec.hist.send_lag.stats();
-    let behind = OpenStats::fell_behind(&rec.hist.send_lag, started, never_sent);
+    let behind = OpenStats::fell_behind(&rec.hist.send_lag, started, never_sent, target);
     let cause = behind.then(|| {
         if spec.load.shape.has_sessions() {
             "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
@@ -247,8 +247,13 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
                 "all {} connections were busy when requests were due: the server answers more slowly than the rate asks, or there are too few connections (raise -c)",
                 spec.load.connections
             )
-        } else {
+        } else if (spec.load.threads as f64) < crate::verdict::limit::cores_allowed() {
             "the generator's threads could not keep up (CPU): raise --threads or lower the rate".to_string()
+        } else {
+            format!(
+                "the generator's {} threads, one a core already, were not given the CPU on time: other work on the machine, or more than one machine can offer; lower the rate, quiet the machine, or split the run over machines (--segment)",
+                spec.load.threads
+            )
         }
     });
     Some(OpenStats {
