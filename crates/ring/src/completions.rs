@@ -176,25 +176,26 @@ impl Core {
         out: &mut Vec<libc::epoll_event>,
     ) -> io::Result<()> {
         out.clear();
-        let interrupted = self.enter(1, timeout)?;
+        // Events left in the epoll instance by the last wait (its buffer was full) are
+        // taken now, without sleeping: the multishot poll on the instance fires on a
+        // new wake-up only, never for events already waiting in it.
+        let want = usize::from(!self.epoll_ready);
+        let interrupted = self.enter(want, timeout)?;
         self.reap();
         if self.epoll_ready {
             self.epoll_ready = false;
             self.arm_epoll();
             out.reserve(256);
             let spare = out.spare_capacity_mut();
+            let room = spare.len().min(4096);
             // SAFETY: `spare` has room for the count passed and outlives the call.
-            let n = unsafe {
-                libc::epoll_wait(
-                    self.epfd,
-                    spare.as_mut_ptr().cast(),
-                    spare.len().min(4096) as i32,
-                    0,
-                )
-            };
+            let n =
+                unsafe { libc::epoll_wait(self.epfd, spare.as_mut_ptr().cast(), room as i32, 0) };
             if n > 0 {
                 // SAFETY: the kernel wrote `n` events at the start of the spare room.
                 unsafe { out.set_len(n as usize) };
+                // A full buffer: more may wait, and no wake-up will say so.
+                self.epoll_ready = n as usize == room;
             }
         }
         for (token, bits) in self.marks.drain(..) {

@@ -644,7 +644,9 @@ impl OpenStats {
         let half_gap = rate
             .filter(|r| *r > 0.0)
             .map_or(0, |r| (0.5e6 / r).min(1e9) as u64);
-        let late = h.len().saturating_sub(h.count_between(0, half_gap.max(5_000)));
+        let late = h
+            .len()
+            .saturating_sub(h.count_between(0, half_gap.max(5_000)));
         (late >= 2 && late * 100 > h.len()) || never_sent * 1000 > started + never_sent
     }
 }
