@@ -129,6 +129,18 @@ pub struct Comparison {
     pub test: Test,
     /// The verdict at the 5 % level and the noise threshold.
     pub verdict: Shift,
+    /// Why the verdict is withheld, when it is (a compared run was client-bound, or
+    /// could not open its connections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
+}
+
+impl Comparison {
+    /// Withholds the verdict, saying why.
+    pub fn withhold(&mut self, why: impl Into<String>) {
+        self.verdict = Shift::Withheld;
+        self.withheld = Some(why.into());
+    }
 }
 
 /// Compares B against A on the samples' logarithms (see the module's note): a
@@ -171,6 +183,7 @@ pub fn compare(a: &[f64], b: &[f64], noise: f64, test: Test) -> Comparison {
         p_value,
         test,
         verdict,
+        withheld: None,
     }
 }
 

@@ -51,6 +51,9 @@ pub struct Cell {
     /// Whether any of its runs was client-bound.
     #[serde(default)]
     pub client_bound: bool,
+    /// Whether any of its runs could not open a tenth or more of its connections.
+    #[serde(default)]
+    pub unconnected: bool,
     /// What a reader may want to know but need not worry about: why automatic
     /// repetitions stopped, warm-up found inside runs.
     #[serde(default)]
@@ -328,6 +331,19 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
             first.result.client_limit().unwrap_or("")
         ));
     }
+    let unconnected: Vec<(&RunRecord, String)> = (runs.iter().copied())
+        .filter_map(|r| r.result.unconnected().map(|why| (r, why)))
+        .collect();
+    if let Some((_, why)) = unconnected.first() {
+        let reps: Vec<String> = (unconnected.iter())
+            .map(|(r, _)| r.repetition.to_string())
+            .collect();
+        notes.push(format!(
+            "CONNECTIONS NOT OPENED in run {} of {}: {why}; the figures are those of the connections that got in, so no verdict is given against them",
+            reps.join(", "),
+            runs.len()
+        ));
+    }
     let mut info = Vec::new();
     for r in runs {
         if let Some(c) = &r.result.capacity {
@@ -364,6 +380,7 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
                 .join(", ")
         }),
         client_bound: !client_bound.is_empty(),
+        unconnected: !unconnected.is_empty(),
         target: target.to_string(),
         runs: runs.len(),
         outlier_runs: rps
@@ -419,6 +436,13 @@ pub struct BenchRecord<'a> {
 }
 
 /// Builds the summary of a bench; each target is compared with the first by `test`,
+/// Why a comparison with a client-bound run is withheld.
+pub const CLIENT_BOUND: &str =
+    "a compared run was client-bound (the figures describe the load generator)";
+
+/// Why a comparison with a run whose connections could not open is withheld.
+pub const UNCONNECTED: &str = "a compared run could not open a tenth or more of its connections (the figures are those of the connections that got in)";
+
 /// differences under `noise` (a fraction) counting as none.
 pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSummary {
     let baseline = b
@@ -434,12 +458,15 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
             let metric = Metric::of_runs(b.runs.iter().filter(|r| &r.scenario == sc));
             let base: Vec<f64> = samples(b.runs, &baseline, sc, metric);
             let base_client_bound = cells.first().is_some_and(|c| c.client_bound);
+            let base_unconnected = cells.first().is_some_and(|c| c.unconnected);
             for c in cells.iter_mut().skip(1) {
                 let other = samples(b.runs, &c.target, sc, metric);
                 if !base.is_empty() && !other.is_empty() {
                     let mut cmp = compare(&base, &other, noise, test);
                     if c.client_bound || base_client_bound {
-                        cmp.verdict = crate::stats::Shift::Withheld;
+                        cmp.withhold(CLIENT_BOUND);
+                    } else if c.unconnected || base_unconnected {
+                        cmp.withhold(UNCONNECTED);
                     }
                     c.vs_baseline = Some(cmp);
                 }
@@ -581,9 +608,15 @@ pub fn compare_benches(
                 rs.iter()
                     .any(|r| r.target == t && r.scenario == s && r.result.client_bound())
             };
+            let unconnected = |rs: &[RunRecord]| {
+                rs.iter()
+                    .any(|r| r.target == t && r.scenario == s && r.result.unconnected().is_some())
+            };
             let mut comparison = compare(&ma, &mb, noise, test);
             if client_bound(before) || client_bound(after) {
-                comparison.verdict = crate::stats::Shift::Withheld;
+                comparison.withhold(CLIENT_BOUND);
+            } else if unconnected(before) || unconnected(after) {
+                comparison.withhold(UNCONNECTED);
             }
             Some(Change {
                 before: summarize(&a),

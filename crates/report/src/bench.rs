@@ -43,11 +43,10 @@ pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
         Shift::Lower => lower,
         Shift::NoDifference => "no significant difference",
         Shift::Withheld => {
-            return format!(
-                "{:.2}×, NO VERDICT: a compared run was client-bound ({}, the figures describe the load generator)",
-                c.ratio,
-                ratio_interval(c)
-            )
+            let why = c.withheld.as_deref().unwrap_or(
+                "a compared run was client-bound (the figures describe the load generator)",
+            );
+            return format!("{:.2}×, NO VERDICT: {why}; {}", c.ratio, ratio_interval(c));
         }
     };
     let (estimate, test) = match c.test {
@@ -479,6 +478,26 @@ pub fn changes_table(before: i64, after: i64, changes: &[Change]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_withheld_verdict_says_why() {
+        let mut c = Comparison {
+            ratio: 0.98,
+            ratio_ci95: Some((0.95, 1.01)),
+            p_value: 0.2,
+            test: Test::Welch,
+            verdict: Shift::NoDifference,
+            withheld: None,
+        };
+        c.withhold(stampede_lab::summary::UNCONNECTED);
+        let v = verdict(&c, "faster", "slower");
+        assert!(
+            v.starts_with("0.98×, NO VERDICT: a compared run could not open"),
+            "{v}"
+        );
+        c.withhold(stampede_lab::summary::CLIENT_BOUND);
+        assert!(verdict(&c, "faster", "slower").contains("client-bound"));
+    }
 
     #[test]
     fn text_from_a_server_stays_text_in_markdown() {

@@ -677,6 +677,16 @@ impl RunResult {
             duration_s: self.duration_s,
             closed: self.open.is_none(),
             behind: self.open.as_ref().is_some_and(|o| o.behind),
+            unconnected: (
+                (self.errors.iter())
+                    .filter(|(k, _)| {
+                        (crate::ErrorKind::ALL.iter())
+                            .any(|e| e.name() == k.as_str() && e.is_connect())
+                    })
+                    .map(|(_, n)| *n)
+                    .sum(),
+                self.requests.started,
+            ),
         }
     }
 
@@ -696,6 +706,14 @@ impl RunResult {
             (_, Some(c)) if c.client_limited() => Some(&c.ended),
             _ => None,
         }
+    }
+
+    /// Why the run's figures cannot stand for the server's pace because connections
+    /// could not be opened: more than a tenth of its requests failed to connect.
+    pub fn unconnected(&self) -> Option<String> {
+        let (n, started) = self.limit_context().unconnected;
+        (n * 10 > started)
+            .then(|| format!("{n} of {started} requests could not open their connection"))
     }
 
     /// Judges the limit again, after a figure in it changed (the target's CPU filled
@@ -741,6 +759,11 @@ impl RunResult {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("results serialise")
     }
+}
+
+/// For `skip_serializing_if`: a count of zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]
@@ -808,9 +831,4 @@ mod tests {
         h.record_n(60_000, 2).unwrap();
         assert!(OpenStats::fell_behind(&Hist(h), 40, 0, Some(10.0)));
     }
-}
-
-/// For `skip_serializing_if`: a count of zero is left out.
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

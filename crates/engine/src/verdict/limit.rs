@@ -143,6 +143,9 @@ pub struct Context {
     pub closed: bool,
     /// Whether the open model fell behind its schedule (see `OpenStats::behind`).
     pub behind: bool,
+    /// Requests whose connection could not be opened (refused, timed out, out of
+    /// descriptors or ports, the TLS handshake), and requests started in all.
+    pub unconnected: (u64, u64),
 }
 
 impl Limit {
@@ -168,6 +171,19 @@ impl Limit {
             return (
                 Verdict::Undetermined,
                 format!("the run lasted {:.2} s, too short to judge", cx.duration_s),
+            );
+        }
+        // Connections that could not be opened say nothing of the server's pace: the
+        // kernel's queues, the client's ports or descriptors, or the server's backlog
+        // may have refused them, and the answers that came are the few that got in.
+        // Unless the server was seen to be saturated, no side is named.
+        let (unconnected, started) = cx.unconnected;
+        if unconnected * 10 > started && self.target_saturation().is_none() {
+            return (
+                Verdict::Undetermined,
+                format!(
+                    "{unconnected} of {started} requests could not open their connection: the limit may be the kernel's queues or the client's sockets as well as the server's backlog, and the figures are those of the connections that got in"
+                ),
             );
         }
         let Some((i, busiest)) = self.busiest_client() else {
@@ -589,12 +605,41 @@ mod tests {
         duration_s: 5.0,
         closed: true,
         behind: false,
+        unconnected: (0, 1000),
     };
     const OPEN: Context = Context {
         duration_s: 5.0,
         closed: false,
         behind: false,
+        unconnected: (0, 1000),
     };
+
+    #[test]
+    fn connections_that_could_not_open_leave_the_limit_undetermined() {
+        let mut l = limit(&[(0.3, 0.0)]);
+        l.judge(Context {
+            unconnected: (8976, 10_000),
+            ..CLOSED
+        });
+        assert_eq!(l.verdict, Verdict::Undetermined);
+        assert!(l.reason.contains("8976 of 10000"), "{}", l.reason);
+        // A few, or a server seen saturated: judged as ever.
+        l.judge(Context {
+            unconnected: (10, 10_000),
+            ..CLOSED
+        });
+        assert_eq!(l.verdict, Verdict::ServerBound);
+        l.target = Some(TargetLoad {
+            busy_cores: 1.0,
+            cores: 1.0,
+            busiest_thread: Some(1.0),
+        });
+        l.judge(Context {
+            unconnected: (8976, 10_000),
+            ..CLOSED
+        });
+        assert_eq!(l.verdict, Verdict::ServerBound);
+    }
 
     #[test]
     fn a_thread_that_wanted_the_cpu_all_the_time_makes_the_client_the_limit() {
