@@ -27,17 +27,26 @@ use crate::common::{self, Exit};
 /// The plan `stampede bench` runs when given none.
 pub const BUILTIN_PLAN: &str = include_str!("plans/builtin.toml");
 
-/// The built-in plan for a machine of `cpus` CPUs: on three or more, the load
-/// generator is pinned to CPU 0 and each server to the others (the all-cores server
-/// then has one thread per server CPU); on fewer they share the machine unpinned, and
-/// the plan's description says what its comparison then means.
-pub fn builtin_plan(cpus: usize) -> String {
-    let (client, server, threads, description) = if cpus >= 3 {
+/// The built-in plan for a machine of `cpus` CPUs (`ring`: io_uring can be had).
+///
+/// - Three or more: the load generator pinned to CPU 0 and each server to the others;
+///   the reference server with one thread against one a server CPU (its scaling).
+/// - Two, with io_uring: the load generator on CPU 0, each server on CPU 1, one
+///   thread; the server on epoll against the server on io_uring — two configurations
+///   that differ on one core, each measured with a core of its own, so the limit is
+///   told in each cell and the comparison means something.
+/// - Otherwise they share the machine unpinned, and the description says what the
+///   comparison then means.
+pub fn builtin_plan(cpus: usize, ring: bool) -> String {
+    let one_thread = ("serve-1-thread", " --threads 1");
+    let (client, server, first, second, name, description) = if cpus >= 3 {
         let list: Vec<String> = (1..cpus).map(|c| c.to_string()).collect();
         (
             "cpus = [0]".to_string(),
             format!("cpus = [{}]", list.join(", ")),
-            format!(" --threads {}", cpus - 1),
+            one_thread,
+            ("serve-all-cores", format!(" --threads {}", cpus - 1)),
+            "built-in: reference server, 1 thread vs all cores",
             format!(
                 "The load generator runs on CPU 0 and each server on CPUs 1-{}: the all-cores server has {} threads on cores of its own, so the comparison is the server's scaling from one thread to {}.",
                 cpus - 1,
@@ -45,11 +54,22 @@ pub fn builtin_plan(cpus: usize) -> String {
                 cpus - 1
             ),
         )
+    } else if cpus == 2 && ring {
+        (
+            "cpus = [0]".to_string(),
+            "cpus = [1]".to_string(),
+            ("serve-epoll", " --threads 1 --io epoll"),
+            ("serve-io_uring", " --threads 1 --io io_uring".to_string()),
+            "built-in: reference server on epoll vs io_uring, one core each",
+            "This machine has 2 CPUs: the load generator runs on CPU 0 and each server on CPU 1 with one thread, so neither takes the other's core and each cell says which side set the pace. The two servers differ in the kernel interface their connections use, epoll or io_uring; on three or more CPUs this plan compares one thread against all cores instead.".to_string(),
+        )
     } else {
         (
             String::new(),
             String::new(),
-            String::new(),
+            one_thread,
+            ("serve-all-cores", String::new()),
+            "built-in: reference server, 1 thread vs all cores",
             format!(
                 "This machine has {cpus} CPU{}: the load generator and the servers share {}, unpinned. The all-cores server's threads compete with the load generator for the same cores, so it is not expected to beat the one-thread server here; the table compares two configurations on a shared machine, not how the server scales. On three or more CPUs this plan pins them apart.",
                 if cpus == 1 { "" } else { "s" },
@@ -60,8 +80,18 @@ pub fn builtin_plan(cpus: usize) -> String {
     BUILTIN_PLAN
         .replace("# @client-cpus@", &client)
         .replace("# @server-cpus@", &server)
-        .replace("@threads@", &threads)
+        .replace("@name@", name)
+        .replace("@first@", first.0)
+        .replace("@first-args@", first.1)
+        .replace("@second@", second.0)
+        .replace("@second-args@", &second.1)
         .replace("@description@", &description)
+}
+
+/// The built-in plan for this machine.
+fn this_machines_plan() -> String {
+    let cpus = stampede_lab::preflight::allowed_cpus().len();
+    builtin_plan(cpus, stampede_ring::probe().is_ok())
 }
 
 /// The statistical test behind verdicts.
@@ -97,14 +127,10 @@ pub struct BenchArgs {
         default_value = "stampede.db"
     )]
     pub db: PathBuf,
-    /// Write the Markdown report here
-    #[arg(
-        help_heading = "Outputs",
-        long = "report",
-        value_name = "FILE",
-        default_value = "stampede-report.md"
-    )]
-    pub report: PathBuf,
+    /// Write the Markdown report here (default: stampede-report-ID.md beside the
+    /// store, ID the bench's, so that no bench's report overwrites another's)
+    #[arg(help_heading = "Outputs", long = "report", value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Also write the summary as JSON ('-' for standard output)
     #[arg(help_heading = "Outputs", long = "json", value_name = "FILE")]
     pub json: Option<String>,
@@ -266,17 +292,14 @@ pub(crate) fn existing_store(db: &Path) -> Result<Store, Exit> {
 /// outputs, exit code).
 pub fn main(a: BenchArgs) -> Result<(), Exit> {
     if a.print_plan {
-        common::out(&builtin_plan(stampede_lab::preflight::allowed_cpus().len()));
+        common::out(&this_machines_plan());
         return Ok(());
     }
     let (noise, test) = a.verdicts.get()?;
     let plan = match &a.plan {
         Some(p) => Plan::load(p).map_err(|e| Exit::usage(e.to_string()))?,
-        None => Plan::parse(
-            &builtin_plan(stampede_lab::preflight::allowed_cpus().len()),
-            "(built-in plan)",
-        )
-        .map_err(|e| Exit::fail(e.to_string()))?,
+        None => Plan::parse(&this_machines_plan(), "(built-in plan)")
+            .map_err(|e| Exit::fail(e.to_string()))?,
     };
     let plan = if a.quick { plan.quick() } else { plan };
     let file = a
@@ -338,16 +361,27 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
     };
     let mut summary = summarize_bench(&record, noise, test);
     summary.description = plan.description.clone();
-    write_outputs(&summary, &a)?;
+    let report = a
+        .report
+        .clone()
+        .unwrap_or_else(|| default_report(&a.db, out.bench_id));
+    write_outputs(&summary, &a, &report)?;
     if let Some(p) = &a.html {
         common::write_file(p, &stampede_report::bench_html(&summary, &out.runs))?;
     }
     let db = a.db.display();
+    let db_flag = match a.db.as_os_str() == "stampede.db" {
+        true => String::new(),
+        false => format!(" --db {db}"),
+    };
     eprintln!(
-        "stampede: {} measured runs stored in {db} (bench {}); report in {}",
+        "stampede: {} measured runs stored in {db} (bench {}); the Markdown report is {}
+stampede: the HTML report, with the charts and every run: stampede report {}{db_flag} -o bench-{}.html",
         out.runs.len(),
         out.bench_id,
-        a.report.display()
+        report.display(),
+        out.bench_id,
+        out.bench_id
     );
     if out.interrupted {
         return Err(Exit {
@@ -422,7 +456,17 @@ pub fn main(a: BenchArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-fn write_outputs(s: &BenchSummary, a: &BenchArgs) -> Result<(), Exit> {
+/// Where a bench's Markdown report goes when `--report` is not given: beside the
+/// store, named by the bench's id.
+fn default_report(db: &std::path::Path, bench_id: i64) -> PathBuf {
+    let name = format!("stampede-report-{bench_id}.md");
+    match db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir.join(name),
+        None => PathBuf::from(name),
+    }
+}
+
+fn write_outputs(s: &BenchSummary, a: &BenchArgs, report: &std::path::Path) -> Result<(), Exit> {
     let json = serde_json::to_string_pretty(s).expect("the summary serialises") + "\n";
     if a.json.as_deref() == Some("-") {
         common::out(&json);
@@ -432,7 +476,7 @@ fn write_outputs(s: &BenchSummary, a: &BenchArgs) -> Result<(), Exit> {
             common::write_file(p, &json)?;
         }
     }
-    common::write_file(&a.report.display().to_string(), &bench_markdown(s))
+    common::write_file(&report.display().to_string(), &bench_markdown(s))
 }
 
 pub fn compare(a: CompareArgs) -> Result<(), Exit> {

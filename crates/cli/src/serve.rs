@@ -50,6 +50,15 @@ pub struct ServeArgs {
         default_value_t = 100_000
     )]
     pub max_connections: usize,
+    /// Most MiB of answers waiting for clients that do not read them, over every
+    /// connection; past it a WebSocket connection that adds to them is closed (1013)
+    #[arg(
+        help_heading = "Limits",
+        long = "output-budget",
+        value_name = "MIB",
+        default_value_t = 256
+    )]
+    pub output_budget: usize,
     /// Serve HTTPS with this certificate chain (PEM); needs --tls-key
     #[arg(
         help_heading = "TLS and protocols",
@@ -226,6 +235,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         head_timeout: a.head_timeout,
         idle_timeout: a.idle_timeout,
         max_connections: a.max_connections.max(1),
+        output_budget: a.output_budget.saturating_mul(1 << 20),
         tls,
         http2: !a.no_http2,
         http3: a.http3,

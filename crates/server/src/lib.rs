@@ -103,6 +103,11 @@ pub struct Config {
     /// How the TCP connections talk to the kernel (`--io`): io_uring where allowed
     /// and the connections are plain TCP, by default (see [`Server::io`]).
     pub io: stampede_ring::IoBackend,
+    /// Bytes of answers waiting for clients that do not read them, over every
+    /// connection of every thread, past which a WebSocket connection that adds to them
+    /// is closed (1013, try again later) rather than held: clients that stop reading
+    /// cannot take the server's memory however many they are.
+    pub output_budget: usize,
 }
 
 impl Default for Config {
@@ -124,6 +129,7 @@ impl Default for Config {
             alt_svc: None,
             reflection: None,
             io: stampede_ring::IoBackend::Auto,
+            output_budget: 256 << 20,
         }
     }
 }
@@ -405,6 +411,7 @@ impl Server {
         let threads = self.per_thread.len();
         let per_thread_max = (self.config.max_connections / threads).max(1);
         let rooms = Arc::new(ws::room::Rooms::default());
+        let held = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let mut handles = Vec::new();
         for (i, listeners) in self.per_thread.into_iter().enumerate() {
             let lp = EventLoop::new(
@@ -414,7 +421,7 @@ impl Server {
                 store.clone(),
                 job_tx.clone(),
                 per_thread_max,
-                rooms.clone(),
+                (rooms.clone(), held.clone()),
             )?
             .with_ring((self.ring).then_some(self.config.io == stampede_ring::IoBackend::IoUring));
             shutdown.add_waker(lp.waker.clone());

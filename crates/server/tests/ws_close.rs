@@ -133,3 +133,56 @@ fn a_client_that_never_closes_is_let_go_within_the_linger() {
         "closed after {waited:?}: no linger"
     );
 }
+
+/// Push clients that never read: each connection holds at most its cap of waiting
+/// answers, and past the server's budget for them, connections are closed rather
+/// than held — the memory they take is bounded whatever the clients do.
+#[test]
+fn clients_that_never_read_are_held_to_a_budget() {
+    let srv = Running::local(Config {
+        threads: 1,
+        output_budget: 4 << 20,
+        ..Config::default()
+    })
+    .unwrap();
+    let mut clients: Vec<std::net::TcpStream> = (0..8)
+        .map(|_| member(&srv, "/ws/push?interval_ms=1&size=1048576").0)
+        .collect();
+    // Time for the pushes (a mebibyte a millisecond each) to fill every socket's
+    // buffers and the server's own; nothing here can signal that moment.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut closed = 0;
+    for s in &mut clients {
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut got = 0usize;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => {
+                    closed += 1;
+                    break;
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                    closed += 1;
+                    break;
+                }
+                Err(_) => break,
+            }
+            // Still pushing well past what any buffer held: this one was kept.
+            if got > 48 << 20 {
+                break;
+            }
+        }
+    }
+    assert!(
+        closed >= 4,
+        "{closed} of 8 closed: 8 MiB and more waited against a budget of 4"
+    );
+    assert!(
+        closed < 8,
+        "every client closed: the budget has room for some"
+    );
+    drop(clients);
+    srv.stop().unwrap();
+}

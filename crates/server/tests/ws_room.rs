@@ -29,7 +29,10 @@ pub fn member(srv: &Running, path: &str) -> (TcpStream, Vec<u8>) {
         if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
             break i + 4;
         }
-        let n = s.read(&mut buf).unwrap();
+        let n = match s.read(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => r.unwrap(),
+        };
         assert!(n > 0, "closed before the head");
         got.extend_from_slice(&buf[..n]);
     };

@@ -2,8 +2,9 @@
 
 #[test]
 fn the_builtin_plan_parses_and_pins_apart_where_it_can() {
-    for cpus in [1, 2, 3, 16] {
-        let p = stampede_lab::plan::Plan::parse(&super::builtin_plan(cpus), "builtin").unwrap();
+    for (cpus, ring) in [(1, true), (2, false), (2, true), (3, true), (16, false)] {
+        let p =
+            stampede_lab::plan::Plan::parse(&super::builtin_plan(cpus, ring), "builtin").unwrap();
         assert_eq!(p.targets.len(), 2);
         assert!(p.scenarios.len() >= 8);
         let d = p.description.unwrap();
@@ -20,6 +21,13 @@ fn the_builtin_plan_parses_and_pins_apart_where_it_can() {
                 start.ends_with(&format!("--threads {}", cpus - 1)),
                 "{start}"
             );
+        } else if cpus == 2 && ring {
+            // Two CPUs: a core each, and two configurations that differ on one core.
+            assert_eq!(p.client_cpus, [0]);
+            assert!(p.targets.iter().all(|t| t.cpus == [1]));
+            assert_eq!(p.targets[0].name, "serve-epoll");
+            assert_eq!(p.targets[1].name, "serve-io_uring");
+            assert!(d.contains("CPU 1"), "{d}");
         } else {
             assert!(p.client_cpus.is_empty());
             assert!(p.targets.iter().all(|t| t.cpus.is_empty()));

@@ -3,9 +3,13 @@
 //! keeping what the client has not taken, and closing once it is done.
 
 use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::{EventLoop, Proto, IO_BUF, LINGER, LINGER_TIMER, MAX_PENDING_OUTPUT, READS_PER_WAKE};
+use super::{
+    EventLoop, Proto, IO_BUF, LINGER, LINGER_TIMER, MAX_PENDING_OUTPUT, READS_PER_WAKE,
+    WS_MAX_PENDING,
+};
 use crate::h1::Answering;
 use crate::h2::{self, Answer, H2Conn, H2Respond};
 use crate::request;
@@ -23,9 +27,16 @@ impl EventLoop {
                 self.reread.push((ci, c.generation, closing));
                 break;
             }
+            let ws = matches!(c.proto, Proto::Ws(_));
+            let over = self.held.load(Ordering::Relaxed) > self.config.output_budget;
+            if ws && !c.wbuf.is_empty() && over {
+                // Its answers wait while the server's budget for them is spent.
+                self.shed(ci);
+                return;
+            }
             if c.rbuf.len() > self.config.limits.max_head + self.config.limits.max_body
-                || (matches!(c.proto, Proto::H2(_) | Proto::Ws(_))
-                    && c.wbuf.len() >= MAX_PENDING_OUTPUT)
+                || (ws && c.wbuf.len() >= WS_MAX_PENDING)
+                || (matches!(c.proto, Proto::H2(_)) && c.wbuf.len() >= MAX_PENDING_OUTPUT)
             {
                 // Queued behind a deferred answer or a full output buffer: read later.
                 c.paused = true;
@@ -243,7 +254,14 @@ impl EventLoop {
             self.close(ci);
             return;
         }
-        if c.wbuf.len() >= MAX_PENDING_OUTPUT {
+        let over = self.held.load(Ordering::Relaxed) > self.config.output_budget;
+        if !c.wbuf.is_empty() && over {
+            // A client that does not read while the server's budget for waiting
+            // answers is spent: it goes, rather than hold the memory.
+            self.shed(ci);
+            return;
+        }
+        if c.wbuf.len() >= WS_MAX_PENDING {
             // A client that does not read: the message waits a tick rather than pile up.
             let g = c.generation;
             self.delays.push(std::cmp::Reverse((
@@ -369,6 +387,7 @@ impl EventLoop {
         };
         if !c.wbuf.is_empty() {
             c.wbuf.extend_from_slice(&self.out);
+            self.held.fetch_add(self.out.len(), Ordering::Relaxed);
             self.out.clear();
             return;
         }
@@ -394,6 +413,7 @@ impl EventLoop {
             // Output starts to wait for the client: its progress is timed from now.
             c.wrote_at = Instant::now();
             c.wbuf.extend_from_slice(&self.out[off..]);
+            self.held.fetch_add(self.out.len() - off, Ordering::Relaxed);
         }
         self.out.clear();
     }
@@ -420,6 +440,7 @@ impl EventLoop {
             }
         }
         c.wbuf.drain(..off);
+        self.held.fetch_sub(off, Ordering::Relaxed);
         if c.wbuf.is_empty() && c.wbuf.capacity() > IO_BUF {
             c.wbuf = Vec::new();
         }

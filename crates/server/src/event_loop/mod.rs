@@ -10,6 +10,7 @@ mod deferred;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +33,10 @@ const ALARM: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// Output buffered for a connection beyond which its further requests wait.
 const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
+/// The same for a WebSocket connection: past it, an echo stops reading, a push waits
+/// and a room member is closed as too slow. Lower than HTTP's, as a WebSocket client
+/// may hold its connection open without reading for as long as it likes.
+const WS_MAX_PENDING: usize = 1024 * 1024;
 const IO_BUF: usize = 64 * 1024;
 /// Reads of one connection per wake-up: a client that sends without pause (a flood
 /// of frames) gets its turn and then waits for the others' (epoll is edge-triggered,
@@ -173,6 +178,9 @@ pub(crate) struct EventLoop {
     /// Plain connections go onto the thread's io_uring ring: `Some(required)` (a ring
     /// that cannot be made then fails the loop rather than leaving it on epoll).
     ring: Option<bool>,
+    /// Bytes waiting in every connection's `wbuf`, over all of the server's loops
+    /// (see [`Config::output_budget`]).
+    held: Arc<AtomicUsize>,
 }
 
 /// One readiness event, from epoll or from the ring's completions.
@@ -226,7 +234,7 @@ impl EventLoop {
                 continue;
             }
             self.out.clear();
-            if overflow || c.wbuf.len() >= MAX_PENDING_OUTPUT {
+            if overflow || c.wbuf.len() >= WS_MAX_PENDING {
                 w.too_slow(&mut self.out);
                 c.close_after = true;
             } else {
@@ -302,7 +310,7 @@ impl EventLoop {
         store: Arc<Store>,
         jobs: Sender<Job>,
         max_open: usize,
-        rooms: Arc<Rooms>,
+        (rooms, held): (Arc<Rooms>, Arc<AtomicUsize>),
     ) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
@@ -349,7 +357,25 @@ impl EventLoop {
             backlog,
             publish: Vec::new(),
             ring: None,
+            held,
         })
+    }
+
+    /// Closes WebSocket connection `ci` because the server's output budget is spent:
+    /// a close (1013, try again later) is tried without waiting, then the socket goes.
+    fn shed(&mut self, ci: usize) {
+        if let Some(c) = self.conns[ci].as_mut() {
+            let mut bye = Vec::new();
+            stampede_wire::ws::close(
+                &mut bye,
+                Some(1013),
+                "the server's output budget is spent",
+                None,
+            );
+            let _ = c.stream.write(&bye);
+            let _ = c.stream.flush_pending();
+        }
+        self.close(ci);
     }
 
     /// Puts the loop's TCP connections (plain or TLS) on an io_uring ring
@@ -543,6 +569,7 @@ impl EventLoop {
 
     fn close(&mut self, ci: usize) {
         if let Some(mut c) = self.conns[ci].take() {
+            self.held.fetch_sub(c.wbuf.len(), Ordering::Relaxed);
             if let Proto::Ws(w) = &c.proto {
                 if let Some(room) = w.room() {
                     self.rooms.leave(room, self.index, ci, c.generation);
