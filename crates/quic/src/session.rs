@@ -96,6 +96,8 @@ pub struct Session {
     pub goaway: Option<u64>,
     /// Bytes the peer's decoder stream brought (bounded: nothing is kept).
     pub decoder_bytes: u64,
+    /// The peer's decoder instructions, read (see `DecoderInstructions`).
+    instructions: stampede_wire::h3::qpack::DecoderInstructions,
 }
 
 /// The most a peer's decoder stream may send while this end inserts nothing.
@@ -121,6 +123,7 @@ impl Session {
             peer: None,
             goaway: None,
             decoder_bytes: 0,
+            instructions: Default::default(),
         }
     }
 
@@ -257,7 +260,7 @@ impl Session {
                         "decoder instructions for a table this end never filled",
                     ));
                 }
-                Ok(())
+                self.instructions.feed(bytes)
             }
         }
     }

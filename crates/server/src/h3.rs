@@ -524,7 +524,17 @@ impl H3Endpoint {
         if !ended || !matches!(c.streams[si].answer, Answer::Reading) {
             return;
         }
-        if c.streams[si].msg.finish().is_err() || c.streams[si].method.is_none() {
+        let finished = c.streams[si].msg.finish();
+        if let Err(e) = &finished {
+            // A frame cut by the stream's end is the connection's error (RFC 9114
+            // §7.1), as every error that is not the message's alone.
+            if !e.is_stream_error() {
+                self.stats.stream_errors += 1;
+                self.stats.h3_errors += 1;
+                return close(&mut c.conn, now, e);
+            }
+        }
+        if finished.is_err() || c.streams[si].method.is_none() {
             self.stats.stream_errors += 1;
             let code = VarInt::from_u64(Code::MESSAGE_ERROR.0).unwrap_or(VarInt::MAX);
             let _ = c.conn.send_stream(id).reset(code);

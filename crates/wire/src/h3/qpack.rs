@@ -219,8 +219,13 @@ fn string_into(
 ) -> Result<(), H3Error> {
     out.clear();
     if huffman {
-        huffman_decode(raw, out)
-            .map_err(|_| H3Error::new(too_long.code, "a bad Huffman string"))?;
+        // A bad code in a field section fails its decompression (RFC 9204 §2.2.3), the
+        // connection's error; on the encoder stream it is that stream's error.
+        let bad = match too_long.code {
+            Code::EXCESSIVE_LOAD => Code::QPACK_DECOMPRESSION_FAILED,
+            code => code,
+        };
+        huffman_decode(raw, out).map_err(|_| H3Error::new(bad, "a bad Huffman string"))?;
     } else {
         out.extend_from_slice(raw);
     }
@@ -248,6 +253,59 @@ fn plain_or<'a>(
     }
     string_into(raw, true, out, limit, too_long.clone())?;
     Ok(out)
+}
+
+/// Reads the instructions a peer's decoder sends to this end's encoder (RFC 9204
+/// §4.4), for an encoder that never inserts into the dynamic table (as [`encode`]):
+/// Stream Cancellations are taken; an Insert Count Increment (zero, or any, since no
+/// insertion was ever sent) and a Section Acknowledgment (no section ever needed the
+/// table) are QPACK_DECODER_STREAM_ERROR. An instruction cut between two reads waits
+/// for the rest, within a few bytes.
+#[derive(Debug, Default)]
+pub struct DecoderInstructions {
+    pending: Vec<u8>,
+}
+
+impl DecoderInstructions {
+    /// Takes the next bytes of the peer's decoder stream.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<(), H3Error> {
+        let bad = |why| H3Error::new(Code::QPACK_DECODER_STREAM_ERROR, why);
+        self.pending.extend_from_slice(bytes);
+        let buf = std::mem::take(&mut self.pending);
+        let mut i = 0;
+        while let Some(&b) = buf.get(i) {
+            let mut at = i;
+            let (prefix, what) = match b {
+                b if b & 0x80 != 0 => (7, 0),
+                b if b & 0x40 != 0 => (6, 1),
+                _ => (6, 2),
+            };
+            let Some(v) = int(&buf, &mut at, prefix).map_err(|_| bad("an oversized integer"))?
+            else {
+                break;
+            };
+            match (what, v) {
+                (0, _) => {
+                    return Err(bad(
+                        "a Section Acknowledgment, though no section used the dynamic table",
+                    ))
+                }
+                (2, 0) => return Err(bad("an Insert Count Increment of zero")),
+                (2, _) => {
+                    return Err(bad(
+                        "an Insert Count Increment past the insertions sent (none)",
+                    ))
+                }
+                _ => {}
+            }
+            i = at;
+        }
+        if buf.len() - i > 16 {
+            return Err(bad("an instruction longer than any integer"));
+        }
+        self.pending = buf[i..].to_vec();
+        Ok(())
+    }
 }
 
 /// A dynamic table's entry: its name and value.

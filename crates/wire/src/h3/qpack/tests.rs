@@ -253,6 +253,12 @@ fn huffman_strings_decode() {
     ]);
     let got = fields(&mut Decoder::new(4096), &block).unwrap();
     assert_eq!(got, [(":authority".into(), "www.example.com".into())]);
+    // A bad code (EOS padding past 7 bits: four bytes of ones) fails the section's
+    // decompression, the connection's error — not a stream's.
+    let bad = [0x00, 0x00, 0x50, 0x84, 0xff, 0xff, 0xff, 0xff];
+    let e = fields(&mut Decoder::new(4096), &bad).unwrap_err();
+    assert_eq!(e.code, Code::QPACK_DECOMPRESSION_FAILED, "{e}");
+    assert!(!e.is_stream_error());
 }
 
 #[test]
@@ -316,5 +322,17 @@ fn with_capacity_0_the_encoder_stream_may_only_set_a_capacity_of_0() {
             Code::QPACK_ENCODER_STREAM_ERROR,
             "{bytes:?}"
         );
+    }
+}
+
+#[test]
+fn decoder_instructions_past_what_was_sent_are_the_decoder_streams_error() {
+    let mut d = DecoderInstructions::default();
+    // Stream Cancellations, one cut across two reads (a 6-bit prefix past 63).
+    d.feed(&[0x40 | 5, 0x7f]).unwrap();
+    d.feed(&[0x10]).unwrap();
+    for bad in [&[0x00][..], &[0x01], &[0x80 | 4]] {
+        let e = DecoderInstructions::default().feed(bad).unwrap_err();
+        assert_eq!(e.code, Code::QPACK_DECODER_STREAM_ERROR, "{bad:?}");
     }
 }
