@@ -443,6 +443,44 @@ fn a_refusing_receiver_is_reported_and_the_run_still_ends_whole() {
     );
 }
 
+/// A receiver that accepts and then never reads nor answers: the run ends within
+/// the final push's bound, and the stall is named as one, not as "os error 11".
+#[test]
+fn a_stalled_receiver_holds_the_exit_no_longer_than_the_final_push() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and holds it, answering nothing.
+    let held = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        listener.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < until {
+            match listener.accept() {
+                Ok((s, _)) => kept.push(s),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)), // polling accept
+            }
+            if kept.len() > 4 {
+                break;
+            }
+        }
+        kept
+    });
+    let tmp = Dir::new();
+    let url = format!("influxdb=http://127.0.0.1:{port}/x");
+    let started = std::time::Instant::now();
+    let out = try_load(&["--out", &url, "-d", "1s"], &tmp.0, |_| {});
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--out influxdb:") && err.contains("stalled"),
+        "{err}"
+    );
+    assert!(!err.contains("os error 11"), "{err}");
+    // 1 s of run, 2 s of final push and the process's own start and end.
+    assert!(took < std::time::Duration::from_secs(6), "{took:?}: {err}");
+    drop(held);
+}
+
 #[test]
 fn an_otlp_receiver_decodes_the_pushes_with_the_published_schema() {
     // Python with opentelemetry-proto (CI installs it and names it here).

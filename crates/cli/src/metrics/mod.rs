@@ -28,8 +28,9 @@ use crate::common::Exit;
 /// Seconds kept for a pusher that falls behind; older ones are dropped and counted.
 pub const MAX_BACKLOG: usize = 600;
 
-/// How long the end of a run waits for the pushers' last writes.
-const FINAL_PUSH: Duration = Duration::from_secs(10);
+/// How long the end of a run waits for the pushers' last writes: a receiver that
+/// stalls holds the exit no longer, and what it did not take is said.
+const FINAL_PUSH: Duration = Duration::from_secs(2);
 
 /// One `--out KIND=URL`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,17 +413,29 @@ impl Hub {
         let st = self.wait_until(st, Instant::now() + FINAL_PUSH, |s| {
             s.pushers.iter().all(|p| p.ended)
         });
+        let unfinished: Vec<bool> = st.pushers.iter().map(|p| !p.ended).collect();
         let st = self.wait_until(st, Instant::now() + linger, |s| s.scraped_after_end);
         st.pushers
             .iter()
-            .filter(|p| {
-                p.failures + p.dropped > 0 || p.next < st.first_seq + st.recent.len() as u64
+            .zip(unfinished)
+            .filter(|(p, stuck)| {
+                *stuck
+                    || p.failures + p.dropped > 0
+                    || p.next < st.first_seq + st.recent.len() as u64
             })
-            .map(|p| {
+            .map(|(p, stuck)| {
                 let behind = (st.first_seq + st.recent.len() as u64).saturating_sub(p.next);
                 format!(
-                    "--out {}: {} of {} writes failed{}{}{}",
+                    "--out {}: {}{} of {} writes failed{}{}{}",
                     p.out.name(),
+                    if stuck {
+                        format!(
+                            "the last push had not finished {} s after the run's end (the receiver stalled); ",
+                            FINAL_PUSH.as_secs()
+                        )
+                    } else {
+                        String::new()
+                    },
                     p.failures,
                     p.writes,
                     p.last_error

@@ -136,8 +136,8 @@ impl Client {
             .map_err(|err| format!("{}: {err}", e.host))?
             .next()
             .ok_or_else(|| format!("{}: no address", e.host))?;
-        let tcp =
-            TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|err| format!("{addr}: {err}"))?;
+        let tcp = TcpStream::connect_timeout(&addr, TIMEOUT)
+            .map_err(|err| said(&addr.to_string(), &err))?;
         let _ = tcp.set_nodelay(true);
         tcp.set_read_timeout(Some(TIMEOUT))
             .map_err(|e| e.to_string())?;
@@ -212,7 +212,7 @@ impl Client {
             conn = self.connect()?;
             conn.write_all(&request)
                 .and_then(|_| conn.flush())
-                .map_err(|e| format!("sending: {e}"))?;
+                .map_err(|e| said("sending", &e))?;
         }
         let (status, reusable, text) = read_answer(&mut conn)?;
         if !(200..300).contains(&status) {
@@ -231,6 +231,18 @@ impl Client {
             self.conn = Some(conn);
         }
         Ok(reusable)
+    }
+}
+
+/// An I/O error of one step, in words: a step the receiver did not let finish within
+/// [`TIMEOUT`] is named as that (the system says "Resource temporarily unavailable").
+fn said(step: &str, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
+            "{step}: the receiver did not answer within {} s (stalled)",
+            TIMEOUT.as_secs()
+        ),
+        _ => format!("{step}: {e}"),
     }
 }
 
@@ -280,7 +292,7 @@ fn read_answer(conn: &mut Box<dyn Stream>) -> Result<(u16, bool, String), String
                 while body.len() < length {
                     let n = conn
                         .read(&mut chunk)
-                        .map_err(|e| format!("reading the answer: {e}"))?;
+                        .map_err(|e| said("reading the answer", &e))?;
                     if n == 0 {
                         return Err("the answer ended early".into());
                     }
@@ -296,7 +308,7 @@ fn read_answer(conn: &mut Box<dyn Stream>) -> Result<(u16, bool, String), String
         }
         let n = conn
             .read(&mut chunk)
-            .map_err(|e| format!("reading the answer: {e}"))?;
+            .map_err(|e| said("reading the answer", &e))?;
         if n == 0 {
             return Err("the connection closed without an answer".into());
         }
