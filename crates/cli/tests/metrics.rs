@@ -477,7 +477,7 @@ fn a_stalled_receiver_holds_the_exit_no_longer_than_the_final_push() {
     );
     assert!(!err.contains("os error 11"), "{err}");
     // 1 s of run, 2 s of final push and the process's own start and end.
-    assert!(took < std::time::Duration::from_secs(6), "{took:?}: {err}");
+    assert!(took < std::time::Duration::from_secs(8), "{took:?}: {err}");
     drop(held);
 }
 

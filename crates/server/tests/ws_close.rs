@@ -150,7 +150,7 @@ fn clients_that_never_read_are_held_to_a_budget() {
         .collect();
     // Time for the pushes (a mebibyte a millisecond each) to fill every socket's
     // buffers and the server's own; nothing here can signal that moment.
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_secs(1));
     let mut closed = 0;
     for s in &mut clients {
         s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
