@@ -13,6 +13,9 @@
 //! proves its address with a Retry; QUIC's amplification limit (three times what a
 //! client sent until its address is valid) is quinn-proto's. Nothing here reads a
 //! clock: the loop (or a test in simulated time) gives every instant.
+//! With [`H3Endpoint::retry_handshaking`] set, a new connection while that many
+//! handshakes are in progress proves its address first too, so Initials that never
+//! complete hold no more than that many connections' state.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -140,6 +143,11 @@ pub struct H3Endpoint {
     /// New connections beyond this many open must first validate their address
     /// with a Retry (`Some(0)`: every one).
     pub retry_above: Option<usize>,
+    /// New connections while this many handshakes are in progress must first
+    /// validate their address with a Retry: Initials that never complete (spoofed,
+    /// or a flood) then cost a Retry each — no connection state, no full handshake
+    /// reply — beyond this many, which bounds the memory half-open connections hold.
+    pub retry_handshaking: Option<usize>,
     /// Most connections open; more are refused.
     pub max_connections: usize,
     pub stats: H3Stats,
@@ -173,6 +181,7 @@ impl H3Endpoint {
             heads: Heads::default(),
             limits,
             retry_above: None,
+            retry_handshaking: None,
             max_connections: 100_000,
             stats: H3Stats::default(),
             scratch: Vec::new(),
@@ -204,6 +213,13 @@ impl H3Endpoint {
     /// Connections open.
     pub fn open(&self) -> usize {
         self.conns.iter().filter(|c| c.is_some()).count()
+    }
+
+    /// Connections whose handshake is in progress.
+    pub fn handshaking(&self) -> usize {
+        (self.conns.iter().flatten())
+            .filter(|c| c.conn.is_handshaking())
+            .count()
     }
 
     /// Takes what one receive brought from `from`, sent to `local` (when the socket
@@ -251,7 +267,12 @@ impl H3Endpoint {
                     self.stats.refused += 1;
                     let t = self.endpoint.refuse(incoming, &mut buf);
                     self.answer(t, &buf);
-                } else if self.retry_above.is_some_and(|n| open >= n) && incoming.may_retry() {
+                } else if incoming.may_retry()
+                    && (self.retry_above.is_some_and(|n| open >= n)
+                        || self
+                            .retry_handshaking
+                            .is_some_and(|n| self.handshaking() >= n))
+                {
                     self.stats.retries += 1;
                     if let Ok(t) = self.endpoint.retry(incoming, &mut buf) {
                         self.answer(t, &buf);

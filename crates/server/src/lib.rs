@@ -272,6 +272,10 @@ fn exclusive_udp(addr: SocketAddr) -> io::Result<()> {
     })
 }
 
+/// HTTP/3 handshakes in progress a thread holds before new ones must prove their
+/// address with a Retry.
+const HALF_OPEN: usize = 128;
+
 /// How many times the kernel picks a port for TCP and UDP both (see [`Server::bind`]).
 const PICKS: u32 = 16;
 
@@ -453,8 +457,11 @@ impl Server {
                         self.config.limits.clone(),
                     );
                     ep.max_connections = per_thread_max;
-                    // Address validation once the thread holds half its share.
+                    // Address validation once the thread holds half its share, or
+                    // once 128 of its handshakes are in progress (Initials that never
+                    // complete cost a Retry beyond that, not a connection's state).
                     ep.retry_above = Some(per_thread_max / 2);
+                    ep.retry_handshaking = Some(HALF_OPEN);
                     let lp = h3_loop::UdpLoop::new(socket, ep, self.h3_stats.clone())?;
                     shutdown.add_waker(lp.waker.clone());
                     let sd = shutdown.clone();

@@ -271,3 +271,51 @@ fn requests_sent_together_share_datagrams() {
     }
     assert!(datagrams <= 3, "{datagrams} datagrams for 50 requests");
 }
+
+/// Initials that never complete their handshake: past the bound of handshakes in
+/// progress, each new one is sent a Retry (no connection state, no full reply).
+#[test]
+fn half_open_handshakes_past_the_bound_are_sent_a_retry() {
+    let mut p = pair(false);
+    p.server.retry_handshaking = Some(4);
+    let ctls = stampede_tls::client_config(&stampede_tls::ClientOptions {
+        insecure: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let transport = stampede_quic::Transport::default();
+    for port in 0..10u16 {
+        let cc = stampede_quic::client_config(&ctls, &transport, None).unwrap();
+        let mut c = H3Conn::connect(
+            stampede_quic::endpoint_config(&transport),
+            cc,
+            SERVER.parse().unwrap(),
+            "localhost",
+            0,
+            p.now,
+        )
+        .unwrap();
+        c.prepare(p.now);
+        let from: SocketAddr = format!("127.0.0.2:{}", 40000 + port).parse().unwrap();
+        // The first flight alone: the client never answers what comes back.
+        let d = c.unwritten().to_vec();
+        p.server.handle(p.now, from, None, None, &d, 0);
+    }
+    assert_eq!(p.server.stats.connections, 4, "{:?}", p.server.stats);
+    assert_eq!(p.server.stats.retries, 6, "{:?}", p.server.stats);
+    assert_eq!(p.server.handshaking(), 4);
+    // The half-open ones time out, and their state goes with them.
+    let mut buf = Vec::new();
+    for _ in 0..100 {
+        while p.server.transmit(p.now, &mut buf, 1).is_some() {}
+        let Some(next) = p.server.next_timeout() else {
+            break;
+        };
+        p.now = p.now.max(next);
+        p.server.timeout(p.now);
+        if p.server.handshaking() == 0 {
+            break;
+        }
+    }
+    assert_eq!(p.server.handshaking(), 0);
+}
