@@ -56,7 +56,7 @@ pub struct ServeArgs {
         help_heading = "Limits",
         long = "output-budget",
         value_name = "MIB",
-        default_value_t = 256
+        default_value_t = 64
     )]
     pub output_budget: usize,
     /// Serve HTTPS with this certificate chain (PEM); needs --tls-key

@@ -129,7 +129,7 @@ impl Default for Config {
             alt_svc: None,
             reflection: None,
             io: stampede_ring::IoBackend::Auto,
-            output_budget: 256 << 20,
+            output_budget: 64 << 20,
         }
     }
 }
