@@ -241,7 +241,7 @@ fn a_plain_http_server_asked_for_tls_fails_the_handshake() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("(TLS handshake)"), "{err}");
+    assert!(err.contains("(the server does not speak TLS"), "{err}");
     let r = engine_run(
         &https(&srv, "/pong"),
         ClientOptions {
