@@ -454,6 +454,9 @@ pub fn translate(
     });
     spec.load.requests = Some(a.num_prompts as u64);
     spec.load.stream = Some(stampede_engine::StreamMode::Openai);
+    // A completion carries at most the tokens it asked for, an event each at most:
+    // a server that streams on past twice that (and some) is broken, not waited for.
+    spec.load.max_events = Some(stampede_engine::openai::max_events(&drawn));
     spec.load.slo = slo;
     spec.load.seed = a.seed;
     spec.load.tokenizer = tokenizer.clone();

@@ -753,3 +753,69 @@ fn vllm_bench_serve_prints_its_report_and_its_result() {
         text(&out.stderr)
     );
 }
+
+/// A server whose completions never end: each connection is answered with OpenAI
+/// chunks, one token each, until the client goes (at most 30 s).
+fn endless_llm() -> (String, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let h = std::thread::spawn(move || {
+        l.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut served = Vec::new();
+        while std::time::Instant::now() < until && served.len() < 8 {
+            let Ok((mut s, _)) = l.accept() else {
+                std::thread::sleep(std::time::Duration::from_millis(10)); // polling accept
+                continue;
+            };
+            served.push(std::thread::spawn(move || {
+                s.set_nonblocking(false).unwrap();
+                let mut head = [0u8; 65536];
+                let _ = s.read(&mut head);
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+                let event = b"data: {\"choices\":[{\"index\":0,\"text\":\" x\"}]}\n\n";
+                let chunk = [format!("{:x}\r\n", event.len()).as_bytes(), event, b"\r\n"].concat();
+                while std::time::Instant::now() < until && s.write_all(&chunk).is_ok() {}
+            }));
+        }
+        for t in served {
+            let _ = t.join();
+        }
+    });
+    (url, h)
+}
+
+/// `vllm bench serve` against completions that never end: each is broken once it
+/// streams past what it asked for, and the run ends with them counted.
+#[test]
+fn a_completion_that_never_ends_is_broken_not_waited_for() {
+    let (url, server) = endless_llm();
+    let started = std::time::Instant::now();
+    let out = stampede(&[
+        "vllm",
+        "bench",
+        "serve",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--num-prompts",
+        "3",
+        "--random-input-len",
+        "4",
+        "--random-output-len",
+        "8",
+        "--max-concurrency",
+        "1",
+    ]);
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{o}{e}"
+    );
+    assert!(
+        o.contains("Failed requests:                         3"),
+        "{o}{e}"
+    );
+    drop(server);
+}

@@ -27,7 +27,7 @@ fn openai_requests(
     headers: &[(String, String)],
     keepalive: bool,
     tokenizer: Option<&stampede_engine::TokenCounter>,
-) -> Result<Vec<stampede_engine::Request>, Exit> {
+) -> Result<(Vec<stampede_engine::Request>, u32), Exit> {
     let count = a.requests.map_or(1000, |n| {
         n.min(stampede_engine::openai::MAX_PROMPTS as u64 + 1) as usize
     });
@@ -45,7 +45,8 @@ fn openai_requests(
         tokenizer,
     };
     let drawn = prompts.prompts().map_err(Exit::usage)?;
-    (prompts.requests(target, headers, keepalive, &drawn)).map_err(Exit::usage)
+    let requests = (prompts.requests(target, headers, keepalive, &drawn)).map_err(Exit::usage)?;
+    Ok((requests, stampede_engine::openai::max_events(&drawn)))
 }
 
 /// `--tokenizer`'s tokenizer, loaded.
@@ -170,9 +171,13 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     }
     let mut made = None;
     let mut send = None;
+    let mut max_events = None;
     let variety = match (a.openai, &a.grpc.call) {
         (Some(api), _) => {
-            openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?
+            let (requests, max) =
+                openai_requests(a, api, &target, &headers, keepalive, tokenizer.as_ref())?;
+            max_events = Some(max);
+            requests
         }
         (None, Some(_)) => {
             let calls = a.grpc.calls(&target, a.tls.config(&target, true)?)?;
@@ -208,6 +213,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     let tls = a.tls.config(&target, a.http2 || a.grpc.call.is_some())?;
     let mut spec = LoadSpec::new(target, first);
     spec.load.variety = variety;
+    spec.load.max_events = max_events;
     spec.calls = made;
     spec.tls = tls;
     spec.load.send = send;

@@ -373,6 +373,12 @@ pub struct Load {
     /// `timeout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_timeout: Option<Duration>,
+    /// Runs that time streams: a response that carries more events than this fails
+    /// as a broken stream (`stream_event`) and its connection closes — an OpenAI
+    /// completion streaming past the tokens it was asked for, or a stream without
+    /// end, cannot hold a run bounded by a request count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u32>,
     /// OpenAI streams: the model's tokenizer, which counts a completion's tokens from
     /// its text where its stream carries no usage. Held in memory only: a spec sent to
     /// other machines goes without it, and they count as without one.
@@ -515,6 +521,7 @@ impl Load {
             stream: None,
             slo: None,
             event_timeout: None,
+            max_events: None,
             tokenizer: None,
             send: None,
             ws: None,

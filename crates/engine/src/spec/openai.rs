@@ -42,6 +42,15 @@ const BODY_OVERHEAD: u64 = 256;
 /// Most prompts one run draws or reads.
 pub const MAX_PROMPTS: usize = 1_000_000;
 
+/// The most events a streamed completion of `drawn` (each prompt with the tokens it
+/// asks for) may carry before it counts as broken: twice the largest ask and 16 more
+/// (a text event carries one token or more; the slack covers servers that split a
+/// token's text over events), so a stream without end cannot hold a counted run.
+pub fn max_events(drawn: &[(String, u32)]) -> u32 {
+    let most = drawn.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    most.saturating_mul(2).saturating_add(16)
+}
+
 /// Most words in a drawn prompt.
 pub const MAX_WORDS: u32 = 1_000_000;
 

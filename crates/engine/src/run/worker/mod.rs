@@ -599,6 +599,12 @@ impl<'a> Worker<'a> {
                         continue;
                     }
                 }
+                if let Some(max) = self.spec.load.max_events {
+                    if self.past_events(ci, max) {
+                        self.fail_and_close(ci, now, ErrorKind::StreamEvent);
+                        continue;
+                    }
+                }
             }
             if let Drive::Sessions(_) = self.drive {
                 self.think_over(ci, now);

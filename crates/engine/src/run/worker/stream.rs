@@ -89,6 +89,12 @@ impl Worker<'_> {
         k.tokens = p.tokens.or(k.tokens);
     }
 
+    /// Whether a watched response on `ci` has carried more than `max` events.
+    #[cold]
+    pub(super) fn past_events(&self, ci: usize, max: u32) -> bool {
+        self.conns[ci].clocks.iter().any(|k| k.events > max)
+    }
+
     /// Whether a watched response on `ci` has had no event for `limit`: since its
     /// last event, or since its send before the first.
     #[cold]
