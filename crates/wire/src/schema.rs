@@ -8,7 +8,9 @@
 //! literals, and refuses a file whose `{`, `[`, `(` or `<` nest deeper than a limit
 //! before the compiler ever sees it. It also names imports that cannot be found the
 //! way imports are looked up (an absolute path, or one that climbs with `..`), which
-//! the compiler reports only as a misleading syntax error.
+//! the compiler reports only as a misleading syntax error, and what is no `.proto`
+//! text at all (control characters, an octal number holding an 8 or 9) before the
+//! compiler's lexer meets it.
 
 /// How deep a `.proto` file's brackets may nest. Real schemas nest a few levels;
 /// protobuf's own parsers stop recursion at 100.
@@ -21,13 +23,20 @@ pub enum Refused {
     TooDeep { offset: usize, depth: usize },
     /// An `import` at `offset` names `path`, which is absolute or climbs with `..`.
     Import { offset: usize, path: String },
+    /// A control character (NUL, say) at `offset`: a `.proto` file is text.
+    Control { offset: usize, byte: u8 },
+    /// An integer at `offset` written with a leading zero (octal) holding an 8 or 9.
+    Octal { offset: usize },
 }
 
 impl Refused {
     /// The byte offset in the text where the problem was seen.
     pub fn offset(&self) -> usize {
         match self {
-            Refused::TooDeep { offset, .. } | Refused::Import { offset, .. } => *offset,
+            Refused::TooDeep { offset, .. }
+            | Refused::Import { offset, .. }
+            | Refused::Control { offset, .. }
+            | Refused::Octal { offset } => *offset,
         }
     }
 }
@@ -43,6 +52,13 @@ impl std::fmt::Display for Refused {
                 f,
                 "import {path:?}: an import is named relative to an import path (--import-paths DIR); absolute paths and '..' are not looked up"
             ),
+            Refused::Control { byte, .. } => write!(
+                f,
+                "a control character (0x{byte:02x}): a .proto file is text"
+            ),
+            Refused::Octal { .. } => f.write_str(
+                "an integer with a leading zero is octal, and holds an 8 or a 9",
+            ),
         }
     }
 }
@@ -52,6 +68,15 @@ impl std::fmt::Display for Refused {
 /// passes: the compiler reports those with their place.
 pub fn check(text: &str) -> Result<(), Refused> {
     let b = text.as_bytes();
+    if let Some(offset) = b
+        .iter()
+        .position(|c| c.is_ascii_control() && !matches!(c, b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+    {
+        return Err(Refused::Control {
+            offset,
+            byte: b[offset],
+        });
+    }
     let mut depth = 0usize;
     let mut i = 0;
     // The last word seen outside strings and comments, to know a string follows
@@ -110,6 +135,34 @@ pub fn check(text: &str) -> Result<(), Refused> {
             b'}' | b']' | b')' | b'>' => {
                 depth = depth.saturating_sub(1);
                 after_import = false;
+            }
+            c if c.is_ascii_digit() => {
+                // A number: with a leading zero and digits alone it is octal, and an 8
+                // or 9 in it is an error the compiler's lexer does not expect.
+                let start = i;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let n = &b[start..i];
+                // A float goes on with a point, or an exponent: e, a sign, digits.
+                let digit_at = |k: usize| b.get(k).is_some_and(u8::is_ascii_digit);
+                let float = match b.get(i) {
+                    Some(b'.') => true,
+                    Some(b'e' | b'E') => {
+                        digit_at(i + 1)
+                            || (matches!(b.get(i + 1), Some(b'+' | b'-')) && digit_at(i + 2))
+                    }
+                    _ => false,
+                };
+                if !float && n.len() > 1 && n[0] == b'0' && n.iter().any(|d| *d >= b'8') {
+                    return Err(Refused::Octal { offset: start });
+                }
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+                after_import = false;
+                continue;
             }
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let start = i;
@@ -196,6 +249,33 @@ mod tests {
         let ok =
             "syntax = \"proto3\"; import \"google/protobuf/empty.proto\"; option (a) = \"../x\";";
         assert_eq!(check(ok), Ok(()));
+    }
+
+    #[test]
+    fn control_characters_are_refused_where_they_are() {
+        let text = "syntax = \"proto3\";\nmessage M { uint32 a = 1\0; }\n";
+        let e = check(text).unwrap_err();
+        assert_eq!(
+            e,
+            Refused::Control {
+                offset: 43,
+                byte: 0
+            }
+        );
+        assert_eq!(check("message M {\t}\r\n\x0c"), Ok(()));
+        assert_eq!(check("x = 0009;"), Err(Refused::Octal { offset: 4 }));
+        assert_eq!(check("x = 0089n;"), Err(Refused::Octal { offset: 4 }));
+        assert_eq!(check("x = 0089e name;"), Err(Refused::Octal { offset: 4 }));
+        for ok in [
+            "x = 0017;",
+            "x = 0x1F;",
+            "x = 09.5;",
+            "x = 09e1;",
+            "x = 90;",
+            "x = 0;",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
     }
 
     #[test]
