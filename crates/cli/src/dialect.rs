@@ -242,42 +242,39 @@ impl Dialect {
         Ok(out)
     }
 
-    /// The first refused flag in `args`, as an error saying why and what instead.
-    /// Values of flags that take one are skipped, as is everything after `--`.
+    /// The words of `args` that stand where a flag may: the values of flags that
+    /// take one are skipped, and everything after `--`.
+    fn flag_words<'a>(cmd: &Command, args: &'a [String]) -> Vec<&'a String> {
+        let flags = Self::flags(cmd);
+        let takes = |f: &str| flags.iter().any(|(g, t)| g == f && *t);
+        let mut out = Vec::new();
+        let mut skip = false;
+        for a in args {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if a == "--" {
+                break;
+            }
+            out.push(a);
+            skip = a.starts_with('-') && !a.contains('=') && takes(a);
+        }
+        out
+    }
+
     /// Whether `args` ask for the help: `--help` where a flag may stand (not as a
     /// flag's value, not after `--`), or Go's `-help` in a Go dialect — every tool's
     /// way, whatever its own short flags mean (`-h` is ab's and wrk's help, but
     /// hey's and ab's `-h` are taken).
     fn wants_help(&self, cmd: &Command, args: &[String]) -> bool {
-        let flags = Self::flags(cmd);
-        let takes = |f: &str| flags.iter().any(|(g, t)| g == f && *t);
-        let mut skip = false;
-        for a in args {
-            if std::mem::take(&mut skip) {
-                continue;
-            }
-            if a == "--" {
-                return false;
-            }
-            if a == "--help" || (self.go && a == "-help") {
-                return true;
-            }
-            skip = a.starts_with('-') && !a.contains('=') && takes(a);
-        }
-        false
+        (Self::flag_words(cmd, args).into_iter())
+            .any(|a| a == "--help" || (self.go && a == "-help"))
     }
 
+    /// The first refused flag in `args`, as an error saying why and what instead.
+    /// Values of flags that take one are skipped, as is everything after `--`.
     fn check(&self, cmd: &Command, args: &[String]) -> Result<(), Exit> {
-        let flags = Self::flags(cmd);
-        let takes = |f: &str| flags.iter().any(|(g, t)| g == f && *t);
-        let mut skip = false;
-        for a in args {
-            if std::mem::take(&mut skip) {
-                continue;
-            }
-            if a == "--" {
-                return Ok(());
-            }
+        for a in Self::flag_words(cmd, args) {
             if !a.starts_with('-') || a == "-" {
                 continue;
             }
@@ -297,7 +294,6 @@ impl Dialect {
                     r.flag, r.flag, self.tool, r.why, r.instead
                 )));
             }
-            skip = !a.contains('=') && takes(a);
         }
         Ok(())
     }

@@ -168,7 +168,12 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
             if lines {
                 // A last second under half a second long is no second of the run (the
                 // CSV and the HTML leave it out too); the totals keep its counts.
-                let secs = elapsed.as_secs_f64();
+                // A timed run lasts its duration (the result says so too); the
+                // watcher's own clock started before the run's first connection.
+                let secs = run
+                    .duration
+                    .map_or(elapsed, |d| d.min(elapsed))
+                    .as_secs_f64();
                 let only = last.is_none() && fresh.len() == 1;
                 let n = fresh.len();
                 let shown = (fresh.iter().enumerate())

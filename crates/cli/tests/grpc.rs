@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{missing_peer, schema_errors};
+use crate::common::schema_errors;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stampede");
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/grpc_peer.py");
@@ -36,10 +36,11 @@ impl Drop for Peer {
 /// grpcio's server on 127.0.0.1, once it says it is ready; `None` (said) when the
 /// peer's Python is not set.
 fn grpcio_server() -> Option<Peer> {
-    let Ok(python) = std::env::var("STAMPEDE_GRPC_PYTHON") else {
-        missing_peer("STAMPEDE_GRPC_PYTHON (Python with grpcio and grpcio-tools)");
-        return None;
-    };
+    let python = crate::common::python_with(
+        "STAMPEDE_GRPC_PYTHON",
+        &["grpc", "grpc_tools"],
+        "grpcio grpcio-tools",
+    )?;
     let mut child = Command::new(python)
         .args([PEER, "serve", PROTO])
         .stdout(Stdio::piped())
@@ -332,8 +333,12 @@ fn tls_to_a_plaintext_server_says_the_server_does_not_speak_it() {
 
 #[test]
 fn grpcio_calls_the_reference_server() {
-    let Ok(python) = std::env::var("STAMPEDE_GRPC_PYTHON") else {
-        return missing_peer("STAMPEDE_GRPC_PYTHON (Python with grpcio and grpcio-tools)");
+    let Some(python) = crate::common::python_with(
+        "STAMPEDE_GRPC_PYTHON",
+        &["grpc", "grpc_tools"],
+        "grpcio grpcio-tools",
+    ) else {
+        return;
     };
     let s = crate::common::srv();
     let out = Command::new(python)

@@ -484,8 +484,12 @@ fn a_stalled_receiver_holds_the_exit_no_longer_than_the_final_push() {
 #[test]
 fn an_otlp_receiver_decodes_the_pushes_with_the_published_schema() {
     // Python with opentelemetry-proto (CI installs it and names it here).
-    let Ok(python) = std::env::var("STAMPEDE_OTLP_PYTHON") else {
-        return missing_peer("STAMPEDE_OTLP_PYTHON (Python with opentelemetry-proto)");
+    let Some(python) = crate::common::python_with(
+        "STAMPEDE_OTLP_PYTHON",
+        &["opentelemetry.proto"],
+        "opentelemetry-proto",
+    ) else {
+        return;
     };
     let tmp = Dir::new();
     let got = tmp.0.join("received.jsonl");

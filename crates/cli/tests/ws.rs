@@ -101,8 +101,10 @@ fn refused_handshakes_get_their_status_and_the_connection_closes() {
 
 #[test]
 fn pythons_websockets_talks_to_the_reference_server() {
-    let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
-        return missing_peer("STAMPEDE_WS_PYTHON (Python with websockets)");
+    let Some(python) =
+        crate::common::python_with("STAMPEDE_WS_PYTHON", &["websockets"], "websockets")
+    else {
+        return;
     };
     let s = crate::common::srv();
     let run = |args: &[&str]| -> Value {
@@ -138,8 +140,10 @@ fn pythons_websockets_talks_to_the_reference_server() {
 /// declined.
 #[test]
 fn load_compresses_against_pythons_websockets_server() {
-    let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
-        return missing_peer("STAMPEDE_WS_PYTHON (Python with websockets)");
+    let Some(python) =
+        crate::common::python_with("STAMPEDE_WS_PYTHON", &["websockets"], "websockets")
+    else {
+        return;
     };
     // The plain offer, one asking the server for parameters of its own (which it
     // honours in its answer), and a server without the extension.

@@ -6,7 +6,6 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::missing_peer;
 use crate::common::recorder::{stampede, text};
 
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/ws_h2_peer.py");
@@ -107,8 +106,10 @@ fn flags_that_do_not_fit_a_websocket_over_http2_are_refused_by_name() {
 
 #[test]
 fn the_h2_library_opens_websockets_on_the_reference_servers_streams() {
-    let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
-        return missing_peer("STAMPEDE_WS_PYTHON (Python with h2 and wsproto)");
+    let Some(python) =
+        crate::common::python_with("STAMPEDE_WS_PYTHON", &["h2", "wsproto"], "h2 wsproto")
+    else {
+        return;
     };
     let s = crate::common::srv();
     let (host, port) = (s.addr().ip().to_string(), s.addr().port().to_string());
@@ -141,8 +142,10 @@ fn the_h2_library_opens_websockets_on_the_reference_servers_streams() {
 
 #[test]
 fn load_opens_websockets_over_http2_against_hypercorn() {
-    let Ok(python) = std::env::var("STAMPEDE_WS_PYTHON") else {
-        return missing_peer("STAMPEDE_WS_PYTHON (Python with Hypercorn)");
+    let Some(python) =
+        crate::common::python_with("STAMPEDE_WS_PYTHON", &["hypercorn", "h2"], "hypercorn h2")
+    else {
+        return;
     };
     let (mut server, port) = crate::common::python_server(&python, PEER, &["serve"]);
     let base = format!("ws://127.0.0.1:{port}");

@@ -65,6 +65,37 @@ pub fn missing_peer(what: &str) {
     );
 }
 
+/// A Python that imports every module of `modules`: the one `var` names, else the
+/// `python3` on `PATH` where it has them (a peer found where it is installed). `None`
+/// after saying, as [`missing_peer`] does, the exact command or variable that would
+/// enable the test (`pip` names the packages, `needs` what they are).
+pub fn python_with(var: &str, modules: &[&str], pip: &str) -> Option<String> {
+    let imports = |python: &str| {
+        std::process::Command::new(python)
+            .args(["-c", &format!("import {}", modules.join(", "))])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Ok(python) = std::env::var(var) {
+        if imports(&python) {
+            return Some(python);
+        }
+        missing_peer(&format!(
+            "{var}={python}, which cannot import {}: `{python} -m pip install {pip}`,",
+            modules.join(", ")
+        ));
+        return None;
+    }
+    if imports("python3") {
+        return Some("python3".to_string());
+    }
+    missing_peer(&format!(
+        "a Python with {} (`python3 -m pip install {pip}`, or {var}=PYTHON naming one that has them)",
+        modules.join(", ")
+    ));
+    None
+}
+
 /// Waits until `ready` gives a value, or fails the test naming `what` after `within`.
 /// For what no event marks (a row another process stores, a process that ends, a file
 /// another process writes): the condition is polled 20 ms apart, the one sleep of the
