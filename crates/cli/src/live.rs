@@ -185,7 +185,11 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
             return;
         }
         for mut i in fresh {
-            if lines {
+            // A timed run's last sliver of a second (its answers after the end) may
+            // be filed before the end is seen here: no line for it either.
+            let sliver =
+                (run.duration).is_some_and(|d| i.t > 0 && d.as_secs_f64() - f64::from(i.t) < 0.5);
+            if lines && !sliver {
                 eprintln!("{}", plain_line(&i, failed, run.users, progress));
             }
             if opts.dashboard.is_some() {
