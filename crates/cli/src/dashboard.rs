@@ -246,12 +246,15 @@ impl Dashboard {
                         .is_some_and(|p| p.eq_ignore_ascii_case("sec-fetch-"))
             });
             if !browser || host_ok {
-                return respond(
+                let (text, final_figures) = m.scrape();
+                respond(
                     &mut stream,
                     "200 OK",
                     "text/plain; version=0.0.4; charset=utf-8",
-                    m.scrape().as_bytes(),
+                    text.as_bytes(),
                 );
+                m.delivered(final_figures);
+                return;
             }
         }
         if !host_ok {

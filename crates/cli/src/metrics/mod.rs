@@ -369,17 +369,23 @@ impl Hub {
     }
 
     /// The Prometheus text of the figures so far, for `/metrics`.
-    pub fn scrape(&self) -> String {
+    pub fn scrape(&self) -> (String, bool) {
         let (info, totals, done) = {
-            let mut st = self.state();
-            if st.done {
-                st.scraped_after_end = true;
-            }
+            let st = self.state();
             (st.info.clone(), st.totals.clone(), st.done)
         };
-        let text = prom::render(&info, &totals, done);
-        self.changed.notify_all();
-        text
+        (prom::render(&info, &totals, done), done)
+    }
+
+    /// A scrape's answer went out whole; `final_figures`: it held the run's final
+    /// figures, and the end of the run need linger no longer for them. Told once the
+    /// answer is written, not when it is made: a process that ended in between would
+    /// cut the one scrape that carried them.
+    pub fn delivered(&self, final_figures: bool) {
+        if final_figures {
+            self.state().scraped_after_end = true;
+            self.changed.notify_all();
+        }
     }
 
     /// Waits on `st` until `ready` holds or `until` passes; signalled by every change.
