@@ -75,10 +75,6 @@ pub(crate) struct Timing {
 }
 
 /// A worker's measurements: one field per histogram and counter the result reports
-/// How long an arrival must have waited unsent at the run's end to be counted in the
-/// latency as censored: the lateness that marks a send as late (5 ms).
-pub const CENSOR_AFTER: std::time::Duration = std::time::Duration::from_millis(5);
-
 /// (hence over twenty), each touched by one kind of event; merged field by field.
 pub(crate) struct Recorder {
     pub hist: Histograms,
@@ -392,12 +388,12 @@ impl Recorder {
     /// An arrival never sent, `waited` from its intended start to the run's end: its
     /// latency is at least that (right-censored), and counted so in the corrected
     /// latency — leaving it out would make a saturated open-model run look faster.
-    /// One due in the last moments before the end ([`CENSOR_AFTER`]) went unsent
+    /// One due in the last moments before the end (less than [`crate::measure::result::LATE`]) went unsent
     /// because the run ended, not because the generator was late: its bound says
     /// nothing and is not recorded.
     #[cold]
     pub fn censor(&mut self, waited: std::time::Duration) {
-        if waited < CENSOR_AFTER {
+        if waited < crate::measure::result::LATE {
             return;
         }
         let us = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);

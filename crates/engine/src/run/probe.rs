@@ -79,15 +79,12 @@ fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std
             ),
         )
     };
-    let broken = |k: crate::ErrorKind| {
-        match k {
+    // An untrusted certificate is said as the TCP probe says it: with what to do.
+    let untrusted = "QUIC's handshake failed: the server's certificate is not trusted (trust its CA with --cacert FILE, or skip verification with --insecure)";
+    let broken = |k: crate::ErrorKind| match k {
         crate::ErrorKind::ConnectTimeout => no_h3("QUIC's handshake got no answer"),
-        // Said as the TCP probe says it: what to do about an untrusted certificate.
-        crate::ErrorKind::TlsCertificate => std::io::Error::other(
-            "QUIC's handshake failed: the server's certificate is not trusted (trust its CA with --cacert FILE, or skip verification with --insecure)",
-        ),
+        crate::ErrorKind::TlsCertificate => std::io::Error::other(untrusted),
         k => std::io::Error::other(format!("QUIC's handshake failed: {}", k.name())),
-    }
     };
     while !conn.connected() {
         let now = Instant::now();

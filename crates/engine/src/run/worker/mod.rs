@@ -498,13 +498,7 @@ impl<'a> Worker<'a> {
         // a moment before it: the arrivals then add up exactly (one or two of them stay
         // far below the 0.1 % that marks a run as behind).
         let never_sent = match self.pace.end {
-            Some(end) if !self.pace.sending_done => {
-                let end = end.min(Instant::now());
-                let rec = &mut self.rec;
-                (self.schedule).drain_due(end - Duration::from_nanos(1), &mut |t| {
-                    rec.censor(end.saturating_duration_since(t))
-                })
-            }
+            Some(end) if !self.pace.sending_done => self.drain_unsent(end.min(Instant::now())),
             _ => self.pace.never_sent,
         };
         self.publish();
@@ -533,14 +527,19 @@ impl<'a> Worker<'a> {
     /// were never started are counted, and nothing more starts.
     fn close_schedule(&mut self, end: Instant) {
         if !self.pace.sending_done {
-            let rec = &mut self.rec;
-            self.pace.never_sent = (self.schedule)
-                .drain_due(end - Duration::from_nanos(1), &mut |t| {
-                    rec.censor(end.saturating_duration_since(t))
-                });
+            self.pace.never_sent = self.drain_unsent(end);
             self.pace.sending_done = true;
         }
         self.pace.wake_at = None;
+    }
+
+    /// Takes every arrival due before `end` that was never started, each counted in
+    /// the latency as censored at `end`; how many there were.
+    fn drain_unsent(&mut self, end: Instant) -> u64 {
+        let rec = &mut self.rec;
+        (self.schedule).drain_due(end - Duration::from_nanos(1), &mut |t| {
+            rec.censor(end.saturating_duration_since(t))
+        })
     }
 
     fn gauge(&mut self) {
