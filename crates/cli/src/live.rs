@@ -177,7 +177,7 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
                 let only = last.is_none() && fresh.len() == 1;
                 let n = fresh.len();
                 let shown = (fresh.iter().enumerate())
-                    .filter(|(k, i)| k + 1 < n || only || secs - i.t as f64 >= 0.5);
+                    .filter(|(k, i)| k + 1 < n || only || !stampede_report::sliver(i.t, secs));
                 for (_, i) in shown {
                     eprintln!("{}", plain_line(i, failed, run.users, progress));
                 }
@@ -187,8 +187,8 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
         for mut i in fresh {
             // A timed run's last sliver of a second (its answers after the end) may
             // be filed before the end is seen here: no line for it either.
-            let sliver =
-                (run.duration).is_some_and(|d| i.t > 0 && d.as_secs_f64() - f64::from(i.t) < 0.5);
+            let sliver = (run.duration)
+                .is_some_and(|d| i.t > 0 && stampede_report::sliver(i.t, d.as_secs_f64()));
             if lines && !sliver {
                 eprintln!("{}", plain_line(&i, failed, run.users, progress));
             }

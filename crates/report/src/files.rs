@@ -75,11 +75,16 @@ pub fn shown_seconds(
     duration_s: f64,
 ) -> &[stampede_engine::Interval] {
     match intervals.split_last() {
-        Some((last, rest)) if !rest.is_empty() && duration_s - (last.t as f64) < 0.5 => rest,
+        Some((last, rest)) if !rest.is_empty() && sliver(last.t, duration_s) => rest,
         _ => intervals,
     }
 }
 
+/// Whether second `t` of a run `duration_s` long begins less than half a second
+/// before its end: the answers that came after it, no second of the run.
+pub fn sliver(t: u32, duration_s: f64) -> bool {
+    duration_s - f64::from(t) < 0.5
+}
 /// The per-second series: completions, failures, bytes, latency percentiles
 /// (corrected, µs) and the most connections, requests in flight and users at once.
 pub fn series_csv(r: &RunResult) -> String {

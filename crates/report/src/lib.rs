@@ -28,7 +28,7 @@ pub use ab::{ab_csv, ab_gnuplot, ab_html, ab_report, AbInfo, HtmlAttrs};
 pub use bench::{bench_markdown, bench_table, changes_table};
 pub use capacity::{capacity_html, capacity_line, capacity_report};
 pub use dashboard::{dashboard_page, live_fragment, LiveStatus};
-pub use files::{hgrm, hlog, junit, series_csv, shown_seconds, targets_csv, JunitCase};
+pub use files::{hgrm, hlog, junit, series_csv, shown_seconds, sliver, targets_csv, JunitCase};
 pub use gatling::{gatling_report, GatlingBounds};
 pub use h2load::{h2load_log, h2load_preamble, h2load_report, H2loadInfo};
 pub use hey::{hey_csv, hey_report};
