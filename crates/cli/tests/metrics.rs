@@ -449,19 +449,12 @@ fn a_refusing_receiver_is_reported_and_the_run_still_ends_whole() {
 fn a_stalled_receiver_holds_the_exit_no_longer_than_the_final_push() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    // Accepts every connection and holds it, answering nothing.
+    // Accepts every connection and holds it, answering nothing; it blocks in accept
+    // until the run connects, and ends with the test process.
     let held = std::thread::spawn(move || {
         let mut kept = Vec::new();
-        listener.set_nonblocking(true).unwrap();
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::time::Instant::now() < until {
-            match listener.accept() {
-                Ok((s, _)) => kept.push(s),
-                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)), // polling accept
-            }
-            if kept.len() > 4 {
-                break;
-            }
+        for s in listener.incoming().take(4).flatten() {
+            kept.push(s);
         }
         kept
     });

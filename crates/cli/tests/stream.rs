@@ -760,26 +760,17 @@ fn endless_llm() -> (String, std::thread::JoinHandle<()>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
     let h = std::thread::spawn(move || {
-        l.set_nonblocking(true).unwrap();
         let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        let mut served = Vec::new();
-        while std::time::Instant::now() < until && served.len() < 8 {
-            let Ok((mut s, _)) = l.accept() else {
-                std::thread::sleep(std::time::Duration::from_millis(10)); // polling accept
-                continue;
-            };
-            served.push(std::thread::spawn(move || {
-                s.set_nonblocking(false).unwrap();
+        // Blocks in accept until a client comes; ends with the test process.
+        for mut s in l.incoming().take(8).flatten() {
+            std::thread::spawn(move || {
                 let mut head = [0u8; 65536];
                 let _ = s.read(&mut head);
                 let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
                 let event = b"data: {\"choices\":[{\"index\":0,\"text\":\" x\"}]}\n\n";
                 let chunk = [format!("{:x}\r\n", event.len()).as_bytes(), event, b"\r\n"].concat();
                 while std::time::Instant::now() < until && s.write_all(&chunk).is_ok() {}
-            }));
-        }
-        for t in served {
-            let _ = t.join();
+            });
         }
     });
     (url, h)
