@@ -582,7 +582,7 @@ fn the_nginx_target_serves_the_png() {
         .output()
         .map_or(true, |o| !o.status.success())
     {
-        return crate::common::missing_peer("nginx");
+        return crate::common::missing_peer("nginx (`apt-get install nginx`)");
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

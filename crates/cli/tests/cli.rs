@@ -85,7 +85,7 @@ fn ab_report_counts_bytes_like_ab() {
                 assert_eq!(line_value(&a, key), line_value(&o, key), "{key}");
             }
         }
-        Err(_) => crate::common::missing_peer("ab"),
+        Err(_) => crate::common::missing_peer("ab (`apt-get install apache2-utils`)"),
     }
 }
 
@@ -914,7 +914,7 @@ fn httperf_report_matches_httperf_counts() {
                 line_value(&o, "Total:").split(" test-duration").next()
             );
         }
-        Err(_) => crate::common::missing_peer("httperf"),
+        Err(_) => crate::common::missing_peer("httperf (`apt-get install httperf`)"),
     }
 }
 

@@ -182,7 +182,7 @@ fn screenshot(b: &mut Browser) {
 #[test]
 fn the_dashboard_updates_live_and_ends_on_the_report() {
     let Some(binary) = chromium() else {
-        return crate::common::missing_peer("chromium");
+        return crate::common::missing_peer("chromium (`apt-get install chromium`)");
     };
     let srv = crate::common::srv();
     let addr = srv.addr();

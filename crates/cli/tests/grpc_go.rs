@@ -26,7 +26,7 @@ fn go_bin() -> Option<PathBuf> {
     match std::env::var_os("STAMPEDE_GO_GRPC") {
         Some(d) => Some(PathBuf::from(d)),
         None => {
-            missing_peer("STAMPEDE_GO_GRPC (the Go gRPC examples, ghz and grpc-health-probe)");
+            missing_peer("the Go gRPC examples, ghz and grpc-health-probe (STAMPEDE_GO_GRPC=DIR holding greeter, greeter_client, ghz and grpc-health-probe, built by .ci/run with `go build`/`go install`)");
             None
         }
     }

@@ -401,17 +401,8 @@ fn silent_and_garbage_udp_servers_are_counted_and_the_run_ends_on_time() {
 /// aioquic's Python, where installed: `STAMPEDE_AIOQUIC_PYTHON`, or the environment
 /// CI makes under `~/.cache/stampede/venv-h3`.
 fn aioquic() -> Option<PathBuf> {
-    let python = std::env::var_os("STAMPEDE_AIOQUIC_PYTHON")
+    crate::common::python_with("STAMPEDE_AIOQUIC_PYTHON", &["aioquic"], "aioquic==1.7.2")
         .map(PathBuf::from)
-        .or_else(|| {
-            let home = std::env::var_os("HOME")?;
-            Some(PathBuf::from(home).join(".cache/stampede/venv-h3/bin/python"))
-        })?;
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import aioquic"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(python)
 }
 
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/h3_peer.py");
@@ -464,7 +455,7 @@ fn start_peer(python: &Path, args: &[&str]) -> (Child, String) {
 #[test]
 fn aioquic_answers_stampede_and_stampede_answers_aioquic() {
     let Some(python) = aioquic() else {
-        return crate::common::missing_peer("aioquic (pip install aioquic)");
+        return;
     };
     let dir = tmp("aioquic");
     // stampede's client against aioquic's server.
@@ -530,7 +521,7 @@ fn caddy_serves_http3_to_stampede() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !installed {
-        return crate::common::missing_peer("caddy");
+        return crate::common::missing_peer("caddy (`apt-get install caddy`)");
     }
     let dir = tmp("caddy");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -582,7 +573,7 @@ fn caddy_serves_http3_to_stampede() {
 #[test]
 fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
     let Some(python) = aioquic() else {
-        return crate::common::missing_peer("aioquic (pip install aioquic)");
+        return;
     };
     let dir = tmp("bad");
     let (cert, key) = stampede_tls::self_signed(&["localhost".into()]).unwrap();
@@ -662,7 +653,7 @@ fn servers_that_break_http3_are_counted_by_kind_and_the_run_ends_on_time() {
 #[test]
 fn the_server_answers_broken_requests_with_http3_s_codes() {
     let Some(python) = aioquic() else {
-        return crate::common::missing_peer("aioquic (pip install aioquic)");
+        return;
     };
     let dir = tmp("badclient");
     let (srv, _) = h3_server(&dir, true);

@@ -55,7 +55,7 @@ fn processed(jar: &str, log: &PathBuf, tag: &str) -> Vec<[u64; 7]> {
 fn the_reference_implementation_reads_the_interval_log() {
     let jar = match std::env::var("STAMPEDE_HDRHISTOGRAM_JAR") {
         Ok(j) => j,
-        Err(_) => return crate::common::missing_peer("STAMPEDE_HDRHISTOGRAM_JAR"),
+        Err(_) => return crate::common::missing_peer("HdrHistogram's Java jar (STAMPEDE_HDRHISTOGRAM_JAR=PATH naming org.hdrhistogram:HdrHistogram:2.2.2 from Maven Central, with java on PATH)"),
     };
     let srv = crate::common::srv();
     let dir = std::env::temp_dir().join(format!("stampede-hlog-{}", std::process::id()));

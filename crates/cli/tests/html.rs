@@ -195,7 +195,7 @@ fn run_and_bench_reports_render_without_errors() {
                 }
             }
         }
-        None => crate::common::missing_peer("chromium"),
+        None => crate::common::missing_peer("chromium (`apt-get install chromium`)"),
     }
     drop(srv);
     let _ = std::fs::remove_dir_all(&dir);

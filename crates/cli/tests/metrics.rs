@@ -99,7 +99,7 @@ fn encode(q: &str) -> String {
 /// Prometheus on a free port with `config`, remote write received; ready when it says so.
 fn prometheus(config: &str) -> Option<Peer> {
     if !installed("prometheus") {
-        missing_peer("prometheus");
+        missing_peer("prometheus (`apt-get install prometheus`)");
         return None;
     }
     let tmp = Dir::new();
@@ -323,7 +323,7 @@ fn prometheus_takes_remote_writes_and_returns_the_request_count() {
 /// `stampede` created.
 fn influxdb() -> Option<Peer> {
     if !installed("influxd") {
-        missing_peer("influxd");
+        missing_peer("influxd (`apt-get install influxdb`)");
         return None;
     }
     let tmp = Dir::new();

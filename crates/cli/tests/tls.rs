@@ -456,7 +456,9 @@ fn h2load_against_the_reference_server_over_h2c_and_tls() {
                     assert!(o.contains("Application protocol: h2"), "{o}");
                 }
             }
-            Err(_) => return crate::common::missing_peer("h2load"),
+            Err(_) => {
+                return crate::common::missing_peer("h2load (`apt-get install nghttp2-client`)")
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -481,7 +483,7 @@ fn h2spec_conformance_over_tls_and_h2c() {
     };
     let out = match run(srv.addr().port(), true) {
         Ok(o) => o,
-        Err(_) => return crate::common::missing_peer("h2spec"),
+        Err(_) => return crate::common::missing_peer("h2spec (`go install github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible`, then on PATH)"),
     };
     let o = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{o}");

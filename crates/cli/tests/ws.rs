@@ -209,7 +209,7 @@ fn load_compresses_against_pythons_websockets_server() {
 #[test]
 fn the_autobahn_server_cases_pass() {
     let Ok(wstest) = std::env::var("STAMPEDE_AUTOBAHN") else {
-        return missing_peer("STAMPEDE_AUTOBAHN (Autobahn|Testsuite's wstest)");
+        return missing_peer("Autobahn|Testsuite's wstest (STAMPEDE_AUTOBAHN=PATH naming it; `pip install autobahntestsuite==25.10.1` under Python 2.7, as .ci/run does)");
     };
     let s = crate::common::srv();
     let tmp = crate::common::recorder::tempdir::Dir::new();
@@ -634,7 +634,7 @@ fn autobahn_client(addr: std::net::SocketAddr, path: &str) -> Vec<String> {
 #[test]
 fn the_autobahn_client_cases_pass() {
     let Ok(wstest) = std::env::var("STAMPEDE_AUTOBAHN") else {
-        return missing_peer("STAMPEDE_AUTOBAHN (Autobahn|Testsuite's wstest)");
+        return missing_peer("Autobahn|Testsuite's wstest (STAMPEDE_AUTOBAHN=PATH naming it; `pip install autobahntestsuite==25.10.1` under Python 2.7, as .ci/run does)");
     };
     let tmp = crate::common::recorder::tempdir::Dir::new();
     let report = tmp.0.join("report");
