@@ -469,7 +469,8 @@ fn a_stream_that_stalls_fails_at_the_event_timeout() {
 
 /// Assertions on stream figures: met ones pass, a missed one fails the run (exit 3)
 /// saying the figure, one on a figure the run does not time is refused before it
-/// starts; and `--find-max` searches a batching server's rate on its first token.
+/// starts. (`--find-max` on stream figures, which judges rates on the real clock, is
+/// tested in the limits binary, alone.)
 #[test]
 fn stream_figures_are_asserted_and_searched_on() {
     let s = mock_llm(20, 5, 2, 4);
@@ -496,61 +497,6 @@ fn stream_figures_are_asserted_and_searched_on() {
         all.extend(args);
         refused(&all, says);
     }
-
-    // Each completion takes 35 ms at full speed; past two at once the mock slows
-    // every stream, so a high enough rate snowballs. The search finds a rate between.
-    let url = s.url("/v1/completions");
-    let dir = tempdir::Dir::new();
-    let json = dir.0.join("r.json");
-    let out = stampede(&[
-        "load",
-        &url,
-        "--openai",
-        "completions",
-        "--output-tokens",
-        "4",
-        "-c",
-        "32",
-        "-t",
-        "1",
-        "--find-max",
-        "ttft_p99 < 100ms",
-        "--find-max",
-        "itl_p99 < 1s",
-        "--max-rate",
-        "800",
-        "--step-duration",
-        "1s",
-        "--step-warmup",
-        "0s",
-        "--max-steps",
-        "5",
-        "--burstiness",
-        "4",
-        "--json",
-        &json.to_string_lossy(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let c = &r["capacity"];
-    let found = c["max_rate"].as_f64().unwrap();
-    assert!((25.0..800.0).contains(&found), "{c}");
-    let steps = c["steps"].as_array().unwrap();
-    assert!(
-        steps
-            .iter()
-            .any(|s| s["why"].as_str().is_some_and(|w| w.contains("ttft_p99"))),
-        "{c}"
-    );
-    assert!(
-        r["settings"]["shape"]
-            .as_str()
-            .unwrap()
-            .contains("burstiness 4"),
-        "{}",
-        r["settings"]
-    );
 }
 
 /// A server whose usage counts fewer tokens than the events that carried text: the

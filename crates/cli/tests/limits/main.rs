@@ -1,6 +1,7 @@
 //! Limit verdicts and capacity searches on constructed cases whose answer is known:
 //! a single-threaded server that spends a fixed CPU time per answer (`/cpu/<us>`), a
-//! rate no client can offer, a client sharing its core with a busy process.
+//! rate no client can offer, a client sharing its core with a busy process, a mock LLM
+//! that slows past two streams at once.
 //!
 //! A test binary of its own, its tests one at a time: verdicts read CPU accounting, so
 //! these runs must not share the machine with the other end-to-end tests (cargo runs
@@ -54,26 +55,24 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::with(&[])
+    }
+
+    /// With further `serve` arguments.
+    fn with(more: &[&str]) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let mut child = pinned(
-            1,
-            &[
-                "serve",
-                "--threads",
-                "1",
-                "--no-http2",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ],
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        let listen = format!("127.0.0.1:{port}");
+        let mut args = vec!["serve", "--threads", "1", "--no-http2", "--listen", &listen];
+        args.extend_from_slice(more);
+        let mut child = pinned(1, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         // Ready once it says it listens (its first line on stderr); the rest of its
         // stderr is drained so that it never blocks.
         use std::io::BufRead;
@@ -412,4 +411,65 @@ search = {{ conditions = ["p99 < 50ms"], max_rate = 4000, step = "1s", warmup = 
     let md = std::fs::read_to_string(dir.join("r.md")).unwrap();
     assert!(md.contains("max "), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--find-max` on stream figures: a mock LLM whose completions take 35 ms at full
+/// speed (first token 20 ms, then 5 ms apart, 4 tokens) and slow every stream past two
+/// at once, so that a high enough rate snowballs; the search on the first token's p99
+/// finds a rate between its first step and its ceiling, and says which figure failed.
+#[test]
+fn a_search_on_stream_figures_finds_where_the_first_token_slows() {
+    let _one = one();
+    let s = Server::with(&[
+        "--llm-ttft",
+        "20ms",
+        "--llm-itl",
+        "5ms",
+        "--llm-batch",
+        "2",
+        "--llm-max-tokens",
+        "4",
+    ]);
+    let url = s.url("/v1/completions");
+    let (_, r) = load(&[
+        "--openai",
+        "completions",
+        "--output-tokens",
+        "4",
+        "-c",
+        "32",
+        "--find-max",
+        "ttft_p99 < 100ms",
+        "--find-max",
+        "itl_p99 < 1s",
+        "--max-rate",
+        "800",
+        "--step-duration",
+        "1s",
+        "--step-warmup",
+        "0s",
+        "--max-steps",
+        "5",
+        "--burstiness",
+        "4",
+        &url,
+    ]);
+    let c = &r["capacity"];
+    let found = c["max_rate"].as_f64().unwrap();
+    assert!((25.0..800.0).contains(&found), "{c}");
+    let steps = c["steps"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["why"].as_str().is_some_and(|w| w.contains("ttft_p99"))),
+        "{c}"
+    );
+    assert!(
+        r["settings"]["shape"]
+            .as_str()
+            .unwrap()
+            .contains("burstiness 4"),
+        "{}",
+        r["settings"]
+    );
 }
