@@ -620,11 +620,25 @@ pub fn nap(d: Duration) -> io::Result<()> {
 /// Whether io_uring can carry connections on this machine: a ring is made with
 /// what the backend needs, and a multishot receive with provided buffers is tried on
 /// a socket pair. The error says why not.
+///
+/// The trial runs on a thread of its own: tearing its ring down leaves work for the
+/// thread that made it, which interrupts that thread's next blocking call (a read with
+/// a timeout fails with EINTR), so the caller's thread must not be the one.
 pub fn probe() -> Result<(), RingError> {
-    use std::io::{Read, Write};
     if CORE.with(|c| c.borrow().is_some()) {
         return Ok(());
     }
+    std::thread::Builder::new()
+        .name("stampede-io-probe".into())
+        .spawn(probe_here)
+        .map_err(|e| RingError::Refused(format!("io_uring probe: no thread ({e})")))?
+        .join()
+        .unwrap_or_else(|_| Err("io_uring probe: its thread panicked".to_string().into()))
+}
+
+/// [`probe`]'s trial, on the calling thread.
+fn probe_here() -> Result<(), RingError> {
+    use std::io::{Read, Write};
     let _ring = install(-1)?;
     let (a, mut b) =
         std::os::unix::net::UnixStream::pair().map_err(|e| format!("io_uring probe: {e}"))?;

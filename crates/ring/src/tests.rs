@@ -34,6 +34,27 @@ fn a_probe_answers_either_way_and_says_why_when_refused() {
     }
 }
 
+/// A thread that asked whether io_uring works goes on with blocking I/O of its own: a
+/// read with a timeout, begun at once after the probe, waits for its bytes rather than
+/// failing with EINTR when the probe's ring is torn down.
+#[test]
+fn a_probe_leaves_its_thread_s_blocking_reads_alone() {
+    for _ in 0..5 {
+        let _ = probe();
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            b.write_all(b"late").unwrap();
+            b
+        });
+        let mut got = [0u8; 4];
+        let n = a.read(&mut got).expect("a blocking read after a probe");
+        assert_eq!(&got[..n], b"late");
+        writer.join().unwrap();
+    }
+}
+
 #[test]
 fn bytes_go_both_ways_in_order_beyond_the_buffers_and_the_queue() {
     if probe().is_err() {
