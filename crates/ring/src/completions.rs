@@ -98,6 +98,7 @@ impl Core {
                 s.ops -= 1;
                 self.in_flight -= 1;
                 if res < 0 {
+                    self.queued -= s.sending.len() - s.sent + s.outbox.len();
                     s.sending.clear();
                     s.outbox.clear();
                     s.sent = 0;
@@ -108,8 +109,11 @@ impl Core {
                 } else {
                     s.sent += res as usize;
                     if s.sent < s.sending.len() && res > 0 {
+                        self.queued -= res as usize;
                         self.start_send(slot);
                     } else {
+                        // All of it sent, or the rest refused (a send of nothing).
+                        self.queued -= (s.sending.len() + res as usize) - s.sent;
                         s.sending.clear();
                         s.sent = 0;
                         if !s.outbox.is_empty() {

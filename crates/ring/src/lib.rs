@@ -159,6 +159,8 @@ struct Core {
     marks: Vec<(u64, u32)>,
     /// Operations in flight, all slots together (and the epoll poll).
     in_flight: usize,
+    /// Bytes written and not yet sent, all slots together (see [`queued`]).
+    queued: usize,
     /// Size of the registered file table.
     fixed: u32,
     reaped: Vec<(u64, i32, u32)>,
@@ -225,6 +227,7 @@ impl Core {
             accepted: std::collections::VecDeque::new(),
             marks: Vec::new(),
             in_flight: 0,
+            queued: 0,
             fixed,
             reaped: Vec::new(),
             stamped: Box::new(stamps::header()),
@@ -419,6 +422,7 @@ impl Core {
             s.queued = true;
             self.flush.push(slot);
         }
+        self.queued += n;
         Ok(n)
     }
 
@@ -433,6 +437,28 @@ impl Core {
                 s.sent = 0;
                 self.start_send(slot);
             }
+        }
+    }
+
+    /// Drops the output not yet sent (the queue, and the send in flight, cancelled)
+    /// and makes the close that follows reset the connection.
+    fn abort(&mut self, slot: u32, gen: u32) {
+        let Ok(s) = self.slot(slot, gen) else { return };
+        let dropped = s.outbox.len();
+        s.outbox.clear();
+        s.shut = None;
+        let sending = s.send;
+        if let Some(fd) = &s.fd {
+            linger_zero(fd.as_raw_fd());
+        }
+        self.queued -= dropped;
+        if sending {
+            let s = &mut self.slots[slot as usize];
+            s.ops += 1;
+            let e = opcode::AsyncCancel::new(user_data(slot, gen, OP_SEND))
+                .build()
+                .user_data(user_data(slot, gen, OP_CANCEL));
+            self.push(e);
         }
     }
 
@@ -540,6 +566,17 @@ impl Socket {
         })
     }
 
+    /// Gives up on the connection: the output not yet sent is dropped (a send in
+    /// flight is cancelled) and the close resets it. For a peer that stopped reading,
+    /// whose output would otherwise wait in the process for as long as it holds the
+    /// connection open.
+    pub fn abort(&mut self) {
+        let _ = with_core(|c| {
+            c.abort(self.slot, self.gen);
+            Ok(())
+        });
+    }
+
     /// Shuts the socket down (`how`) once the output queued so far has gone.
     pub fn shutdown(&mut self, how: std::net::Shutdown) {
         let how = match how {
@@ -615,6 +652,33 @@ pub fn wait(timeout: Duration, out: &mut Vec<libc::epoll_event>) -> io::Result<(
 /// reads what came meanwhile by its arrival stamps.
 pub fn nap(d: Duration) -> io::Result<()> {
     with_core(|c| c.nap(d))
+}
+
+/// Makes closing `fd` reset the connection, dropping what the kernel still holds to
+/// send (`SO_LINGER` of zero).
+pub fn linger_zero(fd: RawFd) {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt reads a linger struct of the size given.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&l as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+}
+
+/// Bytes this thread's sockets were given to write that the kernel has not taken
+/// yet (each socket's output queue and its send in flight): output held in the
+/// process, where on epoll the kernel's socket buffers would hold it. 0 without a
+/// ring.
+pub fn queued() -> usize {
+    CORE.with(|c| c.borrow().as_ref().map_or(0, |c| c.queued))
 }
 
 /// Whether io_uring can carry connections on this machine: a ring is made with

@@ -55,6 +55,82 @@ fn a_probe_leaves_its_thread_s_blocking_reads_alone() {
     }
 }
 
+/// A socket on the ring with a loopback peer, written to until its queue is full
+/// (the kernel's buffers first): the socket, the peer, and the bytes written.
+fn filled() -> (Socket, std::net::TcpStream, usize) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ours = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (peer, _) = listener.accept().unwrap();
+    ours.set_nonblocking(true).unwrap();
+    let mut s = Socket::adopt(OwnedFd::from(ours), 3, false).unwrap();
+    let chunk = vec![7u8; 256 << 10];
+    let mut written = 0;
+    let mut out = Vec::new();
+    let end = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < end {
+        match s.write(&chunk) {
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("{e}"),
+        }
+        wait(Duration::from_millis(5), &mut out).unwrap();
+    }
+    (s, peer, written)
+}
+
+/// Waits on the ring until `done` or 5 s have passed.
+fn wait_until(mut done: impl FnMut() -> bool) {
+    let mut out = Vec::new();
+    let end = Instant::now() + Duration::from_secs(5);
+    while !done() && Instant::now() < end {
+        wait(Duration::from_millis(5), &mut out).unwrap();
+    }
+}
+
+/// Output a peer leaves unread is counted while it waits in the process, and leaves
+/// the count as the kernel takes it; an aborted socket's is dropped (its send in
+/// flight cancelled) though the peer never reads, and its close resets the connection.
+#[test]
+fn output_waiting_for_a_peer_is_counted_until_it_goes_or_is_dropped() {
+    if probe().is_err() {
+        return;
+    }
+    let _ring = install(-1).unwrap();
+    assert_eq!(queued(), 0);
+    // A peer that reads everything: the count goes back to nothing.
+    let (s, mut peer, written) = filled();
+    let held = queued();
+    assert!(
+        held >= OUTBOX_LIMIT && held <= written,
+        "{held} of {written}"
+    );
+    let reader = std::thread::spawn(move || {
+        let mut b = vec![0u8; written];
+        peer.read_exact(&mut b).unwrap();
+        peer
+    });
+    wait_until(|| queued() == 0);
+    assert_eq!(queued(), 0);
+    drop((s, reader.join().unwrap()));
+    // A peer that never reads: aborted, nothing is left waiting.
+    let (mut s, mut peer, _) = filled();
+    assert!(queued() >= OUTBOX_LIMIT, "{}", queued());
+    s.abort();
+    wait_until(|| queued() == 0);
+    assert_eq!(queued(), 0);
+    drop(s);
+    peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = vec![0u8; 64 << 10];
+    let err = loop {
+        match peer.read(&mut b) {
+            Ok(0) => panic!("an orderly close, not a reset"),
+            Ok(_) => wait(Duration::ZERO, &mut Vec::new()).unwrap(),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+}
+
 #[test]
 fn bytes_go_both_ways_in_order_beyond_the_buffers_and_the_queue() {
     if probe().is_err() {

@@ -39,6 +39,25 @@ impl Io {
         }
     }
 
+    /// Gives up on a client that does not read: output still waiting (in the
+    /// process on io_uring, in the kernel on epoll) is dropped and the close that
+    /// follows resets the connection.
+    pub(crate) fn abort(&mut self) {
+        use std::os::fd::AsRawFd;
+        match self {
+            Io::Ring(s) => s.abort(),
+            Io::Tls(t) => match &mut t.io {
+                Carried::Ring(s) => s.abort(),
+                other => {
+                    if let Some(s) = other.epoll() {
+                        stampede_ring::linger_zero(s.as_raw_fd());
+                    }
+                }
+            },
+            Io::Plain(s) => stampede_ring::linger_zero(s.as_raw_fd()),
+        }
+    }
+
     /// Ends our side: close_notify first for TLS.
     pub(crate) fn shutdown_write(&mut self) {
         if let Io::Tls(t) = self {

@@ -361,19 +361,14 @@ impl EventLoop {
         })
     }
 
-    /// Closes WebSocket connection `ci` because the server's output budget is spent:
-    /// a close (1013, try again later) is tried without waiting, then the socket goes.
+    /// Closes connection `ci` because the server's output budget is spent while its
+    /// client leaves answers unread.
     fn shed(&mut self, ci: usize) {
         if let Some(c) = self.conns[ci].as_mut() {
-            let mut bye = Vec::new();
-            stampede_wire::ws::close(
-                &mut bye,
-                Some(1013),
-                "the server's output budget is spent",
-                None,
-            );
-            let _ = c.stream.write(&bye);
-            let _ = c.stream.flush_pending();
+            // Its output would wait as long as it holds the connection without
+            // reading (in the process on io_uring, in the kernel on epoll), and a
+            // close frame would wait behind it: dropped, and the connection reset.
+            c.stream.abort();
         }
         self.close(ci);
     }
@@ -413,6 +408,9 @@ impl EventLoop {
         }
         let mut next_scan = Instant::now() + Duration::from_secs(1);
         let mut drain_deadline = None;
+        // Output this thread's ring holds (queued and in flight), as last counted in
+        // the server's budget for waiting output.
+        let mut ring_held = 0usize;
         loop {
             let now = Instant::now();
             let mut timeout = next_scan.saturating_duration_since(now);
@@ -507,6 +505,18 @@ impl EventLoop {
                 self.delays.pop();
                 self.finish_delay(ci, g, stream, now);
             }
+            if self.ring.is_some() {
+                // On io_uring the output a client leaves unread also waits in the
+                // process (up to each socket's queue), where on epoll the kernel's
+                // socket buffer holds it: it counts against the same budget.
+                let queued = stampede_ring::queued();
+                if queued > ring_held {
+                    self.held.fetch_add(queued - ring_held, Ordering::Relaxed);
+                } else {
+                    self.held.fetch_sub(ring_held - queued, Ordering::Relaxed);
+                }
+                ring_held = queued;
+            }
             if now >= next_scan {
                 self.scan(now);
                 next_scan = now + Duration::from_secs(1);
@@ -548,6 +558,7 @@ impl EventLoop {
                 }
             }
             if self.draining && (self.open == 0 || drain_deadline.is_some_and(|d| now >= d)) {
+                self.held.fetch_sub(ring_held, Ordering::Relaxed);
                 return Ok(());
             }
         }
