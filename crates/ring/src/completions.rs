@@ -97,7 +97,13 @@ impl Core {
                 s.send = false;
                 s.ops -= 1;
                 self.in_flight -= 1;
-                if res < 0 {
+                if s.aborted {
+                    // Cancelled, or done before the cancel reached it: nothing more
+                    // goes, and its bytes left the count when it was aborted.
+                    s.sending.clear();
+                    s.outbox.clear();
+                    s.sent = 0;
+                } else if res < 0 {
                     self.queued -= s.sending.len() - s.sent + s.outbox.len();
                     s.sending.clear();
                     s.outbox.clear();

@@ -125,6 +125,9 @@ struct Slot {
     queued: bool,
     /// A write was refused for a full queue: report writable when there is room.
     blocked: bool,
+    /// Given up on ([`Socket::abort`]): nothing more is sent, and what was unsent
+    /// has already left the thread's count.
+    aborted: bool,
     /// Shut the socket down so (`SHUT_*`) once its output has gone.
     shut: Option<libc::c_int>,
     /// Operations in flight.
@@ -409,6 +412,9 @@ impl Core {
         if let Some(e) = s.error {
             return Err(io::Error::from_raw_os_error(e));
         }
+        if s.aborted {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
         let room = OUTBOX_LIMIT.saturating_sub(s.outbox.len());
         if room == 0 {
             s.blocked = true;
@@ -444,7 +450,13 @@ impl Core {
     /// and makes the close that follows reset the connection.
     fn abort(&mut self, slot: u32, gen: u32) {
         let Ok(s) = self.slot(slot, gen) else { return };
-        let dropped = s.outbox.len();
+        if s.aborted {
+            return;
+        }
+        s.aborted = true;
+        // The send in flight keeps its buffer until the kernel gives it back, but its
+        // bytes leave the count now: the budget sees the connection's output gone.
+        let dropped = s.outbox.len() + if s.send { s.sending.len() - s.sent } else { 0 };
         s.outbox.clear();
         s.shut = None;
         let sending = s.send;

@@ -178,9 +178,11 @@ pub(crate) struct EventLoop {
     /// Plain connections go onto the thread's io_uring ring: `Some(required)` (a ring
     /// that cannot be made then fails the loop rather than leaving it on epoll).
     ring: Option<bool>,
-    /// Bytes waiting in every connection's `wbuf`, over all of the server's loops
-    /// (see [`Config::output_budget`]).
+    /// Bytes waiting in every connection's `wbuf`, and on io_uring in the rings'
+    /// queues, over all of the server's loops (see [`Config::output_budget`]).
     held: Arc<AtomicUsize>,
+    /// This loop's ring's share of `held`, as last counted.
+    ring_held: usize,
 }
 
 /// One readiness event, from epoll or from the ring's completions.
@@ -358,6 +360,7 @@ impl EventLoop {
             publish: Vec::new(),
             ring: None,
             held,
+            ring_held: 0,
         })
     }
 
@@ -371,6 +374,27 @@ impl EventLoop {
             c.stream.abort();
         }
         self.close(ci);
+        // At once, so that the next client judged against the budget sees it spent
+        // by one connection fewer.
+        self.count_ring_output();
+    }
+
+    /// On io_uring the output a client leaves unread also waits in the process (in
+    /// its socket's queue), where on epoll the kernel's socket buffer holds it: the
+    /// ring's count since the last call is carried into the server-wide one.
+    fn count_ring_output(&mut self) {
+        if self.ring.is_none() {
+            return;
+        }
+        let queued = stampede_ring::queued();
+        if queued > self.ring_held {
+            self.held
+                .fetch_add(queued - self.ring_held, Ordering::Relaxed);
+        } else {
+            self.held
+                .fetch_sub(self.ring_held - queued, Ordering::Relaxed);
+        }
+        self.ring_held = queued;
     }
 
     /// Puts the loop's TCP connections (plain or TLS) on an io_uring ring
@@ -408,9 +432,6 @@ impl EventLoop {
         }
         let mut next_scan = Instant::now() + Duration::from_secs(1);
         let mut drain_deadline = None;
-        // Output this thread's ring holds (queued and in flight), as last counted in
-        // the server's budget for waiting output.
-        let mut ring_held = 0usize;
         loop {
             let now = Instant::now();
             let mut timeout = next_scan.saturating_duration_since(now);
@@ -505,18 +526,7 @@ impl EventLoop {
                 self.delays.pop();
                 self.finish_delay(ci, g, stream, now);
             }
-            if self.ring.is_some() {
-                // On io_uring the output a client leaves unread also waits in the
-                // process (up to each socket's queue), where on epoll the kernel's
-                // socket buffer holds it: it counts against the same budget.
-                let queued = stampede_ring::queued();
-                if queued > ring_held {
-                    self.held.fetch_add(queued - ring_held, Ordering::Relaxed);
-                } else {
-                    self.held.fetch_sub(ring_held - queued, Ordering::Relaxed);
-                }
-                ring_held = queued;
-            }
+            self.count_ring_output();
             if now >= next_scan {
                 self.scan(now);
                 next_scan = now + Duration::from_secs(1);
@@ -558,7 +568,7 @@ impl EventLoop {
                 }
             }
             if self.draining && (self.open == 0 || drain_deadline.is_some_and(|d| now >= d)) {
-                self.held.fetch_sub(ring_held, Ordering::Relaxed);
+                self.held.fetch_sub(self.ring_held, Ordering::Relaxed);
                 return Ok(());
             }
         }
