@@ -15,11 +15,9 @@ use crate::tls::{json_run, stampede};
 use stampede_server::{Config, Running};
 use stampede_tls::ServerCert;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stampede-h3-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A directory for one test's files, removed when the test is done with it.
+fn tmp(name: &str) -> crate::common::recorder::tempdir::Dir {
+    crate::common::recorder::tempdir::Dir::named("h3", name)
 }
 
 /// The reference server over TLS with HTTP/3, its certificate written into `dir`.
@@ -539,9 +537,9 @@ fn caddy_serves_http3_to_stampede() {
         std::process::Command::new("caddy")
             .args(["run", "--adapter", "caddyfile", "--config"])
             .arg(dir.join("Caddyfile"))
-            .env("HOME", &dir)
-            .env("XDG_DATA_HOME", &dir)
-            .env("XDG_CONFIG_HOME", &dir)
+            .env("HOME", &*dir)
+            .env("XDG_DATA_HOME", &*dir)
+            .env("XDG_CONFIG_HOME", &*dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

@@ -14,11 +14,9 @@ use stampede_server::Config;
 use stampede_server::Running;
 use stampede_tls::{ClientOptions, ServerCert};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("stampede-tls-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A directory for one test's files, removed when the test is done with it.
+fn tmp(name: &str) -> crate::common::recorder::tempdir::Dir {
+    crate::common::recorder::tempdir::Dir::named("tls", name)
 }
 
 /// Writes a self-signed certificate for 127.0.0.1 and its key into `dir`.

@@ -531,10 +531,36 @@ fn sql(path: &str, source: rusqlite::Error) -> StoreError {
 mod tests {
     use super::*;
 
-    fn tmp(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("stampede-store-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_file(&d);
-        d
+    /// A store's path under the system's temporary directory; the store's files (the
+    /// database, its write-ahead log and shared memory) are removed when dropped.
+    struct Tmp(std::path::PathBuf);
+
+    impl std::ops::Deref for Tmp {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Tmp {
+        fn remove(&self) {
+            for ext in ["db", "db-wal", "db-shm"] {
+                let _ = std::fs::remove_file(self.0.with_extension(ext));
+            }
+        }
+    }
+
+    impl Drop for Tmp {
+        fn drop(&mut self) {
+            self.remove();
+        }
+    }
+
+    fn tmp(name: &str) -> Tmp {
+        let t =
+            Tmp(std::env::temp_dir().join(format!("stampede-store-{}-{name}", std::process::id())));
+        t.remove();
+        t
     }
 
     #[test]
@@ -543,7 +569,7 @@ mod tests {
         {
             // A store as version 1 left it, with a bench and a run.
             let s = Store {
-                conn: Connection::open(&path).unwrap(),
+                conn: Connection::open(&*path).unwrap(),
                 path: "old.db".into(),
             };
             s.migrate(1).unwrap();
@@ -588,18 +614,16 @@ mod tests {
             Store::open(&path).unwrap().version().unwrap(),
             SCHEMA_VERSION
         );
-        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
     fn benches_creating_one_new_store_at_once_all_open_it() {
         for round in 0..10 {
             let path = tmp(&format!("race-{round}.db"));
-            let _ = std::fs::remove_file(path.with_extension("db-wal"));
             let start = std::sync::Arc::new(std::sync::Barrier::new(6));
             let opened: Vec<_> = (0..6)
                 .map(|_| {
-                    let (path, start) = (path.clone(), start.clone());
+                    let (path, start) = (path.to_path_buf(), start.clone());
                     std::thread::spawn(move || {
                         start.wait();
                         Store::open(&path).map(|s| s.version().unwrap())
@@ -612,7 +636,6 @@ mod tests {
                     Err(e) => panic!("round {round}: {e}"),
                 }
             }
-            let _ = std::fs::remove_file(&path);
         }
     }
 
@@ -630,18 +653,16 @@ mod tests {
             .map(|r| (r.id, r.ended))
             .collect();
         assert_eq!(ended, [(b, None), (a, Some("complete".into()))]);
-        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
     fn refuses_a_store_from_the_future() {
         let path = tmp("future.db");
-        Connection::open(&path)
+        Connection::open(&*path)
             .unwrap()
             .execute_batch("PRAGMA user_version = 99;")
             .unwrap();
         let e = Store::open(&path).err().unwrap();
         assert!(e.to_string().contains("newer than this build"), "{e}");
-        let _ = std::fs::remove_file(&path);
     }
 }

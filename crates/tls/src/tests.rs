@@ -58,6 +58,15 @@ fn pair(cap: usize) -> (End, End) {
     )
 }
 
+/// A test's file, removed when dropped.
+struct Gone(PathBuf);
+
+impl Drop for Gone {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn self_signed_server() -> (Arc<ServerConfig>, PathBuf) {
     let (cert, key) = self_signed(&["localhost".into()]).unwrap();
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -170,6 +179,7 @@ fn an_unknown_issuer_is_a_certificate_failure_and_insecure_accepts_it() {
     let (other_ca, _) = self_signed(&["elsewhere".into()]).unwrap();
     let f = std::env::temp_dir().join(format!("stampede-tls-other-{}.pem", std::process::id()));
     std::fs::write(&f, other_ca).unwrap();
+    let _gone = Gone(f.clone());
     let (a, b) = pair(1 << 16);
     let mut client = client_with(
         ClientOptions {
@@ -210,6 +220,7 @@ fn bad_files_name_the_file() {
     assert!(e.to_string().starts_with("/nonexistent/ca.pem: "), "{e}");
     let empty = std::env::temp_dir().join(format!("stampede-tls-empty-{}", std::process::id()));
     std::fs::write(&empty, "not a certificate\n").unwrap();
+    let _gone = Gone(empty.clone());
     let e = load_certs(&empty).unwrap_err();
     assert!(e.to_string().contains("no CERTIFICATE block"), "{e}");
     let e = client_config(&ClientOptions {

@@ -175,8 +175,30 @@ fn serve(
 
 /// A directory removed when dropped.
 pub mod tempdir {
+    /// A directory of its own under the system's temporary one, removed with what it
+    /// holds when dropped.
     pub struct Dir(pub std::path::PathBuf);
+    impl std::ops::Deref for Dir {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+    impl AsRef<std::path::Path> for Dir {
+        fn as_ref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
     impl Dir {
+        /// `stampede-PREFIX-PID-NAME`, emptied first.
+        pub fn named(prefix: &str, name: &str) -> Dir {
+            let p = std::env::temp_dir()
+                .join(format!("stampede-{prefix}-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+
         pub fn new() -> Dir {
             use std::sync::atomic::{AtomicUsize, Ordering};
             static N: AtomicUsize = AtomicUsize::new(0);

@@ -197,11 +197,16 @@ pub(crate) mod tests {
     }"###;
 
     pub(crate) fn words() -> TokenCounter {
-        let dir = std::env::temp_dir().join(format!("stampede-tok-{}", std::process::id()));
+        // A directory of this call's own (tests load it at once), removed once loaded.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("stampede-tok-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("tokenizer.json");
         std::fs::write(&f, WORDS).unwrap();
-        TokenCounter::load(dir.to_str().unwrap(), "--tokenizer").unwrap()
+        let counter = TokenCounter::load(dir.to_str().unwrap(), "--tokenizer").unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        counter
     }
 
     #[test]
