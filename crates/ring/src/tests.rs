@@ -44,6 +44,8 @@ fn a_probe_leaves_its_thread_s_blocking_reads_alone() {
         let (mut a, mut b) = UnixStream::pair().unwrap();
         a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let writer = std::thread::spawn(move || {
+            // The one sleep: the read must already be blocked when the bytes come,
+            // and no event marks a thread as blocked in a read.
             std::thread::sleep(Duration::from_millis(100));
             b.write_all(b"late").unwrap();
             b
