@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use io_uring::{cqueue, opcode, types};
 
 use crate::{
-    stamps, user_data, Core, ERR, IN, INBOX_LIMIT, OP_ACCEPT, OP_CANCEL, OP_POLL, OP_RECV, OP_SEND,
-    OUT, OUTBOX_LIMIT, RDHUP, TEARDOWN,
+    stamps, trim, user_data, Core, ERR, IN, INBOX_LIMIT, OP_ACCEPT, OP_CANCEL, OP_POLL, OP_RECV,
+    OP_SEND, OUT, OUTBOX_LIMIT, RDHUP, TEARDOWN,
 };
 
 impl Core {
@@ -120,7 +120,7 @@ impl Core {
                     } else {
                         // All of it sent, or the rest refused (a send of nothing).
                         self.queued -= (s.sending.len() + res as usize) - s.sent;
-                        s.sending.clear();
+                        trim(&mut s.sending);
                         s.sent = 0;
                         if !s.outbox.is_empty() {
                             std::mem::swap(&mut s.sending, &mut s.outbox);

@@ -57,6 +57,19 @@ const BUFFER_SIZE: usize = 8192;
 const GROUP: u16 = 0;
 /// Bytes a socket's output queue takes before a write would block.
 const OUTBOX_LIMIT: usize = 1 << 20;
+
+/// The most capacity an emptied buffer keeps: a burst of output (up to
+/// `OUTBOX_LIMIT` in each of a socket's two send buffers) would otherwise stay
+/// allocated, uncounted, for as long as the connection lives.
+const KEPT_CAPACITY: usize = 64 << 10;
+
+/// Empties a buffer, giving its memory back when it grew past `KEPT_CAPACITY`.
+fn trim(v: &mut Vec<u8>) {
+    v.clear();
+    if v.capacity() > KEPT_CAPACITY {
+        *v = Vec::new();
+    }
+}
 /// Unread bytes past which a socket's receive is paused until they are read.
 const INBOX_LIMIT: usize = 256 << 10;
 /// Bytes each stamped receive's buffer keeps for control messages (room for the
@@ -509,15 +522,9 @@ impl Core {
             unsafe { libc::shutdown(fd.as_raw_fd(), how) };
         }
         let gen = s.gen.wrapping_add(1);
-        let keep = |v: &mut Vec<u8>| {
-            v.clear();
-            if v.capacity() > 64 << 10 {
-                *v = Vec::new();
-            }
-        };
-        keep(&mut s.inbox);
-        keep(&mut s.sending);
-        keep(&mut s.outbox);
+        trim(&mut s.inbox);
+        trim(&mut s.sending);
+        trim(&mut s.outbox);
         *s = Slot {
             gen,
             inbox: std::mem::take(&mut s.inbox),
@@ -576,6 +583,17 @@ impl Socket {
             let n = c.read(self.slot, self.gen, b)?;
             Ok((n, c.slots[self.slot as usize].arrived))
         })
+    }
+
+    /// The capacity of this socket's two send buffers (what its output holds in
+    /// the process, sent or not).
+    #[cfg(test)]
+    pub(crate) fn output_capacity(&self) -> usize {
+        with_core(|c| {
+            let s = c.slot(self.slot, self.gen)?;
+            Ok(s.sending.capacity() + s.outbox.capacity())
+        })
+        .unwrap_or(0)
     }
 
     /// Gives up on the connection: the output not yet sent is dropped (a send in

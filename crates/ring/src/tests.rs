@@ -113,6 +113,9 @@ fn output_waiting_for_a_peer_is_counted_until_it_goes_or_is_dropped() {
     });
     wait_until(|| queued() == 0);
     assert_eq!(queued(), 0);
+    // And the buffers that held it give their memory back.
+    let kept = s.output_capacity();
+    assert!(kept <= 2 * KEPT_CAPACITY, "{kept} bytes kept");
     drop((s, reader.join().unwrap()));
     // A peer that never reads: aborted, nothing is left waiting.
     let (mut s, mut peer, _) = filled();
