@@ -40,6 +40,12 @@ pub struct Cell {
     pub client_cpu_us_per_req: Option<f64>,
     /// This target against the baseline (the plan's first target), on the row's metric.
     pub vs_baseline: Option<Comparison>,
+    /// The server's CPU per request against the baseline's, run by run, given where
+    /// the row's verdict is withheld because the client set the pace: what each server
+    /// spent on a request does not depend on which side was the limit, so that answer
+    /// is still the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_vs_baseline: Option<Comparison>,
     /// Repetitions (1-based) flagged as outliers in req/s.
     pub outlier_runs: Vec<u32>,
     /// Why the cell is empty or flagged: verification failures, warnings.
@@ -156,6 +162,21 @@ pub fn samples(runs: &[RunRecord], target: &str, scenario: &str, metric: Metric)
         .filter(|r| r.target == target && r.scenario == scenario)
         .map(|r| metric.figure(&r.result))
         .collect()
+}
+
+/// The target's CPU (user + system) per completed response of each of its runs on a
+/// scenario, µs; `None` unless every run has it and there are two or more (a
+/// comparison needs a spread on each side).
+fn cpu_samples(runs: &[RunRecord], target: &str, scenario: &str) -> Option<Vec<f64>> {
+    let xs: Option<Vec<f64>> = (runs.iter())
+        .filter(|r| r.target == target && r.scenario == scenario)
+        .map(|r| {
+            let cpu = r.target_cpu_user_s? + r.target_cpu_sys_s?;
+            let n = r.result.requests.completed;
+            (n > 0).then(|| cpu * 1e6 / n as f64)
+        })
+        .collect();
+    xs.filter(|v| v.len() >= 2)
 }
 
 /// One scenario across the targets.
@@ -402,6 +423,7 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
         target_peak_rss_kb: runs.iter().filter_map(|r| r.target_peak_rss_kb).max(),
         client_cpu_us_per_req: per_req(&|r| r.client_cpu_s),
         vs_baseline: None,
+        cpu_vs_baseline: None,
         notes,
         stream: StreamCell::of(runs),
     }
@@ -465,6 +487,10 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
                     let mut cmp = compare(&base, &other, noise, test);
                     if c.client_bound || base_client_bound {
                         cmp.withhold(CLIENT_BOUND);
+                        let cpu = |t: &str| cpu_samples(b.runs, t, sc);
+                        if let (Some(a), Some(o)) = (cpu(&baseline), cpu(&c.target)) {
+                            c.cpu_vs_baseline = Some(compare(&a, &o, noise, test));
+                        }
                     } else if c.unconnected || base_unconnected {
                         cmp.withhold(UNCONNECTED);
                     }
@@ -629,4 +655,112 @@ pub fn compare_benches(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Shift;
+    use stampede_engine::limit::{Limit, Verdict};
+    use stampede_engine::RunResult;
+
+    /// A run of `n` answers at `rps` whose server spent `cpu_us` per answer; its limit
+    /// is the client's when `client_bound`.
+    fn run(target: &str, rep: u32, rps: f64, cpu_us: f64, client_bound: bool) -> RunRecord {
+        let mut r: RunResult = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../engine/tests/data/small-result.json"
+        )))
+        .expect("fixture");
+        let n = 100_000;
+        r.requests.completed = n;
+        r.throughput_rps = rps;
+        r.limit = Some(Limit {
+            verdict: if client_bound {
+                Verdict::ClientBound
+            } else {
+                Verdict::ServerBound
+            },
+            reason: "figures".into(),
+            client_threads: Vec::new(),
+            client_cores: 1.0,
+            offered_rps: None,
+            achieved_rps: rps,
+            pool_saturation: None,
+            network: None,
+            target: None,
+        });
+        RunRecord {
+            target: target.into(),
+            scenario: "s".into(),
+            repetition: rep,
+            result: r,
+            target_cpu_user_s: Some(cpu_us * n as f64 / 1e6 * 0.25),
+            target_cpu_sys_s: Some(cpu_us * n as f64 / 1e6 * 0.75),
+            target_peak_rss_kb: None,
+            client_cpu_s: None,
+        }
+    }
+
+    fn summary(runs: &[RunRecord]) -> BenchSummary {
+        let targets: Vec<TargetStatus> = ["a", "b"]
+            .iter()
+            .map(|n| TargetStatus {
+                name: n.to_string(),
+                ok: true,
+                status: "stopped: exited 0".into(),
+                version: None,
+                stderr_tail: None,
+            })
+            .collect();
+        summarize_bench(
+            &BenchRecord {
+                bench_id: 1,
+                plan: "p",
+                environment: &serde_json::Value::Null,
+                machine: "m",
+                targets: &targets,
+                scenarios: &["s".to_string()],
+                verifications: &[],
+                runs,
+                assertions: &[],
+                notes: &[],
+                interrupted: false,
+            },
+            0.02,
+            Test::Welch,
+        )
+    }
+
+    #[test]
+    fn a_client_bound_comparison_still_answers_on_the_server_s_cpu_per_request() {
+        let cpu = [(4.9, 4.5), (5.0, 4.4), (4.8, 4.5), (4.9, 4.6)];
+        let runs: Vec<RunRecord> = (cpu.iter().enumerate())
+            .flat_map(|(i, &(a, b))| {
+                let i = i as u32 + 1;
+                [
+                    run("a", i, 200_000.0 + i as f64, a, true),
+                    run("b", i, 215_000.0 - i as f64, b, true),
+                ]
+            })
+            .collect();
+        let s = summary(&runs);
+        let b = &s.rows[0].cells[1];
+        let v = b.vs_baseline.as_ref().expect("a comparison");
+        assert_eq!(v.verdict, Shift::Withheld);
+        let c = b.cpu_vs_baseline.as_ref().expect("the CPU comparison");
+        assert_eq!(c.verdict, Shift::Lower, "{c:?}");
+        assert!((c.ratio - 4.5 / 4.9).abs() < 0.01, "{}", c.ratio);
+        // Not given where the row's own verdict stands.
+        let runs: Vec<RunRecord> = (runs.into_iter())
+            .map(|mut r| {
+                r.result.limit.as_mut().unwrap().verdict = Verdict::ServerBound;
+                r
+            })
+            .collect();
+        let s = summary(&runs);
+        let b = &s.rows[0].cells[1];
+        assert_ne!(b.vs_baseline.as_ref().unwrap().verdict, Shift::Withheld);
+        assert!(b.cpu_vs_baseline.is_none());
+    }
 }

@@ -115,10 +115,22 @@ fn figure(c: &Cell, metric: Metric) -> String {
 
 fn cell_verdict(c: &Cell, baseline: &str, metric: Metric) -> String {
     match &c.vs_baseline {
-        Some(v) => metric_verdict(v, metric),
+        Some(v) => match &c.cpu_vs_baseline {
+            Some(cpu) => format!(
+                "{}; the server's CPU per request, which the client's pace does not set: {}",
+                metric_verdict(v, metric),
+                cpu_verdict(cpu)
+            ),
+            None => metric_verdict(v, metric),
+        },
         None if c.target == baseline => "baseline".into(),
         None => "—".into(),
     }
+}
+
+/// The server's CPU per request against the baseline's, in words (lower is better).
+pub(crate) fn cpu_verdict(c: &Comparison) -> String {
+    verdict(c, "higher (costlier)", "lower (cheaper)")
 }
 
 /// A streaming cell's figures in a line: means over the runs.
@@ -362,7 +374,14 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
                     v.ratio,
                     match (v.verdict, r.metric) {
                         (Shift::NoDifference, _) => "",
-                        (Shift::Withheld, _) => " no verdict: client-bound",
+                        (Shift::Withheld, _) => match c.cpu_vs_baseline.as_ref().map(|c| c.verdict)
+                        {
+                            Some(Shift::Lower) => " no verdict: client-bound; server CPU/req lower",
+                            Some(Shift::Higher) =>
+                                " no verdict: client-bound; server CPU/req higher",
+                            Some(_) => " no verdict: client-bound; server CPU/req the same",
+                            None => " no verdict: client-bound",
+                        },
                         (v, m) if better(v, m) => " better",
                         _ => " worse",
                     }
@@ -497,6 +516,51 @@ mod tests {
         );
         c.withhold(stampede_lab::summary::CLIENT_BOUND);
         assert!(verdict(&c, "faster", "slower").contains("client-bound"));
+    }
+
+    #[test]
+    fn a_client_bound_cell_gives_the_server_s_cpu_verdict_beside_the_withheld_one() {
+        let compare = stampede_lab::stats::compare;
+        let mut rps = compare(
+            &[200.0, 201.0, 199.0],
+            &[215.0, 216.0, 214.0],
+            0.02,
+            Test::Welch,
+        );
+        rps.withhold(stampede_lab::summary::CLIENT_BOUND);
+        let cpu = compare(&[4.9, 5.0, 4.8], &[4.5, 4.4, 4.5], 0.02, Test::Welch);
+        let c = Cell {
+            target: "b".into(),
+            runs: 3,
+            rps: None,
+            p50_ms: None,
+            p99_ms: None,
+            max_rate: None,
+            failed: 0,
+            non_2xx: 0,
+            completed: 3,
+            target_cpu_us_per_req: Some(4.5),
+            target_peak_rss_kb: None,
+            client_cpu_us_per_req: None,
+            vs_baseline: Some(rps),
+            cpu_vs_baseline: Some(cpu),
+            outlier_runs: Vec::new(),
+            notes: Vec::new(),
+            limit: Some("client-bound ×3".into()),
+            client_bound: true,
+            unconnected: false,
+            info: Vec::new(),
+            stream: None,
+        };
+        let v = cell_verdict(&c, "a", Metric::Rps);
+        assert!(
+            v.starts_with("1.08×, NO VERDICT: a compared run was client-bound"),
+            "{v}"
+        );
+        assert!(
+            v.contains("the server's CPU per request, which the client's pace does not set: 0.91× lower (cheaper)"),
+            "{v}"
+        );
     }
 
     #[test]

@@ -87,8 +87,15 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                     } else {
                         ""
                     };
+                    let cpu = match &c.cpu_vs_baseline {
+                        Some(cpu) => format!(
+                            "<br><span class=\"muted\">server CPU/req: {}</span>",
+                            esc(&crate::bench::cpu_verdict(cpu))
+                        ),
+                        None => String::new(),
+                    };
                     format!(
-                        "<br><span class=\"{cls}\">{:.2}× ({}{withheld})</span>",
+                        "<br><span class=\"{cls}\">{:.2}× ({}{withheld})</span>{cpu}",
                         v.ratio,
                         crate::bench::ratio_interval(v)
                     )
