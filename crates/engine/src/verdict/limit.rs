@@ -201,7 +201,7 @@ impl Limit {
         };
         let client_figure = match busiest.idle {
             Some(idle) => format!(
-                "{thread} used {} of a core, waited for a CPU {} of the time and was idle {} of it",
+                "{thread} used {} of a core, waited for a CPU {} of the time and spent {} of it in its waits (idle, or the kernel at work for its sockets)",
                 pct(busiest.busy),
                 pct(busiest.waiting),
                 pct(idle)
@@ -659,7 +659,11 @@ mod tests {
         l.client_threads[0].idle = Some(0.02);
         l.judge(CLOSED);
         assert_eq!(l.verdict, Verdict::ClientBound, "{}", l.reason);
-        assert!(l.reason.contains("was idle 2 % of it"), "{}", l.reason);
+        assert!(
+            l.reason.contains("spent 2 % of it in its waits"),
+            "{}",
+            l.reason
+        );
         // Idle a third of the run: the server kept it waiting.
         l.client_threads[0].idle = Some(0.33);
         l.judge(CLOSED);
