@@ -2,6 +2,7 @@
 //! the run's result with its histograms (and a stream's, in `stream`), and exact
 //! merges of results and seconds; and the per-request records streamed out (`raw`).
 
+pub(crate) mod figures;
 pub mod hist;
 pub mod merge;
 pub mod raw;

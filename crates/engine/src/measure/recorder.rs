@@ -13,6 +13,7 @@ use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::error::ErrorKind;
+use crate::measure::figures::{Grpc, Headers, Records, Sessions, Streams, Tally, Tls};
 use crate::measure::result::{new_histogram, Histograms};
 pub(crate) use crate::measure::second::{Gauges, LiveExtra, RawInterval};
 use crate::run::control::Control;
@@ -74,67 +75,34 @@ pub(crate) struct Timing {
     pub waiting_us: u64,
 }
 
-/// A worker's measurements: one field per histogram and counter the result reports
-/// (hence over twenty), each touched by one kind of event; merged field by field.
+/// A worker's measurements: the histograms, the responses by status and the
+/// failures by kind, and the counters grouped by what counts them (see
+/// [`crate::measure::figures`]); merged group by group.
 pub(crate) struct Recorder {
     pub hist: Histograms,
     pub statuses: Vec<u64>,
     pub errors: [u64; ErrorKind::ALL.len()],
-    pub started: u64,
-    pub completed: u64,
-    pub keepalive: u64,
-    pub length_mismatch: u64,
-    pub bytes_read: u64,
-    pub bytes_body: u64,
-    pub bytes_written: u64,
-    pub connections_opened: u64,
-    pub sessions_started: u64,
-    pub sessions_completed: u64,
-    pub sessions_failed: u64,
-    pub max_concurrent: u64,
-    /// Times an arrival was due while every connection of the pool was busy.
-    pub starved: u64,
-    /// Arrivals never sent, counted in the corrected latency as censored values.
-    pub censored: u64,
-    /// TLS handshakes that resumed a session.
-    pub resumed: u64,
-    /// Connections where HTTP/2 was offered and ALPN chose HTTP/1.1.
-    pub h1_fallback: u64,
+    /// What every run counts: requests, bytes, connections, the pool.
+    pub tally: Tally,
+    pub sessions: Sessions,
+    pub tls: Tls,
+    /// HTTP/2 response headers: compressed and decoded bytes.
+    pub headers: Headers,
     /// HTTP/3: QUIC's figures of the connections closed so far.
     pub quic: crate::result::QuicStats,
-    /// HTTP/2 response headers: compressed and decoded bytes.
-    pub headers_compressed: u64,
-    pub headers_decoded: u64,
-    /// Runs that time streams: events received, and streams that sent `[DONE]`.
-    pub stream_events: u64,
-    pub stream_done: u64,
-    /// OpenAI streams: completion tokens of completed responses, and the completions
-    /// that met the run's service levels.
-    pub stream_tokens: u64,
-    pub stream_good: u64,
-    /// OpenAI streams: completions whose usage counted fewer tokens than the events
-    /// that carried text.
-    pub stream_usage_short: u64,
-    /// Stamped messages whose stamp said they were sent after they arrived.
-    pub stream_early: u64,
-    /// gRPC calls answered, by `grpc-status` (0 to 16).
-    pub grpc: [u64; 17],
-    /// gRPC calls that failed, by status and `grpc-message` (bounded; see
-    /// [`crate::result::MAX_GRPC_MESSAGES`]).
-    pub grpc_messages: Vec<crate::result::GrpcMessage>,
+    /// Runs that time streams.
+    pub streams: Streams,
+    pub grpc: Grpc,
     /// WebSocket runs: upgrades refused and the server's closes.
     pub ws: crate::result::WsStats,
     pub intervals: Vec<RawInterval>,
-    pub requests: Option<Vec<RequestRecord>>,
-    /// At most this many records are kept ([`MAX_RECORDS`] shared by the workers).
-    keep_at_most: usize,
-    /// Requests not recorded for the limit.
-    pub records_dropped: u64,
+    /// Per-request records, when an output lists every request.
+    pub records: Records,
     /// Figures per target, for a run of several requests.
     pub targets: crate::measure::targets::Targets,
-    /// The records streamed out (`--raw`), when they are.
+    /// The records streamed out (`--raw`), when they are, and those lost to a failed
+    /// file.
     pub raw: Option<crate::measure::raw::RawSink>,
-    /// Streamed records lost to a failed file.
     pub raw_lost: u64,
     start: Instant,
     start_unix_us: u64,
@@ -198,38 +166,16 @@ impl Recorder {
             hist: Histograms::default(),
             statuses: vec![0; 1000],
             errors: [0; ErrorKind::ALL.len()],
-            started: 0,
-            completed: 0,
-            keepalive: 0,
-            length_mismatch: 0,
-            bytes_read: 0,
-            bytes_body: 0,
-            bytes_written: 0,
-            connections_opened: 0,
-            sessions_started: 0,
-            sessions_completed: 0,
-            sessions_failed: 0,
-            max_concurrent: 0,
-            starved: 0,
-            censored: 0,
-            resumed: 0,
-            h1_fallback: 0,
+            tally: Tally::default(),
+            sessions: Sessions::default(),
+            tls: Tls::default(),
+            headers: Headers::default(),
             quic: Default::default(),
-            headers_compressed: 0,
-            headers_decoded: 0,
-            stream_events: 0,
-            stream_done: 0,
-            stream_tokens: 0,
-            stream_good: 0,
-            stream_usage_short: 0,
-            stream_early: 0,
-            grpc: [0; 17],
-            grpc_messages: Vec::new(),
+            streams: Streams::default(),
+            grpc: Grpc::default(),
             ws: Default::default(),
             intervals: Vec::new(),
-            requests: (keep > 0).then(Vec::new),
-            keep_at_most: keep,
-            records_dropped: 0,
+            records: Records::new(keep),
             targets: Default::default(),
             raw: None,
             raw_lost: 0,
@@ -328,7 +274,7 @@ impl Recorder {
     #[inline]
     pub fn read_bytes(&mut self, now: Instant, n: usize) {
         self.roll(now);
-        self.bytes_read += n as u64;
+        self.tally.bytes_read += n as u64;
         self.cur.bytes_read += n as u64;
     }
 
@@ -345,9 +291,9 @@ impl Recorder {
             self.targets.complete(target, status, timing.total_us);
         }
         self.roll(now);
-        self.completed += 1;
+        self.tally.completed += 1;
         self.cur.completed += 1;
-        self.bytes_body += body;
+        self.tally.bytes_body += body;
         if let Some(s) = self.statuses.get_mut(status as usize) {
             *s += 1;
         }
@@ -374,7 +320,7 @@ impl Recorder {
         self.cur
             .uncorrected
             .saturating_record(timing.uncorrected_us);
-        if self.requests.is_some() {
+        if self.records.kept.is_some() {
             self.keep(
                 intended,
                 timing.connect_us,
@@ -398,20 +344,20 @@ impl Recorder {
         }
         let us = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);
         self.hist.latency.0.saturating_record(us);
-        self.censored += 1;
+        self.tally.censored += 1;
     }
 
     /// A gRPC answer came with `grpc-status` `code`.
     #[inline]
     pub fn grpc_status(&mut self, code: u8) {
-        self.grpc[usize::from(code).min(16)] += 1;
+        self.grpc.statuses[usize::from(code).min(16)] += 1;
     }
 
     /// A gRPC call failed with status `code` and `grpc-message` `message`.
     #[inline(never)]
     pub fn grpc_message(&mut self, code: u8, message: &str) {
         let name = stampede_wire::grpc::code_name(code);
-        crate::result::add_grpc_message(&mut self.grpc_messages, name, message, 1);
+        crate::result::add_grpc_message(&mut self.grpc.messages, name, message, 1);
     }
 
     /// A response counted without a latency sample: with wrk2's batch latency only a
@@ -422,9 +368,9 @@ impl Recorder {
             self.targets.count(target, status);
         }
         self.roll(now);
-        self.completed += 1;
+        self.tally.completed += 1;
         self.cur.completed += 1;
-        self.bytes_body += body;
+        self.tally.bytes_body += body;
         if let Some(s) = self.statuses.get_mut(status as usize) {
             *s += 1;
         }
@@ -441,9 +387,9 @@ impl Recorder {
         (status, body_bytes, outcome): (u16, u64, Outcome),
     ) {
         let offset = intended.saturating_duration_since(self.start).as_micros() as u64;
-        if let Some(reqs) = &mut self.requests {
-            if reqs.len() >= self.keep_at_most {
-                self.records_dropped += 1;
+        if let Some(reqs) = &mut self.records.kept {
+            if reqs.len() >= self.records.at_most {
+                self.records.dropped += 1;
                 return;
             }
             reqs.push(RequestRecord {
@@ -470,7 +416,7 @@ impl Recorder {
         self.cur.failed += 1;
         let total_us = micros(intended, now);
         self.hist.ko.0.saturating_record(total_us);
-        if self.requests.is_some() {
+        if self.records.kept.is_some() {
             let outcome = Outcome {
                 grpc: None,
                 error: Some(kind),
@@ -496,7 +442,7 @@ impl Recorder {
     /// A TLS handshake finished after `us` µs.
     pub fn handshake(&mut self, us: u64, resumed: bool) {
         self.hist.tls_handshake.0.saturating_record(us);
-        self.resumed += u64::from(resumed);
+        self.tls.resumed += u64::from(resumed);
     }
 
     /// The first body byte of a watched response (sent at `sent`, meant to start at
@@ -536,7 +482,7 @@ impl Recorder {
         if n > 1 {
             s.gap.0.saturating_record_n(0, u64::from(n - 1));
         }
-        self.stream_events += u64::from(n);
+        self.streams.events += u64::from(n);
         self.cur.events += u64::from(n);
     }
 
@@ -551,14 +497,14 @@ impl Recorder {
         h.delivery_uncorrected
             .0
             .saturating_record(at.saturating_sub(s.sent_ns) / 1000);
-        self.stream_early += u64::from(s.sent_ns > at);
+        self.streams.early += u64::from(s.sent_ns > at);
     }
 
     /// A watched response completed with `events` events; `done` if it sent `[DONE]`.
     pub fn stream_response(&mut self, events: u64, done: bool) {
         let s = self.hist.stream.get_or_insert_with(Default::default);
         s.events.0.saturating_record(events);
-        self.stream_done += u64::from(done);
+        self.streams.done += u64::from(done);
     }
 
     /// An OpenAI stream's completion had `tokens` tokens; `tpot_us` is its time per
@@ -569,16 +515,16 @@ impl Recorder {
         if let Some(t) = tpot_us {
             s.tpot.0.saturating_record(t);
         }
-        self.stream_tokens += u64::from(tokens);
+        self.streams.tokens += u64::from(tokens);
     }
 
     /// A session ended; `ok` if it made all its calls.
     pub fn session_end(&mut self, started: Instant, now: Instant, ok: bool) {
         if ok {
-            self.sessions_completed += 1;
+            self.sessions.completed += 1;
             self.hist.session.0.saturating_record(micros(started, now));
         } else {
-            self.sessions_failed += 1;
+            self.sessions.failed += 1;
         }
     }
 
@@ -596,29 +542,12 @@ impl Recorder {
         h.session.add(&other.hist.session);
         h.tls_handshake.add(&other.hist.tls_handshake);
         h.ws_upgrade.add(&other.hist.ws_upgrade);
-        self.resumed += other.resumed;
-        self.h1_fallback += other.h1_fallback;
+        self.tls.add(&other.tls);
         self.quic.join(&other.quic);
-        self.headers_compressed += other.headers_compressed;
-        self.headers_decoded += other.headers_decoded;
-        self.stream_events += other.stream_events;
-        self.stream_done += other.stream_done;
-        self.stream_tokens += other.stream_tokens;
-        self.stream_good += other.stream_good;
-        self.stream_usage_short += other.stream_usage_short;
-        self.stream_early += other.stream_early;
-        for (a, b) in self.grpc.iter_mut().zip(other.grpc) {
-            *a += b;
-        }
+        self.headers.add(&other.headers);
+        self.streams.add(&other.streams);
+        self.grpc.add(&other.grpc);
         self.ws.add(&other.ws);
-        for m in &other.grpc_messages {
-            crate::result::add_grpc_message(
-                &mut self.grpc_messages,
-                &m.status,
-                &m.message,
-                m.count,
-            );
-        }
         match (&mut h.stream, other.hist.stream) {
             (Some(a), Some(b)) => {
                 // One run's workers stay far within the format's counts.
@@ -629,33 +558,17 @@ impl Recorder {
         }
         h.first_byte.add(&other.hist.first_byte);
         h.per_connection.add(&other.hist.per_connection);
-        self.sessions_started += other.sessions_started;
-        self.sessions_completed += other.sessions_completed;
-        self.sessions_failed += other.sessions_failed;
-        // Workers peak at different moments; their sum bounds the true peak from above.
-        self.max_concurrent += other.max_concurrent;
-        self.starved += other.starved;
-        self.censored += other.censored;
+        self.sessions.add(&other.sessions);
+        self.tally.add(&other.tally);
         for (a, b) in self.statuses.iter_mut().zip(&other.statuses) {
             *a += b;
         }
         for (a, b) in self.errors.iter_mut().zip(&other.errors) {
             *a += b;
         }
-        self.started += other.started;
-        self.completed += other.completed;
-        self.keepalive += other.keepalive;
-        self.length_mismatch += other.length_mismatch;
-        self.bytes_read += other.bytes_read;
-        self.bytes_body += other.bytes_body;
-        self.bytes_written += other.bytes_written;
-        self.connections_opened += other.connections_opened;
         // Seconds are combined when the result is built, one histogram at a time.
         self.intervals.extend(other.intervals);
-        if let (Some(a), Some(b)) = (&mut self.requests, other.requests) {
-            a.extend(b);
-        }
-        self.records_dropped += other.records_dropped;
+        self.records.add(other.records);
         self.raw_lost += other.raw_lost;
         self.targets.merge(other.targets);
     }
@@ -770,11 +683,11 @@ mod tests {
         let mut other = Recorder::new(start, 0, 2, None);
         other.fail(start, ErrorKind::Reset, (start, 0));
         r.merge(other);
-        assert_eq!(r.requests.as_ref().map(Vec::len), Some(3));
-        assert_eq!(r.records_dropped, 3);
+        assert_eq!(r.records.kept.as_ref().map(Vec::len), Some(3));
+        assert_eq!(r.records.dropped, 3);
         // Without records nothing is kept or counted.
         let mut none = Recorder::new(start, 0, 0, None);
         none.fail(start, ErrorKind::Reset, (start, 0));
-        assert!(none.requests.is_none() && none.records_dropped == 0);
+        assert!(none.records.kept.is_none() && none.records.dropped == 0);
     }
 }

@@ -44,13 +44,13 @@ pub(super) fn build_result(
     let secs = elapsed.as_secs_f64();
     let intervals = merge_intervals(std::mem::take(&mut rec.intervals));
     let open = open_stats(spec, &rec, never_sent, secs);
-    let starved = rec.starved;
+    let starved = rec.tally.starved;
     let loads = shared.load.loads();
     let sessions = spec.load.shape.has_sessions().then(|| SessionStats {
-        started: rec.sessions_started,
-        completed: rec.sessions_completed,
-        failed: rec.sessions_failed,
-        max_concurrent: rec.max_concurrent,
+        started: rec.sessions.started,
+        completed: rec.sessions.completed,
+        failed: rec.sessions.failed,
+        max_concurrent: rec.sessions.max_concurrent,
         lifetime: rec.hist.session.stats(),
         calls: spec.load.session.calls,
         burst: spec.load.session.burst,
@@ -62,25 +62,25 @@ pub(super) fn build_result(
             cipher: s.cipher,
             alpn: s.alpn,
             handshakes: rec.hist.tls_handshake.0.len(),
-            resumed: rec.resumed,
-            http1_fallback: rec.h1_fallback,
+            resumed: rec.tls.resumed,
+            http1_fallback: rec.tls.h1_fallback,
             handshake: rec.hist.tls_handshake.stats(),
         }
     });
     let quic = spec.load.http3.map(|_| rec.quic.clone());
     let stream = spec.load.stream.map(|mode| {
         let h = rec.hist.stream.clone().unwrap_or_default();
-        let good = spec.load.slo.map(|_| rec.stream_good);
+        let good = spec.load.slo.map(|_| rec.streams.good);
         let counts = (
-            rec.stream_events,
-            rec.stream_done,
-            rec.stream_tokens,
+            rec.streams.events,
+            rec.streams.done,
+            rec.streams.tokens,
             good,
-            rec.stream_usage_short,
+            rec.streams.usage_short,
         );
         let mut st = StreamStats::of(mode, counts, secs, &h);
         if let Some(d) = &mut st.delivery {
-            d.early = rec.stream_early;
+            d.early = rec.streams.early;
         }
         st
     });
@@ -119,28 +119,28 @@ pub(super) fn build_result(
             redirects: spec.load.redirects,
         },
         requests: Counts {
-            started: rec.started,
-            completed: rec.completed,
+            started: rec.tally.started,
+            completed: rec.tally.completed,
             failed,
             abandoned,
-            keepalive: rec.keepalive,
-            length_mismatch: rec.length_mismatch,
+            keepalive: rec.tally.keepalive,
+            length_mismatch: rec.tally.length_mismatch,
         },
         throughput_rps: if secs > 0.0 {
-            rec.completed as f64 / secs
+            rec.tally.completed as f64 / secs
         } else {
             0.0
         },
         statuses,
         errors,
         bytes: Bytes {
-            read: rec.bytes_read,
-            body: rec.bytes_body,
-            written: rec.bytes_written,
-            headers_compressed: rec.headers_compressed,
-            headers_decoded: rec.headers_decoded,
+            read: rec.tally.bytes_read,
+            body: rec.tally.bytes_body,
+            written: rec.tally.bytes_written,
+            headers_compressed: rec.headers.compressed,
+            headers_decoded: rec.headers.decoded,
         },
-        connections_opened: rec.connections_opened,
+        connections_opened: rec.tally.connections_opened,
         server_software: server,
         document_length: doc_len,
         latency: rec.hist.latency.stats(),
@@ -158,13 +158,13 @@ pub(super) fn build_result(
         quic,
         targets,
         grpc: (spec.load.stream == Some(crate::StreamMode::Grpc)).then(|| {
-            (rec.grpc.iter().enumerate())
+            (rec.grpc.statuses.iter().enumerate())
                 .filter(|(_, n)| **n > 0)
                 .map(|(code, n)| (stampede_wire::grpc::code_name(code as u8).to_string(), *n))
                 .collect()
         }),
         grpc_messages: {
-            let mut m = rec.grpc_messages.clone();
+            let mut m = rec.grpc.messages.clone();
             crate::result::sort_grpc_messages(&mut m);
             m
         },
@@ -176,8 +176,8 @@ pub(super) fn build_result(
     result.limit = Some(limit_of(spec, &result, loads, starved));
     Run {
         result,
-        requests: rec.requests,
-        requests_dropped: rec.records_dropped,
+        requests: rec.records.kept,
+        requests_dropped: rec.records.dropped,
         raw_lost: rec.raw_lost,
     }
 }
@@ -224,17 +224,17 @@ fn limit_of(
 fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Option<OpenStats> {
     let (target, started) = match &spec.load.shape {
         Shape::Closed => return None,
-        Shape::Rate { rate, .. } => (Some(*rate), rec.started),
-        Shape::Paced(_) => (None, rec.started),
-        Shape::Users(p) if p.is_closed() => (None, rec.sessions_started),
-        Shape::Users(_) => (None, rec.sessions_started),
+        Shape::Rate { rate, .. } => (Some(*rate), rec.tally.started),
+        Shape::Paced(_) => (None, rec.tally.started),
+        Shape::Users(p) if p.is_closed() => (None, rec.sessions.started),
+        Shape::Users(_) => (None, rec.sessions.started),
         Shape::Sessions { period, .. } => (
             match period {
                 Some(crate::arrivals::Period::Deterministic(t)) if *t > 0.0 => Some(1.0 / t),
                 Some(crate::arrivals::Period::Exponential(t)) if *t > 0.0 => Some(1.0 / t),
                 _ => None,
             },
-            rec.sessions_started,
+            rec.sessions.started,
         ),
     };
     let lag = rec.hist.send_lag.stats();
@@ -242,7 +242,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
     let cause = behind.then(|| {
         if spec.load.shape.has_sessions() {
             "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
-        } else if rec.starved > 0 {
+        } else if rec.tally.starved > 0 {
             format!(
                 "all {} connections were busy when requests were due: the server answers more slowly than the rate asks, or there are too few connections (raise -c)",
                 spec.load.connections
@@ -265,7 +265,7 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
         },
         send_lag: lag,
         never_sent,
-        censored: rec.censored,
+        censored: rec.tally.censored,
         behind,
         cause,
     })

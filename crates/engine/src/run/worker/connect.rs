@@ -44,7 +44,7 @@ impl Worker<'_> {
         c.first_byte = None;
         // The protocol is fresh (a new slot, or reset when the last socket went).
         c.alpn_pending = self.spec.load.http2 && self.spec.tls.is_some();
-        let nth = self.dial.first_local + self.rec.connections_opened;
+        let nth = self.dial.first_local + self.rec.tally.connections_opened;
         let d = dialer(self.spec, &self.dial, nth);
         match c
             .link
@@ -55,8 +55,8 @@ impl Worker<'_> {
                     // Without arrival stamps a late read would time late: no naps.
                     self.pace.nap = false;
                 }
-                self.rec.connections_opened += 1;
-                self.conns[ci].serial = self.rec.connections_opened;
+                self.rec.tally.connections_opened += 1;
+                self.conns[ci].serial = self.rec.tally.connections_opened;
                 self.sockets += 1;
                 if let Some(q) = &self.dial.quic {
                     // QUIC's connection begins with the socket: its first datagram
@@ -233,7 +233,7 @@ impl Worker<'_> {
                 }
                 Ok(n) => {
                     c.proto.wrote(n);
-                    self.rec.bytes_written += n as u64;
+                    self.rec.tally.bytes_written += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -312,7 +312,7 @@ impl Worker<'_> {
                     }
                     self.open_streams(ci);
                 } else {
-                    self.rec.h1_fallback += 1;
+                    self.rec.tls.h1_fallback += 1;
                 }
                 self.write(ci, now);
             }

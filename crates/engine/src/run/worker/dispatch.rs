@@ -86,7 +86,7 @@ impl Worker<'_> {
         }
         // Every connection is busy: if an arrival is already due, the pool is the limit.
         if self.schedule.is_due(now) {
-            self.rec.starved += 1;
+            self.rec.tally.starved += 1;
         }
     }
 
@@ -104,7 +104,7 @@ impl Worker<'_> {
             self.show_sent(ci, base, len);
         }
         self.in_flight += claimed as u64;
-        self.rec.started += claimed as u64;
+        self.rec.tally.started += claimed as u64;
         self.gauge();
         let c = &mut self.conns[ci];
         c.proto.send(base..base + len);

@@ -553,8 +553,12 @@ impl<'a> Worker<'a> {
     fn publish(&mut self) {
         let failed: u64 = self.rec.errors.iter().sum();
         let rec = &self.rec;
-        self.published
-            .publish(&self.shared.control, rec.completed, failed, rec.bytes_read);
+        self.published.publish(
+            &self.shared.control,
+            rec.tally.completed,
+            failed,
+            rec.tally.bytes_read,
+        );
     }
 
     fn timers(&mut self, now: Instant) {

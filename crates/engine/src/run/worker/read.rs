@@ -201,8 +201,8 @@ impl Worker<'_> {
             }
         }
         let (compressed, decoded) = c.proto.take_header_sizes();
-        self.rec.headers_compressed += compressed;
-        self.rec.headers_decoded += decoded;
+        self.rec.headers.compressed += compressed;
+        self.rec.headers.decoded += decoded;
         let open = self.settle(ci, &events, now);
         self.events = events;
         let c = &mut self.conns[ci];
@@ -368,7 +368,7 @@ impl Worker<'_> {
         };
         self.in_flight -= 1;
         if r.reused {
-            self.rec.keepalive += 1;
+            self.rec.tally.keepalive += 1;
         }
 
         if self.once.server {
@@ -531,7 +531,7 @@ impl Worker<'_> {
                 Ordering::Relaxed,
             );
         } else if first != body {
-            self.rec.length_mismatch += 1;
+            self.rec.tally.length_mismatch += 1;
         }
     }
 

@@ -31,8 +31,9 @@ impl Worker<'_> {
                             .push(Conn::new(proto, self.spec.load.pipeline, now));
                     }
                     sess.begin(ci, intended, self.conns[ci].completed_total);
-                    self.rec.sessions_started += 1;
-                    self.rec.max_concurrent = self.rec.max_concurrent.max(sess.active() as u64);
+                    self.rec.sessions.started += 1;
+                    self.rec.sessions.max_concurrent =
+                        self.rec.sessions.max_concurrent.max(sess.active() as u64);
                     if sess.timed() {
                         self.start_timed(ci, now);
                     } else {

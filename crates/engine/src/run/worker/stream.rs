@@ -143,7 +143,7 @@ impl Worker<'_> {
             let tokens = k.tokens.unwrap_or(k.events);
             // A chunk may carry several tokens, never less than one: usage below the
             // events that carried text contradicts them.
-            self.rec.stream_usage_short += u64::from(k.tokens.is_some_and(|t| t < k.events));
+            self.rec.streams.usage_short += u64::from(k.tokens.is_some_and(|t| t < k.events));
             let tpot = match k.first {
                 Some(first) if tokens > 1 => {
                     let span = at.saturating_duration_since(first).as_micros() as u64;
@@ -156,7 +156,7 @@ impl Worker<'_> {
                 let us = |d: std::time::Duration| d.as_micros() as u64;
                 let ttft = k.first.map(|f| us(f.saturating_duration_since(intended)));
                 let e2el = us(at.saturating_duration_since(intended));
-                self.rec.stream_good += u64::from(slo.met(ttft, tpot, e2el));
+                self.rec.streams.good += u64::from(slo.met(ttft, tpot, e2el));
             }
         }
     }
