@@ -18,16 +18,16 @@ pub struct Exit {
 }
 
 impl Exit {
-    pub fn usage(message: impl Into<String>) -> Exit {
+    pub fn usage(message: impl std::fmt::Display) -> Exit {
         Exit {
             code: EXIT_USAGE,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
-    pub fn fail(message: impl Into<String>) -> Exit {
+    pub fn fail(message: impl std::fmt::Display) -> Exit {
         Exit {
             code: EXIT_FAIL,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 }

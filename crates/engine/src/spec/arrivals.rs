@@ -280,11 +280,6 @@ impl Period {
     /// Parses `d0.01`, `e0.01`, `u0.005,0.015`, `v0.1,10,0.01,20`; a bare number is
     /// deterministic.
     pub fn parse(s: &str) -> Result<Period, SyntaxError> {
-        Self::parse_text(s).map_err(SyntaxError)
-    }
-
-    /// The parse, with the message as text (see the public wrapper above).
-    fn parse_text(s: &str) -> Result<Period, String> {
         let s = s.trim();
         let (kind, rest) = match s.chars().next() {
             Some(c @ ('d' | 'e' | 'u' | 'v' | 'D' | 'E' | 'U' | 'V')) => {
@@ -299,7 +294,7 @@ impl Period {
             .collect::<Result<_, _>>()
             .map_err(|_| format!("{s:?}: expected numbers in seconds, as in d0.01, e0.01, u0.005,0.015 or v0.1,10,0.01,20"))?;
         if nums.iter().any(|x| !x.is_finite() || *x < 0.0) {
-            return Err(format!("{s:?}: times must be non-negative"));
+            return Err(format!("{s:?}: times must be non-negative").into());
         }
         let p = match (kind, nums.as_slice()) {
             ('d', [t]) => Period::Deterministic(*t),
@@ -311,7 +306,8 @@ impl Period {
             _ => {
                 return Err(format!(
                     "{s:?}: use d<T>, e<T>, u<T1>,<T2> (T1 <= T2) or v<T1>,<D1>,<T2>,<D2>…"
-                ))
+                )
+                .into())
             }
         };
         Ok(p)

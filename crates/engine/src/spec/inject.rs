@@ -145,15 +145,10 @@ impl Profile {
     /// Parses one or more steps given as separate strings (each may itself hold several
     /// steps separated by commas at the top level).
     pub fn parse(inputs: &[String]) -> Result<Profile, SyntaxError> {
-        Self::parse_text(inputs).map_err(SyntaxError)
-    }
-
-    /// The parse, with the message as text (see the public wrapper above).
-    fn parse_text(inputs: &[String]) -> Result<Profile, String> {
         let mut steps = Vec::new();
         for s in inputs {
             for part in split_top_level(s) {
-                steps.extend(step_text(part.trim())?);
+                steps.extend(parse_step(part.trim())?);
             }
         }
         if steps.is_empty() {
@@ -380,7 +375,7 @@ enum Tok {
     Dot,
 }
 
-fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+fn tokenize(s: &str) -> Result<Vec<Tok>, SyntaxError> {
     let b = s.as_bytes();
     let mut i = 0;
     let mut out = Vec::new();
@@ -435,7 +430,7 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 }
                 out.push(Tok::Ident(s[start..i].to_string()));
             }
-            _ => return Err(format!("unexpected character {:?}", c as char)),
+            _ => return Err(format!("unexpected character {:?}", c as char).into()),
         }
     }
     Ok(out)
@@ -471,7 +466,7 @@ impl Parser {
         self.pos += 1;
         t
     }
-    fn value(&mut self) -> Result<Value, String> {
+    fn value(&mut self) -> Result<Value, SyntaxError> {
         match self.bump() {
             Some(Tok::Open) => {
                 let v = self.value()?;
@@ -499,24 +494,24 @@ impl Parser {
                     {
                         return Err(format!(
                             "unknown time unit {u:?} after {num}; use ms, seconds, minutes or hours (30 seconds, 2.minutes, 500 ms)"
-                        ))
+                        ).into())
                     }
                     _ => {}
                 }
                 Ok(Value { num, unit })
             }
-            other => Err(format!("expected a number, found {other:?}")),
+            other => Err(format!("expected a number, found {other:?}").into()),
         }
     }
     /// `name(args)`, `name value` (infix) or a bare `name`.
-    fn segment(&mut self) -> Result<Option<(String, Vec<Value>)>, String> {
+    fn segment(&mut self) -> Result<Option<(String, Vec<Value>)>, SyntaxError> {
         while self.peek() == Some(&Tok::Dot) {
             self.pos += 1;
         }
         let name = match self.bump() {
             None => return Ok(None),
             Some(Tok::Ident(n)) => n,
-            Some(t) => return Err(format!("expected a step or modifier name, found {t:?}")),
+            Some(t) => return Err(format!("expected a step or modifier name, found {t:?}").into()),
         };
         let mut args = Vec::new();
         match self.peek() {
@@ -530,7 +525,11 @@ impl Parser {
                         match self.bump() {
                             Some(Tok::Comma) => {}
                             Some(Tok::Close) => break,
-                            _ => return Err(format!("missing ) after the arguments of {name}")),
+                            _ => {
+                                return Err(
+                                    format!("missing ) after the arguments of {name}").into()
+                                )
+                            }
                         }
                     }
                 }
@@ -563,20 +562,15 @@ pub const MAX_RATE: f64 = 1e7;
 const FORMS: &str = "nothingFor(d), atOnceUsers(n), rampUsers(n).during(d), constantUsersPerSec(r).during(d)[.randomized], rampUsersPerSec(r1).to(r2).during(d)[.randomized], stressPeakUsers(n).during(d), incrementUsersPerSec(r).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(r0)], constantConcurrentUsers(n).during(d), rampConcurrentUsers(a).to(b).during(d), incrementConcurrentUsers(n).times(k).eachLevelLasting(d)[.separatedByRampsLasting(d)][.startingFrom(n0)]; durations as 30, 30s, 500 ms, 2.minutes or (1 minute)";
 
 /// Parses one step into one or more [`InjectionStep`]s (staircases expand).
-pub fn parse_step(s: &str) -> Result<Vec<InjectionStep>, SyntaxError> {
-    step_text(s).map_err(SyntaxError)
-}
-
-/// [`parse_step`], its message as text.
 ///
 /// Long on purpose: one match over every injection step Gatling and k6 write, each arm a
 /// few lines.
-fn step_text(s: &str) -> Result<Vec<InjectionStep>, String> {
-    let err = |why: String| format!("injection step {s:?}: {why}; accepted: {FORMS}");
-    let toks = tokenize(s).map_err(err)?;
+pub fn parse_step(s: &str) -> Result<Vec<InjectionStep>, SyntaxError> {
+    let err = |why: String| SyntaxError(format!("injection step {s:?}: {why}; accepted: {FORMS}"));
+    let toks = tokenize(s).map_err(|e| err(e.0))?;
     let mut p = Parser { toks, pos: 0 };
     let mut segs: Vec<(String, Vec<Value>)> = Vec::new();
-    while let Some(seg) = p.segment().map_err(err)? {
+    while let Some(seg) = p.segment().map_err(|e| err(e.0))? {
         segs.push(seg);
     }
     let Some((head, head_args)) = segs.first().cloned() else {
@@ -588,13 +582,13 @@ fn step_text(s: &str) -> Result<Vec<InjectionStep>, String> {
             .find(|(n, _)| n == key)
             .map(|(_, a)| a.clone())
     };
-    let num = |args: &[Value], what: &str| -> Result<f64, String> {
+    let num = |args: &[Value], what: &str| -> Result<f64, SyntaxError> {
         match args {
             [v] if v.num.is_finite() && v.num >= 0.0 => Ok(v.num),
             _ => Err(err(format!("{what} needs one non-negative number"))),
         }
     };
-    let rate = |args: &[Value], what: &str| -> Result<f64, String> {
+    let rate = |args: &[Value], what: &str| -> Result<f64, SyntaxError> {
         let r = num(args, what)?;
         if r > MAX_RATE {
             return Err(err(format!(
@@ -603,7 +597,7 @@ fn step_text(s: &str) -> Result<Vec<InjectionStep>, String> {
         }
         Ok(r)
     };
-    let count = |args: &[Value], what: &str| -> Result<u64, String> {
+    let count = |args: &[Value], what: &str| -> Result<u64, SyntaxError> {
         let n = num(args, what)?;
         if n.fract() != 0.0 {
             return Err(err(format!("{what} needs a whole number")));
@@ -615,7 +609,7 @@ fn step_text(s: &str) -> Result<Vec<InjectionStep>, String> {
         }
         Ok(n as u64)
     };
-    let dur = |key: &str| -> Result<Duration, String> {
+    let dur = |key: &str| -> Result<Duration, SyntaxError> {
         let args = get(key).ok_or_else(|| err(format!("{head} needs .{key}(duration)")))?;
         match args.as_slice() {
             [v] if v.num.is_finite() && v.num >= 0.0 => {

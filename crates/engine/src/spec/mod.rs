@@ -439,15 +439,18 @@ pub struct Slo {
 impl Slo {
     /// Service levels as vLLM's `--goodput` writes them: `ttft:200`, `tpot:50`,
     /// `e2el:1000` (milliseconds); none given, none set. The error names the bad one.
-    pub fn parse(levels: &[impl AsRef<str>]) -> Result<Option<Slo>, String> {
+    pub fn parse(levels: &[impl AsRef<str>]) -> Result<Option<Slo>, SyntaxError> {
         if levels.is_empty() {
             return Ok(None);
         }
         let mut slo = Slo::default();
         for a in levels {
             let a = a.as_ref();
-            let bad =
-                || format!("{a}: KEY:MS with KEY ttft, tpot or e2el and MS milliseconds above 0");
+            let bad = || {
+                SyntaxError(format!(
+                    "{a}: KEY:MS with KEY ttft, tpot or e2el and MS milliseconds above 0"
+                ))
+            };
             let (k, v) = a.split_once(':').ok_or_else(bad)?;
             let ms: f64 = v.parse().map_err(|_| bad())?;
             if !(ms > 0.0 && ms.is_finite() && ms <= 1e9) {
@@ -565,11 +568,6 @@ impl Walk {
 /// Parses a duration as flags and plans write it: `250us` (or `µs`), `500ms`, `10s`
 /// (`sec`, `secs`), `2m` (`min`), `1h`, or a bare number of seconds; units in any case.
 pub fn parse_duration(s: &str) -> Result<Duration, SyntaxError> {
-    duration_text(s).map_err(SyntaxError)
-}
-
-/// The parse, with the message as text (see the public wrapper above).
-fn duration_text(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -590,12 +588,13 @@ fn duration_text(s: &str) -> Result<Duration, String> {
             return Err(format!(
                 "{s:?} has an unknown unit {:?}; use us (or µs), ms, s (sec, secs), m (min) or h",
                 unit.trim()
-            ))
+            )
+            .into())
         }
     };
     let secs = v * mult;
     if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("{s:?} is out of range"));
+        return Err(format!("{s:?} is out of range").into());
     }
     Ok(Duration::from_secs_f64(secs))
 }

@@ -10,7 +10,52 @@
 //! a line sets that prompt's maximum). Each becomes a streamed request asking for its
 //! usage, so tokens are counted from the server's own figure.
 
-use crate::input::{self, Input};
+use crate::input::{self, Input, InputError};
+
+/// Why a run's prompts or their requests could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// A value of the run's settings is out of range; `flag` names it.
+    #[error("{flag}: {reason}")]
+    Setting {
+        /// The flag (or plan field) as the user wrote it, e.g. `--input-tokens`.
+        flag: &'static str,
+        /// What is wrong, with the accepted range.
+        reason: String,
+    },
+    /// The prompts file could not be read.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A line of the prompts file is not a prompt.
+    #[error("{what} {file}, line {line}: {reason}")]
+    Line {
+        /// What the file was given as (`--prompts`, a plan's `prompts`).
+        what: String,
+        /// The path as given.
+        file: String,
+        /// 1-based.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The prompts file holds no prompt.
+    #[error("{what} {file}: no prompts in it")]
+    Empty {
+        /// What the file was given as.
+        what: String,
+        /// The path as given.
+        file: String,
+    },
+    /// A request could not be built.
+    #[error(transparent)]
+    Request(#[from] crate::error::SpecError),
+}
+
+impl PromptError {
+    fn setting(flag: &'static str, reason: String) -> PromptError {
+        PromptError::Setting { flag, reason }
+    }
+}
 
 /// Which API the requests use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -23,14 +68,14 @@ pub enum Api {
 }
 
 impl std::str::FromStr for Api {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Api, String> {
+    type Err = crate::error::SyntaxError;
+    fn from_str(s: &str) -> Result<Api, Self::Err> {
         match s {
             "chat" => Ok(Api::Chat),
             "completions" => Ok(Api::Completions),
-            _ => Err(format!(
+            _ => Err(crate::error::SyntaxError(format!(
                 "{s:?} is not an OpenAI API here; use chat or completions"
-            )),
+            ))),
         }
     }
 }
@@ -107,17 +152,20 @@ impl Rng {
 impl Prompts<'_> {
     /// Every request body of the run, in order.
     #[cfg(test)]
-    fn bodies(&self) -> Result<Vec<Vec<u8>>, String> {
+    fn bodies(&self) -> Result<Vec<Vec<u8>>, PromptError> {
         let prompts = self.prompts()?;
         Ok(self.bodies_of(&prompts))
     }
 
     /// The prompts and their maximums: drawn, or read from the file.
-    pub fn prompts(&self) -> Result<Vec<(String, u32)>, String> {
+    pub fn prompts(&self) -> Result<Vec<(String, u32)>, PromptError> {
         if self.count == 0 || self.count > MAX_PROMPTS {
-            return Err(format!(
-                "--openai: the run sends 1 to {MAX_PROMPTS} prompts (-n), not {}",
-                self.count
+            return Err(PromptError::setting(
+                "--openai",
+                format!(
+                    "the run sends 1 to {MAX_PROMPTS} prompts (-n), not {}",
+                    self.count
+                ),
             ));
         }
         match self.file {
@@ -149,15 +197,15 @@ impl Prompts<'_> {
 
     /// Refuses a run whose request bodies would take more than
     /// [`MAX_BUILT_REQUESTS`](crate::input::MAX_BUILT_REQUESTS) together.
-    fn fits(&self, bytes: u64) -> Result<(), String> {
+    fn fits(&self, bytes: u64) -> Result<(), PromptError> {
         use crate::input::{size, MAX_BUILT_REQUESTS};
         if bytes > MAX_BUILT_REQUESTS {
-            return Err(format!(
-                "--openai: {} requests of these prompts would build about {:.1} GiB of request bodies, more than the {} stampede builds before a run; send fewer (-n) or shorter prompts",
+            return Err(PromptError::setting("--openai", format!(
+                "{} requests of these prompts would build about {:.1} GiB of request bodies, more than the {} stampede builds before a run; send fewer (-n) or shorter prompts",
                 self.count,
                 bytes as f64 / f64::from(1u32 << 30),
                 size(MAX_BUILT_REQUESTS)
-            ));
+            )));
         }
         Ok(())
     }
@@ -184,7 +232,7 @@ impl Prompts<'_> {
         headers: &[(String, String)],
         keepalive: bool,
         prompts: &[(String, u32)],
-    ) -> Result<Vec<crate::Request>, String> {
+    ) -> Result<Vec<crate::Request>, PromptError> {
         (self.bodies_of(prompts).into_iter())
             .map(|body| {
                 let mut b = crate::RequestBuilder::native(target, "POST", keepalive)
@@ -192,23 +240,23 @@ impl Prompts<'_> {
                 for (n, v) in headers {
                     b = b.set_header(n, v);
                 }
-                b.body(body).build().map_err(|e| e.to_string())
+                Ok(b.body(body).build()?)
             })
             .collect()
     }
 
     /// Random prompts (see the module's comment).
-    pub fn draw(&self) -> Result<Vec<(String, u32)>, String> {
+    pub fn draw(&self) -> Result<Vec<(String, u32)>, PromptError> {
         if !(0.0..1.0).contains(&self.range_ratio) {
-            return Err(format!(
-                "--range-ratio: {} is not in [0, 1)",
-                self.range_ratio
+            return Err(PromptError::setting(
+                "--range-ratio",
+                format!("{} is not in [0, 1)", self.range_ratio),
             ));
         }
         if self.input_words == 0 || self.input_words > MAX_WORDS {
-            return Err(format!(
-                "--input-tokens: 1 to {MAX_WORDS}, not {}",
-                self.input_words
+            return Err(PromptError::setting(
+                "--input-tokens",
+                format!("1 to {MAX_WORDS}, not {}", self.input_words),
             ));
         }
         let spread = |n: u32| {
@@ -244,14 +292,19 @@ impl Prompts<'_> {
             .collect())
     }
 
-    fn read(&self, file: &str) -> Result<Vec<(String, u32)>, String> {
-        let text = input::read_text(file, self.what, Input::List).map_err(|e| e.to_string())?;
+    fn read(&self, file: &str) -> Result<Vec<(String, u32)>, PromptError> {
+        let text = input::read_text(file, self.what, Input::List)?;
         let mut prompts = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad = |why: &str| format!("{} {file}, line {}: {why}", self.what, i + 1);
+            let bad = |why: &str| PromptError::Line {
+                what: self.what.to_string(),
+                file: file.to_string(),
+                line: i + 1,
+                reason: why.to_string(),
+            };
             let v: serde_json::Value =
                 serde_json::from_str(line).map_err(|e| bad(&format!("not JSON ({e})")))?;
             let Some(prompt) = v["prompt"].as_str() else {
@@ -270,7 +323,10 @@ impl Prompts<'_> {
             prompts.push((prompt.to_string(), out));
         }
         if prompts.is_empty() {
-            return Err(format!("{} {file}: no prompts in it", self.what));
+            return Err(PromptError::Empty {
+                what: self.what.to_string(),
+                file: file.to_string(),
+            });
         }
         Ok(prompts)
     }
@@ -374,7 +430,7 @@ mod tests {
     fn bodies_past_the_bound_are_refused_before_they_are_built() {
         let mut p = prompts(1_000_000);
         p.input_words = 100_000;
-        let e = p.prompts().unwrap_err();
+        let e = p.prompts().unwrap_err().to_string();
         assert!(
             e.contains("about 1117.8 GiB of request bodies, more than the 1 GiB"),
             "{e}"
@@ -389,7 +445,11 @@ mod tests {
         p.file = Some(&path);
         assert_eq!(p.prompts().unwrap().len(), 1);
         p.count = 10_000;
-        assert!(p.prompts().unwrap_err().contains("send fewer (-n)"));
+        assert!(p
+            .prompts()
+            .unwrap_err()
+            .to_string()
+            .contains("send fewer (-n)"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

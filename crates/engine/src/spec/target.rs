@@ -120,8 +120,7 @@ impl Target {
                 websocket,
             });
         }
-        let (host, port) =
-            split_host_port(authority, if tls { 443 } else { 80 }).map_err(|r| err(&r))?;
+        let (host, port) = split_host_port(authority, if tls { 443 } else { 80 }, &err)?;
         let address = match address {
             Some(a) => a,
             None => {
@@ -178,17 +177,22 @@ impl Target {
     }
 }
 
-fn split_host_port(authority: &str, default_port: u16) -> Result<(String, u16), String> {
+/// The host and port of a URL's authority; `err` makes the URL's error of a reason.
+fn split_host_port(
+    authority: &str,
+    default_port: u16,
+    err: &dyn Fn(&str) -> SpecError,
+) -> Result<(String, u16), SpecError> {
     let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
         let end = rest
             .find(']')
-            .ok_or("an IPv6 address must be closed with ]")?;
+            .ok_or_else(|| err("an IPv6 address must be closed with ]"))?;
         let host = &rest[..end];
         let after = &rest[end + 1..];
         let port = match after.strip_prefix(':') {
             Some(p) => Some(p),
             None if after.is_empty() => None,
-            None => return Err("unexpected text after the IPv6 address".into()),
+            None => return Err(err("unexpected text after the IPv6 address")),
         };
         (host.to_string(), port)
     } else {
@@ -203,10 +207,10 @@ fn split_host_port(authority: &str, default_port: u16) -> Result<(String, u16), 
             .parse::<u16>()
             .ok()
             .filter(|&p| p != 0)
-            .ok_or_else(|| format!("the port {p:?} is not a number from 1 to 65535"))?,
+            .ok_or_else(|| err(&format!("the port {p:?} is not a number from 1 to 65535")))?,
     };
     if host.is_empty() {
-        return Err("the host is missing".into());
+        return Err(err("the host is missing"));
     }
     Ok((host, port))
 }

@@ -95,28 +95,68 @@ pub fn locate(arg: &str) -> Option<PathBuf> {
     hub_caches().iter().find_map(|c| in_cache(c, arg))
 }
 
+/// Why a tokenizer could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenizerError {
+    /// Nothing the argument names holds a tokenizer.
+    #[error("{what}: {arg:?} is neither a tokenizer.json file, nor a directory holding one, nor a model in the local Hugging Face cache (nothing is downloaded): give the path of the model's tokenizer.json")]
+    NotFound {
+        /// The flag or key that named it.
+        what: String,
+        /// The argument as given.
+        arg: String,
+    },
+    /// The file could not be read (or is too large).
+    #[error(transparent)]
+    Input(#[from] input::InputError),
+    /// The file is not a tokenizer this reads.
+    #[error("{what}: {path} is not a tokenizer.json this reads: {reason}")]
+    Unreadable {
+        /// The flag or key that named it.
+        what: String,
+        /// The file.
+        path: String,
+        /// The tokenizer library's message.
+        reason: String,
+    },
+    /// Every token of it is a special one.
+    #[error("{what}: {path} has no tokens outside its special ones")]
+    NoTokens {
+        /// The flag or key that named it.
+        what: String,
+        /// The file.
+        path: String,
+    },
+}
+
 impl TokenCounter {
     /// Loads the tokenizer `arg` names (see [`locate`]); `what` names the flag or key
     /// in errors.
-    pub fn load(arg: &str, what: &str) -> Result<TokenCounter, String> {
+    pub fn load(arg: &str, what: &str) -> Result<TokenCounter, TokenizerError> {
         let Some(path) = locate(arg) else {
-            return Err(format!(
-                "{what}: {arg:?} is neither a tokenizer.json file, nor a directory holding one, nor a model in the local Hugging Face cache (nothing is downloaded): give the path of the model's tokenizer.json"
-            ));
+            return Err(TokenizerError::NotFound {
+                what: what.to_string(),
+                arg: arg.to_string(),
+            });
         };
         let shown = path.display().to_string();
-        let bytes = input::read(&shown, what, Input::Tokenizer).map_err(|e| e.to_string())?;
-        let t = tokenizers::Tokenizer::from_bytes(&bytes)
-            .map_err(|e| format!("{what}: {shown} is not a tokenizer.json this reads: {e}"))?;
+        let bytes = input::read(&shown, what, Input::Tokenizer)?;
+        let t =
+            tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| TokenizerError::Unreadable {
+                what: what.to_string(),
+                path: shown.clone(),
+                reason: e.to_string(),
+            })?;
         let mut ids: Vec<u32> = t.get_vocab(false).into_values().collect();
         let special = t.get_added_tokens_decoder();
         ids.retain(|id| !special.contains_key(id));
         ids.sort_unstable();
         ids.dedup();
         if ids.is_empty() {
-            return Err(format!(
-                "{what}: {shown} has no tokens outside its special ones"
-            ));
+            return Err(TokenizerError::NoTokens {
+                what: what.to_string(),
+                path: shown,
+            });
         }
         Ok(TokenCounter {
             inner: Arc::new(t),
@@ -234,7 +274,8 @@ pub(crate) mod tests {
     fn what_is_not_a_tokenizer_is_named() {
         let e = TokenCounter::load("/nonexistent/tok", "--tokenizer").unwrap_err();
         assert!(
-            e.starts_with("--tokenizer: \"/nonexistent/tok\" is neither"),
+            e.to_string()
+                .starts_with("--tokenizer: \"/nonexistent/tok\" is neither"),
             "{e}"
         );
         let dir = std::env::temp_dir().join(format!("stampede-tok-bad-{}", std::process::id()));
@@ -242,7 +283,10 @@ pub(crate) mod tests {
         let f = dir.join("tokenizer.json");
         std::fs::write(&f, "{\"model\": 1}").unwrap();
         let e = TokenCounter::load(f.to_str().unwrap(), "--tokenizer").unwrap_err();
-        assert!(e.contains("is not a tokenizer.json this reads"), "{e}");
+        assert!(
+            e.to_string().contains("is not a tokenizer.json this reads"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -112,20 +112,20 @@ pub struct Checked {
 
 /// A latency bound in µs: a duration as flags and plans write one, but with its unit
 /// required (a bare `50` could mean anything here).
-fn latency_value(v: &str) -> Result<f64, String> {
+fn latency_value(v: &str) -> Result<f64, SyntaxError> {
     let t = v.trim();
     if t.chars()
         .last()
         .is_none_or(|c| c.is_ascii_digit() || c == '.')
     {
-        return Err(format!("{v:?} needs a unit: us, ms or s"));
+        return Err(format!("{v:?} needs a unit: us, ms or s").into());
     }
     crate::spec::parse_duration(t)
         .map(|d| d.as_secs_f64() * 1e6)
-        .map_err(|e| e.to_string())
+        .map_err(|e| SyntaxError(e.to_string()))
 }
 
-fn number(v: &str) -> Result<f64, String> {
+fn number(v: &str) -> Result<f64, SyntaxError> {
     let t = v.trim();
     let (num, mult) = match t.chars().last() {
         Some('k') | Some('K') => (&t[..t.len() - 1], 1e3),
@@ -135,11 +135,11 @@ fn number(v: &str) -> Result<f64, String> {
     num.trim()
         .parse::<f64>()
         .map(|n| n * mult)
-        .map_err(|_| format!("{v:?} is not a number (10000, 10k, 1.5M)"))
+        .map_err(|_| SyntaxError(format!("{v:?} is not a number (10000, 10k, 1.5M)")))
 }
 
 /// A metric's name, lower-cased: `p99`, `uncorrected_mean`, `ttft_p99.9`, `rps`, ….
-fn metric(name: &str) -> Result<Metric, String> {
+fn metric(name: &str) -> Result<Metric, SyntaxError> {
     let (unc, base) = match name.strip_prefix("uncorrected_") {
         Some(b) => (true, b),
         None => (false, name),
@@ -154,7 +154,7 @@ fn metric(name: &str) -> Result<Metric, String> {
     };
     if let Some(m) = plain {
         return match unc {
-            true => Err(format!("{base} has no uncorrected form")),
+            true => Err(format!("{base} has no uncorrected form").into()),
             false => Ok(m),
         };
     }
@@ -164,7 +164,8 @@ fn metric(name: &str) -> Result<Metric, String> {
                 if unc && !timed {
                     return Err(format!(
                         "{f} is a gap between events, the same from the send; drop uncorrected_"
-                    ));
+                    )
+                    .into());
                 }
                 (fig, stat)
             }
@@ -181,7 +182,7 @@ fn metric(name: &str) -> Result<Metric, String> {
                 .parse()
                 .map_err(|_| format!("{p:?} is not a percentile; write p50, p99, p99.9"))?;
             if !(0.0..=100.0).contains(&q) {
-                return Err(format!("{p:?} is not between p0 and p100"));
+                return Err(format!("{p:?} is not between p0 and p100").into());
             }
             Stat::Percentile(q)
         }
@@ -190,10 +191,10 @@ fn metric(name: &str) -> Result<Metric, String> {
     Ok(Metric::Latency(figure, stat, unc))
 }
 
-fn unknown(name: &str) -> String {
-    format!(
+fn unknown(name: &str) -> SyntaxError {
+    SyntaxError(format!(
         "unknown metric {name:?}; use pNN, mean, max, min (optionally uncorrected_…), rps, errors or non2xx; on streams ttft_, ttfb_, itl_, tpot_ or e2el_ before pNN, mean, max or min, tokens_per_s or goodput"
-    )
+    ))
 }
 
 /// The distribution a figure reads in `r`; `None` where the run timed no streams
@@ -243,11 +244,6 @@ impl Assertion {
 
     /// Parses `METRIC OP VALUE`.
     pub fn parse(s: &str) -> Result<Assertion, SyntaxError> {
-        Self::parse_text(s).map_err(SyntaxError)
-    }
-
-    /// The parse, with the message as text (see the public wrapper above).
-    fn parse_text(s: &str) -> Result<Assertion, String> {
         let ops = [
             ("<=", Op::Le),
             (">=", Op::Ge),

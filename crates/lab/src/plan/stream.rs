@@ -154,7 +154,9 @@ fn openai(
         .api
         .get_ref()
         .parse()
-        .map_err(|e: String| cx.err(o.api.span().start, "scenario.openai.api", e))?;
+        .map_err(|e: stampede_engine::error::SyntaxError| {
+            cx.err(o.api.span().start, "scenario.openai.api", e.0)
+        })?;
     let words = |v: &Option<Spanned<u32>>, field: &str, default: u32| match v {
         Some(n) if *n.get_ref() == 0 || *n.get_ref() > MAX_WORDS => {
             Err(cx.err(n.span().start, field, format!("must be 1 to {MAX_WORDS}")))
@@ -187,7 +189,7 @@ fn openai(
     let tokenizer = match &o.tokenizer {
         Some(t) => Some(
             TokenCounter::load(t.get_ref(), "scenario.openai.tokenizer")
-                .map_err(|e| cx.err(t.span().start, "scenario.openai.tokenizer", e))?,
+                .map_err(|e| cx.err(t.span().start, "scenario.openai.tokenizer", e.to_string()))?,
         ),
         None => None,
     };
@@ -210,7 +212,7 @@ fn openai(
     let at = o.prompts.as_ref().map_or(here, |p| p.span().start);
     let drawn = prompts
         .prompts()
-        .map_err(|e| cx.err(at, "scenario.openai.prompts", e))?;
+        .map_err(|e| cx.err(at, "scenario.openai.prompts", e.to_string()))?;
     // A file's prompts are each sent in turn, all of them.
     if o.prompts.is_some() {
         prompts.count = drawn.len();
