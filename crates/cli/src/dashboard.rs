@@ -34,7 +34,7 @@ pub const MAX_REQUESTS: usize = 16;
 pub const MAX_STREAMS: usize = 32;
 
 use crate::console::Exit;
-use crate::metrics::Hub;
+use stampede_metrics::Hub;
 
 /// Where the dashboard listens when `--dashboard` has no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8089";
@@ -448,7 +448,7 @@ mod tests {
             .build()
             .unwrap();
         let spec = stampede_engine::LoadSpec::new(target, request);
-        let hub = crate::metrics::Hub::new(&spec, &[]).unwrap();
+        let hub = stampede_metrics::Hub::new(&spec, &[]).unwrap();
         let d = Dashboard::metrics_only("127.0.0.1:0", hub).unwrap();
         let addr = d.url().trim_start_matches("http://").trim_end_matches('/');
         let ask = |host: &str, extra: &str| {

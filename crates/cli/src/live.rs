@@ -17,7 +17,7 @@ use stampede_report::{live_fragment, LiveStatus};
 
 use crate::console::interrupted;
 use crate::dashboard::Dashboard;
-use crate::metrics::Hub;
+use stampede_metrics::Hub;
 
 /// How progress is shown while a run goes.
 #[derive(Default)]

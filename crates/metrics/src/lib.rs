@@ -13,7 +13,7 @@
 
 pub mod influx;
 pub mod otlp;
-mod post;
+pub mod post;
 pub mod prom;
 pub mod remote_write;
 
@@ -23,14 +23,42 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use stampede_engine::{Hist, LatencyStats, LiveSecond, LoadSpec, Shape};
 
-use crate::common::Exit;
+/// Why the live outputs could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    /// A pusher's URL does not parse; `kind` names its output.
+    #[error("{kind}: {reason}")]
+    Url {
+        /// The output's kind (`influxdb`, …).
+        kind: &'static str,
+        /// What is wrong with the URL.
+        reason: post::UrlError,
+    },
+    /// A pusher's thread could not be started.
+    #[error("{0}")]
+    Thread(std::io::Error),
+}
+
+/// Why an output's `KIND=URL` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutError {
+    /// No `=`.
+    #[error("--out {0:?}: expected KIND=URL, KIND one of prometheus-rw, influxdb, otlp")]
+    Form(String),
+    /// The URL is not http:// or https://.
+    #[error("--out {0:?}: the URL must start with http:// or https://")]
+    Scheme(String),
+    /// A kind no output has.
+    #[error("--out {0:?}: unknown output (prometheus-rw=URL, influxdb=URL, otlp=URL; files are --json, --csv, --hlog, --raw)")]
+    Kind(String),
+}
 
 /// Seconds kept for a pusher that falls behind; older ones are dropped and counted.
 pub const MAX_BACKLOG: usize = 600;
 
 /// How long the end of a run waits for the pushers' last writes: a receiver that
 /// stalls holds the exit no longer, and what it did not take is said.
-const FINAL_PUSH: Duration = Duration::from_secs(2);
+pub const FINAL_PUSH: Duration = Duration::from_secs(2);
 
 /// One `--out KIND=URL`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,23 +73,19 @@ pub enum Out {
 
 impl Out {
     /// Parses one `--out` value.
-    pub fn parse(s: &str) -> Result<Out, String> {
-        let (kind, url) = s.split_once('=').ok_or_else(|| {
-            format!("--out {s:?}: expected KIND=URL, KIND one of prometheus-rw, influxdb, otlp")
-        })?;
+    pub fn parse(s: &str) -> Result<Out, OutError> {
+        let (kind, url) = s
+            .split_once('=')
+            .ok_or_else(|| OutError::Form(s.to_string()))?;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!(
-                "--out {s:?}: the URL must start with http:// or https://"
-            ));
+            return Err(OutError::Scheme(s.to_string()));
         }
         let url = url.to_string();
         match kind {
             "prometheus-rw" | "experimental-prometheus-rw" => Ok(Out::PrometheusRw(url)),
             "influxdb" => Ok(Out::Influxdb(url)),
             "otlp" | "opentelemetry" => Ok(Out::Otlp(url)),
-            other => Err(format!(
-                "--out {other:?}: unknown output (prometheus-rw=URL, influxdb=URL, otlp=URL; files are --json, --csv, --hlog, --raw)"
-            )),
+            other => Err(OutError::Kind(other.to_string())),
         }
     }
 
@@ -140,7 +164,7 @@ pub struct Totals {
     pub errors: BTreeMap<&'static str, u64>,
     pub bytes_read: u64,
     pub events: u64,
-    /// The histograms' summaries (kept up to date from [`Histograms`]).
+    /// The histograms' summaries (kept up to date from the hub's histograms).
     pub latency: LatencyStats,
     pub uncorrected: LatencyStats,
     pub send_lag: LatencyStats,
@@ -260,11 +284,13 @@ fn unix_ms(t: SystemTime) -> u64 {
 impl Hub {
     /// A hub for a run of `spec`, with a pusher for each of `outs` (checked here, so a
     /// wrong URL fails before the run).
-    pub fn new(spec: &LoadSpec, outs: &[Out]) -> Result<Arc<Hub>, Exit> {
+    pub fn new(spec: &LoadSpec, outs: &[Out]) -> Result<Arc<Hub>, MetricsError> {
         for o in outs {
             let (Out::PrometheusRw(u) | Out::Influxdb(u) | Out::Otlp(u)) = o;
-            post::Endpoint::parse(u)
-                .map_err(|e| Exit::usage(format!("--out {}: {e}", o.name())))?;
+            post::Endpoint::parse(u).map_err(|reason| MetricsError::Url {
+                kind: o.name(),
+                reason,
+            })?;
         }
         let hub = Arc::new(Hub {
             state: Mutex::new(State {
@@ -299,7 +325,7 @@ impl Hub {
                     h.state().pushers[i].ended = true;
                     h.changed.notify_all();
                 })
-                .map_err(|e| Exit::fail(format!("--out: {e}")))?;
+                .map_err(MetricsError::Thread)?;
         }
         Ok(hub)
     }
@@ -523,7 +549,7 @@ impl Hub {
                 Ok(()) => p.next += batch.len() as u64,
                 Err(e) => {
                     p.failures += 1;
-                    p.last_error = Some(e);
+                    p.last_error = Some(e.to_string());
                     if done {
                         // The run is over; one failed last try is reported, not retried.
                         return;
@@ -536,137 +562,4 @@ impl Hub {
             }
         }
     }
-}
-
-/// The flags of the live outputs.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct LiveArgs {
-    /// Serve the run's figures in Prometheus's text format at http://ADDR/metrics (also
-    /// at the dashboard's address with --dashboard)
-    #[arg(long = "metrics-listen", value_name = "ADDR")]
-    pub metrics_listen: Option<String>,
-    /// After the run, keep /metrics up until a scrape has read the final figures, or
-    /// this long at most
-    #[arg(long = "metrics-linger", value_name = "T", value_parser = crate::common::parse_duration, default_value = "0s")]
-    pub metrics_linger: Duration,
-    /// Write one record per request to FILE while the run goes: intended start, send,
-    /// first byte, end, status, bytes, error, connection, worker, target (CSV; NDJSON
-    /// for a name ending .ndjson, .jsonl or .json; '-' for standard output)
-    #[arg(long = "raw", value_name = "FILE")]
-    pub raw: Option<String>,
-    /// The records' format, whatever the file's name
-    #[arg(long = "raw-format", value_name = "FORMAT", value_parser = ["csv", "ndjson"], requires = "raw")]
-    pub raw_format: Option<String>,
-    /// Push the figures each second: prometheus-rw=URL (remote write),
-    /// influxdb=URL (InfluxDB 1.x line protocol; the URL's path names the database),
-    /// otlp=URL (OpenTelemetry OTLP/HTTP) (repeatable)
-    #[arg(long = "out", value_name = "KIND=URL", action = clap::ArgAction::Append, value_parser = Out::parse)]
-    pub out: Vec<Out>,
-}
-
-impl LiveArgs {
-    /// Refuses, before anything starts, what cannot go with the run's other flags:
-    /// `--raw -` beside `--json -` (`json_stdout`), any of them with `--find-max`.
-    pub fn check(&self, json_stdout: bool, find_max: bool) -> Result<(), Exit> {
-        if self.raw.as_deref() == Some("-") && json_stdout {
-            return Err(Exit::usage(
-                "--raw - and --json - both want standard output: give one of them a file",
-            ));
-        }
-        let any = self.metrics_listen.is_some() || !self.out.is_empty() || self.raw.is_some();
-        if find_max && any {
-            return Err(Exit::usage(
-                "--find-max runs many short runs: --out, --metrics-listen and --raw follow one run; leave them out, or run each rate with --rate",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Starts what the flags ask for a run of `spec`: the hub (also for a dashboard),
-    /// the `/metrics` listener, the records' writer.
-    pub fn start(&self, spec: &LoadSpec, dashboard: bool) -> Result<LiveOutputs, Exit> {
-        let wanted = dashboard || self.metrics_listen.is_some() || !self.out.is_empty();
-        let hub = match wanted {
-            true => Some(Hub::new(spec, &self.out)?),
-            false => None,
-        };
-        let server = match (&self.metrics_listen, &hub) {
-            (Some(addr), Some(h)) => {
-                let d = crate::dashboard::Dashboard::metrics_only(addr, h.clone())?;
-                eprintln!("stampede: metrics at {}metrics", d.url());
-                Some(d)
-            }
-            _ => None,
-        };
-        let (records, writer) = raw_records(self)?.unzip();
-        Ok(LiveOutputs {
-            hub,
-            _server: server,
-            records,
-            writer,
-            raw: self.raw.clone(),
-            linger: self.metrics_linger,
-        })
-    }
-}
-
-/// A run's live outputs, from before it starts to after it ends.
-pub struct LiveOutputs {
-    /// What the metrics outputs (and a dashboard) read.
-    pub hub: Option<Arc<Hub>>,
-    /// `--metrics-listen`'s server, up while this lives.
-    _server: Option<Arc<crate::dashboard::Dashboard>>,
-    /// The workers' end of `--raw`, for the run to take.
-    pub records: Option<stampede_engine::RawOut>,
-    writer: Option<stampede_engine::RawWriter>,
-    raw: Option<String>,
-    linger: Duration,
-}
-
-impl LiveOutputs {
-    /// The run has ended (`raw_lost`: the records it counted as lost): the records'
-    /// writer finishes, the pushers send what is left, `/metrics` lingers as asked,
-    /// and what failed is said.
-    pub fn end(mut self, raw_lost: u64) {
-        if let (Some(w), Some(path)) = (self.writer.take(), &self.raw) {
-            if let Err(e) = w.finish() {
-                eprintln!(
-                    "stampede: --raw {path}: {e}; the records from then on were lost ({raw_lost} counted as lost, and those already handed to the writer)"
-                );
-            }
-        }
-        if let Some(h) = &self.hub {
-            for line in h.finish(self.linger) {
-                eprintln!("stampede: {line}");
-            }
-        }
-    }
-}
-
-/// `--raw`: the records' writer, started before the run.
-fn raw_records(
-    a: &LiveArgs,
-) -> Result<Option<(stampede_engine::RawOut, stampede_engine::RawWriter)>, Exit> {
-    use stampede_engine::RawFormat;
-    let Some(path) = &a.raw else {
-        return Ok(None);
-    };
-    let format = match a.raw_format.as_deref() {
-        Some("ndjson") => RawFormat::Ndjson,
-        Some(_) => RawFormat::Csv,
-        None => RawFormat::for_path(path),
-    };
-    let out: Box<dyn std::io::Write + Send> = if path == "-" {
-        Box::new(std::io::BufWriter::with_capacity(
-            256 * 1024,
-            std::io::stdout(),
-        ))
-    } else {
-        let f =
-            std::fs::File::create(path).map_err(|e| Exit::usage(format!("--raw {path}: {e}")))?;
-        Box::new(std::io::BufWriter::with_capacity(256 * 1024, f))
-    };
-    stampede_engine::raw_writer(out, format)
-        .map(Some)
-        .map_err(|e| Exit::fail(format!("--raw: {e}")))
 }

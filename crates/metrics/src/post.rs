@@ -13,10 +13,76 @@ use base64::Engine as _;
 use stampede_tls::rustls;
 
 /// Connect, read and write timeout of one push.
-const TIMEOUT: Duration = Duration::from_secs(5);
+pub const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The most of an answer read: its head and body together.
 const MAX_ANSWER: usize = 64 * 1024;
+
+/// Why a push URL does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("{0:?}: the URL must start with http:// or https://")]
+    Scheme(String),
+    #[error("{0:?}: an IPv6 address needs its closing ]")]
+    Ipv6(String),
+    #[error("{url:?}: bad port {port:?}")]
+    Port { url: String, port: String },
+    #[error("{url:?}: unexpected {tail:?} after the address")]
+    Trailing { url: String, tail: String },
+    #[error("{0:?}: no host")]
+    NoHost(String),
+}
+
+/// Why a push failed, in the words a report gives it.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// The host name did not resolve.
+    #[error("{host}: {source}")]
+    Resolve {
+        host: String,
+        source: std::io::Error,
+    },
+    /// The host name resolved to nothing.
+    #[error("{0}: no address")]
+    NoAddress(String),
+    /// A step of the exchange failed (`step` names it: an address, "sending", "reading
+    /// the answer"); one the receiver did not let finish within [`TIMEOUT`] is named as
+    /// a stall, where the system would say "Resource temporarily unavailable".
+    #[error("{step}: {}", stalled_or(source))]
+    Io {
+        step: String,
+        source: std::io::Error,
+    },
+    /// The socket's timeouts could not be set.
+    #[error("{0}")]
+    Socket(std::io::Error),
+    /// TLS could not be set up for the host.
+    #[error("{0}")]
+    Tls(Box<dyn std::error::Error + Send + Sync>),
+    /// The receiver answered with a status other than 2xx; `text` is the start of its
+    /// body.
+    #[error("HTTP {status}{}", if text.is_empty() { String::new() } else { format!(": {text}") })]
+    Status { status: u16, text: String },
+    #[error("the answer ended early")]
+    EndedEarly,
+    #[error("a malformed answer: {0}")]
+    Malformed(httparse::Error),
+    #[error("an answer's head over {MAX_ANSWER} bytes")]
+    HeadTooLong,
+    #[error("the connection closed without an answer")]
+    Closed,
+}
+
+/// An I/O error in words: a timeout is the receiver's stall.
+fn stalled_or(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
+            "the receiver did not answer within {} s (stalled)",
+            TIMEOUT.as_secs()
+        ),
+        _ => e.to_string(),
+    }
+}
 
 /// Where pushes go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,15 +98,13 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Parses `http[s]://[user:pass@]host[:port][/path][?query]`.
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
+    pub fn parse(url: &str) -> Result<Endpoint, UrlError> {
         let (tls, rest) = if let Some(r) = url.strip_prefix("http://") {
             (false, r)
         } else if let Some(r) = url.strip_prefix("https://") {
             (true, r)
         } else {
-            return Err(format!(
-                "{url:?}: the URL must start with http:// or https://"
-            ));
+            return Err(UrlError::Scheme(url.to_string()));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -59,24 +123,35 @@ impl Endpoint {
         let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
             let (h, tail) = v6
                 .split_once(']')
-                .ok_or_else(|| format!("{url:?}: an IPv6 address needs its closing ]"))?;
+                .ok_or_else(|| UrlError::Ipv6(url.to_string()))?;
             let port = match tail.strip_prefix(':') {
-                Some(p) => p.parse().map_err(|_| format!("{url:?}: bad port {p:?}"))?,
+                Some(p) => p.parse().map_err(|_| UrlError::Port {
+                    url: url.to_string(),
+                    port: p.to_string(),
+                })?,
                 None if tail.is_empty() => default,
-                None => return Err(format!("{url:?}: unexpected {tail:?} after the address")),
+                None => {
+                    return Err(UrlError::Trailing {
+                        url: url.to_string(),
+                        tail: tail.to_string(),
+                    })
+                }
             };
             (h.to_string(), port)
         } else {
             match hostport.rsplit_once(':') {
                 Some((h, p)) => (
                     h.to_string(),
-                    p.parse().map_err(|_| format!("{url:?}: bad port {p:?}"))?,
+                    p.parse().map_err(|_| UrlError::Port {
+                        url: url.to_string(),
+                        port: p.to_string(),
+                    })?,
                 ),
                 None => (hostport.to_string(), default),
             }
         };
         if host.is_empty() {
-            return Err(format!("{url:?}: no host"));
+            return Err(UrlError::NoHost(url.to_string()));
         }
         let auth = userinfo.map(|u| {
             format!(
@@ -129,20 +204,23 @@ impl Client {
         &self.endpoint
     }
 
-    fn connect(&mut self) -> Result<Box<dyn Stream>, String> {
+    fn connect(&mut self) -> Result<Box<dyn Stream>, PushError> {
         let e = &self.endpoint;
         let addr = (e.host.as_str(), e.port)
             .to_socket_addrs()
-            .map_err(|err| format!("{}: {err}", e.host))?
+            .map_err(|source| PushError::Resolve {
+                host: e.host.clone(),
+                source,
+            })?
             .next()
-            .ok_or_else(|| format!("{}: no address", e.host))?;
+            .ok_or_else(|| PushError::NoAddress(e.host.clone()))?;
         let tcp = TcpStream::connect_timeout(&addr, TIMEOUT)
-            .map_err(|err| said(&addr.to_string(), &err))?;
+            .map_err(|err| io_step(&addr.to_string(), err))?;
         let _ = tcp.set_nodelay(true);
         tcp.set_read_timeout(Some(TIMEOUT))
-            .map_err(|e| e.to_string())?;
+            .map_err(PushError::Socket)?;
         tcp.set_write_timeout(Some(TIMEOUT))
-            .map_err(|e| e.to_string())?;
+            .map_err(PushError::Socket)?;
         if !e.tls {
             return Ok(Box::new(tcp));
         }
@@ -153,14 +231,19 @@ impl Client {
                     alpn: vec![b"http/1.1".to_vec()],
                     ..Default::default()
                 })
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| PushError::Tls(e.into()))?;
                 self.tls = Some(c.clone());
                 c
             }
         };
-        let name = rustls::pki_types::ServerName::try_from(e.host.clone())
-            .map_err(|err| format!("{}: {err}", e.host))?;
-        let conn = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+        let name = rustls::pki_types::ServerName::try_from(e.host.clone()).map_err(|err| {
+            PushError::Io {
+                step: e.host.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, err),
+            }
+        })?;
+        let conn =
+            rustls::ClientConnection::new(config, name).map_err(|e| PushError::Tls(e.into()))?;
         Ok(Box::new(rustls::StreamOwned::new(conn, tcp)))
     }
 
@@ -172,7 +255,7 @@ impl Client {
         content_type: &str,
         headers: &[(&str, &str)],
         body: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), PushError> {
         let result = self.try_post(path, content_type, headers, body);
         if !matches!(result, Ok(true)) {
             self.conn = None;
@@ -187,7 +270,7 @@ impl Client {
         content_type: &str,
         headers: &[(&str, &str)],
         body: &[u8],
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PushError> {
         let mut head = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: stampede/{}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n",
             self.endpoint.authority(),
@@ -212,20 +295,13 @@ impl Client {
             conn = self.connect()?;
             conn.write_all(&request)
                 .and_then(|_| conn.flush())
-                .map_err(|e| said("sending", &e))?;
+                .map_err(|e| io_step("sending", e))?;
         }
         let (status, reusable, text) = read_answer(&mut conn)?;
         if !(200..300).contains(&status) {
             let text = text.trim();
             let text: String = text.chars().take(200).collect();
-            return Err(format!(
-                "HTTP {status}{}",
-                if text.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {text}")
-                }
-            ));
+            return Err(PushError::Status { status, text });
         }
         if reusable {
             self.conn = Some(conn);
@@ -234,21 +310,17 @@ impl Client {
     }
 }
 
-/// An I/O error of one step, in words: a step the receiver did not let finish within
-/// [`TIMEOUT`] is named as that (the system says "Resource temporarily unavailable").
-fn said(step: &str, e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
-            "{step}: the receiver did not answer within {} s (stalled)",
-            TIMEOUT.as_secs()
-        ),
-        _ => format!("{step}: {e}"),
+/// An I/O error of one step.
+fn io_step(step: &str, source: std::io::Error) -> PushError {
+    PushError::Io {
+        step: step.to_string(),
+        source,
     }
 }
 
 /// Reads one answer: its status, whether the connection can carry another request,
 /// and its body as text (for an error's message).
-fn read_answer(conn: &mut Box<dyn Stream>) -> Result<(u16, bool, String), String> {
+fn read_answer(conn: &mut Box<dyn Stream>) -> Result<(u16, bool, String), PushError> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
@@ -292,25 +364,25 @@ fn read_answer(conn: &mut Box<dyn Stream>) -> Result<(u16, bool, String), String
                 while body.len() < length {
                     let n = conn
                         .read(&mut chunk)
-                        .map_err(|e| said("reading the answer", &e))?;
+                        .map_err(|e| io_step("reading the answer", e))?;
                     if n == 0 {
-                        return Err("the answer ended early".into());
+                        return Err(PushError::EndedEarly);
                     }
                     body.extend_from_slice(&chunk[..n]);
                 }
                 return Ok((status, !close, String::from_utf8_lossy(&body).into_owned()));
             }
             Ok(httparse::Status::Partial) => {}
-            Err(e) => return Err(format!("a malformed answer: {e}")),
+            Err(e) => return Err(PushError::Malformed(e)),
         }
         if buf.len() >= MAX_ANSWER {
-            return Err(format!("an answer's head over {MAX_ANSWER} bytes"));
+            return Err(PushError::HeadTooLong);
         }
         let n = conn
             .read(&mut chunk)
-            .map_err(|e| said("reading the answer", &e))?;
+            .map_err(|e| io_step("reading the answer", e))?;
         if n == 0 {
-            return Err("the connection closed without an answer".into());
+            return Err(PushError::Closed);
         }
         buf.extend_from_slice(&chunk[..n]);
     }
@@ -335,13 +407,15 @@ mod tests {
             (e.host.as_str(), e.port, e.authority()),
             ("::1", 9090, "[::1]:9090".into())
         );
-        assert!(Endpoint::parse("http://h:x/")
-            .unwrap_err()
-            .contains("bad port"));
+        assert_eq!(
+            Endpoint::parse("http://h:x/").unwrap_err().to_string(),
+            r#""http://h:x/": bad port "x""#
+        );
         assert!(Endpoint::parse("ftp://h/").is_err());
-        assert!(Endpoint::parse("http:///x")
-            .unwrap_err()
-            .contains("no host"));
+        assert_eq!(
+            Endpoint::parse("http:///x").unwrap_err(),
+            UrlError::NoHost("http:///x".into())
+        );
     }
 
     #[test]
@@ -365,7 +439,7 @@ mod tests {
         let err = c
             .post("/w?db=x", "text/plain", &[("X-A", "1")], b"hello")
             .unwrap_err();
-        assert_eq!(err, "HTTP 400: unknown db x");
+        assert_eq!(err.to_string(), "HTTP 400: unknown db x");
         let got = server.join().unwrap();
         assert!(got.starts_with("POST /w?db=x HTTP/1.1\r\n"), "{got}");
         assert!(
