@@ -133,6 +133,11 @@ pub struct Comparison {
     /// could not open its connections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withheld: Option<String>,
+    /// Why the verdict is a bound, when it is: the side that came out ahead was
+    /// client-bound, so its own figure understates it and the difference is at least
+    /// the one shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<String>,
 }
 
 impl Comparison {
@@ -184,6 +189,7 @@ pub fn compare(a: &[f64], b: &[f64], noise: f64, test: Test) -> Comparison {
         test,
         verdict,
         withheld: None,
+        at_least: None,
     }
 }
 

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::record::{AssertionOutcome, Outcome, RunRecord, TargetStatus, Verification};
-use crate::stats::{compare, summarize, Comparison, Summary, Test};
+use crate::stats::{compare, summarize, Comparison, Shift, Summary, Test};
 
 /// One target on one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -462,6 +462,10 @@ pub struct BenchRecord<'a> {
 pub const CLIENT_BOUND: &str =
     "a compared run was client-bound (the figures describe the load generator)";
 
+/// Why a comparison with a client-bound run can still be given, as a bound: the
+/// client-bound side came out ahead of a side that set its own pace.
+pub const AT_LEAST: &str = "the side ahead was client-bound, so its own figure understates it";
+
 /// Why a comparison with a run whose connections could not open is withheld.
 pub const UNCONNECTED: &str = "a compared run could not open a tenth or more of its connections (the figures are those of the connections that got in)";
 
@@ -485,7 +489,19 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
                 let other = samples(b.runs, &c.target, sc, metric);
                 if !base.is_empty() && !other.is_empty() {
                     let mut cmp = compare(&base, &other, noise, test);
-                    if c.client_bound || base_client_bound {
+                    let ahead_was_held = metric == Metric::Rps
+                        && !(c.unconnected || base_unconnected)
+                        && match cmp.verdict {
+                            Shift::Lower => base_client_bound && !c.client_bound,
+                            Shift::Higher => c.client_bound && !base_client_bound,
+                            _ => false,
+                        };
+                    if ahead_was_held {
+                        // The side ahead was held back by the client: its own figure
+                        // understates it, so the other, measured at its own limit, is
+                        // behind by at least this much.
+                        cmp.at_least = Some(AT_LEAST.to_string());
+                    } else if c.client_bound || base_client_bound {
                         cmp.withhold(CLIENT_BOUND);
                         let cpu = |t: &str| cpu_samples(b.runs, t, sc);
                         if let (Some(a), Some(o)) = (cpu(&baseline), cpu(&c.target)) {
@@ -762,5 +778,36 @@ mod tests {
         let b = &s.rows[0].cells[1];
         assert_ne!(b.vs_baseline.as_ref().unwrap().verdict, Shift::Withheld);
         assert!(b.cpu_vs_baseline.is_none());
+    }
+
+    #[test]
+    fn a_side_that_set_its_own_pace_behind_a_client_bound_one_is_behind_at_least_that() {
+        // The baseline client-bound at about 21,000 req/s; the other server-bound.
+        let pair = |other: f64, other_held: bool| -> Comparison {
+            let runs: Vec<RunRecord> = (1..=4u32)
+                .flat_map(|i| {
+                    let f = i as f64;
+                    [
+                        run("a", i, 21_000.0 + 50.0 * f, 25.0, true),
+                        run("b", i, other + 40.0 * f, 60.0, other_held),
+                    ]
+                })
+                .collect();
+            let s = summary(&runs);
+            s.rows[0].cells[1]
+                .vs_baseline
+                .clone()
+                .expect("a comparison")
+        };
+        let slower = pair(6_000.0, false);
+        assert_eq!(slower.verdict, Shift::Lower, "{slower:?}");
+        assert_eq!(slower.at_least.as_deref(), Some(AT_LEAST));
+        // Ahead of a client-bound baseline, a server-bound side's lead could be the
+        // client's: withheld.
+        let faster = pair(25_000.0, false);
+        assert_eq!(faster.verdict, Shift::Withheld, "{faster:?}");
+        // Both held by the client: withheld whichever is ahead.
+        let both = pair(6_000.0, true);
+        assert_eq!(both.verdict, Shift::Withheld, "{both:?}");
     }
 }

@@ -60,8 +60,12 @@ pub fn verdict(c: &Comparison, higher: &str, lower: &str) -> String {
             c.ratio
         );
     }
+    let bound = match &c.at_least {
+        Some(why) => format!(" at least, {why}"),
+        None => String::new(),
+    };
     format!(
-        "{:.2}× {word} ({estimate}, {}, {test} p={:.3})",
+        "{:.2}× {word}{bound} ({estimate}, {}, {test} p={:.3})",
         c.ratio,
         ratio_interval(c),
         c.p_value
@@ -507,6 +511,7 @@ mod tests {
             test: Test::Welch,
             verdict: Shift::NoDifference,
             withheld: None,
+            at_least: None,
         };
         c.withhold(stampede_lab::summary::UNCONNECTED);
         let v = verdict(&c, "faster", "slower");
@@ -584,5 +589,21 @@ mod tests {
             Test::Welch,
         );
         assert!(verdict(&three, "faster", "slower").contains("Welch p="));
+    }
+
+    #[test]
+    fn a_bound_says_it_is_one() {
+        let mut c = stampede_lab::stats::compare(
+            &[21_000.0, 21_100.0, 20_900.0],
+            &[6_000.0, 6_100.0, 5_900.0],
+            0.02,
+            Test::Welch,
+        );
+        c.at_least = Some(stampede_lab::summary::AT_LEAST.into());
+        let v = verdict(&c, "faster", "slower");
+        assert!(
+            v.starts_with("0.29× slower at least, the side ahead was client-bound"),
+            "{v}"
+        );
     }
 }
