@@ -84,6 +84,8 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                     };
                     let withheld = if v.verdict == Shift::Withheld {
                         ", no verdict: client-bound"
+                    } else if v.at_least.is_some() {
+                        ", at least: the side ahead was client-bound"
                     } else {
                         ""
                     };
