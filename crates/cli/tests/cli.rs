@@ -1978,3 +1978,36 @@ fn load_help_puts_the_common_flags_first_and_groups_the_rest() {
         assert!(at(w[0]) < at(w[1]), "{:?} before {:?}:\n{help}", w[0], w[1]);
     }
 }
+
+/// The allocator asks the kernel for no transparent huge pages. On a kernel whose THP
+/// mode is `madvise` (Debian's), a process that advises them gets 2 MiB resident for
+/// each region of its heap it touches: the client's and the server's memory doubled
+/// that way. Elsewhere (THP always or never) the advice changes nothing, and this
+/// says so and checks nothing.
+#[test]
+fn the_allocator_asks_for_no_huge_pages() {
+    let mode =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if !mode.contains("[madvise]") {
+        eprintln!(
+            "skipped: the kernel's THP mode is not madvise ({})",
+            mode.trim()
+        );
+        return;
+    }
+    let (serving, url) = crate::common::serve(&[]);
+    let out = stampede(&[
+        "load",
+        &format!("{url}/pong"),
+        "-n",
+        "2000",
+        "-c",
+        "8",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rollup = std::fs::read_to_string(format!("/proc/{}/smaps_rollup", serving.pid()))
+        .expect("the server's memory map");
+    let huge = line_value(&rollup, "AnonHugePages:");
+    assert_eq!(huge, "0 kB", "{rollup}");
+}

@@ -176,6 +176,13 @@ pub fn schema_errors(value: &serde_json::Value) -> Vec<String> {
 /// A `stampede serve` process, killed when dropped (a failing test leaves none).
 pub struct Serving(std::process::Child);
 
+impl Serving {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         let _ = self.0.kill();
