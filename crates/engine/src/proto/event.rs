@@ -46,6 +46,23 @@ pub enum Event {
         /// RST_STREAM's error code.
         code: u32,
     },
+    /// The WebSocket upgrade was answered (101): the connection's set-up ends here,
+    /// and the messages that waited for it go out now. It comes before anything else
+    /// the same bytes brought.
+    Upgraded,
+    /// WebSocket messages arrived that answered no message sent (counted, not timed).
+    Unmatched {
+        /// How many.
+        count: u64,
+    },
+    /// Response header bytes that arrived: compressed on the wire and decoded (HTTP/2's
+    /// HPACK, HTTP/3's QPACK).
+    HeaderSizes {
+        /// Header block bytes as received.
+        compressed: u64,
+        /// Their fields' names and values once decoded.
+        decoded: u64,
+    },
     /// The server is going away: streams above `last_stream` will not be answered.
     GoAway {
         /// The highest stream the server may still answer.

@@ -239,11 +239,37 @@ impl Proto {
                     _ => ErrorKind::Protocol,
                 })
             }),
-            Proto::H2(h) => h
-                .feed(data, body, events)
-                .map_err(|_| Broken(ErrorKind::Protocol)),
-            Proto::H3(h) => h.feed(data, now, events),
-            Proto::Ws(w) => w.feed(data, events),
+            Proto::H2(h) => {
+                let fed = h.feed(data, body, events);
+                let sizes = (
+                    std::mem::take(&mut h.headers_compressed),
+                    std::mem::take(&mut h.headers_decoded),
+                );
+                header_sizes(sizes, events);
+                fed.map_err(|_| Broken(ErrorKind::Protocol))
+            }
+            Proto::H3(h) => {
+                let fed = h.feed(data, now, events);
+                let sizes = (
+                    std::mem::take(&mut h.headers_compressed),
+                    std::mem::take(&mut h.headers_decoded),
+                );
+                header_sizes(sizes, events);
+                fed
+            }
+            Proto::Ws(w) => {
+                let fed = w.feed(data, events);
+                if w.take_upgraded() {
+                    // Before the messages the same bytes answered: they are timed from
+                    // the upgrade.
+                    events.insert(0, Event::Upgraded);
+                }
+                let count = w.take_unmatched();
+                if count > 0 {
+                    events.push(Event::Unmatched { count });
+                }
+                fed
+            }
         }
     }
 
@@ -285,23 +311,6 @@ impl Proto {
         }
     }
 
-    /// Response header bytes received since the last call, compressed and decoded
-    /// (header compression figures of HTTP/2 and HTTP/3; zero for HTTP/1).
-    #[inline]
-    pub(crate) fn take_header_sizes(&mut self) -> (u64, u64) {
-        match self {
-            Proto::H1(_) | Proto::Ws(_) => (0, 0),
-            Proto::H2(h) => (
-                std::mem::take(&mut h.headers_compressed),
-                std::mem::take(&mut h.headers_decoded),
-            ),
-            Proto::H3(h) => (
-                std::mem::take(&mut h.headers_compressed),
-                std::mem::take(&mut h.headers_decoded),
-            ),
-        }
-    }
-
     /// HTTP/1 on this connection, for what only it has (the Server header capture,
     /// HEAD framing of script steps).
     #[inline]
@@ -310,5 +319,15 @@ impl Proto {
             Proto::H1(h) => Some(h),
             _ => None,
         }
+    }
+}
+
+/// Reports the header bytes a feed brought, if it brought any.
+fn header_sizes((compressed, decoded): (u64, u64), events: &mut Vec<Event>) {
+    if compressed > 0 || decoded > 0 {
+        events.push(Event::HeaderSizes {
+            compressed,
+            decoded,
+        });
     }
 }

@@ -809,3 +809,37 @@ fn a_stream_answered_before_its_request_ended_is_cancelled() {
         .any(|f| f.0 == RST_STREAM && f.2 == id && f.3 == frame::CANCEL.to_be_bytes()));
     assert!(!c.send_more(id, b"two", true));
 }
+
+/// Through the connection's protocol value, a response's header bytes come as an
+/// event of their own, once for what each feed brought.
+#[test]
+fn header_sizes_come_as_an_event() {
+    let mut p = crate::proto::Proto::H2(Box::new(settled()));
+    let Some(h) = p.h2() else { unreachable!() };
+    assert_eq!(h.request(&get(), false), 1);
+    let hb = block(&[(b":status", b"200"), (b"server", b"test")]);
+    let input = frame(HEADERS, END_HEADERS | END_STREAM, 1, &hb);
+    let mut ev = Vec::new();
+    p.feed(&input, &[], std::time::Instant::now(), &mut ev)
+        .unwrap();
+    let sizes: Vec<_> = (ev.iter())
+        .filter(|e| matches!(e, Event::HeaderSizes { .. }))
+        .collect();
+    let decoded = (":status".len() + 3 + "server".len() + 4) as u64;
+    assert_eq!(
+        sizes,
+        [&Event::HeaderSizes {
+            compressed: hb.len() as u64,
+            decoded
+        }]
+    );
+    ev.clear();
+    p.feed(
+        &frame(PING, 0, 0, &[0; 8]),
+        &[],
+        std::time::Instant::now(),
+        &mut ev,
+    )
+    .unwrap();
+    assert!(ev.is_empty(), "{ev:?}");
+}

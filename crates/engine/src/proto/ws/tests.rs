@@ -471,3 +471,29 @@ fn an_expected_answer_is_the_next_message_holding_it_the_others_counted() {
     assert_eq!(responses(&ev), [(UPGRADED, 3), (UPGRADED, 4)]);
     assert_eq!(c.take_unmatched(), 1);
 }
+
+/// Through the connection's protocol value, the upgrade and the messages that
+/// answered nothing are events, the upgrade before what the same bytes brought.
+#[test]
+fn the_upgrade_and_unmatched_messages_come_as_events_upgrade_first() {
+    let mut l = load();
+    l.expect = Some(std::sync::Arc::from(&b"id=7"[..]));
+    let c = WsClient::seeded(&l, REQUEST, 7, false);
+    let key = key_of(c.unwritten());
+    let mut p = crate::proto::Proto::Ws(Box::new(c));
+    let mut bytes = answer(&key, "");
+    // A text message "hi" from the server, unmasked, that is not the answer awaited.
+    bytes.extend_from_slice(&[0x81, 2, b'h', b'i']);
+    let mut ev = Vec::new();
+    p.feed(&bytes, &[], std::time::Instant::now(), &mut ev)
+        .unwrap();
+    assert_eq!(ev, [Event::Upgraded, Event::Unmatched { count: 1 }]);
+    ev.clear();
+    p.feed(&[0x81, 1, b'x'], &[], std::time::Instant::now(), &mut ev)
+        .unwrap();
+    assert_eq!(
+        ev,
+        [Event::Unmatched { count: 1 }],
+        "the upgrade is said once"
+    );
+}

@@ -182,27 +182,11 @@ impl Worker<'_> {
             }
         }
         let fed = c.proto.feed(data, body, now, &mut events);
-        if let Some(w) = c.proto.ws() {
-            if w.take_upgraded() {
-                // Upgraded: the connection's set-up ends now, and the messages that
-                // waited for it go out now.
-                let open_us = c.connect_us;
-                c.connect_us = micros(c.link.dialled_at(), now);
-                self.rec.upgraded(c.connect_us.saturating_sub(open_us));
-                for p in c.pending.iter_mut() {
-                    p.sent = now;
-                }
-            }
-            self.rec.ws.unmatched += w.take_unmatched();
-        }
         if let Some(h2) = c.proto.h2() {
             for (code, message) in h2.take_grpc_messages() {
                 self.rec.grpc_message(code, &message);
             }
         }
-        let (compressed, decoded) = c.proto.take_header_sizes();
-        self.rec.headers.compressed += compressed;
-        self.rec.headers.decoded += decoded;
         let open = self.settle(ci, &events, now);
         self.events = events;
         let c = &mut self.conns[ci];
@@ -249,6 +233,25 @@ impl Worker<'_> {
                     }
                 }
                 Event::Progress { stream, progress } => self.on_progress(ci, stream, progress, now),
+                Event::Upgraded => {
+                    // The connection's set-up ends now, and the messages that waited
+                    // for it go out now.
+                    let c = &mut self.conns[ci];
+                    let open_us = c.connect_us;
+                    c.connect_us = micros(c.link.dialled_at(), now);
+                    self.rec.upgraded(c.connect_us.saturating_sub(open_us));
+                    for p in c.pending.iter_mut() {
+                        p.sent = now;
+                    }
+                }
+                Event::Unmatched { count } => self.rec.ws.unmatched += count,
+                Event::HeaderSizes {
+                    compressed,
+                    decoded,
+                } => {
+                    self.rec.headers.compressed += compressed;
+                    self.rec.headers.decoded += decoded;
+                }
                 Event::Malformed { stream } => {
                     self.fail_streams(ci, now, ErrorKind::Protocol, |s| s == stream)
                 }
