@@ -121,7 +121,7 @@ impl Bench<'_> {
         };
         let (checks, script) = match checks_and_script(s, &live.url, &target) {
             Ok(x) => x,
-            Err(e) => return stop(e),
+            Err(e) => return stop(e.to_string()),
         };
         // An HTTP/2 scenario is verified and measured over HTTP/2; over TLS it offers h2
         // first, and ALPN may still choose HTTP/1.1.
@@ -139,7 +139,7 @@ impl Bench<'_> {
             // an upgrade to read.
             let spec = match self.spec(s, target, &ep, script) {
                 Ok(spec) => spec,
-                Err(e) => return stop(e),
+                Err(e) => return stop(e.to_string()),
             };
             let failures = verify_ws(&spec);
             let fatal = !failures.is_empty() && s.verify.on_failure == OnFailure::Fail;
@@ -163,7 +163,7 @@ impl Bench<'_> {
         }
         let spec = match self.spec(s, target, &ep, script) {
             Ok(spec) => spec,
-            Err(e) => return stop(e),
+            Err(e) => return stop(e.to_string()),
         };
         self.repetitions(t, s, live, &spec)
     }
@@ -226,9 +226,9 @@ impl Bench<'_> {
         target: stampede_engine::Target,
         ep: &verify::Endpoint,
         script: Vec<stampede_engine::Step>,
-    ) -> Result<LoadSpec, String> {
+    ) -> Result<LoadSpec, SpecError> {
         let tls = ep.tls.as_ref().map(|(c, _)| c.clone());
-        scenario_spec(self.plan, s, target, tls, script).map_err(|e| e.to_string())
+        scenario_spec(self.plan, s, target, tls, script)
     }
 
     /// Warm-up runs, then measured ones, each stored the moment it ends along with
@@ -367,7 +367,7 @@ impl Bench<'_> {
         s: &Scenario,
         search: &crate::plan::Search,
         (run, runs): (u32, u32),
-    ) -> Result<RunRecord, String> {
+    ) -> Result<RunRecord, RunnerError> {
         let at = |rate: f64, length: Duration| {
             let mut sp = spec.clone();
             sp.load.shape = stampede_engine::Shape::Rate {
@@ -389,8 +389,8 @@ impl Bench<'_> {
                 warmup,
             };
             let check = |live: &mut Live| match live.died() {
-                _ if (self.opts.interrupted)() => Err("interrupted".to_string()),
-                Some(st) => Err(format!("the target died: {st}")),
+                _ if (self.opts.interrupted)() => Err(RunnerError::Interrupted),
+                Some(st) => Err(RunnerError::Died(st)),
                 None => Ok(()),
             };
             if !search.warmup.is_zero() {
@@ -399,9 +399,9 @@ impl Bench<'_> {
             }
             let record = self.measure(&at(rate, search.step), live, t, &s.name, phase(false))?;
             check(live)?;
-            Ok::<_, String>(record)
+            Ok::<_, RunnerError>(record)
         })?;
-        let mut record = best.ok_or("the capacity search measured no step")?;
+        let mut record = best.ok_or(RunnerError::NoStep)?;
         self.obs.event(BenchEvent::Searched {
             target: &t.name,
             scenario: &s.name,
@@ -500,7 +500,7 @@ impl Bench<'_> {
         t: &Target,
         scenario: &str,
         phase: Phase,
-    ) -> Result<RunRecord, String> {
+    ) -> Result<RunRecord, RunnerError> {
         let target = t.name.as_str();
         let (plan, opts, obs) = (self.plan, self.opts, &mut *self.obs);
         let control = Arc::new(Control::default());
@@ -524,8 +524,8 @@ impl Bench<'_> {
                         }
                         // A search's step changes the rate: each run is planned
                         // (checked) as it starts.
-                        let checked = spec.clone().plan().map_err(|e| e.to_string())?;
-                        stampede_engine::run(&checked, control).map_err(|e| e.to_string())
+                        let checked = spec.clone().plan()?;
+                        Ok::<_, RunnerError>(stampede_engine::run(&checked, control)?)
                     })
                 };
                 while !runner.is_finished() {
@@ -536,7 +536,7 @@ impl Bench<'_> {
                 }
                 runner
                     .join()
-                    .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked.to_string()))
+                    .unwrap_or(Err(stampede_engine::RunError::WorkerPanicked.into()))
             })
             .map(|r| r.result)
         } else {

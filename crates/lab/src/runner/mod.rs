@@ -25,6 +25,61 @@ use crate::verify;
 
 mod bench;
 mod scenario;
+
+/// Why a target could not be reached, or a run of it could not be made: said in the
+/// bench's status for the target or its scenario.
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The scenario's load does not make a valid specification.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// A file the run needs could not be read.
+    #[error(transparent)]
+    Input(#[from] stampede_engine::input::InputError),
+    /// The plan's hosts could not be reached or gave no result.
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
+    /// The load generator could not run.
+    #[error(transparent)]
+    Run(#[from] stampede_engine::RunError),
+    /// The client hosts' results do not merge.
+    #[error(transparent)]
+    Merge(#[from] stampede_engine::merge::MergeError),
+    /// One client host's part failed.
+    #[error("client host {host}: {reason}")]
+    Host {
+        /// The host.
+        host: String,
+        /// What failed there.
+        reason: Box<RunnerError>,
+    },
+    /// The system clock reads before 1970, so no shared start can be given.
+    #[error("the system clock is before 1970")]
+    Clock,
+    /// A target's address resolves to nothing.
+    #[error("{0} resolves to no address")]
+    NoAddress(String),
+    /// A target's URL is not a TCP address.
+    #[error("{0} is not a TCP address")]
+    NotTcp(String),
+    /// A target's host name does not resolve.
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        /// The host name.
+        host: String,
+        /// The resolver's error.
+        source: std::io::Error,
+    },
+    /// The bench was interrupted.
+    #[error("interrupted")]
+    Interrupted,
+    /// The started target exited.
+    #[error("the target died: {0}")]
+    Died(String),
+    /// A capacity search measured no step.
+    #[error("the capacity search measured no step")]
+    NoStep,
+}
 use bench::*;
 use scenario::*;
 pub use scenario::{check_scenarios, scenario_request, scenario_spec};
@@ -341,15 +396,15 @@ fn version_of(
 }
 
 /// The address of an external target's URL, and its host name (for TLS).
-fn socket_addr(url: &str) -> Result<(SocketAddr, String), String> {
-    let t = stampede_engine::Target::parse(url).map_err(|e| e.to_string())?;
+fn socket_addr(url: &str) -> Result<(SocketAddr, String), RunnerError> {
+    let t = stampede_engine::Target::parse(url)?;
     match t.address {
         Address::Tcp(a) => a
             .first()
             .copied()
             .map(|a| (a, t.host.clone()))
-            .ok_or_else(|| format!("{url} resolves to no address")),
-        Address::Unix(_) => Err(format!("{url} is not a TCP address")),
+            .ok_or_else(|| RunnerError::NoAddress(url.to_string())),
+        Address::Unix(_) => Err(RunnerError::NotTcp(url.to_string())),
     }
 }
 
@@ -364,21 +419,18 @@ fn measure_on_hosts(
     copies: &mut crate::remote::Copies,
     spec: &LoadSpec,
     t: &Target,
-) -> Result<stampede_engine::RunResult, String> {
+) -> Result<stampede_engine::RunResult, RunnerError> {
     use stampede_engine::portable::{PortableSpec, TlsSettings};
     let tls = match &t.tls {
         None => None,
         Some(tls) => Some(TlsSettings {
             insecure: tls.insecure,
             ca_pem: match &tls.cacert {
-                Some(p) => Some(
-                    stampede_engine::input::read_text(
-                        &p.display().to_string(),
-                        "cacert",
-                        stampede_engine::input::Input::Config,
-                    )
-                    .map_err(|e| e.to_string())?,
-                ),
+                Some(p) => Some(stampede_engine::input::read_text(
+                    &p.display().to_string(),
+                    "cacert",
+                    stampede_engine::input::Input::Config,
+                )?),
                 None => None,
             },
             resume: false,
@@ -386,44 +438,42 @@ fn measure_on_hosts(
         }),
     };
     let text = PortableSpec::of(spec, tls).to_json();
-    let program = copies
-        .program(remote, &remote.hosts)
-        .map_err(|e| e.to_string())?;
+    let program = copies.program(remote, &remote.hosts)?;
     let at = (std::time::SystemTime::now() + HOSTS_START_IN)
         .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|e| e.to_string())?
+        .map_err(|_| RunnerError::Clock)?
         .as_secs_f64();
-    let outcomes = remote
-        .run_segments(
-            |k, n| {
-                [
-                    program.as_str(),
-                    "load",
-                    "-q",
-                    "--spec",
-                    "-",
-                    "--segment",
-                    &format!("{k}/{n}"),
-                    "--start-at",
-                    &format!("{at:.3}"),
-                    "--json",
-                    "-",
-                ]
-                .map(String::from)
-                .to_vec()
-            },
-            Some(text.as_bytes()),
-            hosts_deadline(spec.load.duration),
-        )
-        .map_err(|e| e.to_string())?;
+    let outcomes = remote.run_segments(
+        |k, n| {
+            [
+                program.as_str(),
+                "load",
+                "-q",
+                "--spec",
+                "-",
+                "--segment",
+                &format!("{k}/{n}"),
+                "--start-at",
+                &format!("{at:.3}"),
+                "--json",
+                "-",
+            ]
+            .map(String::from)
+            .to_vec()
+        },
+        Some(text.as_bytes()),
+        hosts_deadline(spec.load.duration),
+    )?;
     let mut merger = stampede_engine::merge::Merger::new(false);
     for (host, r) in outcomes {
-        let r = r.map_err(|e| format!("client host {host}: {e}"))?;
-        merger
-            .add(&r)
-            .map_err(|e| format!("client host {host}: {e}"))?;
+        let on_host = |reason: RunnerError| RunnerError::Host {
+            host: host.clone(),
+            reason: Box::new(reason),
+        };
+        let r = r.map_err(|e| on_host(e.into()))?;
+        merger.add(&r).map_err(|e| on_host(e.into()))?;
     }
-    merger.finish().map_err(|e| e.to_string())
+    Ok(merger.finish()?)
 }
 
 /// A started (or external) target while it is being measured.
@@ -470,7 +520,7 @@ type StartFailure = Box<(String, Option<Live>)>;
 
 /// The address and host name a started target is reached at: its `address`, else the
 /// host of its ssh destination, else 127.0.0.1.
-fn started_at(t: &Target, port: u16) -> Result<(SocketAddr, String), String> {
+fn started_at(t: &Target, port: u16) -> Result<(SocketAddr, String), RunnerError> {
     use std::net::ToSocketAddrs;
     let host = match (&t.address, &t.kind) {
         (Some(a), _) => a.clone(),
@@ -485,9 +535,12 @@ fn started_at(t: &Target, port: u16) -> Result<(SocketAddr, String), String> {
         .to_string();
     let addr = (bare.as_str(), port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .map_err(|source| RunnerError::Resolve {
+            host: host.clone(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("{host} resolves to no address"))?;
+        .ok_or_else(|| RunnerError::NoAddress(host.clone()))?;
     Ok((addr, bare))
 }
 
@@ -497,11 +550,10 @@ fn stampede_on(
     host: &str,
     remote: &crate::remote::Hosts,
     copies: &mut crate::remote::Copies,
-) -> Result<std::path::PathBuf, String> {
-    copies
+) -> Result<std::path::PathBuf, RunnerError> {
+    Ok(copies
         .program(remote, &[host.to_string()])
-        .map(std::path::PathBuf::from)
-        .map_err(|e| e.to_string())
+        .map(std::path::PathBuf::from)?)
 }
 
 /// Starts the target and waits until it answers its readiness path.
@@ -525,7 +577,7 @@ fn bring_up(
     };
     match &t.kind {
         TargetKind::External { url } => {
-            let (addr, host) = socket_addr(url).map_err(|e| Box::new((e, None)))?;
+            let (addr, host) = socket_addr(url).map_err(|e| Box::new((e.to_string(), None)))?;
             let live = Live {
                 url: url.clone(),
                 ep: verify::Endpoint {
@@ -560,7 +612,7 @@ fn bring_up(
                     free_port().map_err(|e| Box::new((format!("no free port: {e}"), None)))?
                 }
             };
-            let (addr, name) = started_at(t, port).map_err(|e| Box::new((e, None)))?;
+            let (addr, name) = started_at(t, port).map_err(|e| Box::new((e.to_string(), None)))?;
             let scheme = if tls.is_some() { "https" } else { "http" };
             let url = match addr {
                 SocketAddr::V6(_) => format!("{scheme}://[{name}]:{port}"),
@@ -577,7 +629,8 @@ fn bring_up(
                         .map_err(|e| Box::new((format!("could not run {cmd:?}: {e}"), None)))?
                 }
                 Some(h) => {
-                    let exe = stampede_on(h, remote, copies).map_err(|e| Box::new((e, None)))?;
+                    let exe = stampede_on(h, remote, copies)
+                        .map_err(|e| Box::new((e.to_string(), None)))?;
                     let cmd = substitute(start, port, &exe);
                     Running::start_remote(
                         remote,

@@ -82,12 +82,10 @@ pub fn check_scenarios(plan: &Plan) -> Vec<(usize, String)> {
     let mut found = Vec::new();
     for s in &plan.scenarios {
         let url = scenario_url("http://127.0.0.1:9", s);
-        let built = stampede_engine::Target::parse(&url)
-            .map_err(|e| e.to_string())
-            .and_then(|target| {
-                let (_, script) = checks_and_script(s, "http://127.0.0.1:9", &target)?;
-                scenario_spec(plan, s, target, None, script).map_err(|e| e.to_string())
-            });
+        let built = stampede_engine::Target::parse(&url).and_then(|target| {
+            let (_, script) = checks_and_script(s, "http://127.0.0.1:9", &target)?;
+            scenario_spec(plan, s, target, None, script)
+        });
         if let Err(e) = built {
             found.push((s.line, format!("scenario {:?}: {e}", s.name)));
         }
@@ -227,11 +225,11 @@ pub(super) fn checks_and_script<'a>(
     s: &'a Scenario,
     base_url: &str,
     target: &stampede_engine::Target,
-) -> Result<(Vec<Check<'a>>, Vec<stampede_engine::Step>), String> {
+) -> Result<(Vec<Check<'a>>, Vec<stampede_engine::Step>), SpecError> {
     if s.steps.is_empty() {
         let check = Check {
             label: None,
-            request: scenario_request(s, target, false).map_err(|e| e.to_string())?,
+            request: scenario_request(s, target, false)?,
             verify: &s.verify,
         };
         return Ok((vec![check], Vec::new()));
@@ -239,8 +237,7 @@ pub(super) fn checks_and_script<'a>(
     let mut checks = Vec::new();
     let mut script = Vec::new();
     for st in &s.steps {
-        let t = stampede_engine::Target::parse(&format!("{base_url}{}", st.path))
-            .map_err(|e| e.to_string())?;
+        let t = stampede_engine::Target::parse(&format!("{base_url}{}", st.path))?;
         let headers: Vec<(String, String)> = s.headers.iter().chain(&st.headers).cloned().collect();
         let req = |keepalive| {
             build_request(
@@ -251,7 +248,6 @@ pub(super) fn checks_and_script<'a>(
                 st.body.as_deref(),
                 keepalive,
             )
-            .map_err(|e| e.to_string())
         };
         checks.push(Check {
             label: Some(format!("{} {}", st.method, st.path)),
