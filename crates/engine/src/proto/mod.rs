@@ -304,6 +304,39 @@ impl Proto {
         }
     }
 
+    /// When the protocol next needs waking with nothing read (QUIC's loss, ack and
+    /// idle timers), if it does. The worker keeps one timer heap for every
+    /// connection's.
+    #[inline]
+    pub(crate) fn next_timeout(&mut self) -> Option<std::time::Instant> {
+        match self {
+            Proto::H3(h) => h.next_timeout(),
+            Proto::H1(_) | Proto::H2(_) | Proto::Ws(_) => None,
+        }
+    }
+
+    /// Its timer fell due at `now`: what that readied is reported as events (and
+    /// left to write); a connection the timer ended is broken.
+    pub(crate) fn timeout(
+        &mut self,
+        now: std::time::Instant,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Broken> {
+        match self {
+            Proto::H3(h) => h.timeout(now, events),
+            Proto::H1(_) | Proto::H2(_) | Proto::Ws(_) => Ok(()),
+        }
+    }
+
+    /// Whether the protocol's own handshake is done (QUIC's); one carried by TCP
+    /// starts on a connection already open.
+    pub(crate) fn handshaken(&self) -> bool {
+        match self {
+            Proto::H3(h) => h.connected(),
+            Proto::H1(_) | Proto::H2(_) | Proto::Ws(_) => true,
+        }
+    }
+
     /// The server closed the connection: a close-delimited HTTP/1 body is complete.
     pub(crate) fn eof(&mut self, events: &mut Vec<Event>) {
         if let Proto::H1(h) = self {

@@ -91,8 +91,8 @@ pub(super) struct Conn {
     pub(super) serial: u64,
     /// Runs that time streams: the watched responses in progress (empty otherwise).
     pub(super) clocks: Vec<StreamClock>,
-    /// HTTP/3: when QUIC's timer is set on the worker's (`None`: not set).
-    pub(super) quic_due: Option<Instant>,
+    /// When its protocol's timer is set on the worker's (`None`: not set).
+    pub(super) timer_due: Option<Instant>,
 }
 
 impl Conn {
@@ -111,7 +111,7 @@ impl Conn {
             turn: 0,
             serial: 0,
             clocks: Vec::new(),
-            quic_due: None,
+            timer_due: None,
         }
     }
 

@@ -139,46 +139,42 @@ impl Worker<'_> {
     /// socket did not take go out then too.
     pub(super) fn write(&mut self, ci: usize, now: Instant) {
         self.write_out(ci, now);
-        if self.dial.quic.is_some() {
-            self.rearm(ci);
-        }
+        self.rearm(ci);
     }
 
-    /// HTTP/3: puts the connection's next QUIC timer on the worker's.
+    /// Puts the connection's next protocol timer, if it has one, on the worker's.
+    #[inline]
     fn rearm(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
-        let next = c.proto.h3().and_then(|h| h.next_timeout());
-        if next != c.quic_due {
-            c.quic_due = next;
+        let next = c.proto.next_timeout();
+        if next != c.timer_due {
+            c.timer_due = next;
             if let Some(t) = next {
-                self.quic_timers.push(std::cmp::Reverse((t, ci)));
+                self.protocol_timers.push(std::cmp::Reverse((t, ci)));
             }
         }
     }
 
-    /// QUIC's timers that fell due: each connection's is handled, and what it
-    /// readied (acknowledgements, retransmissions, its close) written.
-    pub(super) fn quic_timeouts(&mut self, now: Instant) {
-        while let Some(&std::cmp::Reverse((t, ci))) = self.quic_timers.peek() {
+    /// The protocols' timers that fell due: each connection's is handled, and what
+    /// it readied (QUIC's acknowledgements, retransmissions, its close) written.
+    pub(super) fn timeouts(&mut self, now: Instant) {
+        while let Some(&std::cmp::Reverse((t, ci))) = self.protocol_timers.peek() {
             if t > now {
                 return;
             }
-            self.quic_timers.pop();
-            if self.conns[ci].quic_due != Some(t) {
+            self.protocol_timers.pop();
+            if self.conns[ci].timer_due != Some(t) {
                 // Replaced by a later timer since it was set.
                 continue;
             }
-            self.conns[ci].quic_due = None;
+            self.conns[ci].timer_due = None;
             let mut events = std::mem::take(&mut self.events);
             events.clear();
-            let r = match self.conns[ci].proto.h3() {
-                Some(h) => h.timeout(now, &mut events),
-                None => Ok(()),
-            };
+            let r = self.conns[ci].proto.timeout(now, &mut events);
             let open = self.settle(ci, &events, now);
             self.events = events;
             match r {
-                Err(broken) if open => self.h3_broken(ci, now, broken.0),
+                Err(broken) if open => self.broken(ci, now, broken.0),
                 Err(_) => {}
                 Ok(()) if open => {
                     let _ = self.after_input(ci, now);
@@ -189,10 +185,12 @@ impl Worker<'_> {
         }
     }
 
-    /// An HTTP/3 connection is over: during its handshake that is a failed connect
-    /// (with back-off), afterwards its requests fail with `kind`.
-    pub(super) fn h3_broken(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
-        if self.conns[ci].proto.h3().is_some_and(|h| h.connected()) {
+    /// A connection its protocol found broken: before the protocol's own handshake
+    /// finished (QUIC's) that is a failed connect, with back-off; afterwards its
+    /// requests fail with `kind`, after the close that is due goes out.
+    pub(super) fn broken(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
+        if self.conns[ci].proto.handshaken() {
+            self.conns[ci].ws_part(false);
             self.fail_and_close(ci, now, kind)
         } else {
             self.connect_failed_as(ci, now, kind)
@@ -350,7 +348,7 @@ impl Worker<'_> {
             let _ = c.link.send_datagrams(h.unwritten(), h.segment(), h.ecn());
             self.rec.quic.add(&h.figures());
         }
-        c.quic_due = None;
+        c.timer_due = None;
         // WebSocket's goodbye: a session's end, a connection closed by the worker.
         c.ws_part(true);
         if c.link

@@ -147,9 +147,9 @@ pub(crate) struct Worker<'a> {
     /// whether the peer had closed: read again after the loop's deadline and timer
     /// checks (epoll is edge-triggered, so no new event would come for them).
     reread: Vec<(usize, bool)>,
-    /// HTTP/3: QUIC's timers of the connections, earliest first (an entry whose
-    /// connection's timer has moved since is skipped).
-    quic_timers: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
+    /// The connections' protocol timers (QUIC's), earliest first, one heap for every
+    /// protocol's (an entry whose connection's timer has moved since is skipped).
+    protocol_timers: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
     in_flight: u64,
     /// Sockets held, connecting or open.
     sockets: u64,
@@ -261,7 +261,7 @@ impl<'a> Worker<'a> {
             rec,
             events: Vec::new(),
             reread: Vec::new(),
-            quic_timers: std::collections::BinaryHeap::new(),
+            protocol_timers: std::collections::BinaryHeap::new(),
             in_flight: 0,
             sockets: 0,
             dial: Dial::new(spec, &hooks, index),
@@ -361,8 +361,8 @@ impl<'a> Worker<'a> {
                 self.timers(now);
                 next_timer = now + TIMER_TICK;
             }
-            if self.quic_timers.peek().is_some_and(|t| t.0 .0 <= now) {
-                self.quic_timeouts(now);
+            if self.protocol_timers.peek().is_some_and(|t| t.0 .0 <= now) {
+                self.timeouts(now);
             }
             if self.drive.next_due().is_some_and(|t| t <= now) {
                 self.release_due(now);
@@ -381,7 +381,7 @@ impl<'a> Worker<'a> {
             if let Some(e) = self.pace.end {
                 deadline = deadline.min(e);
             }
-            if let Some(t) = self.quic_timers.peek() {
+            if let Some(t) = self.protocol_timers.peek() {
                 deadline = deadline.min(t.0 .0);
             }
             if let Some(t) = self.prep.paced.as_ref().and_then(|p| p.next_due()) {

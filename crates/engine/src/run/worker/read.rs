@@ -125,9 +125,9 @@ impl Worker<'_> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // The server's port answered with ICMP: nothing listens on UDP there.
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                    return self.h3_broken(ci, now, ErrorKind::ConnectRefused);
+                    return self.broken(ci, now, ErrorKind::ConnectRefused);
                 }
-                Err(e) => return self.h3_broken(ci, now, ErrorKind::from_read_error(&e)),
+                Err(e) => return self.broken(ci, now, ErrorKind::from_read_error(&e)),
             }
         }
         if took && !self.after_input(ci, now) {
@@ -209,12 +209,7 @@ impl Worker<'_> {
                 }
             }
             if open {
-                if self.dial.quic.is_some() {
-                    self.h3_broken(ci, now, broken.0);
-                } else {
-                    self.conns[ci].ws_part(false);
-                    self.fail_and_close(ci, now, broken.0);
-                }
+                self.broken(ci, now, broken.0);
             }
             return false;
         }
