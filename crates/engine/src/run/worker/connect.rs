@@ -139,7 +139,9 @@ impl Worker<'_> {
     /// socket did not take go out then too.
     pub(super) fn write(&mut self, ci: usize, now: Instant) {
         self.write_out(ci, now);
-        self.rearm(ci);
+        if self.dial.timers {
+            self.rearm(ci);
+        }
     }
 
     /// Puts the connection's next protocol timer, if it has one, on the worker's.

@@ -82,6 +82,10 @@ pub(super) struct Dial {
     pub(super) h2_refill_at: usize,
     /// HTTP/3: how each connection's QUIC is set up.
     pub(super) quic: Option<Quic>,
+    /// The run's protocol keeps timers of its own (QUIC's loss, ack and idle timers):
+    /// after each write a connection's next one goes on the worker's heap. Known once
+    /// from the plan, so that protocols without timers pay nothing a write.
+    pub(super) timers: bool,
     /// Where the thread's turns over the local addresses start (its index), so that
     /// threads with few connections each do not all take the first.
     pub(super) first_local: u64,
@@ -141,6 +145,7 @@ impl Dial {
                 spec.load.pipeline - 1
             },
             quic: Quic::new(spec),
+            timers: spec.load.http3.is_some(),
             first_local: index as u64,
             ring: false,
         }
