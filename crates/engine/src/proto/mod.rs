@@ -241,20 +241,12 @@ impl Proto {
             }),
             Proto::H2(h) => {
                 let fed = h.feed(data, body, events);
-                let sizes = (
-                    std::mem::take(&mut h.headers_compressed),
-                    std::mem::take(&mut h.headers_decoded),
-                );
-                header_sizes(sizes, events);
+                header_sizes(h.take_header_sizes(), events);
                 fed.map_err(|_| Broken(ErrorKind::Protocol))
             }
             Proto::H3(h) => {
                 let fed = h.feed(data, now, events);
-                let sizes = (
-                    std::mem::take(&mut h.headers_compressed),
-                    std::mem::take(&mut h.headers_decoded),
-                );
-                header_sizes(sizes, events);
+                header_sizes(h.take_header_sizes(), events);
                 fed
             }
             Proto::Ws(w) => {

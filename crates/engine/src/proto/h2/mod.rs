@@ -127,8 +127,8 @@ pub struct H2Conn {
     /// The server's GOAWAY, once received: no new streams on this connection.
     pub goaway: bool,
     /// Response header blocks received, compressed and decoded (names and values).
-    pub headers_compressed: u64,
-    pub headers_decoded: u64,
+    headers_compressed: u64,
+    headers_decoded: u64,
     /// Response headers and bodies kept whole, when asked for with
     /// [`H2Conn::keep_responses`] (a check of the answers, not a load run).
     pub kept: Option<Kept>,
@@ -349,6 +349,16 @@ impl H2Conn {
                 grpc,
             }));
         }
+    }
+
+    /// The response header bytes received since the last call: compressed and
+    /// decoded.
+    #[inline]
+    pub fn take_header_sizes(&mut self) -> (u64, u64) {
+        (
+            std::mem::take(&mut self.headers_compressed),
+            std::mem::take(&mut self.headers_decoded),
+        )
     }
 
     /// Consumes bytes read from the server. Complete frames are handled and their
@@ -726,4 +736,4 @@ fn grpc_message_text(value: &[u8]) -> Box<str> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -152,8 +152,8 @@ pub struct H3Conn {
     blocked: bool,
     watch: Option<(StreamMode, Option<crate::TokenCounter>)>,
     /// Response field sections received, compressed and decoded.
-    pub headers_compressed: u64,
-    pub headers_decoded: u64,
+    headers_compressed: u64,
+    headers_decoded: u64,
     /// The server is going away: no new streams.
     pub goaway: bool,
     /// 0-RTT data was accepted on this connection.
@@ -302,6 +302,16 @@ impl H3Conn {
         let r = self.process(events);
         self.fill();
         r
+    }
+
+    /// The response header bytes received since the last call: compressed and
+    /// decoded.
+    #[inline]
+    pub fn take_header_sizes(&mut self) -> (u64, u64) {
+        (
+            std::mem::take(&mut self.headers_compressed),
+            std::mem::take(&mut self.headers_decoded),
+        )
     }
 
     /// Takes the server's datagrams (one, or several as [`H3Conn::set_received`]

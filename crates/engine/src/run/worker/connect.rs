@@ -139,7 +139,7 @@ impl Worker<'_> {
     /// socket did not take go out then too.
     pub(super) fn write(&mut self, ci: usize, now: Instant) {
         self.write_out(ci, now);
-        if self.dial.timers {
+        if self.dial.timed() {
             self.rearm(ci);
         }
     }

@@ -82,10 +82,6 @@ pub(super) struct Dial {
     pub(super) h2_refill_at: usize,
     /// HTTP/3: how each connection's QUIC is set up.
     pub(super) quic: Option<Quic>,
-    /// The run's protocol keeps timers of its own (QUIC's loss, ack and idle timers):
-    /// after each write a connection's next one goes on the worker's heap. Known once
-    /// from the plan, so that protocols without timers pay nothing a write.
-    pub(super) timers: bool,
     /// Where the thread's turns over the local addresses start (its index), so that
     /// threads with few connections each do not all take the first.
     pub(super) first_local: u64,
@@ -122,6 +118,14 @@ impl Quic {
 }
 
 impl Dial {
+    /// Whether the run's protocol keeps timers of its own (QUIC's loss, ack and idle
+    /// timers): after each write a connection's next one goes on the worker's heap.
+    /// Protocols without timers pay nothing a write.
+    #[inline]
+    pub(super) fn timed(&self) -> bool {
+        self.quic.is_some()
+    }
+
     /// Where `spec`'s connections go (its proxy's address, the script's choice, or
     /// the target's) and how HTTP/2 connections refill their streams, for worker
     /// `index`.
@@ -145,7 +149,6 @@ impl Dial {
                 spec.load.pipeline - 1
             },
             quic: Quic::new(spec),
-            timers: spec.load.http3.is_some(),
             first_local: index as u64,
             ring: false,
         }
