@@ -356,3 +356,6 @@ fn header_sizes((compressed, decoded): (u64, u64), events: &mut Vec<Event>) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests;

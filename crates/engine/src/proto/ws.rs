@@ -793,4 +793,4 @@ impl WsClient {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -4,18 +4,18 @@ use super::settings::WINDOW;
 use super::*;
 use stampede_wire::frame::PADDED;
 
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+pub(in crate::proto) fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::new();
     frame_head(&mut f, payload.len(), kind, flags, stream);
     f.extend_from_slice(payload);
     f
 }
 
-fn block(headers: &[(&[u8], &[u8])]) -> Vec<u8> {
+pub(in crate::proto) fn block(headers: &[(&[u8], &[u8])]) -> Vec<u8> {
     loona_hpack::Encoder::new().encode(headers.iter().copied())
 }
 
-fn get() -> H2Request {
+pub(in crate::proto) fn get() -> H2Request {
     H2Request::from_http1(
         b"GET /pong?x=1 HTTP/1.1\r\nHost: example.test:8443\r\nConnection: keep-alive\r\nUser-Agent: stampede\r\n\r\n",
         "https",
@@ -25,7 +25,7 @@ fn get() -> H2Request {
 
 /// A connection that has had the server's preface (an empty SETTINGS), with nothing
 /// left to send.
-fn settled() -> H2Conn {
+pub(in crate::proto) fn settled() -> H2Conn {
     let mut c = H2Conn::new();
     c.feed(&frame(SETTINGS, 0, 0, &[]), &[], &mut Vec::new())
         .unwrap();
@@ -808,38 +808,4 @@ fn a_stream_answered_before_its_request_ended_is_cancelled() {
         .iter()
         .any(|f| f.0 == RST_STREAM && f.2 == id && f.3 == frame::CANCEL.to_be_bytes()));
     assert!(!c.send_more(id, b"two", true));
-}
-
-/// Through the connection's protocol value, a response's header bytes come as an
-/// event of their own, once for what each feed brought.
-#[test]
-fn header_sizes_come_as_an_event() {
-    let mut p = crate::proto::Proto::H2(Box::new(settled()));
-    let Some(h) = p.h2() else { unreachable!() };
-    assert_eq!(h.request(&get(), false), 1);
-    let hb = block(&[(b":status", b"200"), (b"server", b"test")]);
-    let input = frame(HEADERS, END_HEADERS | END_STREAM, 1, &hb);
-    let mut ev = Vec::new();
-    p.feed(&input, &[], std::time::Instant::now(), &mut ev)
-        .unwrap();
-    let sizes: Vec<_> = (ev.iter())
-        .filter(|e| matches!(e, Event::HeaderSizes { .. }))
-        .collect();
-    let decoded = (":status".len() + 3 + "server".len() + 4) as u64;
-    assert_eq!(
-        sizes,
-        [&Event::HeaderSizes {
-            compressed: hb.len() as u64,
-            decoded
-        }]
-    );
-    ev.clear();
-    p.feed(
-        &frame(PING, 0, 0, &[0; 8]),
-        &[],
-        std::time::Instant::now(),
-        &mut ev,
-    )
-    .unwrap();
-    assert!(ev.is_empty(), "{ev:?}");
 }

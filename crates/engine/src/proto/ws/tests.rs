@@ -4,14 +4,14 @@
 
 use super::*;
 
-fn load() -> WsLoad {
+pub(in crate::proto) fn load() -> WsLoad {
     WsLoad::text("hello")
 }
 
-const REQUEST: &[u8] = b"GET /ws/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n";
+pub(in crate::proto) const REQUEST: &[u8] = b"GET /ws/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n";
 
 /// The key the client's upgrade request carries.
-fn key_of(out: &[u8]) -> String {
+pub(in crate::proto) fn key_of(out: &[u8]) -> String {
     let text = std::str::from_utf8(out).unwrap();
     let line = text
         .lines()
@@ -20,7 +20,7 @@ fn key_of(out: &[u8]) -> String {
     line.to_string()
 }
 
-fn answer(key: &str, extra: &str) -> Vec<u8> {
+pub(in crate::proto) fn answer(key: &str, extra: &str) -> Vec<u8> {
     format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n{extra}\r\n",
         ws::accept_key(key.as_bytes())
@@ -470,30 +470,4 @@ fn an_expected_answer_is_the_next_message_holding_it_the_others_counted() {
     c.feed(&bytes, &mut ev).unwrap();
     assert_eq!(responses(&ev), [(UPGRADED, 3), (UPGRADED, 4)]);
     assert_eq!(c.take_unmatched(), 1);
-}
-
-/// Through the connection's protocol value, the upgrade and the messages that
-/// answered nothing are events, the upgrade before what the same bytes brought.
-#[test]
-fn the_upgrade_and_unmatched_messages_come_as_events_upgrade_first() {
-    let mut l = load();
-    l.expect = Some(std::sync::Arc::from(&b"id=7"[..]));
-    let c = WsClient::seeded(&l, REQUEST, 7, false);
-    let key = key_of(c.unwritten());
-    let mut p = crate::proto::Proto::Ws(Box::new(c));
-    let mut bytes = answer(&key, "");
-    // A text message "hi" from the server, unmasked, that is not the answer awaited.
-    bytes.extend_from_slice(&[0x81, 2, b'h', b'i']);
-    let mut ev = Vec::new();
-    p.feed(&bytes, &[], std::time::Instant::now(), &mut ev)
-        .unwrap();
-    assert_eq!(ev, [Event::Upgraded, Event::Unmatched { count: 1 }]);
-    ev.clear();
-    p.feed(&[0x81, 1, b'x'], &[], std::time::Instant::now(), &mut ev)
-        .unwrap();
-    assert_eq!(
-        ev,
-        [Event::Unmatched { count: 1 }],
-        "the upgrade is said once"
-    );
 }
