@@ -62,14 +62,6 @@ const OUTBOX_LIMIT: usize = 1 << 20;
 /// `OUTBOX_LIMIT` in each of a socket's two send buffers) would otherwise stay
 /// allocated, uncounted, for as long as the connection lives.
 const KEPT_CAPACITY: usize = 64 << 10;
-
-/// Empties a buffer, giving its memory back when it grew past `KEPT_CAPACITY`.
-fn trim(v: &mut Vec<u8>) {
-    v.clear();
-    if v.capacity() > KEPT_CAPACITY {
-        *v = Vec::new();
-    }
-}
 /// Unread bytes past which a socket's receive is paused until they are read.
 const INBOX_LIMIT: usize = 256 << 10;
 /// Bytes each stamped receive's buffer keeps for control messages (room for the
@@ -101,6 +93,14 @@ thread_local! {
 
 fn user_data(slot: u32, gen: u32, op: u64) -> u64 {
     (u64::from(gen) << 32) | (u64::from(slot) << 3) | op
+}
+
+/// Empties a buffer, giving its memory back when it grew past `KEPT_CAPACITY`.
+fn trim(v: &mut Vec<u8>) {
+    v.clear();
+    if v.capacity() > KEPT_CAPACITY {
+        *v = Vec::new();
+    }
 }
 
 /// One adopted socket's state.
