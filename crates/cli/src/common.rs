@@ -176,7 +176,7 @@ pub fn execute_parts(
     records: Option<stampede_engine::RawOut>,
 ) -> Result<Run, Exit> {
     for part in parts {
-        probe(part.plan.spec())?;
+        probe(&part.plan)?;
     }
     install_sigint();
     // Workers hand over each second only when something shows it.
@@ -210,8 +210,8 @@ pub fn execute_parts(
 }
 
 /// Checks that the spec's server answers before the run, naming what failed.
-fn probe(spec: &LoadSpec) -> Result<(), Exit> {
-    let Err(e) = stampede_engine::probe(spec) else {
+fn probe(plan: &stampede_engine::Plan) -> Result<(), Exit> {
+    let Err(e) = stampede_engine::probe(plan) else {
         return Ok(());
     };
     let hint = match stampede_tls::classify(&e) {
@@ -224,14 +224,15 @@ fn probe(spec: &LoadSpec) -> Result<(), Exit> {
         Some(stampede_tls::Failure::Other) => " (TLS handshake)",
         None => "",
     };
-    let via = match &spec.proxy {
+    let net = &plan.config().net;
+    let via = match &net.proxy {
         Some(p) => format!(" through the proxy {}", p.url),
         None => String::new(),
     };
     Err(Exit::fail(format!(
         "could not connect to {} ({}){via}: {e}{hint}",
-        spec.target.url,
-        spec.target.describe_address()
+        net.target.url,
+        net.target.describe_address()
     )))
 }
 

@@ -57,13 +57,13 @@ pub struct RunShape {
 impl RunShape {
     /// The shape of a run of these parts (one, or one per server).
     pub fn of(parts: &[stampede_engine::Part]) -> RunShape {
-        let spec = parts[0].plan.spec();
-        let each = || parts.iter().map(|p| p.plan.spec());
+        let first = parts[0].plan.config();
+        let each = || parts.iter().map(|p| p.plan.config());
         RunShape {
-            total: each().map(|s| s.load.requests).sum(),
-            duration: spec.load.duration,
-            threads: each().map(|s| s.load.threads).sum(),
-            users: spec.load.shape.has_sessions(),
+            total: each().map(|c| c.ends.requests).sum(),
+            duration: first.ends.duration,
+            threads: each().map(|c| c.size.threads).sum(),
+            users: first.arrivals.shape.has_sessions(),
         }
     }
 

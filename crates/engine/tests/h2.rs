@@ -242,8 +242,9 @@ fn an_http11_server_asked_for_h2c_is_a_protocol_error() {
         RequestBuilder::new("GET", "/").build().unwrap(),
     );
     probe.load.http2 = true;
+    probe.load.requests = Some(1);
     probe.load.connect_timeout = Duration::from_secs(2);
-    let e = stampede_engine::probe(&probe).unwrap_err();
+    let e = stampede_engine::probe(&probe.plan().unwrap()).unwrap_err();
     assert!(e.to_string().contains("does not speak h2c"), "{e}");
     let _ = TcpStream::connect(addr);
 }

@@ -168,7 +168,9 @@ fn exchange_h2<S: Read + Write>(
                 Event::Reset { code, .. } => {
                     return Err(format!("the server reset the stream (error code {code})").into())
                 }
-                Event::GoAway { last_stream, code } if last_stream < id => {
+                Event::GoAway {
+                    last_stream, code, ..
+                } if last_stream < id => {
                     return Err(format!(
                         "the server sent GOAWAY (error code {code}) before answering"
                     )

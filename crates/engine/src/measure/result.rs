@@ -354,11 +354,6 @@ fn count_name(map: &mut BTreeMap<String, u64>, name: &str, n: u64) {
 }
 
 impl QuicStats {
-    /// A stream the server reset with `code`.
-    pub fn reset(&mut self, code: u64) {
-        count_name(&mut self.resets, &stampede_wire::h3::Code(code).name(), 1);
-    }
-
     /// Adds one connection's figures.
     pub fn add(&mut self, f: &crate::h3::QuicFigures) {
         let n = self.connections as f64;
@@ -372,6 +367,12 @@ impl QuicStats {
         self.connections += 1;
         self.packets_sent += f.packets_sent;
         self.packets_lost += f.packets_lost;
+        for &(code, n) in &f.resets.by_code {
+            count_name(&mut self.resets, &stampede_wire::h3::Code(code).name(), n);
+        }
+        if f.resets.other > 0 {
+            count_name(&mut self.resets, "other", f.resets.other);
+        }
         self.bytes_lost += f.bytes_lost;
         self.congestion_events += f.congestion_events;
         self.zero_rtt += u64::from(f.zero_rtt);

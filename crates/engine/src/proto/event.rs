@@ -1,6 +1,8 @@
-//! What a client connection's protocol reports back, the same for HTTP/1.1 and
-//! HTTP/2: responses complete, a watched body's progress, streams reset or malformed,
-//! the server going away.
+//! What a client connection's protocol reports back, the same for every protocol:
+//! responses complete, a watched body's progress, streams reset or malformed, the
+//! server going away, an upgrade or a handshake done ([`Event`]); and, seldom, what
+//! carries data of its own (the server's name, a gRPC message, why a WebSocket
+//! ended: [`Note`]).
 
 /// What a client connection reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +45,12 @@ pub enum Event {
     Reset {
         /// The stream.
         stream: u32,
-        /// RST_STREAM's error code.
+        /// RST_STREAM's (or HTTP/3's RESET_STREAM's) error code.
         code: u32,
+        /// The code says the request was refused unprocessed: safe to send again.
+        refused: bool,
+        /// What the stream's request fails as otherwise.
+        kind: crate::ErrorKind,
     },
     /// The WebSocket upgrade was answered (101): the connection's set-up ends here,
     /// and the messages that waited for it go out now. It comes before anything else
@@ -69,6 +75,40 @@ pub enum Event {
         last_stream: u32,
         /// GOAWAY's error code.
         code: u32,
+        /// What the requests on the streams above fail as.
+        kind: crate::ErrorKind,
+    },
+    /// The protocol's own handshake (QUIC's) finished: in `us` from the connection's
+    /// start, resumed from an earlier session or not.
+    Handshake {
+        /// Its time, µs.
+        us: u64,
+        /// A resumed session.
+        resumed: bool,
+    },
+}
+
+/// What a connection reports beside its events, seldom and with data of its own (so
+/// that an [`Event`] stays small): taken by the worker after the events of a read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The server's name, from the first response's `Server` header (once asked for
+    /// with [`crate::proto::Proto::capture_server`]).
+    Server(String),
+    /// A gRPC answer's `grpc-message`, with its status.
+    GrpcMessage {
+        /// The answer's `grpc-status`.
+        code: u8,
+        /// The message.
+        message: Box<str>,
+    },
+    /// A WebSocket connection broke: the upgrade refused with this status, or the
+    /// server's close with this code (`None`: a close without one).
+    WsEnded {
+        /// The upgrade's answer when it was not 101.
+        refused: Option<u16>,
+        /// The server's close frame, when it sent one.
+        close: Option<Option<u16>>,
     },
 }
 

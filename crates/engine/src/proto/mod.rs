@@ -12,6 +12,7 @@
 //! answers in order as HTTP/1 does, each request a message, and writes frames of its
 //! own.
 
+pub(crate) mod connector;
 pub(crate) mod event;
 pub mod h1;
 pub mod h2;
@@ -19,7 +20,7 @@ pub mod h3;
 pub(crate) mod watch;
 pub mod ws;
 
-pub use crate::proto::event::{Event, Response};
+pub use crate::proto::event::{Event, Note, Response};
 use crate::proto::h1::H1Conn;
 use crate::proto::h2::{H2Conn, H2Request, H2Settings};
 use crate::proto::h3::H3Conn;
@@ -71,6 +72,43 @@ impl Multiplexed for H3Conn {
     }
 }
 
+/// A connection whose requests' bodies go message by message after their headers,
+/// each call's made for it (gRPC's request streams and call templates): what the
+/// worker asks of it when it opens and feeds such calls.
+pub(crate) trait MessageStreams: Multiplexed {
+    /// Which connection this is, of all the process made: a stream remembered by its
+    /// number belongs to the connection of the same epoch only.
+    fn epoch(&self) -> u64;
+    /// Sends `req` with `body` and header `fields` made for this call, its send side
+    /// ended; the stream's number.
+    fn request_made(&mut self, req: &H2Request, body: &[u8], fields: &[u8]) -> u32;
+    /// Sends `req` with the first of its body, `body`; the rest follows by
+    /// [`MessageStreams::send_more`]. The stream's number.
+    fn request_open(&mut self, req: &H2Request, repeat: bool, body: &[u8], fields: &[u8]) -> u32;
+    /// More of stream `id`'s body (`last` ends it); false when the stream is over.
+    fn send_more(&mut self, id: u32, body: &[u8], last: bool) -> bool;
+    /// Bytes of stream `id`'s body waiting on flow control.
+    fn queued(&self, id: u32) -> usize;
+}
+
+impl MessageStreams for H2Conn {
+    fn epoch(&self) -> u64 {
+        self.epoch
+    }
+    fn request_made(&mut self, req: &H2Request, body: &[u8], fields: &[u8]) -> u32 {
+        H2Conn::request_made(self, req, body, fields)
+    }
+    fn request_open(&mut self, req: &H2Request, repeat: bool, body: &[u8], fields: &[u8]) -> u32 {
+        H2Conn::request_open(self, req, repeat, body, fields)
+    }
+    fn send_more(&mut self, id: u32, body: &[u8], last: bool) -> bool {
+        H2Conn::send_more(self, id, body, last)
+    }
+    fn queued(&self, id: u32) -> usize {
+        H2Conn::queued(self, id)
+    }
+}
+
 /// Why a connection's input broke it: the kind its requests fail with.
 #[derive(Debug)]
 pub struct Broken(pub crate::error::ErrorKind);
@@ -87,7 +125,7 @@ impl Proto {
 
     /// Whether this connection speaks HTTP/2.
     #[cfg(test)]
-    pub(crate) fn is_h2(&self) -> bool {
+    pub(crate) fn speaks_http2(&self) -> bool {
         matches!(self, Proto::H2(_))
     }
 
@@ -120,29 +158,135 @@ impl Proto {
         }
     }
 
-    /// HTTP/2 on this connection.
+    /// The connection's streams whose bodies go message by message (HTTP/2's).
     #[inline]
-    pub(crate) fn h2(&mut self) -> Option<&mut H2Conn> {
+    pub(crate) fn message_streams(&mut self) -> Option<&mut dyn MessageStreams> {
         match self {
-            Proto::H2(h) => Some(h),
+            Proto::H2(h) => Some(&mut **h),
             _ => None,
         }
     }
 
-    /// HTTP/3 on this connection.
-    #[inline]
-    pub(crate) fn h3(&mut self) -> Option<&mut H3Conn> {
+    /// Queues a message made for its call (`body`, and `fields` its expected
+    /// answer), where requests are messages on the connection (WebSocket's); false
+    /// where they are not.
+    pub(crate) fn queue_made(&mut self, body: &[u8], fields: &[u8]) -> bool {
         match self {
-            Proto::H3(h) => Some(h),
+            Proto::Ws(w) => {
+                w.queue_made(body, fields);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether queued requests take messages made one by one ([`Proto::queue_made`])
+    /// rather than the worker's bytes.
+    pub(crate) fn takes_made(&self) -> bool {
+        matches!(self, Proto::Ws(_))
+    }
+
+    /// Whether the protocol stamps its messages with their requests' intended starts
+    /// (WebSocket's `--stamp`), given by [`Proto::due`].
+    #[inline]
+    pub(crate) fn stamping(&self) -> bool {
+        matches!(self, Proto::Ws(w) if w.stamping())
+    }
+
+    /// Requests just queued were due at `intended` (see [`Proto::stamping`]).
+    pub(crate) fn due(&mut self, intended: impl Iterator<Item = std::time::Instant>) {
+        if let Proto::Ws(w) = self {
+            w.due(intended);
+        }
+    }
+
+    /// The send stamp of the message whose answer just came, where messages carry
+    /// them.
+    pub(crate) fn take_stamp(&mut self) -> Option<stampede_wire::stamp::Stamp> {
+        match self {
+            Proto::Ws(w) => w.take_stamp(),
             _ => None,
         }
     }
 
-    /// WebSocket on this connection.
-    #[inline]
-    pub(crate) fn ws(&mut self) -> Option<&mut ws::WsClient> {
+    /// The socket is about to go: the protocol's goodbye is readied for
+    /// [`Proto::output`] — QUIC's close always (so that the server lets the
+    /// connection go at once); with `goodbye`, WebSocket's close 1000 from an open
+    /// connection, and otherwise the close that is due (answering the server's).
+    /// True when there is a goodbye to write.
+    pub(crate) fn part(&mut self, goodbye: bool, now: std::time::Instant) -> bool {
         match self {
-            Proto::Ws(w) => Some(w),
+            Proto::H3(h) => {
+                h.close(now);
+                true
+            }
+            Proto::Ws(w) => {
+                if goodbye && w.open() {
+                    w.goodbye(stampede_wire::ws::NORMAL);
+                }
+                !w.unwritten().is_empty()
+            }
+            Proto::H1(_) | Proto::H2(_) => false,
+        }
+    }
+
+    /// Adds what the connection counted of its own to the run's figures (QUIC's,
+    /// once its connection is over).
+    pub(crate) fn add_figures(&self, rec: &mut crate::measure::recorder::Recorder) {
+        if let Proto::H3(h) = self {
+            rec.quic.add(&h.figures());
+        }
+    }
+
+    /// HTTP/1: notes the `Server` header of the next response (reported as
+    /// [`Note::Server`]); the others do not look.
+    pub(crate) fn capture_server(&mut self) {
+        if let Proto::H1(h) = self {
+            h.capture_server();
+        }
+    }
+
+    /// Keeps each response's head whole, for [`Proto::take_response`] (cookies,
+    /// redirects, scripts that read responses: HTTP/1.1's).
+    pub(crate) fn keep_responses(&mut self) {
+        if let Proto::H1(h) = self {
+            h.keep_responses();
+        }
+    }
+
+    /// The last response kept whole, if responses are kept.
+    pub(crate) fn take_response(&mut self) -> Option<h1::parse::Kept> {
+        match self {
+            Proto::H1(h) => h.take_response(),
+            _ => None,
+        }
+    }
+
+    /// The requests sent next are HEAD requests (their answers carry no body), or
+    /// not: HTTP/1.1 frames answers by it; the others by their own framing.
+    pub(crate) fn set_head_request(&mut self, head: bool) {
+        if let Proto::H1(h) = self {
+            h.set_head_request(head);
+        }
+    }
+
+    /// What came with the datagram about to be fed: its ECN bits and, where several
+    /// came joined (GRO), each one's size.
+    pub(crate) fn set_received(&mut self, ecn: Option<quinn_proto::EcnCodepoint>, stride: usize) {
+        if let Proto::H3(h) = self {
+            h.set_received(ecn, stride);
+        }
+    }
+
+    /// The TLS session settled on by the protocol's own handshake (QUIC's), where it
+    /// has one: TLS 1.3, its protocol named; the cipher suite stays inside QUIC.
+    pub(crate) fn own_tls(&self) -> Option<crate::measure::result::TlsSession> {
+        match self {
+            Proto::H3(_) => Some(crate::measure::result::TlsSession {
+                version: Some("TLSv1_3".into()),
+                cipher: None,
+                alpn: Some("h3".into()),
+            }),
             _ => None,
         }
     }
@@ -220,9 +364,10 @@ impl Proto {
         }
     }
 
-    /// Feeds bytes read (for HTTP/3, one datagram) at `now`; events are appended.
-    /// `body` is the request body, for HTTP/2 streams waiting on a window. An error
-    /// means the connection must close (the events appended before it stand).
+    /// Feeds bytes read (for HTTP/3, one datagram) at `now`; events are appended,
+    /// and notes (seldom: see [`Note`]). `body` is the request body, for HTTP/2
+    /// streams waiting on a window. An error means the connection must close (the
+    /// events appended before it stand).
     #[inline]
     pub(crate) fn feed(
         &mut self,
@@ -230,23 +375,36 @@ impl Proto {
         body: &[u8],
         now: std::time::Instant,
         events: &mut Vec<Event>,
+        notes: &mut Vec<Note>,
     ) -> Result<(), Broken> {
         use crate::error::ErrorKind;
         match self {
-            Proto::H1(h) => h.feed(data, events).map_err(|e| {
-                Broken(match e {
-                    h1::parse::ParseError::Event => ErrorKind::StreamEvent,
-                    _ => ErrorKind::Protocol,
-                })
-            }),
+            Proto::H1(h) => {
+                let fed = h.feed(data, events).map_err(|e| {
+                    Broken(match e {
+                        h1::parse::ParseError::Event => ErrorKind::StreamEvent,
+                        _ => ErrorKind::Protocol,
+                    })
+                });
+                if let Some(server) = h.take_server() {
+                    notes.push(Note::Server(server));
+                }
+                fed
+            }
             Proto::H2(h) => {
                 let fed = h.feed(data, body, events);
                 header_sizes(h.take_header_sizes(), events);
+                for (code, message) in h.take_grpc_messages() {
+                    notes.push(Note::GrpcMessage { code, message });
+                }
                 fed.map_err(|_| Broken(ErrorKind::Protocol))
             }
             Proto::H3(h) => {
                 let fed = h.feed(data, now, events);
                 header_sizes(h.take_header_sizes(), events);
+                if let Some((us, resumed)) = h.take_handshake() {
+                    events.push(Event::Handshake { us, resumed });
+                }
                 fed
             }
             Proto::Ws(w) => {
@@ -259,6 +417,13 @@ impl Proto {
                 let count = w.take_unmatched();
                 if count > 0 {
                     events.push(Event::Unmatched { count });
+                }
+                if fed.is_err() {
+                    // What ended the connection, counted whatever waited on it.
+                    notes.push(Note::WsEnded {
+                        refused: w.refused(),
+                        close: w.close_code(),
+                    });
                 }
                 fed
             }
@@ -333,16 +498,6 @@ impl Proto {
     pub(crate) fn eof(&mut self, events: &mut Vec<Event>) {
         if let Proto::H1(h) = self {
             h.eof(events);
-        }
-    }
-
-    /// HTTP/1 on this connection, for what only it has (the Server header capture,
-    /// HEAD framing of script steps).
-    #[inline]
-    pub(crate) fn h1(&mut self) -> Option<&mut H1Conn> {
-        match self {
-            Proto::H1(h) => Some(h),
-            _ => None,
         }
     }
 }

@@ -793,4 +793,4 @@ impl WsClient {
 }
 
 #[cfg(test)]
-pub(super) mod tests;
+pub(crate) mod tests;

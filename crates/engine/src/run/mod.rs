@@ -27,9 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::measure::recorder::Recorder;
+use crate::spec::config::Config;
 use crate::{
-    Budget, Closed, Control, LoadSpec, Origin, Plan, RequestRecord, RunError, RunResult, Schedule,
-    Shape,
+    Budget, Closed, Control, Origin, Plan, RequestRecord, RunError, RunResult, Schedule, Shape,
 };
 use outcome::build_result;
 use worker::{Shared, Worker, WorkerOutput};
@@ -39,7 +39,7 @@ use worker::{Shared, Worker, WorkerOutput};
 pub struct Run {
     /// The measurements.
     pub result: RunResult,
-    /// One record per request, answered or failed, when `spec.record_requests` was set
+    /// One record per request, answered or failed, when `cfg.record_requests` was set
     /// (the first [`crate::measure::recorder::MAX_RECORDS`]).
     pub requests: Option<Vec<RequestRecord>>,
     /// Requests past the records' limit, counted but not recorded.
@@ -48,13 +48,13 @@ pub struct Run {
     pub raw_lost: u64,
 }
 
-/// Runs the load test `plan` describes (see [`LoadSpec::plan`]).
+/// Runs the load test `plan` describes (see [`crate::LoadSpec::plan`]).
 pub fn run(plan: &Plan, control: Arc<Control>) -> Result<Run, RunError> {
     let mut runs = run_each(&[(plan, &[])], control)?;
     Ok(runs.pop().expect("one run per part"))
 }
 
-/// Runs a load test over several servers (see [`LoadSpec::split`]): every part's
+/// Runs a load test over several servers (see [`crate::LoadSpec::split`]): every part's
 /// workers start from one instant under one control (its progress, live figures and
 /// records cover them all), and the parts' results merge exactly into the run's, each
 /// request's figures named with its server.
@@ -70,7 +70,7 @@ pub fn run_parts(parts: &[crate::Part], control: Arc<Control>) -> Result<Run, Ru
     let mut origin = None;
     for (run, part) in runs.into_iter().zip(parts) {
         let mut r = run.result;
-        let t = &part.plan.spec().target;
+        let t = &part.plan.config().net.target;
         let server = format!("{}://{}", if t.tls { "https" } else { "http" }, t.authority);
         for target in &mut r.targets {
             // "GET /path" becomes "GET http://host:port/path".
@@ -96,12 +96,12 @@ pub fn run_parts(parts: &[crate::Part], control: Arc<Control>) -> Result<Run, Ru
         .map_err(|e| RunError::Merge(e.to_string()))?;
     // One process on one machine, not parts from several.
     r.origin = origin.expect("at least two parts");
-    let first = parts[0].plan.spec();
-    let mut shape = first.load.shape.clone();
+    let first = parts[0].plan.config();
+    let mut shape = first.arrivals.shape.clone();
     if let Shape::Rate { rate, .. } = &mut shape {
         *rate = r.open.as_ref().and_then(|o| o.target_rate).unwrap_or(*rate);
     }
-    r.settings.shape = shape.describe(&first.load.session);
+    r.settings.shape = shape.describe(&first.arrivals.session);
     if let Some(l) = &mut r.limit {
         l.client_cores = crate::limit::cores_allowed();
     }
@@ -119,13 +119,15 @@ pub fn run_parts(parts: &[crate::Part], control: Arc<Control>) -> Result<Run, Ru
 fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>, RunError> {
     let needed = parts
         .iter()
-        .map(|(p, _)| crate::process::fds_needed(p.spec().load.connections, p.spec().load.threads))
+        .map(|(p, _)| {
+            crate::process::fds_needed(p.config().size.connections, p.config().size.threads)
+        })
         .sum();
     let limit = crate::process::raise_nofile(needed);
     if limit < needed {
         return Err(RunError::FdLimit { needed, limit });
     }
-    let first = parts[0].0.spec();
+    let first = parts[0].0.config();
     let Some(Zero {
         start,
         start_unix_us,
@@ -135,10 +137,10 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         // Stopped while waiting for the shared start: nothing ran.
         return Err(RunError::Stopped);
     };
-    let end = first.load.duration.map(|d| start + d);
+    let end = first.ends.duration.map(|d| start + d);
     let shared: Vec<Shared> = (parts.iter())
         .map(|(p, _)| {
-            let (ring, note) = ring::choose(p.spec()).map_err(|e| RunError::Io(e.to_string()))?;
+            let (ring, note) = ring::choose(p.config()).map_err(|e| RunError::Io(e.to_string()))?;
             Ok(Shared {
                 control: control.clone(),
                 doc_len: AtomicU64::new(u64::MAX),
@@ -147,7 +149,7 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
                 tls: Mutex::new(None),
                 load: crate::limit::Sampler::default(),
                 ring,
-                ring_required: p.spec().load.socket.io == crate::spec::net::IoBackend::IoUring,
+                ring_required: p.config().net.socket.io == crate::spec::net::IoBackend::IoUring,
                 io_note: Mutex::new(note),
                 fell_back: std::sync::atomic::AtomicBool::new(false),
             })
@@ -155,14 +157,12 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         .collect::<Result<_, RunError>>()?;
     let budgets: Vec<Arc<Budget>> = (parts.iter())
         .map(|(p, _)| {
-            let spec = p.spec();
-            Arc::new(Budget::new(
-                spec.load.requests.map(|n| spec.segment.share(n)),
-            ))
+            let cfg = p.config();
+            Arc::new(Budget::new(cfg.ends.requests.map(|n| cfg.segment.share(n))))
         })
         .collect();
     let profiles: Vec<Option<Arc<crate::inject::Profile>>> = (parts.iter())
-        .map(|(p, _)| match &p.spec().load.shape {
+        .map(|(p, _)| match &p.config().arrivals.shape {
             Shape::Users(profile) | Shape::Paced(profile) => Some(Arc::new(profile.clone())),
             _ => None,
         })
@@ -173,7 +173,7 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         // Worker indices run on across the parts: records and hooks tell them apart.
         let mut index = 0;
         for (k, &(plan, places)) in parts.iter().enumerate() {
-            let spec = plan.spec();
+            let cfg = plan.config();
             let shared = &shared[k];
             let sampler = std::thread::Builder::new()
                 .name("stampede-sampler".into())
@@ -184,19 +184,19 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
                 &shared.load,
                 sampler.thread().clone(),
             ));
-            let threads = spec.load.threads.max(1);
-            let seg_connections = spec.segment.share(spec.load.connections as u64) as usize;
+            let threads = cfg.size.threads.max(1);
+            let seg_connections = cfg.segment.share(cfg.size.connections as u64) as usize;
             for i in 0..threads {
                 let conns = seg_connections / threads + usize::from(i < seg_connections % threads);
                 let schedule = schedule_for(
-                    spec,
+                    cfg,
                     (i, threads),
                     conns,
                     (start, end),
                     &budgets[k],
                     profiles[k].as_ref(),
                 );
-                let lane = spec.segment.lane(i, threads);
+                let lane = cfg.segment.lane(i, threads);
                 let worker = Worker::new(
                     plan,
                     shared,
@@ -227,16 +227,16 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         Ok(outs)
     })?;
     let mut elapsed = start.elapsed();
-    if let Some(d) = first.load.duration {
+    if let Some(d) = first.ends.duration {
         // A timed run lasts its duration; the loop exits a hair after the deadline.
         // One that drains lasts until its last answer (or the drain's end).
-        if elapsed > d && first.load.requests.is_none() && first.load.drain.is_none() {
+        if elapsed > d && first.ends.requests.is_none() && first.ends.drain.is_none() {
             elapsed = d;
         }
     }
     let mut runs = Vec::with_capacity(parts.len());
     for ((outs, shared), &(plan, _)) in outputs.into_iter().zip(shared).zip(parts) {
-        let spec = plan.spec();
+        let cfg = plan.config();
         let mut abandoned = 0;
         let mut never_sent = 0;
         let mut rec: Option<Recorder> = None;
@@ -261,7 +261,7 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
             .map(|mut n| n.take())
             .unwrap_or_else(|e| e.into_inner().take());
         let mut result = build_result(
-            spec,
+            cfg,
             rec,
             (abandoned, never_sent),
             elapsed,
@@ -271,8 +271,8 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         result.result.origin = Origin {
             host: host_name(),
             clock: "realtime".into(),
-            segment: (!spec.segment.is_whole()).then(|| spec.segment.to_string()),
-            shared_start: spec.start_at.is_some(),
+            segment: (!cfg.segment.is_whole()).then(|| cfg.segment.to_string()),
+            shared_start: cfg.start_at.is_some(),
             late_ms: late.as_secs_f64() * 1e3,
             io: io.into(),
             io_note,
@@ -360,7 +360,7 @@ fn host_name() -> String {
 /// into lanes, so the run's arrivals depend neither on the thread count nor on how
 /// many processes share it (see [`segment`]).
 pub(crate) fn schedule_for<'a>(
-    spec: &'a LoadSpec,
+    cfg: &'a Config,
     (w, workers): (usize, usize),
     pool: usize,
     (start, end): (Instant, Option<Instant>),
@@ -369,27 +369,27 @@ pub(crate) fn schedule_for<'a>(
 ) -> Box<dyn Schedule + 'a> {
     use crate::arrivals::{Bursts, Fixed, Gamma, Gaps, Poisson, Stride};
     use schedule::{ClosedUsers, Open, Sequential};
-    let (w, n) = spec.segment.lane(w, workers);
-    let horizon = match spec.load.shape {
+    let (w, n) = cfg.segment.lane(w, workers);
+    let horizon = match cfg.arrivals.shape {
         // What one wake-up sends ahead takes at most a quarter of the worker's pool
         // (`pool` connections, each `pipeline` requests deep), so that responses read a
         // nap late and a slow moment of the server still find room.
         Shape::Rate { rate, .. } if rate > 0.0 => {
-            let room = (pool * spec.load.pipeline.max(1)) as f64 * n as f64 / (4.0 * rate);
-            spec.load
+            let room = (pool * cfg.size.pipeline.max(1)) as f64 * n as f64 / (4.0 * rate);
+            cfg.arrivals
                 .horizon
                 .min(Duration::from_secs_f64(room.min(1.0)))
         }
         // The same room at the profile's highest rate.
         Shape::Paced(ref p) if p.peak_rate() > 0.0 => {
-            let room = (pool * spec.load.pipeline.max(1)) as f64 * n as f64 / (4.0 * p.peak_rate());
-            spec.load
+            let room = (pool * cfg.size.pipeline.max(1)) as f64 * n as f64 / (4.0 * p.peak_rate());
+            cfg.arrivals
                 .horizon
                 .min(Duration::from_secs_f64(room.min(1.0)))
         }
-        _ => spec.load.horizon,
+        _ => cfg.arrivals.horizon,
     };
-    match &spec.load.shape {
+    match &cfg.arrivals.shape {
         Shape::Closed => Box::new(Closed::new(budget.clone(), end)),
         Shape::Rate {
             rate,
@@ -411,7 +411,7 @@ pub(crate) fn schedule_for<'a>(
             Open::new(
                 start,
                 end,
-                Stride::new(Poisson::new(*rate, spec.load.seed), w, n),
+                Stride::new(Poisson::new(*rate, cfg.arrivals.seed), w, n),
                 budget.clone(),
             )
             .with_horizon(horizon),
@@ -424,7 +424,7 @@ pub(crate) fn schedule_for<'a>(
             Open::new(
                 start,
                 end,
-                Stride::new(Gamma::new(*rate, *b, spec.load.seed), w, n),
+                Stride::new(Gamma::new(*rate, *b, cfg.arrivals.seed), w, n),
                 budget.clone(),
             )
             .with_horizon(horizon),
@@ -449,7 +449,7 @@ pub(crate) fn schedule_for<'a>(
             n,
         )),
         Shape::Users(_) | Shape::Paced(_) => {
-            let arr = profile.expect("profile").arrivals(spec.load.seed);
+            let arr = profile.expect("profile").arrivals(cfg.arrivals.seed);
             Box::new(
                 Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
             )
@@ -457,12 +457,12 @@ pub(crate) fn schedule_for<'a>(
         Shape::Sessions {
             period: None,
             count,
-        } => Box::new(Sequential::new(spec.segment.share(*count))),
+        } => Box::new(Sequential::new(cfg.segment.share(*count))),
         Shape::Sessions {
             period: Some(p),
             count,
         } => {
-            let arr = p.arrivals(spec.load.seed).take(*count as usize);
+            let arr = p.arrivals(cfg.arrivals.seed).take(*count as usize);
             Box::new(
                 Open::new(start, end, Stride::new(arr, w, n), budget.clone()).with_horizon(horizon),
             )

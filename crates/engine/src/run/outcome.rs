@@ -10,11 +10,12 @@ use crate::measure::recorder::{merge_intervals, Recorder};
 use crate::measure::result::{
     Bytes, Counts, OpenStats, RunSettings, SessionStats, StreamStats, SCHEMA,
 };
-use crate::{Address, ErrorKind, LoadSpec, Origin, RunResult, Shape, TlsStats};
+use crate::spec::config::Config;
+use crate::{Address, ErrorKind, Origin, RunResult, Shape, TlsStats};
 
 /// Long on purpose: it fills the result's fields one by one from the merged recorders.
 pub(super) fn build_result(
-    spec: &LoadSpec,
+    cfg: &Config,
     mut rec: Recorder,
     (abandoned, never_sent): (u64, u64),
     elapsed: Duration,
@@ -43,19 +44,19 @@ pub(super) fn build_result(
     let failed: u64 = rec.errors.iter().sum();
     let secs = elapsed.as_secs_f64();
     let intervals = merge_intervals(std::mem::take(&mut rec.intervals));
-    let open = open_stats(spec, &rec, never_sent, secs);
+    let open = open_stats(cfg, &rec, never_sent, secs);
     let starved = rec.tally.starved;
     let loads = shared.load.loads();
-    let sessions = spec.load.shape.has_sessions().then(|| SessionStats {
+    let sessions = cfg.arrivals.shape.has_sessions().then(|| SessionStats {
         started: rec.sessions.started,
         completed: rec.sessions.completed,
         failed: rec.sessions.failed,
         max_concurrent: rec.sessions.max_concurrent,
         lifetime: rec.hist.session.stats(),
-        calls: spec.load.session.calls,
-        burst: spec.load.session.burst,
+        calls: cfg.arrivals.session.calls,
+        burst: cfg.arrivals.session.burst,
     });
-    let tls = spec.target.tls.then(|| {
+    let tls = cfg.net.target.tls.then(|| {
         let s = tls.unwrap_or_default();
         TlsStats {
             version: s.version,
@@ -67,10 +68,10 @@ pub(super) fn build_result(
             handshake: rec.hist.tls_handshake.stats(),
         }
     });
-    let quic = spec.load.http3.map(|_| rec.quic.clone());
-    let stream = spec.load.stream.map(|mode| {
+    let quic = cfg.protocol.http3().map(|_| rec.quic.clone());
+    let stream = cfg.watch.stream.map(|mode| {
         let h = rec.hist.stream.clone().unwrap_or_default();
-        let good = spec.load.slo.map(|_| rec.streams.good);
+        let good = cfg.watch.slo.map(|_| rec.streams.good);
         let counts = (
             rec.streams.events,
             rec.streams.done,
@@ -85,13 +86,13 @@ pub(super) fn build_result(
         st
     });
     let targets = rec.targets.stats(|i| {
-        let r = match spec.load.variety.get(i) {
+        let r = match cfg.sends.variety.get(i) {
             Some(r) => r,
-            None => spec
-                .load
+            None => cfg
+                .sends
                 .script
                 .get(i)
-                .map_or(&spec.load.request, |s| &s.request),
+                .map_or(&cfg.sends.request, |s| &s.request),
         };
         format!("{} {}", r.method, r.target())
     });
@@ -102,21 +103,21 @@ pub(super) fn build_result(
         started_unix_ms: start_unix_us / 1000,
         duration_s: secs,
         settings: RunSettings {
-            url: spec.target.url.clone(),
-            address: spec.target.describe_address(),
-            method: spec.load.request.method.clone(),
-            request_bytes: spec.load.request.bytes.len() as u64,
-            connections: spec.load.connections as u64,
-            threads: spec.load.threads as u64,
-            keepalive: spec.load.keepalive,
-            pipeline: spec.load.pipeline as u64,
-            requests: spec.load.requests,
-            duration_s: spec.load.duration.map(|d| d.as_secs_f64()),
-            timeout_s: spec.load.timeout.map(|d| d.as_secs_f64()),
-            shape: spec.load.shape.describe(&spec.load.session),
-            http2: spec.load.http2,
-            http3: spec.load.http3.is_some(),
-            redirects: spec.load.redirects,
+            url: cfg.net.target.url.clone(),
+            address: cfg.net.target.describe_address(),
+            method: cfg.sends.request.method.clone(),
+            request_bytes: cfg.sends.request.bytes.len() as u64,
+            connections: cfg.size.connections as u64,
+            threads: cfg.size.threads as u64,
+            keepalive: cfg.size.keepalive,
+            pipeline: cfg.size.pipeline as u64,
+            requests: cfg.ends.requests,
+            duration_s: cfg.ends.duration.map(|d| d.as_secs_f64()),
+            timeout_s: cfg.ends.timeout.map(|d| d.as_secs_f64()),
+            shape: cfg.arrivals.shape.describe(&cfg.arrivals.session),
+            http2: cfg.protocol.over_http2().is_some(),
+            http3: cfg.protocol.http3().is_some(),
+            redirects: cfg.sends.redirects,
         },
         requests: Counts {
             started: rec.tally.started,
@@ -157,7 +158,7 @@ pub(super) fn build_result(
         stream,
         quic,
         targets,
-        grpc: (spec.load.stream == Some(crate::StreamMode::Grpc)).then(|| {
+        grpc: (cfg.watch.stream == Some(crate::StreamMode::Grpc)).then(|| {
             (rec.grpc.statuses.iter().enumerate())
                 .filter(|(_, n)| **n > 0)
                 .map(|(code, n)| (stampede_wire::grpc::code_name(code as u8).to_string(), *n))
@@ -168,12 +169,16 @@ pub(super) fn build_result(
             crate::result::sort_grpc_messages(&mut m);
             m
         },
-        websocket: spec.load.ws.is_some().then(|| crate::result::WsStats {
-            upgrade: ws_upgrade,
-            ..rec.ws.clone()
-        }),
+        websocket: cfg
+            .protocol
+            .websocket()
+            .is_some()
+            .then(|| crate::result::WsStats {
+                upgrade: ws_upgrade,
+                ..rec.ws.clone()
+            }),
     };
-    result.limit = Some(limit_of(spec, &result, loads, starved));
+    result.limit = Some(limit_of(cfg, &result, loads, starved));
     Run {
         result,
         requests: rec.records.kept,
@@ -184,13 +189,13 @@ pub(super) fn build_result(
 
 /// The limit verdict of a finished run from its workers' CPU accounting.
 fn limit_of(
-    spec: &LoadSpec,
+    cfg: &Config,
     r: &RunResult,
     client_threads: Vec<crate::limit::ThreadLoad>,
     starved: u64,
 ) -> crate::limit::Limit {
     let secs = r.duration_s;
-    let network = match &spec.target.address {
+    let network = match &cfg.net.target.address {
         Address::Tcp(addrs) if secs > 0.0 => addrs.first().and_then(|&a| {
             let (interface, speed_mbps) = crate::limit::link_to(a)?;
             let busier = r.bytes.read.max(r.bytes.written) as f64;
@@ -221,8 +226,8 @@ fn limit_of(
 }
 
 /// Whether an open-model run offered the load it was asked to, and if not, why.
-fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Option<OpenStats> {
-    let (target, started) = match &spec.load.shape {
+fn open_stats(cfg: &Config, rec: &Recorder, never_sent: u64, secs: f64) -> Option<OpenStats> {
+    let (target, started) = match &cfg.arrivals.shape {
         Shape::Closed => return None,
         Shape::Rate { rate, .. } => (Some(*rate), rec.tally.started),
         Shape::Paced(_) => (None, rec.tally.started),
@@ -240,19 +245,19 @@ fn open_stats(spec: &LoadSpec, rec: &Recorder, never_sent: u64, secs: f64) -> Op
     let lag = rec.hist.send_lag.stats();
     let behind = OpenStats::fell_behind(&rec.hist.send_lag, started, never_sent, target);
     let cause = behind.then(|| {
-        if spec.load.shape.has_sessions() {
+        if cfg.arrivals.shape.has_sessions() {
             "the generator could not start sessions on time: its threads were busy (CPU) or out of sockets; raise --threads or lower the rate".to_string()
         } else if rec.tally.starved > 0 {
             format!(
                 "all {} connections were busy when requests were due: the server answers more slowly than the rate asks, or there are too few connections (raise -c)",
-                spec.load.connections
+                cfg.size.connections
             )
-        } else if (spec.load.threads as f64) < crate::verdict::limit::cores_allowed() {
+        } else if (cfg.size.threads as f64) < crate::verdict::limit::cores_allowed() {
             "the generator's threads could not keep up (CPU): raise --threads or lower the rate".to_string()
         } else {
             format!(
                 "the generator's {} threads, one a core already, were not given the CPU on time: other work on the machine, or more than one machine can offer; lower the rate, quiet the machine, or split the run over machines (--segment)",
-                spec.load.threads
+                cfg.size.threads
             )
         }
     });

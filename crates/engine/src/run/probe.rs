@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use crate::{Address, LoadSpec};
+use crate::spec::config::Config;
+use crate::Address;
 
 /// Sends HTTP/2's connection preface and our SETTINGS; the server must answer with its
 /// own SETTINGS, which the connection's state machine checks (an HTTP/1.x answer means
@@ -42,15 +43,15 @@ fn probe_h2c(mut s: std::net::TcpStream, timeout: Duration) -> std::io::Result<(
 /// Makes one QUIC connection and its handshake, over a blocking UDP socket, within
 /// `timeout`: a server without HTTP/3 there (nothing on UDP, or no answer) or one that
 /// refuses the handshake is named before the run.
-fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std::io::Result<()> {
+fn probe_h3(cfg: &Config, to: std::net::SocketAddr, timeout: Duration) -> std::io::Result<()> {
     use std::time::Instant;
-    let (Some(h3), Some(tls)) = (&spec.load.http3, &spec.tls) else {
+    let (Some(h3), Some(tls)) = (&cfg.protocol.http3(), &cfg.net.tls) else {
         return Ok(());
     };
     let transport = h3.transport();
     let config =
         stampede_quic::client_config(tls, &transport, None).map_err(std::io::Error::other)?;
-    let any: std::net::SocketAddr = match spec.load.socket.local.first().copied() {
+    let any: std::net::SocketAddr = match cfg.net.socket.local.first().copied() {
         Some(ip) => (ip, 0).into(),
         None if to.is_ipv4() => ([0, 0, 0, 0], 0).into(),
         None => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
@@ -63,7 +64,7 @@ fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std
         stampede_quic::endpoint_config(&transport),
         config,
         to,
-        &spec.target.host,
+        &cfg.net.target.host,
         0,
         start,
     )
@@ -127,28 +128,33 @@ fn probe_h3(spec: &LoadSpec, to: std::net::SocketAddr, timeout: Duration) -> std
 /// Opens one connection as the spec's connections will (from its local address,
 /// through its proxy, with a TLS handshake for https) and closes it: tells
 /// "unreachable", "slow", "the proxy refused" and "refuses our TLS" apart before a run.
-pub fn probe(spec: &LoadSpec) -> std::io::Result<()> {
-    let (target, tls, timeout) = (&spec.target, spec.tls.as_ref(), spec.load.connect_timeout);
-    let addrs = match (&spec.proxy, &target.address) {
+pub fn probe(plan: &crate::Plan) -> std::io::Result<()> {
+    let cfg = plan.config();
+    let (target, tls, timeout) = (
+        &cfg.net.target,
+        cfg.net.tls.as_ref(),
+        cfg.ends.connect_timeout,
+    );
+    let addrs = match (&cfg.net.proxy, &target.address) {
         (Some(p), Address::Tcp(_)) => &p.address,
         (_, Address::Tcp(a)) => a,
         (_, Address::Unix(p)) => {
             return std::os::unix::net::UnixStream::connect(p).map(|_| ());
         }
     };
-    if spec.load.http3.is_some() {
-        return probe_h3(spec, addrs[0], timeout);
+    if cfg.protocol.http3().is_some() {
+        return probe_h3(cfg, addrs[0], timeout);
     }
     let mut last = None;
     for a in addrs {
-        match crate::net::connect_blocking(*a, &spec.load.socket, timeout) {
+        match crate::net::connect_blocking(*a, &cfg.net.socket, timeout) {
             Ok(mut s) => {
                 s.set_read_timeout(Some(timeout))?;
                 s.set_write_timeout(Some(timeout))?;
-                if let (Some(p), true) = (&spec.proxy, target.tls) {
+                if let (Some(p), true) = (&cfg.net.proxy, target.tls) {
                     crate::net::tunnel_blocking(&mut s, p, target)?;
                 }
-                if spec.load.http2 && tls.is_none() {
+                if cfg.protocol.over_http2().is_some() && tls.is_none() {
                     return probe_h2c(s, timeout);
                 }
                 if let Some(cfg) = tls {

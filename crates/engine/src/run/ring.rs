@@ -7,11 +7,11 @@ use crate::spec::net::IoBackend;
 /// Whether a run's connections go on io_uring, and why not when `auto` chose epoll;
 /// an error (naming the reason) when io_uring was asked for and cannot carry the run.
 pub(crate) fn choose(
-    spec: &crate::spec::LoadSpec,
+    cfg: &crate::spec::config::Config,
 ) -> Result<(bool, Option<String>), stampede_ring::RingError> {
-    let transport = spec
-        .load
-        .http3
+    let transport = cfg
+        .protocol
+        .http3()
         .is_some()
         .then_some("HTTP/3's UDP sockets are carried by epoll");
     // Where the open model naps between starts (plain TCP, no follow-ups) both
@@ -20,17 +20,17 @@ pub(crate) fn choose(
     // runs of five (once by five times), equal and lower in the others (bench/io.sh):
     // until it is shown no worse, auto keeps epoll there.
     let naps = matches!(
-        spec.load.shape,
+        cfg.arrivals.shape,
         crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
-    ) && spec.load.redirects == 0
-        && spec.hooks.is_none()
-        && spec.tls.is_none()
-        && matches!(spec.target.address, crate::spec::target::Address::Tcp(_));
+    ) && cfg.sends.redirects == 0
+        && cfg.sends.hooks.is_none()
+        && cfg.net.tls.is_none()
+        && matches!(cfg.net.target.address, crate::spec::target::Address::Tcp(_));
     // A thread with one connection has nothing to batch: each request is a wait of
     // its own, and io_uring's costs more than epoll's there (bench/floor.sh at one
     // connection), where it costs less from four.
-    let alone = spec.load.connections <= spec.load.threads.max(1);
-    let auto = transport.is_none() && spec.load.socket.io.or_env()? == IoBackend::Auto;
+    let alone = cfg.size.connections <= cfg.size.threads.max(1);
+    let auto = transport.is_none() && cfg.net.socket.io.or_env()? == IoBackend::Auto;
     if auto && naps {
         let why = "the open model naps on epoll until io_uring's send lag at high rates \
                    is shown no worse";
@@ -40,5 +40,5 @@ pub(crate) fn choose(
         let why = "one connection a thread has nothing to batch";
         return Ok((false, Some(why.into())));
     }
-    spec.load.socket.io.decide(transport)
+    cfg.net.socket.io.decide(transport)
 }

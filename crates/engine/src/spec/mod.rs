@@ -10,6 +10,7 @@
 //! files and standard input within limits).
 
 pub mod arrivals;
+pub mod config;
 pub mod inject;
 pub mod input;
 pub mod net;

@@ -6,17 +6,19 @@
 //! sessions, a script builds a pool's requests, not a session's). The [`Workload`] a
 //! plan holds says which of the two kinds of run it is and carries only what that kind
 //! can use, so a refused combination cannot be written in it; the worker reads the
-//! workload instead of re-deriving it from the spec's flags. The plan also holds what
+//! workload instead of re-deriving it from the spec's flags, and the spec's parts as
+//! the run's [`Config`], with the protocol chosen once. The plan also holds what
 //! validation computed once for every worker (the requests translated for HTTP/2).
 
 use crate::proto::h2::H2Request;
+use crate::spec::config::Config;
 use crate::spec::{LoadSpec, Session, Walk};
 use crate::SpecError;
 
 /// A spec that passed every check, with the workload it runs.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    spec: LoadSpec,
+    config: Config,
     workload: Workload,
     h2_requests: Vec<H2Request>,
 }
@@ -150,15 +152,15 @@ impl Plan {
                 Vec::new()
             };
         Ok(Plan {
-            spec,
+            config: Config::of(spec),
             workload,
             h2_requests,
         })
     }
 
-    /// The checked spec.
-    pub fn spec(&self) -> &LoadSpec {
-        &self.spec
+    /// What the run reads: the checked spec's parts, with the protocol chosen.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// The kind of run.
@@ -170,11 +172,6 @@ impl Plan {
     /// translated once; empty over HTTP/1.1.
     pub(crate) fn h2_requests(&self) -> &[H2Request] {
         &self.h2_requests
-    }
-
-    /// The spec back, to change and plan again (a capacity search's next step).
-    pub fn into_spec(self) -> LoadSpec {
-        self.spec
     }
 }
 
@@ -213,7 +210,7 @@ mod tests {
 
     #[test]
     fn many_connections_to_a_loopback_server_come_from_several_sources() {
-        let sources = |s: LoadSpec| s.plan().unwrap().spec().load.socket.local.len();
+        let sources = |s: LoadSpec| s.plan().unwrap().config().net.socket.local.len();
         let mut s = spec();
         s.load.requests = Some(100_000);
         s.load.connections = 25_000;

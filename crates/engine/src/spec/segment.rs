@@ -126,6 +126,7 @@ mod tests {
     /// Every start the spec's schedules (`threads` workers) make in simulated time,
     /// as offsets from the start, sorted. Sessions are taken to end at once.
     fn starts(spec: &LoadSpec, threads: usize) -> Vec<Duration> {
+        let cfg = crate::spec::config::Config::of(spec.clone());
         let start = Instant::now();
         let end = spec.load.duration.map(|d| start + d);
         let budget = Arc::new(Budget::new(
@@ -138,7 +139,7 @@ mod tests {
         let mut out = Vec::new();
         for w in 0..threads {
             let mut s = crate::run::schedule_for(
-                spec,
+                &cfg,
                 (w, threads),
                 spec.load.connections,
                 (start, end),

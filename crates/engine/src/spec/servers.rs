@@ -209,22 +209,22 @@ mod tests {
                 server("http://127.0.0.2:9/", &[1]),
             ])
             .unwrap();
-        let a = parts[0].plan.spec();
-        let b = parts[1].plan.spec();
-        assert_eq!(a.target.authority, "127.0.0.1:9");
-        assert_eq!(b.target.authority, "127.0.0.2:9");
-        assert_eq!(a.load.variety.len(), 2);
-        assert_eq!(b.load.request.target(), "/1");
+        let a = parts[0].plan.config();
+        let b = parts[1].plan.config();
+        assert_eq!(a.net.target.authority, "127.0.0.1:9");
+        assert_eq!(b.net.target.authority, "127.0.0.2:9");
+        assert_eq!(a.sends.variety.len(), 2);
+        assert_eq!(b.sends.request.target(), "/1");
         assert_eq!(parts[0].places, vec![0, 2]);
-        assert_eq!((a.load.connections, b.load.connections), (5, 3));
-        assert_eq!((a.load.threads, b.load.threads), (1, 1));
-        assert_eq!((a.load.requests, b.load.requests), (Some(667), Some(333)));
-        let rate = |s: &LoadSpec| match s.load.shape {
+        assert_eq!((a.size.connections, b.size.connections), (5, 3));
+        assert_eq!((a.size.threads, b.size.threads), (1, 1));
+        assert_eq!((a.ends.requests, b.ends.requests), (Some(667), Some(333)));
+        let rate = |s: &crate::spec::config::Config| match s.arrivals.shape {
             Shape::Rate { rate, .. } => rate,
             _ => 0.0,
         };
         assert_eq!((rate(a), rate(b)), (600.0, 300.0));
-        assert_ne!(a.load.seed, b.load.seed);
+        assert_ne!(a.arrivals.seed, b.arrivals.seed);
     }
 
     #[test]

@@ -120,11 +120,13 @@ impl H1Conn {
     }
 
     /// Keeps the Server header of the next response (see [`H1Conn::take_server`]).
+    #[inline]
     pub fn capture_server(&mut self) {
         self.parser.capture_server();
     }
 
     /// The Server header captured, if any.
+    #[inline]
     pub fn take_server(&mut self) -> Option<String> {
         self.parser.take_server()
     }

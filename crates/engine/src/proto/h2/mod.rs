@@ -506,7 +506,12 @@ impl H2Conn {
                     .ok_or_else(|| H2Error::Protocol("RST_STREAM of the wrong size".into()))?;
                 if let Some(i) = self.streams.iter().position(|s| s.id == id) {
                     self.streams.remove(i);
-                    events.push(Event::Reset { stream: id, code });
+                    events.push(Event::Reset {
+                        stream: id,
+                        code,
+                        refused: code == stampede_wire::frame::REFUSED_STREAM,
+                        kind: crate::ErrorKind::H2StreamReset,
+                    });
                 }
             }
             SETTINGS => {
@@ -560,6 +565,7 @@ impl H2Conn {
                 events.push(Event::GoAway {
                     last_stream: last,
                     code,
+                    kind: crate::ErrorKind::H2GoAway,
                 });
             }
             WINDOW_UPDATE => {

@@ -161,10 +161,16 @@ fn resets_goaway_and_ping() {
     assert_eq!(
         events,
         [
-            Event::Reset { stream: 3, code: 7 },
+            Event::Reset {
+                stream: 3,
+                code: 7,
+                refused: true,
+                kind: crate::ErrorKind::H2StreamReset
+            },
             Event::GoAway {
                 last_stream: 1,
-                code: 0
+                code: 0,
+                kind: crate::ErrorKind::H2GoAway
             }
         ]
     );

@@ -120,6 +120,33 @@ pub struct QuicFigures {
     pub end: Option<String>,
     /// The server asked for a Retry before it went on with the handshake.
     pub retried: bool,
+    /// Streams the server reset, by error code.
+    pub resets: Resets,
+}
+
+/// Streams reset, counted by error code: at most [`Resets::CODES`] codes told apart
+/// on one connection, the rest counted together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resets {
+    /// (code, count), in the order the codes first came.
+    pub by_code: Vec<(u64, u64)>,
+    /// Resets with a code beyond the first [`Resets::CODES`].
+    pub other: u64,
+}
+
+impl Resets {
+    /// The most codes told apart.
+    pub const CODES: usize = 64;
+
+    /// Counts a reset with `code`.
+    fn count(&mut self, code: u64) {
+        let full = self.by_code.len() >= Self::CODES;
+        match self.by_code.iter_mut().find(|r| r.0 == code) {
+            Some(r) => r.1 += 1,
+            None if !full => self.by_code.push((code, 1)),
+            None => self.other += 1,
+        }
+    }
 }
 
 /// An HTTP/3 client connection (see the module's note).
@@ -163,6 +190,8 @@ pub struct H3Conn {
     /// error this end found), `idle timeout`, `handshake timeout` (`… after a Retry`
     /// when the server asked for one), `version negotiation`, `stateless reset`.
     pub end: Option<String>,
+    /// Streams the server reset, by code (see [`QuicFigures::resets`]).
+    resets: Resets,
 }
 
 impl H3Conn {
@@ -202,6 +231,7 @@ impl H3Conn {
             goaway: false,
             zero_rtt: false,
             end: None,
+            resets: Resets::default(),
         };
         c.fill();
         Ok(c)
@@ -436,6 +466,7 @@ impl H3Conn {
             zero_rtt: self.zero_rtt,
             end: self.end.clone(),
             retried: self.quic.retries > 0,
+            resets: self.resets.clone(),
         }
     }
 
@@ -516,6 +547,7 @@ impl H3Conn {
             events.push(Event::GoAway {
                 last_stream: last,
                 code: 0,
+                kind: crate::ErrorKind::H3GoAway,
             });
         }
         Ok(())
@@ -598,9 +630,12 @@ impl H3Conn {
         }
         if let Some(code) = reset {
             self.streams.swap_remove(i);
+            self.resets.count(code);
             events.push(Event::Reset {
                 stream: number,
                 code: code.min(u64::from(u32::MAX)) as u32,
+                refused: code == stampede_wire::h3::Code::REQUEST_REJECTED.0,
+                kind: crate::ErrorKind::H3StreamReset,
             });
             return Ok(());
         }

@@ -4,7 +4,7 @@
 
 use super::*;
 
-pub(in crate::proto) fn load() -> WsLoad {
+pub(crate) fn load() -> WsLoad {
     WsLoad::text("hello")
 }
 

@@ -35,15 +35,15 @@ impl Worker<'_> {
     /// requests of connection `ci` into its own buffer. Returns the bytes' length, or
     /// `None` when the script stopped the thread or the run.
     pub(super) fn build_request(&mut self, ci: usize, claimed: usize) -> Option<usize> {
-        let variety = &self.spec.load.variety;
+        let variety = &self.cfg.sends.variety;
         if !variety.is_empty() {
             let c = &mut self.conns[ci];
             c.own.clear();
             // HTTP/2 takes its turns as streams open.
-            let Some(h1) = c.proto.h1() else {
+            if c.proto.multiplexed() {
                 return Some(0);
-            };
-            if let Some(walk) = self.spec.load.walk {
+            }
+            if let Some(walk) = self.cfg.sends.walk {
                 let first = self
                     .shared
                     .calls
@@ -55,7 +55,7 @@ impl Worker<'_> {
                     return None;
                 }
                 let pick = |j: usize| walk.index(first + j as u64, variety.len());
-                h1.set_head_request(variety[pick(0)].is_head());
+                c.proto.set_head_request(variety[pick(0)].is_head());
                 // The claimed requests are the last pending; each notes its target.
                 let from = c.pending.len().saturating_sub(claimed);
                 for j in 0..claimed {
@@ -67,7 +67,7 @@ impl Worker<'_> {
                 }
                 return Some(c.own.len());
             }
-            h1.set_head_request(variety[c.turn].is_head());
+            c.proto.set_head_request(variety[c.turn].is_head());
             let from = c.pending.len().saturating_sub(claimed);
             for j in 0..claimed {
                 c.own.extend_from_slice(&variety[c.turn].bytes);
@@ -94,9 +94,7 @@ impl Worker<'_> {
             return None;
         }
         let c = &mut self.conns[ci];
-        if let Some(h1) = c.proto.h1() {
-            h1.set_head_request(c.own.starts_with(b"HEAD "));
-        }
+        c.proto.set_head_request(c.own.starts_with(b"HEAD "));
         Some(c.own.len())
     }
 

@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use crate::error::ErrorKind;
 use crate::measure::raw::Facts;
+use crate::measure::recorder::Recorder;
 use crate::proto::Proto;
 use crate::run::link::Link;
 pub(super) use crate::run::link::State;
-use crate::spec::LoadSpec;
 
 use super::stream::StreamClock;
 
@@ -121,70 +121,51 @@ impl Conn {
         self.link.state() == State::Open && (self.proto.has_output() || self.link.tls_wants_write())
     }
 
-    /// WebSocket: before the socket goes, the close that is due goes out, as far as
-    /// the socket takes it now — the one answering the server's close or broken rule,
-    /// or with `goodbye`, 1000 from an open connection (a session's end, the run's).
+    /// Before the socket goes, the protocol's goodbye goes out, as far as the socket
+    /// takes it now: QUIC's close; WebSocket's due close (answering the server's close
+    /// or broken rule) or, with `goodbye`, 1000 from an open connection (a session's
+    /// end, the run's). What the connection counted of its own joins `rec`.
     #[cold]
-    pub(super) fn ws_part(&mut self, goodbye: bool) {
+    pub(super) fn part(&mut self, goodbye: bool, now: Instant, rec: &mut Recorder) {
         let open = self.link.state() == State::Open;
-        if let Some(w) = self.proto.ws() {
-            if goodbye && open && w.open() {
-                w.goodbye(stampede_wire::ws::NORMAL);
-            }
-            if open && !w.unwritten().is_empty() {
-                let _ = self.link.write(w.unwritten());
-                let _ = self.link.flush_tls();
+        if self.proto.part(goodbye && open, now) {
+            match self.proto.datagrams() {
+                Some((segment, ecn)) => {
+                    let _ = self
+                        .link
+                        .send_datagrams(self.proto.output(&[]), segment, ecn);
+                }
+                None if open => {
+                    let _ = self.link.write(self.proto.output(&[]));
+                    let _ = self.link.flush_tls();
+                }
+                None => {}
             }
         }
+        self.proto.add_figures(rec);
     }
-}
-
-/// The protocol a connection of this run starts with: HTTP/2 from the first byte for
-/// h2c; WebSocket's upgrade for ws:// and wss:// (over HTTP/2 with `http2`); HTTP/1.1
-/// otherwise, also over TLS while ALPN has not chosen.
-pub(super) fn fresh_proto(spec: &LoadSpec) -> Proto {
-    if let Some(ws) = &spec.load.ws {
-        // Upgraded with the run's request: its first bytes are the handshake (over
-        // HTTP/2, the CONNECT made from it).
-        let (request, push) = (
-            &spec.load.request.bytes,
-            spec.load.stream == Some(crate::StreamMode::Messages),
-        );
-        return Proto::Ws(Box::new(if spec.load.http2 {
-            let tls = spec.tls.is_some();
-            crate::proto::ws::WsClient::over_h2(ws, request, push, tls)
-        } else {
-            crate::proto::ws::WsClient::new(ws, request, push)
-        }));
-    }
-    let mut proto = Proto::new(
-        (spec.load.http2 && spec.tls.is_none()).then_some(spec.load.h2),
-        spec.load.request.is_head(),
-        spec.load.keepalive,
-    );
-    if let Some(mode) = spec.load.stream {
-        proto.watch(mode, spec.load.tokenizer.clone());
-    }
-    proto
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::connector::Connector;
+    use crate::spec::config::Config;
     use crate::{RequestBuilder, Target};
 
     #[test]
     fn a_slot_starts_closed_and_idle_of_work() {
         let t = Target::parse("http://127.0.0.1:9/").unwrap();
-        let spec = LoadSpec::new(
+        let spec = crate::LoadSpec::new(
             t.clone(),
             RequestBuilder::native(&t, "GET", true).build().unwrap(),
         );
+        let connector = Connector::new(&Config::of(spec.clone()));
         let now = Instant::now();
-        let mut c = Conn::new(fresh_proto(&spec), 4, now);
+        let mut c = Conn::new(connector.fresh(), 4, now);
         assert!(c.link.state() == State::Closed && !c.link.connected());
         assert!(c.pending.is_empty());
-        assert!(!c.proto.is_h2());
+        assert!(!c.proto.speaks_http2());
         // Nothing to write until it is open.
         c.proto.send(0..10);
         c.proto.queue(1);
@@ -194,6 +175,7 @@ mod tests {
         // h2c speaks HTTP/2 from the first byte; over TLS it waits for ALPN.
         let mut h2c = spec.clone();
         h2c.load.http2 = true;
-        assert!(Conn::new(fresh_proto(&h2c), 4, now).proto.is_h2());
+        let connector = Connector::new(&Config::of(h2c));
+        assert!(Conn::new(connector.fresh(), 4, now).proto.speaks_http2());
     }
 }

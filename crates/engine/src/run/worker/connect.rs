@@ -9,29 +9,24 @@ use std::time::Instant;
 use mio::Token;
 
 use super::state::Dial;
-use super::{fresh_proto, State, Worker};
+use super::{State, Worker};
 use crate::error::ErrorKind;
 use crate::measure::raw::Facts;
 use crate::measure::result::TlsSession;
-use crate::proto::h2::H2Conn;
-use crate::proto::h3::H3Conn;
-use crate::proto::Proto;
+use crate::proto::connector::Alpn;
 use crate::run::link::{Dialer, Dialled};
-use crate::spec::LoadSpec;
+use crate::spec::config::Config;
 
-/// How `spec`'s links are dialled by a worker with `dial`'s address and tunnel, for
+/// How `cfg`'s links are dialled by a worker with `dial`'s address and tunnel, for
 /// its connection `nth`.
-fn dialer<'a>(spec: &'a LoadSpec, dial: &'a Dial, nth: u64) -> Dialer<'a> {
+fn dialer<'a>(cfg: &'a Config, dial: &'a Dial, datagrams: bool, nth: u64) -> Dialer<'a> {
     Dialer {
-        address: dial.address.as_ref().unwrap_or(&spec.target.address),
-        tls: spec
-            .tls
-            .as_ref()
-            .map(|cfg| (cfg, spec.target.host.as_str())),
-        socket: &spec.load.socket,
+        address: dial.address.as_ref().unwrap_or(&cfg.net.target.address),
+        tls: (cfg.net.tls.as_ref()).map(|tls| (tls, cfg.net.target.host.as_str())),
+        socket: &cfg.net.socket,
         tunnel: dial.tunnel.as_deref(),
-        datagrams: dial.quic.is_some(),
-        gso: spec.load.http3.is_some_and(|h| h.gso),
+        datagrams,
+        gso: cfg.protocol.http3().is_some_and(|h| h.gso),
         nth,
     }
 }
@@ -43,9 +38,9 @@ impl Worker<'_> {
         c.awaiting_first = true;
         c.first_byte = None;
         // The protocol is fresh (a new slot, or reset when the last socket went).
-        c.alpn_pending = self.spec.load.http2 && self.spec.tls.is_some();
+        c.alpn_pending = self.connector.alpn_decides();
         let nth = self.dial.first_local + self.rec.tally.connections_opened;
-        let d = dialer(self.spec, &self.dial, nth);
+        let d = dialer(self.cfg, &self.dial, self.connector.datagrams(), nth);
         match c
             .link
             .dial(&d, self.poll.registry(), Token(ci), self.pace.nap, now)
@@ -58,32 +53,13 @@ impl Worker<'_> {
                 self.rec.tally.connections_opened += 1;
                 self.conns[ci].serial = self.rec.tally.connections_opened;
                 self.sockets += 1;
-                if let Some(q) = &self.dial.quic {
-                    // QUIC's connection begins with the socket: its first datagram
-                    // goes out once the socket is writable.
-                    let c = &mut self.conns[ci];
-                    let Some((peer, segments)) =
-                        c.link.datagrams().map(|d| (d.peer(), d.segments()))
-                    else {
-                        return self.connect_failed_as(ci, now, ErrorKind::ConnectOther);
-                    };
-                    match H3Conn::connect(
-                        q.endpoint.clone(),
-                        q.config.clone(),
-                        peer,
-                        &self.spec.target.host,
-                        q.table,
-                        now,
-                    ) {
-                        Ok(mut h3) => {
-                            h3.set_segments(segments);
-                            if let Some(mode) = self.spec.load.stream {
-                                h3.watch(mode, self.spec.load.tokenizer.clone());
-                            }
-                            c.proto = Proto::H3(Box::new(h3));
-                        }
-                        Err(_) => self.connect_failed_as(ci, now, ErrorKind::ConnectOther),
-                    }
+                // A protocol with a handshake of its own (QUIC's) begins it with the
+                // socket: its first datagram goes out once the socket is writable.
+                let c = &mut self.conns[ci];
+                let peer = c.link.datagrams().map(|d| (d.peer(), d.segments()));
+                let host = &self.cfg.net.target.host;
+                if let Err(kind) = self.connector.opened(&mut c.proto, peer, host, now) {
+                    self.connect_failed_as(ci, now, kind);
                 }
             }
             Err(kind) => self.connect_failed_as(ci, now, kind),
@@ -94,7 +70,7 @@ impl Worker<'_> {
     /// through a proxy; `buf` is scratch): opened, failed, or still under way.
     pub(super) fn on_dial(&mut self, ci: usize, buf: &mut [u8], now: Instant) {
         // The socket is made: which connection this is no longer matters.
-        let d = dialer(self.spec, &self.dial, 0);
+        let d = dialer(self.cfg, &self.dial, self.connector.datagrams(), 0);
         match self.conns[ci].link.advance(&d, buf, now) {
             Dialled::Waiting => {}
             Dialled::Open(us) => self.opened(ci, us, now),
@@ -139,7 +115,7 @@ impl Worker<'_> {
     /// socket did not take go out then too.
     pub(super) fn write(&mut self, ci: usize, now: Instant) {
         self.write_out(ci, now);
-        if self.dial.timed() {
+        if self.connector.timed() {
             self.rearm(ci);
         }
     }
@@ -192,7 +168,7 @@ impl Worker<'_> {
     /// requests fail with `kind`, after the close that is due goes out.
     pub(super) fn broken(&mut self, ci: usize, now: Instant, kind: ErrorKind) {
         if self.conns[ci].proto.handshaken() {
-            self.conns[ci].ws_part(false);
+            // The close that is due goes out as the socket is dropped.
             self.fail_and_close(ci, now, kind)
         } else {
             self.connect_failed_as(ci, now, kind)
@@ -293,26 +269,20 @@ impl Worker<'_> {
             if c.alpn_pending {
                 // ALPN decided: HTTP/2, or HTTP/1.1 as the server prefers (fallback).
                 c.alpn_pending = false;
-                if c.proto.ws().is_some() && !h2 {
-                    // A WebSocket over HTTP/2 to a server that chose otherwise: HTTP/2
-                    // is not spoken where TLS agreed on another protocol (RFC 9113
-                    // §3.2), so the connection fails as the upgrade's handshake.
-                    self.fail_and_close(ci, now, ErrorKind::WsHandshake);
-                    return false;
-                } else if c.proto.ws().is_some() {
-                    // It speaks HTTP/2 from its first byte: its preface goes now.
-                } else if h2 {
-                    // HTTP/2 from now on: the requests queued get streams of it.
-                    c.proto = Proto::H2(Box::new(H2Conn::with(self.spec.load.h2)));
-                    if let Some(mode) = self.spec.load.stream {
-                        c.proto.watch(mode, self.spec.load.tokenizer.clone());
+                match self.connector.alpn_chose(&mut c.proto, h2) {
+                    Err(kind) => {
+                        self.fail_and_close(ci, now, kind);
+                        return false;
                     }
-                    for p in c.pending.iter_mut() {
-                        p.stream = 0;
+                    Ok(Alpn::Switched) => {
+                        // The requests queued get streams of the new protocol.
+                        for p in c.pending.iter_mut() {
+                            p.stream = 0;
+                        }
+                        self.open_streams(ci);
                     }
-                    self.open_streams(ci);
-                } else {
-                    self.rec.tls.h1_fallback += 1;
+                    Ok(Alpn::Kept) => {}
+                    Ok(Alpn::FellBack) => self.rec.tls.h1_fallback += 1,
                 }
                 self.write(ci, now);
             }
@@ -344,24 +314,16 @@ impl Worker<'_> {
     /// requests still queued lose their streams.
     pub(super) fn drop_socket(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
-        if let Some(h) = c.proto.h3() {
-            // QUIC's goodbye, so that the server lets the connection go at once.
-            h.close(std::time::Instant::now());
-            let _ = c.link.send_datagrams(h.unwritten(), h.segment(), h.ecn());
-            self.rec.quic.add(&h.figures());
-        }
         c.timer_due = None;
-        // WebSocket's goodbye: a session's end, a connection closed by the worker.
-        c.ws_part(true);
+        // The protocol's goodbye: QUIC's, so that the server lets the connection go
+        // at once; WebSocket's at a session's end or a connection the worker closes.
+        c.part(true, Instant::now(), &mut self.rec);
         if c.link
-            .close(self.poll.registry(), self.spec.load.socket.reset_on_close)
+            .close(self.poll.registry(), self.cfg.net.socket.reset_on_close)
         {
             self.sockets -= 1;
         }
-        match &mut c.proto {
-            Proto::H1(h) if !self.spec.load.http2 => h.reset(),
-            _ => c.proto = fresh_proto(self.spec),
-        }
+        self.connector.reset(&mut c.proto);
         for p in c.pending.iter_mut() {
             p.stream = 0;
         }

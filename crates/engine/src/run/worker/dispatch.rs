@@ -9,8 +9,6 @@ use std::time::Instant;
 use super::conn::{Pending, State};
 use super::drive::Drive;
 use super::Worker;
-use crate::proto::h2::ASSUMED_MAX_STREAMS;
-use crate::proto::Proto;
 use crate::run::schedule::Next;
 
 impl Worker<'_> {
@@ -108,16 +106,12 @@ impl Worker<'_> {
         self.gauge();
         let c = &mut self.conns[ci];
         c.proto.send(base..base + len);
-        let mut made = false;
-        if let Proto::Ws(w) = &mut c.proto {
-            if w.stamping() {
-                // Stamped messages carry their requests' intended starts.
-                let from = c.pending.len().saturating_sub(claimed);
-                w.due(c.pending.range(from..).map(|p| p.intended));
-            }
-            made = self.prep.made.is_some();
+        if c.proto.stamping() {
+            // Stamped messages carry their requests' intended starts.
+            let from = c.pending.len().saturating_sub(claimed);
+            c.proto.due(c.pending.range(from..).map(|p| p.intended));
         }
-        match made {
+        match c.proto.takes_made() && self.prep.made.is_some() {
             true => self.queue_made_messages(ci, claimed),
             false => c.proto.queue(claimed),
         }
@@ -135,7 +129,7 @@ impl Worker<'_> {
     /// `ci`; a maker that cannot make one stops the run.
     #[cold]
     pub(super) fn queue_made_messages(&mut self, ci: usize, claimed: usize) {
-        let (Some(made), Some(w)) = (self.prep.made.as_mut(), self.conns[ci].proto.ws()) else {
+        let Some(made) = self.prep.made.as_mut() else {
             return;
         };
         for _ in 0..claimed {
@@ -144,7 +138,7 @@ impl Worker<'_> {
                 self.shared.control.stop();
                 return;
             }
-            w.queue_made(&made.body, &made.fields);
+            self.conns[ci].proto.queue_made(&made.body, &made.fields);
         }
     }
 
@@ -166,17 +160,7 @@ impl Worker<'_> {
     /// and while TLS's ALPN has not yet chosen).
     pub(super) fn room(&self, ci: usize) -> usize {
         let c = &self.conns[ci];
-        let limit = match &c.proto {
-            Proto::H2(h) => self.spec.load.pipeline.min(h.stream_limit()),
-            Proto::H1(_) if self.spec.load.http2 => {
-                self.spec.load.pipeline.min(ASSUMED_MAX_STREAMS)
-            }
-            Proto::H1(_) => self.spec.load.pipeline,
-            // QUIC's stream limit holds requests back in their queue, not here.
-            Proto::H3(_) => self.spec.load.pipeline,
-            // Messages in flight on one connection: `--pipeline`'s.
-            Proto::Ws(_) => self.spec.load.pipeline,
-        };
+        let limit = self.connector.room(&c.proto, self.cfg.size.pipeline);
         limit.saturating_sub(c.pending.len())
     }
 
@@ -210,7 +194,7 @@ impl Worker<'_> {
         let mut index = self.request_index(ci);
         // A session's script steps: the requests still without a stream are the last
         // sent, steps `step - waiting ..` in order.
-        let steps = self.drive.session_on(ci) && !self.spec.load.script.is_empty();
+        let steps = self.drive.session_on(ci) && !self.cfg.sends.script.is_empty();
         let c = &mut self.conns[ci];
         if steps {
             let waiting = c.pending.iter().filter(|p| p.stream == 0).count();
@@ -222,7 +206,7 @@ impl Worker<'_> {
         if let Some(made) = self.prep.made.as_mut() {
             // Calls made one by one: each its own body and fields, numbered over the
             // run's calls.
-            let Some(h2) = c.proto.h2() else {
+            let Some(h2) = c.proto.message_streams() else {
                 return;
             };
             let free = h2.stream_limit().saturating_sub(h2.open_streams());
@@ -241,11 +225,11 @@ impl Worker<'_> {
             return;
         };
         let repeat = self.prep.h2_requests.len() == 1;
-        let turns = !self.spec.load.variety.is_empty();
+        let turns = !self.cfg.sends.variety.is_empty();
         let free = h2.stream_limit().saturating_sub(h2.open_streams());
         // One request for every stream (the pool's common case): looked up once.
         let one = &self.prep.h2_requests[index.min(self.prep.h2_requests.len() - 1)];
-        let walk = self.spec.load.walk.filter(|_| turns);
+        let walk = self.cfg.sends.walk.filter(|_| turns);
         for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
             if let Some(w) = walk {
                 // One walk over the run's calls, as HTTP/1.1's batches take it (a walk

@@ -17,9 +17,10 @@
 //! a short read means the socket is drained, so no extra read just to see `EAGAIN`;
 //! every response already in the buffer is parsed from one read.
 //!
-//! Each connection holds one protocol value ([`Proto`]: HTTP/1.1 or HTTP/2, both
-//! sans-IO); the worker moves bytes between it and the socket and settles the events
-//! it reports the same way for both. This module holds the loop and its timers;
+//! Each connection holds one protocol value ([`Proto`], sans-IO), made by the thread's
+//! [`Connector`] from the run's [`Config`](crate::spec::config::Config); the worker
+//! moves bytes (or datagrams) between it and the socket, keeps its timers on one heap
+//! and settles the events and notes it reports, never asking which protocol it is. This module holds the loop and its timers;
 //! `dispatch` what starts when the schedule says so; `connect` the connections' life
 //! (connect, TLS, write, close); `read` their input; `wait` the choice, between
 //! passes, of how long to wait and on what.
@@ -49,13 +50,14 @@ use mio::{Interest, Poll, Token};
 use crate::error::ErrorKind;
 use crate::measure::recorder::{Gauges, Recorder};
 use crate::measure::result::TlsSession;
+use crate::proto::connector::Connector;
 use crate::proto::Event;
 use crate::run::control::Control;
 use crate::run::io::{TimerFd, Waiter};
 use crate::run::schedule::Schedule;
+use crate::spec::config::Config;
 use crate::spec::plan::Plan;
-use crate::spec::LoadSpec;
-use conn::{fresh_proto, Conn, Pending, State};
+use conn::{Conn, Pending, State};
 use drive::{Drive, Pool, Sessions};
 use state::{Dial, Once, Pace, Prepared, Published, Script};
 use wait::{next_wait, Wait, WaitState};
@@ -135,7 +137,7 @@ pub(crate) struct WorkerOutput {
 }
 
 pub(crate) struct Worker<'a> {
-    spec: &'a LoadSpec,
+    cfg: &'a Config,
     shared: &'a Shared,
     schedule: Box<dyn Schedule + 'a>,
     poll: Poll,
@@ -143,6 +145,10 @@ pub(crate) struct Worker<'a> {
     rec: Recorder,
     /// Events of the connection being read, reused.
     events: Vec<Event>,
+    /// ... and what it noted beside them (seldom anything).
+    notes: Vec<crate::proto::Note>,
+    /// What every connection's protocol value is made by.
+    connector: Connector,
     /// Connections whose socket still had data when their read budget ran out, and
     /// whether the peer had closed: read again after the loop's deadline and timer
     /// checks (epoll is edge-triggered, so no new event would come for them).
@@ -186,44 +192,45 @@ impl<'a> Worker<'a> {
         start: Instant,
         start_unix_us: u64,
     ) -> io::Result<Worker<'a>> {
-        let spec = plan.spec();
+        let cfg = plan.config();
         let work = plan.workload();
         // Pool shapes own `connections` slots for the whole run; session shapes grow
         // their slots as sessions arrive.
         let (drive, pool) = match work.sessions() {
             Some(s) => (
-                Drive::Sessions(Sessions::new(*s, &spec.load.script, lane)),
+                Drive::Sessions(Sessions::new(*s, &cfg.sends.script, lane)),
                 0,
             ),
             None => (Drive::Pool(Pool::new(connections)), connections),
         };
+        let connector = Connector::new(cfg);
         let mut conns: Vec<Conn> = (0..pool)
-            .map(|_| Conn::new(fresh_proto(spec), spec.load.pipeline, start))
+            .map(|_| Conn::new(connector.fresh(), cfg.size.pipeline, start))
             .collect();
-        let hooks = spec.hooks.as_ref().map(|h| h.0.thread(index));
+        let hooks = cfg.sends.hooks.as_ref().map(|h| h.0.thread(index));
         let mut prep = Prepared::new(plan, &hooks);
-        prep.made = (spec.calls.as_ref()).map(|m| crate::run::made::Maker::new(m, index));
+        prep.made = (cfg.sends.calls.as_ref()).map(|m| crate::run::made::Maker::new(m, index));
         // Pool shapes only: a session's next call, a redirect's next hop or a script's
         // follow-up waits for the response and would wait out the nap.
         let nap = matches!(
-            spec.load.shape,
+            cfg.arrivals.shape,
             crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
         ) && prep.redirects == 0
             && prep.paced.is_none()
             && !hooks
                 .as_ref()
                 .is_some_and(|h| h.wants_responses() || h.builds_requests());
-        for c in &mut conns {
-            if let (true, Some(h1)) = (prep.respond, c.proto.h1()) {
-                h1.keep_responses();
+        if prep.respond {
+            for c in &mut conns {
+                c.proto.keep_responses();
             }
         }
         let horizon = schedule.horizon();
         let mut rec = Recorder::new(
             start,
             start_unix_us,
-            if spec.record_requests {
-                crate::measure::recorder::MAX_RECORDS / spec.load.threads.max(1)
+            if cfg.record_requests {
+                crate::measure::recorder::MAX_RECORDS / cfg.size.threads.max(1)
             } else {
                 0
             },
@@ -231,7 +238,7 @@ impl<'a> Worker<'a> {
         );
         // A run of several requests keeps a figure per request — where they differ in
         // method or target: prompts sent in turn to one endpoint are one request.
-        let load = &spec.load;
+        let load = &cfg.sends;
         let alike = |v: &[crate::Request]| {
             v.first().is_some_and(|a| {
                 v.iter()
@@ -253,18 +260,20 @@ impl<'a> Worker<'a> {
         poll.registry()
             .register(&mut SourceFd(&timer.raw()), TIMER, Interest::READABLE)?;
         Ok(Worker {
-            spec,
+            cfg,
             shared,
             schedule,
             poll,
             conns,
             rec,
             events: Vec::new(),
+            notes: Vec::new(),
+            connector,
             reread: Vec::new(),
             protocol_timers: std::collections::BinaryHeap::new(),
             in_flight: 0,
             sockets: 0,
-            dial: Dial::new(spec, &hooks, index),
+            dial: Dial::new(cfg, &hooks, index),
             once: Once {
                 server: true,
                 tls: true,
@@ -274,8 +283,8 @@ impl<'a> Worker<'a> {
                 sending_done: false,
                 wake_at: None,
                 horizon,
-                end: spec.load.duration.map(|d| start + d),
-                drain: spec.load.drain,
+                end: cfg.ends.duration.map(|d| start + d),
+                drain: cfg.ends.drain,
                 never_sent: 0,
                 nap,
                 streaming: false,
@@ -479,20 +488,15 @@ impl<'a> Worker<'a> {
         // Close every socket; requests still in flight are abandoned, not failed.
         let now = Instant::now();
         for c in &mut self.conns {
-            if let Some(h) = c.proto.h3() {
-                // QUIC's goodbye, so that the server lets the connection go at once.
-                h.close(now);
-                let _ = c.link.send_datagrams(h.unwritten(), h.segment(), h.ecn());
-                self.rec.quic.add(&h.figures());
-                // Gone, so that its congestion-limited time so far is counted.
-                c.proto = fresh_proto(self.spec);
-            }
-            // WebSocket's goodbye (1000), so that the server sees a clean close.
-            c.ws_part(true);
+            // The protocol's goodbye (QUIC's close, WebSocket's 1000), so that the
+            // server lets the connection go at once and sees a clean close.
+            c.part(true, now, &mut self.rec);
+            // Gone, so that its congestion-limited time so far is counted.
+            c.proto = self.connector.fresh();
             c.link.release(self.poll.registry());
         }
-        if let Some(q) = &self.dial.quic {
-            self.rec.quic.congestion_limited_us = q.limited.micros();
+        if let Some(us) = self.connector.congestion_limited_us() {
+            self.rec.quic.congestion_limited_us = us;
         }
         // Every arrival due before the end that was not started is counted, even one due
         // a moment before it: the arrivals then add up exactly (one or two of them stay
@@ -562,8 +566,8 @@ impl<'a> Worker<'a> {
     }
 
     fn timers(&mut self, now: Instant) {
-        let timeout = self.spec.load.timeout;
-        let connect_timeout = self.spec.load.connect_timeout;
+        let timeout = self.cfg.ends.timeout;
+        let connect_timeout = self.cfg.ends.connect_timeout;
         for ci in 0..self.conns.len() {
             let c = &mut self.conns[ci];
             if c.link.retry_due(now) {
@@ -574,7 +578,7 @@ impl<'a> Worker<'a> {
                 self.fail_pending(ci, now, ErrorKind::ConnectTimeout);
             }
             let c = &mut self.conns[ci];
-            let shaking = c.proto.h3().is_some_and(|h| !h.connected());
+            let shaking = !c.proto.handshaken();
             if shaking && now.saturating_duration_since(c.link.dialled_at()) >= connect_timeout {
                 // QUIC's handshake is the connect: it too has the connect timeout.
                 self.drop_socket(ci);
@@ -590,19 +594,19 @@ impl<'a> Worker<'a> {
                         continue;
                     }
                 }
-                if let (Some(t), Some(p)) = (self.spec.load.last_wait, c.pending.back()) {
+                if let (Some(t), Some(p)) = (self.cfg.ends.last_wait, c.pending.back()) {
                     if now - p.sent >= t && self.sent_last(ci) {
                         self.fail_and_close(ci, now, ErrorKind::Timeout);
                         continue;
                     }
                 }
-                if let Some(t) = self.spec.load.event_timeout {
+                if let Some(t) = self.cfg.ends.event_timeout {
                     if self.stalled(ci, now, t) {
                         self.fail_and_close(ci, now, ErrorKind::StreamStall);
                         continue;
                     }
                 }
-                if let Some(max) = self.spec.load.max_events {
+                if let Some(max) = self.cfg.ends.max_events {
                     if self.past_events(ci, max) {
                         self.fail_and_close(ci, now, ErrorKind::StreamEvent);
                         continue;

@@ -177,7 +177,7 @@ impl Worker<'_> {
             return;
         };
         let c = &mut self.conns[ci];
-        if let Some(h2) = c.proto.h2() {
+        if let Some(h2) = c.proto.message_streams() {
             let free = h2.stream_limit().saturating_sub(h2.open_streams());
             let req = &self.prep.h2_requests[0];
             for p in c.pending.iter_mut().filter(|p| p.stream == 0).take(free) {
@@ -195,7 +195,7 @@ impl Worker<'_> {
                 let (first, goes_on) = paced.first(body);
                 if goes_on {
                     p.stream = h2.request_open(req, true, &body[..first], fields);
-                    paced.begin((ci, h2.epoch, p.stream), body, first, p.sent);
+                    paced.begin((ci, h2.epoch(), p.stream), body, first, p.sent);
                 } else {
                     p.stream = h2.request_made(req, &body[..first], fields);
                 }
@@ -221,7 +221,7 @@ impl Worker<'_> {
             let mut s = paced.heap.pop().expect("peeked");
             let c = &mut self.conns[s.ci];
             let open = c.link.state() == State::Open && !c.alpn_pending;
-            let Some(h2) = c.proto.h2().filter(|h| h.epoch == s.epoch) else {
+            let Some(h2) = (c.proto.message_streams()).filter(|h| h.epoch() == s.epoch) else {
                 // Its connection is gone, and the call with it.
                 paced.recycle(s.body);
                 continue;

@@ -6,14 +6,12 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use stampede_wire::frame::REFUSED_STREAM;
-
 use super::drive::Drive;
 use super::{State, Worker, READS_PER_WAKE};
 use crate::error::ErrorKind;
 use crate::measure::raw::Facts;
 use crate::measure::recorder::{micros, Timing};
-use crate::proto::{Event, Response};
+use crate::proto::{Event, Note, Response};
 
 impl Worker<'_> {
     /// Reads the connections whose read budget ran out last time (rare: out of line, so
@@ -33,7 +31,7 @@ impl Worker<'_> {
     /// no further edge will announce it.
     #[inline]
     pub(super) fn on_readable(&mut self, ci: usize, buf: &mut [u8], now: Instant, closing: bool) {
-        if self.dial.quic.is_some() {
+        if self.connector.datagrams() {
             return self.on_datagrams(ci, buf, now);
         }
         for _ in 0..READS_PER_WAKE {
@@ -91,30 +89,13 @@ impl Worker<'_> {
             match d.recv(buf) {
                 Ok(meta) => {
                     self.rec.read_bytes(now, meta.len);
-                    if let Some(h) = self.conns[ci].proto.h3() {
-                        h.set_received(stampede_quic::udp::ecn(&meta), meta.stride);
-                    }
+                    let c = &mut self.conns[ci];
+                    c.proto
+                        .set_received(stampede_quic::udp::ecn(&meta), meta.stride);
                     if !self.take_input(ci, stampede_quic::udp::received(buf, &meta), now) {
                         return;
                     }
                     took = true;
-                    if let Some((us, resumed)) =
-                        self.conns[ci].proto.h3().and_then(|h| h.take_handshake())
-                    {
-                        self.rec.handshake(us, resumed);
-                        if self.once.tls {
-                            self.once.tls = false;
-                            // QUIC's TLS is 1.3, its protocol h3; the cipher suite
-                            // stays inside QUIC's crypto.
-                            let info = crate::measure::result::TlsSession {
-                                version: Some("TLSv1_3".into()),
-                                cipher: None,
-                                alpn: Some("h3".into()),
-                            };
-                            let mut g = self.shared.tls.lock().unwrap_or_else(|e| e.into_inner());
-                            g.get_or_insert(info);
-                        }
-                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if took {
@@ -177,18 +158,14 @@ impl Worker<'_> {
             .map_or(&[][..], |r| &r.body[..]);
         let c = &mut self.conns[ci];
         if self.once.server {
-            if let Some(h1) = c.proto.h1() {
-                h1.capture_server();
-            }
+            c.proto.capture_server();
         }
-        let fed = c.proto.feed(data, body, now, &mut events);
-        if let Some(h2) = c.proto.h2() {
-            for (code, message) in h2.take_grpc_messages() {
-                self.rec.grpc_message(code, &message);
-            }
-        }
+        let fed = c.proto.feed(data, body, now, &mut events, &mut self.notes);
         let open = self.settle(ci, &events, now);
         self.events = events;
+        if !self.notes.is_empty() {
+            self.take_notes();
+        }
         let c = &mut self.conns[ci];
         if open && c.first_byte.is_none() && c.proto.mid_response() {
             // The response still being read began in these bytes.
@@ -198,22 +175,54 @@ impl Worker<'_> {
             self.pace.streaming = true;
         }
         if let Err(broken) = fed {
-            if let Some(w) = self.conns[ci].proto.ws() {
-                // What ended the connection, counted whatever waited on it.
-                let ws = &mut self.rec.ws;
-                if let Some(status) = w.refused() {
-                    *ws.refused.entry(status).or_default() += 1;
-                }
-                if let Some(code) = w.close_code() {
-                    *ws.closes.entry(code.unwrap_or(1005)).or_default() += 1;
-                }
-            }
             if open {
                 self.broken(ci, now, broken.0);
             }
             return false;
         }
         open
+    }
+    /// What the connection noted beside its events: the server's name, gRPC
+    /// messages, why a WebSocket ended.
+    #[cold]
+    #[inline(never)]
+    fn take_notes(&mut self) {
+        let mut notes = std::mem::take(&mut self.notes);
+        for note in notes.drain(..) {
+            match note {
+                Note::Server(server) => {
+                    if self.once.server {
+                        self.once.server = false;
+                        let mut g = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
+                        g.get_or_insert(server);
+                    }
+                }
+                Note::GrpcMessage { code, message } => self.rec.grpc_message(code, &message),
+                Note::WsEnded { refused, close } => {
+                    let ws = &mut self.rec.ws;
+                    if let Some(status) = refused {
+                        *ws.refused.entry(status).or_default() += 1;
+                    }
+                    if let Some(code) = close {
+                        *ws.closes.entry(code.unwrap_or(1005)).or_default() += 1;
+                    }
+                }
+            }
+        }
+        self.notes = notes;
+    }
+
+    /// The protocol's own handshake (QUIC's) finished on `ci`.
+    #[cold]
+    fn handshaken(&mut self, ci: usize, us: u64, resumed: bool) {
+        self.rec.handshake(us, resumed);
+        if self.once.tls {
+            if let Some(info) = self.conns[ci].proto.own_tls() {
+                self.once.tls = false;
+                let mut g = self.shared.tls.lock().unwrap_or_else(|e| e.into_inner());
+                g.get_or_insert(info);
+            }
+        }
     }
 
     /// Handles a connection's events in order. Returns false when the connection was
@@ -253,34 +262,23 @@ impl Worker<'_> {
                 Event::StreamBroken { stream, kind } | Event::Failed { stream, kind } => {
                     self.fail_streams(ci, now, kind, |s| s == stream)
                 }
-                Event::Reset { stream, code } => {
-                    let h3 = self.dial.quic.is_some();
+                Event::Reset {
+                    stream,
+                    refused,
+                    kind,
+                    ..
+                } => {
                     // Refused unprocessed: safe to send again.
-                    let refused = if h3 {
-                        u64::from(code) == stampede_wire::h3::Code::REQUEST_REJECTED.0
-                    } else {
-                        code == REFUSED_STREAM
-                    };
                     if refused && self.retry(ci, stream) {
                         continue;
                     }
-                    let kind = if h3 {
-                        self.rec.quic.reset(u64::from(code));
-                        ErrorKind::H3StreamReset
-                    } else {
-                        ErrorKind::H2StreamReset
-                    };
                     self.fail_streams(ci, now, kind, |s| s == stream)
                 }
                 // Streams above last_stream were never processed.
-                Event::GoAway { last_stream, .. } => {
-                    let kind = if self.dial.quic.is_some() {
-                        ErrorKind::H3GoAway
-                    } else {
-                        ErrorKind::H2GoAway
-                    };
-                    self.fail_streams(ci, now, kind, |s| s > last_stream)
-                }
+                Event::GoAway {
+                    last_stream, kind, ..
+                } => self.fail_streams(ci, now, kind, |s| s > last_stream),
+                Event::Handshake { us, resumed } => self.handshaken(ci, us, resumed),
             }
         }
         true
@@ -344,7 +342,7 @@ impl Worker<'_> {
         let Some(p) = p else {
             return true;
         };
-        if self.spec.load.stream.is_some() {
+        if self.cfg.watch.stream.is_some() {
             let at = match self.pace.arrived {
                 Some(a) if self.pace.stamped => a.max(p.sent),
                 _ => now,
@@ -369,13 +367,6 @@ impl Worker<'_> {
             self.rec.tally.keepalive += 1;
         }
 
-        if self.once.server {
-            if let Some(server) = c.proto.h1().and_then(|h| h.take_server()) {
-                self.once.server = false;
-                let mut g = self.shared.server.lock().unwrap_or_else(|e| e.into_inner());
-                g.get_or_insert(server);
-            }
-        }
         // HTTP/1 says when the response began: the server's waiting time runs from the
         // end of the request's write to then. HTTP/2 streams share the connection's
         // writes, so theirs runs from the send to the end.
@@ -473,11 +464,7 @@ impl Worker<'_> {
     /// the thread's script sees it.
     #[inline(never)]
     fn script_response(&mut self, ci: usize, status: u16) {
-        let kept = self.conns[ci]
-            .proto
-            .h1()
-            .and_then(|h| h.take_response())
-            .unwrap_or_default();
+        let kept = self.conns[ci].proto.take_response().unwrap_or_default();
         if let Drive::Sessions(s) = &mut self.drive {
             if s.cookies() {
                 // One cookie per session: the last one set replaces any before it.
@@ -517,7 +504,7 @@ impl Worker<'_> {
 
     /// ab's `Length` check: a body whose length differs from the first response's.
     pub(super) fn check_length(&mut self, body: u64) {
-        if !self.spec.load.check_length {
+        if !self.cfg.watch.check_length {
             return;
         }
         let first = self.shared.doc_len.load(Ordering::Relaxed);

@@ -26,7 +26,10 @@ impl Worker<'_> {
         now: Instant,
     ) -> Option<bool> {
         let c = &mut self.conns[ci];
-        let kept = c.proto.h1()?.take_response().unwrap_or_default();
+        if c.proto.multiplexed() {
+            return None;
+        }
+        let kept = c.proto.take_response().unwrap_or_default();
         if !matches!(status, 301 | 302 | 303 | 307 | 308)
             || u32::from(p.hops) >= self.prep.redirects
         {
@@ -36,7 +39,7 @@ impl Worker<'_> {
             .find(|(n, _)| n.eq_ignore_ascii_case("location"))
             .map(|(_, v)| v.as_str())?;
         let current = request_target(&c.own)?;
-        let path = same_origin(location, &self.spec.target, current)?;
+        let path = same_origin(location, &self.cfg.net.target, current)?;
         let next = redirected(&c.own, status, &path)?;
         c.own = next;
         p.hops += 1;
@@ -50,9 +53,7 @@ impl Worker<'_> {
             self.drop_socket(ci);
         }
         let c = &mut self.conns[ci];
-        if let Some(h1) = c.proto.h1() {
-            h1.set_head_request(c.own.starts_with(b"HEAD "));
-        }
+        c.proto.set_head_request(c.own.starts_with(b"HEAD "));
         // The same arrival goes on: its intended start and first send are kept, and
         // its hops counted.
         c.pending.push_back(p);

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::conn::{fresh_proto, Conn, Pending, State};
+use super::conn::{Conn, Pending, State};
 use super::drive::{After, Calls, Drive, Failure};
 use super::{Worker, SESSIONS_PER_WAKE};
 use crate::run::schedule::Next;
@@ -23,12 +23,12 @@ impl Worker<'_> {
                     let intended = intended.min(now);
                     let ci = sess.slot();
                     if ci == self.conns.len() {
-                        let mut proto = fresh_proto(self.spec);
-                        if let (true, Some(h1)) = (self.prep.respond, proto.h1()) {
-                            h1.keep_responses();
+                        let mut proto = self.connector.fresh();
+                        if self.prep.respond {
+                            proto.keep_responses();
                         }
                         self.conns
-                            .push(Conn::new(proto, self.spec.load.pipeline, now));
+                            .push(Conn::new(proto, self.cfg.size.pipeline, now));
                     }
                     sess.begin(ci, intended, self.conns[ci].completed_total);
                     self.rec.sessions.started += 1;
@@ -112,7 +112,7 @@ impl Worker<'_> {
         };
         // A script's steps are the run's targets; without one, every call is the run's
         // one request.
-        let steps = !self.spec.load.script.is_empty();
+        let steps = !self.cfg.sends.script.is_empty();
         for step in calls.step..calls.step + calls.k {
             let intended = sess.step_at(ci, step).unwrap_or(now);
             self.rec.lag(intended, now);
@@ -131,7 +131,7 @@ impl Worker<'_> {
         let Some(Calls { step, k }) = calls else {
             return;
         };
-        let steps = !self.spec.load.script.is_empty();
+        let steps = !self.cfg.sends.script.is_empty();
         let c = &mut self.conns[ci];
         for j in 0..k {
             c.pending.push_back(Pending {
@@ -145,7 +145,7 @@ impl Worker<'_> {
     /// Sends a session's next `k` calls, back to back: script steps `step..step + k`,
     /// or the run's request `k` times when there is no script.
     fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
-        if !self.spec.load.variety.is_empty() {
+        if !self.cfg.sends.variety.is_empty() {
             // The run's walk over its requests (validate allows no other list here).
             let Some(len) = self.build_request(ci, k) else {
                 // The walk ended the run: these calls are not sent.
@@ -155,12 +155,11 @@ impl Worker<'_> {
             };
             return self.start_batch(ci, k, 0, len, now);
         }
-        let (base, end) = if self.spec.load.script.is_empty() {
+        let (base, end) = if self.cfg.sends.script.is_empty() {
             (0, k * self.prep.req_len)
         } else {
-            if let Some(h1) = self.conns[ci].proto.h1() {
-                h1.set_head_request(self.spec.load.script[step].request.is_head());
-            }
+            let head = self.cfg.sends.script[step].request.is_head();
+            self.conns[ci].proto.set_head_request(head);
             (self.prep.offsets[step], self.prep.offsets[step + k])
         };
         if matches!(&self.drive, Drive::Sessions(s) if s.cookies()) {

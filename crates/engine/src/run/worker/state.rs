@@ -10,17 +10,17 @@ use crate::proto::h2::H2Request;
 use crate::run::control::Control;
 use crate::run::hooks::ThreadHooks;
 use crate::run::io::TimerFd;
+use crate::spec::config::Config;
 use crate::spec::plan::{Plan, PoolRequests, SessionSteps};
 use crate::spec::target::Address;
-use crate::spec::LoadSpec;
 use std::sync::atomic::Ordering;
 
 impl Prepared {
     /// The plan's requests as this worker sends them: HTTP/1 bytes (`depth` copies of
     /// the request, or every step of the script) and their HTTP/2 translations.
     pub(super) fn new(plan: &Plan, hooks: &Option<Box<dyn ThreadHooks>>) -> Prepared {
-        let spec = plan.spec();
-        let script = &spec.load.script;
+        let cfg = plan.config();
+        let script = &cfg.sends.script;
         let (pool, sessions) = (plan.workload().pool(), plan.workload().sessions());
         let redirects = pool.map_or(0, |p| p.redirects);
         let cookies = sessions.is_some_and(|s| s.session.cookies);
@@ -30,16 +30,16 @@ impl Prepared {
             cookies || redirects > 0 || hooks.as_ref().is_some_and(|h| h.wants_responses());
         Prepared {
             batch: if script.is_empty() {
-                spec.load
+                cfg.sends
                     .request
-                    .repeated(spec.load.pipeline.max(spec.load.session.burst as usize))
+                    .repeated(cfg.size.pipeline.max(cfg.arrivals.session.burst as usize))
             } else {
                 script
                     .iter()
                     .flat_map(|s| s.request.bytes.iter().copied())
                     .collect()
             },
-            req_len: spec.load.request.bytes.len(),
+            req_len: cfg.sends.request.bytes.len(),
             offsets: script
                 .iter()
                 .scan(0, |at, s| {
@@ -62,10 +62,10 @@ impl Prepared {
             } || hooks.as_ref().is_some_and(|h| h.builds_requests()),
             respond,
             redirects,
-            batch_latency: spec.load.batch_latency,
+            batch_latency: cfg.watch.batch_latency,
             made: None,
-            paced: spec.load.send.map(super::paced::Paced::new),
-            unusual: spec.load.batch_latency
+            paced: cfg.sends.send.map(super::paced::Paced::new),
+            unusual: cfg.watch.batch_latency
                 || sessions.is_some_and(|s| s.session.fail_status.is_some()),
         }
     }
@@ -80,8 +80,6 @@ pub(super) struct Dial {
     pub(super) tunnel: Option<Vec<u8>>,
     /// HTTP/2: a connection with at most this many streams open takes new requests.
     pub(super) h2_refill_at: usize,
-    /// HTTP/3: how each connection's QUIC is set up.
-    pub(super) quic: Option<Quic>,
     /// Where the thread's turns over the local addresses start (its index), so that
     /// threads with few connections each do not all take the first.
     pub(super) first_local: u64,
@@ -89,66 +87,29 @@ pub(super) struct Dial {
     pub(super) ring: bool,
 }
 
-/// What every HTTP/3 connection of a thread is made with.
-pub(super) struct Quic {
-    pub(super) endpoint: std::sync::Arc<quinn_proto::EndpointConfig>,
-    pub(super) config: quinn_proto::ClientConfig,
-    /// The QPACK table the server may fill.
-    pub(super) table: usize,
-    /// Where the connections add the time congestion control held them back.
-    pub(super) limited: std::sync::Arc<stampede_quic::congestion::LimitedTime>,
-}
-
-impl Quic {
-    /// From the spec's HTTP/3 settings and TLS (checked when it was validated).
-    fn new(spec: &LoadSpec) -> Option<Quic> {
-        let h3 = spec.load.http3?;
-        let transport = h3.transport();
-        let limited = std::sync::Arc::new(stampede_quic::congestion::LimitedTime::default());
-        let config =
-            stampede_quic::client_config(spec.tls.as_ref()?, &transport, Some(limited.clone()))
-                .ok()?;
-        Some(Quic {
-            limited,
-            endpoint: stampede_quic::endpoint_config(&transport),
-            config,
-            table: h3.header_table as usize,
-        })
-    }
-}
-
 impl Dial {
-    /// Whether the run's protocol keeps timers of its own (QUIC's loss, ack and idle
-    /// timers): after each write a connection's next one goes on the worker's heap.
-    /// Protocols without timers pay nothing a write.
-    #[inline]
-    pub(super) fn timed(&self) -> bool {
-        self.quic.is_some()
-    }
-
-    /// Where `spec`'s connections go (its proxy's address, the script's choice, or
+    /// Where the run's connections go (its proxy's address, the script's choice, or
     /// the target's) and how HTTP/2 connections refill their streams, for worker
     /// `index`.
-    pub(super) fn new(spec: &LoadSpec, hooks: &Option<Box<dyn ThreadHooks>>, index: usize) -> Dial {
+    pub(super) fn new(cfg: &Config, hooks: &Option<Box<dyn ThreadHooks>>, index: usize) -> Dial {
         Dial {
-            address: match &spec.proxy {
+            address: match &cfg.net.proxy {
                 Some(p) => Some(Address::Tcp(p.address.clone())),
                 None => (hooks.as_ref())
                     .and_then(|h| h.address())
                     .map(|a| Address::Tcp(vec![a])),
             },
-            tunnel: (spec.proxy.as_ref())
-                .filter(|_| spec.target.tls)
-                .map(|p| p.connect_request(&spec.target)),
+            tunnel: (cfg.net.proxy.as_ref())
+                .filter(|_| cfg.net.target.tls)
+                .map(|p| p.connect_request(&cfg.net.target)),
             // Closed load refills a connection's streams once half are free, so that
             // requests go out in batches (one write, one server read for many); open
             // load refills at once, so that no arrival waits for a batch.
-            h2_refill_at: if matches!(spec.load.shape, crate::spec::Shape::Closed) {
-                spec.load.pipeline / 2
+            h2_refill_at: if matches!(cfg.arrivals.shape, crate::spec::Shape::Closed) {
+                cfg.size.pipeline / 2
             } else {
-                spec.load.pipeline - 1
+                cfg.size.pipeline - 1
             },
-            quic: Quic::new(spec),
             first_local: index as u64,
             ring: false,
         }

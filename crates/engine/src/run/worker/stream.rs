@@ -43,7 +43,7 @@ impl Worker<'_> {
         let c = &mut self.conns[ci];
         // A WebSocket message's send stamp, taken with its event whatever follows.
         let stamp = match p.stamped {
-            true => c.proto.ws().and_then(|w| w.take_stamp()),
+            true => c.proto.take_stamp(),
             false => None,
         };
         let pending = if stream == 0 {
@@ -139,7 +139,7 @@ impl Worker<'_> {
             },
         };
         self.rec.stream_response(u64::from(k.events), k.done);
-        if self.spec.load.stream == Some(crate::StreamMode::Openai) {
+        if self.cfg.watch.stream == Some(crate::StreamMode::Openai) {
             let tokens = k.tokens.unwrap_or(k.events);
             // A chunk may carry several tokens, never less than one: usage below the
             // events that carried text contradicts them.
@@ -152,7 +152,7 @@ impl Worker<'_> {
                 _ => None,
             };
             self.rec.stream_tokens(tokens, tpot);
-            if let Some(slo) = &self.spec.load.slo {
+            if let Some(slo) = &self.cfg.watch.slo {
                 let us = |d: std::time::Duration| d.as_micros() as u64;
                 let ttft = k.first.map(|f| us(f.saturating_duration_since(intended)));
                 let e2el = us(at.saturating_duration_since(intended));
