@@ -63,6 +63,8 @@ pub(crate) struct Connector {
     head_request: bool,
     keepalive: bool,
     tls: bool,
+    /// HTTP/2 is spoken over TCP (plain, or a WebSocket over it).
+    over_http2: bool,
     watch: Option<(crate::StreamMode, Option<crate::TokenCounter>)>,
     /// The run's request: a WebSocket's upgrade is made from it.
     request: Vec<u8>,
@@ -77,6 +79,7 @@ impl Connector {
             head_request: cfg.sends.request.is_head(),
             keepalive: cfg.size.keepalive,
             tls: cfg.net.tls.is_some(),
+            over_http2: cfg.protocol.over_http2().is_some(),
             watch: cfg.watch.stream.map(|m| (m, cfg.watch.tokenizer.clone())),
             request: match cfg.protocol {
                 Protocol::WebSocket { .. } => cfg.sends.request.bytes.clone(),
@@ -132,7 +135,7 @@ impl Connector {
 
     /// Whether TLS's ALPN chooses the protocol (HTTP/2 offered over TLS).
     pub(crate) fn alpn_decides(&self) -> bool {
-        self.tls && self.protocol.over_http2().is_some()
+        self.tls && self.over_http2
     }
 
     /// The connection's socket is open: a protocol with a handshake of its own over
@@ -196,12 +199,11 @@ impl Connector {
     /// Requests one connection takes at once: `pipeline`, within the server's stream
     /// limit where requests have streams (HTTP/2's 100 assumed until it says, as RFC
     /// 9113 advises, and while TLS's ALPN has not yet chosen).
+    #[inline]
     pub(crate) fn room(&self, proto: &Proto, pipeline: usize) -> usize {
         match proto {
             Proto::H2(h) => pipeline.min(h.stream_limit()),
-            Proto::H1(_) if self.protocol.over_http2().is_some() => {
-                pipeline.min(crate::proto::h2::ASSUMED_MAX_STREAMS)
-            }
+            Proto::H1(_) if self.over_http2 => pipeline.min(crate::proto::h2::ASSUMED_MAX_STREAMS),
             // QUIC's stream limit holds requests back in their queue, not here;
             // WebSocket's messages in flight are the pipeline's.
             Proto::H1(_) | Proto::H3(_) | Proto::Ws(_) => pipeline,

@@ -322,7 +322,7 @@ impl Proto {
     }
 
     /// What is left to write (`batch`: the worker's request bytes, for HTTP/1).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn output<'a>(&'a self, batch: &'a [u8]) -> &'a [u8] {
         match self {
             Proto::H1(h) => h.output(batch),
