@@ -39,8 +39,8 @@ pub mod grpc;
 pub mod h1;
 pub mod h2;
 pub mod h3;
-mod h3_loop;
 pub mod llm;
+mod proto;
 pub mod reflection;
 pub mod request;
 pub mod routes;
@@ -416,26 +416,9 @@ impl Server {
         let per_thread_max = (self.config.max_connections / threads).max(1);
         let rooms = Arc::new(ws::room::Rooms::default());
         let held = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let mut handles = Vec::new();
-        for (i, listeners) in self.per_thread.into_iter().enumerate() {
-            let lp = EventLoop::new(
-                i,
-                listeners,
-                self.config.clone(),
-                store.clone(),
-                job_tx.clone(),
-                per_thread_max,
-                (rooms.clone(), held.clone()),
-            )?
-            .with_ring((self.ring).then_some(self.config.io == stampede_ring::IoBackend::IoUring));
-            shutdown.add_waker(lp.waker.clone());
-            let sd = shutdown.clone();
-            handles.push(
-                std::thread::Builder::new()
-                    .name(format!("stampede-serve-{i}"))
-                    .spawn(move || lp.run(sd))?,
-            );
-        }
+        // Each thread's UDP sockets (HTTP/3's), with the QUIC endpoint answering on
+        // each, carried by the thread's own loop beside its TCP connections.
+        let mut datagrams: Vec<Vec<event_loop::Datagrams>> = Vec::new();
         if let Some(tls) = &self.config.tls {
             // The same request streams at once as over HTTP/2.
             let transport = stampede_quic::Transport {
@@ -445,6 +428,7 @@ impl Server {
             let quic = stampede_quic::server_config(tls, &transport)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
             for (i, sockets) in self.udp.into_iter().enumerate() {
+                let mut mine = Vec::new();
                 for socket in sockets {
                     let ctx = routes::Ctx {
                         llm: self.config.llm,
@@ -462,16 +446,35 @@ impl Server {
                     // complete cost a Retry beyond that, not a connection's state).
                     ep.retry_above = Some(per_thread_max / 2);
                     ep.retry_handshaking = Some(HALF_OPEN);
-                    let lp = h3_loop::UdpLoop::new(socket, ep, self.h3_stats.clone())?;
-                    shutdown.add_waker(lp.waker.clone());
-                    let sd = shutdown.clone();
-                    handles.push(
-                        std::thread::Builder::new()
-                            .name(format!("stampede-h3-{i}"))
-                            .spawn(move || lp.run(sd))?,
-                    );
+                    mine.push(event_loop::Datagrams::new(
+                        socket,
+                        ep,
+                        self.h3_stats.clone(),
+                    )?);
                 }
+                datagrams.push(mine);
             }
+        }
+        let mut datagrams = datagrams.into_iter();
+        let mut handles = Vec::new();
+        for (i, listeners) in self.per_thread.into_iter().enumerate() {
+            let lp = EventLoop::new(
+                i,
+                (listeners, datagrams.next().unwrap_or_default()),
+                self.config.clone(),
+                store.clone(),
+                job_tx.clone(),
+                per_thread_max,
+                (rooms.clone(), held.clone()),
+            )?
+            .with_ring((self.ring).then_some(self.config.io == stampede_ring::IoBackend::IoUring));
+            shutdown.add_waker(lp.waker.clone());
+            let sd = shutdown.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("stampede-serve-{i}"))
+                    .spawn(move || lp.run(sd))?,
+            );
         }
         drop(job_tx);
         let mut result = Ok(());

@@ -13,7 +13,6 @@ use stampede_ring::Carried;
 use stampede_tls::TlsStream;
 
 use super::{Conn, EventLoop, Proto, ACCEPT_BACKOFF};
-use crate::h1::H1Conn;
 use crate::transport::Io;
 
 impl EventLoop {
@@ -90,7 +89,7 @@ impl EventLoop {
                         last_active: now,
                         generation: self.generation,
                         peer_closed: false,
-                        proto: Proto::H1(H1Conn::new()),
+                        proto: Proto::new(),
                         paused: false,
                         wrote_at: now,
                         held: (0, now),

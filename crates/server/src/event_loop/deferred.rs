@@ -5,7 +5,8 @@
 use std::cmp::Reverse;
 use std::time::{Duration, Instant};
 
-use super::{EventLoop, Proto, LINGER_TIMER};
+use super::{EventLoop, LINGER_TIMER};
+use crate::proto::FedNext;
 use crate::routes::Deferred;
 use crate::{Done, Job};
 
@@ -22,7 +23,7 @@ impl EventLoop {
         match d {
             // From now, not from the pass's clock: the request may have arrived after
             // the pass began, and its answer must never come sooner than asked.
-            Deferred::Delay(ms) => self.delays.push(Reverse((
+            Deferred::Delay(ms) => self.timers.heap.push(Reverse((
                 Instant::now().max(now) + Duration::from_millis(ms),
                 ci,
                 generation,
@@ -32,20 +33,18 @@ impl EventLoop {
             // request, counted as a delay's is.
             Deferred::Feed(f) => {
                 let at = Instant::now().max(now) + f.first;
-                match self.conns[ci].as_mut().map(|c| &mut c.proto) {
-                    Some(Proto::H1(h)) => h.feed_from(at),
-                    Some(Proto::H2(h)) => h.feed_from(stream, f, at),
-                    Some(Proto::Ws(_)) | None => {}
+                if let Some(c) = self.conns[ci].as_mut() {
+                    c.proto.feed_from(stream, f, at);
                 }
-                self.delays.push(Reverse((at, ci, generation, stream)));
+                self.timers.heap.push(Reverse((at, ci, generation, stream)));
             }
             Deferred::Biteq(id) => {
-                let _ = self.jobs.send(Job {
+                let _ = self.compute.jobs.send(Job {
                     id,
                     conn: ci,
                     generation,
                     stream,
-                    reply: self.done_tx.clone(),
+                    reply: self.compute.done_tx.clone(),
                     waker: self.waker.clone(),
                 });
             }
@@ -57,23 +56,19 @@ impl EventLoop {
     }
 
     pub(super) fn finish_delay(&mut self, ci: usize, generation: u32, stream: u32, now: Instant) {
-        let (feeding, ws) = match self.conns[ci]
+        let (feeding, pushes, lingers) = match self.conns[ci]
             .as_ref()
             .filter(|c| c.generation == generation)
         {
-            Some(c) => match &c.proto {
-                Proto::H1(h) => (h.feeding(), false),
-                Proto::H2(h) => (h.feeding(stream), false),
-                Proto::Ws(_) => (false, true),
-            },
-            None => (false, false),
+            Some(c) => (c.proto.feeding(stream), c.proto.pushes(), c.proto.lingers()),
+            None => (false, false, false),
         };
-        if ws && stream == LINGER_TIMER {
+        if lingers && stream == LINGER_TIMER {
             // The client did not close its side in time.
             return self.close(ci);
         }
-        if ws {
-            return self.push_ws(ci, now);
+        if pushes {
+            return self.push_next(ci, now);
         }
         if feeding {
             return self.feed_next(ci, stream, now);
@@ -88,36 +83,33 @@ impl EventLoop {
         let Some(c) = self.conns[ci].as_mut() else {
             return;
         };
-        if c.peer_closed && !c.proto.is_h2() {
+        if c.peer_closed && !c.proto.multiplexed() {
             // The client went away mid-stream: the rest is for nobody.
             self.close(ci);
             return;
         }
-        self.out.clear();
-        let h1 = match &mut c.proto {
-            Proto::H1(h1) => h1,
-            Proto::Ws(_) => return,
-            Proto::H2(h2) => {
-                if let crate::h1::Fed::Next(at) = h2.feed_next(&mut self.out, stream) {
-                    let g = c.generation;
-                    self.delays.push(Reverse((at, ci, g, stream)));
-                }
-                // A stream that ended makes room for requests that waited.
-                self.route_h2(ci, now);
-                self.after_io(ci, now);
-                return;
-            }
-        };
-        match h1.feed_next(&mut self.out, self.draining) {
-            crate::h1::Fed::Next(at) => {
+        match c.proto.feed_next(stream, env!(self, c)) {
+            FedNext::Next(at) => {
                 let g = c.generation;
-                self.delays.push(Reverse((at, ci, g, 0)));
+                self.timers.heap.push(Reverse((at, ci, g, stream)));
                 self.write_out(ci);
             }
-            crate::h1::Fed::Done { close } => {
+            FedNext::Routed(next) => {
+                if let Some(at) = next {
+                    let g = c.generation;
+                    self.timers.heap.push(Reverse((at, ci, g, stream)));
+                }
+                if !self.later.is_empty() {
+                    self.defer_later(ci, now);
+                }
+                self.write_out(ci);
+                self.after_io(ci, now);
+            }
+            FedNext::Done { close } => {
                 c.close_after |= close;
                 self.unblocked(ci, now);
             }
+            FedNext::Nothing => {}
         }
     }
 }

@@ -1,11 +1,37 @@
-//! One server thread's event loop: its listeners, its connections, the timers
-//! (deferred answers, the once-a-second scan for slow and idle clients) and draining
-//! at shutdown. Accepting is in `accept`, connection input and output in `conn`, the
-//! answers given later than at once (delays, feeds, computed bodies) in `deferred`.
+//! One server thread's event loop: its listeners, its connections, HTTP/3's UDP
+//! sockets, the timers (deferred answers, the once-a-second scan for slow and idle
+//! clients) and draining at shutdown. Accepting is in `accept`, connection input and
+//! output in `conn`, the answers given later than at once (delays, feeds, computed
+//! bodies) in `deferred`, the UDP sockets and their QUIC endpoints in `datagrams`.
+//! No part of it names a protocol: each connection's is driven through
+//! [`crate::proto::Proto`]'s verbs.
+
+/// The loop's buffers and settings lent to connection `$c`'s protocol for one call
+/// (see [`crate::proto::Env`]).
+macro_rules! env {
+    ($s:ident, $c:expr) => {
+        crate::proto::Env {
+            out: &mut $s.out,
+            ctx: &mut $s.ctx,
+            config: &$s.config,
+            date: &$s.lines.date,
+            server_line: &$s.lines.server,
+            draining: $s.draining,
+            waiting_output: $c.wbuf.len(),
+            close_after: $c.close_after,
+            scratch: &mut $s.scratch,
+            later: &mut $s.later,
+            publish: &mut $s.room.publish,
+        }
+    };
+}
 
 mod accept;
 mod conn;
+mod datagrams;
 mod deferred;
+
+pub(crate) use datagrams::Datagrams;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -19,9 +45,8 @@ use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::date::DateCache;
-use crate::h1::H1Conn;
-use crate::h2::{self, H2Conn};
-use crate::routes::Ctx;
+use crate::proto::{Proto, Scratch};
+use crate::routes::{Ctx, Deferred};
 use crate::store::Store;
 use crate::transport::Io;
 use crate::ws::room::{Backlog, Delivery, Rooms};
@@ -31,12 +56,8 @@ const WAKE: Token = Token(usize::MAX);
 /// The alarm that wakes the loop for the first deferred answer due.
 const ALARM: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX / 2;
-/// Output buffered for a connection beyond which its further requests wait.
-const MAX_PENDING_OUTPUT: usize = 4 * 1024 * 1024;
-/// The same for a WebSocket connection: past it, an echo stops reading, a push waits
-/// and a room member is closed as too slow. Lower than HTTP's, as a WebSocket client
-/// may hold its connection open without reading for as long as it likes.
-const WS_MAX_PENDING: usize = 1024 * 1024;
+/// The first UDP socket's token (HTTP/3's; see [`datagrams`]).
+const DATAGRAM_BASE: usize = usize::MAX / 4;
 const IO_BUF: usize = 64 * 1024;
 /// Reads of one connection per wake-up: a client that sends without pause (a flood
 /// of frames) gets its turn and then waits for the others' (epoll is edge-triggered,
@@ -63,7 +84,7 @@ struct Conn {
     generation: u32,
     /// The peer sent FIN: answer what was asked, then close.
     peer_closed: bool,
-    /// HTTP/1.x (until HTTP/2's preface comes, where it may) or HTTP/2.
+    /// What it speaks (see [`Proto`]).
     proto: Proto,
     /// Reading stopped while output waits for the client.
     paused: bool,
@@ -82,77 +103,28 @@ struct Conn {
     lingering: bool,
 }
 
-/// A connection's protocol, each a sans-IO state machine.
-enum Proto {
-    H1(H1Conn),
-    H2(Box<H2Conn>),
-    /// After an HTTP/1.1 handshake's `101`.
-    Ws(Box<crate::ws::WsConn>),
-}
-
-impl Proto {
-    #[inline]
-    fn is_h2(&self) -> bool {
-        matches!(self, Proto::H2(_))
-    }
-
-    #[inline]
-    fn h2(&self) -> Option<&H2Conn> {
-        match self {
-            Proto::H2(h) => Some(h),
-            Proto::H1(_) | Proto::Ws(_) => None,
-        }
-    }
-
-    #[inline]
-    fn h2_mut(&mut self) -> Option<&mut H2Conn> {
-        match self {
-            Proto::H2(h) => Some(h),
-            Proto::H1(_) | Proto::Ws(_) => None,
-        }
-    }
-
-    /// HTTP/1 waiting for a deferred answer (HTTP/2 streams wait on their own).
-    #[inline]
-    fn blocked(&self) -> bool {
-        matches!(self, Proto::H1(h) if h.blocked())
-    }
-
-    /// HTTP/1 making a generated body as the client reads.
-    #[inline]
-    fn has_tail(&self) -> bool {
-        matches!(self, Proto::H1(h) if h.has_tail())
-    }
-}
-
-/// One thread's server loop: its listener, connections, timers and buffers. Over
-/// twenty fields because it is the one place that owns the thread's sockets; the
-/// protocol state lives in the sans-IO connections it holds.
+/// One thread's server loop: its listeners, connections (TCP, TLS and, for HTTP/3,
+/// UDP datagrams), timers and buffers. The protocol state lives in the sans-IO
+/// connections it holds, each driven through [`Proto`]'s verbs.
 pub(crate) struct EventLoop {
     poll: Poll,
     pub(crate) waker: Arc<Waker>,
     listeners: Vec<TcpListener>,
     config: Config,
-    jobs: Sender<Job>,
-    done_tx: Sender<Done>,
-    done_rx: Receiver<Done>,
+    compute: Compute,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     open: usize,
     max_open: usize,
-    date: DateCache,
-    /// The `Server` line of HTTP/1.1 answers, and `Alt-Svc`'s when HTTP/3 is served.
-    server_line: Vec<u8>,
-    /// Deferred answers due: (when, connection, generation, HTTP/2 stream or 0).
-    delays: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
+    lines: HeaderLines,
+    timers: Timers,
     ibuf: Vec<u8>,
     out: Vec<u8>,
     ctx: Ctx,
-    /// An HTTP/2 request's path, and a generated body, reused.
-    h2_path: Vec<u8>,
-    h2_body: Vec<u8>,
-    /// An HTTP/2 POST request's body, reused.
-    h2_req: Vec<u8>,
+    /// Buffers the connections' protocols reuse.
+    scratch: Scratch,
+    /// Answers a protocol's pass left to come later, with their stream.
+    later: Vec<(Deferred, u32)>,
     generation: u32,
     draining: bool,
     /// Connections whose read budget ran out with data left: (connection, its
@@ -162,27 +134,59 @@ pub(crate) struct EventLoop {
     /// edge-triggered, so connections already waiting in its backlog would otherwise
     /// wait for another to arrive, and with a full backlog none ever does.
     accept_retry: Option<Instant>,
+    /// This loop's index among the server's threads.
+    index: usize,
+    room: RoomSide,
+    /// Plain connections go onto the thread's io_uring ring: `Some(required)` (a ring
+    /// that cannot be made then fails the loop rather than leaving it on epoll).
+    ring: Option<bool>,
+    held: Held,
+    /// HTTP/3's UDP sockets and their endpoints, where the server speaks it.
+    udp: Option<datagrams::Udp>,
+}
+
+/// Answers computed on the server's compute thread: its queue, and this loop's inbox
+/// of what it computed.
+struct Compute {
+    jobs: Sender<Job>,
+    done_tx: Sender<Done>,
+    done_rx: Receiver<Done>,
+}
+
+/// The `Date` and `Server` lines of answers.
+struct HeaderLines {
+    date: DateCache,
+    /// The `Server` line of HTTP/1.1 answers, and `Alt-Svc`'s when HTTP/3 is served.
+    server: Vec<u8>,
+}
+
+/// The loop's timers.
+struct Timers {
+    /// Deferred answers due: (when, connection, generation, HTTP/2 stream or 0).
+    heap: BinaryHeap<Reverse<(Instant, usize, u32, u32)>>,
     /// Wakes the loop when the first deferred answer is due, to the microsecond: a
     /// poll's own timeout is rounded up to whole milliseconds, which would make each
     /// timed event (a token of the mock LLM, a server-sent event) up to a millisecond
     /// late. `None` where the system gives no timer; the poll's timeout then serves.
     alarm: Option<Alarm>,
-    /// This loop's index among the server's threads.
-    index: usize,
-    /// WebSocket rooms: the server's registry, this loop's inbox, and the messages its
-    /// members sent in this wake-up, by room, to publish at its end.
-    rooms: Arc<Rooms>,
-    room_rx: Receiver<Delivery>,
+}
+
+/// WebSocket rooms: the server's registry, this loop's inbox, and the messages its
+/// members sent in this wake-up, by room, to publish at its end.
+struct RoomSide {
+    registry: Arc<Rooms>,
+    inbox: Receiver<Delivery>,
     backlog: Arc<Backlog>,
     publish: Vec<(Box<[u8]>, Vec<u8>)>,
-    /// Plain connections go onto the thread's io_uring ring: `Some(required)` (a ring
-    /// that cannot be made then fails the loop rather than leaving it on epoll).
-    ring: Option<bool>,
+}
+
+/// Output waiting for clients, against the server's budget for it.
+struct Held {
     /// Bytes waiting in every connection's `wbuf`, and on io_uring in the rings'
     /// queues, over all of the server's loops (see [`Config::output_budget`]).
-    held: Arc<AtomicUsize>,
-    /// This loop's ring's share of `held`, as last counted.
-    ring_held: usize,
+    total: Arc<AtomicUsize>,
+    /// This loop's ring's share of `total`, as last counted.
+    ring: usize,
 }
 
 /// One readiness event, from epoll or from the ring's completions.
@@ -213,9 +217,9 @@ impl EventLoop {
     /// loop's written now.
     #[cold]
     fn publish_rooms(&mut self, now: Instant) {
-        for (room, frames) in std::mem::take(&mut self.publish) {
+        for (room, frames) in std::mem::take(&mut self.room.publish) {
             let frames: Arc<[u8]> = frames.into();
-            let own = self.rooms.publish(&room, self.index, &frames);
+            let own = self.room.registry.publish(&room, self.index, &frames);
             self.deliver(&own, &frames, false, now);
         }
     }
@@ -229,19 +233,16 @@ impl EventLoop {
             let Some(c) = self.conns.get_mut(ci).and_then(Option::as_mut) else {
                 continue;
             };
-            let Proto::Ws(w) = &mut c.proto else {
-                continue;
-            };
-            if c.generation != g || w.closing() || c.peer_closed {
+            if c.generation != g || c.peer_closed {
                 continue;
             }
             self.out.clear();
-            if overflow || c.wbuf.len() >= WS_MAX_PENDING {
-                w.too_slow(&mut self.out);
-                c.close_after = true;
-            } else {
-                self.out.extend_from_slice(frames);
-                c.last_active = now;
+            let limit = c.proto.output_limit().unwrap_or(usize::MAX);
+            let too_slow = overflow || c.wbuf.len() >= limit;
+            match c.proto.room_frames(frames, too_slow, &mut self.out) {
+                None => continue,
+                Some(true) => c.close_after = true,
+                Some(false) => c.last_active = now,
             }
             self.write_out(ci);
             self.after_io(ci, now);
@@ -307,7 +308,7 @@ impl Alarm {
 impl EventLoop {
     pub(crate) fn new(
         index: usize,
-        listeners: Vec<TcpListener>,
+        (listeners, datagrams): (Vec<TcpListener>, Vec<Datagrams>),
         config: Config,
         store: Arc<Store>,
         jobs: Sender<Job>,
@@ -315,6 +316,14 @@ impl EventLoop {
         (rooms, held): (Arc<Rooms>, Arc<AtomicUsize>),
     ) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
+        let udp = match datagrams.is_empty() {
+            true => None,
+            false => Some(datagrams::Udp::new(
+                datagrams,
+                poll.registry(),
+                DATAGRAM_BASE,
+            )?),
+        };
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
         let (room_tx, room_rx) = mpsc::channel();
         let backlog = rooms.add_loop(index, room_tx, waker.clone());
@@ -333,34 +342,44 @@ impl EventLoop {
                 ..Ctx::new(store, config.static_dir.clone(), index)
             },
             config,
-            jobs,
-            done_tx,
-            done_rx,
+            compute: Compute {
+                jobs,
+                done_tx,
+                done_rx,
+            },
             conns: Vec::new(),
             free: Vec::new(),
             open: 0,
             max_open,
-            date: DateCache::new(),
-            server_line,
-            delays: BinaryHeap::new(),
+            lines: HeaderLines {
+                date: DateCache::new(),
+                server: server_line,
+            },
+            timers: Timers {
+                heap: BinaryHeap::new(),
+                alarm,
+            },
             ibuf: vec![0; IO_BUF],
             out: Vec::with_capacity(IO_BUF),
-            h2_path: Vec::with_capacity(128),
-            h2_body: Vec::new(),
-            h2_req: Vec::new(),
+            scratch: Scratch::default(),
+            later: Vec::new(),
             generation: 0,
             draining: false,
             reread: Vec::new(),
-            alarm,
             accept_retry: None,
             index,
-            rooms,
-            room_rx,
-            backlog,
-            publish: Vec::new(),
+            room: RoomSide {
+                registry: rooms,
+                inbox: room_rx,
+                backlog,
+                publish: Vec::new(),
+            },
             ring: None,
-            held,
-            ring_held: 0,
+            held: Held {
+                total: held,
+                ring: 0,
+            },
+            udp,
         })
     }
 
@@ -387,14 +406,16 @@ impl EventLoop {
             return;
         }
         let queued = stampede_ring::queued();
-        if queued > self.ring_held {
+        if queued > self.held.ring {
             self.held
-                .fetch_add(queued - self.ring_held, Ordering::Relaxed);
+                .total
+                .fetch_add(queued - self.held.ring, Ordering::Relaxed);
         } else {
             self.held
-                .fetch_sub(self.ring_held - queued, Ordering::Relaxed);
+                .total
+                .fetch_sub(self.held.ring - queued, Ordering::Relaxed);
         }
-        self.ring_held = queued;
+        self.held.ring = queued;
     }
 
     /// Puts the loop's TCP connections (plain or TLS) on an io_uring ring
@@ -435,8 +456,8 @@ impl EventLoop {
         loop {
             let now = Instant::now();
             let mut timeout = next_scan.saturating_duration_since(now);
-            if let Some(&Reverse((t, ..))) = self.delays.peek() {
-                match &mut self.alarm {
+            if let Some(&Reverse((t, ..))) = self.timers.heap.peek() {
+                match &mut self.timers.alarm {
                     Some(a) => a.arm(t, now),
                     None => timeout = timeout.min(t.saturating_duration_since(now)),
                 }
@@ -445,6 +466,9 @@ impl EventLoop {
                 timeout = Duration::ZERO;
             }
             if let Some(t) = self.accept_retry {
+                timeout = timeout.min(t.saturating_duration_since(now));
+            }
+            if let Some(t) = self.udp.as_mut().and_then(|u| u.wait_until(now)) {
                 timeout = timeout.min(t.saturating_duration_since(now));
             }
             let waited = match self.ring {
@@ -470,7 +494,7 @@ impl EventLoop {
                     closing: e.is_read_closed() || e.is_error(),
                 })),
             }
-            self.date.refresh();
+            self.lines.date.refresh();
             let now = Instant::now();
             let mut woken = false;
             for &ev in &ready {
@@ -478,11 +502,16 @@ impl EventLoop {
                     // Another loop's room messages, or the shutdown.
                     WAKE => woken = true,
                     ALARM => {
-                        if let Some(a) = &mut self.alarm {
+                        if let Some(a) = &mut self.timers.alarm {
                             a.fired();
                         }
                     }
                     Token(t) if t >= LISTENER_BASE => self.accept(t - LISTENER_BASE, now),
+                    Token(t) if t >= DATAGRAM_BASE => {
+                        if let Some(u) = &mut self.udp {
+                            u.ready(t - DATAGRAM_BASE, ev.readable, ev.writable, now);
+                        }
+                    }
                     Token(ci) => {
                         if ev.writable {
                             self.flush(ci, now);
@@ -507,23 +536,26 @@ impl EventLoop {
                     self.on_readable(ci, now, closing);
                 }
             }
-            if !self.publish.is_empty() {
+            if !self.room.publish.is_empty() {
                 self.publish_rooms(now);
+            }
+            if let Some(u) = &mut self.udp {
+                u.turn(now, self.lines.date.value());
             }
             // Each delivery wakes the loop after it is queued, so the inbox is read
             // only when woken.
-            while let Some(d) = woken.then(|| self.room_rx.try_recv().ok()).flatten() {
-                self.backlog.took(&d);
+            while let Some(d) = woken.then(|| self.room.inbox.try_recv().ok()).flatten() {
+                self.room.backlog.took(&d);
                 self.deliver(&d.to, &d.frames, d.overflow, now);
             }
-            while let Ok(d) = self.done_rx.try_recv() {
+            while let Ok(d) = self.compute.done_rx.try_recv() {
                 self.finish_biteq(d, now);
             }
-            while let Some(&Reverse((t, ci, g, stream))) = self.delays.peek() {
+            while let Some(&Reverse((t, ci, g, stream))) = self.timers.heap.peek() {
                 if t > now {
                     break;
                 }
-                self.delays.pop();
+                self.timers.heap.pop();
                 self.finish_delay(ci, g, stream, now);
             }
             self.count_ring_output();
@@ -533,6 +565,10 @@ impl EventLoop {
             }
             if shutdown.is_triggered() && !self.draining {
                 self.draining = true;
+                if let Some(mut u) = self.udp.take() {
+                    // HTTP/3's connections are closed at once (H3_NO_ERROR).
+                    u.close(now, self.poll.registry());
+                }
                 drain_deadline = Some(now + self.config.drain_timeout);
                 for (i, mut l) in std::mem::take(&mut self.listeners).into_iter().enumerate() {
                     match self.ring {
@@ -544,19 +580,12 @@ impl EventLoop {
                 }
                 for ci in 0..self.conns.len() {
                     if let Some(c) = self.conns[ci].as_mut() {
-                        if let Some(h) = c.proto.h2_mut() {
-                            // Streams opened so far are answered; then the close.
-                            self.out.clear();
-                            h.go_away(&mut self.out);
-                            self.write_out(ci);
-                            self.after_io(ci, now);
-                            continue;
-                        }
-                        if let Proto::Ws(w) = &mut c.proto {
-                            // WebSocket's close (going away), then the connection's.
-                            self.out.clear();
-                            w.going_away(&mut self.out);
-                            c.close_after = true;
+                        // The protocol's goodbye: HTTP/2's streams opened so far are
+                        // answered, then the close; WebSocket's close, then the
+                        // connection's.
+                        self.out.clear();
+                        if let Some(close) = c.proto.go_away(&mut self.out) {
+                            c.close_after |= close;
                             self.write_out(ci);
                             self.after_io(ci, now);
                             continue;
@@ -568,7 +597,7 @@ impl EventLoop {
                 }
             }
             if self.draining && (self.open == 0 || drain_deadline.is_some_and(|d| now >= d)) {
-                self.held.fetch_sub(self.ring_held, Ordering::Relaxed);
+                self.held.total.fetch_sub(self.held.ring, Ordering::Relaxed);
                 return Ok(());
             }
         }
@@ -577,12 +606,7 @@ impl EventLoop {
     fn is_idle(&self, ci: usize) -> bool {
         match &self.conns[ci] {
             Some(c) => {
-                c.rbuf.is_empty()
-                    && c.wbuf.is_empty()
-                    && !c.proto.blocked()
-                    && !c.proto.has_tail()
-                    && !c.stream.wants_write()
-                    && c.proto.h2().is_none_or(|h| h.open_streams() == 0)
+                c.rbuf.is_empty() && c.wbuf.is_empty() && !c.proto.busy() && !c.stream.wants_write()
             }
             None => false,
         }
@@ -590,11 +614,9 @@ impl EventLoop {
 
     fn close(&mut self, ci: usize) {
         if let Some(mut c) = self.conns[ci].take() {
-            self.held.fetch_sub(c.wbuf.len(), Ordering::Relaxed);
-            if let Proto::Ws(w) = &c.proto {
-                if let Some(room) = w.room() {
-                    self.rooms.leave(room, self.index, ci, c.generation);
-                }
+            self.held.total.fetch_sub(c.wbuf.len(), Ordering::Relaxed);
+            if let Some(room) = c.proto.room() {
+                self.room.registry.leave(room, self.index, ci, c.generation);
             }
             if let Some(s) = c.stream.socket() {
                 let _ = self.poll.registry().deregister(s);
@@ -622,32 +644,22 @@ impl EventLoop {
             }
             let idle = c.rbuf.is_empty()
                 && c.wbuf.is_empty()
-                && !c.proto.blocked()
-                && !c.proto.has_tail()
-                && c.proto.h2().is_none_or(|h| h.open_streams() == 0)
+                && !c.proto.busy()
                 && now - c.last_active >= self.config.idle_timeout;
             // Output the client does not take is no progress: a connection whose
             // output waits for the idle timeout is ended like an idle one. So are
             // HTTP/2 bodies held for a window the client never opens (PINGs do not
             // count as progress).
             let mut stalled = !c.wbuf.is_empty() && now - c.wrote_at >= self.config.idle_timeout;
-            if let Some(h) = c.proto.h2() {
-                let held = h.held();
-                if held == 0 || held != c.held.0 {
-                    c.held = (held, now);
-                } else {
-                    stalled |= now - c.held.1 >= self.config.idle_timeout;
-                }
+            let held = c.proto.held();
+            if held == 0 || held != c.held.0 {
+                c.held = (held, now);
+            } else {
+                stalled |= now - c.held.1 >= self.config.idle_timeout;
             }
             if timed_out || idle || stalled {
                 let mut bye = Vec::new();
-                match (c.proto.h2(), timed_out) {
-                    (Some(h), _) => h2::frame::goaway(&mut bye, h.last_stream(), h2::frame::NO_ERROR),
-                    (None, true) => bye.extend_from_slice(
-                        b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                    ),
-                    (None, false) => {}
-                }
+                c.proto.timed_out(timed_out, &mut bye);
                 if !bye.is_empty() {
                     let _ = c.stream.write(&bye);
                     let _ = c.stream.flush_pending();

@@ -134,7 +134,10 @@ struct Stream {
     tunnel: Tunnel,
 }
 
-/// The server side of one HTTP/2 connection.
+/// The server side of one HTTP/2 connection. Over twenty fields because RFC 9113's
+/// connection state is that wide (settings both ways, windows, streams, GOAWAY,
+/// CONTINUATION, HPACK both ways, gRPC calls); it owns no socket and is tested byte by
+/// byte.
 pub struct H2Conn {
     /// The Alt-Svc value every answer carries, if any.
     alt_svc: Option<Vec<u8>>,
