@@ -16,7 +16,7 @@ use crate::date::DateCache;
 use crate::h1::{Answering, Fed, H1Conn};
 use crate::h2::{self, Answer, H2Conn, H2Respond};
 use crate::request;
-use crate::routes::{Ctx, Deferred, Lines, Routed};
+use crate::routes::{Deferred, Routed};
 use crate::ws::WsConn;
 use crate::{Config, SERVER};
 
@@ -38,20 +38,14 @@ pub(crate) enum Proto {
     Ws(Box<WsConn>),
 }
 
-/// What the loop lends a connection's protocol for one call: where output goes, the
-/// router's state, the settings and the header lines, and where answers that come
-/// later and room messages are left for the loop.
+/// What the loop lends a connection's protocol for one call: HTTP/1.x's answering
+/// state as it takes it (where output goes, the router's state, the header lines,
+/// the output waiting), the settings, and where answers that come later and room
+/// messages are left for the loop.
 pub(crate) struct Env<'a> {
-    pub out: &'a mut Vec<u8>,
-    pub ctx: &'a mut Ctx,
+    pub a: Answering<'a>,
     pub config: &'a Config,
     pub date: &'a DateCache,
-    /// The `Server` line of HTTP/1.1 answers (and `Alt-Svc`'s).
-    pub server_line: &'a [u8],
-    /// The server is stopping: every answer is the connection's last.
-    pub draining: bool,
-    /// Output already waiting for the client.
-    pub waiting_output: usize,
     /// The connection ends after what was answered: nothing more is routed.
     pub close_after: bool,
     /// Reused buffers: an HTTP/2 request's path, its body and a generated body.
@@ -88,10 +82,19 @@ pub(crate) struct Input {
     /// The connection closes once its answers are out.
     pub close: bool,
     pub head: Head,
+    /// What follows the answers written.
+    pub then: Then,
+}
+
+/// What follows a pass's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Then {
+    /// Nothing: they are written.
+    Written,
     /// It became a WebSocket connection (see [`Proto::upgraded`]).
-    pub upgraded: bool,
+    Upgraded,
     /// It stopped at a generated body (see [`Proto::fill_tail`]).
-    pub tail: bool,
+    Tail,
 }
 
 impl Input {
@@ -100,8 +103,7 @@ impl Input {
             used,
             close: false,
             head,
-            upgraded: false,
-            tail: false,
+            then: Then::Written,
         }
     }
 }
@@ -137,11 +139,16 @@ impl Proto {
     }
 
     /// Answers the complete requests (frames, messages) at the start of `data`,
-    /// writing to `env.out`; `alpn_h2` says whether TLS's ALPN chose HTTP/2 (asked
+    /// writing to `env.a.out`; `alpn_h2` says whether TLS's ALPN chose HTTP/2 (asked
     /// only of a connection that has parsed nothing yet). Inlined into the
     /// loop's input pass, which is one function frame on HTTP/1.1's path.
     #[inline(always)]
-    pub(crate) fn input(&mut self, data: &[u8], alpn_h2: impl Fn() -> bool, env: Env<'_>) -> Input {
+    pub(crate) fn input(
+        &mut self,
+        data: &[u8],
+        alpn_h2: impl Fn() -> bool,
+        mut env: Env<'_>,
+    ) -> Input {
         let h1 = match self {
             Proto::H2(_) => return self.input_h2(data, env),
             Proto::Ws(w) => return input_ws(w, data, env),
@@ -160,31 +167,18 @@ impl Proto {
                 return self.input_h2(data, env);
             }
         }
-        env.out.clear();
-        let answered = h1.answer(
-            data,
-            &mut Answering {
-                out: env.out,
-                ctx: env.ctx,
-                limits: &env.config.limits,
-                lines: Lines {
-                    date: env.date.line(),
-                    server: env.server_line,
-                },
-                draining: env.draining,
-                waiting_output: env.waiting_output,
-                max_output: MAX_PENDING_OUTPUT,
-            },
-        );
+        env.a.out.clear();
+        let answered = h1.answer(data, &mut env.a);
         if let Some(d) = answered.deferred {
             env.later.push((d, 0));
         }
-        let upgraded = match answered.upgraded {
+        let then = match answered.upgraded {
             Some(w) => {
                 *self = Proto::Ws(w);
-                true
+                Then::Upgraded
             }
-            None => false,
+            None if answered.tail => Then::Tail,
+            None => Then::Written,
         };
         Input {
             used: answered.used,
@@ -194,17 +188,16 @@ impl Proto {
             } else {
                 Head::Whole
             },
-            upgraded,
-            tail: answered.tail,
+            then,
         }
     }
 
     /// HTTP/2: handles the frames at the start of `data` (the connection becomes
     /// HTTP/2 first where it is not yet) and routes what is ready.
     fn input_h2(&mut self, data: &[u8], env: Env<'_>) -> Input {
-        env.out.clear();
+        env.a.out.clear();
         if !matches!(self, Proto::H2(_)) {
-            let mut h2 = H2Conn::new(env.config.limits.clone(), env.out);
+            let mut h2 = H2Conn::new(env.config.limits.clone(), env.a.out);
             if let Some(v) = &env.config.alt_svc {
                 h2.advertise(v.as_bytes());
             }
@@ -214,10 +207,10 @@ impl Proto {
         let Proto::H2(h) = self else {
             unreachable!("just made HTTP/2")
         };
-        let (used, close) = match h.feed(data, env.out) {
+        let (used, close) = match h.feed(data, env.a.out) {
             Ok(n) => (n, false),
             Err(e) => {
-                h2::frame::goaway(env.out, h.last_stream(), e.code);
+                h2::frame::goaway(env.a.out, h.last_stream(), e.code);
                 (data.len(), true)
             }
         };
@@ -235,13 +228,12 @@ impl Proto {
             used,
             close,
             head,
-            upgraded: false,
-            tail: false,
+            then: Then::Written,
         }
     }
 
     /// HTTP/2: routes the requests that are complete while the output has room
-    /// (`env.out` may already hold control frames); answers that come later go to
+    /// (`env.a.out` may already hold control frames); answers that come later go to
     /// `env.later`. The others have nothing waiting to be routed.
     pub(crate) fn route(&mut self, env: Env<'_>) {
         let Proto::H2(h) = self else {
@@ -252,20 +244,20 @@ impl Proto {
         }
         let (date, server) = (env.date.value(), SERVER.as_bytes());
         let s = env.scratch;
-        while env.waiting_output + env.out.len() + h.held() < MAX_PENDING_OUTPUT {
+        while env.a.waiting_output + env.a.out.len() + h.held() < MAX_PENDING_OUTPUT {
             let Some(ready) = h.next_ready(&mut s.path, &mut s.request) else {
                 break;
             };
             let mut resp = H2Respond {
                 conn: h,
-                out: env.out,
+                out: env.a.out,
                 stream: ready.stream,
                 head: false,
                 date,
                 server,
                 body: &mut s.body,
             };
-            if let Routed::Later(d) = resp.route(&ready, &s.path, &s.request, env.ctx) {
+            if let Routed::Later(d) = resp.route(&ready, &s.path, &s.request, env.a.ctx) {
                 env.later.push((d, ready.stream));
             }
         }
@@ -406,16 +398,16 @@ impl Proto {
         }
     }
 
-    /// A streamed answer's next event is due: it goes to `env.out`.
+    /// A streamed answer's next event is due: it goes to `env.a.out`.
     pub(crate) fn feed_next(&mut self, stream: u32, env: Env<'_>) -> FedNext {
-        env.out.clear();
+        env.a.out.clear();
         match self {
-            Proto::H1(h) => match h.feed_next(env.out, env.draining) {
+            Proto::H1(h) => match h.feed_next(env.a.out, env.a.draining) {
                 Fed::Next(at) => FedNext::Next(at),
                 Fed::Done { close } => FedNext::Done { close },
             },
             Proto::H2(h) => {
-                let next = h.feed_next(env.out, stream);
+                let next = h.feed_next(env.a.out, stream);
                 // A stream that ended makes room for requests that waited.
                 self.route(env);
                 FedNext::Routed(match next {
@@ -428,9 +420,9 @@ impl Proto {
     }
 
     /// A deferred answer (always `200 text/plain`) is ready for the request waiting
-    /// (on `stream`, for HTTP/2): it goes to `env.out`.
+    /// (on `stream`, for HTTP/2): it goes to `env.a.out`.
     pub(crate) fn finish_deferred(&mut self, stream: u32, body: &[u8], env: Env<'_>) -> Finished {
-        env.out.clear();
+        env.a.out.clear();
         match self {
             Proto::H2(h) => {
                 // The client may have reset the stream meanwhile.
@@ -450,17 +442,19 @@ impl Proto {
                     more: None,
                     file: None,
                 };
-                h.respond(env.out, stream, answer, env.date.value(), SERVER.as_bytes());
+                h.respond(
+                    env.a.out,
+                    stream,
+                    answer,
+                    env.date.value(),
+                    SERVER.as_bytes(),
+                );
                 self.route(env);
                 Finished::Routed
             }
             Proto::H1(h1) => {
-                let lines = Lines {
-                    date: env.date.line(),
-                    server: env.server_line,
-                };
                 // The server is stopping: this answer is the connection's last.
-                match h1.finish_deferred(env.out, lines, body, env.draining) {
+                match h1.finish_deferred(env.a.out, env.a.lines, body, env.a.draining) {
                     Some(close) => Finished::Unblocked { close },
                     None => Finished::Nothing,
                 }
@@ -527,8 +521,8 @@ impl Proto {
 #[cold]
 #[inline(never)]
 fn input_ws(w: &mut WsConn, data: &[u8], env: Env<'_>) -> Input {
-    env.out.clear();
-    let close = w.feed(data, env.out);
+    env.a.out.clear();
+    let close = w.feed(data, env.a.out);
     if let Some((room, frames)) = w.take_published().filter(|(_, f)| !f.is_empty()) {
         match env.publish.iter_mut().find(|(r, _)| r[..] == *room) {
             Some((_, all)) => all.extend_from_slice(&frames),
@@ -539,7 +533,6 @@ fn input_ws(w: &mut WsConn, data: &[u8], env: Env<'_>) -> Input {
         used: data.len(),
         close,
         head: Head::Unchanged,
-        upgraded: false,
-        tail: false,
+        then: Then::Written,
     }
 }

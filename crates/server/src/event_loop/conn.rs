@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::{EventLoop, IO_BUF, LINGER, LINGER_TIMER, READS_PER_WAKE};
-use crate::proto::{Finished, Head, MAX_PENDING_OUTPUT};
+use crate::proto::{Finished, Head, Then, MAX_PENDING_OUTPUT};
 use crate::transport::Io;
 
 impl EventLoop {
@@ -134,27 +134,32 @@ impl EventLoop {
         let alpn_h2 = || matches!(&c.stream, Io::Tls(t) if t.alpn() == Some(b"h2"));
         let input = c.proto.input(data, alpn_h2, env!(self, c));
         c.close_after |= input.close;
-        match input.head {
-            Head::Partial => c.head_since = c.head_since.or(Some(now)),
-            Head::Whole => c.head_since = None,
-            Head::Unchanged => {}
-        }
-        if input.upgraded {
-            self.upgraded(ci, now);
-            return (input.used, true);
-        }
+        c.head_since = match input.head {
+            Head::Whole => None,
+            Head::Partial => c.head_since.or(Some(now)),
+            Head::Unchanged => c.head_since,
+        };
         if !self.later.is_empty() {
             self.defer_later(ci, now);
         }
-        self.write_out(ci);
-        if !input.tail {
-            return (input.used, false);
+        match input.then {
+            Then::Written => {
+                self.write_out(ci);
+                (input.used, false)
+            }
+            Then::Upgraded => {
+                self.upgraded(ci, now);
+                (input.used, true)
+            }
+            Then::Tail => {
+                self.write_out(ci);
+                self.pump_tail(ci);
+                let done = self.conns[ci]
+                    .as_ref()
+                    .is_some_and(|c| !c.proto.has_tail() && !c.close_after && c.wbuf.is_empty());
+                (input.used, done)
+            }
         }
-        self.pump_tail(ci);
-        let done = self.conns[ci]
-            .as_ref()
-            .is_some_and(|c| !c.proto.has_tail() && !c.close_after && c.wbuf.is_empty());
-        (input.used, done)
     }
 
     /// A WebSocket handshake was answered: the connection speaks WebSocket from here

@@ -11,13 +11,20 @@
 macro_rules! env {
     ($s:ident, $c:expr) => {
         crate::proto::Env {
-            out: &mut $s.out,
-            ctx: &mut $s.ctx,
+            a: crate::h1::Answering {
+                out: &mut $s.out,
+                ctx: &mut $s.ctx,
+                limits: &$s.config.limits,
+                lines: crate::routes::Lines {
+                    date: $s.lines.date.line(),
+                    server: &$s.lines.server,
+                },
+                draining: $s.draining,
+                waiting_output: $c.wbuf.len(),
+                max_output: crate::proto::MAX_PENDING_OUTPUT,
+            },
             config: &$s.config,
             date: &$s.lines.date,
-            server_line: &$s.lines.server,
-            draining: $s.draining,
-            waiting_output: $c.wbuf.len(),
             close_after: $c.close_after,
             scratch: &mut $s.scratch,
             later: &mut $s.later,
@@ -506,9 +513,11 @@ impl EventLoop {
                             a.fired();
                         }
                     }
-                    Token(t) if t >= LISTENER_BASE => self.accept(t - LISTENER_BASE, now),
+                    // Listeners, and UDP sockets: one test on a connection's way.
                     Token(t) if t >= DATAGRAM_BASE => {
-                        if let Some(u) = &mut self.udp {
+                        if t >= LISTENER_BASE {
+                            self.accept(t - LISTENER_BASE, now);
+                        } else if let Some(u) = &mut self.udp {
                             u.ready(t - DATAGRAM_BASE, ev.readable, ev.writable, now);
                         }
                     }
