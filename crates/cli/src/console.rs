@@ -32,6 +32,15 @@ impl Exit {
     }
 }
 
+impl From<stampede_grpc::GrpcError> for Exit {
+    fn from(e: stampede_grpc::GrpcError) -> Exit {
+        match e.usage {
+            true => Exit::usage(e.message),
+            false => Exit::fail(e.message),
+        }
+    }
+}
+
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_sigint(_: libc::c_int) {

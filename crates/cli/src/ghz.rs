@@ -24,12 +24,12 @@ use stampede_report::ghz::{
     ghz_csv, ghz_influx_details, ghz_influx_summary, ghz_json, ghz_summary, GhzInfo,
 };
 
-use crate::calldata;
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
-use crate::grpc;
 use crate::vegeta::parse_go_duration;
+use stampede_grpc::calldata::{self, string_map};
+use stampede_grpc::calls as grpc;
 
 /// ghz's command line: what is not taken, and what changes nothing.
 pub const DIALECT: Dialect = Dialect {
@@ -377,7 +377,7 @@ impl Tool for Ghz {
                 Some(m) => string_map(m, "--reflect-metadata")?,
                 None => Vec::new(),
             };
-            crate::reflect::Reflect {
+            stampede_grpc::reflect::Reflect {
                 target: &target,
                 tls: tls_of(a, &target)?,
                 metadata: &metadata,
@@ -461,7 +461,11 @@ impl Tool for Ghz {
 
     fn execute(_a: &GhzArgs, spec: LoadSpec, _info: &mut Info) -> Result<Run, Exit> {
         // Over TLS, the server is asked once whether it speaks HTTP/2, before any load.
-        crate::reflect::check_h2(&spec.target, spec.tls.as_ref(), spec.load.connect_timeout)?;
+        stampede_grpc::reflect::check_h2(
+            &spec.target,
+            spec.tls.as_ref(),
+            spec.load.connect_timeout,
+        )?;
         let made = spec.calls.clone();
         let run = common::execute(spec, ProgressOptions::default())?;
         if let Some(why) = made.and_then(|m| m.0.failure()) {
@@ -541,25 +545,6 @@ fn url_of(host: &str, insecure: bool) -> Result<String, Exit> {
         "{}://{host}/",
         if insecure { "http" } else { "https" }
     ))
-}
-
-/// A JSON object of strings (ghz's `-m`, `--tags`), in its order.
-pub(crate) fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>, Exit> {
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| Exit::usage(format!("{flag}: not JSON ({e}); give an object of strings")))?;
-    let Value::Object(m) = v else {
-        return Err(Exit::usage(format!(
-            "{flag}: give a JSON object of strings, e.g. '{{\"key\": \"value\"}}'"
-        )));
-    };
-    m.into_iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => Ok((k, s)),
-            other => Err(Exit::usage(format!(
-                "{flag}: {k}'s value {other} is not a string"
-            ))),
-        })
-        .collect()
 }
 
 /// The run the flags ask for. Pure: it resolves no name and reads no file.

@@ -18,7 +18,6 @@ macro_rules! eprintln {
 
 mod ab;
 mod bench;
-mod calldata;
 mod colour;
 mod common;
 mod console;
@@ -39,7 +38,6 @@ mod merge;
 mod metrics;
 mod oha;
 mod randurl;
-mod reflect;
 mod report;
 mod serve;
 mod served;

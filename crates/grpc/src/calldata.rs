@@ -21,7 +21,7 @@ use prost_reflect::MethodDescriptor;
 use stampede_engine::arrivals::Rng;
 use stampede_engine::made::{Call, CallMaker};
 
-use crate::common::Exit;
+use crate::GrpcError;
 
 /// The templates taken, as said when another is given.
 const TAKEN: &str = ".WorkerID, .RequestNumber, .FullyQualifiedName, .MethodName, .ServiceName, .InputName, .OutputName, .IsClientStreaming, .IsServerStreaming, .Timestamp, .TimestampUnix, .TimestampUnixMilli, .TimestampUnixNano, .UUID, newUUID, randomString N, randomInt MIN MAX";
@@ -64,13 +64,13 @@ pub struct Template {
 
 impl Template {
     /// `text`'s templates for a call of `method`; `what` names the text in errors.
-    pub fn parse(text: &str, method: &MethodDescriptor, what: &str) -> Result<Template, Exit> {
+    pub fn parse(text: &str, method: &MethodDescriptor, what: &str) -> Result<Template, GrpcError> {
         Template::parse_for(text, Some(method), what)
     }
 
     /// `text`'s templates for a message sent without a method (a WebSocket message):
     /// the method's names are not taken.
-    pub fn parse_text(text: &str, what: &str) -> Result<Template, Exit> {
+    pub fn parse_text(text: &str, what: &str) -> Result<Template, GrpcError> {
         Template::parse_for(text, None, what)
     }
 
@@ -78,7 +78,7 @@ impl Template {
         text: &str,
         method: Option<&MethodDescriptor>,
         what: &str,
-    ) -> Result<Template, Exit> {
+    ) -> Result<Template, GrpcError> {
         let taken = if method.is_some() { TAKEN } else { TAKEN_TEXT };
         let mut pieces = Vec::new();
         let mut lit = String::new();
@@ -87,7 +87,7 @@ impl Template {
             lit.push_str(&rest[..open]);
             let after = &rest[open + 2..];
             let close = after.find("}}").ok_or_else(|| {
-                Exit::usage(format!(
+                GrpcError::usage(format!(
                     "{what}: a template opened with {{{{ is never closed"
                 ))
             })?;
@@ -103,8 +103,9 @@ impl Template {
                 ([".IsClientStreaming"], Some(m)) => lit.push_str(fixed(m.is_client_streaming())),
                 ([".IsServerStreaming"], Some(m)) => lit.push_str(fixed(m.is_server_streaming())),
                 _ => {
-                    let action = action(&words, taken)
-                        .map_err(|why| Exit::usage(format!("{what}: {{{{{inside}}}}}: {why}")))?;
+                    let action = action(&words, taken).map_err(|why| {
+                        GrpcError::usage(format!("{what}: {{{{{inside}}}}}: {why}"))
+                    })?;
                     if !lit.is_empty() {
                         pieces.push(Piece::Text(std::mem::take(&mut lit)));
                     }
@@ -330,14 +331,14 @@ impl Maker {
 
     /// Makes call 0 (on worker 0, connection 0): data or metadata that does not fit
     /// is said before the run.
-    pub fn check(&self) -> Result<(), Exit> {
+    pub fn check(&self) -> Result<(), GrpcError> {
         let call = Call {
             number: 0,
             worker: 0,
             conn: 0,
         };
         self.build(call, &mut Vec::new(), &mut Vec::new())
-            .map_err(Exit::usage)
+            .map_err(GrpcError::usage)
     }
 
     /// Why a call could not be made, if one could not (the run stopped there).
@@ -357,7 +358,7 @@ impl Maker {
         let mut text = String::new();
         self.data.render(&mut values, &mut text);
         // The call's number goes into the message only when there is one to say.
-        let said = |e: Exit| {
+        let said = |e: GrpcError| {
             format!(
                 "call {}: {}; the data made for it: {}",
                 call.number,
@@ -365,7 +366,7 @@ impl Maker {
                 short(&text)
             )
         };
-        let mut framed = crate::grpc::messages(&self.method, &text, &self.what).map_err(said)?;
+        let mut framed = crate::calls::messages(&self.method, &text, &self.what).map_err(said)?;
         if self.method.is_client_streaming() {
             // The data's messages in turn, as many as asked.
             let n = match self.stream_count {
@@ -383,7 +384,7 @@ impl Maker {
             framed = vec![framed.swap_remove(i)];
         }
         if self.gzip {
-            framed = crate::grpc::gzip_messages(framed).map_err(|e| e.message)?;
+            framed = crate::calls::gzip_messages(framed).map_err(|e| e.message)?;
         }
         for m in &framed {
             body.extend_from_slice(m);
@@ -404,7 +405,7 @@ impl Maker {
             Some(Metadata::Json(t)) => {
                 let mut m = String::new();
                 t.render(&mut values, &mut m);
-                let pairs = crate::ghz::string_map(&m, "-m")
+                let pairs = string_map(&m, "-m")
                     .map_err(|e| format!("call {}: {}", call.number, e.message))?;
                 for (n, v) in &pairs {
                     field(n, v)?;
@@ -451,6 +452,26 @@ impl CallMaker for Maker {
 
 mod text;
 pub use text::TextMaker;
+
+/// A JSON object of strings (ghz's `-m`, `--tags`), in its order.
+pub fn string_map(text: &str, flag: &str) -> Result<Vec<(String, String)>, GrpcError> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        GrpcError::usage(format!("{flag}: not JSON ({e}); give an object of strings"))
+    })?;
+    let serde_json::Value::Object(m) = v else {
+        return Err(GrpcError::usage(format!(
+            "{flag}: give a JSON object of strings, e.g. '{{\"key\": \"value\"}}'"
+        )));
+    };
+    m.into_iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => Ok((k, s)),
+            other => Err(GrpcError::usage(format!(
+                "{flag}: {k}'s value {other} is not a string"
+            ))),
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests;

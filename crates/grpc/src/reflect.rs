@@ -28,7 +28,7 @@ use stampede_wire::frame::{self, Head};
 use stampede_wire::grpc::{self as wire, MessageReader};
 use stampede_wire::hpack;
 
-use crate::common::Exit;
+use crate::GrpcError;
 
 /// The most the server may send over the whole exchange.
 const MAX_RECEIVED: usize = 16 << 20;
@@ -124,14 +124,14 @@ pub struct Reflect<'a> {
 impl Reflect<'_> {
     /// The schema that defines `service` (`package.Service`), as the server's
     /// reflection service gives it.
-    pub fn schema(&self, service: &str) -> Result<DescriptorPool, Exit> {
+    pub fn schema(&self, service: &str) -> Result<DescriptorPool, GrpcError> {
         let deadline = Instant::now() + self.timeout;
         for (i, path) in VERSIONS.iter().enumerate() {
             let mut call = Call::open(self, path, deadline)?;
             match call.files_for(service) {
                 Err(Failure::Unimplemented) if i + 1 < VERSIONS.len() => continue,
                 Err(Failure::Unimplemented) => {
-                    return Err(Exit::usage(format!(
+                    return Err(GrpcError::usage(format!(
                         "{}: the server has no reflection service (grpc.reflection.v1 or v1alpha); give the schema with --proto or --protoset",
                         self.target.authority
                     )))
@@ -148,17 +148,17 @@ impl Reflect<'_> {
 enum Failure {
     /// The server has no such service (`UNIMPLEMENTED`): try the older version.
     Unimplemented,
-    Said(Exit),
+    Said(GrpcError),
 }
 
-impl From<Exit> for Failure {
-    fn from(e: Exit) -> Self {
+impl From<GrpcError> for Failure {
+    fn from(e: GrpcError) -> Self {
         Failure::Said(e)
     }
 }
 
 /// The files, dependencies first, as one `FileDescriptorSet`, decoded.
-fn pool(files: Vec<(FileHead, Vec<u8>)>) -> Result<DescriptorPool, Exit> {
+fn pool(files: Vec<(FileHead, Vec<u8>)>) -> Result<DescriptorPool, GrpcError> {
     let mut ordered: Vec<usize> = Vec::with_capacity(files.len());
     let mut placed = vec![false; files.len()];
     // Each round places the files whose imports are all placed (or not among them).
@@ -180,7 +180,7 @@ fn pool(files: Vec<(FileHead, Vec<u8>)>) -> Result<DescriptorPool, Exit> {
             }
         }
         if ordered.len() == before {
-            return Err(Exit::usage(
+            return Err(GrpcError::usage(
                 "reflection: the server's files import each other in a cycle",
             ));
         }
@@ -190,7 +190,7 @@ fn pool(files: Vec<(FileHead, Vec<u8>)>) -> Result<DescriptorPool, Exit> {
         prost::encoding::bytes::encode(1, &files[i].1, &mut set);
     }
     DescriptorPool::decode(&set[..]).map_err(|e| {
-        Exit::usage(format!(
+        GrpcError::usage(format!(
             "reflection: the server's files do not make a schema ({e})"
         ))
     })
@@ -207,25 +207,25 @@ fn connect(
     tls: Option<&Arc<rustls::ClientConfig>>,
     left: Duration,
     what: &str,
-) -> Result<Box<dyn Io>, Exit> {
+) -> Result<Box<dyn Io>, GrpcError> {
     match &target.address {
         Address::Tcp(addrs) => {
             let addr = addrs
                 .first()
-                .ok_or_else(|| Exit::fail(format!("{what}: no address")))?;
+                .ok_or_else(|| GrpcError::fail(format!("{what}: no address")))?;
             let tcp = TcpStream::connect_timeout(addr, left)
-                .map_err(|e| Exit::fail(format!("{what}: cannot connect to {addr}: {e}")))?;
+                .map_err(|e| GrpcError::fail(format!("{what}: cannot connect to {addr}: {e}")))?;
             let _ = tcp.set_nodelay(true);
             tcp.set_read_timeout(Some(left))
                 .and_then(|_| tcp.set_write_timeout(Some(left)))
-                .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
+                .map_err(|e| GrpcError::fail(format!("{what}: {e}")))?;
             let Some(config) = tls else {
                 return Ok(Box::new(tcp));
             };
             let name = rustls::pki_types::ServerName::try_from(target.host.clone())
-                .map_err(|e| Exit::usage(format!("{what}: {e}")))?;
+                .map_err(|e| GrpcError::usage(format!("{what}: {e}")))?;
             let conn = rustls::ClientConnection::new(config.clone(), name)
-                .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
+                .map_err(|e| GrpcError::fail(format!("{what}: {e}")))?;
             let mut s = rustls::StreamOwned::new(conn, tcp);
             while s.conn.is_handshaking() {
                 s.conn.complete_io(&mut s.sock).map_err(|e| {
@@ -233,7 +233,7 @@ fn connect(
                         true => " (the server does not speak TLS; add --insecure)",
                         false => "",
                     };
-                    Exit::fail(format!("{what}: TLS handshake: {e}{hint}"))
+                    GrpcError::fail(format!("{what}: TLS handshake: {e}{hint}"))
                 })?;
             }
             if s.conn.alpn_protocol() != Some(b"h2") {
@@ -243,7 +243,7 @@ fn connect(
                     .map_or("no protocol".to_string(), |p| {
                         String::from_utf8_lossy(p).into_owned()
                     });
-                return Err(Exit::fail(format!(
+                return Err(GrpcError::fail(format!(
                     "{what}: the server chose {chose} in ALPN, not HTTP/2 (h2), which gRPC needs"
                 )));
             }
@@ -251,11 +251,11 @@ fn connect(
         }
         Address::Unix(p) => {
             let s = std::os::unix::net::UnixStream::connect(p).map_err(|e| {
-                Exit::fail(format!("{what}: cannot connect to {}: {e}", p.display()))
+                GrpcError::fail(format!("{what}: cannot connect to {}: {e}", p.display()))
             })?;
             s.set_read_timeout(Some(left))
                 .and_then(|_| s.set_write_timeout(Some(left)))
-                .map_err(|e| Exit::fail(format!("{what}: {e}")))?;
+                .map_err(|e| GrpcError::fail(format!("{what}: {e}")))?;
             Ok(Box::new(s))
         }
     }
@@ -268,7 +268,7 @@ pub fn check_h2(
     target: &Target,
     tls: Option<&Arc<rustls::ClientConfig>>,
     timeout: Duration,
-) -> Result<(), Exit> {
+) -> Result<(), GrpcError> {
     if tls.is_none() {
         return Ok(());
     }
@@ -301,7 +301,7 @@ struct Call {
 
 impl Call {
     /// Connects, speaks HTTP/2's preface and opens the call.
-    fn open(r: &Reflect, path: &str, deadline: Instant) -> Result<Call, Exit> {
+    fn open(r: &Reflect, path: &str, deadline: Instant) -> Result<Call, GrpcError> {
         let what = format!("reflection at {}", r.target.authority);
         let left = deadline
             .saturating_duration_since(Instant::now())
@@ -358,11 +358,11 @@ impl Call {
         Ok(call)
     }
 
-    fn write(&mut self, bytes: &[u8]) -> Result<(), Exit> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), GrpcError> {
         self.io
             .write_all(bytes)
             .and_then(|_| self.io.flush())
-            .map_err(|e| Exit::fail(format!("{}: {e}", self.what)))
+            .map_err(|e| GrpcError::fail(format!("{}: {e}", self.what)))
     }
 
     /// One call: `ask` sent on a new stream, which it ends; its answer.
@@ -400,7 +400,7 @@ impl Call {
             if !self.messages.is_empty() {
                 let m = self.messages.remove(0);
                 return Response::decode(&m[..]).map_err(|e| {
-                    Failure::Said(Exit::fail(format!(
+                    Failure::Said(GrpcError::fail(format!(
                         "{}: an answer that does not decode ({e})",
                         self.what
                     )))
@@ -410,7 +410,7 @@ impl Call {
                 if code == 12 {
                     return Err(Failure::Unimplemented);
                 }
-                return Err(Failure::Said(Exit::fail(format!(
+                return Err(Failure::Said(GrpcError::fail(format!(
                     "{}: the call ended with {} {message}",
                     self.what,
                     wire::code_name(code)
@@ -430,31 +430,31 @@ impl Call {
     }
 
     /// Reads and handles one frame.
-    fn frame(&mut self) -> Result<(), Exit> {
+    fn frame(&mut self) -> Result<(), GrpcError> {
         while self.buf.len() < 9 || self.buf.len() < 9 + Head::parse(&self.buf).map_or(0, |h| h.len)
         {
             if Instant::now() > self.deadline {
-                return Err(Exit::fail(format!("{}: no answer in time", self.what)));
+                return Err(GrpcError::fail(format!("{}: no answer in time", self.what)));
             }
             let mut chunk = [0u8; 16 << 10];
             let n = self
                 .io
                 .read(&mut chunk)
-                .map_err(|e| Exit::fail(format!("{}: {e}", self.what)))?;
+                .map_err(|e| GrpcError::fail(format!("{}: {e}", self.what)))?;
             if n == 0 {
-                return Err(Exit::fail(format!(
+                return Err(GrpcError::fail(format!(
                     "{}: the server closed the connection",
                     self.what
                 )));
             }
             self.received += n;
             if self.received > MAX_RECEIVED {
-                return Err(Exit::fail(format!("{}: over 16 MiB sent", self.what)));
+                return Err(GrpcError::fail(format!("{}: over 16 MiB sent", self.what)));
             }
             self.buf.extend_from_slice(&chunk[..n]);
             if let Some(h) = Head::parse(&self.buf) {
                 if h.len > frame::DEFAULT_MAX_FRAME {
-                    return Err(Exit::fail(format!(
+                    return Err(GrpcError::fail(format!(
                         "{}: a frame over the size offered",
                         self.what
                     )));
@@ -464,7 +464,7 @@ impl Call {
         let h = Head::parse(&self.buf).expect("nine bytes");
         let payload: Vec<u8> = self.buf[9..9 + h.len].to_vec();
         self.buf.drain(..9 + h.len);
-        let bad = |why: &str| Exit::fail(format!("{}: {why}", self.what));
+        let bad = |why: &str| GrpcError::fail(format!("{}: {why}", self.what));
         match h.kind {
             frame::SETTINGS if h.flags & frame::ACK == 0 => {
                 let mut ack = Vec::new();
@@ -543,7 +543,10 @@ impl Call {
                 Some(Answer::Files(f)) => {
                     for bytes in f.file_descriptor_proto {
                         let head = FileHead::decode(&bytes[..]).map_err(|e| {
-                            Exit::fail(format!("{}: a file that does not decode ({e})", self.what))
+                            GrpcError::fail(format!(
+                                "{}: a file that does not decode ({e})",
+                                self.what
+                            ))
                         })?;
                         if !files.iter().any(|(h, _)| h.name == head.name) {
                             files.push((head, bytes));
@@ -560,18 +563,18 @@ impl Call {
                             .join(", "),
                         _ => "none listed".into(),
                     };
-                    return Err(Failure::Said(Exit::usage(format!(
+                    return Err(Failure::Said(GrpcError::usage(format!(
                         "--call: the server does not know the service {service}; its services: {there}"
                     ))));
                 }
                 Some(Answer::Error(e)) => {
-                    return Err(Failure::Said(Exit::fail(format!(
+                    return Err(Failure::Said(GrpcError::fail(format!(
                         "{}: {} ({})",
                         self.what, e.error_message, e.error_code
                     ))))
                 }
                 _ => {
-                    return Err(Failure::Said(Exit::fail(format!(
+                    return Err(Failure::Said(GrpcError::fail(format!(
                         "{}: an answer that is not a file",
                         self.what
                     ))))
@@ -579,7 +582,7 @@ impl Call {
             }
             first = false;
             if files.len() > MAX_FILES {
-                return Err(Failure::Said(Exit::fail(format!(
+                return Err(Failure::Said(GrpcError::fail(format!(
                     "{}: over {MAX_FILES} files",
                     self.what
                 ))));
@@ -618,7 +621,7 @@ mod tests {
         )
         .unwrap();
         let protos = [d.join("a.proto").to_string_lossy().into_owned()];
-        let pool = crate::grpc::Schema {
+        let pool = crate::calls::Schema {
             protos: &protos,
             protoset: None,
             import_paths: &[],
@@ -642,7 +645,7 @@ mod tests {
         let f = files();
         assert_eq!(f[0].0.dependency, vec!["b.proto".to_string()]);
         let pool = pool(f.clone()).unwrap();
-        let m = crate::grpc::method(&pool, "a.S/M").unwrap();
+        let m = crate::calls::method(&pool, "a.S/M").unwrap();
         assert_eq!(m.input().full_name(), "b.In");
         // b.proto made to import a.proto: neither can go first.
         let mut cyclic = f;

@@ -26,7 +26,8 @@ pub(super) fn report(a: &GhzArgs, i: &Inputs, run: Run) -> GhzInfo {
         Data::Binary(_) => Value::Null,
     };
     // As given, templates unrendered, as ghz reports it.
-    let pairs = (i.metadata.as_ref()).and_then(|(t, flag)| super::string_map(t, flag).ok());
+    let pairs = (i.metadata.as_ref())
+        .and_then(|(t, flag)| stampede_grpc::calldata::string_map(t, flag).ok());
     let metadata: Map<String, Value> = (pairs.unwrap_or_default().into_iter())
         .map(|(k, v)| (k, Value::String(v)))
         .collect();

@@ -146,7 +146,7 @@ pub(super) fn upgrade(
     let parse = |text: &Option<String>, flag: &str, hint: &str| {
         text.as_deref()
             .map(|t| {
-                crate::calldata::Template::parse_text(t, flag)
+                stampede_grpc::calldata::Template::parse_text(t, flag)
                     .map_err(|e| Exit::usage(format!("{} ({hint})", e.message)))
             })
             .transpose()
@@ -165,8 +165,9 @@ pub(super) fn upgrade(
         "--ws-expect",
         "call data templates are taken here",
     )?;
-    let templated =
-        |t: &Option<crate::calldata::Template>| t.as_ref().is_some_and(|t| t.constant().is_none());
+    let templated = |t: &Option<stampede_grpc::calldata::Template>| {
+        t.as_ref().is_some_and(|t| t.constant().is_none())
+    };
     let made = if templated(&template) || templated(&expect) {
         if a.ws_ping {
             return Err(Exit::usage(
@@ -185,7 +186,7 @@ pub(super) fn upgrade(
                 0
             };
         let message = template.expect("a message to make");
-        Some(crate::calldata::TextMaker::new(
+        Some(stampede_grpc::calldata::TextMaker::new(
             message,
             expect,
             "--ws-message",

@@ -13,7 +13,7 @@ use stampede_engine::made::{Call, CallMaker};
 use stampede_engine::WsLoad;
 
 use super::{Action, Piece, Template, Values, MAX_RANDOM_STRING};
-use crate::common::Exit;
+use crate::GrpcError;
 
 impl Template {
     /// The most bytes a rendering can make.
@@ -54,16 +54,16 @@ impl TextMaker {
         expect: Option<Template>,
         what: &str,
         limit: usize,
-    ) -> Result<TextMaker, Exit> {
+    ) -> Result<TextMaker, GrpcError> {
         let most = template.most();
         if most > limit {
-            return Err(Exit::usage(format!(
+            return Err(GrpcError::usage(format!(
                 "{what}: its templates can make a message of {most} bytes; a message is at most {limit} (randomString makes at most {MAX_RANDOM_STRING} characters, each one byte)"
             )));
         }
         if let Some(most) = expect.as_ref().map(Template::most) {
             if most > WsLoad::MAX_EXPECT {
-                return Err(Exit::usage(format!(
+                return Err(GrpcError::usage(format!(
                     "--ws-expect: its templates can make {most} bytes; an expectation is at most {}",
                     WsLoad::MAX_EXPECT
                 )));
