@@ -41,6 +41,12 @@ impl From<stampede_grpc::GrpcError> for Exit {
     }
 }
 
+impl From<stampede_inputs::InputError> for Exit {
+    fn from(e: stampede_inputs::InputError) -> Exit {
+        Exit::usage(e)
+    }
+}
+
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_sigint(_: libc::c_int) {

@@ -17,8 +17,8 @@ use stampede_report::{httperf_report, HttperfInfo};
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
-use crate::sesslog;
 use crate::watch::{self, Parts, Style};
+use stampede_inputs::sesslog;
 
 /// httperf's options that stampede refuses or accepts without effect; long options
 /// may be shortened to a unique prefix, as httperf's getopt_long allows.
@@ -619,7 +619,7 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
         (None, Some(w)) => {
             let (n, x, file) = parse_wsesslog(w)?;
             let text = files.wsesslog.as_deref().unwrap_or_default();
-            let log = sesslog::parse(text, &file).map_err(Exit::usage)?;
+            let log = sesslog::parse(text, &file)?;
             let think = Duration::from_secs_f64(x);
             script = sesslog::steps(&log, think, |c| {
                 let uri = if c.uri.starts_with('/') {
@@ -627,13 +627,13 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
                 } else {
                     format!("/{}", c.uri)
                 };
-                let mut cb = builder(a, version, &c.method, &uri).map_err(|e| e.message)?;
+                let mut cb = builder(a, version, &c.method, &uri)?;
                 if let Some(body) = &c.body {
                     cb = cb.body(body.clone());
                 }
-                cb.build().map_err(|e| format!("{file}:{}: {e}", c.line))
-            })
-            .map_err(Exit::usage)?;
+                cb.build()
+                    .map_err(|e| Exit::usage(format!("{file}:{}: {e}", c.line)))
+            })?;
             (n, 1, think)
         }
         _ => (a.num_conns, a.num_calls, Duration::ZERO),

@@ -24,7 +24,8 @@ use stampede_report::{oha_csv, oha_json, oha_report, OhaInfo};
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
-use crate::{randurl, targets};
+use crate::targets;
+use stampede_inputs::randurl;
 
 /// oha's flags that stampede refuses, and those that change nothing here.
 pub const DIALECT: Dialect = Dialect {

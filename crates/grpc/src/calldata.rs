@@ -142,10 +142,10 @@ impl Template {
 }
 
 /// The action `words` name (ghz's fields and functions), or why none.
-fn action(words: &[&str], taken: &str) -> Result<Action, String> {
+fn action(words: &[&str], taken: &str) -> Result<Action, GrpcError> {
     let number = |w: &str| {
         w.parse::<i64>()
-            .map_err(|_| format!("{w:?} is not a whole number"))
+            .map_err(|_| GrpcError::usage(format!("{w:?} is not a whole number")))
     };
     Ok(match words {
         [".WorkerID"] => Action::WorkerId,
@@ -159,7 +159,9 @@ fn action(words: &[&str], taken: &str) -> Result<Action, String> {
         ["randomString", n] => {
             let n = number(n)?;
             if n > MAX_RANDOM_STRING {
-                return Err(format!("at most {MAX_RANDOM_STRING} characters"));
+                return Err(GrpcError::usage(format!(
+                    "at most {MAX_RANDOM_STRING} characters"
+                )));
             }
             Action::RandomString(n.max(0) as usize)
         }
@@ -169,16 +171,16 @@ fn action(words: &[&str], taken: &str) -> Result<Action, String> {
             let max = number(max)?;
             let max = if max <= 0 { 1 } else { max };
             if max <= min {
-                return Err(format!(
+                return Err(GrpcError::usage(format!(
                     "randomInt draws from MIN up to MAX, excluded: {max} is not above {min}"
-                ));
+                )));
             }
             Action::RandomInt(min, max)
         }
         _ => {
-            return Err(format!(
+            return Err(GrpcError::usage(format!(
                 "not a call data template taken here (taken: {taken})"
-            ))
+            )))
         }
     })
 }
@@ -346,7 +348,7 @@ impl Maker {
         self.failed.lock().map_or(None, |f| f.clone())
     }
 
-    fn build(&self, call: Call, body: &mut Vec<u8>, fields: &mut Vec<u8>) -> Result<(), String> {
+    fn build(&self, call: Call, body: &mut Vec<u8>, fields: &mut Vec<u8>) -> Result<(), GrpcError> {
         let mut values = Values {
             call,
             prefix: &self.prefix,
@@ -359,12 +361,12 @@ impl Maker {
         self.data.render(&mut values, &mut text);
         // The call's number goes into the message only when there is one to say.
         let said = |e: GrpcError| {
-            format!(
+            GrpcError::fail(format!(
                 "call {}: {}; the data made for it: {}",
                 call.number,
                 e.message,
                 short(&text)
-            )
+            ))
         };
         let mut framed = crate::calls::messages(&self.method, &text, &self.what).map_err(said)?;
         if self.method.is_client_streaming() {
@@ -384,18 +386,18 @@ impl Maker {
             framed = vec![framed.swap_remove(i)];
         }
         if self.gzip {
-            framed = crate::calls::gzip_messages(framed).map_err(|e| e.message)?;
+            framed = crate::calls::gzip_messages(framed)?;
         }
         for m in &framed {
             body.extend_from_slice(m);
         }
-        let mut field = |name: &str, value: &str| -> Result<(), String> {
+        let mut field = |name: &str, value: &str| -> Result<(), GrpcError> {
             if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
-                return Err(format!(
+                return Err(GrpcError::fail(format!(
                     "call {}: the metadata {name} made for it holds a line break or NUL: {}",
                     call.number,
                     short(value)
-                ));
+                )));
             }
             let name = name.to_ascii_lowercase();
             stampede_wire::hpack::literal(fields, name.as_bytes(), value.as_bytes());
@@ -406,7 +408,7 @@ impl Maker {
                 let mut m = String::new();
                 t.render(&mut values, &mut m);
                 let pairs = string_map(&m, "-m")
-                    .map_err(|e| format!("call {}: {}", call.number, e.message))?;
+                    .map_err(|e| GrpcError::fail(format!("call {}: {}", call.number, e.message)))?;
                 for (n, v) in &pairs {
                     field(n, v)?;
                 }
@@ -438,7 +440,7 @@ impl CallMaker for Maker {
             Ok(()) => true,
             Err(why) => {
                 if let Ok(mut f) = self.failed.lock() {
-                    f.get_or_insert(why);
+                    f.get_or_insert(why.message);
                 }
                 false
             }

@@ -15,8 +15,8 @@ pub use args::{precheck, Format, LoadArgs};
 
 use crate::common::{self, Exit, ProgressOptions};
 use crate::dashboard::Dashboard;
-use crate::randurl;
 use crate::targets;
+use stampede_inputs::randurl;
 
 /// `--openai`'s requests: a POST of each prompt's JSON body (see [`stampede_engine::openai`]),
 /// as many as the run sends (`-n`), or a thousand in turn for a run bounded by time.

@@ -11,6 +11,8 @@
 
 use std::time::Duration;
 
+use crate::InputError;
+
 use stampede_engine::{Request, Step};
 
 /// One call of a session log, before it is built into a request.
@@ -28,7 +30,7 @@ pub struct Call {
 }
 
 /// Reads a session log: the sessions, each a list of calls. `file` names it in errors.
-pub fn parse(text: &str, file: &str) -> Result<Vec<Vec<Call>>, String> {
+pub fn parse(text: &str, file: &str) -> Result<Vec<Vec<Call>>, InputError> {
     let mut sessions: Vec<Vec<Call>> = Vec::new();
     let mut current: Vec<Call> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -44,25 +46,28 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Vec<Call>>, String> {
         }
         let burst = raw.starts_with(|c: char| c.is_whitespace());
         if burst && current.is_empty() {
-            return Err(format!(
-                "{file}:{line}: an indented line belongs to the burst after the line before it, but it begins a session"
+            return Err(InputError::at(
+                file,
+                line,
+                "an indented line belongs to the burst after the line before it, but it begins a session",
             ));
         }
-        current.push(call(raw.trim(), burst, line).map_err(|e| format!("{file}:{line}: {e}"))?);
+        current.push(call(raw.trim(), burst, line).map_err(|e| InputError::at(file, line, e))?);
     }
     if !current.is_empty() {
         sessions.push(current);
     }
     if sessions.is_empty() {
-        return Err(format!(
-            "{file}: no sessions (every line is blank or a comment)"
+        return Err(InputError::of(
+            file,
+            "no sessions (every line is blank or a comment)",
         ));
     }
     Ok(sessions)
 }
 
-/// One line: the URI, then `name=value` fields.
-fn call(text: &str, burst: bool, line: usize) -> Result<Call, String> {
+/// One line: the URI, then `name=value` fields; what is wrong with it, said.
+fn call(text: &str, burst: bool, line: usize) -> Result<Call, Wrong> {
     let (uri, mut rest) = text.split_at(text.find(char::is_whitespace).unwrap_or(text.len()));
     let mut c = Call {
         uri: uri.to_string(),
@@ -79,9 +84,10 @@ fn call(text: &str, burst: bool, line: usize) -> Result<Call, String> {
         }
         let eq = rest
             .find('=')
-            .ok_or_else(|| format!("{rest:?}: expected method=, contents= or think="))?;
+            .ok_or_else(|| Wrong(format!("{rest:?}: expected method=, contents= or think=")))?;
         let name = &rest[..eq];
-        let (value, after) = value(&rest[eq + 1..]).map_err(|e| format!("{name}: {e}"))?;
+        let (value, after) =
+            value(&rest[eq + 1..]).map_err(|q| Wrong(format!("{name}: no closing {q}")))?;
         match name {
             "method" if !value.is_empty() => c.method = value,
             "contents" => c.body = Some(value.into_bytes()),
@@ -90,23 +96,34 @@ fn call(text: &str, burst: bool, line: usize) -> Result<Call, String> {
                     .parse()
                     .ok()
                     .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-                    .ok_or_else(|| format!("think: {value:?} is not a number of seconds"))?;
+                    .ok_or_else(|| Wrong(format!("think: {value:?} is not a number of seconds")))?;
                 c.think = Some(Duration::from_secs_f64(s));
             }
-            "method" => return Err("method: empty".into()),
+            "method" => return Err(Wrong("method: empty".into())),
             other => {
-                return Err(format!(
+                return Err(Wrong(format!(
                     "{other:?} is not a field of a session log line; write method=, contents= or think="
-                ))
+                )))
             }
         }
         rest = after;
     }
 }
 
+/// What is wrong with a line, said.
+#[derive(Debug)]
+struct Wrong(String);
+
+impl std::fmt::Display for Wrong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A field's value: quoted (`'…'` or `"…"`, with `\n` and `\\` escapes) or up to the
-/// next whitespace. Returns it and what follows.
-fn value(s: &str) -> Result<(String, &str), String> {
+/// next whitespace. Returns it and what follows; a quoted value without its closing
+/// quote is refused with the quote.
+fn value(s: &str) -> Result<(String, &str), char> {
     let Some(q) = s.chars().next().filter(|c| *c == '\'' || *c == '"') else {
         let end = s.find(char::is_whitespace).unwrap_or(s.len());
         return Ok((s[..end].to_string(), &s[end..]));
@@ -126,16 +143,16 @@ fn value(s: &str) -> Result<(String, &str), String> {
             c => out.push(c),
         }
     }
-    Err(format!("no closing {q}"))
+    Err(q)
 }
 
 /// The sessions as engine steps: `build` makes each call's request; `think` is the
 /// think time of groups without their own.
-pub fn steps(
+pub fn steps<E>(
     sessions: &[Vec<Call>],
     think: Duration,
-    mut build: impl FnMut(&Call) -> Result<Request, String>,
-) -> Result<Vec<Step>, String> {
+    mut build: impl FnMut(&Call) -> Result<Request, E>,
+) -> Result<Vec<Step>, E> {
     let mut steps = Vec::new();
     for calls in sessions {
         // The think time of the group the current line began.
@@ -241,7 +258,7 @@ mod tests {
             ("/a method=\n", "f:1: method: empty"),
             ("# only\n\n", "f: no sessions"),
         ] {
-            let e = parse(text, "f").unwrap_err();
+            let e = parse(text, "f").unwrap_err().to_string();
             assert!(e.starts_with(wanted), "{text:?}: {e}");
         }
         // Several blank lines make no empty session.

@@ -18,7 +18,7 @@ use stampede_engine::arrivals::Rng;
 use stampede_engine::hooks::{Flow, ThreadHooks, ThreadHooksSource};
 use stampede_engine::{Hooks, Request};
 
-use crate::common::Exit;
+use crate::InputError;
 
 /// A pattern compiled for drawing.
 #[derive(Debug, Clone)]
@@ -159,8 +159,8 @@ pub struct UrlPattern {
 
 impl UrlPattern {
     /// Parses `pattern`; `max_repeat` bounds the open repetitions.
-    pub fn parse(pattern: &str, max_repeat: u32) -> Result<UrlPattern, Exit> {
-        let err = |what: String| Exit::usage(format!("--rand-regex-url {pattern:?}: {what}"));
+    pub fn parse(pattern: &str, max_repeat: u32) -> Result<UrlPattern, InputError> {
+        let err = |what: String| InputError::of(format!("--rand-regex-url {pattern:?}"), what);
         let hir = regex_syntax::ParserBuilder::new()
             .unicode(true)
             .utf8(true)
@@ -335,7 +335,7 @@ mod tests {
             r"http://h:1/[a-z]{20000}",
             r"http://h:1/é{5000}",
         ] {
-            let e = UrlPattern::parse(pat, 16).unwrap_err().message;
+            let e = UrlPattern::parse(pat, 16).unwrap_err().to_string();
             assert!(e.contains("at most 16384 are drawn"), "{pat}: {e}");
         }
         // An open repetition counts at --max-repeat past its minimum.
@@ -370,7 +370,7 @@ mod tests {
             ("(http|https)://h/", "fixed text"),
             ("http://h/[a-", "not a regular expression"),
         ] {
-            let e = UrlPattern::parse(bad, 4).unwrap_err().message;
+            let e = UrlPattern::parse(bad, 4).unwrap_err().to_string();
             assert!(e.contains(needle), "{bad}: {e}");
         }
     }
