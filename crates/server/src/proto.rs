@@ -139,34 +139,37 @@ impl Proto {
     }
 
     /// Answers the complete requests (frames, messages) at the start of `data`,
-    /// writing to `env.a.out`; `alpn_h2` says whether TLS's ALPN chose HTTP/2 (asked
+    /// writing to the `env` it makes; `h2c` says whether HTTP/2 may begin with its
+    /// preface (prior knowledge), `alpn_h2` whether TLS's ALPN chose HTTP/2 (asked
     /// only of a connection that has parsed nothing yet). Inlined into the
     /// loop's input pass, which is one function frame on HTTP/1.1's path.
     #[inline(always)]
-    pub(crate) fn input(
+    pub(crate) fn input<'e>(
         &mut self,
         data: &[u8],
-        alpn_h2: impl Fn() -> bool,
-        mut env: Env<'_>,
+        (h2c, alpn_h2): (bool, impl Fn() -> bool),
+        env: impl FnOnce() -> Env<'e>,
     ) -> Input {
         let h1 = match self {
-            Proto::H2(_) => return self.input_h2(data, env),
-            Proto::Ws(w) => return input_ws(w, data, env),
+            Proto::H2(_) => return self.input_h2(data, env()),
+            Proto::Ws(w) => return input_ws(w, data, env()),
             Proto::H1(h1) => h1,
         };
         if h1.fresh && alpn_h2() {
             // ALPN chose HTTP/2: whatever comes must be its preface.
-            return self.input_h2(data, env);
+            return self.input_h2(data, env());
         }
-        if h1.fresh && env.config.http2 {
+        if h1.fresh && h2c {
             let n = data.len().min(h2::PREFACE.len());
             if data[..n] == h2::PREFACE[..n] {
                 if n < h2::PREFACE.len() {
                     return Input::used(0, Head::Partial);
                 }
-                return self.input_h2(data, env);
+                return self.input_h2(data, env());
             }
         }
+        // Made here, on HTTP/1.x's own path: its parts stay in registers.
+        let mut env = env();
         env.a.out.clear();
         let answered = h1.answer(data, &mut env.a);
         if let Some(d) = answered.deferred {

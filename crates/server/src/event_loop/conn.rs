@@ -132,7 +132,8 @@ impl EventLoop {
             return (data.len(), false);
         }
         let alpn_h2 = || matches!(&c.stream, Io::Tls(t) if t.alpn() == Some(b"h2"));
-        let input = c.proto.input(data, alpn_h2, env!(self, c));
+        let h2c = self.config.http2;
+        let input = c.proto.input(data, (h2c, alpn_h2), || env!(self, c));
         c.close_after |= input.close;
         c.head_since = match input.head {
             Head::Whole => None,
