@@ -231,7 +231,7 @@ struct Draw {
     pipeline: usize,
 }
 
-/// The hooks' source: the run's [`Draw`], shared by its threads.
+/// The hooks' source: the run's `Draw`, shared by its threads.
 pub struct RandomPaths {
     draw: Arc<Draw>,
     seed: u64,
