@@ -191,7 +191,7 @@ impl Connector {
     /// (HTTP/1.1 keeps its buffers).
     pub(crate) fn reset(&self, proto: &mut Proto) {
         match proto {
-            Proto::H1(h) if self.protocol == Protocol::Http1 => h.reset(),
+            Proto::H1(h) if matches!(self.protocol, Protocol::Http1) => h.reset(),
             _ => *proto = self.fresh(),
         }
     }

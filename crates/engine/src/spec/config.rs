@@ -276,13 +276,15 @@ impl Config {
         }
     }
 
-    /// The run's request lists, in the order a run's figures number them: the several
-    /// requests, else the script's steps' (empty where the run has the one request).
-    pub fn requests_listed(&self) -> Vec<&Request> {
+    /// The run's requests, in the order its figures number them: the several
+    /// requests, else the script's steps', else the one request.
+    pub fn requests(&self) -> Vec<&Request> {
         if !self.sends.variety.is_empty() {
             self.sends.variety.iter().collect()
-        } else {
+        } else if !self.sends.script.is_empty() {
             self.sends.script.iter().map(|s| &s.request).collect()
+        } else {
+            vec![&self.sends.request]
         }
     }
 }

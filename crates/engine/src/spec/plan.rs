@@ -126,33 +126,22 @@ impl Plan {
                 redirects: spec.load.redirects,
             })
         };
-        let h2_requests =
-            if (spec.load.http2 && spec.load.ws.is_none()) || spec.load.http3.is_some() {
-                let sources: Vec<&[u8]> = if !spec.load.variety.is_empty() {
-                    spec.load.variety.iter().map(|r| &r.bytes[..]).collect()
-                } else if spec.load.script.is_empty() {
-                    vec![&spec.load.request.bytes]
-                } else {
-                    spec.load
-                        .script
-                        .iter()
-                        .map(|s| &s.request.bytes[..])
-                        .collect()
-                };
-                let scheme = spec.target.scheme();
-                sources
-                    .into_iter()
-                    .map(|b| H2Request::from_http1(b, scheme))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| SpecError::Invalid {
-                        field: "http2",
-                        reason: format!("the request cannot be sent over HTTP/2: {e}"),
-                    })?
-            } else {
-                Vec::new()
-            };
+        let config = Config::of(spec);
+        // HTTP/2 and HTTP/3 send each request as a stream: translated once here.
+        let h2_requests = if config.protocol.has_streams() {
+            let scheme = config.net.target.scheme();
+            (config.requests().into_iter())
+                .map(|r| H2Request::from_http1(&r.bytes, scheme))
+                .collect::<Result<_, _>>()
+                .map_err(|e| SpecError::Invalid {
+                    field: "http2",
+                    reason: format!("the request cannot be sent over HTTP/2: {e}"),
+                })?
+        } else {
+            Vec::new()
+        };
         Ok(Plan {
-            config: Config::of(spec),
+            config,
             workload,
             h2_requests,
         })
