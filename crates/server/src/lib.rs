@@ -108,6 +108,9 @@ pub struct Config {
     /// is closed (1013, try again later) rather than held: clients that stop reading
     /// cannot take the server's memory however many they are.
     pub output_budget: usize,
+    /// The time the loops read: the machine's, or a test's manual clock (see
+    /// [`stampede_wire::clock`]) whose moves drive the timeouts above.
+    pub clock: stampede_wire::clock::Clock,
 }
 
 impl Default for Config {
@@ -130,6 +133,7 @@ impl Default for Config {
             reflection: None,
             io: stampede_ring::IoBackend::Auto,
             output_budget: 64 << 20,
+            clock: stampede_wire::clock::Clock::real(),
         }
     }
 }

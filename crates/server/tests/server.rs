@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use stampede_server::Config;
 
-use crate::common::connect;
+use crate::common::{connect, settle};
 use stampede_server::Running;
+use stampede_wire::clock::Clock;
 
 /// The server with two threads.
 fn two_threads() -> Running {
@@ -355,25 +356,29 @@ fn static_directory_and_traversal() {
 
 #[test]
 fn slowloris_is_cut_off() {
+    // In simulated time: the head timeout is met by moving the server's clock.
+    let clock = Clock::manual();
     let srv = Running::local(Config {
         threads: 1,
         head_timeout: Duration::from_millis(300),
+        clock: clock.clone(),
         ..Config::default()
     })
     .unwrap();
-    let mut s = connect(&srv);
-    s.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    let mut slow = connect(&srv);
+    slow.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         .unwrap();
-    let t = Instant::now();
-    assert!(closed(&mut s));
-    let waited = t.elapsed();
-    assert!(waited >= Duration::from_millis(250), "{waited:?}");
-    assert!(waited < Duration::from_millis(2500), "{waited:?}");
-    // A connection that completes its request in time is untouched.
+    settle(&srv);
+    // 900 ms on, a second head begins; the once-a-second scan comes 200 ms later.
+    clock.advance(Duration::from_millis(900));
     let mut ok = connect(&srv);
     ok.write_all(b"GET /pong HTTP/1.1\r\nHost: x\r\n").unwrap();
-    // Time passing, short of the head timeout, is what this half tests.
-    std::thread::sleep(Duration::from_millis(100));
+    settle(&srv);
+    clock.advance(Duration::from_millis(200));
+    settle(&srv);
+    // The head begun 1.1 s ago is cut off; the one begun 200 ms ago is untouched and
+    // answered once complete.
+    assert!(closed(&mut slow));
     ok.write_all(b"\r\n").unwrap();
     let mut buf = Vec::new();
     assert_eq!(read_response(&mut ok, &mut buf, false).unwrap().status, 200);
@@ -568,9 +573,11 @@ fn rss_kb() -> u64 {
 
 #[test]
 fn generated_bodies_are_made_as_the_client_reads() {
+    let clock = Clock::manual();
     let srv = Running::local(Config {
         threads: 1,
         idle_timeout: Duration::from_secs(1),
+        clock: clock.clone(),
         ..Config::default()
     })
     .unwrap();
@@ -615,8 +622,12 @@ fn generated_bodies_are_made_as_the_client_reads() {
         "grew {grown} KiB for 8 readers that do not read"
     );
     // Output that makes no progress for the idle timeout ends the connection: the
-    // clients read nothing for longer than it, the time passing being the test.
-    std::thread::sleep(Duration::from_millis(2500));
+    // clients read nothing while the server's clock moves past it, in steps as the
+    // once-a-second scan would see real time pass.
+    for _ in 0..5 {
+        clock.advance(Duration::from_millis(500));
+        settle(&srv);
+    }
     for mut s in idle {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let mut got = 0usize;

@@ -5,12 +5,16 @@
 //! — or until the linger's bound passes.
 
 use std::io::{ErrorKind, Read, Write};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use stampede_server::{Config, Running};
 use stampede_wire::ws::{self, Event, Reader, ReaderOptions};
 
+use crate::common::settle;
 use crate::ws_room::member;
+use stampede_wire::clock::Clock;
 
 fn server() -> Running {
     Running::local(Config {
@@ -37,11 +41,12 @@ fn close_code(got: &[u8]) -> Option<Option<u16>> {
     close
 }
 
-/// Sends masked 1 KiB messages on `s` for `ms` milliseconds, as a client that has not
-/// yet read the server's close does: how many went, or the error that stopped them.
+/// Sends masked 1 KiB messages on `s`, 256 of them and then until `stop` is set (at
+/// most 100,000), as a client that has not yet read the server's close does: how many
+/// went, or the error that stopped them.
 fn keep_sending(
     mut s: std::net::TcpStream,
-    ms: u64,
+    stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<std::io::Result<u64>> {
     std::thread::spawn(move || {
         let mut frame = Vec::new();
@@ -52,12 +57,10 @@ fn keep_sending(
             &[b'x'; 1024],
             Some([1, 2, 3, 4]),
         );
-        let until = Instant::now() + Duration::from_millis(ms);
         let mut sent = 0;
-        while Instant::now() < until {
+        while sent < 256 || (!stop.load(Ordering::Acquire) && sent < 100_000) {
             s.write_all(&frame)?;
             sent += 1;
-            std::thread::sleep(Duration::from_millis(1));
         }
         Ok(sent)
     })
@@ -83,10 +86,13 @@ fn the_servers_close_ends_cleanly_while_the_client_still_sends() {
     let mut bad = Vec::new();
     ws::frame(&mut bad, (true, false), ws::TEXT, b"unmasked", None);
     s.write_all(&bad).unwrap();
-    // … while the client goes on sending for 300 ms.
-    let sender = keep_sending(s.try_clone().unwrap(), 300);
+    // … while the client goes on sending until it has read the close.
+    let stop = Arc::new(AtomicBool::new(false));
+    let sender = keep_sending(s.try_clone().unwrap(), stop.clone());
     // The close comes, then the end of the server's side: no reset.
-    let got = read_to_end(&mut s, early).unwrap();
+    let got = read_to_end(&mut s, early);
+    stop.store(true, Ordering::Release);
+    let got = got.unwrap();
     assert_eq!(close_code(&got), Some(Some(ws::PROTOCOL_ERROR)));
     // Everything the client sent after the close was taken (read and dropped).
     let sent = sender
@@ -99,7 +105,14 @@ fn the_servers_close_ends_cleanly_while_the_client_still_sends() {
 
 #[test]
 fn a_client_that_never_closes_is_let_go_within_the_linger() {
-    let srv = server();
+    // In simulated time: the linger's bound (2 s) is met by moving the server's clock.
+    let clock = Clock::manual();
+    let srv = Running::local(Config {
+        threads: 1,
+        clock: clock.clone(),
+        ..Config::default()
+    })
+    .unwrap();
     let (mut s, early) = member(&srv, "/ws/echo");
     // The client closes; the server answers and shuts its side …
     let mut close = Vec::new();
@@ -107,30 +120,30 @@ fn a_client_that_never_closes_is_let_go_within_the_linger() {
     s.write_all(&close).unwrap();
     let got = read_to_end(&mut s, early).unwrap();
     assert_eq!(close_code(&got), Some(Some(ws::NORMAL)));
-    // … and the client keeps its own open: the server closes the socket within its
-    // bound (2 s), after which a write meets the reset.
-    let started = Instant::now();
-    let failed = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "still open after 10 s"
-        );
-        if let Err(e) = s.write_all(b"\x81\x80\x00\x00\x00\x00") {
-            break e;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // … and the client keeps its own open. 1.5 s on, the server still reads and drops
+    // what it sends (a closed socket would answer the first write with a reset, which
+    // the next meets) …
+    let empty = b"\x81\x80\x00\x00\x00\x00";
+    // Each write goes at once (no small write waits behind an unanswered one).
+    s.set_nodelay(true).unwrap();
+    clock.advance(Duration::from_millis(1500));
+    settle(&srv);
+    for _ in 0..3 {
+        s.write_all(empty).expect("open within the linger");
+        settle(&srv);
+    }
+    // … and past the bound it has closed the socket: a write meets the reset.
+    clock.advance(Duration::from_millis(1000));
+    settle(&srv);
+    let failed = (0..3)
+        .find_map(|_| s.write_all(empty).err())
+        .expect("still open past the linger");
     assert!(
         matches!(
             failed.kind(),
             ErrorKind::ConnectionReset | ErrorKind::BrokenPipe
         ),
         "{failed}"
-    );
-    let waited = started.elapsed();
-    assert!(
-        waited >= Duration::from_millis(1500),
-        "closed after {waited:?}: no linger"
     );
 }
 
@@ -139,21 +152,32 @@ fn a_client_that_never_closes_is_let_go_within_the_linger() {
 /// than held — the memory they take is bounded whatever the clients do.
 #[test]
 fn clients_that_never_read_are_held_to_a_budget() {
+    let clock = Clock::manual();
     let srv = Running::local(Config {
         threads: 1,
         output_budget: 4 << 20,
+        clock: clock.clone(),
         ..Config::default()
     })
     .unwrap();
     let mut clients: Vec<std::net::TcpStream> = (0..8)
         .map(|_| member(&srv, "/ws/push?interval_ms=1&size=1048576").0)
         .collect();
-    // Time for the pushes (a mebibyte a millisecond each) to fill every socket's
-    // buffers and the server's own; nothing here can signal that moment.
-    std::thread::sleep(Duration::from_secs(1));
+    // In simulated time: each millisecond the clock moves, every client is due a
+    // mebibyte; 64 of them fill every socket's buffers and the server's own …
+    for _ in 0..64 {
+        clock.advance(Duration::from_millis(1));
+        settle(&srv);
+    }
+    // … and the lingers of the connections closed against the budget run out.
+    clock.advance(Duration::from_millis(2500));
+    settle(&srv);
     let mut closed = 0;
     for s in &mut clients {
-        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        // With the clock still, a kept client is sent nothing more once it has read
+        // what waited: half a second without a byte says so.
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
         let mut buf = vec![0u8; 1 << 16];
         let mut got = 0usize;
         loop {

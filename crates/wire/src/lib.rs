@@ -12,11 +12,13 @@
 //! (RFC 9204); [`ws`] is WebSocket's framing and handshake keys (RFC 6455); [`stamp`] is the
 //! send stamp a pushed message may carry to be timed on arrival; [`schema`] guards a
 //! `.proto` file's text (nesting, imports) before it is compiled; [`status`] names
-//! HTTP's status codes. None of them does I/O; the connection state machines live with their
+//! HTTP's status codes; [`clock`] is the time an event loop reads, the machine's or a
+//! test's. None of them does I/O; the connection state machines live with their
 //! users.
 #![forbid(unsafe_code)]
 
 pub mod block;
+pub mod clock;
 pub mod date;
 pub mod frame;
 pub mod grpc;

@@ -296,7 +296,7 @@ impl EventLoop {
         }
         if off < self.out.len() {
             // Output starts to wait for the client: its progress is timed from now.
-            c.wrote_at = Instant::now();
+            c.wrote_at = self.config.clock.now();
             c.wbuf.extend_from_slice(&self.out[off..]);
             self.held
                 .total

@@ -24,7 +24,7 @@ impl EventLoop {
             // From now, not from the pass's clock: the request may have arrived after
             // the pass began, and its answer must never come sooner than asked.
             Deferred::Delay(ms) => self.timers.heap.push(Reverse((
-                Instant::now().max(now) + Duration::from_millis(ms),
+                self.config.clock.now().max(now) + Duration::from_millis(ms),
                 ci,
                 generation,
                 stream,
@@ -32,7 +32,7 @@ impl EventLoop {
             // Its events go out on timers; the first is due `first_ms` after the
             // request, counted as a delay's is.
             Deferred::Feed(f) => {
-                let at = Instant::now().max(now) + f.first;
+                let at = self.config.clock.now().max(now) + f.first;
                 if let Some(c) = self.conns[ci].as_mut() {
                     c.proto.feed_from(stream, f, at);
                 }

@@ -334,7 +334,12 @@ impl EventLoop {
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
         let (room_tx, room_rx) = mpsc::channel();
         let backlog = rooms.add_loop(index, room_tx, waker.clone());
-        let alarm = Alarm::new(poll.registry());
+        // A manual clock's time is not the kernel's: its timers are met by the loop's
+        // bounded waits instead of an alarm.
+        let alarm = match config.clock.is_manual() {
+            true => None,
+            false => Alarm::new(poll.registry()),
+        };
         let (done_tx, done_rx) = mpsc::channel();
         let mut server_line = crate::SERVER_LINE.as_bytes().to_vec();
         if let Some(v) = &config.alt_svc {
@@ -458,10 +463,10 @@ impl EventLoop {
                     .register(l, Token(token), Interest::READABLE)?,
             }
         }
-        let mut next_scan = Instant::now() + Duration::from_secs(1);
+        let mut next_scan = self.config.clock.now() + Duration::from_secs(1);
         let mut drain_deadline = None;
         loop {
-            let now = Instant::now();
+            let now = self.config.clock.now();
             let mut timeout = next_scan.saturating_duration_since(now);
             if let Some(&Reverse((t, ..))) = self.timers.heap.peek() {
                 match &mut self.timers.alarm {
@@ -478,6 +483,7 @@ impl EventLoop {
             if let Some(t) = self.udp.as_mut().and_then(|u| u.wait_until(now)) {
                 timeout = timeout.min(t.saturating_duration_since(now));
             }
+            let timeout = self.config.clock.bound(timeout);
             let waited = match self.ring {
                 Some(_) => stampede_ring::wait(timeout, &mut completions),
                 None => self.poll.poll(&mut events, Some(timeout)),
@@ -502,7 +508,7 @@ impl EventLoop {
                 })),
             }
             self.lines.date.refresh();
-            let now = Instant::now();
+            let now = self.config.clock.now();
             let mut woken = false;
             for &ev in &ready {
                 match Token(ev.token) {
