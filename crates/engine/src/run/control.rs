@@ -6,7 +6,10 @@
 //! the worker.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use stampede_wire::clock::Clock;
 
 use crate::measure::raw::{RawOut, RawSink};
 use crate::measure::second::RawInterval;
@@ -27,8 +30,13 @@ pub struct Control {
     seconds: Mutex<Vec<RawInterval>>,
     /// The last second of each worker that has ended (see [`Control::retire`]).
     retired: Mutex<Vec<u32>>,
+    /// How many seconds and retirements have been handed over, and the signal of
+    /// each: what a watcher that waits ([`Control::wait_news`]) blocks on.
+    news: (Mutex<u64>, Condvar),
     /// Where each request's record goes, when they are streamed out.
     raw: Mutex<Option<RawOut>>,
+    /// The time the workers read (see [`Control::on`]).
+    clock: Clock,
 }
 
 impl Control {
@@ -39,6 +47,19 @@ impl Control {
             watched: true,
             ..Control::default()
         }
+    }
+
+    /// This control, its run's workers reading `clock`: a manual clock
+    /// ([`Clock::manual`]) runs them in simulated time — their seconds, timeouts,
+    /// arrivals and latencies counted on it, moved by whoever holds a clone — with
+    /// the kernel's arrival stamps left aside (they are on the machine's clock).
+    pub fn on(self, clock: Clock) -> Control {
+        Control { clock, ..self }
+    }
+
+    /// The time the run's workers read.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// Streams one record per request to `out` (see [`crate::raw_writer`]); call
@@ -79,6 +100,37 @@ impl Control {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(raw);
+        self.tell();
+    }
+
+    /// Counts one more piece of news and wakes whoever waits for it.
+    fn tell(&self) {
+        let (count, signal) = &self.news;
+        *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        signal.notify_all();
+    }
+
+    /// How many seconds and retirements have been handed over so far.
+    pub(crate) fn news(&self) -> u64 {
+        *self.news.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Blocks until news past `seen` (a count from [`Control::news`]) is handed over,
+    /// or until `until` on the machine's clock; whether it came.
+    pub(crate) fn wait_news(&self, seen: u64, until: Instant) -> bool {
+        let (count, signal) = &self.news;
+        let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
+        while *n == seen {
+            let left = until.saturating_duration_since(Instant::now());
+            if left == Duration::ZERO {
+                return false;
+            }
+            n = signal
+                .wait_timeout(n, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
     }
 
     /// The seconds published since the last call.
@@ -93,6 +145,7 @@ impl Control {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(last);
+        self.tell();
     }
 
     /// The workers retired since the last call, by their last second.

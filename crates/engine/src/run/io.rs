@@ -663,7 +663,8 @@ mod tests {
         assert!(stamped, "no stamp after 1,000 reads");
         let before = wall();
         server.write_all(b"hello").unwrap();
-        // The gap between arrival and read is what the stamp must show.
+        // The gap between arrival and read is what the stamp must show: a sleep, since
+        // the stamp is the kernel's clock, which no simulated time moves.
         std::thread::sleep(Duration::from_millis(30));
         let read_at = wall();
         let (n, stamp) = client.read_stamped(&mut buf).unwrap();

@@ -9,6 +9,7 @@
 //! waited for past its last second.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::serialization::Deserializer;
 
@@ -67,6 +68,20 @@ impl Live {
             ready.push(entry.remove());
         }
         ready.into_iter().filter_map(second).collect()
+    }
+
+    /// Like [`Live::poll`], but blocks while no second is ready, for `within` at most
+    /// (then it gives none): a watcher that follows the run as its seconds come,
+    /// without polling on a guessed interval.
+    pub fn wait(&mut self, control: &Control, within: Duration) -> Vec<LiveSecond> {
+        let until = Instant::now() + within;
+        loop {
+            let seen = control.news();
+            let ready = self.poll(control);
+            if !ready.is_empty() || !control.wait_news(seen, until) {
+                return ready;
+            }
+        }
     }
 }
 

@@ -226,7 +226,7 @@ fn run_each(parts: &[(&Plan, &[u32])], control: Arc<Control>) -> Result<Vec<Run>
         }
         Ok(outs)
     })?;
-    let mut elapsed = start.elapsed();
+    let mut elapsed = control.clock().now().saturating_duration_since(start);
     if let Some(d) = first.ends.duration {
         // A timed run lasts its duration; the loop exits a hair after the deadline.
         // One that drains lasts until its last answer (or the drain's end).
@@ -299,7 +299,7 @@ fn schedule_zero(at: Option<SystemTime>, control: &Control) -> Option<Zero> {
             .map(|d| d.as_micros() as u64)
             .unwrap_or(0)
     };
-    let now = Instant::now();
+    let now = control.clock().now();
     let wall = SystemTime::now();
     let Some(at) = at else {
         return Some(Zero {
@@ -315,16 +315,16 @@ fn schedule_zero(at: Option<SystemTime>, control: &Control) -> Option<Zero> {
                 if control.stop.load(std::sync::atomic::Ordering::Relaxed) {
                     return None;
                 }
-                let left = zero.saturating_duration_since(Instant::now());
+                let left = zero.saturating_duration_since(control.clock().now());
                 if left.is_zero() {
                     break;
                 }
-                std::thread::sleep(left.min(Duration::from_millis(50)));
+                std::thread::sleep(control.clock().bound(left.min(Duration::from_millis(50))));
             }
             Some(Zero {
                 start: zero,
                 start_unix_us: unix_us(at),
-                late: Instant::now() - zero,
+                late: control.clock().now() - zero,
             })
         }
         Err(e) => {

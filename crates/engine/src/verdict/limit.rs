@@ -747,7 +747,9 @@ mod tests {
         std::thread::scope(|sc| {
             sc.spawn(|| {
                 let k = s.register();
-                // A wait with nothing to do, counted as the worker counts its waits.
+                // A wait with nothing to do, counted as the worker counts its waits:
+                // a sleep, since the verdict sets the thread's CPU time against the
+                // machine's time, and only time off the CPU is idle.
                 let t0 = Instant::now();
                 std::thread::sleep(Duration::from_millis(300));
                 k.idle(t0.elapsed());

@@ -317,7 +317,7 @@ impl Worker<'_> {
         c.timer_due = None;
         // The protocol's goodbye: QUIC's, so that the server lets the connection go
         // at once; WebSocket's at a session's end or a connection the worker closes.
-        c.part(true, Instant::now(), &mut self.rec);
+        c.part(true, self.shared.control.clock().now(), &mut self.rec);
         if c.link
             .close(self.poll.registry(), self.cfg.net.socket.reset_on_close)
         {

@@ -211,11 +211,14 @@ impl<'a> Worker<'a> {
         let mut prep = Prepared::new(plan, &hooks);
         prep.made = (cfg.sends.calls.as_ref()).map(|m| crate::run::made::Maker::new(m, index));
         // Pool shapes only: a session's next call, a redirect's next hop or a script's
-        // follow-up waits for the response and would wait out the nap.
-        let nap = matches!(
-            cfg.arrivals.shape,
-            crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
-        ) && prep.redirects == 0
+        // follow-up waits for the response and would wait out the nap. Not on a
+        // manual clock: a nap and the kernel's stamps after it are the machine's time.
+        let nap = !shared.control.clock().is_manual()
+            && matches!(
+                cfg.arrivals.shape,
+                crate::spec::Shape::Rate { .. } | crate::spec::Shape::Paced(_)
+            )
+            && prep.redirects == 0
             && prep.paced.is_none()
             && !hooks
                 .as_ref()
@@ -331,12 +334,13 @@ impl<'a> Worker<'a> {
             }
         }
         let mut buf = vec![0u8; READ_BUF];
-        let mut next_timer = Instant::now() + TIMER_TICK;
         let control = self.shared.control.clone();
+        let clock = control.clock().clone();
+        let mut next_timer = clock.now() + TIMER_TICK;
         let abandoned;
         if self.script.delays {
             // wrk waits out a delay before a connection's first request too.
-            let now = Instant::now();
+            let now = clock.now();
             if let Drive::Pool(pool) = &mut self.drive {
                 for ci in pool.hold_all() {
                     self.delay(ci, now);
@@ -344,7 +348,7 @@ impl<'a> Worker<'a> {
             }
         }
         loop {
-            let now = Instant::now();
+            let now = clock.now();
             if self.script.stopped || control.stop.load(Ordering::Relaxed) {
                 abandoned = self.in_flight + self.drive.given_up();
                 break;
@@ -404,7 +408,8 @@ impl<'a> Worker<'a> {
                 now,
                 deadline,
                 due,
-                precise: waiter.precise(),
+                // A manual clock's timers are met by bounded waits, not a timerfd.
+                precise: waiter.precise() || clock.is_manual(),
                 reread: !self.reread.is_empty(),
                 stamped: self.pace.stamped,
                 nap: self.pace.nap,
@@ -438,11 +443,14 @@ impl<'a> Worker<'a> {
             // Time blocked in a wait had nothing to do: the verdict's idle share. The
             // clock read on waking also times the first event it brought.
             let blocked = (!timeout.is_zero()).then(Instant::now);
-            let waited = waiter.wait(self.poll.as_raw_fd(), timeout);
+            let waited = waiter.wait(self.poll.as_raw_fd(), clock.bound(timeout));
             let mut woke = blocked.map(|at| {
                 let woke = Instant::now();
                 me.idle(woke - at);
-                woke
+                match clock.is_manual() {
+                    true => clock.now(),
+                    false => woke,
+                }
             });
             match waited {
                 Ok(()) => {}
@@ -463,7 +471,7 @@ impl<'a> Worker<'a> {
                     continue;
                 }
                 let ci = ev.token();
-                let now = woke.take().unwrap_or_else(Instant::now);
+                let now = woke.take().unwrap_or_else(|| clock.now());
                 match self.conns[ci].link.state() {
                     State::Connecting | State::Tunnel(_) => self.on_dial(ci, &mut buf, now),
                     State::Open => {
@@ -486,7 +494,7 @@ impl<'a> Worker<'a> {
             self.pace.arrived = None;
         }
         // Close every socket; requests still in flight are abandoned, not failed.
-        let now = Instant::now();
+        let now = clock.now();
         for c in &mut self.conns {
             // The protocol's goodbye (QUIC's close, WebSocket's 1000), so that the
             // server lets the connection go at once and sees a clean close.
@@ -502,7 +510,7 @@ impl<'a> Worker<'a> {
         // a moment before it: the arrivals then add up exactly (one or two of them stay
         // far below the 0.1 % that marks a run as behind).
         let never_sent = match self.pace.end {
-            Some(end) if !self.pace.sending_done => self.drain_unsent(end.min(Instant::now())),
+            Some(end) if !self.pace.sending_done => self.drain_unsent(end.min(clock.now())),
             _ => self.pace.never_sent,
         };
         self.publish();

@@ -20,7 +20,7 @@ impl Worker<'_> {
     pub(super) fn read_again(&mut self, buf: &mut [u8]) {
         for (ci, closing) in std::mem::take(&mut self.reread) {
             if self.conns[ci].link.state() == State::Open {
-                self.on_readable(ci, buf, Instant::now(), closing);
+                self.on_readable(ci, buf, self.shared.control.clock().now(), closing);
             }
         }
     }
