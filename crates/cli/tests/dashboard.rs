@@ -23,6 +23,20 @@ fn pipe() -> (RawFd, RawFd) {
     (fds[0], fds[1])
 }
 
+/// A promise of the live page's next second after `LAST`: `[second, live charts, lines
+/// drawn]` once the page shows a later second, or `null` after a second without one.
+const NEXT_SECOND: &str = "new Promise(function(done){\
+  var o;\
+  function check(){var c=document.querySelector('[data-second]');\
+    if(!c||+c.dataset.second<=LAST)return false;\
+    if(o)o.disconnect();\
+    done([+c.dataset.second,document.querySelectorAll('#live svg.chart').length,\
+      document.querySelectorAll('#live polyline').length]);return true}\
+  if(check())return;\
+  o=new MutationObserver(check);\
+  o.observe(document.documentElement,{subtree:true,childList:true,attributes:true,characterData:true});\
+  setTimeout(function(){o.disconnect();done(null)},1000)})";
+
 /// Headless Chromium with the DevTools protocol on fds 3 (commands in) and 4 (replies
 /// and events out), one JSON message per NUL-terminated record.
 struct Browser {
@@ -134,6 +148,15 @@ impl Browser {
         r["result"]["value"].clone()
     }
 
+    /// What `expr`, a promise, resolves to.
+    fn wait_for(&mut self, expr: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+        );
+        r["result"]["value"].clone()
+    }
+
     /// Console errors, uncaught exceptions and error log entries seen so far.
     fn errors(&mut self) -> Vec<Value> {
         while let Ok(v) = self.from.try_recv() {
@@ -231,27 +254,20 @@ fn the_dashboard_updates_live_and_ends_on_the_report() {
 
     b.call("Page.navigate", json!({"url": url}));
 
-    // While the run goes: the second shown advances and the charts hold lines.
-    let mut seen = Vec::new();
+    // While the run goes: the second shown advances and the charts hold lines. The
+    // page is watched as a viewer sees it: each change of the second shown, as the
+    // page makes it (a mutation observer), or nothing within a second.
+    let mut seen: Vec<Vec<u64>> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline && run.try_wait().unwrap().is_none() {
-        let v = b.eval(
-            "(function(){var c=document.querySelector('[data-second]');\
-             return c?[+c.dataset.second,document.querySelectorAll('#live svg.chart').length,\
-             document.querySelectorAll('#live polyline').length]:null})()",
-        );
+        let last = seen.last().map_or(-1, |r| r[0] as i64);
+        let v = b.wait_for(&NEXT_SECOND.replace("LAST", &last.to_string()));
         if let Some(a) = v.as_array() {
-            let row: Vec<u64> = a.iter().map(|x| x.as_u64().unwrap()).collect();
-            if seen.last() != Some(&row) {
-                seen.push(row);
-                if seen.len() == 4 {
-                    screenshot(&mut b);
-                }
+            seen.push(a.iter().map(|x| x.as_u64().unwrap()).collect());
+            if seen.len() == 4 {
+                screenshot(&mut b);
             }
         }
-        // The page is sampled as a viewer would see it, five times a second: the
-        // seconds it shows are what the test checks.
-        std::thread::sleep(Duration::from_millis(200));
     }
     let status = run.wait().unwrap();
     let mut rest = String::new();

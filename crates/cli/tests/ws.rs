@@ -669,14 +669,11 @@ fn the_autobahn_client_cases_pass() {
             .spawn()
             .unwrap(),
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(addr).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the fuzzing server did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::common::eventually(
+        "the fuzzing server listens",
+        Duration::from_secs(60),
+        || TcpStream::connect(addr).ok(),
+    );
     let count: u32 = autobahn_client(addr, "/getCaseCount")[0].parse().unwrap();
     assert_eq!(count, 325, "{count} cases");
     for case in 1..=count {

@@ -65,6 +65,8 @@ fn fixed_rate_offers_exactly_the_arrivals() {
 #[test]
 fn a_freeze_shows_in_corrected_latency_only() {
     // Every request takes the gate; request 300 holds it for 300 ms: the server freezes.
+    // One of the tests' few sleeps: the run is on the machine's clock, as a user's
+    // is, so that the correction is checked against arrivals the kernel really timed.
     let gate = Arc::new(Mutex::new(()));
     let url = serve(
         "/",
@@ -126,8 +128,8 @@ fn gatling_closed_injection_keeps_concurrency() {
         Arc::new(move |s, _| {
             let now = a.fetch_add(1, Ordering::SeqCst) + 1;
             p.fetch_max(now, Ordering::SeqCst);
-            // Each answer takes 20 ms, so that users overlap: the peak is what is
-            // measured.
+            // Each answer takes 20 ms of the machine's time (one of the tests' few
+            // sleeps), so that users overlap: the peak is what is measured.
             std::thread::sleep(Duration::from_millis(20));
             a.fetch_sub(1, Ordering::SeqCst);
             s.write_all(&ok_response("x")).is_ok()

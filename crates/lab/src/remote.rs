@@ -541,23 +541,31 @@ mod script_tests {
             .spawn()
             .unwrap();
         let out = child.stdout.take().unwrap();
-        let lines = std::thread::spawn(move || {
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
             use std::io::BufRead;
-            let mut r = Reported::default();
             for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                r.take(&l);
+                let _ = tx.send(l);
             }
-            r
         });
-        // The script samples usage every 200 ms: 700 ms give it three samples, which
-        // is what this half checks (the time passing is the input).
-        std::thread::sleep(std::time::Duration::from_millis(700));
+        // The script samples usage every 200 ms: three samples read are what this
+        // half checks before it ends the session.
+        let mut r = Reported::default();
+        let mut samples = 0;
+        while samples < 3 {
+            let l = (lines.recv_timeout(std::time::Duration::from_secs(5)))
+                .expect("a usage sample within 5 s");
+            samples += usize::from(l.starts_with("use "));
+            r.take(&l);
+        }
         drop(child.stdin.take());
         let started = std::time::Instant::now();
         let status = child.wait().unwrap();
         assert!(started.elapsed() < std::time::Duration::from_secs(3));
         assert!(status.success());
-        let r = lines.join().unwrap();
+        for l in lines.iter() {
+            r.take(&l);
+        }
         let pid = r.pid.unwrap();
         assert!(r.peak > 0, "{r:?}");
         assert_eq!(r.ended.as_deref(), Some("killed by signal 15"), "{r:?}");

@@ -43,10 +43,19 @@ fn a_probe_leaves_its_thread_s_blocking_reads_alone() {
         let _ = probe();
         let (mut a, mut b) = UnixStream::pair().unwrap();
         a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        // The read must already be blocked when the bytes come: the writer waits
+        // until the kernel shows this thread asleep.
+        let reader = unsafe { libc::gettid() };
         let writer = std::thread::spawn(move || {
-            // The one sleep: the read must already be blocked when the bytes come,
-            // and no event marks a thread as blocked in a read.
-            std::thread::sleep(Duration::from_millis(100));
+            let stat = format!("/proc/self/task/{reader}/stat");
+            let until = std::time::Instant::now() + Duration::from_secs(5);
+            while !asleep(&stat) {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "the reader never blocked"
+                );
+                std::thread::yield_now();
+            }
             b.write_all(b"late").unwrap();
             b
         });
@@ -55,6 +64,14 @@ fn a_probe_leaves_its_thread_s_blocking_reads_alone() {
         assert_eq!(&got[..n], b"late");
         writer.join().unwrap();
     }
+}
+
+/// Whether the thread whose `/proc/…/stat` is at `stat` is asleep (state `S`, as in a
+/// blocking read).
+fn asleep(stat: &str) -> bool {
+    let s = std::fs::read_to_string(stat).unwrap_or_default();
+    s.rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with('S'))
 }
 
 /// A socket on the ring with a loopback peer, written to until its queue is full

@@ -96,32 +96,7 @@ pub fn python_with(var: &str, modules: &[&str], pip: &str) -> Option<String> {
     None
 }
 
-/// Waits until `ready` gives a value, or fails the test naming `what` after `within`.
-/// For what no event marks (a row another process stores, a process that ends, a file
-/// another process writes): the condition is polled 20 ms apart, the one sleep of the
-/// tests that wait.
-pub fn eventually<T>(
-    what: &str,
-    within: std::time::Duration,
-    ready: impl FnMut() -> Option<T>,
-) -> T {
-    poll(within, ready).unwrap_or_else(|| panic!("{what}: not within {within:?}"))
-}
-
-/// What `ready` gives within `within`, or `None` when it gave nothing by then (see
-/// [`eventually`], which fails the test instead).
-pub fn poll<T>(within: std::time::Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
-    let until = std::time::Instant::now() + within;
-    loop {
-        if let Some(v) = ready() {
-            return Some(v);
-        }
-        if std::time::Instant::now() >= until {
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
+pub use stampede_testing::{eventually, poll};
 
 /// Waits for a `stampede serve` child to say it is listening (its first line on
 /// standard error, which must be piped), and hands that line back; what the child

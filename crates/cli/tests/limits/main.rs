@@ -200,13 +200,19 @@ fn a_client_sharing_its_core_with_a_busy_process_is_client_bound() {
             "0",
             "sh",
             "-c",
-            "end=$(($(date +%s)+6)); while [ $(date +%s) -lt $end ]; do :; done",
+            "end=$(($(date +%s)+6)); echo spinning; while [ $(date +%s) -lt $end ]; do :; done",
         ])
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The loop is spinning before the run begins (a shell takes a few milliseconds
-    // to start; nothing marks the moment it spins).
-    std::thread::sleep(Duration::from_millis(200));
+    // The loop is spinning before the run begins: the shell says so as it starts it.
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(burner.stdout.take().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    assert_eq!(said.trim(), "spinning");
     let [regex, url] = s.costly_for_the_client();
     let (_, v) = load(&["-c", "16", "-d", "2s", &regex, &url]);
     let _ = burner.kill();

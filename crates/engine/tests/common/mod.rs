@@ -81,13 +81,8 @@ pub fn go(mut s: LoadSpec) -> RunResult {
     r
 }
 
-/// Waits until `ready` holds, or fails the test naming `what` after `within`. For what
-/// no event marks (a count another thread reaches): the condition is polled 10 ms
-/// apart, the one sleep of the tests that wait.
+/// Waits until `ready` holds, or fails the test naming `what` after `within`: for what
+/// no event marks (a count another thread reaches), polled as every crate's tests poll.
 pub fn eventually(what: &str, within: Duration, mut ready: impl FnMut() -> bool) {
-    let until = Instant::now() + within;
-    while !ready() {
-        assert!(Instant::now() < until, "{what}: not within {within:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    stampede_testing::eventually(what, within, || ready().then_some(()));
 }
