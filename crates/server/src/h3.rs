@@ -73,8 +73,12 @@ struct Conn {
     session: Session,
     outbox: Outbox,
     streams: Vec<ReqStream>,
-    /// Whether the connection may have datagrams to send.
-    more: bool,
+    /// In the endpoint's ready queue: it may have datagrams to send.
+    queued: bool,
+    /// Among the connections whose QUIC timer is read again before the next wait.
+    touched: bool,
+    /// The QUIC timer this connection has on the endpoint's heap, as last read.
+    armed: Option<Instant>,
     /// This end's control stream is open (once the client's limits allow it).
     opened: bool,
 }
@@ -135,8 +139,14 @@ pub struct H3Endpoint {
     answers: std::collections::VecDeque<(Out, Vec<u8>)>,
     /// Deferred answers: when, the connection, the stream.
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
-    /// The next connection whose datagrams go out (they take turns).
-    turn: usize,
+    /// Each connection's QUIC timer: when, the connection. An entry whose connection
+    /// has since moved its timer (or gone) is stale, and skipped.
+    quic_timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Connections that may have datagrams to send, taking turns: a wake-up visits
+    /// these, not every connection.
+    ready: std::collections::VecDeque<usize>,
+    /// Connections touched since their QUIC timer was last read.
+    touched: Vec<usize>,
     ctx: Ctx,
     heads: Heads,
     limits: crate::Limits,
@@ -176,7 +186,9 @@ impl H3Endpoint {
             conns: Vec::new(),
             answers: Default::default(),
             timers: BinaryHeap::new(),
-            turn: 0,
+            quic_timers: BinaryHeap::new(),
+            ready: Default::default(),
+            touched: Vec::new(),
             ctx,
             heads: Heads::default(),
             limits,
@@ -197,10 +209,56 @@ impl H3Endpoint {
     /// Closes every connection with H3_NO_ERROR (the server is stopping); their
     /// CONNECTION_CLOSE frames are the next datagrams.
     pub fn close_all(&mut self, now: Instant) {
-        for c in self.conns.iter_mut().flatten() {
-            let code = VarInt::from_u64(Code::NO_ERROR.0).unwrap_or(VarInt::MAX);
-            c.conn.close(now, code, bytes::Bytes::new());
-            c.more = true;
+        for i in 0..self.conns.len() {
+            if let Some(c) = self.conns[i].as_mut() {
+                let code = VarInt::from_u64(Code::NO_ERROR.0).unwrap_or(VarInt::MAX);
+                c.conn.close(now, code, bytes::Bytes::new());
+                self.wake(i);
+            }
+        }
+    }
+
+    /// Connection `i` was given input, a timer or a write: it joins the ready queue,
+    /// and its QUIC timer is read again before the loop next waits.
+    fn wake(&mut self, i: usize) {
+        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        if !c.queued {
+            c.queued = true;
+            self.ready.push_back(i);
+        }
+        if !c.touched {
+            c.touched = true;
+            self.touched.push(i);
+        }
+    }
+
+    /// Reads again the QUIC timer of each connection touched since. One that came
+    /// earlier than its entry on the heap gets a new entry; one that went later keeps
+    /// the entry it has, which then wakes the loop early once, to be read again (most
+    /// moves are later — every packet pushes the idle timer on — and cost nothing).
+    /// Entries left behind by earlier ones are dropped when the heap outgrows the
+    /// connections twice over, so it stays as large as they are.
+    fn rearm(&mut self) {
+        for k in 0..self.touched.len() {
+            let i = self.touched[k];
+            let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+                continue;
+            };
+            c.touched = false;
+            if let Some(t) = c.conn.poll_timeout() {
+                if c.armed.is_none_or(|a| t < a) {
+                    c.armed = Some(t);
+                    self.quic_timers.push(Reverse((t, i)));
+                }
+            }
+        }
+        self.touched.clear();
+        if self.quic_timers.len() > 2 * self.conns.len() + 64 {
+            self.quic_timers = (self.conns.iter().enumerate())
+                .filter_map(|(i, c)| Some(Reverse((c.as_ref()?.armed?, i))))
+                .collect();
         }
     }
 
@@ -257,7 +315,6 @@ impl H3Endpoint {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = self.conns.get_mut(h.0).and_then(|c| c.as_mut()) {
                     c.conn.handle_event(ev);
-                    c.more = true;
                 }
                 self.drive(now, h.0);
             }
@@ -289,7 +346,9 @@ impl H3Endpoint {
                                 session: Session::new(Role::Server, self.limits.max_head, 0),
                                 outbox: Outbox::default(),
                                 streams: Vec::new(),
-                                more: true,
+                                queued: false,
+                                touched: false,
+                                armed: None,
                                 opened: false,
                             };
                             self.conns[h.0] = Some(c);
@@ -317,62 +376,80 @@ impl H3Endpoint {
     }
 
     /// The next datagrams to send (into `buf`: one, or up to `segments` of one
-    /// connection) and where, if any.
+    /// connection) and where, if any: the endpoint's own answers first, then the ready
+    /// connections in turn, each leaving the queue once it has nothing to send.
     pub fn transmit(&mut self, now: Instant, buf: &mut Vec<u8>, segments: usize) -> Option<Out> {
         if let Some((out, d)) = self.answers.pop_front() {
             buf.clear();
             buf.extend_from_slice(&d);
             return Some(out);
         }
-        let n = self.conns.len();
-        for k in 0..n {
-            let i = (self.turn + k) % n;
+        while let Some(i) = self.ready.pop_front() {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            if !c.more {
-                continue;
-            }
             buf.clear();
             match c.conn.poll_transmit(now, segments.max(1), buf) {
                 Some(t) => {
                     buf.truncate(t.size);
-                    self.turn = (i + 1) % n;
+                    self.ready.push_back(i);
+                    if !c.touched {
+                        c.touched = true;
+                        self.touched.push(i);
+                    }
                     self.endpoint_events(i);
                     return Some(Out::of(&t));
                 }
-                None => c.more = false,
+                None => c.queued = false,
             }
         }
         None
     }
 
-    /// When the endpoint next needs [`H3Endpoint::timeout`].
+    /// When the endpoint next needs [`H3Endpoint::timeout`]: the earliest of the
+    /// connections' QUIC timers (a heap, each touched connection's read again) and
+    /// the deferred answers'.
     pub fn next_timeout(&mut self) -> Option<Instant> {
-        let mut next = self.timers.peek().map(|t| t.0 .0);
-        for c in self.conns.iter_mut().flatten() {
-            if let Some(t) = c.conn.poll_timeout() {
-                next = Some(next.map_or(t, |n| n.min(t)));
+        self.rearm();
+        while let Some(&Reverse((t, i))) = self.quic_timers.peek() {
+            if (self.conns.get(i).and_then(|c| c.as_ref())).is_some_and(|c| c.armed == Some(t)) {
+                break;
             }
+            self.quic_timers.pop();
         }
-        next
+        let quic = self.quic_timers.peek().map(|t| t.0 .0);
+        let deferred = self.timers.peek().map(|t| t.0 .0);
+        match (quic, deferred) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Timers due at `now`: QUIC's and the deferred answers'.
     pub fn timeout(&mut self, now: Instant) {
-        for i in 0..self.conns.len() {
-            let due = self.conns[i]
-                .as_mut()
-                .and_then(|c| c.conn.poll_timeout())
-                .is_some_and(|t| t <= now);
-            if due {
-                if let Some(c) = self.conns[i].as_mut() {
-                    c.conn.handle_timeout(now);
-                    c.more = true;
-                }
+        self.rearm();
+        while let Some(&Reverse((t, i))) = self.quic_timers.peek() {
+            if t > now {
+                break;
+            }
+            self.quic_timers.pop();
+            let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+                continue;
+            };
+            if c.armed != Some(t) {
+                continue;
+            }
+            c.armed = None;
+            if c.conn.poll_timeout().is_some_and(|t| t <= now) {
+                c.conn.handle_timeout(now);
                 self.drive(now, i);
+            } else if !c.touched {
+                // Its timer went later since: read again, it goes back on the heap.
+                c.touched = true;
+                self.touched.push(i);
             }
         }
+        self.rearm();
         while let Some(Reverse((at, ci, id))) = self.timers.peek().copied() {
             if at > now {
                 break;
@@ -405,6 +482,7 @@ impl H3Endpoint {
 
     /// Handles what connection `i` reports after input or a timer.
     fn drive(&mut self, now: Instant, i: usize) {
+        self.wake(i);
         loop {
             let Some(c) = self.conns[i].as_mut() else {
                 return;
@@ -412,7 +490,6 @@ impl H3Endpoint {
             let Some(ev) = c.conn.poll() else {
                 break;
             };
-            c.more = true;
             let r = match ev {
                 Event::Connected | Event::Stream(StreamEvent::Available { dir: Dir::Uni })
                     if !c.opened =>
@@ -667,7 +744,6 @@ impl H3Endpoint {
                     self.timers.push(Reverse((*at, ci, u64::from(id))));
                 }
                 let _ = c.outbox.write(&mut c.conn, id, &out, last);
-                c.more = true;
             }
             _ => {}
         }
@@ -697,7 +773,6 @@ impl H3Endpoint {
         let Some(c) = self.conns[i].as_mut() else {
             return;
         };
-        c.more = true;
         while !c.outbox.owes(id) {
             let Some(s) = c.streams.iter_mut().find(|s| s.id == id) else {
                 return;
