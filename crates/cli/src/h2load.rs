@@ -274,7 +274,7 @@ impl Tool for H2load {
         }
         let run = common::execute(spec, progress())?;
         // ALPN may have chosen HTTP/1.1.
-        if let (Some(t), true) = (&run.result.tls, http2) {
+        if let (Some(t), true) = (&run.result.protocols.tls, http2) {
             if let Some(alpn) = &t.alpn {
                 info.protocol = alpn.clone();
             }

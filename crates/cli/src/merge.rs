@@ -166,7 +166,7 @@ fn report(r: &RunResult, format: Report) -> String {
                 threads: r.settings.threads,
                 clients: r.settings.connections,
                 requests: r.settings.requests,
-                protocol: match (&r.tls, r.settings.http2) {
+                protocol: match (&r.protocols.tls, r.settings.http2) {
                     (Some(t), true) => t.alpn.clone().unwrap_or_else(|| "h2".into()),
                     (None, true) => "h2c".into(),
                     _ => "http/1.1".into(),

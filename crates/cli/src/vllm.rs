@@ -601,7 +601,7 @@ struct Totals {
 }
 
 fn totals(r: &stampede_engine::RunResult) -> Totals {
-    let tokens = r.stream.as_ref().and_then(|s| s.tokens.as_ref());
+    let tokens = r.protocols.stream.as_ref().and_then(|s| s.tokens.as_ref());
     Totals {
         completed: r.statuses.range(200..300).map(|(_, n)| n).sum(),
         output: tokens.map_or(0, |t| t.total),

@@ -206,14 +206,14 @@ fn https_targets_are_verified_and_measured_over_tls() {
     let runs = store.runs(1).unwrap();
     assert_eq!(runs.len(), 4);
     for r in &runs {
-        let tls = r.result.tls.as_ref().expect("TLS stats");
+        let tls = r.result.protocols.tls.as_ref().expect("TLS stats");
         assert_eq!(tls.version.as_deref(), Some("TLSv1_3"));
         assert_eq!(r.result.requests.failed, 0);
     }
     let fresh: Vec<_> = runs.iter().filter(|r| r.scenario == "fresh").collect();
     assert!(fresh
         .iter()
-        .all(|r| r.result.tls.as_ref().unwrap().handshakes == 100));
+        .all(|r| r.result.protocols.tls.as_ref().unwrap().handshakes == 100));
     assert!(store
         .verifications(1)
         .unwrap()
@@ -425,7 +425,7 @@ fn http2_scenarios_are_verified_and_run_over_h2c_and_alpn_and_a_target_without_i
     let alpn = |t: &str| {
         runs.iter()
             .find(|r| r.target == t)
-            .and_then(|r| r.result.tls.as_ref())
+            .and_then(|r| r.result.protocols.tls.as_ref())
             .and_then(|t| t.alpn.clone())
     };
     assert_eq!(alpn("h2").as_deref(), Some("h2"));

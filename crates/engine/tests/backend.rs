@@ -203,7 +203,7 @@ fn tls_over_http1_and_http2_with_full_handshakes_and_large_bodies_counts_the_sam
         let r = go(s.clone());
         all_answered(&r, 2_000, io);
         assert_eq!(r.origin.io, io.name(), "the result says which carried it");
-        let tls = r.tls.as_ref().expect("TLS figures");
+        let tls = r.protocols.tls.as_ref().expect("TLS figures");
         assert_eq!(tls.handshakes, r.connections_opened, "{io:?}");
         assert_eq!(tls.alpn.as_deref(), Some("http/1.1"));
 
@@ -213,7 +213,10 @@ fn tls_over_http1_and_http2_with_full_handshakes_and_large_bodies_counts_the_sam
         s.tls = Some(client_tls(true));
         let r = go(s.clone());
         all_answered(&r, 2_000, io);
-        assert_eq!(r.tls.as_ref().and_then(|t| t.alpn.as_deref()), Some("h2"));
+        assert_eq!(
+            r.protocols.tls.as_ref().and_then(|t| t.alpn.as_deref()),
+            Some("h2")
+        );
         assert_eq!(r.statuses.get(&200), Some(&2_000));
 
         // A connection per request: every one a full handshake, closed with
@@ -226,7 +229,7 @@ fn tls_over_http1_and_http2_with_full_handshakes_and_large_bodies_counts_the_sam
         all_answered(&r, 300, io);
         assert!(r.connections_opened >= 300, "{}", r.connections_opened);
         assert_eq!(
-            r.tls.as_ref().map(|t| t.handshakes),
+            r.protocols.tls.as_ref().map(|t| t.handshakes),
             Some(r.connections_opened)
         );
 

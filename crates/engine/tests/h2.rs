@@ -167,7 +167,7 @@ fn h2_over_tls_via_alpn_and_the_open_model() {
     let (url, _) = h2_server(Script::Answer, true);
     let r = go(spec(&url, 4, 500));
     assert_eq!(r.requests.completed, 500, "{:?}", r.errors);
-    let tls = r.tls.unwrap();
+    let tls = r.protocols.tls.unwrap();
     assert_eq!(tls.alpn.as_deref(), Some("h2"));
     assert_eq!(tls.http1_fallback, 0);
 

@@ -183,7 +183,11 @@ fn a_stalled_second_is_kept_with_its_connections_held() {
     sim.clock.advance(Duration::from_millis(600));
     let r = sim.running.join().unwrap();
     let kept = r.intervals.iter().find(|i| i.t == 1);
-    assert_eq!(kept, Some(&stalled), "second 1 kept as the live view showed it");
+    assert_eq!(
+        kept,
+        Some(&stalled),
+        "second 1 kept as the live view showed it"
+    );
     assert!(r.intervals.iter().any(|i| i.t == 2 && i.completed > 0));
 }
 

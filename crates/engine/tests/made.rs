@@ -88,7 +88,7 @@ fn each_call_sends_the_body_made_for_it() {
     let r = crate::common::go(spec(&srv, maker.clone(), 170));
     assert_eq!(r.requests.completed, 170, "{:?}", r.errors);
     // Calls 0..170 each asked for their number's status: every code ten times.
-    let grpc = r.grpc.unwrap();
+    let grpc = r.protocols.grpc.unwrap();
     assert_eq!(grpc.len(), 17, "{grpc:?}");
     assert!(grpc.values().all(|&n| n == 10), "{grpc:?}");
     assert!(maker.failure().is_none());

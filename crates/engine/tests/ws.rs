@@ -62,6 +62,7 @@ fn echo_round_trips_are_the_runs_requests() {
     assert_eq!(r.latency.count, 600);
     // Each connection's upgrade is timed on its own, and within its set-up.
     let up = r
+        .protocols
         .websocket
         .as_ref()
         .unwrap()
@@ -75,7 +76,12 @@ fn echo_round_trips_are_the_runs_requests() {
     m.add(&r).unwrap();
     m.add(&r).unwrap();
     let both = m.finish().unwrap();
-    let up2 = both.websocket.unwrap().upgrade.expect("merged upgrades");
+    let up2 = both
+        .protocols
+        .websocket
+        .unwrap()
+        .upgrade
+        .expect("merged upgrades");
     assert_eq!(up2.count, 2 * up.count);
     assert_eq!(up2.max_us, up.max_us);
 }
@@ -172,13 +178,13 @@ fn steps_send_in_turn_and_wait_for_what_each_answer_holds() {
     let r = go(steps([b"join", b""]));
     assert_eq!(r.requests.completed, 4, "{:?}", r.errors);
     assert_eq!(r.bytes.body, 2 * (9 + 6));
-    assert_eq!(r.websocket.as_ref().unwrap().unmatched, 0);
+    assert_eq!(r.protocols.websocket.as_ref().unwrap().unmatched, 0);
     // The second step's answer never holds what it waits for: it times out, its echo
     // let go, and the next connection starts the steps again.
     let r = go(steps([b"join", b"nope"]));
     assert_eq!(r.requests.completed, 2, "{:?}", r.errors);
     assert_eq!(errors(&r), [("timeout".to_string(), 2)]);
-    assert_eq!(r.websocket.as_ref().unwrap().unmatched, 2);
+    assert_eq!(r.protocols.websocket.as_ref().unwrap().unmatched, 2);
     // One expectation for each message, not beside expect.
     let mut s = steps([b"a", b"b"]);
     s.load.ws.as_mut().unwrap().expects.pop();
@@ -198,14 +204,19 @@ fn a_refused_upgrade_is_a_failure_not_an_answer() {
         let r = go(spec(&ws_url(&srv, path), 20, 2));
         assert_eq!(r.requests.completed, 0, "{path}");
         assert_eq!(errors(&r), [("ws_upgrade".to_string(), 20)], "{path}");
-        let refused = &r.websocket.as_ref().expect("a WebSocket run").refused;
+        let refused = &r
+            .protocols
+            .websocket
+            .as_ref()
+            .expect("a WebSocket run")
+            .refused;
         assert_eq!(refused.values().sum::<u64>(), 20, "{path}: {refused:?}");
         assert!(!refused.contains_key(&101), "{refused:?}");
-        let upgrade = &r.websocket.as_ref().unwrap().upgrade;
+        let upgrade = &r.protocols.websocket.as_ref().unwrap().upgrade;
         assert!(upgrade.is_none(), "no upgrade was answered: {upgrade:?}");
     }
     let r = go(spec(&ws_url(&srv, "/ws/nothing"), 5, 1));
-    assert_eq!(r.websocket.unwrap().refused.get(&404), Some(&5));
+    assert_eq!(r.protocols.websocket.unwrap().refused.get(&404), Some(&5));
 }
 
 /// Serves one scripted WebSocket server on 127.0.0.1:0: each connection's upgrade
@@ -346,7 +357,12 @@ fn a_misbehaving_server_is_counted_by_kind_and_the_run_ends_on_time() {
         let r = go(s);
         assert_eq!(r.requests.completed, 0, "{what}");
         assert_eq!(errors(&r), [(kind.to_string(), 6)], "{what}");
-        let closes = &r.websocket.as_ref().expect("a WebSocket run").closes;
+        let closes = &r
+            .protocols
+            .websocket
+            .as_ref()
+            .expect("a WebSocket run")
+            .closes;
         if kind == "ws_closed" {
             assert_eq!(closes.get(&1001), Some(&6), "{what}");
         } else {

@@ -37,7 +37,7 @@ fn each_subscription_is_a_request_and_each_pushed_message_an_event() {
     // Each subscription ends with the server's close: a connection each.
     assert_eq!(r.connections_opened, 6);
     assert_eq!(r.bytes.body, 6 * 10 * 64);
-    let st = r.stream.as_ref().expect("stream figures");
+    let st = r.protocols.stream.as_ref().expect("stream figures");
     assert_eq!(st.mode, StreamMode::Messages);
     assert_eq!(st.events, 60);
     assert_eq!(st.events_per_response.max_us, 10);
@@ -51,7 +51,7 @@ fn each_subscription_is_a_request_and_each_pushed_message_an_event() {
     assert_eq!(d.latency.count, 60);
     assert!(d.latency.max_us >= d.latency_uncorrected.max_us, "{d:?}");
     assert!(d.latency.max_us < 3_000_000, "{d:?}");
-    let none = r.websocket.as_ref().unwrap();
+    let none = r.protocols.websocket.as_ref().unwrap();
     assert!(none.closes.is_empty(), "a stream's end is not a failure");
 
     // Two runs merge exactly: twice the stamped messages, the same worst.
@@ -59,7 +59,7 @@ fn each_subscription_is_a_request_and_each_pushed_message_an_event() {
     m.add(&r).unwrap();
     m.add(&r).unwrap();
     let both = m.finish().unwrap();
-    let bd = both.stream.unwrap().delivery.unwrap();
+    let bd = both.protocols.stream.unwrap().delivery.unwrap();
     assert_eq!(bd.stamped, 120);
     assert_eq!(bd.latency.max_us, d.latency.max_us);
 }
@@ -70,7 +70,7 @@ fn unstamped_messages_are_timed_by_their_gaps_alone() {
     let url = format!("ws://{}/ws/push?interval_ms=2&count=3", srv.addr());
     let r = go(spec(&url, Some(4), 2, ""));
     assert_eq!(r.requests.completed, 4, "{:?}", r.errors);
-    let st = r.stream.unwrap();
+    let st = r.protocols.stream.unwrap();
     assert_eq!((st.events, st.gap.count), (12, 8));
     assert!(st.delivery.is_none());
 }
@@ -86,7 +86,7 @@ fn streams_held_to_the_runs_end_count_their_messages() {
     let r = go(s);
     assert_eq!((r.requests.completed, r.requests.failed), (0, 0));
     assert!(r.errors.is_empty(), "{:?}", r.errors);
-    let st = r.stream.unwrap();
+    let st = r.protocols.stream.unwrap();
     assert_eq!(st.first_event.count, 4);
     assert!(st.events >= 8, "{}", st.events);
     assert_eq!(st.delivery.unwrap().stamped, st.events);
@@ -102,7 +102,7 @@ fn a_subscription_asks_with_its_message_once() {
     s.load.duration = Some(Duration::from_millis(300));
     let r = go(s);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
-    let st = r.stream.unwrap();
+    let st = r.protocols.stream.unwrap();
     assert_eq!(st.events, 3);
     assert_eq!(r.connections_opened, 3);
 }
@@ -158,7 +158,7 @@ fn stamped_sends_are_timed_by_a_rooms_members() {
     s.load.duration = Some(Duration::from_millis(400));
     let r = go(s);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
-    let st = r.stream.unwrap();
+    let st = r.protocols.stream.unwrap();
     assert!((4..=16).contains(&st.events), "{}", st.events);
     let d = st.delivery.unwrap();
     assert_eq!((d.stamped, d.early), (st.events, 0));

@@ -89,7 +89,7 @@ impl StreamCell {
     fn of(runs: &[&RunRecord]) -> Option<StreamCell> {
         let streams: Vec<&stampede_engine::StreamStats> = runs
             .iter()
-            .map(|r| r.result.stream.as_ref())
+            .map(|r| r.result.protocols.stream.as_ref())
             .collect::<Option<_>>()?;
         if streams.is_empty() {
             return None;
@@ -322,7 +322,7 @@ fn cell(target: &str, runs: &[&RunRecord]) -> Cell {
     let fallback: u64 = runs
         .iter()
         .filter(|r| r.result.settings.http2)
-        .filter_map(|r| r.result.tls.as_ref().map(|t| t.http1_fallback))
+        .filter_map(|r| r.result.protocols.tls.as_ref().map(|t| t.http1_fallback))
         .sum();
     if fallback > 0 {
         notes.push(format!(

@@ -107,13 +107,18 @@ fn tally(r: &RunResult, info: &GhzInfo) -> Tally {
         }
     };
     let mut answered = 0;
-    for (name, n) in r.grpc.iter().flatten() {
+    for (name, n) in r.protocols.grpc.iter().flatten() {
         let code = stampede_wire::grpc::code_of(name).unwrap_or(stampede_wire::grpc::UNKNOWN);
         let go = go_code(code);
         answered += n;
         // Those whose answer had a message are listed with it, as ghz's desc.
         let mut left = *n;
-        for m in r.grpc_messages.iter().filter(|m| &m.status == name) {
+        for m in r
+            .protocols
+            .grpc_messages
+            .iter()
+            .filter(|m| &m.status == name)
+        {
             let k = m.count.min(left);
             left -= k;
             add(

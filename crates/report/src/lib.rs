@@ -151,7 +151,7 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             by.join(", ")
         ));
     }
-    if let Some(g) = &r.grpc {
+    if let Some(g) = &r.protocols.grpc {
         let not_ok: Vec<String> = (g.iter())
             .filter(|(c, _)| *c != "OK")
             .map(|(c, n)| format!("{c}: {}", thousands(*n)))
@@ -166,7 +166,7 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
             ));
         }
     }
-    if let Some(w) = &r.websocket {
+    if let Some(w) = &r.protocols.websocket {
         let by = |m: &std::collections::BTreeMap<u16, u64>| -> (u64, String) {
             let list: Vec<String> = m
                 .iter()
@@ -216,7 +216,7 @@ pub fn loud_warnings(r: &RunResult) -> Vec<String> {
         ));
     }
     // A push stream held to the run's end completes no request and still measures.
-    if r.requests.completed == 0 && r.stream.as_ref().is_none_or(|s| s.events == 0) {
+    if r.requests.completed == 0 && r.protocols.stream.as_ref().is_none_or(|s| s.events == 0) {
         out.push("WARNING: no request completed; there is nothing to measure.".to_string());
     }
     out

@@ -162,7 +162,7 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             human_us(u.max_us as f64)
         );
     }
-    if let Some(st) = &r.stream {
+    if let Some(st) = &r.protocols.stream {
         stream_lines(&mut o, st, r.duration_s);
     }
     if let Some(s) = &r.sessions {
@@ -191,13 +191,13 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             statuses.join(", ")
         }
     );
-    if let Some(g) = &r.grpc {
+    if let Some(g) = &r.protocols.grpc {
         let codes: Vec<String> = (g.iter())
             .map(|(c, n)| format!("{c} × {}", thousands(*n)))
             .collect();
         let _ = writeln!(o, "  grpc        {}", codes.join(", "));
         // The messages failing calls came with, the most frequent few.
-        for m in r.grpc_messages.iter().take(5) {
+        for m in r.protocols.grpc_messages.iter().take(5) {
             let _ = writeln!(
                 o,
                 "              {} {:?} × {}",
@@ -256,16 +256,27 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             thousands(kept)
         );
     }
-    if let Some(tls) = &r.tls {
+    if let Some(tls) = &r.protocols.tls {
         let _ = writeln!(o, "  tls         {}", crate::tls_line(tls));
     }
-    if let Some(q) = &r.quic {
+    if let Some(q) = &r.protocols.quic {
         let _ = writeln!(o, "  quic        {}", crate::quic_line(q));
     }
-    if let Some(u) = r.websocket.as_ref().and_then(|w| w.upgrade.as_ref()) {
+    if let Some(u) = r
+        .protocols
+        .websocket
+        .as_ref()
+        .and_then(|w| w.upgrade.as_ref())
+    {
         let _ = writeln!(o, "  websocket   {}", crate::ws_upgrade_line(u));
     }
-    if let Some(n) = r.websocket.as_ref().map(|w| w.unmatched).filter(|&n| n > 0) {
+    if let Some(n) = r
+        .protocols
+        .websocket
+        .as_ref()
+        .map(|w| w.unmatched)
+        .filter(|&n| n > 0)
+    {
         let _ = writeln!(
             o,
             "              {} messages read were no answer (not holding what was expected)",

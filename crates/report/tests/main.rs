@@ -116,17 +116,12 @@ fn fixture() -> RunResult {
         intervals,
         open: None,
         sessions: None,
-        tls: None,
         origin: Default::default(),
         limit: None,
         capacity: None,
         interrupted: false,
-        stream: None,
-        quic: None,
         targets: Vec::new(),
-        grpc: None,
-        grpc_messages: Vec::new(),
-        websocket: None,
+        protocols: Default::default(),
     }
 }
 
@@ -412,7 +407,7 @@ fn a_websocket_runs_refusals_and_closes_are_in_its_html_and_warnings() {
     let html = stampede_report::run_html(&r, "run", None);
     assert!(!html.contains("<h2>WebSocket</h2>"));
     let upgrades = hist([450, 610, 2_000].into_iter());
-    r.websocket = Some(stampede_engine::result::WsStats {
+    r.protocols.websocket = Some(stampede_engine::result::WsStats {
         upgrade: Some(upgrades.stats()),
         refused: BTreeMap::from([(404, 3)]),
         closes: BTreeMap::from([(1001, 2), (1011, 1_200)]),
@@ -528,7 +523,7 @@ fn ghz_fixture() -> RunResult {
     r.requests.completed = 6;
     r.requests.failed = 1;
     r.requests.abandoned = 2;
-    r.grpc = Some(BTreeMap::from([
+    r.protocols.grpc = Some(BTreeMap::from([
         ("OK".to_string(), 4),
         ("UNAVAILABLE".to_string(), 2),
     ]));

@@ -184,13 +184,8 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         intervals,
         open: None,
         sessions: None,
-        tls: None,
-        stream: None,
-        quic: None,
         targets: Vec::new(),
-        grpc: None,
-        grpc_messages: Vec::new(),
-        websocket: None,
+        protocols: Default::default(),
         origin: Origin {
             host: "unknown".into(),
             clock: "realtime".into(),
@@ -369,11 +364,11 @@ impl Merger {
             o.bytes = Default::default();
             o.connections_opened = 0;
             o.settings.threads = 0;
-            o.grpc = o.grpc.as_ref().map(|_| BTreeMap::new());
-            o.grpc_messages = Vec::new();
-            o.websocket = o.websocket.as_ref().map(|_| Default::default());
+            o.protocols.grpc = o.protocols.grpc.as_ref().map(|_| BTreeMap::new());
+            o.protocols.grpc_messages = Vec::new();
+            o.protocols.websocket = o.protocols.websocket.as_ref().map(|_| Default::default());
             o.intervals = Vec::new();
-            if let Some(s) = &mut o.stream {
+            if let Some(s) = &mut o.protocols.stream {
                 s.events = 0;
                 s.done = 0;
                 if let Some(d) = &mut s.delivery {
@@ -398,19 +393,27 @@ impl Merger {
             *c = c.saturating_add(*n);
         }
         out.bytes += &p.bytes;
-        if let Some(g) = &p.grpc {
-            let sum = out.grpc.get_or_insert_with(BTreeMap::new);
+        if let Some(g) = &p.protocols.grpc {
+            let sum = out.protocols.grpc.get_or_insert_with(BTreeMap::new);
             for (code, n) in g {
                 let c = sum.entry(code.clone()).or_default();
                 *c = c.saturating_add(*n);
             }
         }
-        for m in &p.grpc_messages {
-            crate::result::add_grpc_message(&mut out.grpc_messages, &m.status, &m.message, m.count);
+        for m in &p.protocols.grpc_messages {
+            crate::result::add_grpc_message(
+                &mut out.protocols.grpc_messages,
+                &m.status,
+                &m.message,
+                m.count,
+            );
         }
-        crate::result::sort_grpc_messages(&mut out.grpc_messages);
-        if let Some(w) = &p.websocket {
-            out.websocket.get_or_insert_with(Default::default).add(w);
+        crate::result::sort_grpc_messages(&mut out.protocols.grpc_messages);
+        if let Some(w) = &p.protocols.websocket {
+            out.protocols
+                .websocket
+                .get_or_insert_with(Default::default)
+                .add(w);
         }
         out.connections_opened += p.connections_opened;
         out.settings.threads += p.settings.threads;
@@ -420,7 +423,7 @@ impl Merger {
             .or_else(|| p.server_software.clone());
         out.document_length = out.document_length.or(p.document_length);
         out.interrupted |= p.interrupted;
-        match (&mut out.stream, &p.stream) {
+        match (&mut out.protocols.stream, &p.protocols.stream) {
             (Some(s), Some(ps)) => {
                 s.events = s.events.saturating_add(ps.events);
                 s.done = s.done.saturating_add(ps.done);
@@ -438,7 +441,7 @@ impl Merger {
                     };
                 }
             }
-            (None, Some(ps)) => out.stream = Some(ps.clone()),
+            (None, Some(ps)) => out.protocols.stream = Some(ps.clone()),
             (_, None) => {}
         }
         self.connections = self.connections.saturating_add(p.settings.connections);
@@ -468,8 +471,8 @@ impl Merger {
             self.open.push((o.clone(), p.duration_s));
         }
         self.sessions.extend(p.sessions.clone());
-        self.tls.extend(p.tls.clone());
-        if let Some(q) = &p.quic {
+        self.tls.extend(p.protocols.tls.clone());
+        if let Some(q) = &p.protocols.quic {
             self.quic.get_or_insert_with(Default::default).join(q);
         }
         if !p.targets.is_empty() {
@@ -525,13 +528,13 @@ impl Merger {
             .collect();
         out.open = merge_open(&self.open, &out.histograms, duration_s, self.segmented);
         out.sessions = merge_sessions(&self.sessions, &out.histograms);
-        out.tls = merge_tls(&self.tls, &out.histograms);
-        if let Some(w) = &mut out.websocket {
+        out.protocols.tls = merge_tls(&self.tls, &out.histograms);
+        if let Some(w) = &mut out.protocols.websocket {
             w.upgrade = WsStats::upgrade_of(&out.histograms);
         }
-        out.quic = self.quic.clone();
+        out.protocols.quic = self.quic.clone();
         out.targets = self.targets.clone();
-        if let Some(s) = &out.stream {
+        if let Some(s) = &out.protocols.stream {
             let h = out.histograms.stream.clone().unwrap_or_default();
             let tokens = s.tokens.as_ref().map_or(0, |t| t.total);
             let good = s.tokens.as_ref().and_then(|t| t.good);
@@ -546,7 +549,7 @@ impl Merger {
             if let Some(d) = &mut merged.delivery {
                 d.early = early;
             }
-            out.stream = Some(merged);
+            out.protocols.stream = Some(merged);
         }
         out.origin = merge_origin(&self.origins);
         out.limit = (!self.limits.is_empty()).then(|| {

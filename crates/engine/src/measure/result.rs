@@ -412,8 +412,9 @@ impl QuicStats {
     }
 }
 
-/// The result of one run. One field per figure of the versioned JSON form (see the
-/// schema), hence over twenty: it is data, written once and read by renderers.
+/// The result of one run: the versioned JSON form (see the schema), the figures of
+/// each protocol grouped in [`ProtocolFigures`]. Data, written once and read by
+/// renderers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Always [`SCHEMA`].
@@ -455,9 +456,6 @@ pub struct RunResult {
     pub open: Option<OpenStats>,
     /// For session shapes: what became of the sessions.
     pub sessions: Option<SessionStats>,
-    /// For https targets: the negotiated protocol and the handshakes' cost.
-    #[serde(default)]
-    pub tls: Option<TlsStats>,
     /// Where and against what clock it ran, and its share of a segmented run.
     #[serde(default)]
     pub origin: Origin,
@@ -472,15 +470,28 @@ pub struct RunResult {
     /// true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// A run of several requests: each one's figures (see [`crate::TargetStats`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<crate::measure::targets::TargetStats>,
+    /// The figures of the protocols the run spoke, each in its own type; written
+    /// among the result's own keys, as they always were.
+    #[serde(flatten)]
+    pub protocols: ProtocolFigures,
+}
+
+/// The figures a run has by protocol (TLS, timed streams, QUIC, gRPC, WebSocket),
+/// each present only where the run spoke it. Flattened into [`RunResult`]'s JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolFigures {
+    /// For https targets: the negotiated protocol and the handshakes' cost.
+    #[serde(default)]
+    pub tls: Option<TlsStats>,
     /// Runs that time streams: the bodies' first bytes and events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamStats>,
     /// HTTP/3 runs: QUIC's own figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicStats>,
-    /// A run of several requests: each one's figures (see [`crate::TargetStats`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub targets: Vec<crate::measure::targets::TargetStats>,
     /// gRPC runs: the calls answered, by `grpc-status` name (`OK`, `UNAVAILABLE`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<std::collections::BTreeMap<String, u64>>,

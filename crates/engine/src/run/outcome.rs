@@ -150,33 +150,35 @@ pub(super) fn build_result(
         intervals,
         open,
         sessions,
-        tls,
         origin: Origin::default(),
         limit: None,
         capacity: None,
         interrupted: false,
-        stream,
-        quic,
         targets,
-        grpc: (cfg.watch.stream == Some(crate::StreamMode::Grpc)).then(|| {
-            (rec.grpc.statuses.iter().enumerate())
-                .filter(|(_, n)| **n > 0)
-                .map(|(code, n)| (stampede_wire::grpc::code_name(code as u8).to_string(), *n))
-                .collect()
-        }),
-        grpc_messages: {
-            let mut m = rec.grpc.messages.clone();
-            crate::result::sort_grpc_messages(&mut m);
-            m
-        },
-        websocket: cfg
-            .protocol
-            .websocket()
-            .is_some()
-            .then(|| crate::result::WsStats {
-                upgrade: ws_upgrade,
-                ..rec.ws.clone()
+        protocols: crate::result::ProtocolFigures {
+            tls,
+            stream,
+            quic,
+            grpc: (cfg.watch.stream == Some(crate::StreamMode::Grpc)).then(|| {
+                (rec.grpc.statuses.iter().enumerate())
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(code, n)| (stampede_wire::grpc::code_name(code as u8).to_string(), *n))
+                    .collect()
             }),
+            grpc_messages: {
+                let mut m = rec.grpc.messages.clone();
+                crate::result::sort_grpc_messages(&mut m);
+                m
+            },
+            websocket: cfg
+                .protocol
+                .websocket()
+                .is_some()
+                .then(|| crate::result::WsStats {
+                    upgrade: ws_upgrade,
+                    ..rec.ws.clone()
+                }),
+        },
     };
     result.limit = Some(limit_of(cfg, &result, loads, starved));
     Run {

@@ -211,7 +211,7 @@ fn figure(r: &RunResult, f: Figure, unc: bool) -> Option<&hdrhistogram::Histogra
         (Figure::Ttft, true) => &s?.first_event_uncorrected.0,
         (Figure::Itl, _) => &s?.gap.0,
         (Figure::Tpot, _) => {
-            r.stream.as_ref()?.tokens.as_ref()?;
+            r.protocols.stream.as_ref()?.tokens.as_ref()?;
             &s?.tpot.0
         }
     })
@@ -290,7 +290,7 @@ impl Assertion {
     pub fn check(&self, r: &RunResult) -> Checked {
         let ms = |us: f64| format!("{:.3} ms", us / 1000.0);
         let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
-        let tokens = r.stream.as_ref().and_then(|s| s.tokens.as_ref());
+        let tokens = r.protocols.stream.as_ref().and_then(|s| s.tokens.as_ref());
         let (actual, shown) = match self.metric {
             Metric::Latency(f, stat, u) => match figure(r, f, u) {
                 Some(h) if !h.is_empty() => {
@@ -439,7 +439,7 @@ mod tests {
         } else {
             crate::StreamMode::Sse
         };
-        r.stream = Some(crate::measure::stream::StreamStats::of(
+        r.protocols.stream = Some(crate::measure::stream::StreamStats::of(
             mode,
             (1_100, 0, 3_200, Some(90), 0),
             10.0,
@@ -472,7 +472,7 @@ mod tests {
         assert!(!c.passed && c.actual.contains("--openai"), "{c:?}");
         assert!(check("itl_p50 < 20ms", &sse).passed);
         let mut plain = streamed(false);
-        plain.stream = None;
+        plain.protocols.stream = None;
         plain.histograms.stream = None;
         let c = check("ttft_p99 < 1s", &plain);
         assert!(!c.passed && c.actual.contains("--sse"), "{c:?}");

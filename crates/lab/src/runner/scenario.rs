@@ -136,7 +136,7 @@ pub fn verify_ws(spec: &LoadSpec) -> Vec<String> {
         r.requests.completed
     )];
     failures.extend(r.errors.iter().map(|(k, n)| format!("{k} × {n}")));
-    if let Some(w) = &r.websocket {
+    if let Some(w) = &r.protocols.websocket {
         failures.extend(
             w.refused
                 .iter()

@@ -364,10 +364,10 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
         thousands(r.bytes.written),
         thousands(r.connections_opened)
     );
-    if let Some(tls) = &r.tls {
+    if let Some(tls) = &r.protocols.tls {
         let _ = write!(o, "<p>TLS: {}.</p>", esc(&crate::tls_line(tls)));
     }
-    if let Some(w) = (r.websocket.as_ref()).filter(|w| {
+    if let Some(w) = (r.protocols.websocket.as_ref()).filter(|w| {
         w.upgrade.is_some() || !w.refused.is_empty() || !w.closes.is_empty() || w.unmatched > 0
     }) {
         let list = |m: &std::collections::BTreeMap<u16, u64>| {

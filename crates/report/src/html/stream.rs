@@ -14,7 +14,7 @@ use crate::units::thousands;
 
 /// Appends the section, when `r` timed streams.
 pub(crate) fn stream_section(o: &mut String, r: &RunResult) {
-    let (Some(st), Some(h)) = (&r.stream, &r.histograms.stream) else {
+    let (Some(st), Some(h)) = (&r.protocols.stream, &r.histograms.stream) else {
         return;
     };
     let openai = st.mode == StreamMode::Openai;
