@@ -706,9 +706,9 @@ fn translate(a: &GhzArgs, i: Inputs) -> Result<(LoadSpec, Info), Exit> {
     }
     spec.calls = made;
     spec.tls = tls;
-    spec.load.send = send;
-    spec.load.http2 = true;
-    spec.load.stream = Some(stampede_engine::StreamMode::Grpc);
+    spec.load.streams.send = send;
+    spec.load.protocol.http2 = true;
+    spec.load.streams.stream = Some(stampede_engine::StreamMode::Grpc);
     spec.load.connections = a.connections as usize;
     spec.load.pipeline = (a.concurrency / a.connections) as usize;
     spec.load.threads = a

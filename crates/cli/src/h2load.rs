@@ -251,7 +251,7 @@ impl Tool for H2load {
                 eprintln!("{}", String::from_utf8_lossy(&r.bytes).trim_end());
             }
         }
-        let http2 = spec.load.http2;
+        let http2 = spec.load.protocol.http2;
         common::out(&h2load_preamble(info));
         if let Some(w) = a.warm_up {
             let mut warm = spec.clone();
@@ -648,10 +648,10 @@ fn translate(
             .collect::<Result<_, _>>()?;
     }
     spec.tls = crate::tls::TlsArgs::dialect(&target, http2)?;
-    spec.load.http2 = http2;
-    spec.load.h2 = h2;
+    spec.load.protocol.http2 = http2;
+    spec.load.protocol.h2 = h2;
     if speaks == Speaks::Http3 {
-        spec.load.http3 = Some(h3_settings(a)?);
+        spec.load.protocol.http3 = Some(h3_settings(a)?);
     }
     spec.record_requests = a.log_file.is_some();
     // h2load's rule: an HTTP/1.1 client posting a body pipelines nothing.

@@ -208,7 +208,7 @@ fn translate(a: &HeyArgs, target: Target, body: Option<Vec<u8>>) -> Result<LoadS
     spec.load.connections = a.workers as usize;
     spec.load.threads = a.cpus.unwrap_or_else(common::cpus).max(1);
     spec.load.keepalive = keepalive;
-    spec.load.http2 = a.h2;
+    spec.load.protocol.http2 = a.h2;
     spec.load.redirects = if a.disable_redirects || a.h2 { 0 } else { 10 };
     spec.load.timeout = (a.timeout > 0).then(|| Duration::from_secs(a.timeout));
     match a.duration {

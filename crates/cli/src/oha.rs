@@ -467,7 +467,7 @@ impl Tool for Oha {
                 "stampede oha: --latency-correction: without -q no request waits for its turn, so latencies run from the send, as in oha"
             );
         }
-        if a.parallel > 1 && !spec.load.http2 && spec.load.http3.is_none() {
+        if a.parallel > 1 && !spec.load.protocol.http2 && spec.load.protocol.http3.is_none() {
             eprintln!(
                 "stampede oha: -p {}: parallel requests are HTTP/2's (and HTTP/3's) streams; this run speaks HTTP/1.1, one request at a time per connection",
                 a.parallel
@@ -622,9 +622,9 @@ fn translate(a: &OhaArgs, inputs: Inputs) -> Result<(LoadSpec, OhaInfo), Exit> {
     spec.load.connections = a.connections;
     spec.load.threads = a.worker_threads.unwrap_or_else(common::cpus).max(1);
     spec.load.keepalive = !a.disable_keepalive;
-    spec.load.http2 = http2;
+    spec.load.protocol.http2 = http2;
     if http3 {
-        spec.load.http3 = Some(stampede_engine::h3::H3Settings::default());
+        spec.load.protocol.http3 = Some(stampede_engine::h3::H3Settings::default());
     }
     spec.load.pipeline = if http2 || http3 { a.parallel } else { 1 };
     spec.load.timeout = Some(a.timeout.unwrap_or(Duration::from_secs(30)));

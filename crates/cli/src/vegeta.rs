@@ -563,7 +563,7 @@ fn translate(a: &AttackArgs, Inputs { groups }: Inputs) -> Result<(LoadSpec, Ser
             .collect::<Result<Servers, Exit>>()?,
     };
     spec.tls = tls;
-    spec.load.http2 = http2;
+    spec.load.protocol.http2 = http2;
     spec.load.keepalive = a.keepalive;
     spec.load.timeout = (!a.timeout.is_zero()).then_some(a.timeout);
     // vegeta waits for the answers in flight when the attack ends (its report's

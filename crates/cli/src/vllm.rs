@@ -453,13 +453,13 @@ pub fn translate(
         once: false,
     });
     spec.load.requests = Some(a.num_prompts as u64);
-    spec.load.stream = Some(stampede_engine::StreamMode::Openai);
+    spec.load.streams.stream = Some(stampede_engine::StreamMode::Openai);
     // A completion carries at most the tokens it asked for, an event each at most:
     // a server that streams on past twice that (and some) is broken, not waited for.
-    spec.load.max_events = Some(stampede_engine::openai::max_events(&drawn));
-    spec.load.slo = slo;
+    spec.load.streams.max_events = Some(stampede_engine::openai::max_events(&drawn));
+    spec.load.streams.slo = slo;
     spec.load.seed = a.seed;
-    spec.load.tokenizer = tokenizer.clone();
+    spec.load.streams.tokenizer = tokenizer.clone();
     // Completions take long: vLLM's client waits up to six hours for one.
     spec.load.timeout = Some(Duration::from_secs(6 * 3600));
     // One connection per request in flight: the cap, or every prompt at once.

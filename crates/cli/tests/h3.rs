@@ -335,7 +335,7 @@ fn engine_h3(addr: std::net::SocketAddr, d: Duration) -> (stampede_engine::RunRe
         })
         .unwrap(),
     );
-    spec.load.http3 = Some(Default::default());
+    spec.load.protocol.http3 = Some(Default::default());
     spec.load.connections = 2;
     spec.load.duration = Some(d);
     spec.load.connect_timeout = Duration::from_millis(300);

@@ -71,8 +71,8 @@ pub use spec::plan::{Plan, Pool, PoolRequests, SessionSteps, SessionWork, Worklo
 pub use spec::segment::Segment;
 pub use spec::servers::{Part, Server};
 pub use spec::{
-    parse_duration, Load, LoadSpec, Session, Shape, Step, Walk, DEFAULT_HORIZON, MAX_HORIZON,
-    MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,
+    parse_duration, Load, LoadProtocol, LoadSpec, LoadStreams, Session, Shape, Step, Walk,
+    DEFAULT_HORIZON, MAX_HORIZON, MAX_PIPELINE, MAX_REDIRECTS, MAX_SPEC_DURATION,
 };
 pub use spec::{Slo, StreamMode, StreamSend, WsLoad};
 pub use target::{Address, Target};

@@ -117,14 +117,14 @@ fn http2_streams_and_a_fixed_rate_count_the_same_on_both() {
     each_backend(|io| {
         let srv = server(io);
         let mut s = spec(&srv, "/pong", io);
-        s.load.http2 = true;
+        s.load.protocol.http2 = true;
         s.load.pipeline = 8;
         s.load.requests = Some(4_000);
         let r = go(s.clone());
         all_answered(&r, 4_000, io);
         assert_eq!(r.origin.io, io.name());
 
-        s.load.http2 = false;
+        s.load.protocol.http2 = false;
         s.load.pipeline = 1;
         s.load.requests = None;
         s.load.duration = Some(Duration::from_millis(1_500));
@@ -208,7 +208,7 @@ fn tls_over_http1_and_http2_with_full_handshakes_and_large_bodies_counts_the_sam
         assert_eq!(tls.alpn.as_deref(), Some("http/1.1"));
 
         // ALPN's h2, eight streams a connection.
-        s.load.http2 = true;
+        s.load.protocol.http2 = true;
         s.load.pipeline = 8;
         s.tls = Some(client_tls(true));
         let r = go(s.clone());
@@ -221,7 +221,7 @@ fn tls_over_http1_and_http2_with_full_handshakes_and_large_bodies_counts_the_sam
 
         // A connection per request: every one a full handshake, closed with
         // close_notify.
-        (s.load.http2, s.load.pipeline) = (false, 1);
+        (s.load.protocol.http2, s.load.pipeline) = (false, 1);
         s.tls = Some(client_tls(false));
         s.load.keepalive = false;
         s.load.requests = Some(300);
@@ -253,7 +253,7 @@ fn h3_nowhere() -> LoadSpec {
     let mut s = LoadSpec::new(target, req);
     s.load.requests = Some(1);
     s.load.connect_timeout = Duration::from_millis(500);
-    s.load.http3 = Some(Default::default());
+    s.load.protocol.http3 = Some(Default::default());
     s.tls = Some(
         stampede_tls::client_config(&stampede_tls::ClientOptions {
             insecure: true,

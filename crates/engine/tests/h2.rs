@@ -131,7 +131,7 @@ fn spec(url: &str, streams: usize, n: u64) -> LoadSpec {
         .unwrap();
     let tls = target.tls;
     let mut s = LoadSpec::new(target, req);
-    s.load.http2 = true;
+    s.load.protocol.http2 = true;
     s.load.pipeline = streams;
     s.load.connections = 2;
     s.load.threads = 1;
@@ -241,7 +241,7 @@ fn an_http11_server_asked_for_h2c_is_a_protocol_error() {
         Target::parse(&url).unwrap(),
         RequestBuilder::new("GET", "/").build().unwrap(),
     );
-    probe.load.http2 = true;
+    probe.load.protocol.http2 = true;
     probe.load.requests = Some(1);
     probe.load.connect_timeout = Duration::from_secs(2);
     let e = stampede_engine::probe(&probe.plan().unwrap()).unwrap_err();

@@ -45,8 +45,8 @@ fn spec(srv: &Running, maker: Arc<Statuses>, n: u64) -> LoadSpec {
         .unwrap();
     let mut s = LoadSpec::new(target, req);
     s.calls = Some(MadeCalls(maker));
-    s.load.http2 = true;
-    s.load.stream = Some(StreamMode::Grpc);
+    s.load.protocol.http2 = true;
+    s.load.streams.stream = Some(StreamMode::Grpc);
     s.load.pipeline = 4;
     s.load.connections = 2;
     s.load.threads = 2;
@@ -114,8 +114,8 @@ fn made_calls_go_on_http2_pools_of_one_request_without_a_length() {
     });
     let why = |mut s: LoadSpec| s.validate().unwrap_err().to_string();
     let mut s = spec(&srv, maker.clone(), 10);
-    s.load.http2 = false;
-    s.load.stream = None;
+    s.load.protocol.http2 = false;
+    s.load.streams.stream = None;
     assert!(why(s).contains("go over HTTP/2"));
     let mut s = spec(&srv, maker.clone(), 10);
     s.load.variety = vec![s.load.request.clone(), s.load.request.clone()];
@@ -196,7 +196,7 @@ fn a_websocket_message_that_cannot_be_made_stops_the_run() {
     stopped_early(ws_spec(&srv, maker.clone(), 100_000));
     // A ping carries the run's message: none is made for it.
     let mut s = ws_spec(&srv, maker, 10);
-    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
     let why = s.validate().unwrap_err().to_string();
     assert!(why.contains("a ping carries the run's message"), "{why}");
 }

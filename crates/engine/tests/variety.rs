@@ -213,7 +213,7 @@ fn http2_streams_take_the_requests_in_turn() {
         &url,
         &[("GET", "/one"), ("GET", "/two"), ("DELETE", "/three")],
     );
-    s.load.http2 = true;
+    s.load.protocol.http2 = true;
     s.load.pipeline = 8;
     s.load.requests = Some(300);
     let r = go(s);
@@ -231,7 +231,7 @@ fn http2_streams_share_one_walk_over_the_runs_calls() {
     let paths: Vec<String> = (0..10).map(|i| format!("/{i}")).collect();
     let list: Vec<(&str, &str)> = paths.iter().map(|p| ("GET", p.as_str())).collect();
     let mut s = spec(&url, &list);
-    s.load.http2 = true;
+    s.load.protocol.http2 = true;
     s.load.pipeline = 4;
     s.load.requests = Some(10);
     s.load.walk = Some(stampede_engine::Walk {

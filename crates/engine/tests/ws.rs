@@ -23,7 +23,7 @@ pub fn spec(url: &str, n: u64, c: usize) -> LoadSpec {
         .build()
         .unwrap();
     let mut s = LoadSpec::new(target, req);
-    s.load.ws = Some(WsLoad::text("hello, echo"));
+    s.load.protocol.ws = Some(WsLoad::text("hello, echo"));
     s.load.requests = Some(n);
     s.load.connections = c;
     s.load.threads = 2;
@@ -116,7 +116,7 @@ fn binary_messages_with_a_subprotocol() {
     ws.message = std::sync::Arc::from(&[0u8, 0xff, 0x80, 7][..]);
     ws.binary = true;
     ws.protocols = vec!["chat".into()];
-    s.load.ws = Some(ws);
+    s.load.protocol.ws = Some(ws);
     let r = go(s);
     assert_eq!(r.requests.completed, 50, "{:?}", r.errors);
     assert_eq!(r.bytes.body, 200);
@@ -134,7 +134,7 @@ fn several_messages_go_in_turn_on_each_connection() {
         Arc::from(&b"bb"[..]),
         Arc::from(&b"cccc"[..]),
     ];
-    s.load.ws = Some(ws.clone());
+    s.load.protocol.ws = Some(ws.clone());
     let r = go(s.clone());
     assert_eq!(r.requests.completed, 100, "{:?}", r.errors);
     // 34 + 33 + 33 of them, in turn from the first.
@@ -144,7 +144,7 @@ fn several_messages_go_in_turn_on_each_connection() {
     let why = |ws: WsLoad| {
         let mut s = s.clone();
         s.load.pipeline = 1;
-        s.load.ws = Some(ws);
+        s.load.protocol.ws = Some(ws);
         s.validate().unwrap_err().to_string()
     };
     let mut bad = ws.clone();
@@ -152,7 +152,7 @@ fn several_messages_go_in_turn_on_each_connection() {
     assert!(why(bad.clone()).contains("messages[2]: a text message must be UTF-8"));
     bad.binary = true;
     let mut ok = s.clone();
-    ok.load.ws = Some(bad);
+    ok.load.protocol.ws = Some(bad);
     ok.validate().unwrap();
     let mut ping = ws.clone();
     ping.ping = true;
@@ -172,7 +172,7 @@ fn steps_send_in_turn_and_wait_for_what_each_answer_holds() {
         let mut s = spec(&ws_url(&srv, "/ws/echo"), 4, 1);
         s.load.threads = 1;
         s.load.timeout = Some(Duration::from_millis(300));
-        s.load.ws = Some(ws);
+        s.load.protocol.ws = Some(ws);
         s
     };
     let r = go(steps([b"join", b""]));
@@ -187,7 +187,7 @@ fn steps_send_in_turn_and_wait_for_what_each_answer_holds() {
     assert_eq!(r.protocols.websocket.as_ref().unwrap().unmatched, 2);
     // One expectation for each message, not beside expect.
     let mut s = steps([b"a", b"b"]);
-    s.load.ws.as_mut().unwrap().expects.pop();
+    s.load.protocol.ws.as_mut().unwrap().expects.pop();
     assert!(s
         .validate()
         .unwrap_err()
@@ -387,7 +387,7 @@ fn pings_are_answered_and_a_slow_echo_still_counts() {
 fn pings_are_the_requests_and_their_pongs_the_answers() {
     let srv = server();
     let mut s = spec(&ws_url(&srv, "/ws/echo"), 300, 3);
-    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
     let r = go(s);
     assert_eq!(r.requests.completed, 300, "{:?}", r.errors);
     assert_eq!(r.statuses.get(&101), Some(&300));
@@ -413,7 +413,7 @@ fn pings_are_the_requests_and_their_pongs_the_answers() {
         },
     );
     let mut s = spec(&url, 40, 2);
-    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
     let r = go(s);
     assert_eq!(r.requests.completed, 40, "{:?}", r.errors);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
@@ -421,12 +421,12 @@ fn pings_are_the_requests_and_their_pongs_the_answers() {
 
     // A ping is a control frame: 125 bytes at most, one at a time on a connection.
     let mut s = spec(&url, 1, 1);
-    s.load.ws = Some(WsLoad::text(&"x".repeat(126)));
-    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws = Some(WsLoad::text(&"x".repeat(126)));
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
     let e = s.plan().unwrap_err().to_string();
     assert!(e.contains("at most 125 bytes"), "{e}");
     let mut s = spec(&url, 1, 1);
-    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
     s.load.pipeline = 2;
     let e = s.plan().unwrap_err().to_string();
     assert!(e.contains("one at a time"), "{e}");
@@ -524,8 +524,8 @@ fn each_session_upgrades_its_own_connection_and_closes_it_cleanly() {
     assert_eq!(got, vec![1000; 20]);
 
     // Held with heartbeats: the sessions ping instead.
-    s.load.ws.as_mut().unwrap().ping = true;
-    s.load.ws.as_mut().unwrap().message = Arc::from(&b"beat"[..]);
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws.as_mut().unwrap().message = Arc::from(&b"beat"[..]);
     let r = go(s);
     assert_eq!(r.requests.completed, 60, "{:?}", r.errors);
 }

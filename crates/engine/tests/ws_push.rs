@@ -15,11 +15,11 @@ use crate::ws::server;
 /// connections, each asking with `message` (empty: with its upgrade alone).
 fn spec(url: &str, n: Option<u64>, c: usize, message: &str) -> LoadSpec {
     let mut s = crate::ws::spec(url, 0, c);
-    s.load.ws = Some(WsLoad::text(message));
-    s.load.stream = Some(StreamMode::Messages);
+    s.load.protocol.ws = Some(WsLoad::text(message));
+    s.load.streams.stream = Some(StreamMode::Messages);
     s.load.requests = n;
     s.load.timeout = None;
-    s.load.event_timeout = Some(Duration::from_secs(3));
+    s.load.streams.event_timeout = Some(Duration::from_secs(3));
     s
 }
 
@@ -114,7 +114,7 @@ fn a_stalled_stream_fails_as_one() {
     // its first.
     let url = format!("ws://{}/ws/push?interval_ms=60000", srv.addr());
     let mut s = spec(&url, Some(2), 2, "");
-    s.load.event_timeout = Some(Duration::from_millis(200));
+    s.load.streams.event_timeout = Some(Duration::from_millis(200));
     let r = go(s);
     assert_eq!(r.requests.failed, 2, "{:?}", r.errors);
     assert_eq!(r.errors.get("stream_stall"), Some(&2), "{:?}", r.errors);
@@ -128,11 +128,11 @@ fn push_streams_refuse_what_does_not_apply() {
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("one push stream at a time"), "{e}");
     let mut s = spec(url, Some(1), 1, "beat");
-    s.load.ws.as_mut().unwrap().ping = true;
+    s.load.protocol.ws.as_mut().unwrap().ping = true;
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("pings are round trips"), "{e}");
     let mut s = spec(url, Some(1), 1, "");
-    s.load.stream = Some(StreamMode::Sse);
+    s.load.streams.stream = Some(StreamMode::Sse);
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("no other stream timing"), "{e}");
     // Messages are a WebSocket server's.
@@ -141,7 +141,7 @@ fn push_streams_refuse_what_does_not_apply() {
         t.clone(),
         RequestBuilder::native(&t, "GET", true).build().unwrap(),
     );
-    s.load.stream = Some(StreamMode::Messages);
+    s.load.streams.stream = Some(StreamMode::Messages);
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("ws:// or wss://"), "{e}");
 }
@@ -154,7 +154,7 @@ fn stamped_sends_are_timed_by_a_rooms_members() {
     let srv = server();
     let url = format!("ws://{}/ws/room?name=stamps", srv.addr());
     let mut s = spec(&url, None, 4, "hello, room");
-    s.load.ws.as_mut().unwrap().stamp = true;
+    s.load.protocol.ws.as_mut().unwrap().stamp = true;
     s.load.duration = Some(Duration::from_millis(400));
     let r = go(s);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
@@ -168,16 +168,16 @@ fn stamped_sends_are_timed_by_a_rooms_members() {
     // stamp rides in front of the message.
     let url = format!("ws://{}/ws/room?name=alone", srv.addr());
     let mut s = spec(&url, Some(50), 1, "tick");
-    s.load.stream = None;
+    s.load.streams.stream = None;
     s.load.timeout = Some(Duration::from_secs(2));
-    s.load.ws.as_mut().unwrap().stamp = true;
+    s.load.protocol.ws.as_mut().unwrap().stamp = true;
     let r = go(s);
     assert_eq!(r.requests.completed, 50, "{:?}", r.errors);
     assert_eq!(r.bytes.body, 50 * (stampede_wire::stamp::LEN + 4) as u64);
     // Stamps go on data messages only.
     let mut s = spec(&url, Some(1), 1, "beat");
-    s.load.stream = None;
-    let w = s.load.ws.as_mut().unwrap();
+    s.load.streams.stream = None;
+    let w = s.load.protocol.ws.as_mut().unwrap();
     (w.stamp, w.ping) = (true, true);
     let e = s.validate().unwrap_err().to_string();
     assert!(e.contains("stamps go on data messages"), "{e}");

@@ -427,7 +427,6 @@ impl H3Endpoint {
 
     /// Timers due at `now`: QUIC's and the deferred answers'.
     pub fn timeout(&mut self, now: Instant) {
-        self.rearm();
         while let Some(&Reverse((t, i))) = self.quic_timers.peek() {
             if t > now {
                 break;
@@ -449,7 +448,6 @@ impl H3Endpoint {
                 self.touched.push(i);
             }
         }
-        self.rearm();
         while let Some(Reverse((at, ci, id))) = self.timers.peek().copied() {
             if at > now {
                 break;

@@ -49,8 +49,11 @@ fn defaults_are_ghzs() {
     assert_eq!(s.load.threads, 1);
     assert_eq!(s.load.timeout, Some(Duration::from_secs(20)));
     assert_eq!(s.load.connect_timeout, Duration::from_secs(10));
-    assert!(s.load.http2 && s.tls.is_none());
-    assert_eq!(s.load.stream, Some(stampede_engine::StreamMode::Grpc));
+    assert!(s.load.protocol.http2 && s.tls.is_none());
+    assert_eq!(
+        s.load.streams.stream,
+        Some(stampede_engine::StreamMode::Grpc)
+    );
     assert!(matches!(s.load.shape, Shape::Closed));
     assert!(!s.record_requests);
     assert_eq!(

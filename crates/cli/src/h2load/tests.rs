@@ -38,7 +38,7 @@ fn flags_become_the_run_h2load_would_make() {
         "http://127.0.0.1:9/p",
     ])
     .unwrap();
-    assert!(s.load.http2);
+    assert!(s.load.protocol.http2);
     assert_eq!(
         (
             s.load.requests,
@@ -50,7 +50,7 @@ fn flags_become_the_run_h2load_would_make() {
     );
     assert_eq!(info.protocol, "h2c");
     let (s, info) = spec_of(&["--h1", "-D", "2", "http://127.0.0.1:9/"]).unwrap();
-    assert!(!s.load.http2 && s.load.requests.is_none());
+    assert!(!s.load.protocol.http2 && s.load.requests.is_none());
     assert_eq!(s.load.duration, Some(Duration::from_secs(2)));
     assert_eq!((info.protocol.as_str(), info.requests), ("http/1.1", None));
 }
@@ -159,22 +159,22 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
             assert_eq!(s.load.pipeline, 8)
         }),
         (vec!["-f", "32K", u], |s| {
-            assert_eq!(s.load.h2.max_frame, 32 << 10)
+            assert_eq!(s.load.protocol.h2.max_frame, 32 << 10)
         }),
         (vec!["--max-frame-size", "16384", u], |s| {
-            assert_eq!(s.load.h2.max_frame, 16384)
+            assert_eq!(s.load.protocol.h2.max_frame, 16384)
         }),
         (vec!["-w", "16", u], |s| {
-            assert_eq!(s.load.h2.stream_window, 65535)
+            assert_eq!(s.load.protocol.h2.stream_window, 65535)
         }),
         (vec!["--window-bits", "30", u], |s| {
-            assert_eq!(s.load.h2.stream_window, (1 << 30) - 1)
+            assert_eq!(s.load.protocol.h2.stream_window, (1 << 30) - 1)
         }),
         (vec!["-W", "14", u], |s| {
-            assert_eq!(s.load.h2.connection_window, 16383)
+            assert_eq!(s.load.protocol.h2.connection_window, 16383)
         }),
         (vec!["--connection-window-bits", "20", u], |s| {
-            assert_eq!(s.load.h2.connection_window, (1 << 20) - 1)
+            assert_eq!(s.load.protocol.h2.connection_window, (1 << 20) - 1)
         }),
         (vec!["--log-file", "l.txt", u], |s| {
             assert!(s.record_requests)
@@ -189,8 +189,12 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
                 "{w}"
             )
         }),
-        (vec!["-p", "http/1.1", u], |s| assert!(!s.load.http2)),
-        (vec!["--no-tls-proto=h2c", u], |s| assert!(s.load.http2)),
+        (vec!["-p", "http/1.1", u], |s| {
+            assert!(!s.load.protocol.http2)
+        }),
+        (vec!["--no-tls-proto=h2c", u], |s| {
+            assert!(s.load.protocol.http2)
+        }),
         (vec!["-r", "2", "-c", "4", "-n", "8", u], |s| {
             assert!(
                 matches!(s.load.shape, Shape::Sessions { count: 4, period: Some(Period::Deterministic(p)) } if p == 0.5)
@@ -232,18 +236,18 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         }),
         (
             vec!["--npn-list", "http/1.1", "https://127.0.0.1:9/"],
-            |s| assert!(!s.load.http2),
+            |s| assert!(!s.load.protocol.http2),
         ),
         (
             vec!["--npn-list", "h2,http/1.1", "https://127.0.0.1:9/"],
-            |s| assert!(s.load.http2),
+            |s| assert!(s.load.protocol.http2),
         ),
-        (vec!["--h1", u], |s| assert!(!s.load.http2)),
+        (vec!["--h1", u], |s| assert!(!s.load.protocol.http2)),
         (vec!["--header-table-size", "8K", u], |s| {
-            assert_eq!(s.load.h2.header_table, 8192)
+            assert_eq!(s.load.protocol.h2.header_table, 8192)
         }),
         (vec!["--encoder-header-table-size", "0", u], |s| {
-            assert_eq!(s.load.h2.encoder_table, 0)
+            assert_eq!(s.load.protocol.h2.encoder_table, 0)
         }),
         (vec!["--connect-to", "127.0.0.2:7", u], |s| {
             assert_eq!(
@@ -257,7 +261,7 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         (vec!["--rps", "5", "-c", "2", "-n", "2", u], |s| {
             assert!(matches!(s.load.shape, Shape::Rate { rate, .. } if rate == 10.0))
         }),
-        (vec!["-v", u], |s| assert!(s.load.http2)),
+        (vec!["-v", u], |s| assert!(s.load.protocol.http2)),
         (
             vec!["--verbose", u, "/second", "http://elsewhere:1/third?q"],
             |s| {
@@ -376,16 +380,19 @@ fn h3_first_in_the_alpn_list_speaks_http3_with_its_udp_settings() {
         u,
     ])
     .unwrap();
-    let h3 = s.load.http3.expect("HTTP/3");
+    let h3 = s.load.protocol.http3.expect("HTTP/3");
     assert_eq!((h3.max_udp_payload, h3.header_table), (1350, 4096));
     assert!(!h3.gso, "--no-udp-gso sends a datagram a call");
-    assert!(!s.load.http2);
+    assert!(!s.load.protocol.http2);
     assert_eq!(s.load.pipeline, 8);
     assert_eq!(info.protocol, "h3");
     // h3 later in the list: HTTP/2 over TCP, as h2load chooses by the first.
     let (s, _) = spec_of(&["--alpn-list", "h3", u]).unwrap();
-    assert!(s.load.http3.expect("HTTP/3").gso, "GSO unless refused");
+    assert!(
+        s.load.protocol.http3.expect("HTTP/3").gso,
+        "GSO unless refused"
+    );
     let (s, info) = spec_of(&["--npn-list", "h2,h3", u]).unwrap();
-    assert!(s.load.http2 && s.load.http3.is_none());
+    assert!(s.load.protocol.http2 && s.load.protocol.http3.is_none());
     assert_eq!(info.protocol, "h2");
 }

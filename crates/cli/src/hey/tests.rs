@@ -93,9 +93,9 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
             )
         }),
         (vec!["-h2", u], |s| {
-            assert!(s.load.http2 && s.load.redirects == 0)
+            assert!(s.load.protocol.http2 && s.load.redirects == 0)
         }),
-        (vec!["--h2", u], |s| assert!(s.load.http2)),
+        (vec!["--h2", u], |s| assert!(s.load.protocol.http2)),
         (vec!["-host", "example.test", u], |s| {
             assert!(request_text(s).contains("Host: example.test\r\n"))
         }),

@@ -61,23 +61,23 @@ fn tokenizer(a: &LoadArgs) -> Result<Option<stampede_engine::TokenCounter>, Exit
 /// with the event timeout and the service levels; `--openai`'s prompts each once in
 /// turn.
 fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
-    spec.load.stream = match (a.stream, a.sse, a.openai) {
+    spec.load.streams.stream = match (a.stream, a.sse, a.openai) {
         _ if a.grpc.call.is_some() => Some(stampede_engine::StreamMode::Grpc),
         (_, _, Some(_)) => Some(stampede_engine::StreamMode::Openai),
         (_, true, None) => Some(stampede_engine::StreamMode::Sse),
-        (true, false, None) if spec.load.ws.is_some() => {
+        (true, false, None) if spec.load.protocol.ws.is_some() => {
             Some(stampede_engine::StreamMode::Messages)
         }
         (true, false, None) => Some(stampede_engine::StreamMode::Chunks),
         (false, false, None) => None,
     };
-    if a.event_timeout.is_some() && spec.load.stream.is_none() {
+    if a.event_timeout.is_some() && spec.load.streams.stream.is_none() {
         return Err(Exit::usage(
             "--event-timeout: times the events of streams; add --stream, --sse or --openai",
         ));
     }
-    spec.load.event_timeout = a.event_timeout;
-    spec.load.slo = crate::vllm::goodput(&a.goodput)?;
+    spec.load.streams.event_timeout = a.event_timeout;
+    spec.load.streams.slo = crate::vllm::goodput(&a.goodput)?;
     if a.openai.is_some() && spec.load.variety.len() > 1 {
         // Each prompt once in turn over the run's calls, whichever connection sends
         // (one prompt is the run's one request).
@@ -213,18 +213,18 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     let tls = a.tls.config(&target, a.http2 || a.grpc.call.is_some())?;
     let mut spec = LoadSpec::new(target, first);
     spec.load.variety = variety;
-    spec.load.max_events = max_events;
+    spec.load.streams.max_events = max_events;
     spec.calls = made;
     spec.tls = tls;
-    spec.load.send = send;
-    spec.load.ws = ws;
+    spec.load.streams.send = send;
+    spec.load.protocol.ws = ws;
     spec.load.connections = a.connections;
     spec.load.threads = a.threads.unwrap_or_else(common::cpus);
     spec.load.requests = a.requests;
     spec.load.keepalive = keepalive;
     spec.load.pipeline = a.streams.unwrap_or(a.pipeline);
     // gRPC goes over HTTP/2, each answer's messages watched.
-    spec.load.http2 = a.http2 || a.grpc.call.is_some();
+    spec.load.protocol.http2 = a.http2 || a.grpc.call.is_some();
     if a.http3 {
         let mut h3 = stampede_engine::h3::H3Settings {
             gso: !a.no_udp_gso,
@@ -236,16 +236,18 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
         if let Some(n) = a.qpack_table {
             h3.header_table = n;
         }
-        spec.load.http3 = Some(h3);
+        spec.load.protocol.http3 = Some(h3);
     }
     spec.load.redirects = a.redirects;
     streams(a, &mut spec)?;
-    spec.load.tokenizer = tokenizer;
+    spec.load.streams.tokenizer = tokenizer;
     if let Some(h) = a.send_horizon {
         spec.load.horizon = h;
     }
     spec.load.timeout = Some(a.timeout.unwrap_or(std::time::Duration::from_secs(30)));
-    if spec.load.stream == Some(stampede_engine::StreamMode::Messages) && a.timeout.is_none() {
+    if spec.load.streams.stream == Some(stampede_engine::StreamMode::Messages)
+        && a.timeout.is_none()
+    {
         // A push stream is held until the server ends it or the run does; a stall is
         // --event-timeout's.
         spec.load.timeout = None;
@@ -317,7 +319,7 @@ fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
         .into_spec()
         .map_err(|e| Exit::fail(e.to_string()))?;
     if let Some(t) = settings {
-        spec.tls = crate::tls::from_settings(&t, &spec.target, spec.load.http2)?;
+        spec.tls = crate::tls::from_settings(&t, &spec.target, spec.load.protocol.http2)?;
     }
     Ok(spec)
 }
@@ -467,7 +469,7 @@ fn measured<'a>(
     mut asserts: impl Iterator<Item = (&'a str, &'a stampede_engine::assert::Assertion)>,
 ) -> Result<(), Exit> {
     use stampede_engine::StreamMode;
-    let stream = spec.load.stream;
+    let stream = spec.load.streams.stream;
     let wrong = asserts.find_map(|(flag, x)| {
         if x.needs_tokens() && stream != Some(StreamMode::Openai) {
             Some(format!(

@@ -27,7 +27,7 @@ fn defaults_are_oha_s() {
     );
     assert!(matches!(s.load.shape, Shape::Closed));
     assert_eq!(
-        (s.load.pipeline, s.load.http2, s.load.redirects),
+        (s.load.pipeline, s.load.protocol.http2, s.load.redirects),
         (1, false, 0)
     );
     assert_eq!(s.load.connect_timeout, Duration::from_secs(5));
@@ -58,7 +58,7 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
         }),
         (vec!["-c", "7", u], |s, _| assert_eq!(s.load.connections, 7)),
         (vec!["-p", "8", "--http2", u], |s, _| {
-            assert_eq!((s.load.pipeline, s.load.http2), (8, true))
+            assert_eq!((s.load.pipeline, s.load.protocol.http2), (8, true))
         }),
         (vec!["-p", "8", u], |s, _| assert_eq!(s.load.pipeline, 1)),
         (vec!["-z", "3s", u], |s, _| {
@@ -144,14 +144,16 @@ fn every_documented_flag_is_taken_or_refused_by_name() {
             // base64("user:pw")
             assert!(request_text(s).contains("Authorization: Basic dXNlcjpwdw==\r\n"))
         }),
-        (vec!["--http-version", "2", u], |s, _| assert!(s.load.http2)),
+        (vec!["--http-version", "2", u], |s, _| {
+            assert!(s.load.protocol.http2)
+        }),
         (vec!["--http-version", "1.1", u], |s, _| {
-            assert!(!s.load.http2)
+            assert!(!s.load.protocol.http2)
         }),
         (
             vec!["--http-version", "3", "-p", "4", "https://127.0.0.1:9/"],
             |s, _| {
-                assert!(s.load.http3.is_some() && !s.load.http2);
+                assert!(s.load.protocol.http3.is_some() && !s.load.protocol.http2);
                 assert_eq!(s.load.pipeline, 4);
             },
         ),

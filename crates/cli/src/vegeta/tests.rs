@@ -97,7 +97,7 @@ fn every_attack_flag_is_taken_or_refused_by_name() {
             assert_eq!(s.load.duration, Some(FOREVER));
             assert_eq!(s.load.connections, 10);
             assert_eq!(s.load.timeout, Some(Duration::from_secs(30)));
-            assert!(s.load.keepalive && s.load.redirects == 10 && !s.load.http2);
+            assert!(s.load.keepalive && s.load.redirects == 10 && !s.load.protocol.http2);
             assert_eq!(s.load.variety.len(), 2);
             assert!(text(&s.load.variety[0]).contains("X-Own: 1\r\n"));
             assert!(text(&s.load.variety[1]).starts_with("POST /b "));
@@ -137,8 +137,8 @@ fn every_attack_flag_is_taken_or_refused_by_name() {
         }),
         (vec!["-keepalive=false"], |s| assert!(!s.load.keepalive)),
         (vec!["-keepalive"], |s| assert!(s.load.keepalive)),
-        (vec!["-h2c"], |s| assert!(s.load.http2)),
-        (vec!["-http2=false"], |s| assert!(!s.load.http2)),
+        (vec!["-h2c"], |s| assert!(s.load.protocol.http2)),
+        (vec!["-http2=false"], |s| assert!(!s.load.protocol.http2)),
         (vec!["-redirects", "-1"], |s| {
             assert_eq!(s.load.redirects, 0)
         }),
@@ -179,11 +179,11 @@ fn every_attack_flag_is_taken_or_refused_by_name() {
     let tls = f.file("tls.txt", "GET https://127.0.0.1:9/\n");
     let s = spec_of(&["-targets", &tls, "-session-tickets", "-insecure"]).unwrap();
     assert!(
-        s.tls.is_some() && s.load.http2,
+        s.tls.is_some() && s.load.protocol.http2,
         "https offers HTTP/2 by default"
     );
     let s = spec_of(&["-targets", &tls, "-http2=false"]).unwrap();
-    assert!(!s.load.http2);
+    assert!(!s.load.protocol.http2);
 
     let json = f.file(
         "t.json",

@@ -268,7 +268,7 @@ pub struct Histograms {
     /// wss://) to the server's 101.
     #[serde(default)]
     pub ws_upgrade: Hist,
-    /// Runs that time streams (see [`crate::Load::stream`]): each body's first byte and
+    /// Runs that time streams (see [`crate::LoadStreams::stream`]): each body's first byte and
     /// events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamHistograms>,

@@ -1,4 +1,4 @@
-//! The figures of runs that time streams (see [`crate::Load::stream`]): the
+//! The figures of runs that time streams (see [`crate::LoadStreams::stream`]): the
 //! histograms every worker records and merges (the first body byte and the first
 //! event from the intended start and from the send, the gaps between events, events,
 //! tokens and time per output token per response, stamped messages from their due
@@ -65,7 +65,7 @@ impl StreamHistograms {
     }
 }
 
-/// What a run that times streams found (see [`crate::Load::stream`]).
+/// What a run that times streams found (see [`crate::LoadStreams::stream`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamStats {
     /// What counted as an event.

@@ -16,7 +16,10 @@ use std::time::Duration;
 use crate::proto::h2::H2Settings;
 use crate::proto::h3::H3Settings;
 use crate::spec::segment::Segment;
-use crate::spec::{Load, LoadSpec, Request, Session, Shape, Slo, Step, StreamSend, Walk, WsLoad};
+use crate::spec::{
+    Load, LoadProtocol, LoadSpec, LoadStreams, Request, Session, Shape, Slo, Step, StreamSend,
+    Walk, WsLoad,
+};
 
 /// The protocol every connection of a run speaks, with its settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,21 +210,27 @@ impl Config {
             script,
             variety,
             seed,
-            http2,
+            protocol:
+                LoadProtocol {
+                    http2,
+                    h2,
+                    http3,
+                    ws,
+                },
             socket,
-            h2,
-            http3,
             batch_latency,
             walk,
             redirects,
             horizon,
-            stream,
-            slo,
-            event_timeout,
-            max_events,
-            tokenizer,
-            send,
-            ws,
+            streams:
+                LoadStreams {
+                    stream,
+                    slo,
+                    event_timeout,
+                    max_events,
+                    tokenizer,
+                    send,
+                },
         } = load;
         Config {
             protocol: Protocol::of(http2, h2, http3, ws),

@@ -261,9 +261,9 @@ pub struct LoadSpec {
 
 /// The load a spec puts on its target: the request, the workload model, counts and
 /// limits, protocol and socket settings. Plain data with one serde form, which the
-/// saved spec ([`portable::PortableSpec`]) writes as it is. Over twenty fields because
-/// it is the flags' form, one field per setting; the worker reads the checked
-/// [`plan::Plan`] made of it.
+/// saved spec ([`portable::PortableSpec`]) writes as it is: the flags' form, a field
+/// per setting, the protocol's and the streams' in groups of their own (their keys
+/// written among the load's). The worker reads the checked [`plan::Plan`] made of it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Load {
@@ -315,22 +315,14 @@ pub struct Load {
     pub variety: Vec<Request>,
     /// Seed of random arrival processes, so a run can be repeated exactly.
     pub seed: u64,
-    /// Speak HTTP/2: with prior knowledge (h2c) over plain TCP; over TLS when ALPN
-    /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
-    /// is then the streams kept open per connection (h2load's `-m`).
-    pub http2: bool,
+    /// The protocol spoken and its settings, as the flags give them (the plan makes
+    /// one protocol value of them).
+    #[serde(flatten)]
+    pub protocol: LoadProtocol,
     /// Options of every connection's socket (local address, buffers, closing with a
     /// reset); the defaults leave the kernel's.
     #[serde(default)]
     pub socket: crate::spec::net::SocketOptions,
-    /// What HTTP/2 connections offer the server: receive windows, frame size, HPACK
-    /// tables (the defaults open windows wide).
-    #[serde(default)]
-    pub h2: crate::proto::h2::H2Settings,
-    /// Speak HTTP/3 over QUIC (an https target; UDP to its port), with these
-    /// settings; `pipeline` is then the streams kept open per connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http3: Option<crate::proto::h3::H3Settings>,
     /// Time each pipelined batch once, at its last response (wrk2's `-B`): the other
     /// responses are counted without a latency sample.
     #[serde(default)]
@@ -358,6 +350,38 @@ pub struct Load {
         with = "crate::form::micros"
     )]
     pub horizon: Duration,
+    /// Streamed bodies: how they are timed and bounded, and a request stream's pace.
+    #[serde(flatten)]
+    pub streams: LoadStreams,
+}
+
+/// The protocol a [`Load`] speaks, as its flags give it: HTTP/1.1 unless one of these
+/// says otherwise (the plan checks the combination and makes one
+/// protocol value of it). Written among the load's own keys.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct LoadProtocol {
+    /// Speak HTTP/2: with prior knowledge (h2c) over plain TCP; over TLS when ALPN
+    /// chooses h2 (offer `h2` in the TLS settings), HTTP/1.1 otherwise. `pipeline`
+    /// is then the streams kept open per connection (h2load's `-m`).
+    pub http2: bool,
+    /// What HTTP/2 connections offer the server: receive windows, frame size, HPACK
+    /// tables (the defaults open windows wide).
+    #[serde(default)]
+    pub h2: crate::proto::h2::H2Settings,
+    /// Speak HTTP/3 over QUIC (an https target; UDP to its port), with these
+    /// settings; `pipeline` is then the streams kept open per connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<crate::proto::h3::H3Settings>,
+    /// WebSocket runs (`ws://`, `wss://`): each connection is upgraded, and each
+    /// request is one message whose answer is the next message the server sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws: Option<WsLoad>,
+}
+
+/// How a [`Load`] watches streamed bodies and paces request streams. Written among
+/// the load's own keys.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct LoadStreams {
     /// Time each response body as it arrives: its first byte, its events (the pieces
     /// the server framed, or server-sent events) and the gaps between them. `None`:
     /// bodies are counted, not watched.
@@ -390,10 +414,6 @@ pub struct Load {
     /// `None`: a call's messages go out together with its headers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send: Option<StreamSend>,
-    /// WebSocket runs (`ws://`, `wss://`): each connection is upgraded, and each
-    /// request is one message whose answer is the next message the server sends.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ws: Option<WsLoad>,
 }
 
 /// How a gRPC call's request stream is paced: its messages (the call's body, cut at
@@ -493,6 +513,42 @@ fn is_default_horizon(d: &Duration) -> bool {
 }
 
 impl Load {
+    /// The keys of its serde form, its groups' among them (a saved spec's error names
+    /// them where serde, reading flattened groups, cannot).
+    pub const KEYS: [&'static str; 31] = [
+        "request",
+        "connections",
+        "threads",
+        "requests",
+        "duration",
+        "keepalive",
+        "pipeline",
+        "timeout",
+        "connect_timeout",
+        "last_wait",
+        "drain",
+        "check_length",
+        "shape",
+        "session",
+        "script",
+        "variety",
+        "seed",
+        "http2",
+        "h2",
+        "http3",
+        "ws",
+        "socket",
+        "batch_latency",
+        "walk",
+        "redirects",
+        "horizon_us",
+        "stream",
+        "slo",
+        "event_timeout",
+        "max_events",
+        "send",
+    ];
+
     /// One connection, one thread, keep-alive, no pipelining and 30 s timeouts, the
     /// closed model; set `requests` or `duration` before running.
     pub fn new(request: Request) -> Load {
@@ -514,21 +570,13 @@ impl Load {
             script: Vec::new(),
             variety: Vec::new(),
             seed: 0x5eed,
-            http2: false,
+            protocol: LoadProtocol::default(),
             socket: crate::spec::net::SocketOptions::default(),
-            h2: crate::proto::h2::H2Settings::default(),
-            http3: None,
             batch_latency: false,
             walk: None,
             redirects: 0,
             horizon: DEFAULT_HORIZON,
-            stream: None,
-            slo: None,
-            event_timeout: None,
-            max_events: None,
-            tokenizer: None,
-            send: None,
-            ws: None,
+            streams: LoadStreams::default(),
         }
     }
 }

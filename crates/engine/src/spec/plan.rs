@@ -89,7 +89,7 @@ impl Plan {
     pub(crate) fn of(mut spec: LoadSpec) -> Result<Plan, SpecError> {
         spec.validate()?;
         if let (crate::spec::target::Address::Tcp(to), None, None) =
-            (&spec.target.address, &spec.proxy, &spec.load.http3)
+            (&spec.target.address, &spec.proxy, &spec.load.protocol.http3)
         {
             // Tens of thousands of connections to a loopback server: several sources.
             // Sessions each take a connection of their own (and leave its port in
@@ -269,7 +269,7 @@ mod tests {
         assert!(e.starts_with("redirects: "), "{e}");
         // HTTP/2: every request is translated once, here, for every worker.
         let mut h2 = spec();
-        h2.load.http2 = true;
+        h2.load.protocol.http2 = true;
         assert_eq!(h2.plan().unwrap().h2_requests().len(), 1);
     }
 }

@@ -130,10 +130,13 @@ impl PortableSpec {
         Ok(PortableSpec {
             header: serde_json::from_value(header.into()).map_err(fields)?,
             load: serde_json::from_value(v).map_err(|e| {
-                // Serde names the load's keys only; the header's are accepted too.
+                // The load's groups are flattened, so serde names no keys: they are
+                // listed here, the load's and the header's.
                 let mut e = e.to_string();
-                if e.starts_with("unknown field") {
-                    e.push_str(", or one of the header's: `");
+                if e.starts_with("unknown field") && !e.contains("expected") {
+                    e.push_str(", expected one of `");
+                    e.push_str(&Load::KEYS.join("`, `"));
+                    e.push_str("`, or one of the header's: `");
                     e.push_str(&Header::KEYS.join("`, `"));
                     e.push('`');
                 }
@@ -190,8 +193,8 @@ mod tests {
         spec.load.seed = 42;
         spec.load.socket.reset_on_close = true;
         spec.load.socket.recv_buffer = Some(65536);
-        spec.load.h2.stream_window = 1023;
-        spec.load.h2.max_frame = 1 << 20;
+        spec.load.protocol.h2.stream_window = 1023;
+        spec.load.protocol.h2.max_frame = 1 << 20;
         spec.proxy = Some(crate::spec::net::Proxy::parse("http://u:p@127.0.0.1:3128").unwrap());
         spec.load.variety = vec![spec.load.request.clone(), {
             let mut t = spec.target.clone();
@@ -209,7 +212,7 @@ mod tests {
             (&back.load.socket, &back.proxy),
             (&spec.load.socket, &spec.proxy)
         );
-        assert_eq!(back.load.h2, spec.load.h2);
+        assert_eq!(back.load.protocol.h2, spec.load.protocol.h2);
         assert_eq!(
             (
                 back.load.connections,
@@ -264,6 +267,23 @@ mod tests {
                 assert!(e.ends_with("header's: `format`, `version`, `url`, `unix_socket`, `tls`, `proxy`, `proxy_authorization`"), "{e}");
             }
             other => panic!("{other:?}"),
+        }
+        // Every key the load writes is among those an unknown one is told of, and
+        // each of those is one the load reads (a wrong value, not an unknown key).
+        let load = serde_json::to_value(&spec.load).unwrap();
+        for k in load.as_object().unwrap().keys() {
+            assert!(
+                Load::KEYS.contains(&k.as_str()),
+                "{k} missing from Load::KEYS"
+            );
+        }
+        for k in Load::KEYS {
+            let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            v[k] = serde_json::json!([[["not a value"]]]);
+            match PortableSpec::from_json(&v.to_string()) {
+                Err(SavedSpecError::Fields(e)) => assert!(!e.starts_with("unknown"), "{k}: {e}"),
+                other => panic!("{k}: {other:?}"),
+            }
         }
         // The header's keys are exactly what it writes, and the load writes none of them.
         let header = serde_json::to_value(&PortableSpec::of(&spec, None).header).unwrap();

@@ -19,9 +19,9 @@ pub fn scenario_spec(
         None => scenario_request(s, &target, s.keepalive)?,
     };
     let mut spec = LoadSpec::new(target, request);
-    spec.load.ws = s.ws.clone();
+    spec.load.protocol.ws = s.ws.clone();
     spec.tls = tls;
-    spec.load.http2 = s.http2;
+    spec.load.protocol.http2 = s.http2;
     spec.load.connections = s.connections;
     spec.load.threads = plan
         .client_threads
@@ -39,13 +39,13 @@ pub fn scenario_spec(
     spec.load.session = s.session;
     spec.load.script = script;
     if let Some(st) = &s.stream {
-        spec.load.stream = Some(st.mode);
-        spec.load.event_timeout = st.event_timeout;
+        spec.load.streams.stream = Some(st.mode);
+        spec.load.streams.event_timeout = st.event_timeout;
     }
     if let Some(o) = s.stream.as_ref().and_then(|st| st.openai.as_ref()) {
         // Each prompt's completion in turn, whichever connection sends.
-        spec.load.slo = o.slo;
-        spec.load.tokenizer = o.tokenizer.clone();
+        spec.load.streams.slo = o.slo;
+        spec.load.streams.tokenizer = o.tokenizer.clone();
         spec.load.variety = (o.bodies.iter())
             .map(|b| {
                 build_request(

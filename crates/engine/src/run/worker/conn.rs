@@ -174,7 +174,7 @@ mod tests {
         assert_eq!((p.stream, p.refused, p.hops), (0, 0, 0));
         // h2c speaks HTTP/2 from the first byte; over TLS it waits for ALPN.
         let mut h2c = spec.clone();
-        h2c.load.http2 = true;
+        h2c.load.protocol.http2 = true;
         let connector = Connector::new(&Config::of(h2c));
         assert!(Conn::new(connector.fresh(), 4, now).proto.speaks_http2());
     }

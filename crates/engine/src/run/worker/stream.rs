@@ -1,4 +1,4 @@
-//! Streamed responses timed as they arrive (runs with [`crate::Load::stream`]): the
+//! Streamed responses timed as they arrive (runs with [`crate::LoadStreams::stream`]): the
 //! worker's side of a watched body. Each response in progress has a clock on its
 //! connection, kept only in such runs, with when its last event came and how many
 //! came; the first body byte and the first event are timed from the request's

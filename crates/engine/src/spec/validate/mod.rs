@@ -88,7 +88,7 @@ impl LoadSpec {
         if let Err(e) = self.load.socket.check() {
             return bad("socket", &e.to_string());
         }
-        self.load.h2.check()?;
+        self.load.protocol.h2.check()?;
         self.check_http3()?;
         if let Some(w) = self.load.walk {
             if !(w.rate > 0.0 && w.rate <= 1.0) {
@@ -97,7 +97,7 @@ impl LoadSpec {
             if self.load.variety.is_empty() {
                 return bad("walk", "a walk goes over a list of requests; give several");
             }
-            if self.load.http2 && w.once {
+            if self.load.protocol.http2 && w.once {
                 return bad(
                     "walk",
                     "a walk that ends the run at the list's end drives HTTP/1.1 requests; use HTTP/1.1, or let it go round",
@@ -121,7 +121,7 @@ impl LoadSpec {
                 );
             }
             if !self.target.tls {
-                if self.load.http2 {
+                if self.load.protocol.http2 {
                     return bad(
                         "proxy",
                         "HTTP/2 without TLS (h2c) cannot go through an HTTP proxy; use https:// (tunnelled with CONNECT) or HTTP/1.1",
@@ -174,21 +174,21 @@ impl LoadSpec {
         if self.target.tls && matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
             return bad("tls", "TLS over a Unix socket is not supported");
         }
-        if self.load.stream == Some(crate::StreamMode::Grpc)
-            && (!self.load.http2 || self.load.http3.is_some())
+        if self.load.streams.stream == Some(crate::StreamMode::Grpc)
+            && (!self.load.protocol.http2 || self.load.protocol.http3.is_some())
         {
             return bad(
                 "stream",
                 "gRPC calls go over HTTP/2 (h2c or TLS with ALPN h2)",
             );
         }
-        if self.load.http2 && self.load.batch_latency {
+        if self.load.protocol.http2 && self.load.batch_latency {
             return bad(
                 "batch_latency",
                 "batch latency times HTTP/1.1's pipelined batches; HTTP/2 streams are timed one by one",
             );
         }
-        if self.load.http2 {
+        if self.load.protocol.http2 {
             if !self.load.keepalive {
                 return bad(
                     "http2",
@@ -197,7 +197,12 @@ impl LoadSpec {
             }
             let steps = self.load.script.iter().map(|s| &s.request);
             // A WebSocket's upgrade is made a CONNECT of its own (RFC 8441).
-            let request = self.load.ws.is_none().then_some(&self.load.request);
+            let request = self
+                .load
+                .protocol
+                .ws
+                .is_none()
+                .then_some(&self.load.request);
             for r in request.into_iter().chain(steps).chain(&self.load.variety) {
                 if let Err(e) =
                     crate::proto::h2::H2Request::from_http1(&r.bytes, self.target.scheme())
@@ -212,12 +217,12 @@ impl LoadSpec {
         if self.calls.is_some() {
             self.check_made_calls()?;
         }
-        if let Some(send) = &self.load.send {
+        if let Some(send) = &self.load.streams.send {
             self.check_stream_send(send)?;
         }
-        if let Some(ws) = &self.load.ws {
+        if let Some(ws) = &self.load.protocol.ws {
             self.check_ws(ws)?;
-        } else if self.load.stream == Some(crate::StreamMode::Messages) {
+        } else if self.load.streams.stream == Some(crate::StreamMode::Messages) {
             return bad(
                 "stream",
                 "messages: each message a WebSocket server sends is an event; the target is a ws:// or wss:// URL",
@@ -226,7 +231,7 @@ impl LoadSpec {
             return bad("ws", "a ws:// or wss:// target needs the message to send");
         }
         let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
-        if self.hooks.is_some() && self.load.http2 {
+        if self.hooks.is_some() && self.load.protocol.http2 {
             return bad("hooks", "scripts drive HTTP/1.1 connections only");
         }
         if shaping {
@@ -279,7 +284,7 @@ impl LoadSpec {
         if self.load.redirects > 0 {
             let why = if self.load.redirects > MAX_REDIRECTS {
                 Some("follow at most 100 redirects per request")
-            } else if self.load.http2 {
+            } else if self.load.protocol.http2 {
                 Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
             } else if self.load.shape.has_sessions() {
                 Some("redirects are followed by a pool of connections (closed or fixed-rate load), not sessions")
@@ -368,7 +373,7 @@ impl LoadSpec {
             }
         }
         let s = &self.load.session;
-        if self.load.http2
+        if self.load.protocol.http2
             && (s.retry || s.max_piped > 0 || self.load.script.iter().any(|s| s.follows))
         {
             return bad(
@@ -376,7 +381,7 @@ impl LoadSpec {
                 "bursts of a session's steps, retried calls and --max-piped-calls pipeline HTTP/1.1; use HTTP/1.1",
             );
         }
-        if self.load.http2 && s.cookies {
+        if self.load.protocol.http2 && s.cookies {
             return bad(
                 "http2",
                 "session cookies are carried in HTTP/1.1 requests; use HTTP/1.1",

@@ -13,7 +13,7 @@ impl LoadSpec {
     /// HTTP/2 has them — what HTTP/2 refuses it refuses too, and what only HTTP/1.1
     /// connections do (scripts, redirects, bursts, cookies) it leaves to them.
     pub(super) fn check_http3(&self) -> Result<(), SpecError> {
-        let Some(h3) = &self.load.http3 else {
+        let Some(h3) = &self.load.protocol.http3 else {
             return Ok(());
         };
         h3.check()?;
@@ -24,7 +24,7 @@ impl LoadSpec {
             Some("HTTP/3 runs over QUIC, which is always encrypted: give an https:// URL")
         } else if matches!(self.target.address, crate::spec::target::Address::Unix(_)) {
             Some("HTTP/3 goes over UDP to a host and port, not a Unix socket")
-        } else if self.load.http2 {
+        } else if self.load.protocol.http2 {
             Some("choose HTTP/2 or HTTP/3, not both")
         } else if self.proxy.is_some() {
             Some(
@@ -84,7 +84,7 @@ impl LoadSpec {
     /// the one request, whose fields every call shares, or a WebSocket run's data
     /// messages; nothing else builds requests.
     pub(super) fn check_made_calls(&self) -> Result<(), SpecError> {
-        if let Some(ws) = &self.load.ws {
+        if let Some(ws) = &self.load.protocol.ws {
             // The upgrade is the run's request; each message is made for its call.
             let why = if ws.ping {
                 "a ping carries the run's message; messages made one by one are data messages"
@@ -98,7 +98,7 @@ impl LoadSpec {
                 reason: why.to_string(),
             });
         }
-        let why = if !self.load.http2 || self.load.http3.is_some() {
+        let why = if !self.load.protocol.http2 || self.load.protocol.http3.is_some() {
             Some("calls made one by one go over HTTP/2 or WebSocket")
         } else if self.load.shape.has_sessions() {
             Some("calls made one by one go on a pool of connections, not sessions")
@@ -133,10 +133,10 @@ impl LoadSpec {
     pub(super) fn check_ws(&self, ws: &crate::WsLoad) -> Result<(), SpecError> {
         let why = if !self.target.websocket {
             "WebSocket messages go to a ws:// or wss:// URL".to_string()
-        } else if self.load.http3.is_some() {
+        } else if self.load.protocol.http3.is_some() {
             "WebSocket connections are upgraded HTTP/1.1 ones, or HTTP/2 streams: not HTTP/3"
                 .to_string()
-        } else if self.load.http2 && self.proxy.is_some() {
+        } else if self.load.protocol.http2 && self.proxy.is_some() {
             "a WebSocket over HTTP/2 goes to the server directly, not through a proxy".to_string()
         } else if ws.ping
             && (self.load.pipeline > 1
@@ -155,17 +155,18 @@ impl LoadSpec {
             || self.hooks.is_some()
         {
             "a WebSocket run sends its one message (or one made for each call); a list of requests, steps or a script do not apply".to_string()
-        } else if self.load.send.is_some()
+        } else if self.load.streams.send.is_some()
             || self
                 .load
+                .streams
                 .stream
                 .is_some_and(|m| m != crate::StreamMode::Messages)
         {
             "WebSocket messages are timed as round trips, or (stream = messages) as a push stream; no other stream timing applies".to_string()
-        } else if self.load.stream.is_some() && ws.ping {
+        } else if self.load.streams.stream.is_some() && ws.ping {
             "a push stream is timed by the server's messages; pings are round trips of their own"
                 .to_string()
-        } else if self.load.stream.is_some() && self.load.pipeline > 1 {
+        } else if self.load.streams.stream.is_some() && self.load.pipeline > 1 {
             "a connection holds one push stream at a time: not pipelined".to_string()
         } else if self.load.redirects > 0 {
             "a WebSocket upgrade is not redirected".to_string()
@@ -175,7 +176,7 @@ impl LoadSpec {
             "the upgrade is a GET without a body (the message is sent after it)".to_string()
         } else if ws.stamp && ws.ping {
             "stamp: a ping is a round trip of its own; stamps go on data messages".to_string()
-        } else if ws.stamp && self.load.stream.is_some() && ws.message.is_empty() {
+        } else if ws.stamp && self.load.streams.stream.is_some() && ws.message.is_empty() {
             "stamp: a subscription that sends nothing has nothing to stamp".to_string()
         } else if ws.message.len()
             + if ws.stamp {
@@ -211,7 +212,7 @@ impl LoadSpec {
                 "expects[{i}]: at most {} KiB",
                 crate::WsLoad::MAX_EXPECT >> 10
             )
-        } else if ws.expecting() && self.load.stream.is_some() {
+        } else if ws.expecting() && self.load.streams.stream.is_some() {
             "expect: every message of a push stream is an event of it; expectations are for round trips".to_string()
         } else if ws
             .expect
@@ -288,7 +289,7 @@ impl LoadSpec {
     /// makes its own) is whole length-prefixed messages.
     pub(super) fn check_stream_send(&self, send: &crate::StreamSend) -> Result<(), SpecError> {
         let span = |d: Duration| !d.is_zero() && d <= crate::StreamSend::MAX_SPAN;
-        let why = if self.load.stream != Some(crate::StreamMode::Grpc) {
+        let why = if self.load.streams.stream != Some(crate::StreamMode::Grpc) {
             "request streams are sent message by message in gRPC calls only".to_string()
         } else if self.load.shape.has_sessions() {
             "paced request streams go on a pool of connections, not sessions".to_string()
