@@ -41,6 +41,18 @@ impl From<stampede_grpc::GrpcError> for Exit {
     }
 }
 
+impl From<stampede_metrics::MetricsError> for Exit {
+    fn from(e: stampede_metrics::MetricsError) -> Exit {
+        use stampede_metrics::MetricsError as E;
+        match e {
+            E::Url { .. } => Exit::usage(format!("--out {e}")),
+            E::Thread(_) => Exit::fail(format!("--out: {e}")),
+            E::Listen { .. } => Exit::usage(e),
+            E::Start { .. } => Exit::fail(e),
+        }
+    }
+}
+
 impl From<stampede_inputs::InputError> for Exit {
     fn from(e: stampede_inputs::InputError) -> Exit {
         Exit::usage(e)

@@ -28,7 +28,7 @@ use stampede_report::{h2load_log, h2load_preamble, h2load_report, H2loadInfo};
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Refused};
-use crate::targets;
+use stampede_inputs::targets;
 
 /// h2load's flags that stampede refuses.
 pub const DIALECT: Dialect = Dialect {

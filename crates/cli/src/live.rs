@@ -16,7 +16,7 @@ use stampede_report::units::{human_us, thousands};
 use stampede_report::{live_fragment, LiveStatus};
 
 use crate::console::interrupted;
-use crate::dashboard::Dashboard;
+use stampede_metrics::dashboard::Dashboard;
 use stampede_metrics::Hub;
 
 /// How progress is shown while a run goes.

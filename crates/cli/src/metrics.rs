@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stampede_engine::LoadSpec;
-use stampede_metrics::{Hub, MetricsError, Out};
+use stampede_metrics::{Hub, Out};
 
 use crate::common::Exit;
 
@@ -60,15 +60,12 @@ impl LiveArgs {
     pub fn start(&self, spec: &LoadSpec, dashboard: bool) -> Result<LiveOutputs, Exit> {
         let wanted = dashboard || self.metrics_listen.is_some() || !self.out.is_empty();
         let hub = match wanted {
-            true => Some(Hub::new(spec, &self.out).map_err(|e| match e {
-                MetricsError::Url { .. } => Exit::usage(format!("--out {e}")),
-                MetricsError::Thread(_) => Exit::fail(format!("--out: {e}")),
-            })?),
+            true => Some(Hub::new(spec, &self.out)?),
             false => None,
         };
         let server = match (&self.metrics_listen, &hub) {
             (Some(addr), Some(h)) => {
-                let d = crate::dashboard::Dashboard::metrics_only(addr, h.clone())?;
+                let d = stampede_metrics::dashboard::Dashboard::metrics_only(addr, h.clone())?;
                 eprintln!("stampede: metrics at {}metrics", d.url());
                 Some(d)
             }
@@ -91,7 +88,7 @@ pub struct LiveOutputs {
     /// What the metrics outputs (and a dashboard) read.
     pub hub: Option<Arc<Hub>>,
     /// `--metrics-listen`'s server, up while this lives.
-    _server: Option<Arc<crate::dashboard::Dashboard>>,
+    _server: Option<Arc<stampede_metrics::dashboard::Dashboard>>,
     /// The workers' end of `--raw`, for the run to take.
     pub records: Option<stampede_engine::RawOut>,
     writer: Option<stampede_engine::RawWriter>,

@@ -24,8 +24,8 @@ use stampede_report::{oha_csv, oha_json, oha_report, OhaInfo};
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
-use crate::targets;
 use stampede_inputs::randurl;
+use stampede_inputs::targets;
 
 /// oha's flags that stampede refuses, and those that change nothing here.
 pub const DIALECT: Dialect = Dialect {
@@ -411,7 +411,7 @@ impl Tool for Oha {
                 &entries,
                 a.unix_socket.as_deref(),
                 &shared,
-                &|p: &str| common::read_body(p),
+                &|p: &str| common::read_body(p).map_err(|e| e.message),
             )?;
             let targets::Group {
                 mut target,

@@ -23,7 +23,7 @@ use stampede_report::vegeta::{vegeta_hdrplot, vegeta_hist, vegeta_json, vegeta_t
 use crate::common::{self, Exit, ProgressOptions};
 use crate::contract::{self, Tool};
 use crate::dialect::{Dialect, Inert, Refused};
-use crate::targets;
+use stampede_inputs::targets;
 
 /// A `-flag=false` bool of Go's: given alone it is true.
 fn go_bool(s: &str) -> Result<bool, String> {
@@ -444,7 +444,7 @@ impl Tool for Attack {
             &entries,
             a.unix_socket.as_deref(),
             &shared,
-            &|p: &str| common::read_body(p),
+            &|p: &str| common::read_body(p).map_err(|e| e.message),
         )?;
         let mut groups = groups;
         if let Some(to) = &a.connect_to {

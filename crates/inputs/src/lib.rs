@@ -1,10 +1,12 @@
 //! What the peers' command lines read and draw their requests from, as stampede's
-//! engine takes it: httperf's session logs ([`sesslog`]) and oha's random URL
-//! patterns ([`randurl`]). Each is parsed within its limits before the run, and what
+//! engine takes it: httperf's session logs ([`sesslog`]), oha's random URL
+//! patterns ([`randurl`]), and lists of requests ([`targets`]: vegeta's targets
+//! files, a body per line, several URLs). Each is parsed within its limits before the run, and what
 //! is wrong is said with its place (the file and line, or the flag and pattern).
 
 pub mod randurl;
 pub mod sesslog;
+pub mod targets;
 
 /// What is wrong with an input: where (`file:line`, a file, or a flag and its value),
 /// and what.

@@ -3,6 +3,9 @@
 //! `--dashboard`), and pushed each second with `--out`: Prometheus remote write,
 //! InfluxDB's line protocol and OpenTelemetry's OTLP/HTTP.
 //!
+//! [`dashboard`] serves a run live to a browser (a page, a second at a time, then the
+//! report), and `/metrics` beside it or alone.
+//!
 //! Every output reads one [`Hub`]. The watcher thread feeds it each second as the
 //! engine releases it (all workers merged, as the final result merges them), so the
 //! totals an output shows once the run ends are the result's own: responses by status,
@@ -11,6 +14,7 @@
 //! up the run: a slow or refusing receiver costs a counted, reported failure, and the
 //! seconds waiting for it are bounded ([`MAX_BACKLOG`]).
 
+pub mod dashboard;
 pub mod influx;
 pub mod otlp;
 pub mod post;
@@ -37,6 +41,21 @@ pub enum MetricsError {
     /// A pusher's thread could not be started.
     #[error("{0}")]
     Thread(std::io::Error),
+    /// A server's address (given with `flag`) could not be listened on.
+    #[error(
+        "{flag}: cannot listen on {addr:?}: {reason} (give HOST:PORT, e.g. {flag}=127.0.0.1:9000)"
+    )]
+    Listen {
+        flag: &'static str,
+        addr: String,
+        reason: std::io::Error,
+    },
+    /// The server `flag` asks for could not be started.
+    #[error("{flag}: {reason}")]
+    Start {
+        flag: &'static str,
+        reason: std::io::Error,
+    },
 }
 
 /// Why an output's `KIND=URL` is refused.

@@ -526,7 +526,7 @@ pub struct LoadArgs {
         value_name = "ADDR",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = crate::dashboard::DEFAULT_ADDR
+        default_missing_value = stampede_metrics::dashboard::DEFAULT_ADDR
     )]
     pub dashboard: Option<String>,
     #[command(flatten, next_help_heading = "gRPC")]

@@ -14,9 +14,9 @@ mod ws;
 pub use args::{precheck, Format, LoadArgs};
 
 use crate::common::{self, Exit, ProgressOptions};
-use crate::dashboard::Dashboard;
-use crate::targets;
 use stampede_inputs::randurl;
+use stampede_inputs::targets;
+use stampede_metrics::dashboard::Dashboard;
 
 /// `--openai`'s requests: a POST of each prompt's JSON body (see [`stampede_engine::openai`]),
 /// as many as the run sends (`-n`), or a thousand in turn for a run bounded by time.
@@ -112,7 +112,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
                 keepalive,
                 body: None,
             };
-            let read = |p: &str| common::read_body(p);
+            let read = |p: &str| common::read_body(p).map_err(|e| e.message);
             let mut groups =
                 targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?;
             if groups.len() > 1 {
@@ -390,7 +390,11 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     let dashboard = match &a.dashboard {
         Some(addr) => {
             let what = format!("{} {}", spec.load.request.method, spec.target.url);
-            let d = Dashboard::start(addr, &what, live.hub.clone())?;
+            let d = Dashboard::start(
+                addr,
+                stampede_report::dashboard_page(&what),
+                live.hub.clone(),
+            )?;
             eprintln!("stampede: live dashboard at {}", d.url());
             Some(d)
         }

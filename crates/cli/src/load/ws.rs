@@ -262,7 +262,7 @@ type Messages = Vec<Arc<[u8]>>;
 fn steps(file: &str, text: &[u8]) -> Result<(Messages, Messages), Exit> {
     let (mut sends, mut expects) = (Vec::new(), Vec::new());
     let mut total = 0;
-    for (n, l) in crate::targets::lines(text) {
+    for (n, l) in stampede_inputs::targets::lines(text) {
         let at = |why: String| Exit::usage(format!("--ws-steps {file}:{n}: {why}"));
         if sends.len() == WsLoad::MAX_MESSAGES {
             return Err(at(format!("at most {} steps", WsLoad::MAX_MESSAGES)));
@@ -315,7 +315,7 @@ fn steps(file: &str, text: &[u8]) -> Result<(Messages, Messages), Exit> {
 fn lines(file: &str, text: &[u8], binary: bool) -> Result<Vec<Arc<[u8]>>, Exit> {
     let mut out = Vec::new();
     let mut total = 0;
-    for (n, l) in crate::targets::lines(text) {
+    for (n, l) in stampede_inputs::targets::lines(text) {
         let at = |why: String| Exit::usage(format!("--body-lines {file}:{n}: {why}"));
         total += l.len();
         if out.len() == WsLoad::MAX_MESSAGES {

@@ -14,7 +14,7 @@ use stampede_engine::input::{size, MAX_BUILT_REQUESTS};
 use stampede_engine::servers::MAX_SERVERS;
 use stampede_engine::{Request, RequestBuilder, Target};
 
-use crate::common::{self, Exit};
+use crate::InputError;
 
 /// One request of a targets file, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,12 +31,12 @@ pub struct Entry {
 }
 
 /// Reads vegeta's target format; `file` names the file in errors.
-pub fn parse(file: &str, text: &str) -> Result<Vec<Entry>, Exit> {
+pub fn parse(file: &str, text: &str) -> Result<Vec<Entry>, InputError> {
     let mut out: Vec<Entry> = Vec::new();
     let mut open = false;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
-        let at = |what: String| Exit::usage(format!("{file}:{}: {what}", i + 1));
+        let at = |what: String| InputError::at(file, i + 1, what);
         if line.is_empty() {
             open = false;
             continue;
@@ -80,9 +80,10 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Entry>, Exit> {
         open = true;
     }
     if out.is_empty() {
-        return Err(Exit::usage(format!(
-            "{file}: no requests; write one per block, 'METHOD URL' then its headers"
-        )));
+        return Err(InputError::of(
+            file,
+            "no requests; write one per block, 'METHOD URL' then its headers",
+        ));
     }
     Ok(out)
 }
@@ -148,18 +149,18 @@ type TlsConfig = std::sync::Arc<stampede_tls::rustls::ClientConfig>;
 
 /// One request per entry, grouped by server (scheme, host and port as written), the
 /// servers in the order they first appear; `unix_socket` as `--unix-socket` (one
-/// server only). `read` reads an `@body` file.
+/// server only). `read` reads an `@body` file, or says why it cannot.
 pub fn requests(
     file: &str,
     entries: &[Entry],
     unix_socket: Option<&str>,
     common: &Common,
-    read: &dyn Fn(&str) -> Result<Vec<u8>, Exit>,
-) -> Result<Vec<Group>, Exit> {
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<Vec<Group>, InputError> {
     let mut groups: Vec<Group> = Vec::new();
     let mut budget = Budget::new();
     for (place, e) in entries.iter().enumerate() {
-        let at = |what: String| Exit::usage(format!("{file}:{}: {what}", e.line));
+        let at = |what: String| InputError::at(file, e.line, what);
         // Read once, resolving nothing: its server is one seen before, or a new one.
         let read_as = Some(stampede_engine::Address::Tcp(Vec::new()));
         let parsed = Target::parse_at(&e.url, read_as).map_err(|x| at(x.to_string()))?;
@@ -181,7 +182,8 @@ pub fn requests(
                         MAX_SERVERS + 1
                     )));
                 }
-                let target = common::resolve(&e.url, unix_socket).map_err(|x| at(x.message))?;
+                let sock = unix_socket.map(|p| stampede_engine::target::Address::Unix(p.into()));
+                let target = Target::parse_at(&e.url, sock).map_err(|x| at(x.to_string()))?;
                 groups.push(Group {
                     target,
                     requests: Vec::new(),
@@ -211,7 +213,7 @@ pub fn requests(
             };
         }
         if let Some(p) = &e.body {
-            b = b.body(read(p).map_err(|x| at(format!("@{p}: {}", x.message)))?);
+            b = b.body(read(p).map_err(|x| at(format!("@{p}: {x}")))?);
         } else if let Some(d) = &e.data {
             b = b.body(d.clone());
         } else if let Some(body) = common.body {
@@ -227,18 +229,21 @@ pub fn requests(
 
 /// The one server of a list, with its requests; `what` names the command that
 /// sends to one server only.
-pub fn one_server(file: &str, what: &str, mut groups: Vec<Group>) -> Result<Group, Exit> {
+pub fn one_server(file: &str, what: &str, mut groups: Vec<Group>) -> Result<Group, InputError> {
     if groups.len() > 1 {
-        return Err(Exit::usage(format!(
-            "{file}: names {} servers ({} and {}); {what} sends to one server (`stampede load --targets` sends to several)",
-            groups.len(),
-            groups[0].target.url,
-            groups[1].target.url
-        )));
+        return Err(InputError::of(
+            file,
+            format!(
+                "names {} servers ({} and {}); {what} sends to one server (`stampede load --targets` sends to several)",
+                groups.len(),
+                groups[0].target.url,
+                groups[1].target.url
+            ),
+        ));
     }
     groups
         .pop()
-        .ok_or_else(|| Exit::usage(format!("{file}: no requests")))
+        .ok_or_else(|| InputError::of(file, "no requests"))
 }
 
 /// The memory the requests built from one list may take together
@@ -276,25 +281,28 @@ pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
 }
 
 /// One request per non-empty line of `text`, the line (without its line ending) as
-/// the body of the request `build` makes (the run's method and headers).
-pub fn body_lines(
+/// the body of the request `build` makes (the run's method and headers); what is
+/// wrong with the list is said as `--body-lines FILE:LINE`.
+pub fn body_lines<E: From<InputError>>(
     file: &str,
     text: &[u8],
-    build: &dyn Fn(Vec<u8>) -> Result<Request, Exit>,
-) -> Result<Vec<Request>, Exit> {
+    build: &dyn Fn(Vec<u8>) -> Result<Request, E>,
+) -> Result<Vec<Request>, E> {
     let mut budget = Budget::new();
     let mut out = Vec::new();
     for (n, l) in lines(text) {
         let r = build(l.to_vec())?;
         budget
             .take(&r)
-            .map_err(|e| Exit::usage(format!("--body-lines {file}:{n}: {e}")))?;
+            .map_err(|e| InputError::at(&format!("--body-lines {file}"), n, e))?;
         out.push(r);
     }
     if out.is_empty() {
-        return Err(Exit::usage(format!(
-            "--body-lines {file}: no lines; one request body per line"
-        )));
+        return Err(InputError::of(
+            format!("--body-lines {file}"),
+            "no lines; one request body per line",
+        )
+        .into());
     }
     Ok(out)
 }
@@ -391,7 +399,7 @@ get http://127.0.0.1:9
             ("# only a comment\n", "t.txt: no requests"),
         ] {
             let e = parse("t.txt", text).unwrap_err();
-            assert!(e.message.starts_with(want), "{text:?}: {}", e.message);
+            assert!(e.to_string().starts_with(want), "{text:?}: {e}");
         }
         let two = "GET http://127.0.0.1:9/\n\nGET http://127.0.0.1:10/\n";
         let e = parse("t.txt", two).unwrap();
@@ -399,11 +407,10 @@ get http://127.0.0.1:9
             .err()
             .unwrap();
         assert!(
-            err.message
+            err.to_string()
                 .starts_with("t.txt:3: http://127.0.0.1:10/ is not on")
-                && err.message.contains("--unix-socket"),
-            "{}",
-            err.message
+                && err.to_string().contains("--unix-socket"),
+            "{err}"
         );
         let many: String = (0..=MAX_SERVERS)
             .map(|i| format!("GET http://127.0.0.1:{}/\n\n", 1000 + i))
@@ -412,9 +419,8 @@ get http://127.0.0.1:9
         let err = requests("t.txt", &e, None, &common, &read).err().unwrap();
         let line = format!("t.txt:{}: ", 2 * MAX_SERVERS + 1);
         assert!(
-            err.message.starts_with(&line) && err.message.contains("at most 32"),
-            "{}",
-            err.message
+            err.to_string().starts_with(&line) && err.to_string().contains("at most 32"),
+            "{err}"
         );
     }
 
@@ -446,16 +452,15 @@ get http://127.0.0.1:9
         assert_eq!(groups[0].requests[1].target(), "/c");
         let err = one_server("t.txt", "vegeta attack", groups).err().unwrap();
         assert!(
-            err.message.starts_with("t.txt: names 3 servers (http://127.0.0.1:9/a and https://127.0.0.1:9/b); vegeta attack"),
-            "{}",
-            err.message
+            err.to_string().starts_with("t.txt: names 3 servers (http://127.0.0.1:9/a and https://127.0.0.1:9/b); vegeta attack"),
+            "{err}"
         );
     }
 
     #[test]
     fn a_body_per_line() {
         let t = Target::parse("http://127.0.0.1:9/in").unwrap();
-        let build = |b: Vec<u8>| {
+        let build = |b: Vec<u8>| -> Result<Request, InputError> {
             Ok(RequestBuilder::native(&t, "POST", true)
                 .body(b)
                 .build()
@@ -466,7 +471,7 @@ get http://127.0.0.1:9
         assert!(r[1].bytes.ends_with(b"Content-Length: 8\r\n\r\n{\"n\":22}"));
         assert!(body_lines("b.txt", b"\n\n", &build)
             .unwrap_err()
-            .message
+            .to_string()
             .contains("no lines"));
     }
 }

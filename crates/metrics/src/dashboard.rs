@@ -33,8 +33,7 @@ pub const MAX_REQUESTS: usize = 16;
 /// Browsers following the run at once (`/events` streams).
 pub const MAX_STREAMS: usize = 32;
 
-use crate::console::Exit;
-use stampede_metrics::Hub;
+use crate::{Hub, MetricsError};
 
 /// Where the dashboard listens when `--dashboard` has no address.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8089";
@@ -78,36 +77,30 @@ impl Dashboard {
     /// `/metrics` from `metrics`.
     pub fn start(
         addr: &str,
-        what: &str,
+        page: String,
         metrics: Option<Arc<Hub>>,
-    ) -> Result<Arc<Dashboard>, Exit> {
-        Dashboard::listen(
-            "--dashboard",
-            addr,
-            Some(stampede_report::dashboard_page(what)),
-            metrics,
-        )
+    ) -> Result<Arc<Dashboard>, MetricsError> {
+        Dashboard::listen("--dashboard", addr, Some(page), metrics)
     }
 
     /// Listens on `addr` for `/metrics` alone (`--metrics-listen`).
-    pub fn metrics_only(addr: &str, metrics: Arc<Hub>) -> Result<Arc<Dashboard>, Exit> {
+    pub fn metrics_only(addr: &str, metrics: Arc<Hub>) -> Result<Arc<Dashboard>, MetricsError> {
         Dashboard::listen("--metrics-listen", addr, None, Some(metrics))
     }
 
     fn listen(
-        flag: &str,
+        flag: &'static str,
         addr: &str,
         page: Option<String>,
         metrics: Option<Arc<Hub>>,
-    ) -> Result<Arc<Dashboard>, Exit> {
-        let listener = TcpListener::bind(addr).map_err(|e| {
-            Exit::usage(format!(
-                "{flag}: cannot listen on {addr:?}: {e} (give HOST:PORT, e.g. {flag}=127.0.0.1:9000)"
-            ))
+    ) -> Result<Arc<Dashboard>, MetricsError> {
+        let listener = TcpListener::bind(addr).map_err(|reason| MetricsError::Listen {
+            flag,
+            addr: addr.to_string(),
+            reason,
         })?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Exit::fail(format!("{flag}: {e}")))?;
+        let local =
+            (listener.local_addr()).map_err(|reason| MetricsError::Start { flag, reason })?;
         let d = Arc::new(Dashboard {
             url: format!("http://{local}/"),
             page,
@@ -143,7 +136,7 @@ impl Dashboard {
                     }
                 }
             })
-            .map_err(|e| Exit::fail(format!("{flag}: {e}")))?;
+            .map_err(|reason| MetricsError::Start { flag, reason })?;
         Ok(d)
     }
 
@@ -390,7 +383,7 @@ mod tests {
 
     #[test]
     fn serves_the_page_streams_seconds_and_the_report() {
-        let d = Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1:1/", None).unwrap();
+        let d = Dashboard::start("127.0.0.1:0", "<p>page</p>".into(), None).unwrap();
         let (status, _) = get(d.url(), "/");
         assert!(status.starts_with("HTTP/1.1 200"), "{status}");
         let (status, _) = get(d.url(), "/nope");
@@ -419,17 +412,20 @@ mod tests {
 
     #[test]
     fn a_busy_address_is_a_usage_error_naming_the_flag() {
-        let d = Dashboard::start("127.0.0.1:0", "x", None).unwrap();
+        let d = Dashboard::start("127.0.0.1:0", "<p>page</p>".into(), None).unwrap();
         let busy = d.url().trim_start_matches("http://").trim_end_matches('/');
-        let e = Dashboard::start(busy, "x", None).err().unwrap();
-        assert_eq!(e.code, 2);
+        let e = Dashboard::start(busy, "<p>page</p>".into(), None)
+            .err()
+            .unwrap();
+        assert!(matches!(e, MetricsError::Listen { .. }), "{e}");
         assert!(
-            e.message.starts_with("--dashboard: cannot listen on"),
-            "{}",
-            e.message
+            e.to_string().starts_with("--dashboard: cannot listen on"),
+            "{e}"
         );
-        let e = Dashboard::start("nonsense", "x", None).err().unwrap();
-        assert!(e.message.contains("HOST:PORT"));
+        let e = Dashboard::start("nonsense", "<p>page</p>".into(), None)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("HOST:PORT"));
     }
 
     /// `/metrics` answers a scraper under any name, and a browser's request only
@@ -441,7 +437,7 @@ mod tests {
             .build()
             .unwrap();
         let spec = stampede_engine::LoadSpec::new(target, request);
-        let hub = stampede_metrics::Hub::new(&spec, &[]).unwrap();
+        let hub = crate::Hub::new(&spec, &[]).unwrap();
         let d = Dashboard::metrics_only("127.0.0.1:0", hub).unwrap();
         let addr = d.url().trim_start_matches("http://").trim_end_matches('/');
         let ask = |host: &str, extra: &str| {
@@ -483,8 +479,12 @@ mod tests {
         ] {
             assert!(!host_allowed(bad, 8089), "{bad}");
         }
-        let d =
-            Dashboard::start("127.0.0.1:0", "GET http://127.0.0.1/?token=secret", None).unwrap();
+        let d = Dashboard::start(
+            "127.0.0.1:0",
+            "<title>GET http://127.0.0.1/?token=secret</title>".into(),
+            None,
+        )
+        .unwrap();
         let (status, mut r) = get_as(d.url(), "/", "rebound.example:80");
         assert!(status.starts_with("HTTP/1.1 421"), "{status}");
         let mut rest = String::new();
@@ -496,7 +496,7 @@ mod tests {
 
     #[test]
     fn idle_connections_past_the_cap_are_answered_busy_at_once() {
-        let d = Dashboard::start("127.0.0.1:0", "x", None).unwrap();
+        let d = Dashboard::start("127.0.0.1:0", "<p>page</p>".into(), None).unwrap();
         let addr = d.url().trim_start_matches("http://").trim_end_matches('/');
         // Connections that never send a request hold every reading slot.
         let idle: Vec<TcpStream> = (0..MAX_REQUESTS)
