@@ -22,6 +22,7 @@ pub mod oha;
 pub mod svg;
 pub mod units;
 pub mod vegeta;
+pub mod vllm;
 pub mod wrk;
 
 pub use ab::{ab_csv, ab_gnuplot, ab_html, ab_report, AbInfo, HtmlAttrs};

@@ -637,3 +637,49 @@ fn ghz_json_csv_and_influx_lines_carry_each_call() {
     );
     assert!(lines[1].contains("hasError=true"));
 }
+
+fn vllm_info() -> stampede_report::vllm::Info {
+    use stampede_report::vllm::Metric;
+    stampede_report::vllm::Info {
+        backend: "openai-chat".into(),
+        label: "openai-chat".into(),
+        model: "m".into(),
+        tokenizer: "m".into(),
+        num_prompts: 1000,
+        rate: Some(50.0),
+        burstiness: 1.0,
+        max_concurrency: Some(8),
+        input_tokens: 1024,
+        metrics: vec![Metric::Ttft, Metric::E2el],
+        percentiles: vec![99.0, 99.9],
+    }
+}
+
+#[test]
+fn vllm_layout_and_json_result() {
+    let r = fixture();
+    let info = vllm_info();
+    check("vllm.txt", &stampede_report::vllm::report(&r, &info));
+    let v = stampede_report::vllm::result_json(&r, &info);
+    assert_eq!(v["num_prompts"], json!(1000));
+    assert_eq!(
+        v["completed"],
+        json!(r.statuses.range(200..300).map(|(_, n)| n).sum::<u64>())
+    );
+    for key in [
+        "mean_e2el_ms",
+        "median_e2el_ms",
+        "std_e2el_ms",
+        "p99_e2el_ms",
+        "p99.9_e2el_ms",
+        "mean_e2el_ms_from_send",
+        "p99_ttft_ms",
+        "mean_itl_ms",
+        "p99_tpot_ms",
+    ] {
+        assert!(v.get(key).is_some_and(|x| x.is_number()), "{key}: {v}");
+    }
+    // E2EL is timed from the intended start: the corrected histogram's.
+    let median = stampede_engine::percentile_linear(&r.histograms.latency.0, 50.0) / 1000.0;
+    assert_eq!(v["median_e2el_ms"], json!(median));
+}
