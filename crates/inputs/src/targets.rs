@@ -220,7 +220,7 @@ pub fn requests(
             b = b.body(body.to_vec());
         }
         let r = b.build().map_err(|x| at(x.to_string()))?;
-        budget.take(&r).map_err(at)?;
+        budget.take(&r).map_err(|e| at(e.to_string()))?;
         group.requests.push(r);
         group.places.push(place as u32);
     }
@@ -257,16 +257,27 @@ impl Budget {
         Budget { used: 0 }
     }
 
-    fn take(&mut self, r: &Request) -> Result<(), String> {
+    fn take(&mut self, r: &Request) -> Result<(), Spent> {
         let cost = (std::mem::size_of::<Request>() + r.method.len() + r.bytes.len()) as u64;
         self.used += cost;
-        if self.used > MAX_BUILT_REQUESTS {
-            return Err(format!(
-                "the requests built so far take more than {} together, the most a list may build; use fewer or smaller requests",
-                size(MAX_BUILT_REQUESTS)
-            ));
+        match self.used > MAX_BUILT_REQUESTS {
+            true => Err(Spent),
+            false => Ok(()),
         }
-        Ok(())
+    }
+}
+
+/// A list's requests took more than [`MAX_BUILT_REQUESTS`].
+#[derive(Debug)]
+struct Spent;
+
+impl std::fmt::Display for Spent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the requests built so far take more than {} together, the most a list may build; use fewer or smaller requests",
+            size(MAX_BUILT_REQUESTS)
+        )
     }
 }
 
