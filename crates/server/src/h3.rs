@@ -674,3 +674,47 @@ fn close(conn: &mut Connection, now: Instant, e: &H3Error) {
     let code = VarInt::from_u64(e.code.0).unwrap_or(VarInt::MAX);
     conn.close(now, code, bytes::Bytes::from_static(e.why.as_bytes()));
 }
+
+/// An endpoint the server's loop drives, with the server's counters its own are added
+/// to when it closes.
+pub(crate) struct Served {
+    pub endpoint: H3Endpoint,
+    pub totals: Arc<std::sync::Mutex<H3Stats>>,
+}
+
+impl crate::proto::DatagramEndpoint for Served {
+    fn handle(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        local: Option<std::net::IpAddr>,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+        received: &[u8],
+        stride: usize,
+    ) -> usize {
+        self.endpoint
+            .handle(now, from, local, ecn, received, stride)
+    }
+
+    fn set_date(&mut self, date: &[u8]) {
+        self.endpoint.set_date(date);
+    }
+
+    fn timeout(&mut self, now: Instant) {
+        self.endpoint.timeout(now);
+    }
+
+    fn transmit(&mut self, now: Instant, buf: &mut Vec<u8>, segments: usize) -> Option<Out> {
+        self.endpoint.transmit(now, buf, segments)
+    }
+
+    fn next_timeout(&mut self) -> Option<Instant> {
+        self.endpoint.next_timeout()
+    }
+
+    fn close_all(&mut self, now: Instant) {
+        self.endpoint.close_all(now);
+        let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        t.add(&self.endpoint.stats);
+    }
+}

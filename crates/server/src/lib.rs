@@ -450,11 +450,11 @@ impl Server {
                     // complete cost a Retry beyond that, not a connection's state).
                     ep.retry_above = Some(per_thread_max / 2);
                     ep.retry_handshaking = Some(HALF_OPEN);
-                    mine.push(event_loop::Datagrams::new(
-                        socket,
-                        ep,
-                        self.h3_stats.clone(),
-                    )?);
+                    let served = h3::Served {
+                        endpoint: ep,
+                        totals: self.h3_stats.clone(),
+                    };
+                    mine.push(event_loop::Datagrams::new(socket, Box::new(served))?);
                 }
                 datagrams.push(mine);
             }

@@ -539,3 +539,38 @@ fn input_ws(w: &mut WsConn, data: &[u8], env: Env<'_>) -> Input {
         then: Then::Written,
     }
 }
+
+/// Where a protocol that answers over datagrams sends one: the address, the size of
+/// each datagram in the buffer, ECN, and the local address to send from.
+pub(crate) use crate::h3::Out as Datagram;
+
+/// A protocol that answers over datagrams — HTTP/3's QUIC endpoint, one per UDP
+/// socket — as the loop drives it: datagrams and the time in, datagrams out, the next
+/// instant it must be woken. The loop's UDP side names no protocol: it holds one of
+/// these.
+pub(crate) trait DatagramEndpoint: Send {
+    /// Takes what one receive brought from `from` (sent to `local`, with the ECN bits
+    /// it carried): one datagram, or several of `stride` bytes each but the last (0:
+    /// one). Returns how many datagrams it held.
+    fn handle(
+        &mut self,
+        now: Instant,
+        from: std::net::SocketAddr,
+        local: Option<std::net::IpAddr>,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+        received: &[u8],
+        stride: usize,
+    ) -> usize;
+    /// The `Date` value answers carry from now on.
+    fn set_date(&mut self, date: &[u8]);
+    /// Runs the timers due at `now`.
+    fn timeout(&mut self, now: Instant);
+    /// The next datagrams to send (into `buf`: one, or up to `segments` of one
+    /// connection) and where, if any.
+    fn transmit(&mut self, now: Instant, buf: &mut Vec<u8>, segments: usize) -> Option<Datagram>;
+    /// When [`DatagramEndpoint::timeout`] is next needed.
+    fn next_timeout(&mut self) -> Option<Instant>;
+    /// The server is stopping: every connection is closed (what that sends is the next
+    /// datagrams), and the endpoint's counters go to the server's.
+    fn close_all(&mut self, now: Instant);
+}

@@ -1,6 +1,6 @@
-//! HTTP/3's side of a server thread's loop: its UDP sockets, registered on the same
-//! poll as its TCP connections, each with the QUIC endpoint answering on it
-//! ([`H3Endpoint`]). A wake-up that finds datagrams reads them (up to a budget;
+//! The datagram side of a server thread's loop: its UDP sockets, registered on the
+//! same poll as its TCP connections, each with the endpoint answering on it (a
+//! [`DatagramEndpoint`]: HTTP/3's QUIC endpoint). A wake-up that finds datagrams reads them (up to a budget;
 //! several buffers a system call, each holding one datagram or a run of one client's
 //! joined by the kernel); then the endpoint's timers that fell due run, and what it
 //! readied is sent — up to ten datagrams of a connection a call, where the kernel
@@ -9,13 +9,12 @@
 //! connection is closed with H3_NO_ERROR.
 
 use std::io::{self, IoSliceMut};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 
-use crate::h3::{H3Endpoint, H3Stats, Out};
+use crate::proto::{Datagram as Out, DatagramEndpoint};
 
 /// Datagrams read per wake-up and socket before the loop's other work gets its turn.
 const READS_PER_WAKE: usize = 256;
@@ -26,11 +25,9 @@ const RECV_BUFFERS: usize = 8;
 pub(crate) struct Datagrams {
     socket: UdpSocket,
     udp: stampede_quic::udp::Udp,
-    endpoint: H3Endpoint,
+    endpoint: Box<dyn DatagramEndpoint>,
     /// Datagrams the socket did not take, sent first once it is writable.
     held: Option<(Out, Vec<u8>)>,
-    /// Where the endpoint's counters go when the loop stops.
-    totals: Arc<Mutex<H3Stats>>,
     /// Read, or writable, since the endpoint last ran: it has work.
     touched: bool,
     /// The read budget ran out with datagrams left (the socket is edge-triggered).
@@ -59,8 +56,7 @@ impl Buffers {
 impl Datagrams {
     pub(crate) fn new(
         socket: std::net::UdpSocket,
-        endpoint: H3Endpoint,
-        totals: Arc<Mutex<H3Stats>>,
+        endpoint: Box<dyn DatagramEndpoint>,
     ) -> io::Result<Datagrams> {
         socket.set_nonblocking(true)?;
         let socket = UdpSocket::from_std(socket);
@@ -70,7 +66,6 @@ impl Datagrams {
             udp,
             endpoint,
             held: None,
-            totals,
             touched: false,
             more: false,
             next: None,
@@ -138,14 +133,12 @@ impl Datagrams {
         self.next = self.endpoint.next_timeout();
     }
 
-    /// The server is stopping: every connection is closed with H3_NO_ERROR, and the
-    /// endpoint's counters are added to the server's.
+    /// The server is stopping: every connection is closed (HTTP/3's with
+    /// H3_NO_ERROR), and the endpoint's counters are added to the server's.
     pub(super) fn close(&mut self, now: Instant, registry: &Registry, b: &mut Buffers) {
         self.endpoint.close_all(now);
         self.send(now, &mut b.out);
         let _ = registry.deregister(&mut self.socket);
-        let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
-        t.add(&self.endpoint.stats);
     }
 
     /// Sends what the endpoint readied until the socket would block.
