@@ -124,7 +124,9 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
     // The dashboard redraws every chart from every second so far; it needs no histograms.
     let mut seconds: Vec<Interval> = Vec::new();
     loop {
-        std::thread::sleep(Duration::from_millis(50));
+        // A tick at most 50 ms long, ended early by a second the workers finish: the
+        // counters are redrawn on every tick, a second shown as soon as it is whole.
+        let mut came = live.wait(&control, Duration::from_millis(50));
         if interrupted() {
             control.stop();
         }
@@ -149,8 +151,8 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
         }
         // The run has ended (every worker filed its last, partial second before
         // `stop` was set): what came since the last tick is printed, then the view ends.
-        let fresh: Vec<Interval> = live
-            .poll(&control)
+        came.extend(live.poll(&control));
+        let fresh: Vec<Interval> = came
             .into_iter()
             .map(|s| {
                 if let Some(m) = &opts.metrics {
