@@ -694,7 +694,7 @@ fn translate(a: &HttperfArgs, target: Target, uri: &str, files: Files) -> Result
     };
     spec.load.threads = a.threads.unwrap_or_else(common::cpus);
     let parts = |flag: &str, v: &Option<String>| match v {
-        Some(v) => Parts::parse(flag, v),
+        Some(v) => watch::parse_parts(flag, v),
         None => Ok(Parts::default()),
     };
     spec.hooks = watch::hooks(Style::Httperf {

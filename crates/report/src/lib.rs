@@ -9,6 +9,7 @@ pub mod ab;
 pub mod bench;
 pub mod capacity;
 pub mod dashboard;
+pub mod exchange;
 pub mod files;
 pub mod gatling;
 pub mod ghz;
