@@ -53,6 +53,15 @@ impl From<stampede_metrics::MetricsError> for Exit {
     }
 }
 
+impl From<stampede_lab::fanout::FanoutError> for Exit {
+    fn from(e: stampede_lab::fanout::FanoutError) -> Exit {
+        match e.usage {
+            true => Exit::usage(e.message),
+            false => Exit::fail(e.message),
+        }
+    }
+}
+
 impl From<stampede_inputs::InputError> for Exit {
     fn from(e: stampede_inputs::InputError) -> Exit {
         Exit::usage(e)

@@ -9,17 +9,12 @@
 //! merged exactly and reported in the command's own form; the Job is left for
 //! `kubectl delete`.
 
-use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use clap::Args;
-use serde_json::{json, Value};
-use stampede_engine::merge::merge;
-use stampede_engine::RunResult;
-use stampede_lab::remote::parse_result;
+use stampede_lab::fanout;
 
 use crate::common::{self, Exit};
-use crate::fanout;
 use crate::merge::Report;
 
 /// Arguments of `stampede k8s`.
@@ -70,8 +65,9 @@ pub struct K8sArgs {
 /// Writes the manifest, or submits it and reports the merged result.
 pub fn main(a: K8sArgs) -> Result<(), Exit> {
     let start = SystemTime::now() + a.start_in;
-    let job = manifest(&a, start)?;
-    let text = serde_json::to_string_pretty(&job).expect("a manifest serialises") + "\n";
+    let job = job_of(&a);
+    let manifest = fanout::manifest(&job, start)?;
+    let text = serde_json::to_string_pretty(&manifest).expect("a manifest serialises") + "\n";
     if !a.apply {
         return match &a.output {
             Some(p) => common::write_file(p, &text),
@@ -86,157 +82,20 @@ pub fn main(a: K8sArgs) -> Result<(), Exit> {
     }
     let asserts = a.out.assertions()?;
     a.out.check_paths()?;
-    let r = apply(&a, &text)?;
-    let format = a.format.unwrap_or(fanout::report_of(&a.command));
+    let r = fanout::apply(&job, &text, a.start_in, a.wait)?;
+    let format = a.format.unwrap_or(crate::fanout::report_of(&a.command));
     crate::merge::emit(&r, format, &a.out, &asserts)
 }
 
-/// The Indexed Job running `a.command` in `a.segments` pods from `start`.
-pub fn manifest(a: &K8sArgs, start: SystemTime) -> Result<Value, Exit> {
-    if a.segments == 0 {
-        return Err(Exit::usage("--segments: must be at least 1"));
+/// The Job the flags describe.
+fn job_of(a: &K8sArgs) -> fanout::Job {
+    fanout::Job {
+        name: a.name.clone(),
+        namespace: a.namespace.clone(),
+        image: a.image.clone(),
+        segments: a.segments,
+        cpu: a.cpu.clone(),
+        memory: a.memory.clone(),
+        command: a.command.clone(),
     }
-    let name_ok = !a.name.is_empty()
-        && a.name.len() <= 52
-        && a.name.starts_with(|c: char| c.is_ascii_lowercase())
-        && !a.name.ends_with('-')
-        && a.name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !name_ok {
-        return Err(Exit::usage(format!(
-            "--name: {:?} is not a Job name: 1 to 52 lower-case letters, digits and '-', starting with a letter",
-            a.name
-        )));
-    }
-    fanout::check(&a.command, "pod")?;
-    let at = start
-        .duration_since(UNIX_EPOCH)
-        .map_err(|_| Exit::usage("--start-in: the start is before 1970"))?
-        .as_secs_f64();
-    let args = fanout::segment_command(
-        &a.command,
-        &format!("env:JOB_COMPLETION_INDEX/{}", a.segments),
-        at,
-    );
-    let labels = json!({
-        "app.kubernetes.io/name": "stampede",
-        "stampede.run/job": a.name,
-    });
-    let resources = json!({ "cpu": a.cpu, "memory": a.memory });
-    let mut metadata = json!({ "name": a.name, "labels": labels });
-    if let Some(ns) = &a.namespace {
-        metadata["namespace"] = json!(ns);
-    }
-    Ok(json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata,
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": a.segments,
-            "parallelism": a.segments,
-            "backoffLimit": 0,
-            "template": {
-                "metadata": { "labels": labels },
-                "spec": {
-                    "restartPolicy": "Never",
-                    "topologySpreadConstraints": [{
-                        "maxSkew": 1,
-                        "topologyKey": "kubernetes.io/hostname",
-                        "whenUnsatisfiable": "ScheduleAnyway",
-                        "labelSelector": { "matchLabels": { "stampede.run/job": a.name } },
-                    }],
-                    "containers": [{
-                        "name": "stampede",
-                        "image": a.image,
-                        "command": ["stampede"],
-                        "args": args,
-                        "resources": { "requests": resources, "limits": resources },
-                    }],
-                },
-            },
-        },
-    }))
-}
-
-/// `kubectl` with `args`, its standard output, or an error saying what failed.
-fn kubectl(args: &[&str], input: Option<&str>) -> Result<String, Exit> {
-    let child =
-        stampede_lab::remote::start(Command::new("kubectl").args(args), input.map(str::as_bytes))
-            .map_err(|e| Exit::fail(e.to_string()))?;
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Exit::fail(format!("kubectl {}: {e}", args.join(" "))))?;
-    if !out.status.success() {
-        return Err(Exit::fail(format!(
-            "kubectl {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Submits the Job, waits for it, reads every pod's result and merges them.
-fn apply(a: &K8sArgs, manifest: &str) -> Result<RunResult, Exit> {
-    let ns: Vec<&str> = match &a.namespace {
-        Some(ns) => vec!["--namespace", ns],
-        None => Vec::new(),
-    };
-    let with_ns = |args: &[&str]| -> Vec<String> {
-        args.iter()
-            .chain(ns.iter())
-            .map(|s| s.to_string())
-            .collect()
-    };
-    let run = |args: Vec<String>, input: Option<&str>| {
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        kubectl(&refs, input)
-    };
-    run(with_ns(&["apply", "-f", "-"]), Some(manifest))?;
-    eprintln!(
-        "stampede: Job {} submitted: {} pods, shared start in {:.0} s",
-        a.name,
-        a.segments,
-        a.start_in.as_secs_f64()
-    );
-    let timeout = format!("--timeout={}s", a.wait.as_secs().max(1));
-    let job = format!("job/{}", a.name);
-    if let Err(e) = run(
-        with_ns(&["wait", "--for=condition=complete", &timeout, &job]),
-        None,
-    ) {
-        return Err(Exit::fail(format!(
-            "Job {} did not complete: {}; see `kubectl describe {job}`",
-            a.name, e.message
-        )));
-    }
-    let selector = format!("stampede.run/job={}", a.name);
-    let pods = run(
-        with_ns(&[
-            "get",
-            "pods",
-            "-l",
-            &selector,
-            "-o",
-            "jsonpath={range .items[*]}{.metadata.name}{\"\\n\"}{end}",
-        ]),
-        None,
-    )?;
-    let mut parts = Vec::new();
-    for pod in pods.lines().map(str::trim).filter(|p| !p.is_empty()) {
-        let log = run(with_ns(&["logs", pod]), None)?;
-        let r = parse_result(log.as_bytes()).map_err(|e| Exit::fail(format!("pod {pod}: {e}")))?;
-        parts.push(r);
-    }
-    if parts.len() != a.segments as usize {
-        return Err(Exit::fail(format!(
-            "Job {}: {} of {} pods left a result",
-            a.name,
-            parts.len(),
-            a.segments
-        )));
-    }
-    merge(&parts, false).map_err(|e| Exit::fail(e.to_string()))
 }

@@ -16,8 +16,8 @@ use stampede_engine::merge::Merger;
 use stampede_lab::remote::Hosts;
 
 use crate::common::{self, Exit};
-use crate::fanout;
 use crate::merge::{self, Report};
+use stampede_lab::fanout;
 
 /// Arguments of `stampede ssh`.
 #[derive(Args, Debug)]
@@ -139,6 +139,6 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
             failed.join(", ")
         );
     }
-    let format = a.format.unwrap_or(fanout::report_of(&a.command));
+    let format = a.format.unwrap_or(crate::fanout::report_of(&a.command));
     merge::emit(&r, format, &a.out, &asserts)
 }

@@ -1,6 +1,8 @@
-//! The lab: plans, target processes, verification, runner, statistics and the store.
+//! The lab: plans, target processes, verification, runner, statistics and the store,
+//! and runs fanned out over machines (over ssh, or as a Kubernetes Job).
 
 pub mod environment;
+pub mod fanout;
 pub mod guard;
 pub mod history;
 pub mod plan;

@@ -1,0 +1,292 @@
+//! A run fanned out over machines, one segment each: the command every segment runs
+//! (its segment, the shared start and `--json -` added to the user's `load` or
+//! dialect command) and, for Kubernetes, the Indexed Job that runs them as pods and
+//! the collection of their results ([`manifest`], [`apply`]). `stampede ssh` runs the
+//! same segment commands over [`crate::remote`].
+
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use stampede_engine::merge::merge;
+use stampede_engine::RunResult;
+
+use crate::remote::parse_result;
+
+/// Why a fan-out cannot be made or did not complete: a usage error (the command or a
+/// setting is wrong) or a failure of the machines or of `kubectl`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct FanoutError {
+    /// The user's input is wrong (else the run failed).
+    pub usage: bool,
+    pub message: String,
+}
+
+impl FanoutError {
+    fn usage(message: impl std::fmt::Display) -> FanoutError {
+        FanoutError {
+            usage: true,
+            message: message.to_string(),
+        }
+    }
+
+    fn fail(message: impl std::fmt::Display) -> FanoutError {
+        FanoutError {
+            usage: false,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// The subcommands a segment may run: each writes its result as JSON on standard
+/// output with `--json -` (its report then goes to standard error).
+pub const COMMANDS: [&str; 5] = ["load", "ab", "wrk", "httperf", "h2load"];
+
+/// Flags each segment is given and the user must leave out.
+const GIVEN: [&str; 3] = ["--segment", "--start-at", "--json"];
+
+/// Checks the command after `--`; `each` names what runs a segment ("host", "pod").
+pub fn check(command: &[String], each: &str) -> Result<(), FanoutError> {
+    let Some(sub) = command.first() else {
+        return Err(FanoutError::usage(
+            "give the stampede command after --, without `stampede`: -- load URL …",
+        ));
+    };
+    if !COMMANDS.contains(&sub.as_str()) {
+        return Err(FanoutError::usage(format!(
+            "after --: {sub:?} is not one of {}; give the command without `stampede`",
+            COMMANDS.join(", ")
+        )));
+    }
+    for taken in GIVEN {
+        if command
+            .iter()
+            .any(|x| x == taken || x.starts_with(&format!("{taken}=")))
+        {
+            return Err(FanoutError::usage(format!(
+                "after --: leave out {taken}; each {each} is given its own"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The command with its segment (`K/N`, or `env:NAME/N`) and the shared start (Unix
+/// seconds) added, its result as JSON on standard output.
+pub fn segment_command(command: &[String], segment: &str, start_at: f64) -> Vec<String> {
+    let mut words = command.to_vec();
+    if words[0] == "load" {
+        // No live lines: what a pod logs is its result.
+        words.insert(1, "-q".into());
+    }
+    words.extend([
+        "--segment".into(),
+        segment.into(),
+        "--start-at".into(),
+        format!("{start_at:.3}"),
+        "--json".into(),
+        "-".into(),
+    ]);
+    words
+}
+
+/// A Kubernetes Indexed Job's settings: one pod per segment.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The Job's name (lower-case letters, digits and '-').
+    pub name: String,
+    pub namespace: Option<String>,
+    /// The image with `stampede` on its PATH.
+    pub image: String,
+    /// Segments, one pod each.
+    pub segments: u32,
+    /// CPU and memory each pod requests and is limited to (Kubernetes quantities).
+    pub cpu: String,
+    pub memory: String,
+    /// The stampede command each pod runs.
+    pub command: Vec<String>,
+}
+
+/// The Indexed Job running `a.command` in `a.segments` pods from `start`.
+pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
+    if a.segments == 0 {
+        return Err(FanoutError::usage("--segments: must be at least 1"));
+    }
+    let name_ok = !a.name.is_empty()
+        && a.name.len() <= 52
+        && a.name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !a.name.ends_with('-')
+        && a.name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !name_ok {
+        return Err(FanoutError::usage(format!(
+            "--name: {:?} is not a Job name: 1 to 52 lower-case letters, digits and '-', starting with a letter",
+            a.name
+        )));
+    }
+    check(&a.command, "pod")?;
+    let at = start
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| FanoutError::usage("--start-in: the start is before 1970"))?
+        .as_secs_f64();
+    let args = segment_command(
+        &a.command,
+        &format!("env:JOB_COMPLETION_INDEX/{}", a.segments),
+        at,
+    );
+    let labels = json!({
+        "app.kubernetes.io/name": "stampede",
+        "stampede.run/job": a.name,
+    });
+    let resources = json!({ "cpu": a.cpu, "memory": a.memory });
+    let mut metadata = json!({ "name": a.name, "labels": labels });
+    if let Some(ns) = &a.namespace {
+        metadata["namespace"] = json!(ns);
+    }
+    Ok(json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": a.segments,
+            "parallelism": a.segments,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": { "labels": labels },
+                "spec": {
+                    "restartPolicy": "Never",
+                    "topologySpreadConstraints": [{
+                        "maxSkew": 1,
+                        "topologyKey": "kubernetes.io/hostname",
+                        "whenUnsatisfiable": "ScheduleAnyway",
+                        "labelSelector": { "matchLabels": { "stampede.run/job": a.name } },
+                    }],
+                    "containers": [{
+                        "name": "stampede",
+                        "image": a.image,
+                        "command": ["stampede"],
+                        "args": args,
+                        "resources": { "requests": resources, "limits": resources },
+                    }],
+                },
+            },
+        },
+    }))
+}
+
+/// `kubectl` with `args`, its standard output, or an error saying what failed.
+fn kubectl(args: &[&str], input: Option<&str>) -> Result<String, FanoutError> {
+    let child = crate::remote::start(Command::new("kubectl").args(args), input.map(str::as_bytes))
+        .map_err(|e| FanoutError::fail(e.to_string()))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| FanoutError::fail(format!("kubectl {}: {e}", args.join(" "))))?;
+    if !out.status.success() {
+        return Err(FanoutError::fail(format!(
+            "kubectl {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Submits the Job (its `manifest`), waits for it (`wait` at most; the shared start
+/// is `start_in` after submission), reads every pod's result and merges them.
+pub fn apply(
+    a: &Job,
+    manifest: &str,
+    start_in: Duration,
+    wait: Duration,
+) -> Result<RunResult, FanoutError> {
+    let ns: Vec<&str> = match &a.namespace {
+        Some(ns) => vec!["--namespace", ns],
+        None => Vec::new(),
+    };
+    let with_ns = |args: &[&str]| -> Vec<String> {
+        args.iter()
+            .chain(ns.iter())
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let run = |args: Vec<String>, input: Option<&str>| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        kubectl(&refs, input)
+    };
+    run(with_ns(&["apply", "-f", "-"]), Some(manifest))?;
+    eprintln!(
+        "stampede: Job {} submitted: {} pods, shared start in {:.0} s",
+        a.name,
+        a.segments,
+        start_in.as_secs_f64()
+    );
+    let timeout = format!("--timeout={}s", wait.as_secs().max(1));
+    let job = format!("job/{}", a.name);
+    if let Err(e) = run(
+        with_ns(&["wait", "--for=condition=complete", &timeout, &job]),
+        None,
+    ) {
+        return Err(FanoutError::fail(format!(
+            "Job {} did not complete: {}; see `kubectl describe {job}`",
+            a.name, e.message
+        )));
+    }
+    let selector = format!("stampede.run/job={}", a.name);
+    let pods = run(
+        with_ns(&[
+            "get",
+            "pods",
+            "-l",
+            &selector,
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}{\"\\n\"}{end}",
+        ]),
+        None,
+    )?;
+    let mut parts = Vec::new();
+    for pod in pods.lines().map(str::trim).filter(|p| !p.is_empty()) {
+        let log = run(with_ns(&["logs", pod]), None)?;
+        let r = parse_result(log.as_bytes())
+            .map_err(|e| FanoutError::fail(format!("pod {pod}: {e}")))?;
+        parts.push(r);
+    }
+    if parts.len() != a.segments as usize {
+        return Err(FanoutError::fail(format!(
+            "Job {}: {} of {} pods left a result",
+            a.name,
+            parts.len(),
+            a.segments
+        )));
+    }
+    merge(&parts, false).map_err(|e| FanoutError::fail(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn commands_are_checked_and_given_their_segment() {
+        assert!(check(&words("load http://h/"), "host").is_ok());
+        assert!(check(&words("wrk -R 100 http://h/"), "host").is_ok());
+        let e = check(&words("serve"), "pod").unwrap_err();
+        assert!(e.to_string().contains("not one of load, ab"), "{e}");
+        let e = check(&words("ab --json=x http://h/"), "pod").unwrap_err();
+        assert!(e.to_string().contains("leave out --json; each pod"), "{e}");
+        assert_eq!(
+            segment_command(&words("load http://h/"), "2/4", 1.5).join(" "),
+            "load -q http://h/ --segment 2/4 --start-at 1.500 --json -"
+        );
+        assert_eq!(
+            segment_command(&words("wrk http://h/"), "env:I/4", 1.0).join(" "),
+            "wrk http://h/ --segment env:I/4 --start-at 1.000 --json -"
+        );
+    }
+}
