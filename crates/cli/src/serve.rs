@@ -246,7 +246,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
             max_tokens: a.llm_max_tokens,
             stall: a.llm_stall,
         },
-        reflection: Some(Arc::new(crate::served::reflection().map_err(Exit::fail)?)),
+        reflection: Some(Arc::new(crate::served::reflection()?)),
         io: a.io,
         ..Config::default()
     };

@@ -3,6 +3,7 @@
 //! starts, so that a client given no `.proto` (ghz, grpcurl, `stampede load --call`)
 //! learns the services from the server itself, as it would from any gRPC server.
 
+use crate::console::Exit;
 use prost_reflect::MessageDescriptor;
 use protox::file::{File, FileResolver};
 use stampede_server::reflection::{ReflectedFile, Reflection};
@@ -29,11 +30,11 @@ impl FileResolver for Shipped {
 }
 
 /// The reflection service over the shipped files.
-pub fn reflection() -> Result<Reflection, String> {
+pub fn reflection() -> Result<Reflection, Exit> {
     let mut c = protox::Compiler::with_file_resolver(Shipped);
     c.include_source_info(false);
     c.open_files(SHIPPED.map(|(n, _)| n))
-        .map_err(|e| format!("the shipped .proto files: {e}"))?;
+        .map_err(|e| Exit::fail(format!("the shipped .proto files: {e}")))?;
     let pool = c.descriptor_pool();
     let files = pool
         .files()
