@@ -683,17 +683,8 @@ pub(crate) struct Served {
 }
 
 impl crate::proto::DatagramEndpoint for Served {
-    fn handle(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        local: Option<std::net::IpAddr>,
-        ecn: Option<quinn_proto::EcnCodepoint>,
-        received: &[u8],
-        stride: usize,
-    ) -> usize {
-        self.endpoint
-            .handle(now, from, local, ecn, received, stride)
+    fn handle(&mut self, now: Instant, r: crate::proto::Received<'_>) -> usize {
+        (self.endpoint).handle(now, r.from, r.local, r.ecn, r.data, r.stride)
     }
 
     fn set_date(&mut self, date: &[u8]) {

@@ -544,23 +544,24 @@ fn input_ws(w: &mut WsConn, data: &[u8], env: Env<'_>) -> Input {
 /// each datagram in the buffer, ECN, and the local address to send from.
 pub(crate) use crate::h3::Out as Datagram;
 
+/// What one receive brought: from whom, to which local address (when the socket
+/// says), the ECN bits it carried, and one datagram or several of `stride` bytes each
+/// but the last (0: one).
+pub(crate) struct Received<'a> {
+    pub from: std::net::SocketAddr,
+    pub local: Option<std::net::IpAddr>,
+    pub ecn: Option<quinn_proto::EcnCodepoint>,
+    pub data: &'a [u8],
+    pub stride: usize,
+}
+
 /// A protocol that answers over datagrams — HTTP/3's QUIC endpoint, one per UDP
 /// socket — as the loop drives it: datagrams and the time in, datagrams out, the next
 /// instant it must be woken. The loop's UDP side names no protocol: it holds one of
 /// these.
 pub(crate) trait DatagramEndpoint: Send {
-    /// Takes what one receive brought from `from` (sent to `local`, with the ECN bits
-    /// it carried): one datagram, or several of `stride` bytes each but the last (0:
-    /// one). Returns how many datagrams it held.
-    fn handle(
-        &mut self,
-        now: Instant,
-        from: std::net::SocketAddr,
-        local: Option<std::net::IpAddr>,
-        ecn: Option<quinn_proto::EcnCodepoint>,
-        received: &[u8],
-        stride: usize,
-    ) -> usize;
+    /// Takes what one receive brought; returns how many datagrams it held.
+    fn handle(&mut self, now: Instant, r: Received<'_>) -> usize;
     /// The `Date` value answers carry from now on.
     fn set_date(&mut self, date: &[u8]);
     /// Runs the timers due at `now`.

@@ -14,7 +14,7 @@ use std::time::Instant;
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 
-use crate::proto::{Datagram as Out, DatagramEndpoint};
+use crate::proto::{Datagram as Out, DatagramEndpoint, Received};
 
 /// Datagrams read per wake-up and socket before the loop's other work gets its turn.
 const READS_PER_WAKE: usize = 256;
@@ -105,9 +105,16 @@ impl Datagrams {
             match self.udp.recv(&self.socket, &mut slices, &mut b.meta) {
                 Ok(n) => {
                     for (buf, m) in b.bufs.iter().zip(&b.meta).take(n) {
-                        let ecn = stampede_quic::udp::ecn(m);
-                        let d = stampede_quic::udp::received(buf, m);
-                        read += (self.endpoint).handle(now, m.addr, m.dst_ip, ecn, d, m.stride);
+                        read += self.endpoint.handle(
+                            now,
+                            Received {
+                                from: m.addr,
+                                local: m.dst_ip,
+                                ecn: stampede_quic::udp::ecn(m),
+                                data: stampede_quic::udp::received(buf, m),
+                                stride: m.stride,
+                            },
+                        );
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
