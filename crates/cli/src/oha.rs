@@ -406,13 +406,7 @@ impl Tool for Oha {
                 keepalive,
                 body: body.as_deref(),
             };
-            let groups = targets::requests(
-                url,
-                &entries,
-                a.unix_socket.as_deref(),
-                &shared,
-                &|p: &str| common::read_body(p).map_err(|e| e.message),
-            )?;
+            let groups = targets::requests(url, &entries, a.unix_socket.as_deref(), &shared)?;
             let targets::Group {
                 mut target,
                 requests: variety,

@@ -439,13 +439,7 @@ impl Tool for Attack {
             keepalive: a.keepalive,
             body: body.as_deref(),
         };
-        let groups = targets::requests(
-            &a.targets,
-            &entries,
-            a.unix_socket.as_deref(),
-            &shared,
-            &|p: &str| common::read_body(p).map_err(|e| e.message),
-        )?;
+        let groups = targets::requests(&a.targets, &entries, a.unix_socket.as_deref(), &shared)?;
         let mut groups = groups;
         if let Some(to) = &a.connect_to {
             for g in &mut groups {

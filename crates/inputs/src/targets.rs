@@ -10,7 +10,7 @@
 //! own (see [`stampede_engine::servers`]), the dialects that send to one server
 //! refuse a second; what is wrong is named with the file and line.
 
-use stampede_engine::input::{size, MAX_BUILT_REQUESTS};
+use stampede_engine::input::{self, size, Input, MAX_BUILT_REQUESTS};
 use stampede_engine::servers::MAX_SERVERS;
 use stampede_engine::{Request, RequestBuilder, Target};
 
@@ -117,6 +117,7 @@ pub fn split_url(url: &str) -> Option<(&str, &str, String)> {
 }
 
 /// What every request of a list shares: the flags' headers, keep-alive and body.
+#[derive(Default)]
 pub struct Common<'a> {
     /// `-H` headers, set on every request (a request's own headers override them).
     pub headers: &'a [(String, String)],
@@ -149,13 +150,12 @@ type TlsConfig = std::sync::Arc<stampede_tls::rustls::ClientConfig>;
 
 /// One request per entry, grouped by server (scheme, host and port as written), the
 /// servers in the order they first appear; `unix_socket` as `--unix-socket` (one
-/// server only). `read` reads an `@body` file, or says why it cannot.
+/// server only). An `@body` file is read within the engine's limit for bodies.
 pub fn requests(
     file: &str,
     entries: &[Entry],
     unix_socket: Option<&str>,
     common: &Common,
-    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<Group>, InputError> {
     let mut groups: Vec<Group> = Vec::new();
     let mut budget = Budget::new();
@@ -213,7 +213,8 @@ pub fn requests(
             };
         }
         if let Some(p) = &e.body {
-            b = b.body(read(p).map_err(|x| at(format!("@{p}: {x}")))?);
+            let body = input::read(p, "body file", Input::Body);
+            b = b.body(body.map_err(|x| at(format!("@{p}: {x}")))?);
         } else if let Some(d) = &e.data {
             b = b.body(d.clone());
         } else if let Some(body) = common.body {
@@ -352,18 +353,20 @@ get http://127.0.0.1:9
 
     #[test]
     fn requests_take_their_headers_and_bodies() {
-        let e = parse("t.txt", FILE).unwrap();
+        let mut e = parse("t.txt", FILE).unwrap();
+        let body =
+            std::env::temp_dir().join(format!("stampede-targets-{}.json", std::process::id()));
+        std::fs::write(&body, b"{\"a\":1}").unwrap();
+        e[2].body = Some(body.display().to_string());
         let h = [("X-Run".to_string(), "7".to_string())];
-        let read = |p: &str| {
-            assert_eq!(p, "body.json");
-            Ok(b"{\"a\":1}".to_vec())
-        };
         let common = Common {
             headers: &h,
             keepalive: true,
             body: None,
         };
-        let mut groups = requests("t.txt", &e, None, &common, &read).unwrap();
+        let groups = requests("t.txt", &e, None, &common);
+        let _ = std::fs::remove_file(&body);
+        let mut groups = groups.unwrap();
         assert_eq!(groups.len(), 1);
         let Group {
             target: t,
@@ -393,11 +396,9 @@ get http://127.0.0.1:9
 
     #[test]
     fn mistakes_name_the_file_and_line() {
-        let read = |_: &str| Ok(Vec::new());
         let common = Common {
-            headers: &[],
             keepalive: true,
-            body: None,
+            ..Common::default()
         };
         for (text, want) in [
             ("GET http://127.0.0.1:9/\nnot a header\n", "t.txt:2:"),
@@ -414,7 +415,7 @@ get http://127.0.0.1:9
         }
         let two = "GET http://127.0.0.1:9/\n\nGET http://127.0.0.1:10/\n";
         let e = parse("t.txt", two).unwrap();
-        let err = requests("t.txt", &e, Some("/tmp/s.sock"), &common, &read)
+        let err = requests("t.txt", &e, Some("/tmp/s.sock"), &common)
             .err()
             .unwrap();
         assert!(
@@ -427,7 +428,7 @@ get http://127.0.0.1:9
             .map(|i| format!("GET http://127.0.0.1:{}/\n\n", 1000 + i))
             .collect();
         let e = parse("t.txt", &many).unwrap();
-        let err = requests("t.txt", &e, None, &common, &read).err().unwrap();
+        let err = requests("t.txt", &e, None, &common).err().unwrap();
         let line = format!("t.txt:{}: ", 2 * MAX_SERVERS + 1);
         assert!(
             err.to_string().starts_with(&line) && err.to_string().contains("at most 32"),
@@ -437,18 +438,16 @@ get http://127.0.0.1:9
 
     #[test]
     fn requests_are_grouped_by_server_with_their_places() {
-        let read = |_: &str| Ok(Vec::new());
         let common = Common {
-            headers: &[],
             keepalive: true,
-            body: None,
+            ..Common::default()
         };
         let e = parse(
             "t.txt",
             "GET http://127.0.0.1:9/a\nGET https://127.0.0.1:9/b\nGET http://127.0.0.1:9/c\nGET HTTP://127.0.0.1:10/d\n",
         )
         .unwrap();
-        let groups = requests("t.txt", &e, None, &common, &read).unwrap();
+        let groups = requests("t.txt", &e, None, &common).unwrap();
         let seen: Vec<(bool, u16, Vec<u32>)> = (groups.iter())
             .map(|g| (g.target.tls, g.target.port, g.places.clone()))
             .collect();

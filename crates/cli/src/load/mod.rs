@@ -112,9 +112,7 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
                 keepalive,
                 body: None,
             };
-            let read = |p: &str| common::read_body(p).map_err(|e| e.message);
-            let mut groups =
-                targets::requests(file, &entries, a.unix_socket.as_deref(), &shared, &read)?;
+            let mut groups = targets::requests(file, &entries, a.unix_socket.as_deref(), &shared)?;
             if groups.len() > 1 {
                 // The spec takes the first server's; split shares it among them all.
                 let first = &groups[0];
