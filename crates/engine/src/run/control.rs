@@ -25,14 +25,12 @@ pub struct Control {
     pub failed: AtomicU64,
     /// Bytes read so far.
     pub bytes_read: AtomicU64,
-    /// Whether workers send each finished second to `seconds` (see [`Control::watched`]).
+    /// Whether workers hand over each finished second (see [`Control::watched`]).
     pub(crate) watched: bool,
-    seconds: Mutex<Vec<RawInterval>>,
-    /// The last second of each worker that has ended (see [`Control::retire`]).
-    retired: Mutex<Vec<u32>>,
-    /// How many seconds and retirements have been handed over, and the signal of
-    /// each: what a watcher that waits ([`Control::wait_news`]) blocks on.
-    news: (Mutex<u64>, Condvar),
+    /// What the workers handed over and the watcher has not yet taken, and the
+    /// signal of each hand-over, which a watcher that waits ([`Control::wait_handed`])
+    /// blocks on.
+    handed: (Mutex<Handed>, Condvar),
     /// Where each request's record goes, when they are streamed out.
     raw: Mutex<Option<RawOut>>,
     /// The time the workers read (see [`Control::on`]).
@@ -94,39 +92,27 @@ impl Control {
         self.stop.store(true, Ordering::Relaxed);
     }
 
+    /// What was handed over and not yet taken.
+    fn handed(&self) -> std::sync::MutexGuard<'_, Handed> {
+        self.handed.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Called by a worker once a second while watched.
     pub(crate) fn publish_second(&self, raw: RawInterval) {
-        self.seconds
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(raw);
-        self.tell();
+        self.handed().seconds.push(raw);
+        self.handed.1.notify_all();
     }
 
-    /// Counts one more piece of news and wakes whoever waits for it.
-    fn tell(&self) {
-        let (count, signal) = &self.news;
-        *count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        signal.notify_all();
-    }
-
-    /// How many seconds and retirements have been handed over so far.
-    pub(crate) fn news(&self) -> u64 {
-        *self.news.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Blocks until news past `seen` (a count from [`Control::news`]) is handed over,
-    /// or until `until` on the machine's clock; whether it came.
-    pub(crate) fn wait_news(&self, seen: u64, until: Instant) -> bool {
-        let (count, signal) = &self.news;
-        let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
-        while *n == seen {
+    /// Blocks while nothing handed over waits to be taken, until `until` on the
+    /// machine's clock; whether something does.
+    pub(crate) fn wait_handed(&self, until: Instant) -> bool {
+        let mut h = self.handed();
+        while h.seconds.is_empty() && h.retired.is_empty() {
             let left = until.saturating_duration_since(Instant::now());
             if left == Duration::ZERO {
                 return false;
             }
-            n = signal
-                .wait_timeout(n, left)
+            h = (self.handed.1.wait_timeout(h, left))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
@@ -135,21 +121,26 @@ impl Control {
 
     /// The seconds published since the last call.
     pub(crate) fn take_seconds(&self) -> Vec<RawInterval> {
-        std::mem::take(&mut *self.seconds.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut self.handed().seconds)
     }
 
     /// Called by a watched worker as it ends, after publishing its last second `last`:
     /// later seconds no longer wait for it.
     pub(crate) fn retire(&self, last: u32) {
-        self.retired
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(last);
-        self.tell();
+        self.handed().retired.push(last);
+        self.handed.1.notify_all();
     }
 
     /// The workers retired since the last call, by their last second.
     pub(crate) fn take_retired(&self) -> Vec<u32> {
-        std::mem::take(&mut *self.retired.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut self.handed().retired)
     }
+}
+
+/// What the workers hand a watched run's watcher: each finished second, and the last
+/// second of each worker that has ended.
+#[derive(Debug, Default)]
+struct Handed {
+    seconds: Vec<RawInterval>,
+    retired: Vec<u32>,
 }

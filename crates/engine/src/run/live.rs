@@ -76,9 +76,8 @@ impl Live {
     pub fn wait(&mut self, control: &Control, within: Duration) -> Vec<LiveSecond> {
         let until = Instant::now() + within;
         loop {
-            let seen = control.news();
             let ready = self.poll(control);
-            if !ready.is_empty() || !control.wait_news(seen, until) {
+            if !ready.is_empty() || !control.wait_handed(until) {
                 return ready;
             }
         }
