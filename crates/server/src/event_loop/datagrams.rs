@@ -1,20 +1,19 @@
 //! The datagram side of a server thread's loop: its UDP sockets, registered on the
 //! same poll as its TCP connections, each with the endpoint answering on it (a
-//! [`DatagramEndpoint`]: HTTP/3's QUIC endpoint). A wake-up that finds datagrams reads them (up to a budget;
+//! [`DatagramEndpoint`]). A wake-up that finds datagrams reads them (up to a budget;
 //! several buffers a system call, each holding one datagram or a run of one client's
 //! joined by the kernel); then the endpoint's timers that fell due run, and what it
 //! readied is sent — up to ten datagrams of a connection a call, where the kernel
 //! segments them — until the socket would block (the rest goes when it is writable
-//! again). The loop's wait ends at the endpoint's next timer. At shutdown every
-//! connection is closed with H3_NO_ERROR.
-
+//! again). The loop's wait ends at the endpoint's next timer. At shutdown the
+//! endpoint closes every connection.
 use std::io::{self, IoSliceMut};
 use std::time::Instant;
 
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
 
-use crate::proto::{Datagram as Out, DatagramEndpoint, Received};
+use crate::proto::{Datagram, DatagramEndpoint, Received};
 
 /// Datagrams read per wake-up and socket before the loop's other work gets its turn.
 const READS_PER_WAKE: usize = 256;
@@ -27,7 +26,7 @@ pub(crate) struct Datagrams {
     udp: stampede_quic::udp::Udp,
     endpoint: Box<dyn DatagramEndpoint>,
     /// Datagrams the socket did not take, sent first once it is writable.
-    held: Option<(Out, Vec<u8>)>,
+    held: Option<(Datagram, Vec<u8>)>,
     /// Read, or writable, since the endpoint last ran: it has work.
     touched: bool,
     /// The read budget ran out with datagrams left (the socket is edge-triggered).
@@ -140,8 +139,8 @@ impl Datagrams {
         self.next = self.endpoint.next_timeout();
     }
 
-    /// The server is stopping: every connection is closed (HTTP/3's with
-    /// H3_NO_ERROR), and the endpoint's counters are added to the server's.
+    /// The server is stopping: the endpoint closes every connection and hands its
+    /// counters to the server's; what the closes send goes out.
     pub(super) fn close(&mut self, now: Instant, registry: &Registry, b: &mut Buffers) {
         self.endpoint.close_all(now);
         self.send(now, &mut b.out);
@@ -165,7 +164,7 @@ impl Datagrams {
     }
 
     /// Sends datagrams; true when the socket would block (nothing went).
-    fn send_one(&self, out: &Out, d: &[u8]) -> bool {
+    fn send_one(&self, out: &Datagram, d: &[u8]) -> bool {
         let r = (self.udp).send_from(&self.socket, out.to, out.from, d, out.segment, out.ecn);
         // Sent, or refused for good (a client gone): QUIC recovers or lets go.
         matches!(r, Err(e) if e.kind() == io::ErrorKind::WouldBlock)

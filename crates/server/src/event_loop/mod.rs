@@ -581,7 +581,7 @@ impl EventLoop {
             if shutdown.is_triggered() && !self.draining {
                 self.draining = true;
                 if let Some(mut u) = self.udp.take() {
-                    // HTTP/3's connections are closed at once (H3_NO_ERROR).
+                    // Datagram connections are closed at once (they have no FIN).
                     u.close(now, self.poll.registry());
                 }
                 drain_deadline = Some(now + self.config.drain_timeout);

@@ -23,9 +23,16 @@ impl H3Endpoint {
             c.queued = true;
             self.ready.push_back(i);
         }
-        if !c.touched {
-            c.touched = true;
-            self.touched.push(i);
+        self.touch(i);
+    }
+
+    /// Connection `i`'s QUIC timer is read again before the loop next waits.
+    fn touch(&mut self, i: usize) {
+        if let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) {
+            if !c.touched {
+                c.touched = true;
+                self.touched.push(i);
+            }
         }
     }
 
@@ -75,10 +82,7 @@ impl H3Endpoint {
                 Some(t) => {
                     buf.truncate(t.size);
                     self.ready.push_back(i);
-                    if !c.touched {
-                        c.touched = true;
-                        self.touched.push(i);
-                    }
+                    self.touch(i);
                     self.endpoint_events(i);
                     return Some(Out::of(&t));
                 }
@@ -124,10 +128,9 @@ impl H3Endpoint {
             if c.conn.poll_timeout().is_some_and(|t| t <= now) {
                 c.conn.handle_timeout(now);
                 self.drive(now, i);
-            } else if !c.touched {
+            } else {
                 // Its timer went later since: read again, it goes back on the heap.
-                c.touched = true;
-                self.touched.push(i);
+                self.touch(i);
             }
         }
         while let Some(Reverse((at, ci, id))) = self.timers.peek().copied() {
