@@ -62,30 +62,21 @@ fn next_second(live: &mut Live, control: &Control) -> Interval {
     ready.remove(0).interval
 }
 
-/// A server behaviour that holds its answer to request `held` until told, saying when
-/// the request has come (and, with `then`, when request `then` has come).
-struct Hold {
-    came: Mutex<mpsc::Sender<u64>>,
-    go: Mutex<mpsc::Receiver<()>>,
-}
-
 /// A server that answers at once, but holds request `held` until the returned sender
 /// says go; the receiver hears of requests `held` and `held + 1` as they come.
 fn holding(held: u64) -> (String, mpsc::Receiver<u64>, mpsc::Sender<()>) {
     let (came_tx, came) = mpsc::channel();
-    let (go, go_rx) = mpsc::channel();
-    let hold = Hold {
-        came: Mutex::new(came_tx),
-        go: Mutex::new(go_rx),
-    };
+    let (go, go_rx) = mpsc::channel::<()>();
+    // The server's threads share the receiver of the go (a sender they may share).
+    let go_rx = Mutex::new(go_rx);
     let url = serve(
         "/",
         Arc::new(move |s, n| {
             if n == held || n == held + 1 {
-                let _ = hold.came.lock().unwrap().send(n);
+                let _ = came_tx.send(n);
             }
             if n == held {
-                let _ = (hold.go.lock().unwrap()).recv_timeout(Duration::from_secs(10));
+                let _ = (go_rx.lock().unwrap()).recv_timeout(Duration::from_secs(10));
             }
             s.write_all(&ok_response("x")).is_ok()
         }),
