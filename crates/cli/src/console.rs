@@ -5,10 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Exit code when the run could not be carried out.
-pub const EXIT_FAIL: i32 = 1;
-/// Exit code for bad usage (a flag or value is wrong).
-pub const EXIT_USAGE: i32 = 2;
+pub use stampede_flags::{EXIT_FAIL, EXIT_USAGE};
 
 /// An error that carries its exit code.
 #[derive(Debug)]
@@ -28,6 +25,15 @@ impl Exit {
         Exit {
             code: EXIT_FAIL,
             message: message.to_string(),
+        }
+    }
+}
+
+impl From<stampede_flags::FlagError> for Exit {
+    fn from(e: stampede_flags::FlagError) -> Exit {
+        Exit {
+            code: e.code,
+            message: e.message,
         }
     }
 }

@@ -22,7 +22,6 @@ mod colour;
 mod common;
 mod console;
 mod contract;
-mod dialect;
 mod fanout;
 mod ghz;
 mod grpc;
@@ -40,7 +39,7 @@ mod report;
 mod serve;
 mod served;
 mod ssh;
-mod tls;
+use stampede_flags::tls;
 mod topics;
 mod vegeta;
 mod vllm;
@@ -234,14 +233,20 @@ fn main() {
                 return;
             }
             let text = match dialect.as_str() {
-                "ab" => Some(ab::DIALECT.help::<ab::AbArgs>()),
-                "wrk" => Some(wrk::DIALECT.help::<wrk::WrkArgs>()),
-                "httperf" => Some(httperf::DIALECT.help::<httperf::HttperfArgs>()),
-                "h2load" => Some(h2load::DIALECT.help::<h2load::H2loadArgs>()),
-                "vllm" => Some(vllm::DIALECT.help::<vllm::VllmArgs>()),
-                "oha" => Some(oha::DIALECT.help::<oha::OhaArgs>()),
-                "hey" => Some(hey::DIALECT.help::<hey::HeyArgs>()),
-                "ghz" => Some(ghz::DIALECT.help::<ghz::GhzArgs>()),
+                "ab" => Some(stampede_flags::ab::DIALECT.help::<stampede_flags::ab::AbArgs>()),
+                "wrk" => Some(stampede_flags::wrk::DIALECT.help::<stampede_flags::wrk::WrkArgs>()),
+                "httperf" => Some(
+                    stampede_flags::httperf::DIALECT.help::<stampede_flags::httperf::HttperfArgs>(),
+                ),
+                "h2load" => Some(
+                    stampede_flags::h2load::DIALECT.help::<stampede_flags::h2load::H2loadArgs>(),
+                ),
+                "vllm" => {
+                    Some(stampede_flags::vllm::DIALECT.help::<stampede_flags::vllm::VllmArgs>())
+                }
+                "oha" => Some(stampede_flags::oha::DIALECT.help::<stampede_flags::oha::OhaArgs>()),
+                "hey" => Some(stampede_flags::hey::DIALECT.help::<stampede_flags::hey::HeyArgs>()),
+                "ghz" => Some(stampede_flags::ghz::DIALECT.help::<stampede_flags::ghz::GhzArgs>()),
                 "vegeta" => Some(vegeta::help()),
                 _ => None,
             };
@@ -315,8 +320,11 @@ fn main() {
         Command::Man { subcommand, .. } => manual::man(subcommand.as_deref()),
     };
     if let Err(e) = res {
-        if !e.message.is_empty() {
-            eprintln!("stampede: {}", e.message);
+        match e.code {
+            // Help asked for: the text is the answer.
+            0 => common::out(&e.message),
+            _ if !e.message.is_empty() => eprintln!("stampede: {}", e.message),
+            _ => {}
         }
         std::process::exit(e.code);
     }

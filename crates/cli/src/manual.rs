@@ -14,19 +14,34 @@ use crate::console::out_data;
 pub fn full_command() -> clap::Command {
     let mut cmd = crate::Cli::command();
     let dialects = [
-        ("ab", crate::ab::DIALECT.command::<crate::ab::AbArgs>()),
-        ("wrk", crate::wrk::DIALECT.command::<crate::wrk::WrkArgs>()),
+        (
+            "ab",
+            stampede_flags::ab::DIALECT.command::<stampede_flags::ab::AbArgs>(),
+        ),
+        (
+            "wrk",
+            stampede_flags::wrk::DIALECT.command::<stampede_flags::wrk::WrkArgs>(),
+        ),
         (
             "httperf",
-            crate::httperf::DIALECT.command::<crate::httperf::HttperfArgs>(),
+            stampede_flags::httperf::DIALECT.command::<stampede_flags::httperf::HttperfArgs>(),
         ),
         (
             "h2load",
-            crate::h2load::DIALECT.command::<crate::h2load::H2loadArgs>(),
+            stampede_flags::h2load::DIALECT.command::<stampede_flags::h2load::H2loadArgs>(),
         ),
-        ("oha", crate::oha::DIALECT.command::<crate::oha::OhaArgs>()),
-        ("hey", crate::hey::DIALECT.command::<crate::hey::HeyArgs>()),
-        ("ghz", crate::ghz::DIALECT.command::<crate::ghz::GhzArgs>()),
+        (
+            "oha",
+            stampede_flags::oha::DIALECT.command::<stampede_flags::oha::OhaArgs>(),
+        ),
+        (
+            "hey",
+            stampede_flags::hey::DIALECT.command::<stampede_flags::hey::HeyArgs>(),
+        ),
+        (
+            "ghz",
+            stampede_flags::ghz::DIALECT.command::<stampede_flags::ghz::GhzArgs>(),
+        ),
     ];
     for (name, own) in dialects {
         cmd = cmd.mut_subcommand(name, |old| {
@@ -41,26 +56,26 @@ pub fn full_command() -> clap::Command {
     cmd = cmd.mut_subcommand("vegeta", |old| {
         let mut vegeta = clap::Command::new("vegeta")
             .subcommand(
-                crate::vegeta::ATTACK
-                    .command::<crate::vegeta::AttackArgs>()
+                stampede_flags::vegeta::ATTACK
+                    .command::<stampede_flags::vegeta::AttackArgs>()
                     .name("attack")
                     .bin_name("stampede vegeta attack"),
             )
             .subcommand(
-                crate::vegeta::REPORT
-                    .command::<crate::vegeta::ReportArgs>()
+                stampede_flags::vegeta::REPORT
+                    .command::<stampede_flags::vegeta::ReportArgs>()
                     .name("report")
                     .bin_name("stampede vegeta report"),
             )
             .subcommand(
-                crate::vegeta::ENCODE
-                    .command::<crate::vegeta::EncodeArgs>()
+                stampede_flags::vegeta::ENCODE
+                    .command::<stampede_flags::vegeta::EncodeArgs>()
                     .name("encode")
                     .bin_name("stampede vegeta encode"),
             )
             .subcommand(
-                crate::vegeta::PLOT
-                    .command::<crate::vegeta::PlotArgs>()
+                stampede_flags::vegeta::PLOT
+                    .command::<stampede_flags::vegeta::PlotArgs>()
                     .name("plot")
                     .bin_name("stampede vegeta plot"),
             );
@@ -69,8 +84,8 @@ pub fn full_command() -> clap::Command {
         }
         vegeta
     });
-    let serve = crate::vllm::DIALECT
-        .command::<crate::vllm::VllmArgs>()
+    let serve = stampede_flags::vllm::DIALECT
+        .command::<stampede_flags::vllm::VllmArgs>()
         .name("serve")
         .bin_name("stampede vllm bench serve");
     cmd.mut_subcommand("vllm", |old| {

@@ -15,29 +15,6 @@ use stampede_engine::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
 pub use stampede_report::exchange::Parts;
 use stampede_report::exchange::{ab_reply, httperf_reply, httperf_request};
 
-use crate::common::Exit;
-
-/// httperf's `--print-request[=header|body]` (no value: both), for `flag`.
-pub fn parse_parts(flag: &str, value: &str) -> Result<Parts, Exit> {
-    match value {
-        "" => Ok(Parts {
-            header: true,
-            body: true,
-        }),
-        "header" => Ok(Parts {
-            header: true,
-            body: false,
-        }),
-        "body" => Ok(Parts {
-            header: false,
-            body: true,
-        }),
-        v => Err(Exit::usage(format!(
-            "{flag}: {v:?} is not a part; write {flag} (header and body), {flag}=header or {flag}=body"
-        ))),
-    }
-}
-
 /// What is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -190,6 +167,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ab_prints_from_verbosity_two() {
+        for (v, watched) in [(0, false), (1, false), (2, true), (3, true), (4, true)] {
+            assert_eq!(hooks(Style::Ab(v)).is_some(), watched, "-v {v}");
+        }
+        let quiet = Style::Httperf {
+            request: Parts::default(),
+            reply: Parts::default(),
+        };
+        assert!(hooks(quiet).is_none());
+    }
+
+    #[test]
     fn replies_take_their_calls_numbers_per_connection() {
         let mut w = ThreadWatch {
             style: Style::Httperf {
@@ -223,24 +212,5 @@ mod tests {
         assert!(!w.wants_responses());
         assert!(w.calls.get(1).is_none_or(|c| c.is_empty()));
         assert_eq!(w.serial.load(Ordering::Relaxed), 5);
-    }
-
-    #[test]
-    fn parts_are_read_as_httperf_reads_them() {
-        let both = Parts {
-            header: true,
-            body: true,
-        };
-        assert_eq!(parse_parts("--print-reply", "").unwrap(), both);
-        assert!(parse_parts("--print-reply", "header").unwrap().header);
-        assert!(!parse_parts("--print-reply", "body").unwrap().header);
-        let e = parse_parts("--print-reply", "all").unwrap_err();
-        assert!(
-            e.message.starts_with("--print-reply: \"all\""),
-            "{}",
-            e.message
-        );
-        assert!(hooks(Style::Ab(1)).is_none());
-        assert!(hooks(Style::Ab(2)).is_some());
     }
 }

@@ -77,7 +77,7 @@ fn streams(a: &LoadArgs, spec: &mut LoadSpec) -> Result<(), Exit> {
         ));
     }
     spec.load.streams.event_timeout = a.event_timeout;
-    spec.load.streams.slo = crate::vllm::goodput(&a.goodput)?;
+    spec.load.streams.slo = stampede_flags::vllm::goodput(&a.goodput)?;
     if a.openai.is_some() && spec.load.variety.len() > 1 {
         // Each prompt once in turn over the run's calls, whichever connection sends
         // (one prompt is the run's one request).

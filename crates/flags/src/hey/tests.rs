@@ -3,12 +3,12 @@
 use super::*;
 use stampede_engine::target::Address;
 
-fn args(argv: &[&str]) -> Result<HeyArgs, Exit> {
+fn args(argv: &[&str]) -> Result<HeyArgs, FlagError> {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     DIALECT.parse::<HeyArgs>(&argv).map(|(a, _)| a)
 }
 
-fn spec_of(argv: &[&str]) -> Result<LoadSpec, Exit> {
+fn spec_of(argv: &[&str]) -> Result<LoadSpec, FlagError> {
     let a = args(argv)?;
     let inputs = Hey::inputs(&a)?;
     translate(&a, inputs.0, inputs.1)

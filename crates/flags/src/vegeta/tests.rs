@@ -31,7 +31,7 @@ impl Drop for Files {
     }
 }
 
-fn spec_of(argv: &[&str]) -> Result<LoadSpec, Exit> {
+fn spec_of(argv: &[&str]) -> Result<LoadSpec, FlagError> {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     let (a, _) = ATTACK.parse::<AttackArgs>(&argv)?;
     let inputs = Attack::inputs(&a)?;

@@ -10,7 +10,7 @@
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{ArgMatches, Command, CommandFactory, FromArgMatches};
 
-use crate::common::Exit;
+use crate::FlagError;
 
 /// A flag of the original tool that stampede does not take.
 pub struct Refused {
@@ -81,14 +81,10 @@ impl Dialect {
     pub fn parse<T: CommandFactory + FromArgMatches>(
         &self,
         args: &[String],
-    ) -> Result<(T, Vec<String>), Exit> {
+    ) -> Result<(T, Vec<String>), FlagError> {
         let cmd = self.command::<T>();
         if self.wants_help(&cmd, args) {
-            crate::console::out(&cmd.clone().render_long_help().to_string());
-            return Err(Exit {
-                code: 0,
-                message: String::new(),
-            });
+            return Err(FlagError::help(cmd.clone().render_long_help()));
         }
         let args = if self.prefixes {
             self.expand(&cmd, args)?
@@ -137,7 +133,7 @@ impl Dialect {
 
     /// Long options shortened to a unique prefix of a known or refused one, written
     /// out; an ambiguous prefix is an error naming the candidates.
-    fn expand(&self, cmd: &Command, args: &[String]) -> Result<Vec<String>, Exit> {
+    fn expand(&self, cmd: &Command, args: &[String]) -> Result<Vec<String>, FlagError> {
         let mut longs: Vec<String> = (Self::flags(cmd).into_iter())
             .map(|(f, _)| f)
             .filter(|f| f.starts_with("--"))
@@ -174,7 +170,7 @@ impl Dialect {
                 [] => out.push(a.clone()),
                 many => {
                     let names: Vec<&str> = many.iter().map(|s| s.as_str()).collect();
-                    return Err(Exit::usage(format!(
+                    return Err(FlagError::usage(format!(
                         "{name}: ambiguous, the start of {}; write more of it",
                         names.join(", ")
                     )));
@@ -187,7 +183,7 @@ impl Dialect {
     /// Go's one-dash long options written with two, for clap: `-rate=5/s` is
     /// `--rate=5/s`. A one-dash word that is no flag is refused by name, as Go's flag
     /// package does, rather than read as a short flag with its value attached.
-    fn go_longs(&self, cmd: &Command, args: &[String]) -> Result<Vec<String>, Exit> {
+    fn go_longs(&self, cmd: &Command, args: &[String]) -> Result<Vec<String>, FlagError> {
         let flags = Self::flags(cmd);
         let long = |name: &str| {
             flags
@@ -236,7 +232,7 @@ impl Dialect {
                 value_next = takes && value.is_none();
                 out.push(a.clone());
             } else {
-                return Err(Exit::usage(self.unknown(cmd, &format!("--{name}"))));
+                return Err(FlagError::usage(self.unknown(cmd, &format!("--{name}"))));
             }
         }
         Ok(out)
@@ -273,7 +269,7 @@ impl Dialect {
 
     /// The first refused flag in `args`, as an error saying why and what instead.
     /// Values of flags that take one are skipped, as is everything after `--`.
-    fn check(&self, cmd: &Command, args: &[String]) -> Result<(), Exit> {
+    fn check(&self, cmd: &Command, args: &[String]) -> Result<(), FlagError> {
         for a in Self::flag_words(cmd, args) {
             if !a.starts_with('-') || a == "-" {
                 continue;
@@ -289,7 +285,7 @@ impl Dialect {
                 }
             });
             if let Some(r) = refused {
-                return Err(Exit::usage(format!(
+                return Err(FlagError::usage(format!(
                     "{}: {} (as {} has it) is not supported: {}; {}",
                     r.flag, r.flag, self.tool, r.why, r.instead
                 )));
@@ -300,18 +296,14 @@ impl Dialect {
 
     /// clap's error as a message naming the flag: an unknown flag gets the closest
     /// accepted one and the list; others keep clap's wording without its usage block.
-    fn clap_error(&self, cmd: &Command, e: clap::Error) -> Exit {
+    fn clap_error(&self, cmd: &Command, e: clap::Error) -> FlagError {
         match e.kind() {
             ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                let _ = e.print();
-                return Exit {
-                    code: 0,
-                    message: String::new(),
-                };
+                return FlagError::help(e.render());
             }
             ErrorKind::UnknownArgument => {
                 if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
-                    return Exit::usage(self.unknown(cmd, arg));
+                    return FlagError::usage(self.unknown(cmd, arg));
                 }
             }
             _ => {}
@@ -325,7 +317,7 @@ impl Dialect {
             .collect::<Vec<_>>()
             .join(" ");
         let first = first.trim_start_matches("error: ");
-        Exit::usage(format!(
+        FlagError::usage(format!(
             "{first} (stampede {}; `stampede help {}` lists its flags)",
             self.tool, self.tool
         ))
@@ -434,7 +426,7 @@ mod tests {
         go: false,
     };
 
-    fn parse(args: &[&str]) -> Result<(Args, Vec<String>), Exit> {
+    fn parse(args: &[&str]) -> Result<(Args, Vec<String>), FlagError> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         D.parse::<Args>(&args)
     }

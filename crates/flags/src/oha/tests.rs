@@ -2,13 +2,13 @@
 
 use super::*;
 
-fn args(argv: &[&str]) -> Result<OhaArgs, Exit> {
+fn args(argv: &[&str]) -> Result<OhaArgs, FlagError> {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     DIALECT.parse::<OhaArgs>(&argv).map(|(a, _)| a)
 }
 
 /// The translation as the run contract makes it: inputs read, then translated.
-fn spec_of(argv: &[&str]) -> Result<(LoadSpec, OhaInfo), Exit> {
+fn spec_of(argv: &[&str]) -> Result<(LoadSpec, OhaInfo), FlagError> {
     let a = args(argv)?;
     let inputs = Oha::inputs(&a)?;
     translate(&a, inputs)

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::GhzArgs;
-use crate::common::Exit;
+use crate::FlagError;
 
 /// The most steps a step schedule is made of.
 const MAX_STEPS: usize = 1_000;
@@ -17,31 +17,33 @@ const HOLD: Duration = Duration::from_secs(1_000_000);
 /// the rate by `--load-step` each second, each until `--load-end` or for
 /// `--load-max-duration`, then holds its last rate (until -z, or -n's count). `None`
 /// for `const`.
-pub(super) fn load_schedule(a: &GhzArgs) -> Result<Option<stampede_engine::inject::Profile>, Exit> {
+pub(super) fn load_schedule(
+    a: &GhzArgs,
+) -> Result<Option<stampede_engine::inject::Profile>, FlagError> {
     use stampede_engine::inject::{InjectionStep, Profile, MAX_RATE};
     let kind = a.load_schedule.as_str();
     match kind {
         "const" => return Ok(None),
         "step" | "line" => {}
         other => {
-            return Err(Exit::usage(format!(
+            return Err(FlagError::usage(format!(
                 "--load-schedule {other}: the schedules are const, step and line"
             )))
         }
     }
     if a.rps > 0 {
-        return Err(Exit::usage(format!(
+        return Err(FlagError::usage(format!(
             "-r is the const schedule's rate; --load-schedule {kind} starts at --load-start"
         )));
     }
     if a.load_step == 0 {
-        return Err(Exit::usage(format!(
+        return Err(FlagError::usage(format!(
             "--load-schedule {kind}: give --load-step, the change of the rate"
         )));
     }
     let (start, step, end) = (a.load_start as f64, a.load_step as f64, a.load_end as f64);
     if a.load_end > 0 && (end - start) * step < 0.0 {
-        return Err(Exit::usage(format!(
+        return Err(FlagError::usage(format!(
             "--load-end {}: a --load-step of {} never reaches it from --load-start {}",
             a.load_end, a.load_step, a.load_start
         )));
@@ -82,7 +84,7 @@ pub(super) fn load_schedule(a: &GhzArgs) -> Result<Option<stampede_engine::injec
     let last = if kind == "step" {
         let d = a.load_step_duration;
         if d.is_zero() {
-            return Err(Exit::usage(
+            return Err(FlagError::usage(
                 "--load-schedule step: give --load-step-duration, how long each step lasts",
             ));
         }
@@ -139,7 +141,7 @@ pub(super) fn load_schedule(a: &GhzArgs) -> Result<Option<stampede_engine::injec
         .iter()
         .all(|s| matches!(s, InjectionStep::NothingFor(_)))
     {
-        return Err(Exit::usage(format!(
+        return Err(FlagError::usage(format!(
             "--load-schedule {kind}: every rate of it is 0; give --load-start or a rising --load-step"
         )));
     }

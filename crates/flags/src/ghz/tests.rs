@@ -6,14 +6,19 @@ fn proto(name: &str) -> String {
     format!("{}/../../proto/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn args(argv: &[&str]) -> Result<GhzArgs, Exit> {
+fn args(argv: &[&str]) -> Result<GhzArgs, FlagError> {
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
     DIALECT.parse::<GhzArgs>(&argv).map(|(a, _)| a)
 }
 
 /// The run of `flags` calling `call` of `file` at 127.0.0.1:9, plaintext unless the
 /// flags leave `--insecure` out (`tls`).
-fn run_of(file: &str, call: &str, flags: &[&str], tls: bool) -> Result<(LoadSpec, Info), Exit> {
+fn run_of(
+    file: &str,
+    call: &str,
+    flags: &[&str],
+    tls: bool,
+) -> Result<(LoadSpec, Info), FlagError> {
     let p = proto(file);
     let mut argv = vec!["--proto", &p, "--call", call];
     if !tls {
@@ -26,7 +31,7 @@ fn run_of(file: &str, call: &str, flags: &[&str], tls: bool) -> Result<(LoadSpec
     translate(&a, inputs)
 }
 
-fn hello(flags: &[&str]) -> Result<LoadSpec, Exit> {
+fn hello(flags: &[&str]) -> Result<LoadSpec, FlagError> {
     run_of(
         "helloworld.proto",
         "helloworld.Greeter.SayHello",

@@ -14,7 +14,7 @@ use stampede_engine::Target;
 use stampede_tls::rustls::ClientConfig;
 use stampede_tls::{ClientOptions, Versions};
 
-use crate::common::Exit;
+use crate::FlagError;
 
 /// TLS flags for https:// URLs.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -46,12 +46,12 @@ pub fn from_settings(
     t: &TlsSettings,
     target: &Target,
     http2: bool,
-) -> Result<Option<Arc<ClientConfig>>, Exit> {
+) -> Result<Option<Arc<ClientConfig>>, FlagError> {
     let ca_file = match &t.ca_pem {
         Some(pem) => {
             let path = std::env::temp_dir().join(format!("stampede-ca-{}.pem", std::process::id()));
             std::fs::write(&path, pem).map_err(|e| {
-                Exit::fail(format!(
+                FlagError::fail(format!(
                     "--spec: writing its CA certificates to {}: {e}",
                     path.display()
                 ))
@@ -62,9 +62,9 @@ pub fn from_settings(
     };
     let version = match t.version.as_deref() {
         None => None,
-        Some(v) => {
-            Some(parse_version(v).map_err(|e| Exit::usage(format!("--spec: tls.version: {e}")))?)
-        }
+        Some(v) => Some(
+            parse_version(v).map_err(|e| FlagError::usage(format!("--spec: tls.version: {e}")))?,
+        ),
     };
     let built = TlsArgs {
         insecure: t.insecure,
@@ -92,7 +92,7 @@ impl TlsArgs {
     /// The dialects' settings: for https, no certificate verification, as ab, wrk,
     /// httperf and h2load do not verify (ALPN offering h2 first with `http2`);
     /// nothing for plain http.
-    pub fn dialect(target: &Target, http2: bool) -> Result<Option<Arc<ClientConfig>>, Exit> {
+    pub fn dialect(target: &Target, http2: bool) -> Result<Option<Arc<ClientConfig>>, FlagError> {
         if !target.tls {
             return Ok(None);
         }
@@ -105,19 +105,19 @@ impl TlsArgs {
 
     /// The settings a portable spec carries (`--save-spec`): the CA file's text, not
     /// its path; a client certificate's key is not written into a spec.
-    pub fn settings(&self, target: &Target) -> Result<Option<TlsSettings>, Exit> {
+    pub fn settings(&self, target: &Target) -> Result<Option<TlsSettings>, FlagError> {
         if !target.tls {
             return Ok(None);
         }
         if self.cert.is_some() {
-            return Err(Exit::usage(
+            return Err(FlagError::usage(
                 "--save-spec: a spec does not carry a client certificate's private key; give --cert and --key where it runs",
             ));
         }
         let ca_pem = match &self.cacert {
             Some(p) => Some(
                 input::read_text(&p.display().to_string(), "--cacert", Input::Config)
-                    .map_err(|e| Exit::usage(e.to_string()))?,
+                    .map_err(|e| FlagError::usage(e.to_string()))?,
             ),
             None => None,
         };
@@ -154,10 +154,14 @@ impl TlsArgs {
 
     /// The client configuration for `target`: `None` for plain http. With `http2`, ALPN
     /// offers h2 first, then http/1.1.
-    pub fn config(&self, target: &Target, http2: bool) -> Result<Option<Arc<ClientConfig>>, Exit> {
+    pub fn config(
+        &self,
+        target: &Target,
+        http2: bool,
+    ) -> Result<Option<Arc<ClientConfig>>, FlagError> {
         if !target.tls {
             return match self.given() {
-                Some(flag) => Err(Exit::usage(format!(
+                Some(flag) => Err(FlagError::usage(format!(
                     "{flag} applies to https:// URLs; {} is plain http",
                     target.url
                 ))),
@@ -188,7 +192,7 @@ impl TlsArgs {
                     .map_or("TLS", |(f, _)| f),
                     stampede_tls::TlsError::Config(_) => "TLS",
                 };
-                Exit::usage(format!("{flag}: {e}"))
+                FlagError::usage(format!("{flag}: {e}"))
             })
     }
 }

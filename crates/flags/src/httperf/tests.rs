@@ -2,11 +2,12 @@
 
 use super::*;
 
-fn spec_of(args: &[&str]) -> Result<LoadSpec, Exit> {
+fn spec_of(args: &[&str]) -> Result<LoadSpec, FlagError> {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     let (a, _) = DIALECT.parse::<HttperfArgs>(&args)?;
     let (url, uri) = url_of(&a)?;
-    translate(&a, Target::parse(&url).unwrap(), &uri, Files::read(&a)?)
+    let inputs = (Target::parse(&url).unwrap(), uri, Files::read(&a)?);
+    Httperf::translate(&a, inputs).map(|(spec, _)| spec)
 }
 
 #[test]
@@ -67,7 +68,8 @@ fn every_documented_option_is_taken_or_refused_by_name() {
         let args: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         let (a, notes) = DIALECT.parse::<HttperfArgs>(&args)?;
         let (url, uri) = url_of(&a)?;
-        translate(&a, Target::parse(&url).unwrap(), &uri, Files::read(&a)?).map(|s| (s, notes))
+        let inputs = (Target::parse(&url).unwrap(), uri, Files::read(&a)?);
+        Httperf::translate(&a, inputs).map(|(s, _)| (s, notes))
     };
     for argv in [
         &["--add-header", "X-A: 1\n"][..],
@@ -201,16 +203,21 @@ fn every_documented_option_is_taken_or_refused_by_name() {
         e.message
     );
     let _ = std::fs::remove_file(&log);
-    // The printers watch the run; without them nothing does.
-    for argv in [
-        &["--print-req"][..],
-        &["--print-reply=header"],
-        &["--print-request=body", "--wsess", "2,2,0"],
-    ] {
-        let (s, _) = run(argv).unwrap_or_else(|e| panic!("{argv:?}: {}", e.message));
-        assert!(s.hooks.is_some(), "{argv:?}");
-    }
-    assert!(run(&[]).unwrap().0.hooks.is_none());
+    // The printers' flags say what to print (the binary's hooks print it); without
+    // them nothing is.
+    let printed = |more: &[&str]| {
+        let mut argv: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        argv.extend(more.iter().map(|s| s.to_string()));
+        let (a, _) = DIALECT.parse::<HttperfArgs>(&argv).unwrap();
+        printed(&a).unwrap_or_else(|e| panic!("{more:?}: {}", e.message))
+    };
+    let p = printed(&["--print-req"]);
+    assert!(p.request.header && p.request.body && !p.reply.any());
+    let p = printed(&["--print-reply=header"]);
+    assert!(p.reply.header && !p.reply.body && !p.request.any());
+    let p = printed(&["--print-request=body", "--wsess", "2,2,0"]);
+    assert!(!p.request.header && p.request.body);
+    assert_eq!(printed(&[]), Printed::default());
     let (s, _) = run(&["--server-name", "example.test"]).unwrap();
     assert!(String::from_utf8_lossy(&s.load.request.bytes).contains("\r\nHost: example.test\r\n"));
     for (argv, note) in [
@@ -302,4 +309,21 @@ fn every_documented_option_is_taken_or_refused_by_name() {
         };
         assert_eq!(e.code, 0, "{flag}");
     }
+}
+
+#[test]
+fn parts_are_read_as_httperf_reads_them() {
+    let both = Parts {
+        header: true,
+        body: true,
+    };
+    assert_eq!(parse_parts("--print-reply", "").unwrap(), both);
+    assert!(parse_parts("--print-reply", "header").unwrap().header);
+    assert!(!parse_parts("--print-reply", "body").unwrap().header);
+    let e = parse_parts("--print-reply", "all").unwrap_err();
+    assert!(
+        e.message.starts_with("--print-reply: \"all\""),
+        "{}",
+        e.message
+    );
 }
