@@ -11,7 +11,7 @@
 //! (what follows may hide a smuggled request). No socket, no clock: the loop times the
 //! partial head it is told about and writes the bytes.
 
-use crate::request::{self, Limits, Method, Parsed, Request};
+use crate::request::{self, Limits, Method, Parsed};
 use std::time::Instant;
 
 use crate::routes::{
@@ -186,10 +186,10 @@ impl H1Conn {
                     let at = pos;
                     pos += len;
                     self.continued = false;
-                    let req = Request {
-                        keep_alive: req.keep_alive && !a.draining,
-                        ..req
-                    };
+                    // In place: a copy of the whole request costs a dozen
+                    // instructions a request.
+                    let mut req = req;
+                    req.keep_alive &= !a.draining;
                     if req.upgrade {
                         // A WebSocket handshake: what follows it is frames, or nothing.
                         match crate::ws::handshake(&req, &data[at..pos], a.out, a.lines) {
