@@ -93,7 +93,7 @@ impl ThreadHooks for ThreadWatch {
     fn address(&self) -> Option<std::net::SocketAddr> {
         None
     }
-    fn request(&mut self, _out: &mut Vec<u8>) -> Flow {
+    fn request(&mut self, _conn: usize, _out: &mut Vec<u8>) -> Flow {
         Flow::Go
     }
     fn response(&mut self, reply: &Reply) -> Flow {
@@ -109,7 +109,7 @@ impl ThreadHooks for ThreadWatch {
         emit(&out);
         Flow::Go
     }
-    fn delay(&mut self) -> (Duration, Flow) {
+    fn delay(&mut self, _conn: usize) -> (Duration, Flow) {
         (Duration::ZERO, Flow::Go)
     }
     fn watches_sends(&self) -> bool {

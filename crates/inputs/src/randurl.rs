@@ -285,7 +285,7 @@ impl ThreadHooks for ThreadPaths {
     fn address(&self) -> Option<std::net::SocketAddr> {
         None
     }
-    fn request(&mut self, out: &mut Vec<u8>) -> Flow {
+    fn request(&mut self, _conn: usize, out: &mut Vec<u8>) -> Flow {
         let d = &*self.draw;
         for _ in 0..d.pipeline {
             out.extend_from_slice(&d.before);
@@ -297,7 +297,7 @@ impl ThreadHooks for ThreadPaths {
     fn response(&mut self, _: &stampede_engine::Reply) -> Flow {
         Flow::Go
     }
-    fn delay(&mut self) -> (std::time::Duration, Flow) {
+    fn delay(&mut self, _conn: usize) -> (std::time::Duration, Flow) {
         (std::time::Duration::ZERO, Flow::Go)
     }
 }
@@ -385,7 +385,7 @@ mod tests {
         let hooks = RandomPaths::hooks(p, &request, 3, 9);
         let mut t = hooks.0.thread(0);
         let mut out = Vec::new();
-        assert_eq!(t.request(&mut out), Flow::Go);
+        assert_eq!(t.request(0, &mut out), Flow::Go);
         let text = String::from_utf8(out.clone()).unwrap();
         assert_eq!(stampede_engine::hooks::count_requests(&out), Ok(3));
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("GET ")).collect();

@@ -482,6 +482,21 @@ fn targets_block(o: &mut String, targets: &[stampede_engine::TargetStats]) {
             human_us(l.max_us as f64),
             codes.join(", ")
         );
+        // A journey's step: what failed its checks and what its captures missed.
+        let failed = (t.checks_failed.iter())
+            .map(|(k, n)| format!("{k} × {}", thousands(*n)))
+            .chain(
+                (t.captures_missed.iter()).map(|(k, n)| format!("capture {k} × {}", thousands(*n))),
+            )
+            .collect::<Vec<_>>();
+        if !failed.is_empty() {
+            let _ = writeln!(
+                o,
+                "              {:<width$}  failed: {}",
+                "",
+                failed.join(", ")
+            );
+        }
     }
     if targets.len() > SUMMARY_TARGETS {
         let _ = writeln!(

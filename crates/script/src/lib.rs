@@ -727,7 +727,7 @@ impl ThreadHooks for ThreadScript {
         *self.shared.addr.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn request(&mut self, out: &mut Vec<u8>) -> Flow {
+    fn request(&mut self, _conn: usize, out: &mut Vec<u8>) -> Flow {
         if let Some(f) = &self.fixed {
             out.extend_from_slice(f);
             return Flow::Go;
@@ -770,7 +770,7 @@ impl ThreadHooks for ThreadScript {
         }
     }
 
-    fn delay(&mut self) -> (Duration, Flow) {
+    fn delay(&mut self, _conn: usize) -> (Duration, Flow) {
         let Some(f) = &self.delay else {
             return (Duration::ZERO, Flow::Go);
         };

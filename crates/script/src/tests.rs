@@ -101,7 +101,7 @@ fn pipelined_requests_are_counted_and_each_call_builds_a_batch() {
     assert_eq!(s.plan().pipeline, 3);
     let mut t = s.thread(0);
     let mut out = Vec::new();
-    assert_eq!(t.request(&mut out), Flow::Go);
+    assert_eq!(t.request(0, &mut out), Flow::Go);
     let r = text(&out);
     assert_eq!(r.matches(" HTTP/1.1\r\n").count(), 3, "{r}");
     assert!(r.contains("GET /?baz HTTP/1.1"), "{r}");
@@ -114,7 +114,7 @@ fn a_counter_per_request_changes_every_request() {
     // The plan's count called request() once, as wrk does.
     for n in 1..4 {
         let mut out = Vec::new();
-        assert_eq!(t.request(&mut out), Flow::Go);
+        assert_eq!(t.request(0, &mut out), Flow::Go);
         let r = text(&out);
         assert!(r.starts_with(&format!("GET /{n} HTTP/1.1")), "{r}");
         assert!(r.contains(&format!("X-Counter: {n}\r\n")), "{r}");
@@ -161,9 +161,9 @@ fn setup_reaches_each_threads_globals_and_done_reads_them_back() {
     let mut t0 = s.thread(0);
     let mut t1 = s.thread(1);
     let mut out = Vec::new();
-    t0.request(&mut out);
-    t0.request(&mut out);
-    t1.request(&mut out);
+    t0.request(0, &mut out);
+    t0.request(0, &mut out);
+    t1.request(0, &mut out);
     let headers = vec![("Server".to_string(), "x".to_string())];
     assert_eq!(t0.response(&reply(200, &headers, b"PONG")), Flow::Go);
     assert_eq!(t1.response(&reply(404, &[], b"")), Flow::Go);
@@ -213,7 +213,7 @@ fn delay_is_in_milliseconds() {
     let s = load("function delay() return 25 end", 1).unwrap();
     assert!(s.plan().delays);
     let mut t = s.thread(0);
-    assert_eq!(t.delay(), (Duration::from_millis(25), Flow::Go));
+    assert_eq!(t.delay(0), (Duration::from_millis(25), Flow::Go));
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn errors_name_the_file_and_line_and_stop_the_run() {
     )
     .unwrap();
     let mut t = s.thread(0);
-    assert_eq!(t.request(&mut Vec::new()), Flow::StopRun);
+    assert_eq!(t.request(0, &mut Vec::new()), Flow::StopRun);
     let errs = s.errors();
     assert_eq!(errs.len(), 1);
     assert!(errs[0].starts_with("t.lua:4:"), "{errs:?}");
@@ -340,6 +340,6 @@ fn threads_whose_init_differs_send_their_own_fixed_request() {
     let mut t = s.thread(1);
     assert!(t.builds_requests());
     let mut out = Vec::new();
-    t.request(&mut out);
+    t.request(0, &mut out);
     assert!(text(&out).contains("X-Thread: 2\r\n"));
 }

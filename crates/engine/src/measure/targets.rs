@@ -41,6 +41,13 @@ pub struct TargetStats {
     pub latency: LatencyStats,
     /// Its latency histogram (HdrHistogram's V2 encoding, base64), for exact merges.
     pub histogram: String,
+    /// A journey's step: its answers that failed each check, by the check's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks_failed: BTreeMap<String, u64>,
+    /// A journey's step: its extractions that found nothing, by variable and why
+    /// (`token: no match`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub captures_missed: BTreeMap<String, u64>,
 }
 
 /// A new histogram for one target's latency, µs.
@@ -194,6 +201,8 @@ impl Targets {
                         .collect(),
                     latency: LatencyStats::of(&t.latency),
                     histogram: Hist(t.latency.clone()).to_base64(),
+                    checks_failed: BTreeMap::new(),
+                    captures_missed: BTreeMap::new(),
                 })
             })
             .collect()
@@ -216,6 +225,12 @@ pub fn merge_targets(lists: &[&[TargetStats]]) -> Result<Vec<TargetStats>, HistE
                     }
                     for (k, n) in &t.errors {
                         *o.errors.entry(k.clone()).or_default() += n;
+                    }
+                    for (k, n) in &t.checks_failed {
+                        *o.checks_failed.entry(k.clone()).or_default() += n;
+                    }
+                    for (k, n) in &t.captures_missed {
+                        *o.captures_missed.entry(k.clone()).or_default() += n;
                     }
                     oh.add_checked(&h.0)?;
                 }
@@ -310,5 +325,32 @@ mod tests {
         assert_eq!(m[1].name, "GET /b");
         assert_eq!(m[1].latency.count, 2);
         assert!(m[1].latency.min_us >= 4_950, "{:?}", m[1].latency);
+    }
+
+    #[test]
+    fn a_steps_failed_checks_and_missed_captures_add_up_in_merges() {
+        let mut a = Targets::new(2);
+        a.complete(0, 200, 1_000);
+        a.complete(1, 200, 1_000);
+        let mut x = a.stats(|i| ["login", "cart"][i].to_string());
+        let mut y = x.clone();
+        x[0].checks_failed = BTreeMap::from([("status 200".to_string(), 2)]);
+        y[0].checks_failed =
+            BTreeMap::from([("status 200".to_string(), 1), ("time < 5ms".to_string(), 4)]);
+        y[1].captures_missed = BTreeMap::from([("token: no match".to_string(), 3)]);
+        let m = merge_targets(&[&x, &y]).unwrap();
+        assert_eq!(
+            m[0].checks_failed,
+            BTreeMap::from([("status 200".to_string(), 3), ("time < 5ms".to_string(), 4)])
+        );
+        assert_eq!(
+            m[1].captures_missed,
+            BTreeMap::from([("token: no match".to_string(), 3)])
+        );
+        // Absent from the JSON when empty, and read back when present.
+        let json = serde_json::to_value(&m[1]).unwrap();
+        assert!(json.get("checks_failed").is_none());
+        let back: TargetStats = serde_json::from_value(json).unwrap();
+        assert_eq!(back, m[1]);
     }
 }

@@ -65,13 +65,19 @@ pub trait ThreadHooks: Send {
     /// The address this thread connects to instead of the target's, if the script
     /// chose one.
     fn address(&self) -> Option<SocketAddr>;
-    /// Writes the next batch's request bytes into `out` (cleared by the caller): as
-    /// many requests as the spec's `pipeline`, back to back.
-    fn request(&mut self, out: &mut Vec<u8>) -> Flow;
+    /// Writes the next batch's request bytes for connection slot `conn` into `out`
+    /// (cleared by the caller): as many requests as the spec's `pipeline`, back to
+    /// back.
+    fn request(&mut self, conn: usize, out: &mut Vec<u8>) -> Flow;
+    /// The figure the request just built for slot `conn` is counted under: an index
+    /// of [`ThreadHooksSource::targets`] (0 when the source names none).
+    fn target(&self, _conn: usize) -> u32 {
+        0
+    }
     /// A response is complete.
     fn response(&mut self, reply: &Reply) -> Flow;
-    /// How long the connection waits before sending its next batch.
-    fn delay(&mut self) -> (Duration, Flow);
+    /// How long connection slot `conn` waits before sending its next batch.
+    fn delay(&mut self, conn: usize) -> (Duration, Flow);
     /// Whether [`ThreadHooks::sent`] sees every batch of requests written.
     fn watches_sends(&self) -> bool {
         false
@@ -91,6 +97,11 @@ pub trait ThreadHooksSource: Send + Sync {
     /// and choose no address, so they may watch any HTTP/1.1 run, sessions included.
     fn observes_only(&self) -> bool {
         false
+    }
+    /// The names of the figures the requests are counted under, when the hooks build
+    /// requests of several kinds (a journey's steps); empty: the run's one request.
+    fn targets(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -85,7 +85,16 @@ pub(super) fn build_result(
         }
         st
     });
+    let named = cfg
+        .sends
+        .hooks
+        .as_ref()
+        .map(|h| h.0.targets())
+        .unwrap_or_default();
     let targets = rec.targets.stats(|i| {
+        if let Some(name) = named.get(i) {
+            return name.clone();
+        }
         let r = match cfg.sends.variety.get(i) {
             Some(r) => r,
             None => cfg

@@ -89,11 +89,18 @@ impl Worker<'_> {
         };
         let c = &mut self.conns[ci];
         c.own.clear();
-        let flow = hooks.request(&mut c.own);
+        let flow = hooks.request(ci, &mut c.own);
+        let target = hooks.target(ci);
         if !self.settle_flow(flow) {
             return None;
         }
         let c = &mut self.conns[ci];
+        if target > 0 {
+            let from = c.pending.len().saturating_sub(claimed);
+            for p in c.pending.iter_mut().skip(from) {
+                p.target = target;
+            }
+        }
         c.proto.set_head_request(c.own.starts_with(b"HEAD "));
         Some(c.own.len())
     }
@@ -126,7 +133,7 @@ impl Worker<'_> {
         let Some(h) = self.script.hooks.as_mut() else {
             return self.make_idle(ci);
         };
-        let (d, flow) = h.delay();
+        let (d, flow) = h.delay(ci);
         if !self.settle_flow(flow) || d.is_zero() {
             return self.make_idle(ci);
         }

@@ -248,7 +248,9 @@ impl<'a> Worker<'a> {
                     .all(|r| r.method == a.method && r.target() == a.target())
             })
         };
+        let named = load.hooks.as_ref().map_or(0, |h| h.0.targets().len());
         let n = match load.variety.len() {
+            0 if named > 0 => named,
             0 => load.script.len(),
             _ if places.is_empty() && alike(&load.variety) => 1,
             n => n,
