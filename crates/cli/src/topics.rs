@@ -3,7 +3,7 @@
 //! flags instead (`stampede help load`, `stampede help oha`).
 
 /// Each topic: its names, what it covers, and its page.
-pub const TOPICS: [(&[&str], &str, &str); 10] = [
+pub const TOPICS: [(&[&str], &str, &str); 11] = [
     (
         &["workloads", "open-model", "limits"],
         "load's workload models, the open model, which side was the limit, capacity search, exit codes",
@@ -43,6 +43,11 @@ pub const TOPICS: [(&[&str], &str, &str); 10] = [
         &["streaming", "llm", "sse"],
         "streamed responses, server-sent events and LLM serving",
         include_str!("../docs/streaming.md"),
+    ),
+    (
+        &["journeys", "journey", "templates", "feeders"],
+        "user journeys: steps with templates, feeders, captures, checks, cookies",
+        include_str!("../docs/journeys.md"),
     ),
     (
         &["grpc"],

@@ -14,6 +14,7 @@ mod grpc_go;
 mod h3;
 mod hdr_java;
 mod html;
+mod journeys;
 mod k8s;
 mod lua;
 mod metrics;

@@ -50,6 +50,20 @@ pub struct LoadArgs {
         requires = "rand_regex_url"
     )]
     pub max_repeat: u32,
+    /// Walk the journey in FILE (TOML: steps whose URL, headers and body are templates,
+    /// captures from each answer, checks, think times, a CSV or JSONL feeder; see
+    /// `stampede help journeys`): each connection is a user walking it again and again
+    /// over HTTP/1.1, and each step gets figures of its own
+    #[arg(help_heading = "What to load",
+        long = "journey",
+        value_name = "FILE",
+        requires = "url",
+        conflicts_with_all = [
+            "targets", "body_lines", "body_file", "rand_regex_url", "http2", "http3", "stream", "sse",
+            "openai", "ws_message", "ws_steps", "calls", "pipeline", "redirects",
+        ]
+    )]
+    pub journey: Option<String>,
     /// One request per non-empty line of FILE, the line as its body (with -m's method
     /// and the -H headers), used in turn; with a ws:// URL each line is a message,
     /// each connection sending them in turn
@@ -73,6 +87,7 @@ pub struct LoadArgs {
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
             "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect", "ws_deflate_params", "ws_steps",
+            "journey",
         ]
     )]
     pub spec: Option<String>,

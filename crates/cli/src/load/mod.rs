@@ -16,6 +16,8 @@ pub use args::{precheck, Format, LoadArgs};
 use crate::common::{self, Exit, ProgressOptions};
 use stampede_inputs::randurl;
 use stampede_inputs::targets;
+use stampede_journey::journey::Journey;
+use stampede_journey::run::JourneyRun;
 use stampede_metrics::dashboard::Dashboard;
 
 /// `--openai`'s requests: a POST of each prompt's JSON body (see [`stampede_engine::openai`]),
@@ -306,6 +308,36 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
     Ok((spec, servers))
 }
 
+/// `--journey FILE`: the journey read and checked, its hooks on the spec.
+fn journey(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<JourneyRun>, Exit> {
+    let Some(path) = &a.journey else {
+        return Ok(None);
+    };
+    let refuse = |why: &str| Err(Exit::usage(format!("--journey {path}: {why}")));
+    if spec.load.shape.has_sessions() {
+        return refuse(
+            "each connection is a user walking the journey; a session shape (--sessions, --think, --inject) is not taken with it",
+        );
+    }
+    if a.save_spec.is_some() {
+        return refuse(
+            "a saved spec carries requests built once; a journey's are made as each user walks it",
+        );
+    }
+    if servers > 0 || !a.find_max.is_empty() {
+        return refuse("a journey runs against one server, in one run (no --find-max)");
+    }
+    if spec.proxy.is_some() && !spec.target.tls {
+        return refuse(
+            "a journey's requests go through a proxy's tunnel only; use an https:// URL",
+        );
+    }
+    let j = Journey::read_file(path).map_err(|e| Exit::usage(e.to_string()))?;
+    let run = JourneyRun::new(j, &spec.target, spec.load.seed, spec.load.threads);
+    spec.hooks = Some(run.hooks());
+    Ok(Some(run))
+}
+
 /// The spec in `--spec FILE`, its TLS configuration built here.
 fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
     let text =
@@ -331,6 +363,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         Some(path) => (read_spec(path)?, Vec::new()),
         None => build(&a)?,
     };
+    let journey = journey(&a, &mut spec, servers.len())?;
     let several = |flag: &str, why: &str| {
         Exit::usage(format!(
             "{flag}: the targets file names {} servers; {why}",
@@ -411,7 +444,17 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         records,
     );
     live.end(run.as_ref().map_or(0, |r| r.raw_lost));
-    let run = run?;
+    let mut run = run?;
+    if let Some(j) = &journey {
+        j.annotate(&mut run.result);
+        if let Some(why) = j.stopped() {
+            eprintln!("stampede: --journey: {why}");
+        } else if j.exhausted() {
+            eprintln!(
+                "stampede: --journey: the feeder's rows were each taken once and then again from the first (exhausted = \"again\")"
+            );
+        }
+    }
     if let Some(why) = made.and_then(|m| m.0.failure()) {
         return Err(Exit::fail(format!("--call: the run stopped: {why}")));
     }

@@ -1,0 +1,216 @@
+//! `stampede load --journey`: a journey walked end to end against an in-process
+//! recording server on 127.0.0.1:0 — what each user sent at each step (its feeder
+//! row, the token its login handed out, the cookie a step set), the figures by step
+//! with their failed checks, the journeys as the run's sessions, and bad journeys
+//! refused before anything runs. Every run is bounded by a request count.
+
+use crate::common::recorder::{stampede, tempdir, text, Recorder};
+use crate::common::schema_errors;
+
+const SHOP: &str = r#"
+[feeder]
+file = "users.csv"
+
+[[step]]
+name = "login"
+method = "POST"
+url = "/authenticate"
+json = { user = "{{ user }}" }
+capture = [{ header = "X-Token", as = "token" }]
+check = ["status 200", "body contains PONG"]
+
+[[step]]
+name = "session"
+url = "/cookie/sid={{ user }}"
+check = ["status 2xx"]
+
+[[step]]
+name = "resource"
+url = "/resource/{{ user }}?n={{ $seq }}"
+headers = { "X-Token" = "{{ token }}" }
+check = ["status 200", "json $.ok exists"]
+"#;
+
+fn files(journey: &str) -> (tempdir::Dir, String) {
+    let dir = tempdir::Dir::new();
+    std::fs::write(dir.0.join("users.csv"), "user\nann\nbob\ncy\n").unwrap();
+    let path = dir.0.join("shop.toml");
+    std::fs::write(&path, journey).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    (dir, p)
+}
+
+/// Walks `journey` against `srv` with `flags`, its result's JSON in `dir`.
+fn walk(
+    srv: &Recorder,
+    dir: &tempdir::Dir,
+    journey: &str,
+    flags: &[&str],
+) -> (std::process::Output, serde_json::Value) {
+    let json = dir.0.join("r.json");
+    let url = srv.url("/");
+    let base = [
+        "load",
+        &url,
+        "--journey",
+        journey,
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let out = stampede(&[&base[..], flags].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (out, r)
+}
+
+#[test]
+fn each_user_carries_its_row_token_and_cookie_and_each_step_has_its_figures() {
+    let srv = Recorder::start();
+    let (dir, journey) = files(SHOP);
+    let (out, r) = walk(&srv, &dir, &journey, &["-c", "2", "-t", "1", "-n", "30"]);
+    let seen = srv.seen();
+    assert_eq!(seen.len(), 30);
+    // Each connection is a user walking login, session, resource, again and again.
+    let mut conns: Vec<usize> = seen.iter().map(|r| r.conn).collect();
+    conns.dedup();
+    conns.sort();
+    conns.dedup();
+    assert_eq!(conns.len(), 2, "{conns:?}");
+    for conn in conns {
+        let mine: Vec<_> = seen.iter().filter(|r| r.conn == conn).collect();
+        // How the 30 requests split between the users is the machine's to decide.
+        assert!(!mine.is_empty());
+        for walk in mine.chunks(3).filter(|w| w.len() == 3) {
+            let (login, session, resource) = (walk[0], walk[1], walk[2]);
+            assert_eq!(
+                (login.method.as_str(), login.path.as_str()),
+                ("POST", "/authenticate")
+            );
+            let body: serde_json::Value = serde_json::from_slice(&login.body).unwrap();
+            let user = body["user"].as_str().unwrap().to_string();
+            assert!(["ann", "bob", "cy"].contains(&user.as_str()), "{user}");
+            assert_eq!(login.headers["Content-Type"], "application/json");
+            assert_eq!(session.path, format!("/cookie/sid={user}"));
+            assert!(
+                !session.headers.contains_key("Cookie"),
+                "a new journey's jar is empty"
+            );
+            assert!(
+                resource.path.starts_with(&format!("/resource/{user}?n=")),
+                "{}",
+                resource.path
+            );
+            assert_eq!(resource.headers["X-Token"], "s3cret");
+            assert_eq!(resource.headers["Cookie"], format!("sid={user}"));
+        }
+    }
+    // Rows are taken in sequence over the run, whichever user takes the next.
+    let mut taken = std::collections::BTreeMap::new();
+    for r in seen.iter().filter(|r| r.path == "/authenticate") {
+        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        *taken
+            .entry(v["user"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    let counts: Vec<u32> = taken.values().copied().collect();
+    assert_eq!(taken.len(), 3, "{taken:?}");
+    assert!(
+        counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1,
+        "{taken:?}"
+    );
+    // $seq hands out each number once.
+    let mut seqs: Vec<u64> = (seen.iter())
+        .filter_map(|r| r.path.split_once("?n=").map(|(_, n)| n.parse().unwrap()))
+        .collect();
+    seqs.sort();
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+
+    assert_eq!(schema_errors(&r), Vec::<String>::new());
+    let targets = r["targets"].as_array().unwrap();
+    let names: Vec<&str> = targets
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["login", "session", "resource"]);
+    assert_eq!(
+        targets
+            .iter()
+            .map(|t| t["completed"].as_u64().unwrap())
+            .sum::<u64>(),
+        30
+    );
+    assert!(targets[0].get("checks_failed").is_none(), "{}", targets[0]);
+    // PONG is not JSON: every resource answer failed that check, and no other.
+    let resource = &targets[2];
+    assert_eq!(
+        resource["checks_failed"]["json $.ok exists"],
+        resource["completed"]
+    );
+    assert!(resource["checks_failed"].get("status 200").is_none());
+    // The journeys are the run's sessions: every finished one failed that check.
+    let s = &r["sessions"];
+    assert_eq!(s["completed"], 0);
+    assert_eq!(s["failed"], resource["completed"]);
+    assert_eq!(s["max_concurrent"], 2);
+    assert_eq!(s["calls"], 3);
+    let summary = text(&out.stdout);
+    assert!(summary.contains("failed: json $.ok exists ×"), "{summary}");
+}
+
+#[test]
+fn a_capture_that_misses_ends_the_journey_and_is_counted() {
+    let srv = Recorder::start();
+    let journey = SHOP.replace("header = \"X-Token\"", "header = \"X-Missing\"");
+    let (dir, journey) = files(&journey);
+    let (_, r) = walk(&srv, &dir, &journey, &["-c", "1", "-n", "5"]);
+    // Only logins: each misses its token, so no user goes further.
+    assert!(srv.seen().iter().all(|r| r.path == "/authenticate"));
+    let login = &r["targets"][0];
+    assert_eq!(login["captures_missed"]["token: no match"], 5);
+    assert_eq!(r["sessions"]["failed"], 5);
+}
+
+#[test]
+fn a_bad_journey_is_refused_before_the_run_with_its_step_and_field() {
+    let srv = Recorder::start();
+    for (journey, says) in [
+        (
+            SHOP.replace("{{ token }}", "{{ tokn }}"),
+            "step 3 (\"resource\"), headers.X-Token: {{ tokn }}: no variable \"tokn\"",
+        ),
+        (
+            SHOP.replace("[feeder]", "[feeder]\nshuffle = true"),
+            "line 3: unknown field `shuffle`",
+        ),
+        (
+            SHOP.replace("status 2xx", "status 9xx"),
+            "check \"status 9xx\"",
+        ),
+    ] {
+        let (_dir, path) = files(&journey);
+        let out = stampede(&["load", &srv.url("/"), "--journey", &path, "-n", "3"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("shop.toml: ") && err.contains(says),
+            "{says}: {err}"
+        );
+    }
+    assert!(srv.seen().is_empty());
+    let (_dir, path) = files(SHOP);
+    let out = stampede(&[
+        "load",
+        &srv.url("/"),
+        "--journey",
+        &path,
+        "--http2",
+        "-n",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--journey"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,0 +1,21 @@
+//! What a user's journey carries from one request to the next: [`template`]s over
+//! the user's variables ([`vars`]) and values drawn for each use, [`feeder`]s that
+//! hand each user its rows of data, [`extract`]ions that take values from an answer
+//! for later requests, [`check`]s an answer must pass, and the user's [`cookies`].
+//! Everything here is checked before a run (a template naming a variable nothing
+//! sets, a feeder with a ragged row, a check that does not parse are refused with
+//! where they are) and works without a socket or a clock, on the [`reply::Reply`]
+//! the engine hands it. A [`journey::Journey`] file puts them together as steps,
+//! and [`run::JourneyRun`] walks them on the engine's HTTP/1.1 connections, one user
+//! a connection.
+
+pub mod check;
+pub mod cookies;
+pub mod extract;
+pub mod feeder;
+pub mod journey;
+pub mod path;
+pub mod reply;
+pub mod run;
+pub mod template;
+pub mod vars;

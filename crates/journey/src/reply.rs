@@ -1,0 +1,97 @@
+//! An answer as extractions and checks read it: its status, its headers, its body,
+//! and the body as JSON, parsed at most once however many of them read it and never
+//! when it is larger than [`MAX_JSON`] (such an answer fails what reads it as JSON,
+//! counted, instead of being searched without a bound).
+
+use std::cell::OnceCell;
+use std::time::Duration;
+
+/// The largest body read as JSON.
+pub const MAX_JSON: usize = 16 * 1024 * 1024;
+
+/// Why the body could not be read as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonTrouble {
+    /// Larger than [`MAX_JSON`].
+    TooLarge,
+    /// Not JSON.
+    NotJson,
+}
+
+/// One answer.
+pub struct Reply<'a> {
+    pub status: u16,
+    /// Headers as received: names in any case.
+    pub headers: &'a [(&'a str, &'a str)],
+    pub body: &'a [u8],
+    /// From the request's start to the answer's end.
+    pub elapsed: Duration,
+    json: OnceCell<Result<serde_json::Value, JsonTrouble>>,
+}
+
+impl<'a> Reply<'a> {
+    pub fn new(
+        status: u16,
+        headers: &'a [(&'a str, &'a str)],
+        body: &'a [u8],
+        elapsed: Duration,
+    ) -> Reply<'a> {
+        Reply {
+            status,
+            headers,
+            body,
+            elapsed,
+            json: OnceCell::new(),
+        }
+    }
+
+    /// The values of header `name` (any case), in order.
+    pub fn header<'n>(&self, name: &'n str) -> impl Iterator<Item = &'a str> + 'n
+    where
+        'a: 'n,
+    {
+        (self.headers.iter())
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> Result<&serde_json::Value, JsonTrouble> {
+        self.json
+            .get_or_init(|| {
+                if self.body.len() > MAX_JSON {
+                    return Err(JsonTrouble::TooLarge);
+                }
+                serde_json::from_slice(self.body).map_err(|_| JsonTrouble::NotJson)
+            })
+            .as_ref()
+            .map_err(|e| *e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_found_in_any_case_and_the_body_parsed_once() {
+        let h = [
+            ("Content-Type", "application/json"),
+            ("set-cookie", "a=1"),
+            ("Set-Cookie", "b=2"),
+        ];
+        let r = Reply::new(200, &h, br#"{"ok": true}"#, Duration::ZERO);
+        assert_eq!(
+            r.header("content-type").collect::<Vec<_>>(),
+            ["application/json"]
+        );
+        assert_eq!(r.header("SET-COOKIE").collect::<Vec<_>>(), ["a=1", "b=2"]);
+        assert_eq!(r.json().unwrap()["ok"], true);
+        assert!(std::ptr::eq(r.json().unwrap(), r.json().unwrap()));
+        let r = Reply::new(200, &[], b"<html>", Duration::ZERO);
+        assert_eq!(r.json(), Err(JsonTrouble::NotJson));
+        let big = vec![b' '; MAX_JSON + 1];
+        let r = Reply::new(200, &[], &big, Duration::ZERO);
+        assert_eq!(r.json(), Err(JsonTrouble::TooLarge));
+    }
+}

@@ -1,0 +1,508 @@
+//! A journey run on the engine's connections: each connection of a closed (or
+//! fixed-rate) HTTP/1.1 run is a user walking the journey, step after step, again
+//! and again. Before each request the user's step is rendered with its variables and
+//! cookies; after its answer the step's captures and checks run, the cookies it sets
+//! are stored, and the user thinks before the next step. A capture that finds
+//! nothing (with no default), an answer that never comes, or a step that cannot be
+//! rendered ends the user's journey as failed, and it begins again from the first
+//! step with a new row of data.
+//!
+//! The engine times every request under its step's name (the run's per-request
+//! figures); this adds each step's failed checks and missed captures to them and the
+//! journeys' counts and durations as the run's sessions ([`JourneyRun::annotate`]).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use hdrhistogram::Histogram;
+use stampede_engine::result::{LatencyStats, RunResult, SessionStats};
+use stampede_engine::{Flow, Hooks, Reply as EngineReply, Target, ThreadHooks, ThreadHooksSource};
+
+use crate::cookies::Jar;
+use crate::journey::{Exhausted, Journey, Step};
+use crate::reply::Reply;
+use crate::template::{Draw, Unrendered};
+use crate::vars::{Value, Vars};
+
+/// A journey ready to run against one target.
+pub struct JourneyRun {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    journey: Journey,
+    /// `Host` as requests send it, and the target's parts cookies are matched on.
+    authority: String,
+    host: String,
+    secure: bool,
+    origin: String,
+    seed: u64,
+    threads: u64,
+    /// Rows taken from the feeder, over the run.
+    rows_taken: AtomicU64,
+    /// Users begun, over the run.
+    users: AtomicU64,
+    /// A unique feeder's rows were used up (and the run stopped, or went round).
+    exhausted: AtomicBool,
+    /// Why the run was stopped from here, if it was.
+    stopped: Mutex<Option<String>>,
+    tally: Mutex<Tally>,
+}
+
+/// What the users counted.
+struct Tally {
+    started: u64,
+    completed: u64,
+    failed: u64,
+    /// Each step's failed checks and missed captures, by name.
+    checks: Vec<BTreeMap<String, u64>>,
+    missed: Vec<BTreeMap<String, u64>>,
+    /// Completed journeys' durations, µs.
+    lifetime: Histogram<u64>,
+}
+
+impl Tally {
+    fn new(steps: usize) -> Tally {
+        Tally {
+            started: 0,
+            completed: 0,
+            failed: 0,
+            checks: vec![BTreeMap::new(); steps],
+            missed: vec![BTreeMap::new(); steps],
+            lifetime: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
+        }
+    }
+
+    fn add(&mut self, o: &Tally) {
+        self.started += o.started;
+        self.completed += o.completed;
+        self.failed += o.failed;
+        for (mine, theirs) in self.checks.iter_mut().zip(&o.checks) {
+            for (k, n) in theirs {
+                *mine.entry(k.clone()).or_default() += n;
+            }
+        }
+        for (mine, theirs) in self.missed.iter_mut().zip(&o.missed) {
+            for (k, n) in theirs {
+                *mine.entry(k.clone()).or_default() += n;
+            }
+        }
+        let _ = self.lifetime.add(&o.lifetime);
+    }
+}
+
+impl JourneyRun {
+    /// The journey run against `target` by `threads` worker threads, drawing from
+    /// `seed`.
+    pub fn new(journey: Journey, target: &Target, seed: u64, threads: usize) -> JourneyRun {
+        let steps = journey.steps.len();
+        JourneyRun {
+            shared: Arc::new(Shared {
+                journey,
+                authority: target.authority.clone(),
+                host: target.host.trim_matches(['[', ']']).to_string(),
+                secure: target.tls,
+                origin: format!(
+                    "{}://{}",
+                    if target.tls { "https" } else { "http" },
+                    target.authority
+                ),
+                seed,
+                threads: threads.max(1) as u64,
+                rows_taken: AtomicU64::new(0),
+                users: AtomicU64::new(0),
+                exhausted: AtomicBool::new(false),
+                stopped: Mutex::new(None),
+                tally: Mutex::new(Tally::new(steps)),
+            }),
+        }
+    }
+
+    /// The hooks that run it, for the spec.
+    pub fn hooks(&self) -> Hooks {
+        Hooks(Arc::new(Source(self.shared.clone())))
+    }
+
+    /// Why the journey stopped the run, if it did (a unique feeder used up, a step
+    /// that cannot be rendered for a new user).
+    pub fn stopped(&self) -> Option<String> {
+        self.shared.stopped.lock().expect("not poisoned").clone()
+    }
+
+    /// Whether a unique feeder's rows were all taken.
+    pub fn exhausted(&self) -> bool {
+        self.shared.exhausted.load(Ordering::Relaxed)
+    }
+
+    /// Adds the journey's figures to the run's result (call once the run is over):
+    /// each step's failed checks and missed captures to its figures, the journeys as
+    /// the run's sessions.
+    pub fn annotate(&self, result: &mut RunResult) {
+        let t = self.shared.tally.lock().expect("not poisoned");
+        for (i, step) in self.shared.journey.steps.iter().enumerate() {
+            if let Some(f) = result.targets.iter_mut().find(|f| f.name == step.name) {
+                f.checks_failed = t.checks[i].clone();
+                f.captures_missed = t.missed[i].clone();
+            }
+        }
+        result.sessions = Some(SessionStats {
+            started: t.started,
+            completed: t.completed,
+            failed: t.failed,
+            max_concurrent: self.shared.users.load(Ordering::Relaxed),
+            lifetime: LatencyStats::of(&t.lifetime),
+            calls: self.shared.journey.steps.len() as u32,
+            burst: 1,
+        });
+    }
+}
+
+/// What the engine asks for each worker thread's hooks.
+struct Source(Arc<Shared>);
+
+impl ThreadHooksSource for Source {
+    fn thread(&self, index: usize) -> Box<dyn ThreadHooks> {
+        let s = &self.0;
+        Box::new(ThreadJourney {
+            draw: Draw::new(s.seed, (index as u64, s.threads)),
+            tally: Tally::new(s.journey.steps.len()),
+            users: Vec::new(),
+            shared: s.clone(),
+        })
+    }
+
+    fn targets(&self) -> Vec<String> {
+        self.0
+            .journey
+            .steps
+            .iter()
+            .map(|s| s.name.clone())
+            .collect()
+    }
+}
+
+/// One user: a connection slot walking the journey.
+struct User {
+    number: u64,
+    iteration: u64,
+    step: usize,
+    vars: Vars,
+    jar: Jar,
+    /// Walking a journey (else it begins one with the next request).
+    walking: bool,
+    failed: bool,
+    started: Instant,
+    sent: Instant,
+    /// The path of the request in flight, for the cookies its answer sets.
+    path: String,
+    /// The think time before the next request.
+    think: Duration,
+}
+
+struct ThreadJourney {
+    shared: Arc<Shared>,
+    draw: Draw,
+    tally: Tally,
+    users: Vec<Option<User>>,
+}
+
+impl Drop for ThreadJourney {
+    fn drop(&mut self) {
+        if let Ok(mut t) = self.shared.tally.lock() {
+            t.add(&self.tally);
+        }
+    }
+}
+
+impl ThreadJourney {
+    fn user(&mut self, conn: usize) -> &mut User {
+        if self.users.len() <= conn {
+            self.users.resize_with(conn + 1, || None);
+        }
+        let n = self.shared.journey.scope.len();
+        let users = &self.shared.users;
+        self.users[conn].get_or_insert_with(|| User {
+            number: users.fetch_add(1, Ordering::Relaxed),
+            iteration: 0,
+            step: 0,
+            vars: Vars::new(n),
+            jar: Jar::default(),
+            walking: false,
+            failed: false,
+            started: Instant::now(),
+            sent: Instant::now(),
+            path: String::new(),
+            think: Duration::ZERO,
+        })
+    }
+
+    /// The user on `conn` begins its journey: fresh variables, cookies and a row.
+    /// False when the run is to stop (a unique feeder used up).
+    fn begin(&mut self, conn: usize) -> bool {
+        let shared = self.shared.clone();
+        let j = &shared.journey;
+        let row = match &j.feed {
+            None => None,
+            Some(f) => {
+                let call = shared.rows_taken.fetch_add(1, Ordering::Relaxed);
+                match f.feeder.pick(f.order, call, &mut self.draw) {
+                    Some(r) => Some(r),
+                    None => {
+                        shared.exhausted.store(true, Ordering::Relaxed);
+                        if f.exhausted == Exhausted::Stop {
+                            self.stop(format!(
+                                "the feeder's {} rows were each taken once (order = \"unique\"); the run stopped there",
+                                f.feeder.rows()
+                            ));
+                            return false;
+                        }
+                        Some((call % f.feeder.rows() as u64) as usize)
+                    }
+                }
+            }
+        };
+        let u = self.user(conn);
+        u.vars.clear();
+        u.jar.clear();
+        for (slot, v) in &j.constants {
+            u.vars.set(*slot, Value::Text(v.clone()));
+        }
+        if let (Some(f), Some(r)) = (&j.feed, row) {
+            f.feeder.fill(r, &f.slots, &mut u.vars);
+        }
+        u.step = 0;
+        u.walking = true;
+        u.failed = false;
+        u.started = Instant::now();
+        self.tally.started += 1;
+        true
+    }
+
+    fn stop(&self, why: String) {
+        let mut s = self.shared.stopped.lock().expect("not poisoned");
+        s.get_or_insert(why);
+    }
+
+    /// The user's journey is over: counted, and the next request begins another.
+    fn end(&mut self, conn: usize, now: Instant) {
+        let Some(u) = self.users.get_mut(conn).and_then(Option::as_mut) else {
+            return;
+        };
+        if !u.walking {
+            return;
+        }
+        u.walking = false;
+        u.iteration += 1;
+        if u.failed {
+            self.tally.failed += 1;
+        } else {
+            self.tally.completed += 1;
+            let us = now.duration_since(u.started).as_micros().max(1) as u64;
+            self.tally.lifetime.saturating_record(us);
+        }
+    }
+
+    /// Writes the user's step into `out`, or why it cannot be.
+    fn render(&mut self, conn: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        let shared = self.shared.clone();
+        let (draw, users) = (&mut self.draw, &mut self.users);
+        let u = users[conn].as_mut().expect("a user before its request");
+        let step: &Step = &shared.journey.steps[u.step];
+        draw.user = u.number;
+        draw.iteration = u.iteration;
+        let name = |e: Unrendered| {
+            let (slot, why) = match e {
+                Unrendered::Unset(s) => (s, "has no value"),
+                Unrendered::List(s) => (s, "holds a list"),
+            };
+            format!("{}: {why}", shared.journey.scope.name(slot))
+        };
+        let mark = out.len();
+        out.extend_from_slice(step.method.as_bytes());
+        out.push(b' ');
+        let url_at = out.len();
+        step.url.render(&u.vars, draw, out).map_err(name)?;
+        // An absolute URL on the target's origin is sent as its path.
+        if out[url_at..].starts_with(shared.origin.as_bytes()) {
+            out.drain(url_at..url_at + shared.origin.len());
+            if out.len() == url_at || out[url_at] != b'/' {
+                out.insert(url_at, b'/');
+            }
+        }
+        if out.get(url_at) != Some(&b'/') {
+            out.truncate(mark);
+            return Err(format!(
+                "url: not a path on {} or a URL on its origin",
+                shared.origin
+            ));
+        }
+        if out[url_at..].iter().any(|&b| b <= b' ' || b == 0x7f) {
+            out.truncate(mark);
+            return Err("url: holds a space or a control character".into());
+        }
+        u.path = String::from_utf8_lossy(&out[url_at..]).into_owned();
+        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        out.extend_from_slice(shared.authority.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (n, v) in &step.headers {
+            out.extend_from_slice(n.as_bytes());
+            out.extend_from_slice(b": ");
+            let at = out.len();
+            v.render(&u.vars, draw, out).map_err(name)?;
+            if out[at..].iter().any(|&b| b == b'\r' || b == b'\n') {
+                out.truncate(mark);
+                return Err(format!("headers.{n}: holds a line break"));
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+        let now = SystemTime::now();
+        if let Some(c) = u.jar.header(&shared.host, &u.path, shared.secure, now) {
+            out.extend_from_slice(b"Cookie: ");
+            out.extend_from_slice(c.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        match &step.body {
+            Some(b) => {
+                let mut body = Vec::new();
+                b.render(&u.vars, draw, &mut body).map_err(name)?;
+                out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+                out.extend_from_slice(&body);
+            }
+            None => out.extend_from_slice(b"\r\n"),
+        }
+        Ok(())
+    }
+}
+
+impl ThreadHooks for ThreadJourney {
+    fn builds_requests(&self) -> bool {
+        true
+    }
+
+    fn wants_responses(&self) -> bool {
+        true
+    }
+
+    fn has_delay(&self) -> bool {
+        self.shared.journey.steps.iter().any(|s| !s.think.is_zero())
+    }
+
+    fn address(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+
+    fn watches_sends(&self) -> bool {
+        // For `gone`: a request that gets no answer fails its user's journey.
+        true
+    }
+
+    fn request(&mut self, conn: usize, out: &mut Vec<u8>) -> Flow {
+        // A new journey may fail to render at its first step (a row with a line break
+        // where a header takes it); the user then takes another row, a few times.
+        for _ in 0..4 {
+            if !self.user(conn).walking && !self.begin(conn) {
+                return Flow::StopRun;
+            }
+            let mark = out.len();
+            match self.render(conn, out) {
+                Ok(()) => {
+                    let u = self.user(conn);
+                    u.sent = Instant::now();
+                    return Flow::Go;
+                }
+                Err(why) => {
+                    out.truncate(mark);
+                    let step = self.user(conn).step;
+                    *self.tally.missed[step].entry(why).or_default() += 1;
+                    self.user(conn).failed = true;
+                    self.end(conn, Instant::now());
+                }
+            }
+        }
+        let step = &self.shared.journey.steps[0].name;
+        self.stop(format!(
+            "step {step:?} could not be rendered for four new users in a row (see its captures_missed)"
+        ));
+        Flow::StopRun
+    }
+
+    fn target(&self, conn: usize) -> u32 {
+        (self.users.get(conn).and_then(Option::as_ref)).map_or(0, |u| u.step as u32)
+    }
+
+    fn response(&mut self, reply: &EngineReply<'_>) -> Flow {
+        let now = Instant::now();
+        let conn = reply.conn;
+        let shared = self.shared.clone();
+        let Some(u) = self.users.get_mut(conn).and_then(Option::as_mut) else {
+            return Flow::Go;
+        };
+        if !u.walking {
+            return Flow::Go;
+        }
+        let step = &shared.journey.steps[u.step];
+        let si = u.step;
+        let wall = SystemTime::now();
+        for (n, v) in reply.headers {
+            if n.eq_ignore_ascii_case("set-cookie") {
+                let _ = u.jar.store(v, &shared.host, &u.path, wall);
+            }
+        }
+        let headers: Vec<(&str, &str)> = reply
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let r = Reply::new(
+            reply.status,
+            &headers,
+            reply.body,
+            now.duration_since(u.sent),
+        );
+        let mut missed = false;
+        for c in &step.captures {
+            if let Err(m) = c.apply(&r, &mut u.vars) {
+                *self.tally.missed[si]
+                    .entry(format!("{}: {}", c.var, m.as_str()))
+                    .or_default() += 1;
+                missed = true;
+            }
+        }
+        for c in &step.checks {
+            if !c.passes(&r) {
+                *self.tally.checks[si].entry(c.name.clone()).or_default() += 1;
+                u.failed = true;
+            }
+        }
+        u.think = step.think.draw(&mut self.draw);
+        if missed {
+            // What the next steps would send is missing: this journey ends here.
+            u.failed = true;
+            self.end(conn, now);
+        } else if si + 1 == shared.journey.steps.len() {
+            self.end(conn, now);
+        } else {
+            u.step += 1;
+        }
+        Flow::Go
+    }
+
+    fn delay(&mut self, conn: usize) -> (Duration, Flow) {
+        let d = (self.users.get_mut(conn).and_then(Option::as_mut))
+            .map_or(Duration::ZERO, |u| std::mem::take(&mut u.think));
+        (d, Flow::Go)
+    }
+
+    fn gone(&mut self, conn: usize) {
+        if let Some(u) = self.users.get_mut(conn).and_then(Option::as_mut) {
+            u.failed = true;
+            u.think = Duration::ZERO;
+        }
+        self.end(conn, Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests;
