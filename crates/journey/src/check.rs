@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::path::{text_of, JsonPath};
 use crate::reply::Reply;
+use crate::Invalid;
 
 /// One check.
 #[derive(Debug, Clone)]
@@ -60,9 +61,9 @@ const FORMS: &str = "status 200 | status 2xx | status 200,201 | status 200-299 |
 
 impl Check {
     /// Reads a check's line; what is wrong names the forms.
-    pub fn parse(line: &str) -> Result<Check, String> {
+    pub fn parse(line: &str) -> Result<Check, Invalid> {
         let line = line.trim();
-        let bad = |why: &str| format!("check {line:?}: {why}; the forms are {FORMS}");
+        let bad = |why: &str| Invalid(format!("check {line:?}: {why}; the forms are {FORMS}"));
         let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
         let test = match word {
@@ -109,7 +110,7 @@ impl Check {
             }
             "json" => {
                 let (path, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                let path = JsonPath::parse(path).map_err(|e| bad(&e))?;
+                let path = JsonPath::parse(path).map_err(|e| bad(&e.0))?;
                 let tail = tail.trim();
                 let op = if tail == "exists" {
                     Op::Exists
@@ -280,8 +281,8 @@ mod tests {
             ("latency < 5ms", "begins with status"),
         ] {
             let e = Check::parse(line).unwrap_err();
-            assert!(e.contains(says), "{line}: {e}");
-            assert!(e.contains("the forms are"), "{line}: {e}");
+            assert!(e.0.contains(says), "{line}: {e}");
+            assert!(e.0.contains("the forms are"), "{line}: {e}");
         }
     }
 }

@@ -82,7 +82,7 @@ impl Extraction {
             reason,
         };
         let source = match kind {
-            "json" => Source::Json(JsonPath::parse(expr).map_err(err)?),
+            "json" => Source::Json(JsonPath::parse(expr).map_err(|e| err(e.0))?),
             "regexp" | "regex" => {
                 let re = RegexBuilder::new(expr)
                     .size_limit(MAX_REGEX)

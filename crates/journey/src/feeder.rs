@@ -13,6 +13,7 @@ use std::path::Path;
 
 use crate::template::{Draw, Scope, Slot, TemplateError};
 use crate::vars::{Value, Vars};
+use crate::Invalid;
 
 /// The largest feeder file read.
 pub const MAX_BYTES: u64 = 256 * 1024 * 1024;
@@ -75,13 +76,15 @@ pub enum Order {
 }
 
 impl std::str::FromStr for Order {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Order, String> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Order, Invalid> {
         match s {
             "sequence" | "sequential" | "in-order" => Ok(Order::Sequence),
             "random" => Ok(Order::Random),
             "unique" | "once" => Ok(Order::Unique),
-            _ => Err(format!("{s:?}: the orders are sequence, random and unique")),
+            _ => Err(Invalid(format!(
+                "{s:?}: the orders are sequence, random and unique"
+            ))),
         }
     }
 }
@@ -503,6 +506,7 @@ mod tests {
         assert!("shuffled"
             .parse::<Order>()
             .unwrap_err()
+            .0
             .contains("sequence, random and unique"));
         // A row's cells go to the columns' slots.
         let mut scope = Scope::default();

@@ -42,8 +42,9 @@ use serde::Deserialize;
 
 use crate::check::Check;
 use crate::extract::Extraction;
-use crate::feeder::{Feeder, Order};
+use crate::feeder::{Feeder, FeederError, Order};
 use crate::template::{Draw, Scope, Slot, Template};
+use crate::Invalid;
 
 /// The largest journey file read.
 pub const MAX_FILE: usize = 1024 * 1024;
@@ -214,7 +215,7 @@ impl Journey {
             .unwrap_or(std::path::Path::new("."));
         Journey::parse(path, &text, |file| {
             let p = dir.join(file);
-            Feeder::read_file(&p.to_string_lossy()).map_err(|e| e.to_string())
+            Feeder::read_file(&p.to_string_lossy())
         })
     }
 
@@ -223,7 +224,7 @@ impl Journey {
     pub fn parse(
         file: &str,
         text: &str,
-        feeder: impl FnOnce(&str) -> Result<Feeder, String>,
+        feeder: impl FnOnce(&str) -> Result<Feeder, FeederError>,
     ) -> Result<Journey, JourneyError> {
         let err = |reason: String| JourneyError {
             file: file.to_string(),
@@ -399,7 +400,7 @@ impl Journey {
     }
 }
 
-fn think(t: &RawThink) -> Result<Think, String> {
+fn think(t: &RawThink) -> Result<Think, Invalid> {
     let d = |s: &str| stampede_engine::parse_duration(s).map_err(|e| e.to_string());
     match t {
         RawThink::Text(s) => Ok(Think::Fixed(d(s)?)),
@@ -448,9 +449,8 @@ capture = [{ json = "$.items[0].id", as = "item", default = "0" }]
 think = { uniform = ["50ms", "150ms"] }
 "#;
 
-    fn users(_: &str) -> Result<Feeder, String> {
+    fn users(_: &str) -> Result<Feeder, FeederError> {
         Feeder::parse("users.csv", b"user,password\nann,pw1\n", Format::Csv)
-            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -533,7 +533,10 @@ think = { uniform = ["50ms", "150ms"] }
             assert!(e.reason.contains(says), "wanted {says:?} in: {}", e.reason);
         }
         let e = Journey::parse("shop.toml", SHOP, |_| {
-            Err("users.csv:3: 1 fields; the header names 2".into())
+            Err(FeederError {
+                place: "users.csv:3".into(),
+                reason: "1 fields; the header names 2".into(),
+            })
         })
         .unwrap_err();
         assert_eq!(

@@ -19,3 +19,21 @@ pub mod reply;
 pub mod run;
 pub mod template;
 pub mod vars;
+
+/// What is wrong with a piece of a journey (a path, a check, a placeholder, a
+/// value), said for the user who wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl From<String> for Invalid {
+    fn from(s: String) -> Invalid {
+        Invalid(s)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(s: &str) -> Invalid {
+        Invalid(s.to_string())
+    }
+}

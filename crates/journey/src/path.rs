@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::Invalid;
+
 /// The deepest a path's `..` looks, and the most values one path yields.
 pub const MAX_DEPTH: usize = 64;
 pub const MAX_MATCHES: usize = 10_000;
@@ -26,13 +28,14 @@ pub struct JsonPath {
 
 impl JsonPath {
     /// Reads a path; what is wrong says where in it.
-    pub fn parse(text: &str) -> Result<JsonPath, String> {
+    pub fn parse(text: &str) -> Result<JsonPath, Invalid> {
         let t = text.trim();
         let body = t.strip_prefix('$').unwrap_or(t);
         let b = body.as_bytes();
         let mut segs = Vec::new();
         let mut i = 0;
-        let bad = |at: usize, why: &str| format!("JSON path {t:?}, at {:?}: {why}", &body[at..]);
+        let bad =
+            |at: usize, why: &str| Invalid(format!("JSON path {t:?}, at {:?}: {why}", &body[at..]));
         // A path without `$` begins with a name.
         if !t.starts_with('$') && !b.is_empty() && b[0] != b'[' && b[0] != b'.' {
             let end = name_end(b, 0);
@@ -89,7 +92,9 @@ impl JsonPath {
             }
         }
         if segs.len() > MAX_DEPTH {
-            return Err(format!("JSON path {t:?}: more than {MAX_DEPTH} steps"));
+            return Err(Invalid(format!(
+                "JSON path {t:?}: more than {MAX_DEPTH} steps"
+            )));
         }
         Ok(JsonPath {
             text: t.to_string(),
@@ -217,7 +222,7 @@ mod tests {
             ("$a", "a . or [ here"),
         ] {
             let e = JsonPath::parse(p).unwrap_err();
-            assert!(e.contains(says), "{p}: {e}");
+            assert!(e.0.contains(says), "{p}: {e}");
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::journey::{Exhausted, Journey, Step};
 use crate::reply::Reply;
 use crate::template::{Draw, Unrendered};
 use crate::vars::{Value, Vars};
+use crate::Invalid;
 
 /// A journey ready to run against one target.
 pub struct JourneyRun {
@@ -305,7 +306,7 @@ impl ThreadJourney {
     }
 
     /// Writes the user's step into `out`, or why it cannot be.
-    fn render(&mut self, conn: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    fn render(&mut self, conn: usize, out: &mut Vec<u8>) -> Result<(), Invalid> {
         let shared = self.shared.clone();
         let (draw, users) = (&mut self.draw, &mut self.users);
         let u = users[conn].as_mut().expect("a user before its request");
@@ -333,10 +334,10 @@ impl ThreadJourney {
         }
         if out.get(url_at) != Some(&b'/') {
             out.truncate(mark);
-            return Err(format!(
+            return Err(Invalid(format!(
                 "url: not a path on {} or a URL on its origin",
                 shared.origin
-            ));
+            )));
         }
         if out[url_at..].iter().any(|&b| b <= b' ' || b == 0x7f) {
             out.truncate(mark);
@@ -353,7 +354,7 @@ impl ThreadJourney {
             v.render(&u.vars, draw, out).map_err(name)?;
             if out[at..].iter().any(|&b| b == b'\r' || b == b'\n') {
                 out.truncate(mark);
-                return Err(format!("headers.{n}: holds a line break"));
+                return Err(Invalid(format!("headers.{n}: holds a line break")));
             }
             out.extend_from_slice(b"\r\n");
         }
@@ -415,7 +416,7 @@ impl ThreadHooks for ThreadJourney {
                 Err(why) => {
                     out.truncate(mark);
                     let step = self.user(conn).step;
-                    *self.tally.missed[step].entry(why).or_default() += 1;
+                    *self.tally.missed[step].entry(why.0).or_default() += 1;
                     self.user(conn).failed = true;
                     self.end(conn, Instant::now());
                 }

@@ -13,6 +13,7 @@ use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::vars::{Value, Vars};
+use crate::Invalid;
 
 /// The most variables a journey declares.
 pub const MAX_NAMES: usize = 1024;
@@ -70,16 +71,20 @@ impl Scope {
 }
 
 /// A variable's name: a letter or `_`, then letters, digits, `_`, `-` or `.`.
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), Invalid> {
     let mut chars = name.chars();
     match chars.next() {
         Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
-        _ => return Err(format!("{name:?} is not a name: begin with a letter or _")),
+        _ => {
+            return Err(Invalid(format!(
+                "{name:?} is not a name: begin with a letter or _"
+            )))
+        }
     }
     if let Some(c) = chars.find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
-        return Err(format!(
+        return Err(Invalid(format!(
             "{name:?} is not a name: {c:?} is not a letter, digit, _, - or ."
-        ));
+        )));
     }
     Ok(())
 }
@@ -261,27 +266,29 @@ enum Placeholder {
     Text(String),
 }
 
-fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, String> {
+fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, Invalid> {
     let Some(b) = inner.strip_prefix('$') else {
         return match scope.slot(inner) {
             Some(s) => Ok(Placeholder::Part(Part::Var(s))),
             None if inner.is_empty() => Err("an empty {{ }}".into()),
             None => {
                 check_name(inner)?;
-                Err(format!(
+                Err(Invalid(format!(
                     "{{{{ {inner} }}}}: no variable {inner:?} (declared: {}; built in: {BUILTINS})",
                     match scope.is_empty() {
                         true => "none".to_string(),
                         false => scope.names.join(", "),
                     }
-                ))
+                )))
             }
         };
     };
     if let Some(var) = b.strip_prefix("env.") {
-        return std::env::var(var)
-            .map(Placeholder::Text)
-            .map_err(|_| format!("{{{{ {inner} }}}}: ${var} is not set in the environment"));
+        return std::env::var(var).map(Placeholder::Text).map_err(|_| {
+            Invalid(format!(
+                "{{{{ {inner} }}}}: ${var} is not set in the environment"
+            ))
+        });
     }
     let (name, args) = match b.split_once('(') {
         Some((n, rest)) => {
@@ -292,7 +299,7 @@ fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, String> {
         }
         None => (b.trim(), None),
     };
-    let nums = |want: usize| -> Result<Vec<i64>, String> {
+    let nums = |want: usize| -> Result<Vec<i64>, Invalid> {
         let a = args.unwrap_or("").trim();
         let v: Vec<i64> = match a.is_empty() {
             true => Vec::new(),
@@ -303,10 +310,10 @@ fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, String> {
                 .map_err(|_| format!("{{{{ {inner} }}}}: its arguments are whole numbers"))?,
         };
         if v.len() != want {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{{{{ {inner} }}}}: ${name} takes {want} argument{}",
                 if want == 1 { "" } else { "s" }
-            ));
+            )));
         }
         Ok(v)
     };
@@ -320,7 +327,9 @@ fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, String> {
         "randomNumber" => {
             let v = nums(2)?;
             if v[0] > v[1] {
-                return Err(format!("{{{{ {inner} }}}}: the lower bound comes first"));
+                return Err(Invalid(format!(
+                    "{{{{ {inner} }}}}: the lower bound comes first"
+                )));
             }
             Builtin::RandomNumber { lo: v[0], hi: v[1] }
         }
@@ -330,16 +339,16 @@ fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, String> {
                 _ => nums(1)?[0],
             };
             if !(1..=MAX_RANDOM_STRING as i64).contains(&n) {
-                return Err(format!(
+                return Err(Invalid(format!(
                     "{{{{ {inner} }}}}: a length from 1 to {MAX_RANDOM_STRING}"
-                ));
+                )));
             }
             Builtin::RandomString(n as usize)
         }
         _ => {
-            return Err(format!(
+            return Err(Invalid(format!(
                 "{{{{ {inner} }}}}: no built-in ${name}; they are {BUILTINS}"
-            ))
+            )))
         }
     };
     let takes_args = matches!(
@@ -347,7 +356,9 @@ fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, String> {
         Builtin::RandomNumber { .. } | Builtin::RandomString(_)
     );
     if args.is_some() && !takes_args {
-        return Err(format!("{{{{ {inner} }}}}: ${name} takes no arguments"));
+        return Err(Invalid(format!(
+            "{{{{ {inner} }}}}: ${name} takes no arguments"
+        )));
     }
     Ok(Placeholder::Part(Part::Builtin(builtin)))
 }

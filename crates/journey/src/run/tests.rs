@@ -25,7 +25,7 @@ think = "25ms"
 
 fn run(rows: &'static str) -> (JourneyRun, Box<dyn ThreadHooks>) {
     let j = Journey::parse("shop.toml", SHOP, |_| {
-        Feeder::parse("users.csv", rows.as_bytes(), Format::Csv).map_err(|e| e.to_string())
+        Feeder::parse("users.csv", rows.as_bytes(), Format::Csv)
     })
     .unwrap();
     let target = Target::parse("http://127.0.0.1:9/").unwrap();
