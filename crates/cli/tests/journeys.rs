@@ -214,3 +214,114 @@ fn a_bad_journey_is_refused_before_the_run_with_its_step_and_field() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_feeder_gives_each_plain_request_its_row_and_a_unique_one_stops_the_run() {
+    let srv = Recorder::start();
+    let dir = tempdir::Dir::new();
+    std::fs::write(dir.0.join("ids.csv"), "id,name\n7,ann\n8,\"b o b\"\n9,cy\n").unwrap();
+    std::fs::write(
+        dir.0.join("body.json"),
+        "{\"id\": {{ id }}, \"n\": {{ $seq }}}",
+    )
+    .unwrap();
+    let feeder = dir.0.join("ids.csv");
+    let body = dir.0.join("body.json");
+    let url = srv.url("/items/{{ id }}?u={{ $uuid }}");
+    let args = |order: &str, n: &str| {
+        let a = [
+            "load",
+            &url,
+            "-m",
+            "post",
+            "--feeder",
+            feeder.to_str().unwrap(),
+            "--feeder-order",
+            order,
+            "-H",
+            "X-Name: {{ name }}",
+            "--body-file",
+            body.to_str().unwrap(),
+            "-c",
+            "1",
+            "-n",
+            n,
+        ];
+        a.map(str::to_string)
+    };
+    let run = |order: &str, n: &str| {
+        let a = args(order, n);
+        stampede(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    // In sequence the rows go round; every request is rendered afresh.
+    let out = run("sequence", "5");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let seen = srv.seen();
+    let ids: Vec<&str> = seen
+        .iter()
+        .map(|r| r.path.split('?').next().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["/items/7", "/items/8", "/items/9", "/items/7", "/items/8"]
+    );
+    let names: Vec<&str> = seen.iter().map(|r| r.headers["X-Name"].as_str()).collect();
+    assert_eq!(names, ["ann", "b o b", "cy", "ann", "b o b"]);
+    for (i, r) in seen.iter().enumerate() {
+        assert_eq!(r.method, "POST");
+        let b: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(b["n"], i as u64, "{}", String::from_utf8_lossy(&r.body));
+        assert_eq!(
+            r.path.split("?u=").nth(1).map(str::len),
+            Some(36),
+            "{}",
+            r.path
+        );
+    }
+    let uuids: std::collections::BTreeSet<&str> = seen
+        .iter()
+        .filter_map(|r| r.path.split("?u=").nth(1))
+        .collect();
+    assert_eq!(uuids.len(), 5);
+    // Each row once: the run stops when they are used up, and says so.
+    let srv = Recorder::start();
+    let url = srv.url("/items/{{ id }}?u={{ $uuid }}");
+    let a = [
+        "load",
+        &url,
+        "--feeder",
+        feeder.to_str().unwrap(),
+        "--feeder-order",
+        "unique",
+        "-c",
+        "1",
+        "-n",
+        "50",
+    ];
+    let out = stampede(&a);
+    assert_eq!(srv.seen().len(), 3, "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--feeder: the feeder's 3 rows were each taken once"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A name the feeder does not have is refused before anything is sent.
+    let a = [
+        "load",
+        &url,
+        "--feeder",
+        feeder.to_str().unwrap(),
+        "-H",
+        "X-A: {{ nam }}",
+        "-n",
+        "1",
+    ];
+    let out = stampede(&a);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("-H X-A: {{ nam }}: no variable \"nam\" (declared: id, name"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(srv.seen().len() == 3);
+}

@@ -43,7 +43,7 @@ use serde::Deserialize;
 use crate::check::Check;
 use crate::extract::Extraction;
 use crate::feeder::{Feeder, FeederError, Order};
-use crate::template::{Draw, Scope, Slot, Template};
+use crate::template::{Draw, Scope, Slot, Template, TemplateError};
 use crate::Invalid;
 
 /// The largest journey file read.
@@ -195,6 +195,62 @@ struct RawThinkTable {
 }
 
 impl Journey {
+    /// One request as a journey of one step (`load`'s flags with a feeder): its
+    /// `url` (a path, or a URL on the run's origin), `headers` and `body` are
+    /// templates over the feeder's columns and the built-ins, and each request is a
+    /// journey of its own taking the next row. `fields` name the URL, a header and
+    /// the body in errors (`URL`, `-H`, `--body-file`).
+    pub fn single(
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<&str>,
+        feed: Option<(Feeder, Order, Exhausted)>,
+        fields: [&str; 3],
+    ) -> Result<Journey, TemplateError> {
+        let mut scope = Scope::default();
+        let feed = match feed {
+            None => None,
+            Some((feeder, order, exhausted)) => {
+                let slots = feeder.declare(&mut scope)?;
+                Some(Feed {
+                    feeder,
+                    order,
+                    exhausted,
+                    slots,
+                })
+            }
+        };
+        let [url_field, header_field, body_field] = fields;
+        let url_t = Template::parse(url, &scope, url_field)?;
+        let headers = (headers.iter())
+            .map(|(n, v)| {
+                Ok((
+                    n.clone(),
+                    Template::parse(v, &scope, &format!("{header_field} {n}"))?,
+                ))
+            })
+            .collect::<Result<Vec<_>, TemplateError>>()?;
+        let body = body
+            .map(|b| Template::parse(b, &scope, body_field))
+            .transpose()?;
+        Ok(Journey {
+            scope,
+            feed,
+            constants: Vec::new(),
+            steps: vec![Step {
+                name: format!("{method} {url}"),
+                method: method.to_string(),
+                url: url_t,
+                headers,
+                body,
+                captures: Vec::new(),
+                checks: Vec::new(),
+                think: Think::Fixed(Duration::ZERO),
+            }],
+        })
+    }
+
     /// Reads the journey at `path` (its feeder's file relative to it).
     pub fn read_file(path: &str) -> Result<Journey, JourneyError> {
         let err = |reason: String| JourneyError {
@@ -542,6 +598,39 @@ think = { uniform = ["50ms", "150ms"] }
         assert_eq!(
             e.reason,
             "feeder: users.csv:3: 1 fields; the header names 2"
+        );
+    }
+
+    #[test]
+    fn one_request_is_a_journey_of_one_step_over_the_feeders_columns() {
+        let rows = users("").unwrap();
+        let headers = [("X-User".to_string(), "{{ user }}".to_string())];
+        let j = Journey::single(
+            "POST",
+            "/login/{{ user }}",
+            &headers,
+            Some(r#"{"pw": "{{ password }}", "n": {{ $seq }}}"#),
+            Some((rows, Order::Random, Exhausted::Stop)),
+            ["URL", "-H", "--body-file"],
+        )
+        .unwrap();
+        assert_eq!(j.steps.len(), 1);
+        assert_eq!(j.steps[0].name, "POST /login/{{ user }}");
+        assert_eq!(j.feed.as_ref().unwrap().order, Order::Random);
+        let e = Journey::single(
+            "GET",
+            "/",
+            &[("X-A".into(), "{{ nope }}".into())],
+            None,
+            None,
+            ["URL", "-H", "--body-file"],
+        )
+        .unwrap_err();
+        assert_eq!(e.field, "-H X-A");
+        assert!(
+            e.reason.contains("no variable \"nope\" (declared: none"),
+            "{}",
+            e.reason
         );
     }
 

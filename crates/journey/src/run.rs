@@ -45,6 +45,8 @@ struct Shared {
     rows_taken: AtomicU64,
     /// Users begun, over the run.
     users: AtomicU64,
+    /// `$seq`'s next number, over the run.
+    seq: Arc<AtomicU64>,
     /// A unique feeder's rows were used up (and the run stopped, or went round).
     exhausted: AtomicBool,
     /// Why the run was stopped from here, if it was.
@@ -114,6 +116,7 @@ impl JourneyRun {
                 threads: threads.max(1) as u64,
                 rows_taken: AtomicU64::new(0),
                 users: AtomicU64::new(0),
+                seq: Arc::new(AtomicU64::new(0)),
                 exhausted: AtomicBool::new(false),
                 stopped: Mutex::new(None),
                 tally: Mutex::new(Tally::new(steps)),
@@ -167,7 +170,7 @@ impl ThreadHooksSource for Source {
     fn thread(&self, index: usize) -> Box<dyn ThreadHooks> {
         let s = &self.0;
         Box::new(ThreadJourney {
-            draw: Draw::new(s.seed, (index as u64, s.threads)),
+            draw: Draw::new(s.seed, (index as u64, s.threads)).with_sequence(s.seq.clone()),
             tally: Tally::new(s.journey.steps.len()),
             users: Vec::new(),
             shared: s.clone(),
@@ -254,7 +257,7 @@ impl ThreadJourney {
                         shared.exhausted.store(true, Ordering::Relaxed);
                         if f.exhausted == Exhausted::Stop {
                             self.stop(format!(
-                                "the feeder's {} rows were each taken once (order = \"unique\"); the run stopped there",
+                                "the feeder's {} rows were each taken once (the unique order); the run stopped there",
                                 f.feeder.rows()
                             ));
                             return false;

@@ -372,9 +372,11 @@ pub struct Draw {
     /// The user's journey count.
     pub iteration: u64,
     /// The next `$seq` this thread hands out, and how far apart its numbers are (the
-    /// threads' sequences interleave, so every number is handed out once).
+    /// threads' sequences interleave, so every number is handed out once) — unless
+    /// the run's threads share one counter.
     seq: u64,
     stride: u64,
+    shared_seq: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     rng: u64,
     /// The time `$timestamp` and `$isoTime` write; `None`: the machine's, when drawn.
     pub now: Option<SystemTime>,
@@ -390,7 +392,15 @@ impl Draw {
             stride: lane.1.max(1),
             rng: splitmix(seed ^ lane.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             now: None,
+            shared_seq: None,
         }
+    }
+
+    /// `$seq` from a counter every thread shares: 0, 1, 2, … over the run, in the
+    /// order the renders take them.
+    pub fn with_sequence(mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Draw {
+        self.shared_seq = Some(counter);
+        self
     }
 
     /// The next random 64 bits.
@@ -408,8 +418,14 @@ impl Draw {
         use std::io::Write;
         match b {
             Builtin::Seq => {
-                let _ = write!(out, "{}", self.seq);
-                self.seq += self.stride;
+                let n = match &self.shared_seq {
+                    Some(c) => c.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    None => {
+                        self.seq += self.stride;
+                        self.seq - self.stride
+                    }
+                };
+                let _ = write!(out, "{n}");
             }
             Builtin::Uuid => {
                 let (a, b) = (self.next_u64(), self.next_u64());

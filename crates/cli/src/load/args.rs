@@ -64,6 +64,27 @@ pub struct LoadArgs {
         ]
     )]
     pub journey: Option<String>,
+    /// Feed each request a row of FILE (CSV with a header row, or JSONL): the URL's
+    /// path, the -H values and the --body-file are then templates over its columns,
+    /// `{{ name }}`, and the built-in values ({{ $uuid }}, {{ $seq }},
+    /// {{ $randomNumber(1, 100) }}, …; see `stampede help journeys`), rendered for
+    /// each request (HTTP/1.1)
+    #[arg(help_heading = "What to load",
+        long = "feeder",
+        value_name = "FILE",
+        requires = "url",
+        conflicts_with_all = [
+            "journey", "targets", "body_lines", "rand_regex_url", "http2", "http3", "stream", "sse",
+            "openai", "ws_message", "ws_steps", "calls", "pipeline", "redirects",
+        ]
+    )]
+    pub feeder: Option<String>,
+    /// With --feeder: the order requests take its rows in — sequence (starting over
+    /// after the last), random, or unique (each row once; the run stops when they are
+    /// used up)
+    #[arg(help_heading = "What to load", long = "feeder-order", value_name = "ORDER",
+        default_value = "sequence", value_parser = parse_order, requires = "feeder")]
+    pub feeder_order: stampede_journey::feeder::Order,
     /// One request per non-empty line of FILE, the line as its body (with -m's method
     /// and the -H headers), used in turn; with a ws:// URL each line is a message,
     /// each connection sending them in turn
@@ -87,7 +108,7 @@ pub struct LoadArgs {
             "proxy", "proxy_user", "local_address", "send_buffer", "recv_buffer",
             "rand_regex_url", "redirects", "send_horizon", "stream", "sse", "openai", "event_timeout",
             "ws_message", "ws_binary", "ws_protocols", "ws_ping", "ws_stamp", "ws_deflate", "ws_expect", "ws_deflate_params", "ws_steps",
-            "journey",
+            "journey", "feeder",
         ]
     )]
     pub spec: Option<String>,
@@ -574,6 +595,11 @@ impl LoadArgs {
         };
         Ok(Gaps::of(self.poisson, burstiness))
     }
+}
+
+/// `--feeder-order`'s value.
+fn parse_order(s: &str) -> Result<stampede_journey::feeder::Order, stampede_journey::Invalid> {
+    s.parse()
 }
 
 /// oha's `-q N` (queries per second) would be read as `-q` (quiet) and a URL `N`, or

@@ -16,7 +16,8 @@ pub use args::{precheck, Format, LoadArgs};
 use crate::common::{self, Exit, ProgressOptions};
 use stampede_inputs::randurl;
 use stampede_inputs::targets;
-use stampede_journey::journey::Journey;
+use stampede_journey::feeder::Feeder;
+use stampede_journey::journey::{Exhausted, Journey};
 use stampede_journey::run::JourneyRun;
 use stampede_metrics::dashboard::Dashboard;
 
@@ -123,6 +124,13 @@ fn build(a: &LoadArgs) -> Result<(LoadSpec, Vec<targets::Group>), Exit> {
                 let g = groups.pop().expect("a list has requests");
                 (g.target, g.requests, Vec::new())
             }
+        }
+        // With a feeder the path is a template: the run's target is the URL's origin.
+        (None, Some(url)) if a.feeder.is_some() => {
+            let (origin, _) = split_origin(url);
+            let mut t = common::resolve(&format!("{origin}/"), a.unix_socket.as_deref())?;
+            t.url = url.clone();
+            (t, Vec::new(), Vec::new())
         }
         (None, Some(url)) => match &pattern {
             // The fixed origin is resolved; the report names the pattern.
@@ -338,6 +346,69 @@ fn journey(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<J
     Ok(Some(run))
 }
 
+/// A URL's origin (`http://host:port`) and the rest (its path and query, `/` when
+/// none).
+fn split_origin(url: &str) -> (&str, &str) {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find(['/', '?']) {
+        Some(i) => (&url[..after + i], &url[after + i..]),
+        None => (url, "/"),
+    }
+}
+
+/// `--feeder FILE`: each request a journey of one step whose URL path, -H values and
+/// body are templates over the feeder's columns, its hooks on the spec.
+fn feeder(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<JourneyRun>, Exit> {
+    let Some(file) = &a.feeder else {
+        return Ok(None);
+    };
+    let refuse = |why: &str| Err(Exit::usage(format!("--feeder {file}: {why}")));
+    if spec.load.shape.has_sessions() {
+        return refuse("each request takes a row; a session shape (--sessions, --think, --inject) is not taken with it");
+    }
+    if a.save_spec.is_some() {
+        return refuse(
+            "a saved spec carries requests built once; these are rendered as they are sent",
+        );
+    }
+    if servers > 0 || !a.find_max.is_empty() {
+        return refuse("the rows feed one server, in one run (no --find-max)");
+    }
+    if spec.proxy.is_some() && !spec.target.tls {
+        return refuse("rendered requests go through a proxy's tunnel only; use an https:// URL");
+    }
+    let url = a.url.as_deref().unwrap_or("/");
+    let path = match split_origin(url).1 {
+        p if p.starts_with('?') => format!("/{p}"),
+        p => p.to_string(),
+    };
+    let headers = (a.headers.iter())
+        .map(|h| common::header_arg(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let body = match &a.body_file {
+        Some(p) => Some(String::from_utf8(common::read_body(p)?).map_err(|_| {
+            Exit::usage(format!(
+                "--body-file {p}: not UTF-8; with --feeder the body is a template, which is text"
+            ))
+        })?),
+        None => None,
+    };
+    let rows = Feeder::read_file(file).map_err(|e| Exit::usage(format!("--feeder: {e}")))?;
+    let method = a.method.to_ascii_uppercase();
+    let j = Journey::single(
+        &method,
+        &path,
+        &headers,
+        body.as_deref(),
+        Some((rows, a.feeder_order, Exhausted::Stop)),
+        ["URL", "-H", "--body-file"],
+    )
+    .map_err(|e| Exit::usage(e.to_string()))?;
+    let run = JourneyRun::new(j, &spec.target, spec.load.seed, spec.load.threads);
+    spec.hooks = Some(run.hooks());
+    Ok(Some(run))
+}
+
 /// The spec in `--spec FILE`, its TLS configuration built here.
 fn read_spec(path: &str) -> Result<LoadSpec, Exit> {
     let text =
@@ -363,7 +434,10 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
         Some(path) => (read_spec(path)?, Vec::new()),
         None => build(&a)?,
     };
-    let journey = journey(&a, &mut spec, servers.len())?;
+    let journey = match journey(&a, &mut spec, servers.len())? {
+        Some(j) => Some(j),
+        None => feeder(&a, &mut spec, servers.len())?,
+    };
     let several = |flag: &str, why: &str| {
         Exit::usage(format!(
             "{flag}: the targets file names {} servers; {why}",
@@ -447,8 +521,17 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     let mut run = run?;
     if let Some(j) = &journey {
         j.annotate(&mut run.result);
+        if a.feeder.is_some() {
+            // Each request was a journey of one step: no sessions to speak of.
+            run.result.sessions = None;
+        }
         if let Some(why) = j.stopped() {
-            eprintln!("stampede: --journey: {why}");
+            let flag = if a.feeder.is_some() {
+                "--feeder"
+            } else {
+                "--journey"
+            };
+            eprintln!("stampede: {flag}: {why}");
         } else if j.exhausted() {
             eprintln!(
                 "stampede: --journey: the feeder's rows were each taken once and then again from the first (exhausted = \"again\")"
