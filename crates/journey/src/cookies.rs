@@ -140,6 +140,9 @@ impl Jar {
     /// The `Cookie` header's value for a request to `host` at `path` (over TLS when
     /// `secure`) at `now`, if any cookie matches.
     pub fn header(&self, host: &str, path: &str, secure: bool, now: SystemTime) -> Option<String> {
+        if self.cookies.is_empty() {
+            return None;
+        }
         let host = host.to_ascii_lowercase();
         let mut sent: Vec<&Cookie> = (self.cookies.iter())
             .filter(|c| match c.host_only {

@@ -169,7 +169,12 @@ struct Source(Arc<Shared>);
 impl ThreadHooksSource for Source {
     fn thread(&self, index: usize) -> Box<dyn ThreadHooks> {
         let s = &self.0;
+        let steps = &s.journey.steps;
         Box::new(ThreadJourney {
+            responds: steps.len() > 1
+                || steps
+                    .iter()
+                    .any(|st| !st.captures.is_empty() || !st.checks.is_empty()),
             draw: Draw::new(s.seed, (index as u64, s.threads)).with_sequence(s.seq.clone()),
             tally: Tally::new(s.journey.steps.len()),
             users: Vec::new(),
@@ -210,6 +215,9 @@ struct ThreadJourney {
     draw: Draw,
     tally: Tally,
     users: Vec<Option<User>>,
+    /// Whether answers are read: a journey of one step with nothing to capture or
+    /// check (`load --feeder`) reads none, and each request begins the next.
+    responds: bool,
 }
 
 impl Drop for ThreadJourney {
@@ -346,7 +354,8 @@ impl ThreadJourney {
             out.truncate(mark);
             return Err("url: holds a space or a control character".into());
         }
-        u.path = String::from_utf8_lossy(&out[url_at..]).into_owned();
+        u.path.clear();
+        u.path.push_str(&String::from_utf8_lossy(&out[url_at..]));
         out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
         out.extend_from_slice(shared.authority.as_bytes());
         out.extend_from_slice(b"\r\n");
@@ -361,8 +370,13 @@ impl ThreadJourney {
             }
             out.extend_from_slice(b"\r\n");
         }
-        let now = SystemTime::now();
-        if let Some(c) = u.jar.header(&shared.host, &u.path, shared.secure, now) {
+        let cookie = match u.jar.is_empty() {
+            true => None,
+            false => u
+                .jar
+                .header(&shared.host, &u.path, shared.secure, SystemTime::now()),
+        };
+        if let Some(c) = cookie {
             out.extend_from_slice(b"Cookie: ");
             out.extend_from_slice(c.as_bytes());
             out.extend_from_slice(b"\r\n");
@@ -386,7 +400,7 @@ impl ThreadHooks for ThreadJourney {
     }
 
     fn wants_responses(&self) -> bool {
-        true
+        self.responds
     }
 
     fn has_delay(&self) -> bool {
@@ -403,6 +417,11 @@ impl ThreadHooks for ThreadJourney {
     }
 
     fn request(&mut self, conn: usize, out: &mut Vec<u8>) -> Flow {
+        if !self.responds {
+            // No answer is read: the request before this one was its whole journey.
+            let now = Instant::now();
+            self.end(conn, now);
+        }
         // A new journey may fail to render at its first step (a row with a line break
         // where a header takes it); the user then takes another row, a few times.
         for _ in 0..4 {
