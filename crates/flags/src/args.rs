@@ -13,16 +13,16 @@ use crate::FlagError;
 pub use stampede_engine::parse_duration;
 
 /// A duration that must be longer than zero (timeouts).
-pub fn positive_duration(s: &str) -> Result<std::time::Duration, String> {
+pub fn positive_duration(s: &str) -> Result<std::time::Duration, crate::BadValue> {
     match parse_duration(s) {
         Ok(d) if d.is_zero() => Err("must be longer than zero".into()),
         Ok(d) => Ok(d),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(crate::BadValue(e.to_string())),
     }
 }
 
 /// Parses a count with wrk's metric suffixes: `100`, `1k`, `2M`.
-pub fn parse_metric(s: &str) -> Result<u64, String> {
+pub fn parse_metric(s: &str) -> Result<u64, crate::BadValue> {
     let t = s.trim();
     let (num, mult) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
@@ -32,7 +32,7 @@ pub fn parse_metric(s: &str) -> Result<u64, String> {
     };
     num.parse::<u64>()
         .map(|n| n * mult)
-        .map_err(|_| format!("{s:?} is not a count; use forms like 100, 1k, 2M"))
+        .map_err(|_| format!("{s:?} is not a count; use forms like 100, 1k, 2M").into())
 }
 
 /// Number of CPUs this process may run on.
@@ -275,15 +275,16 @@ pub struct LocalAddresses(pub Vec<std::net::IpAddr>);
 /// Parses `IP`, `IP-IP` (every address from the first to the last, one family) and
 /// lists of them joined with commas, at most [`stampede_engine::net::MAX_LOCAL`]
 /// addresses, counted before any is made.
-pub fn parse_local(s: &str) -> Result<LocalAddresses, String> {
+pub fn parse_local(s: &str) -> Result<LocalAddresses, crate::BadValue> {
     use std::net::IpAddr;
     let max = stampede_engine::net::MAX_LOCAL as u128;
-    let ip = |t: &str| -> Result<IpAddr, String> {
+    let ip = |t: &str| -> Result<IpAddr, crate::BadValue> {
         t.trim().parse().map_err(|_| {
             format!(
                 "'{}' is not an IP address (e.g. 127.0.0.2 or ::1)",
                 t.trim()
             )
+            .into()
         })
     };
     let mut out = Vec::new();
@@ -295,13 +296,21 @@ pub fn parse_local(s: &str) -> Result<LocalAddresses, String> {
         let (from, to) = match (ip(a)?, ip(b)?) {
             (IpAddr::V4(x), IpAddr::V4(y)) => (u128::from(u32::from(x)), u128::from(u32::from(y))),
             (IpAddr::V6(x), IpAddr::V6(y)) => (u128::from(x), u128::from(y)),
-            _ => return Err(format!("'{part}': a range's ends are of one family")),
+            _ => {
+                return Err(crate::BadValue(format!(
+                    "'{part}': a range's ends are of one family"
+                )))
+            }
         };
         if to < from {
-            return Err(format!("'{part}': a range goes from the lower address up"));
+            return Err(crate::BadValue(format!(
+                "'{part}': a range goes from the lower address up"
+            )));
         }
         if to - from + 1 + out.len() as u128 > max {
-            return Err(format!("'{part}': more than {max} addresses"));
+            return Err(crate::BadValue(format!(
+                "'{part}': more than {max} addresses"
+            )));
         }
         let v4 = a.trim().parse::<std::net::Ipv4Addr>().is_ok();
         out.extend((from..=to).map(|n| match v4 {
@@ -310,7 +319,7 @@ pub fn parse_local(s: &str) -> Result<LocalAddresses, String> {
         }));
     }
     if out.len() as u128 > max {
-        return Err(format!("more than {max} addresses"));
+        return Err(crate::BadValue(format!("more than {max} addresses")));
     }
     Ok(LocalAddresses(out))
 }
@@ -392,9 +401,11 @@ impl SegmentArgs {
 
 /// `--segment`'s value: `K/N`, or `env:NAME/N` where the environment variable NAME
 /// holds the 0-based index (Kubernetes' `JOB_COMPLETION_INDEX`), so K is it plus one.
-fn segment_arg(s: &str) -> Result<stampede_engine::Segment, String> {
+fn segment_arg(s: &str) -> Result<stampede_engine::Segment, crate::BadValue> {
     let Some(rest) = s.trim().strip_prefix("env:") else {
-        return s.parse().map_err(|e: stampede_engine::SyntaxError| e.0);
+        return s
+            .parse()
+            .map_err(|e: stampede_engine::SyntaxError| e.0.into());
     };
     let (var, n) = rest
         .split_once('/')
@@ -406,7 +417,7 @@ fn segment_arg(s: &str) -> Result<stampede_engine::Segment, String> {
         .map_err(|_| format!("{s:?}: ${var} is {value:?}, not a 0-based index"))?;
     format!("{}/{n}", index + 1)
         .parse()
-        .map_err(|e: stampede_engine::SyntaxError| format!("{s:?} (${var}={value}): {e}"))
+        .map_err(|e: stampede_engine::SyntaxError| format!("{s:?} (${var}={value}): {e}").into())
 }
 
 /// `--start-at`'s value: RFC 3339, or Unix seconds with an optional fraction.

@@ -63,3 +63,28 @@ impl From<stampede_inputs::InputError> for FlagError {
         FlagError::usage(e)
     }
 }
+
+/// A flag's value that cannot be read: what is wrong with it and the forms it takes
+/// (clap names the flag before it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue(pub String);
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+impl From<String> for BadValue {
+    fn from(s: String) -> BadValue {
+        BadValue(s)
+    }
+}
+
+impl From<&str> for BadValue {
+    fn from(s: &str) -> BadValue {
+        BadValue(s.to_string())
+    }
+}

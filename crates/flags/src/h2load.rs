@@ -183,7 +183,7 @@ pub struct H2loadArgs {
 }
 
 /// h2load's SIZE: an integer with an optional K, M or G (powers of 1024).
-fn parse_size(s: &str) -> Result<u64, String> {
+fn parse_size(s: &str) -> Result<u64, crate::BadValue> {
     let (num, shift) = match s.as_bytes().last() {
         Some(b'K' | b'k') => (&s[..s.len() - 1], 10),
         Some(b'M' | b'm') => (&s[..s.len() - 1], 20),
@@ -192,7 +192,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
     };
     num.parse::<u64>()
         .map(|n| n << shift)
-        .map_err(|_| format!("{s:?} is not a size; write 4096, 4K or 1M"))
+        .map_err(|_| format!("{s:?} is not a size; write 4096, 4K or 1M").into())
 }
 
 /// h2load's place in the dialects' run contract.
@@ -263,7 +263,7 @@ fn uris(a: &H2loadArgs) -> Result<(Vec<String>, Vec<Duration>), FlagError> {
 /// h2load's timing script: per line, an offset in milliseconds (fractions to the
 /// microsecond) and a URI, separated by a tab; blank lines are skipped. Offsets may
 /// not go back, since each client sends the lines in order.
-fn timing_script(text: &str) -> Result<(Vec<Duration>, Vec<String>), String> {
+fn timing_script(text: &str) -> Result<(Vec<Duration>, Vec<String>), crate::BadValue> {
     let (mut at, mut uris): (Vec<Duration>, Vec<String>) = (Vec::new(), Vec::new());
     for (n, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
@@ -272,9 +272,9 @@ fn timing_script(text: &str) -> Result<(Vec<Duration>, Vec<String>), String> {
         }
         let n = n + 1;
         let Some((ms, uri)) = line.split_once('\t') else {
-            return Err(format!(
+            return Err(crate::BadValue(format!(
                 "line {n}: no tab; write the offset in milliseconds, a tab and the URI, e.g. 12.5<TAB>/index.html"
-            ));
+            )));
         };
         let offset = ms
             .trim()
@@ -287,15 +287,15 @@ fn timing_script(text: &str) -> Result<(Vec<Duration>, Vec<String>), String> {
         let offset = Duration::from_nanos((offset * 1e6).round() as u64);
         if let Some(&last) = at.last() {
             if offset < last {
-                return Err(format!(
+                return Err(crate::BadValue(format!(
                     "line {n}: offset {ms} ms comes before the line above's ({:.3} ms); each client sends the lines in order",
                     last.as_secs_f64() * 1e3
-                ));
+                )));
             }
         }
         let uri = uri.trim();
         if uri.is_empty() {
-            return Err(format!("line {n}: no URI after the tab"));
+            return Err(crate::BadValue(format!("line {n}: no URI after the tab")));
         }
         at.push(offset);
         uris.push(uri.to_string());

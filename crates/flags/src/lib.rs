@@ -22,7 +22,7 @@ pub mod vegeta;
 pub mod vllm;
 pub mod wrk;
 
-pub use error::{FlagError, EXIT_FAIL, EXIT_USAGE};
+pub use error::{BadValue, FlagError, EXIT_FAIL, EXIT_USAGE};
 
 use stampede_engine::LoadSpec;
 

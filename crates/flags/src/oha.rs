@@ -296,11 +296,11 @@ pub struct OhaArgs {
 }
 
 /// `-u`'s units.
-fn time_unit(s: &str) -> Result<TimeUnit, String> {
+fn time_unit(s: &str) -> Result<TimeUnit, crate::BadValue> {
     TimeUnit::ALL
         .into_iter()
         .find(|u| u.name() == s)
-        .ok_or_else(|| format!("{s:?} is not a time unit; give ns, us, ms, s, m or h"))
+        .ok_or_else(|| format!("{s:?} is not a time unit; give ns, us, ms, s, m or h").into())
 }
 
 /// oha's place in the dialects' run contract.

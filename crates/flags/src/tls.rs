@@ -80,11 +80,13 @@ pub fn from_settings(
     built
 }
 
-fn parse_version(s: &str) -> Result<Versions, String> {
+fn parse_version(s: &str) -> Result<Versions, crate::BadValue> {
     match s {
         "1.2" => Ok(Versions::Tls12),
         "1.3" => Ok(Versions::Tls13),
-        _ => Err(format!("{s:?} is not a TLS version; use 1.2 or 1.3")),
+        _ => Err(crate::BadValue(format!(
+            "{s:?} is not a TLS version; use 1.2 or 1.3"
+        ))),
     }
 }
 

@@ -25,16 +25,18 @@ use crate::FlagError;
 use stampede_inputs::targets;
 
 /// A `-flag=false` bool of Go's: given alone it is true.
-fn go_bool(s: &str) -> Result<bool, String> {
+fn go_bool(s: &str) -> Result<bool, crate::BadValue> {
     match s {
         "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
         "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        _ => Err(format!("{s:?} is not a bool; write true or false")),
+        _ => Err(crate::BadValue(format!(
+            "{s:?} is not a bool; write true or false"
+        ))),
     }
 }
 
 /// A Go duration: `10s`, `1m30s`, `1.5h`, `250ms`, `0`.
-pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_go_duration(s: &str) -> Result<Duration, crate::BadValue> {
     let t = s.trim();
     if t == "0" {
         return Ok(Duration::ZERO);
@@ -43,7 +45,7 @@ pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
     let mut total = 0f64;
     let mut rest = t;
     if rest.is_empty() {
-        return Err(bad());
+        return Err(crate::BadValue(bad()));
     }
     while !rest.is_empty() {
         let n = rest
@@ -61,20 +63,20 @@ pub fn parse_go_duration(s: &str) -> Result<Duration, String> {
             "s" => 1.0,
             "m" => 60.0,
             "h" => 3600.0,
-            _ => return Err(bad()),
+            _ => return Err(crate::BadValue(bad())),
         };
         total += v * mult;
         rest = &tail[u..];
     }
     if !(total.is_finite() && total <= 1e9) {
-        return Err(bad());
+        return Err(crate::BadValue(bad()));
     }
     Ok(Duration::from_secs_f64(total))
 }
 
 /// vegeta's `-rate`: `N/DURATION` (`50/1s`, `100/s`, `1/10ms`) or `N` per second; 0 is
 /// as fast as the workers go.
-fn parse_rate(s: &str) -> Result<f64, String> {
+fn parse_rate(s: &str) -> Result<f64, crate::BadValue> {
     let bad = || format!("{s:?} is not a rate; write forms like 50/1s, 100/s, 1/10ms or 0");
     let (n, per) = s.split_once('/').unwrap_or((s, "1s"));
     let n: f64 = n.trim().parse().map_err(|_| bad())?;
@@ -85,7 +87,7 @@ fn parse_rate(s: &str) -> Result<f64, String> {
         parse_go_duration(&format!("1{per}"))?
     };
     if !(n.is_finite() && n >= 0.0) || per.is_zero() {
-        return Err(bad());
+        return Err(crate::BadValue(bad()));
     }
     Ok(n / per.as_secs_f64())
 }
@@ -548,19 +550,21 @@ fn translate(a: &AttackArgs, Inputs { groups }: Inputs) -> Result<(LoadSpec, Ser
 pub const MAX_BUCKETS: usize = 1000;
 
 /// `hist[0,1ms,10ms]`'s bucket list (the part in brackets) as µs bounds, ascending.
-pub fn parse_buckets(s: &str) -> Result<Vec<u64>, String> {
+pub fn parse_buckets(s: &str) -> Result<Vec<u64>, crate::BadValue> {
     let inner = (s.trim().strip_prefix('['))
         .and_then(|x| x.strip_suffix(']'))
         .ok_or_else(|| format!("{s:?}: write the buckets in brackets, e.g. [0,1ms,10ms]"))?;
     let mut out = Vec::new();
     for b in inner.split(',') {
         if out.len() == MAX_BUCKETS {
-            return Err(format!("at most {MAX_BUCKETS} buckets"));
+            return Err(crate::BadValue(format!("at most {MAX_BUCKETS} buckets")));
         }
         let d = parse_go_duration(b.trim()).map_err(|e| format!("bucket {:?}: {e}", b.trim()))?;
         let v = d.as_micros() as u64;
         if out.last().is_some_and(|l| *l >= v) {
-            return Err(format!("{s:?}: the buckets must be in ascending order"));
+            return Err(crate::BadValue(format!(
+                "{s:?}: the buckets must be in ascending order"
+            )));
         }
         out.push(v);
     }

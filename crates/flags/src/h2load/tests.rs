@@ -124,7 +124,7 @@ fn a_timing_script_names_the_line_it_cannot_read() {
         ("\n\n", "no lines"),
     ] {
         let e = timing_script(text).unwrap_err();
-        assert!(e.starts_with(says), "{text:?}: {e}");
+        assert!(e.0.starts_with(says), "{text:?}: {e}");
     }
 }
 

@@ -68,8 +68,12 @@ fn buckets_parse_in_order_and_bounded() {
     assert_eq!(parse_buckets("[0,1ms,10ms]").unwrap(), [0, 1000, 10_000]);
     assert!(parse_buckets("[1ms,1ms]")
         .unwrap_err()
+        .0
         .contains("ascending"));
-    assert!(parse_buckets("0,1ms").unwrap_err().contains("in brackets"));
+    assert!(parse_buckets("0,1ms")
+        .unwrap_err()
+        .0
+        .contains("in brackets"));
     let many = format!(
         "[{}]",
         (0..1001)
@@ -77,7 +81,7 @@ fn buckets_parse_in_order_and_bounded() {
             .collect::<Vec<_>>()
             .join(",")
     );
-    assert!(parse_buckets(&many).unwrap_err().contains("at most 1000"));
+    assert!(parse_buckets(&many).unwrap_err().0.contains("at most 1000"));
 }
 
 #[test]
