@@ -211,18 +211,11 @@ fn same(found: &serde_json::Value, want: &serde_json::Value) -> bool {
     found == want || text_of(found) == text_of(want)
 }
 
+/// A duration as flags and plans write it, longer than zero.
 fn duration(s: &str) -> Option<Duration> {
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (n, unit) = s.split_at(split);
-    let n: f64 = n.parse().ok().filter(|n: &f64| n.is_finite() && *n > 0.0)?;
-    let secs = match unit.trim() {
-        "us" | "µs" => n / 1e6,
-        "ms" => n / 1e3,
-        "s" => n,
-        "m" => n * 60.0,
-        _ => return None,
-    };
-    Some(Duration::from_secs_f64(secs))
+    stampede_engine::parse_duration(s)
+        .ok()
+        .filter(|d| !d.is_zero())
 }
 
 #[cfg(test)]

@@ -245,17 +245,7 @@ fn http_date(s: &str) -> Option<SystemTime> {
     if hms.len() != 3 || !(1..=31).contains(&day) || hms[0] > 23 || hms[1] > 59 || hms[2] > 60 {
         return None;
     }
-    // Days from civil (Howard Hinnant's algorithm).
-    let (y, m) = if month <= 2 {
-        (year as i64 - 1, month + 9)
-    } else {
-        (year as i64, month - 3)
-    };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let doy = (153 * m as i64 + 2) / 5 + day as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = stampede_wire::date::days_from_civil(year as i64, month as u32, day as u32);
     let secs = days * 86_400 + (hms[0] * 3600 + hms[1] * 60 + hms[2]) as i64;
     Some(match secs >= 0 {
         true => UNIX_EPOCH + Duration::from_secs(secs as u64),

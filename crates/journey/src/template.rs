@@ -468,8 +468,8 @@ impl Draw {
                 let _ = write!(out, "{ms}");
             }
             Builtin::IsoTime => {
-                let d = self.since_epoch();
-                out.extend_from_slice(iso_time(d.as_secs(), d.subsec_millis()).as_bytes());
+                let ms = self.since_epoch().as_millis() as u64;
+                out.extend_from_slice(stampede_wire::date::rfc3339_ms(ms).as_bytes());
             }
         }
     }
@@ -485,28 +485,6 @@ fn splitmix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-/// `secs` since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-fn iso_time(secs: u64, millis: u32) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]
@@ -648,7 +626,6 @@ mod tests {
             t.render_string(&Vars::new(0), &mut d).unwrap(),
             "1795426200123 2026-11-23T09:30:00.123Z 17/3"
         );
-        assert_eq!(iso_time(951_782_400, 0), "2000-02-29T00:00:00.000Z");
     }
 
     #[test]
