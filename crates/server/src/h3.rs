@@ -543,6 +543,7 @@ impl H3Endpoint {
             http10: false,
             body: &body,
             upgrade: false,
+            authorization: &[],
         };
         match routes::route(&req, &mut self.ctx, &mut r) {
             Routed::Written => {

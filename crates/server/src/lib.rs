@@ -44,6 +44,7 @@ mod proto;
 pub mod reflection;
 pub mod request;
 pub mod routes;
+pub mod shop;
 mod steer;
 pub mod store;
 mod transport;

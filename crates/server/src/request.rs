@@ -54,6 +54,8 @@ pub struct Request<'a> {
     /// The request asked to upgrade to WebSocket (`Upgrade: websocket`): its head is
     /// read again, whole, by the handshake ([`crate::ws::handshake`]).
     pub upgrade: bool,
+    /// The `Authorization` header's value (empty when none; HTTP/1.x only).
+    pub authorization: &'a [u8],
 }
 
 /// Parses a request's head only: what a server must know before its body has come.
@@ -139,6 +141,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
     let mut hosts = 0;
     let mut expects_continue = false;
     let mut upgrade = false;
+    let mut authorization: &[u8] = &[];
     for h in req.headers.iter() {
         let n = h.name.as_bytes();
         // By length first: most headers are none of these and cost one compare.
@@ -152,6 +155,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
                 close |= has_token(h.value, b"close");
                 keep_alive |= has_token(h.value, b"keep-alive");
             }
+            13 if is_name(n, b"authorization") => authorization = h.value,
             14 if is_name(n, b"content-length") => {
                 let Some(len) = content_length_value(h.value) else {
                     return Parsed::Rejected(Reject::BadRequest);
@@ -210,6 +214,7 @@ pub fn parse<'a>(buf: &'a [u8], limits: &Limits) -> Parsed<'a> {
             http10,
             body: &buf[head_len..head_len + body],
             upgrade,
+            authorization,
         },
         head_len + body,
     )

@@ -435,6 +435,14 @@ fn digits(s: &[u8]) -> Option<u64> {
     Some(s.iter().fold(0u64, |a, &d| a * 10 + (d - b'0') as u64))
 }
 
+/// `/shop/…`: the journeys' shop ([`crate::shop`]).
+#[inline(never)]
+fn shop(req: &Request, rest: &[u8], ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
+    let status = crate::shop::answer(req, rest, &mut ctx.scratch);
+    out.respond(status, "application/json", &ctx.scratch);
+    Routed::Written
+}
+
 /// Routes one request, handing its response to `out` unless it is deferred.
 pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
     let text = "text/plain";
@@ -445,6 +453,9 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
     };
     if req.method == Method::Other || (req.method == Method::Post && !req.path.starts_with(b"/v1/"))
     {
+        if let Some(rest) = req.path.strip_prefix(b"/shop/") {
+            return shop(req, rest, ctx, out);
+        }
         return send(405, text, b"method not allowed\n");
     }
     match req.path {
@@ -556,6 +567,7 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
             }
             _ => send(400, text, b"status must be 200 to 599\n"),
         },
+        p if p.starts_with(b"/shop/") => shop(req, &p[6..], ctx, out),
         _ => send(404, text, b"not found\n"),
     }
 }

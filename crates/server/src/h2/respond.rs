@@ -181,6 +181,7 @@ impl H2Respond<'_> {
             http10: false,
             body,
             upgrade: false,
+            authorization: &[],
         };
         routes::route(&req, ctx, self)
     }
