@@ -325,3 +325,64 @@ fn a_feeder_gives_each_plain_request_its_row_and_a_unique_one_stops_the_run() {
     );
     assert!(srv.seen().len() == 3);
 }
+
+#[test]
+fn the_shop_example_walks_the_reference_server_with_a_mix_loops_and_conditions() {
+    let (_server, url) = crate::common::serve(&[]);
+    let dir = tempdir::Dir::new();
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    let journey = dir.0.join("shop.toml");
+    let json = dir.0.join("r.json");
+    let out = stampede(&[
+        "load",
+        &url,
+        "--journey",
+        journey.to_str().unwrap(),
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "-n",
+        "600",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(schema_errors(&r), Vec::<String>::new());
+    let t = |name: &str| {
+        (r["targets"].as_array().unwrap().iter())
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {}", r["targets"]))
+            .clone()
+    };
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let (login, items, add, item) = (t("login"), t("items"), t("add"), t("item"));
+    // Both journeys' logins are one figure; one row in four has a wrong password.
+    assert!(n(&login["statuses"]["200"]) > 0 && n(&login["statuses"]["401"]) > 0);
+    assert_eq!(
+        login["captures_missed"]["token: no match"],
+        login["statuses"]["401"]
+    );
+    assert!(login["checks_failed"]["status 200"] == login["statuses"]["401"]);
+    // Every other step carried a token the login handed out: no 401 anywhere else.
+    for step in [&items, &add, &item] {
+        assert_eq!(step["statuses"].as_object().unwrap().len(), 1, "{step}");
+        assert!(step.get("checks_failed").is_none(), "{step}");
+    }
+    // The loop adds the first three of the five items: three adds per item list, but
+    // for the journeys the request count cut short.
+    let (lists, adds) = (n(&items["completed"]), n(&add["completed"]));
+    assert!(
+        lists > 10 && adds <= 3 * lists && adds + 12 >= 3 * lists,
+        "{lists} lists, {adds} adds"
+    );
+    // A mix of three buyers to one looker (the looker's item step, once a journey).
+    let looks = n(&item["completed"]);
+    assert!(looks > 0 && looks < lists, "{looks} looks, {lists} lists");
+    let s = &r["sessions"];
+    assert!(n(&s["completed"]) > 0 && n(&s["failed"]) > 0, "{s}");
+}

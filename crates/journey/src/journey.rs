@@ -41,9 +41,11 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::check::Check;
+use crate::cond::Cond;
 use crate::extract::Extraction;
 use crate::feeder::{Feeder, FeederError, Order};
 use crate::template::{Draw, Scope, Slot, Template, TemplateError};
+use crate::walk::{Op, Repeat, MAX_DEPTH, MAX_TURNS};
 use crate::Invalid;
 
 /// The largest journey file read.
@@ -91,10 +93,12 @@ impl Think {
     }
 }
 
-/// One step.
+/// One step: a request.
 #[derive(Debug, Clone)]
 pub struct Step {
     pub name: String,
+    /// The figure it is counted under: its name's index in [`Journey::figures`].
+    pub figure: usize,
     pub method: String,
     pub url: Template,
     pub headers: Vec<(String, Template)>,
@@ -123,13 +127,70 @@ pub struct Feed {
     pub slots: Vec<Slot>,
 }
 
-/// A checked journey.
+/// One of a file's journeys: the order its steps are taken in, and the names its
+/// templates may use.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub name: String,
+    /// Its share of the users' journeys, against the others' weights.
+    pub weight: u32,
+    /// The feeder's columns, the constants, then what its steps capture.
+    pub scope: Scope,
+    pub ops: Vec<Op>,
+}
+
+/// A checked journey file: one journey, or a weighted mix of them, over the same
+/// feeder and constants.
 #[derive(Debug, Clone)]
 pub struct Journey {
-    pub scope: Scope,
     pub feed: Option<Feed>,
     pub constants: Vec<(Slot, String)>,
+    /// Every journey's steps, in the file's order.
     pub steps: Vec<Step>,
+    /// The steps' names, each once: the run's figures. Steps of different journeys
+    /// with one name are counted as one.
+    pub figures: Vec<String>,
+    pub routes: Vec<Route>,
+    /// The file it was read from, by name.
+    pub file: Option<String>,
+}
+
+impl Journey {
+    /// What a run of it offers, in a few words: `shop.toml (buyer 3 : looker 1)`.
+    pub fn describe(&self) -> String {
+        let file = self.file.as_deref().unwrap_or("the journey");
+        let name = std::path::Path::new(file)
+            .file_name()
+            .map_or(file.into(), |n| n.to_string_lossy());
+        if self.routes.len() < 2 {
+            return name.into_owned();
+        }
+        let mix: Vec<String> = (self.routes.iter())
+            .map(|r| format!("{} {}", r.name, r.weight))
+            .collect();
+        format!("{name} ({})", mix.join(" : "))
+    }
+
+    /// The most variables any of its journeys declares.
+    pub fn width(&self) -> usize {
+        self.routes.iter().map(|r| r.scope.len()).max().unwrap_or(0)
+    }
+
+    /// The journey a new user takes: drawn by weight.
+    pub fn pick(&self, d: &mut Draw) -> usize {
+        if self.routes.len() == 1 {
+            return 0;
+        }
+        let total: u64 = self.routes.iter().map(|r| u64::from(r.weight)).sum();
+        let mut x = d.below(total);
+        for (i, r) in self.routes.iter().enumerate() {
+            if x < u64::from(r.weight) {
+                return i;
+            }
+            x -= u64::from(r.weight);
+        }
+        self.routes.len() - 1
+    }
 }
 
 #[derive(Deserialize)]
@@ -141,6 +202,8 @@ struct RawJourney {
     variables: BTreeMap<String, String>,
     #[serde(default)]
     step: Vec<RawStep>,
+    #[serde(default)]
+    journey: Vec<RawRoute>,
 }
 
 #[derive(Deserialize)]
@@ -153,10 +216,20 @@ struct RawFeeder {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawStep {
+struct RawRoute {
     name: String,
+    weight: Option<u32>,
+    think: Option<RawThink>,
+    #[serde(default)]
+    step: Vec<RawStep>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    name: Option<String>,
     method: Option<String>,
-    url: String,
+    url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     body: Option<String>,
@@ -166,6 +239,23 @@ struct RawStep {
     #[serde(default)]
     check: Vec<String>,
     think: Option<RawThink>,
+    #[serde(rename = "if")]
+    when: Option<String>,
+    #[serde(rename = "loop")]
+    repeat: Option<RawLoop>,
+    /// A group's steps (`[[step.step]]`).
+    #[serde(default)]
+    step: Vec<RawStep>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoop {
+    count: Option<u32>,
+    over: Option<String>,
+    #[serde(rename = "as")]
+    item: Option<String>,
+    index: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -178,6 +268,9 @@ struct RawCapture {
     #[serde(rename = "as")]
     var: String,
     default: Option<String>,
+    /// Every match, as a list.
+    #[serde(default)]
+    all: bool,
 }
 
 #[derive(Deserialize)]
@@ -235,10 +328,21 @@ impl Journey {
             .map(|b| Template::parse(b, &scope, body_field))
             .transpose()?;
         Ok(Journey {
-            scope,
             feed,
             constants: Vec::new(),
+            routes: vec![Route {
+                name: method.to_string(),
+                weight: 1,
+                scope,
+                ops: vec![Op::Step {
+                    step: 0,
+                    when: None,
+                }],
+            }],
+            file: None,
+            figures: vec![format!("{method} {url}")],
             steps: vec![Step {
+                figure: 0,
                 name: format!("{method} {url}"),
                 method: method.to_string(),
                 url: url_t,
@@ -302,15 +406,25 @@ impl Journey {
                 None => msg,
             })
         })?;
-        if raw.step.is_empty() {
-            return Err(err("no [[step]]: a journey takes at least one step".into()));
-        }
-        if raw.step.len() > MAX_STEPS {
-            return Err(err(format!(
-                "{} steps; a journey takes at most {MAX_STEPS}",
-                raw.step.len()
-            )));
-        }
+        let routes: Vec<(String, u32, Option<&RawThink>, &[RawStep])> =
+            match (raw.step.is_empty(), raw.journey.is_empty()) {
+                (true, true) => {
+                    return Err(err(
+                        "no [[step]] and no [[journey]]: a journey takes at least one step".into(),
+                    ))
+                }
+                (false, false) => {
+                    return Err(err(
+                        "[[step]] at the top and [[journey]] tables: write one journey's steps, or each journey's own ([[journey.step]])".into(),
+                    ))
+                }
+                (false, true) => vec![("journey".into(), 1, None, &raw.step[..])],
+                (true, false) => raw
+                    .journey
+                    .iter()
+                    .map(|r| (r.name.clone(), r.weight.unwrap_or(1), r.think.as_ref(), &r.step[..]))
+                    .collect(),
+            };
         let default_think = match &raw.think {
             Some(t) => think(t).map_err(|e| err(format!("think: {e}")))?,
             None => Think::Fixed(Duration::ZERO),
@@ -349,111 +463,327 @@ impl Journey {
                 .map_err(|e| err(format!("variables: {}", e.reason)))?;
             constants.push((slot, value.clone()));
         }
-        let mut steps = Vec::new();
-        let mut names: Vec<&str> = Vec::new();
-        for (i, s) in raw.step.iter().enumerate() {
-            let at = format!("step {} ({:?})", i + 1, s.name);
-            if s.name.trim().is_empty() {
+        let mut reader = Reader {
+            err: &err,
+            steps: Vec::new(),
+            figures: Vec::new(),
+            route_from: 0,
+        };
+        let many = routes.len() > 1 || !raw.journey.is_empty();
+        let mut out = Vec::new();
+        for (name, weight, own_think, raw_steps) in routes {
+            let at = if many {
+                format!("journey {name:?}, ")
+            } else {
+                String::new()
+            };
+            if many && out.iter().any(|r: &Route| r.name == name) {
+                return Err(err(format!("{at}another journey has this name")));
+            }
+            if weight == 0 {
+                return Err(err(format!("{at}weight: 0; a weight is 1 or more")));
+            }
+            if raw_steps.is_empty() {
                 return Err(err(format!(
-                    "step {}: a name is needed (it names the step's figures)",
-                    i + 1
+                    "{at}no [[journey.step]]: a journey takes at least one step"
                 )));
             }
-            if names.contains(&s.name.as_str()) {
-                return Err(err(format!("{at}: another step has this name")));
-            }
-            names.push(&s.name);
-            let t = |text: &str, field: &str| {
-                Template::parse(text, &scope, &format!("{at}, {field}"))
-                    .map_err(|e| err(e.to_string()))
+            let think = match own_think {
+                Some(t) => think(t).map_err(|e| err(format!("{at}think: {e}")))?,
+                None => default_think,
             };
-            let method = s.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
-            if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-                return Err(err(format!("{at}, method: {method:?} is not a method")));
-            }
-            let url = t(&s.url, "url")?;
-            let mut headers = Vec::new();
-            for (n, v) in &s.headers {
-                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-                    return Err(err(format!("{at}, headers: {n:?} is not a header name")));
-                }
-                if ["host", "content-length", "transfer-encoding"]
-                    .contains(&n.to_ascii_lowercase().as_str())
-                {
-                    return Err(err(format!("{at}, headers: {n} is set by stampede")));
-                }
-                headers.push((n.clone(), t(v, &format!("headers.{n}"))?));
-            }
-            let body = match (&s.body, &s.json) {
-                (Some(_), Some(_)) => {
-                    return Err(err(format!("{at}: body or json, not both")));
-                }
-                (Some(b), None) => Some(t(b, "body")?),
-                (None, Some(j)) => {
-                    if !headers
-                        .iter()
-                        .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
-                    {
-                        headers.push((
-                            "Content-Type".into(),
-                            Template::parse("application/json", &scope, "").expect("constant"),
-                        ));
-                    }
-                    let text =
-                        serde_json::to_string(j).map_err(|e| err(format!("{at}, json: {e}")))?;
-                    Some(t(&text, "json")?)
-                }
-                (None, None) => None,
+            let mut scope = scope.clone();
+            let mut ops = Vec::new();
+            reader.route_from = reader.steps.len();
+            reader.steps_of(raw_steps, (&at, ""), &mut scope, think, &mut ops, 0)?;
+            out.push(Route {
+                name,
+                weight,
+                scope,
+                ops,
+            });
+        }
+        if out.iter().map(|r| u64::from(r.weight)).sum::<u64>() > u64::from(u32::MAX) {
+            return Err(err("the journeys' weights add up past 4294967295".into()));
+        }
+        Ok(Journey {
+            feed,
+            constants,
+            steps: reader.steps,
+            figures: reader.figures,
+            routes: out,
+            file: Some(file.to_string()),
+        })
+    }
+}
+
+/// Reads steps into a journey's places, each request into the file's steps.
+struct Reader<'a> {
+    err: &'a dyn Fn(String) -> JourneyError,
+    steps: Vec<Step>,
+    figures: Vec<String>,
+    /// The first of the journey being read's steps.
+    route_from: usize,
+}
+
+impl Reader<'_> {
+    /// Reads `raw` (the steps of a journey, or of a group) into `ops`, declaring what
+    /// they capture in `scope`; `place` is the journey's name in errors and the
+    /// group's number the steps' numbers begin with.
+    fn steps_of(
+        &mut self,
+        raw: &[RawStep],
+        place: (&str, &str),
+        scope: &mut Scope,
+        default_think: Think,
+        ops: &mut Vec<Op>,
+        depth: usize,
+    ) -> Result<(), JourneyError> {
+        let err = self.err;
+        let (journey, label) = place;
+        for (i, s) in raw.iter().enumerate() {
+            let number = format!("{label}{}", i + 1);
+            let at = match &s.name {
+                Some(n) => format!("{journey}step {number} ({n:?})"),
+                None => format!("{journey}step {number}"),
             };
-            let checks = (s.check.iter())
-                .map(|c| Check::parse(c).map_err(|e| err(format!("{at}, check: {e}"))))
-                .collect::<Result<Vec<_>, _>>()?;
+            let when = match &s.when {
+                Some(c) => Some(
+                    Cond::parse(c, scope, &format!("{at}, if")).map_err(|e| err(e.to_string()))?,
+                ),
+                None => None,
+            };
             let think = match &s.think {
                 Some(x) => think(x).map_err(|e| err(format!("{at}, think: {e}")))?,
                 None => default_think,
             };
-            // Captures are declared after the step's own templates are read: a step
-            // cannot send what its own answer hands out.
-            let mut captures = Vec::new();
-            for c in &s.capture {
-                let field = format!("{at}, capture {:?}", c.var);
-                let given: Vec<(&str, &String)> = [
-                    ("json", &c.json),
-                    ("regexp", &c.regexp),
-                    ("header", &c.header),
-                    ("cookie", &c.cookie),
-                ]
-                .into_iter()
-                .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
-                .collect();
-                let [(kind, expr)] = given[..] else {
-                    return Err(err(format!(
-                        "{field}: one of json, regexp, header or cookie says where to look"
-                    )));
-                };
-                let mut x = Extraction::new(&c.var, kind, expr, &mut scope, &field)
-                    .map_err(|e| err(e.to_string()))?;
-                x.default = c.default.clone();
-                captures.push(x);
+            let group = !s.step.is_empty();
+            if !group && s.repeat.is_none() {
+                let step = self.request(s, &at, scope, think)?;
+                ops.push(Op::Step { step, when });
+                continue;
             }
-            steps.push(Step {
-                name: s.name.clone(),
-                method,
-                url,
-                headers,
-                body,
-                captures,
-                checks,
-                think,
+            if depth + 1 > MAX_DEPTH {
+                return Err(err(format!("{at}: groups nest at most {MAX_DEPTH} deep")));
+            }
+            let (repeat, index) = match &s.repeat {
+                None => (Repeat::Count(1), None),
+                Some(l) => self.repeat(l, &at, scope)?,
+            };
+            let enter = ops.len();
+            ops.push(Op::Enter {
+                when,
+                repeat,
+                index,
+                leave: 0,
             });
+            if group {
+                if let Some(field) = request_field(s) {
+                    return Err(err(format!(
+                        "{at}, {field}: a group ([[step.step]]) sends no request of its own; give it to one of its steps"
+                    )));
+                }
+                self.steps_of(
+                    &s.step,
+                    (journey, &format!("{number}.")),
+                    scope,
+                    think,
+                    ops,
+                    depth + 1,
+                )?;
+            } else {
+                // A request that loops: a group of one.
+                let step = self.request(s, &at, scope, think)?;
+                ops.push(Op::Step { step, when: None });
+            }
+            let leave = ops.len();
+            ops.push(Op::Leave { enter });
+            if let Op::Enter { leave: l, .. } = &mut ops[enter] {
+                *l = leave;
+            }
         }
-        Ok(Journey {
-            scope,
-            feed,
-            constants,
-            steps,
-        })
+        Ok(())
     }
+
+    /// A loop's turns, with its item and index declared.
+    fn repeat(
+        &self,
+        l: &RawLoop,
+        at: &str,
+        scope: &mut Scope,
+    ) -> Result<(Repeat, Option<Slot>), JourneyError> {
+        let err = self.err;
+        let field = format!("{at}, loop");
+        let repeat = match (l.count, &l.over, &l.item) {
+            (Some(n), None, None) => {
+                if n == 0 || n > MAX_TURNS {
+                    return Err(err(format!("{field}: count {n}; a loop turns 1 to {MAX_TURNS} times")));
+                }
+                Repeat::Count(n)
+            }
+            (None, Some(list), Some(item)) => {
+                let list = scope.slot(list).ok_or_else(|| {
+                    err(format!(
+                        "{field}: over {list:?}: no variable of that name before it (a capture with all = true makes a list)"
+                    ))
+                })?;
+                let item = scope
+                    .declare(item)
+                    .map_err(|e| err(format!("{field}: as: {}", e.reason)))?;
+                Repeat::Over { list, item }
+            }
+            (None, Some(_), None) => {
+                return Err(err(format!("{field}: over needs as = \"NAME\", the variable each item is put in")))
+            }
+            _ => {
+                return Err(err(format!(
+                    "{field}: {{ count = N }} or {{ over = \"LIST\", as = \"ITEM\" }}, each with index = \"NAME\" if wanted"
+                )))
+            }
+        };
+        let index = match &l.index {
+            None => None,
+            Some(n) => Some(
+                scope
+                    .declare(n)
+                    .map_err(|e| err(format!("{field}: index: {}", e.reason)))?,
+            ),
+        };
+        Ok((repeat, index))
+    }
+
+    /// A request step, added to the file's steps: its index.
+    fn request(
+        &mut self,
+        s: &RawStep,
+        at: &str,
+        scope: &mut Scope,
+        think: Think,
+    ) -> Result<usize, JourneyError> {
+        let err = self.err;
+        let Some(name) = s.name.as_deref().filter(|n| !n.trim().is_empty()) else {
+            return Err(err(format!(
+                "{at}: a name is needed (it names the step's figures)"
+            )));
+        };
+        let Some(url) = &s.url else {
+            return Err(err(format!(
+                "{at}: a url is needed (or [[step.step]]s, for a group)"
+            )));
+        };
+        if self.steps.len() >= MAX_STEPS {
+            return Err(err(format!(
+                "{at}: more than {MAX_STEPS} steps; a file takes at most {MAX_STEPS}"
+            )));
+        }
+        if self.steps[self.route_from..].iter().any(|x| x.name == name) {
+            return Err(err(format!(
+                "{at}: another step of this journey has this name"
+            )));
+        }
+        let t = |text: &str, field: &str| {
+            Template::parse(text, scope, &format!("{at}, {field}")).map_err(|e| err(e.to_string()))
+        };
+        let method = s.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(err(format!("{at}, method: {method:?} is not a method")));
+        }
+        let url = t(url, "url")?;
+        let mut headers = Vec::new();
+        for (n, v) in &s.headers {
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+                return Err(err(format!("{at}, headers: {n:?} is not a header name")));
+            }
+            if ["host", "content-length", "transfer-encoding"]
+                .contains(&n.to_ascii_lowercase().as_str())
+            {
+                return Err(err(format!("{at}, headers: {n} is set by stampede")));
+            }
+            headers.push((n.clone(), t(v, &format!("headers.{n}"))?));
+        }
+        let body = match (&s.body, &s.json) {
+            (Some(_), Some(_)) => {
+                return Err(err(format!("{at}: body or json, not both")));
+            }
+            (Some(b), None) => Some(t(b, "body")?),
+            (None, Some(j)) => {
+                if !headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                {
+                    headers.push((
+                        "Content-Type".into(),
+                        Template::parse("application/json", scope, "").expect("constant"),
+                    ));
+                }
+                let text = serde_json::to_string(j).map_err(|e| err(format!("{at}, json: {e}")))?;
+                Some(t(&text, "json")?)
+            }
+            (None, None) => None,
+        };
+        let checks = (s.check.iter())
+            .map(|c| Check::parse(c).map_err(|e| err(format!("{at}, check: {e}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Captures are declared after the step's own templates are read: a step
+        // cannot send what its own answer hands out.
+        let mut captures = Vec::new();
+        for c in &s.capture {
+            let field = format!("{at}, capture {:?}", c.var);
+            let given: Vec<(&str, &String)> = [
+                ("json", &c.json),
+                ("regexp", &c.regexp),
+                ("header", &c.header),
+                ("cookie", &c.cookie),
+            ]
+            .into_iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+            .collect();
+            let [(kind, expr)] = given[..] else {
+                return Err(err(format!(
+                    "{field}: one of json, regexp, header or cookie says where to look"
+                )));
+            };
+            let mut x = Extraction::new(&c.var, kind, expr, scope, &field)
+                .map_err(|e| err(e.to_string()))?;
+            x.default = c.default.clone();
+            x.all = c.all;
+            captures.push(x);
+        }
+        let figure = match self.figures.iter().position(|f| f == name) {
+            Some(f) => f,
+            None => {
+                self.figures.push(name.to_string());
+                self.figures.len() - 1
+            }
+        };
+        self.steps.push(Step {
+            figure,
+            name: name.to_string(),
+            method,
+            url,
+            headers,
+            body,
+            captures,
+            checks,
+            think,
+        });
+        Ok(self.steps.len() - 1)
+    }
+}
+
+/// The first request field a group was given, if any.
+fn request_field(s: &RawStep) -> Option<&'static str> {
+    [
+        ("method", s.method.is_some()),
+        ("url", s.url.is_some()),
+        ("headers", !s.headers.is_empty()),
+        ("body", s.body.is_some()),
+        ("json", s.json.is_some()),
+        ("capture", !s.capture.is_empty()),
+        ("check", !s.check.is_empty()),
+    ]
+    .into_iter()
+    .find_map(|(f, given)| given.then_some(f))
 }
 
 fn think(t: &RawThink) -> Result<Think, Invalid> {
@@ -527,8 +857,8 @@ think = { uniform = ["50ms", "150ms"] }
         assert_eq!(j.feed.as_ref().unwrap().order, Order::Unique);
         assert_eq!(j.constants.len(), 1);
         // Feeder columns, variables, then captures in order.
-        let names: Vec<&str> = (0..j.scope.len())
-            .map(|i| j.scope.name(Slot(i as u16)))
+        let names: Vec<&str> = (0..j.routes[0].scope.len())
+            .map(|i| j.routes[0].scope.name(Slot(i as u16)))
             .collect();
         assert_eq!(names, ["user", "password", "shop", "token", "item"]);
     }
@@ -557,7 +887,7 @@ think = { uniform = ["50ms", "150ms"] }
             ),
             (
                 SHOP.replace("name = \"items\"", "name = \"login\""),
-                "step 2 (\"login\"): another step has this name",
+                "step 2 (\"login\"): another step of this journey has this name",
             ),
             (
                 SHOP.replace(
@@ -632,6 +962,147 @@ think = { uniform = ["50ms", "150ms"] }
             "{}",
             e.reason
         );
+    }
+
+    const LOOPS: &str = r#"
+[[journey]]
+name = "buy"
+weight = 2
+[[journey.step]]
+name = "list"
+url = "/items"
+capture = [{ json = "$.items[*].id", as = "ids", all = true }]
+[[journey.step]]
+if = "ids exists"
+loop = { over = "ids", as = "id", index = "i" }
+[[journey.step.step]]
+name = "add"
+url = "/cart/{{ id }}?at={{ i }}"
+[[journey.step.step]]
+name = "again"
+url = "/cart"
+loop = { count = 2 }
+[[journey]]
+name = "look"
+[[journey.step]]
+name = "home"
+url = "/"
+"#;
+
+    #[test]
+    fn groups_loops_conditions_and_a_mix_read_into_places() {
+        let j = Journey::parse("loops.toml", LOOPS, users).unwrap();
+        let names: Vec<&str> = j.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["list", "add", "again", "home"]);
+        assert_eq!(j.figures, names);
+        // A step of another journey with a name already used is counted with it.
+        let shared =
+            Journey::parse("l.toml", &LOOPS.replace("\"home\"", "\"list\""), users).unwrap();
+        assert_eq!(shared.figures, ["list", "add", "again"]);
+        assert_eq!(shared.steps[3].figure, 0);
+        assert_eq!(j.routes.len(), 2);
+        assert_eq!((j.routes[0].name.as_str(), j.routes[0].weight), ("buy", 2));
+        assert_eq!((j.routes[1].name.as_str(), j.routes[1].weight), ("look", 1));
+        let ops = &j.routes[0].ops;
+        assert_eq!(ops.len(), 7);
+        assert!(matches!(
+            ops[0],
+            Op::Step {
+                step: 0,
+                when: None
+            }
+        ));
+        assert!(matches!(
+            &ops[1],
+            Op::Enter { when: Some(c), repeat: Repeat::Over { .. }, index: Some(_), leave: 6 } if c.line == "ids exists"
+        ));
+        assert!(matches!(ops[2], Op::Step { step: 1, .. }));
+        assert!(matches!(
+            ops[3],
+            Op::Enter {
+                repeat: Repeat::Count(2),
+                leave: 5,
+                ..
+            }
+        ));
+        assert!(matches!(ops[4], Op::Step { step: 2, .. }));
+        assert!(matches!(ops[5], Op::Leave { enter: 3 }));
+        assert!(matches!(ops[6], Op::Leave { enter: 1 }));
+        // Each journey has its own names: "look" cannot use what "buy" captures.
+        assert!(j.routes[1].scope.slot("ids").is_none());
+        assert_eq!(j.width(), 3);
+        let mut d = Draw::new(1, (0, 1));
+        let buy = (0..3000).filter(|_| j.pick(&mut d) == 0).count();
+        assert!((1850..2150).contains(&buy), "{buy}");
+    }
+
+    #[test]
+    fn a_group_a_loop_or_a_mix_that_is_wrong_is_refused_with_its_place() {
+        let nest = |depth: usize| {
+            let (mut t, mut table) = (String::new(), String::from("step"));
+            for _ in 0..depth {
+                t.push_str(&format!("[[{table}]]\nloop = {{ count = 2 }}\n"));
+                table.push_str(".step");
+            }
+            t.push_str(&format!("[[{table}]]\nname = \"deep\"\nurl = \"/\"\n"));
+            t
+        };
+        for (edit, says) in [
+            (
+                LOOPS.replace("if = \"ids exists\"", "if = \"id exists\""),
+                "journey \"buy\", step 2, if: \"id exists\": no variable \"id\" before it",
+            ),
+            (
+                LOOPS.replace("over = \"ids\"", "over = \"idz\""),
+                "journey \"buy\", step 2, loop: over \"idz\": no variable",
+            ),
+            (
+                LOOPS.replace(", as = \"id\"", ""),
+                "step 2, loop: over needs as = \"NAME\"",
+            ),
+            (
+                LOOPS.replace("count = 2", "count = 0"),
+                "step 2.2 (\"again\"), loop: count 0; a loop turns 1 to 10000 times",
+            ),
+            (
+                LOOPS.replace("count = 2", "count = 2, over = \"ids\""),
+                "step 2.2 (\"again\"), loop: { count = N } or",
+            ),
+            (
+                LOOPS.replace("if = \"ids exists\"", "url = \"/x\""),
+                "journey \"buy\", step 2, url: a group ([[step.step]]) sends no request of its own",
+            ),
+            (
+                LOOPS.replace("name = \"again\"\n", ""),
+                "journey \"buy\", step 2.2: a name is needed",
+            ),
+            (
+                LOOPS.replace("name = \"again\"", "name = \"add\""),
+                "journey \"buy\", step 2.2 (\"add\"): another step of this journey has this name",
+            ),
+            (
+                LOOPS.replace("name = \"look\"", "name = \"buy\""),
+                "journey \"buy\", another journey has this name",
+            ),
+            (
+                LOOPS.replace("weight = 2", "weight = 0"),
+                "journey \"buy\", weight: 0; a weight is 1 or more",
+            ),
+            (
+                format!("[[step]]\nname = \"x\"\nurl = \"/\"\n{LOOPS}"),
+                "[[step]] at the top and [[journey]] tables",
+            ),
+            (
+                LOOPS.replace("loop = { count = 2 }", "loop = { count = 2, times = 3 }"),
+                "unknown field `times`",
+            ),
+            (nest(5), "step 1.1.1.1.1 (no name)"),
+        ] {
+            let e = Journey::parse("loops.toml", &edit, users).unwrap_err();
+            let want = says.replace(" (no name)", ": groups nest at most 4 deep");
+            assert!(e.reason.contains(&want), "wanted {want:?} in: {}", e.reason);
+        }
+        assert!(Journey::parse("n.toml", &nest(4), users).is_ok());
     }
 
     #[test]

@@ -5,11 +5,13 @@
 //! Everything here is checked before a run (a template naming a variable nothing
 //! sets, a feeder with a ragged row, a check that does not parse are refused with
 //! where they are) and works without a socket or a clock, on the [`reply::Reply`]
-//! the engine hands it. A [`journey::Journey`] file puts them together as steps,
-//! and [`run::JourneyRun`] walks them on the engine's HTTP/1.1 connections, one user
-//! a connection.
+//! the engine hands it. A [`journey::Journey`] file puts them together as steps —
+//! in groups that [`walk`] loops over and [`cond`]itions skip, and in a weighted mix
+//! of journeys — and [`run::JourneyRun`] walks them on the engine's HTTP/1.1
+//! connections, one user a connection.
 
 pub mod check;
+pub mod cond;
 pub mod cookies;
 pub mod extract;
 pub mod feeder;
@@ -19,6 +21,7 @@ pub mod reply;
 pub mod run;
 pub mod template;
 pub mod vars;
+pub mod walk;
 
 /// What is wrong with a piece of a journey (a path, a check, a placeholder, a
 /// value), said for the user who wrote it.

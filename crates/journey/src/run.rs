@@ -25,6 +25,7 @@ use crate::journey::{Exhausted, Journey, Step};
 use crate::reply::Reply;
 use crate::template::{Draw, Unrendered};
 use crate::vars::{Value, Vars};
+use crate::walk::Cursor;
 use crate::Invalid;
 
 /// A journey ready to run against one target.
@@ -100,7 +101,7 @@ impl JourneyRun {
     /// The journey run against `target` by `threads` worker threads, drawing from
     /// `seed`.
     pub fn new(journey: Journey, target: &Target, seed: u64, threads: usize) -> JourneyRun {
-        let steps = journey.steps.len();
+        let steps = journey.figures.len();
         JourneyRun {
             shared: Arc::new(Shared {
                 journey,
@@ -145,11 +146,20 @@ impl JourneyRun {
     /// the run's sessions.
     pub fn annotate(&self, result: &mut RunResult) {
         let t = self.shared.tally.lock().expect("not poisoned");
-        for (i, step) in self.shared.journey.steps.iter().enumerate() {
-            if let Some(f) = result.targets.iter_mut().find(|f| f.name == step.name) {
+        for (i, name) in self.shared.journey.figures.iter().enumerate() {
+            if let Some(f) = result.targets.iter_mut().find(|f| f.name == *name) {
                 f.checks_failed = t.checks[i].clone();
                 f.captures_missed = t.missed[i].clone();
             }
+        }
+        if self.shared.journey.file.is_some() {
+            let s = &mut result.settings;
+            s.method = "journey".into();
+            s.shape = format!(
+                "{} users walking {}",
+                s.connections,
+                self.shared.journey.describe()
+            );
         }
         result.sessions = Some(SessionStats {
             started: t.started,
@@ -157,7 +167,7 @@ impl JourneyRun {
             failed: t.failed,
             max_concurrent: self.shared.users.load(Ordering::Relaxed),
             lifetime: LatencyStats::of(&t.lifetime),
-            calls: self.shared.journey.steps.len() as u32,
+            calls: self.shared.journey.figures.len() as u32,
             burst: 1,
         });
     }
@@ -172,23 +182,20 @@ impl ThreadHooksSource for Source {
         let steps = &s.journey.steps;
         Box::new(ThreadJourney {
             responds: steps.len() > 1
+                || s.journey.routes.iter().any(|r| r.ops.len() > 1)
                 || steps
                     .iter()
                     .any(|st| !st.captures.is_empty() || !st.checks.is_empty()),
+            stop_reason: None,
             draw: Draw::new(s.seed, (index as u64, s.threads)).with_sequence(s.seq.clone()),
-            tally: Tally::new(s.journey.steps.len()),
+            tally: Tally::new(s.journey.figures.len()),
             users: Vec::new(),
             shared: s.clone(),
         })
     }
 
     fn targets(&self) -> Vec<String> {
-        self.0
-            .journey
-            .steps
-            .iter()
-            .map(|s| s.name.clone())
-            .collect()
+        self.0.journey.figures.clone()
     }
 }
 
@@ -208,6 +215,9 @@ struct User {
     path: String,
     /// The think time before the next request.
     think: Duration,
+    /// Which of the file's journeys it walks, and where it is in it.
+    route: usize,
+    cursor: Cursor,
 }
 
 struct ThreadJourney {
@@ -218,6 +228,8 @@ struct ThreadJourney {
     /// Whether answers are read: a journey of one step with nothing to capture or
     /// check (`load --feeder`) reads none, and each request begins the next.
     responds: bool,
+    /// Why the last new journey had no step to send.
+    stop_reason: Option<String>,
 }
 
 impl Drop for ThreadJourney {
@@ -233,7 +245,7 @@ impl ThreadJourney {
         if self.users.len() <= conn {
             self.users.resize_with(conn + 1, || None);
         }
-        let n = self.shared.journey.scope.len();
+        let n = self.shared.journey.width();
         let users = &self.shared.users;
         self.users[conn].get_or_insert_with(|| User {
             number: users.fetch_add(1, Ordering::Relaxed),
@@ -247,12 +259,15 @@ impl ThreadJourney {
             sent: Instant::now(),
             path: String::new(),
             think: Duration::ZERO,
+            route: 0,
+            cursor: Cursor::default(),
         })
     }
 
-    /// The user on `conn` begins its journey: fresh variables, cookies and a row.
-    /// False when the run is to stop (a unique feeder used up).
-    fn begin(&mut self, conn: usize) -> bool {
+    /// The user on `conn` begins a journey: drawn by weight, with fresh variables,
+    /// cookies and a row, at its first step to send. False when the run is to stop
+    /// (a unique feeder used up).
+    fn begin(&mut self, conn: usize) -> Result<bool, Invalid> {
         let shared = self.shared.clone();
         let j = &shared.journey;
         let row = match &j.feed {
@@ -268,13 +283,14 @@ impl ThreadJourney {
                                 "the feeder's {} rows were each taken once (the unique order); the run stopped there",
                                 f.feeder.rows()
                             ));
-                            return false;
+                            return Ok(false);
                         }
                         Some((call % f.feeder.rows() as u64) as usize)
                     }
                 }
             }
         };
+        let route = j.pick(&mut self.draw);
         let u = self.user(conn);
         u.vars.clear();
         u.jar.clear();
@@ -284,12 +300,21 @@ impl ThreadJourney {
         if let (Some(f), Some(r)) = (&j.feed, row) {
             f.feeder.fill(r, &f.slots, &mut u.vars);
         }
-        u.step = 0;
+        u.route = route;
+        u.cursor.reset();
         u.walking = true;
         u.failed = false;
         u.started = Instant::now();
         self.tally.started += 1;
-        true
+        let u = self.user(conn);
+        match u.cursor.next(&j.routes[route].ops, &mut u.vars) {
+            Ok(Some(step)) => {
+                u.step = step;
+                Ok(true)
+            }
+            Ok(None) => Err("its conditions skipped every step".into()),
+            Err(_) => Err("a loop turned without a step to send".into()),
+        }
     }
 
     fn stop(&self, why: String) {
@@ -329,7 +354,7 @@ impl ThreadJourney {
                 Unrendered::Unset(s) => (s, "has no value"),
                 Unrendered::List(s) => (s, "holds a list"),
             };
-            format!("{}: {why}", shared.journey.scope.name(slot))
+            format!("{}: {why}", shared.journey.routes[u.route].scope.name(slot))
         };
         let mark = out.len();
         out.extend_from_slice(step.method.as_bytes());
@@ -425,8 +450,18 @@ impl ThreadHooks for ThreadJourney {
         // A new journey may fail to render at its first step (a row with a line break
         // where a header takes it); the user then takes another row, a few times.
         for _ in 0..4 {
-            if !self.user(conn).walking && !self.begin(conn) {
-                return Flow::StopRun;
+            if !self.user(conn).walking {
+                match self.begin(conn) {
+                    Ok(true) => {}
+                    Ok(false) => return Flow::StopRun,
+                    Err(why) => {
+                        // Nothing to send: the journey is over, failed, before a step.
+                        self.stop_reason = Some(why.0);
+                        self.user(conn).failed = true;
+                        self.end(conn, Instant::now());
+                        continue;
+                    }
+                }
             }
             let mark = out.len();
             match self.render(conn, out) {
@@ -438,13 +473,21 @@ impl ThreadHooks for ThreadJourney {
                 Err(why) => {
                     out.truncate(mark);
                     let step = self.user(conn).step;
-                    *self.tally.missed[step].entry(why.0).or_default() += 1;
+                    let figure = self.shared.journey.steps[step].figure;
+                    *self.tally.missed[figure].entry(why.0).or_default() += 1;
                     self.user(conn).failed = true;
                     self.end(conn, Instant::now());
                 }
             }
         }
-        let step = &self.shared.journey.steps[0].name;
+        if let Some(why) = self.stop_reason.take() {
+            self.stop(format!(
+                "four new journeys in a row had no step to send: {why}"
+            ));
+            return Flow::StopRun;
+        }
+        let at = self.user(conn).step;
+        let step = &self.shared.journey.steps[at].name;
         self.stop(format!(
             "step {step:?} could not be rendered for four new users in a row (see its captures_missed)"
         ));
@@ -452,7 +495,8 @@ impl ThreadHooks for ThreadJourney {
     }
 
     fn target(&self, conn: usize) -> u32 {
-        (self.users.get(conn).and_then(Option::as_ref)).map_or(0, |u| u.step as u32)
+        (self.users.get(conn).and_then(Option::as_ref))
+            .map_or(0, |u| self.shared.journey.steps[u.step].figure as u32)
     }
 
     fn response(&mut self, reply: &EngineReply<'_>) -> Flow {
@@ -466,7 +510,7 @@ impl ThreadHooks for ThreadJourney {
             return Flow::Go;
         }
         let step = &shared.journey.steps[u.step];
-        let si = u.step;
+        let si = step.figure;
         let wall = SystemTime::now();
         for (n, v) in reply.headers {
             if n.eq_ignore_ascii_case("set-cookie") {
@@ -504,10 +548,22 @@ impl ThreadHooks for ThreadJourney {
             // What the next steps would send is missing: this journey ends here.
             u.failed = true;
             self.end(conn, now);
-        } else if si + 1 == shared.journey.steps.len() {
-            self.end(conn, now);
         } else {
-            u.step += 1;
+            u.cursor.advance();
+            match u
+                .cursor
+                .next(&shared.journey.routes[u.route].ops, &mut u.vars)
+            {
+                Ok(Some(next)) => u.step = next,
+                Ok(None) => self.end(conn, now),
+                Err(_) => {
+                    *self.tally.missed[si]
+                        .entry("loop: turned without a step to send".into())
+                        .or_default() += 1;
+                    u.failed = true;
+                    self.end(conn, now);
+                }
+            }
         }
         Flow::Go
     }

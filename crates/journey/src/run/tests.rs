@@ -165,3 +165,137 @@ fn a_value_that_would_break_the_request_fails_the_journey_not_the_request() {
     );
     assert_eq!(t.failed, 1);
 }
+
+const MIX: &str = r#"
+[[journey]]
+name = "shopper"
+weight = 3
+[[journey.step]]
+name = "list"
+url = "/items"
+capture = [{ json = "$.items[*].id", as = "ids", all = true }]
+[[journey.step]]
+name = "add"
+loop = { over = "ids", as = "id", index = "n" }
+method = "POST"
+url = "/cart/{{ id }}?n={{ n }}"
+[[journey.step]]
+name = "pay"
+if = "ids > 1"
+method = "POST"
+url = "/pay"
+
+[[journey]]
+name = "browser"
+[[journey.step]]
+name = "home"
+url = "/"
+[[journey.step]]
+loop = { count = 2 }
+[[journey.step.step]]
+name = "page"
+url = "/page/{{ $randomNumber(1, 9) }}"
+[[journey.step.step]]
+name = "look"
+url = "/look"
+"#;
+
+fn mix() -> (JourneyRun, Box<dyn ThreadHooks>) {
+    let j = Journey::parse("mix.toml", MIX, |_| unreachable!()).unwrap();
+    let target = Target::parse("http://127.0.0.1:9/").unwrap();
+    let run = JourneyRun::new(j, &target, 3, 1);
+    let hooks = run.hooks().0.thread(0);
+    (run, hooks)
+}
+
+/// Walks one journey on `conn` answering each request with `body`; the request
+/// lines in order.
+fn walk(h: &mut Box<dyn ThreadHooks>, conn: usize, body: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    loop {
+        let r = request(h, conn);
+        let line = r.lines().next().unwrap().to_string();
+        if !lines.is_empty() && (line == "GET /items HTTP/1.1" || line == "GET / HTTP/1.1") {
+            return lines;
+        }
+        lines.push(line);
+        answer(h, conn, 200, &[], body);
+        assert!(lines.len() < 20);
+    }
+}
+
+#[test]
+fn users_take_journeys_by_weight_loop_over_what_they_captured_and_skip_by_condition() {
+    let (run, mut h) = mix();
+    let body = r#"{"items": [{"id": 7}, {"id": 9}]}"#;
+    let (mut shoppers, mut browsers) = (0, 0);
+    // Each walk ends at the next journey's first request, which begins the next walk
+    // (its answer is the walk's first).
+    let mut first = request(&mut h, 0);
+    for _ in 0..200 {
+        answer(&mut h, 0, 200, &[], body);
+        let mut lines = vec![first.lines().next().unwrap().to_string()];
+        loop {
+            let r = request(&mut h, 0);
+            let line = r.lines().next().unwrap().to_string();
+            if line == "GET /items HTTP/1.1" || line == "GET / HTTP/1.1" {
+                first = r;
+                break;
+            }
+            lines.push(line);
+            answer(&mut h, 0, 200, &[], body);
+        }
+        if lines[0] == "GET /items HTTP/1.1" {
+            shoppers += 1;
+            assert_eq!(
+                lines,
+                [
+                    "GET /items HTTP/1.1",
+                    "POST /cart/7?n=0 HTTP/1.1",
+                    "POST /cart/9?n=1 HTTP/1.1",
+                    "POST /pay HTTP/1.1"
+                ]
+            );
+        } else {
+            browsers += 1;
+            assert_eq!(lines.len(), 5, "{lines:?}");
+            assert!(lines[1].starts_with("GET /page/") && lines[2] == "GET /look HTTP/1.1");
+            assert!(lines[3].starts_with("GET /page/") && lines[4] == "GET /look HTTP/1.1");
+        }
+    }
+    assert!(
+        (120..180).contains(&shoppers),
+        "{shoppers} shoppers, {browsers} browsers"
+    );
+    // One item: the loop turns once, and the condition skips paying.
+    let one = r#"{"items": [{"id": 5}]}"#;
+    let mut lines = Vec::new();
+    while lines.first().is_none_or(|l| l != "GET /items HTTP/1.1") {
+        lines = walk(&mut h, 1, one);
+    }
+    assert_eq!(lines, ["GET /items HTTP/1.1", "POST /cart/5?n=0 HTTP/1.1"]);
+    drop(h);
+    let t = run.shared.tally.lock().unwrap();
+    assert_eq!(t.failed, 0);
+    assert!(t.completed >= 201, "{}", t.completed);
+}
+
+#[test]
+fn a_journey_whose_conditions_skip_every_step_stops_the_run_and_says_why() {
+    let j = Journey::parse(
+        "skip.toml",
+        "[variables]\nmode = \"off\"\n[[step]]\nname = \"a\"\nurl = \"/\"\nif = \"mode == on\"\n",
+        |_| unreachable!(),
+    )
+    .unwrap();
+    let target = Target::parse("http://127.0.0.1:9/").unwrap();
+    let run = JourneyRun::new(j, &target, 3, 1);
+    let mut h = run.hooks().0.thread(0);
+    let mut out = Vec::new();
+    assert_eq!(h.request(0, &mut out), Flow::StopRun);
+    assert!(out.is_empty());
+    assert_eq!(
+        run.stopped().as_deref(),
+        Some("four new journeys in a row had no step to send: its conditions skipped every step")
+    );
+}
