@@ -361,15 +361,10 @@ impl Journey {
             file: path.to_string(),
             reason,
         };
-        let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot be read: {e}")))?;
-        if meta.len() > MAX_FILE as u64 {
-            return Err(err(format!(
-                "{} bytes; a journey is at most {MAX_FILE}",
-                meta.len()
-            )));
-        }
-        let text =
-            std::fs::read_to_string(path).map_err(|e| err(format!("cannot be read: {e}")))?;
+        let bytes = crate::read_bounded(path, stampede_engine::input::Input::Config, "a journey")
+            .map_err(err)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| err(format!("not UTF-8 text: {}", e.utf8_error())))?;
         let dir = std::path::Path::new(path)
             .parent()
             .unwrap_or(std::path::Path::new("."));

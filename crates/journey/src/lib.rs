@@ -15,6 +15,7 @@ pub mod cond;
 pub mod cookies;
 pub mod extract;
 pub mod feeder;
+pub mod har;
 pub mod journey;
 pub mod path;
 pub mod reply;
@@ -22,6 +23,25 @@ pub mod run;
 pub mod template;
 pub mod vars;
 pub mod walk;
+
+/// Reads the file at `path` within `kind`'s ceiling (a pipe or a device that never
+/// ends is read no further than it): the bytes, or why not, said without the path
+/// (`noun` says what it is read as).
+pub(crate) fn read_bounded(
+    path: &str,
+    kind: stampede_engine::input::Input,
+    noun: &str,
+) -> Result<Vec<u8>, String> {
+    use stampede_engine::input::{read, size, InputError};
+    read(path, "", kind).map_err(|e| match e {
+        InputError::Read { source, .. } => format!("cannot be read: {source}"),
+        InputError::TooLarge { kind, .. } => format!(
+            "larger than {}, the most stampede reads as {noun}",
+            size(kind.limit())
+        ),
+        InputError::NotText { source, .. } => format!("not UTF-8: {source}"),
+    })
+}
 
 /// What is wrong with a piece of a journey (a path, a check, a placeholder, a
 /// value), said for the user who wrote it.
