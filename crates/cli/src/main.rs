@@ -26,6 +26,7 @@ mod fanout;
 mod ghz;
 mod grpc;
 mod h2load;
+mod har;
 mod hey;
 mod httperf;
 mod k8s;
@@ -80,6 +81,8 @@ enum Command {
     History(bench::HistoryArgs),
     /// Merge the results of a run's segments (--segment K/N) exactly into one
     Merge(merge::MergeArgs),
+    /// A journey from a browser's recording (HAR), its handed-out values captured
+    Har(har::HarArgs),
     /// A run's segments as a Kubernetes Indexed Job (and, with --apply, run and merge)
     K8s(Box<k8s::K8sArgs>),
     /// A run's segments on several hosts over ssh, merged
@@ -304,6 +307,7 @@ fn main() {
         Command::Report(a) => report::report(a),
         Command::History(a) => bench::history(a),
         Command::Merge(a) => merge::main(a),
+        Command::Har(a) => har::main(a),
         Command::K8s(a) => k8s::main(*a),
         Command::Ssh(a) => ssh::main(*a),
         Command::Ab { args } => ab::main(&args),

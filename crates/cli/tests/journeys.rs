@@ -386,3 +386,150 @@ fn the_shop_example_walks_the_reference_server_with_a_mix_loops_and_conditions()
     let s = &r["sessions"];
     assert!(n(&s["completed"]) > 0 && n(&s["failed"]) > 0, "{s}");
 }
+
+#[test]
+fn a_recording_becomes_a_journey_whose_handed_out_values_are_captured_and_it_replays_clean() {
+    use serde_json::json;
+    let (_server, url) = crate::common::serve(&[]);
+    let origin = url.trim_end_matches('/').to_string();
+    // Recorded on another day: the token it shows is not one the shop hands out now,
+    // so only a journey that captures it again gets past the login.
+    let stale = "t.ann.0000000000000000";
+    let auth = json!([{"name": "Authorization", "value": format!("Bearer {stale}")}]);
+    let e = |method: &str,
+             path: &str,
+             headers: serde_json::Value,
+             body: Option<&str>,
+             answer: &str| {
+        let mut req =
+            json!({"method": method, "url": format!("{origin}{path}"), "headers": headers});
+        if let Some(b) = body {
+            req["postData"] = json!({"mimeType": "application/json", "text": b});
+        }
+        json!({"startedDateTime": "2026-11-29T10:00:00Z", "time": 5, "request": req,
+               "response": {"status": 200, "headers": [], "content": {"mimeType": "application/json", "text": answer}}})
+    };
+    let har = json!({"log": {"version": "1.2", "entries": [
+        e("POST", "/shop/login", json!([{"name": "User-Agent", "value": "Browser"}]),
+          Some(r#"{"user":"ann","password":"pw-ann"}"#), &format!(r#"{{"user":"ann","token":"{stale}"}}"#)),
+        e("GET", "/shop/items", auth.clone(), None,
+          r#"{"items":[{"id":101,"name":"tea"},{"id":102,"name":"coffee"},{"id":103,"name":"cocoa"}]}"#),
+        e("GET", "/favicon.ico", json!([]), None, ""),
+        e("POST", "/shop/cart", auth.clone(), Some(r#"{"item": 103, "qty": 2}"#),
+          r#"{"user":"ann","item":103,"qty":2,"total":10.00}"#),
+        e("GET", "/shop/items/103", auth, None, r#"{"id":103,"name":"cocoa","price":5.00}"#),
+    ]}});
+    let dir = tempdir::Dir::new();
+    let (recording, journey) = (dir.0.join("shop.har"), dir.0.join("shop.toml"));
+    std::fs::write(&recording, har.to_string()).unwrap();
+    let out = stampede(&[
+        "har",
+        recording.to_str().unwrap(),
+        "-o",
+        journey.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("sends {{ token }}: captured from step 1's answer (json $.token)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("sends {{ id }}: captured from step 2's answer (json $.items[2].id)"),
+        "{said}"
+    );
+    assert!(said.contains("left out 1 static asset"), "{said}");
+    assert!(
+        said.contains(&format!("stampede load {origin}/ --journey")),
+        "{said}"
+    );
+    // Written once: a second run does not overwrite it.
+    let again = stampede(&[
+        "har",
+        recording.to_str().unwrap(),
+        "-o",
+        journey.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("the file exists"));
+
+    let json = dir.0.join("r.json");
+    let run = stampede(&[
+        "load",
+        &url,
+        "--journey",
+        journey.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "40",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let targets = r["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 4);
+    for t in targets {
+        assert_eq!(
+            t["statuses"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["200"],
+            "{t}"
+        );
+        assert!(
+            t.get("checks_failed").is_none() && t.get("captures_missed").is_none(),
+            "{t}"
+        );
+    }
+    assert!(
+        r["sessions"]["completed"].as_u64().unwrap() >= 8,
+        "{}",
+        r["sessions"]
+    );
+    assert_eq!(r["sessions"]["failed"], 0);
+
+    let bad = dir.0.join("bad.har");
+    std::fs::write(&bad, "{\"log\": 1}").unwrap();
+    let refused = stampede(&["har", bad.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("bad.har: line 1, column 9: not a HAR file"),
+        "{}",
+        text(&refused.stderr)
+    );
+}
+
+#[test]
+fn a_journey_or_a_recording_that_never_ends_is_read_no_further_than_its_ceiling() {
+    for (args, says) in [
+        (
+            &[
+                "load",
+                "http://127.0.0.1:9/",
+                "--journey",
+                "/dev/zero",
+                "-n",
+                "1",
+            ][..],
+            "/dev/zero: larger than 16 MiB, the most stampede reads as a journey",
+        ),
+        (
+            &["har", "/dev/zero"][..],
+            "/dev/zero: larger than 256 MiB, the most stampede reads as a recording",
+        ),
+    ] {
+        let out = stampede(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
