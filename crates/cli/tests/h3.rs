@@ -763,3 +763,88 @@ fn two_segments_of_one_http3_run_merge_into_one_result() {
     assert_eq!(m["settings"]["http3"], true, "{m}");
     srv.stop().unwrap();
 }
+
+#[test]
+fn a_journey_walks_the_shop_over_http3_and_over_http2_one_request_at_a_time_per_user() {
+    let dir = tmp("journey");
+    let (srv, ca) = h3_server(&dir, true);
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    let journey = dir.0.join("shop.toml");
+    let (url, ca) = (format!("https://{}/", srv.addr()), ca.to_str().unwrap());
+    let j = journey.to_str().unwrap();
+    for proto in ["--http3", "--http2"] {
+        let r = json_run(&[
+            "load",
+            &url,
+            proto,
+            "--journey",
+            j,
+            "-c",
+            "3",
+            "-t",
+            "1",
+            "-n",
+            "240",
+            "--cacert",
+            ca,
+        ]);
+        let t = |name: &str| {
+            (r["targets"].as_array().unwrap().iter())
+                .find(|t| t["name"] == name)
+                .unwrap_or_else(|| panic!("{proto}: no {name} in {}", r["targets"]))
+                .clone()
+        };
+        let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+        let (login, items, add) = (t("login"), t("items"), t("add"));
+        // The token each login hands out is carried in the Authorization header of the
+        // steps after it, over the protocol's own fields: only the row with the wrong
+        // password is refused.
+        assert_eq!(
+            login["captures_missed"]["token: no match"], login["statuses"]["401"],
+            "{proto}"
+        );
+        for step in [&items, &add] {
+            assert_eq!(
+                step["statuses"].as_object().unwrap().len(),
+                1,
+                "{proto}: {step}"
+            );
+            assert!(n(&step["statuses"]["200"]) > 0, "{proto}: {step}");
+            assert!(step.get("checks_failed").is_none(), "{proto}: {step}");
+        }
+        let (lists, adds) = (n(&items["completed"]), n(&add["completed"]));
+        assert!(
+            adds <= 3 * lists && adds + 9 >= 3 * lists,
+            "{proto}: {lists} lists, {adds} adds"
+        );
+        assert!(
+            n(&r["sessions"]["completed"]) > 0,
+            "{proto}: {}",
+            r["sessions"]
+        );
+    }
+    // A user sends one request at a time: more streams per connection are refused.
+    let out = stampede(&[
+        "load",
+        &url,
+        "--http2",
+        "--streams",
+        "4",
+        "--journey",
+        j,
+        "-n",
+        "1",
+        "--cacert",
+        ca,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("one at a time on a connection: one stream each (--streams 1)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

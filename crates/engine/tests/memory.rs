@@ -157,8 +157,9 @@ impl Server2End {
         self.pending.extend_from_slice(data);
         let used = conn.feed(&self.pending, &mut out).unwrap();
         self.pending.drain(..used);
-        let mut request = Vec::new();
+        let (mut request, mut authorization) = (Vec::new(), Vec::new());
         while let Some(ready) = conn.next_ready(&mut self.path, &mut request) {
+            conn.authorization(ready.stream, &mut authorization);
             let mut resp = H2Respond {
                 conn,
                 out: &mut out,
@@ -168,7 +169,8 @@ impl Server2End {
                 server: b"memory",
                 body: &mut self.body,
             };
-            let routed = resp.route(&ready, &self.path, &request, &mut self.ctx);
+            let target = (&self.path[..], &authorization[..]);
+            let routed = resp.route(&ready, target, &request, &mut self.ctx);
             assert!(matches!(routed, Routed::Written));
         }
         out

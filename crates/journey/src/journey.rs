@@ -52,6 +52,9 @@ use crate::Invalid;
 pub const MAX_FILE: usize = 1024 * 1024;
 /// The most steps a journey has.
 pub const MAX_STEPS: usize = 100;
+/// The most headers a step sends (HTTP/2's and HTTP/3's translation takes 64 with
+/// those stampede adds).
+pub const MAX_HEADERS: usize = 48;
 
 /// A journey that cannot be used: the file, and where in it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -693,6 +696,25 @@ impl Reader<'_> {
                 .contains(&n.to_ascii_lowercase().as_str())
             {
                 return Err(err(format!("{at}, headers: {n} is set by stampede")));
+            }
+            if [
+                "connection",
+                "keep-alive",
+                "upgrade",
+                "proxy-connection",
+                "te",
+            ]
+            .contains(&n.to_ascii_lowercase().as_str())
+            {
+                return Err(err(format!(
+                    "{at}, headers: {n} is about the connection, which stampede keeps (HTTP/2 and HTTP/3 do not carry it)"
+                )));
+            }
+            if s.headers.len() > MAX_HEADERS {
+                return Err(err(format!(
+                    "{at}, headers: {}; a step sends at most {MAX_HEADERS}",
+                    s.headers.len()
+                )));
             }
             headers.push((n.clone(), t(v, &format!("headers.{n}"))?));
         }

@@ -194,6 +194,12 @@ impl ThreadHooksSource for Source {
         })
     }
 
+    fn any_protocol(&self) -> bool {
+        // Each user has one request in flight: its requests go as HTTP/2 and HTTP/3
+        // streams as well, one at a time on the user's connection.
+        true
+    }
+
     fn targets(&self) -> Vec<String> {
         self.0.journey.figures.clone()
     }

@@ -66,6 +66,8 @@ struct ReqStream {
     method: Option<Method>,
     target: Vec<u8>,
     body: Vec<u8>,
+    /// The request's `authorization` value (empty when none).
+    authorization: Vec<u8>,
     answer: Answer,
 }
 
@@ -389,6 +391,7 @@ impl H3Endpoint {
                             msg: Message::new(Side::Request),
                             method: None,
                             target: Vec::new(),
+                            authorization: Vec::new(),
                             body: Vec::new(),
                             answer: Answer::Reading,
                         });
@@ -443,6 +446,7 @@ impl H3Endpoint {
         let (max_body, max_head) = (self.limits.max_body, self.limits.max_head);
         let mut too_big = false;
         let (method, target, body, msg) = (&mut s.method, &mut s.target, &mut s.body, &mut s.msg);
+        let authorization = &mut s.authorization;
         let read = read_stream(&mut c.conn, id, &mut |bytes| {
             msg.feed(bytes, decoder, &mut |p| match p {
                 Part::Request { method: m, path } => {
@@ -453,6 +457,10 @@ impl H3Endpoint {
                         _ => Method::Other,
                     });
                     target.extend_from_slice(&path[..path.len().min(max_head)]);
+                }
+                Part::Field { name, value } if name == b"authorization" => {
+                    authorization.clear();
+                    authorization.extend_from_slice(&value[..value.len().min(max_head)]);
                 }
                 Part::Data(d) => {
                     if body.len() + d.len() > max_body {
@@ -521,6 +529,7 @@ impl H3Endpoint {
         let method = s.method.unwrap_or(Method::Other);
         let target = std::mem::take(&mut s.target);
         let body = std::mem::take(&mut s.body);
+        let authorization = std::mem::take(&mut s.authorization);
         let id = s.id;
         let mut r = H3Respond {
             conn: &mut c.conn,
@@ -543,7 +552,7 @@ impl H3Endpoint {
             http10: false,
             body: &body,
             upgrade: false,
-            authorization: &[],
+            authorization: &authorization,
         };
         match routes::route(&req, &mut self.ctx, &mut r) {
             Routed::Written => {

@@ -60,6 +60,7 @@ pub(crate) struct Env<'a> {
 #[derive(Default)]
 pub(crate) struct Scratch {
     path: Vec<u8>,
+    authorization: Vec<u8>,
     body: Vec<u8>,
     request: Vec<u8>,
 }
@@ -251,6 +252,7 @@ impl Proto {
             let Some(ready) = h.next_ready(&mut s.path, &mut s.request) else {
                 break;
             };
+            h.authorization(ready.stream, &mut s.authorization);
             let mut resp = H2Respond {
                 conn: h,
                 out: env.a.out,
@@ -260,7 +262,8 @@ impl Proto {
                 server,
                 body: &mut s.body,
             };
-            if let Routed::Later(d) = resp.route(&ready, &s.path, &s.request, env.a.ctx) {
+            let target = (&s.path[..], &s.authorization[..]);
+            if let Routed::Later(d) = resp.route(&ready, target, &s.request, env.a.ctx) {
                 env.later.push((d, ready.stream));
             }
         }

@@ -54,7 +54,7 @@ pub struct Request<'a> {
     /// The request asked to upgrade to WebSocket (`Upgrade: websocket`): its head is
     /// read again, whole, by the handshake ([`crate::ws::handshake`]).
     pub upgrade: bool,
-    /// The `Authorization` header's value (empty when none; HTTP/1.x only).
+    /// The `Authorization` header's value (empty when none).
     pub authorization: &'a [u8],
 }
 

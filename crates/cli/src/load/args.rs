@@ -53,13 +53,14 @@ pub struct LoadArgs {
     /// Walk the journey in FILE (TOML: steps whose URL, headers and body are templates,
     /// captures from each answer, checks, think times, a CSV or JSONL feeder; see
     /// `stampede help journeys`): each connection is a user walking it again and again
-    /// over HTTP/1.1, and each step gets figures of its own
+    /// (over HTTP/1.1, or --http2 or --http3, one request at a time), and each step
+    /// gets figures of its own
     #[arg(help_heading = "What to load",
         long = "journey",
         value_name = "FILE",
         requires = "url",
         conflicts_with_all = [
-            "targets", "body_lines", "body_file", "rand_regex_url", "http2", "http3", "stream", "sse",
+            "targets", "body_lines", "body_file", "rand_regex_url", "stream", "sse",
             "openai", "ws_message", "ws_steps", "calls", "pipeline", "redirects",
         ]
     )]
@@ -68,13 +69,13 @@ pub struct LoadArgs {
     /// path, the -H values and the --body-file are then templates over its columns,
     /// `{{ name }}`, and the built-in values ({{ $uuid }}, {{ $seq }},
     /// {{ $randomNumber(1, 100) }}, …; see `stampede help journeys`), rendered for
-    /// each request (HTTP/1.1)
+    /// each request
     #[arg(help_heading = "What to load",
         long = "feeder",
         value_name = "FILE",
         requires = "url",
         conflicts_with_all = [
-            "journey", "targets", "body_lines", "rand_regex_url", "http2", "http3", "stream", "sse",
+            "journey", "targets", "body_lines", "rand_regex_url", "stream", "sse",
             "openai", "ws_message", "ws_steps", "calls", "pipeline", "redirects",
         ]
     )]

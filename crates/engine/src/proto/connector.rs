@@ -69,6 +69,9 @@ pub(crate) struct Connector {
     /// The run's request: a WebSocket's upgrade is made from it.
     request: Vec<u8>,
     quic: Option<Quic>,
+    /// Each connection keeps its responses whole for the worker to read (cookies,
+    /// redirects, scripts that read answers), whichever protocol it comes to speak.
+    pub(crate) keep: bool,
 }
 
 impl Connector {
@@ -86,6 +89,7 @@ impl Connector {
                 _ => Vec::new(),
             },
             quic: Quic::new(cfg),
+            keep: false,
         }
     }
 
@@ -117,6 +121,9 @@ impl Connector {
     fn watch_on(&self, proto: &mut Proto) {
         if let Some((mode, counter)) = &self.watch {
             proto.watch(*mode, counter.clone());
+        }
+        if self.keep {
+            proto.keep_responses();
         }
     }
 

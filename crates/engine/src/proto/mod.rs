@@ -246,20 +246,41 @@ impl Proto {
         }
     }
 
-    /// Keeps each response's head whole, for [`Proto::take_response`] (cookies,
-    /// redirects, scripts that read responses: HTTP/1.1's).
+    /// Keeps each response whole, for [`Proto::take_response`] (cookies, redirects,
+    /// scripts that read responses). HTTP/2 and HTTP/3 keep what their streams bring,
+    /// which is one response's where a connection has one stream at a time.
     pub(crate) fn keep_responses(&mut self) {
-        if let Proto::H1(h) = self {
-            h.keep_responses();
+        match self {
+            Proto::H1(h) => h.keep_responses(),
+            Proto::H2(h) => h.keep_responses(),
+            Proto::H3(h) => h.keep_responses(),
+            Proto::Ws(_) => {}
         }
     }
 
-    /// The last response kept whole, if responses are kept.
+    /// The last response kept whole, if responses are kept: HTTP/2's and HTTP/3's
+    /// fields without their pseudo-fields and with no head of HTTP/1.1's bytes.
     pub(crate) fn take_response(&mut self) -> Option<h1::parse::Kept> {
-        match self {
-            Proto::H1(h) => h.take_response(),
-            _ => None,
-        }
+        let (headers, body) = match self {
+            Proto::H1(h) => return h.take_response(),
+            Proto::H2(h) => {
+                let k = std::mem::take(h.kept.as_mut()?);
+                (k.headers, k.body)
+            }
+            Proto::H3(h) => {
+                let k = std::mem::take(h.kept.as_mut()?);
+                (k.headers, k.body)
+            }
+            Proto::Ws(_) => return None,
+        };
+        Some(h1::parse::Kept {
+            head: Vec::new(),
+            headers: headers
+                .into_iter()
+                .filter(|(n, _)| !n.starts_with(':'))
+                .collect(),
+            body,
+        })
     }
 
     /// The requests sent next are HEAD requests (their answers carry no body), or

@@ -103,6 +103,13 @@ pub trait ThreadHooksSource: Send + Sync {
     fn targets(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Whether the requests it builds may go over HTTP/2 and HTTP/3 as well: each a
+    /// whole HTTP/1.1 request that the connection sends as a stream of its own, one
+    /// request at a time on a connection (its `request` is asked for one), with each
+    /// answer's fields and body handed back as HTTP/1.1's are.
+    fn any_protocol(&self) -> bool {
+        false
+    }
 }
 
 /// A run's script hooks, shared by its spec's clones.

@@ -154,6 +154,9 @@ pub struct H2Conn {
     /// POST requests' bodies, by stream, until routed (kept beside the streams for the
     /// same reason).
     posted: Vec<(u32, Vec<u8>)>,
+    /// Requests' `authorization` values, by stream, until routed (few requests carry
+    /// one: a benchmark's streams pay nothing for it).
+    authorizations: Vec<(u32, Vec<u8>)>,
     /// Streamed answers under way, by stream: what each sends, its next event and
     /// when that is due (kept beside the streams for the same reason).
     feeds: Vec<(u32, crate::routes::Feed, u32, std::time::Instant)>,
@@ -247,6 +250,7 @@ impl H2Conn {
             socket_out: Vec::new(),
             reflection: None,
             posted: Vec::new(),
+            authorizations: Vec::new(),
             ready: VecDeque::new(),
             last_stream: 0,
             peer_max_frame: frame::DEFAULT_MAX_FRAME,
@@ -564,6 +568,7 @@ impl H2Conn {
         let mut ask: Option<socket::Ask> = None;
         let mut declared: Option<usize> = None;
         let mut poisoned = false;
+        let mut authorization: Option<Vec<u8>> = None;
         let decoded = self
             .decoder
             .decode_bounded(block, self.limits.max_head * DECODE_SLACK, |n, v, from| {
@@ -619,6 +624,9 @@ impl H2Conn {
                     if n == b"grpc-encoding" {
                         s.encoding = crate::grpc::Encoding::of(v);
                     }
+                    if n == b"authorization" {
+                        authorization = Some(v.to_vec());
+                    }
                     if n == b"content-type" {
                         s.grpc = v.starts_with(b"application/grpc");
                     }
@@ -665,6 +673,9 @@ impl H2Conn {
             self.spare.push(s);
             return Ok(());
         }
+        if let Some(a) = authorization {
+            self.authorizations.push((id, a));
+        }
         s.id = id;
         s.method = method.unwrap_or(Method::Other);
         s.refuse = (size > self.limits.max_head).then_some(431);
@@ -703,6 +714,9 @@ impl H2Conn {
             self.held -= std::mem::take(&mut s.more).left();
             if !self.files.is_empty() {
                 self.files.retain(|(f, _)| *f != id);
+            }
+            if !self.authorizations.is_empty() {
+                self.authorizations.retain(|(a, _)| *a != id);
             }
             if !self.feeds.is_empty() {
                 self.feeds.retain(|f| f.0 != id);

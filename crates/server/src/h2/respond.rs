@@ -145,7 +145,13 @@ impl H2Respond<'_> {
     /// Answers the complete request `ready`, whose request-target is `target`: one
     /// refused for a limit with its status, any other through the router (which may
     /// defer it). Sets the stream and HEAD-ness of this responder from it.
-    pub fn route(&mut self, ready: &Ready, target: &[u8], body: &[u8], ctx: &mut Ctx) -> Routed {
+    pub fn route(
+        &mut self,
+        ready: &Ready,
+        (target, authorization): (&[u8], &[u8]),
+        body: &[u8],
+        ctx: &mut Ctx,
+    ) -> Routed {
         self.stream = ready.stream;
         self.head = ready.method == Method::Head;
         if let Some(status) = ready.refuse {
@@ -181,7 +187,7 @@ impl H2Respond<'_> {
             http10: false,
             body,
             upgrade: false,
-            authorization: &[],
+            authorization,
         };
         routes::route(&req, ctx, self)
     }
@@ -306,6 +312,18 @@ impl H2Conn {
             }
         }
         None
+    }
+
+    /// Stream `id`'s `authorization` value into `out` (empty when it sent none).
+    #[inline]
+    pub fn authorization(&mut self, id: u32, out: &mut Vec<u8>) {
+        out.clear();
+        if self.authorizations.is_empty() {
+            return;
+        }
+        if let Some(i) = self.authorizations.iter().position(|a| a.0 == id) {
+            *out = self.authorizations.swap_remove(i).1;
+        }
     }
 
     /// The method of a stream that waits for its answer (the client may have reset it).

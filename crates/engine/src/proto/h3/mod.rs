@@ -192,6 +192,11 @@ pub struct H3Conn {
     pub end: Option<String>,
     /// Streams the server reset, by code (see [`QuicFigures::resets`]).
     resets: Resets,
+    /// Response fields and bodies kept whole, when asked for with
+    /// [`H3Conn::keep_responses`]: the latest final head's fields (and trailers) and
+    /// the body bytes since — one response's where a connection has one stream at a
+    /// time, as the runs that keep them do.
+    pub kept: Option<crate::proto::h2::Kept>,
 }
 
 impl H3Conn {
@@ -228,6 +233,7 @@ impl H3Conn {
             watch: None,
             headers_compressed: 0,
             headers_decoded: 0,
+            kept: None,
             goaway: false,
             zero_rtt: false,
             end: None,
@@ -238,6 +244,11 @@ impl H3Conn {
     }
 
     /// Watches each response body as it arrives from now on.
+    /// Keeps response fields and bodies in [`H3Conn::kept`] from now on.
+    pub fn keep_responses(&mut self) {
+        self.kept = Some(crate::proto::h2::Kept::default());
+    }
+
     pub(crate) fn watch(&mut self, mode: StreamMode, counter: Option<crate::TokenCounter>) {
         self.watch = Some((mode, counter));
     }
@@ -564,20 +575,34 @@ impl H3Conn {
         let (compressed, decoded) = (&mut self.headers_compressed, &mut self.headers_decoded);
         let (status, body, watch, msg) = (&mut s.status, &mut s.body, &mut s.watch, &mut s.msg);
         let number = s.number;
+        let kept = &mut self.kept;
         let read = read_stream(&mut self.quic.conn, id, &mut |bytes| {
             let mut bad_event = false;
             msg.feed(bytes, decoder, &mut |p| match p {
                 Part::Status(st) if st >= 200 => {
                     *status = st;
+                    if let Some(k) = kept.as_mut() {
+                        k.headers.clear();
+                        k.body.clear();
+                    }
                     if let Some(w) = watch.as_mut() {
                         w.start();
                     }
                 }
                 Part::Field { name, value } => {
                     *decoded += (name.len() + value.len()) as u64;
+                    if let Some(k) = kept.as_mut().filter(|_| *status >= 200) {
+                        k.headers.push((
+                            String::from_utf8_lossy(name).into_owned(),
+                            String::from_utf8_lossy(value).into_owned(),
+                        ));
+                    }
                 }
                 Part::Data(d) => {
                     *body += d.len() as u64;
+                    if let Some(k) = kept.as_mut() {
+                        k.body.extend_from_slice(d);
+                    }
                     if let Some(w) = watch.as_mut() {
                         if w.payload(d).is_err() {
                             bad_event = true;

@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::conn::{Pending, State};
 use super::drive::Drive;
 use super::Worker;
+use crate::error::ErrorKind;
 use crate::run::schedule::Next;
 
 impl Worker<'_> {
@@ -203,6 +204,9 @@ impl Worker<'_> {
         if self.prep.paced.is_some() {
             return self.open_paced_streams(ci);
         }
+        if self.script.streams_built {
+            return self.open_built_stream(ci);
+        }
         if let Some(made) = self.prep.made.as_mut() {
             // Calls made one by one: each its own body and fields, numbered over the
             // run's calls.
@@ -249,6 +253,43 @@ impl Worker<'_> {
                 index += 1;
             } else {
                 p.stream = h2.request(one, repeat);
+            }
+        }
+    }
+
+    /// The request the script wrote for `ci` (one at a time on a connection) goes as a
+    /// stream of its own once one can open; one that is not a request the connection
+    /// can send stops the run, saying why.
+    #[cold]
+    fn open_built_stream(&mut self, ci: usize) {
+        let scheme = self.cfg.net.target.scheme();
+        let c = &mut self.conns[ci];
+        if c.own.is_empty() {
+            return;
+        }
+        let Some(p) = c.pending.iter_mut().find(|p| p.stream == 0) else {
+            return;
+        };
+        let Some(mux) = c.proto.mux() else {
+            return;
+        };
+        if mux.open_streams() >= mux.stream_limit() {
+            return;
+        }
+        match crate::proto::h2::H2Request::from_http1(&c.own, scheme) {
+            Ok(req) => {
+                p.stream = mux.request(&req, false);
+                if p.stream != 0 {
+                    c.own.clear();
+                }
+            }
+            Err(_) => {
+                // The script wrote what HTTP/2 cannot carry (a connection-specific
+                // header): the request fails as the protocol's, and the script hears
+                // its request is gone.
+                c.own.clear();
+                let now = self.shared.control.clock().now();
+                self.fail_and_close(ci, now, ErrorKind::Protocol);
             }
         }
     }

@@ -203,7 +203,7 @@ impl<'a> Worker<'a> {
             ),
             None => (Drive::Pool(Pool::new(connections)), connections),
         };
-        let connector = Connector::new(cfg);
+        let mut connector = Connector::new(cfg);
         let mut conns: Vec<Conn> = (0..pool)
             .map(|_| Conn::new(connector.fresh(), cfg.size.pipeline, start))
             .collect();
@@ -224,6 +224,9 @@ impl<'a> Worker<'a> {
                 .as_ref()
                 .is_some_and(|h| h.wants_responses() || h.builds_requests());
         if prep.respond {
+            // Kept on every connection made from now on as well (a reconnect, ALPN's
+            // HTTP/2, QUIC's handshake).
+            connector.keep = true;
             for c in &mut conns {
                 c.proto.keep_responses();
             }
@@ -304,6 +307,8 @@ impl<'a> Worker<'a> {
                 watch_sends: hooks.as_ref().is_some_and(|h| h.watches_sends()),
                 delays: hooks.as_ref().is_some_and(|h| h.has_delay()),
                 stopped: false,
+                streams_built: cfg.protocol.has_streams()
+                    && hooks.as_ref().is_some_and(|h| h.builds_requests()),
                 hooks,
             },
             published: Published::default(),

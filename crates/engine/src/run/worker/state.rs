@@ -201,6 +201,9 @@ pub(super) struct Script {
     pub(super) delays: bool,
     /// The script stopped this thread.
     pub(super) stopped: bool,
+    /// The script builds each request, and the connections send them as streams
+    /// (HTTP/2, HTTP/3): each stream opens with the request the script wrote.
+    pub(super) streams_built: bool,
 }
 
 /// Progress counted by the recorder and not yet added to the run's live counters.

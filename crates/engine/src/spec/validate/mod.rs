@@ -232,7 +232,9 @@ impl LoadSpec {
         }
         let shaping = self.hooks.as_ref().is_some_and(|h| !h.0.observes_only());
         if self.hooks.is_some() && self.load.protocol.http2 {
-            return bad("hooks", "scripts drive HTTP/1.1 connections only");
+            if let Some(why) = self.streams_for_hooks() {
+                return bad("hooks", why);
+            }
         }
         if shaping {
             if self.load.shape.has_sessions() {
@@ -462,6 +464,20 @@ impl LoadSpec {
 
     /// A timed script (see [`Step::at`]): every step has an offset, each session's
     /// offsets never go back, and nothing is sent in bursts, after pauses or again.
+    /// Why the spec's script cannot drive HTTP/2 or HTTP/3 connections, if it cannot:
+    /// only a script whose requests may go as streams does, one request at a time on
+    /// a connection.
+    pub(super) fn streams_for_hooks(&self) -> Option<&'static str> {
+        let h = self.hooks.as_ref()?;
+        if !h.0.any_protocol() {
+            Some("scripts drive HTTP/1.1 connections only")
+        } else if self.load.pipeline > 1 {
+            Some("a script's requests go one at a time on a connection: one stream each (--streams 1)")
+        } else {
+            None
+        }
+    }
+
     fn check_timed(&self) -> Result<(), SpecError> {
         let bad = |reason: String| {
             Err(SpecError::Invalid {

@@ -38,8 +38,8 @@ impl LoadSpec {
             Some("HTTP/3's UDP sockets are carried by epoll: leave out --io io_uring")
         } else if self.load.batch_latency {
             Some("batch latency times HTTP/1.1's pipelined batches; HTTP/3 streams are timed one by one")
-        } else if self.hooks.is_some() {
-            Some("scripts drive HTTP/1.1 connections only")
+        } else if let Some(why) = self.streams_for_hooks() {
+            Some(why)
         } else if self.load.redirects > 0 {
             Some("redirects are followed over HTTP/1.1; use HTTP/1.1")
         } else if self.load.walk.is_some_and(|w| w.once) {
