@@ -203,13 +203,15 @@ fn a_bad_journey_is_refused_before_the_run_with_its_step_and_field() {
         &srv.url("/"),
         "--journey",
         &path,
-        "--http2",
-        "-n",
-        "3",
+        "--inject",
+        "atOnceUsers(2)",
+        "--think",
+        "1s",
     ]);
+    // The journey says what each user does: --inject's per-user flags do not apply.
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("--journey"),
+        text(&out.stderr).contains("'--journey <FILE>' cannot be used with '--think <T>'"),
         "{}",
         text(&out.stderr)
     );
@@ -532,4 +534,56 @@ fn a_journey_or_a_recording_that_never_ends_is_read_no_further_than_its_ceiling(
             text(&out.stderr)
         );
     }
+}
+
+#[test]
+fn injected_users_arrive_on_connections_of_their_own_and_each_walks_the_journey_once() {
+    let (_server, url) = crate::common::serve(&[]);
+    let dir = tempdir::Dir::new();
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    let (journey, json) = (dir.0.join("shop.toml"), dir.0.join("r.json"));
+    let out = stampede(&[
+        "load",
+        &url,
+        "--journey",
+        journey.to_str().unwrap(),
+        "--inject",
+        "rampUsers(40) during(1 second)",
+        "-t",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(schema_errors(&r), Vec::<String>::new());
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let t = |name: &str| {
+        (r["targets"].as_array().unwrap().iter())
+            .find(|t| t["name"] == name)
+            .map_or(0, |t| n(&t["completed"]))
+    };
+    // Forty users, each its own journey from login to its end: every fourth takes the
+    // row with the wrong password and stops at the login; each buyer lists the items
+    // and adds three, each looker looks at one.
+    let s = &r["sessions"];
+    assert_eq!(
+        (n(&s["started"]), n(&s["completed"]), n(&s["failed"])),
+        (40, 30, 10),
+        "{s}"
+    );
+    assert_eq!(t("login"), 40);
+    assert_eq!(t("items") + t("item"), 30);
+    assert_eq!(t("add"), 3 * t("items"));
+    assert_eq!(n(&r["connections_opened"]), 40, "one connection a user");
+    let summary = text(&out.stdout);
+    assert!(
+        summary.contains(
+            "users rampUsers(40).during(1s), each walking shop.toml (buyer 3 : looker 1) once"
+        ),
+        "{summary}"
+    );
 }

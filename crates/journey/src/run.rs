@@ -155,17 +155,30 @@ impl JourneyRun {
         if self.shared.journey.file.is_some() {
             let s = &mut result.settings;
             s.method = "journey".into();
-            s.shape = format!(
-                "{} users walking {}",
-                s.connections,
-                self.shared.journey.describe()
-            );
+            s.shape = match s.shape.strip_prefix("users ") {
+                // --inject: its steps, each user walking one journey.
+                Some(steps) => format!(
+                    "users {}, each walking {} once",
+                    steps.split("; ").next().unwrap_or(steps),
+                    self.shared.journey.describe()
+                ),
+                None => format!(
+                    "{} users walking {}",
+                    s.connections,
+                    self.shared.journey.describe()
+                ),
+            };
         }
         result.sessions = Some(SessionStats {
             started: t.started,
             completed: t.completed,
             failed: t.failed,
-            max_concurrent: self.shared.users.load(Ordering::Relaxed),
+            // Session shapes count the users active at once themselves; otherwise
+            // each connection is one user for the whole run.
+            max_concurrent: (result.sessions.as_ref())
+                .map_or(self.shared.users.load(Ordering::Relaxed), |s| {
+                    s.max_concurrent
+                }),
             lifetime: LatencyStats::of(&t.lifetime),
             calls: self.shared.journey.figures.len() as u32,
             burst: 1,
@@ -578,6 +591,23 @@ impl ThreadHooks for ThreadJourney {
         let d = (self.users.get_mut(conn).and_then(Option::as_mut))
             .map_or(Duration::ZERO, |u| std::mem::take(&mut u.think));
         (d, Flow::Go)
+    }
+
+    fn finished(&mut self, conn: usize) -> bool {
+        // Each session is a user of its own: the one on this slot is done once its
+        // journey ended (a journey of one unread step, once its request went), and
+        // the next session there is a new user, with a number and a jar of its own.
+        let Some(u) = self.users.get(conn).and_then(Option::as_ref) else {
+            return true;
+        };
+        let done = !self.responds || !u.walking;
+        if done {
+            if !self.responds {
+                self.end(conn, Instant::now());
+            }
+            self.users[conn] = None;
+        }
+        done
     }
 
     fn gone(&mut self, conn: usize) {

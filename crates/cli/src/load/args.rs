@@ -61,7 +61,7 @@ pub struct LoadArgs {
         requires = "url",
         conflicts_with_all = [
             "targets", "body_lines", "body_file", "rand_regex_url", "stream", "sse",
-            "openai", "ws_message", "ws_steps", "calls", "pipeline", "redirects",
+            "openai", "ws_message", "ws_steps", "calls", "burst", "think", "pipeline", "redirects",
         ]
     )]
     pub journey: Option<String>,
@@ -76,7 +76,7 @@ pub struct LoadArgs {
         requires = "url",
         conflicts_with_all = [
             "journey", "targets", "body_lines", "rand_regex_url", "stream", "sse",
-            "openai", "ws_message", "ws_steps", "calls", "pipeline", "redirects",
+            "openai", "ws_message", "ws_steps", "calls", "burst", "think", "pipeline", "redirects",
         ]
     )]
     pub feeder: Option<String>,

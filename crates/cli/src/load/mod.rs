@@ -323,9 +323,9 @@ fn journey(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<J
     };
     let refuse = |why: &str| Err(Exit::usage(format!("--journey {path}: {why}")));
     if spec.load.shape.has_sessions() {
-        return refuse(
-            "each connection is a user walking the journey; a session shape (--sessions, --think, --inject) is not taken with it",
-        );
+        // --inject's users each walk the journey once, on a connection of their own,
+        // for as many steps as it takes.
+        spec.load.session.calls = u32::MAX;
     }
     if a.save_spec.is_some() {
         return refuse(
@@ -364,7 +364,8 @@ fn feeder(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<Jo
     };
     let refuse = |why: &str| Err(Exit::usage(format!("--feeder {file}: {why}")));
     if spec.load.shape.has_sessions() {
-        return refuse("each request takes a row; a session shape (--sessions, --think, --inject) is not taken with it");
+        // --inject's users each send one request, with a row of their own.
+        spec.load.session.calls = u32::MAX;
     }
     if a.save_spec.is_some() {
         return refuse(

@@ -13,6 +13,11 @@
 //! no script. No scripting type appears here; the script's errors stay in the
 //! script's own object, which answers [`Flow::StopRun`] to end the run.
 //!
+//! A source whose requests may go over any protocol ([`ThreadHooksSource::any_protocol`],
+//! a journey's) also drives session shapes: each arriving session is a user on a
+//! connection of its own, sending what the script builds, one request at a time,
+//! pausing as [`ThreadHooks::delay`] says, until [`ThreadHooks::finished`].
+//!
 //! Hooks that only watch — responses, and with [`ThreadHooks::watches_sends`] the
 //! requests as they are written — shape nothing; a source that says so
 //! ([`ThreadHooksSource::observes_only`]) may watch any HTTP/1.1 run, sessions
@@ -87,6 +92,12 @@ pub trait ThreadHooks: Send {
     /// Requests on slot `conn` still unanswered will not be (they failed, or were given
     /// up); the slot's next response answers a request sent after this.
     fn gone(&mut self, _conn: usize) {}
+    /// Whether the user on slot `conn` is done: asked in session shapes once its
+    /// request is answered, and its session (and connection) then ends. Otherwise its
+    /// next request follows after [`ThreadHooks::delay`].
+    fn finished(&mut self, _conn: usize) -> bool {
+        false
+    }
 }
 
 /// The source of every worker thread's script.

@@ -299,3 +299,22 @@ fn a_journey_whose_conditions_skip_every_step_stops_the_run_and_says_why() {
         Some("four new journeys in a row had no step to send: its conditions skipped every step")
     );
 }
+
+#[test]
+fn in_session_shapes_a_user_is_finished_with_its_journey_and_the_next_is_a_new_user() {
+    let (run, mut h) = run("user\nann\nbob\n");
+    assert!(run.hooks().0.any_protocol());
+    request(&mut h, 0);
+    answer(&mut h, 0, 200, &[("Set-Cookie", "sid=s1")], r#"{"token": "t"}"#);
+    assert!(!h.finished(0), "one step of two walked");
+    request(&mut h, 0);
+    answer(&mut h, 0, 200, &[], "ok");
+    assert!(h.finished(0));
+    // The next session on the slot: a new user (its own number, no cookie), the next row.
+    let next = request(&mut h, 0);
+    assert!(next.contains("bob") && !next.contains("Cookie"), "{next}");
+    drop(h);
+    assert_eq!(run.shared.users.load(Ordering::Relaxed), 2);
+    let t = run.shared.tally.lock().unwrap();
+    assert_eq!((t.started, t.completed), (2, 1));
+}

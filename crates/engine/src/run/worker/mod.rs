@@ -309,6 +309,8 @@ impl<'a> Worker<'a> {
                 stopped: false,
                 streams_built: cfg.protocol.has_streams()
                     && hooks.as_ref().is_some_and(|h| h.builds_requests()),
+                sessions_built: cfg.arrivals.shape.has_sessions()
+                    && hooks.as_ref().is_some_and(|h| h.builds_requests()),
                 hooks,
             },
             published: Published::default(),

@@ -58,6 +58,9 @@ impl Worker<'_> {
 
     /// The batch of the session on `ci` is answered: what the driver says comes next.
     pub(super) fn session_batch_done(&mut self, ci: usize, now: Instant) {
+        if self.script.sessions_built {
+            return self.built_session_answered(ci, now);
+        }
         let Drive::Sessions(sess) = &mut self.drive else {
             return;
         };
@@ -66,6 +69,32 @@ impl Worker<'_> {
             After::Due => self.send_due(ci, now),
             After::Send(calls) => self.send_calls(ci, Some(calls), now, now),
             After::Think => {}
+        }
+    }
+
+    /// A session the script drives had its request answered: it ends when the
+    /// script's user is done, or sends its next request after the script's pause
+    /// (timed from the pause's end).
+    #[cold]
+    fn built_session_answered(&mut self, ci: usize, now: Instant) {
+        let Some(h) = self.script.hooks.as_mut() else {
+            return;
+        };
+        if h.finished(ci) {
+            return self.end_session(ci, now, true);
+        }
+        let (pause, flow) = h.delay(ci);
+        if !self.settle_flow(flow) {
+            return self.end_session(ci, now, false);
+        }
+        let Drive::Sessions(sess) = &mut self.drive else {
+            return;
+        };
+        if pause.is_zero() {
+            let calls = sess.burst(ci);
+            self.send_calls(ci, calls, now, now);
+        } else {
+            sess.hold(ci, now + pause);
         }
     }
 
@@ -145,8 +174,9 @@ impl Worker<'_> {
     /// Sends a session's next `k` calls, back to back: script steps `step..step + k`,
     /// or the run's request `k` times when there is no script.
     fn send_steps(&mut self, ci: usize, step: usize, k: usize, now: Instant) {
-        if !self.cfg.sends.variety.is_empty() {
-            // The run's walk over its requests (validate allows no other list here).
+        if !self.cfg.sends.variety.is_empty() || self.script.sessions_built {
+            // The run's walk over its requests (validate allows no other list here), or
+            // the request the script builds for its user.
             let Some(len) = self.build_request(ci, k) else {
                 // The walk ended the run: these calls are not sent.
                 let c = &mut self.conns[ci];

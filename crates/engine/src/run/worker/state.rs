@@ -204,6 +204,9 @@ pub(super) struct Script {
     /// The script builds each request, and the connections send them as streams
     /// (HTTP/2, HTTP/3): each stream opens with the request the script wrote.
     pub(super) streams_built: bool,
+    /// The script builds each request of session shapes' sessions, says when each
+    /// pauses and when it is done.
+    pub(super) sessions_built: bool,
 }
 
 /// Progress counted by the recorder and not yet added to the run's live counters.

@@ -237,11 +237,33 @@ impl LoadSpec {
             }
         }
         if shaping {
-            if self.load.shape.has_sessions() {
+            let users = self.hooks.as_ref().is_some_and(|h| h.0.any_protocol());
+            if self.load.shape.has_sessions() && !users {
                 return bad(
                     "hooks",
                     "scripts drive a pool of connections (closed or fixed-rate load), not sessions",
                 );
+            }
+            if self.load.shape.has_sessions() {
+                let s = &self.load.session;
+                if !self.load.script.is_empty() {
+                    return bad(
+                        "hooks",
+                        "a script's users send what it builds, not a session's steps",
+                    );
+                }
+                if s.burst > 1 || s.max_piped > 0 {
+                    return bad(
+                        "hooks",
+                        "a script's user sends one request at a time: no bursts",
+                    );
+                }
+                if s.cookies || s.fail_status.is_some() || s.retry {
+                    return bad(
+                        "hooks",
+                        "a script's user keeps its own cookies and judges its own answers: no session cookie, failure status or retry",
+                    );
+                }
             }
             if self.load.pipeline > 1
                 && (!matches!(self.load.shape, Shape::Closed) || self.load.requests.is_some())

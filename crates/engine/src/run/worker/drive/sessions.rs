@@ -295,6 +295,14 @@ impl<'a> Sessions<'a> {
         After::Think
     }
 
+    /// The session on `slot` waits until `until` before its next burst (a script's
+    /// pause).
+    pub fn hold(&mut self, slot: usize, until: Instant) {
+        if let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) {
+            s.think_until = Some(until);
+        }
+    }
+
     /// When the session on `slot` is thinking and its think time is over by `now`:
     /// the instant it ended (its next burst was meant to start then).
     pub fn thought(&self, slot: usize, now: Instant) -> Option<Instant> {
