@@ -249,6 +249,8 @@ struct RawStep {
     /// A group's steps (`[[step.step]]`).
     #[serde(default)]
     step: Vec<RawStep>,
+    /// A line to write to the log (a step of its own).
+    log: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -259,6 +261,8 @@ struct RawLoop {
     #[serde(rename = "as")]
     item: Option<String>,
     index: Option<String>,
+    /// The index's first value (0 when absent).
+    first: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -494,6 +498,11 @@ impl Journey {
             let mut ops = Vec::new();
             reader.route_from = reader.steps.len();
             reader.steps_of(raw_steps, (&at, ""), &mut scope, think, &mut ops, 0)?;
+            if matches!(ops.first(), Some(Op::Pause(_))) {
+                return Err(err(format!(
+                    "{at}step 1: a journey begins with a request; a pause before it is the arrival's (--inject) or the think time of the journey before"
+                )));
+            }
             out.push(Route {
                 name,
                 weight,
@@ -556,6 +565,47 @@ impl Reader<'_> {
                 None => default_think,
             };
             let group = !s.step.is_empty();
+            // A step of a pause or a log line alone sends nothing.
+            let pause = s.url.is_none() && !group && s.think.is_some() && s.log.is_none();
+            if (pause || s.log.is_some()) && (group || s.repeat.is_some() || s.url.is_some()) {
+                return Err(err(format!(
+                    "{at}: a log line is a step of its own (no url, loop or [[step.step]])"
+                )));
+            }
+            if pause || s.log.is_some() {
+                if let Some(field) = request_field(s).filter(|f| *f != "url") {
+                    return Err(err(format!(
+                        "{at}, {field}: a pause or a log line sends no request"
+                    )));
+                }
+                let op = match &s.log {
+                    Some(l) => {
+                        if s.think.is_some() {
+                            return Err(err(format!("{at}: a log line and a pause are two steps")));
+                        }
+                        Op::Log(
+                            Template::parse(l, scope, &format!("{at}, log"))
+                                .map_err(|e| err(e.to_string()))?,
+                        )
+                    }
+                    None => Op::Pause(think),
+                };
+                match when {
+                    None => ops.push(op),
+                    Some(c) => {
+                        let enter = ops.len();
+                        ops.push(Op::Enter {
+                            when: Some(c),
+                            repeat: Repeat::Count(1),
+                            index: None,
+                            leave: enter + 2,
+                        });
+                        ops.push(op);
+                        ops.push(Op::Leave { enter });
+                    }
+                }
+                continue;
+            }
             if !group && s.repeat.is_none() {
                 let step = self.request(s, &at, scope, think)?;
                 ops.push(Op::Step { step, when });
@@ -609,7 +659,7 @@ impl Reader<'_> {
         l: &RawLoop,
         at: &str,
         scope: &mut Scope,
-    ) -> Result<(Repeat, Option<Slot>), JourneyError> {
+    ) -> Result<(Repeat, Option<(Slot, u32)>), JourneyError> {
         let err = self.err;
         let field = format!("{at}, loop");
         let repeat = match (l.count, &l.over, &l.item) {
@@ -645,8 +695,14 @@ impl Reader<'_> {
                 scope
                     .declare(n)
                     .map_err(|e| err(format!("{field}: index: {}", e.reason)))?,
-            ),
+            )
+            .map(|slot| (slot, l.first.unwrap_or(0))),
         };
+        if l.first.is_some() && l.index.is_none() {
+            return Err(err(format!(
+                "{field}: first is the index's first value: give index = \"NAME\" with it"
+            )));
+        }
         Ok((repeat, index))
     }
 
@@ -733,7 +789,7 @@ impl Reader<'_> {
                         Template::parse("application/json", scope, "").expect("constant"),
                     ));
                 }
-                let text = serde_json::to_string(j).map_err(|e| err(format!("{at}, json: {e}")))?;
+                let text = json_template(j).map_err(|e| err(format!("{at}, json: {e}")))?;
                 Some(t(&text, "json")?)
             }
             (None, None) => None,
@@ -801,6 +857,54 @@ fn request_field(s: &RawStep) -> Option<&'static str> {
     ]
     .into_iter()
     .find_map(|(f, given)| given.then_some(f))
+}
+
+/// A `json` table as a template of its JSON text: a string that is one placeholder
+/// and nothing else (`"{{ id }}"`) takes the value's own type (`{{ id | json }}`: a
+/// number stays a number), as load testers' JSON bodies do.
+pub fn json_template(v: &toml::Value) -> Result<String, serde_json::Error> {
+    let mut whole = Vec::new();
+    let marked = mark_whole(v, &mut whole);
+    let mut text = serde_json::to_string(&marked)?;
+    for (i, name) in whole.iter().enumerate() {
+        let marker = serde_json::to_string(&format!("\u{1}{i}\u{1}"))?;
+        text = text.replacen(&marker, &format!("{{{{ {name} | json }}}}"), 1);
+    }
+    Ok(text)
+}
+
+fn mark_whole(v: &toml::Value, whole: &mut Vec<String>) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        toml::Value::String(s) => {
+            let t = s.trim();
+            let inner = t
+                .strip_prefix("{{")
+                .and_then(|r| r.strip_suffix("}}"))
+                .map(str::trim);
+            match inner {
+                Some(name)
+                    if !name.is_empty()
+                        && !name.contains(['{', '}', '|', '$'])
+                        && !t[2..].contains("{{") =>
+                {
+                    whole.push(name.to_string());
+                    J::String(format!("\u{1}{}\u{1}", whole.len() - 1))
+                }
+                _ => J::String(s.clone()),
+            }
+        }
+        toml::Value::Integer(i) => J::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(*b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(a) => J::Array(a.iter().map(|x| mark_whole(x, whole)).collect()),
+        toml::Value::Table(t) => J::Object(
+            t.iter()
+                .map(|(k, x)| (k.clone(), mark_whole(x, whole)))
+                .collect(),
+        ),
+    }
 }
 
 fn think(t: &RawThink) -> Result<Think, Invalid> {

@@ -325,8 +325,15 @@ impl ThreadJourney {
         u.failed = false;
         u.started = Instant::now();
         self.tally.started += 1;
-        let u = self.user(conn);
-        match u.cursor.next(&j.routes[route].ops, &mut u.vars) {
+        let u = self.users[conn].as_mut().expect("begun");
+        let walked = u
+            .cursor
+            .next(&j.routes[route].ops, &mut u.vars, &mut self.draw);
+        u.think = u.cursor.take_pause();
+        for line in u.cursor.take_said() {
+            eprintln!("{line}");
+        }
+        match walked {
             Ok(Some(step)) => {
                 u.step = step;
                 Ok(true)
@@ -569,10 +576,16 @@ impl ThreadHooks for ThreadJourney {
             self.end(conn, now);
         } else {
             u.cursor.advance();
-            match u
-                .cursor
-                .next(&shared.journey.routes[u.route].ops, &mut u.vars)
-            {
+            let walked = u.cursor.next(
+                &shared.journey.routes[u.route].ops,
+                &mut u.vars,
+                &mut self.draw,
+            );
+            u.think += u.cursor.take_pause();
+            for line in u.cursor.take_said() {
+                eprintln!("{line}");
+            }
+            match walked {
                 Ok(Some(next)) => u.step = next,
                 Ok(None) => self.end(conn, now),
                 Err(_) => {

@@ -135,6 +135,9 @@ enum Part {
     /// Bytes `start..end` of the template's text.
     Text(u32, u32),
     Var(Slot),
+    /// `{{ name | json }}`: the value as a JSON value — a number, `true`, `false` or
+    /// `null` as it is, other text as a JSON string, a list as an array of strings.
+    Json(Slot),
     Builtin(Builtin),
 }
 
@@ -208,7 +211,7 @@ impl Template {
     /// The variables the template reads.
     pub fn slots(&self) -> impl Iterator<Item = Slot> + '_ {
         self.parts.iter().filter_map(|p| match p {
-            Part::Var(s) => Some(*s),
+            Part::Var(s) | Part::Json(s) => Some(*s),
             _ => None,
         })
     }
@@ -231,6 +234,23 @@ impl Template {
                     Some(Value::List(_)) => {
                         out.truncate(mark);
                         return Err(Unrendered::List(*s));
+                    }
+                    None => {
+                        out.truncate(mark);
+                        return Err(Unrendered::Unset(*s));
+                    }
+                },
+                Part::Json(s) => match vars.get(*s) {
+                    Some(Value::Text(t)) => json_value(t, out),
+                    Some(Value::List(l)) => {
+                        out.push(b'[');
+                        for (i, t) in l.iter().enumerate() {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            json_string(t, out);
+                        }
+                        out.push(b']');
                     }
                     None => {
                         out.truncate(mark);
@@ -260,6 +280,21 @@ pub enum Unrendered {
     List(Slot),
 }
 
+/// A text as a JSON value: as it is when it is a JSON number or literal, else quoted.
+fn json_value(t: &str, out: &mut Vec<u8>) {
+    let bare = matches!(t, "true" | "false" | "null")
+        || serde_json::from_str::<serde_json::Number>(t).is_ok();
+    if bare {
+        out.extend_from_slice(t.as_bytes());
+    } else {
+        json_string(t, out);
+    }
+}
+
+fn json_string(t: &str, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(&mut *out, t);
+}
+
 enum Placeholder {
     Part(Part),
     /// Read now: `$env.NAME`.
@@ -267,6 +302,20 @@ enum Placeholder {
 }
 
 fn placeholder(inner: &str, scope: &Scope) -> Result<Placeholder, Invalid> {
+    if let Some((name, filter)) = inner.split_once('|') {
+        let (name, filter) = (name.trim(), filter.trim());
+        if filter != "json" {
+            return Err(Invalid(format!(
+                "{{{{ {inner} }}}}: no filter {filter:?}; the one filter is | json"
+            )));
+        }
+        return match placeholder(name, scope)? {
+            Placeholder::Part(Part::Var(s)) => Ok(Placeholder::Part(Part::Json(s))),
+            _ => Err(Invalid(format!(
+                "{{{{ {inner} }}}}: | json takes a variable"
+            ))),
+        };
+    }
     let Some(b) = inner.strip_prefix('$') else {
         return match scope.slot(inner) {
             Some(s) => Ok(Placeholder::Part(Part::Var(s))),

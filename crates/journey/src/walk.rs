@@ -5,8 +5,11 @@
 //! [`Cursor`] into it; [`Cursor::next`] walks past what is skipped and round what
 //! loops to the next step to send.
 
+use std::time::Duration;
+
 use crate::cond::Cond;
-use crate::template::Slot;
+use crate::journey::Think;
+use crate::template::{Draw, Slot, Template};
 use crate::vars::{Value, Vars};
 
 /// The most times a group repeats, by count or by the items of a list.
@@ -16,6 +19,8 @@ pub const MAX_DEPTH: usize = 4;
 /// The most ops one [`Cursor::next`] walks before it gives up on finding a step: a
 /// loop whose steps are all skipped, many times over.
 pub const MAX_WALK: u32 = 100_000;
+/// The most log lines one walk between two steps keeps.
+const MAX_SAID: usize = 64;
 
 /// One place in a journey.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,12 +32,16 @@ pub enum Op {
     Enter {
         when: Option<Cond>,
         repeat: Repeat,
-        /// Set to the turn's number (0, 1, …) in each turn.
-        index: Option<Slot>,
+        /// Set to the turn's number (`from`, `from + 1`, …) in each turn.
+        index: Option<(Slot, u32)>,
         leave: usize,
     },
     /// A group ends: another turn from its [`Op::Enter`] at `enter`, or on.
     Leave { enter: usize },
+    /// A pause before the next step, on top of the think time of the step before.
+    Pause(Think),
+    /// A line the user writes to the log when it passes here.
+    Log(Template),
 }
 
 /// How many times a group is taken.
@@ -65,6 +74,10 @@ pub struct Stuck;
 pub struct Cursor {
     at: usize,
     turns: Vec<Turn>,
+    /// Pauses walked past since the last step, to wait before the next.
+    pause: Duration,
+    /// Log lines written since they were last taken.
+    said: Vec<String>,
 }
 
 impl Cursor {
@@ -72,6 +85,18 @@ impl Cursor {
     pub fn reset(&mut self) {
         self.at = 0;
         self.turns.clear();
+        self.pause = Duration::ZERO;
+        self.said.clear();
+    }
+
+    /// The pauses walked past since this was last asked.
+    pub fn take_pause(&mut self) -> Duration {
+        std::mem::take(&mut self.pause)
+    }
+
+    /// The log lines written since this was last asked.
+    pub fn take_said(&mut self) -> std::vec::Drain<'_, String> {
+        self.said.drain(..)
     }
 
     /// Past the step the cursor is on (its answer is in).
@@ -83,7 +108,12 @@ impl Cursor {
     /// the cursor stays on — or `None` when the journey is over. Groups set their
     /// item and index variables in `vars` as their turns begin. `Stuck` when more
     /// than [`MAX_WALK`] places were walked without a step to send.
-    pub fn next(&mut self, ops: &[Op], vars: &mut Vars) -> Result<Option<usize>, Stuck> {
+    pub fn next(
+        &mut self,
+        ops: &[Op],
+        vars: &mut Vars,
+        draw: &mut Draw,
+    ) -> Result<Option<usize>, Stuck> {
         for _ in 0..MAX_WALK {
             let Some(op) = ops.get(self.at) else {
                 return Ok(None);
@@ -126,6 +156,19 @@ impl Cursor {
                     begin_turn(repeat, *index, self.turns.last().expect("pushed"), vars);
                     self.at += 1;
                 }
+                Op::Pause(t) => {
+                    self.pause += t.draw(draw);
+                    self.at += 1;
+                }
+                Op::Log(t) => {
+                    if self.said.len() < MAX_SAID {
+                        let line = t.render_string(vars, draw).unwrap_or_else(|e| {
+                            format!("(a log line that cannot be written: {e:?})")
+                        });
+                        self.said.push(line);
+                    }
+                    self.at += 1;
+                }
                 Op::Leave { enter } => {
                     let Some(t) = self.turns.last_mut() else {
                         // A journey read from a file pairs its groups; nothing to repeat.
@@ -150,9 +193,12 @@ impl Cursor {
     }
 }
 
-fn begin_turn(repeat: &Repeat, index: Option<Slot>, t: &Turn, vars: &mut Vars) {
-    if let Some(i) = index {
-        vars.set(i, Value::Text(t.turn.to_string()));
+fn begin_turn(repeat: &Repeat, index: Option<(Slot, u32)>, t: &Turn, vars: &mut Vars) {
+    if let Some((i, from)) = index {
+        vars.set(
+            i,
+            Value::Text((u64::from(from) + u64::from(t.turn)).to_string()),
+        );
     }
     if let Repeat::Over { item, .. } = repeat {
         let v = t.items.get(t.turn as usize).cloned().unwrap_or_default();
@@ -168,7 +214,7 @@ mod tests {
     fn walk(ops: &[Op], vars: &mut Vars) -> Vec<usize> {
         let mut c = Cursor::default();
         let mut seen = Vec::new();
-        while let Some(s) = c.next(ops, vars).unwrap() {
+        while let Some(s) = c.next(ops, vars, &mut Draw::new(1, (0, 1))).unwrap() {
             seen.push(s);
             c.advance();
             assert!(seen.len() < 100);
@@ -210,7 +256,7 @@ mod tests {
             Op::Enter {
                 when: cond("ids exists"),
                 repeat: Repeat::Count(2),
-                index: Some(i),
+                index: Some((i, 0)),
                 leave: 7,
             },
             Op::Step {
@@ -272,9 +318,9 @@ mod tests {
         let mut v = Vars::new(1);
         let mut c = Cursor::default();
         // Ten thousand turns of a skipped step, then step 1.
-        assert_eq!(c.next(&ops, &mut v), Ok(Some(1)));
+        assert_eq!(c.next(&ops, &mut v, &mut Draw::new(1, (0, 1))), Ok(Some(1)));
         c.advance();
-        assert_eq!(c.next(&ops, &mut v), Ok(Some(2)));
+        assert_eq!(c.next(&ops, &mut v, &mut Draw::new(1, (0, 1))), Ok(Some(2)));
         c.advance();
         let ops2 = [&ops[..4], &[Op::Leave { enter: 0 }][..]].concat();
         let ops2: Vec<Op> = ops2
@@ -295,9 +341,12 @@ mod tests {
             })
             .collect();
         c.reset();
-        assert_eq!(c.next(&ops2, &mut v), Err(Stuck));
+        assert_eq!(c.next(&ops2, &mut v, &mut Draw::new(1, (0, 1))), Err(Stuck));
         v.set(flag, Value::Text(String::new()));
         c.reset();
-        assert_eq!(c.next(&ops2, &mut v), Ok(Some(0)));
+        assert_eq!(
+            c.next(&ops2, &mut v, &mut Draw::new(1, (0, 1))),
+            Ok(Some(0))
+        );
     }
 }

@@ -305,7 +305,13 @@ fn in_session_shapes_a_user_is_finished_with_its_journey_and_the_next_is_a_new_u
     let (run, mut h) = run("user\nann\nbob\n");
     assert!(run.hooks().0.any_protocol());
     request(&mut h, 0);
-    answer(&mut h, 0, 200, &[("Set-Cookie", "sid=s1")], r#"{"token": "t"}"#);
+    answer(
+        &mut h,
+        0,
+        200,
+        &[("Set-Cookie", "sid=s1")],
+        r#"{"token": "t"}"#,
+    );
     assert!(!h.finished(0), "one step of two walked");
     request(&mut h, 0);
     answer(&mut h, 0, 200, &[], "ok");
@@ -317,4 +323,59 @@ fn in_session_shapes_a_user_is_finished_with_its_journey_and_the_next_is_a_new_u
     assert_eq!(run.shared.users.load(Ordering::Relaxed), 2);
     let t = run.shared.tally.lock().unwrap();
     assert_eq!((t.started, t.completed), (2, 1));
+}
+
+#[test]
+fn pauses_add_to_think_times_log_lines_are_written_and_whole_placeholders_keep_their_type() {
+    let j = Journey::parse(
+        "p.toml",
+        r#"
+[[step]]
+name = "list"
+url = "/items"
+capture = [{ json = "$.ids[*]", as = "ids", all = true }, { json = "$.n", as = "n" }]
+think = "10ms"
+[[step]]
+think = "5ms"
+[[step]]
+log = "got {{ n }}"
+[[step]]
+loop = { over = "ids", as = "id", index = "k", first = 1 }
+name = "add"
+method = "POST"
+url = "/cart?k={{ k }}"
+json = { item = "{{ id }}", n = "{{ n }}", note = "n={{ n }}", all = "{{ ids }}" }
+"#,
+        |_| unreachable!(),
+    )
+    .unwrap();
+    let target = Target::parse("http://127.0.0.1:9/").unwrap();
+    let run = JourneyRun::new(j, &target, 1, 1);
+    let mut h = run.hooks().0.thread(0);
+    request(&mut h, 0);
+    answer(&mut h, 0, 200, &[], r#"{"ids": [7, "x y"], "n": 3}"#);
+    assert_eq!(
+        h.delay(0).0,
+        Duration::from_millis(15),
+        "the step's think and the pause"
+    );
+    let add = request(&mut h, 0);
+    assert!(add.starts_with("POST /cart?k=1 "), "{add}");
+    assert!(
+        add.ends_with(r#"{"all":["7","x y"],"item":7,"n":3,"note":"n=3"}"#),
+        "{add}"
+    );
+    answer(&mut h, 0, 200, &[], "");
+    assert!(request(&mut h, 0).starts_with("POST /cart?k=2 "));
+    let e = Journey::parse(
+        "p.toml",
+        "[[step]]\nthink = \"1s\"\n[[step]]\nname = \"a\"\nurl = \"/\"\n",
+        |_| unreachable!(),
+    )
+    .unwrap_err();
+    assert!(
+        e.reason.contains("step 1: a journey begins with a request"),
+        "{}",
+        e.reason
+    );
 }
