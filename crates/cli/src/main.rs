@@ -17,6 +17,7 @@ macro_rules! eprintln {
 }
 
 mod ab;
+mod artillery;
 mod bench;
 mod colour;
 mod common;
@@ -140,6 +141,13 @@ enum Command {
     /// t.txt | stampede vegeta report (`stampede help vegeta` for its flags)
     #[command(disable_help_flag = true)]
     Vegeta {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Artillery 2's test scripts, run as they are: stampede artillery run script.yml
+    /// [--output report.json]
+    #[command(disable_help_flag = true)]
+    Artillery {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -293,6 +301,7 @@ fn main() {
             | Command::Hey { .. }
             | Command::Ghz { .. }
             | Command::Vegeta { .. }
+            | Command::Artillery { .. }
     );
     if run_command {
         // From the start: a signal while the run is being set up (or its target
@@ -319,6 +328,7 @@ fn main() {
         Command::Hey { args } => hey::main(&args),
         Command::Ghz { args } => ghz::main(&args),
         Command::Vegeta { args } => vegeta::main(&args),
+        Command::Artillery { args } => artillery::main(&args),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { dir: Some(dir), .. } => manual::man_dir(&dir),
         Command::Man { subcommand, .. } => manual::man(subcommand.as_deref()),

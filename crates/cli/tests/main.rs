@@ -3,6 +3,7 @@
 //! tools (ab, httperf, h2load, h2spec, nginx, Chromium, HdrHistogram's Java) where
 //! installed.
 
+mod artillery;
 mod bench;
 mod cli;
 mod common;

@@ -314,7 +314,7 @@ pub fn read_file(path: &str, opts: &HarOptions) -> Result<Recorded, HarError> {
         reason,
     };
     let bytes = crate::read_bounded(path, stampede_engine::input::Input::List, "a recording")
-        .map_err(err)?;
+        .map_err(|e| err(e.0))?;
     convert(path, &bytes, opts)
 }
 

@@ -130,6 +130,15 @@ pub struct Feed {
     pub slots: Vec<Slot>,
 }
 
+/// A value every user starts with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Constant {
+    /// One of these texts, drawn for each user (one: the same for all).
+    OneOf(Vec<String>),
+    /// A list, for a loop to walk.
+    List(Vec<String>),
+}
+
 /// One of a file's journeys: the order its steps are taken in, and the names its
 /// templates may use.
 #[derive(Debug, Clone)]
@@ -147,7 +156,8 @@ pub struct Route {
 #[derive(Debug, Clone)]
 pub struct Journey {
     pub feed: Option<Feed>,
-    pub constants: Vec<(Slot, String)>,
+    /// The `[variables]` (each user one of a variable's values) and `[lists]`.
+    pub constants: Vec<(Slot, Constant)>,
     /// Every journey's steps, in the file's order.
     pub steps: Vec<Step>,
     /// The steps' names, each once: the run's figures. Steps of different journeys
@@ -202,11 +212,20 @@ struct RawJourney {
     think: Option<RawThink>,
     feeder: Option<RawFeeder>,
     #[serde(default)]
-    variables: BTreeMap<String, String>,
+    variables: BTreeMap<String, RawVariable>,
+    #[serde(default)]
+    lists: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     step: Vec<RawStep>,
     #[serde(default)]
     journey: Vec<RawRoute>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawVariable {
+    One(String),
+    OneOf(Vec<String>),
 }
 
 #[derive(Deserialize)]
@@ -369,7 +388,7 @@ impl Journey {
             reason,
         };
         let bytes = crate::read_bounded(path, stampede_engine::input::Input::Config, "a journey")
-            .map_err(err)?;
+            .map_err(|e| err(e.0))?;
         let text = String::from_utf8(bytes)
             .map_err(|e| err(format!("not UTF-8 text: {}", e.utf8_error())))?;
         let dir = std::path::Path::new(path)
@@ -463,7 +482,27 @@ impl Journey {
             let slot = scope
                 .declare(name)
                 .map_err(|e| err(format!("variables: {}", e.reason)))?;
-            constants.push((slot, value.clone()));
+            let values = match value {
+                RawVariable::One(v) => vec![v.clone()],
+                RawVariable::OneOf(v) if v.is_empty() => {
+                    return Err(err(format!(
+                        "variables.{name}: an empty list; give one value at least"
+                    )))
+                }
+                RawVariable::OneOf(v) => v.clone(),
+            };
+            constants.push((slot, Constant::OneOf(values)));
+        }
+        for (name, items) in &raw.lists {
+            if scope.slot(name).is_some() {
+                return Err(err(format!(
+                    "lists.{name}: a variable of this name is declared before it"
+                )));
+            }
+            let slot = scope
+                .declare(name)
+                .map_err(|e| err(format!("lists: {}", e.reason)))?;
+            constants.push((slot, Constant::List(items.clone())));
         }
         let mut reader = Reader {
             err: &err,
@@ -863,6 +902,11 @@ fn request_field(s: &RawStep) -> Option<&'static str> {
 /// and nothing else (`"{{ id }}"`) takes the value's own type (`{{ id | json }}`: a
 /// number stays a number), as load testers' JSON bodies do.
 pub fn json_template(v: &toml::Value) -> Result<String, serde_json::Error> {
+    json_value_template(&json_of_toml(v))
+}
+
+/// [`json_template`] of a JSON value.
+pub fn json_value_template(v: &serde_json::Value) -> Result<String, serde_json::Error> {
     let mut whole = Vec::new();
     let marked = mark_whole(v, &mut whole);
     let mut text = serde_json::to_string(&marked)?;
@@ -873,10 +917,27 @@ pub fn json_template(v: &toml::Value) -> Result<String, serde_json::Error> {
     Ok(text)
 }
 
-fn mark_whole(v: &toml::Value, whole: &mut Vec<String>) -> serde_json::Value {
+fn json_of_toml(v: &toml::Value) -> serde_json::Value {
     use serde_json::Value as J;
     match v {
-        toml::Value::String(s) => {
+        toml::Value::String(s) => J::String(s.clone()),
+        toml::Value::Integer(i) => J::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        toml::Value::Boolean(b) => J::Bool(*b),
+        toml::Value::Datetime(d) => J::String(d.to_string()),
+        toml::Value::Array(a) => J::Array(a.iter().map(json_of_toml).collect()),
+        toml::Value::Table(t) => J::Object(
+            t.iter()
+                .map(|(k, x)| (k.clone(), json_of_toml(x)))
+                .collect(),
+        ),
+    }
+}
+
+fn mark_whole(v: &serde_json::Value, whole: &mut Vec<String>) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        J::String(s) => {
             let t = s.trim();
             let inner = t
                 .strip_prefix("{{")
@@ -894,16 +955,13 @@ fn mark_whole(v: &toml::Value, whole: &mut Vec<String>) -> serde_json::Value {
                 _ => J::String(s.clone()),
             }
         }
-        toml::Value::Integer(i) => J::from(*i),
-        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-        toml::Value::Boolean(b) => J::Bool(*b),
-        toml::Value::Datetime(d) => J::String(d.to_string()),
-        toml::Value::Array(a) => J::Array(a.iter().map(|x| mark_whole(x, whole)).collect()),
-        toml::Value::Table(t) => J::Object(
+        J::Array(a) => J::Array(a.iter().map(|x| mark_whole(x, whole)).collect()),
+        J::Object(t) => J::Object(
             t.iter()
                 .map(|(k, x)| (k.clone(), mark_whole(x, whole)))
                 .collect(),
         ),
+        other => other.clone(),
     }
 }
 
@@ -976,7 +1034,10 @@ think = { uniform = ["50ms", "150ms"] }
             Think::Uniform(Duration::from_millis(50), Duration::from_millis(150))
         );
         assert_eq!(j.feed.as_ref().unwrap().order, Order::Unique);
-        assert_eq!(j.constants.len(), 1);
+        assert_eq!(
+            j.constants,
+            [(Slot(2), Constant::OneOf(vec!["main".into()]))]
+        );
         // Feeder columns, variables, then captures in order.
         let names: Vec<&str> = (0..j.routes[0].scope.len())
             .map(|i| j.routes[0].scope.name(Slot(i as u16)))

@@ -10,6 +10,7 @@
 //! of journeys — and [`run::JourneyRun`] walks them on the engine's HTTP/1.1
 //! connections, one user a connection.
 
+pub mod artillery;
 pub mod check;
 pub mod cond;
 pub mod cookies;
@@ -31,15 +32,17 @@ pub(crate) fn read_bounded(
     path: &str,
     kind: stampede_engine::input::Input,
     noun: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Invalid> {
     use stampede_engine::input::{read, size, InputError};
-    read(path, "", kind).map_err(|e| match e {
-        InputError::Read { source, .. } => format!("cannot be read: {source}"),
-        InputError::TooLarge { kind, .. } => format!(
-            "larger than {}, the most stampede reads as {noun}",
-            size(kind.limit())
-        ),
-        InputError::NotText { source, .. } => format!("not UTF-8: {source}"),
+    read(path, "", kind).map_err(|e| {
+        Invalid(match e {
+            InputError::Read { source, .. } => format!("cannot be read: {source}"),
+            InputError::TooLarge { kind, .. } => format!(
+                "larger than {}, the most stampede reads as {noun}",
+                size(kind.limit())
+            ),
+            InputError::NotText { source, .. } => format!("not UTF-8: {source}"),
+        })
     })
 }
 

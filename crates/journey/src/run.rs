@@ -21,7 +21,7 @@ use stampede_engine::result::{LatencyStats, RunResult, SessionStats};
 use stampede_engine::{Flow, Hooks, Reply as EngineReply, Target, ThreadHooks, ThreadHooksSource};
 
 use crate::cookies::Jar;
-use crate::journey::{Exhausted, Journey, Step};
+use crate::journey::{Constant, Exhausted, Journey, Step};
 use crate::reply::Reply;
 use crate::template::{Draw, Unrendered};
 use crate::vars::{Value, Vars};
@@ -65,11 +65,24 @@ struct Tally {
     missed: Vec<BTreeMap<String, u64>>,
     /// Completed journeys' durations, µs.
     lifetime: Histogram<u64>,
+    /// Journeys begun, by the file's journey.
+    by_route: Vec<u64>,
+    /// Each step's checks, by name: how many times each was made.
+    checked: Vec<BTreeMap<String, u64>>,
+    /// Journeys that ended before their last step (a capture that missed, an answer
+    /// that never came, a step that could not be made), of the failed.
+    broken: u64,
+    /// The durations of journeys walked to their end (checks passed or not), µs.
+    walked: Histogram<u64>,
 }
 
 impl Tally {
-    fn new(steps: usize) -> Tally {
+    fn new(steps: usize, routes: usize) -> Tally {
         Tally {
+            by_route: vec![0; routes],
+            checked: vec![BTreeMap::new(); steps],
+            broken: 0,
+            walked: Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds"),
             started: 0,
             completed: 0,
             failed: 0,
@@ -94,6 +107,16 @@ impl Tally {
             }
         }
         let _ = self.lifetime.add(&o.lifetime);
+        for (mine, theirs) in self.by_route.iter_mut().zip(&o.by_route) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.checked.iter_mut().zip(&o.checked) {
+            for (k, n) in theirs {
+                *mine.entry(k.clone()).or_default() += n;
+            }
+        }
+        self.broken += o.broken;
+        let _ = self.walked.add(&o.walked);
     }
 }
 
@@ -101,7 +124,7 @@ impl JourneyRun {
     /// The journey run against `target` by `threads` worker threads, drawing from
     /// `seed`.
     pub fn new(journey: Journey, target: &Target, seed: u64, threads: usize) -> JourneyRun {
-        let steps = journey.figures.len();
+        let (steps, routes) = (journey.figures.len(), journey.routes.len());
         JourneyRun {
             shared: Arc::new(Shared {
                 journey,
@@ -120,7 +143,7 @@ impl JourneyRun {
                 seq: Arc::new(AtomicU64::new(0)),
                 exhausted: AtomicBool::new(false),
                 stopped: Mutex::new(None),
-                tally: Mutex::new(Tally::new(steps)),
+                tally: Mutex::new(Tally::new(steps, routes)),
             }),
         }
     }
@@ -134,6 +157,24 @@ impl JourneyRun {
     /// that cannot be rendered for a new user).
     pub fn stopped(&self) -> Option<String> {
         self.shared.stopped.lock().expect("not poisoned").clone()
+    }
+
+    /// What the users did, for reports that count it another way than the run's
+    /// sessions (call once the run is over).
+    pub fn figures(&self) -> JourneyFigures {
+        let t = self.shared.tally.lock().expect("not poisoned");
+        let j = &self.shared.journey;
+        JourneyFigures {
+            by_journey: (j.routes.iter().map(|r| r.name.clone()))
+                .zip(t.by_route.iter().copied())
+                .collect(),
+            checks_made: (j.figures.iter().cloned())
+                .zip(t.checked.iter().cloned())
+                .collect(),
+            broken: t.broken,
+            walked: LatencyStats::of(&t.walked),
+            walked_histogram: t.walked.clone(),
+        }
     }
 
     /// Whether a unique feeder's rows were all taken.
@@ -186,6 +227,21 @@ impl JourneyRun {
     }
 }
 
+/// What the users did, beside the run's sessions.
+#[derive(Debug, Clone)]
+pub struct JourneyFigures {
+    /// Journeys begun, by the file's journey.
+    pub by_journey: Vec<(String, u64)>,
+    /// Each step's checks, by name, and how many times each was made.
+    pub checks_made: Vec<(String, BTreeMap<String, u64>)>,
+    /// Journeys that ended before their last step (a capture that missed, an answer
+    /// that never came, a step that could not be made).
+    pub broken: u64,
+    /// Durations of the journeys walked to their end, checks passed or not, µs.
+    pub walked: LatencyStats,
+    pub walked_histogram: Histogram<u64>,
+}
+
 /// What the engine asks for each worker thread's hooks.
 struct Source(Arc<Shared>);
 
@@ -201,7 +257,7 @@ impl ThreadHooksSource for Source {
                     .any(|st| !st.captures.is_empty() || !st.checks.is_empty()),
             stop_reason: None,
             draw: Draw::new(s.seed, (index as u64, s.threads)).with_sequence(s.seq.clone()),
-            tally: Tally::new(s.journey.figures.len()),
+            tally: Tally::new(s.journey.figures.len(), s.journey.routes.len()),
             users: Vec::new(),
             shared: s.clone(),
         })
@@ -228,6 +284,8 @@ struct User {
     /// Walking a journey (else it begins one with the next request).
     walking: bool,
     failed: bool,
+    /// Its journey ended before its last step.
+    broken: bool,
     started: Instant,
     sent: Instant,
     /// The path of the request in flight, for the cookies its answer sets.
@@ -274,6 +332,7 @@ impl ThreadJourney {
             jar: Jar::default(),
             walking: false,
             failed: false,
+            broken: false,
             started: Instant::now(),
             sent: Instant::now(),
             path: String::new(),
@@ -310,11 +369,20 @@ impl ThreadJourney {
             }
         };
         let route = j.pick(&mut self.draw);
-        let u = self.user(conn);
+        self.tally.by_route[route] += 1;
+        let (draw, users) = (&mut self.draw, &mut self.users);
+        let u = users[conn].as_mut().expect("a user before it begins");
         u.vars.clear();
         u.jar.clear();
         for (slot, v) in &j.constants {
-            u.vars.set(*slot, Value::Text(v.clone()));
+            let value = match v {
+                Constant::OneOf(one) if one.len() == 1 => Value::Text(one[0].clone()),
+                Constant::OneOf(many) => {
+                    Value::Text(many[draw.below(many.len() as u64) as usize].clone())
+                }
+                Constant::List(items) => Value::List(items.clone()),
+            };
+            u.vars.set(*slot, value);
         }
         if let (Some(f), Some(r)) = (&j.feed, row) {
             f.feeder.fill(r, &f.slots, &mut u.vars);
@@ -323,6 +391,7 @@ impl ThreadJourney {
         u.cursor.reset();
         u.walking = true;
         u.failed = false;
+        u.broken = false;
         u.started = Instant::now();
         self.tally.started += 1;
         let u = self.users[conn].as_mut().expect("begun");
@@ -358,11 +427,16 @@ impl ThreadJourney {
         }
         u.walking = false;
         u.iteration += 1;
+        let us = now.duration_since(u.started).as_micros().max(1) as u64;
+        if u.broken {
+            self.tally.broken += 1;
+        } else {
+            self.tally.walked.saturating_record(us);
+        }
         if u.failed {
             self.tally.failed += 1;
         } else {
             self.tally.completed += 1;
-            let us = now.duration_since(u.started).as_micros().max(1) as u64;
             self.tally.lifetime.saturating_record(us);
         }
     }
@@ -483,7 +557,9 @@ impl ThreadHooks for ThreadJourney {
                     Err(why) => {
                         // Nothing to send: the journey is over, failed, before a step.
                         self.stop_reason = Some(why.0);
-                        self.user(conn).failed = true;
+                        let u = self.user(conn);
+                        u.failed = true;
+                        u.broken = true;
                         self.end(conn, Instant::now());
                         continue;
                     }
@@ -501,7 +577,9 @@ impl ThreadHooks for ThreadJourney {
                     let step = self.user(conn).step;
                     let figure = self.shared.journey.steps[step].figure;
                     *self.tally.missed[figure].entry(why.0).or_default() += 1;
-                    self.user(conn).failed = true;
+                    let u = self.user(conn);
+                    u.failed = true;
+                    u.broken = true;
                     self.end(conn, Instant::now());
                 }
             }
@@ -564,6 +642,7 @@ impl ThreadHooks for ThreadJourney {
             }
         }
         for c in &step.checks {
+            *self.tally.checked[si].entry(c.name.clone()).or_default() += 1;
             if !c.passes(&r) {
                 *self.tally.checks[si].entry(c.name.clone()).or_default() += 1;
                 u.failed = true;
@@ -573,6 +652,7 @@ impl ThreadHooks for ThreadJourney {
         if missed {
             // What the next steps would send is missing: this journey ends here.
             u.failed = true;
+            u.broken = true;
             self.end(conn, now);
         } else {
             u.cursor.advance();
@@ -593,6 +673,7 @@ impl ThreadHooks for ThreadJourney {
                         .entry("loop: turned without a step to send".into())
                         .or_default() += 1;
                     u.failed = true;
+                    u.broken = true;
                     self.end(conn, now);
                 }
             }
@@ -626,6 +707,7 @@ impl ThreadHooks for ThreadJourney {
     fn gone(&mut self, conn: usize) {
         if let Some(u) = self.users.get_mut(conn).and_then(Option::as_mut) {
             u.failed = true;
+            u.broken = true;
             u.think = Duration::ZERO;
         }
         self.end(conn, Instant::now());

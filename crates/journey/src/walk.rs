@@ -137,7 +137,9 @@ impl Cursor {
                         Repeat::Over { list, .. } => {
                             let items = match vars.get(*list) {
                                 None => Vec::new(),
-                                Some(Value::Text(t)) => vec![t.clone()],
+                                Some(Value::Text(t)) => {
+                                    json_items(t).unwrap_or_else(|| vec![t.clone()])
+                                }
                                 Some(Value::List(l)) => l.clone(),
                             };
                             (items.len().min(MAX_TURNS as usize) as u32, items)
@@ -191,6 +193,25 @@ impl Cursor {
         }
         Err(Stuck)
     }
+}
+
+/// A captured JSON array's items, each as text (a string unquoted): what a loop over
+/// it walks.
+fn json_items(t: &str) -> Option<Vec<String>> {
+    if !t.trim_start().starts_with('[') {
+        return None;
+    }
+    let serde_json::Value::Array(a) = serde_json::from_str(t).ok()? else {
+        return None;
+    };
+    Some(
+        a.into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            })
+            .collect(),
+    )
 }
 
 fn begin_turn(repeat: &Repeat, index: Option<(Slot, u32)>, t: &Turn, vars: &mut Vars) {

@@ -1,0 +1,350 @@
+//! `stampede artillery run SCRIPT.yml`: an Artillery 2 test script run as it is
+//! ([`stampede_journey::artillery`] reads it into a journey file and injection
+//! steps), its users arriving as its phases say, each on a connection of its own;
+//! Artillery's summary report printed at the end and its JSON report written with
+//! `--output`.
+
+use clap::{Args, Parser, Subcommand};
+use hdrhistogram::Histogram;
+use stampede_engine::inject::Profile;
+use stampede_engine::request::RequestBuilder;
+use stampede_engine::{Hist, LoadSpec, RunResult, Shape, Target};
+use stampede_journey::artillery::{read_file, Script};
+use stampede_journey::run::{JourneyFigures, JourneyRun};
+use stampede_report::artillery::{artillery_json, artillery_summary, Metrics, Summary};
+
+use crate::common::{self, Exit, ProgressOptions};
+
+/// Artillery's exit status when an expectation failed.
+const EXIT_EXPECT: i32 = 21;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "stampede artillery",
+    about = "Artillery 2's test scripts, run as they are"
+)]
+struct ArtilleryCli {
+    #[command(subcommand)]
+    command: ArtilleryCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ArtilleryCommand {
+    /// Run a test script: stampede artillery run script.yml
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// The test script (YAML)
+    #[arg(value_name = "SCRIPT")]
+    script: String,
+    /// Write the JSON report to FILE
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+    /// The target's URL, instead of config.target
+    #[arg(short = 't', long = "target", value_name = "URL")]
+    target: Option<String>,
+    /// No progress while it runs
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+    /// Take the server's certificate unchecked
+    #[arg(short = 'k', long = "insecure")]
+    insecure: bool,
+    /// Write the journey file the script became to FILE (to run it with stampede load
+    /// --journey)
+    #[arg(long = "journey-out", value_name = "FILE")]
+    journey_out: Option<String>,
+    /// (Artillery's environments: refused, give --target)
+    #[arg(short = 'e', long = "environment", value_name = "NAME", hide = true)]
+    environment: Option<String>,
+    /// (Artillery's overrides: refused, edit the script)
+    #[arg(long = "overrides", value_name = "JSON", hide = true)]
+    overrides: Option<String>,
+    /// (Artillery's variables: refused, put them in config.variables)
+    #[arg(short = 'v', long = "variables", value_name = "JSON", hide = true)]
+    variables: Option<String>,
+    /// (Artillery's dotenv: refused, set the environment before the run)
+    #[arg(long = "dotenv", value_name = "FILE", hide = true)]
+    dotenv: Option<String>,
+}
+
+/// `stampede artillery …` with the words after `artillery`.
+pub fn main(args: &[String]) -> Result<(), Exit> {
+    let words = std::iter::once("stampede artillery".to_string()).chain(args.iter().cloned());
+    let cli = match ArtilleryCli::try_parse_from(words) {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(match e.use_stderr() {
+                true => Exit::usage(e.to_string().trim_start_matches("error: ").trim_end()),
+                false => Exit {
+                    code: 0,
+                    message: e.to_string(),
+                },
+            })
+        }
+    };
+    let ArtilleryCommand::Run(a) = cli.command;
+    for (flag, given, instead) in [
+        (
+            "--environment",
+            a.environment.is_some(),
+            "give the environment's target with --target",
+        ),
+        ("--overrides", a.overrides.is_some(), "edit the script"),
+        (
+            "--variables",
+            a.variables.is_some(),
+            "put them in config.variables",
+        ),
+        (
+            "--dotenv",
+            a.dotenv.is_some(),
+            "set the environment before the run",
+        ),
+    ] {
+        if given {
+            return Err(Exit::usage(format!(
+                "artillery run {flag}: not taken by stampede; {instead}"
+            )));
+        }
+    }
+    run(a)
+}
+
+fn run(a: RunArgs) -> Result<(), Exit> {
+    let script = read_file(&a.script).map_err(Exit::usage)?;
+    if let Some(path) = &a.journey_out {
+        std::fs::write(path, &script.toml)
+            .map_err(|e| Exit::fail(format!("--journey-out {path}: cannot be written: {e}")))?;
+    }
+    if let Some(o) = &a.output {
+        if std::path::Path::new(o).is_dir() {
+            return Err(Exit::usage(format!(
+                "--output {o}: a directory; name a file"
+            )));
+        }
+    }
+    let url = a.target.clone().unwrap_or_else(|| script.target.clone());
+    let target = Target::parse(&url)
+        .map_err(|e| Exit::usage(format!("{}: config.target {url:?}: {e}", a.script)))?;
+    let request = RequestBuilder::native(&target, "GET", true)
+        .build()
+        .map_err(|e| Exit::usage(format!("config.target {url:?}: {e}")))?;
+    let mut spec = LoadSpec::new(target.clone(), request);
+    if target.tls {
+        let options = stampede_tls::ClientOptions {
+            insecure: a.insecure || script.insecure,
+            alpn: stampede_tls::alpn(false),
+            ..Default::default()
+        };
+        spec.tls = Some(
+            stampede_tls::client_config(&options).map_err(|e| Exit::usage(format!("TLS: {e}")))?,
+        );
+    }
+    let profile = Profile::parse(&script.inject)
+        .map_err(|e| Exit::usage(format!("{}: config.phases: {e}", a.script)))?;
+    spec.load.shape = Shape::Users(profile);
+    spec.load.session.calls = u32::MAX;
+    spec.load.duration = None;
+    spec.load.threads = common::cpus();
+    spec.load.timeout = Some(script.timeout.unwrap_or(std::time::Duration::from_secs(10)));
+    let journey = JourneyRun::new(
+        script.journey.clone(),
+        &spec.target,
+        spec.load.seed,
+        spec.load.threads,
+    );
+    spec.hooks = Some(journey.hooks());
+    let progress = ProgressOptions {
+        quiet: a.quiet,
+        ..Default::default()
+    };
+    let mut run = common::execute(spec, progress)?;
+    journey.annotate(&mut run.result);
+    if let Some(why) = journey.stopped() {
+        eprintln!("stampede: artillery: {why}");
+    }
+    let figures = journey.figures();
+    let r = &run.result;
+    let aggregate = aggregate(r, &figures, &script);
+    let end_ms = r.started_unix_ms + (r.duration_s * 1000.0) as u64;
+    common::out(&artillery_summary(&aggregate, r.duration_s, end_ms));
+    if let Some(o) = &a.output {
+        let report = artillery_json(&aggregate, &intermediate(r));
+        let text = serde_json::to_string_pretty(&report).expect("a report is JSON");
+        std::fs::write(o, text + "\n")
+            .map_err(|e| Exit::fail(format!("--output {o}: cannot be written: {e}")))?;
+        common::out(&format!("Log file: {o}\n"));
+    }
+    if script.expect
+        && aggregate
+            .counters
+            .get("plugins.expect.failed")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    {
+        return Err(Exit {
+            code: EXIT_EXPECT,
+            message: String::new(),
+        });
+    }
+    Ok(())
+}
+
+/// Artillery's name of an error kind.
+fn error_name(kind: &str) -> String {
+    match kind {
+        "timeout" => "ETIMEDOUT".into(),
+        "connect_refused" => "ECONNREFUSED".into(),
+        "connect_timeout" => "ETIMEDOUT".into(),
+        "reset" => "ECONNRESET".into(),
+        other => other.to_string(),
+    }
+}
+
+fn decode(h: &str) -> Option<Histogram<u64>> {
+    Hist::from_base64(h).ok().map(|h| h.0)
+}
+
+/// The whole run's figures, named as Artillery names them.
+fn aggregate(r: &RunResult, f: &JourneyFigures, script: &Script) -> Metrics {
+    let mut m = Metrics {
+        period_ms: r.started_unix_ms / 10_000 * 10_000,
+        first_ms: r.started_unix_ms,
+        last_ms: r.started_unix_ms + (r.duration_s * 1000.0) as u64,
+        ..Default::default()
+    };
+    let c = &mut m.counters;
+    let s = r.sessions.as_ref();
+    let started = s.map_or(0, |s| s.started);
+    let ended = s.map_or(0, |s| s.completed + s.failed);
+    c.insert("vusers.created".into(), started);
+    for (name, n) in &f.by_journey {
+        if *n > 0 {
+            c.insert(format!("vusers.created_by_name.{name}"), *n);
+        }
+    }
+    c.insert("vusers.completed".into(), ended.saturating_sub(f.broken));
+    c.insert("vusers.failed".into(), f.broken);
+    c.insert(
+        "http.requests".into(),
+        r.requests.completed + r.requests.failed,
+    );
+    c.insert("http.responses".into(), r.requests.completed);
+    c.insert("http.downloaded_bytes".into(), r.bytes.body);
+    for (code, n) in &r.statuses {
+        c.insert(format!("http.codes.{code}"), *n);
+    }
+    for (kind, n) in &r.errors {
+        *c.entry(format!("errors.{}", error_name(kind))).or_default() += n;
+    }
+    let missed: u64 = (r.targets.iter())
+        .flat_map(|t| t.captures_missed.values())
+        .sum();
+    if missed > 0 {
+        c.insert("errors.Failed capture or match".into(), missed);
+    }
+    if script.expect {
+        let (mut ok, mut failed) = (0u64, 0u64);
+        for (figure, made) in &f.checks_made {
+            let t = r.targets.iter().find(|t| t.name == *figure);
+            for (check, n) in made {
+                let bad = t
+                    .and_then(|t| t.checks_failed.get(check))
+                    .copied()
+                    .unwrap_or(0);
+                let kind = script
+                    .expectations
+                    .get(check)
+                    .cloned()
+                    .unwrap_or_else(|| check.clone());
+                if n - bad > 0 {
+                    *c.entry(format!("plugins.expect.ok.{kind}")).or_default() += n - bad;
+                }
+                if bad > 0 {
+                    *c.entry(format!("plugins.expect.failed.{kind}"))
+                        .or_default() += bad;
+                }
+                ok += n - bad;
+                failed += bad;
+            }
+        }
+        if ok > 0 {
+            c.insert("plugins.expect.ok".into(), ok);
+        }
+        if failed > 0 {
+            c.insert("plugins.expect.failed".into(), failed);
+        }
+    }
+    if script.by_endpoint {
+        for t in &r.targets {
+            for (code, n) in &t.statuses {
+                c.insert(
+                    format!("plugins.metrics-by-endpoint.{}.codes.{code}", t.name),
+                    *n,
+                );
+            }
+            if let Some(s) = decode(&t.histogram).as_ref().and_then(Summary::of_micros) {
+                m.summaries.insert(
+                    format!("plugins.metrics-by-endpoint.response_time.{}", t.name),
+                    s,
+                );
+            }
+        }
+    }
+    m.rates
+        .insert("http.request_rate".into(), r.throughput_rps.round() as u64);
+    if let Some(s) = Summary::of_micros(&r.histograms.latency.0) {
+        m.summaries.insert("http.response_time".into(), s);
+    }
+    if let Some(s) = Summary::of_micros(&f.walked_histogram) {
+        m.summaries.insert("vusers.session_length".into(), s);
+    }
+    m
+}
+
+/// The run's seconds gathered into Artillery's ten-second periods.
+fn intermediate(r: &RunResult) -> Vec<Metrics> {
+    let mut out: Vec<(Metrics, Option<Histogram<u64>>, u64)> = Vec::new();
+    for i in &r.intervals {
+        let at = r.started_unix_ms + u64::from(i.t) * 1000;
+        let period = at / 10_000 * 10_000;
+        if out.last().is_none_or(|(m, _, _)| m.period_ms != period) {
+            out.push((
+                Metrics {
+                    period_ms: period,
+                    first_ms: at,
+                    ..Default::default()
+                },
+                None,
+                0,
+            ));
+        }
+        let (m, h, seconds) = out.last_mut().expect("pushed");
+        m.last_ms = at + 1000;
+        *seconds += 1;
+        *m.counters.entry("http.requests".into()).or_default() += i.completed + i.failed;
+        *m.counters.entry("http.responses".into()).or_default() += i.completed;
+        if let Some(ih) = decode(&i.histogram) {
+            match h {
+                Some(h) => {
+                    let _ = h.add(&ih);
+                }
+                None => *h = Some(ih),
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(mut m, h, seconds)| {
+            let responses = m.counters.get("http.responses").copied().unwrap_or(0);
+            m.rates
+                .insert("http.request_rate".into(), responses / seconds.max(1));
+            if let Some(s) = h.as_ref().and_then(Summary::of_micros) {
+                m.summaries.insert("http.response_time".into(), s);
+            }
+            m
+        })
+        .collect()
+}
