@@ -45,7 +45,7 @@ pub const TOPICS: [(&[&str], &str, &str); 11] = [
         include_str!("../docs/streaming.md"),
     ),
     (
-        &["journeys", "journey", "templates", "feeders", "artillery", "har"],
+        &["journeys", "journey", "templates", "feeders"],
         "user journeys: steps with templates, feeders, captures, checks, cookies",
         include_str!("../docs/journeys.md"),
     ),

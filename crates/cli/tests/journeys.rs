@@ -337,7 +337,7 @@ fn the_shop_example_walks_the_reference_server_with_a_mix_loops_and_conditions()
         std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
     }
     let journey = dir.0.join("shop.toml");
-    let json = dir.0.join("r.json");
+    let (json, html) = (dir.0.join("r.json"), dir.0.join("r.html"));
     let out = stampede(&[
         "load",
         &url,
@@ -351,6 +351,8 @@ fn the_shop_example_walks_the_reference_server_with_a_mix_loops_and_conditions()
         "600",
         "--json",
         json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
@@ -387,6 +389,17 @@ fn the_shop_example_walks_the_reference_server_with_a_mix_loops_and_conditions()
     assert!(looks > 0 && looks < lists, "{looks} looks, {lists} lists");
     let s = &r["sessions"];
     assert!(n(&s["completed"]) > 0 && n(&s["failed"]) > 0, "{s}");
+    // The report's table by step names each failed check and missed capture, and its
+    // chart draws each step's percentiles.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let refused = n(&login["statuses"]["401"]);
+    for want in [
+        format!("check status 200 × {refused}"),
+        format!("capture token: no match × {refused}"),
+        "Latency by request".to_string(),
+    ] {
+        assert!(page.contains(&want), "no {want:?} in the report");
+    }
 }
 
 #[test]

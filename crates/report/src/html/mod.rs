@@ -87,7 +87,7 @@ pub(crate) fn card(o: &mut String, label: &str, value: &str) {
     );
 }
 
-fn figure(o: &mut String, caption: &str, svg: &str) {
+pub(crate) fn figure(o: &mut String, caption: &str, svg: &str) {
     let _ = write!(
         o,
         "<figure><figcaption>{}</figcaption>{svg}</figure>",
@@ -96,7 +96,7 @@ fn figure(o: &mut String, caption: &str, svg: &str) {
 }
 
 /// Points of a percentile spectrum in ms, for the percentile axis (up to 99.999 %).
-fn spectrum(h: &Hist) -> Vec<(f64, f64)> {
+pub(crate) fn spectrum(h: &Hist) -> Vec<(f64, f64)> {
     let h = &h.0;
     if h.is_empty() {
         return Vec::new();
