@@ -51,8 +51,8 @@ struct RunArgs {
     /// Take the server's certificate unchecked
     #[arg(short = 'k', long = "insecure")]
     insecure: bool,
-    /// Write the journey file the script became to FILE (to run it with stampede load
-    /// --journey)
+    /// Write the journey file the script became to FILE and run nothing (to run it with
+    /// stampede load --journey and its other workload models)
     #[arg(long = "journey-out", value_name = "FILE")]
     journey_out: Option<String>,
     /// (Artillery's environments: refused, give --target)
@@ -117,6 +117,24 @@ fn run(a: RunArgs) -> Result<(), Exit> {
     if let Some(path) = &a.journey_out {
         std::fs::write(path, &script.toml)
             .map_err(|e| Exit::fail(format!("--journey-out {path}: cannot be written: {e}")))?;
+        if let Some((name, csv)) = &script.payload {
+            // The payload with its fields as a header row, where the journey reads it.
+            let beside = std::path::Path::new(path)
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .join(name);
+            std::fs::write(&beside, csv).map_err(|e| {
+                Exit::fail(format!(
+                    "--journey-out: {}: cannot be written: {e}",
+                    beside.display()
+                ))
+            })?;
+        }
+        eprintln!(
+            "stampede: artillery: wrote {path}; run it with: stampede load {}/ --journey {path}",
+            script.target.trim_end_matches('/')
+        );
+        return Ok(());
     }
     if let Some(o) = &a.output {
         if std::path::Path::new(o).is_dir() {

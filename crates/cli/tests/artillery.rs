@@ -135,6 +135,41 @@ fn a_script_runs_as_artillery_runs_it_and_reports_in_its_layout() {
     assert!(rt["p99"].as_f64().unwrap() >= rt["median"].as_f64().unwrap());
     assert!(!r["intermediate"].as_array().unwrap().is_empty());
 
+    // The journey file the script became, with its payload beside it, runs as any
+    // journey does: closed here, each user walking it again and again.
+    let journey = dir.0.join("shop.toml");
+    let out = stampede(&[
+        "artillery",
+        "run",
+        &path,
+        "--journey-out",
+        journey.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.0.join("users.journey.csv").exists());
+    let json = dir.0.join("closed.json");
+    let out = stampede(&[
+        "load",
+        &url,
+        "--journey",
+        journey.to_str().unwrap(),
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "40",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let closed: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let statuses = closed["statuses"].as_object().unwrap();
+    assert!(
+        statuses.keys().all(|k| k == "200" || k == "401"),
+        "{statuses:?}"
+    );
+
     // The same script run by Artillery itself: the same users, requests and answers.
     let Some(artillery) = std::env::var_os("STAMPEDE_ARTILLERY") else {
         crate::common::missing_peer("Artillery 2 (STAMPEDE_ARTILLERY: its launcher)");

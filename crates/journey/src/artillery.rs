@@ -54,6 +54,9 @@ pub struct Script {
     pub by_endpoint: bool,
     /// Each check's line, and the kind of expectation it came from (`statusCode`, …).
     pub expectations: BTreeMap<String, String>,
+    /// The payload as the journey file's feeder reads it: the file's name (beside the
+    /// journey file) and its CSV, the fields as its header row.
+    pub payload: Option<(String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -565,6 +568,8 @@ impl Translation {
             .is_some_and(|r| !r);
         // The payload, as a feeder whose header row is its fields.
         let mut feeder = None;
+        let mut payload_path = String::new();
+        let mut payload_csv = None;
         if let Some(p) = &c.payload {
             let p: RawPayload = match p {
                 Yaml::Sequence(s) if s.len() == 1 => serde_norway::from_value(s[0].clone()),
@@ -623,13 +628,19 @@ impl Translation {
                 )
             })?;
             feeder = Some((f, order));
+            let stem = std::path::Path::new(&p.path)
+                .file_stem()
+                .map_or("payload".into(), |s| s.to_string_lossy().into_owned());
+            payload_path = format!("{stem}.journey.csv");
+            payload_csv = Some((payload_path.clone(), csv));
         }
         self.toml
             .push_str("# An Artillery script as a journey file\n");
         if let Some((_, order)) = &feeder {
             let _ = writeln!(
                 self.toml,
-                "[feeder]\nfile = \"payload.csv\"\norder = {}\nexhausted = \"again\"",
+                "[feeder]\nfile = {}\norder = {}\nexhausted = \"again\"",
+                quoted(&payload_path),
                 quoted(match order {
                     Order::Random => "random",
                     _ => "sequence",
@@ -734,6 +745,7 @@ impl Translation {
             expect,
             by_endpoint,
             expectations: std::mem::take(&mut self.expectations),
+            payload: payload_csv,
         })
     }
 

@@ -529,7 +529,10 @@ impl ThreadHooks for ThreadJourney {
     }
 
     fn has_delay(&self) -> bool {
-        self.shared.journey.steps.iter().any(|s| !s.think.is_zero())
+        let j = &self.shared.journey;
+        j.steps.iter().any(|s| !s.think.is_zero())
+            || (j.routes.iter())
+                .any(|r| r.ops.iter().any(|o| matches!(o, crate::walk::Op::Pause(_))))
     }
 
     fn address(&self) -> Option<std::net::SocketAddr> {

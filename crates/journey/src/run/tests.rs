@@ -378,4 +378,13 @@ json = { item = "{{ id }}", n = "{{ n }}", note = "n={{ n }}", all = "{{ ids }}"
         "{}",
         e.reason
     );
+    // A pause alone, with no step's think time, is still a delay the engine asks for.
+    let paused = Journey::parse(
+        "p.toml",
+        "[[step]]\nname = \"a\"\nurl = \"/\"\n[[step]]\nthink = \"1s\"\n[[step]]\nname = \"b\"\nurl = \"/\"\n",
+        |_| unreachable!(),
+    )
+    .unwrap();
+    let run = JourneyRun::new(paused, &Target::parse("http://127.0.0.1:9/").unwrap(), 1, 1);
+    assert!(run.hooks().0.thread(0).has_delay());
 }
