@@ -18,11 +18,18 @@ pub enum JsonTrouble {
     NotJson,
 }
 
+/// An answer's headers: names and values, or the engine's fields as received.
+#[derive(Clone, Copy)]
+pub enum Headers<'a> {
+    Pairs(&'a [(&'a str, &'a str)]),
+    Fields(&'a stampede_engine::Fields),
+}
+
 /// One answer.
 pub struct Reply<'a> {
     pub status: u16,
     /// Headers as received: names in any case.
-    pub headers: &'a [(&'a str, &'a str)],
+    pub headers: Headers<'a>,
     pub body: &'a [u8],
     /// From the request's start to the answer's end.
     pub elapsed: Duration,
@@ -38,7 +45,23 @@ impl<'a> Reply<'a> {
     ) -> Reply<'a> {
         Reply {
             status,
-            headers,
+            headers: Headers::Pairs(headers),
+            body,
+            elapsed,
+            json: OnceCell::new(),
+        }
+    }
+
+    /// An answer whose headers are the engine's fields, read where they lie.
+    pub fn of_fields(
+        status: u16,
+        fields: &'a stampede_engine::Fields,
+        body: &'a [u8],
+        elapsed: Duration,
+    ) -> Reply<'a> {
+        Reply {
+            status,
+            headers: Headers::Fields(fields),
             body,
             elapsed,
             json: OnceCell::new(),
@@ -50,9 +73,14 @@ impl<'a> Reply<'a> {
     where
         'a: 'n,
     {
-        (self.headers.iter())
+        let (pairs, fields) = match self.headers {
+            Headers::Pairs(p) => (Some(p), None),
+            Headers::Fields(f) => (None, Some(f)),
+        };
+        (pairs.into_iter().flatten().map(|&(n, v)| (n, v)))
+            .chain(fields.into_iter().flat_map(|f| f.iter()))
             .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| *v)
+            .map(|(_, v)| v)
     }
 
     /// The body as JSON.
@@ -90,6 +118,14 @@ mod tests {
         assert!(std::ptr::eq(r.json().unwrap(), r.json().unwrap()));
         let r = Reply::new(200, &[], b"<html>", Duration::ZERO);
         assert_eq!(r.json(), Err(JsonTrouble::NotJson));
+        // The engine's fields, read where they lie, as the pairs are.
+        let mut f = stampede_engine::Fields::default();
+        assert!(
+            f.read_head(b"HTTP/1.1 200 OK\r\nset-cookie: a=1\r\nX-A: b\r\nSet-Cookie: b=2\r\n\r\n")
+        );
+        let r = Reply::of_fields(200, &f, b"", Duration::ZERO);
+        assert_eq!(r.header("SET-COOKIE").collect::<Vec<_>>(), ["a=1", "b=2"]);
+        assert_eq!(r.header("x-a").collect::<Vec<_>>(), ["b"]);
         let big = vec![b' '; MAX_JSON + 1];
         let r = Reply::new(200, &[], &big, Duration::ZERO);
         assert_eq!(r.json(), Err(JsonTrouble::TooLarge));

@@ -618,20 +618,16 @@ impl ThreadHooks for ThreadJourney {
         }
         let step = &shared.journey.steps[u.step];
         let si = step.figure;
-        let wall = SystemTime::now();
-        for (n, v) in reply.headers {
+        let mut wall = None;
+        for (n, v) in reply.headers.iter() {
             if n.eq_ignore_ascii_case("set-cookie") {
-                let _ = u.jar.store(v, &shared.host, &u.path, wall);
+                let at = *wall.get_or_insert_with(SystemTime::now);
+                let _ = u.jar.store(v, &shared.host, &u.path, at);
             }
         }
-        let headers: Vec<(&str, &str)> = reply
-            .headers
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
-        let r = Reply::new(
+        let r = Reply::of_fields(
             reply.status,
-            &headers,
+            reply.headers,
             reply.body,
             now.duration_since(u.sent),
         );

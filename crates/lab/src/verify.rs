@@ -219,7 +219,9 @@ fn exchange<S: Read + Write>(mut s: S, request: &[u8]) -> Result<Fetched, FetchE
     let kept = parser.take_kept().unwrap_or_default();
     Ok(Fetched {
         status: done.status,
-        headers: kept.headers,
+        headers: (kept.headers.iter())
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
         body: kept.body,
         http2: false,
     })

@@ -148,7 +148,7 @@ mod tests {
             conn: 0,
             status: 200,
             head: b"HTTP/1.1 200 OK\r\n\r\n",
-            headers: &[],
+            headers: &stampede_engine::Fields::default(),
             body: b"hi",
         };
         let header_only = Parts {

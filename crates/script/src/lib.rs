@@ -759,8 +759,8 @@ impl ThreadHooks for ThreadScript {
             let t = self
                 .lua
                 .create_table_with_capacity(0, reply.headers.len())?;
-            for (n, v) in reply.headers {
-                t.raw_set(n.as_str(), v.as_str())?;
+            for (n, v) in reply.headers.iter() {
+                t.raw_set(n, v)?;
             }
             f.call::<()>((reply.status, t, self.lua.create_string(reply.body)?))
         };

@@ -32,7 +32,7 @@ fn load_typed(src: &str, threads: usize) -> Result<Script, ScriptError> {
 }
 
 /// A response on connection 0 as the engine hands it over.
-fn reply<'a>(status: u16, headers: &'a [(String, String)], body: &'a [u8]) -> Reply<'a> {
+fn reply<'a>(status: u16, headers: &'a stampede_engine::Fields, body: &'a [u8]) -> Reply<'a> {
     Reply {
         conn: 0,
         status,
@@ -164,9 +164,9 @@ fn setup_reaches_each_threads_globals_and_done_reads_them_back() {
     t0.request(0, &mut out);
     t0.request(0, &mut out);
     t1.request(0, &mut out);
-    let headers = vec![("Server".to_string(), "x".to_string())];
+    let headers = stampede_engine::Fields::from_pairs([("Server", "x")]);
     assert_eq!(t0.response(&reply(200, &headers, b"PONG")), Flow::Go);
-    assert_eq!(t1.response(&reply(404, &[], b"")), Flow::Go);
+    assert_eq!(t1.response(&reply(404, &Default::default(), b"")), Flow::Go);
     let mut h = Histogram::<u64>::new(3).unwrap();
     h.record_n(100, 3).unwrap();
     h.record(900).unwrap();
@@ -196,9 +196,12 @@ fn a_thread_stops_itself_from_response() {
     )
     .unwrap();
     let mut t = s.thread(0);
-    assert_eq!(t.response(&reply(200, &[], b"")), Flow::Go);
-    assert_eq!(t.response(&reply(200, &[], b"")), Flow::Go);
-    assert_eq!(t.response(&reply(200, &[], b"")), Flow::StopThread);
+    assert_eq!(t.response(&reply(200, &Default::default(), b"")), Flow::Go);
+    assert_eq!(t.response(&reply(200, &Default::default(), b"")), Flow::Go);
+    assert_eq!(
+        t.response(&reply(200, &Default::default(), b"")),
+        Flow::StopThread
+    );
 }
 
 #[test]
@@ -242,7 +245,10 @@ fn errors_name_the_file_and_line_and_stop_the_run() {
     // response raising.
     let s = load("function response(s) error('bad status ' .. s) end", 1).unwrap();
     let mut t = s.thread(0);
-    assert_eq!(t.response(&reply(503, &[], b"")), Flow::StopRun);
+    assert_eq!(
+        t.response(&reply(503, &Default::default(), b"")),
+        Flow::StopRun
+    );
     assert!(
         s.errors()[0].contains("t.lua:1: bad status 503"),
         "{:?}",

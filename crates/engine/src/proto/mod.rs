@@ -258,8 +258,16 @@ impl Proto {
         }
     }
 
+    /// A response from [`Proto::take_response`] its reader is done with: HTTP/1.1
+    /// keeps its room for the next (no allocation a response).
+    pub(crate) fn recycle(&mut self, done: h1::parse::Kept) {
+        if let Proto::H1(h) = self {
+            h.recycle(done);
+        }
+    }
+
     /// The last response kept whole, if responses are kept: HTTP/2's and HTTP/3's
-    /// fields without their pseudo-fields and with no head of HTTP/1.1's bytes.
+    /// fields without their pseudo-fields, written as header lines.
     pub(crate) fn take_response(&mut self) -> Option<h1::parse::Kept> {
         let (headers, body) = match self {
             Proto::H1(h) => return h.take_response(),
@@ -274,11 +282,11 @@ impl Proto {
             Proto::Ws(_) => return None,
         };
         Some(h1::parse::Kept {
-            head: Vec::new(),
-            headers: headers
-                .into_iter()
-                .filter(|(n, _)| !n.starts_with(':'))
-                .collect(),
+            headers: h1::parse::Fields::from_pairs(
+                (headers.iter())
+                    .filter(|(n, _)| !n.starts_with(':'))
+                    .map(|(n, v)| (n.as_str(), v.as_str())),
+            ),
             body,
         })
     }

@@ -53,7 +53,7 @@ pub struct Reply<'a> {
     /// The head as received: status line, header lines and the blank line.
     pub head: &'a [u8],
     /// Header fields, in order.
-    pub headers: &'a [(String, String)],
+    pub headers: &'a crate::proto::h1::parse::Fields,
     /// The body, chunk framing removed.
     pub body: &'a [u8],
 }

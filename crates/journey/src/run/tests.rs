@@ -47,10 +47,7 @@ fn answer(
     headers: &[(&str, &str)],
     body: &str,
 ) {
-    let headers: Vec<(String, String)> = headers
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
+    let headers = stampede_engine::Fields::from_pairs(headers.iter().copied());
     let flow = h.response(&EngineReply {
         conn,
         status,

@@ -74,6 +74,11 @@ impl H1Conn {
         self.kept.as_mut()?.pop_front()
     }
 
+    /// A taken response its reader is done with, its room kept for the next.
+    pub fn recycle(&mut self, done: Kept) {
+        self.parser.recycle(done);
+    }
+
     /// Queues `n` requests, answered in order after those queued before. Their bytes
     /// are part of what [`H1Conn::send`] points at.
     #[inline]

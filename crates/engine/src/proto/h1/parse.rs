@@ -97,13 +97,128 @@ pub struct ResponseParser {
 /// [`ResponseParser::keep_responses`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Kept {
-    /// The final response's head as received: status line, header lines and the
-    /// blank line that ends them.
-    pub head: Vec<u8>,
-    /// Header fields of the final response, in order.
-    pub headers: Vec<(String, String)>,
+    /// Header fields of the final response, in order, with the head they were read
+    /// from.
+    pub headers: Fields,
     /// The body, chunk framing removed.
     pub body: Vec<u8>,
+}
+
+impl Kept {
+    /// The final response's head as received: status line, header lines and the
+    /// blank line that ends them (HTTP/2's and HTTP/3's fields as header lines).
+    pub fn head(&self) -> &[u8] {
+        self.headers.text.as_bytes()
+    }
+}
+
+/// A response's header fields, kept as the head's text and where each name and value
+/// lies in it: one copy of the head, read once, not two strings a field.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Fields {
+    /// The head (bytes that are not UTF-8 replaced by U+FFFD).
+    text: String,
+    /// Each field's name and value, as byte ranges of `text`.
+    spans: Vec<[u32; 4]>,
+}
+
+/// The ends of a name or value with the spaces and tabs around it left out.
+fn trimmed(b: &[u8], mut from: usize, mut to: usize) -> (usize, usize) {
+    while from < to && matches!(b[from], b' ' | b'\t') {
+        from += 1;
+    }
+    while to > from && matches!(b[to - 1], b' ' | b'\t' | b'\r') {
+        to -= 1;
+    }
+    (from, to)
+}
+
+impl Fields {
+    /// The fields of a whole head (status line and header lines, as the parser
+    /// accepted it), reusing this value's room; false (and no fields) when it has no
+    /// status line.
+    pub fn read_head(&mut self, head: &[u8]) -> bool {
+        self.text.clear();
+        self.spans.clear();
+        match std::str::from_utf8(head) {
+            Ok(s) => self.text.push_str(s),
+            Err(_) => self.text.push_str(&String::from_utf8_lossy(head)),
+        }
+        let t = self.text.as_bytes();
+        let mut lines = memchr::memchr_iter(b'\n', t);
+        let Some(status_end) = lines.next() else {
+            return false;
+        };
+        let mut at = status_end + 1;
+        for end in lines.chain(std::iter::once(t.len())) {
+            let (from, to) = trimmed(t, at, end);
+            if from == to {
+                break;
+            }
+            if let Some(colon) = memchr::memchr(b':', &t[from..to]) {
+                let (n0, n1) = trimmed(t, from, from + colon);
+                let (v0, v1) = trimmed(t, from + colon + 1, to);
+                self.spans
+                    .push([n0 as u32, n1 as u32, v0 as u32, v1 as u32]);
+            }
+            at = end + 1;
+        }
+        true
+    }
+
+    /// Takes the head whose fields' places the parser has just written into `spans`
+    /// (read again where the head is not UTF-8, its text then being another length).
+    fn adopt_head(&mut self, head: &[u8]) -> bool {
+        match std::str::from_utf8(head) {
+            Ok(s) => {
+                self.text.clear();
+                self.text.push_str(s);
+                true
+            }
+            Err(_) => self.read_head(head),
+        }
+    }
+
+    /// Fields from names and values (HTTP/2's and HTTP/3's), written as header lines.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Fields {
+        let mut f = Fields::default();
+        for (n, v) in pairs {
+            let at = f.text.len() as u32;
+            f.text.push_str(n);
+            f.text.push_str(": ");
+            let vat = f.text.len() as u32;
+            f.text.push_str(v);
+            f.text.push_str("\r\n");
+            f.spans
+                .push([at, at + n.len() as u32, vat, vat + v.len() as u32]);
+        }
+        f
+    }
+
+    /// Each field's name and value, in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &str)> + '_ {
+        let t = self.text.as_str();
+        (self.spans.iter()).map(move |&[n0, n1, v0, v1]| {
+            (&t[n0 as usize..n1 as usize], &t[v0 as usize..v1 as usize])
+        })
+    }
+
+    /// The first value of the field `name` (any case).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// How many fields.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
 }
 
 struct Head {
@@ -162,6 +277,23 @@ impl ResponseParser {
     /// The headers and body of the response completed last (when keeping).
     pub fn take_kept(&mut self) -> Option<Kept> {
         self.kept.as_mut().map(|k| std::mem::take(&mut **k))
+    }
+
+    /// A kept response its reader is done with: its room is used for the next one,
+    /// unless the next has begun in room of its own.
+    pub fn recycle(&mut self, mut done: Kept) {
+        let Some(k) = self.kept.as_mut() else {
+            return;
+        };
+        let fresh = k.headers.text.capacity() == 0
+            && k.headers.spans.capacity() == 0
+            && k.body.capacity() == 0;
+        if fresh {
+            done.headers.text.clear();
+            done.headers.spans.clear();
+            done.body.clear();
+            **k = done;
+        }
     }
 
     /// Sets whether the next responses answer HEAD requests (no body), for connections
@@ -257,7 +389,8 @@ impl ResponseParser {
     #[inline]
     fn feed_head(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
         if self.partial.is_empty() {
-            match parse_head(data, self.head_request, self.capture_server)? {
+            let spans = self.kept.as_mut().map(|k| &mut k.headers.spans);
+            match parse_head(data, self.head_request, self.capture_server, spans)? {
                 Some((head, server)) if self.kept.is_some() => {
                     self.keep_head(&data[..head.len]);
                     let used = head.len;
@@ -278,7 +411,8 @@ impl ResponseParser {
             let take = data.len().min(MAX_HEAD + 1 - before.min(MAX_HEAD));
             self.partial.extend_from_slice(&data[..take]);
             let partial = std::mem::take(&mut self.partial);
-            let parsed = parse_head(&partial, self.head_request, self.capture_server);
+            let spans = self.kept.as_mut().map(|k| &mut k.headers.spans);
+            let parsed = parse_head(&partial, self.head_request, self.capture_server, spans);
             self.partial = partial;
             match parsed? {
                 Some((head, server)) => {
@@ -301,22 +435,10 @@ impl ResponseParser {
     /// by the final one's), and starts its body afresh.
     #[cold]
     fn keep_head(&mut self, head: &[u8]) {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut resp = httparse::Response::new(&mut headers);
-        if let (Ok(_), Some(k)) = (resp.parse(head), self.kept.as_mut()) {
-            k.head.clear();
-            k.head.extend_from_slice(head);
-            k.headers = resp
-                .headers
-                .iter()
-                .map(|h| {
-                    (
-                        h.name.to_string(),
-                        String::from_utf8_lossy(h.value).into_owned(),
-                    )
-                })
-                .collect();
-            k.body.clear();
+        if let Some(k) = self.kept.as_mut() {
+            if k.headers.adopt_head(head) {
+                k.body.clear();
+            }
         }
     }
 
@@ -481,6 +603,7 @@ fn parse_head(
     data: &[u8],
     head_request: bool,
     capture_server: bool,
+    mut spans: Option<&mut Vec<[u32; 4]>>,
 ) -> Result<Option<(Head, Option<String>)>, ParseError> {
     // Left uninitialised: httparse fills what it uses, and zeroing 96 headers would
     // cost every response a 3 KiB memset.
@@ -508,8 +631,25 @@ fn parse_head(
     let mut close = false;
     let mut keep_alive_token = false;
     let mut server = None;
+    if let Some(s) = spans.as_mut() {
+        s.clear();
+    }
+    let base = data.as_ptr() as usize;
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
+        if let Some(s) = spans.as_mut() {
+            // Where the field lies in the head, for a response kept whole.
+            let (n, v) = (
+                h.name.as_ptr() as usize - base,
+                h.value.as_ptr() as usize - base,
+            );
+            s.push([
+                n as u32,
+                (n + name.len()) as u32,
+                v as u32,
+                (v + h.value.len()) as u32,
+            ]);
+        }
         if name.eq_ignore_ascii_case(b"content-length") {
             let v = std::str::from_utf8(h.value)
                 .ok()
@@ -575,6 +715,41 @@ fn parse_head(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_are_read_from_the_head_once_trimmed_and_in_order() {
+        let mut f = Fields::default();
+        let head = b"HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nX-Sp:  \tpadded \t\r\nset-cookie:b=2\r\nX-Bad: \xff!\r\nno colon\r\n\r\n";
+        assert!(f.read_head(head));
+        let all: Vec<(&str, &str)> = f.iter().collect();
+        assert_eq!(
+            all,
+            [
+                ("Set-Cookie", "a=1"),
+                ("X-Sp", "padded"),
+                ("set-cookie", "b=2"),
+                ("X-Bad", "\u{fffd}!")
+            ]
+        );
+        assert_eq!(f.get("SET-COOKIE"), Some("a=1"));
+        assert_eq!(
+            f.iter()
+                .rev()
+                .find(|(n, _)| n.eq_ignore_ascii_case("set-cookie")),
+            Some(("set-cookie", "b=2"))
+        );
+        assert_eq!(f.len(), 4);
+        // Read again into the same room: the last head's fields only.
+        assert!(f.read_head(b"HTTP/1.1 204 No Content\r\n\r\n"));
+        assert!(f.is_empty());
+        assert!(!f.read_head(b"no status line"));
+        let p = Fields::from_pairs([("content-type", "text/plain"), ("x", "1")]);
+        assert_eq!(p.get("Content-Type"), Some("text/plain"));
+        assert_eq!(
+            String::from_utf8_lossy(p.text.as_bytes()),
+            "content-type: text/plain\r\nx: 1\r\n"
+        );
+    }
 
     /// Feeds `wire` split at `split`, returning every completed response.
     fn run(wire: &[u8], split: usize, head: bool) -> Result<Vec<Completed>, ParseError> {
@@ -729,16 +904,14 @@ mod tests {
             let k = p.take_kept().unwrap();
             assert_eq!(k.body, b"Wikipedia", "split at {split}");
             assert_eq!(
-                k.head,
+                k.head(),
                 b"HTTP/1.1 200 OK\r\nX-A: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
             );
             assert_eq!(
-                k.headers,
-                [
-                    ("X-A".to_string(), "1".to_string()),
-                    ("Transfer-Encoding".to_string(), "chunked".to_string())
-                ]
+                k.headers.iter().collect::<Vec<_>>(),
+                [("X-A", "1"), ("Transfer-Encoding", "chunked")]
             );
+            assert_eq!(k.headers.get("transfer-encoding"), Some("chunked"));
         }
         // A sign is not a hex digit: "+5" is no chunk size.
         let bad = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n";

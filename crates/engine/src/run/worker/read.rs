@@ -479,12 +479,13 @@ impl Worker<'_> {
             let flow = h.response(&crate::run::hooks::Reply {
                 conn: ci,
                 status,
-                head: &kept.head,
+                head: kept.head(),
                 headers: &kept.headers,
                 body: &kept.body,
             });
             self.settle_flow(flow);
         }
+        self.conns[ci].proto.recycle(kept);
     }
 
     /// Counts a response on the slot; the first since a connect gives the connection's

@@ -35,9 +35,7 @@ impl Worker<'_> {
         {
             return None;
         }
-        let location = (kept.headers.iter())
-            .find(|(n, _)| n.eq_ignore_ascii_case("location"))
-            .map(|(_, v)| v.as_str())?;
+        let location = kept.headers.get("location")?;
         let current = request_target(&c.own)?;
         let path = same_origin(location, &self.cfg.net.target, current)?;
         let next = redirected(&c.own, status, &path)?;
