@@ -482,35 +482,37 @@ impl Translation {
                 "a journey's first steps are what every user does first; a setup run before the load is a separate stampede run",
             );
         }
-        if c.processor.is_some() {
-            return refuse(
+        for (key, given, instead) in [
+            (
                 "config.processor",
+                c.processor.is_some(),
                 "JavaScript functions do not run here: write what they compute as captures, conditions and templates (stampede help journeys)",
-            );
-        }
-        if c.engines.is_some() {
-            return refuse("config.engines", "only the HTTP engine runs here");
-        }
-        if c.environments.is_some() {
-            return refuse(
+            ),
+            ("config.engines", c.engines.is_some(), "only the HTTP engine runs here"),
+            (
                 "config.environments",
+                c.environments.is_some(),
                 "give the environment's target with --target",
-            );
-        }
-        if c.ensure.is_some() {
-            return refuse(
+            ),
+            (
                 "config.ensure",
+                c.ensure.is_some(),
                 "use stampede load's --assert on the journey's figures",
-            );
-        }
-        if c.include_files.is_some() {
-            return refuse(
+            ),
+            (
                 "config.includeFiles",
+                c.include_files.is_some(),
                 "the payload is read beside the script",
-            );
-        }
-        if c.stats_interval.is_some() {
-            return refuse("config.statsInterval", "the live view reports every second");
+            ),
+            (
+                "config.statsInterval",
+                c.stats_interval.is_some(),
+                "the live view reports every second",
+            ),
+        ] {
+            if given {
+                return refuse(key, instead);
+            }
         }
         if c.mode.as_deref().is_some_and(|m| m != "uniform") {
             return refuse(
