@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let split = (data[0] as usize * 7).min(input.len());
     let mut pending = Vec::new();
     let (mut path, mut body, mut request) = (Vec::new(), Vec::new(), Vec::new());
+    let mut authorization = Vec::new();
     for part in [&input[..split], &input[split..]] {
         pending.extend_from_slice(part);
         match conn.feed(&pending, &mut out) {
@@ -43,6 +44,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         while let Some(ready) = conn.next_ready(&mut path, &mut request) {
+            conn.authorization(ready.stream, &mut authorization);
             CTX.with_borrow_mut(|ctx| {
                 let mut resp = H2Respond {
                     conn: &mut conn,
@@ -53,7 +55,8 @@ fuzz_target!(|data: &[u8]| {
                     server: b"stampede/fuzz",
                     body: &mut body,
                 };
-                if let Routed::Later(_) = resp.route(&ready, &path, &request, ctx) {
+                let target = (&path[..], &authorization[..]);
+                if let Routed::Later(_) = resp.route(&ready, target, &request, ctx) {
                     resp.respond(200, "text/plain", b"later\n");
                 }
             });
