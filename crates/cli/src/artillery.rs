@@ -317,7 +317,7 @@ fn aggregate(r: &RunResult, f: &JourneyFigures, script: &Script) -> Metrics {
     if let Some(s) = Summary::of_micros(&r.histograms.latency.0) {
         m.summaries.insert("http.response_time".into(), s);
     }
-    if let Some(s) = Summary::of_micros(&f.walked_histogram) {
+    if let Some(s) = Summary::of_micros(&f.walked) {
         m.summaries.insert("vusers.session_length".into(), s);
     }
     m

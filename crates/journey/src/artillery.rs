@@ -43,8 +43,6 @@ pub struct Script {
     pub target: String,
     /// The phases as Gatling injection steps (`--inject`).
     pub inject: Vec<String>,
-    /// The phases, named, with their lengths.
-    pub phases: Vec<(String, Duration)>,
     /// `config.http.timeout`.
     pub timeout: Option<Duration>,
     /// `config.tls.rejectUnauthorized: false`.
@@ -99,7 +97,9 @@ struct RawPhase {
     ramp_to: Option<f64>,
     arrival_count: Option<u64>,
     pause: Option<Yaml>,
-    name: Option<String>,
+    /// A phase's name: taken, and not printed (no phase lines are).
+    #[serde(rename = "name")]
+    _name: Option<String>,
     max_vusers: Option<Yaml>,
 }
 
@@ -538,7 +538,7 @@ impl Translation {
             .target
             .clone()
             .ok_or_else(|| "config.target: the URL of the server (or give --target)".to_string())?;
-        let (inject, phases) = phases(&c.phases)?;
+        let inject = phases(&c.phases)?;
         let timeout = match c.http.as_ref().and_then(|h| h.timeout.as_ref()) {
             Some(t) => Some(seconds(t, "config.http.timeout")?),
             None => None,
@@ -741,7 +741,6 @@ impl Translation {
             toml: std::mem::take(&mut self.toml),
             target,
             inject,
-            phases,
             timeout,
             insecure,
             expect,
@@ -1165,16 +1164,12 @@ impl Translation {
     }
 }
 
-/// Injection steps, and each phase's name and length.
-type Phases = (Vec<String>, Vec<(String, Duration)>);
-
-/// The phases as Gatling injection steps, and each phase's name and length.
-fn phases(raw: &[RawPhase]) -> Result<Phases, Invalid> {
+/// The phases as Gatling injection steps.
+fn phases(raw: &[RawPhase]) -> Result<Vec<String>, Invalid> {
     if raw.is_empty() {
         return Err("config.phases: none; give one at least (duration and arrivalRate)".into());
     }
     let mut steps = Vec::new();
-    let mut named = Vec::new();
     for (i, p) in raw.iter().enumerate() {
         let at = format!("config.phases[{i}]");
         if p.max_vusers.is_some() {
@@ -1183,12 +1178,10 @@ fn phases(raw: &[RawPhase]) -> Result<Phases, Invalid> {
                 "users arrive as the phase says; cap the run with -d",
             );
         }
-        let name = p.name.clone().unwrap_or_else(|| "unnamed".into());
         let secs = |d: Duration| format!("{} milliseconds", d.as_millis());
         if let Some(pause) = &p.pause {
             let d = seconds(pause, &format!("{at}.pause"))?;
             steps.push(format!("nothingFor({})", secs(d)));
-            named.push((name, d));
             continue;
         }
         let d = seconds(
@@ -1215,9 +1208,8 @@ fn phases(raw: &[RawPhase]) -> Result<Phases, Invalid> {
             }
         };
         steps.push(step);
-        named.push((name, d));
     }
-    Ok((steps, named))
+    Ok(steps)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! journeys' counts and durations as the run's sessions ([`JourneyRun::annotate`]).
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -172,8 +173,7 @@ impl JourneyRun {
                 .zip(t.checked.iter().cloned())
                 .collect(),
             broken: t.broken,
-            walked: LatencyStats::of(&t.walked),
-            walked_histogram: t.walked.clone(),
+            walked: t.walked.clone(),
         }
     }
 
@@ -238,8 +238,7 @@ pub struct JourneyFigures {
     /// that never came, a step that could not be made).
     pub broken: u64,
     /// Durations of the journeys walked to their end, checks passed or not, µs.
-    pub walked: LatencyStats,
-    pub walked_histogram: Histogram<u64>,
+    pub walked: Histogram<u64>,
 }
 
 /// What the engine asks for each worker thread's hooks.
@@ -508,10 +507,16 @@ impl ThreadJourney {
         }
         match &step.body {
             Some(b) => {
-                let mut body = Vec::new();
-                b.render(&u.vars, draw, &mut body).map_err(name)?;
-                out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-                out.extend_from_slice(&body);
+                // Rendered after the head, then the head's length line put before it.
+                let at = out.len();
+                b.render(&u.vars, draw, out).map_err(name)?;
+                let mut line = [0u8; 48];
+                let len = {
+                    let mut w = &mut line[..];
+                    let _ = write!(w, "Content-Length: {}\r\n\r\n", out.len() - at);
+                    48 - w.len()
+                };
+                out.splice(at..at, line[..len].iter().copied());
             }
             None => out.extend_from_slice(b"\r\n"),
         }

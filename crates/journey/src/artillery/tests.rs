@@ -98,7 +98,6 @@ fn a_script_becomes_journeys_injection_steps_and_checks() {
             "rampUsers(4) during(1000 milliseconds)",
         ]
     );
-    assert_eq!(s.phases[0], ("warm".to_string(), Duration::from_secs(3)));
     assert_eq!(s.timeout, Some(Duration::from_secs(5)));
     assert!(s.expect && s.by_endpoint && !s.insecure);
     let j = &s.journey;
