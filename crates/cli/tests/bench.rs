@@ -722,11 +722,15 @@ fn nothing_a_target_starts_outlives_the_bench_even_when_it_is_killed() {
         let read = |f: &str| std::fs::read_to_string(dir.path(f)).unwrap_or_default();
         (read("server.pid"), read("daemon.pid"))
     };
+    // Gone means reaped, not only ended: a zombie re-parented to an init that does not
+    // reap stays in the process table for good.
+    let reaped = |pid: &str| {
+        pid.trim()
+            .parse::<i32>()
+            .is_ok_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+    };
     let gone = |(server, daemon): &(String, String), within: Duration| {
-        crate::common::poll(within, || {
-            (!alive_pid(server) && !alive_pid(daemon)).then_some(())
-        })
-        .is_some()
+        crate::common::poll(within, || (reaped(server) && reaped(daemon)).then_some(())).is_some()
     };
 
     // A bench that ends normally.

@@ -107,8 +107,11 @@ fn end_tree(target: i32, grace: Duration, status: &mut Option<i32>) {
     let mut termed = false;
     loop {
         reap(target, status);
-        let below = crate::process::descendants(me);
-        if below.is_empty() {
+        // Done only when nothing at all is below: a process that ended between the
+        // reap and this look is a zombie, still to be reaped here. Left to init, it
+        // would stay a zombie for good where init does not reap.
+        let (below, zombies) = crate::process::descendants(me);
+        if below.is_empty() && zombies == 0 {
             return;
         }
         let sig = if start.elapsed() >= grace {

@@ -513,13 +513,19 @@ pub fn group_alive(pgid: i32) -> bool {
     processes().iter().any(|p| !p.zombie && p.group == pgid)
 }
 
-/// The live (non-zombie) processes below `root`, not `root` itself.
-pub fn descendants(root: i32) -> Vec<i32> {
-    subtree(&processes(), root)
-        .iter()
-        .filter(|p| p.pid != root && !p.zombie)
-        .map(|p| p.pid)
-        .collect()
+/// The processes below `root`, not `root` itself: the live ones, and how many are
+/// zombies (ended, not yet reaped by their parent).
+pub fn descendants(root: i32) -> (Vec<i32>, usize) {
+    let mut live = Vec::new();
+    let mut zombies = 0;
+    for p in subtree(&processes(), root).iter().filter(|p| p.pid != root) {
+        if p.zombie {
+            zombies += 1;
+        } else {
+            live.push(p.pid);
+        }
+    }
+    (live, zombies)
 }
 
 /// Totals over a process tree: (user s, system s, RSS KiB); the root itself left out
@@ -713,6 +719,22 @@ mod tests {
         crate::testing::eventually("the group gone", Duration::from_secs(5), || {
             !group_alive(r.pid())
         });
+    }
+
+    #[test]
+    fn descendants_counts_an_ended_child_not_yet_reaped() {
+        // A child that has ended but is not waited for is a zombie below us: it runs
+        // nothing, yet someone still has to reap it.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        crate::testing::eventually("the child a zombie", Duration::from_secs(5), || {
+            proc_stat(pid).is_some_and(|p| p.zombie)
+        });
+        let (live, zombies) = descendants(std::process::id() as i32);
+        assert!(!live.contains(&pid), "{live:?}");
+        assert!(zombies >= 1);
+        child.wait().unwrap();
+        assert!(proc_stat(pid).is_none(), "reaped, so gone from /proc");
     }
 
     #[test]
