@@ -600,3 +600,75 @@ fn injected_users_arrive_on_connections_of_their_own_and_each_walks_the_journey_
         "{summary}"
     );
 }
+
+#[test]
+fn a_capacity_search_on_a_journey_offers_users_and_counts_journeys() {
+    let (_server, url) = crate::common::serve(&[]);
+    let dir = tempdir::Dir::new();
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    let (journey, json) = (dir.0.join("shop.toml"), dir.0.join("r.json"));
+    let search = |condition: &str, steps: &str| {
+        stampede(&[
+            "load",
+            &url,
+            "--journey",
+            journey.to_str().unwrap(),
+            "--find-max",
+            condition,
+            "--max-rate",
+            "40",
+            "--start-rate",
+            "20",
+            "--step-duration",
+            "500ms",
+            "--max-steps",
+            steps,
+            "-t",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+    };
+    // A quarter of the example's users fail at their login: a search that allows
+    // that many runs its steps; each step's figures are journeys, not requests
+    // (three to six a journey).
+    let out = search("journeys_failed < 40%", "3");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(schema_errors(&r), Vec::<String>::new());
+    let c = &r["capacity"];
+    assert_eq!(c["per"], "journey", "{c}");
+    let steps = c["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for s in steps {
+        let (rate, achieved) = (
+            s["rate"].as_f64().unwrap(),
+            s["achieved_rps"].as_f64().unwrap(),
+        );
+        assert!(achieved <= rate * 1.2, "{s}");
+    }
+    assert!(
+        r["sessions"]["started"].as_u64().unwrap() >= 5,
+        "{}",
+        r["sessions"]
+    );
+    let said = text(&out.stdout);
+    assert!(said.contains("journeys/s"), "{said}");
+    // One that allows none fails its steps (20 and 10 journeys/s, ten and five users
+    // in their half second), whatever the machine: every fourth user's login is
+    // refused.
+    let out = search("journeys_failed < 1%", "2");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let first = &r["capacity"]["steps"][0];
+    assert_eq!(first["passed"], false);
+    assert!(
+        first["why"]
+            .as_str()
+            .unwrap()
+            .contains("journeys_failed < 1%"),
+        "{first}"
+    );
+}

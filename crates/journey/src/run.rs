@@ -125,20 +125,54 @@ impl JourneyRun {
     /// The journey run against `target` by `threads` worker threads, drawing from
     /// `seed`.
     pub fn new(journey: Journey, target: &Target, seed: u64, threads: usize) -> JourneyRun {
+        let origin = format!(
+            "{}://{}",
+            if target.tls { "https" } else { "http" },
+            target.authority
+        );
+        JourneyRun::begin(
+            journey,
+            target.authority.clone(),
+            target.host.trim_matches(['[', ']']).to_string(),
+            (target.tls, origin),
+            seed,
+            threads.max(1) as u64,
+        )
+    }
+
+    /// The same journey against the same target, its figures and data begun anew:
+    /// for a run after this one (each step of a capacity search) that counts only
+    /// its own users.
+    pub fn fresh(&self) -> JourneyRun {
+        let s = &self.shared;
+        JourneyRun::begin(
+            s.journey.clone(),
+            s.authority.clone(),
+            s.host.clone(),
+            (s.secure, s.origin.clone()),
+            s.seed,
+            s.threads,
+        )
+    }
+
+    fn begin(
+        journey: Journey,
+        authority: String,
+        host: String,
+        (secure, origin): (bool, String),
+        seed: u64,
+        threads: u64,
+    ) -> JourneyRun {
         let (steps, routes) = (journey.figures.len(), journey.routes.len());
         JourneyRun {
             shared: Arc::new(Shared {
                 journey,
-                authority: target.authority.clone(),
-                host: target.host.trim_matches(['[', ']']).to_string(),
-                secure: target.tls,
-                origin: format!(
-                    "{}://{}",
-                    if target.tls { "https" } else { "http" },
-                    target.authority
-                ),
+                authority,
+                host,
+                secure,
+                origin,
                 seed,
-                threads: threads.max(1) as u64,
+                threads,
                 rows_taken: AtomicU64::new(0),
                 users: AtomicU64::new(0),
                 seq: Arc::new(AtomicU64::new(0)),

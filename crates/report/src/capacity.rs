@@ -34,8 +34,9 @@ pub fn capacity_line(c: &Capacity) -> String {
     };
     match c.max_rate {
         Some(m) => format!(
-            "{} req/s is the highest rate that meets {conds}; {}",
+            "{} {} is the highest rate that meets {conds}; {}",
             rate(m),
+            c.per.unit(),
             c.ended
         ),
         None => format!("no rate met {conds}; {}", c.ended),
@@ -75,9 +76,10 @@ pub fn capacity_report(c: &Capacity) -> String {
     for (i, s) in c.steps.iter().enumerate().filter(|(_, s)| !s.passed) {
         let _ = writeln!(
             o,
-            "  step {} at {} req/s failed: {}",
+            "  step {} at {} {} failed: {}",
             i + 1,
             rate(s.rate),
+            c.per.unit(),
             s.why.as_deref().unwrap_or("")
         );
     }
@@ -99,7 +101,7 @@ pub fn capacity_html(o: &mut String, c: &Capacity) {
     };
     let chart = line_chart(&LineChart {
         title: "latency against offered rate",
-        x_label: "offered req/s",
+        x_label: &format!("offered {}", c.per.unit()),
         y_label: "ms (log)",
         x_scale: Scale::Linear,
         y_scale: Scale::Log,

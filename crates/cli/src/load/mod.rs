@@ -332,8 +332,8 @@ fn journey(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<J
             "a saved spec carries requests built once; a journey's are made as each user walks it",
         );
     }
-    if servers > 0 || !a.find_max.is_empty() {
-        return refuse("a journey runs against one server, in one run (no --find-max)");
+    if servers > 0 {
+        return refuse("a journey runs against one server");
     }
     if spec.proxy.is_some() && !spec.target.tls {
         return refuse(
@@ -372,8 +372,8 @@ fn feeder(a: &LoadArgs, spec: &mut LoadSpec, servers: usize) -> Result<Option<Jo
             "a saved spec carries requests built once; these are rendered as they are sent",
         );
     }
-    if servers > 0 || !a.find_max.is_empty() {
-        return refuse("the rows feed one server, in one run (no --find-max)");
+    if servers > 0 {
+        return refuse("the rows feed one server");
     }
     if spec.proxy.is_some() && !spec.target.tls {
         return refuse("rendered requests go through a proxy's tunnel only; use an https:// URL");
@@ -470,7 +470,7 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
                 "a capacity search runs over one server",
             ));
         }
-        return find_max(&a, spec, &asserts);
+        return find_max(&a, spec, journey.as_ref(), &asserts);
     }
     let parts = match servers.is_empty() {
         true => vec![stampede_engine::Part {
@@ -622,10 +622,13 @@ fn measured<'a>(
 fn find_max(
     a: &LoadArgs,
     spec: LoadSpec,
+    journey: Option<&JourneyRun>,
     asserts: &[stampede_engine::assert::Assertion],
 ) -> Result<(), Exit> {
+    use stampede_engine::arrivals::Gaps;
     use stampede_engine::assert::Assertion;
-    use stampede_engine::capacity::{search, SearchSpec};
+    use stampede_engine::capacity::{search, Per, SearchSpec};
+    use stampede_engine::inject::{InjectionStep, Profile};
     let conditions = a
         .find_max
         .iter()
@@ -645,6 +648,17 @@ fn find_max(
         )));
     }
     let mut s = SearchSpec::new(conditions, max_rate);
+    // A journey's search offers users arriving at the rate, each walking it once; a
+    // feeder's, requests with its rows, as any search.
+    if journey.is_some() && a.feeder.is_none() {
+        s.per = Per::Journey;
+        if spec.load.shape.has_sessions() {
+            return Err(Exit::usage(
+                "--find-max: the search sets the users' arrivals itself; drop --inject",
+            ));
+        }
+    }
+    let unit = s.per.unit();
     if let Some(r) = a.start_rate {
         if !(r.is_finite() && r >= 1.0 && r <= max_rate) {
             return Err(Exit::usage(format!(
@@ -656,12 +670,43 @@ fn find_max(
     s.precision = a.precision / 100.0;
     s.max_steps = a.max_steps.max(1);
     let gaps = a.gaps()?;
+    if s.per == Per::Journey && !matches!(gaps, Gaps::Even | Gaps::Poisson) {
+        return Err(Exit::usage(
+            "--burstiness: a journey's search has its users arrive evenly or, with --poisson, as a Poisson process",
+        ));
+    }
+    // Each step's run, and the journey's own figures counted afresh for it.
     let step_spec = |rate: f64, d: std::time::Duration| {
         let mut sp = spec.clone();
-        sp.load.shape = Shape::Rate { rate, gaps };
+        sp.load.shape = match s.per {
+            Per::Request => Shape::Rate { rate, gaps },
+            Per::Journey => {
+                sp.load.session.calls = u32::MAX;
+                Shape::Users(Profile {
+                    steps: vec![InjectionStep::ConstantRate {
+                        rate,
+                        during: d,
+                        randomized: gaps == Gaps::Poisson,
+                    }],
+                })
+            }
+        };
         sp.load.duration = Some(d);
         sp.load.requests = None;
-        sp
+        let run = journey.map(|j| {
+            let run = j.fresh();
+            sp.hooks = Some(run.hooks());
+            run
+        });
+        (sp, run)
+    };
+    let finish = |r: &mut stampede_engine::RunResult, run: Option<JourneyRun>| {
+        if let Some(j) = run {
+            j.annotate(r);
+            if a.feeder.is_some() {
+                r.sessions = None;
+            }
+        }
     };
     let quiet = || ProgressOptions {
         quiet: true,
@@ -672,20 +717,29 @@ fn find_max(
         n += 1;
         if !a.quiet {
             eprintln!(
-                "stampede: step {n}: {} req/s",
+                "stampede: step {n}: {} {unit}",
                 thousands(rate.round() as u64)
             );
         }
         if !a.step_warmup.is_zero() {
-            common::execute(step_spec(rate, a.step_warmup), quiet())?;
+            common::execute(step_spec(rate, a.step_warmup).0, quiet())?;
         }
-        let run = common::execute(step_spec(rate, a.step_duration), quiet())?;
+        let (sp, journeys) = step_spec(rate, a.step_duration);
+        let mut run = common::execute(sp, quiet())?;
+        finish(&mut run.result, journeys);
         if !a.quiet {
             let r = &run.result;
+            let answered = match (s.per, &r.sessions) {
+                (Per::Journey, Some(j)) => format!(
+                    "{} journeys completed, {} failed",
+                    thousands(j.completed),
+                    thousands(j.failed)
+                ),
+                _ => format!("{} answered", thousands(r.throughput_rps.round() as u64)),
+            };
             eprintln!(
-                "stampede: step {n}: {} req/s offered, {} answered, p99 {}",
+                "stampede: step {n}: {} {unit} offered, {answered}, p99 {}",
                 thousands(rate.round() as u64),
-                thousands(r.throughput_rps.round() as u64),
                 human_us(r.latency.at(99.0).unwrap_or(0) as f64)
             );
         }

@@ -11,7 +11,9 @@
 //! gap between events, alias `gap`), `tpot` (time per output token) and `e2el` (the
 //! whole response, the latency above), the first two from the intended start or, with
 //! `uncorrected_`, from the send; and `tokens_per_s` and `goodput` (completions per
-//! second that met the service levels). Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
+//! second that met the service levels). A run of sessions (journeys, users) has
+//! `journeys_failed` (alias `sessions_failed`): a count, or with `%` a share of the
+//! journeys that ended. Operators: `<`, `<=`, `>`, `>=`, `==`, `!=`.
 //! Latency values need a unit (`us`, `ms`, `s`); counts and rates take `k` and `M`.
 
 use crate::error::SyntaxError;
@@ -73,6 +75,9 @@ enum Metric {
     TokensPerS,
     /// Completions per second that met the service levels.
     Goodput,
+    /// Sessions (journeys, users) that ended in failure: a request that got no
+    /// answer, or a journey's failed check or capture.
+    JourneysFailed,
 }
 
 /// A comparison.
@@ -150,6 +155,7 @@ fn metric(name: &str) -> Result<Metric, SyntaxError> {
         "non2xx" | "non_2xx" => Some(Metric::Non2xx),
         "tokens_per_s" => Some(Metric::TokensPerS),
         "goodput" => Some(Metric::Goodput),
+        "journeys_failed" | "sessions_failed" => Some(Metric::JourneysFailed),
         _ => None,
     };
     if let Some(m) = plain {
@@ -263,12 +269,13 @@ impl Assertion {
         let value = s[at + len..].trim();
         let metric = metric(&name).map_err(|e| format!("{s:?}: {e}"))?;
         let (value, share) = match metric {
-            Metric::Errors | Metric::Non2xx if value.ends_with('%') => (
+            Metric::Errors | Metric::Non2xx | Metric::JourneysFailed if value.ends_with('%') => (
                 number(&value[..value.len() - 1]).map_err(|e| format!("{s:?}: {e}"))? / 100.0,
                 true,
             ),
             Metric::Errors
             | Metric::Non2xx
+            | Metric::JourneysFailed
             | Metric::Rps
             | Metric::TokensPerS
             | Metric::Goodput => (number(value).map_err(|e| format!("{s:?}: {e}"))?, false),
@@ -341,6 +348,17 @@ impl Assertion {
                 )
             }
             Metric::Non2xx => (r.non_2xx() as f64, r.non_2xx().to_string()),
+            Metric::JourneysFailed => match &r.sessions {
+                // A share of the journeys that ended; those still walking at the end
+                // are neither.
+                Some(st) if self.share => {
+                    let ended = st.completed + st.failed;
+                    let f = share(st.failed, ended);
+                    (f, format!("{:.4}% ({} of {ended})", f * 100.0, st.failed))
+                }
+                Some(st) => (st.failed as f64, st.failed.to_string()),
+                None => (f64::NAN, "no journeys or sessions in this run".into()),
+            },
         };
         let v = self.value;
         // A figure the run did not measure holds no comparison.
@@ -420,6 +438,32 @@ mod tests {
             let e = Assertion::parse(bad).unwrap_err();
             assert!(e.0.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn failed_journeys_are_checked_as_a_count_or_a_share_of_those_that_ended() {
+        let mut r: RunResult =
+            serde_json::from_str(include_str!("../../tests/data/small-result.json"))
+                .expect("fixture");
+        let check = |a: &str, r: &RunResult| Assertion::parse(a).unwrap().check(r);
+        let none = check("journeys_failed < 1%", &r);
+        assert!(!none.passed && none.actual.contains("no journeys"), "{none:?}");
+        r.sessions = Some(crate::measure::result::SessionStats {
+            started: 110,
+            completed: 95,
+            failed: 5,
+            max_concurrent: 10,
+            lifetime: crate::Hist::default().stats(),
+            calls: 3,
+            burst: 1,
+        });
+        // Ten still walking at the end are in neither.
+        let share = check("journeys_failed < 6%", &r);
+        assert!(share.passed, "{share:?}");
+        assert_eq!(share.actual, "5.0000% (5 of 100)");
+        assert!(!check("sessions_failed < 5%", &r).passed);
+        assert!(check("journeys_failed <= 5", &r).passed);
+        assert!(Assertion::parse("uncorrected_journeys_failed < 1").is_err());
     }
 
     /// A result whose stream figures are known: first events at 100 ms (99 of them)

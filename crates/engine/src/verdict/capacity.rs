@@ -11,6 +11,10 @@
 //! when the client itself becomes the limit (a client-bound step says nothing about the
 //! server, so the answer is then a lower bound).
 //!
+//! A search counts requests or, for a journey, journeys: then each step's users
+//! arrive at the rate (journeys per second), a step is answered when as many journeys
+//! end as began, and its latency conditions read the steps' requests.
+//!
 //! The search itself only decides which rate to try next: [`search`] is given the
 //! function that measures a step, so it is tested against servers of known capacity
 //! without a network and used by `stampede load --find-max` and the lab alike.
@@ -21,6 +25,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::verdict::assert::{Assertion, Checked};
 use crate::RunResult;
+
+/// What a search's rate counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Per {
+    /// Requests per second.
+    #[default]
+    Request,
+    /// Journeys (users walking one) per second.
+    Journey,
+}
+
+impl Per {
+    /// The rate's unit, as reports write it.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Per::Request => "req/s",
+            Per::Journey => "journeys/s",
+        }
+    }
+
+    fn is_request(&self) -> bool {
+        *self == Per::Request
+    }
+}
 
 /// How a search is made.
 #[derive(Debug, Clone)]
@@ -36,6 +65,8 @@ pub struct SearchSpec {
     pub precision: f64,
     /// Most steps in all.
     pub max_steps: usize,
+    /// What the rates count.
+    pub per: Per,
 }
 
 impl SearchSpec {
@@ -48,6 +79,7 @@ impl SearchSpec {
             start_rate: (max_rate / 32.0).max(1.0),
             precision: 0.05,
             max_steps: 16,
+            per: Per::Request,
         }
     }
 }
@@ -55,9 +87,9 @@ impl SearchSpec {
 /// One measured step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RateStep {
-    /// Offered rate, req/s.
+    /// Offered rate, in the search's unit (req/s, or journeys/s).
     pub rate: f64,
-    /// Completed responses per second.
+    /// Completed per second, in the search's unit: responses, or journeys that ended.
     pub achieved_rps: f64,
     /// Corrected latency percentiles, µs.
     pub p50_us: u64,
@@ -92,6 +124,9 @@ pub struct Capacity {
     pub steps: Vec<RateStep>,
     /// How the search ended, in a sentence.
     pub ended: String,
+    /// What the rates count.
+    #[serde(default, skip_serializing_if = "Per::is_request")]
+    pub per: Per,
 }
 
 impl Capacity {
@@ -135,38 +170,56 @@ fn offered(r: &RunResult, rate: f64) -> f64 {
     r.open.as_ref().map_or(rate, |o| o.achieved_rate.min(rate))
 }
 
-/// The rate a step's server answered at: its completions, and the requests still in
-/// flight when the step ended as far as a server keeping up has under way at any
-/// moment (the rate times twice the median latency). Long answers (streams of
-/// seconds) leave that many unfinished at the end of every step, and a step is no
-/// worse for it.
-fn answered(r: &RunResult) -> f64 {
+/// Completed per second in the search's unit: responses, or journeys that ended
+/// (passed or failed: how many failed is for the conditions to judge).
+fn achieved(r: &RunResult, per: Per) -> f64 {
+    match (per, &r.sessions) {
+        (Per::Journey, Some(s)) => (s.completed + s.failed) as f64 / r.duration_s.max(1e-9),
+        (Per::Journey, None) => 0.0,
+        (Per::Request, _) => r.throughput_rps,
+    }
+}
+
+/// The rate a step's server answered at: its completions, and those still under way
+/// when the step ended as far as a server keeping up has under way at any moment
+/// (the rate times twice the median latency, or the median journey's lifetime). Long
+/// answers (streams of seconds) and long journeys leave that many unfinished at the
+/// end of every step, and a step is no worse for it.
+fn answered(r: &RunResult, per: Per) -> f64 {
     let secs = r.duration_s.max(1e-9);
-    let median_s = r.latency.at(50.0).unwrap_or(0) as f64 / 1e6;
-    let in_flight = (r.throughput_rps * 2.0 * median_s).ceil();
-    r.throughput_rps + (r.requests.abandoned as f64).min(in_flight) / secs
+    let done = achieved(r, per);
+    let (median_us, unfinished) = match (per, &r.sessions) {
+        (Per::Journey, Some(s)) => (
+            s.lifetime.at(50.0).unwrap_or(0),
+            s.started.saturating_sub(s.completed + s.failed),
+        ),
+        _ => (r.latency.at(50.0).unwrap_or(0), r.requests.abandoned),
+    };
+    let in_flight = (done * 2.0 * median_us as f64 / 1e6).ceil();
+    done + (unfinished as f64).min(in_flight) / secs
 }
 
 fn judge(spec: &SearchSpec, rate: f64, r: &RunResult) -> (RateStep, Judged) {
+    let unit = spec.per.unit();
     let checks: Vec<Checked> = spec.conditions.iter().map(|a| a.check(r)).collect();
     let started = r.requests.started.max(1);
     let limit = r.limit.as_ref();
     let judged = if r.requests.completed == 0 || r.requests.failed * 2 > started {
         Judged::Stop(format!(
-            "the server failed badly at {rate:.0} req/s: {} of {} requests failed, {} completed",
+            "the server failed badly at {rate:.0} {unit}: {} of {} requests failed, {} completed",
             r.requests.failed, r.requests.started, r.requests.completed
         ))
     } else if r.client_bound() {
         Judged::Stop(format!(
-            "the client became the limit at {rate:.0} req/s ({}): the server's capacity is above what this client can offer",
+            "the client became the limit at {rate:.0} {unit} ({}): the server's capacity is above what this client can offer",
             limit.map_or("", |l| l.reason.as_str())
         ))
     } else if let Some(c) = checks.iter().find(|c| !c.passed) {
         Judged::Fail(format!("{} (measured {})", c.assertion, c.actual))
-    } else if answered(r) < 0.98 * offered(r, rate) {
+    } else if answered(r, spec.per) < 0.98 * offered(r, rate) {
         Judged::Fail(format!(
-            "answered {} of the {} req/s offered",
-            rate_text(r.throughput_rps),
+            "answered {} of the {} {unit} offered",
+            rate_text(achieved(r, spec.per)),
             rate_text(offered(r, rate))
         ))
     } else if r.open.as_ref().is_some_and(|o| o.behind) {
@@ -181,7 +234,7 @@ fn judge(spec: &SearchSpec, rate: f64, r: &RunResult) -> (RateStep, Judged) {
     let at = |p| r.latency.at(p).unwrap_or(0);
     let step = RateStep {
         rate,
-        achieved_rps: r.throughput_rps,
+        achieved_rps: achieved(r, spec.per),
         p50_us: at(50.0),
         p99_us: at(99.0),
         p999_us: at(99.9),
@@ -233,8 +286,9 @@ pub fn search<T: Borrow<RunResult>, E>(
         rate = match (lo, hi) {
             (Some(l), None) if l >= spec.max_rate => {
                 break format!(
-                    "every condition held up to the maximum rate, {:.0} req/s",
-                    spec.max_rate
+                    "every condition held up to the maximum rate, {:.0} {}",
+                    spec.max_rate,
+                    spec.per.unit()
                 )
             }
             (Some(l), None) => (l * 2.0).min(spec.max_rate),
@@ -243,9 +297,10 @@ pub fn search<T: Borrow<RunResult>, E>(
                 if h - l <= spec.precision * h {
                     break match lo {
                         Some(l) => format!(
-                            "the knee lies between {l:.0} (passed) and {h:.0} req/s (failed)"
+                            "the knee lies between {l:.0} (passed) and {h:.0} {} (failed)",
+                            spec.per.unit()
                         ),
-                        None => format!("even {h:.0} req/s failed"),
+                        None => format!("even {h:.0} {} failed", spec.per.unit()),
                     };
                 }
                 (l + h) / 2.0
@@ -259,6 +314,7 @@ pub fn search<T: Borrow<RunResult>, E>(
         limit_rate: spec.max_rate,
         steps,
         ended,
+        per: spec.per,
     };
     Ok((capacity, best.or(last)))
 }
@@ -301,6 +357,54 @@ mod tests {
             r.limit = None;
             Ok(r)
         }
+    }
+
+    /// A server that can take `cap` journeys/s of three requests each: past it,
+    /// journeys begun are not ended within the step, though each request is quick.
+    fn journeys(cap: f64) -> impl FnMut(f64) -> Result<RunResult, ()> {
+        let mut inner = server(f64::MAX);
+        move |rate: f64| {
+            let mut r = inner(rate * 3.0)?;
+            r.open.as_mut().unwrap().achieved_rate = rate;
+            r.duration_s = 5.0;
+            let mut life = crate::measure::result::new_histogram();
+            life.record_n(30_000, 100).unwrap();
+            r.sessions = Some(crate::measure::result::SessionStats {
+                started: (rate * 5.0) as u64,
+                completed: (rate.min(cap) * 5.0) as u64,
+                failed: 0,
+                max_concurrent: 0,
+                lifetime: crate::Hist(life).stats(),
+                calls: 3,
+                burst: 1,
+            });
+            Ok(r)
+        }
+    }
+
+    #[test]
+    fn a_search_per_journey_finds_the_journeys_a_server_keeps_up_with() {
+        let mut spec = SearchSpec::new(
+            vec![Assertion::parse("journeys_failed < 1%").unwrap()],
+            10_000.0,
+        );
+        spec.per = Per::Journey;
+        let (c, _) = search(&spec, journeys(1_200.0)).unwrap();
+        let found = c.max_rate.unwrap();
+        assert!((found - 1_200.0).abs() / 1_200.0 < 0.05, "{found} {c:?}");
+        assert_eq!(c.per, Per::Journey);
+        assert!(c.ended.contains("journeys/s"), "{}", c.ended);
+        let failed = c.steps.iter().find(|s| !s.passed).unwrap();
+        assert!(
+            failed
+                .why
+                .as_deref()
+                .unwrap()
+                .contains("journeys/s offered"),
+            "{failed:?}"
+        );
+        // The steps' achieved figures are journeys, not their requests.
+        assert!(c.steps.iter().all(|s| s.achieved_rps <= s.rate * 1.01));
     }
 
     #[test]
