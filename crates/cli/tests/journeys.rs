@@ -672,3 +672,92 @@ fn a_capacity_search_on_a_journey_offers_users_and_counts_journeys() {
         "{first}"
     );
 }
+
+#[test]
+fn live_metrics_give_each_step_its_figures_and_failed_checks() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let (_server, url) = crate::common::serve(&[]);
+    let dir = tempdir::Dir::new();
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    let (journey, json) = (dir.0.join("shop.toml"), dir.0.join("r.json"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args(["load", &url, "--journey", journey.to_str().unwrap()])
+        .args(["-c", "2", "-t", "1", "-n", "400", "-q"])
+        .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "30s"])
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The address it listens on, from its first line.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("stampede: metrics at http://")
+        .and_then(|a| a.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    let scrape = || {
+        let mut s = std::net::TcpStream::connect(&addr).ok()?;
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .ok()?;
+        write!(
+            s,
+            "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .ok()?;
+        let mut text = String::new();
+        s.read_to_string(&mut text).ok()?;
+        Some(text)
+    };
+    // The final figures, once the run has ended (the last scrape it waits for).
+    let text = crate::common::eventually(
+        "the final figures",
+        std::time::Duration::from_secs(20),
+        || scrape().filter(|t| t.contains("\nstampede_run_finished 1\n")),
+    );
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{rest}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let value = |series: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no {series} in {text}"))
+    };
+    // Each step's answers and failed checks are the result's.
+    for t in r["targets"].as_array().unwrap() {
+        let step = t["name"].as_str().unwrap();
+        let answered = value(&format!("stampede_step_requests_total{{step=\"{step}\"}}"));
+        assert_eq!(answered, t["completed"].as_f64().unwrap(), "{step}");
+        let count = value(&format!(
+            "stampede_step_latency_seconds_count{{step=\"{step}\"}}"
+        ));
+        assert_eq!(count, answered, "{step}: every answer timed");
+        for (check, n) in t["checks_failed"].as_object().into_iter().flatten() {
+            let series =
+                format!("stampede_step_checks_failed_total{{step=\"{step}\",check=\"{check}\"}}");
+            assert_eq!(value(&series), n.as_f64().unwrap(), "{series}");
+        }
+    }
+    // The example's fourth user is refused at login.
+    let login = value("stampede_step_checks_failed_total{step=\"login\",check=\"status 200\"}");
+    assert!(login > 0.0, "{text}");
+    let s = &r["sessions"];
+    assert_eq!(
+        value("stampede_journeys_total{outcome=\"failed\"}"),
+        s["failed"].as_f64().unwrap()
+    );
+    assert_eq!(
+        value("stampede_journeys_total{outcome=\"completed\"}"),
+        s["completed"].as_f64().unwrap()
+    );
+}

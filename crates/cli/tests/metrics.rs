@@ -319,6 +319,57 @@ fn prometheus_takes_remote_writes_and_returns_the_request_count() {
     assert!(p99 > 0.0 && p99 < 1.0, "{p99}");
 }
 
+#[test]
+fn prometheus_takes_a_journey_s_figures_by_step_over_remote_write() {
+    let Some(prom) = prometheus("global:\n  scrape_interval: 15s\n") else {
+        return;
+    };
+    let (_server, url) = crate::common::serve(&[]);
+    let tmp = Dir::new();
+    let dir = &tmp.0;
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.join(f)).unwrap();
+    }
+    let json = dir.join("result.json");
+    let out = Command::new(BIN)
+        .args(["load", &url, "--journey"])
+        .arg(dir.join("shop.toml"))
+        .args(["-c", "2", "-t", "1", "-n", "400", "-q", "--json"])
+        .arg(&json)
+        .arg("--out")
+        .arg(format!(
+            "prometheus-rw=http://127.0.0.1:{}/api/v1/write",
+            prom.port
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !err.contains("writes failed"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for t in r["targets"].as_array().unwrap() {
+        let (step, answered) = (
+            t["name"].as_str().unwrap(),
+            t["completed"].as_f64().unwrap(),
+        );
+        let q = format!("stampede_step_requests_total{{job=\"stampede\",step=\"{step}\"}}");
+        let got = eventually("the step's pushed count", Duration::from_secs(20), || {
+            prom_value(prom.port, &q).filter(|v| *v == answered)
+        });
+        assert_eq!(got, answered, "{step}");
+    }
+    let failed = r["sessions"]["failed"].as_f64().unwrap();
+    assert!(failed > 0.0, "the example's fourth user is refused");
+    let q = "stampede_journeys_total{job=\"stampede\",outcome=\"failed\"}";
+    let got = eventually("the failed journeys", Duration::from_secs(20), || {
+        prom_value(prom.port, q).filter(|v| *v == failed)
+    });
+    assert_eq!(got, failed);
+}
+
 /// InfluxDB 1.x on free ports, its files in a scratch directory, with a database
 /// `stampede` created.
 fn influxdb() -> Option<Peer> {

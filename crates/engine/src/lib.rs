@@ -57,7 +57,7 @@ pub use error::{
 pub use hooks::{Flow, Hooks, Reply, ThreadHooks, ThreadHooksSource};
 pub use measure::raw::{writer as raw_writer, RawFormat, RawOut, RawWriter};
 pub use measure::recorder::{RequestRecord, MAX_RECORDS};
-pub use measure::targets::{TargetStats, MAX_TARGETS};
+pub use measure::targets::{target_name, LiveTarget, TargetStats, MAX_TARGETS};
 pub use proto::h1::parse::Fields;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{

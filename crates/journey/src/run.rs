@@ -29,7 +29,8 @@ use crate::vars::{Value, Vars};
 use crate::walk::Cursor;
 use crate::Invalid;
 
-/// A journey ready to run against one target.
+/// A journey ready to run against one target (a clone is the same run).
+#[derive(Clone)]
 pub struct JourneyRun {
     shared: Arc<Shared>,
 }
@@ -118,6 +119,20 @@ impl Tally {
         }
         self.broken += o.broken;
         let _ = self.walked.add(&o.walked);
+    }
+
+    /// Back to nothing counted, its allocations kept.
+    fn clear(&mut self) {
+        (self.started, self.completed, self.failed, self.broken) = (0, 0, 0, 0);
+        for m in (self.checks.iter_mut())
+            .chain(&mut self.missed)
+            .chain(&mut self.checked)
+        {
+            m.clear();
+        }
+        self.by_route.iter_mut().for_each(|n| *n = 0);
+        self.lifetime.reset();
+        self.walked.reset();
     }
 }
 
@@ -211,6 +226,25 @@ impl JourneyRun {
         }
     }
 
+    /// The users and each step's failed checks and missed captures as they stand,
+    /// for live outputs: each thread's counts as of its last journey to end after a
+    /// second since the one before (the final figures come with the run's end).
+    pub fn live(&self) -> LiveJourneys {
+        let t = self.shared.tally.lock().expect("not poisoned");
+        let mut failed = Vec::new();
+        for (i, step) in self.shared.journey.figures.iter().enumerate() {
+            for (check, n) in t.checks[i].iter().chain(&t.missed[i]) {
+                failed.push((step.clone(), check.clone(), *n));
+            }
+        }
+        LiveJourneys {
+            started: t.started,
+            completed: t.completed,
+            failed: t.failed,
+            checks_failed: failed,
+        }
+    }
+
     /// Whether a unique feeder's rows were all taken.
     pub fn exhausted(&self) -> bool {
         self.shared.exhausted.load(Ordering::Relaxed)
@@ -261,6 +295,16 @@ impl JourneyRun {
     }
 }
 
+/// A journey's users so far and each step's failed checks and missed captures, as
+/// (step, check or capture, failures).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveJourneys {
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub checks_failed: Vec<(String, String, u64)>,
+}
+
 /// What the users did, beside the run's sessions.
 #[derive(Debug, Clone)]
 pub struct JourneyFigures {
@@ -291,6 +335,7 @@ impl ThreadHooksSource for Source {
             stop_reason: None,
             draw: Draw::new(s.seed, (index as u64, s.threads)).with_sequence(s.seq.clone()),
             tally: Tally::new(s.journey.figures.len(), s.journey.routes.len()),
+            flushed: Instant::now(),
             users: Vec::new(),
             shared: s.clone(),
         })
@@ -306,6 +351,9 @@ impl ThreadHooksSource for Source {
         self.0.journey.figures.clone()
     }
 }
+
+/// How often a thread's counts are added to the run's while it runs.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// One user: a connection slot walking the journey.
 struct User {
@@ -334,6 +382,8 @@ struct ThreadJourney {
     shared: Arc<Shared>,
     draw: Draw,
     tally: Tally,
+    /// When `tally` was last added to the run's, which live outputs read.
+    flushed: Instant,
     users: Vec<Option<User>>,
     /// Whether answers are read: a journey of one step with nothing to capture or
     /// check (`load --feeder`) reads none, and each request begins the next.
@@ -471,6 +521,15 @@ impl ThreadJourney {
         } else {
             self.tally.completed += 1;
             self.tally.lifetime.saturating_record(us);
+        }
+        // What the users did reaches the run's figures about once a second while it
+        // runs (for live outputs), not only when the thread ends.
+        if now.saturating_duration_since(self.flushed) >= FLUSH_EVERY {
+            self.flushed = now;
+            if let Ok(mut t) = self.shared.tally.lock() {
+                t.add(&self.tally);
+                self.tally.clear();
+            }
         }
     }
 

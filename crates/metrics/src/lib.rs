@@ -193,7 +193,34 @@ pub struct Totals {
     pub connections: u64,
     pub in_flight: u64,
     pub users: u64,
+    /// For a run of several requests (a journey's steps, a targets file's requests),
+    /// each one's figures since the start, in the order they were first answered.
+    pub steps: Vec<StepTotals>,
+    /// A journey's users and their failed checks, as its hooks count them.
+    pub journeys: Option<JourneyTotals>,
 }
+
+/// One request's figures since the start (a journey's step).
+#[derive(Debug, Clone)]
+pub struct StepTotals {
+    pub name: String,
+    pub completed: u64,
+    pub failed: u64,
+    pub latency: LatencyStats,
+}
+
+/// A journey's users so far, and each step's failed checks and captures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JourneyTotals {
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+    /// (step, check or capture, failures).
+    pub checks_failed: Vec<(String, String, u64)>,
+}
+
+/// Reads a journey's figures as they stand, for each scrape and push.
+pub type JourneySource = Box<dyn Fn() -> JourneyTotals + Send + Sync>;
 
 impl Default for Totals {
     fn default() -> Totals {
@@ -210,6 +237,8 @@ impl Default for Totals {
             connections: 0,
             in_flight: 0,
             users: 0,
+            steps: Vec::new(),
+            journeys: None,
         }
     }
 }
@@ -257,6 +286,8 @@ struct Histograms {
     latency: Hist,
     uncorrected: Hist,
     send_lag: Hist,
+    /// Each request's latency, as `Totals::steps` orders them.
+    steps: Vec<Hist>,
 }
 
 /// A pusher's place in the stream of seconds.
@@ -275,6 +306,10 @@ struct Pusher {
 struct State {
     info: RunInfo,
     totals: Totals,
+    /// The run's requests by slot, as its figures per target name them.
+    step_names: Vec<String>,
+    /// Where each slot's figures are in `totals.steps`.
+    step_at: BTreeMap<usize, usize>,
     hists: Histograms,
     /// The most recent seconds, for pushers; `first_seq` is the front's number.
     recent: VecDeque<Arc<Second>>,
@@ -289,6 +324,7 @@ struct State {
 /// The live figures every output reads.
 pub struct Hub {
     state: Mutex<State>,
+    journeys: Mutex<Option<JourneySource>>,
     /// Signalled whenever the state changes: a second came, the run ended, a scrape
     /// read the figures, a pusher ended.
     changed: Condvar,
@@ -315,6 +351,8 @@ impl Hub {
             state: Mutex::new(State {
                 info: RunInfo::of(spec),
                 totals: Totals::default(),
+                step_names: spec.target_names(),
+                step_at: BTreeMap::new(),
                 hists: Histograms::default(),
                 recent: VecDeque::new(),
                 first_seq: 0,
@@ -333,6 +371,7 @@ impl Hub {
                     })
                     .collect(),
             }),
+            journeys: Mutex::new(None),
             changed: Condvar::new(),
         });
         for i in 0..outs.len() {
@@ -351,6 +390,21 @@ impl Hub {
 
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where a journey's users and failed checks are read from, for each scrape and
+    /// push.
+    pub fn watch_journeys(&self, source: JourneySource) {
+        *self.journeys.lock().unwrap_or_else(|e| e.into_inner()) = Some(source);
+    }
+
+    /// The totals so far, with the journey's figures as they stand.
+    fn totals(&self, t: Totals) -> Totals {
+        let source = self.journeys.lock().unwrap_or_else(|e| e.into_inner());
+        Totals {
+            journeys: source.as_ref().map(|f| f()),
+            ..t
+        }
     }
 
     /// The run starts now: its seconds are stamped from here.
@@ -381,8 +435,33 @@ impl Hub {
         let State {
             totals: t,
             hists: h,
+            step_names,
+            step_at,
             ..
         } = &mut *st;
+        for lt in &s.targets {
+            let Some(name) = step_names.get(lt.slot) else {
+                continue;
+            };
+            let at = *step_at.entry(lt.slot).or_insert_with(|| {
+                t.steps.push(StepTotals {
+                    name: name.clone(),
+                    completed: 0,
+                    failed: 0,
+                    latency: Hist::default().stats(),
+                });
+                h.steps.push(Hist::default());
+                t.steps.len() - 1
+            });
+            let step = &mut t.steps[at];
+            step.completed += lt.completed;
+            step.failed += lt.failed;
+            if !lt.latency.0.is_empty() {
+                // Within the run's bounds, as every latency the engine records.
+                let _ = h.steps[at].0.add(&lt.latency.0);
+                step.latency = h.steps[at].stats();
+            }
+        }
         for (code, n) in &s.statuses {
             *t.statuses.entry(*code).or_default() += n;
         }
@@ -419,7 +498,7 @@ impl Hub {
             let st = self.state();
             (st.info.clone(), st.totals.clone(), st.done)
         };
-        (prom::render(&info, &totals, done), done)
+        (prom::render(&info, &self.totals(totals), done), done)
     }
 
     /// A scrape's answer went out whole; `final_figures`: it held the run's final
@@ -541,6 +620,7 @@ impl Hub {
             if batch.is_empty() && done {
                 return;
             }
+            let totals = self.totals(totals);
             let result = match &out {
                 Out::Influxdb(_) => client.post(
                     &influx::write_path(client.endpoint()),

@@ -272,6 +272,12 @@ fn counter(points: Vec<NumberDataPoint>, monotonic: bool) -> Data {
 }
 
 fn summary(times: &Times, l: &LatencyStats) -> Data {
+    Data::Summary(Summary {
+        data_points: vec![summary_point(times, Vec::new(), l)],
+    })
+}
+
+fn summary_point(times: &Times, attributes: Vec<KeyValue>, l: &LatencyStats) -> SummaryDataPoint {
     let quantile_values = if l.count == 0 {
         Vec::new()
     } else {
@@ -287,16 +293,14 @@ fn summary(times: &Times, l: &LatencyStats) -> Data {
             })
             .collect()
     };
-    Data::Summary(Summary {
-        data_points: vec![SummaryDataPoint {
-            attributes: Vec::new(),
-            start_time_unix_nano: times.start,
-            time_unix_nano: times.now,
-            count: l.count,
-            sum: l.mean_us * l.count as f64 / 1e6,
-            quantile_values,
-        }],
-    })
+    SummaryDataPoint {
+        attributes,
+        start_time_unix_nano: times.start,
+        time_unix_nano: times.now,
+        count: l.count,
+        sum: l.mean_us * l.count as f64 / 1e6,
+        quantile_values,
+    }
 }
 
 /// The request for the figures so far.
@@ -407,6 +411,66 @@ pub fn request(info: &RunInfo, t: &Totals) -> ExportMetricsServiceRequest {
             summary(&times, &t.send_lag),
         ),
     ];
+    if !t.steps.is_empty() {
+        let step = |name: &str| vec![text("stampede.step", name)];
+        let each = |value: &dyn Fn(&crate::StepTotals) -> u64| {
+            (t.steps.iter())
+                .map(|st| times.point(step(&st.name), Number::AsInt(value(st) as i64)))
+                .collect()
+        };
+        metrics.push(metric(
+            "stampede.step.requests",
+            "Requests answered, by the run's request: a journey's step, a targets file's request.",
+            "{request}",
+            counter(each(&|st| st.completed), true),
+        ));
+        metrics.push(metric(
+            "stampede.step.request.failures",
+            "Requests that got no response, by the run's request.",
+            "{request}",
+            counter(each(&|st| st.failed), true),
+        ));
+        metrics.push(metric(
+            "stampede.step.latency",
+            "Response time from each request's intended start, by the run's request.",
+            "s",
+            Data::Summary(Summary {
+                data_points: (t.steps.iter())
+                    .map(|st| summary_point(&times, step(&st.name), &st.latency))
+                    .collect(),
+            }),
+        ));
+    }
+    if let Some(j) = &t.journeys {
+        metrics.push(metric(
+            "stampede.journeys",
+            "Journeys that ended, by outcome: completed (every step answered, every check passed) or failed.",
+            "{journey}",
+            counter(
+                [("completed", j.completed), ("failed", j.failed)]
+                    .into_iter()
+                    .map(|(o, n)| {
+                        times.point(vec![text("stampede.outcome", o)], Number::AsInt(n as i64))
+                    })
+                    .collect(),
+                true,
+            ),
+        ));
+        metrics.push(metric(
+            "stampede.step.checks_failed",
+            "A journey's failed checks and missed captures, by step and check.",
+            "{check}",
+            counter(
+                (j.checks_failed.iter())
+                    .map(|(st, check, n)| {
+                        let a = vec![text("stampede.step", st), text("stampede.check", check)];
+                        times.point(a, Number::AsInt(*n as i64))
+                    })
+                    .collect(),
+                true,
+            ),
+        ));
+    }
     if let Some((cpu, rss)) = super::prom::process() {
         metrics.push(metric(
             "process.cpu.time",
@@ -486,5 +550,60 @@ mod tests {
         assert_eq!(s.data_points[0].value, Some(Number::AsInt(9)));
         let code = s.data_points[0].attributes.last().unwrap();
         assert_eq!(code.key, "http.response.status_code");
+    }
+
+    #[test]
+    fn a_journey_s_steps_and_checks_are_points_with_their_names() {
+        let info = RunInfo {
+            method: "GET".into(),
+            url: "http://127.0.0.1:8080/".into(),
+            server_address: "127.0.0.1".into(),
+            server_port: 8080,
+            scheme: "http".into(),
+            offered_rate: None,
+            start_unix_ms: 1_700_000_000_000,
+            host: "m".into(),
+        };
+        let mut h = stampede_engine::Hist::default();
+        h.0.record_n(2_000, 4).unwrap();
+        let t = Totals {
+            steps: vec![crate::StepTotals {
+                name: "login".into(),
+                completed: 4,
+                failed: 1,
+                latency: h.stats(),
+            }],
+            journeys: Some(crate::JourneyTotals {
+                started: 5,
+                completed: 3,
+                failed: 2,
+                checks_failed: vec![("login".into(), "status 200".into(), 1)],
+            }),
+            ..Totals::default()
+        };
+        let req = ExportMetricsServiceRequest::decode(&body(&info, &t)[..]).unwrap();
+        let metrics = &req.resource_metrics[0].scope_metrics[0].metrics;
+        let find = |name: &str| metrics.iter().find(|m| m.name == name).unwrap();
+        let Some(Data::Sum(s)) = &find("stampede.step.requests").data else {
+            panic!("not a sum")
+        };
+        assert_eq!(s.data_points[0].value, Some(Number::AsInt(4)));
+        assert_eq!(s.data_points[0].attributes[0].key, "stampede.step");
+        let Some(Data::Summary(l)) = &find("stampede.step.latency").data else {
+            panic!("not a summary")
+        };
+        assert_eq!(l.data_points[0].count, 4);
+        assert!((l.data_points[0].sum - 0.008).abs() < 1e-4);
+        let Some(Data::Sum(c)) = &find("stampede.step.checks_failed").data else {
+            panic!("not a sum")
+        };
+        let keys: Vec<&str> = (c.data_points[0].attributes.iter())
+            .map(|a| a.key.as_str())
+            .collect();
+        assert_eq!(keys, ["stampede.step", "stampede.check"]);
+        let Some(Data::Sum(j)) = &find("stampede.journeys").data else {
+            panic!("not a sum")
+        };
+        assert_eq!(j.data_points[1].value, Some(Number::AsInt(2)));
     }
 }

@@ -226,6 +226,81 @@ pub fn families(info: &RunInfo, t: &Totals, done: bool) -> Vec<Family> {
             samples: summary(&t.send_lag),
         },
     ];
+    if !t.steps.is_empty() {
+        let each = |value: &dyn Fn(&crate::StepTotals) -> f64| {
+            (t.steps.iter())
+                .map(|st| Sample {
+                    suffix: "",
+                    labels: vec![("step", st.name.clone())],
+                    value: value(st),
+                })
+                .collect()
+        };
+        f.push(Family {
+            name: "stampede_step_requests_total",
+            help: "Requests answered, by the run's request: a journey's step, a targets file's request.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: each(&|st| st.completed as f64),
+        });
+        f.push(Family {
+            name: "stampede_step_request_failures_total",
+            help: "Requests that got no response, by the run's request.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: each(&|st| st.failed as f64),
+        });
+        f.push(Family {
+            name: "stampede_step_latency_seconds",
+            help: "Response time from each request's intended start, by the run's request, since the run started.",
+            kind: Kind::Summary,
+            unit: "s",
+            samples: (t.steps.iter())
+                .flat_map(|st| {
+                    summary(&st.latency).into_iter().map(|mut x| {
+                        x.labels.insert(0, ("step", st.name.clone()));
+                        x
+                    })
+                })
+                .collect(),
+        });
+    }
+    if let Some(j) = &t.journeys {
+        f.push(Family {
+            name: "stampede_journeys_started_total",
+            help: "Journeys begun by the run's users.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: one(j.started as f64),
+        });
+        f.push(Family {
+            name: "stampede_journeys_total",
+            help: "Journeys that ended, by outcome: completed (every step answered, every check passed) or failed.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: [("completed", j.completed), ("failed", j.failed)]
+                .into_iter()
+                .map(|(outcome, n)| Sample {
+                    suffix: "",
+                    labels: vec![("outcome", outcome.to_string())],
+                    value: n as f64,
+                })
+                .collect(),
+        });
+        f.push(Family {
+            name: "stampede_step_checks_failed_total",
+            help: "A journey's failed checks and missed captures, by step and check.",
+            kind: Kind::Counter,
+            unit: "",
+            samples: (j.checks_failed.iter())
+                .map(|(step, check, n)| Sample {
+                    suffix: "",
+                    labels: vec![("step", step.clone()), ("check", check.clone())],
+                    value: *n as f64,
+                })
+                .collect(),
+        });
+    }
     if let Some(rate) = info.offered_rate {
         f.push(Family {
             name: "stampede_offered_rate",

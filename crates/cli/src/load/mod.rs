@@ -493,6 +493,20 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     };
     let made = spec.calls.clone();
     let mut live = a.live.start(&spec, a.dashboard.is_some())?;
+    if let (Some(hub), Some(j)) = (&live.hub, &journey) {
+        if a.feeder.is_none() {
+            let j = j.clone();
+            hub.watch_journeys(Box::new(move || {
+                let l = j.live();
+                stampede_metrics::JourneyTotals {
+                    started: l.started,
+                    completed: l.completed,
+                    failed: l.failed,
+                    checks_failed: l.checks_failed,
+                }
+            }));
+        }
+    }
     let dashboard = match &a.dashboard {
         Some(addr) => {
             let what = format!("{} {}", spec.load.request.method, spec.target.url);

@@ -118,6 +118,7 @@ struct Watched {
     statuses: Vec<u64>,
     errors: [u64; ErrorKind::ALL.len()],
     send_lag: Histogram<u64>,
+    targets: crate::measure::targets::Reported,
 }
 
 impl Watched {
@@ -127,8 +128,12 @@ impl Watched {
         statuses: &[u64],
         errors: &[u64; ErrorKind::ALL.len()],
         send_lag: &Histogram<u64>,
+        targets: &crate::measure::targets::Targets,
     ) -> LiveExtra {
-        let mut extra = LiveExtra::default();
+        let mut extra = LiveExtra {
+            targets: targets.since(&mut self.targets),
+            ..LiveExtra::default()
+        };
         for (code, (now, then)) in statuses.iter().zip(&mut self.statuses).enumerate() {
             if *now > *then {
                 extra.statuses.push((code as u16, *now - *then));
@@ -196,6 +201,7 @@ impl Recorder {
                 statuses: vec![0; 1000],
                 errors: [0; ErrorKind::ALL.len()],
                 send_lag: new_histogram(),
+                targets: Default::default(),
             }),
         }
     }
@@ -235,7 +241,12 @@ impl Recorder {
                 extra: None,
             };
             if let Some(live) = &mut self.live {
-                let extra = live.second(&self.statuses, &self.errors, &self.hist.send_lag.0);
+                let extra = live.second(
+                    &self.statuses,
+                    &self.errors,
+                    &self.hist.send_lag.0,
+                    &self.targets,
+                );
                 live.control.publish_second(RawInterval {
                     extra: Some(Box::new(extra)),
                     ..raw.clone()

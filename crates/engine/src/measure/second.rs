@@ -31,6 +31,20 @@ pub(crate) struct LiveExtra {
     pub errors: Vec<(usize, u64)>,
     /// The second's send lags, µs, as a V2 histogram; empty when there were none.
     pub send_lag: Vec<u8>,
+    /// For a run of several requests (a journey's steps, a targets file), each one
+    /// answered or failed in the second.
+    pub targets: Vec<TargetDelta>,
+}
+
+/// One request's figures in one watched second.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TargetDelta {
+    /// Its slot in the run's figures per target.
+    pub slot: u32,
+    pub completed: u64,
+    pub failed: u64,
+    /// Its latencies in the second, µs, as a V2 histogram; empty when none.
+    pub latency: Vec<u8>,
 }
 
 /// Levels that go up and down during a run: each interval keeps the highest seen.

@@ -209,6 +209,103 @@ impl Targets {
     }
 }
 
+/// What a watched worker last reported of each target: its slot's counts and
+/// latencies as they stood then.
+#[derive(Default)]
+pub(crate) struct Reported {
+    each: Vec<Option<Box<Last>>>,
+}
+
+/// One target as last reported: answered, failed, latencies.
+struct Last(u64, u64, Histogram<u64>);
+
+impl Targets {
+    /// Each target's figures since `last` (answered, failed and latencies), and
+    /// `last` brought up to now: what a watched second carries of them. Only
+    /// targets that moved are named.
+    pub(crate) fn since(&self, last: &mut Reported) -> Vec<crate::measure::second::TargetDelta> {
+        use hdrhistogram::serialization::{Serializer, V2Serializer};
+        let mut out = Vec::new();
+        if last.each.len() < self.each.len() {
+            last.each.resize_with(self.each.len(), || None);
+        }
+        for (slot, (now, then)) in self.each.iter().zip(&mut last.each).enumerate() {
+            let Some(now) = now else { continue };
+            let then = then.get_or_insert_with(|| Box::new(Last(0, 0, target_histogram())));
+            if now.completed == then.0 && now.failed == then.1 {
+                continue;
+            }
+            let mut latency = Vec::new();
+            if now.latency.len() > then.2.len() {
+                let mut diff = now.latency.clone();
+                // The running histogram only ever grows past its earlier copy.
+                if diff.subtract(&then.2).is_ok() {
+                    V2Serializer::new()
+                        .serialize(&diff, &mut latency)
+                        .expect("serialising to memory cannot fail");
+                }
+                then.2.clone_from(&now.latency);
+            }
+            out.push(crate::measure::second::TargetDelta {
+                slot: slot as u32,
+                completed: now.completed - then.0,
+                failed: now.failed - then.1,
+                latency,
+            });
+            (then.0, then.1) = (now.completed, now.failed);
+        }
+        out
+    }
+}
+
+/// One request's figures in a live second, merged over the workers.
+#[derive(Debug, Clone)]
+pub struct LiveTarget {
+    /// Its place among the run's requests (see [`target_name`]).
+    pub slot: usize,
+    /// Answered in the second.
+    pub completed: u64,
+    /// Failed in the second.
+    pub failed: u64,
+    /// Its latencies in the second, µs (two significant digits).
+    pub latency: Hist,
+}
+
+impl LiveTarget {
+    pub(crate) fn new(slot: usize) -> LiveTarget {
+        LiveTarget {
+            slot,
+            completed: 0,
+            failed: 0,
+            latency: Hist(target_histogram()),
+        }
+    }
+}
+
+/// The name of the request in `slot` of a run's figures per target: what its hooks
+/// call it (a journey's step), else its method and target; the last slot of a run of
+/// more than [`MAX_TARGETS`] is the others'.
+pub fn target_name(
+    slot: usize,
+    named: &[String],
+    variety: &[crate::Request],
+    script: &[crate::Step],
+    request: &crate::Request,
+) -> String {
+    let n = named.len().max(variety.len()).max(script.len());
+    if slot == MAX_TARGETS && n > MAX_TARGETS + 1 {
+        return OTHERS.to_string();
+    }
+    if let Some(name) = named.get(slot) {
+        return name.clone();
+    }
+    let r = match variety.get(slot) {
+        Some(r) => r,
+        None => script.get(slot).map_or(request, |s| &s.request),
+    };
+    format!("{} {}", r.method, r.target())
+}
+
 /// Merges results' figures per target, by name (targets of one name are one target
 /// however the lists were ordered); in the order they first appear.
 pub fn merge_targets(lists: &[&[TargetStats]]) -> Result<Vec<TargetStats>, HistError> {

@@ -30,6 +30,10 @@ pub struct LiveSecond {
     pub errors: Vec<(ErrorKind, u64)>,
     /// The send lags of the requests started in the second, µs.
     pub send_lag: Hist,
+    /// For a run of several requests (a journey's steps, a targets file): each one
+    /// that moved in the second, by its slot (named by
+    /// [`crate::measure::targets::target_name`]).
+    pub targets: Vec<crate::measure::targets::LiveTarget>,
 }
 
 /// Gathers the seconds a watched run publishes. Poll it from any thread.
@@ -89,8 +93,22 @@ fn second(mut pieces: Vec<RawInterval>) -> Option<LiveSecond> {
     let mut statuses = BTreeMap::<u16, u64>::new();
     let mut errors = [0u64; ErrorKind::ALL.len()];
     let mut send_lag = Hist::default();
+    let mut targets = BTreeMap::<u32, crate::measure::targets::LiveTarget>::new();
     let mut de = Deserializer::new();
     for extra in pieces.iter_mut().filter_map(|p| p.extra.take()) {
+        for d in extra.targets {
+            let t = (targets.entry(d.slot))
+                .or_insert_with(|| crate::measure::targets::LiveTarget::new(d.slot as usize));
+            t.completed += d.completed;
+            t.failed += d.failed;
+            if !d.latency.is_empty() {
+                let h: hdrhistogram::Histogram<u64> = de
+                    .deserialize(&mut &d.latency[..])
+                    .expect("a histogram this process serialised");
+                // Same bounds and precision: the addition cannot fail.
+                let _ = t.latency.0.add(&h);
+            }
+        }
         for (code, n) in extra.statuses {
             *statuses.entry(code).or_default() += n;
         }
@@ -117,6 +135,7 @@ fn second(mut pieces: Vec<RawInterval>) -> Option<LiveSecond> {
             .map(|(k, n)| (*k, n))
             .collect(),
         send_lag,
+        targets: targets.into_values().collect(),
     })
 }
 

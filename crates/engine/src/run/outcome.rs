@@ -92,18 +92,13 @@ pub(super) fn build_result(
         .map(|h| h.0.targets())
         .unwrap_or_default();
     let targets = rec.targets.stats(|i| {
-        if let Some(name) = named.get(i) {
-            return name.clone();
-        }
-        let r = match cfg.sends.variety.get(i) {
-            Some(r) => r,
-            None => cfg
-                .sends
-                .script
-                .get(i)
-                .map_or(&cfg.sends.request, |s| &s.request),
-        };
-        format!("{} {}", r.method, r.target())
+        crate::measure::targets::target_name(
+            i,
+            &named,
+            &cfg.sends.variety,
+            &cfg.sends.script,
+            &cfg.sends.request,
+        )
     });
     let ws_upgrade = crate::result::WsStats::upgrade_of(&rec.hist);
     let mut result = RunResult {

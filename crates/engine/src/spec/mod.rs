@@ -660,6 +660,31 @@ pub const MAX_PIPELINE: usize = 65_536;
 pub const MAX_BATCH_BYTES: usize = 256 << 20;
 
 impl LoadSpec {
+    /// The names of the requests in the slots of the run's figures per target (a
+    /// journey's steps, a targets file's requests), as the result will give them;
+    /// empty for a run of one request.
+    pub fn target_names(&self) -> Vec<String> {
+        let named = (self.hooks.as_ref())
+            .map(|h| h.0.targets())
+            .unwrap_or_default();
+        let (variety, script) = (&self.load.variety, &self.load.script);
+        let n = named.len().max(variety.len()).max(script.len());
+        if n <= 1 {
+            return Vec::new();
+        }
+        (0..n.min(crate::MAX_TARGETS + 1))
+            .map(|slot| {
+                crate::measure::targets::target_name(
+                    slot,
+                    &named,
+                    variety,
+                    script,
+                    &self.load.request,
+                )
+            })
+            .collect()
+    }
+
     /// A spec of `target` with [`Load::new`]'s defaults; set `requests` or
     /// `duration` before running.
     pub fn new(target: Target, request: Request) -> LoadSpec {

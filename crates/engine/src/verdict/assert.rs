@@ -447,7 +447,10 @@ mod tests {
                 .expect("fixture");
         let check = |a: &str, r: &RunResult| Assertion::parse(a).unwrap().check(r);
         let none = check("journeys_failed < 1%", &r);
-        assert!(!none.passed && none.actual.contains("no journeys"), "{none:?}");
+        assert!(
+            !none.passed && none.actual.contains("no journeys"),
+            "{none:?}"
+        );
         r.sessions = Some(crate::measure::result::SessionStats {
             started: 110,
             completed: 95,
