@@ -611,10 +611,12 @@ fn phase_name(p: Phase) -> String {
             runs,
             step,
             rate,
+            per,
             warmup,
         } => format!(
-            "run {run}/{runs} search step {step} at {} req/s{}",
+            "run {run}/{runs} search step {step} at {} {}{}",
             stampede_report::units::thousands(rate),
+            per.unit(),
             if warmup { " (warm-up)" } else { "" }
         ),
     }

@@ -1158,3 +1158,72 @@ fn websocket_scenarios_are_verified_by_messages_and_measured() {
         "{e}"
     );
 }
+
+#[test]
+fn a_journey_scenario_is_verified_by_its_checks_measured_and_searched_in_journeys() {
+    let dir = Dir::new("journey");
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.path(f)).unwrap();
+    }
+    // The shop example refuses every fourth user at login: its verification warns
+    // (as this plan asks) and names the step and checks.
+    let scen = "[[scenario]]\nname = \"walk\"\njourney = \"shop.toml\"\nconnections = 2\nrequests = 200\nverify = { on_failure = \"warn\" }\n\
+                [[scenario]]\nname = \"knee\"\njourney = \"shop.toml\"\nverify = { on_failure = \"warn\" }\n\
+                search = { conditions = [\"journeys_failed < 40%\"], max_rate = 40, start_rate = 20, step = \"300ms\", warmup = \"0s\", max_steps = 2 }\n";
+    let p = dir.write("p.toml", &plan(&target("srv", SERVE), scen, 1));
+    let out = bench(&dir, &p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = summary(&dir);
+    let problems = s["verification_problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    for v in problems {
+        assert_eq!(v["outcome"], "warn");
+        let failures: Vec<&str> = (v["failures"].as_array().unwrap().iter())
+            .filter_map(|f| f.as_str())
+            .collect();
+        assert!(failures.contains(&"login: status 200 × 2"), "{failures:?}");
+    }
+    let walk = &s["rows"][0];
+    assert_eq!(walk["cells"][0]["runs"], 1, "{walk}");
+    let knee = &s["rows"][1];
+    assert_eq!(
+        (knee["metric"].as_str(), knee["per"].as_str()),
+        (Some("max_rate"), Some("journey"))
+    );
+    assert_eq!(knee["cells"][0]["runs"], 1, "{knee}");
+    assert!(text(&std::fs::read(dir.path("report.md")).unwrap()).contains("journeys/s"));
+
+    // A journey scenario describes its requests by the journey: a path beside it is
+    // refused with the plan's line.
+    let bad = dir.write(
+        "bad.toml",
+        &plan(
+            &target("srv", SERVE),
+            "[[scenario]]\nname = \"walk\"\npath = \"/x\"\njourney = \"shop.toml\"\nrequests = 5\n",
+            1,
+        ),
+    );
+    let out = bench(&dir, &bad, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("bad.toml:") && e.contains("scenario.path") && e.contains("not with journey"),
+        "{e}"
+    );
+    let missing = dir.write(
+        "missing.toml",
+        &plan(
+            &target("srv", SERVE),
+            "[[scenario]]\nname = \"walk\"\njourney = \"nowhere.toml\"\nrequests = 5\n",
+            1,
+        ),
+    );
+    let out = bench(&dir, &missing, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("scenario.journey") && e.contains("nowhere.toml"),
+        "{e}"
+    );
+}

@@ -198,6 +198,11 @@ impl JourneyRun {
         }
     }
 
+    /// How many journeys its file holds (one, or the journeys of a mix).
+    pub fn journeys(&self) -> usize {
+        self.shared.journey.routes.len()
+    }
+
     /// The hooks that run it, for the spec.
     pub fn hooks(&self) -> Hooks {
         Hooks(Arc::new(Source(self.shared.clone())))

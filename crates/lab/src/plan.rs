@@ -15,6 +15,7 @@ use stampede_engine::input::Input;
 use stampede_engine::{Session, Shape};
 use toml::Spanned;
 
+mod journey;
 mod quick;
 mod raw;
 mod scenario;
@@ -260,6 +261,8 @@ pub struct Scenario {
     /// A WebSocket scenario (`ws = {…}`): each connection upgraded with the scenario's
     /// GET, each request one message and its answer.
     pub ws: Option<stampede_engine::WsLoad>,
+    /// A journey each user walks (`journey = "FILE"`): its steps are the requests.
+    pub journey: Option<stampede_journey::journey::Journey>,
     /// Line of the `[[scenario]]` table.
     pub line: usize,
 }
@@ -671,6 +674,18 @@ impl Plan {
             }
             for t in &targets {
                 check_reachable(&cx, t, h.span().start)?;
+            }
+            if let Some((s, raw)) =
+                (scenarios.iter().zip(&raw.scenarios)).find(|(s, _)| s.journey.is_some())
+            {
+                return Err(cx.err(
+                    raw.span().start,
+                    "scenario.journey",
+                    format!(
+                        "scenario {:?}: a journey is walked from this machine; the client hosts run what a spec file carries, and a journey's requests are made as its users walk",
+                        s.name
+                    ),
+                ));
             }
         }
         let ssh = raw.ssh.unwrap_or_default();

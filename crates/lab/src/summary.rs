@@ -186,8 +186,15 @@ pub struct Row {
     pub scenario: String,
     /// What the verdicts compare.
     pub metric: Metric,
+    /// What a capacity search's rates count (requests, or journeys).
+    #[serde(default, skip_serializing_if = "is_per_request")]
+    pub per: stampede_engine::capacity::Per,
     /// One cell per target, in plan order.
     pub cells: Vec<Cell>,
+}
+
+fn is_per_request(p: &stampede_engine::capacity::Per) -> bool {
+    *p == stampede_engine::capacity::Per::Request
 }
 
 /// A whole bench, summarised.
@@ -482,6 +489,10 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
         .map(|sc| {
             let mut cells: Vec<Cell> = b.targets.iter().map(|t| target_cell(b, t, sc)).collect();
             let metric = Metric::of_runs(b.runs.iter().filter(|r| &r.scenario == sc));
+            let per = (b.runs.iter())
+                .filter(|r| &r.scenario == sc)
+                .find_map(|r| r.result.capacity.as_ref().map(|c| c.per))
+                .unwrap_or_default();
             let base: Vec<f64> = samples(b.runs, &baseline, sc, metric);
             let base_client_bound = cells.first().is_some_and(|c| c.client_bound);
             let base_unconnected = cells.first().is_some_and(|c| c.unconnected);
@@ -516,6 +527,7 @@ pub fn summarize_bench(b: &BenchRecord<'_>, noise: f64, test: Test) -> BenchSumm
             Row {
                 scenario: sc.clone(),
                 metric,
+                per,
                 cells,
             }
         })

@@ -102,7 +102,7 @@ pub(crate) fn better(v: Shift, metric: Metric) -> bool {
 }
 
 /// The row's figure for a cell: req/s, or p99 for open load.
-fn figure(c: &Cell, metric: Metric) -> String {
+fn figure(c: &Cell, (metric, per): (Metric, stampede_engine::capacity::Per)) -> String {
     match metric {
         Metric::Rps => mean_sd(&c.rps),
         Metric::P99Ms => match &c.p99_ms {
@@ -111,7 +111,7 @@ fn figure(c: &Cell, metric: Metric) -> String {
             None => "—".into(),
         },
         Metric::MaxRate => match &c.max_rate {
-            Some(_) => format!("max {} req/s", mean_sd(&c.max_rate)),
+            Some(_) => format!("max {} {}", mean_sd(&c.max_rate), per.unit()),
             None => "—".into(),
         },
     }
@@ -229,7 +229,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
         .map(|(i, n)| {
             s.rows
                 .iter()
-                .map(|r| figure(&r.cells[i], r.metric).chars().count() + 2)
+                .map(|r| figure(&r.cells[i], (r.metric, r.per)).chars().count() + 2)
                 .max()
                 .unwrap_or(0)
                 .max(n.chars().count())
@@ -244,7 +244,7 @@ pub fn bench_table(s: &BenchSummary) -> String {
     for r in &s.rows {
         out += &pad(&r.scenario, w0);
         for (c, w) in r.cells.iter().zip(&cols) {
-            let mut v = figure(c, r.metric);
+            let mut v = figure(c, (r.metric, r.per));
             if !c.notes.is_empty() {
                 v += " !";
             }
@@ -394,7 +394,7 @@ pub fn bench_markdown(s: &BenchSummary) -> String {
             };
             out += &format!(
                 " {}{}{} |",
-                figure(c, r.metric),
+                figure(c, (r.metric, r.per)),
                 v,
                 if c.notes.is_empty() { "" } else { " ⚠" }
             );

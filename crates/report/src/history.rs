@@ -19,7 +19,8 @@ fn figure(v: f64, metric: Metric) -> String {
     match metric {
         Metric::Rps => thousands(v.round() as u64),
         Metric::P99Ms => format!("{v:.2} ms"),
-        Metric::MaxRate => format!("max {} req/s", thousands(v.round() as u64)),
+        // Requests or journeys a second, as the search counted.
+        Metric::MaxRate => format!("max {}/s", thousands(v.round() as u64)),
     }
 }
 
@@ -148,7 +149,7 @@ pub fn history_html(all: &[Series], title: &str) -> String {
             y_label: match s.metric {
                 Metric::Rps => "req/s",
                 Metric::P99Ms => "p99 ms",
-                Metric::MaxRate => "max req/s",
+                Metric::MaxRate => "max rate /s",
             },
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,

@@ -642,7 +642,6 @@ fn find_max(
     use stampede_engine::arrivals::Gaps;
     use stampede_engine::assert::Assertion;
     use stampede_engine::capacity::{search, Per, SearchSpec};
-    use stampede_engine::inject::{InjectionStep, Profile};
     let conditions = a
         .find_max
         .iter()
@@ -692,21 +691,7 @@ fn find_max(
     // Each step's run, and the journey's own figures counted afresh for it.
     let step_spec = |rate: f64, d: std::time::Duration| {
         let mut sp = spec.clone();
-        sp.load.shape = match s.per {
-            Per::Request => Shape::Rate { rate, gaps },
-            Per::Journey => {
-                sp.load.session.calls = u32::MAX;
-                Shape::Users(Profile {
-                    steps: vec![InjectionStep::ConstantRate {
-                        rate,
-                        during: d,
-                        randomized: gaps == Gaps::Poisson,
-                    }],
-                })
-            }
-        };
-        sp.load.duration = Some(d);
-        sp.load.requests = None;
+        s.per.step(&mut sp, rate, d, gaps);
         let run = journey.map(|j| {
             let run = j.fresh();
             sp.hooks = Some(run.hooks());

@@ -49,6 +49,34 @@ impl Per {
     fn is_request(&self) -> bool {
         *self == Per::Request
     }
+
+    /// Makes `spec` one step of a search at `rate` for `length`: requests arriving at
+    /// the rate with `gaps` between them, or users arriving at it (evenly, or as a
+    /// Poisson process when `gaps` is Poisson), each walking the journey once.
+    pub fn step(
+        self,
+        spec: &mut crate::LoadSpec,
+        rate: f64,
+        length: std::time::Duration,
+        gaps: crate::arrivals::Gaps,
+    ) {
+        use crate::inject::{InjectionStep, Profile};
+        spec.load.shape = match self {
+            Per::Request => crate::Shape::Rate { rate, gaps },
+            Per::Journey => {
+                spec.load.session.calls = u32::MAX;
+                crate::Shape::Users(Profile {
+                    steps: vec![InjectionStep::ConstantRate {
+                        rate,
+                        during: length,
+                        randomized: gaps == crate::arrivals::Gaps::Poisson,
+                    }],
+                })
+            }
+        };
+        spec.load.duration = Some(length);
+        spec.load.requests = None;
+    }
 }
 
 /// How a search is made.
@@ -204,7 +232,13 @@ fn judge(spec: &SearchSpec, rate: f64, r: &RunResult) -> (RateStep, Judged) {
     let checks: Vec<Checked> = spec.conditions.iter().map(|a| a.check(r)).collect();
     let started = r.requests.started.max(1);
     let limit = r.limit.as_ref();
-    let judged = if r.requests.completed == 0 || r.requests.failed * 2 > started {
+    let judged = if r.requests.started == 0 {
+        // Nothing arrived: the step says nothing of the server.
+        Judged::Stop(format!(
+            "nothing was offered in the step at {rate:.1} {unit} ({:.1} s): lengthen the step or raise the start rate",
+            r.duration_s
+        ))
+    } else if r.requests.completed == 0 || r.requests.failed * 2 > started {
         Judged::Stop(format!(
             "the server failed badly at {rate:.0} {unit}: {} of {} requests failed, {} completed",
             r.requests.failed, r.requests.started, r.requests.completed

@@ -157,6 +157,7 @@ pub(super) struct RawScenario {
     pub(super) openai: Option<Spanned<super::stream::RawOpenai>>,
     pub(super) event_timeout: Option<Spanned<String>>,
     pub(super) ws: Option<Spanned<super::ws::RawWs>>,
+    pub(super) journey: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

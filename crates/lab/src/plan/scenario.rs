@@ -265,6 +265,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
     let asserts = assertions(cx, &s.asserts, "scenario.assert")?;
     let stream = super::stream::stream_plan(cx, s, &name, requests)?;
     let ws = super::ws::ws_plan(cx, s, &name)?;
+    let journey = super::journey::journey_plan(cx, s, &name)?;
     let timed = stream.as_ref().map(|st| st.mode);
     let search_at = s.search.as_ref().map_or(at, |x| x.span().start);
     let checked = (asserts.iter().zip(&s.asserts))
@@ -327,6 +328,7 @@ pub(super) fn scenario(cx: &Ctx, s: &Spanned<RawScenario>) -> Result<Scenario, P
         search,
         stream,
         ws,
+        journey,
         line: cx.line(at),
     })
 }

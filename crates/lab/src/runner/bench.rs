@@ -14,6 +14,8 @@ pub(super) struct Bench<'a> {
     pub(super) env: Environment,
     /// Hosts this stampede was copied to (`[ssh] copy`).
     pub(super) copies: crate::remote::Copies,
+    /// The journey of the scenario being measured: each run walks it afresh.
+    pub(super) journey: Option<stampede_journey::run::JourneyRun>,
 }
 
 /// How a scenario on a target ended, for the scenarios after it.
@@ -133,6 +135,39 @@ impl Bench<'_> {
                 h2.alpn_protocols = stampede_tls::alpn(true);
                 *c = std::sync::Arc::new(h2);
             }
+        }
+        if let Some(j) = &s.journey {
+            // Verified by its own checks, walked by a few users.
+            let mut spec = match self.spec(s, target, &ep, script) {
+                Ok(spec) => spec,
+                Err(e) => return stop(e.to_string()),
+            };
+            if spec.load.shape.has_sessions() {
+                // Each arriving user walks the journey once, for as many steps as
+                // it takes.
+                spec.load.session.calls = u32::MAX;
+            }
+            let run = stampede_journey::run::JourneyRun::new(
+                j.clone(),
+                &spec.target,
+                spec.load.seed,
+                spec.load.threads,
+            );
+            let failures = verify_journey(&spec, &run, s.timeout);
+            let fatal = !failures.is_empty() && s.verify.on_failure == OnFailure::Fail;
+            if self.record_verification(t, s, failures, fatal)? == Outcome::Fail {
+                return Ok(Next::Go);
+            }
+            if let Some(st) = live.died() {
+                return Ok(Next::Stop(Some(format!(
+                    "died during verification of {}: {st}",
+                    s.name
+                ))));
+            }
+            self.journey = Some(run);
+            let next = self.repetitions(t, s, live, &spec);
+            self.journey = None;
+            return next;
         }
         if s.ws.is_some() {
             // Verified by messages on one connection: an HTTP check has no answer to
@@ -368,24 +403,25 @@ impl Bench<'_> {
         search: &crate::plan::Search,
         (run, runs): (u32, u32),
     ) -> Result<RunRecord, RunnerError> {
+        let mut searched = search.spec();
+        if self.journey.is_some() {
+            searched.per = stampede_engine::capacity::Per::Journey;
+        }
+        let per = searched.per;
         let at = |rate: f64, length: Duration| {
             let mut sp = spec.clone();
-            sp.load.shape = stampede_engine::Shape::Rate {
-                rate,
-                gaps: search.gaps,
-            };
-            sp.load.duration = Some(length);
-            sp.load.requests = None;
+            per.step(&mut sp, rate, length, search.gaps);
             sp
         };
         let mut step = 0;
-        let (capacity, best) = stampede_engine::capacity::search(&search.spec(), |rate| {
+        let (capacity, best) = stampede_engine::capacity::search(&searched, |rate| {
             step += 1;
             let phase = |warmup| Phase::Step {
                 run,
                 runs,
                 step,
                 rate: rate.round() as u64,
+                per,
                 warmup,
             };
             let check = |live: &mut Live| match live.died() {
@@ -502,6 +538,18 @@ impl Bench<'_> {
         phase: Phase,
     ) -> Result<RunRecord, RunnerError> {
         let target = t.name.as_str();
+        // A journey's run counts its own users: a fresh walk of it each time.
+        let journey = self.journey.as_ref().map(|j| j.fresh());
+        let walked;
+        let spec = match &journey {
+            Some(j) => {
+                let mut sp = spec.clone();
+                sp.hooks = Some(j.hooks());
+                walked = sp;
+                &walked
+            }
+            None => spec,
+        };
         let (plan, opts, obs) = (self.plan, self.opts, &mut *self.obs);
         let control = Arc::new(Control::default());
         obs.event(BenchEvent::RunStarted {
@@ -550,6 +598,9 @@ impl Bench<'_> {
             .then(|| stampede_engine::process::self_cpu().total() - cpu0);
         let usage = sampler.zip(live.process.as_ref()).map(|(s, p)| s.finish(p));
         let mut result = result?;
+        if let Some(j) = &journey {
+            j.annotate(&mut result);
+        }
         if let (Some(u), Some(limit)) = (usage, result.limit.as_mut()) {
             let cores = if t.cpus.is_empty() {
                 // A remote target's cores are not known here.

@@ -99,8 +99,10 @@ pub enum Phase {
         runs: u32,
         /// 1-based step of this search.
         step: u32,
-        /// The step's offered rate, req/s.
+        /// The step's offered rate, in `per`'s unit.
         rate: u64,
+        /// What the rate counts.
+        per: stampede_engine::capacity::Per,
         /// The step's discarded warm-up, not the step itself.
         warmup: bool,
     },
@@ -256,6 +258,7 @@ pub fn run_bench(
         out,
         env,
         copies: Default::default(),
+        journey: None,
     };
     for t in &plan.targets {
         if (opts.interrupted)() {

@@ -151,6 +151,72 @@ pub fn verify_ws(spec: &LoadSpec) -> Vec<String> {
     failures
 }
 
+/// Users a journey scenario is verified with, for each journey of its file: they
+/// arrive at once, each on its connection, and walk it once.
+pub const JOURNEY_CHECKS: u64 = 4;
+
+/// Verifies a `journey` scenario by walking it: [`JOURNEY_CHECKS`] users for each of
+/// its journeys, each within the scenario's `timeout` a step. Returns what went wrong
+/// (nothing when every step was answered, every capture found and every check
+/// passed).
+pub fn verify_journey(
+    spec: &LoadSpec,
+    journey: &stampede_journey::run::JourneyRun,
+    timeout: Duration,
+) -> Vec<String> {
+    use stampede_engine::inject::{InjectionStep, Profile};
+    let users = JOURNEY_CHECKS * journey.journeys() as u64;
+    let walk = journey.fresh();
+    let mut check = spec.clone();
+    check.hooks = Some(walk.hooks());
+    check.load.threads = 1;
+    check.load.requests = None;
+    check.load.shape = stampede_engine::Shape::Users(Profile {
+        steps: vec![InjectionStep::AtOnce(users)],
+    });
+    check.load.session = stampede_engine::Session {
+        calls: u32::MAX,
+        ..Default::default()
+    };
+    // Think times and all: a bound, not a schedule.
+    check.load.duration = Some(timeout.max(Duration::from_secs(30)));
+    let plan = match check.plan() {
+        Ok(p) => p,
+        Err(e) => return vec![e.to_string()],
+    };
+    let control = std::sync::Arc::new(stampede_engine::Control::default());
+    let mut r = match stampede_engine::run(&plan, control) {
+        Ok(run) => run.result,
+        Err(e) => return vec![e.to_string()],
+    };
+    walk.annotate(&mut r);
+    let mut failures = Vec::new();
+    if let Some(why) = walk.stopped() {
+        failures.push(why);
+    }
+    let (completed, failed) = r
+        .sessions
+        .as_ref()
+        .map_or((0, 0), |s| (s.completed, s.failed));
+    if failed > 0 || completed < users {
+        failures.push(format!(
+            "{users} users walking it: {completed} completed, {failed} failed"
+        ));
+    }
+    for t in &r.targets {
+        failures.extend(
+            t.errors
+                .iter()
+                .map(|(k, n)| format!("{}: {k} × {n}", t.name)),
+        );
+        failures.extend(
+            (t.checks_failed.iter().chain(&t.captures_missed))
+                .map(|(c, n)| format!("{}: {c} × {n}", t.name)),
+        );
+    }
+    failures
+}
+
 /// The request a scenario sends, in its style.
 pub fn scenario_request(
     s: &Scenario,

@@ -67,9 +67,10 @@ pub fn bench_html(s: &BenchSummary, runs: &[RunRecord]) -> String {
                     .map(|x| format!("p99 {:.2} ± {:.2} ms", x.mean, x.sd)),
                 Metric::MaxRate => c.max_rate.as_ref().map(|x| {
                     format!(
-                        "max {} ± {} req/s",
+                        "max {} ± {} {}",
                         thousands(x.mean.round() as u64),
-                        thousands(x.sd.round() as u64)
+                        thousands(x.sd.round() as u64),
+                        r.per.unit()
                     )
                 }),
             };
