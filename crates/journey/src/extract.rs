@@ -4,7 +4,7 @@
 //! list (for a loop over them); when nothing matches, a default, or a failure the
 //! step is counted by.
 
-use regex::{Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder};
 
 use crate::path::{text_of, JsonPath};
 use crate::reply::{JsonTrouble, Reply};
@@ -144,13 +144,21 @@ impl Extraction {
                 })?;
                 p.find(doc).into_iter().take(limit).map(text_of).collect()
             }
-            Source::Regex { re, group } => {
-                let text = String::from_utf8_lossy(reply.body);
-                (re.captures_iter(&text))
-                    .filter_map(|c| c.get(*group).map(|m| m.as_str().to_string()))
-                    .take(limit)
+            // On the body's bytes as they came: no copy of it as text.
+            Source::Regex { re, group } if !self.all => {
+                let mut at = re.capture_locations();
+                (re.captures_read(&mut at, reply.body))
+                    .and(at.get(*group))
+                    .map(|(a, b)| String::from_utf8_lossy(&reply.body[a..b]).into_owned())
+                    .into_iter()
                     .collect()
             }
+            Source::Regex { re, group } => (re.captures_iter(reply.body))
+                .filter_map(|c| {
+                    let m = c.get(*group)?;
+                    Some(String::from_utf8_lossy(m.as_bytes()).into_owned())
+                })
+                .collect(),
             Source::Header(name) => reply.header(name).take(limit).map(str::to_string).collect(),
             Source::Cookie(name) => (reply.header("set-cookie"))
                 .filter_map(|sc| {

@@ -340,6 +340,10 @@ impl ThreadHooksSource for Source {
             stop_reason: None,
             draw: Draw::new(s.seed, (index as u64, s.threads)).with_sequence(s.seq.clone()),
             tally: Tally::new(s.journey.figures.len(), s.journey.routes.len()),
+            checks: steps
+                .iter()
+                .map(|st| vec![(0, 0); st.checks.len()])
+                .collect(),
             flushed: Instant::now(),
             users: Vec::new(),
             shared: s.clone(),
@@ -375,7 +379,7 @@ struct User {
     started: Instant,
     sent: Instant,
     /// The path of the request in flight, for the cookies its answer sets.
-    path: String,
+    path: Vec<u8>,
     /// The think time before the next request.
     think: Duration,
     /// Which of the file's journeys it walks, and where it is in it.
@@ -387,6 +391,10 @@ struct ThreadJourney {
     shared: Arc<Shared>,
     draw: Draw,
     tally: Tally,
+    /// Each step's checks, by the step's place and the check's: (made, failed),
+    /// counted here without a name or an allocation and folded into `tally` when it
+    /// is handed over.
+    checks: Vec<Vec<(u64, u64)>>,
     /// When `tally` was last added to the run's, which live outputs read.
     flushed: Instant,
     users: Vec<Option<User>>,
@@ -399,6 +407,7 @@ struct ThreadJourney {
 
 impl Drop for ThreadJourney {
     fn drop(&mut self) {
+        self.fold_checks();
         if let Ok(mut t) = self.shared.tally.lock() {
             t.add(&self.tally);
         }
@@ -406,6 +415,26 @@ impl Drop for ThreadJourney {
 }
 
 impl ThreadJourney {
+    /// The checks counted by place into `tally`, by step figure and check name.
+    fn fold_checks(&mut self) {
+        let steps = &self.shared.journey.steps;
+        for (step, counts) in steps.iter().zip(&mut self.checks) {
+            for (c, (made, failed)) in step.checks.iter().zip(counts.iter_mut()) {
+                if *made > 0 {
+                    *self.tally.checked[step.figure]
+                        .entry(c.name.clone())
+                        .or_default() += *made;
+                }
+                if *failed > 0 {
+                    *self.tally.checks[step.figure]
+                        .entry(c.name.clone())
+                        .or_default() += *failed;
+                }
+                (*made, *failed) = (0, 0);
+            }
+        }
+    }
+
     fn user(&mut self, conn: usize) -> &mut User {
         if self.users.len() <= conn {
             self.users.resize_with(conn + 1, || None);
@@ -423,7 +452,7 @@ impl ThreadJourney {
             broken: false,
             started: Instant::now(),
             sent: Instant::now(),
-            path: String::new(),
+            path: Vec::new(),
             think: Duration::ZERO,
             route: 0,
             cursor: Cursor::default(),
@@ -531,6 +560,7 @@ impl ThreadJourney {
         // runs (for live outputs), not only when the thread ends.
         if now.saturating_duration_since(self.flushed) >= FLUSH_EVERY {
             self.flushed = now;
+            self.fold_checks();
             if let Ok(mut t) = self.shared.tally.lock() {
                 t.add(&self.tally);
                 self.tally.clear();
@@ -577,7 +607,7 @@ impl ThreadJourney {
             return Err("url: holds a space or a control character".into());
         }
         u.path.clear();
-        u.path.push_str(&String::from_utf8_lossy(&out[url_at..]));
+        u.path.extend_from_slice(&out[url_at..]);
         out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
         out.extend_from_slice(shared.authority.as_bytes());
         out.extend_from_slice(b"\r\n");
@@ -594,9 +624,12 @@ impl ThreadJourney {
         }
         let cookie = match u.jar.is_empty() {
             true => None,
-            false => u
-                .jar
-                .header(&shared.host, &u.path, shared.secure, SystemTime::now()),
+            false => u.jar.header(
+                &shared.host,
+                &String::from_utf8_lossy(&u.path),
+                shared.secure,
+                SystemTime::now(),
+            ),
         };
         if let Some(c) = cookie {
             out.extend_from_slice(b"Cookie: ");
@@ -725,7 +758,7 @@ impl ThreadHooks for ThreadJourney {
         for (n, v) in reply.headers.iter() {
             if n.eq_ignore_ascii_case("set-cookie") {
                 let at = *wall.get_or_insert_with(SystemTime::now);
-                let _ = u.jar.store(v, &shared.host, &u.path, at);
+                let _ = (u.jar).store(v, &shared.host, &String::from_utf8_lossy(&u.path), at);
             }
         }
         let r = Reply::of_fields(
@@ -743,10 +776,10 @@ impl ThreadHooks for ThreadJourney {
                 missed = true;
             }
         }
-        for c in &step.checks {
-            *self.tally.checked[si].entry(c.name.clone()).or_default() += 1;
+        for (c, count) in step.checks.iter().zip(&mut self.checks[u.step]) {
+            count.0 += 1;
             if !c.passes(&r) {
-                *self.tally.checks[si].entry(c.name.clone()).or_default() += 1;
+                count.1 += 1;
                 u.failed = true;
             }
         }
