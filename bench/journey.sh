@@ -10,7 +10,13 @@
 #            extractions and a check");
 #   feeder:  GET /json?id={{ id }} with a header from a CSV row, each request its row.
 # Prints instructions a request (a step, for the journey) and the journey's ratio to
-# three plain requests.
+# three plain requests: the generator's own code, in user space.
+#
+# Then the CPU it costs, as the target states it (user and system time, the kernel's
+# work for the sockets included): the server pinned to core 0 and the generator to
+# core 1, plain and journey runs of N3 requests alternated ROUNDS times (closed load,
+# eight connections, one thread: the generator is the limit), the median CPU time a
+# request of each, and their ratio.
 #
 #   bash bench/journey.sh [BINARY=target/release/stampede]
 source "$(dirname "$0")/lib.sh"
@@ -62,4 +68,28 @@ for kind in plain journey feeder; do
   echo "$kind ${per[$kind]} instructions a request"
 done
 awk -v j="${per[journey]}" -v p="${per[plain]}" \
-  'BEGIN { printf "a three-step journey costs %.2fx three plain requests\n", j / p }'
+  'BEGIN { printf "a three-step journey costs %.2fx three plain requests, in instructions\n", j / p }'
+
+N3=${N3:-200000}
+ROUNDS=${ROUNDS:-5}
+"$B" serve --listen 127.0.0.1:0 --threads 1 --io epoll 2>"$WORK/pinned.err" &
+PIDS+=($!)
+taskset -cp 0 "$!" >/dev/null
+for _ in $(seq 100); do grep -q listening "$WORK/pinned.err" && break; sleep 0.1; done
+PINNED=$(grep -o "http://127.0.0.1:[0-9]*" "$WORK/pinned.err" | head -n 1)
+for round in $(seq "$ROUNDS"); do
+  for kind in plain journey; do
+    case $kind in
+      plain) args=("$PINNED/json") ;;
+      journey) args=("$PINNED/" --journey "$WORK/three.toml") ;;
+    esac
+    /usr/bin/time -f "%U %S" -o "$WORK/cpu.$kind.$round" \
+      taskset -c 1 "$B" load "${args[@]}" -n "$N3" -c 8 -t 1 --io epoll -q >/dev/null 2>&1
+    awk -v k=$kind -v n="$N3" '{ print k, ($1 + $2) / n * 1e6 }' "$WORK/cpu.$kind.$round" >>"$WORK/cpu"
+  done
+done
+plain_us=$(median_of "$WORK/cpu" 2 plain)
+journey_us=$(median_of "$WORK/cpu" 2 journey)
+echo "CPU a request (user + system, median of $ROUNDS): plain ${plain_us} µs, journey step ${journey_us} µs"
+awk -v j="$journey_us" -v p="$plain_us" \
+  'BEGIN { printf "a three-step journey costs %.2fx the CPU of three plain requests\n", j / p }'
