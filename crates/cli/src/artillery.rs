@@ -8,10 +8,12 @@ use clap::{Args, Parser, Subcommand};
 use hdrhistogram::Histogram;
 use stampede_engine::inject::Profile;
 use stampede_engine::request::RequestBuilder;
-use stampede_engine::{Hist, LoadSpec, RunResult, Shape, Target};
+use stampede_engine::{Hist, LiveSecond, LoadSpec, RunResult, Shape, Target};
 use stampede_journey::artillery::{read_file, Script};
-use stampede_journey::run::{JourneyFigures, JourneyRun};
-use stampede_report::artillery::{artillery_json, artillery_summary, Metrics, Summary};
+use stampede_journey::run::{JourneyFigures, JourneyRun, LiveJourneys};
+use stampede_report::artillery::{
+    artillery_json, artillery_period, artillery_summary, Metrics, Summary,
+};
 
 use crate::common::{self, Exit, ProgressOptions};
 
@@ -45,7 +47,7 @@ struct RunArgs {
     /// The target's URL, instead of config.target
     #[arg(short = 't', long = "target", value_name = "URL")]
     target: Option<String>,
-    /// No progress while it runs
+    /// No report every ten seconds while it runs
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
     /// Take the server's certificate unchecked
@@ -174,11 +176,24 @@ fn run(a: RunArgs) -> Result<(), Exit> {
         spec.load.threads,
     );
     spec.hooks = Some(journey.hooks());
+    // Artillery's own progress: a report every ten seconds, no bar.
+    let periods = std::sync::Arc::new(std::sync::Mutex::new(Periods::new(journey.clone())));
     let progress = ProgressOptions {
-        quiet: a.quiet,
+        quiet: true,
+        each_second: (!a.quiet).then(|| {
+            let periods = periods.clone();
+            Box::new(move |s: &LiveSecond| {
+                if let Ok(mut p) = periods.lock() {
+                    p.second(s);
+                }
+            }) as crate::live::EachSecond
+        }),
         ..Default::default()
     };
     let mut run = common::execute(spec, progress)?;
+    if let Ok(mut p) = periods.lock() {
+        p.flush();
+    }
     journey.annotate(&mut run.result);
     if let Some(why) = journey.stopped() {
         eprintln!("stampede: artillery: {why}");
@@ -365,4 +380,100 @@ fn intermediate(r: &RunResult) -> Vec<Metrics> {
             m
         })
         .collect()
+}
+
+/// Artillery's report every ten seconds while the run goes: the seconds the workers
+/// finish gathered into the wall clock's ten-second period they fall in, each period
+/// printed when a second of the next one comes, and the last at the end.
+struct Periods {
+    /// The run's start, ms since the epoch (the seconds are counted from it).
+    start_ms: u64,
+    journey: JourneyRun,
+    /// The users as they stood when the last period was printed.
+    users: LiveJourneys,
+    current: Option<(Metrics, Option<Histogram<u64>>, u64)>,
+}
+
+impl Periods {
+    fn new(journey: JourneyRun) -> Periods {
+        Periods {
+            start_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            journey,
+            users: LiveJourneys::default(),
+            current: None,
+        }
+    }
+
+    fn second(&mut self, s: &LiveSecond) {
+        let i = &s.interval;
+        let at = self.start_ms + u64::from(i.t) * 1000;
+        let period = at / 10_000 * 10_000;
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|(m, _, _)| m.period_ms != period)
+        {
+            self.flush();
+        }
+        let (m, h, seconds) = self.current.get_or_insert_with(|| {
+            let m = Metrics {
+                period_ms: period,
+                first_ms: at,
+                ..Default::default()
+            };
+            (m, None, 0)
+        });
+        m.last_ms = at + 1000;
+        *seconds += 1;
+        let c = &mut m.counters;
+        *c.entry("http.requests".into()).or_default() += i.completed + i.failed;
+        *c.entry("http.responses".into()).or_default() += i.completed;
+        for (code, n) in &s.statuses {
+            *c.entry(format!("http.codes.{code}")).or_default() += n;
+        }
+        for (kind, n) in &s.errors {
+            *c.entry(format!("errors.{}", error_name(kind.name())))
+                .or_default() += n;
+        }
+        if let Some(ih) = decode(&i.histogram) {
+            match h {
+                Some(h) => {
+                    let _ = h.add(&ih);
+                }
+                None => *h = Some(ih),
+            }
+        }
+    }
+
+    /// Prints the period gathered so far, with the users that came and went in it.
+    fn flush(&mut self) {
+        let Some((mut m, h, seconds)) = self.current.take() else {
+            return;
+        };
+        let now = self.journey.live();
+        let was = std::mem::replace(&mut self.users, now.clone());
+        let ended = |u: &LiveJourneys| u.completed + u.failed - u.broken;
+        let c = &mut m.counters;
+        c.insert(
+            "vusers.created".into(),
+            now.started.saturating_sub(was.started),
+        );
+        c.insert(
+            "vusers.completed".into(),
+            ended(&now).saturating_sub(ended(&was)),
+        );
+        c.insert(
+            "vusers.failed".into(),
+            now.broken.saturating_sub(was.broken),
+        );
+        let responses = c.get("http.responses").copied().unwrap_or(0);
+        m.rates
+            .insert("http.request_rate".into(), responses / seconds.max(1));
+        if let Some(s) = h.as_ref().and_then(Summary::of_micros) {
+            m.summaries.insert("http.response_time".into(), s);
+        }
+        common::out(&artillery_period(&m));
+    }
 }

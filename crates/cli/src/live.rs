@@ -34,7 +34,12 @@ pub struct ProgressOptions {
     pub dashboard: Option<Arc<Dashboard>>,
     /// The live metrics outputs, when one was asked for.
     pub metrics: Option<Arc<Hub>>,
+    /// Called with each second as the workers finish it (a dialect's periodic report).
+    pub each_second: Option<EachSecond>,
 }
+
+/// What is called with each second of a watched run.
+pub type EachSecond = Box<dyn FnMut(&stampede_engine::LiveSecond) + Send>;
 
 impl ProgressOptions {
     /// Whether anything shows per-second figures: the terminal bar, the plain lines,
@@ -42,6 +47,7 @@ impl ProgressOptions {
     pub fn shows_seconds(&self) -> bool {
         self.dashboard.is_some()
             || self.metrics.is_some()
+            || self.each_second.is_some()
             || (!self.quiet && (self.lines || std::io::stderr().is_terminal()))
     }
 }
@@ -112,7 +118,7 @@ fn plain_line(i: &Interval, failed_total: u64, users: bool, progress: Option<f64
 /// Shows progress until the run ends (signalled through `control.stop`).
 ///
 /// Long on purpose: the watcher's loop, one tick a time: read the counters, draw, publish.
-pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
+pub fn watch(control: Arc<Control>, run: RunShape, mut opts: ProgressOptions) {
     let start = Instant::now();
     let tty = std::io::stderr().is_terminal() && !opts.quiet;
     let lines = opts.lines && !opts.quiet && !std::io::stderr().is_terminal();
@@ -157,6 +163,9 @@ pub fn watch(control: Arc<Control>, run: RunShape, opts: ProgressOptions) {
             .map(|s| {
                 if let Some(m) = &opts.metrics {
                     m.second(&s);
+                }
+                if let Some(f) = opts.each_second.as_mut() {
+                    f(&s);
                 }
                 s.interval
             })

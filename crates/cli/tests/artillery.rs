@@ -104,11 +104,25 @@ fn a_script_runs_as_artillery_runs_it_and_reports_in_its_layout() {
         &path,
         "--output",
         report.to_str().unwrap(),
-        "-q",
     ]);
     // Three logins answered 401 fail their expectation: Artillery's exit status 21.
     assert_eq!(out.status.code(), Some(21), "{}", text(&out.stderr));
-    let summary = text(&out.stdout);
+    let printed = text(&out.stdout);
+    // A report every ten seconds of the clock while it runs (one or two for this
+    // second of arrivals), then the summary; the periods add up to the whole.
+    let (periods, summary) = printed
+        .split_once("All VUs finished.")
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(periods.contains("Metrics for period to: "), "{printed}");
+    let total = |name: &str| -> u64 {
+        (periods.lines())
+            .filter_map(|l| l.strip_prefix(&format!("{name}: ")))
+            .map(|v| v.trim_start_matches('.').trim().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(total("http.requests"), 48, "{periods}");
+    assert_eq!(total("vusers.created"), 12, "{periods}");
+    assert_eq!(total("http.codes.401"), 3, "{periods}");
     for line in [
         "Summary report @ ",
         "vusers.created: ................................................................ 12\n",

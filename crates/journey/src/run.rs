@@ -246,6 +246,7 @@ impl JourneyRun {
             started: t.started,
             completed: t.completed,
             failed: t.failed,
+            broken: t.broken,
             checks_failed: failed,
         }
     }
@@ -307,6 +308,8 @@ pub struct LiveJourneys {
     pub started: u64,
     pub completed: u64,
     pub failed: u64,
+    /// Of the failed, those that ended before their last step.
+    pub broken: u64,
     pub checks_failed: Vec<(String, String, u64)>,
 }
 

@@ -141,6 +141,19 @@ fn clock(unix_ms: u64) -> String {
     )
 }
 
+/// The report of one ten-second period, printed as it ends: its end, its width (from
+/// its first measurement to its last), and its metrics.
+pub fn artillery_period(m: &Metrics) -> String {
+    let rule = "-".repeat(38);
+    let width = m.last_ms.saturating_sub(m.first_ms) as f64 / 1000.0;
+    format!(
+        "{rule}\nMetrics for period to: {} (width: {}s)\n{rule}\n\n{}\n",
+        clock(m.period_ms + 10_000),
+        js((width * 1000.0).round() / 1000.0),
+        artillery_metrics(m)
+    )
+}
+
 /// The end of `artillery run`: that every user finished, and the summary report.
 pub fn artillery_summary(m: &Metrics, total_s: f64, at_ms: u64) -> String {
     let mut o = String::new();
