@@ -761,3 +761,81 @@ fn live_metrics_give_each_step_its_figures_and_failed_checks() {
         s["completed"].as_f64().unwrap()
     );
 }
+
+#[test]
+fn segments_of_a_journey_run_merge_into_its_whole() {
+    let (_server, url) = crate::common::serve(&[]);
+    let dir = tempdir::Dir::new();
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    let journey = dir.0.join("shop.toml");
+    let part = |k: u32| {
+        let json = dir.0.join(format!("part{k}.json"));
+        let out = stampede(&[
+            "load",
+            &url,
+            "--journey",
+            journey.to_str().unwrap(),
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "-n",
+            "400",
+            "--segment",
+            &format!("{k}/2"),
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        (json, r)
+    };
+    let (a, ra) = part(1);
+    let (b, rb) = part(2);
+    let merged = dir.0.join("merged.json");
+    let out = stampede(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    assert_eq!(n(&m["requests"]["completed"]), 400);
+    // The journeys, their lifetimes and each step's figures and checks add up.
+    for k in ["started", "completed", "failed"] {
+        assert_eq!(
+            n(&m["sessions"][k]),
+            n(&ra["sessions"][k]) + n(&rb["sessions"][k]),
+            "{k}"
+        );
+    }
+    assert_eq!(
+        n(&m["sessions"]["lifetime"]["count"]),
+        n(&m["sessions"]["completed"]),
+        "every completed journey's lifetime kept: {}",
+        m["sessions"]
+    );
+    let step = |r: &serde_json::Value, name: &str| {
+        (r["targets"].as_array().unwrap().iter())
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (la, lb, lm) = (step(&ra, "login"), step(&rb, "login"), step(&m, "login"));
+    assert_eq!(
+        n(&lm["completed"]),
+        n(&la["completed"]) + n(&lb["completed"])
+    );
+    assert_eq!(
+        n(&lm["checks_failed"]["status 200"]),
+        n(&la["checks_failed"]["status 200"]) + n(&lb["checks_failed"]["status 200"])
+    );
+    assert_eq!(n(&lm["latency"]["count"]), n(&lm["completed"]));
+}

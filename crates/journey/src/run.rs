@@ -284,6 +284,10 @@ impl JourneyRun {
                 ),
             };
         }
+        // The lifetimes' histogram too, so that segments' results merge exactly.
+        let mut lifetimes = stampede_engine::Hist::default();
+        let _ = lifetimes.0.add(&t.lifetime);
+        result.histograms.session = lifetimes;
         result.sessions = Some(SessionStats {
             started: t.started,
             completed: t.completed,
