@@ -40,6 +40,17 @@ fn files(journey: &str) -> (tempdir::Dir, String) {
     (dir, p)
 }
 
+/// A scratch directory holding the docs' shop example (`shop.toml`, `users.csv`), for
+/// a run against the reference server.
+pub(crate) fn shop_example() -> tempdir::Dir {
+    let dir = tempdir::Dir::new();
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
+    for f in ["shop.toml", "users.csv"] {
+        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
+    }
+    dir
+}
+
 /// Walks `journey` against `srv` with `flags`, its result's JSON in `dir`.
 fn walk(
     srv: &Recorder,
@@ -331,11 +342,7 @@ fn a_feeder_gives_each_plain_request_its_row_and_a_unique_one_stops_the_run() {
 #[test]
 fn the_shop_example_walks_the_reference_server_with_a_mix_loops_and_conditions() {
     let (_server, url) = crate::common::serve(&[]);
-    let dir = tempdir::Dir::new();
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
-    for f in ["shop.toml", "users.csv"] {
-        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
-    }
+    let dir = shop_example();
     let journey = dir.0.join("shop.toml");
     let (json, html) = (dir.0.join("r.json"), dir.0.join("r.html"));
     let out = stampede(&[
@@ -552,11 +559,7 @@ fn a_journey_or_a_recording_that_never_ends_is_read_no_further_than_its_ceiling(
 #[test]
 fn injected_users_arrive_on_connections_of_their_own_and_each_walks_the_journey_once() {
     let (_server, url) = crate::common::serve(&[]);
-    let dir = tempdir::Dir::new();
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
-    for f in ["shop.toml", "users.csv"] {
-        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
-    }
+    let dir = shop_example();
     let (journey, json) = (dir.0.join("shop.toml"), dir.0.join("r.json"));
     let out = stampede(&[
         "load",
@@ -604,11 +607,7 @@ fn injected_users_arrive_on_connections_of_their_own_and_each_walks_the_journey_
 #[test]
 fn a_capacity_search_on_a_journey_offers_users_and_counts_journeys() {
     let (_server, url) = crate::common::serve(&[]);
-    let dir = tempdir::Dir::new();
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
-    for f in ["shop.toml", "users.csv"] {
-        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
-    }
+    let dir = shop_example();
     let (journey, json) = (dir.0.join("shop.toml"), dir.0.join("r.json"));
     let search = |condition: &str, steps: &str| {
         stampede(&[
@@ -677,11 +676,7 @@ fn a_capacity_search_on_a_journey_offers_users_and_counts_journeys() {
 fn live_metrics_give_each_step_its_figures_and_failed_checks() {
     use std::io::{BufRead, BufReader, Read, Write};
     let (_server, url) = crate::common::serve(&[]);
-    let dir = tempdir::Dir::new();
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
-    for f in ["shop.toml", "users.csv"] {
-        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
-    }
+    let dir = shop_example();
     let (journey, json) = (dir.0.join("shop.toml"), dir.0.join("r.json"));
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
         .args(["load", &url, "--journey", journey.to_str().unwrap()])
@@ -765,11 +760,7 @@ fn live_metrics_give_each_step_its_figures_and_failed_checks() {
 #[test]
 fn segments_of_a_journey_run_merge_into_its_whole() {
     let (_server, url) = crate::common::serve(&[]);
-    let dir = tempdir::Dir::new();
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
-    for f in ["shop.toml", "users.csv"] {
-        std::fs::copy(format!("{docs}{f}"), dir.0.join(f)).unwrap();
-    }
+    let dir = shop_example();
     let journey = dir.0.join("shop.toml");
     let part = |k: u32| {
         let json = dir.0.join(format!("part{k}.json"));

@@ -325,12 +325,8 @@ fn prometheus_takes_a_journey_s_figures_by_step_over_remote_write() {
         return;
     };
     let (_server, url) = crate::common::serve(&[]);
-    let tmp = Dir::new();
+    let tmp = crate::journeys::shop_example();
     let dir = &tmp.0;
-    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/journeys/");
-    for f in ["shop.toml", "users.csv"] {
-        std::fs::copy(format!("{docs}{f}"), dir.join(f)).unwrap();
-    }
     let json = dir.join("result.json");
     let out = Command::new(BIN)
         .args(["load", &url, "--journey"])

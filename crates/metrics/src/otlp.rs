@@ -517,9 +517,8 @@ pub fn body(info: &RunInfo, t: &Totals) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_request_round_trips_with_its_semantic_names() {
-        let info = RunInfo {
+    fn info() -> RunInfo {
+        RunInfo {
             method: "GET".into(),
             url: "http://127.0.0.1:8080/".into(),
             server_address: "127.0.0.1".into(),
@@ -528,7 +527,12 @@ mod tests {
             offered_rate: None,
             start_unix_ms: 1_700_000_000_000,
             host: "m".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_request_round_trips_with_its_semantic_names() {
+        let info = info();
         let mut t = Totals::default();
         t.statuses.insert(200, 9);
         t.duration.count = 9;
@@ -554,16 +558,7 @@ mod tests {
 
     #[test]
     fn a_journey_s_steps_and_checks_are_points_with_their_names() {
-        let info = RunInfo {
-            method: "GET".into(),
-            url: "http://127.0.0.1:8080/".into(),
-            server_address: "127.0.0.1".into(),
-            server_port: 8080,
-            scheme: "http".into(),
-            offered_rate: None,
-            start_unix_ms: 1_700_000_000_000,
-            host: "m".into(),
-        };
+        let info = info();
         let mut h = stampede_engine::Hist::default();
         h.0.record_n(2_000, 4).unwrap();
         let t = Totals {

@@ -59,30 +59,12 @@ pub(super) fn journey_plan(
             "a user walks the journey's steps, with the think times it gives",
         ),
         (
-            s.verify.as_ref().is_some_and(|v| {
-                v.status.is_some()
-                    || v.content_type.is_some()
-                    || v.body.is_some()
-                    || v.body_contains.is_some()
-                    || v.body_length.is_some()
-                    || v.json_key.is_some()
-                    || v.headers.is_some()
-                    || v.date_fresh.is_some()
-            }),
+            s.verify.as_ref().is_some_and(RawVerify::checks_http),
             "scenario.verify",
             "a journey is verified by its own checks (only on_failure applies)",
         ),
     ];
-    if let Some((_, field, why)) = refused.iter().find(|(set, _, _)| *set) {
-        return Err(cx.err(
-            here,
-            field,
-            format!(
-                "scenario {name:?}: not with journey: {why}; drop {}",
-                field.trim_start_matches("scenario.")
-            ),
-        ));
-    }
+    refuse_beside(cx, (here, name, "journey"), &refused)?;
     // Relative to the plan, wherever bench runs.
     let path = std::path::Path::new(file.get_ref());
     let path = match std::path::Path::new(cx.file).parent() {

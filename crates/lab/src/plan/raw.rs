@@ -173,6 +173,40 @@ pub(super) struct RawSearch {
     pub(super) max_steps: Option<Spanned<usize>>,
 }
 
+impl RawVerify {
+    /// Whether it asks for anything of an HTTP answer (beyond `on_failure`).
+    pub(super) fn checks_http(&self) -> bool {
+        self.status.is_some()
+            || self.content_type.is_some()
+            || self.body.is_some()
+            || self.body_contains.is_some()
+            || self.body_length.is_some()
+            || self.json_key.is_some()
+            || self.headers.is_some()
+            || self.date_fresh.is_some()
+    }
+}
+
+/// Refuses the first of `refused` (given, its field, why not) that was given beside
+/// a scenario's `with` table: `scenario "x": not with ws: why; drop field`.
+pub(super) fn refuse_beside(
+    cx: &Ctx,
+    (here, name, with): (usize, &str, &str),
+    refused: &[(bool, &str, &str)],
+) -> Result<(), PlanError> {
+    match refused.iter().find(|(set, _, _)| *set) {
+        Some((_, field, why)) => Err(cx.err(
+            here,
+            field,
+            format!(
+                "scenario {name:?}: not with {with}: {why}; drop {}",
+                field.trim_start_matches("scenario.")
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 pub(super) struct Ctx<'a> {
     pub(super) file: &'a str,
     pub(super) src: &'a str,

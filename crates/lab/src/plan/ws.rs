@@ -48,16 +48,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
     let w = raw.get_ref();
     let not_get = (s.method.as_ref()).is_some_and(|m| !m.get_ref().eq_ignore_ascii_case("GET"));
     // A WebSocket scenario is verified by its messages: only on_failure applies.
-    let http_checks = s.verify.as_ref().is_some_and(|v| {
-        v.status.is_some()
-            || v.content_type.is_some()
-            || v.body.is_some()
-            || v.body_contains.is_some()
-            || v.body_length.is_some()
-            || v.json_key.is_some()
-            || v.headers.is_some()
-            || v.date_fresh.is_some()
-    });
+    let http_checks = s.verify.as_ref().is_some_and(RawVerify::checks_http);
     let refused = [
         (
             s.body.is_some(),
@@ -96,16 +87,7 @@ pub(super) fn ws_plan(cx: &Ctx, s: &RawScenario, name: &str) -> Result<Option<Ws
             "each connection is upgraded once and keeps sending",
         ),
     ];
-    if let Some((_, field, why)) = refused.iter().find(|(set, _, _)| *set) {
-        return Err(cx.err(
-            here,
-            field,
-            format!(
-                "scenario {name:?}: not with ws: {why}; drop {}",
-                field.trim_start_matches("scenario.")
-            ),
-        ));
-    }
+    refuse_beside(cx, (here, name, "ws"), &refused)?;
     let (steps, expects) = steps(cx, w, here)?;
     let mut messages = messages(cx, w, here)?;
     if !steps.is_empty() {
