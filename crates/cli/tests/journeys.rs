@@ -830,3 +830,47 @@ fn segments_of_a_journey_run_merge_into_its_whole() {
     );
     assert_eq!(n(&lm["latency"]["count"]), n(&lm["completed"]));
 }
+
+#[test]
+fn an_answer_past_the_kept_ceiling_is_counted_too_large_not_buffered() {
+    let (_server, url) = crate::common::serve(&[]);
+    let dir = tempdir::Dir::new();
+    // 20 MB answers: past the 16 MiB an answer's body is kept to.
+    let journey = dir.0.join("big.toml");
+    std::fs::write(
+        &journey,
+        "[[step]]\nname = \"big\"\nurl = \"/bytes/20000000\"\ncapture = [{ json = \"$.x\", as = \"x\" }]\n",
+    )
+    .unwrap();
+    let json = dir.0.join("r.json");
+    let out = stampede(&[
+        "load",
+        &url,
+        "--journey",
+        journey.to_str().unwrap(),
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "-n",
+        "3",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let big = &r["targets"][0];
+    assert_eq!(big["completed"], 3, "{big}");
+    let missed = big["captures_missed"].as_object().unwrap();
+    assert_eq!(missed.len(), 1, "{missed:?}");
+    let (why, n) = missed.iter().next().unwrap();
+    assert!(why.starts_with("x: ") && why.contains("large"), "{why}");
+    assert_eq!(n, 3);
+    // Each answer read whole all the same: 60 MB of bodies received.
+    assert!(
+        r["bytes"]["body"].as_u64().unwrap() >= 60_000_000,
+        "{}",
+        r["bytes"]
+    );
+}

@@ -1,7 +1,8 @@
 //! An answer as extractions and checks read it: its status, its headers, its body,
 //! and the body as JSON, parsed at most once however many of them read it and never
-//! when it is larger than [`MAX_JSON`] (such an answer fails what reads it as JSON,
-//! counted, instead of being searched without a bound).
+//! when it is larger than [`MAX_JSON`] or was cut where the engine stops keeping a body
+//! (such an answer fails what reads it as JSON, counted, instead of being searched
+//! without a bound); a regular expression or `body contains` reads what was kept.
 
 use std::cell::OnceCell;
 use std::time::Duration;
@@ -33,6 +34,8 @@ pub struct Reply<'a> {
     pub body: &'a [u8],
     /// From the request's start to the answer's end.
     pub elapsed: Duration,
+    /// The body was longer than the engine keeps: `body` is its beginning.
+    pub cut: bool,
     json: OnceCell<Result<serde_json::Value, JsonTrouble>>,
 }
 
@@ -48,6 +51,7 @@ impl<'a> Reply<'a> {
             headers: Headers::Pairs(headers),
             body,
             elapsed,
+            cut: false,
             json: OnceCell::new(),
         }
     }
@@ -64,8 +68,15 @@ impl<'a> Reply<'a> {
             headers: Headers::Fields(fields),
             body,
             elapsed,
+            cut: false,
             json: OnceCell::new(),
         }
+    }
+
+    /// The same answer, its body cut (or not) where the engine stopped keeping it.
+    pub fn cut(mut self, cut: bool) -> Reply<'a> {
+        self.cut = cut;
+        self
     }
 
     /// The values of header `name` (any case), in order.
@@ -87,7 +98,7 @@ impl<'a> Reply<'a> {
     pub fn json(&self) -> Result<&serde_json::Value, JsonTrouble> {
         self.json
             .get_or_init(|| {
-                if self.body.len() > MAX_JSON {
+                if self.cut || self.body.len() > MAX_JSON {
                     return Err(JsonTrouble::TooLarge);
                 }
                 serde_json::from_slice(self.body).map_err(|_| JsonTrouble::NotJson)
@@ -128,6 +139,10 @@ mod tests {
         assert_eq!(r.header("x-a").collect::<Vec<_>>(), ["b"]);
         let big = vec![b' '; MAX_JSON + 1];
         let r = Reply::new(200, &[], &big, Duration::ZERO);
+        assert_eq!(r.json(), Err(JsonTrouble::TooLarge));
+        // A body the engine cut where it stops keeping is not read as JSON either,
+        // though what was kept would parse.
+        let r = Reply::new(200, &[], b"{\"a\": 1}", Duration::ZERO).cut(true);
         assert_eq!(r.json(), Err(JsonTrouble::TooLarge));
     }
 }

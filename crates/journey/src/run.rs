@@ -364,7 +364,11 @@ impl ThreadHooksSource for Source {
     }
 
     fn targets(&self) -> Vec<String> {
-        self.0.journey.figures.clone()
+        match self.0.journey.file {
+            Some(_) => self.0.journey.figures.clone(),
+            // `--feeder`'s one request: the run's own figures are its.
+            None => Vec::new(),
+        }
     }
 }
 
@@ -773,7 +777,8 @@ impl ThreadHooks for ThreadJourney {
             reply.headers,
             reply.body,
             now.duration_since(u.sent),
-        );
+        )
+        .cut(reply.cut);
         let mut missed = false;
         for c in &step.captures {
             if let Err(m) = c.apply(&r, &mut u.vars) {

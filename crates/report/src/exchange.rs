@@ -150,6 +150,7 @@ mod tests {
             head: b"HTTP/1.1 200 OK\r\n\r\n",
             headers: &stampede_engine::Fields::default(),
             body: b"hi",
+            cut: false,
         };
         let header_only = Parts {
             header: true,

@@ -39,6 +39,7 @@ fn reply<'a>(status: u16, headers: &'a stampede_engine::Fields, body: &'a [u8]) 
         head: b"",
         headers,
         body,
+        cut: false,
     }
 }
 

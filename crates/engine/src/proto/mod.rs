@@ -25,6 +25,19 @@ use crate::proto::h1::H1Conn;
 use crate::proto::h2::{H2Conn, H2Request, H2Settings};
 use crate::proto::h3::H3Conn;
 
+/// The most of an answer's body a connection keeps for whoever reads answers (a
+/// journey's captures and checks, a script): the rest is counted as received, not
+/// kept, and the kept answer says it was cut.
+pub const MAX_KEPT_BODY: usize = 16 * 1024 * 1024;
+
+/// Adds `data` to a kept body, up to [`MAX_KEPT_BODY`]; true when some was left out.
+#[inline]
+pub(crate) fn keep_body(body: &mut Vec<u8>, data: &[u8]) -> bool {
+    let room = MAX_KEPT_BODY.saturating_sub(body.len());
+    body.extend_from_slice(&data[..data.len().min(room)]);
+    data.len() > room
+}
+
 /// A connection's protocol.
 pub(crate) enum Proto {
     /// HTTP/1.1 (also while TLS's ALPN has not decided yet).
@@ -269,18 +282,13 @@ impl Proto {
     /// The last response kept whole, if responses are kept: HTTP/2's and HTTP/3's
     /// fields without their pseudo-fields, written as header lines.
     pub(crate) fn take_response(&mut self) -> Option<h1::parse::Kept> {
-        let (headers, body) = match self {
+        let k = match self {
             Proto::H1(h) => return h.take_response(),
-            Proto::H2(h) => {
-                let k = std::mem::take(h.kept.as_mut()?);
-                (k.headers, k.body)
-            }
-            Proto::H3(h) => {
-                let k = std::mem::take(h.kept.as_mut()?);
-                (k.headers, k.body)
-            }
+            Proto::H2(h) => std::mem::take(h.kept.as_mut()?),
+            Proto::H3(h) => std::mem::take(h.kept.as_mut()?),
             Proto::Ws(_) => return None,
         };
+        let (headers, body, cut) = (k.headers, k.body, k.cut);
         Some(h1::parse::Kept {
             headers: h1::parse::Fields::from_pairs(
                 (headers.iter())
@@ -288,6 +296,7 @@ impl Proto {
                     .map(|(n, v)| (n.as_str(), v.as_str())),
             ),
             body,
+            cut,
         })
     }
 

@@ -54,8 +54,11 @@ pub struct Reply<'a> {
     pub head: &'a [u8],
     /// Header fields, in order.
     pub headers: &'a crate::proto::h1::parse::Fields,
-    /// The body, chunk framing removed.
+    /// The body, chunk framing removed: its first
+    /// [`crate::proto::MAX_KEPT_BODY`] bytes.
     pub body: &'a [u8],
+    /// The body was longer than what is kept: `body` is its beginning.
+    pub cut: bool,
 }
 
 /// One worker thread's script. Called on that thread only.

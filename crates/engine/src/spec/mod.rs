@@ -669,7 +669,7 @@ impl LoadSpec {
             .unwrap_or_default();
         let (variety, script) = (&self.load.variety, &self.load.script);
         let n = named.len().max(variety.len()).max(script.len());
-        if n <= 1 {
+        if n <= 1 && named.is_empty() {
             return Vec::new();
         }
         (0..n.min(crate::MAX_TARGETS + 1))

@@ -54,6 +54,7 @@ fn answer(
         head: b"",
         headers: &headers,
         body: body.as_bytes(),
+        cut: false,
     });
     assert_eq!(flow, Flow::Go);
 }

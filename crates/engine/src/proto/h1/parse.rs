@@ -100,8 +100,10 @@ pub struct Kept {
     /// Header fields of the final response, in order, with the head they were read
     /// from.
     pub headers: Fields,
-    /// The body, chunk framing removed.
+    /// The body, chunk framing removed, [`crate::proto::MAX_KEPT_BODY`] at most.
     pub body: Vec<u8>,
+    /// Some of the body was left out, past the most kept.
+    pub cut: bool,
 }
 
 impl Kept {
@@ -292,6 +294,7 @@ impl ResponseParser {
             done.headers.text.clear();
             done.headers.spans.clear();
             done.body.clear();
+            done.cut = false;
             **k = done;
         }
     }
@@ -335,7 +338,7 @@ impl ResponseParser {
                 let take = rem.min(data.len() as u64);
                 self.body_bytes += take;
                 if let Some(k) = &mut self.kept {
-                    k.body.extend_from_slice(&data[..take as usize]);
+                    k.cut |= crate::proto::keep_body(&mut k.body, &data[..take as usize]);
                 }
                 if let Some(w) = &mut self.watch {
                     watched(w, &data[..take as usize])?;
@@ -351,7 +354,7 @@ impl ResponseParser {
             State::UntilClose => {
                 self.body_bytes += data.len() as u64;
                 if let Some(k) = &mut self.kept {
-                    k.body.extend_from_slice(data);
+                    k.cut |= crate::proto::keep_body(&mut k.body, data);
                 }
                 if let Some(w) = &mut self.watch {
                     watched(w, data)?;
@@ -438,6 +441,7 @@ impl ResponseParser {
         if let Some(k) = self.kept.as_mut() {
             if k.headers.adopt_head(head) {
                 k.body.clear();
+                k.cut = false;
             }
         }
     }
@@ -482,7 +486,8 @@ impl ResponseParser {
                 Chunk::Data(rem) => {
                     let take = rem.min((data.len() - i) as u64);
                     if let Some(k) = &mut self.kept {
-                        k.body.extend_from_slice(&data[i..i + take as usize]);
+                        let piece = &data[i..i + take as usize];
+                        k.cut |= crate::proto::keep_body(&mut k.body, piece);
                     }
                     let rem = rem - take;
                     if let Some(w) = &mut self.watch {

@@ -59,8 +59,10 @@ pub const MAX_QUEUED_OUTPUT: usize = 4 * 1024 * 1024;
 pub struct Kept {
     /// Header fields, as decoded.
     pub headers: Vec<(String, String)>,
-    /// Body bytes.
+    /// Body bytes, [`crate::proto::MAX_KEPT_BODY`] at most.
     pub body: Vec<u8>,
+    /// Some of the body was left out, past the most kept.
+    pub cut: bool,
 }
 
 /// A connection-level error: the connection must close.
@@ -461,7 +463,7 @@ impl H2Conn {
                     self.refill_connection();
                 }
                 if let Some(k) = self.kept.as_mut() {
-                    k.body.extend_from_slice(data);
+                    k.cut |= crate::proto::keep_body(&mut k.body, data);
                 }
                 let mut update = None;
                 let refill_at = self.stream_refill_at;

@@ -601,7 +601,7 @@ impl H3Conn {
                 Part::Data(d) => {
                     *body += d.len() as u64;
                     if let Some(k) = kept.as_mut() {
-                        k.body.extend_from_slice(d);
+                        k.cut |= crate::proto::keep_body(&mut k.body, d);
                     }
                     if let Some(w) = watch.as_mut() {
                         if w.payload(d).is_err() {

@@ -258,7 +258,9 @@ impl<'a> Worker<'a> {
             _ if places.is_empty() && alike(&load.variety) => 1,
             n => n,
         };
-        rec.targets = match places.is_empty() {
+        // Requests its hooks name (a journey's steps) have figures of their own, even
+        // one alone: its failed checks are counted there.
+        rec.targets = match places.is_empty() && named == 0 {
             true => crate::measure::targets::Targets::new(n),
             false => crate::measure::targets::Targets::each(n),
         };

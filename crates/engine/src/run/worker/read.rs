@@ -482,6 +482,7 @@ impl Worker<'_> {
                 head: kept.head(),
                 headers: &kept.headers,
                 body: &kept.body,
+                cut: kept.cut,
             });
             self.settle_flow(flow);
         }

@@ -215,3 +215,38 @@ fn captures_server_once() {
     p.feed(wire).unwrap();
     assert_eq!(p.take_server(), None);
 }
+
+#[test]
+fn a_kept_body_stops_at_its_ceiling_and_says_it_was_cut() {
+    use crate::proto::MAX_KEPT_BODY;
+    let over = MAX_KEPT_BODY + 10;
+    let mut p = ResponseParser::new(false);
+    p.keep_responses();
+    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {over}\r\n\r\n");
+    let (n, done) = p.feed(head.as_bytes()).unwrap();
+    assert_eq!((n, done.is_none()), (head.len(), true));
+    // The body in pieces, as reads bring it; counted whole, kept to the ceiling.
+    let piece = vec![b'x'; 1 << 20];
+    let (mut left, mut done) = (over, None);
+    while left > 0 {
+        let (n, c) = p.feed(&piece[..left.min(piece.len())]).unwrap();
+        left -= n;
+        done = done.or(c);
+    }
+    assert_eq!(done.unwrap().body_bytes, over as u64);
+    let k = p.take_kept().unwrap();
+    assert_eq!(k.body.len(), MAX_KEPT_BODY);
+    assert!(k.cut);
+    p.recycle(k);
+    // The next answer starts afresh, whole.
+    let next = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
+    let (mut pos, mut done) = (0, None);
+    while pos < next.len() {
+        let (n, c) = p.feed(&next[pos..]).unwrap();
+        pos += n;
+        done = done.or(c);
+    }
+    assert!(done.is_some());
+    let k = p.take_kept().unwrap();
+    assert_eq!((k.body.as_slice(), k.cut), (&b"hi"[..], false));
+}
