@@ -622,9 +622,27 @@ impl ThreadJourney {
         out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
         out.extend_from_slice(shared.authority.as_bytes());
         out.extend_from_slice(b"\r\n");
-        for (n, v) in &step.headers {
-            out.extend_from_slice(n.as_bytes());
-            out.extend_from_slice(b": ");
+        // The step's own cookies and the jar's go in one Cookie field, last (RFC
+        // 6265: a request carries one).
+        let mut own_cookies = false;
+        for (n, v) in (step.headers.iter())
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("cookie"))
+            .chain(
+                step.headers
+                    .iter()
+                    .filter(|(n, _)| n.eq_ignore_ascii_case("cookie")),
+            )
+        {
+            let cookie = n.eq_ignore_ascii_case("cookie");
+            if cookie && own_cookies {
+                // A second one joins the first.
+                out.truncate(out.len() - 2);
+                out.extend_from_slice(b"; ");
+            } else {
+                out.extend_from_slice(n.as_bytes());
+                out.extend_from_slice(b": ");
+            }
+            own_cookies |= cookie;
             let at = out.len();
             v.render(&u.vars, draw, out).map_err(name)?;
             if out[at..].iter().any(|&b| b == b'\r' || b == b'\n') {
@@ -643,7 +661,12 @@ impl ThreadJourney {
             ),
         };
         if let Some(c) = cookie {
-            out.extend_from_slice(b"Cookie: ");
+            if own_cookies {
+                out.truncate(out.len() - 2);
+                out.extend_from_slice(b"; ");
+            } else {
+                out.extend_from_slice(b"Cookie: ");
+            }
             out.extend_from_slice(c.as_bytes());
             out.extend_from_slice(b"\r\n");
         }

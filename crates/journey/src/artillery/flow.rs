@@ -184,14 +184,12 @@ impl Translation {
             ("beforeRequest", r.before_request.is_some()),
             ("afterResponse", r.after_response.is_some()),
             ("match", r.matches.is_some()),
-            ("cookie", r.cookie.is_some()),
             ("gzip", r.gzip.is_some()),
         ] {
             if given {
                 let instead = match k {
                     "formData" => "multipart bodies are not sent; use form (URL-encoded) or body",
                     "match" => "use expect (its statusCode, contentType, hasProperty, hasHeader and headerEquals run)",
-                    "cookie" => "each user's jar sends what the server sets; a header sends a cookie of your own",
                     "gzip" => "answers are read as they come; send Accept-Encoding in headers if wanted",
                     _ => "JavaScript hooks do not run here: captures, conditions and templates do their work",
                 };
@@ -235,6 +233,23 @@ impl Translation {
         for (k, v) in &r.headers {
             headers.retain(|h, _| !h.eq_ignore_ascii_case(k));
             headers.insert(k.clone(), v.clone());
+        }
+        // Cookies of the request's own: one Cookie field, which the user's jar joins.
+        if let Some(c) = &r.cookie {
+            let Yaml::Mapping(m) = c else {
+                return Err(format!("{at}.cookie: a map of names to values").into());
+            };
+            let mut pairs = Vec::new();
+            for (k, v) in m {
+                let (Some(k), Some(v)) = (text_of(k), text_of(v)) else {
+                    return Err(
+                        format!("{at}.cookie: names and values are texts or numbers").into(),
+                    );
+                };
+                pairs.push(format!("{k}={v}"));
+            }
+            headers.retain(|h, _| !h.eq_ignore_ascii_case("cookie"));
+            headers.insert("Cookie".into(), pairs.join("; "));
         }
         if let Some(a) = &r.auth {
             if a.user.contains("{{") || a.pass.contains("{{") {

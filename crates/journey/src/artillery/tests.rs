@@ -79,6 +79,9 @@ scenarios:
           auth:
             user: ann
             pass: pw
+          cookie:
+            theme: dark
+            who: "{{ user }}"
 "#;
 
 fn users(_: &str) -> Result<Vec<u8>, Invalid> {
@@ -142,6 +145,11 @@ fn a_script_becomes_journeys_injection_steps_and_checks() {
         "{t}"
     );
     assert!(t.contains(r#""Authorization" = "Basic YW5uOnB3""#), "{t}");
+    // A request's own cookies: one field, which the jar's join as the user walks.
+    assert!(
+        t.contains(r#""Cookie" = "theme=dark; who={{ user }}""#),
+        "{t}"
+    );
     assert!(
         t.contains(
             r#"check = ["status 200", "header Content-Type contains json", "json $.token exists"]"#

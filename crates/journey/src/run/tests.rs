@@ -386,3 +386,30 @@ json = { item = "{{ id }}", n = "{{ n }}", note = "n={{ n }}", all = "{{ ids }}"
     let run = JourneyRun::new(paused, &Target::parse("http://127.0.0.1:9/").unwrap(), 1, 1);
     assert!(run.hooks().0.thread(0).has_delay());
 }
+
+#[test]
+fn a_step_s_own_cookies_and_the_jar_s_go_in_one_field() {
+    let text = r#"
+[variables]
+who = "ann"
+[[step]]
+name = "first"
+url = "/a"
+[[step]]
+name = "second"
+url = "/b"
+headers = { Cookie = "theme={{ who }}", X-Other = "1", cookie = "lang=en" }
+"#;
+    let j = Journey::parse("c.toml", text, |_| unreachable!("no feeder")).unwrap();
+    let target = Target::parse("http://127.0.0.1:9/").unwrap();
+    let run = JourneyRun::new(j, &target, 1, 1);
+    let mut h = run.hooks().0.thread(0);
+    let first = request(&mut h, 0);
+    assert!(!first.contains("Cookie"), "{first}");
+    answer(&mut h, 0, 200, &[("Set-Cookie", "sid=s1; Path=/")], "ok");
+    let second = request(&mut h, 0);
+    assert_eq!(
+        second,
+        "GET /b HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Other: 1\r\nCookie: theme=ann; lang=en; sid=s1\r\n\r\n"
+    );
+}
