@@ -12,7 +12,7 @@ use stampede_engine::{Hist, LiveSecond, LoadSpec, RunResult, Shape, Target};
 use stampede_journey::artillery::{read_file, Script};
 use stampede_journey::run::{JourneyFigures, JourneyRun, LiveJourneys};
 use stampede_report::artillery::{
-    artillery_json, artillery_period, artillery_summary, Metrics, Summary,
+    artillery_json, artillery_period, artillery_phase, artillery_summary, Metrics, Summary,
 };
 
 use crate::common::{self, Exit, ProgressOptions};
@@ -47,7 +47,7 @@ struct RunArgs {
     /// The target's URL, instead of config.target
     #[arg(short = 't', long = "target", value_name = "URL")]
     target: Option<String>,
-    /// No report every ten seconds while it runs
+    /// No phase lines or report every ten seconds while it runs
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
     /// Take the server's certificate unchecked
@@ -177,7 +177,10 @@ fn run(a: RunArgs) -> Result<(), Exit> {
     );
     spec.hooks = Some(journey.hooks());
     // Artillery's own progress: a report every ten seconds, no bar.
-    let periods = std::sync::Arc::new(std::sync::Mutex::new(Periods::new(journey.clone())));
+    let periods = std::sync::Arc::new(std::sync::Mutex::new(Periods::new(
+        journey.clone(),
+        script.phases.clone(),
+    )));
     let progress = ProgressOptions {
         quiet: true,
         each_second: (!a.quiet).then(|| {
@@ -192,7 +195,11 @@ fn run(a: RunArgs) -> Result<(), Exit> {
     };
     let mut run = common::execute(spec, progress)?;
     if let Ok(mut p) = periods.lock() {
-        p.flush();
+        if !a.quiet {
+            // What the run lasted, to the second it ended in.
+            p.phases_until((run.result.duration_s.ceil() as u64 + 1) * 1000);
+            p.flush();
+        }
     }
     journey.annotate(&mut run.result);
     if let Some(why) = journey.stopped() {
@@ -384,30 +391,73 @@ fn intermediate(r: &RunResult) -> Vec<Metrics> {
 
 /// Artillery's report every ten seconds while the run goes: the seconds the workers
 /// finish gathered into the wall clock's ten-second period they fall in, each period
-/// printed when a second of the next one comes, and the last at the end.
+/// printed when a second of the next one comes, and the last at the end; and a line
+/// as each phase starts and completes, stamped with when it did.
 struct Periods {
     /// The run's start, ms since the epoch (the seconds are counted from it).
     start_ms: u64,
     journey: JourneyRun,
+    /// Each phase's name and length, and how many have been said to start and to
+    /// complete.
+    phases: Vec<(Option<String>, std::time::Duration)>,
+    said: (usize, usize),
     /// The users as they stood when the last period was printed.
     users: LiveJourneys,
     current: Option<(Metrics, Option<Histogram<u64>>, u64)>,
 }
 
 impl Periods {
-    fn new(journey: JourneyRun) -> Periods {
+    fn new(journey: JourneyRun, phases: Vec<(Option<String>, std::time::Duration)>) -> Periods {
         Periods {
             start_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
             journey,
+            phases,
+            said: (0, 0),
             users: LiveJourneys::default(),
             current: None,
         }
     }
 
+    /// Says each phase that started or completed up to `until_ms` into the run, in
+    /// order (a phase's completion before the next one's start).
+    fn phases_until(&mut self, until_ms: u64) {
+        let start_of = |p: &Periods, k: usize| -> u64 {
+            (p.phases[..k].iter())
+                .map(|(_, d)| d.as_millis() as u64)
+                .sum()
+        };
+        loop {
+            let (started, completed) = self.said;
+            let end = (completed < started)
+                .then(|| start_of(self, completed) + self.phases[completed].1.as_millis() as u64);
+            let begin = (started < self.phases.len()).then(|| start_of(self, started));
+            let (is_start, k, at) = match (begin, end) {
+                (_, Some(e)) if e <= until_ms && begin.is_none_or(|b| e <= b) => {
+                    (false, completed, e)
+                }
+                (Some(b), _) if b <= until_ms => (true, started, b),
+                _ => return,
+            };
+            let (name, length) = &self.phases[k];
+            common::out(&artillery_phase(
+                is_start,
+                (name.as_deref(), k),
+                length.as_secs_f64(),
+                self.start_ms + at,
+            ));
+            common::out("\n");
+            match is_start {
+                true => self.said.0 += 1,
+                false => self.said.1 += 1,
+            }
+        }
+    }
+
     fn second(&mut self, s: &LiveSecond) {
         let i = &s.interval;
+        self.phases_until((u64::from(i.t) + 1) * 1000);
         let at = self.start_ms + u64::from(i.t) * 1000;
         let period = at / 10_000 * 10_000;
         if self

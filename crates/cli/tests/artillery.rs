@@ -114,6 +114,13 @@ fn a_script_runs_as_artillery_runs_it_and_reports_in_its_layout() {
         .split_once("All VUs finished.")
         .unwrap_or_else(|| panic!("{printed}"));
     assert!(periods.contains("Metrics for period to: "), "{printed}");
+    // And a line as its one phase starts and as it completes, in that order.
+    let started = periods.find("Phase started: unnamed (index: 0, duration: 1s) ");
+    let completed = periods.find("Phase completed: unnamed (index: 0, duration: 1s) ");
+    assert!(
+        started.zip(completed).is_some_and(|(s, c)| s < c),
+        "{periods}"
+    );
     let total = |name: &str| -> u64 {
         (periods.lines())
             .filter_map(|l| l.strip_prefix(&format!("{name}: ")))

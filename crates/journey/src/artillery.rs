@@ -43,6 +43,9 @@ pub struct Script {
     pub target: String,
     /// The phases as Gatling injection steps (`--inject`).
     pub inject: Vec<String>,
+    /// Each phase's name (when it has one) and length, in order: what the run says as
+    /// each starts and completes.
+    pub phases: Vec<(Option<String>, Duration)>,
     /// `config.http.timeout`.
     pub timeout: Option<Duration>,
     /// `config.tls.rejectUnauthorized: false`.
@@ -97,9 +100,7 @@ struct RawPhase {
     ramp_to: Option<f64>,
     arrival_count: Option<u64>,
     pause: Option<Yaml>,
-    /// A phase's name: taken, and not printed (no phase lines are).
-    #[serde(rename = "name")]
-    _name: Option<String>,
+    name: Option<String>,
     max_vusers: Option<Yaml>,
 }
 
@@ -538,7 +539,7 @@ impl Translation {
             .target
             .clone()
             .ok_or_else(|| "config.target: the URL of the server (or give --target)".to_string())?;
-        let inject = phases(&c.phases)?;
+        let (inject, lengths) = phases(&c.phases)?;
         let timeout = match c.http.as_ref().and_then(|h| h.timeout.as_ref()) {
             Some(t) => Some(seconds(t, "config.http.timeout")?),
             None => None,
@@ -741,6 +742,7 @@ impl Translation {
             toml: std::mem::take(&mut self.toml),
             target,
             inject,
+            phases: lengths,
             timeout,
             insecure,
             expect,
@@ -752,11 +754,14 @@ impl Translation {
 }
 
 /// The phases as Gatling injection steps.
-fn phases(raw: &[RawPhase]) -> Result<Vec<String>, Invalid> {
+/// The phases as Gatling injection steps, and each one's name and length.
+type Phases = (Vec<String>, Vec<(Option<String>, Duration)>);
+
+fn phases(raw: &[RawPhase]) -> Result<Phases, Invalid> {
     if raw.is_empty() {
         return Err("config.phases: none; give one at least (duration and arrivalRate)".into());
     }
-    let mut steps = Vec::new();
+    let (mut steps, mut lengths) = (Vec::new(), Vec::new());
     for (i, p) in raw.iter().enumerate() {
         let at = format!("config.phases[{i}]");
         if p.max_vusers.is_some() {
@@ -769,6 +774,7 @@ fn phases(raw: &[RawPhase]) -> Result<Vec<String>, Invalid> {
         if let Some(pause) = &p.pause {
             let d = seconds(pause, &format!("{at}.pause"))?;
             steps.push(format!("nothingFor({})", secs(d)));
+            lengths.push((p.name.clone(), d));
             continue;
         }
         let d = seconds(
@@ -795,8 +801,9 @@ fn phases(raw: &[RawPhase]) -> Result<Vec<String>, Invalid> {
             }
         };
         steps.push(step);
+        lengths.push((p.name.clone(), d));
     }
-    Ok(steps)
+    Ok((steps, lengths))
 }
 
 mod flow;

@@ -141,6 +141,23 @@ fn clock(unix_ms: u64) -> String {
     )
 }
 
+/// The line a phase's start or completion prints: `Phase started: warm (index: 0,
+/// duration: 60s) 12:00:00(+0000)` (a phase without a name is `unnamed`).
+pub fn artillery_phase(
+    started: bool,
+    (name, index): (Option<&str>, usize),
+    duration_s: f64,
+    at_ms: u64,
+) -> String {
+    format!(
+        "Phase {}: {} (index: {index}, duration: {}s) {}\n",
+        if started { "started" } else { "completed" },
+        name.unwrap_or("unnamed"),
+        js(duration_s),
+        clock(at_ms)
+    )
+}
+
 /// The report of one ten-second period, printed as it ends: its end, its width (from
 /// its first measurement to its last), and its metrics.
 pub fn artillery_period(m: &Metrics) -> String {

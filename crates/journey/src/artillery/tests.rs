@@ -102,6 +102,18 @@ fn a_script_becomes_journeys_injection_steps_and_checks() {
         ]
     );
     assert_eq!(s.timeout, Some(Duration::from_secs(5)));
+    let phases: Vec<(Option<&str>, u64)> = (s.phases.iter())
+        .map(|(n, d)| (n.as_deref(), d.as_millis() as u64))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            (Some("warm"), 3000),
+            (None, 2000),
+            (None, 1000),
+            (None, 1000)
+        ]
+    );
     assert!(s.expect && s.by_endpoint && !s.insecure);
     let j = &s.journey;
     let routes: Vec<(&str, u32)> = j
