@@ -366,6 +366,44 @@ fn prometheus_takes_a_journey_s_figures_by_step_over_remote_write() {
     assert_eq!(got, failed);
 }
 
+#[test]
+fn influxdb_takes_a_journey_s_points_by_step() {
+    let Some(influx) = influxdb() else { return };
+    let (_server, url) = crate::common::serve(&[]);
+    let tmp = crate::journeys::shop_example();
+    let dir = &tmp.0;
+    let json = dir.join("result.json");
+    let out = Command::new(BIN)
+        .args(["load", &url, "--journey"])
+        .arg(dir.join("shop.toml"))
+        .args(["-c", "2", "-t", "1", "-n", "400", "-q", "--json"])
+        .arg(&json)
+        .arg("--out")
+        .arg(format!(
+            "influxdb=http://127.0.0.1:{}/stampede",
+            influx.port
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !err.contains("writes failed"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for t in r["targets"].as_array().unwrap() {
+        let (step, answered) = (
+            t["name"].as_str().unwrap(),
+            t["completed"].as_f64().unwrap(),
+        );
+        let q = format!("SELECT sum(requests) FROM stampede_step WHERE step = '{step}'");
+        let got = eventually("the step's written count", Duration::from_secs(20), || {
+            influx_value(influx.port, &q).filter(|v| *v == answered)
+        });
+        assert_eq!(got, answered, "{step}");
+    }
+}
+
 /// InfluxDB 1.x on free ports, its files in a scratch directory, with a database
 /// `stampede` created.
 fn influxdb() -> Option<Peer> {

@@ -107,6 +107,15 @@ pub fn lines(info: &RunInfo, seconds: &[Arc<Second>]) -> Vec<u8> {
                 s.unix_ms
             );
         }
+        for (step, completed, failed, latency) in &s.steps {
+            let _ = write!(
+                o,
+                "stampede_step,{tags},step={} requests={completed}i,failures={failed}i",
+                tag(step)
+            );
+            latency_fields(&mut o, "latency", latency);
+            let _ = writeln!(o, " {}", s.unix_ms);
+        }
     }
     o.into_bytes()
 }
@@ -153,6 +162,7 @@ mod tests {
             statuses: vec![(200, 4), (404, 1)],
             errors: vec![("timeout", 1)],
             send_lag: LatencyStats::of(&hdrhistogram::Histogram::<u64>::new(3).unwrap()),
+            steps: vec![("log in".into(), 3, 0, LatencyStats::of(&h))],
         };
         let info = RunInfo {
             method: "GET".into(),
@@ -166,7 +176,7 @@ mod tests {
         };
         let text = String::from_utf8(lines(&info, &[Arc::new(s)])).unwrap();
         let l: Vec<&str> = text.lines().collect();
-        assert_eq!(l.len(), 4, "{text}");
+        assert_eq!(l.len(), 5, "{text}");
         assert!(l[0].starts_with("stampede,host=m,method=GET,url=http://a/b\\ c\\,d requests=5i,failures=1i,bytes=100i,"), "{}", l[0]);
         assert!(
             l[0].contains(",latency_p50=0.002,") && !l[0].contains("send_lag"),
@@ -177,6 +187,12 @@ mod tests {
         assert_eq!(l[2], "stampede_status,host=m,method=GET,url=http://a/b\\ c\\,d,status=404 requests=1i 1700000000000");
         assert!(
             l[3].starts_with("stampede_failures,") && l[3].contains(",kind=timeout requests=1i ")
+        );
+        assert!(
+            l[4].starts_with("stampede_step,host=m,")
+                && l[4].contains(",step=log\\ in requests=3i,failures=0i,latency_p50=0.002,"),
+            "{}",
+            l[4]
         );
     }
 }

@@ -134,6 +134,9 @@ pub struct Second {
     pub statuses: Vec<(u16, u64)>,
     pub errors: Vec<(&'static str, u64)>,
     pub send_lag: LatencyStats,
+    /// For a run of several requests: each one that moved in the second, by name,
+    /// with its answers, failures and latencies in the second.
+    pub steps: Vec<(String, u64, u64, LatencyStats)>,
 }
 
 /// What the run is, for labels and the info series.
@@ -430,6 +433,12 @@ impl Hub {
             statuses: s.statuses.clone(),
             errors: s.errors.iter().map(|(k, n)| (k.name(), *n)).collect(),
             send_lag: s.send_lag.stats(),
+            steps: (s.targets.iter())
+                .filter_map(|t| {
+                    let name = st.step_names.get(t.slot)?;
+                    Some((name.clone(), t.completed, t.failed, t.latency.stats()))
+                })
+                .collect(),
         };
         let wants_buckets = st.pushers.iter().any(|p| matches!(p.out, Out::Otlp(_)));
         let State {
