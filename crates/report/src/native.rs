@@ -168,10 +168,12 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
     if let Some(s) = &r.sessions {
         let _ = writeln!(
             o,
-            "  sessions    {} started, {} completed, {} failed; at most {} at once; lifetime p50 {} p99 {}",
+            "  sessions    {} started, {} completed ({}/s), {} failed ({}/s); at most {} at once; lifetime p50 {} p99 {}",
             thousands(s.started),
             thousands(s.completed),
+            per_second(s.completed, r.duration_s),
             thousands(s.failed),
+            per_second(s.failed, r.duration_s),
             s.max_concurrent,
             human_us(s.lifetime.at(50.0).unwrap_or(0) as f64),
             human_us(s.lifetime.at(99.0).unwrap_or(0) as f64)
@@ -504,6 +506,16 @@ fn targets_block(o: &mut String, targets: &[stampede_engine::TargetStats]) {
             "              … and {} more requests (each in --json, --html and --targets-csv)",
             targets.len() - SUMMARY_TARGETS
         );
+    }
+}
+
+/// `n` over `secs` as a rate: tenths below 100 a second, whole ones above.
+fn per_second(n: u64, secs: f64) -> String {
+    let rate = n as f64 / secs.max(1e-9);
+    if rate < 100.0 {
+        format!("{rate:.1}")
+    } else {
+        thousands(rate.round() as u64)
     }
 }
 
