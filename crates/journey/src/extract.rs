@@ -20,7 +20,12 @@ pub enum Source {
     /// The body as JSON, by path.
     Json(JsonPath),
     /// The body as text: the expression's group (0: the whole match).
-    Regex { re: Regex, group: usize },
+    Regex {
+        re: Regex,
+        group: usize,
+        /// The same pattern's shortcut, when it has the shape (see [`crate::around`]).
+        fast: Option<Box<crate::around::Around>>,
+    },
     /// A header's value.
     Header(String),
     /// The value of a cookie the answer sets (`Set-Cookie`).
@@ -89,7 +94,8 @@ impl Extraction {
                     .build()
                     .map_err(|e| err(format!("regular expression {expr:?}: {e}")))?;
                 let group = usize::from(re.captures_len() > 1);
-                Source::Regex { re, group }
+                let fast = crate::around::Around::of(expr).map(Box::new);
+                Source::Regex { re, group, fast }
             }
             "header" => Source::Header(expr.trim().to_string()),
             "cookie" => Source::Cookie(expr.trim().to_string()),
@@ -144,8 +150,22 @@ impl Extraction {
                 })?;
                 p.find(doc).into_iter().take(limit).map(text_of).collect()
             }
+            Source::Regex {
+                fast: Some(fast), ..
+            } => {
+                let mut out = Vec::new();
+                let mut at = 0;
+                while let Some((end, g)) = fast.find(reply.body, at) {
+                    out.push(String::from_utf8_lossy(g).into_owned());
+                    if !self.all {
+                        break;
+                    }
+                    at = end;
+                }
+                out
+            }
             // On the body's bytes as they came: no copy of it as text.
-            Source::Regex { re, group } if !self.all => {
+            Source::Regex { re, group, .. } if !self.all => {
                 let mut at = re.capture_locations();
                 (re.captures_read(&mut at, reply.body))
                     .and(at.get(*group))
@@ -153,7 +173,7 @@ impl Extraction {
                     .into_iter()
                     .collect()
             }
-            Source::Regex { re, group } => (re.captures_iter(reply.body))
+            Source::Regex { re, group, .. } => (re.captures_iter(reply.body))
                 .filter_map(|c| {
                     let m = c.get(*group)?;
                     Some(String::from_utf8_lossy(m.as_bytes()).into_owned())

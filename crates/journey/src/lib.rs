@@ -10,6 +10,7 @@
 //! of journeys — and [`run::JourneyRun`] walks them on the engine's HTTP/1.1
 //! connections, one user a connection.
 
+pub mod around;
 pub mod artillery;
 pub mod check;
 pub mod cond;
