@@ -319,38 +319,45 @@ fn prometheus_takes_remote_writes_and_returns_the_request_count() {
     assert!(p99 > 0.0 && p99 < 1.0, "{p99}");
 }
 
+/// The docs' shop journey walked against the reference server with `--out OUT`
+/// (400 requests): the result, each step's name and answers, once the run said no
+/// write failed.
+fn journey_out(out: &str) -> (Value, Vec<(String, f64)>) {
+    let (_server, url) = crate::common::serve(&[]);
+    let tmp = crate::journeys::shop_example();
+    let dir = &tmp.0;
+    let json = dir.join("result.json");
+    let run = Command::new(BIN)
+        .args(["load", &url, "--journey"])
+        .arg(dir.join("shop.toml"))
+        .args(["-c", "2", "-t", "1", "-n", "400", "-q", "--json"])
+        .arg(&json)
+        .args(["--out", out])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success() && !err.contains("writes failed"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let steps = (r["targets"].as_array().unwrap().iter())
+        .map(|t| {
+            let name = t["name"].as_str().unwrap().to_string();
+            (name, t["completed"].as_f64().unwrap())
+        })
+        .collect();
+    (r, steps)
+}
+
 #[test]
 fn prometheus_takes_a_journey_s_figures_by_step_over_remote_write() {
     let Some(prom) = prometheus("global:\n  scrape_interval: 15s\n") else {
         return;
     };
-    let (_server, url) = crate::common::serve(&[]);
-    let tmp = crate::journeys::shop_example();
-    let dir = &tmp.0;
-    let json = dir.join("result.json");
-    let out = Command::new(BIN)
-        .args(["load", &url, "--journey"])
-        .arg(dir.join("shop.toml"))
-        .args(["-c", "2", "-t", "1", "-n", "400", "-q", "--json"])
-        .arg(&json)
-        .arg("--out")
-        .arg(format!(
-            "prometheus-rw=http://127.0.0.1:{}/api/v1/write",
-            prom.port
-        ))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && !err.contains("writes failed"),
-        "{err}"
-    );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for t in r["targets"].as_array().unwrap() {
-        let (step, answered) = (
-            t["name"].as_str().unwrap(),
-            t["completed"].as_f64().unwrap(),
-        );
+    let out = format!("prometheus-rw=http://127.0.0.1:{}/api/v1/write", prom.port);
+    let (r, steps) = journey_out(&out);
+    for (step, answered) in steps {
         let q = format!("stampede_step_requests_total{{job=\"stampede\",step=\"{step}\"}}");
         let got = eventually("the step's pushed count", Duration::from_secs(20), || {
             prom_value(prom.port, &q).filter(|v| *v == answered)
@@ -369,33 +376,11 @@ fn prometheus_takes_a_journey_s_figures_by_step_over_remote_write() {
 #[test]
 fn influxdb_takes_a_journey_s_points_by_step() {
     let Some(influx) = influxdb() else { return };
-    let (_server, url) = crate::common::serve(&[]);
-    let tmp = crate::journeys::shop_example();
-    let dir = &tmp.0;
-    let json = dir.join("result.json");
-    let out = Command::new(BIN)
-        .args(["load", &url, "--journey"])
-        .arg(dir.join("shop.toml"))
-        .args(["-c", "2", "-t", "1", "-n", "400", "-q", "--json"])
-        .arg(&json)
-        .arg("--out")
-        .arg(format!(
-            "influxdb=http://127.0.0.1:{}/stampede",
-            influx.port
-        ))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && !err.contains("writes failed"),
-        "{err}"
-    );
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for t in r["targets"].as_array().unwrap() {
-        let (step, answered) = (
-            t["name"].as_str().unwrap(),
-            t["completed"].as_f64().unwrap(),
-        );
+    let (_, steps) = journey_out(&format!(
+        "influxdb=http://127.0.0.1:{}/stampede",
+        influx.port
+    ));
+    for (step, answered) in steps {
         let q = format!("SELECT sum(requests) FROM stampede_step WHERE step = '{step}'");
         let got = eventually("the step's written count", Duration::from_secs(20), || {
             influx_value(influx.port, &q).filter(|v| *v == answered)

@@ -59,6 +59,7 @@ pub use measure::raw::{writer as raw_writer, RawFormat, RawOut, RawWriter};
 pub use measure::recorder::{RequestRecord, MAX_RECORDS};
 pub use measure::targets::{target_name, LiveTarget, TargetStats, MAX_TARGETS};
 pub use proto::h1::parse::Fields;
+pub use proto::MAX_KEPT_BODY;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{
     decode_checked, percentile_linear, value_at_percentile, DeliveryStats, Hist, Interval,

@@ -55,7 +55,7 @@ pub struct Reply<'a> {
     /// Header fields, in order.
     pub headers: &'a crate::proto::h1::parse::Fields,
     /// The body, chunk framing removed: its first
-    /// [`crate::proto::MAX_KEPT_BODY`] bytes.
+    /// [`crate::MAX_KEPT_BODY`] bytes.
     pub body: &'a [u8],
     /// The body was longer than what is kept: `body` is its beginning.
     pub cut: bool,

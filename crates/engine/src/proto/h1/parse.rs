@@ -100,7 +100,7 @@ pub struct Kept {
     /// Header fields of the final response, in order, with the head they were read
     /// from.
     pub headers: Fields,
-    /// The body, chunk framing removed, [`crate::proto::MAX_KEPT_BODY`] at most.
+    /// The body, chunk framing removed, [`crate::MAX_KEPT_BODY`] at most.
     pub body: Vec<u8>,
     /// Some of the body was left out, past the most kept.
     pub cut: bool,

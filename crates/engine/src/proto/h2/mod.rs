@@ -59,7 +59,7 @@ pub const MAX_QUEUED_OUTPUT: usize = 4 * 1024 * 1024;
 pub struct Kept {
     /// Header fields, as decoded.
     pub headers: Vec<(String, String)>,
-    /// Body bytes, [`crate::proto::MAX_KEPT_BODY`] at most.
+    /// Body bytes, [`crate::MAX_KEPT_BODY`] at most.
     pub body: Vec<u8>,
     /// Some of the body was left out, past the most kept.
     pub cut: bool,

@@ -218,7 +218,7 @@ fn captures_server_once() {
 
 #[test]
 fn a_kept_body_stops_at_its_ceiling_and_says_it_was_cut() {
-    use crate::proto::MAX_KEPT_BODY;
+    use crate::MAX_KEPT_BODY;
     let over = MAX_KEPT_BODY + 10;
     let mut p = ResponseParser::new(false);
     p.keep_responses();
