@@ -345,48 +345,76 @@ fn aggregate(r: &RunResult, f: &JourneyFigures, script: &Script) -> Metrics {
     m
 }
 
-/// The run's seconds gathered into Artillery's ten-second periods.
-fn intermediate(r: &RunResult) -> Vec<Metrics> {
-    let mut out: Vec<(Metrics, Option<Histogram<u64>>, u64)> = Vec::new();
-    for i in &r.intervals {
-        let at = r.started_unix_ms + u64::from(i.t) * 1000;
-        let period = at / 10_000 * 10_000;
-        if out.last().is_none_or(|(m, _, _)| m.period_ms != period) {
-            out.push((
-                Metrics {
-                    period_ms: period,
-                    first_ms: at,
-                    ..Default::default()
-                },
-                None,
-                0,
-            ));
+/// One of Artillery's ten-second periods as its seconds come: their requests,
+/// answers and latencies.
+struct Gathering {
+    m: Metrics,
+    latency: Option<Histogram<u64>>,
+    seconds: u64,
+}
+
+impl Gathering {
+    /// The period a second that began at `at_ms` (since the epoch) falls in.
+    fn period_of(at_ms: u64) -> u64 {
+        at_ms / 10_000 * 10_000
+    }
+
+    fn new(at_ms: u64) -> Gathering {
+        Gathering {
+            m: Metrics {
+                period_ms: Gathering::period_of(at_ms),
+                first_ms: at_ms,
+                ..Default::default()
+            },
+            latency: None,
+            seconds: 0,
         }
-        let (m, h, seconds) = out.last_mut().expect("pushed");
-        m.last_ms = at + 1000;
-        *seconds += 1;
-        *m.counters.entry("http.requests".into()).or_default() += i.completed + i.failed;
-        *m.counters.entry("http.responses".into()).or_default() += i.completed;
+    }
+
+    /// Adds second `i`, which began at `at_ms`.
+    fn add(&mut self, at_ms: u64, i: &stampede_engine::Interval) {
+        self.m.last_ms = at_ms + 1000;
+        self.seconds += 1;
+        let c = &mut self.m.counters;
+        *c.entry("http.requests".into()).or_default() += i.completed + i.failed;
+        *c.entry("http.responses".into()).or_default() += i.completed;
         if let Some(ih) = decode(&i.histogram) {
-            match h {
+            match &mut self.latency {
                 Some(h) => {
                     let _ = h.add(&ih);
                 }
-                None => *h = Some(ih),
+                None => self.latency = Some(ih),
             }
         }
     }
-    out.into_iter()
-        .map(|(mut m, h, seconds)| {
-            let responses = m.counters.get("http.responses").copied().unwrap_or(0);
-            m.rates
-                .insert("http.request_rate".into(), responses / seconds.max(1));
-            if let Some(s) = h.as_ref().and_then(Summary::of_micros) {
-                m.summaries.insert("http.response_time".into(), s);
-            }
-            m
-        })
-        .collect()
+
+    /// The period's figures: its counters, its answers a second, its response times.
+    fn finish(self) -> Metrics {
+        let mut m = self.m;
+        let responses = m.counters.get("http.responses").copied().unwrap_or(0);
+        m.rates
+            .insert("http.request_rate".into(), responses / self.seconds.max(1));
+        if let Some(s) = self.latency.as_ref().and_then(Summary::of_micros) {
+            m.summaries.insert("http.response_time".into(), s);
+        }
+        m
+    }
+}
+
+/// The run's seconds gathered into Artillery's ten-second periods.
+fn intermediate(r: &RunResult) -> Vec<Metrics> {
+    let mut out: Vec<Gathering> = Vec::new();
+    for i in &r.intervals {
+        let at = r.started_unix_ms + u64::from(i.t) * 1000;
+        if out
+            .last()
+            .is_none_or(|g| g.m.period_ms != Gathering::period_of(at))
+        {
+            out.push(Gathering::new(at));
+        }
+        out.last_mut().expect("pushed").add(at, i);
+    }
+    out.into_iter().map(Gathering::finish).collect()
 }
 
 /// Artillery's report every ten seconds while the run goes: the seconds the workers
@@ -403,7 +431,7 @@ struct Periods {
     said: (usize, usize),
     /// The users as they stood when the last period was printed.
     users: LiveJourneys,
-    current: Option<(Metrics, Option<Histogram<u64>>, u64)>,
+    current: Option<Gathering>,
 }
 
 impl Periods {
@@ -459,27 +487,12 @@ impl Periods {
         let i = &s.interval;
         self.phases_until((u64::from(i.t) + 1) * 1000);
         let at = self.start_ms + u64::from(i.t) * 1000;
-        let period = at / 10_000 * 10_000;
-        if self
-            .current
-            .as_ref()
-            .is_some_and(|(m, _, _)| m.period_ms != period)
-        {
+        if (self.current.as_ref()).is_some_and(|g| g.m.period_ms != Gathering::period_of(at)) {
             self.flush();
         }
-        let (m, h, seconds) = self.current.get_or_insert_with(|| {
-            let m = Metrics {
-                period_ms: period,
-                first_ms: at,
-                ..Default::default()
-            };
-            (m, None, 0)
-        });
-        m.last_ms = at + 1000;
-        *seconds += 1;
-        let c = &mut m.counters;
-        *c.entry("http.requests".into()).or_default() += i.completed + i.failed;
-        *c.entry("http.responses".into()).or_default() += i.completed;
+        let g = self.current.get_or_insert_with(|| Gathering::new(at));
+        g.add(at, i);
+        let c = &mut g.m.counters;
         for (code, n) in &s.statuses {
             *c.entry(format!("http.codes.{code}")).or_default() += n;
         }
@@ -487,21 +500,14 @@ impl Periods {
             *c.entry(format!("errors.{}", error_name(kind.name())))
                 .or_default() += n;
         }
-        if let Some(ih) = decode(&i.histogram) {
-            match h {
-                Some(h) => {
-                    let _ = h.add(&ih);
-                }
-                None => *h = Some(ih),
-            }
-        }
     }
 
     /// Prints the period gathered so far, with the users that came and went in it.
     fn flush(&mut self) {
-        let Some((mut m, h, seconds)) = self.current.take() else {
+        let Some(g) = self.current.take() else {
             return;
         };
+        let mut m = g.finish();
         let now = self.journey.live();
         let was = std::mem::replace(&mut self.users, now.clone());
         let ended = |u: &LiveJourneys| u.completed + u.failed - u.broken;
@@ -518,12 +524,6 @@ impl Periods {
             "vusers.failed".into(),
             now.broken.saturating_sub(was.broken),
         );
-        let responses = c.get("http.responses").copied().unwrap_or(0);
-        m.rates
-            .insert("http.request_rate".into(), responses / seconds.max(1));
-        if let Some(s) = h.as_ref().and_then(Summary::of_micros) {
-            m.summaries.insert("http.response_time".into(), s);
-        }
         common::out(&artillery_period(&m));
     }
 }

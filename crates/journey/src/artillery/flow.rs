@@ -215,19 +215,8 @@ impl Translation {
         };
         let mut url = template(&r.url, l)?;
         if let Some(qs) = &r.qs {
-            let pairs: Vec<String> = qs
-                .iter()
-                .map(|(k, v)| {
-                    let v = text_of(v).ok_or_else(|| format!("{at}.qs.{k}: a text or a number"))?;
-                    Ok(format!(
-                        "{}={}",
-                        form(&template(k, l)?),
-                        form(&template(&v, l)?)
-                    ))
-                })
-                .collect::<Result<_, Invalid>>()?;
             url.push(if url.contains('?') { '&' } else { '?' });
-            url.push_str(&pairs.join("&"));
+            url.push_str(&encoded(qs, &format!("{at}.qs"), l)?);
         }
         let mut headers: BTreeMap<String, String> = self.defaults.clone();
         for (k, v) in &r.headers {
@@ -284,19 +273,7 @@ impl Translation {
                     "application/x-www-form-urlencoded".into(),
                 );
             }
-            let pairs: Vec<String> = f
-                .iter()
-                .map(|(k, v)| {
-                    let v =
-                        text_of(v).ok_or_else(|| format!("{at}.form.{k}: a text or a number"))?;
-                    Ok(format!(
-                        "{}={}",
-                        form(&template(k, l)?),
-                        form(&template(&v, l)?)
-                    ))
-                })
-                .collect::<Result<_, Invalid>>()?;
-            Some(pairs.join("&"))
+            Some(encoded(f, &format!("{at}.form"), l)?)
         } else {
             None
         };
@@ -319,12 +296,8 @@ impl Translation {
             let _ = writeln!(out, "body = {}", quoted(&b));
         }
         if let Some(c) = &r.capture {
-            let list = match c {
-                Yaml::Sequence(s) => s.clone(),
-                other => vec![other.clone()],
-            };
             let mut caps = Vec::new();
-            for (k, c) in list.into_iter().enumerate() {
+            for (k, c) in one_or_many(c).into_iter().enumerate() {
                 let c: RawCapture =
                     serde_norway::from_value(c).map_err(|e| format!("{at}.capture[{k}]: {e}"))?;
                 let cat = format!("{at}.capture[{k}]");
@@ -365,12 +338,8 @@ impl Translation {
             let _ = writeln!(out, "capture = [{}]", caps.join(", "));
         }
         if let Some(e) = &r.expect {
-            let list = match e {
-                Yaml::Sequence(s) => s.clone(),
-                other => vec![other.clone()],
-            };
             let mut checks = Vec::new();
-            for (k, e) in list.iter().enumerate() {
+            for (k, e) in one_or_many(e).iter().enumerate() {
                 let eat = format!("{at}.expect[{k}]");
                 let Yaml::Mapping(m) = e else {
                     return Err(format!("{eat}: an expectation, as statusCode: 200").into());
@@ -432,4 +401,32 @@ impl Translation {
         }
         Ok(())
     }
+}
+
+/// A value Artillery takes as one item or a list of them, as a list.
+fn one_or_many(v: &Yaml) -> Vec<Yaml> {
+    match v {
+        Yaml::Sequence(s) => s.clone(),
+        other => vec![other.clone()],
+    }
+}
+
+/// `qs` or `form`: each name and value templated and URL-encoded, `&` between.
+fn encoded<'m>(
+    pairs: impl IntoIterator<Item = (&'m String, &'m Yaml)>,
+    at: &str,
+    l: Option<LoopVars>,
+) -> Result<String, Invalid> {
+    let pairs = pairs
+        .into_iter()
+        .map(|(k, v)| {
+            let v = text_of(v).ok_or_else(|| format!("{at}.{k}: a text or a number"))?;
+            Ok(format!(
+                "{}={}",
+                form(&template(k, l)?),
+                form(&template(&v, l)?)
+            ))
+        })
+        .collect::<Result<Vec<_>, Invalid>>()?;
+    Ok(pairs.join("&"))
 }
