@@ -367,7 +367,7 @@ impl ThreadJourney {
     /// cookies and a row, at its first step to send. False when the run is to stop
     /// (a unique feeder used up).
     fn begin(&mut self, conn: usize) -> Result<bool, Invalid> {
-        let shared = self.shared.clone();
+        let shared = &*self.shared;
         let j = &shared.journey;
         let row = match &j.feed {
             None => None,
@@ -474,7 +474,7 @@ impl ThreadJourney {
 
     /// Writes the user's step into `out`, or why it cannot be.
     fn render(&mut self, conn: usize, out: &mut Vec<u8>) -> Result<(), Invalid> {
-        let shared = self.shared.clone();
+        let shared = &*self.shared;
         let (draw, users) = (&mut self.draw, &mut self.users);
         let u = users[conn].as_mut().expect("a user before its request");
         let step: &Step = &shared.journey.steps[u.step];
@@ -672,7 +672,7 @@ impl ThreadHooks for ThreadJourney {
     fn response(&mut self, reply: &EngineReply<'_>) -> Flow {
         let now = Instant::now();
         let conn = reply.conn;
-        let shared = self.shared.clone();
+        let shared = &*self.shared;
         let Some(u) = self.users.get_mut(conn).and_then(Option::as_mut) else {
             return Flow::Go;
         };
