@@ -392,8 +392,8 @@ impl ResponseParser {
     #[inline]
     fn feed_head(&mut self, data: &[u8]) -> Result<(usize, Option<Completed>), ParseError> {
         if self.partial.is_empty() {
-            let spans = self.kept.as_mut().map(|k| &mut k.headers.spans);
-            match parse_head(data, self.head_request, self.capture_server, spans)? {
+            let kept = self.kept.as_deref_mut();
+            match parse_head_kept(data, self.head_request, self.capture_server, kept)? {
                 Some((head, server)) if self.kept.is_some() => {
                     self.keep_head(&data[..head.len]);
                     let used = head.len;
@@ -414,8 +414,8 @@ impl ResponseParser {
             let take = data.len().min(MAX_HEAD + 1 - before.min(MAX_HEAD));
             self.partial.extend_from_slice(&data[..take]);
             let partial = std::mem::take(&mut self.partial);
-            let spans = self.kept.as_mut().map(|k| &mut k.headers.spans);
-            let parsed = parse_head(&partial, self.head_request, self.capture_server, spans);
+            let kept = self.kept.as_deref_mut();
+            let parsed = parse_head_kept(&partial, self.head_request, self.capture_server, kept);
             self.partial = partial;
             match parsed? {
                 Some((head, server)) => {
@@ -604,11 +604,49 @@ fn has_token(value: &[u8], token: &str) -> bool {
 
 /// Parses a complete head at the start of `data`, or returns `Ok(None)` if more bytes
 /// are needed.
-fn parse_head(
+/// Where a parsed head's fields' places go: nowhere, for a load run's answers, or a
+/// kept response's list. Chosen at compile time, so the load path pays nothing a
+/// field for the places it does not keep.
+trait FieldPlaces {
+    fn clear(&mut self);
+    fn push(&mut self, place: [u32; 4]);
+}
+
+impl FieldPlaces for () {
+    #[inline(always)]
+    fn clear(&mut self) {}
+    #[inline(always)]
+    fn push(&mut self, _: [u32; 4]) {}
+}
+
+impl FieldPlaces for Vec<[u32; 4]> {
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
+    fn push(&mut self, place: [u32; 4]) {
+        Vec::push(self, place);
+    }
+}
+
+/// `parse_head` writing the places where `kept` says: into its fields' list when a
+/// response is kept.
+fn parse_head_kept(
     data: &[u8],
     head_request: bool,
     capture_server: bool,
-    mut spans: Option<&mut Vec<[u32; 4]>>,
+    kept: Option<&mut Kept>,
+) -> Result<Option<(Head, Option<String>)>, ParseError> {
+    match kept {
+        Some(k) => parse_head(data, head_request, capture_server, &mut k.headers.spans),
+        None => parse_head(data, head_request, capture_server, &mut ()),
+    }
+}
+
+fn parse_head<P: FieldPlaces>(
+    data: &[u8],
+    head_request: bool,
+    capture_server: bool,
+    places: &mut P,
 ) -> Result<Option<(Head, Option<String>)>, ParseError> {
     // Left uninitialised: httparse fills what it uses, and zeroing 96 headers would
     // cost every response a 3 KiB memset.
@@ -636,25 +674,21 @@ fn parse_head(
     let mut close = false;
     let mut keep_alive_token = false;
     let mut server = None;
-    if let Some(s) = spans.as_mut() {
-        s.clear();
-    }
+    places.clear();
     let base = data.as_ptr() as usize;
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
-        if let Some(s) = spans.as_mut() {
-            // Where the field lies in the head, for a response kept whole.
-            let (n, v) = (
-                h.name.as_ptr() as usize - base,
-                h.value.as_ptr() as usize - base,
-            );
-            s.push([
-                n as u32,
-                (n + name.len()) as u32,
-                v as u32,
-                (v + h.value.len()) as u32,
-            ]);
-        }
+        // Where the field lies in the head, for a response kept whole.
+        let (n, v) = (
+            h.name.as_ptr() as usize - base,
+            h.value.as_ptr() as usize - base,
+        );
+        places.push([
+            n as u32,
+            (n + name.len()) as u32,
+            v as u32,
+            (v + h.value.len()) as u32,
+        ]);
         if name.eq_ignore_ascii_case(b"content-length") {
             let v = std::str::from_utf8(h.value)
                 .ok()
