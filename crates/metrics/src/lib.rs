@@ -606,6 +606,10 @@ impl Hub {
             }
         };
         let mut client = post::Client::new(endpoint);
+        // Whether a push made after the run ended has gone out: totals that are read
+        // when pushed (a journey's, which its threads hand over as they end) are final
+        // only then. InfluxDB's points are the seconds themselves.
+        let mut final_sent = matches!(out, Out::Influxdb(_));
         loop {
             let (info, batch, totals, done) = {
                 let mut st = self.state();
@@ -626,7 +630,7 @@ impl Hub {
                 let batch: Vec<Arc<Second>> = st.recent.iter().skip(from).cloned().collect();
                 (st.info.clone(), batch, st.totals.clone(), st.done)
             };
-            if batch.is_empty() && done {
+            if batch.is_empty() && done && final_sent {
                 return;
             }
             let totals = self.totals(totals);
@@ -654,7 +658,10 @@ impl Hub {
             let p = &mut st.pushers[i];
             p.writes += 1;
             match result {
-                Ok(()) => p.next += batch.len() as u64,
+                Ok(()) => {
+                    p.next += batch.len() as u64;
+                    final_sent |= done;
+                }
                 Err(e) => {
                     p.failures += 1;
                     p.last_error = Some(e.to_string());
