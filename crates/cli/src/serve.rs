@@ -119,6 +119,38 @@ pub struct ServeArgs {
     /// later, as a stalled prefill would, e.g. 20:400ms
     #[arg(help_heading = "The mock LLM server", long = "llm-stall", value_name = "K:T", value_parser = parse_stall)]
     pub llm_stall: Option<(u32, Duration)>,
+    /// The mock LLM serves as a continuous-batching engine does, a GPU per thread
+    /// (instead of --llm-ttft and --llm-itl): steps of --llm-step plus the costs
+    /// below, a token budget, a KV cache that preempts, vLLM's /metrics
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-engine")]
+    pub llm_engine: bool,
+    /// A step's fixed cost
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-step", value_name = "T", default_value = "10ms", value_parser = common::parse_duration)]
+    pub llm_step: Duration,
+    /// Added to a step per sequence it decodes
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-per-seq", value_name = "T", default_value = "20us", value_parser = common::parse_duration)]
+    pub llm_per_seq: Duration,
+    /// Added to a step per prompt token it prefills
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-prefill-per-token", value_name = "T", default_value = "50us", value_parser = common::parse_duration)]
+    pub llm_prefill_per_token: Duration,
+    /// Tokens one step schedules at most (max_num_batched_tokens)
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-token-budget", value_name = "N", default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub llm_token_budget: u32,
+    /// Sequences running at once at most (max_num_seqs)
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-max-seqs", value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub llm_max_seqs: u32,
+    /// Tokens the KV cache holds; a decode that finds it full preempts
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-kv-tokens", value_name = "N", default_value_t = 262_144, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub llm_kv_tokens: u32,
+    /// Tokens per KV block, the prefix cache's unit
+    #[arg(help_heading = "The mock LLM's batching engine", long = "llm-block", value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub llm_block: u32,
+    /// Reuse prompts' computed blocks across requests
+    #[arg(
+        help_heading = "The mock LLM's batching engine",
+        long = "llm-prefix-cache"
+    )]
+    pub llm_prefix_cache: bool,
 }
 
 fn parse_stall(s: &str) -> Result<(u32, Duration), String> {
@@ -245,6 +277,18 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
             batch: a.llm_batch,
             max_tokens: a.llm_max_tokens,
             stall: a.llm_stall,
+            engine: a
+                .llm_engine
+                .then_some(stampede_server::llm::engine::EngineConfig {
+                    step: a.llm_step,
+                    per_seq: a.llm_per_seq,
+                    per_prefill_token: a.llm_prefill_per_token,
+                    token_budget: a.llm_token_budget,
+                    max_seqs: a.llm_max_seqs,
+                    kv_tokens: a.llm_kv_tokens,
+                    block: a.llm_block,
+                    prefix_cache: a.llm_prefix_cache,
+                }),
         },
         reflection: Some(Arc::new(crate::served::reflection()?)),
         io: a.io,

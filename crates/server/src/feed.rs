@@ -1,8 +1,11 @@
 //! Answers that go out over time: `/sse/<n>` and `/stream/<n>`'s events, the mock
 //! LLM's completions and gRPC server streams, each a [`Feed`] of pieces on the
-//! server's timers, with how each piece is written (and as HTTP/1.1 chunks).
+//! server's timers, with how each piece is written (and as HTTP/1.1 chunks) and
+//! when ([`Pace`]: on a fixed schedule, or as the mock LLM's batching engine makes
+//! the tokens).
 
 use std::io::Write as _;
+use std::time::Instant;
 
 /// Most events of `/sse/<n>` and `/stream/<n>`.
 pub const MAX_EVENTS: u64 = 1_000_000;
@@ -32,9 +35,68 @@ pub struct Feed {
     pub first: std::time::Duration,
     /// The answer's number (the mock LLM's completion ids).
     pub id: u32,
+    /// What times the pieces.
+    pub pace: Pace,
+}
+
+/// What times a feed's pieces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// The first `first` after the request, each next `gap` after the one before.
+    Fixed,
+    /// The mock LLM's batching engine (see [`crate::llm::engine`]): piece `i` of a
+    /// stream goes once its sequence `seq` has made token `i + 1`; a whole answer,
+    /// once it has made them all.
+    Engine { seq: u32 },
+}
+
+/// When a feed's pieces are due: [`Pace::Fixed`] feeds on their schedule, engine
+/// feeds as their engine says.
+pub trait Pacer {
+    /// Piece `i` of `f`'s timer fired at `now`: `None` when it goes now, else when to
+    /// look again.
+    fn ready(&mut self, f: &Feed, i: u32, now: Instant) -> Option<Instant>;
+    /// When to wake for piece `i`, the one before it due at `due`.
+    fn next(&mut self, f: &Feed, i: u32, due: Instant, now: Instant) -> Instant;
+}
+
+/// The pacer of fixed feeds only.
+pub struct Fixed;
+
+impl Pacer for Fixed {
+    fn ready(&mut self, _: &Feed, _: u32, _: Instant) -> Option<Instant> {
+        None
+    }
+    fn next(&mut self, f: &Feed, _: u32, due: Instant, _: Instant) -> Instant {
+        due + f.gap
+    }
+}
+
+impl Pacer for Option<crate::llm::engine::Engine> {
+    fn ready(&mut self, f: &Feed, i: u32, now: Instant) -> Option<Instant> {
+        match (f.pace, self) {
+            (Pace::Engine { seq }, Some(e)) => e.poll(seq, f.tokens_for(i), now),
+            _ => None,
+        }
+    }
+    fn next(&mut self, f: &Feed, i: u32, due: Instant, now: Instant) -> Instant {
+        match (f.pace, self) {
+            (Pace::Engine { seq }, Some(e)) => e.poll(seq, f.tokens_for(i), now).unwrap_or(now),
+            _ => due + f.gap,
+        }
+    }
 }
 
 impl Feed {
+    /// The tokens made before piece `i` goes: its own for a stream, all for a whole
+    /// answer.
+    fn tokens_for(&self, i: u32) -> u32 {
+        match self.kind {
+            FeedKind::Llm(a) if !a.stream => a.max_tokens,
+            _ => i + 1,
+        }
+    }
+
     /// Appends piece `i`'s bytes to `out`.
     pub fn piece(&self, i: u32, out: &mut Vec<u8>) {
         let last = i + 1 == self.n;

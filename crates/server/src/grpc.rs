@@ -423,6 +423,7 @@ pub fn answer(path: &[u8], body: &[u8], encoding: Encoding) -> Reply {
                 gap: Duration::from_millis(u64::from(r.interval_ms)),
                 first: Duration::from_millis(u64::from(r.delay_ms)),
                 id: 0,
+                pace: crate::feed::Pace::Fixed,
             })
         }
         b"/stampede.v1.Echo/ClientStream" => {

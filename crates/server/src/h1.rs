@@ -119,13 +119,23 @@ impl H1Conn {
     /// The streamed answer's next event is due: appends it to `out` (and the stream's
     /// end after its last), on the schedule's clock. `last` makes the connection close
     /// after the stream (the server is stopping).
-    pub fn feed_next(&mut self, out: &mut Vec<u8>, last: bool) -> Fed {
+    pub fn feed_next(
+        &mut self,
+        out: &mut Vec<u8>,
+        last: bool,
+        pacer: &mut dyn crate::feed::Pacer,
+        now: Instant,
+    ) -> Fed {
         let Some((feed, next, Some(due))) = self.feed else {
             return Fed::Done { close: false };
         };
         if next < feed.n {
+            if let Some(at) = pacer.ready(&feed, next, now) {
+                self.feed = Some((feed, next, Some(at)));
+                return Fed::Next(at);
+            }
             feed.chunk_piece(next, out);
-            let at = due + feed.gap;
+            let at = pacer.next(&feed, next + 1, due, now);
             if next + 1 < feed.n {
                 self.feed = Some((feed, next + 1, Some(at)));
                 return Fed::Next(at);

@@ -92,6 +92,8 @@ pub struct Config {
     pub http2: bool,
     /// How the mock LLM endpoints answer (see [`llm`]).
     pub llm: llm::LlmConfig,
+    /// The mock LLM's batching engines' figures (`/metrics`), shared by the threads.
+    pub llm_metrics: Arc<llm::metrics::Metrics>,
     /// Answer HTTP/3 too (with `tls`): QUIC on a UDP socket per thread on each
     /// address's port, the same routes and limits.
     pub http3: bool,
@@ -129,6 +131,7 @@ impl Default for Config {
             tls: None,
             http2: true,
             llm: llm::LlmConfig::default(),
+            llm_metrics: Arc::default(),
             http3: false,
             alt_svc: None,
             reflection: None,
@@ -437,6 +440,7 @@ impl Server {
                 for socket in sockets {
                     let ctx = routes::Ctx {
                         llm: self.config.llm,
+                        llm_metrics: self.config.llm_metrics.clone(),
                         ..routes::Ctx::new(store.clone(), self.config.static_dir.clone(), i)
                     };
                     let mut ep = h3::H3Endpoint::new(

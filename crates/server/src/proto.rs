@@ -405,15 +405,16 @@ impl Proto {
     }
 
     /// A streamed answer's next event is due: it goes to `env.a.out`.
-    pub(crate) fn feed_next(&mut self, stream: u32, env: Env<'_>) -> FedNext {
+    pub(crate) fn feed_next(&mut self, stream: u32, env: Env<'_>, now: Instant) -> FedNext {
         env.a.out.clear();
+        let pacer = &mut env.a.ctx.engine;
         match self {
-            Proto::H1(h) => match h.feed_next(env.a.out, env.a.draining) {
+            Proto::H1(h) => match h.feed_next(env.a.out, env.a.draining, pacer, now) {
                 Fed::Next(at) => FedNext::Next(at),
                 Fed::Done { close } => FedNext::Done { close },
             },
             Proto::H2(h) => {
-                let next = h.feed_next(env.a.out, stream);
+                let next = h.feed_next(env.a.out, stream, pacer, now);
                 // A stream that ended makes room for requests that waited.
                 self.route(env);
                 FedNext::Routed(match next {

@@ -133,7 +133,7 @@ pub enum Deferred {
     Feed(Feed),
 }
 
-pub use crate::feed::{Feed, FeedKind, MAX_EVENTS};
+pub use crate::feed::{Feed, FeedKind, Pace, MAX_EVENTS};
 
 /// What the router did with a request.
 pub enum Routed {
@@ -154,6 +154,10 @@ pub struct Ctx {
     /// The mock LLM's timing, and the streams this loop has under way.
     pub llm: crate::llm::LlmConfig,
     pub batch: crate::llm::Batch,
+    /// The mock LLM's batching engine, with `--llm-engine` (this loop's own).
+    pub engine: Option<crate::llm::engine::Engine>,
+    /// The engines' figures, the server's `/metrics`.
+    pub llm_metrics: Arc<crate::llm::metrics::Metrics>,
 }
 
 impl Ctx {
@@ -167,6 +171,8 @@ impl Ctx {
             scratch: Vec::with_capacity(128),
             llm: crate::llm::LlmConfig::default(),
             batch: crate::llm::Batch::default(),
+            engine: None,
+            llm_metrics: Arc::default(),
         }
     }
 }
@@ -463,6 +469,21 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
         // An OpenAI-compatible server's liveness probe, as vLLM answers it.
         b"/health" => send(200, json, b""),
         b"/v1/completions" | b"/v1/chat/completions" => llm(req, ctx, out),
+        b"/metrics" => {
+            let body = ctx.llm_metrics.render();
+            send(200, "text/plain; version=0.0.4", body.as_bytes())
+        }
+        b"/v1/embeddings" => {
+            let (status, body) = match crate::llm::embeddings(req.body) {
+                Ok(b) => (200, b),
+                Err(why) => (
+                    400,
+                    format!("{{\"error\":{{\"message\":\"{why}\",\"type\":\"invalid_request_error\"}}}}")
+                        .into_bytes(),
+                ),
+            };
+            send(status, json, &body)
+        }
         b"/pong" => send(200, text, b"PONG"),
         b"/plaintext" => send(200, text, b"Hello, World!"),
         b"/json" => send(200, json, b"{\"message\":\"Hello, World!\"}"),
@@ -537,6 +558,7 @@ pub fn route(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
                         gap: std::time::Duration::from_millis(gap),
                         first: std::time::Duration::from_millis(first),
                         id: ctx.counter as u32,
+                        pace: crate::feed::Pace::Fixed,
                     }))
                 }
                 _ => send(
@@ -598,25 +620,46 @@ fn llm(req: &Request, ctx: &mut Ctx, out: &mut impl Respond) -> Routed {
             return Routed::Written;
         }
     };
-    let (ttft, itl) = ctx
-        .batch
-        .begin(&ctx.llm, asked.max_tokens, std::time::Instant::now());
+    let now = std::time::Instant::now();
     ctx.counter += 1;
-    let feed = if asked.stream {
-        Feed {
-            kind: FeedKind::Llm(asked),
-            n: asked.max_tokens,
-            gap: itl,
-            first: ttft,
-            id: ctx.counter as u32,
+    let n = if asked.stream { asked.max_tokens } else { 1 };
+    let feed = match ctx.engine.as_mut() {
+        Some(e) => {
+            let blocks = match ctx.llm.engine {
+                Some(c) if c.prefix_cache => crate::llm::prompt_blocks(api, req.body, c.block),
+                _ => Vec::new(),
+            };
+            let Some(seq) = e.admit(now, asked.prompt_tokens, asked.max_tokens, blocks) else {
+                out.respond(429, "application/json", b"{\"error\":{\"message\":\"the engine holds as many requests as it takes\",\"type\":\"overloaded\"}}");
+                return Routed::Written;
+            };
+            let first = e
+                .poll(seq, 1, now)
+                .map_or(std::time::Duration::ZERO, |at| at - now);
+            Feed {
+                kind: FeedKind::Llm(asked),
+                n,
+                gap: std::time::Duration::ZERO,
+                first,
+                id: ctx.counter as u32,
+                pace: Pace::Engine { seq },
+            }
         }
-    } else {
-        Feed {
-            kind: FeedKind::Llm(asked),
-            n: 1,
-            gap: itl,
-            first: ttft + itl * (asked.max_tokens - 1),
-            id: ctx.counter as u32,
+        None => {
+            let (ttft, itl) = ctx.batch.begin(&ctx.llm, asked.max_tokens, now);
+            let first = if asked.stream {
+                ttft
+            } else {
+                ttft + itl * (asked.max_tokens - 1)
+            };
+            Feed {
+                kind: FeedKind::Llm(asked),
+                n,
+                gap: itl,
+                first,
+                id: ctx.counter as u32,
+                pace: Pace::Fixed,
+            }
         }
     };
     let ctype = if asked.stream {

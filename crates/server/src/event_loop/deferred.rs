@@ -88,7 +88,7 @@ impl EventLoop {
             self.close(ci);
             return;
         }
-        match c.proto.feed_next(stream, env!(self, c)) {
+        match c.proto.feed_next(stream, env!(self, c), now) {
             FedNext::Next(at) => {
                 let g = c.generation;
                 self.timers.heap.push(Reverse((at, ci, g, stream)));

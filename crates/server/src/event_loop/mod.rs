@@ -351,6 +351,9 @@ impl EventLoop {
             listeners,
             ctx: Ctx {
                 llm: config.llm,
+                engine: (config.llm.engine)
+                    .map(|e| crate::llm::engine::Engine::new(e, config.llm_metrics.clone())),
+                llm_metrics: config.llm_metrics.clone(),
                 ..Ctx::new(store, config.static_dir.clone(), index)
             },
             config,

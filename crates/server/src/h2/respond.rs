@@ -497,17 +497,29 @@ impl H2Conn {
     /// The streamed answer on `stream` has its next event due: it goes out as a DATA
     /// frame (held, as any body, while the client's windows are shut); after the
     /// last, the end (`data: [DONE]` for server-sent events) with END_STREAM.
-    pub fn feed_next(&mut self, out: &mut Vec<u8>, stream: u32) -> Fed {
+    pub fn feed_next(
+        &mut self,
+        out: &mut Vec<u8>,
+        stream: u32,
+        pacer: &mut dyn crate::feed::Pacer,
+        now: Instant,
+    ) -> Fed {
         let Some(k) = self.feeds.iter().position(|f| f.0 == stream) else {
             return self.push_next(out, stream);
         };
         let (id, feed, next, due) = self.feeds[k];
+        if next < feed.n {
+            if let Some(at) = pacer.ready(&feed, next, now) {
+                self.feeds[k] = (id, feed, next, at);
+                return Fed::Next(at);
+            }
+        }
         let mut bytes = Vec::with_capacity(256);
         if next < feed.n {
             feed.piece(next, &mut bytes);
             self.piece(out, id, &bytes, false);
             if next + 1 < feed.n {
-                let at = due + feed.gap;
+                let at = pacer.next(&feed, next + 1, due, now);
                 self.feeds[k] = (id, feed, next + 1, at);
                 return Fed::Next(at);
             }

@@ -369,9 +369,19 @@ fn a_push_goes_on_timers_and_ends_with_its_close() {
     assert_eq!(status(&seen(&mut peer, &out, 1)), "200");
     assert!(c.feeding(1));
     let mut out = Vec::new();
-    let first = c.feed_next(&mut out, 1);
+    let first = c.feed_next(
+        &mut out,
+        1,
+        &mut crate::feed::Fixed,
+        std::time::Instant::now(),
+    );
     assert!(matches!(first, crate::h1::Fed::Next(_)));
-    let last = c.feed_next(&mut out, 1);
+    let last = c.feed_next(
+        &mut out,
+        1,
+        &mut crate::feed::Fixed,
+        std::time::Instant::now(),
+    );
     assert!(matches!(last, crate::h1::Fed::Done { .. }));
     let s = seen(&mut peer, &out, 1);
     assert_eq!(

@@ -1,6 +1,6 @@
 //! A mock OpenAI-compatible LLM server, deterministic so that tests and benchmarks
 //! know the true answer: `/v1/models`, `/v1/completions` and `/v1/chat/completions`,
-//! streamed (server-sent events) or not.
+//! streamed (server-sent events) or not, and `/v1/embeddings` (answered at once).
 //!
 //! A request's completion has `max_completion_tokens` (or `max_tokens`) tokens, the
 //! configured default when it names none. The first comes the configured time to
@@ -14,6 +14,9 @@
 //! "length"`, then a usage chunk when `stream_options.include_usage` asks, then `data:
 //! [DONE]`; a request that is not streamed gets one JSON answer when its last token
 //! would have come.
+
+pub mod engine;
+pub mod metrics;
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};
@@ -33,6 +36,9 @@ pub struct LlmConfig {
     /// Every `k`-th completion a thread begins has its first token this much later,
     /// as a stalled prefill would (`None`: none does).
     pub stall: Option<(u32, Duration)>,
+    /// Serve as a continuous-batching engine does (see [`engine`]) instead of on
+    /// the fixed timing above.
+    pub engine: Option<engine::EngineConfig>,
 }
 
 impl Default for LlmConfig {
@@ -43,6 +49,7 @@ impl Default for LlmConfig {
             batch: 0,
             max_tokens: 16,
             stall: None,
+            engine: None,
         }
     }
 }
@@ -115,6 +122,70 @@ pub fn read_request(api: Api, body: &[u8], cfg: &LlmConfig) -> Result<Asked, &'s
         max_tokens,
         prompt_tokens,
     })
+}
+
+/// Dimensions of the mock's embeddings.
+const DIMENSIONS: usize = 8;
+
+/// The answer to `/v1/embeddings`: one vector per input (`input`, a string or a list
+/// of them; or a chat's `messages`), answered at once, with the inputs' words as
+/// their usage. The error says what is wrong with the request.
+pub fn embeddings(body: &[u8]) -> Result<Vec<u8>, &'static str> {
+    let v: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| "the request body is not JSON")?;
+    let words = |s: &str| s.split_whitespace().count() as u64;
+    let texts: Vec<u64> = match (&v["input"], v["messages"].as_array()) {
+        (serde_json::Value::String(s), _) => vec![words(s)],
+        (serde_json::Value::Array(a), _) if !a.is_empty() => a
+            .iter()
+            .map(|x| x.as_str().map(words).ok_or("input must be strings"))
+            .collect::<Result<_, _>>()?,
+        (serde_json::Value::Null, Some(m)) => {
+            vec![m
+                .iter()
+                .map(|m| m["content"].as_str().map_or(0, words))
+                .sum()]
+        }
+        _ => return Err("input must be a string or a list of strings"),
+    };
+    let tokens: u64 = texts.iter().sum();
+    let mut out = Vec::with_capacity(64 + texts.len() * 80);
+    out.extend_from_slice(b"{\"object\":\"list\",\"data\":[");
+    for (i, n) in texts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let _ = write!(
+            out,
+            "{{\"object\":\"embedding\",\"index\":{i},\"embedding\":["
+        );
+        for d in 0..DIMENSIONS {
+            let sep = if d == 0 { "" } else { "," };
+            let _ = write!(out, "{sep}{}", ((n + d as u64) % 7) as f64 / 7.0);
+        }
+        out.extend_from_slice(b"]}");
+    }
+    let _ = write!(
+        out,
+        "],\"model\":\"{MODEL}\",\"usage\":{{\"prompt_tokens\":{tokens},\"total_tokens\":{tokens}}}}}"
+    );
+    Ok(out)
+}
+
+/// The block hashes of a completion request's prompt (see
+/// [`engine::block_hashes`]): a chat's messages' contents in turn.
+pub fn prompt_blocks(api: Api, body: &[u8], block: u32) -> Vec<u64> {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let text = match api {
+        Api::Completions => v["prompt"].as_str().unwrap_or("").to_string(),
+        Api::Chat => (v["messages"].as_array().into_iter().flatten())
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    engine::block_hashes(&text, block)
 }
 
 /// The streams a thread has under way, by when each ends: how busy its batch is.
