@@ -30,6 +30,7 @@ mod stream;
 mod targets;
 mod tls;
 mod variety;
+mod vllm;
 mod ws;
 mod ws_h2;
 mod ws_made;

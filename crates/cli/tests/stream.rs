@@ -60,6 +60,7 @@ fn mock_llm(ttft: u64, itl: u64, batch: u32, max_tokens: u32) -> stampede_server
             batch,
             max_tokens,
             stall: None,
+            engine: None,
         },
         ..stampede_server::Config::default()
     })
@@ -744,6 +745,8 @@ fn a_completion_that_never_ends_is_broken_not_waited_for() {
         "8",
         "--max-concurrency",
         "1",
+        "--ready-check-timeout-sec",
+        "0",
     ]);
     let (o, e) = (text(&out.stdout), text(&out.stderr));
     assert!(

@@ -1,8 +1,11 @@
 //! `stampede vllm bench serve`'s outputs, in vLLM's layout: its "Serving Benchmark
 //! Result" ([`report`]) and its JSON result ([`result_json`]: the summary's keys,
 //! each metric's mean, median, standard deviation and percentiles in ms, without the
-//! per-request lists). TTFT and E2EL are timed from each request's intended start;
-//! what vLLM would print, timed from the send, is given beside them.
+//! per-request lists), for generating backends and for embeddings (whose requests
+//! have no tokens to time: E2EL only). TTFT and E2EL are timed from each request's
+//! intended start; what vLLM would print, timed from the send, is given beside them.
+//! The peaks are per second of the run: output tokens (the stream events that
+//! carried text) and requests in flight.
 
 use stampede_engine::{percentile_linear, Hist, RunResult};
 
@@ -48,6 +51,22 @@ pub struct Info {
     pub input_tokens: u64,
     pub metrics: Vec<Metric>,
     pub percentiles: Vec<f64>,
+    /// An embeddings backend: requests answered whole, no tokens timed.
+    pub pooling: bool,
+    /// The ramp-up, when the flags asked for one.
+    pub ramp: Option<RampInfo>,
+    /// `--metadata`'s pairs, written into the JSON result.
+    pub metadata: Vec<(String, String)>,
+}
+
+/// A ramp-up of the request rate, as the JSON result tells it.
+pub struct RampInfo {
+    /// `linear` or `exponential`.
+    pub strategy: String,
+    pub start: f64,
+    pub end: f64,
+    /// Each whole rate reached and when, seconds from the start.
+    pub changes: Vec<(u64, f64)>,
 }
 
 /// `h`'s value at percentile `p`, in ms, as vLLM computes it (numpy's linear
@@ -76,6 +95,10 @@ struct Totals {
     output: u64,
     duration: f64,
     goodput: Option<f64>,
+    /// The most output tokens (events that carried text) in one second of the run.
+    peak_tokens: u64,
+    /// The most requests in flight at once.
+    peak_in_flight: u64,
 }
 
 fn totals(r: &RunResult) -> Totals {
@@ -85,6 +108,8 @@ fn totals(r: &RunResult) -> Totals {
         output: tokens.map_or(0, |t| t.total),
         duration: r.duration_s,
         goodput: tokens.and_then(|t| t.goodput_rps),
+        peak_tokens: r.intervals.iter().map(|i| i.events).max().unwrap_or(0),
+        peak_in_flight: r.intervals.iter().map(|i| i.in_flight).max().unwrap_or(0),
     }
 }
 
@@ -133,7 +158,9 @@ pub fn report(r: &RunResult, info: &Info) -> String {
         format!("{:.2}", t.duration),
     );
     line(&mut o, "Total input tokens:", info.input_tokens.to_string());
-    line(&mut o, "Total generated tokens:", t.output.to_string());
+    if !info.pooling {
+        line(&mut o, "Total generated tokens:", t.output.to_string());
+    }
     line(
         &mut o,
         "Request throughput (req/s):",
@@ -142,14 +169,26 @@ pub fn report(r: &RunResult, info: &Info) -> String {
     if let Some(g) = t.goodput {
         line(&mut o, "Request goodput (req/s):", format!("{g:.2}"));
     }
+    if !info.pooling {
+        line(
+            &mut o,
+            "Output token throughput (tok/s):",
+            format!("{:.2}", per_s(t.output, t.duration)),
+        );
+        line(
+            &mut o,
+            "Peak output token throughput (tok/s):",
+            format!("{:.2}", t.peak_tokens as f64),
+        );
+        line(
+            &mut o,
+            "Peak concurrent requests:",
+            format!("{:.2}", t.peak_in_flight as f64),
+        );
+    }
     line(
         &mut o,
-        "Output token throughput (tok/s):",
-        format!("{:.2}", per_s(t.output, t.duration)),
-    );
-    line(
-        &mut o,
-        "Total Token throughput (tok/s):",
+        "Total token throughput (tok/s):",
         format!("{:.2}", per_s(t.output + info.input_tokens, t.duration)),
     );
     for &m in &info.metrics {
@@ -200,6 +239,7 @@ pub fn result_json(r: &RunResult, info: &Info) -> serde_json::Value {
     let t = totals(r);
     let mut v = serde_json::json!({
         "date": date_now(),
+        "endpoint_type": info.backend,
         "backend": info.backend,
         "label": info.label,
         "model_id": info.model,
@@ -217,8 +257,39 @@ pub fn result_json(r: &RunResult, info: &Info) -> serde_json::Value {
         "request_goodput": t.goodput,
         "output_throughput": per_s(t.output, t.duration),
         "total_token_throughput": per_s(t.output + info.input_tokens, t.duration),
+        "max_output_tokens_per_s": t.peak_tokens as f64,
+        "max_concurrent_requests": t.peak_in_flight,
     });
-    for m in [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el] {
+    for (k, x) in &info.metadata {
+        v[k] = x.as_str().into();
+    }
+    if let Some(ramp) = &info.ramp {
+        v["ramp_up_strategy"] = ramp.strategy.as_str().into();
+        v["ramp_up_start_rps"] = ramp.start.into();
+        v["ramp_up_end_rps"] = ramp.end.into();
+        v["rps_change_events"] = (ramp.changes.iter())
+            .map(|(rps, at)| {
+                let ms = r.started_unix_ms + (at * 1000.0) as u64;
+                serde_json::json!({"rps": rps, "timestamp": iso_ms(ms)})
+            })
+            .collect();
+    }
+    let pooled = [Metric::E2el];
+    let all = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2el];
+    if info.pooling {
+        for k in [
+            "total_output_tokens",
+            "output_throughput",
+            "max_output_tokens_per_s",
+            "max_concurrent_requests",
+            "request_goodput",
+        ] {
+            if let Some(o) = v.as_object_mut() {
+                o.remove(k);
+            }
+        }
+    }
+    for &m in if info.pooling { &pooled[..] } else { &all[..] } {
         let (h, sent) = hists(r, m);
         let n = m.name();
         v[format!("mean_{n}_ms")] = (h.0.mean() / 1000.0).into();
@@ -235,6 +306,21 @@ pub fn result_json(r: &RunResult, info: &Info) -> serde_json::Value {
         }
     }
     v
+}
+
+/// `ms` since the epoch as ISO 8601 (`2026-11-30T05:01:02.345`, UTC), as vLLM
+/// stamps its rate changes.
+fn iso_ms(ms: u64) -> String {
+    let secs = (ms / 1000) as i64;
+    let (y, m, d) = stampede_wire::date::civil_from_days(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}",
+        s / 3600,
+        s / 60 % 60,
+        s % 60,
+        ms % 1000
+    )
 }
 
 /// Now, as vLLM names its results: `YYYYMMDD-HHMMSS` (UTC here).

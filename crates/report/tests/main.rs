@@ -652,6 +652,9 @@ fn vllm_info() -> stampede_report::vllm::Info {
         input_tokens: 1024,
         metrics: vec![Metric::Ttft, Metric::E2el],
         percentiles: vec![99.0, 99.9],
+        pooling: false,
+        ramp: None,
+        metadata: vec![("tp".into(), "2".into())],
     }
 }
 
@@ -662,6 +665,45 @@ fn vllm_layout_and_json_result() {
     check("vllm.txt", &stampede_report::vllm::report(&r, &info));
     let v = stampede_report::vllm::result_json(&r, &info);
     assert_eq!(v["num_prompts"], json!(1000));
+    assert_eq!(v["tp"], json!("2"));
+    assert_eq!(v["endpoint_type"], json!("openai-chat"));
+    assert_eq!(
+        v["max_concurrent_requests"],
+        json!(r.intervals.iter().map(|i| i.in_flight).max().unwrap())
+    );
+    assert!(v["max_output_tokens_per_s"].is_number());
+    // Embeddings: E2EL only, no token figures.
+    let mut pooled = vllm_info();
+    pooled.pooling = true;
+    pooled.metrics = vec![stampede_report::vllm::Metric::E2el];
+    let text = stampede_report::vllm::report(&r, &pooled);
+    assert!(text.contains("P99 E2EL (ms):"), "{text}");
+    assert!(
+        !text.contains("generated tokens") && !text.contains("TTFT"),
+        "{text}"
+    );
+    let p = stampede_report::vllm::result_json(&r, &pooled);
+    assert!(
+        p.get("mean_ttft_ms").is_none() && p.get("total_output_tokens").is_none(),
+        "{p}"
+    );
+    assert!(p["p99_e2el_ms"].is_number(), "{p}");
+    // A ramp-up is told with its rate changes, stamped from the run's start.
+    let mut ramped = vllm_info();
+    ramped.ramp = Some(stampede_report::vllm::RampInfo {
+        strategy: "linear".into(),
+        start: 1.0,
+        end: 3.0,
+        changes: vec![(1, 0.0), (2, 1.5), (3, 2.25)],
+    });
+    let q = stampede_report::vllm::result_json(&r, &ramped);
+    assert_eq!(q["ramp_up_strategy"], json!("linear"));
+    assert_eq!(q["rps_change_events"].as_array().unwrap().len(), 3);
+    assert_eq!(q["rps_change_events"][2]["rps"], json!(3));
+    assert!(q["rps_change_events"][1]["timestamp"]
+        .as_str()
+        .unwrap()
+        .contains('T'));
     assert_eq!(
         v["completed"],
         json!(r.statuses.range(200..300).map(|(_, n)| n).sum::<u64>())

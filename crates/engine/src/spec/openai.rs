@@ -131,6 +131,27 @@ const VOCABULARY: [&str; 32] = [
     "shape", "close",
 ];
 
+/// A text of `n` tokens drawn with `next` (uniform `u64`s): of the model's tokens
+/// with its tokenizer (see [`crate::TokenCounter::draw`]), else `n` words of a fixed
+/// vocabulary, each a token as a word-counting client and the mock LLM count them.
+pub fn filler(
+    n: u32,
+    tokenizer: Option<&crate::TokenCounter>,
+    next: &mut dyn FnMut() -> u64,
+) -> String {
+    if let Some(t) = tokenizer {
+        return t.draw(n, next).0;
+    }
+    let mut p = String::with_capacity(n as usize * 7);
+    for i in 0..n {
+        if i > 0 {
+            p.push(' ');
+        }
+        p.push_str(VOCABULARY[(next() % VOCABULARY.len() as u64) as usize]);
+    }
+    p
+}
+
 /// A small, fast generator (splitmix64): the prompts follow the seed exactly.
 struct Rng(u64);
 
@@ -267,27 +288,15 @@ impl Prompts<'_> {
         let mut rng = Rng(self.seed);
         let (ilo, ihi) = spread(self.input_words);
         let (olo, ohi) = spread(self.output_tokens);
-        if let Some(t) = self.tokenizer {
-            return Ok((0..self.count.min(MAX_DRAWN_TOKENIZED))
-                .map(|_| {
-                    let n = rng.between(ilo, ihi);
-                    let out = rng.between(olo, ohi);
-                    (t.draw(n, &mut || rng.next()).0, out)
-                })
-                .collect());
-        }
-        Ok((0..self.count)
+        let count = match self.tokenizer {
+            Some(_) => self.count.min(MAX_DRAWN_TOKENIZED),
+            None => self.count,
+        };
+        Ok((0..count)
             .map(|_| {
-                let words = rng.between(ilo, ihi);
+                let n = rng.between(ilo, ihi);
                 let out = rng.between(olo, ohi);
-                let mut p = String::with_capacity(words as usize * 7);
-                for i in 0..words {
-                    if i > 0 {
-                        p.push(' ');
-                    }
-                    p.push_str(VOCABULARY[(rng.next() % VOCABULARY.len() as u64) as usize]);
-                }
-                (p, out)
+                (filler(n, self.tokenizer, &mut || rng.next()), out)
             })
             .collect())
     }

@@ -1,0 +1,389 @@
+//! `stampede vllm bench serve` end to end against the reference server's mock LLM:
+//! a file dataset with its result appended, warm-ups kept out of the figures, a
+//! ramp-up's schedule, embeddings timed end to end, and a ready check that gives up
+//! on time. Every run is bounded by its prompt count.
+
+use crate::common::recorder::{stampede, tempdir, text};
+
+fn mock(ttft: u64, itl: u64) -> stampede_server::Running {
+    crate::common::srv_with(stampede_server::Config {
+        threads: 1,
+        llm: stampede_server::llm::LlmConfig {
+            ttft: std::time::Duration::from_millis(ttft),
+            itl: std::time::Duration::from_millis(itl),
+            batch: 0,
+            max_tokens: 16,
+            stall: None,
+            engine: None,
+        },
+        ..stampede_server::Config::default()
+    })
+}
+
+fn vllm(base: &str, args: &[&str]) -> (bool, String, String) {
+    let mut all = vec![
+        "vllm",
+        "bench",
+        "serve",
+        "--base-url",
+        base,
+        "--model",
+        "stampede-mock",
+    ];
+    all.extend_from_slice(args);
+    let out = stampede(&all);
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+/// The custom dataset, oversampled to the count asked, its result appended a line a
+/// run with the metadata given; warm-up requests are not among the counted.
+#[test]
+fn a_custom_dataset_runs_and_its_results_are_appended() {
+    let s = mock(5, 2);
+    let dir = tempdir::Dir::new();
+    let data = dir.0.join("p.jsonl");
+    std::fs::write(
+        &data,
+        "{\"prompt\": \"a b c d\"}\n{\"prompt\": \"e f\", \"output_tokens\": 2}\n",
+    )
+    .unwrap();
+    let d = dir.0.to_string_lossy().into_owned();
+    let data = data.to_string_lossy().into_owned();
+    for _ in 0..2 {
+        let (ok, o, e) = vllm(
+            &s.url(""),
+            &[
+                "--dataset-name",
+                "custom",
+                "--dataset-path",
+                &data,
+                "--num-prompts",
+                "5",
+                "--custom-output-len",
+                "3",
+                "--num-warmups",
+                "3",
+                "--max-concurrency",
+                "2",
+                "--append-result",
+                "--result-dir",
+                &d,
+                "--result-filename",
+                "all.jsonl",
+                "--metadata",
+                "tp=4",
+                "run=a",
+            ],
+        );
+        assert!(ok, "{o}{e}");
+        for want in [
+            "Initial test run completed.",
+            "Warming up with 3 requests...",
+            "Warmup run completed.",
+            "Successful requests:                     5 ",
+            "Peak concurrent requests:",
+        ] {
+            assert!(o.contains(want), "{want}: {o}");
+        }
+        assert!(e.contains("gave 2 prompts of the 5 asked; 3 more"), "{e}");
+    }
+    let lines = std::fs::read_to_string(dir.0.join("all.jsonl")).unwrap();
+    let runs: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    for v in runs {
+        assert_eq!(v["completed"], 5, "the warm-ups are not counted: {v}");
+        assert_eq!(v["tp"], "4");
+        assert_eq!(v["run"], "a");
+        let out = v["total_output_tokens"].as_u64().unwrap();
+        assert!((10..=15).contains(&out), "{out}: each asks 3, or 2");
+        assert!(v["max_concurrent_requests"].as_u64().unwrap() <= 2, "{v}");
+    }
+}
+
+/// A linear ramp: every request sent, the result saying how the rate rose.
+#[test]
+fn a_ramp_up_sends_every_request_and_tells_its_rates() {
+    let s = mock(2, 1);
+    let dir = tempdir::Dir::new();
+    let d = dir.0.to_string_lossy().into_owned();
+    let (ok, o, e) = vllm(
+        &s.url(""),
+        &[
+            "--num-prompts",
+            "30",
+            "--random-input-len",
+            "4",
+            "--random-output-len",
+            "2",
+            "--ramp-up-strategy",
+            "linear",
+            "--ramp-up-start-rps",
+            "20",
+            "--ramp-up-end-rps",
+            "60",
+            "--save-result",
+            "--result-dir",
+            &d,
+            "--label",
+            "ramp",
+        ],
+    );
+    assert!(ok, "{o}{e}");
+    let name = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .file_name();
+    let name = name.to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("ramp-ramp-up-linear-20qps-60qps-stampede-mock-"),
+        "{name}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join(&name)).unwrap()).unwrap();
+    assert_eq!(v["completed"], 30);
+    assert_eq!(v["ramp_up_strategy"], "linear");
+    let events = v["rps_change_events"].as_array().unwrap();
+    assert_eq!(events.first().unwrap()["rps"], 20);
+    assert_eq!(events.last().unwrap()["rps"], 60);
+    // 30 requests rising from 20/s to 60/s take about 0.8 s, not 30/60 = 0.5 s.
+    let took = v["duration"].as_f64().unwrap();
+    assert!((0.4..3.0).contains(&took), "{took}");
+}
+
+/// Embeddings: requests answered whole, E2EL reported, no token figures.
+#[test]
+fn embeddings_are_timed_end_to_end() {
+    let s = mock(5, 2);
+    let (ok, o, e) = vllm(
+        &s.url(""),
+        &[
+            "--backend",
+            "openai-embeddings",
+            "--endpoint",
+            "/v1/embeddings",
+            "--num-prompts",
+            "6",
+            "--random-input-len",
+            "5",
+            "--random-batch-size",
+            "2",
+            "--max-concurrency",
+            "2",
+        ],
+    );
+    assert!(ok, "{o}{e}");
+    assert!(
+        o.contains("Successful requests:                     6 "),
+        "{o}"
+    );
+    assert!(
+        o.contains("Total input tokens:                      60 "),
+        "{o}"
+    );
+    assert!(o.contains("P99 E2EL (ms):"), "{o}");
+    assert!(
+        !o.contains("TTFT") && !o.contains("generated tokens"),
+        "{o}"
+    );
+}
+
+/// Nothing listening: the ready check asks again each second and gives up when its
+/// time is out, saying so.
+#[test]
+fn the_ready_check_gives_up_on_time() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = std::time::Instant::now();
+    let (ok, o, e) = vllm(
+        &format!("http://127.0.0.1:{port}"),
+        &[
+            "--num-prompts",
+            "2",
+            "--random-input-len",
+            "2",
+            "--ready-check-timeout-sec",
+            "2",
+        ],
+    );
+    assert!(!ok, "{o}");
+    assert!(
+        e.contains("not ready within --ready-check-timeout-sec 2"),
+        "{e}"
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert!((1.5..15.0).contains(&took), "{took}");
+    // SIGTERM while it waits (600 s by default) ends it at once, nothing measured.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .args([
+            "vllm",
+            "bench",
+            "serve",
+            "--model",
+            "m",
+            "--num-prompts",
+            "2",
+        ])
+        .args([
+            "--random-input-len",
+            "2",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let asked = std::time::Instant::now();
+    // SAFETY: a plain kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = asked + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still waiting 20 s after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let mut e = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+    assert!(e.contains("interrupted before the benchmark's run"), "{e}");
+}
+
+/// The mock LLM as a batching engine: steps of 10 ms, 0.1 ms a prompt token.
+fn engine_mock() -> stampede_server::Running {
+    use std::time::Duration;
+    crate::common::srv_with(stampede_server::Config {
+        threads: 1,
+        llm: stampede_server::llm::LlmConfig {
+            engine: Some(stampede_server::llm::engine::EngineConfig {
+                step: Duration::from_millis(10),
+                per_seq: Duration::ZERO,
+                per_prefill_token: Duration::from_micros(100),
+                token_budget: 4096,
+                max_seqs: 64,
+                kv_tokens: 1 << 20,
+                block: 16,
+                prefix_cache: false,
+            }),
+            ..stampede_server::llm::LlmConfig::default()
+        },
+        ..stampede_server::Config::default()
+    })
+}
+
+/// `GET path` on `addr`, the body of its answer.
+fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut all = String::new();
+    c.read_to_string(&mut all).unwrap();
+    all.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default()
+}
+
+fn series(metrics: &str, name: &str) -> f64 {
+    let line = (metrics.lines())
+        .find(|l| l.starts_with(name) && l.as_bytes().get(name.len()) == Some(&b'{'))
+        .unwrap_or_else(|| panic!("{name} in\n{metrics}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// Against the batching engine the figures are its model's: one request at a time
+/// waits 10 ms + 100 × 0.1 ms for its first token and 10 ms for each next; four at
+/// a time share steps (an arrival that finds a step under way waits for its end), so
+/// their times to first token lie between one prefill alone and four together, and
+/// the client's mean is the engine's own (its /metrics, under vLLM's names).
+#[test]
+fn the_batching_engine_times_tokens_as_its_model_says() {
+    let s = engine_mock();
+    let dir = tempdir::Dir::new();
+    let d = dir.0.to_string_lossy().into_owned();
+    let mut medians = Vec::new();
+    let mut means = Vec::new();
+    for cap in ["1", "4"] {
+        let name = format!("c{cap}.json");
+        let (ok, o, e) = vllm(
+            &s.url(""),
+            &[
+                "--num-prompts",
+                "8",
+                "--random-input-len",
+                "100",
+                "--random-output-len",
+                "5",
+                "--max-concurrency",
+                cap,
+                "--percentile-metrics",
+                "ttft,itl,e2el",
+                "--metric-percentiles",
+                "50",
+                "--save-result",
+                "--result-dir",
+                &d,
+                "--result-filename",
+                &name,
+            ],
+        );
+        assert!(ok, "{o}{e}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.0.join(&name)).unwrap()).unwrap();
+        let ms = |k: &str| v[k].as_f64().unwrap();
+        medians.push((
+            ms("median_ttft_ms"),
+            ms("median_itl_ms"),
+            ms("median_e2el_ms"),
+        ));
+        means.push(ms("mean_ttft_ms"));
+    }
+    let (ttft, itl, e2el) = medians[0];
+    assert!((20.0..30.0).contains(&ttft), "{medians:?}");
+    assert!((8.0..13.0).contains(&itl), "{medians:?}");
+    assert!((60.0..75.0).contains(&e2el), "{medians:?}");
+    let (ttft, _, _) = medians[1];
+    assert!((20.0..80.0).contains(&ttft), "{medians:?}");
+    let m = get(s.addr(), "/metrics");
+    // 16 counted and 2 ready checks of 5 tokens each.
+    assert_eq!(series(&m, "vllm:request_success_total"), 18.0, "{m}");
+    assert_eq!(series(&m, "vllm:generation_tokens_total"), 90.0, "{m}");
+    assert_eq!(series(&m, "vllm:prompt_tokens_total"), 1800.0, "{m}");
+    assert_eq!(series(&m, "vllm:num_requests_running"), 0.0, "{m}");
+    assert_eq!(
+        series(&m, "vllm:time_to_first_token_seconds_count"),
+        18.0,
+        "{m}"
+    );
+    assert!(
+        m.contains(
+            "vllm:time_to_first_token_seconds_bucket{model_name=\"stampede-mock\",le=\"0.1\"} 18"
+        ),
+        "{m}"
+    );
+    // The engine's TTFTs, less the two ready checks' (20 ms each), are the client's.
+    let engine_ms = series(&m, "vllm:time_to_first_token_seconds_sum") * 1000.0 - 40.0;
+    let client_ms = 8.0 * (means[0] + means[1]);
+    assert!(
+        (client_ms - engine_ms).abs() < 16.0 * 2.0,
+        "{client_ms} {engine_ms}"
+    );
+}
