@@ -37,9 +37,10 @@ pub fn execute_recording(
 /// part per server, each probed first.
 pub fn execute_parts(
     parts: &[stampede_engine::Part],
-    progress: ProgressOptions,
+    mut progress: ProgressOptions,
     records: Option<stampede_engine::RawOut>,
 ) -> Result<Run, Exit> {
+    let scrape = progress.scrape.take();
     for part in parts {
         probe(&part.plan)?;
     }
@@ -63,7 +64,15 @@ pub fn execute_parts(
         m.begin();
     }
     let _ = RUN_STARTED.set(std::time::Instant::now());
+    let scraper = match &scrape {
+        Some(s) => Some(
+            stampede_metrics::scrape::Scraper::start(s)
+                .map_err(|e| Exit::usage(format!("--server-metrics: {e}")))?,
+        ),
+        None => None,
+    };
     let out = stampede_engine::run_parts(parts, control.clone());
+    let scraped = scraper.map(|s| s.finish());
     control.close_records();
     control.stop();
     let _ = watcher.join();
@@ -71,6 +80,9 @@ pub fn execute_parts(
     // Stopped by Ctrl-C or SIGTERM: the result says so (summary, JSON, HTML) and the
     // command exits 130 once its report is written (see `main`).
     run.result.interrupted = interrupted();
+    if let Some(m) = scraped {
+        run.result.attach_server(m);
+    }
     Ok(run)
 }
 

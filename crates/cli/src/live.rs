@@ -36,6 +36,8 @@ pub struct ProgressOptions {
     pub metrics: Option<Arc<Hub>>,
     /// Called with each second as the workers finish it (a dialect's periodic report).
     pub each_second: Option<EachSecond>,
+    /// The server's Prometheus endpoint, scraped during the run (`--server-metrics`).
+    pub scrape: Option<stampede_metrics::scrape::ScrapeSpec>,
 }
 
 /// What is called with each second of a watched run.

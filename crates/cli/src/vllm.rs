@@ -127,7 +127,15 @@ impl Tool for Vllm {
             common::out("Warmup run completed.\n");
         }
         common::out("Starting main benchmark run...\n");
-        common::execute(spec, ProgressOptions::default())
+        let scrape = (a.server.scrape()?)
+            .map(|(url, every, names)| stampede_metrics::scrape::ScrapeSpec { url, every, names });
+        common::execute(
+            spec,
+            ProgressOptions {
+                scrape,
+                ..Default::default()
+            },
+        )
     }
 
     fn report(a: &VllmArgs, run: &mut Run, info: &mut Info) -> Result<(), Exit> {

@@ -262,8 +262,9 @@ fn the_ready_check_gives_up_on_time() {
     assert!(e.contains("interrupted before the benchmark's run"), "{e}");
 }
 
-/// The mock LLM as a batching engine: steps of 10 ms, 0.1 ms a prompt token.
-fn engine_mock() -> stampede_server::Running {
+/// The mock LLM as a batching engine: steps of 10 ms, 0.1 ms a prompt token, at
+/// most `max_seqs` sequences at once.
+fn engine_mock(max_seqs: u32) -> stampede_server::Running {
     use std::time::Duration;
     crate::common::srv_with(stampede_server::Config {
         threads: 1,
@@ -273,7 +274,7 @@ fn engine_mock() -> stampede_server::Running {
                 per_seq: Duration::ZERO,
                 per_prefill_token: Duration::from_micros(100),
                 token_budget: 4096,
-                max_seqs: 64,
+                max_seqs,
                 kv_tokens: 1 << 20,
                 block: 16,
                 prefix_cache: false,
@@ -316,7 +317,7 @@ fn series(metrics: &str, name: &str) -> f64 {
 /// the client's mean is the engine's own (its /metrics, under vLLM's names).
 #[test]
 fn the_batching_engine_times_tokens_as_its_model_says() {
-    let s = engine_mock();
+    let s = engine_mock(64);
     let dir = tempdir::Dir::new();
     let d = dir.0.to_string_lossy().into_owned();
     let mut medians = Vec::new();
@@ -385,5 +386,89 @@ fn the_batching_engine_times_tokens_as_its_model_says() {
     assert!(
         (client_ms - engine_ms).abs() < 16.0 * 2.0,
         "{client_ms} {engine_ms}"
+    );
+}
+
+/// `--server-metrics`: an engine of four sequences offered three times what it
+/// serves: the scrapes see its queue grow, the report shows them beside the client's
+/// figures, and the limit's verdict says the queue is why.
+#[test]
+fn the_servers_queue_is_scraped_and_named_as_the_limit() {
+    let s = engine_mock(4);
+    let dir = tempdir::Dir::new();
+    let json = dir.0.join("r.json").to_string_lossy().into_owned();
+    let metrics = s.url("/metrics");
+    let (ok, o, e) = vllm(
+        &s.url(""),
+        &[
+            "--num-prompts",
+            "60",
+            "--random-input-len",
+            "100",
+            "--random-output-len",
+            "20",
+            "--request-rate",
+            "60",
+            "--server-metrics",
+            &metrics,
+            "--server-metrics-every",
+            "100ms",
+            "--json",
+            &json,
+        ],
+    );
+    assert!(ok, "{o}{e}");
+    assert!(
+        o.contains("--------------The server's metrics---------------"),
+        "{o}"
+    );
+    assert!(o.contains("vllm:num_requests_waiting"), "{o}");
+    assert!(
+        o.contains("Limit: the queue in front of the server grew from 0 to"),
+        "{o}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["limit"]["verdict"], "server-bound", "{}", r["limit"]);
+    let waiting = r["server"]["series"]["vllm:num_requests_waiting"]
+        .as_array()
+        .unwrap();
+    let peak = waiting
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(peak >= 10.0, "{waiting:?}");
+    assert!(
+        r["server"]["scrapes"].as_u64().unwrap() >= 10,
+        "{}",
+        r["server"]
+    );
+    // The last scrape, after the run, counts every completion.
+    let done = r["server"]["series"]["vllm:request_success_total"]
+        .as_array()
+        .unwrap();
+    let delta = done.last().unwrap()[1].as_f64().unwrap() - done[0][1].as_f64().unwrap();
+    assert_eq!(delta, 60.0, "{done:?}");
+    // The engine ran at most four at once, as the scrapes saw.
+    let running = r["server"]["series"]["vllm:num_requests_running"]
+        .as_array()
+        .unwrap();
+    assert!(
+        running.iter().all(|p| p[1].as_f64().unwrap() <= 4.0),
+        "{running:?}"
+    );
+    // A URL that is no URL is refused by its flag.
+    let (ok, _, e) = vllm(
+        &s.url(""),
+        &[
+            "--num-prompts",
+            "1",
+            "--server-metrics",
+            "localhost:1/metrics",
+        ],
+    );
+    assert!(
+        !ok && e.contains("--server-metrics localhost:1/metrics: an http:// or https:// URL"),
+        "{e}"
     );
 }

@@ -447,3 +447,67 @@ mod tests {
         assert!(parse_metric("x").is_err());
     }
 }
+
+/// `--server-metrics URL`: the server's own Prometheus endpoint, scraped during the
+/// run (any command that runs load against a serving engine).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerMetricsArgs {
+    /// Scrape the server's Prometheus endpoint during the run (vLLM's, SGLang's or
+    /// TGI's /metrics): its queue, batch and cache beside the client's figures, in
+    /// the report, the JSON result and the limit's verdict
+    #[arg(
+        help_heading = "The server's metrics",
+        long = "server-metrics",
+        value_name = "URL"
+    )]
+    pub server_metrics: Option<String>,
+    /// Keep this series too, by its metric name (repeatable)
+    #[arg(
+        help_heading = "The server's metrics",
+        long = "server-metric",
+        value_name = "NAME",
+        requires = "server_metrics"
+    )]
+    pub server_metric: Vec<String>,
+    /// How often to scrape, 100ms to 60s
+    #[arg(help_heading = "The server's metrics", long = "server-metrics-every", value_name = "T", default_value = "1s", value_parser = positive_duration)]
+    pub server_metrics_every: std::time::Duration,
+}
+
+/// What [`ServerMetricsArgs`] ask to scrape: the URL, the interval, the series
+/// asked for besides the known ones.
+pub type Scrape = (String, std::time::Duration, Vec<String>);
+
+impl ServerMetricsArgs {
+    /// The scrape asked for, checked: an http(s) URL, an interval of 100 ms to 60 s,
+    /// at most 64 names of at most 200 bytes.
+    pub fn scrape(&self) -> Result<Option<Scrape>, FlagError> {
+        let Some(url) = &self.server_metrics else {
+            return Ok(None);
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(FlagError::usage(format!(
+                "--server-metrics {url}: an http:// or https:// URL, e.g. http://127.0.0.1:8000/metrics"
+            )));
+        }
+        let every = self.server_metrics_every;
+        if every < std::time::Duration::from_millis(100)
+            || every > std::time::Duration::from_secs(60)
+        {
+            return Err(FlagError::usage(format!(
+                "--server-metrics-every {every:?}: 100ms to 60s"
+            )));
+        }
+        if self.server_metric.len() > 64
+            || self
+                .server_metric
+                .iter()
+                .any(|n| n.is_empty() || n.len() > 200)
+        {
+            return Err(FlagError::usage(
+                "--server-metric: at most 64 names, each of 1 to 200 bytes",
+            ));
+        }
+        Ok(Some((url.clone(), every, self.server_metric.clone())))
+    }
+}

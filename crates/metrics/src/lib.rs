@@ -20,6 +20,7 @@ pub mod otlp;
 pub mod post;
 pub mod prom;
 pub mod remote_write;
+pub mod scrape;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

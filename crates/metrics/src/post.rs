@@ -71,6 +71,9 @@ pub enum PushError {
     HeadTooLong,
     #[error("the connection closed without an answer")]
     Closed,
+    /// A GET's answer was longer than asked for.
+    #[error("an answer over {0} bytes")]
+    TooLarge(usize),
 }
 
 /// An I/O error in words: a timeout is the receiver's stall.
@@ -189,6 +192,8 @@ pub struct Client {
     endpoint: Endpoint,
     conn: Option<Box<dyn Stream>>,
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// Connect, read and write timeout ([`TIMEOUT`] unless set).
+    pub timeout: Duration,
 }
 
 impl Client {
@@ -197,6 +202,7 @@ impl Client {
             endpoint,
             conn: None,
             tls: None,
+            timeout: TIMEOUT,
         }
     }
 
@@ -214,12 +220,12 @@ impl Client {
             })?
             .next()
             .ok_or_else(|| PushError::NoAddress(e.host.clone()))?;
-        let tcp = TcpStream::connect_timeout(&addr, TIMEOUT)
+        let tcp = TcpStream::connect_timeout(&addr, self.timeout)
             .map_err(|err| io_step(&addr.to_string(), err))?;
         let _ = tcp.set_nodelay(true);
-        tcp.set_read_timeout(Some(TIMEOUT))
+        tcp.set_read_timeout(Some(self.timeout))
             .map_err(PushError::Socket)?;
-        tcp.set_write_timeout(Some(TIMEOUT))
+        tcp.set_write_timeout(Some(self.timeout))
             .map_err(PushError::Socket)?;
         if !e.tls {
             return Ok(Box::new(tcp));
@@ -261,6 +267,72 @@ impl Client {
             self.conn = None;
         }
         result.map(|_| ())
+    }
+
+    /// GETs the endpoint's path on a new connection (closed after): the body of a
+    /// 2xx answer of at most `max` bytes, with a length or chunked, or until close.
+    pub fn get(&mut self, max: usize) -> Result<Vec<u8>, PushError> {
+        let mut conn = self.connect()?;
+        let head = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: stampede/{}\r\nAccept: text/plain\r\nConnection: close\r\n{}\r\n",
+            self.endpoint.path,
+            self.endpoint.authority(),
+            env!("CARGO_PKG_VERSION"),
+            self.endpoint
+                .auth
+                .as_ref()
+                .map_or(String::new(), |a| format!("Authorization: {a}\r\n"))
+        );
+        conn.write_all(head.as_bytes())
+            .and_then(|_| conn.flush())
+            .map_err(|e| io_step("sending", e))?;
+        let mut all = Vec::with_capacity(16 * 1024);
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let n = conn
+                .read(&mut chunk)
+                .map_err(|e| io_step("reading the answer", e))?;
+            if n == 0 {
+                break;
+            }
+            all.extend_from_slice(&chunk[..n]);
+            if all.len() > max + 16 * 1024 {
+                return Err(PushError::TooLarge(max));
+            }
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut res = httparse::Response::new(&mut headers);
+        let head_len = match res.parse(&all) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if all.is_empty() => return Err(PushError::Closed),
+            Ok(httparse::Status::Partial) => return Err(PushError::EndedEarly),
+            Err(e) => return Err(PushError::Malformed(e)),
+        };
+        let status = res.code.unwrap_or(0);
+        let chunked = res.headers.iter().any(|h| {
+            h.name.eq_ignore_ascii_case("transfer-encoding")
+                && String::from_utf8_lossy(h.value)
+                    .to_ascii_lowercase()
+                    .contains("chunked")
+        });
+        let raw = &all[head_len..];
+        let body = if chunked {
+            dechunk(raw).ok_or(PushError::EndedEarly)?
+        } else {
+            raw.to_vec()
+        };
+        if !(200..300).contains(&status) {
+            let text: String = String::from_utf8_lossy(&body)
+                .trim()
+                .chars()
+                .take(200)
+                .collect();
+            return Err(PushError::Status { status, text });
+        }
+        if body.len() > max {
+            return Err(PushError::TooLarge(max));
+        }
+        Ok(body)
     }
 
     /// Returns whether the connection may be used again.
@@ -307,6 +379,22 @@ impl Client {
             self.conn = Some(conn);
         }
         Ok(reusable)
+    }
+}
+
+/// A chunked body's data, or `None` where it ends before its last chunk.
+fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(raw.len());
+    loop {
+        let line = raw.windows(2).position(|w| w == b"\r\n")?;
+        let size = std::str::from_utf8(&raw[..line]).ok()?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        raw = &raw[line + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(raw.get(..size)?);
+        raw = raw.get(size + 2..)?;
     }
 }
 

@@ -21,6 +21,7 @@ pub mod html;
 pub mod httperf;
 pub mod native;
 pub mod oha;
+pub mod server;
 pub mod svg;
 pub mod units;
 pub mod vegeta;

@@ -285,6 +285,10 @@ pub fn summary_with(r: &RunResult, verbose: bool) -> String {
             thousands(n)
         );
     }
+    if let Some(m) = &r.server {
+        let text = crate::server::lines(m, "              ");
+        let _ = write!(o, "  server{}", &text[8..]);
+    }
     if let Some(l) = &r.limit {
         let _ = writeln!(
             o,

@@ -229,6 +229,13 @@ pub fn report(r: &RunResult, info: &Info) -> String {
         }
     }
     let _ = writeln!(o, "{}", "=".repeat(50));
+    if let Some(m) = &r.server {
+        let _ = writeln!(o, "{:-^50}", "The server's metrics");
+        o.push_str(&crate::server::lines(m, ""));
+        if let Some(l) = r.limit.as_ref().filter(|l| l.server_queue.is_some()) {
+            let _ = writeln!(o, "Limit: {}", l.reason);
+        }
+    }
     o
 }
 

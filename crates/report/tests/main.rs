@@ -121,6 +121,7 @@ fn fixture() -> RunResult {
         capacity: None,
         interrupted: false,
         targets: Vec::new(),
+        server: None,
         protocols: Default::default(),
     }
 }

@@ -576,6 +576,8 @@ pub struct LoadArgs {
     pub net: crate::common::NetArgs,
     #[command(flatten, next_help_heading = "Distributed runs")]
     pub segments: crate::common::SegmentArgs,
+    #[command(flatten)]
+    pub server: stampede_flags::args::ServerMetricsArgs,
 }
 
 impl LoadArgs {

@@ -528,6 +528,9 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             lines: true,
             dashboard: dashboard.clone(),
             metrics: live.hub.clone(),
+            scrape: (a.server.scrape()?).map(|(url, every, names)| {
+                stampede_metrics::scrape::ScrapeSpec { url, every, names }
+            }),
             ..Default::default()
         },
         records,

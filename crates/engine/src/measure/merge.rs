@@ -185,6 +185,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         open: None,
         sessions: None,
         targets: Vec::new(),
+        server: None,
         protocols: Default::default(),
         origin: Origin {
             host: "unknown".into(),

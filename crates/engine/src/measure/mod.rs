@@ -9,5 +9,6 @@ pub mod raw;
 pub(crate) mod recorder;
 pub mod result;
 pub(crate) mod second;
+pub mod server;
 pub mod stream;
 pub mod targets;

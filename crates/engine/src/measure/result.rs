@@ -18,6 +18,7 @@ pub use crate::measure::hist::{
     decode_base64, decode_checked, new_histogram, percentile_linear, value_at_percentile, Hist,
     MAX_COUNT, MAX_ENCODED_HIST, MAX_HIST_COUNTERS, MAX_INFLATED_HIST, MAX_TRACKABLE_US,
 };
+pub use crate::measure::server::{QueueGrowth, ServerMetrics};
 pub use crate::measure::stream::{DeliveryStats, StreamHistograms, StreamStats, TokenStats};
 
 /// The schema identifier written into every result.
@@ -470,6 +471,9 @@ pub struct RunResult {
     /// true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The server's own metrics, scraped during the run (`--server-metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::measure::server::ServerMetrics>,
     /// A run of several requests: each one's figures (see [`crate::TargetStats`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<crate::measure::targets::TargetStats>,
@@ -730,6 +734,16 @@ impl RunResult {
         let (n, started) = self.limit_context().unconnected;
         (n * 10 > started)
             .then(|| format!("{n} of {started} requests could not open their connection"))
+    }
+
+    /// Keeps what was scraped from the server and judges the limit again with it:
+    /// a queue in front of the server that grew says why its answers slowed.
+    pub fn attach_server(&mut self, m: crate::measure::server::ServerMetrics) {
+        if let Some(l) = &mut self.limit {
+            l.server_queue = m.queue_growth();
+        }
+        self.server = Some(m);
+        self.rejudge_limit();
     }
 
     /// Judges the limit again, after a figure in it changed (the target's CPU filled

@@ -159,6 +159,7 @@ pub(super) fn build_result(
         capacity: None,
         interrupted: false,
         targets,
+        server: None,
         protocols: crate::result::ProtocolFigures {
             tls,
             stream,
@@ -226,6 +227,7 @@ fn limit_of(
             .map(|_| starved as f64 / r.requests.started.max(1) as f64),
         network,
         target: None,
+        server_queue: None,
     };
     l.judge(r.limit_context());
     l

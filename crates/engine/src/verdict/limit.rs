@@ -132,6 +132,9 @@ pub struct Limit {
     pub network: Option<Network>,
     /// The target's CPU, where the lab sampled it.
     pub target: Option<TargetLoad>,
+    /// The queue in front of the server, where its metrics were scraped and it grew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_queue: Option<crate::measure::server::QueueGrowth>,
 }
 
 /// What [`Limit::judge`] needs besides the figures kept in the limit.
@@ -239,6 +242,15 @@ impl Limit {
                 format!("the target was saturated ({t}) while {client_figure}"),
             );
         }
+        if let Some(q) = &self.server_queue {
+            return (
+                Verdict::ServerBound,
+                format!(
+                    "the queue in front of the server grew from {} to {} ({}) while {client_figure}",
+                    q.from, q.peak, q.series
+                ),
+            );
+        }
         if cx.closed {
             return (
                 Verdict::ServerBound,
@@ -324,6 +336,7 @@ impl Limit {
                 .then(|| pool.iter().sum::<f64>() / pool.len() as f64),
             network: None,
             target: None,
+            server_queue: None,
         }
     }
 }
@@ -598,6 +611,7 @@ mod tests {
             pool_saturation: None,
             network: None,
             target: None,
+            server_queue: None,
         }
     }
 
@@ -613,6 +627,36 @@ mod tests {
         behind: false,
         unconnected: (0, 1000),
     };
+
+    /// A queue in front of the server that grew names the server as the limit,
+    /// with the figures, where the client had time to spare.
+    #[test]
+    fn a_queue_that_grew_is_the_servers_limit() {
+        let mut l = limit(&[(0.1, 0.0)]);
+        l.offered_rps = Some(60.0);
+        l.achieved_rps = 60.0;
+        l.server_queue = Some(crate::measure::server::QueueGrowth {
+            series: "vllm:num_requests_waiting".into(),
+            from: 0.0,
+            peak: 37.0,
+            last: 2.0,
+        });
+        let cx = Context {
+            duration_s: 5.0,
+            closed: false,
+            behind: false,
+            unconnected: (0, 100),
+        };
+        l.judge(cx);
+        assert_eq!(l.verdict, Verdict::ServerBound);
+        assert!(
+            l.reason.starts_with(
+                "the queue in front of the server grew from 0 to 37 (vllm:num_requests_waiting)"
+            ),
+            "{}",
+            l.reason
+        );
+    }
 
     #[test]
     fn connections_that_could_not_open_leave_the_limit_undetermined() {

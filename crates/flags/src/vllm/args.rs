@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser};
 
-use crate::args::{ResultFile, SegmentArgs};
+use crate::args::{ResultFile, SegmentArgs, ServerMetricsArgs};
 
 /// `vllm bench serve`'s flags.
 #[derive(Parser, Debug)]
@@ -136,6 +136,8 @@ pub struct VllmArgs {
     pub dataset: DatasetArgs,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+    #[command(flatten)]
+    pub server: ServerMetricsArgs,
     #[command(flatten)]
     pub result: ResultFile,
     #[command(flatten)]

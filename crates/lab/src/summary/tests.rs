@@ -31,6 +31,7 @@ fn run(target: &str, rep: u32, rps: f64, cpu_us: f64, client_bound: bool) -> Run
         pool_saturation: None,
         network: None,
         target: None,
+        server_queue: None,
     });
     RunRecord {
         target: target.into(),
