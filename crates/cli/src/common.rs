@@ -40,7 +40,11 @@ pub fn execute_parts(
     mut progress: ProgressOptions,
     records: Option<stampede_engine::RawOut>,
 ) -> Result<Run, Exit> {
-    let scrape = progress.scrape.take();
+    let mut scrape = progress.scrape.take();
+    // The live outputs carry the server's series as they are scraped.
+    if let (Some(s), Some(hub)) = (scrape.as_mut(), progress.metrics.clone()) {
+        s.forward = Some(Arc::new(move |values| hub.server_sample(values)));
+    }
     for part in parts {
         probe(&part.plan)?;
     }

@@ -127,8 +127,13 @@ impl Tool for Vllm {
             common::out("Warmup run completed.\n");
         }
         common::out("Starting main benchmark run...\n");
-        let scrape = (a.server.scrape()?)
-            .map(|(url, every, names)| stampede_metrics::scrape::ScrapeSpec { url, every, names });
+        let scrape =
+            (a.server.scrape()?).map(|(url, every, names)| stampede_metrics::scrape::ScrapeSpec {
+                url,
+                every,
+                names,
+                forward: None,
+            });
         common::execute(
             spec,
             ProgressOptions {

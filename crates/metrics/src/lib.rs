@@ -202,6 +202,8 @@ pub struct Totals {
     pub steps: Vec<StepTotals>,
     /// A journey's users and their failed checks, as its hooks count them.
     pub journeys: Option<JourneyTotals>,
+    /// The server's own series as last scraped (`--server-metrics`), by name.
+    pub server: Vec<(String, f64)>,
 }
 
 /// One request's figures since the start (a journey's step).
@@ -243,6 +245,7 @@ impl Default for Totals {
             users: 0,
             steps: Vec::new(),
             journeys: None,
+            server: Vec::new(),
         }
     }
 }
@@ -409,6 +412,12 @@ impl Hub {
             journeys: source.as_ref().map(|f| f()),
             ..t
         }
+    }
+
+    /// The server's series as just scraped: the outputs carry them from now on.
+    pub fn server_sample(&self, values: Vec<(String, f64)>) {
+        self.state().totals.server = values;
+        self.changed.notify_all();
     }
 
     /// The run starts now: its seconds are stamped from here.

@@ -441,6 +441,18 @@ pub fn request(info: &RunInfo, t: &Totals) -> ExportMetricsServiceRequest {
             }),
         ));
     }
+    if !t.server.is_empty() {
+        metrics.push(metric(
+            "stampede.server.metric",
+            "The server's own series as last scraped (--server-metrics), by their name.",
+            "1",
+            Data::Gauge(Gauge {
+                data_points: (t.server.iter())
+                    .map(|(n, v)| times.point(vec![text("stampede.name", n)], Number::AsDouble(*v)))
+                    .collect(),
+            }),
+        ));
+    }
     if let Some(j) = &t.journeys {
         metrics.push(metric(
             "stampede.journeys",

@@ -265,6 +265,21 @@ pub fn families(info: &RunInfo, t: &Totals, done: bool) -> Vec<Family> {
                 .collect(),
         });
     }
+    if !t.server.is_empty() {
+        f.push(Family {
+            name: "stampede_server_metric",
+            help: "The server's own series as last scraped (--server-metrics), by their name.",
+            kind: Kind::Gauge,
+            unit: "",
+            samples: (t.server.iter())
+                .map(|(n, v)| Sample {
+                    suffix: "",
+                    labels: vec![("name", n.clone())],
+                    value: *v,
+                })
+                .collect(),
+        });
+    }
     if let Some(j) = &t.journeys {
         f.push(Family {
             name: "stampede_journeys_started_total",
@@ -405,8 +420,11 @@ mod tests {
             h.0.record(v).unwrap();
         }
         t.latency = h.stats();
+        t.server = vec![("vllm:num_requests_waiting".into(), 3.0)];
         let text = render(&info(), &t, true);
         for line in [
+            "# TYPE stampede_server_metric gauge",
+            "stampede_server_metric{name=\"vllm:num_requests_waiting\"} 3",
             "# TYPE stampede_requests_total counter",
             "stampede_requests_total{status=\"200\"} 7",
             "stampede_requests_total{status=\"503\"} 2",

@@ -65,12 +65,29 @@ pub const KNOWN: &[&str] = &[
 ];
 
 /// What to scrape and how often.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ScrapeSpec {
     pub url: String,
     pub every: Duration,
     /// Series kept besides [`KNOWN`].
     pub names: Vec<String>,
+    /// Handed each scrape's values as they come (the live outputs, see
+    /// [`crate::Hub::server_sample`]).
+    pub forward: Option<Forward>,
+}
+
+/// Where each scrape's values go as they come.
+pub type Forward = Arc<dyn Fn(Vec<(String, f64)>) + Send + Sync>;
+
+impl std::fmt::Debug for ScrapeSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScrapeSpec")
+            .field("url", &self.url)
+            .field("every", &self.every)
+            .field("names", &self.names)
+            .field("forward", &self.forward.is_some())
+            .finish()
+    }
 }
 
 /// A scrape under way for the length of a run.
@@ -99,6 +116,7 @@ impl Scraper {
             spec.every.max(Duration::from_millis(100)),
             spec.names.clone(),
         );
+        let forward = spec.forward.clone();
         let (s, st) = (state.clone(), stop.clone());
         let (done_tx, done) = std::sync::mpsc::channel();
         let timeout = client.timeout;
@@ -116,6 +134,9 @@ impl Scraper {
                     match got.map_err(|e| why(&e)).and_then(|b| parse(&b, &names)) {
                         Ok(values) => {
                             m.scrapes += 1;
+                            if let Some(f) = &forward {
+                                f(values.iter().map(|(k, v)| (k.clone(), *v)).collect());
+                            }
                             keep(&mut m, at, values);
                         }
                         Err(why) => *m.failed.entry(why).or_default() += 1,
@@ -288,6 +309,7 @@ mod tests {
             url,
             every: Duration::from_millis(200),
             names: Vec::new(),
+            forward: None,
         })
         .unwrap();
         std::thread::sleep(Duration::from_millis(700));

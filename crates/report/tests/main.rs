@@ -726,3 +726,55 @@ fn vllm_layout_and_json_result() {
     let median = stampede_engine::percentile_linear(&r.histograms.latency.0, 50.0) / 1000.0;
     assert_eq!(v["median_e2el_ms"], json!(median));
 }
+
+/// A run that scraped the server: its queue, cache and token rates drawn under the
+/// client's figures, every series in a table, and the summary's lines.
+#[test]
+fn the_servers_metrics_are_drawn_and_listed() {
+    let mut r = fixture();
+    let mut m = stampede_engine::result::ServerMetrics {
+        url: "http://127.0.0.1:8000/metrics".into(),
+        every_ms: 1000,
+        scrapes: 3,
+        ..Default::default()
+    };
+    m.failed.insert("timeout".into(), 1);
+    for (name, values) in [
+        ("vllm:num_requests_waiting", [0.0, 37.0, 4.0]),
+        ("vllm:num_requests_running", [1.0, 32.0, 8.0]),
+        ("vllm:kv_cache_usage_perc", [0.1, 0.9, 0.3]),
+        ("vllm:generation_tokens_total", [0.0, 500.0, 1500.0]),
+        ("my_own", [1.0, 2.0, 3.0]),
+    ] {
+        let s = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| [i as f64, *v])
+            .collect();
+        m.series.insert(name.into(), s);
+    }
+    r.server = Some(m);
+    let html = stampede_report::run_html(&r, "run", None);
+    for want in [
+        "<h2>The server's metrics</h2>",
+        "Requests running and waiting on the server",
+        "The server's KV cache",
+        "Tokens the server processed",
+        "<figcaption>my_own</figcaption>",
+        "1 timeout",
+        "<td>vllm:num_requests_waiting</td><td>0</td><td>37</td><td>4</td><td>4</td>",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    let text = stampede_report::native::summary_with(&r, false);
+    assert!(
+        text.contains(
+            "  server      http://127.0.0.1:8000/metrics: 3 scrapes, 1 failed (1 timeout)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("vllm:num_requests_waiting                  0 → peak 37 → 4"),
+        "{text}"
+    );
+}

@@ -529,7 +529,12 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
             dashboard: dashboard.clone(),
             metrics: live.hub.clone(),
             scrape: (a.server.scrape()?).map(|(url, every, names)| {
-                stampede_metrics::scrape::ScrapeSpec { url, every, names }
+                stampede_metrics::scrape::ScrapeSpec {
+                    url,
+                    every,
+                    names,
+                    forward: None,
+                }
             }),
             ..Default::default()
         },

@@ -19,6 +19,7 @@ use crate::svg::{bar_chart, esc, line_chart, short, BarGroup, LineChart, Scale, 
 use crate::units::thousands;
 
 mod bench;
+mod server;
 mod stream;
 mod targets;
 pub use bench::bench_html;
@@ -331,6 +332,7 @@ pub fn run_html(r: &RunResult, title: &str, env: Option<&serde_json::Value>) -> 
     o.push_str("</table></div>");
     targets::targets_section(&mut o, r);
     stream::stream_section(&mut o, r);
+    server::server_section(&mut o, r);
 
     o.push_str("<div class=\"grid2\"><div><h2>Statuses</h2><table><tr><th>status</th><th>responses</th></tr>");
     for (s, n) in &r.statuses {
