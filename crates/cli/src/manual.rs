@@ -88,6 +88,17 @@ pub fn full_command() -> clap::Command {
         .command::<stampede_flags::vllm::VllmArgs>()
         .name("serve")
         .bin_name("stampede vllm bench serve");
+    let profile = stampede_flags::aiperf::DIALECT
+        .command::<stampede_flags::aiperf::AiperfArgs>()
+        .name("profile")
+        .bin_name("stampede aiperf profile");
+    cmd = cmd.mut_subcommand("aiperf", |old| {
+        let mut aiperf = clap::Command::new("aiperf").subcommand(profile);
+        if let Some(a) = old.get_about() {
+            aiperf = aiperf.about(a.clone());
+        }
+        aiperf
+    });
     cmd.mut_subcommand("vllm", |old| {
         let mut vllm = clap::Command::new("vllm").subcommand(
             clap::Command::new("bench")
@@ -157,9 +168,11 @@ fn page(sub: Option<&str>) -> Result<String, Exit> {
                     names.join(", ")
                 )));
             };
-            // vLLM's page is its one benchmark's: `vllm bench serve`.
+            // vLLM's page is its one benchmark's: `vllm bench serve`; AIPerf's,
+            // `aiperf profile`'s.
             let own = (found.find_subcommand("bench"))
                 .and_then(|b| b.find_subcommand("serve"))
+                .or_else(|| found.find_subcommand("profile"))
                 .unwrap_or(found);
             own.clone().name(format!("stampede-{name}"))
         }

@@ -1,7 +1,9 @@
-//! `stampede vllm bench serve` end to end against the reference server's mock LLM:
-//! a file dataset with its result appended, warm-ups kept out of the figures, a
-//! ramp-up's schedule, embeddings timed end to end, and a ready check that gives up
-//! on time. Every run is bounded by its prompt count.
+//! `stampede vllm bench serve` and `stampede aiperf profile` end to end against the
+//! reference server's mock LLM: a file dataset with its result appended, warm-ups
+//! kept out of the figures, a ramp-up's schedule, embeddings timed end to end, a
+//! ready check that gives up on time, the batching engine's truth, the server's
+//! queue as the limit, and AIPerf's table and exports. Every run is bounded by its
+//! prompt count.
 
 use crate::common::recorder::{stampede, tempdir, text};
 
@@ -470,5 +472,100 @@ fn the_servers_queue_is_scraped_and_named_as_the_limit() {
     assert!(
         !ok && e.contains("--server-metrics localhost:1/metrics: an http:// or https:// URL"),
         "{e}"
+    );
+}
+
+/// `aiperf profile`: AIPerf's table and its exports in the artifact directory, the
+/// figures those of the mock (30 ms to the first token, 5 ms between tokens), the
+/// server's metrics scraped from the URL's /metrics as AIPerf does.
+#[test]
+fn aiperf_profile_writes_its_table_and_exports() {
+    let s = mock(30, 5);
+    let dir = tempdir::Dir::new();
+    let art = dir.0.join("art").to_string_lossy().into_owned();
+    let json = dir.0.join("r.json").to_string_lossy().into_owned();
+    let base = s.url("");
+    let out = stampede(&[
+        "aiperf",
+        "profile",
+        "-m",
+        "stampede-mock",
+        "--url",
+        base.trim_end_matches('/'),
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--concurrency",
+        "4",
+        "--request-count",
+        "20",
+        "--isl",
+        "16",
+        "--osl",
+        "8",
+        "--artifact-dir",
+        &art,
+        "--ui",
+        "none",
+        "--random-seed",
+        "1",
+        "--warmup-request-count",
+        "2",
+        "--json",
+        &json,
+    ]);
+    let (o, e) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{o}{e}");
+    for want in [
+        "Metric ┃    avg ┃    min ┃    max ┃    p99 ┃    p90 ┃    p50 ┃  std ┃",
+        "Time to First Token (ms) │",
+        "Time to First Token, from the send (ms) │",
+        "Inter Token Latency (ms) │",
+        "Request Count (requests) │  20.00 │    N/A │",
+        "JSON Export: ",
+    ] {
+        assert!(o.contains(want), "{want}: {o}");
+    }
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.0.join("art/profile_export_aiperf.json")).unwrap(),
+    )
+    .unwrap();
+    let ttft = &v["time_to_first_token"];
+    assert_eq!(ttft["unit"], "ms");
+    assert_eq!(ttft["count"], 20, "the warm-ups are not counted");
+    let p50 = ttft["p50"].as_f64().unwrap();
+    assert!((30.0..45.0).contains(&p50), "{ttft}");
+    let itl = v["inter_token_latency"]["p50"].as_f64().unwrap();
+    assert!((4.0..8.0).contains(&itl), "{itl}");
+    assert_eq!(v["output_sequence_length"]["avg"], 8.0);
+    assert_eq!(v["input_sequence_length"]["avg"], 16.0);
+    assert_eq!(v["request_count"]["avg"], 20.0);
+    assert_eq!(v["input_config"]["endpoint"]["streaming"], true);
+    let csv = std::fs::read_to_string(dir.0.join("art/profile_export_aiperf.csv")).unwrap();
+    assert!(
+        csv.starts_with("Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\n"),
+        "{csv}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        r["server"]["scrapes"].as_u64().unwrap() >= 1,
+        "{}",
+        r["server"]
+    );
+    // Flags it does not take are named.
+    let out = stampede(&[
+        "aiperf",
+        "profile",
+        "-m",
+        "m",
+        "--public-dataset",
+        "sharegpt",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--public-dataset"),
+        "{}",
+        text(&out.stderr)
     );
 }

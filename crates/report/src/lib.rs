@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ab;
+pub mod aiperf;
 pub mod artillery;
 pub mod bench;
 pub mod capacity;

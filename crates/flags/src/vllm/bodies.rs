@@ -77,6 +77,8 @@ pub struct Bodies<'a> {
     pub extra: serde_json::Map<String, serde_json::Value>,
     pub ignore_eos: bool,
     pub seed: u64,
+    /// Generating backends: ask for a stream (else one answer, whole).
+    pub stream: bool,
 }
 
 /// Most bytes the bodies of one run may take together, counted before building.
@@ -84,7 +86,7 @@ const MAX_BODIES: u64 = stampede_engine::input::MAX_BUILT_REQUESTS;
 
 impl Bodies<'_> {
     /// The JSON body of one request: `prompts` (one, or an embeddings batch) asking
-    /// for `out` tokens of `model`.
+    /// for `out` tokens of `model` (0: no maximum).
     pub fn body(&self, prompts: &[&str], out: u32, model: &str) -> Vec<u8> {
         use serde_json::json;
         let one = prompts.first().copied().unwrap_or("");
@@ -108,9 +110,18 @@ impl Bodies<'_> {
                 "messages": [{"role": "user", "content": one}],
             }),
         };
+        if out == 0 {
+            // No maximum asked for: the model decides.
+            if let Some(o) = v.as_object_mut() {
+                o.remove("max_tokens");
+                o.remove("max_completion_tokens");
+            }
+        }
         if self.backend.generates() {
-            v["stream"] = true.into();
-            v["stream_options"] = json!({"include_usage": true});
+            if self.stream {
+                v["stream"] = true.into();
+                v["stream_options"] = json!({"include_usage": true});
+            }
             if self.ignore_eos {
                 v["ignore_eos"] = true.into();
             }

@@ -15,7 +15,7 @@
 //! result has the summary's keys without the per-request lists (bounded memory).
 
 mod args;
-mod bodies;
+pub(crate) mod bodies;
 pub mod datasets;
 pub mod ramp;
 #[cfg(test)]
@@ -478,6 +478,7 @@ pub fn translate(a: &VllmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), FlagE
         // vLLM asks every random prompt for its whole length.
         ignore_eos: a.ignore_eos || a.dataset.dataset_name == "random",
         seed: a.dataset.seed,
+        stream: true,
     };
     let id_prefix = a.request_id_prefix.clone().unwrap_or_else(|| {
         let t = std::time::SystemTime::now()
