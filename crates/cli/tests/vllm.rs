@@ -569,3 +569,40 @@ fn aiperf_profile_writes_its_table_and_exports() {
         text(&out.stderr)
     );
 }
+
+/// Without `--model`, the server's first model is asked for, as vLLM does.
+#[test]
+fn without_a_model_the_servers_first_is_used() {
+    let s = mock(5, 2);
+    let dir = tempdir::Dir::new();
+    let d = dir.0.to_string_lossy().into_owned();
+    let base = s.url("");
+    let out = stampede(&[
+        "vllm",
+        "bench",
+        "serve",
+        "--base-url",
+        base.trim_end_matches('/'),
+        "--num-prompts",
+        "2",
+        "--random-input-len",
+        "3",
+        "--random-output-len",
+        "2",
+        "--save-result",
+        "--result-dir",
+        &d,
+        "--result-filename",
+        "r.json",
+    ]);
+    let e = text(&out.stderr);
+    assert!(out.status.success(), "{e}");
+    assert!(
+        e.contains("note: --model not given: the server's first model, stampede-mock"),
+        "{e}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.0.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["model_id"], "stampede-mock");
+    assert_eq!(v["completed"], 2);
+}

@@ -36,9 +36,9 @@ pub struct VllmArgs {
     /// Headers sent with every request, KEY=VALUE each
     #[arg(long = "header", value_name = "KEY=VALUE", num_args = 0..)]
     pub header: Vec<String>,
-    /// The model to ask for
+    /// The model to ask for (default: the first of the server's /v1/models)
     #[arg(long = "model", value_name = "NAME")]
-    pub model: String,
+    pub model: Option<String>,
     /// The name the server serves the model under, sent in requests instead of --model
     #[arg(long = "served-model-name", value_name = "NAME")]
     pub served_model_name: Option<String>,

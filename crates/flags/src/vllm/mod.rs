@@ -17,6 +17,7 @@
 mod args;
 pub(crate) mod bodies;
 pub mod datasets;
+mod models;
 pub mod ramp;
 #[cfg(test)]
 mod tests;
@@ -141,6 +142,8 @@ pub const DIALECT: Dialect = Dialect {
 /// prompts, and the bearer token vLLM sends from `OPENAI_API_KEY`.
 pub struct Inputs {
     pub target: Target,
+    /// `--model`, else the first the server serves.
+    pub model: String,
     pub tokenizer: Option<TokenCounter>,
     pub samples: Vec<Sample>,
     pub api_key: Option<String>,
@@ -165,13 +168,22 @@ impl CommandLine for Vllm {
     fn inputs(a: &VllmArgs) -> Result<Inputs, FlagError> {
         let target = common::resolve(&url(a), None)?;
         let backend = Backend::of(&a.backend)?;
-        let tokenizer = tokenizer_of(a)?;
+        let model = match &a.model {
+            Some(m) => m.clone(),
+            None => {
+                let m = models::first_model(&base(a))?;
+                eprintln!("note: --model not given: the server's first model, {m}");
+                m
+            }
+        };
+        let tokenizer = tokenizer_of(a, &model)?;
         let samples = samples(a, backend, tokenizer.as_ref())?;
         let api_key = std::env::var("OPENAI_API_KEY")
             .ok()
             .filter(|k| !k.is_empty());
         Ok(Inputs {
             target,
+            model,
             tokenizer,
             samples,
             api_key,
@@ -183,14 +195,18 @@ impl CommandLine for Vllm {
     }
 }
 
-/// The URL the flags name: --base-url (or --host and --port) and --endpoint.
-fn url(a: &VllmArgs) -> String {
-    let base = match &a.base_url {
+/// The server's base URL: --base-url, or --host and --port.
+fn base(a: &VllmArgs) -> String {
+    match &a.base_url {
         Some(b) => b.trim_end_matches('/').to_string(),
         None if a.host.contains(':') => format!("http://[{}]:{}", a.host, a.port),
         None => format!("http://{}:{}", a.host, a.port),
-    };
-    format!("{base}{}", a.endpoint)
+    }
+}
+
+/// The URL the flags name: the base URL and --endpoint.
+fn url(a: &VllmArgs) -> String {
+    format!("{}{}", base(a), a.endpoint)
 }
 
 /// The dataset's prompts, each with the tokens it asks for: read or drawn, then
@@ -438,6 +454,7 @@ fn extra_fields(
 pub fn translate(a: &VllmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), FlagError> {
     let Inputs {
         target,
+        model: asked,
         tokenizer,
         samples,
         api_key,
@@ -461,10 +478,7 @@ pub fn translate(a: &VllmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), FlagE
             "--goodput: service levels time tokens; an embeddings backend has none",
         ));
     }
-    let model = a
-        .served_model_name
-        .clone()
-        .unwrap_or_else(|| a.model.clone());
+    let model = a.served_model_name.clone().unwrap_or_else(|| asked.clone());
     let mut headers = pairs("--header", &a.header)?;
     if let Some(k) = api_key {
         headers.insert(0, ("Authorization".into(), format!("Bearer {k}")));
@@ -546,10 +560,10 @@ pub fn translate(a: &VllmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), FlagE
     let info = Info {
         backend: a.backend.clone(),
         label: a.label.clone().unwrap_or_else(|| a.backend.clone()),
-        model: a.model.clone(),
+        model: asked.clone(),
         tokenizer: match &tokenizer {
             Some(t) => t.source().to_string(),
-            None => a.tokenizer.clone().unwrap_or_else(|| a.model.clone()),
+            None => a.tokenizer.clone().unwrap_or_else(|| asked.clone()),
         },
         num_prompts: a.dataset.num_prompts,
         rate,
@@ -573,20 +587,19 @@ pub fn goodput(args: &[String]) -> Result<Option<Slo>, FlagError> {
 /// The model's tokenizer: `--tokenizer`'s (which must load), else `--model`'s where
 /// the local cache has it, as vLLM takes the model's by default; else none, said on
 /// standard error: prompts are then counted in words.
-fn tokenizer_of(a: &VllmArgs) -> Result<Option<TokenCounter>, FlagError> {
+fn tokenizer_of(a: &VllmArgs, model: &str) -> Result<Option<TokenCounter>, FlagError> {
     if let Some(t) = &a.tokenizer {
         return TokenCounter::load(t, "--tokenizer")
             .map(Some)
             .map_err(FlagError::usage);
     }
-    if stampede_engine::tokenizer::locate(&a.model).is_some() {
-        return TokenCounter::load(&a.model, "--model")
+    if stampede_engine::tokenizer::locate(model).is_some() {
+        return TokenCounter::load(model, "--model")
             .map(Some)
             .map_err(FlagError::usage);
     }
     eprintln!(
-        "note: no tokenizer.json for --model {} here (nothing is downloaded): prompts are counted in words, completions by their usage; --tokenizer PATH counts in the model's tokens",
-        a.model
+        "note: no tokenizer.json for --model {model} here (nothing is downloaded): prompts are counted in words, completions by their usage; --tokenizer PATH counts in the model's tokens"
     );
     Ok(None)
 }

@@ -45,6 +45,7 @@ fn run(args: &[&str]) -> Result<(LoadSpec, Info), FlagError> {
     let a = parse(args);
     let inputs = Inputs {
         target: Target::parse_at("http://127.0.0.1:9/v1/completions", None).unwrap(),
+        model: a.model.clone().unwrap_or_default(),
         tokenizer: None,
         samples: samples(&a, Backend::of(&a.backend)?, None)?,
         api_key: Some("k".into()),
