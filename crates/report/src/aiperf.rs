@@ -328,17 +328,9 @@ fn stats_json(unit: &str, s: &Stats) -> serde_json::Value {
     v
 }
 
+/// `ms` since the epoch as AIPerf stamps it: ISO 8601 with microseconds, UTC.
 fn iso(ms: u64) -> String {
-    let secs = (ms / 1000) as i64;
-    let (y, m, d) = stampede_wire::date::civil_from_days(secs.div_euclid(86_400));
-    let s = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}000",
-        s / 3600,
-        s / 60 % 60,
-        s % 60,
-        ms % 1000
-    )
+    format!("{}000", crate::vllm::iso_ms(ms))
 }
 
 /// `profile_export_aiperf.json`: AIPerf's keys, a stats block per metric.

@@ -315,19 +315,12 @@ pub fn result_json(r: &RunResult, info: &Info) -> serde_json::Value {
     v
 }
 
-/// `ms` since the epoch as ISO 8601 (`2026-11-30T05:01:02.345`, UTC), as vLLM
-/// stamps its rate changes.
-fn iso_ms(ms: u64) -> String {
-    let secs = (ms / 1000) as i64;
-    let (y, m, d) = stampede_wire::date::civil_from_days(secs.div_euclid(86_400));
-    let s = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}",
-        s / 3600,
-        s / 60 % 60,
-        s % 60,
-        ms % 1000
-    )
+/// `ms` since the epoch as ISO 8601 without a zone (`2026-11-30T05:01:02.345`, UTC),
+/// as vLLM stamps its rate changes.
+pub(crate) fn iso_ms(ms: u64) -> String {
+    let mut t = stampede_wire::date::rfc3339_ms(ms);
+    t.pop();
+    t
 }
 
 /// Now, as vLLM names its results: `YYYYMMDD-HHMMSS` (UTC here).
