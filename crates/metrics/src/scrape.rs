@@ -130,16 +130,19 @@ impl Scraper {
                     let began = Instant::now();
                     let got = client.get(MAX_BODY);
                     let at = (began - t0).as_secs_f64();
+                    let got = got
+                        .map_err(|e| Failure::of(&e))
+                        .and_then(|b| parse(&b, &names));
+                    if let (Ok(values), Some(f)) = (&got, &forward) {
+                        f(values.iter().map(|(k, v)| (k.clone(), *v)).collect());
+                    }
                     let mut m = s.lock().unwrap_or_else(|p| p.into_inner());
-                    match got.map_err(|e| why(&e)).and_then(|b| parse(&b, &names)) {
+                    match got {
                         Ok(values) => {
                             m.scrapes += 1;
-                            if let Some(f) = &forward {
-                                f(values.iter().map(|(k, v)| (k.clone(), *v)).collect());
-                            }
                             keep(&mut m, at, values);
                         }
-                        Err(why) => *m.failed.entry(why).or_default() += 1,
+                        Err(why) => *m.failed.entry(why.to_string()).or_default() += 1,
                     }
                     drop(m);
                     if last {
@@ -174,18 +177,40 @@ impl Scraper {
     }
 }
 
-/// A failed scrape in a word or two.
-fn why(e: &PushError) -> String {
-    match e {
-        PushError::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => "timeout".into(),
-            std::io::ErrorKind::ConnectionRefused => "refused".into(),
-            _ => "connection failed".into(),
-        },
-        PushError::Status { status, .. } => format!("status {status}"),
-        PushError::TooLarge(_) => "too large".into(),
-        PushError::Resolve { .. } | PushError::NoAddress(_) => "unresolved".into(),
-        _ => "malformed answer".into(),
+/// Why a scrape failed, in a word or two (the result counts them by these words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Failure {
+    #[error("timeout")]
+    Timeout,
+    #[error("refused")]
+    Refused,
+    #[error("connection failed")]
+    Connection,
+    #[error("status {0}")]
+    Status(u16),
+    #[error("too large")]
+    TooLarge,
+    #[error("unresolved")]
+    Unresolved,
+    #[error("malformed answer")]
+    Malformed,
+    #[error("not Prometheus's text")]
+    NotText,
+}
+
+impl Failure {
+    fn of(e: &PushError) -> Failure {
+        match e {
+            PushError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Failure::Timeout,
+                std::io::ErrorKind::ConnectionRefused => Failure::Refused,
+                _ => Failure::Connection,
+            },
+            PushError::Status { status, .. } => Failure::Status(*status),
+            PushError::TooLarge(_) => Failure::TooLarge,
+            PushError::Resolve { .. } | PushError::NoAddress(_) => Failure::Unresolved,
+            _ => Failure::Malformed,
+        }
     }
 }
 
@@ -209,8 +234,8 @@ fn keep(m: &mut ServerMetrics, at: f64, values: BTreeMap<String, f64>) {
 
 /// The wanted series of a Prometheus text exposition, each summed over its label
 /// sets; an answer with no sample line at all is not one.
-fn parse(body: &[u8], names: &[String]) -> Result<BTreeMap<String, f64>, String> {
-    let text = std::str::from_utf8(body).map_err(|_| "not Prometheus's text".to_string())?;
+fn parse(body: &[u8], names: &[String]) -> Result<BTreeMap<String, f64>, Failure> {
+    let text = std::str::from_utf8(body).map_err(|_| Failure::NotText)?;
     let mut out = BTreeMap::new();
     let mut samples = 0usize;
     for line in text.lines() {
@@ -242,7 +267,7 @@ fn parse(body: &[u8], names: &[String]) -> Result<BTreeMap<String, f64>, String>
         *out.entry(name.to_string()).or_insert(0.0) += v;
     }
     if samples == 0 {
-        return Err("not Prometheus's text".into());
+        return Err(Failure::NotText);
     }
     Ok(out)
 }
@@ -280,8 +305,8 @@ mod tests {
         assert_eq!(m.get("vllm:num_requests_waiting"), Some(&7.0));
         assert_eq!(m.get("my_own"), Some(&2.5));
         assert!(!m.contains_key("other_metric") && !m.contains_key("vllm:kv_cache_usage_perc"));
-        assert!(parse(b"<html>hello</html>", &[]).is_err());
-        assert!(parse(&[0xff, 0xfe], &[]).is_err());
+        assert_eq!(parse(b"<html>hello</html>", &[]), Err(Failure::NotText));
+        assert_eq!(parse(&[0xff, 0xfe], &[]), Err(Failure::NotText));
     }
 
     #[test]
