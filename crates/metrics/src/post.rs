@@ -481,6 +481,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn chunked_bodies_are_joined_and_a_cut_one_is_refused() {
+        assert_eq!(
+            dechunk(b"3\r\nabc\r\n2;x=1\r\nde\r\n0\r\n\r\n").unwrap(),
+            b"abcde"
+        );
+        assert!(dechunk(b"5\r\nab").is_none());
+    }
+
+    #[test]
     fn endpoints_parse_with_their_defaults() {
         let e = Endpoint::parse("http://127.0.0.1:8086/k6").unwrap();
         assert_eq!(
