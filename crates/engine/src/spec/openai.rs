@@ -153,10 +153,10 @@ pub fn filler(
 }
 
 /// A small, fast generator (splitmix64): the prompts follow the seed exactly.
-struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn draw(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -165,8 +165,13 @@ impl Rng {
     }
 
     /// Uniform in `lo..=hi`.
-    fn between(&mut self, lo: u32, hi: u32) -> u32 {
-        lo + (self.next() % u64::from(hi - lo + 1)) as u32
+    pub fn between(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + (self.draw() % u64::from(hi - lo + 1)) as u32
+    }
+
+    /// Uniform in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.draw() % n as u64) as usize
     }
 }
 
@@ -296,7 +301,7 @@ impl Prompts<'_> {
             .map(|_| {
                 let n = rng.between(ilo, ihi);
                 let out = rng.between(olo, ohi);
-                (filler(n, self.tokenizer, &mut || rng.next()), out)
+                (filler(n, self.tokenizer, &mut || rng.draw()), out)
             })
             .collect())
     }

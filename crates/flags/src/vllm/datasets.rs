@@ -55,23 +55,8 @@ impl Ask<'_> {
     }
 }
 
-/// splitmix64: the samples follow the seed exactly.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn draw(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.draw() % n as u64) as usize
-    }
-}
+/// splitmix64, the engine's: the samples follow the seed exactly.
+pub use stampede_engine::openai::Rng;
 
 /// Shuffles `items` in a fixed order for `seed` (Fisher–Yates).
 pub fn shuffle<T>(items: &mut [T], seed: u64) {
