@@ -239,11 +239,18 @@ fn the_ready_check_gives_up_on_time() {
             "--base-url",
             &format!("http://127.0.0.1:{port}"),
         ])
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Once it says it asks for the first prompt, it is in the ready check.
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("Starting initial single prompt test run") {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        assert!(n > 0, "it ended before its ready check");
+    }
     let asked = std::time::Instant::now();
     // SAFETY: a plain kill(2) of the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

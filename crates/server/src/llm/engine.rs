@@ -229,7 +229,7 @@ impl Engine {
                 let s = self.seqs.remove(&id).expect("present");
                 self.running.retain(|r| *r != id);
                 let first = s.first.unwrap_or(at);
-                self.metrics.finished(at - s.arrived, at - first, s.max);
+                self.metrics.finished(at - s.arrived, at - first);
             }
         }
         while self.cached_order.len() > MAX_CACHED_BLOCKS {

@@ -143,7 +143,7 @@ impl Metrics {
     }
 
     /// A completion finished: `e2e` after its arrival, `decode` after its first token.
-    pub fn finished(&self, e2e: Duration, decode: Duration, _tokens: u32) {
+    pub fn finished(&self, e2e: Duration, decode: Duration) {
         self.success.fetch_add(1, Relaxed);
         self.e2e.observe(e2e);
         self.decode.observe(decode);
