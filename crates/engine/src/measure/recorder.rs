@@ -518,13 +518,17 @@ impl Recorder {
         self.streams.done += u64::from(done);
     }
 
-    /// An OpenAI stream's completion had `tokens` tokens; `tpot_us` is its time per
-    /// output token after the first (two tokens or more).
-    pub fn stream_tokens(&mut self, tokens: u32, tpot_us: Option<u64>) {
+    /// An OpenAI stream's completion had `tokens` tokens and took `e2el_us` from its
+    /// intended start; `tpot_us` is its time per output token after the first (two
+    /// tokens or more).
+    pub fn stream_tokens(&mut self, tokens: u32, tpot_us: Option<u64>, e2el_us: u64) {
         let s = self.hist.stream.get_or_insert_with(Default::default);
         s.tokens.0.saturating_record(u64::from(tokens));
         if let Some(t) = tpot_us {
             s.tpot.0.saturating_record(t);
+        }
+        if tokens > 0 {
+            s.per_token.0.saturating_record(e2el_us / u64::from(tokens));
         }
         self.streams.tokens += u64::from(tokens);
     }

@@ -29,6 +29,10 @@ pub struct StreamHistograms {
     pub tokens: Hist,
     #[serde(default)]
     pub tpot: Hist,
+    /// OpenAI streams: each completion's latency from its intended start over its
+    /// tokens (GuideLLM's time per output token), µs.
+    #[serde(default)]
+    pub per_token: Hist,
     /// WebSocket push streams: stamped messages from when they were due and from
     /// their send to their arrival, µs (see [`stampede_wire::stamp`]).
     #[serde(default)]
@@ -40,8 +44,9 @@ pub struct StreamHistograms {
 impl StreamHistograms {
     /// Adds another run's.
     pub fn add(&mut self, other: &StreamHistograms) -> Result<(), HistError> {
-        let pairs: [(&mut Hist, &Hist); 10] = [
+        let pairs: [(&mut Hist, &Hist); 11] = [
             (&mut self.delivery, &other.delivery),
+            (&mut self.per_token, &other.per_token),
             (&mut self.delivery_uncorrected, &other.delivery_uncorrected),
             (&mut self.tokens, &other.tokens),
             (&mut self.tpot, &other.tpot),

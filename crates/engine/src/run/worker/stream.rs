@@ -151,11 +151,11 @@ impl Worker<'_> {
                 }
                 _ => None,
             };
-            self.rec.stream_tokens(tokens, tpot);
+            let us = |d: std::time::Duration| d.as_micros() as u64;
+            let e2el = us(at.saturating_duration_since(intended));
+            self.rec.stream_tokens(tokens, tpot, e2el);
             if let Some(slo) = &self.cfg.watch.slo {
-                let us = |d: std::time::Duration| d.as_micros() as u64;
                 let ttft = k.first.map(|f| us(f.saturating_duration_since(intended)));
-                let e2el = us(at.saturating_duration_since(intended));
                 self.rec.streams.good += u64::from(slo.met(ttft, tpot, e2el));
             }
         }
