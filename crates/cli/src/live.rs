@@ -38,6 +38,8 @@ pub struct ProgressOptions {
     pub each_second: Option<EachSecond>,
     /// The server's Prometheus endpoint, scraped during the run (`--server-metrics`).
     pub scrape: Option<stampede_metrics::scrape::ScrapeSpec>,
+    /// Stop the run once this many requests have failed (GuideLLM's `max_errors`).
+    pub max_failures: Option<u64>,
 }
 
 /// What is called with each second of a watched run.
@@ -135,7 +137,11 @@ pub fn watch(control: Arc<Control>, run: RunShape, mut opts: ProgressOptions) {
         // A tick at most 50 ms long, ended early by a second the workers finish: the
         // counters are redrawn on every tick, a second shown as soon as it is whole.
         let mut came = live.wait(&control, Duration::from_millis(50));
-        if interrupted() {
+        if interrupted()
+            || opts
+                .max_failures
+                .is_some_and(|n| control.failed.load(Ordering::Relaxed) >= n)
+        {
             control.stop();
         }
         let done = control.completed.load(Ordering::Relaxed);

@@ -26,6 +26,7 @@ mod contract;
 mod fanout;
 mod ghz;
 mod grpc;
+mod guidellm;
 mod h2load;
 mod har;
 mod hey;
@@ -58,7 +59,7 @@ use common::Exit;
     name = "stampede",
     version,
     about = "HTTP load generator, reference server and benchmark lab",
-    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vegeta`, `ghz`, `vllm bench serve` and `aiperf profile` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once.",
+    long_about = "stampede measures HTTP servers: `load` is the native interface; `ab`, `wrk`, `httperf`, `h2load`, `oha`, `hey`, `vegeta`, `ghz`, `vllm bench serve`, `aiperf profile` and `guidellm run` accept those tools' flags and print their reports; `serve` runs the reference server; `bench` runs a plan (or the built-in one) and compares servers; `compare` sets a stored bench against an earlier one; `merge` makes one result of a run's segments (`--segment K/N`, `--start-at`). Exit codes: 0 the run happened (read its warnings), 1 it could not run, 2 bad usage, 3 an assertion failed; Ctrl-C or SIGTERM stops a run, reports what was measured, marked as interrupted, and exits 130 (a bench likewise); a second Ctrl-C exits 130 at once.",
     after_help = "Guides: stampede help topics lists the reference pages (stampede help dialects, stampede help protocols, …).",
     after_long_help = "Guides: stampede help topics lists the reference pages (stampede help dialects, stampede help protocols, …)."
 )]
@@ -166,6 +167,14 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// GuideLLM's run: stampede guidellm run --backend kind=openai_http,target=URL
+    /// --profile kind=sweep --data kind=synthetic_text,prompt_tokens=N,output_tokens=N
+    /// (`stampede help guidellm` for its flags)
+    #[command(disable_help_flag = true)]
+    Guidellm {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Shell completions on standard output: stampede completions
     /// bash|zsh|fish|elvish|powershell (e.g. `source <(stampede completions bash)`)
     Completions {
@@ -266,6 +275,10 @@ fn main() {
                 "aiperf" => Some(
                     stampede_flags::aiperf::DIALECT.help::<stampede_flags::aiperf::AiperfArgs>(),
                 ),
+                "guidellm" => Some(
+                    stampede_flags::guidellm::DIALECT
+                        .help::<stampede_flags::guidellm::GuidellmArgs>(),
+                ),
                 "oha" => Some(stampede_flags::oha::DIALECT.help::<stampede_flags::oha::OhaArgs>()),
                 "hey" => Some(stampede_flags::hey::DIALECT.help::<stampede_flags::hey::HeyArgs>()),
                 "ghz" => Some(stampede_flags::ghz::DIALECT.help::<stampede_flags::ghz::GhzArgs>()),
@@ -309,6 +322,7 @@ fn main() {
             | Command::H2load { .. }
             | Command::Vllm { .. }
             | Command::Aiperf { .. }
+            | Command::Guidellm { .. }
             | Command::Oha { .. }
             | Command::Hey { .. }
             | Command::Ghz { .. }
@@ -337,6 +351,7 @@ fn main() {
         Command::H2load { args } => h2load::main(&args),
         Command::Vllm { args } => vllm::main(&args),
         Command::Aiperf { args } => aiperf::main(&args),
+        Command::Guidellm { args } => guidellm::main(&args),
         Command::Oha { args } => oha::main(&args),
         Command::Hey { args } => hey::main(&args),
         Command::Ghz { args } => ghz::main(&args),

@@ -92,6 +92,17 @@ pub fn full_command() -> clap::Command {
         .command::<stampede_flags::aiperf::AiperfArgs>()
         .name("profile")
         .bin_name("stampede aiperf profile");
+    let grun = stampede_flags::guidellm::DIALECT
+        .command::<stampede_flags::guidellm::GuidellmArgs>()
+        .name("run")
+        .bin_name("stampede guidellm run");
+    cmd = cmd.mut_subcommand("guidellm", |old| {
+        let mut g = clap::Command::new("guidellm").subcommand(grun);
+        if let Some(a) = old.get_about() {
+            g = g.about(a.clone());
+        }
+        g
+    });
     cmd = cmd.mut_subcommand("aiperf", |old| {
         let mut aiperf = clap::Command::new("aiperf").subcommand(profile);
         if let Some(a) = old.get_about() {
@@ -173,6 +184,7 @@ fn page(sub: Option<&str>) -> Result<String, Exit> {
             let own = (found.find_subcommand("bench"))
                 .and_then(|b| b.find_subcommand("serve"))
                 .or_else(|| found.find_subcommand("profile"))
+                .or_else(|| found.find_subcommand("run"))
                 .unwrap_or(found);
             own.clone().name(format!("stampede-{name}"))
         }

@@ -12,6 +12,7 @@ mod dashboard;
 mod dialects;
 mod grpc;
 mod grpc_go;
+mod guidellm;
 mod h3;
 mod hdr_java;
 mod html;

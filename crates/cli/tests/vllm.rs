@@ -273,7 +273,7 @@ fn the_ready_check_gives_up_on_time() {
 
 /// The mock LLM as a batching engine: steps of 10 ms, 0.1 ms a prompt token, at
 /// most `max_seqs` sequences at once.
-fn engine_mock(max_seqs: u32) -> stampede_server::Running {
+pub(crate) fn engine_mock(max_seqs: u32) -> stampede_server::Running {
     use std::time::Duration;
     crate::common::srv_with(stampede_server::Config {
         threads: 1,

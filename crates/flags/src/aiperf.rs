@@ -283,7 +283,7 @@ fn count(a: &AiperfArgs, file_entries: Option<usize>) -> u64 {
 }
 
 /// A length drawn from a normal distribution (Box–Muller) around `mean`, at least 1.
-fn normal(r: &mut Rng, mean: f64, stddev: f64) -> u32 {
+pub(crate) fn normal(r: &mut Rng, mean: f64, stddev: f64) -> u32 {
     if stddev <= 0.0 {
         return (mean.round() as u32).clamp(1, MAX_LEN);
     }

@@ -1,5 +1,5 @@
 //! The command lines stampede speaks besides its own: ab's, wrk's, httperf's, h2load's,
-//! oha's, hey's, vegeta's, ghz's, `vllm bench serve`'s and `aiperf profile`'s flags, each parsed with its
+//! oha's, hey's, vegeta's, ghz's, `vllm bench serve`'s, `aiperf profile`'s and GuideLLM's flags, each parsed with its
 //! tool's rules ([`dialect::Dialect`]: refused flags named with what to use instead,
 //! inert ones noted, getopt's prefixes, Go's one-dash long options) and translated into
 //! a stampede run ([`stampede_engine::LoadSpec`]) by a [`CommandLine`]: first what
@@ -14,6 +14,7 @@ pub mod args;
 pub mod dialect;
 mod error;
 pub mod ghz;
+pub mod guidellm;
 pub mod h2load;
 pub mod hey;
 pub mod httperf;

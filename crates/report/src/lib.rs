@@ -15,6 +15,7 @@ pub mod exchange;
 pub mod files;
 pub mod gatling;
 pub mod ghz;
+pub mod guidellm;
 pub mod h2load;
 pub mod hey;
 pub mod history;

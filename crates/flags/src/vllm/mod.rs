@@ -17,7 +17,7 @@
 mod args;
 pub(crate) mod bodies;
 pub mod datasets;
-mod models;
+pub(crate) mod models;
 pub mod ramp;
 #[cfg(test)]
 mod tests;
