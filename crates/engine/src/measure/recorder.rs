@@ -518,6 +518,14 @@ impl Recorder {
         self.streams.done += u64::from(done);
     }
 
+    /// A streamed answer to `target` brought its first event `us` after its intended
+    /// start (kept per target when the run names several).
+    pub fn target_first_event(&mut self, target: u32, us: u64) {
+        if self.targets.is_on() {
+            self.targets.first_event(target, us);
+        }
+    }
+
     /// An OpenAI stream's completion had `tokens` tokens and took `e2el_us` from its
     /// intended start; `tpot_us` is its time per output token after the first (two
     /// tokens or more).

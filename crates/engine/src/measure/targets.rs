@@ -48,6 +48,12 @@ pub struct TargetStats {
     /// (`token: no match`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub captures_missed: BTreeMap<String, u64>,
+    /// Streamed answers: the first event's time from the intended start (a chat's
+    /// time to first token by turn), and its histogram for exact merges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event: Option<LatencyStats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_histogram: Option<String>,
 }
 
 /// A new histogram for one target's latency, µs.
@@ -63,6 +69,8 @@ pub(crate) struct TargetRecorder {
     statuses: Vec<(u16, u64)>,
     errors: [u64; ErrorKind::ALL.len()],
     latency: Histogram<u64>,
+    /// Streamed answers' first events, once one came.
+    first_event: Option<Histogram<u64>>,
 }
 
 impl TargetRecorder {
@@ -73,6 +81,7 @@ impl TargetRecorder {
             statuses: Vec::new(),
             errors: [0; ErrorKind::ALL.len()],
             latency: target_histogram(),
+            first_event: None,
         }
     }
 
@@ -85,8 +94,11 @@ impl TargetRecorder {
         for (a, b) in self.errors.iter_mut().zip(&o.errors) {
             *a += b;
         }
-        // Same bounds and precision: the addition cannot fail.
+        // Same bounds and precision: the additions cannot fail.
         let _ = self.latency.add(&o.latency);
+        if let Some(f) = &o.first_event {
+            let _ = (self.first_event.get_or_insert_with(target_histogram)).add(f);
+        }
     }
 
     fn count_status(&mut self, code: u16, n: u64) {
@@ -152,6 +164,14 @@ impl Targets {
         t.count_status(status, 1);
     }
 
+    /// A streamed answer to `target` brought its first event `us` after its intended
+    /// start.
+    #[cold]
+    pub(crate) fn first_event(&mut self, target: u32, us: u64) {
+        let Some(t) = self.slot(target) else { return };
+        (t.first_event.get_or_insert_with(target_histogram)).saturating_record(us);
+    }
+
     /// A request to `target` that got no response.
     #[cold]
     pub(crate) fn fail(&mut self, target: u32, kind: ErrorKind) {
@@ -203,6 +223,8 @@ impl Targets {
                     histogram: Hist(t.latency.clone()).to_base64(),
                     checks_failed: BTreeMap::new(),
                     captures_missed: BTreeMap::new(),
+                    first_event: t.first_event.as_ref().map(LatencyStats::of),
+                    first_event_histogram: (t.first_event.clone()).map(|h| Hist(h).to_base64()),
                 })
             })
             .collect()
@@ -330,6 +352,15 @@ pub fn merge_targets(lists: &[&[TargetStats]]) -> Result<Vec<TargetStats>, HistE
                         *o.captures_missed.entry(k.clone()).or_default() += n;
                     }
                     oh.add_checked(&h.0)?;
+                    if let Some(b) = &t.first_event_histogram {
+                        let mut f = match &o.first_event_histogram {
+                            Some(a) => Hist::from_base64(a)?,
+                            None => Hist(target_histogram()),
+                        };
+                        f.add_checked(&Hist::from_base64(b)?.0)?;
+                        o.first_event = Some(LatencyStats::of(&f.0));
+                        o.first_event_histogram = Some(f.to_base64());
+                    }
                 }
                 None => {
                     let mut own = Hist(target_histogram());
@@ -372,6 +403,7 @@ mod tests {
         assert!((1_980..=2_020).contains(&p50), "within 1 %: {p50}");
         assert_eq!(s[1].name, "GET /2");
         assert_eq!(s[1].errors, BTreeMap::from([("timeout".to_string(), 1)]));
+        assert!(s[0].first_event.is_none(), "no stream watched");
         // A run of one request keeps nothing per target.
         let mut one = Targets::new(1);
         assert!(!one.is_on());

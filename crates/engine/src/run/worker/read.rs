@@ -347,7 +347,7 @@ impl Worker<'_> {
                 Some(a) if self.pace.stamped => a.max(p.sent),
                 _ => now,
             };
-            self.stream_complete(ci, r.stream, p.intended, at);
+            self.stream_complete(ci, r.stream, p.intended, at, p.target);
             // gRPC runs watch every answer: its status is counted with it.
             if let Some(code) = r.grpc {
                 self.rec.grpc_status(code);

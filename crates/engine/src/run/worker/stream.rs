@@ -125,6 +125,7 @@ impl Worker<'_> {
         stream: u32,
         intended: Instant,
         at: Instant,
+        target: u32,
     ) {
         let c = &mut self.conns[ci];
         let k = match c.clocks.iter().position(|k| k.stream == stream) {
@@ -139,6 +140,10 @@ impl Worker<'_> {
             },
         };
         self.rec.stream_response(u64::from(k.events), k.done);
+        if let Some(first) = k.first {
+            let us = first.saturating_duration_since(intended).as_micros() as u64;
+            self.rec.target_first_event(target, us);
+        }
         if self.cfg.watch.stream == Some(crate::StreamMode::Openai) {
             let tokens = k.tokens.unwrap_or(k.events);
             // A chunk may carry several tokens, never less than one: usage below the
