@@ -45,6 +45,41 @@ fn strategy_json(s: &Strategy) -> serde_json::Value {
     v
 }
 
+/// A benchmark's conversations, begun anew.
+fn chat_run(
+    c: &ChatParts,
+    info: &Info,
+    spec: &stampede_engine::LoadSpec,
+) -> Result<stampede_journey::chat::ChatRun, Exit> {
+    use stampede_journey::chat::{Chat, ChatRun, Conversation, Overflow, Turn};
+    let conversations = (c.conversations.iter())
+        .map(|t| Conversation {
+            turns: (t.iter())
+                .map(|(p, n)| Turn {
+                    prompt: p.clone(),
+                    max_tokens: *n,
+                })
+                .collect(),
+        })
+        .collect();
+    ChatRun::new(Chat {
+        conversations,
+        system: None,
+        model: info.model.clone(),
+        path: c.path.clone(),
+        authority: c.authority.clone(),
+        headers: c.headers.clone(),
+        extra: c.extra.clone(),
+        stream: true,
+        delay: c.delay,
+        max_context: None,
+        overflow: Overflow::DropOldest,
+        tokenizer: spec.load.streams.tokenizer.clone(),
+        seed: info.seed,
+    })
+    .map_err(|e| Exit::usage(format!("--data turns: {e}")))
+}
+
 fn measured(r: &stampede_engine::RunResult, stopped: bool) -> Measured {
     let secs = r.duration_s.max(1e-9);
     let ok: u64 = r.statuses.range(200..300).map(|(_, n)| n).sum();
@@ -99,7 +134,17 @@ fn run(args: &[String]) -> Result<(), Exit> {
     let mut last = None;
     while let Some(s) = planner.next(last.take())? {
         let mut spec = base.clone();
-        shape(&mut spec, &s);
+        let turns = info.chat.as_ref().map_or(1, |c| c.conversations[0].len());
+        shape(&mut spec, &s, turns);
+        let chat = match &info.chat {
+            Some(c) => Some(chat_run(c, &info, &spec)?),
+            None => None,
+        };
+        if let Some(c) = &chat {
+            spec.load.variety = Vec::new();
+            spec.load.walk = None;
+            spec.hooks = Some(c.hooks());
+        }
         a.segments.apply(&mut spec)?;
         if info.console {
             eprintln!(
@@ -108,7 +153,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
                 s.label()
             );
         }
-        let run = common::execute(
+        let mut run = common::execute(
             spec,
             ProgressOptions {
                 quiet: !info.console,
@@ -117,6 +162,9 @@ fn run(args: &[String]) -> Result<(), Exit> {
                 ..Default::default()
             },
         )?;
+        if let Some(c) = &chat {
+            c.annotate(&mut run.result);
+        }
         let stopped = info
             .constraints
             .max_errors

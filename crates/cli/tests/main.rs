@@ -5,6 +5,7 @@
 
 mod artillery;
 mod bench;
+mod chat;
 mod cli;
 mod common;
 mod console;

@@ -295,7 +295,7 @@ pub(crate) fn engine_mock(max_seqs: u32) -> stampede_server::Running {
 }
 
 /// `GET path` on `addr`, the body of its answer.
-fn get(addr: std::net::SocketAddr, path: &str) -> String {
+pub(crate) fn get(addr: std::net::SocketAddr, path: &str) -> String {
     use std::io::{Read, Write};
     let mut c = std::net::TcpStream::connect(addr).unwrap();
     c.set_read_timeout(Some(std::time::Duration::from_secs(10)))

@@ -41,7 +41,7 @@ pub const DIALECT: Dialect = Dialect {
         Refused {
             flag: "--conversation-num",
             why: "multi-turn conversations are not offered by this command",
-            instead: "single-turn prompts (--input-file with --custom-dataset-type single_turn)",
+            instead: "stampede load --openai chat --turns N (or stampede guidellm run --data kind=synthetic_text,…,turns=N)",
         },
     ],
     inert: &[

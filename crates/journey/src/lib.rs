@@ -8,10 +8,12 @@
 //! the engine hands it. A [`journey::Journey`] file puts them together as steps —
 //! in groups that [`walk`] loops over and [`cond`]itions skip, and in a weighted mix
 //! of journeys — and [`run::JourneyRun`] walks them on the engine's HTTP/1.1
-//! connections, one user a connection.
+//! connections, one user a connection; [`chat`] holds multi-turn conversations with an
+//! LLM chat endpoint the same way, each request carrying the history so far.
 
 pub mod around;
 pub mod artillery;
+pub mod chat;
 pub mod check;
 pub mod cond;
 pub mod cookies;

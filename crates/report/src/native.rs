@@ -488,6 +488,18 @@ fn targets_block(o: &mut String, targets: &[stampede_engine::TargetStats]) {
             human_us(l.max_us as f64),
             codes.join(", ")
         );
+        // Streamed answers (a chat's turn): their time to first token.
+        if let Some(f) = &t.first_event {
+            let q = |x: f64| human_us(f.at(x).unwrap_or(0) as f64);
+            let _ = writeln!(
+                o,
+                "              {:<width$}  ttft p50 {}  p99 {}  max {}",
+                "",
+                q(50.0),
+                q(99.0),
+                human_us(f.max_us as f64)
+            );
+        }
         // A journey's step: what failed its checks and what its captures missed.
         let failed = (t.checks_failed.iter())
             .map(|(k, n)| format!("{k} × {}", thousands(*n)))

@@ -384,6 +384,57 @@ pub struct LoadArgs {
         requires = "openai"
     )]
     pub tokenizer: Option<String>,
+    /// --openai chat: conversations of N turns, each request carrying the history so
+    /// far (the shared system prompt, earlier turns and the model's answers); each
+    /// connection holds one conversation after another (with --rate, conversations
+    /// arrive at that rate, each on its own connection); figures per turn
+    #[arg(
+        help_heading = "Streams and LLM serving",
+        long = "turns",
+        value_name = "N",
+        requires = "openai"
+    )]
+    pub turns: Option<u32>,
+    /// --turns: the wait before each turn after the first: a duration, or MIN-MAX
+    /// drawn uniformly (500ms-2s)
+    #[arg(
+        help_heading = "Streams and LLM serving",
+        long = "turn-delay",
+        value_name = "T[-T]",
+        requires = "turns"
+    )]
+    pub turn_delay: Option<String>,
+    /// --turns: a system prompt of N words (tokens with --tokenizer) that every
+    /// conversation begins with, the prefix a server's cache can share
+    #[arg(
+        help_heading = "Streams and LLM serving",
+        long = "system-prompt",
+        value_name = "N",
+        requires = "turns"
+    )]
+    pub system_prompt: Option<u32>,
+    /// --turns: the most tokens (words without --tokenizer) one request's messages
+    /// may hold
+    #[arg(
+        help_heading = "Streams and LLM serving",
+        long = "max-context",
+        value_name = "N",
+        requires = "turns"
+    )]
+    pub max_context: Option<u32>,
+    /// --max-context: a longer history drops its oldest exchanges (drop-oldest) or
+    /// ends its conversation (end)
+    #[arg(help_heading = "Streams and LLM serving", long = "context-overflow", value_name = "HOW", default_value = "drop-oldest", value_parser = |s: &str| s.parse::<stampede_journey::chat::Overflow>())]
+    pub context_overflow: stampede_journey::chat::Overflow,
+    /// --turns: conversations from a ShareGPT JSON file: each human turn a user turn
+    /// asking for as many tokens as its recorded reply had, the model answering live
+    #[arg(
+        help_heading = "Streams and LLM serving",
+        long = "conversations",
+        value_name = "FILE",
+        requires = "turns"
+    )]
+    pub conversations: Option<String>,
     /// With --stream, --sse or --openai: a response with no event for this long (since
     /// its last, or its send before the first) fails as stream_stall and its
     /// connection closes

@@ -7,6 +7,8 @@
 //! what each asks for. A file that is too large, not UTF-8 or of the wrong shape is
 //! refused with its line and field.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 use stampede_engine::input::{self, Input};
 use stampede_engine::TokenCounter;
@@ -33,12 +35,21 @@ const OUTPUT_COLUMNS: [&str; 3] = ["output_tokens_count", "output_tokens", "max_
 /// Synthetic samples drawn when `samples` is not given (GuideLLM's default).
 const DEFAULT_SAMPLES: u64 = 1000;
 
-/// The samples `--data` gives, and its fields as the JSON's config echoes them.
+/// Conversations of several turns: their count per conversation and the wait
+/// before each turn after the first (uniform within the bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Turns {
+    pub turns: usize,
+    pub delay: (Duration, Duration),
+}
+
+/// The samples `--data` gives (conversations' turns in order, `Turns::turns` a
+/// conversation), its turns, and its fields as the JSON's config echoes them.
 pub fn read(
     data: &[String],
     seed: u64,
     tokenizer: Option<&TokenCounter>,
-) -> Result<(Vec<Sample>, Value), FlagError> {
+) -> Result<(Vec<Sample>, Turns, Value), FlagError> {
     let [one] = data else {
         return Err(FlagError::usage(if data.is_empty() {
             "--data: needed, e.g. --data kind=synthetic_text,prompt_tokens=256,output_tokens=128"
@@ -65,8 +76,12 @@ pub fn read(
     };
     let echo = Value::Object(m.clone());
     let mut f = Fields::from_map("--data", m, "synthetic_text");
+    let mut turns = Turns {
+        turns: 1,
+        delay: (Duration::ZERO, Duration::ZERO),
+    };
     let samples = match f.kind() {
-        "synthetic_text" => synthetic(&mut f, seed, tokenizer)?,
+        "synthetic_text" => synthetic(&mut f, seed, tokenizer, &mut turns)?,
         "text_file" | "json_file" | "csv_file" => {
             let path = f.string("path")?.ok_or_else(|| {
                 FlagError::usage(format!("--data kind={}: path=FILE is needed", f.kind()))
@@ -81,7 +96,7 @@ pub fn read(
             )))
         }
     };
-    Ok((samples, echo))
+    Ok((samples, turns, echo))
 }
 
 fn kind_of_path(p: &str) -> &'static str {
@@ -103,10 +118,35 @@ fn length(r: &mut Rng, mean: f64, stdev: Option<f64>, min: Option<u64>, max: Opt
     n.clamp(lo, hi)
 }
 
+/// GuideLLM's think time between turns (seconds: `delay` with `_stdev`, `_min`,
+/// `_max`) as uniform bounds: its min and max when given, else the mean ± √3 × the
+/// standard deviation (the same spread), within 0.
+fn delay(f: &mut Fields) -> Result<(Duration, Duration), FlagError> {
+    let mean = f.number("delay")?;
+    let (sd, lo, hi) = (
+        f.number("delay_stdev")?,
+        f.number("delay_min")?,
+        f.number("delay_max")?,
+    );
+    let Some(mean) = mean else {
+        return Ok((Duration::ZERO, Duration::ZERO));
+    };
+    let half = sd.unwrap_or(0.0) * 3f64.sqrt();
+    let lo = lo.unwrap_or(mean - half).max(0.0);
+    let hi = hi.unwrap_or(mean + half).max(lo);
+    if !(mean >= 0.0 && hi <= 86_400.0) {
+        return Err(FlagError::usage(
+            "--data kind=synthetic_text: delay is seconds from 0 to a day",
+        ));
+    }
+    Ok((Duration::from_secs_f64(lo), Duration::from_secs_f64(hi)))
+}
+
 fn synthetic(
     f: &mut Fields,
     seed: u64,
     tokenizer: Option<&TokenCounter>,
+    turns: &mut Turns,
 ) -> Result<Vec<Sample>, FlagError> {
     let pt = f
         .positive("prompt_tokens")?
@@ -123,14 +163,20 @@ fn synthetic(
         f.count("output_tokens_max", 1)?,
     );
     let n = f.count("samples", 1)?.unwrap_or(DEFAULT_SAMPLES);
-    if let Some(t) = f.count("turns", 1)? {
-        if t > 1 {
-            return Err(FlagError::usage(
-                "--data kind=synthetic_text: turns above 1 are offered by stampede chat (conversations carrying their history), not by this command",
-            ));
-        }
-    }
-    for unused in ["source", "prefix_buckets", "first_prompt_tokens", "delay"] {
+    let t = f.count("turns", 1)?.unwrap_or(1).min(1000) as usize;
+    let first_p = f.positive("first_prompt_tokens")?;
+    let first_o = f.positive("first_output_tokens")?;
+    *turns = Turns {
+        turns: t,
+        delay: delay(f)?,
+    };
+    for unused in [
+        "source",
+        "prefix_buckets",
+        "branches",
+        "tool_call_turns",
+        "tools",
+    ] {
         if f.take(unused).is_some() {
             return Err(FlagError::usage(format!(
                 "--data kind=synthetic_text: {unused} is not offered; prompt_tokens, output_tokens (each with _stdev, _min, _max) and samples are"
@@ -149,7 +195,15 @@ fn synthetic(
         "output_tokens_max",
         "samples",
         "turns",
+        "first_prompt_tokens",
+        "first_output_tokens",
+        "delay",
+        "delay_stdev",
+        "delay_min",
+        "delay_max",
     ])?;
+    // `samples` conversations of `turns` turns each.
+    let n = n.saturating_mul(t as u64);
     if n as usize > stampede_engine::openai::MAX_PROMPTS {
         return Err(FlagError::usage(format!(
             "--data kind=synthetic_text: samples={n}: at most {}",
@@ -163,9 +217,17 @@ fn synthetic(
     }
     let mut r = Rng(seed ^ 0x6775_6964);
     Ok((0..n)
-        .map(|_| {
-            let len = length(&mut r, pt, ps, pmin, pmax);
-            let out = ot.map_or(0, |m| length(&mut r, m, os, omin, omax));
+        .map(|i| {
+            // A conversation's first turn may have lengths of its own.
+            let first = i % t as u64 == 0;
+            let len = match first_p.filter(|_| first) {
+                Some(p) => length(&mut r, p, None, None, None),
+                None => length(&mut r, pt, ps, pmin, pmax),
+            };
+            let out = match first_o.filter(|_| first) {
+                Some(o) => length(&mut r, o, None, None, None),
+                None => ot.map_or(0, |m| length(&mut r, m, os, omin, omax)),
+            };
             (
                 stampede_engine::openai::filler(len, tokenizer, &mut || r.draw()),
                 out,
@@ -332,7 +394,7 @@ mod tests {
     #[test]
     fn synthetic_lengths_follow_the_fields_and_the_seed() {
         let d = ["kind=synthetic_text,prompt_tokens=20,prompt_tokens_stdev=5,prompt_tokens_min=15,prompt_tokens_max=22,output_tokens=8,samples=50".to_string()];
-        let (s, echo) = read(&d, 1, None).unwrap();
+        let (s, _, echo) = read(&d, 1, None).unwrap();
         assert_eq!(s.len(), 50);
         assert!(s
             .iter()
@@ -340,15 +402,27 @@ mod tests {
         assert!(s.iter().any(|(p, _)| p.split_whitespace().count() != 20));
         assert_eq!(echo["prompt_tokens"], 20);
         assert_eq!(read(&d, 1, None).unwrap().0, s, "the seed repeats the draw");
-        let (old, _) = read(&["prompt_tokens=4,output_tokens=2".to_string()], 1, None).unwrap();
+        let (old, _, _) = read(&["prompt_tokens=4,output_tokens=2".to_string()], 1, None).unwrap();
         assert_eq!(old.len(), 1000);
-        let e = read(
-            &["kind=synthetic_text,prompt_tokens=4,turns=3".to_string()],
+        let (s, t, _) = read(
+            &["kind=synthetic_text,prompt_tokens=4,first_prompt_tokens=9,output_tokens=2,turns=3,samples=5,delay=1,delay_stdev=0.5".to_string()],
             1,
             None,
         )
-        .unwrap_err();
-        assert!(e.to_string().contains("stampede chat"), "{e}");
+        .unwrap();
+        assert_eq!(s.len(), 15, "five conversations of three turns");
+        assert_eq!(
+            s[3].0.split_whitespace().count(),
+            9,
+            "a first turn's own length"
+        );
+        assert_eq!(s[4].0.split_whitespace().count(), 4);
+        assert_eq!(t.turns, 3);
+        let (lo, hi) = (t.delay.0.as_secs_f64(), t.delay.1.as_secs_f64());
+        assert!(
+            (lo - (1.0 - 0.5 * 3f64.sqrt())).abs() < 1e-9
+                && (hi - (1.0 + 0.5 * 3f64.sqrt())).abs() < 1e-9
+        );
     }
 
     #[test]

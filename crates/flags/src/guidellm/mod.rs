@@ -137,6 +137,8 @@ pub struct Info {
     pub isl: Vec<u32>,
     pub slo: Option<Slo>,
     pub streaming: bool,
+    /// `turns` above 1: each benchmark's users hold conversations.
+    pub chat: Option<ChatParts>,
 }
 
 /// What the flags point at.
@@ -146,7 +148,21 @@ pub struct Inputs {
     pub model: String,
     pub tokenizer: Option<TokenCounter>,
     pub samples: Vec<Sample>,
+    pub turns: data::Turns,
     pub data: serde_json::Value,
+}
+
+/// A multi-turn run's conversations and what each request carries besides them.
+#[derive(Debug, Clone)]
+pub struct ChatParts {
+    /// Each conversation's turns: the prompt and the tokens it asks for.
+    pub conversations: Vec<Vec<Sample>>,
+    pub delay: (Duration, Duration),
+    pub headers: Vec<(String, String)>,
+    /// Body fields added to every request (`extras`, `ignore_eos`).
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub path: String,
+    pub authority: String,
 }
 
 pub struct Guidellm;
@@ -183,13 +199,14 @@ impl CommandLine for Guidellm {
             Some(m) => m.clone(),
             None => crate::vllm::models::first_model(&backend.target)?,
         };
-        let (samples, data) = data::read(&a.data, seed(a)?, tokenizer.as_ref())?;
+        let (samples, turns, data) = data::read(&a.data, seed(a)?, tokenizer.as_ref())?;
         Ok(Inputs {
             target,
             backend,
             model,
             tokenizer,
             samples,
+            turns,
             data,
         })
     }
@@ -640,6 +657,7 @@ pub fn translate(a: &GuidellmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), F
         model,
         tokenizer,
         samples,
+        turns,
         data,
     } = inputs;
     let (profile, profile_args) = profile(a)?;
@@ -722,7 +740,30 @@ pub fn translate(a: &GuidellmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), F
     }
     spec.load.timeout = backend.timeout.map(Duration::from_secs_f64);
     spec.load.seed = seed(a)?;
+    let chat = (turns.turns > 1).then(|| ChatParts {
+        conversations: samples
+            .chunks(turns.turns)
+            .map(<[Sample]>::to_vec)
+            .collect(),
+        delay: turns.delay,
+        headers: headers.clone(),
+        extra: {
+            let mut e = backend.extras.clone();
+            if bodies.ignore_eos {
+                e.insert("ignore_eos".into(), true.into());
+            }
+            e
+        },
+        path: spec.target.path.clone(),
+        authority: spec.target.authority.clone(),
+    });
+    if chat.is_some() && (!backend.stream || api != Backend::Chat) {
+        return Err(FlagError::usage(
+            "--data turns: conversations go to /v1/chat/completions, streamed",
+        ));
+    }
     let info = Info {
+        chat,
         profile,
         profile_args,
         constraints,
@@ -740,10 +781,35 @@ pub fn translate(a: &GuidellmArgs, inputs: Inputs) -> Result<(LoadSpec, Info), F
     Ok((spec, info))
 }
 
-/// `spec` shaped as benchmark `s`.
-pub fn shape(spec: &mut LoadSpec, s: &Strategy) {
+/// `spec` shaped as benchmark `s`; with conversations of `turns` turns, a rate is
+/// the conversations' arrivals (each on a connection of its own, its turns
+/// following), over the benchmark's length or until its requests are reached.
+pub fn shape(spec: &mut LoadSpec, s: &Strategy, turns: usize) {
     use stampede_engine::arrivals::Gaps;
+    use stampede_engine::inject::{InjectionStep, Profile};
     let n = spec.load.requests.unwrap_or(u64::MAX).min(10_000) as usize;
+    if let (true, Strategy::Constant { rate, .. } | Strategy::Poisson { rate, .. }) =
+        (turns > 1, *s)
+    {
+        let during = spec.load.duration.unwrap_or_else(|| {
+            let talks = spec.load.requests.unwrap_or(1000).div_ceil(turns as u64);
+            Duration::from_secs_f64(talks as f64 / rate)
+        });
+        spec.load.shape = Shape::Users(Profile {
+            steps: vec![InjectionStep::ConstantRate {
+                rate,
+                during,
+                randomized: matches!(s, Strategy::Poisson { .. }),
+            }],
+        });
+        spec.load.session = stampede_engine::Session {
+            calls: u32::MAX,
+            ..Default::default()
+        };
+        (spec.load.duration, spec.load.requests) = (None, None);
+        spec.load.threads = common::cpus();
+        return;
+    }
     let (shape, connections) = match *s {
         Strategy::Synchronous => (Shape::Closed, 1),
         Strategy::Concurrent { streams } => (Shape::Closed, streams),

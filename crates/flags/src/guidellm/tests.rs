@@ -8,13 +8,14 @@ fn parse(args: &[&str]) -> Result<GuidellmArgs, FlagError> {
 fn run(args: &[&str]) -> Result<(LoadSpec, Info), FlagError> {
     let a = parse(args)?;
     let backend = backend(&a)?;
-    let (samples, data) = data::read(&a.data, seed(&a)?, None)?;
+    let (samples, turns, data) = data::read(&a.data, seed(&a)?, None)?;
     let inputs = Inputs {
         target: Target::parse_at("http://127.0.0.1:9/v1/chat/completions", None).unwrap(),
         model: backend.model.clone().unwrap_or_else(|| "m".into()),
         backend,
         tokenizer: None,
         samples,
+        turns,
         data,
     };
     translate(&a, inputs)
@@ -70,7 +71,7 @@ fn the_run_form_makes_guidellms_requests_profile_and_outputs() {
     );
     assert_eq!(body["temperature"], 0.5);
     assert_eq!(body["stream"], true);
-    shape(&mut spec, &Strategy::Concurrent { streams: 8 });
+    shape(&mut spec, &Strategy::Concurrent { streams: 8 }, 1);
     assert_eq!(spec.load.connections, 8);
     assert!(matches!(spec.load.shape, Shape::Closed));
     shape(
@@ -79,6 +80,7 @@ fn the_run_form_makes_guidellms_requests_profile_and_outputs() {
             rate: 3.0,
             max_concurrency: 16,
         },
+        1,
     );
     assert!(matches!(spec.load.shape, Shape::Rate { rate, .. } if rate == 3.0));
     assert_eq!(spec.load.connections, 16);

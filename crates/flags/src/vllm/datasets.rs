@@ -146,6 +146,21 @@ pub fn sharegpt(path: &str, output_len: Option<u32>, ask: &Ask) -> Result<Vec<Sa
 
 /// Each conversation's first two turns' texts, read as a stream.
 fn sharegpt_pairs(path: &str) -> Result<Vec<(String, String)>, FlagError> {
+    let all = sharegpt_conversations(path, "--dataset-path", 1)?;
+    Ok(all
+        .into_iter()
+        .filter_map(|c| c.into_iter().next())
+        .collect())
+}
+
+/// ShareGPT's conversations read as a stream (`flag` names the file in errors): of
+/// each, its first `turns` exchanges as (the user's text, the reply's), turns
+/// alternating from the first; conversations whose first text is empty are left out.
+pub fn sharegpt_conversations(
+    path: &str,
+    flag: &str,
+    turns: usize,
+) -> Result<Vec<Vec<(String, String)>>, FlagError> {
     use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
     #[derive(serde::Deserialize)]
     struct Turn {
@@ -157,9 +172,9 @@ fn sharegpt_pairs(path: &str) -> Result<Vec<(String, String)>, FlagError> {
         #[serde(default)]
         conversations: Vec<Turn>,
     }
-    struct Pairs;
-    impl<'de> Visitor<'de> for Pairs {
-        type Value = Vec<(String, String)>;
+    struct Talks(usize);
+    impl<'de> Visitor<'de> for Talks {
+        type Value = Vec<Vec<(String, String)>>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a list of conversations")
         }
@@ -169,13 +184,16 @@ fn sharegpt_pairs(path: &str) -> Result<Vec<(String, String)>, FlagError> {
                 let Some(c) = seq.next_element::<Conversation>()? else {
                     return Ok(out);
                 };
-                let mut turns = c.conversations.into_iter();
-                if let (Some(Turn { value: Some(q) }), Some(Turn { value: Some(r) })) =
-                    (turns.next(), turns.next())
-                {
-                    if !q.trim().is_empty() {
-                        out.push((q, r));
+                let mut texts = c.conversations.into_iter().map(|t| t.value);
+                let mut talk = Vec::new();
+                while talk.len() < self.0 {
+                    match (texts.next(), texts.next()) {
+                        (Some(Some(q)), Some(Some(r))) if !q.trim().is_empty() => talk.push((q, r)),
+                        _ => break,
                     }
+                }
+                if !talk.is_empty() {
+                    out.push(talk);
                 }
             }
             while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -183,25 +201,25 @@ fn sharegpt_pairs(path: &str) -> Result<Vec<(String, String)>, FlagError> {
         }
     }
     let f = std::fs::File::open(path)
-        .map_err(|e| FlagError::usage(format!("--dataset-path: cannot read {path}: {e}")))?;
+        .map_err(|e| FlagError::usage(format!("{flag}: cannot read {path}: {e}")))?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_SHAREGPT_FILE {
         return Err(FlagError::usage(format!(
-            "--dataset-path {path}: larger than {}, the most read as a ShareGPT file",
+            "{flag} {path}: larger than {}, the most read as a ShareGPT file",
             input::size(MAX_SHAREGPT_FILE)
         )));
     }
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 20, f));
-    let pairs = (&mut de)
-        .deserialize_seq(Pairs)
+    let talks = (&mut de)
+        .deserialize_seq(Talks(turns.max(1)))
         .and_then(|p| de.end().map(|_| p));
-    pairs.map_err(|e| {
-        bad(
-            path,
+    talks.map_err(|e| {
+        FlagError::usage(format!(
+            "{flag} {path}, line {}: column {}: not ShareGPT's JSON ({e})",
             e.line(),
-            format!("column {}: not ShareGPT's JSON ({e})", e.column()),
-        )
+            e.column()
+        ))
     })
 }
 

@@ -203,6 +203,38 @@ pub fn report(r: &Report) -> String {
             &rows,
         );
     }
+    let turns: Vec<Vec<String>> = (r.benchmarks.iter())
+        .flat_map(|b| {
+            (b.result.targets.iter())
+                .filter(|t| t.name.starts_with("turn "))
+                .filter_map(|t| Some((t, t.first_event.as_ref()?)))
+                .map(|(t, f)| {
+                    let ms = |q: f64| f1(f.at(q).unwrap_or(0) as f64 / 1000.0);
+                    vec![
+                        b.label.clone(),
+                        t.name.clone(),
+                        t.completed.to_string(),
+                        f1(f.mean_us / 1000.0),
+                        ms(50.0),
+                        ms(99.0),
+                    ]
+                })
+        })
+        .collect();
+    if !turns.is_empty() {
+        o += &table(
+            "Per Turn (TTFT from each turn's intended start)",
+            &[
+                ("Benchmark", "Strategy"),
+                ("Turn", ""),
+                ("Requests", "Comp"),
+                ("TTFT ms", "Mean"),
+                ("TTFT ms", "Mdn"),
+                ("TTFT ms", "p99"),
+            ],
+            &turns,
+        );
+    }
     if let Some(c) = &r.conclusion {
         o += "\n";
         o += &conclusion(c);

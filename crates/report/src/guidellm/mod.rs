@@ -311,6 +311,7 @@ fn benchmark_json(b: &Benchmark, index: usize, isl: &[u32]) -> Value {
             "output_tokens_per_second": per_s(&f.output_tokens_per_second, f.mean_output_tps),
             "prompt_tokens_per_second": per_s(&Dist::default(), f.mean_prompt_tps),
             "tokens_per_second": per_s(&f.output_tokens_per_second, f.mean_output_tps + f.mean_prompt_tps),
+            "turns": turns_json(&b.result),
             "slo_attainment": attainment,
             "slo_determined_requests": judged,
             "request_goodput": goodput,
@@ -326,6 +327,33 @@ fn benchmark_json(b: &Benchmark, index: usize, isl: &[u32]) -> Value {
             "result": b.result,
         },
     })
+}
+
+/// A multi-turn benchmark's figures by turn (its requests' figures named `turn N`):
+/// requests, time to first token (ms) and request latency (s); null otherwise.
+fn turns_json(r: &RunResult) -> Value {
+    let turns: Vec<Value> = (r.targets.iter())
+        .filter(|t| t.name.starts_with("turn "))
+        .map(|t| {
+            let ms = |s: &stampede_engine::result::LatencyStats| {
+                json!({"mean": s.mean_us / 1000.0, "median": s.at(50.0).unwrap_or(0) as f64 / 1000.0,
+                    "p90": s.at(90.0).unwrap_or(0) as f64 / 1000.0, "p99": s.at(99.0).unwrap_or(0) as f64 / 1000.0,
+                    "count": s.count})
+            };
+            json!({
+                "turn": t.name.trim_start_matches("turn ").parse::<u64>().unwrap_or(0),
+                "successful": t.statuses.range(200..300).map(|(_, n)| n).sum::<u64>(),
+                "errored": t.completed + t.failed - t.statuses.range(200..300).map(|(_, n)| n).sum::<u64>(),
+                "time_to_first_token_ms": t.first_event.as_ref().map(ms),
+                "request_latency_s": {"mean": t.latency.mean_us / 1e6, "median": t.latency.at(50.0).unwrap_or(0) as f64 / 1e6},
+            })
+        })
+        .collect();
+    if turns.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(turns)
+    }
 }
 
 fn stream_from_send(r: &RunResult) -> Value {
