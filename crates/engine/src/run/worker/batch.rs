@@ -143,7 +143,8 @@ impl Worker<'_> {
     }
 
     /// What the driver had waiting is due: pool connections whose delay is over take
-    /// requests again; timed session steps go out.
+    /// requests again; timed session steps go out, and sessions whose pause ended
+    /// send their next burst.
     #[inline(never)]
     pub(super) fn release_due(&mut self, now: Instant) {
         if let Drive::Pool(pool) = &mut self.drive {
@@ -151,9 +152,16 @@ impl Worker<'_> {
         }
         while let Drive::Sessions(sess) = &mut self.drive {
             let Some(ci) = sess.fell_due(now) else {
-                return;
+                break;
             };
             self.send_due(ci, now);
+        }
+        // Pauses that ended: their sessions go on now, each timed from its pause's end.
+        while let Drive::Sessions(sess) = &mut self.drive {
+            let Some(ci) = sess.think_ended(now) else {
+                return;
+            };
+            self.think_over(ci, now);
         }
     }
 }

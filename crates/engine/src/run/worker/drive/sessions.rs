@@ -108,6 +108,9 @@ pub(crate) struct Sessions<'a> {
     /// Timed steps due later, soonest first (entries whose session moved on are
     /// stale and skipped).
     due: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// When each thinking session's pause ends (entries of sessions that ended or
+    /// were held anew are stale, and dropped when they come up).
+    thinking: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
 /// Where each session's steps begin and end in a script (a step marked
@@ -140,6 +143,7 @@ impl<'a> Sessions<'a> {
             scripts,
             given_up: 0,
             due: BinaryHeap::new(),
+            thinking: BinaryHeap::new(),
         }
     }
 
@@ -292,6 +296,7 @@ impl<'a> Sessions<'a> {
             return self.burst(slot).map_or(After::Think, After::Send);
         }
         s.think_until = Some(now + think);
+        self.thinking.push(Reverse((now + think, slot)));
         After::Think
     }
 
@@ -300,7 +305,25 @@ impl<'a> Sessions<'a> {
     pub fn hold(&mut self, slot: usize, until: Instant) {
         if let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) {
             s.think_until = Some(until);
+            self.thinking.push(Reverse((until, slot)));
         }
+    }
+
+    /// A slot whose pause ended by `now`, so that it is woken on time rather than at
+    /// the next tick (stale entries dropped on the way).
+    pub fn think_ended(&mut self, now: Instant) -> Option<usize> {
+        while let Some(&Reverse((t, slot))) = self.thinking.peek() {
+            if t > now {
+                return None;
+            }
+            self.thinking.pop();
+            if let Some(Some(s)) = self.slots.get(slot) {
+                if s.think_until == Some(t) {
+                    return Some(slot);
+                }
+            }
+        }
+        None
     }
 
     /// When the session on `slot` is thinking and its think time is over by `now`:
@@ -343,9 +366,14 @@ impl<'a> Sessions<'a> {
         Some(s.started + self.script.get(step)?.at.unwrap_or_default())
     }
 
-    /// When the next timed step is due, if one waits.
+    /// When the next timed step is due or the next pause ends, if one waits.
     pub fn next_due(&self) -> Option<Instant> {
-        self.due.peek().map(|Reverse((t, _))| *t)
+        let step = self.due.peek().map(|Reverse((t, _))| *t);
+        let think = self.thinking.peek().map(|Reverse((t, _))| *t);
+        match (step, think) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// A slot whose timed step fell due by `now` (stale entries, whose session took
@@ -569,8 +597,12 @@ mod tests {
         s.begin(slot, t0, 0);
         assert_eq!(s.burst(slot), Some(Calls { step: 0, k: 2 }));
         assert_eq!(s.request_index(slot), 1);
-        // The pause is the last step's of the burst.
+        // The pause is the last step's of the burst, and its end is due: the loop
+        // wakes for it, not at its next tick.
         assert_eq!(s.after_batch(slot, t0 + MS), After::Think);
+        assert_eq!(s.next_due(), Some(t0 + 6 * MS));
+        assert_eq!(s.think_ended(t0 + 5 * MS), None);
+        assert_eq!(s.think_ended(t0 + 6 * MS), Some(slot));
         assert_eq!(s.thought(slot, t0 + 6 * MS), Some(t0 + 6 * MS));
         assert_eq!(s.burst(slot), Some(Calls { step: 2, k: 1 }));
         assert_eq!(s.after_batch(slot, t0 + 7 * MS), After::End);
