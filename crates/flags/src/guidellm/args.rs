@@ -17,37 +17,44 @@ use crate::args::{ResultFile, SegmentArgs};
     disable_version_flag = true
 )]
 pub struct GuidellmArgs {
-    /// kind=openai_http,target=URL[,model=NAME][,request_format=/v1/chat/completions|/v1/completions][,api_key=KEY][,timeout=S][,max_tokens=N][,stream=true][,extras=JSON]
-    #[arg(long = "backend", value_name = "KIND,…")]
+    #[arg(
+        help = "kind=openai_http,target=URL[,model=NAME][,request_format=/v1/chat/completions|/v1/completions][,api_key=KEY][,timeout=S][,max_tokens=N][,stream=true][,extras=JSON]",
+        long = "backend",
+        value_name = "KIND,…"
+    )]
     pub backend: Option<String>,
-    /// kind=synchronous | concurrent,streams=N|[…] | throughput[,max_concurrency=N] |
-    /// constant|poisson|async,rate=R|[…][,max_concurrency=N] |
-    /// sweep[,sweep_size=10][,strategy_type=constant|poisson] |
-    /// knee,initial_streams=[…]|min_streams=…,max_streams=…,count=…[,adaptive=true] |
-    /// goodput[,target_attainment=0.95][,initial_streams=4][,max_streams=1024][,tolerance=0.1]
-    #[arg(long = "profile", value_name = "KIND,…")]
+    #[arg(
+        help = "kind=synchronous | concurrent,streams=N|[…] | throughput[,max_concurrency=N] | constant|poisson|async,rate=R|[…][,max_concurrency=N] | sweep[,sweep_size=10][,strategy_type=constant|poisson] | knee,initial_streams=[…]|min_streams=…,max_streams=…,count=…[,adaptive=true] | goodput[,target_attainment=0.95][,initial_streams=4][,max_streams=1024][,tolerance=0.1]",
+        long = "profile",
+        value_name = "KIND,…"
+    )]
     pub profile: Option<String>,
     /// kind=max_requests,count=N | max_duration,seconds=S | max_errors,count=N
     #[arg(long = "constraint", value_name = "KIND,…")]
     pub constraint: Vec<String>,
-    /// kind=synthetic_text,prompt_tokens=N,output_tokens=N[,…_stdev,…_min,…_max][,samples=N][,turns=N]
-    /// | text_file|json_file|csv_file,path=FILE (the older prompt_tokens=…,output_tokens=… and a
-    /// plain path are taken too)
-    #[arg(long = "data", value_name = "KIND,…")]
+    #[arg(
+        help = "kind=synthetic_text,prompt_tokens=N,output_tokens=N[,…_stdev,…_min,…_max][,samples=N][,turns=N] | text_file|json_file|csv_file,path=FILE (the older prompt_tokens=…,output_tokens=… and a plain path are taken too)",
+        long = "data",
+        value_name = "KIND,…"
+    )]
     pub data: Vec<String>,
     /// kind=hf_auto,model=DIR (the directory holding tokenizer.json, or the file)
     #[arg(long = "tokenizer", value_name = "KIND,…")]
     pub tokenizer: Option<String>,
-    /// kind=console | json[,path=FILE] | csv[,path=FILE] (default: json and csv in
-    /// the current directory, beside the console's tables)
-    #[arg(long = "output", value_name = "KIND,…")]
+    #[arg(
+        help = "kind=console | json[,path=FILE] | csv[,path=FILE] (default: json and csv in the current directory, beside the console's tables)",
+        long = "output",
+        value_name = "KIND,…"
+    )]
     pub output: Vec<String>,
     /// kind=static,value=N (42 unless given)
     #[arg(long = "seed", value_name = "KIND,…")]
     pub seed: Option<String>,
-    /// kind=generative[,slo.ttft_ms=MS][,slo.tpot_ms=MS][,slo.e2el_ms=MS]: the service
-    /// levels goodput is judged by
-    #[arg(long = "metrics", value_name = "KIND,…")]
+    #[arg(
+        help = "kind=generative[,slo.ttft_ms=MS][,slo.tpot_ms=MS][,slo.e2el_ms=MS]: the service levels goodput is judged by",
+        long = "metrics",
+        value_name = "KIND,…"
+    )]
     pub metrics: Option<String>,
     /// profile.streams VALUES or profile.rate VALUES: one benchmark per value
     #[arg(long = "override", value_names = ["KEY", "VALUES"], num_args = 2)]

@@ -66,7 +66,8 @@ pub struct Dist {
     pub max: f64,
     pub count: u64,
     pub total_sum: f64,
-    /// At [`PERCENTILES`].
+    /// At GuideLLM's percentiles: p0.1, p1, p5, p10, p25, p50, p75, p90, p95, p99,
+    /// p99.9.
     pub p: [f64; 11],
 }
 
