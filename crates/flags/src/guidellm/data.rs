@@ -13,6 +13,8 @@ use serde_json::{Map, Value};
 use stampede_engine::input::{self, Input};
 use stampede_engine::TokenCounter;
 
+use stampede_journey::feeder::{Feeder, Format};
+
 use super::kv::{self, Fields};
 use crate::aiperf::normal;
 use crate::vllm::datasets::{Rng, Sample, MAX_LEN};
@@ -309,25 +311,17 @@ fn file(kind: &str, path: &str) -> Result<Vec<Sample>, FlagError> {
             }
         }
         _ => {
-            let mut lines = csv_rows(&text);
-            let Some((_, head)) = lines.next() else {
-                return Err(at(1, "no header row".into()));
-            };
-            let head = head.map_err(|w| at(1, w))?;
-            for (line, row) in lines {
-                let row = row.map_err(|w| at(line, w))?;
-                if row.len() != head.len() {
-                    return Err(at(
-                        line,
-                        format!("{} fields where the header has {}", row.len(), head.len()),
-                    ));
-                }
-                let o: Map<String, Value> = head
-                    .iter()
-                    .cloned()
-                    .zip(row.into_iter().map(Value::String))
+            // The feeders' RFC 4180 reader: a header row, quoted fields, ragged rows
+            // refused with their line.
+            let f = Feeder::parse(path, text.as_bytes(), Format::Csv)
+                .map_err(|e| FlagError::usage(format!("--data {e}")))?;
+            for r in 0..f.rows() {
+                let o: Map<String, Value> = (f.columns().iter().enumerate())
+                    .map(|(c, n)| (n.clone(), Value::String(f.cell(r, c).to_string())))
                     .collect();
-                push(record(&o).map_err(|w| at(line, w))?, line)?;
+                let row =
+                    |w: String| FlagError::usage(format!("--data {path}, row {}: {w}", r + 1));
+                push(record(&o).map_err(row)?, r + 2)?;
             }
         }
     }
@@ -335,47 +329,6 @@ fn file(kind: &str, path: &str) -> Result<Vec<Sample>, FlagError> {
         return Err(FlagError::usage(format!("--data {path}: no prompts in it")));
     }
     Ok(out)
-}
-
-/// CSV rows (RFC 4180: quoted fields may hold commas, quotes doubled, line breaks),
-/// each with the line it begins on; blank lines skipped.
-fn csv_rows(text: &str) -> impl Iterator<Item = (usize, Result<Vec<String>, String>)> + '_ {
-    let mut chars = text.chars().peekable();
-    let mut line = 1;
-    std::iter::from_fn(move || loop {
-        chars.peek()?;
-        let start = line;
-        let (mut row, mut field, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
-        loop {
-            match chars.next() {
-                None if quoted => return Some((start, Err("a quoted field never closes".into()))),
-                None => break,
-                Some('"') if quoted && chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                Some('"') if quoted => quoted = false,
-                Some('"') if field.is_empty() => quoted = true,
-                Some(',') if !quoted => row.push(std::mem::take(&mut field)),
-                Some('\n') => {
-                    line += 1;
-                    if quoted {
-                        field.push('\n');
-                        continue;
-                    }
-                    break;
-                }
-                Some('\r') if !quoted => {}
-                Some(c) => field.push(c),
-            }
-            any = true;
-        }
-        if !any && row.is_empty() && field.is_empty() {
-            continue;
-        }
-        row.push(field);
-        return Some((start, Ok(row)));
-    })
 }
 
 #[cfg(test)]
@@ -472,7 +425,7 @@ mod tests {
             (
                 "d.csv",
                 "prompt,x\na,1\nb\n",
-                "line 3: 1 fields where the header has 2",
+                "d.csv:3: 1 fields; the header names 2",
             ),
             (
                 "e.jsonl",
