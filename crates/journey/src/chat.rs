@@ -119,9 +119,9 @@ pub struct ChatRun {
 
 impl ChatRun {
     /// A run of `chat`, or why its conversations cannot be held.
-    pub fn new(chat: Chat) -> Result<ChatRun, String> {
+    pub fn new(chat: Chat) -> Result<ChatRun, crate::Invalid> {
         if chat.conversations.is_empty() || chat.conversations.iter().any(|c| c.turns.is_empty()) {
-            return Err("every conversation needs a turn".into());
+            return Err(crate::Invalid("every conversation needs a turn".into()));
         }
         let turns = chat
             .conversations
