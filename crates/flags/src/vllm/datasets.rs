@@ -97,7 +97,12 @@ pub fn oversample(
 }
 
 fn bad(path: &str, line: usize, why: impl std::fmt::Display) -> FlagError {
-    FlagError::usage(format!("--dataset-path {path}, line {line}: {why}"))
+    bad_at(path, "line", line, why)
+}
+
+/// [`bad`], at a `unit` other than a line (a row of a JSON list or a Parquet file).
+fn bad_at(path: &str, unit: &str, n: usize, why: impl std::fmt::Display) -> FlagError {
+    FlagError::usage(format!("--dataset-path {path}, {unit} {n}: {why}"))
 }
 
 fn checked_len(flag: &str, n: u32) -> Result<u32, FlagError> {
@@ -458,7 +463,7 @@ pub fn spec_bench(
 }
 
 /// Hugging Face datasets saved as local files: JSON (a list of rows, or `{"rows":
-/// [{"row": …}]}` as its server answers, or `{"data": […]}`) or JSONL, or a
+/// [{"row": …}]}` as its server answers, or `{"data": […]}`), JSONL or Parquet, or a
 /// directory holding them (the files of `split` — under `subset` where given). The
 /// layouts known: conversations (`conversations`, `conversation`, `messages`; turns
 /// of `from`/`value` or `role`/`content`), `turns` (a list of strings), `prompt`,
@@ -475,10 +480,20 @@ pub fn hf(
     let files = hf_files(path, subset, split)?;
     let mut out = Vec::new();
     for file in &files {
-        let text = read(file, Input::List)?;
-        let rows: Vec<(usize, serde_json::Value)> = if file.ends_with(".jsonl") {
+        // Where a row is found in its file: a line of JSONL, a place in a JSON list
+        // or a Parquet file's rows.
+        let unit = if file.ends_with(".jsonl") {
+            "line"
+        } else {
+            "row"
+        };
+        let rows: Vec<(usize, serde_json::Value)> = if file.ends_with(".parquet") {
+            super::parquet::rows(file)?
+        } else if file.ends_with(".jsonl") {
+            let text = read(file, Input::List)?;
             jsonl(file, &text)?
         } else {
+            let text = read(file, Input::List)?;
             let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
                 bad(
                     file,
@@ -508,22 +523,26 @@ pub fn hf(
                 .collect()
         };
         for (line, row) in rows {
-            let (prompt, reply) = hf_row(&row).ok_or_else(|| {
+            let found = hf_row(&row).ok_or_else(|| {
                 let keys: Vec<String> = row
                     .as_object()
                     .map(|o| o.keys().cloned().collect())
                     .unwrap_or_default();
-                bad(file, line, format!(
+                bad_at(file, unit, line, format!(
                     "no prompt in a layout known here (fields: {}); known: conversations, messages, turns, prompt, question, problem, instruction, text",
                     keys.join(", ")
                 ))
             })?;
+            let Some((prompt, reply)) = found else {
+                continue;
+            };
             let n = match (output_len, reply) {
                 (Some(n), _) => n,
                 (None, Some(r)) => ask.len(&r).max(1),
                 (None, None) => {
-                    return Err(bad(
+                    return Err(bad_at(
                         file,
+                        unit,
                         line,
                         "no reply to size its completion by; give --hf-output-len N",
                     ))
@@ -549,16 +568,8 @@ pub fn hf(
 /// The files of a local Hugging Face dataset: the file named, or in a directory the
 /// JSON and JSONL files whose names begin with `split` (under `subset/` where given).
 fn hf_files(path: &str, subset: Option<&str>, split: &str) -> Result<Vec<String>, FlagError> {
-    let parquet = |p: &str| {
-        FlagError::usage(format!(
-            "--dataset-path {p}: Parquet is not read here; give the rows as JSON or JSONL (one object a line)"
-        ))
-    };
     let p = Path::new(path);
     if !p.is_dir() {
-        if path.ends_with(".parquet") {
-            return Err(parquet(path));
-        }
         return Ok(vec![path.to_string()]);
     }
     let dir = match subset {
@@ -576,52 +587,61 @@ fn hf_files(path: &str, subset: Option<&str>, split: &str) -> Result<Vec<String>
             let name = e.file_name().to_string_lossy().into_owned();
             if f.is_dir() && depth < 3 {
                 stack.push((f, depth + 1));
-            } else if name.starts_with(split) || d.file_name().is_some_and(|n| n == split) {
-                let s = f.to_string_lossy().into_owned();
-                if name.ends_with(".json") || name.ends_with(".jsonl") {
-                    found.push(s);
-                } else if name.ends_with(".parquet") {
-                    return Err(parquet(&s));
-                }
+            } else if (name.starts_with(split) || d.file_name().is_some_and(|n| n == split))
+                && [".json", ".jsonl", ".parquet"]
+                    .iter()
+                    .any(|x| name.ends_with(x))
+            {
+                found.push(f.to_string_lossy().into_owned());
             }
         }
     }
     found.sort();
     if found.is_empty() {
         return Err(FlagError::usage(format!(
-            "--dataset-path {}: no JSON or JSONL file of split {split:?} in it (--hf-split names another)",
+            "--dataset-path {}: no JSON, JSONL or Parquet file of split {split:?} in it (--hf-split names another)",
             dir.display()
         )));
     }
     Ok(found)
 }
 
-/// A row's prompt and its reply, in the layouts [`hf`] knows.
-fn hf_row(row: &serde_json::Value) -> Option<(String, Option<String>)> {
+/// A row's prompt and its reply, in the layouts [`hf`] knows: `None` for a layout not
+/// known, `Some(None)` for a known one without a prompt (a conversation with no user
+/// turn, an empty or null list), which is passed over.
+fn hf_row(row: &serde_json::Value) -> Option<Option<(String, Option<String>)>> {
     let s = |k: &str| row.get(k).and_then(|v| v.as_str()).map(str::to_string);
     for key in ["conversations", "conversation", "messages"] {
-        if let Some(turns) = row.get(key).and_then(|t| t.as_array()) {
-            let text = |t: &serde_json::Value| {
-                (t.get("value").or_else(|| t.get("content")))
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            };
-            let role = |t: &serde_json::Value| {
-                (t.get("from").or_else(|| t.get("role")))
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string()
-            };
-            let first = turns
-                .iter()
-                .position(|t| matches!(role(t).as_str(), "human" | "user" | ""))?;
-            let prompt = text(&turns[first])?;
-            let reply = turns.get(first + 1).and_then(text);
-            return Some((prompt, reply));
-        }
+        let turns = match row.get(key) {
+            Some(serde_json::Value::Array(turns)) => turns,
+            Some(serde_json::Value::Null) => return Some(None),
+            _ => continue,
+        };
+        let text = |t: &serde_json::Value| {
+            (t.get("value").or_else(|| t.get("content")))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let role = |t: &serde_json::Value| {
+            (t.get("from").or_else(|| t.get("role")))
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let Some(first) =
+            (turns.iter()).position(|t| matches!(role(t).as_str(), "human" | "user" | ""))
+        else {
+            return Some(None);
+        };
+        let reply = turns.get(first + 1).and_then(text);
+        return Some(text(&turns[first]).map(|prompt| (prompt, reply)));
     }
     if let Some(t) = row.get("turns").and_then(|t| t.as_array()) {
-        return Some((t.first()?.as_str()?.to_string(), None));
+        return Some(
+            t.first()
+                .and_then(|f| f.as_str())
+                .map(|f| (f.to_string(), None)),
+        );
     }
     let reply = ["completion", "response", "answer", "solution", "output"]
         .iter()
@@ -631,12 +651,12 @@ fn hf_row(row: &serde_json::Value) -> Option<(String, Option<String>)> {
             Some(input) => format!("{i}\n{input}"),
             None => i,
         };
-        return Some((prompt, reply));
+        return Some(Some((prompt, reply)));
     }
     ["prompt", "question", "problem", "text"]
         .iter()
         .find_map(|k| s(k))
-        .map(|p| (p, reply))
+        .map(|p| Some((p, reply)))
 }
 
 /// vLLM's prefix_repetition: `prefixes` prefixes of `prefix_len` tokens, each

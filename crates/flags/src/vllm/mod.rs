@@ -18,6 +18,7 @@ mod args;
 pub(crate) mod bodies;
 pub mod datasets;
 pub(crate) mod models;
+mod parquet;
 pub mod ramp;
 #[cfg(test)]
 mod tests;
@@ -94,12 +95,12 @@ pub const DIALECT: Dialect = Dialect {
         Refused {
             flag: "--blazedit-min-distance",
             why: "Blazedit is a dataset of the Hugging Face hub, and nothing is downloaded",
-            instead: "--dataset-name hf --dataset-path FILE with its rows saved as JSONL",
+            instead: "--dataset-name hf --dataset-path FILE with its rows saved (Parquet, JSON or JSONL)",
         },
         Refused {
             flag: "--blazedit-max-distance",
             why: "Blazedit is a dataset of the Hugging Face hub, and nothing is downloaded",
-            instead: "--dataset-name hf --dataset-path FILE with its rows saved as JSONL",
+            instead: "--dataset-name hf --dataset-path FILE with its rows saved (Parquet, JSON or JSONL)",
         },
     ],
     inert: &[
@@ -292,7 +293,7 @@ fn samples(
                 _ => "not a dataset of vllm bench serve".to_string(),
             };
             return Err(FlagError::usage(format!(
-                "--dataset-name {other}: {why}; offered: random, sharegpt, sonnet, burstgpt, custom, spec_bench, prefix_repetition, hf (a local JSON or JSONL file)"
+                "--dataset-name {other}: {why}; offered: random, sharegpt, sonnet, burstgpt, custom, spec_bench, prefix_repetition, hf (a local Parquet, JSON or JSONL file or a directory of them)"
             )));
         }
     };

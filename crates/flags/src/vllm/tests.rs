@@ -260,10 +260,107 @@ fn custom_spec_bench_and_hf_files_are_read_by_their_layouts() {
         "t"
     );
     std::fs::write(d.join("sub/train-1.parquet"), b"PAR1").unwrap();
-    assert!(datasets::hf(&path, Some("sub"), "train", None, &ask(3))
+    let e = datasets::hf(&path, Some("sub"), "train", None, &ask(3))
         .unwrap_err()
-        .to_string()
-        .contains("Parquet is not read here"));
+        .to_string();
+    assert!(e.contains("train-1.parquet: not a Parquet file"), "{e}");
+}
+
+/// The Parquet files `testdata/make.py` wrote with pyarrow, each as a path.
+fn parquet(name: &str, bytes: &[u8]) -> String {
+    let d = dir().join("pq");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(name), bytes).unwrap();
+    d.join(name).to_string_lossy().into_owned()
+}
+
+const SHAREGPT: &[u8] = include_bytes!("testdata/sharegpt.parquet");
+const ALPACA: &[u8] = include_bytes!("testdata/alpaca.parquet");
+const TRAIN: &[u8] = include_bytes!("testdata/train-00000-of-00001.parquet");
+
+#[test]
+fn hf_reads_parquet_of_every_compression_and_nesting() {
+    let noshuffle = Ask {
+        shuffle: false,
+        ..ask(10)
+    };
+    // Snappy, conversations as a list of structures; the row without a user turn
+    // passed over, the system turn before the user's skipped.
+    let s = datasets::hf(
+        &parquet("s.parquet", SHAREGPT),
+        None,
+        "train",
+        None,
+        &noshuffle,
+    );
+    assert_eq!(
+        s.unwrap(),
+        vec![
+            ("Name three rivers of Europe.".to_string(), 7),
+            ("What is two and two?".to_string(), 1)
+        ]
+    );
+    // Zstandard, dictionary-encoded, data pages of version 2, a null input.
+    let a = datasets::hf(
+        &parquet("a.parquet", ALPACA),
+        None,
+        "train",
+        None,
+        &noshuffle,
+    );
+    assert_eq!(
+        a.unwrap(),
+        vec![
+            ("Translate to French.\ngood morning".to_string(), 1),
+            ("Add the numbers.\n3 and 4".to_string(), 1),
+            ("Translate to French.".to_string(), 4)
+        ]
+    );
+    // Gzip over three row groups, found in a directory by its split.
+    let t = parquet("train-00000-of-00001.parquet", TRAIN);
+    let d = std::path::Path::new(&t).parent().unwrap().to_string_lossy();
+    let rows = datasets::hf(
+        &d,
+        None,
+        "train",
+        None,
+        &Ask {
+            count: 100,
+            ..noshuffle
+        },
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 40);
+    assert_eq!(rows[39], ("prompt number 39".to_string(), 5));
+}
+
+#[test]
+fn a_broken_parquet_file_is_refused_with_what_broke() {
+    let run = |name: &str, bytes: &[u8]| {
+        datasets::hf(&parquet(name, bytes), None, "train", Some(4), &ask(3))
+            .unwrap_err()
+            .to_string()
+    };
+    // A page claiming more bytes than its column chunk holds: found before decoding.
+    let mut overrun = TRAIN.to_vec();
+    assert_eq!(
+        &overrun[4..12],
+        &[0x15, 0x04, 0x15, 0xec, 0x04, 0x15, 0xac, 0x01]
+    );
+    overrun[10..12].copy_from_slice(&[0xfe, 0x7f]);
+    let e = run("o.parquet", &overrun);
+    assert!(
+        e.contains("o.parquet: row group 1, column prompt: the page at byte 4 claims 8191 bytes"),
+        "{e}"
+    );
+    // A footer cut short.
+    let mut cut = SHAREGPT[..SHAREGPT.len() - 20].to_vec();
+    cut.extend_from_slice(b"PAR1");
+    let e = run("c.parquet", &cut);
+    assert!(e.contains("c.parquet: its footer cannot be read"), "{e}");
+    // Not Parquet at all.
+    let e = run("n.parquet", b"{\"prompt\": \"x\"}\n");
+    assert!(e.contains("n.parquet: not a Parquet file"), "{e}");
 }
 
 #[test]
