@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The batching mock's truth against the clients' figures: `stampede serve
-# --llm-engine` (one engine, on CPU 1) times each request from its arrival to its
-# first token, its decode and its end, and exports the sums under vLLM's names; the
-# clients on CPU 0 time them themselves. Each run's truth is the change of those sums
-# over the change of their counts, read from /metrics before and after the run:
+# --llm-engine --llm-truth FILE` (one engine, on CPU 1) logs each completion it
+# finishes as it scheduled it — the time from its arrival to its first token and to
+# its end, and every gap between its tokens — and the clients on CPU 0 time them
+# themselves. The log is emptied before each client run, and bench/llm-truth.py puts
+# the run's percentiles (p50, p90, p99) beside the log's:
 #
-# - TTFT: vllm:time_to_first_token_seconds
-# - ITL (the time per token after the first; every completion has 32 tokens, so a
-#   mean per request and the engine's mean per token weigh alike):
-#   vllm:request_decode_time_seconds over (generation tokens − completions)
-# - E2EL: vllm:e2e_request_latency_seconds
+# - TTFT and E2EL, every client;
+# - ITL over every gap between tokens (vLLM's and stampede's definition);
+# - TPOT, each request's mean gap (vLLM's and stampede's; AIPerf's and GuideLLM's
+#   "inter-token latency" is this per-request mean, and is compared with it).
 #
 # Cases, 400 prompts of 256 words asking for 32 tokens (`ignore_eos`), the engine
 # capped at 32 sequences so a queue forms at the rate given:
@@ -31,50 +31,34 @@ PEERS=${LLM_PEERS:-/opt/stampede-llm-peers}
 need_apt time
 [ -x "$STAMPEDE" ] || (cd "$ROOT" && cargo build --release -q)
 port=$(free_port)
-start_serve "$port" --llm-engine --llm-max-seqs 32
+TRUTH=$WORK/truth.jsonl
+start_serve "$port" --llm-engine --llm-max-seqs 32 --llm-truth "$TRUTH"
 base="http://127.0.0.1:$port"
 : > "$WORK/rows"
 : > "$WORK/cpu"
 
-# truth: "ttft_sum ttft_count decode_sum e2e_sum gen_tokens" so far.
-truth() {
-  curl -s "$base/metrics" | awk '
-    /^vllm:time_to_first_token_seconds_sum/{a=$2} /^vllm:time_to_first_token_seconds_count/{b=$2}
-    /^vllm:request_decode_time_seconds_sum/{c=$2} /^vllm:e2e_request_latency_seconds_sum/{d=$2}
-    /^vllm:generation_tokens_total/{e=$2} END{print a, b, c, d, e}'
-}
-
-# row NAME "TTFT ITL E2EL" (client means, ms) BEFORE AFTER: the client's means beside
-# the engine's over the same requests (ready checks and warm-ups included, a request
-# or two in four hundred).
-row() {
-  python3 - "$@" <<'PY' >> "$WORK/rows"
-import sys
-name, client = sys.argv[1], [float(x) for x in sys.argv[2].split()]
-b, a = [float(x) for x in sys.argv[3:8]], [float(x) for x in sys.argv[8:13]]
-n = a[1] - b[1]
-truth = [(a[0] - b[0]) / n * 1000, (a[2] - b[2]) / ((a[4] - b[4]) - n) * 1000, (a[3] - b[3]) / n * 1000]
-print(name, *[f"{x:.3f}" for x in client + truth])
-PY
-}
+# row KIND RESULT CASE: the run's percentiles beside the engine's over the same
+# requests (a ready check or warm-up included, a request or two in four hundred).
+row() { python3 "$BENCH_DIR/llm-truth.py" "$1" "$2" "$TRUTH" "$3" >> "$WORK/rows"; }
 
 # cpu NAME TOKENS TIMEFILE: the run's CPU seconds and tokens.
 cpu() { echo "$1 $2 $(awk '{print $1 + $2}' "$3")" >> "$WORK/cpu"; }
 
 vllm_run() {
   local name=$1 n=$2; shift 2
-  local before; before=$(truth)
+  : > "$TRUTH"
   /usr/bin/time -f "%U %S" -o "$WORK/t" taskset -c 0 "$STAMPEDE" vllm bench serve --base-url "$base" \
     --model stampede-mock --num-prompts "$n" --random-input-len 256 --random-output-len 32 \
+    --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99 \
     --ready-check-timeout-sec 0 --save-result --result-dir "$WORK" --result-filename v.json "$@" >/dev/null 2>&1
   cpu "$name" $((n * 32)) "$WORK/t"
   [ "$n" -lt 400 ] && return
-  row "$name" "$(python3 -c "import json; d=json.load(open('$WORK/v.json')); print(d['mean_ttft_ms'], d['mean_tpot_ms'], d['mean_e2el_ms'])")" $before $(truth)
+  row vllm "$WORK/v.json" "$name"
 }
 
 aiperf_run() {
   local name=$1 n=$2 bin=$3
-  local before; before=$(truth)
+  : > "$TRUTH"
   rm -rf "$WORK/ap"
   /usr/bin/time -f "%U %S" -o "$WORK/t" taskset -c 0 $bin profile -m stampede-mock --url "$base" --endpoint-type completions --streaming \
     --request-rate 40 --request-rate-mode poisson --request-count "$n" --isl 256 --osl 32 \
@@ -82,12 +66,12 @@ aiperf_run() {
     ${TOKENIZER:+--tokenizer "$TOKENIZER"} >/dev/null 2>&1
   cpu "$name" $((n * 32)) "$WORK/t"
   [ "$n" -lt 400 ] && return
-  row "$name" "$(python3 -c "import json; d=json.load(open('$WORK/ap/profile_export_aiperf.json')); print(d['time_to_first_token']['avg'], d['inter_token_latency']['avg'], d['request_latency']['avg'])")" $before $(truth)
+  row aiperf "$WORK/ap/profile_export_aiperf.json" "$name"
 }
 
 guidellm_run() {
   local name=$1 n=$2 bin=$3
-  local before; before=$(truth)
+  : > "$TRUTH"
   rm -f "$WORK/g.json"
   /usr/bin/time -f "%U %S" -o "$WORK/t" taskset -c 0 $bin run \
     --backend "kind=openai_http,target=$base,model=stampede-mock,request_format=/v1/completions" \
@@ -97,20 +81,15 @@ guidellm_run() {
     --output "kind=json,path=$WORK/g.json" --disable-progress >/dev/null 2>&1
   cpu "$name" $((n * 32)) "$WORK/t"
   [ "$n" -lt 400 ] && return
-  row "$name" "$(python3 -c "
-import json; m=json.load(open('$WORK/g.json'))['benchmarks'][0]['metrics']
-s=lambda k: m[k]['successful']['mean']
-print(s('time_to_first_token_ms'), s('inter_token_latency_ms'), s('request_latency') * 1000)")" $before $(truth)
+  row guidellm "$WORK/g.json" "$name"
 }
 
 chat_run() {
-  local before; before=$(truth)
+  : > "$TRUTH"
   taskset -c 0 "$STAMPEDE" load "$base/v1/chat/completions" --openai chat --turns 4 --system-prompt 128 \
     --input-tokens 64 --output-tokens 32 --ignore-eos --turn-delay 50ms-150ms --rate 10 -d 10s \
     --json "$WORK/c.json" >/dev/null 2>&1
-  row "load-chat turns-4,10-conversations/s" "$(python3 -c "
-import json; r=json.load(open('$WORK/c.json')); s=r['stream']
-print(s['first_event']['mean_us'] / 1000, s['tokens']['tpot']['mean_us'] / 1000, r['latency']['mean_us'] / 1000)")" $before $(truth)
+  row stampede "$WORK/c.json" "load-chat turns-4,10-conversations/s"
 }
 
 if [ -x "$PEERS/bin/aiperf" ]; then
@@ -143,14 +122,13 @@ for r in $(seq "$ROUNDS"); do
 done
 machine
 echo
-echo "client case | TTFT ms: client, truth, % | ITL ms: client, truth, % | E2EL ms: client, truth, %  (medians of $ROUNDS)"
-cut -d' ' -f1-2 "$WORK/rows" | sort -u | while read -r a b; do
-  cols=""
-  for i in 3 4 5 6 7 8; do cols+=" $(grep "^$a $b " "$WORK/rows" | awk -v i=$i '{print $i}' | median)"; done
+echo "client case | metric | p | client ms | truth ms | client − truth  (medians of $ROUNDS)"
+cut -d' ' -f1-4 "$WORK/rows" | sort -u | while read -r a b m p; do
+  c=$(grep "^$a $b $m $p " "$WORK/rows" | awk '{print $5}' | median)
+  t=$(grep "^$a $b $m $p " "$WORK/rows" | awk '{print $6}' | median)
   python3 -c "
-import sys; c=[float(x) for x in sys.argv[3:]]
-f=lambda x,t: f'{x:.2f} | {t:.2f} | {(x/t-1)*100:+.2f} %'
-print(f'{sys.argv[1]} {sys.argv[2]} | ' + ' | '.join(f(c[i], c[i+3]) for i in range(3)))" "$a" "$b" $cols
+import sys; c, t = float(sys.argv[5]), float(sys.argv[6])
+print(f'{sys.argv[1]} {sys.argv[2]} | {sys.argv[3]} | p{sys.argv[4]} | {c:.2f} | {t:.2f} | {(c/t-1)*100:+.2f} %')" "$a" "$b" "$m" "$p" "$c" "$t"
 done
 echo
 echo "client | CPU s, 16 prompts | CPU s, 400 prompts | µs per token past the start-up  (medians of $ROUNDS)"

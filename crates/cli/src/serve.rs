@@ -151,6 +151,16 @@ pub struct ServeArgs {
         long = "llm-prefix-cache"
     )]
     pub llm_prefix_cache: bool,
+    /// Append each completion the engine finishes to FILE, a JSON line with its
+    /// time to first token, its end and every gap between its tokens (emptied at
+    /// the start; a benchmark compares a client's percentiles with these)
+    #[arg(
+        help_heading = "The mock LLM's batching engine",
+        long = "llm-truth",
+        value_name = "FILE",
+        requires = "llm_engine"
+    )]
+    pub llm_truth: Option<std::path::PathBuf>,
 }
 
 fn parse_stall(s: &str) -> Result<(u32, Duration), String> {
@@ -291,6 +301,13 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
                 }),
         },
         reflection: Some(Arc::new(crate::served::reflection()?)),
+        llm_metrics: match &a.llm_truth {
+            Some(path) => Arc::new(stampede_server::llm::metrics::Metrics::with_truth(
+                stampede_server::llm::truth::TruthLog::create(path)
+                    .map_err(|e| Exit::usage(format!("--llm-truth {}: {e}", path.display())))?,
+            )),
+            None => Arc::default(),
+        },
         io: a.io,
         ..Config::default()
     };
@@ -299,6 +316,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         n => format!("{n} threads"),
     };
     stampede_engine::process::raise_nofile(a.max_connections as u64 + 64);
+    let server_llm_metrics = config.llm_metrics.clone();
     let server = Server::bind(&addrs, config).map_err(|e| match e.kind() {
         std::io::ErrorKind::Unsupported => Exit::usage(format!("--io: {e}")),
         _ => Exit::fail(e.to_string()),
@@ -323,6 +341,7 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         });
     }
     let h3 = server.h3_stats();
+    let llm = server_llm_metrics.clone();
     server
         .run(shutdown)
         .map_err(|e| Exit::fail(e.to_string()))?;
@@ -334,6 +353,9 @@ pub fn main(a: ServeArgs) -> Result<(), Exit> {
         );
     } else {
         eprintln!("stampede serve: stopped");
+    }
+    if let Some(n) = (llm.truth().map(|t| t.failed())).filter(|n| *n > 0) {
+        eprintln!("stampede serve: --llm-truth: {n} writes failed; its file lacks their lines");
     }
     Ok(())
 }

@@ -274,8 +274,17 @@ fn the_ready_check_gives_up_on_time() {
 /// The mock LLM as a batching engine: steps of 10 ms, 0.1 ms a prompt token, at
 /// most `max_seqs` sequences at once.
 pub(crate) fn engine_mock(max_seqs: u32) -> stampede_server::Running {
+    engine_mock_with(max_seqs, std::sync::Arc::default())
+}
+
+/// [`engine_mock`], its figures kept in `metrics` (which may log each request).
+fn engine_mock_with(
+    max_seqs: u32,
+    metrics: std::sync::Arc<stampede_server::llm::metrics::Metrics>,
+) -> stampede_server::Running {
     use std::time::Duration;
     crate::common::srv_with(stampede_server::Config {
+        llm_metrics: metrics,
         threads: 1,
         llm: stampede_server::llm::LlmConfig {
             engine: Some(stampede_server::llm::engine::EngineConfig {
@@ -326,8 +335,13 @@ fn series(metrics: &str, name: &str) -> f64 {
 /// the client's mean is the engine's own (its /metrics, under vLLM's names).
 #[test]
 fn the_batching_engine_times_tokens_as_its_model_says() {
-    let s = engine_mock(64);
     let dir = tempdir::Dir::new();
+    let truth = dir.0.join("truth.jsonl");
+    let log = stampede_server::llm::truth::TruthLog::create(&truth).unwrap();
+    let s = engine_mock_with(
+        64,
+        std::sync::Arc::new(stampede_server::llm::metrics::Metrics::with_truth(log)),
+    );
     let d = dir.0.to_string_lossy().into_owned();
     let mut medians = Vec::new();
     let mut means = Vec::new();
@@ -395,6 +409,30 @@ fn the_batching_engine_times_tokens_as_its_model_says() {
     assert!(
         (client_ms - engine_ms).abs() < 16.0 * 2.0,
         "{client_ms} {engine_ms}"
+    );
+    // `--llm-truth`'s log: a line a completion, ready checks included, whose times
+    // add up to the exported sums (each to the microsecond).
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&truth)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 18);
+    assert!(lines
+        .iter()
+        .all(|l| l["tokens"] == 5 && l["itl_ms"].as_array().unwrap().len() == 4));
+    let sum = |k: &str| lines.iter().map(|l| l[k].as_f64().unwrap()).sum::<f64>();
+    let exported = series(&m, "vllm:time_to_first_token_seconds_sum") * 1000.0;
+    assert!(
+        (sum("ttft_ms") - exported).abs() < 0.01,
+        "{} {exported}",
+        sum("ttft_ms")
+    );
+    let exported = series(&m, "vllm:e2e_request_latency_seconds_sum") * 1000.0;
+    assert!(
+        (sum("e2e_ms") - exported).abs() < 0.01,
+        "{} {exported}",
+        sum("e2e_ms")
     );
 }
 

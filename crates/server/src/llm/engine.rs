@@ -85,6 +85,10 @@ struct Seq {
     first: Option<Instant>,
     /// KV tokens held.
     kv: u32,
+    /// When its last token was made, and the gaps between its tokens so far (kept
+    /// only for the truth log).
+    last: Option<Instant>,
+    gaps: Vec<Duration>,
 }
 
 /// What one step does for a sequence.
@@ -115,6 +119,8 @@ pub struct Engine {
     next_id: u32,
     metrics: std::sync::Arc<Metrics>,
     published: Published,
+    /// The truth log's lines of the step being completed.
+    truth: String,
 }
 
 impl Engine {
@@ -131,6 +137,7 @@ impl Engine {
             next_id: 0,
             metrics,
             published: Published::default(),
+            truth: String::new(),
         };
         e.publish();
         e
@@ -160,6 +167,8 @@ impl Engine {
                 scheduled: None,
                 first: None,
                 kv: 0,
+                last: None,
+                gaps: Vec::new(),
             },
         );
         self.waiting.push_back(id);
@@ -196,6 +205,7 @@ impl Engine {
             return;
         };
         let mut made = 0u64;
+        let logged = self.metrics.truth().is_some();
         for (id, work) in step.work {
             let Some(s) = self.seqs.get_mut(&id) else {
                 continue;
@@ -224,13 +234,26 @@ impl Engine {
             }
             s.produced += 1;
             made += 1;
+            if logged {
+                if let Some(last) = s.last {
+                    s.gaps.push(at - last);
+                }
+                s.last = Some(at);
+            }
             if s.produced >= s.max {
                 self.kv_used -= s.kv;
                 let s = self.seqs.remove(&id).expect("present");
                 self.running.retain(|r| *r != id);
                 let first = s.first.unwrap_or(at);
                 self.metrics.finished(at - s.arrived, at - first);
+                if logged {
+                    super::truth::line(&mut self.truth, first - s.arrived, at - s.arrived, &s.gaps);
+                }
             }
+        }
+        if let (Some(log), false) = (self.metrics.truth(), self.truth.is_empty()) {
+            log.append(&self.truth);
+            self.truth.clear();
         }
         while self.cached_order.len() > MAX_CACHED_BLOCKS {
             if let Some(h) = self.cached_order.pop_front() {
@@ -510,6 +533,27 @@ mod tests {
         assert_eq!(times(&mut e, b, 1, t1), [Duration::from_micros(10_400)]);
         let m = e.metrics.snapshot();
         assert_eq!((m.prefix_queries, m.prefix_hits), (24, 8));
+    }
+
+    #[test]
+    fn the_truth_log_has_each_request_as_the_engine_made_it() {
+        let path = std::env::temp_dir().join(format!("stampede-truth-{}", std::process::id()));
+        let log = crate::llm::truth::TruthLog::create(&path).unwrap();
+        let mut e = Engine::new(cfg(), std::sync::Arc::new(Metrics::with_truth(log)));
+        let t0 = Instant::now();
+        let a = e.admit(t0, 200, 3, Vec::new()).unwrap();
+        assert_eq!(times(&mut e, a, 3, t0).len(), 3);
+        let b = e
+            .admit(t0 + Duration::from_millis(100), 100, 2, Vec::new())
+            .unwrap();
+        assert_eq!(times(&mut e, b, 2, t0).len(), 2);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            text,
+            "{\"ttft_ms\":30,\"e2e_ms\":50,\"tokens\":3,\"itl_ms\":[10,10]}\n\
+             {\"ttft_ms\":20,\"e2e_ms\":30,\"tokens\":2,\"itl_ms\":[10]}\n"
+        );
     }
 
     #[test]

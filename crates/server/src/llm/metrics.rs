@@ -69,6 +69,8 @@ pub struct Metrics {
     prefill: Histogram,
     decode: Histogram,
     e2e: Histogram,
+    /// Each finished request's own times, where asked for.
+    truth: Option<super::truth::TruthLog>,
 }
 
 /// A copy of the counters and gauges (tests read the engine's true figures so).
@@ -95,6 +97,19 @@ pub struct Published {
 }
 
 impl Metrics {
+    /// Figures that also append each finished request to `log`.
+    pub fn with_truth(log: super::truth::TruthLog) -> Metrics {
+        Metrics {
+            truth: Some(log),
+            ..Metrics::default()
+        }
+    }
+
+    /// The log of each request's times, where one was asked for.
+    pub fn truth(&self) -> Option<&super::truth::TruthLog> {
+        self.truth.as_ref()
+    }
+
     /// An engine's gauges now: the sums move by the change since its last.
     pub fn gauges(
         &self,

@@ -17,6 +17,7 @@
 
 pub mod engine;
 pub mod metrics;
+pub mod truth;
 
 use std::io::Write as _;
 use std::time::{Duration, Instant};
