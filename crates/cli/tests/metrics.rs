@@ -221,7 +221,8 @@ fn try_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> Out
         } else {
             &["-d", "2s"][..]
         })
-        .args(args)
+        // `{metrics}` stands for the server's own /metrics.
+        .args(args.iter().map(|a| a.replace("{metrics}", &s.url("/metrics"))))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -446,7 +447,18 @@ fn influxdb_takes_the_line_protocol_and_returns_the_request_count() {
     let tmp = Dir::new();
     let dir = &tmp.0;
     let url = format!("influxdb=http://127.0.0.1:{}/stampede", influx.port);
-    let (completed, out) = run_load(&["--out", &url, "--rate", "2000"], dir, |_| {});
+    let (completed, out) = run_load(
+        &[
+            "--out",
+            &url,
+            "--rate",
+            "2000",
+            "--server-metrics",
+            "{metrics}",
+        ],
+        dir,
+        |_| {},
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("writes failed"), "{err}");
     let got = eventually("the written count", Duration::from_secs(20), || {
@@ -470,6 +482,13 @@ fn influxdb_takes_the_line_protocol_and_returns_the_request_count() {
     );
     let p99 = influx_value(influx.port, "SELECT max(latency_p99) FROM stampede").unwrap();
     assert!(p99 > 0.0 && p99 < 1.0, "{p99}");
+    // The server's series as scraped: the reference server's vLLM gauges, a point a
+    // second from the first scrape on.
+    let scraped = influx_value(
+        influx.port,
+        "SELECT count(value) FROM stampede_server WHERE metric = 'vllm:num_requests_running'",
+    );
+    assert!(scraped.is_some_and(|n| n >= 1.0), "{scraped:?}");
     // Every query of the InfluxDB dashboard finds the run's points.
     for q in dashboard_queries("stampede-influxdb.json", "query") {
         let q = q.replace("$timeFilter", "time > now() - 1h");

@@ -3,11 +3,13 @@
 //! `http://127.0.0.1:8086/stampede`; a URL whose path is already `/write?db=…` is used
 //! as given).
 //!
-//! Three measurements, each tagged with the machine, method and URL: `stampede` (the
+//! Measurements, each tagged with the machine, method and URL: `stampede` (the
 //! second's requests, failures, bytes, events, latency quantiles and send lag in
-//! seconds, connections, in flight, users), `stampede_status` (responses by `status`)
-//! and `stampede_failures` (failures by `kind`). Timestamps are the second's start in
-//! milliseconds.
+//! seconds, connections, in flight, users), `stampede_status` (responses by `status`),
+//! `stampede_failures` (failures by `kind`), `stampede_step` (a run of several
+//! requests, by `step`) and `stampede_server` (with `--server-metrics`: each series
+//! the server exports as last scraped by that second, by `metric` (its name), in `value`).
+//! Timestamps are the second's start in milliseconds.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -116,6 +118,14 @@ pub fn lines(info: &RunInfo, seconds: &[Arc<Second>]) -> Vec<u8> {
             latency_fields(&mut o, "latency", latency);
             let _ = writeln!(o, " {}", s.unix_ms);
         }
+        for (name, v) in s.server.iter().filter(|(_, v)| v.is_finite()) {
+            let _ = writeln!(
+                o,
+                "stampede_server,{tags},metric={} value={v} {}",
+                tag(name),
+                s.unix_ms
+            );
+        }
     }
     o.into_bytes()
 }
@@ -163,6 +173,10 @@ mod tests {
             errors: vec![("timeout", 1)],
             send_lag: LatencyStats::of(&hdrhistogram::Histogram::<u64>::new(3).unwrap()),
             steps: vec![("log in".into(), 3, 0, LatencyStats::of(&h))],
+            server: vec![
+                ("vllm:num_requests_waiting".into(), 37.0),
+                ("vllm:kv_cache_usage_perc".into(), f64::NAN),
+            ],
         };
         let info = RunInfo {
             method: "GET".into(),
@@ -176,7 +190,7 @@ mod tests {
         };
         let text = String::from_utf8(lines(&info, &[Arc::new(s)])).unwrap();
         let l: Vec<&str> = text.lines().collect();
-        assert_eq!(l.len(), 5, "{text}");
+        assert_eq!(l.len(), 6, "{text}");
         assert!(l[0].starts_with("stampede,host=m,method=GET,url=http://a/b\\ c\\,d requests=5i,failures=1i,bytes=100i,"), "{}", l[0]);
         assert!(
             l[0].contains(",latency_p50=0.002,") && !l[0].contains("send_lag"),
@@ -194,5 +208,8 @@ mod tests {
             "{}",
             l[4]
         );
+        // The server's series as scraped, a point each; a value Influx cannot hold
+        // (NaN) is left out.
+        assert_eq!(l[5], "stampede_server,host=m,method=GET,url=http://a/b\\ c\\,d,metric=vllm:num_requests_waiting value=37 1700000000000");
     }
 }

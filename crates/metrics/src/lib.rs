@@ -138,6 +138,8 @@ pub struct Second {
     /// For a run of several requests: each one that moved in the second, by name,
     /// with its answers, failures and latencies in the second.
     pub steps: Vec<(String, u64, u64, LatencyStats)>,
+    /// The server's own series as last scraped by then (`--server-metrics`).
+    pub server: Vec<(String, f64)>,
 }
 
 /// What the run is, for labels and the info series.
@@ -449,6 +451,7 @@ impl Hub {
                     Some((name.clone(), t.completed, t.failed, t.latency.stats()))
                 })
                 .collect(),
+            server: st.totals.server.clone(),
         };
         let wants_buckets = st.pushers.iter().any(|p| matches!(p.out, Out::Otlp(_)));
         let State {
