@@ -7,7 +7,7 @@
 //! arguments, the reading and a pure translation) is a [`CommandLine`] of
 //! `stampede_flags`; its [`Tool`] adds what it prints around the run and its report.
 
-use stampede_engine::{LoadSpec, Run};
+use stampede_engine::{LoadSpec, Run, RunResult};
 use stampede_flags::CommandLine;
 use stampede_report::loud_warnings;
 
@@ -32,6 +32,23 @@ pub trait Tool: CommandLine {
     fn finish(_a: &Self::Args, _run: &Run, _state: Self::State) -> Result<(), Exit> {
         Ok(())
     }
+}
+
+/// Dialect `T`'s report of a result it did not run itself — the merged result of a
+/// fan-out's segments — read with the command line each segment ran: its report's
+/// flags and outputs honoured (the per-request outputs have no records to list).
+pub fn report_merged<T: Tool>(args: &[String], result: RunResult) -> Result<(), Exit> {
+    let (a, _) = T::DIALECT.parse::<T::Args>(args)?;
+    let inputs = T::inputs(&a)?;
+    let (_, info) = T::translate(&a, inputs)?;
+    let mut state = T::State::from(info);
+    let mut run = Run {
+        result,
+        requests: None,
+        requests_dropped: 0,
+        raw_lost: 0,
+    };
+    T::report(&a, &mut run, &mut state)
 }
 
 /// Runs dialect `T` with `args` (the words after its name).

@@ -4,7 +4,8 @@
 //! `stampede load` (or dialect) command in N pods at once (`completionMode: Indexed`), each with
 //! `--segment env:JOB_COMPLETION_INDEX/N` (its segment from the index Kubernetes gives
 //! it), one shared `--start-at` a little in the future, and `--json -` so that its
-//! result is in its log; pods are spread over nodes. With `--apply` (and `kubectl` on
+//! result is in its log; pods are spread over nodes. The files the command reads go
+//! in a ConfigMap beside the Job, mounted where the rewritten command reads them. With `--apply` (and `kubectl` on
 //! the PATH) the Job is submitted, waited for, every pod's result read from its log,
 //! merged exactly and reported in the command's own form; the Job is left for
 //! `kubectl delete`.
@@ -64,8 +65,11 @@ pub struct K8sArgs {
 
 /// Writes the manifest, or submits it and reports the merged result.
 pub fn main(a: K8sArgs) -> Result<(), Exit> {
+    fanout::check(&a.command, "pod")?;
+    // Every input is read, bounded and digested before the manifest is made.
+    let inputs = fanout::inputs::find(&a.command, fanout::IN_CONFIGMAP)?;
     let start = SystemTime::now() + a.start_in;
-    let job = job_of(&a);
+    let job = job_of(&a, inputs);
     let manifest = fanout::manifest(&job, start)?;
     let text = serde_json::to_string_pretty(&manifest).expect("a manifest serialises") + "\n";
     if !a.apply {
@@ -83,12 +87,17 @@ pub fn main(a: K8sArgs) -> Result<(), Exit> {
     let asserts = a.out.assertions()?;
     a.out.check_paths()?;
     let r = fanout::apply(&job, &text, a.start_in, a.wait)?;
-    let format = a.format.unwrap_or(crate::fanout::report_of(&a.command));
-    crate::merge::emit(&r, format, &a.out, &asserts)
+    let (command, format) = (&a.command, a.format);
+    crate::merge::emit_with(
+        &r,
+        |r| crate::fanout::print_report(command, format, r),
+        &a.out,
+        &asserts,
+    )
 }
 
 /// The Job the flags describe.
-fn job_of(a: &K8sArgs) -> fanout::Job {
+fn job_of(a: &K8sArgs, inputs: fanout::inputs::Inputs) -> fanout::Job {
     fanout::Job {
         name: a.name.clone(),
         namespace: a.namespace.clone(),
@@ -97,5 +106,6 @@ fn job_of(a: &K8sArgs) -> fanout::Job {
         cpu: a.cpu.clone(),
         memory: a.memory.clone(),
         command: a.command.clone(),
+        inputs: Some(inputs),
     }
 }

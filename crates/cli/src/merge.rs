@@ -86,14 +86,30 @@ pub fn emit(
     out: &common::Outputs,
     asserts: &[Assertion],
 ) -> Result<(), Exit> {
+    emit_with(r, |r| print(r, format), out, asserts)
+}
+
+/// Prints `r` as `format` reports it.
+pub fn print(r: &RunResult, format: Report) -> Result<(), Exit> {
+    common::out(&paint(&report(r, format), Stream::Out));
+    Ok(())
+}
+
+/// [`emit`], the report printed by `show` (a dialect's own, from its command line).
+pub fn emit_with(
+    r: &RunResult,
+    show: impl FnOnce(&RunResult) -> Result<(), Exit>,
+    out: &common::Outputs,
+    asserts: &[Assertion],
+) -> Result<(), Exit> {
     let mut w = common::Writes::default();
     match out.json.as_deref() {
         Some("-") => common::out(&(r.to_json() + "\n")),
         Some(path) => {
-            common::out(&paint(&report(r, format), Stream::Out));
+            show(r)?;
             w.file(path, &(r.to_json() + "\n"));
         }
-        None => common::out(&paint(&report(r, format), Stream::Out)),
+        None => show(r)?,
     }
     for w in loud_warnings(r) {
         eprintln!("stampede: {w}");

@@ -4,7 +4,10 @@
 //! (`--segment K/N`, one shared `--start-at`, `--json -`) through the user's own `ssh`
 //! ([`stampede_lab::remote`]: their config, keys and agent; `BatchMode`, so a host that
 //! would ask for a password fails instead of waiting). `stampede` must be on the host's PATH, or `--copy` puts this binary
-//! there first (with `scp`). The results come back on each ssh's standard output and
+//! there first (with `scp`). The files the command reads travel with it
+//! ([`stampede_lab::fanout::inputs`]: one archive per host, unpacked and checked
+//! against its digests there before the start, the command rewritten to the copy).
+//! The results come back on each ssh's standard output and
 //! are merged exactly and reported in the command's own form (wrk's report for a
 //! `wrk` command); a host that fails is named, and the others are merged only with
 //! `--partial`.
@@ -16,7 +19,7 @@ use stampede_engine::merge::Merger;
 use stampede_lab::remote::Hosts;
 
 use crate::common::{self, Exit};
-use crate::merge::{self, Report};
+use crate::merge::Report;
 use stampede_lab::fanout;
 
 /// Arguments of `stampede ssh`.
@@ -86,7 +89,23 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
         copy: a.copy,
     };
     let n = a.hosts.len();
+    // Every input is read, bounded and digested before anything reaches a host.
+    let inputs = fanout::inputs::find(&a.command, fanout::inputs::OVER_SSH)
+        .map_err(|e| Exit::usage(e.to_string()))?;
     let remote = hosts.prepare().map_err(|e| Exit::fail(e.to_string()))?;
+    let dir = format!("/tmp/stampede-inputs-{}", &inputs.digest()[..16]);
+    if !inputs.files.is_empty() {
+        eprintln!(
+            "stampede: shipping {} input files ({} bytes) to {dir} on each host",
+            inputs.files.len(),
+            inputs.bytes()
+        );
+        let archive = fanout::inputs::tar(&inputs.files, &inputs.sums());
+        hosts
+            .ship(&dir, &archive)
+            .map_err(|e| Exit::fail(e.to_string()))?;
+    }
+    let command = inputs.command_at(&dir);
     let at = (SystemTime::now() + a.start_in)
         .duration_since(UNIX_EPOCH)
         .map_err(|_| Exit::usage("--start-in: the start is before 1970"))?
@@ -99,7 +118,7 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
         .run_segments(
             |k, n| {
                 let mut words = vec![remote.clone()];
-                words.extend(fanout::segment_command(&a.command, &format!("{k}/{n}"), at));
+                words.extend(fanout::segment_command(&command, &format!("{k}/{n}"), at));
                 words
             },
             None,
@@ -139,6 +158,11 @@ pub fn main(a: SshArgs) -> Result<(), Exit> {
             failed.join(", ")
         );
     }
-    let format = a.format.unwrap_or(crate::fanout::report_of(&a.command));
-    merge::emit(&r, format, &a.out, &asserts)
+    let (command, format) = (&a.command, a.format);
+    crate::merge::emit_with(
+        &r,
+        |r| crate::fanout::print_report(command, format, r),
+        &a.out,
+        &asserts,
+    )
 }

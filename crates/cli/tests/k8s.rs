@@ -235,3 +235,209 @@ fn apply_collects_every_pods_result_and_merges_them() {
     assert!(done + late == 400 && done >= 400 - 6, "{m:#}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A command's input files travel in a ConfigMap the Job mounts, the command
+/// rewritten to find them there and their digests annotated; one too large for a
+/// ConfigMap is refused before anything is written.
+#[test]
+fn inputs_travel_in_a_config_map_the_pods_mount() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let dir = std::env::temp_dir().join(format!("stampede-k8s-in-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let targets = dir.join("t.txt");
+    std::fs::write(&targets, "GET http://svc:8080/a\nGET http://svc:8080/b\n").unwrap();
+    let args = [
+        "k8s",
+        "--segments",
+        "3",
+        "--image",
+        "i",
+        "--name",
+        "in-a",
+        "--",
+        "load",
+        "--rate",
+        "100",
+        "-d",
+        "5s",
+        "--targets",
+        targets.to_str().unwrap(),
+    ];
+    let out = stampede_with_path(&args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list["kind"], "List");
+    let map: ConfigMap = serde_json::from_value(list["items"][0].clone()).unwrap();
+    let job: Job = serde_json::from_value(list["items"][1].clone()).unwrap();
+    assert_eq!(serde_json::to_value(&map).unwrap(), list["items"][0]);
+    assert_eq!(serde_json::to_value(&job).unwrap(), list["items"][1]);
+    assert_eq!(map.metadata.name.as_deref(), Some("in-a-inputs"));
+    let data = map.binary_data.unwrap();
+    assert_eq!(
+        data["f1"].0,
+        std::fs::read(&targets).unwrap(),
+        "the bytes as read here"
+    );
+    let sums = &map.metadata.annotations.unwrap()["stampede.run/sha256sums"];
+    assert!(sums.ends_with("  1-t.txt\n"), "{sums}");
+    let pod = job.spec.unwrap().template.spec.unwrap();
+    let volume = &pod.volumes.unwrap()[0];
+    let items = volume.config_map.as_ref().unwrap().items.clone().unwrap();
+    assert_eq!(
+        (items[0].key.as_str(), items[0].path.as_str()),
+        ("f1", "1-t.txt")
+    );
+    let c = &pod.containers[0];
+    assert_eq!(
+        c.volume_mounts.as_ref().unwrap()[0].mount_path,
+        "/stampede/inputs"
+    );
+    let cargs = c.args.clone().unwrap();
+    let at = cargs.iter().position(|a| a == "--targets").unwrap();
+    assert_eq!(cargs[at + 1], "/stampede/inputs/1-t.txt");
+    // Over a ConfigMap's size: refused, naming the file and what to do instead.
+    std::fs::write(&targets, "x".repeat(1_100_000)).unwrap();
+    let out = stampede_with_path(&args, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--targets") && err.contains("in a ConfigMap (put larger inputs in the image"),
+        "{err}"
+    );
+    // A file that is not there is named before anything is made.
+    let out = stampede_with_path(
+        &[
+            "k8s",
+            "--segments",
+            "2",
+            "--image",
+            "i",
+            "--",
+            "oha",
+            "-D",
+            "/no/such",
+            "http://a/",
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("-D /no/such: ") && out.stdout.is_empty(),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each dialect's command fanned out over two pods (their logs two real segments of
+/// it, played by a stand-in `kubectl`) prints its own tool's report of the merged run.
+#[test]
+fn every_dialect_fans_out_and_reports_as_its_tool_does() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-k8s-d-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = srv.url("/pong");
+    let targets = dir.join("t.txt");
+    std::fs::write(&targets, format!("GET {url}\n")).unwrap();
+    let base = srv.url("");
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["oha", "-n", "40", "-c", "2", "--no-tui", &url],
+            &["Summary:", "Success rate:"],
+        ),
+        (
+            &["hey", "-n", "40", "-c", "2", &url],
+            &["Summary:", "Requests/sec:", "Latency distribution:"],
+        ),
+        (
+            &[
+                "vegeta",
+                "attack",
+                "-rate",
+                "40/s",
+                "-duration",
+                "1s",
+                "-targets",
+                targets.to_str().unwrap(),
+            ],
+            &[
+                "Requests      [total, rate, throughput]",
+                "Status Codes  [code:count]",
+            ],
+        ),
+        (
+            &[
+                "vllm",
+                "bench",
+                "serve",
+                "--base-url",
+                &base,
+                "--model",
+                "stampede-mock",
+                "--num-prompts",
+                "8",
+                "--random-input-len",
+                "10",
+                "--random-output-len",
+                "4",
+                "--ready-check-timeout-sec",
+                "0",
+            ],
+            &[
+                "Serving Benchmark Result",
+                "Successful requests:                     8",
+            ],
+        ),
+    ];
+    for (n, (command, says)) in cases.iter().enumerate() {
+        let case = dir.join(format!("case{n}"));
+        std::fs::create_dir_all(&case).unwrap();
+        for k in 0..2 {
+            let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+                .args(*command)
+                .args(["--segment", &format!("{}/2", k + 1), "--json", "-"])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{command:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::fs::write(case.join(format!("pod-{k}.log")), &out.stdout).unwrap();
+        }
+        let script = format!(
+            "#!/bin/sh\ncase \"$1\" in\n  apply) cat > /dev/null ;;\n  wait) ;;\n  get) printf 'pod-0\\npod-1\\n' ;;\n  logs) cat {}/$2.log ;;\nesac\n",
+            case.display()
+        );
+        let kubectl = case.join("kubectl");
+        std::fs::write(&kubectl, script).unwrap();
+        std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut args = vec![
+            "k8s",
+            "--segments",
+            "2",
+            "--image",
+            "i",
+            "--apply",
+            "--start-in",
+            "1s",
+            "--",
+        ];
+        args.extend_from_slice(command);
+        let out = stampede_with_path(&args, case.to_str());
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{command:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for s in *says {
+            assert!(report.contains(s), "{command:?} lacks {s:?}:\n{report}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -222,7 +222,10 @@ fn try_load(args: &[&str], dir: &Path, on_start: impl FnOnce(&mut Child)) -> Out
             &["-d", "2s"][..]
         })
         // `{metrics}` stands for the server's own /metrics.
-        .args(args.iter().map(|a| a.replace("{metrics}", &s.url("/metrics"))))
+        .args(
+            args.iter()
+                .map(|a| a.replace("{metrics}", &s.url("/metrics"))),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

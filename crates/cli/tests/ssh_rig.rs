@@ -245,8 +245,12 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
             .unwrap(),
     );
     wait_tcp(&server_ns, SERVER_ADDR, port);
-    // The controller runs in the server's namespace, which reaches every client.
+    // The controller runs in the server's namespace, which reaches every client. The
+    // run's URL is in a targets file, which travels with it: each host reads the
+    // copy shipped to it, checked against its digest.
     let merged = dir.join("merged.json");
+    let targets = dir.join("targets.txt");
+    std::fs::write(&targets, format!("GET http://{SERVER_ADDR}:{port}/pong\n")).unwrap();
     let out = Command::new("ip")
         .args([
             "netns",
@@ -259,15 +263,27 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
         .args(rig.ssh_options().iter().flat_map(|o| ["-o", o.as_str()]))
         .args(["--remote-stampede", env!("CARGO_BIN_EXE_stampede")])
         .args(["--json", merged.to_str().unwrap(), "--"])
-        .args(["load", "--rate", "2000", "-d", "2s", "-c", "8"])
-        .arg(format!("http://{SERVER_ADDR}:{port}/pong"))
+        .args(["load", "--rate", "2000", "-d", "2s", "-c", "8", "--targets"])
+        .arg(&targets)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let shipped = err
+        .lines()
+        .find_map(|l| l.strip_prefix("stampede: shipping 1 input files (31 bytes) to "))
+        .and_then(|l| l.strip_suffix(" on each host"))
+        .unwrap_or_else(|| panic!("{err}"));
+    // The hosts share this machine's files: the shipped copy and its digests are there.
+    let copy = std::path::Path::new(shipped);
+    assert_eq!(
+        std::fs::read(copy.join("1-targets.txt")).unwrap(),
+        std::fs::read(&targets).unwrap()
     );
+    assert!(std::fs::read_to_string(copy.join("SHA256SUMS"))
+        .unwrap()
+        .ends_with("  1-targets.txt\n"));
+    let _ = std::fs::remove_dir_all(copy);
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
     // 2,000 req/s for 2 s from four network stacks: every arrival is accounted for
     // once — sent or (on a busy moment near a segment's end) never sent, and a sent

@@ -13,6 +13,8 @@ use stampede_engine::RunResult;
 
 use crate::remote::parse_result;
 
+pub mod inputs;
+
 /// Why a fan-out cannot be made or did not complete: a usage error (the command or a
 /// setting is wrong) or a failure of the machines or of `kubectl`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,8 +42,30 @@ impl FanoutError {
 }
 
 /// The subcommands a segment may run: each writes its result as JSON on standard
-/// output with `--json -` (its report then goes to standard error).
-pub const COMMANDS: [&str; 5] = ["load", "ab", "wrk", "httperf", "h2load"];
+/// output with `--json -` (its report then goes to standard error). Two are named by
+/// more than one word: `vegeta attack` and `vllm bench serve`.
+pub const COMMANDS: [&str; 10] = [
+    "load",
+    "ab",
+    "wrk",
+    "httperf",
+    "h2load",
+    "oha",
+    "hey",
+    "ghz",
+    "vegeta attack",
+    "vllm bench serve",
+];
+
+/// How many words of `command` name its subcommand (`vegeta attack` two), when it is
+/// one of [`COMMANDS`].
+pub fn command_words(command: &[String]) -> Option<usize> {
+    COMMANDS.iter().find_map(|c| {
+        let n = c.split(' ').count();
+        let named = command.len() >= n && c.split(' ').zip(command).all(|(a, b)| a == b);
+        named.then_some(n)
+    })
+}
 
 /// Flags each segment is given and the user must leave out.
 const GIVEN: [&str; 3] = ["--segment", "--start-at", "--json"];
@@ -53,9 +77,18 @@ pub fn check(command: &[String], each: &str) -> Result<(), FanoutError> {
             "give the stampede command after --, without `stampede`: -- load URL …",
         ));
     };
-    if !COMMANDS.contains(&sub.as_str()) {
+    if command_words(command).is_none() {
         return Err(FanoutError::usage(format!(
-            "after --: {sub:?} is not one of {}; give the command without `stampede`",
+            "after --: {:?} is not one of {}; give the command without `stampede`",
+            match sub.as_str() {
+                "vegeta" | "vllm" => command
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => sub.clone(),
+            },
             COMMANDS.join(", ")
         )));
     }
@@ -106,7 +139,19 @@ pub struct Job {
     pub memory: String,
     /// The stampede command each pod runs.
     pub command: Vec<String>,
+    /// The files it reads, shipped in a ConfigMap (none: the command as given).
+    pub inputs: Option<inputs::Inputs>,
 }
+
+/// Where the pods find the shipped inputs.
+pub const INPUTS_DIR: &str = "/stampede/inputs";
+
+/// Inputs a ConfigMap carries: at most 1,000,000 bytes (Kubernetes refuses one over
+/// 1 MiB, its keys and metadata included).
+pub const IN_CONFIGMAP: inputs::Bound = inputs::Bound {
+    bytes: 1_000_000,
+    way: "in a ConfigMap (put larger inputs in the image and name their path there)",
+};
 
 /// The Indexed Job running `a.command` in `a.segments` pods from `start`.
 pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
@@ -127,12 +172,17 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
         )));
     }
     check(&a.command, "pod")?;
+    let shipped = a.inputs.as_ref().filter(|i| !i.files.is_empty());
+    let command = match shipped {
+        Some(i) => i.command_at(INPUTS_DIR),
+        None => a.command.clone(),
+    };
     let at = start
         .duration_since(UNIX_EPOCH)
         .map_err(|_| FanoutError::usage("--start-in: the start is before 1970"))?
         .as_secs_f64();
     let args = segment_command(
-        &a.command,
+        &command,
         &format!("env:JOB_COMPLETION_INDEX/{}", a.segments),
         at,
     );
@@ -145,7 +195,7 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
     if let Some(ns) = &a.namespace {
         metadata["namespace"] = json!(ns);
     }
-    Ok(json!({
+    let mut job = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata,
@@ -174,7 +224,45 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
                 },
             },
         },
-    }))
+    });
+    let Some(inputs) = shipped else {
+        return Ok(job);
+    };
+    // The inputs as a ConfigMap's binary data, a key each (keys may not hold '/'),
+    // mounted where the rewritten command looks for them; its digests annotated.
+    let map = format!("{}-inputs", a.name);
+    let mut data = serde_json::Map::new();
+    let mut items = Vec::new();
+    for (i, f) in inputs.files.iter().enumerate() {
+        let key = format!("f{}", i + 1);
+        data.insert(
+            key.clone(),
+            json!(base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                &f.bytes
+            )),
+        );
+        items.push(json!({ "key": key, "path": f.name }));
+    }
+    let pod = &mut job["spec"]["template"]["spec"];
+    pod["volumes"] = json!([{ "name": "inputs", "configMap": { "name": map, "items": items } }]);
+    pod["containers"][0]["volumeMounts"] =
+        json!([{ "name": "inputs", "mountPath": INPUTS_DIR, "readOnly": true }]);
+    let mut map_meta = json!({
+        "name": map,
+        "labels": labels,
+        "annotations": { "stampede.run/sha256sums": inputs.sums() },
+    });
+    if let Some(ns) = &a.namespace {
+        map_meta["namespace"] = json!(ns);
+    }
+    let config_map = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": map_meta,
+        "binaryData": data,
+    });
+    Ok(json!({ "apiVersion": "v1", "kind": "List", "items": [config_map, job] }))
 }
 
 /// `kubectl` with `args`, its standard output, or an error saying what failed.
@@ -276,8 +364,18 @@ mod tests {
     fn commands_are_checked_and_given_their_segment() {
         assert!(check(&words("load http://h/"), "host").is_ok());
         assert!(check(&words("wrk -R 100 http://h/"), "host").is_ok());
+        assert!(check(&words("vegeta attack -rate 5/s -targets t.txt"), "host").is_ok());
+        assert!(check(&words("vllm bench serve --model m"), "host").is_ok());
+        assert!(check(&words("oha -z 5s http://h/"), "host").is_ok());
         let e = check(&words("serve"), "pod").unwrap_err();
         assert!(e.to_string().contains("not one of load, ab"), "{e}");
+        let e = check(&words("vegeta report r.bin"), "pod").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("\"vegeta report r.bin\" is not one of"),
+            "{e}"
+        );
+        assert_eq!(command_words(&words("vllm bench serve --model m")), Some(3));
         let e = check(&words("ab --json=x http://h/"), "pod").unwrap_err();
         assert!(e.to_string().contains("leave out --json; each pod"), "{e}");
         assert_eq!(

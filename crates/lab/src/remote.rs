@@ -49,6 +49,14 @@ pub enum RemoteError {
         /// The last of scp's complaint.
         stderr: String,
     },
+    /// The run's inputs did not arrive whole on a host.
+    #[error("shipping the run's inputs to {host} failed: {stderr}")]
+    Ship {
+        /// The host.
+        host: String,
+        /// The last of the remote shell's complaint.
+        stderr: String,
+    },
     /// Starting the command on a host failed.
     #[error("{host}: {source}")]
     On {
@@ -215,6 +223,40 @@ impl Hosts {
             }
         }
         Ok(remote)
+    }
+
+    /// Unpacks `archive` (a tar of the run's inputs with their `SHA256SUMS`) into
+    /// `dir` on every host at once, each checking the digests of what arrived; the
+    /// first host where that failed is the error.
+    pub fn ship(&self, dir: &str, archive: &[u8]) -> Result<(), RemoteError> {
+        let script = format!(
+            "mkdir -p {d} && tar -xf - -C {d} && cd {d} && sha256sum -c --quiet SHA256SUMS",
+            d = quote(dir)
+        );
+        let children = (self.hosts.iter())
+            .map(|host| {
+                check_host(host)?;
+                let mut c = self.base("ssh");
+                c.arg("--").arg(host).arg(&script);
+                let child = start(&mut c, Some(archive)).map_err(|e| RemoteError::On {
+                    host: host.clone(),
+                    source: Box::new(e),
+                })?;
+                Ok((host, child))
+            })
+            .collect::<Result<Vec<_>, RemoteError>>()?;
+        let mut first = None;
+        for (host, child) in children {
+            let out = child.wait_with_output().map_err(RemoteError::Status)?;
+            if !out.status.success() && first.is_none() {
+                let err = String::from_utf8_lossy(&out.stderr);
+                first = Some(RemoteError::Ship {
+                    host: host.clone(),
+                    stderr: err.trim().lines().last().unwrap_or("").to_string(),
+                });
+            }
+        }
+        first.map_or(Ok(()), Err)
     }
 
     /// Starts `words` (quoted here) on `host`, with `input` on its standard input.
