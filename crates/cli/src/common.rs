@@ -48,6 +48,16 @@ pub fn execute_parts(
     for part in parts {
         probe(&part.plan)?;
     }
+    // A fleet's segment sends each second to the coordinator, beside what else shows it.
+    if crate::fleet::active() {
+        let mut inner = progress.each_second.take();
+        progress.each_second = Some(Box::new(move |s| {
+            crate::fleet::second(&s.interval);
+            if let Some(f) = inner.as_mut() {
+                f(s);
+            }
+        }));
+    }
     install_sigint();
     // Workers hand over each second only when something shows it.
     let control = Arc::new(if progress.shows_seconds() {

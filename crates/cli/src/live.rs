@@ -138,6 +138,7 @@ pub fn watch(control: Arc<Control>, run: RunShape, mut opts: ProgressOptions) {
         // counters are redrawn on every tick, a second shown as soon as it is whole.
         let mut came = live.wait(&control, Duration::from_millis(50));
         if interrupted()
+            || crate::fleet::stop_asked()
             || opts
                 .max_failures
                 .is_some_and(|n| control.failed.load(Ordering::Relaxed) >= n)

@@ -24,6 +24,7 @@ mod common;
 mod console;
 mod contract;
 mod fanout;
+mod fleet;
 mod ghz;
 mod grpc;
 mod guidellm;

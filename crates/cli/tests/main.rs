@@ -11,6 +11,7 @@ mod common;
 mod console;
 mod dashboard;
 mod dialects;
+mod fleet;
 mod grpc;
 mod grpc_go;
 mod guidellm;

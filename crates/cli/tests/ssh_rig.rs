@@ -101,7 +101,11 @@ impl Rig {
             return None;
         }
         let id = std::process::id();
-        let tag = if server_sshd { "l" } else { "s" };
+        // Rigs of one test process at once: each its own names (an interface's name
+        // holds at most 15 bytes: "st", the id, this tag, a letter and the client).
+        static RIGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = RIGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("{}{n}", if server_sshd { "l" } else { "s" });
         let dir = std::env::temp_dir().join(format!("stampede-rig{tag}-{id}"));
         std::fs::create_dir_all(&dir).unwrap();
         let mut rig = Rig {
@@ -262,7 +266,10 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
         .args(["--hosts", &hosts.join(","), "--start-in", "2s"])
         .args(rig.ssh_options().iter().flat_map(|o| ["-o", o.as_str()]))
         .args(["--remote-stampede", env!("CARGO_BIN_EXE_stampede")])
-        .args(["--json", merged.to_str().unwrap(), "--"])
+        .args(["--json", merged.to_str().unwrap()])
+        .arg("--live-log")
+        .arg(dir.join("live.jsonl"))
+        .arg("--")
         .args(["load", "--rate", "2000", "-d", "2s", "-c", "8", "--targets"])
         .arg(&targets)
         .output()
@@ -319,6 +326,191 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
         "{open}"
     );
     assert_eq!(m["connections_opened"].as_u64().unwrap(), 8);
+    // The live view: each second merged from the four as it came is the merged
+    // result's second, histogram for histogram (the shared start aligns them).
+    let live = std::fs::read_to_string(dir.join("live.jsonl")).unwrap();
+    let intervals = m["intervals"].as_array().unwrap();
+    let mut compared = 0;
+    for line in live.lines() {
+        let l: serde_json::Value = serde_json::from_str(line).unwrap();
+        let t = l["t"].as_u64().unwrap() as usize;
+        // The 2 s run's whole seconds hold all four (a last sliver may hold fewer).
+        if t < 2 {
+            assert_eq!(l["segments"], 4, "{line}");
+        }
+        let Some(iv) = intervals.iter().find(|i| i["t"].as_u64() == Some(t as u64)) else {
+            continue;
+        };
+        let h = stampede_engine::Hist::from_base64(iv["histogram"].as_str().unwrap()).unwrap();
+        let live_h = stampede_engine::Hist::from_base64(l["histogram"].as_str().unwrap()).unwrap();
+        assert_eq!(live_h, h, "second {t}");
+        assert_eq!(l["completed"], iv["completed"], "second {t}");
+        assert_eq!(
+            l["p99_us"].as_u64().unwrap(),
+            stampede_engine::value_at_percentile(&h.0, 99.0)
+        );
+        compared += 1;
+    }
+    assert!(compared >= 2, "{live}");
+    assert_eq!(m["fleet"]["merged"], 4, "{m:#}");
+    drop(rig);
+}
+
+/// Sixteen segments over the four hosts at a shared rate: one host that is not
+/// there never becomes ready, one segment is killed mid-run and one stalls (stopped
+/// by SIGSTOP). The run still ends within its length and the stall's timeout, names
+/// the three, and with --partial merges the survivors exactly as `stampede merge`
+/// of their own results does.
+#[test]
+fn a_fleet_with_a_dead_a_stalled_and_an_absent_segment_ends_on_time() {
+    let Some(mut rig) = Rig::build(false) else {
+        return;
+    };
+    let (server_ns, hosts, dir) = (rig.server_ns.clone(), rig.hosts.clone(), rig.dir.clone());
+    let port = 8080;
+    rig.children.push(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &server_ns,
+                env!("CARGO_BIN_EXE_stampede"),
+                "serve",
+            ])
+            .args([
+                "--threads",
+                "1",
+                "--listen",
+                &format!("{SERVER_ADDR}:{port}"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_tcp(&server_ns, SERVER_ADDR, port);
+    // Segments 1–15 on the four hosts in turn; segment 16 on an address nobody has.
+    let mut list: Vec<String> = (0..15).map(|i| hosts[i % CLIENTS].clone()).collect();
+    list.push("10.77.9.9".into());
+    let parts = dir.join("parts");
+    let merged = dir.join("merged.json");
+    let live = dir.join("live.jsonl");
+    let started = std::time::Instant::now();
+    let child = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &server_ns,
+            env!("CARGO_BIN_EXE_stampede"),
+            "ssh",
+        ])
+        .args([
+            "--hosts",
+            &list.join(","),
+            "--start-in",
+            "8s",
+            "--stall-after",
+            "3s",
+        ])
+        .args(rig.ssh_options().iter().flat_map(|o| ["-o", o.as_str()]))
+        .args([
+            "--remote-stampede",
+            env!("CARGO_BIN_EXE_stampede"),
+            "--partial",
+        ])
+        .arg("--parts")
+        .arg(&parts)
+        .arg("--json")
+        .arg(&merged)
+        .arg("--live-log")
+        .arg(&live)
+        .args(["--", "load", "--rate", "1600", "-d", "6s", "-c", "32"])
+        .arg(format!("http://{SERVER_ADDR}:{port}/pong"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the fleet has shown a second, segment 5 dies and segment 9 stops.
+    crate::common::eventually("the fleet's first second", Duration::from_secs(20), || {
+        std::fs::read_to_string(&live)
+            .ok()
+            .filter(|l| !l.is_empty())
+            .map(drop)
+    });
+    let signal = |sig: &str, seg: &str| {
+        Command::new("pkill")
+            .args([sig, "-f", &format!("segment {seg} --fleet")])
+            .status()
+            .unwrap()
+    };
+    assert!(signal("-KILL", "5/16").success());
+    assert!(signal("-STOP", "9/16").success());
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let _ = signal("-KILL", "9/16");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // 8 s at most to be ready (the absent host fails at once), 6 s of run, 3 s of
+    // stall: within the run's length and 15 s.
+    assert!(
+        took < Duration::from_secs(6 + 15),
+        "{took:?}
+{err}"
+    );
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    let fleet = &m["fleet"];
+    assert_eq!(
+        (fleet["segments"].as_u64(), fleet["merged"].as_u64()),
+        (Some(16), Some(13)),
+        "{fleet:#}"
+    );
+    let missing: Vec<(String, String)> = (fleet["missing"].as_array().unwrap().iter())
+        .map(|x| {
+            (
+                x["segment"].as_str().unwrap().to_string(),
+                x["why"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let why = |seg: &str| {
+        missing
+            .iter()
+            .find(|(s, _)| s == seg)
+            .map(|(_, w)| w.clone())
+            .unwrap_or_else(|| panic!("{seg} not named: {missing:?}"))
+    };
+    assert!(why("16/16").contains("before it was ready"), "{missing:?}");
+    assert!(why("9/16").starts_with("stalled"), "{missing:?}");
+    assert!(
+        why("5/16").contains("exited") || why("5/16").contains("signal"),
+        "{missing:?}"
+    );
+    for seg in ["5/16", "9/16", "16/16"] {
+        assert!(err.contains(&format!("segment {seg} on ")), "{err}");
+    }
+    // The survivors' own results, merged by `stampede merge`, are the fleet's.
+    let files: Vec<String> = (std::fs::read_dir(&parts).unwrap())
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 13);
+    let again = dir.join("again.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+        .arg("merge")
+        .args(&files)
+        .arg("--json")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a: serde_json::Value = serde_json::from_slice(&std::fs::read(&again).unwrap()).unwrap();
+    for k in ["requests", "latency", "histograms", "intervals", "open"] {
+        assert_eq!(a[k], m[k], "{k}");
+    }
+    valid(&m);
     drop(rig);
 }
 
@@ -404,4 +596,81 @@ fn a_bench_starts_its_target_on_a_host_and_loads_it_from_four() {
         },
     );
     drop(rig);
+}
+
+/// `--abort-on` judged on the fleet's merged seconds: a condition no run meets stops
+/// all four hosts after the first second of a 20 s run, and the result says which
+/// condition stopped it, and when.
+#[test]
+fn an_abort_on_condition_stops_the_whole_fleet() {
+    let Some(mut rig) = Rig::build(false) else {
+        return;
+    };
+    let (server_ns, hosts, dir) = (rig.server_ns.clone(), rig.hosts.clone(), rig.dir.clone());
+    let port = 8080;
+    rig.children.push(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &server_ns,
+                env!("CARGO_BIN_EXE_stampede"),
+                "serve",
+            ])
+            .args([
+                "--threads",
+                "1",
+                "--listen",
+                &format!("{SERVER_ADDR}:{port}"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_tcp(&server_ns, SERVER_ADDR, port);
+    let merged = dir.join("merged.json");
+    let started = std::time::Instant::now();
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &server_ns,
+            env!("CARGO_BIN_EXE_stampede"),
+            "ssh",
+        ])
+        .args(["--hosts", &hosts.join(","), "--abort-on", "p99 < 1us"])
+        .args(rig.ssh_options().iter().flat_map(|o| ["-o", o.as_str()]))
+        .args(["--remote-stampede", env!("CARGO_BIN_EXE_stampede")])
+        .arg("--json")
+        .arg(&merged)
+        .args(["--", "load", "--rate", "400", "-d", "20s", "-c", "8"])
+        .arg(format!("http://{SERVER_ADDR}:{port}/pong"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("stopped by --abort-on \"p99 < 1us\" after 1 s"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(12), "{err}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    let stop = &m["fleet"]["stopped_by"];
+    assert_eq!(stop["condition"], "p99 < 1us", "{m:#}");
+    assert_eq!(stop["at_s"], 1.0);
+    assert!(stop["actual"].as_str().unwrap().ends_with(" ms"), "{stop}");
+    assert_eq!(m["fleet"]["merged"], 4);
+    assert!(m["duration_s"].as_f64().unwrap() < 8.0, "{m:#}");
+    valid(&m);
+    drop(rig);
+}
+
+/// Checks a result against the published schema.
+fn valid(m: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../schema/run-result.v1.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(m).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }

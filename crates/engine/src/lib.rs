@@ -62,8 +62,9 @@ pub use proto::h1::parse::Fields;
 pub use proto::MAX_KEPT_BODY;
 pub use request::{AbRequest, Request, RequestBuilder, Version};
 pub use result::{
-    decode_checked, percentile_linear, value_at_percentile, DeliveryStats, Hist, Interval,
-    LatencyStats, Origin, RunResult, StreamHistograms, StreamStats, TlsStats,
+    decode_checked, percentile_linear, value_at_percentile, DeliveryStats, FleetMissing, FleetStop,
+    FleetSummary, Hist, Interval, LatencyStats, Origin, RunResult, StreamHistograms, StreamStats,
+    TlsStats,
 };
 pub use run::control::Control;
 pub use run::live::{Live, LiveSecond};

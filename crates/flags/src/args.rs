@@ -366,6 +366,11 @@ pub struct SegmentArgs {
     /// the arrivals due since as send lag
     #[arg(long = "start-strict")]
     pub start_strict: bool,
+    /// Run as one of a fleet's segments for `stampede ssh`: say ready on standard
+    /// output and wait for the start on standard input, send each second's figures
+    /// ahead of the result, stop when told
+    #[arg(long = "fleet", hide = true, conflicts_with = "start_at")]
+    pub fleet: bool,
 }
 
 impl SegmentArgs {

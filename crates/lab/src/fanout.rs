@@ -68,7 +68,7 @@ pub fn command_words(command: &[String]) -> Option<usize> {
 }
 
 /// Flags each segment is given and the user must leave out.
-const GIVEN: [&str; 3] = ["--segment", "--start-at", "--json"];
+const GIVEN: [&str; 4] = ["--segment", "--start-at", "--json", "--fleet"];
 
 /// Checks the command after `--`; `each` names what runs a segment ("host", "pod").
 pub fn check(command: &[String], each: &str) -> Result<(), FanoutError> {
@@ -118,6 +118,23 @@ pub fn segment_command(command: &[String], segment: &str, start_at: f64) -> Vec<
         segment.into(),
         "--start-at".into(),
         format!("{start_at:.3}"),
+        "--json".into(),
+        "-".into(),
+    ]);
+    words
+}
+
+/// The command as a fleet's segment runs it over ssh: its segment, `--fleet` (the
+/// coordinator gives the start) and its result as JSON on standard output.
+pub fn fleet_command(command: &[String], segment: &str) -> Vec<String> {
+    let mut words = command.to_vec();
+    if words[0] == "load" {
+        words.insert(1, "-q".into());
+    }
+    words.extend([
+        "--segment".into(),
+        segment.into(),
+        "--fleet".into(),
         "--json".into(),
         "-".into(),
     ]);

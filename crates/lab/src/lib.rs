@@ -3,6 +3,7 @@
 
 pub mod environment;
 pub mod fanout;
+pub mod fleet;
 pub mod guard;
 pub mod history;
 pub mod plan;

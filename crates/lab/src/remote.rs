@@ -276,6 +276,26 @@ impl Hosts {
         })
     }
 
+    /// Starts `words` (quoted here) on `host` with its standard input left open for
+    /// the caller to write (a fleet's orders).
+    pub fn spawn_open(&self, host: &str, words: &[String]) -> Result<Child, RemoteError> {
+        check_host(host)?;
+        let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
+        let mut c = self.base("ssh");
+        c.arg("--").arg(host).arg(line.join(" "));
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| RemoteError::On {
+                host: host.to_string(),
+                source: Box::new(RemoteError::Spawn {
+                    program: "ssh".into(),
+                    source,
+                }),
+            })
+    }
+
     /// Runs segment K of N on host K (`words_for(K, N)` is the remote command, whose
     /// standard output is a result as JSON), all at once; returns each host's result or
     /// what went wrong there, in host order. A host still running `deadline` after the

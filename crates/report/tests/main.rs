@@ -120,6 +120,7 @@ fn fixture() -> RunResult {
         limit: None,
         capacity: None,
         interrupted: false,
+        fleet: None,
         targets: Vec::new(),
         server: None,
         protocols: Default::default(),

@@ -195,6 +195,7 @@ pub fn from_hlog(log: &[u8]) -> Result<RunResult, MergeError> {
         limit: None,
         capacity: None,
         interrupted: false,
+        fleet: None,
     })
 }
 

@@ -158,6 +158,7 @@ pub(super) fn build_result(
         limit: None,
         capacity: None,
         interrupted: false,
+        fleet: None,
         targets,
         server: None,
         protocols: crate::result::ProtocolFigures {

@@ -231,7 +231,82 @@ fn absent(f: Figure) -> &'static str {
     }
 }
 
+/// What a run's figures are while it goes (a fleet's seconds merged so far): enough
+/// to judge the assertions on latency, rate and failures.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveFigures<'a> {
+    /// Latency from the intended start, and from the send.
+    pub latency: &'a hdrhistogram::Histogram<u64>,
+    pub uncorrected: &'a hdrhistogram::Histogram<u64>,
+    /// Seconds since the start.
+    pub seconds: f64,
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+}
+
 impl Assertion {
+    /// Whether the assertion can be judged on [`LiveFigures`]: the response's latency
+    /// statistics, `rps` and `errors` (not the stream figures, `non2xx` or journeys).
+    pub fn judged_live(&self) -> bool {
+        matches!(
+            self.metric,
+            Metric::Latency(Figure::Latency, ..) | Metric::Rps | Metric::Errors
+        )
+    }
+
+    /// Judges the assertion on a run's figures so far; `None` when it is not one
+    /// [`Assertion::judged_live`] or nothing it reads has been measured yet.
+    pub fn check_live(&self, f: &LiveFigures) -> Option<Checked> {
+        let (actual, shown) = match self.metric {
+            Metric::Latency(Figure::Latency, stat, u) => {
+                let h = if u { f.uncorrected } else { f.latency };
+                if h.is_empty() {
+                    return None;
+                }
+                let v = match stat {
+                    Stat::Percentile(q) => crate::value_at_percentile(h, q) as f64,
+                    Stat::Mean => h.mean(),
+                    Stat::Max => h.max() as f64,
+                    Stat::Min => h.min() as f64,
+                };
+                (v, format!("{:.3} ms", v / 1000.0))
+            }
+            Metric::Rps if f.seconds > 0.0 => {
+                let v = f.completed as f64 / f.seconds;
+                (v, format!("{v:.1} req/s"))
+            }
+            Metric::Errors if self.share && f.started > 0 => {
+                let v = f.failed as f64 / f.started as f64;
+                (
+                    v,
+                    format!("{:.4}% ({} of {})", v * 100.0, f.failed, f.started),
+                )
+            }
+            Metric::Errors if !self.share => (f.failed as f64, f.failed.to_string()),
+            _ => return None,
+        };
+        Some(Checked {
+            assertion: self.text.clone(),
+            passed: self.holds(actual),
+            actual: shown,
+        })
+    }
+
+    /// Whether `actual` meets the assertion (a value not measured, NaN, never does).
+    fn holds(&self, actual: f64) -> bool {
+        let v = self.value;
+        !actual.is_nan()
+            && match self.op {
+                Op::Lt => actual < v,
+                Op::Le => actual <= v,
+                Op::Gt => actual > v,
+                Op::Ge => actual >= v,
+                Op::Eq => actual == v,
+                Op::Ne => actual != v,
+            }
+    }
+
     /// Whether the assertion reads stream figures (a run that times none fails it).
     pub fn needs_stream(&self) -> bool {
         matches!(
@@ -360,17 +435,8 @@ impl Assertion {
                 None => (f64::NAN, "no journeys or sessions in this run".into()),
             },
         };
-        let v = self.value;
         // A figure the run did not measure holds no comparison.
-        let passed = !actual.is_nan()
-            && match self.op {
-                Op::Lt => actual < v,
-                Op::Le => actual <= v,
-                Op::Gt => actual > v,
-                Op::Ge => actual >= v,
-                Op::Eq => actual == v,
-                Op::Ne => actual != v,
-            };
+        let passed = self.holds(actual);
         Checked {
             assertion: self.text.clone(),
             passed,
@@ -382,6 +448,34 @@ impl Assertion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_figures_judge_latency_rate_and_failures_and_nothing_else() {
+        let mut h = crate::measure::hist::new_histogram();
+        for v in [1_000u64, 2_000, 40_000] {
+            h.record(v).unwrap();
+        }
+        let empty = crate::measure::hist::new_histogram();
+        let f = LiveFigures {
+            latency: &h,
+            uncorrected: &empty,
+            seconds: 2.0,
+            started: 4,
+            completed: 3,
+            failed: 1,
+        };
+        let check = |s: &str| Assertion::parse(s).unwrap().check_live(&f);
+        let c = check("p99 < 10ms").unwrap();
+        assert!(!c.passed && c.actual.starts_with("40."), "{c:?}");
+        assert!(check("rps > 1").unwrap().passed);
+        assert!(!check("errors < 20%").unwrap().passed);
+        assert!(check("errors <= 1").unwrap().passed);
+        // Nothing measured from the send yet: not judged.
+        assert_eq!(check("uncorrected_p99 < 1ms"), None);
+        let stream = Assertion::parse("ttft_p99 < 1s").unwrap();
+        assert!(!stream.judged_live() && stream.check_live(&f).is_none());
+        assert!(Assertion::parse("mean < 1s").unwrap().judged_live());
+    }
 
     #[test]
     fn parses_every_form_and_names_what_is_wrong() {
