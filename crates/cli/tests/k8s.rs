@@ -17,6 +17,28 @@ fn stampede_with_path(args: &[&str], path: Option<&str>) -> Output {
     c.output().unwrap()
 }
 
+/// `kubectl get pods -o json` of a Job's pods: (name, index, phase, reason, message).
+fn pods_json(pods: &[(&str, u32, &str, &str, &str)]) -> String {
+    let items: Vec<serde_json::Value> = pods
+        .iter()
+        .map(|(name, index, phase, reason, message)| {
+            let mut status = serde_json::json!({ "phase": phase });
+            if !reason.is_empty() {
+                status["reason"] = serde_json::json!(reason);
+                status["message"] = serde_json::json!(message);
+            }
+            serde_json::json!({
+                "metadata": {
+                    "name": name,
+                    "annotations": { "batch.kubernetes.io/job-completion-index": index.to_string() },
+                },
+                "status": status,
+            })
+        })
+        .collect();
+    serde_json::json!({ "kind": "List", "items": items }).to_string()
+}
+
 #[test]
 fn the_manifest_is_an_indexed_job_of_the_kubernetes_api() {
     let out = stampede_with_path(
@@ -169,8 +191,16 @@ fn apply_collects_every_pods_result_and_merges_them() {
     }
     // A stand-in kubectl: records its calls, lists the two pods, logs their results.
     let calls = dir.join("calls");
+    std::fs::write(
+        dir.join("pods.json"),
+        pods_json(&[
+            ("pod-0", 0, "Succeeded", "", ""),
+            ("pod-1", 1, "Succeeded", "", ""),
+        ]),
+    )
+    .unwrap();
     let script = format!(
-        "#!/bin/sh\necho \"$@\" >> {calls}\ncase \"$1\" in\n  apply) cat > {dir}/applied.json ;;\n  wait) ;;\n  get) printf 'pod-0\\npod-1\\n' ;;\n  logs) cat {dir}/$2.log ;;\nesac\n",
+        "#!/bin/sh\necho \"$@\" >> {calls}\ncase \"$1\" in\n  apply) cat > {dir}/applied.json ;;\n  get) cat {dir}/pods.json ;;\n  logs) cat {dir}/$2.log ;;\nesac\n",
         calls = calls.display(),
         dir = dir.display()
     );
@@ -206,8 +236,12 @@ fn apply_collects_every_pods_result_and_merges_them() {
     );
     let calls = std::fs::read_to_string(&calls).unwrap();
     assert!(
-        calls.starts_with("apply -f -\nwait --for=condition=complete"),
+        calls.starts_with("apply -f -\nget pods -l stampede.run/job=stampede -o json\n"),
         "{calls}"
+    );
+    assert!(
+        calls.ends_with("delete --ignore-not-found --wait=false job/stampede\n"),
+        "the Job is deleted after the run: {calls}"
     );
     assert!(
         calls.contains("logs pod-0") && calls.contains("logs pod-1"),
@@ -409,9 +443,17 @@ fn every_dialect_fans_out_and_reports_as_its_tool_does() {
             );
             std::fs::write(case.join(format!("pod-{k}.log")), &out.stdout).unwrap();
         }
+        std::fs::write(
+            case.join("pods.json"),
+            pods_json(&[
+                ("pod-0", 0, "Succeeded", "", ""),
+                ("pod-1", 1, "Succeeded", "", ""),
+            ]),
+        )
+        .unwrap();
         let script = format!(
-            "#!/bin/sh\ncase \"$1\" in\n  apply) cat > /dev/null ;;\n  wait) ;;\n  get) printf 'pod-0\\npod-1\\n' ;;\n  logs) cat {}/$2.log ;;\nesac\n",
-            case.display()
+            "#!/bin/sh\ncase \"$1\" in\n  apply) cat > /dev/null ;;\n  get) cat {c}/pods.json ;;\n  logs) cat {c}/$2.log ;;\nesac\n",
+            c = case.display()
         );
         let kubectl = case.join("kubectl");
         std::fs::write(&kubectl, script).unwrap();
@@ -438,6 +480,215 @@ fn every_dialect_fans_out_and_reports_as_its_tool_does() {
         for s in *says {
             assert!(report.contains(s), "{command:?} lacks {s:?}:\n{report}");
         }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stand-in cluster of four pods: two ran real segments, one failed (its container
+/// exited 1) and one was evicted. Without --partial the run fails at once, naming
+/// them; with it the two are merged and the two named in the result; the Job is
+/// deleted afterwards unless --keep.
+#[test]
+fn failed_and_evicted_pods_are_named_and_the_rest_merged_with_partial() {
+    let srv = crate::common::srv();
+    let dir = std::env::temp_dir().join(format!("stampede-k8s-f-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = srv.url("/pong");
+    let command = ["load", "--rate", "200", "-d", "1s", "-c", "4", url.as_str()];
+    for k in [0, 2] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stampede"))
+            .args(command)
+            .args(["--segment", &format!("{}/4", k + 1), "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::write(dir.join(format!("pod-{k}.log")), &out.stdout).unwrap();
+    }
+    std::fs::write(
+        dir.join("pods.json"),
+        pods_json(&[
+            ("pod-0", 0, "Succeeded", "", ""),
+            ("pod-1", 1, "Failed", "", ""),
+            ("pod-2", 2, "Succeeded", "", ""),
+            (
+                "pod-3",
+                3,
+                "Failed",
+                "Evicted",
+                "The node was low on resource: memory.",
+            ),
+        ]),
+    )
+    .unwrap();
+    let calls = dir.join("calls");
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" >> {calls}\ncase \"$1\" in\n  apply) cat > /dev/null ;;\n  get) cat {d}/pods.json ;;\n  logs) cat {d}/$2.log ;;\nesac\n",
+        calls = calls.display(),
+        d = dir.display()
+    );
+    let kubectl = dir.join("kubectl");
+    std::fs::write(&kubectl, script).unwrap();
+    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let merged = dir.join("m.json");
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&calls);
+        let mut args = vec!["k8s", "--segments", "4", "--image", "i", "--apply"];
+        args.extend_from_slice(extra);
+        args.extend(["--json", merged.to_str().unwrap(), "--"]);
+        args.extend(command);
+        let started = std::time::Instant::now();
+        let out = stampede_with_path(&args, dir.to_str());
+        (
+            out,
+            started.elapsed(),
+            std::fs::read_to_string(&calls).unwrap_or_default(),
+        )
+    };
+    let (out, took, calls_made) = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("2 pods failed (pod pod-1 failed; pod pod-3 failed: Evicted: The node was low on resource: memory.)"),
+        "{err}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "seen at the first look: {took:?}"
+    );
+    assert!(
+        calls_made.contains("delete --ignore-not-found --wait=false job/stampede"),
+        "{calls_made}"
+    );
+    let (out, _, calls_made) = run(&["--partial", "--keep"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("segment 4/4 is missing: pod pod-3 failed: Evicted"),
+        "{err}"
+    );
+    assert!(err.contains("merged 2 of 4 segments"), "{err}");
+    assert!(!calls_made.contains("delete"), "--keep: {calls_made}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    assert_eq!(m["fleet"]["merged"], 2);
+    let missing: Vec<&str> = (m["fleet"]["missing"].as_array().unwrap().iter())
+        .map(|x| x["segment"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["2/4", "4/4"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pods shaped for the cluster: the common fields as flags and a pod template
+/// merged over the generated one, every field read back by the Kubernetes API
+/// types; --dry-run prints and submits nothing even with --apply.
+#[test]
+fn pods_are_shaped_by_flags_and_a_template_and_dry_run_submits_nothing() {
+    let dir = std::env::temp_dir().join(format!("stampede-k8s-t-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let template = dir.join("pod.yaml");
+    std::fs::write(
+        &template,
+        "metadata:\n  labels:\n    team: perf\nspec:\n  priorityClassName: load\n  tolerations:\n    - key: spot\n      operator: Exists\n  containers:\n    - name: stampede\n      image: evil/other:1\n      env:\n        - name: RUST_LOG\n          value: warn\n    - name: sidecar\n      image: busybox\n",
+    )
+    .unwrap();
+    // A kubectl that must not be called.
+    let kubectl = dir.join("kubectl");
+    std::fs::write(
+        &kubectl,
+        "#!/bin/sh\necho called > \"$(dirname \"$0\")/called\"\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = stampede_with_path(
+        &[
+            "k8s",
+            "--segments",
+            "2",
+            "--image",
+            "registry.test/stampede:1",
+            "--apply",
+            "--dry-run",
+            "--node-selector",
+            "pool=load",
+            "--toleration",
+            "dedicated=load:NoSchedule",
+            "--service-account",
+            "loader",
+            "--image-pull-secret",
+            "regcred",
+            "--label",
+            "run=a1",
+            "--annotation",
+            "owner=perf@example.test",
+            "--pod-template",
+            template.to_str().unwrap(),
+            "--",
+            "load",
+            "-d",
+            "10s",
+            "http://svc:8080/",
+        ],
+        dir.to_str(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.join("called").exists(), "--dry-run submitted nothing");
+    let raw: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job: Job = serde_json::from_value(raw.clone()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&job).unwrap(),
+        raw,
+        "every field is the API's"
+    );
+    let spec = job.spec.unwrap();
+    assert_eq!(spec.backoff_limit_per_index, Some(0));
+    let t = spec.template;
+    let labels = t.metadata.as_ref().unwrap().labels.clone().unwrap();
+    assert_eq!(
+        (labels["team"].as_str(), labels["run"].as_str()),
+        ("perf", "a1")
+    );
+    assert_eq!(labels["stampede.run/job"], "stampede");
+    let pod = t.spec.unwrap();
+    assert_eq!(pod.node_selector.unwrap()["pool"], "load");
+    assert_eq!(pod.service_account_name.as_deref(), Some("loader"));
+    assert_eq!(pod.image_pull_secrets.unwrap()[0].name, "regcred");
+    assert_eq!(pod.priority_class_name.as_deref(), Some("load"));
+    let tol = pod.tolerations.unwrap();
+    let keys: Vec<&str> = tol.iter().map(|x| x.key.as_deref().unwrap()).collect();
+    assert_eq!(keys, ["spot", "dedicated"]);
+    assert_eq!(pod.containers.len(), 2, "the sidecar kept");
+    let c = &pod.containers[0];
+    assert_eq!(
+        c.image.as_deref(),
+        Some("registry.test/stampede:1"),
+        "the image stays"
+    );
+    assert_eq!(c.env.as_ref().unwrap()[0].name, "RUST_LOG");
+    assert!(c
+        .args
+        .as_ref()
+        .unwrap()
+        .iter()
+        .any(|a| a == "--start-strict"));
+    // A template that is not YAML, and a toleration not written as a taint.
+    std::fs::write(&template, "spec: [unclosed\n").unwrap();
+    for (extra, says) in [
+        (
+            vec!["--pod-template", template.to_str().unwrap()],
+            "--pod-template",
+        ),
+        (vec!["--toleration", "spot"], "key[=value]:Effect"),
+    ] {
+        let mut args = vec!["k8s", "--segments", "2", "--image", "i"];
+        args.extend(extra);
+        args.extend(["--", "load", "http://svc/"]);
+        let out = stampede_with_path(&args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,16 +4,12 @@
 //! the collection of their results ([`manifest`], [`apply`]). `stampede ssh` runs the
 //! same segment commands over [`crate::remote`].
 
-use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-use stampede_engine::merge::merge;
-use stampede_engine::RunResult;
-
-use crate::remote::parse_result;
 
 pub mod inputs;
+pub mod kube;
 
 /// Why a fan-out cannot be made or did not complete: a usage error (the command or a
 /// setting is wrong) or a failure of the machines or of `kubectl`.
@@ -68,7 +64,13 @@ pub fn command_words(command: &[String]) -> Option<usize> {
 }
 
 /// Flags each segment is given and the user must leave out.
-const GIVEN: [&str; 4] = ["--segment", "--start-at", "--json", "--fleet"];
+const GIVEN: [&str; 5] = [
+    "--segment",
+    "--start-at",
+    "--start-strict",
+    "--json",
+    "--fleet",
+];
 
 /// Checks the command after `--`; `each` names what runs a segment ("host", "pod").
 pub fn check(command: &[String], each: &str) -> Result<(), FanoutError> {
@@ -113,11 +115,14 @@ pub fn segment_command(command: &[String], segment: &str, start_at: f64) -> Vec<
         // No live lines: what a pod logs is its result.
         words.insert(1, "-q".into());
     }
+    // A pod that starts after the shared start starts nothing (--start-strict):
+    // it would fire its backlog at once; it fails, and is named as missing.
     words.extend([
         "--segment".into(),
         segment.into(),
         "--start-at".into(),
         format!("{start_at:.3}"),
+        "--start-strict".into(),
         "--json".into(),
         "-".into(),
     ]);
@@ -158,6 +163,122 @@ pub struct Job {
     pub command: Vec<String>,
     /// The files it reads, shipped in a ConfigMap (none: the command as given).
     pub inputs: Option<inputs::Inputs>,
+    /// How the pods are shaped beyond the above.
+    pub shape: PodShape,
+}
+
+/// What shapes the pods for the cluster: the common fields, and a pod template (the
+/// shape of a Job's `spec.template`) merged over the generated one.
+#[derive(Debug, Clone, Default)]
+pub struct PodShape {
+    pub node_selector: Vec<(String, String)>,
+    /// `key[=value]:Effect` each, as `kubectl taint` writes a taint.
+    pub tolerations: Vec<String>,
+    pub service_account: Option<String>,
+    pub pull_secrets: Vec<String>,
+    pub labels: Vec<(String, String)>,
+    pub annotations: Vec<(String, String)>,
+    /// A pod template (`metadata`, `spec`), read from YAML or JSON.
+    pub template: Option<Value>,
+}
+
+/// Applies the pod's shape to a Job's generated `spec.template`.
+fn shape(t: &mut Value, s: &PodShape) -> Result<(), FanoutError> {
+    let spec = &mut t["spec"];
+    if !s.node_selector.is_empty() {
+        spec["nodeSelector"] = (s.node_selector.iter())
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+    }
+    if !s.tolerations.is_empty() {
+        spec["tolerations"] = Value::Array(
+            (s.tolerations.iter())
+                .map(|x| toleration(x))
+                .collect::<Result<_, _>>()?,
+        );
+    }
+    if let Some(sa) = &s.service_account {
+        spec["serviceAccountName"] = json!(sa);
+    }
+    if !s.pull_secrets.is_empty() {
+        spec["imagePullSecrets"] = (s.pull_secrets.iter())
+            .map(|n| json!({ "name": n }))
+            .collect::<Vec<_>>()
+            .into();
+    }
+    if !s.annotations.is_empty() {
+        t["metadata"]["annotations"] = (s.annotations.iter())
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+    }
+    if let Some(template) = &s.template {
+        if !template.is_object() {
+            return Err(FanoutError::usage(
+                "--pod-template: a pod template is a mapping (metadata, spec), as a Job's spec.template",
+            ));
+        }
+        merge_template(t, template);
+    }
+    Ok(())
+}
+
+/// A toleration of a taint written `key[=value]:Effect`.
+pub fn toleration(t: &str) -> Result<Value, FanoutError> {
+    let bad = || {
+        FanoutError::usage(format!(
+            "--toleration {t:?}: write it as a taint is written, key[=value]:Effect (Effect: NoSchedule, PreferNoSchedule or NoExecute)"
+        ))
+    };
+    let (kv, effect) = t.rsplit_once(':').ok_or_else(bad)?;
+    if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) || kv.is_empty() {
+        return Err(bad());
+    }
+    Ok(match kv.split_once('=') {
+        Some((k, v)) => json!({ "key": k, "operator": "Equal", "value": v, "effect": effect }),
+        None => json!({ "key": kv, "operator": "Exists", "effect": effect }),
+    })
+}
+
+/// Merges `template` (a Job's `spec.template`) into `generated`: objects field by
+/// field, the template's values winning; lists joined (the template's first); the
+/// container named `stampede` merged with the template's container of that name,
+/// whose image, command and arguments stay the generated ones.
+pub fn merge_template(generated: &mut Value, template: &Value) {
+    let (Some(dst), Some(src)) = (generated.as_object_mut(), template.as_object()) else {
+        return;
+    };
+    for (k, v) in src {
+        match (dst.get_mut(k), v) {
+            (Some(Value::Array(mine)), Value::Array(theirs)) if k == "containers" => {
+                for c in theirs {
+                    match mine.iter_mut().find(|m| m["name"] == c["name"]) {
+                        Some(m) => {
+                            let keep: Vec<(String, Value)> = ["image", "command", "args"]
+                                .iter()
+                                .filter_map(|f| m.get(*f).map(|x| (f.to_string(), x.clone())))
+                                .collect();
+                            merge_template(m, c);
+                            for (f, x) in keep {
+                                m[f] = x;
+                            }
+                        }
+                        None => mine.push(c.clone()),
+                    }
+                }
+            }
+            (Some(Value::Array(mine)), Value::Array(theirs)) => {
+                let mut all = theirs.clone();
+                all.append(mine);
+                *mine = all;
+            }
+            (Some(mine @ Value::Object(_)), Value::Object(_)) => merge_template(mine, v),
+            _ => {
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
 }
 
 /// Where the pods find the shipped inputs.
@@ -207,6 +328,10 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
         "app.kubernetes.io/name": "stampede",
         "stampede.run/job": a.name,
     });
+    let mut pod_labels = labels.clone();
+    for (k, v) in &a.shape.labels {
+        pod_labels[k] = json!(v);
+    }
     let resources = json!({ "cpu": a.cpu, "memory": a.memory });
     let mut metadata = json!({ "name": a.name, "labels": labels });
     if let Some(ns) = &a.namespace {
@@ -220,9 +345,11 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
             "completionMode": "Indexed",
             "completions": a.segments,
             "parallelism": a.segments,
-            "backoffLimit": 0,
+            // Each index fails alone, never retried: one failed pod does not fail the
+            // Job and end the others (a plain backoffLimit would).
+            "backoffLimitPerIndex": 0,
             "template": {
-                "metadata": { "labels": labels },
+                "metadata": { "labels": pod_labels },
                 "spec": {
                     "restartPolicy": "Never",
                     "topologySpreadConstraints": [{
@@ -242,6 +369,7 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
             },
         },
     });
+    shape(&mut job["spec"]["template"], &a.shape)?;
     let Some(inputs) = shipped else {
         return Ok(job);
     };
@@ -282,93 +410,6 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
     Ok(json!({ "apiVersion": "v1", "kind": "List", "items": [config_map, job] }))
 }
 
-/// `kubectl` with `args`, its standard output, or an error saying what failed.
-fn kubectl(args: &[&str], input: Option<&str>) -> Result<String, FanoutError> {
-    let child = crate::remote::start(Command::new("kubectl").args(args), input.map(str::as_bytes))
-        .map_err(|e| FanoutError::fail(e.to_string()))?;
-    let out = child
-        .wait_with_output()
-        .map_err(|e| FanoutError::fail(format!("kubectl {}: {e}", args.join(" "))))?;
-    if !out.status.success() {
-        return Err(FanoutError::fail(format!(
-            "kubectl {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Submits the Job (its `manifest`), waits for it (`wait` at most; the shared start
-/// is `start_in` after submission), reads every pod's result and merges them.
-pub fn apply(
-    a: &Job,
-    manifest: &str,
-    start_in: Duration,
-    wait: Duration,
-) -> Result<RunResult, FanoutError> {
-    let ns: Vec<&str> = match &a.namespace {
-        Some(ns) => vec!["--namespace", ns],
-        None => Vec::new(),
-    };
-    let with_ns = |args: &[&str]| -> Vec<String> {
-        args.iter()
-            .chain(ns.iter())
-            .map(|s| s.to_string())
-            .collect()
-    };
-    let run = |args: Vec<String>, input: Option<&str>| {
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        kubectl(&refs, input)
-    };
-    run(with_ns(&["apply", "-f", "-"]), Some(manifest))?;
-    eprintln!(
-        "stampede: Job {} submitted: {} pods, shared start in {:.0} s",
-        a.name,
-        a.segments,
-        start_in.as_secs_f64()
-    );
-    let timeout = format!("--timeout={}s", wait.as_secs().max(1));
-    let job = format!("job/{}", a.name);
-    if let Err(e) = run(
-        with_ns(&["wait", "--for=condition=complete", &timeout, &job]),
-        None,
-    ) {
-        return Err(FanoutError::fail(format!(
-            "Job {} did not complete: {}; see `kubectl describe {job}`",
-            a.name, e.message
-        )));
-    }
-    let selector = format!("stampede.run/job={}", a.name);
-    let pods = run(
-        with_ns(&[
-            "get",
-            "pods",
-            "-l",
-            &selector,
-            "-o",
-            "jsonpath={range .items[*]}{.metadata.name}{\"\\n\"}{end}",
-        ]),
-        None,
-    )?;
-    let mut parts = Vec::new();
-    for pod in pods.lines().map(str::trim).filter(|p| !p.is_empty()) {
-        let log = run(with_ns(&["logs", pod]), None)?;
-        let r = parse_result(log.as_bytes())
-            .map_err(|e| FanoutError::fail(format!("pod {pod}: {e}")))?;
-        parts.push(r);
-    }
-    if parts.len() != a.segments as usize {
-        return Err(FanoutError::fail(format!(
-            "Job {}: {} of {} pods left a result",
-            a.name,
-            parts.len(),
-            a.segments
-        )));
-    }
-    merge(&parts, false).map_err(|e| FanoutError::fail(e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,11 +438,11 @@ mod tests {
         assert!(e.to_string().contains("leave out --json; each pod"), "{e}");
         assert_eq!(
             segment_command(&words("load http://h/"), "2/4", 1.5).join(" "),
-            "load -q http://h/ --segment 2/4 --start-at 1.500 --json -"
+            "load -q http://h/ --segment 2/4 --start-at 1.500 --start-strict --json -"
         );
         assert_eq!(
             segment_command(&words("wrk http://h/"), "env:I/4", 1.0).join(" "),
-            "wrk http://h/ --segment env:I/4 --start-at 1.000 --json -"
+            "wrk http://h/ --segment env:I/4 --start-at 1.000 --start-strict --json -"
         );
     }
 }
