@@ -195,6 +195,8 @@ pub struct Totals {
     pub send_lag: LatencyStats,
     /// The uncorrected latency in OpenTelemetry's buckets.
     pub duration: Buckets,
+    /// The corrected latency since the start in [`prom::LATENCY_BOUNDS`]' buckets.
+    pub latency_buckets: Buckets,
     /// The last second's levels.
     pub connections: u64,
     pub in_flight: u64,
@@ -242,6 +244,7 @@ impl Default for Totals {
             uncorrected: empty.clone(),
             send_lag: empty,
             duration: Buckets::default(),
+            latency_buckets: Buckets::default(),
             connections: 0,
             in_flight: 0,
             users: 0,
@@ -266,11 +269,17 @@ pub struct Buckets {
 
 impl Buckets {
     fn of(h: &Hist) -> Buckets {
+        Buckets::within(h, &otlp::DURATION_BOUNDS)
+    }
+
+    /// `h` (µs) in buckets of `bounds` (seconds): each value counted in the first
+    /// bucket whose bound is at or above it.
+    pub(crate) fn within(h: &Hist, bounds: &[f64]) -> Buckets {
         let h = &h.0;
-        let mut buckets = vec![0u64; otlp::DURATION_BOUNDS.len() + 1];
+        let mut buckets = vec![0u64; bounds.len() + 1];
         for v in h.iter_recorded() {
             let s = h.highest_equivalent(v.value_iterated_to()) as f64 / 1e6;
-            let i = otlp::DURATION_BOUNDS.partition_point(|&b| b < s);
+            let i = bounds.partition_point(|&b| b < s);
             buckets[i] += v.count_at_value();
         }
         let n = h.len();
@@ -497,6 +506,7 @@ impl Hub {
         let _ = h.uncorrected.add_base64(&i.histogram_uncorrected);
         h.send_lag.add(&s.send_lag);
         t.latency = h.latency.stats();
+        t.latency_buckets = Buckets::within(&h.latency, &prom::LATENCY_BOUNDS);
         t.uncorrected = h.uncorrected.stats();
         t.send_lag = h.send_lag.stats();
         if wants_buckets {

@@ -12,12 +12,21 @@ use super::{RunInfo, Totals};
 /// The quantiles each summary gives.
 pub const QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 1.0];
 
+/// The latency histogram's bucket bounds, seconds: 100 µs to a minute, three a
+/// decade, so that `histogram_quantile` over `sum by (le)` of many machines' buckets
+/// reads the fleet's percentiles within a bucket's width.
+pub const LATENCY_BOUNDS: [f64; 18] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
+
 /// What a family is, in Prometheus's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Counter,
     Gauge,
     Summary,
+    Histogram,
 }
 
 /// One sample: the suffix it adds to the family's name (`_sum`, `_count`, or none),
@@ -47,6 +56,37 @@ fn one(value: f64) -> Vec<Sample> {
         labels: Vec::new(),
         value,
     }]
+}
+
+/// A classic histogram's samples: a cumulative `_bucket` per bound and `+Inf`, the
+/// sum and the count.
+fn histogram(b: &crate::Buckets) -> Vec<Sample> {
+    let mut out = Vec::with_capacity(b.buckets.len() + 3);
+    let mut acc = 0;
+    for (i, bound) in LATENCY_BOUNDS.iter().enumerate() {
+        acc += b.buckets.get(i).copied().unwrap_or(0);
+        out.push(Sample {
+            suffix: "_bucket",
+            labels: vec![("le", format_value(*bound))],
+            value: acc as f64,
+        });
+    }
+    out.push(Sample {
+        suffix: "_bucket",
+        labels: vec![("le", "+Inf".into())],
+        value: b.count as f64,
+    });
+    out.push(Sample {
+        suffix: "_sum",
+        labels: Vec::new(),
+        value: b.sum_s,
+    });
+    out.push(Sample {
+        suffix: "_count",
+        labels: Vec::new(),
+        value: b.count as f64,
+    });
+    out
 }
 
 /// A summary of a histogram of µs, in seconds: the quantiles (the report's own
@@ -212,6 +252,13 @@ pub fn families(info: &RunInfo, t: &Totals, done: bool) -> Vec<Family> {
             samples: summary(&t.latency),
         },
         Family {
+            name: "stampede_latency_histogram_seconds",
+            help: "Response time from each request's intended start (corrected for coordinated omission), since the run started, in buckets: sum by (le) over machines and histogram_quantile give the fleet's percentiles.",
+            kind: Kind::Histogram,
+            unit: "s",
+            samples: histogram(&t.latency_buckets),
+        },
+        Family {
             name: "stampede_latency_uncorrected_seconds",
             help: "Response time from each request's send, since the run started.",
             kind: Kind::Summary,
@@ -370,6 +417,7 @@ pub fn render(info: &RunInfo, t: &Totals, done: bool) -> String {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
             Kind::Summary => "summary",
+            Kind::Histogram => "histogram",
         };
         let _ = writeln!(o, "# HELP {} {}", f.name, f.help);
         let _ = writeln!(o, "# TYPE {} {kind}", f.name);
@@ -420,9 +468,18 @@ mod tests {
             h.0.record(v).unwrap();
         }
         t.latency = h.stats();
+        t.latency_buckets = crate::Buckets::within(&h, &LATENCY_BOUNDS);
         t.server = vec![("vllm:num_requests_waiting".into(), 3.0)];
         let text = render(&info(), &t, true);
         for line in [
+            "# TYPE stampede_latency_histogram_seconds histogram",
+            "stampede_latency_histogram_seconds_bucket{le=\"0.0005\"} 0",
+            "stampede_latency_histogram_seconds_bucket{le=\"0.001\"} 1",
+            "stampede_latency_histogram_seconds_bucket{le=\"0.0025\"} 2",
+            "stampede_latency_histogram_seconds_bucket{le=\"0.005\"} 3",
+            "stampede_latency_histogram_seconds_bucket{le=\"60\"} 3",
+            "stampede_latency_histogram_seconds_bucket{le=\"+Inf\"} 3",
+            "stampede_latency_histogram_seconds_count 3",
             "# TYPE stampede_server_metric gauge",
             "stampede_server_metric{name=\"vllm:num_requests_waiting\"} 3",
             "# TYPE stampede_requests_total counter",

@@ -84,6 +84,7 @@ pub fn request(info: &RunInfo, t: &Totals, done: bool) -> WriteRequest {
                 Kind::Counter => 1,
                 Kind::Gauge => 2,
                 Kind::Summary => 5,
+                Kind::Histogram => 3,
             },
             metric_family_name: f.name.to_string(),
             help: f.help.to_string(),
