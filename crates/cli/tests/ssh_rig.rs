@@ -206,6 +206,22 @@ impl Rig {
         Some(rig)
     }
 
+    /// The reference server in the server's namespace, at the one address every
+    /// client routes to, listening on `port`.
+    fn serve(&mut self, port: u16) {
+        self.children.push(
+            Command::new("ip")
+                .args(["netns", "exec", &self.server_ns])
+                .args([env!("CARGO_BIN_EXE_stampede"), "serve", "--threads", "1"])
+                .args(["--listen", &format!("{SERVER_ADDR}:{port}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_tcp(&self.server_ns, SERVER_ADDR, port);
+    }
+
     /// The ssh options that log in to the rig's sshds.
     fn ssh_options(&self) -> Vec<String> {
         vec![
@@ -228,27 +244,7 @@ fn four_hosts_over_ssh_merge_to_one_open_model_run() {
     // The reference server, in its own namespace, at the one address every client
     // routes to.
     let port = 8080;
-    rig.children.push(
-        Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &server_ns,
-                env!("CARGO_BIN_EXE_stampede"),
-                "serve",
-            ])
-            .args([
-                "--threads",
-                "1",
-                "--listen",
-                &format!("{SERVER_ADDR}:{port}"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_tcp(&server_ns, SERVER_ADDR, port);
+    rig.serve(port);
     // The controller runs in the server's namespace, which reaches every client. The
     // run's URL is in a targets file, which travels with it: each host reads the
     // copy shipped to it, checked against its digest.
@@ -368,27 +364,7 @@ fn a_fleet_with_a_dead_a_stalled_and_an_absent_segment_ends_on_time() {
     };
     let (server_ns, hosts, dir) = (rig.server_ns.clone(), rig.hosts.clone(), rig.dir.clone());
     let port = 8080;
-    rig.children.push(
-        Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &server_ns,
-                env!("CARGO_BIN_EXE_stampede"),
-                "serve",
-            ])
-            .args([
-                "--threads",
-                "1",
-                "--listen",
-                &format!("{SERVER_ADDR}:{port}"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_tcp(&server_ns, SERVER_ADDR, port);
+    rig.serve(port);
     // Segments 1–15 on the four hosts in turn; segment 16 on an address nobody has.
     let mut list: Vec<String> = (0..15).map(|i| hosts[i % CLIENTS].clone()).collect();
     list.push("10.77.9.9".into());
@@ -608,27 +584,7 @@ fn an_abort_on_condition_stops_the_whole_fleet() {
     };
     let (server_ns, hosts, dir) = (rig.server_ns.clone(), rig.hosts.clone(), rig.dir.clone());
     let port = 8080;
-    rig.children.push(
-        Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &server_ns,
-                env!("CARGO_BIN_EXE_stampede"),
-                "serve",
-            ])
-            .args([
-                "--threads",
-                "1",
-                "--listen",
-                &format!("{SERVER_ADDR}:{port}"),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_tcp(&server_ns, SERVER_ADDR, port);
+    rig.serve(port);
     let merged = dir.join("merged.json");
     let started = std::time::Instant::now();
     let out = Command::new("ip")

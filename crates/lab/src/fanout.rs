@@ -1,8 +1,10 @@
 //! A run fanned out over machines, one segment each: the command every segment runs
-//! (its segment, the shared start and `--json -` added to the user's `load` or
-//! dialect command) and, for Kubernetes, the Indexed Job that runs them as pods and
-//! the collection of their results ([`manifest`], [`apply`]). `stampede ssh` runs the
-//! same segment commands over [`crate::remote`].
+//! (its segment and `--json -` added to the user's `load` or dialect command, with the
+//! shared start for pods or `--fleet` for ssh's hosts), the files it reads shipped
+//! with it ([`inputs`]), and, for Kubernetes, the Indexed Job that runs them as pods
+//! ([`manifest`], shaped by [`PodShape`]) and the watch and collection of their
+//! results ([`kube::apply`]). `stampede ssh` runs its segments as a fleet over
+//! [`crate::fleet`].
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -108,41 +110,33 @@ pub fn check(command: &[String], each: &str) -> Result<(), FanoutError> {
 }
 
 /// The command with its segment (`K/N`, or `env:NAME/N`) and the shared start (Unix
-/// seconds) added, its result as JSON on standard output.
+/// seconds) added, its result as JSON on standard output. A pod that starts after the
+/// shared start starts nothing (`--start-strict`): it would fire its backlog at once;
+/// it fails, and is named as missing.
 pub fn segment_command(command: &[String], segment: &str, start_at: f64) -> Vec<String> {
-    let mut words = command.to_vec();
-    if words[0] == "load" {
-        // No live lines: what a pod logs is its result.
-        words.insert(1, "-q".into());
-    }
-    // A pod that starts after the shared start starts nothing (--start-strict):
-    // it would fire its backlog at once; it fails, and is named as missing.
-    words.extend([
-        "--segment".into(),
-        segment.into(),
-        "--start-at".into(),
-        format!("{start_at:.3}"),
-        "--start-strict".into(),
-        "--json".into(),
-        "-".into(),
-    ]);
-    words
+    given(
+        command,
+        segment,
+        &["--start-at", &format!("{start_at:.3}"), "--start-strict"],
+    )
 }
 
 /// The command as a fleet's segment runs it over ssh: its segment, `--fleet` (the
 /// coordinator gives the start) and its result as JSON on standard output.
 pub fn fleet_command(command: &[String], segment: &str) -> Vec<String> {
+    given(command, segment, &["--fleet"])
+}
+
+/// `command` with its segment, `start` (how it is started) and `--json -` added; no
+/// live lines for `load`, whose output is its result.
+fn given(command: &[String], segment: &str, start: &[&str]) -> Vec<String> {
     let mut words = command.to_vec();
     if words[0] == "load" {
         words.insert(1, "-q".into());
     }
-    words.extend([
-        "--segment".into(),
-        segment.into(),
-        "--fleet".into(),
-        "--json".into(),
-        "-".into(),
-    ]);
+    words.extend(["--segment".to_string(), segment.to_string()]);
+    words.extend(start.iter().map(|w| w.to_string()));
+    words.extend(["--json".to_string(), "-".to_string()]);
     words
 }
 

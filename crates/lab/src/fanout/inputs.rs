@@ -5,7 +5,7 @@
 //! host checks the digests of what it received before its segment starts, so a file
 //! that changes here after the check, or arrives damaged, never runs.
 //!
-//! Which flags name inputs is said per command in [`FLAGS`] (outputs such as
+//! Which flags name inputs is said per command in a table here (outputs such as
 //! `--json` or `-o` are never shipped). A flag whose value is `-` (standard input)
 //! is refused: nothing travels on a fan-out's standard input. A tokenizer flag may
 //! name a model instead of a path; it is shipped only when a file or directory of
