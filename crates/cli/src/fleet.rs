@@ -68,8 +68,11 @@ pub fn barrier(fleet: bool, spec: &mut LoadSpec) -> Result<(), Exit> {
                     return;
                 }
                 Ok(_) => match Order::parse(&line) {
-                    Some(Order::Stop) => STOP.store(true, Ordering::Relaxed),
                     Some(o) => {
+                        if o == Order::Stop {
+                            STOP.store(true, Ordering::Relaxed);
+                        }
+                        // Once the run has started nobody waits on these.
                         let _ = tx.send(o);
                     }
                     None => eprintln!("stampede: --fleet: not an order: {:?}", line.trim()),
@@ -80,19 +83,17 @@ pub fn barrier(fleet: bool, spec: &mut LoadSpec) -> Result<(), Exit> {
     send(&Frame::Ready {
         segment: format!("{}/{}", spec.segment.k(), spec.segment.n()),
     });
-    let at = loop {
-        match rx.recv_timeout(WAIT_FOR_START) {
-            Ok(Order::Start(at)) => break at,
-            Ok(Order::Stop) => continue,
-            Err(_) if stop_asked() => {
-                return Err(Exit::fail("--fleet: stopped before the start"));
-            }
-            Err(_) => {
-                return Err(Exit::fail(format!(
-                    "--fleet: no start within {} s of being ready",
-                    WAIT_FOR_START.as_secs()
-                )))
-            }
+    let at = match rx.recv_timeout(WAIT_FOR_START) {
+        Ok(Order::Start(at)) => at,
+        Ok(Order::Stop) => return Err(Exit::fail("--fleet: stopped before the start")),
+        Err(_) if stop_asked() => {
+            return Err(Exit::fail("--fleet: stopped before the start"));
+        }
+        Err(_) => {
+            return Err(Exit::fail(format!(
+                "--fleet: no start within {} s of being ready",
+                WAIT_FOR_START.as_secs()
+            )))
         }
     };
     let now = SystemTime::now()

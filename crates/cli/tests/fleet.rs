@@ -130,3 +130,29 @@ fn a_segment_whose_coordinator_goes_away_stops() {
     };
     assert!(status.success());
 }
+
+#[test]
+fn a_stop_before_the_start_ends_the_segment_at_once() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/pong", listener.local_addr().unwrap());
+    let mut child = segment(&url, "5s");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    assert!(matches!(next_frame(&mut out), Some(Frame::Ready { .. })));
+    let asked = std::time::Instant::now();
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(STOP_LINE.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("stopped before the start"), "{err}");
+    assert!(asked.elapsed() < Duration::from_secs(5));
+    assert!(
+        listener.accept().is_err(),
+        "nothing connected to the server"
+    );
+}

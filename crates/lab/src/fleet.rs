@@ -128,6 +128,8 @@ pub struct LiveMerge {
     latest: BTreeMap<usize, u32>,
     /// Since the start, merged: what the fleet-wide stop judges.
     pub total: FleetSecond,
+    /// Requests that ended (answered or failed) in the seconds given out: the
+    /// denominator of a share of failures.
     pub started: u64,
 }
 
