@@ -3,12 +3,14 @@
 //! merges of results and seconds; and the per-request records streamed out (`raw`).
 
 pub(crate) mod figures;
+pub mod fleet;
 pub mod hist;
 pub mod merge;
 pub mod raw;
 pub(crate) mod recorder;
 pub mod result;
 pub(crate) mod second;
+pub(crate) mod secure;
 pub mod server;
 pub mod stream;
 pub mod targets;
