@@ -51,13 +51,22 @@ impl Frame {
 
     /// The frame a line holds: `None` for a line that is no frame (the result's
     /// JSON); an error for a frame that is malformed or too long.
-    pub fn parse(line: &[u8]) -> Option<Result<Frame, String>> {
+    pub fn parse(line: &[u8]) -> Option<Result<Frame, FrameError>> {
         let rest = line.strip_prefix(PREFIX.as_bytes())?;
         if line.len() > MAX_FRAME {
-            return Some(Err(format!("a frame of {} bytes", line.len())));
+            return Some(Err(FrameError::TooLong(line.len())));
         }
-        Some(serde_json::from_slice(rest).map_err(|e| format!("a malformed frame: {e}")))
+        Some(serde_json::from_slice(rest).map_err(|e| FrameError::Malformed(e.to_string())))
     }
+}
+
+/// Why a frame line was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("a frame of {0} bytes, over the {MAX_FRAME} taken")]
+    TooLong(usize),
+    #[error("a malformed frame: {0}")]
+    Malformed(String),
 }
 
 /// What the coordinator says to a segment: the shared start, Unix seconds.

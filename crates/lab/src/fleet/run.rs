@@ -299,7 +299,7 @@ fn read_segment(
                         let _ = tx.send(Event::Frame(i, f));
                     }
                     Some(Err(why)) => {
-                        let _ = tx.send(Event::Refused(i, why));
+                        let _ = tx.send(Event::Refused(i, why.to_string()));
                     }
                     None => rest.extend_from_slice(&line),
                 }
