@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The fleet coordinator's own cost: `stampede ssh` merging SEGMENTS processes' seconds
-# live. Each "host" is a stand-in ssh that plays a real segment: it says ready, waits
+# The fleet coordinator's own cost: `stampede ssh` (MODE ssh) or `stampede collect`
+# (MODE collect, with /metrics served from the merged seconds too) merging SEGMENTS
+# processes' seconds live. Each "host" is a stand-in that plays a real segment — over
+# a stand-in ssh, or a bash connection to the collector with the run's token: it says
+# ready, waits
 # for the start, then sends one second's frame a second — a real second of a busy
 # run (its latency histograms as a stampede load at 20,000 req/s against the
 # reference server made them) — and at the end a real result of its segment. The
@@ -9,11 +12,12 @@
 # between is its share of one core while merging, printing the fleet's line and
 # writing --live-log. Medians of ROUNDS.
 #
-#   bash bench/fleet.sh [SEGMENTS=64] [SECONDS=30] [ROUNDS=3]
+#   bash bench/fleet.sh [SEGMENTS=64] [SECONDS=30] [ROUNDS=3] [MODE=ssh|collect]
 source "$(dirname "$0")/lib.sh"
 SEGMENTS=${1:-64}
 SECS=${2:-30}
 ROUNDS=${3:-3}
+MODE=${4:-ssh}
 [ -x "$STAMPEDE" ] || (cd "$ROOT" && cargo build --release -q)
 port=$(free_port)
 start_serve "$port"
@@ -63,11 +67,42 @@ hosts=$(seq -s, "$SEGMENTS")
 ticks=$(getconf CLK_TCK)
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 : > "$WORK/shares"
+# A stand-in segment joining the collector on port $1 as segment $2, on a bash
+# connection.
+joined() {
+  exec 3<>"/dev/tcp/127.0.0.1/$1"
+  printf '@stampede-fleet {"token":"%s","segment":"%d/%d"}\n' "$(cat "$WORK/token")" "$2" "$SEGMENTS" >&3
+  printf '@stampede-fleet {"ready":{"segment":"%d/%d"}}\n' "$2" "$SEGMENTS" >&3
+  read -r _ <&3
+  local tail t=0
+  tail=$(cat "$WORK/tail")
+  while [ $t -lt "$SECS" ]; do
+    sleep 1
+    printf '@stampede-fleet {"second":{"t":%d%s}}\n' "$t" "$tail" >&3
+    t=$((t + 1))
+  done
+  cat "$WORK/r$2.json" >&3
+  exec 3>&-
+}
 for r in $(seq "$ROUNDS"); do
-  PATH="$WORK/bin:$PATH" taskset -c 0 "$STAMPEDE" ssh --hosts "$hosts" --remote-stampede stampede \
-    --start-in 30s --live-log "$WORK/live.jsonl" --json "$WORK/merged.json" -- load -q "$url" \
-    > /dev/null 2> "$WORK/err" &
-  pid=$!
+  if [ "$MODE" = collect ]; then
+    rm -f "$WORK/token"
+    taskset -c 0 "$STAMPEDE" collect --listen 127.0.0.1:0 --segments "$SEGMENTS" \
+      --token-file "$WORK/token" --start-in 30s --metrics-listen 127.0.0.1:0 \
+      --live-log "$WORK/live.jsonl" --json "$WORK/merged.json" -- load -q "$url" \
+      > /dev/null 2> "$WORK/err" &
+    pid=$!
+    until cport=$(sed -n 's/.*collecting [0-9]* segments on 127.0.0.1:\([0-9]*\);.*/\1/p' "$WORK/err") && [ -n "$cport" ]; do
+      kill -0 "$pid" || { cat "$WORK/err"; exit 1; }
+      sleep 0.1
+    done
+    for k in $(seq "$SEGMENTS"); do (taskset -c 1 bash -c "$(declare -f joined); WORK=$WORK SECS=$SECS SEGMENTS=$SEGMENTS joined $cport $k") & done
+  else
+    PATH="$WORK/bin:$PATH" taskset -c 0 "$STAMPEDE" ssh --hosts "$hosts" --remote-stampede stampede \
+      --start-in 30s --live-log "$WORK/live.jsonl" --json "$WORK/merged.json" -- load -q "$url" \
+      > /dev/null 2> "$WORK/err" &
+    pid=$!
+  fi
   sleep 5
   a=$(cpu_of "$pid"); ta=$(date +%s.%N)
   sleep $((SECS - 8))
@@ -80,4 +115,4 @@ for r in $(seq "$ROUNDS"); do
 done
 machine
 echo
-echo "coordinator merging $SEGMENTS segments' seconds live: $(median < "$WORK/shares") % of one core (median of $ROUNDS; rounds: $(tr '\n' ' ' < "$WORK/shares"))"
+echo "$MODE coordinator merging $SEGMENTS segments' seconds live: $(median < "$WORK/shares") % of one core (median of $ROUNDS; rounds: $(tr '\n' ' ' < "$WORK/shares"))"

@@ -52,7 +52,7 @@ pub fn execute_parts(
     if crate::fleet::active() {
         let mut inner = progress.each_second.take();
         progress.each_second = Some(Box::new(move |s| {
-            crate::fleet::second(&s.interval);
+            crate::fleet::second(s);
             if let Some(f) = inner.as_mut() {
                 f(s);
             }

@@ -63,7 +63,7 @@ pub fn run<T: Tool>(args: &[String]) -> Result<(), Exit> {
     let (mut spec, info) = T::translate(&a, inputs)?;
     let mut state = T::State::from(info);
     T::segments(&a).apply(&mut spec)?;
-    crate::fleet::barrier(T::segments(&a).fleet, &mut spec)?;
+    crate::fleet::barrier(T::segments(&a), &mut spec)?;
     let mut run = T::execute(&a, spec, &mut state)?;
     T::report(&a, &mut run, &mut state)?;
     if run.requests_dropped > 0 {

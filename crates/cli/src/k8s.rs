@@ -16,7 +16,7 @@ use clap::Args;
 use stampede_lab::fanout;
 
 use crate::common::{self, Exit};
-use crate::merge::Report;
+use crate::coordinate::{run_length, FleetArgs};
 
 /// Arguments of `stampede k8s`.
 #[derive(Args, Debug)]
@@ -33,10 +33,6 @@ pub struct K8sArgs {
     /// Namespace
     #[arg(long = "namespace", value_name = "NS")]
     pub namespace: Option<String>,
-    /// How long after submission the shared start is: time for every pod to be
-    /// scheduled and pull the image
-    #[arg(long = "start-in", value_name = "DURATION", default_value = "60s", value_parser = common::parse_duration)]
-    pub start_in: Duration,
     /// CPU each pod requests and is limited to (Kubernetes quantity)
     #[arg(long = "cpu", value_name = "QUANTITY", default_value = "1")]
     pub cpu: String,
@@ -49,21 +45,29 @@ pub struct K8sArgs {
     /// Submit with kubectl, wait, collect the pods' results and merge them
     #[arg(long = "apply")]
     pub apply: bool,
-    /// With --apply: the report printed (default: the command's own)
-    #[arg(long = "format", value_enum)]
-    pub format: Option<Report>,
-    /// With --apply: what the merged result is written as
+    /// With --apply: this process is the run's collector, listening at ADDR (e.g.
+    /// 0.0.0.0:7411) for the pods, which join it with a token made for the run (in a
+    /// Secret): the start is given once every pod is ready, each second is merged
+    /// live, --abort-on stops every pod, and the results come over the connections,
+    /// not the pods' logs
+    #[arg(long = "listen", value_name = "ADDR", requires = "apply")]
+    pub listen: Option<String>,
+    /// The collector the pods join, as the cluster reaches it: this process's
+    /// --listen (default: its address, when it names one), or a `stampede collect`
+    /// elsewhere, started with the same --segments and --token-file
+    #[arg(long = "collect", value_name = "HOST:PORT")]
+    pub collect: Option<String>,
+    /// The run's token, as `stampede collect --token-file` wrote it (with --collect
+    /// and no --listen; with --listen, one is made for the run when not given)
+    #[arg(long = "token-file", value_name = "FILE")]
+    pub token_file: Option<String>,
     #[command(flatten)]
-    pub out: common::Outputs,
+    pub fleet: FleetArgs,
     /// With --apply: how long after submission to wait for every pod to end (default:
     /// --start-in, the command's own duration and two minutes; 30 minutes for a run
     /// bounded by its count); pods still running then are named and left out
     #[arg(long = "wait", value_name = "DURATION", value_parser = common::parse_duration)]
     pub wait: Option<Duration>,
-    /// With --apply: merge the pods that succeeded when some failed, were evicted or
-    /// did not end in time (each named)
-    #[arg(long = "partial")]
-    pub partial: bool,
     /// With --apply: leave the Job (and its inputs' ConfigMap) in the cluster after
     /// the run; by default they are deleted
     #[arg(long = "keep")]
@@ -109,8 +113,56 @@ pub fn main(a: K8sArgs) -> Result<(), Exit> {
         Some(path) => Some(read_template(path)?),
         None => None,
     };
-    let start = SystemTime::now() + a.start_in;
-    let job = job_of(&a, inputs, template);
+    let start_in = a.fleet.ready_within(Duration::from_secs(60));
+    if a.listen.is_none() {
+        if let Some(flag) = a.fleet.live_only() {
+            return Err(Exit::usage(format!(
+                "{flag} follows the pods' live figures, which reach this process only when they join it: give --listen{}",
+                if a.collect.is_some() { " (or give it to the `stampede collect` at --collect)" } else { "" }
+            )));
+        }
+    }
+    if a.collect.is_some() && a.listen.is_none() && a.token_file.is_none() {
+        return Err(Exit::usage(
+            "--collect: give --token-file, as the collector there wrote it (`stampede collect --token-file`)",
+        ));
+    }
+    if a.collect.is_some() && a.listen.is_none() && a.apply && !a.dry_run {
+        return Err(Exit::usage(
+            "--collect without --listen: the collector there merges the results; write the manifest (no --apply) and submit it with `kubectl apply -f`, or give --listen to collect here",
+        ));
+    }
+    let token = match &a.token_file {
+        Some(path) => Some(crate::collect::read_token(path)?),
+        None => None,
+    };
+    // With --listen, the address is bound first: the pods are told where it is.
+    let listener = match (&a.listen, a.apply && !a.dry_run) {
+        (Some(addr), true) => Some(
+            std::net::TcpListener::bind(addr)
+                .map_err(|e| Exit::usage(format!("--listen {addr}: {e}")))?,
+        ),
+        _ => None,
+    };
+    let join = match (&a.listen, &a.collect) {
+        (None, None) => None,
+        (listen, collect) => {
+            let addr = match (collect, &listener, listen) {
+                (Some(c), ..) => c.clone(),
+                (None, Some(l), _) => advertised(l)?,
+                (None, None, Some(addr)) => addr.clone(),
+                (None, None, None) => unreachable!("one of the two is given"),
+            };
+            let token = match &token {
+                Some(t) => t.clone(),
+                None => stampede_lab::fleet::collect::token()
+                    .map_err(|e| Exit::fail(format!("a token: {e}")))?,
+            };
+            Some(fanout::Join { addr, token })
+        }
+    };
+    let start = SystemTime::now() + start_in;
+    let job = job_of(&a, inputs, template, join);
     let manifest = fanout::manifest(&job, start)?;
     let text = serde_json::to_string_pretty(&manifest).expect("a manifest serialises") + "\n";
     if !a.apply || a.dry_run {
@@ -125,26 +177,81 @@ pub fn main(a: K8sArgs) -> Result<(), Exit> {
     if let Some(p) = &a.output {
         common::write_file(p, &text)?;
     }
-    let asserts = a.out.assertions()?;
-    a.out.check_paths()?;
+    if let Some(listener) = listener {
+        return collect_here(&a, &job, &text, listener, start_in);
+    }
+    let asserts = a.fleet.out.assertions()?;
+    a.fleet.out.check_paths()?;
     let wait = a.wait.unwrap_or_else(|| match run_length(&a.command) {
-        Some(d) => a.start_in + d + Duration::from_secs(120),
+        Some(d) => start_in + d + Duration::from_secs(120),
         None => Duration::from_secs(30 * 60),
     });
     let watch = fanout::kube::Watch {
         wait,
         every: Duration::from_secs(2),
-        partial: a.partial,
+        partial: a.fleet.partial,
         keep: a.keep,
     };
     let r = fanout::kube::apply(&job, &text, watch)?;
-    let (command, format) = (&a.command, a.format);
+    let (command, format) = (&a.command, a.fleet.format);
     crate::merge::emit_with(
         &r,
         |r| crate::fanout::print_report(command, format, r),
-        &a.out,
+        &a.fleet.out,
         &asserts,
     )
+}
+
+/// The Job submitted, its pods joining this process: driven as a fleet, a failed pod
+/// told to the loop as soon as the watch sees it, what was made deleted after.
+fn collect_here(
+    a: &K8sArgs,
+    job: &fanout::Job,
+    manifest: &str,
+    listener: std::net::TcpListener,
+    ready: Duration,
+) -> Result<(), Exit> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let checked = a.fleet.check(ready, &a.command)?;
+    let token = job
+        .join
+        .as_ref()
+        .map(|j| j.token.clone())
+        .unwrap_or_default();
+    let n = a.segments as usize;
+    let channel = stampede_lab::fleet::collect::listen(listener, token, n);
+    fanout::kube::submit(job, manifest)?;
+    eprintln!(
+        "stampede: Job {} submitted: {n} pods join {}; the start is given once every one is ready (within {:.1} s)",
+        job.name,
+        job.join.as_ref().map_or("", |j| j.addr.as_str()),
+        ready.as_secs_f64()
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    fanout::kube::watch_failures(job, Duration::from_secs(2), channel.lost(), done.clone());
+    let names: Vec<String> = (0..n).map(|i| format!("{}-{i}", job.name)).collect();
+    let out = crate::coordinate::drive(channel, &names, &a.fleet, checked, &a.command);
+    done.store(true, Ordering::Relaxed);
+    if !a.keep {
+        fanout::kube::clean_up(job);
+    }
+    out
+}
+
+/// The address the pods are told, for a listener bound to a given one; one bound to
+/// every address needs --collect to say which the cluster reaches.
+fn advertised(l: &std::net::TcpListener) -> Result<String, Exit> {
+    let at = l
+        .local_addr()
+        .map_err(|e| Exit::fail(format!("--listen: {e}")))?;
+    match at.ip().is_unspecified() {
+        true => Err(Exit::usage(format!(
+            "--listen {at}: listening on every address; give --collect HOST:{} with the address the pods reach this machine at",
+            at.port()
+        ))),
+        false => Ok(at.to_string()),
+    }
 }
 
 /// The Job the flags describe.
@@ -152,6 +259,7 @@ fn job_of(
     a: &K8sArgs,
     inputs: fanout::inputs::Inputs,
     template: Option<serde_json::Value>,
+    join: Option<fanout::Join>,
 ) -> fanout::Job {
     fanout::Job {
         name: a.name.clone(),
@@ -171,6 +279,7 @@ fn job_of(
             annotations: a.annotations.clone(),
             template,
         },
+        join,
     }
 }
 
@@ -195,18 +304,5 @@ fn read_template(path: &str) -> Result<serde_json::Value, Exit> {
             format!(", line {} column {}", l.line(), l.column())
         });
         Exit::usage(format!("--pod-template {path}{at}: {e}"))
-    })
-}
-
-/// How long the command runs, where it says (`-d`, `--duration`, `-z`, `-duration`).
-fn run_length(command: &[String]) -> Option<Duration> {
-    let flags = ["-d", "--duration", "-z", "-duration"];
-    (0..command.len()).find_map(|i| {
-        let value = match command[i].split_once('=') {
-            Some((f, v)) if flags.contains(&f) => v,
-            _ if flags.contains(&command[i].as_str()) => command.get(i + 1)?.as_str(),
-            _ => return None,
-        };
-        common::parse_duration(value).ok()
     })
 }

@@ -19,10 +19,12 @@ macro_rules! eprintln {
 mod ab;
 mod artillery;
 mod bench;
+mod collect;
 mod colour;
 mod common;
 mod console;
 mod contract;
+mod coordinate;
 mod fanout;
 mod fleet;
 mod ghz;
@@ -91,6 +93,9 @@ enum Command {
     K8s(Box<k8s::K8sArgs>),
     /// A run's segments on several hosts over ssh, merged
     Ssh(Box<ssh::SshArgs>),
+    /// Coordinate a run whose segments something else starts: they connect, start
+    /// together and are merged live (--fleet-connect)
+    Collect(Box<collect::CollectArgs>),
     /// ApacheBench-compatible flags and report: stampede ab -n 1000 -c 10 URL
     /// (`stampede help ab` for its flags)
     #[command(disable_help_flag = true)]
@@ -346,6 +351,7 @@ fn main() {
         Command::Har(a) => har::main(a),
         Command::K8s(a) => k8s::main(*a),
         Command::Ssh(a) => ssh::main(*a),
+        Command::Collect(a) => collect::main(*a),
         Command::Ab { args } => ab::main(&args),
         Command::Wrk { args } => wrk::main(&args),
         Command::Httperf { args } => httperf::main(&args),
@@ -363,6 +369,8 @@ fn main() {
         Command::Man { subcommand, .. } => manual::man(subcommand.as_deref()),
     };
     if let Err(e) = res {
+        // A fleet's coordinator hears why, where no exit status reaches it.
+        fleet::failed(&e.message);
         match e.code {
             // Help asked for: the text is the answer.
             0 => common::out(&e.message),

@@ -14,14 +14,8 @@ use crate::common::Exit;
 /// The flags of the live outputs.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LiveArgs {
-    /// Serve the run's figures in Prometheus's text format at http://ADDR/metrics (also
-    /// at the dashboard's address with --dashboard)
-    #[arg(long = "metrics-listen", value_name = "ADDR")]
-    pub metrics_listen: Option<String>,
-    /// After the run, keep /metrics up until a scrape has read the final figures, or
-    /// this long at most
-    #[arg(long = "metrics-linger", value_name = "T", value_parser = crate::common::parse_duration, default_value = "0s")]
-    pub metrics_linger: Duration,
+    #[command(flatten)]
+    pub push: PushArgs,
     /// Write one record per request to FILE while the run goes: intended start, send,
     /// first byte, end, status, bytes, error, connection, worker, target (CSV; NDJSON
     /// for a name ending .ndjson, .jsonl or .json; '-' for standard output)
@@ -30,11 +24,54 @@ pub struct LiveArgs {
     /// The records' format, whatever the file's name
     #[arg(long = "raw-format", value_name = "FORMAT", value_parser = ["csv", "ndjson"], requires = "raw")]
     pub raw_format: Option<String>,
+}
+
+/// The flags of the figures served and pushed while a run goes (a run's own, or a
+/// fleet's merged by its coordinator).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PushArgs {
+    /// Serve the run's figures in Prometheus's text format at http://ADDR/metrics (also
+    /// at the dashboard's address with --dashboard)
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+    /// After the run, keep /metrics up until a scrape has read the final figures, or
+    /// this long at most
+    #[arg(long = "metrics-linger", value_name = "T", value_parser = crate::common::parse_duration, default_value = "0s")]
+    pub metrics_linger: Duration,
     /// Push the figures each second: prometheus-rw=URL (remote write),
     /// influxdb=URL (InfluxDB 1.x line protocol; the URL's path names the database),
     /// otlp=URL (OpenTelemetry OTLP/HTTP) (repeatable)
     #[arg(long = "out", value_name = "KIND=URL", action = clap::ArgAction::Append, value_parser = Out::parse)]
     pub out: Vec<Out>,
+}
+
+impl PushArgs {
+    /// Whether any figure is served or pushed.
+    pub fn any(&self) -> bool {
+        self.metrics_listen.is_some() || !self.out.is_empty()
+    }
+
+    /// The `/metrics` listener for `hub`, when asked for.
+    pub fn serve(
+        &self,
+        hub: &Arc<Hub>,
+    ) -> Result<Option<Arc<stampede_metrics::dashboard::Dashboard>>, Exit> {
+        match &self.metrics_listen {
+            Some(addr) => {
+                let d = stampede_metrics::dashboard::Dashboard::metrics_only(addr, hub.clone())?;
+                eprintln!("stampede: metrics at {}metrics", d.url());
+                Ok(Some(d))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The pushers send what is left, `/metrics` lingers as asked, what failed is said.
+    pub fn end(&self, hub: &Hub) {
+        for line in hub.finish(self.metrics_linger) {
+            eprintln!("stampede: {line}");
+        }
+    }
 }
 
 impl LiveArgs {
@@ -46,7 +83,7 @@ impl LiveArgs {
                 "--raw - and --json - both want standard output: give one of them a file",
             ));
         }
-        let any = self.metrics_listen.is_some() || !self.out.is_empty() || self.raw.is_some();
+        let any = self.push.any() || self.raw.is_some();
         if find_max && any {
             return Err(Exit::usage(
                 "--find-max runs many short runs: --out, --metrics-listen and --raw follow one run; leave them out, or run each rate with --rate",
@@ -58,18 +95,14 @@ impl LiveArgs {
     /// Starts what the flags ask for a run of `spec`: the hub (also for a dashboard),
     /// the `/metrics` listener, the records' writer.
     pub fn start(&self, spec: &LoadSpec, dashboard: bool) -> Result<LiveOutputs, Exit> {
-        let wanted = dashboard || self.metrics_listen.is_some() || !self.out.is_empty();
+        let wanted = dashboard || self.push.any();
         let hub = match wanted {
-            true => Some(Hub::new(spec, &self.out)?),
+            true => Some(Hub::new(spec, &self.push.out)?),
             false => None,
         };
-        let server = match (&self.metrics_listen, &hub) {
-            (Some(addr), Some(h)) => {
-                let d = stampede_metrics::dashboard::Dashboard::metrics_only(addr, h.clone())?;
-                eprintln!("stampede: metrics at {}metrics", d.url());
-                Some(d)
-            }
-            _ => None,
+        let server = match &hub {
+            Some(h) => self.push.serve(h)?,
+            None => None,
         };
         let (records, writer) = raw_records(self)?.unzip();
         Ok(LiveOutputs {
@@ -78,7 +111,7 @@ impl LiveArgs {
             records,
             writer,
             raw: self.raw.clone(),
-            linger: self.metrics_linger,
+            linger: self.push.metrics_linger,
         })
     }
 }

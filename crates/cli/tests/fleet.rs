@@ -41,12 +41,17 @@ fn a_segment_waits_for_the_start_sends_its_seconds_and_stops_when_told() {
     let srv = crate::common::srv();
     let mut child = segment(&srv.url("/pong"), "30s");
     let mut out = BufReader::new(child.stdout.take().unwrap());
-    assert_eq!(
-        next_frame(&mut out),
-        Some(Frame::Ready {
-            segment: "1/2".into()
-        })
-    );
+    // Ready, saying what it runs (the coordinator's live outputs label it so).
+    match next_frame(&mut out) {
+        Some(Frame::Ready { segment, run }) => {
+            assert_eq!(segment, "1/2");
+            let run = run.unwrap();
+            // The run's rate (each segment runs its share of it).
+            assert_eq!((run.method.as_str(), run.rate), ("GET", Some(200.0)));
+            assert_eq!(run.url, srv.url("/pong"));
+        }
+        other => panic!("{other:?}"),
+    }
     let mut stdin = child.stdin.take().unwrap();
     let at = now_s() + 0.3;
     stdin.write_all(start_line(at).as_bytes()).unwrap();
@@ -54,7 +59,12 @@ fn a_segment_waits_for_the_start_sends_its_seconds_and_stops_when_told() {
     let mut seconds = Vec::new();
     while seconds.len() < 2 {
         match next_frame(&mut out) {
-            Some(Frame::Second(iv)) => seconds.push(iv),
+            Some(Frame::Second(s)) => {
+                // Its answers by status travel with it.
+                let answered: u64 = s.statuses.iter().map(|(_, n)| n).sum();
+                assert_eq!(answered, s.interval.completed, "{s:?}");
+                seconds.push(s.interval)
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -371,9 +371,24 @@ pub struct SegmentArgs {
     /// ahead of the result, stop when told
     #[arg(long = "fleet", hide = true, conflicts_with = "start_at")]
     pub fleet: bool,
+    /// Run as one of a fleet's segments for `stampede collect` at HOST:PORT: join it
+    /// with the run's token ($STAMPEDE_FLEET_TOKEN) and this --segment, start when it
+    /// says, send each second's figures and the result to it, stop when told
+    #[arg(
+        long = "fleet-connect",
+        value_name = "HOST:PORT",
+        conflicts_with_all = ["start_at", "fleet"],
+        requires = "segment"
+    )]
+    pub fleet_connect: Option<String>,
 }
 
 impl SegmentArgs {
+    /// Whether this process is one of a fleet's segments (over ssh or a socket).
+    pub fn in_fleet(&self) -> bool {
+        self.fleet || self.fleet_connect.is_some()
+    }
+
     /// Sets the spec's segment and shared start; a start that has passed is said on
     /// stderr (or refused with --start-strict).
     pub fn apply(&self, spec: &mut LoadSpec) -> Result<(), FlagError> {

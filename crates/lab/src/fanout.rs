@@ -159,6 +159,23 @@ pub struct Job {
     pub inputs: Option<inputs::Inputs>,
     /// How the pods are shaped beyond the above.
     pub shape: PodShape,
+    /// The collector the pods join, instead of starting at a set time and leaving
+    /// their results in their logs.
+    pub join: Option<Join>,
+}
+
+/// Where a Job's pods join their run ([`crate::fleet::collect`]) and with what.
+#[derive(Debug, Clone)]
+pub struct Join {
+    /// `HOST:PORT` as the pods reach it.
+    pub addr: String,
+    /// The run's token, given to the pods from a Secret.
+    pub token: String,
+}
+
+/// The name of the Secret holding a Job's run token.
+pub fn token_secret(a: &Job) -> String {
+    format!("{}-token", a.name)
 }
 
 /// What shapes the pods for the cluster: the common fields, and a pod template (the
@@ -313,11 +330,11 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
         .duration_since(UNIX_EPOCH)
         .map_err(|_| FanoutError::usage("--start-in: the start is before 1970"))?
         .as_secs_f64();
-    let args = segment_command(
-        &command,
-        &format!("env:JOB_COMPLETION_INDEX/{}", a.segments),
-        at,
-    );
+    let segment = format!("env:JOB_COMPLETION_INDEX/{}", a.segments);
+    let args = match &a.join {
+        Some(j) => given(&command, &segment, &["--fleet-connect", &j.addr]),
+        None => segment_command(&command, &segment, at),
+    };
     let labels = json!({
         "app.kubernetes.io/name": "stampede",
         "stampede.run/job": a.name,
@@ -364,14 +381,43 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
         },
     });
     shape(&mut job["spec"]["template"], &a.shape)?;
+    let mut items = Vec::new();
+    if let Some(j) = &a.join {
+        // The token from a Secret, never in the Job's own text.
+        let secret = token_secret(a);
+        let env = &mut job["spec"]["template"]["spec"]["containers"][0]["env"];
+        let mut all = env.as_array().cloned().unwrap_or_default();
+        all.push(json!({
+            "name": "STAMPEDE_FLEET_TOKEN",
+            "valueFrom": { "secretKeyRef": { "name": secret, "key": "token" } },
+        }));
+        *env = json!(all);
+        let mut meta = json!({ "name": secret, "labels": labels });
+        if let Some(ns) = &a.namespace {
+            meta["namespace"] = json!(ns);
+        }
+        items.push(json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": meta,
+            "type": "Opaque",
+            "stringData": { "token": j.token },
+        }));
+    }
     let Some(inputs) = shipped else {
-        return Ok(job);
+        return Ok(match items.is_empty() {
+            true => job,
+            false => {
+                items.push(job);
+                json!({ "apiVersion": "v1", "kind": "List", "items": items })
+            }
+        });
     };
     // The inputs as a ConfigMap's binary data, a key each (keys may not hold '/'),
     // mounted where the rewritten command looks for them; its digests annotated.
     let map = format!("{}-inputs", a.name);
     let mut data = serde_json::Map::new();
-    let mut items = Vec::new();
+    let mut keys = Vec::new();
     for (i, f) in inputs.files.iter().enumerate() {
         let key = format!("f{}", i + 1);
         data.insert(
@@ -381,10 +427,10 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
                 &f.bytes
             )),
         );
-        items.push(json!({ "key": key, "path": f.name }));
+        keys.push(json!({ "key": key, "path": f.name }));
     }
     let pod = &mut job["spec"]["template"]["spec"];
-    pod["volumes"] = json!([{ "name": "inputs", "configMap": { "name": map, "items": items } }]);
+    pod["volumes"] = json!([{ "name": "inputs", "configMap": { "name": map, "items": keys } }]);
     pod["containers"][0]["volumeMounts"] =
         json!([{ "name": "inputs", "mountPath": INPUTS_DIR, "readOnly": true }]);
     let mut map_meta = json!({
@@ -401,7 +447,8 @@ pub fn manifest(a: &Job, start: SystemTime) -> Result<Value, FanoutError> {
         "metadata": map_meta,
         "binaryData": data,
     });
-    Ok(json!({ "apiVersion": "v1", "kind": "List", "items": [config_map, job] }))
+    items.extend([config_map, job]);
+    Ok(json!({ "apiVersion": "v1", "kind": "List", "items": items }))
 }
 
 #[cfg(test)]

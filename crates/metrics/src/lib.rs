@@ -160,6 +160,20 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
+    /// A run whose target is not known yet (a fleet's, before its segments say).
+    pub fn unknown() -> RunInfo {
+        RunInfo {
+            method: String::new(),
+            url: String::new(),
+            server_address: String::new(),
+            server_port: 0,
+            scheme: String::new(),
+            offered_rate: None,
+            start_unix_ms: unix_ms(SystemTime::now()),
+            host: this_host(),
+        }
+    }
+
     pub fn of(spec: &LoadSpec) -> RunInfo {
         let offered_rate = match &spec.load.shape {
             Shape::Rate { rate, .. } => Some(*rate),
@@ -173,13 +187,18 @@ impl RunInfo {
             scheme: if spec.target.tls { "https" } else { "http" }.into(),
             offered_rate,
             start_unix_ms: unix_ms(SystemTime::now()),
-            host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|h| h.trim().to_string())
-                .ok()
-                .filter(|h| !h.is_empty())
-                .unwrap_or_else(|| "localhost".into()),
+            host: this_host(),
         }
     }
+}
+
+/// This machine's name, for the pushed series' `instance`.
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 /// The run's totals since its start.
@@ -358,6 +377,16 @@ impl Hub {
     /// A hub for a run of `spec`, with a pusher for each of `outs` (checked here, so a
     /// wrong URL fails before the run).
     pub fn new(spec: &LoadSpec, outs: &[Out]) -> Result<Arc<Hub>, MetricsError> {
+        Hub::with_info(RunInfo::of(spec), spec.target_names(), outs)
+    }
+
+    /// A hub for a run described by `info` (a fleet's, whose segments say what they
+    /// run), its requests named by `step_names`.
+    pub fn with_info(
+        info: RunInfo,
+        step_names: Vec<String>,
+        outs: &[Out],
+    ) -> Result<Arc<Hub>, MetricsError> {
         for o in outs {
             let (Out::PrometheusRw(u) | Out::Influxdb(u) | Out::Otlp(u)) = o;
             post::Endpoint::parse(u).map_err(|reason| MetricsError::Url {
@@ -367,9 +396,9 @@ impl Hub {
         }
         let hub = Arc::new(Hub {
             state: Mutex::new(State {
-                info: RunInfo::of(spec),
+                info,
                 totals: Totals::default(),
-                step_names: spec.target_names(),
+                step_names,
                 step_at: BTreeMap::new(),
                 hists: Histograms::default(),
                 recent: VecDeque::new(),
@@ -433,7 +462,18 @@ impl Hub {
 
     /// The run starts now: its seconds are stamped from here.
     pub fn begin(&self) {
-        self.state().info.start_unix_ms = unix_ms(SystemTime::now());
+        self.begin_at(unix_ms(SystemTime::now()));
+    }
+
+    /// The run started at `start_unix_ms` (a fleet's shared start).
+    pub fn begin_at(&self, start_unix_ms: u64) {
+        self.state().info.start_unix_ms = start_unix_ms;
+    }
+
+    /// Changes what the run is said to be (a fleet learns it as its segments say).
+    pub fn relabel(&self, f: impl FnOnce(&mut RunInfo)) {
+        f(&mut self.state().info);
+        self.changed.notify_all();
     }
 
     /// Takes one second the engine released.

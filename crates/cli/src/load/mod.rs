@@ -376,12 +376,12 @@ pub fn main(a: LoadArgs) -> Result<(), Exit> {
     measured(&spec, asserts.iter().map(|x| ("--assert", x)))?;
     a.live
         .check(a.out.json.as_deref() == Some("-"), !a.find_max.is_empty())?;
-    if a.segments.fleet && !a.find_max.is_empty() {
+    if a.segments.in_fleet() && !a.find_max.is_empty() {
         return Err(Exit::usage(
             "--find-max runs one search on one machine; a fleet's segments run one load",
         ));
     }
-    crate::fleet::barrier(a.segments.fleet, &mut spec)?;
+    crate::fleet::barrier(&a.segments, &mut spec)?;
     if !a.find_max.is_empty() {
         if !servers.is_empty() {
             return Err(several(

@@ -18,6 +18,10 @@ pub struct FleetSummary {
     pub stopped_by: Option<FleetStop>,
     /// Frames refused (malformed, oversized, repeated or out of bounds), all segments.
     pub refused_frames: u64,
+    /// Connections refused before they were a segment's (`stampede collect`: a wrong
+    /// token, a segment not in the run or already taken, a malformed hello).
+    #[serde(default, skip_serializing_if = "crate::form::is_zero")]
+    pub refused_connections: u64,
 }
 
 /// A segment missing from a fleet's merged result.

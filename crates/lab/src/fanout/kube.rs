@@ -2,7 +2,9 @@
 //! every one has succeeded or failed (a failed or evicted pod is seen within seconds
 //! and named with its reason; pods still running at the deadline are named too), the
 //! results of those that succeeded read from their logs and merged, and what was
-//! created deleted unless asked to keep it.
+//! created deleted unless asked to keep it. When the pods join a collector instead
+//! (`--listen`), their results come over its connections: the watch then only tells
+//! the fleet's loop of each pod that failed ([`watch_failures`]).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -110,8 +112,7 @@ pub fn pods(list: &str) -> Result<Vec<Pod>, FanoutError> {
 /// Submits the Job (its `manifest`), watches its pods, reads and merges the results
 /// of those that succeeded; deletes what it made unless `watch.keep`.
 pub fn apply(a: &Job, manifest: &str, watch: Watch) -> Result<RunResult, FanoutError> {
-    let ns = a.namespace.as_deref();
-    kubectl(ns, &["apply", "-f", "-"], Some(manifest))?;
+    submit(a, manifest)?;
     eprintln!(
         "stampede: Job {} submitted: {} pods; watching them (at most {:.0} s)",
         a.name,
@@ -120,20 +121,86 @@ pub fn apply(a: &Job, manifest: &str, watch: Watch) -> Result<RunResult, FanoutE
     );
     let out = watch_and_merge(a, watch);
     if !watch.keep {
-        let job = format!("job/{}", a.name);
-        let mut what = vec![job.as_str()];
-        let map = format!("configmap/{}-inputs", a.name);
-        if a.inputs.as_ref().is_some_and(|i| !i.files.is_empty()) {
-            what.push(&map);
-        }
-        let mut args = vec!["delete", "--ignore-not-found", "--wait=false"];
-        args.extend(what);
-        match kubectl(ns, &args, None) {
-            Ok(_) => eprintln!("stampede: deleted Job {} (--keep leaves it)", a.name),
-            Err(e) => eprintln!("stampede: {e}"),
-        }
+        clean_up(a);
     }
     out
+}
+
+/// Submits the Job's `manifest`.
+pub fn submit(a: &Job, manifest: &str) -> Result<(), FanoutError> {
+    kubectl(
+        a.namespace.as_deref(),
+        &["apply", "-f", "-"],
+        Some(manifest),
+    )
+    .map(drop)
+}
+
+/// Deletes what the Job's manifest made (the Job, its inputs' ConfigMap, its token's
+/// Secret), saying so or why it could not.
+pub fn clean_up(a: &Job) {
+    let mut what = vec![format!("job/{}", a.name)];
+    if a.inputs.as_ref().is_some_and(|i| !i.files.is_empty()) {
+        what.push(format!("configmap/{}-inputs", a.name));
+    }
+    if a.join.is_some() {
+        what.push(format!("secret/{}", super::token_secret(a)));
+    }
+    let mut args = vec!["delete", "--ignore-not-found", "--wait=false"];
+    args.extend(what.iter().map(String::as_str));
+    match kubectl(a.namespace.as_deref(), &args, None) {
+        Ok(_) => eprintln!("stampede: deleted Job {} (--keep leaves it)", a.name),
+        Err(e) => eprintln!("stampede: {e}"),
+    }
+}
+
+/// Looks at the Job's pods every `every` until `done`, telling `lost` of each pod that
+/// failed (segment index + 1, with its reason), once; a look that fails is said once
+/// and tried again.
+pub fn watch_failures(
+    a: &Job,
+    every: Duration,
+    lost: crate::fleet::run::Lost,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::Ordering;
+    let ns = a.namespace.clone();
+    let selector = format!("stampede.run/job={}", a.name);
+    let n = a.segments as usize;
+    std::thread::spawn(move || {
+        let mut told = vec![false; n];
+        let mut said = false;
+        while !done.load(Ordering::Relaxed) {
+            let seen = kubectl(
+                ns.as_deref(),
+                &["get", "pods", "-l", &selector, "-o", "json"],
+                None,
+            )
+            .and_then(|l| pods(&l));
+            match seen {
+                Ok(pods) => {
+                    for p in pods.iter().filter(|p| p.phase == "Failed") {
+                        let Some(i) = p.index.map(|i| i as usize).filter(|&i| i < n) else {
+                            continue;
+                        };
+                        if !std::mem::replace(&mut told[i], true) {
+                            lost.lost(i + 1, describe(p));
+                        }
+                    }
+                }
+                Err(e) if !said => {
+                    said = true;
+                    eprintln!("stampede: watching the pods: {e}; trying again");
+                }
+                Err(_) => {}
+            }
+            // Short naps, so that the end of the run is not held up by one.
+            let until = Instant::now() + every;
+            while Instant::now() < until && !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    });
 }
 
 fn watch_and_merge(a: &Job, watch: Watch) -> Result<RunResult, FanoutError> {
@@ -233,6 +300,7 @@ fn watch_and_merge(a: &Job, watch: Watch) -> Result<RunResult, FanoutError> {
         missing,
         stopped_by: None,
         refused_frames: 0,
+        refused_connections: 0,
     });
     Ok(r)
 }

@@ -1,13 +1,16 @@
-//! The coordinator of a fleet run over ssh: every segment's process started with its
-//! standard input kept open, a reader per segment turning its output into events,
-//! and one loop that holds the start barrier, merges the seconds as they come, stops
-//! every segment when the caller's judgement says so, and gives up on a segment that
-//! never became ready, stalled or died — each named, none holding the run past its
-//! deadlines.
+//! The coordinator of a fleet run: one loop that holds the start barrier, merges the
+//! seconds as they come, stops every segment when the caller's judgement says so, and
+//! gives up on a segment that never became ready, stalled or died — each named, none
+//! holding the run past its deadlines. The segments reach it over a [`Channel`]: each
+//! one's process started over ssh with its standard input kept open
+//! ([`Channel::ssh`]), or processes started by anything else that connect to a socket
+//! ([`super::collect`]); a reader per segment turns what it sends into events.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{self, Sender};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use stampede_engine::RunResult;
@@ -46,6 +49,9 @@ pub struct Outcome {
     pub start_unix_s: Option<f64>,
     /// Frames refused, all segments.
     pub refused: u64,
+    /// Connections refused before they were a segment's (a wrong token, a segment not
+    /// theirs or taken, a malformed hello); none over ssh.
+    pub refused_joins: u64,
 }
 
 /// What the caller decides on each merged second.
@@ -55,16 +61,122 @@ pub enum Decision {
     Stop,
 }
 
-enum Event {
+/// What a segment's reader tells the loop.
+pub(crate) enum Event {
     Frame(usize, Frame),
     Refused(usize, String),
     /// Its output ended: what it held besides frames, and its last error line.
     Ended(usize, Vec<u8>, String),
+    /// What started it saw it fail (a pod that failed or was evicted): why.
+    Lost(usize, String),
+}
+
+/// Tells the loop that a segment has failed, as what started it saw (a pod's
+/// status); one that has already ended is left as it ended.
+#[derive(Clone)]
+pub struct Lost(Sender<Event>, usize);
+
+impl Lost {
+    /// Segment `k` (1-based) has failed, for this reason.
+    pub fn lost(&self, k: usize, why: String) {
+        if (1..=self.1).contains(&k) {
+            let _ = self.0.send(Event::Lost(k - 1, why));
+        }
+    }
+}
+
+/// One segment's end of the channel, as the loop drives it.
+pub trait Link: Send {
+    /// Writes an order to the segment; one that has gone is left alone.
+    fn say(&mut self, line: &str);
+    /// Ends the segment now; whether the end of its output is still to come (false for
+    /// one that never joined).
+    fn kill(&mut self) -> bool;
+    /// Once its output has ended: whether it ended well, or why not (its last error
+    /// line given).
+    fn finish(&mut self, stderr: String) -> Result<(), String>;
+}
+
+/// The segments' links and the events their readers send.
+pub struct Channel {
+    pub(crate) links: Vec<Box<dyn Link>>,
+    pub(crate) events: Receiver<Event>,
+    /// A sender of the events, for [`Channel::lost`].
+    pub(crate) sender: Sender<Event>,
+    /// Connections refused before they were a segment's.
+    pub(crate) refused_joins: Arc<AtomicU64>,
+}
+
+impl Channel {
+    /// What tells the loop of a segment lost outside the channel.
+    pub fn lost(&self) -> Lost {
+        Lost(self.sender.clone(), self.links.len())
+    }
+
+    /// Starts segment K of N on each host (`words_for(K, N)`, given `--fleet`), its
+    /// standard input and output the channel.
+    pub fn ssh(
+        hosts: &Hosts,
+        words_for: impl Fn(usize, usize) -> Vec<String>,
+    ) -> Result<Channel, RemoteError> {
+        let n = hosts.hosts.len();
+        let (tx, events) = mpsc::channel();
+        let mut links: Vec<Box<dyn Link>> = Vec::with_capacity(n);
+        for (i, host) in hosts.hosts.iter().enumerate() {
+            let mut child = hosts.spawn_open(host, &words_for(i + 1, n))?;
+            let stdin = child.stdin.take();
+            let (out, err) = (child.stdout.take(), child.stderr.take());
+            read_segment(i, out, err, tx.clone());
+            links.push(Box::new(Process { child, stdin }));
+        }
+        Ok(Channel {
+            links,
+            events,
+            sender: tx,
+            refused_joins: Arc::default(),
+        })
+    }
+}
+
+/// A segment's process started over ssh.
+struct Process {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Link for Process {
+    fn say(&mut self, line: &str) {
+        if let Some(w) = self.stdin.as_mut() {
+            if w.write_all(line.as_bytes())
+                .and_then(|_| w.flush())
+                .is_err()
+            {
+                self.stdin = None;
+            }
+        }
+    }
+
+    fn kill(&mut self) -> bool {
+        let _ = self.child.kill();
+        true
+    }
+
+    fn finish(&mut self, stderr: String) -> Result<(), String> {
+        self.stdin = None;
+        match self.child.wait() {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(RemoteError::Exit {
+                code: s.code(),
+                stderr,
+            }
+            .to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
 }
 
 struct Running {
-    child: Child,
-    stdin: Option<ChildStdin>,
+    link: Box<dyn Link>,
     ready: bool,
     ended: bool,
     /// Why it is missing, once it is.
@@ -76,27 +188,24 @@ struct Running {
     refused_any: bool,
 }
 
-/// Runs segment K of N on each host (`words_for(K, N)`, given `--fleet`), holds the
-/// barrier, merges the seconds into `merge`, calls `on_second` with each whole
-/// second (and the merge so far), and returns each segment's outcome.
+/// Drives the segments of `channel` (named by `names`, in order): holds the barrier,
+/// merges the seconds into `merge`, calls `on_second` with each whole second (and the
+/// merge so far), and returns each segment's outcome.
 pub fn run(
-    hosts: &Hosts,
-    words_for: impl Fn(usize, usize) -> Vec<String>,
+    channel: Channel,
+    names: &[String],
     waits: Waits,
     merge: &mut LiveMerge,
     mut on_second: impl FnMut(&super::FleetSecond, &LiveMerge) -> Decision,
-) -> Result<Outcome, RemoteError> {
-    let n = hosts.hosts.len();
-    let (tx, rx) = mpsc::channel();
+) -> Outcome {
+    let n = channel.links.len();
+    let rx = channel.events;
+    // Only the readers (and what a Lost holds) send from here on.
+    drop(channel.sender);
     let mut procs = Vec::with_capacity(n);
-    for (i, host) in hosts.hosts.iter().enumerate() {
-        let mut child = hosts.spawn_open(host, &words_for(i + 1, n))?;
-        let stdin = child.stdin.take();
-        let (out, err) = (child.stdout.take(), child.stderr.take());
-        read_segment(i, out, err, tx.clone());
+    for link in channel.links {
         procs.push(Running {
-            child,
-            stdin,
+            link,
             ready: false,
             ended: false,
             failed: None,
@@ -106,7 +215,6 @@ pub fn run(
             refused_any: false,
         });
     }
-    drop(tx);
     let mut refused = 0u64;
     // The barrier: every segment ready, or the ready deadline.
     let launched = Instant::now();
@@ -125,7 +233,7 @@ pub fn run(
             (false, _) => format!("not ready within {:.1} s", waits.ready.as_secs_f64()),
         };
         p.failed = Some(why);
-        let _ = p.child.kill();
+        kill(p);
     }
     let start_unix_s = procs
         .iter()
@@ -135,9 +243,10 @@ pub fn run(
             at.duration_since(UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64())
         });
+    merge.start_unix_s = start_unix_s;
     if let Some(at) = start_unix_s {
         for p in procs.iter_mut().filter(|p| p.failed.is_none()) {
-            say(p, &start_line(at));
+            p.link.say(&start_line(at));
             p.last_second = Instant::now() + waits.lead;
         }
     }
@@ -157,7 +266,7 @@ pub fn run(
                     "stalled: no figures for {:.0} s; stopped",
                     waits.stall.as_secs_f64()
                 ));
-                let _ = p.child.kill();
+                kill(p);
             }
             if !p.ended && now > started + waits.deadline {
                 p.failed.get_or_insert_with(|| {
@@ -166,7 +275,7 @@ pub fn run(
                         waits.deadline.as_secs_f64()
                     )
                 });
-                let _ = p.child.kill();
+                kill(p);
             }
         }
         let running: Vec<usize> = (0..procs.len())
@@ -177,7 +286,7 @@ pub fn run(
             if let (Decision::Stop, false) = (on_second(&s, merge), stopping) {
                 stopping = true;
                 for p in procs.iter_mut().filter(|p| !p.ended) {
-                    say(p, STOP_LINE);
+                    p.link.say(STOP_LINE);
                 }
             }
         }
@@ -189,48 +298,43 @@ pub fn run(
         .into_iter()
         .enumerate()
         .map(|(i, mut p)| {
-            let status = p.child.wait();
-            let result = match (p.failed, p.output, status) {
+            let ended = p.link.finish(std::mem::take(&mut p.stderr));
+            let result = match (p.failed, p.output, ended) {
                 (Some(why), ..) => Err(why),
-                (None, Some(out), Ok(s)) if s.success() => {
-                    parse_result(&out).map_err(|e| e.to_string())
-                }
-                (None, _, Ok(s)) => Err(RemoteError::Exit {
-                    code: s.code(),
-                    stderr: p.stderr,
-                }
-                .to_string()),
-                (None, _, Err(e)) => Err(e.to_string()),
+                (None, Some(out), Ok(())) => parse_result(&out).map_err(|e| e.to_string()),
+                (None, None, Ok(())) => Err("ended without a result".to_string()),
+                (None, _, Err(why)) => Err(why),
             };
             Segment {
-                host: hosts.hosts[i].clone(),
+                host: names[i].clone(),
                 segment: format!("{}/{n}", i + 1),
                 result,
             }
         })
         .collect();
-    Ok(Outcome {
+    Outcome {
         segments,
         start_unix_s,
         refused,
-    })
+        refused_joins: channel.refused_joins.load(Ordering::Relaxed),
+    }
 }
 
-/// Writes an order to a segment (one that has gone is left alone).
-fn say(p: &mut Running, line: &str) {
-    if let Some(w) = p.stdin.as_mut() {
-        if w.write_all(line.as_bytes())
-            .and_then(|_| w.flush())
-            .is_err()
-        {
-            p.stdin = None;
-        }
+/// Ends a segment; one whose output will never end (it never joined) counts as ended.
+fn kill(p: &mut Running) {
+    if !p.link.kill() {
+        p.ended = true;
     }
 }
 
 fn handle(e: Event, procs: &mut [Running], merge: &mut LiveMerge, refused: &mut u64) {
     match e {
-        Event::Frame(i, Frame::Ready { .. }) => procs[i].ready = true,
+        Event::Frame(i, Frame::Ready { run, .. }) => {
+            procs[i].ready = true;
+            if let Some(r) = run {
+                merge.runs.insert(i, r);
+            }
+        }
         Event::Frame(i, Frame::Second(iv)) => {
             procs[i].last_second = Instant::now();
             if procs[i].failed.is_none() {
@@ -244,13 +348,22 @@ fn handle(e: Event, procs: &mut [Running], merge: &mut LiveMerge, refused: &mut 
                 format!("got the start {late_s:.3} s late and started nothing")
             });
         }
+        Event::Frame(i, Frame::Failed { why }) => {
+            procs[i].failed.get_or_insert(why);
+        }
         Event::Refused(i, why) => refuse(i, &mut procs[i], refused, &why),
+        Event::Lost(i, why) => {
+            let p = &mut procs[i];
+            if !p.ended && p.failed.is_none() {
+                p.failed = Some(why);
+                kill(p);
+            }
+        }
         Event::Ended(i, out, stderr) => {
             let p = &mut procs[i];
             p.ended = true;
             p.output = Some(out);
             p.stderr = stderr;
-            p.stdin = None;
         }
     }
 }
@@ -269,10 +382,10 @@ fn refuse(i: usize, p: &mut Running, refused: &mut u64, why: &str) {
 
 /// Reads a segment's output on threads of its own: frames as events, the rest (its
 /// result) kept, at most a result's bound; its standard error's last line.
-fn read_segment(
+pub(crate) fn read_segment(
     i: usize,
-    out: Option<std::process::ChildStdout>,
-    err: Option<std::process::ChildStderr>,
+    out: Option<impl Read + Send + 'static>,
+    err: Option<impl Read + Send + 'static>,
     tx: Sender<Event>,
 ) {
     let errs = std::thread::spawn(move || {

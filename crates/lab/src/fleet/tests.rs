@@ -1,6 +1,6 @@
 use super::*;
 
-fn second(t: u32, latencies_us: &[u64], failed: u64) -> Interval {
+fn second(t: u32, latencies_us: &[u64], failed: u64) -> SegmentSecond {
     let mut h = Hist::default();
     for &v in latencies_us {
         h.0.record(v).unwrap();
@@ -18,12 +18,14 @@ fn second(t: u32, latencies_us: &[u64], failed: u64) -> Interval {
         in_flight: 0,
         users: 0,
     }
+    .into()
 }
 
 #[test]
 fn frames_and_orders_travel_as_lines() {
     let f = Frame::Ready {
         segment: "2/4".into(),
+        run: None,
     };
     let line = f.line();
     assert!(line.starts_with("@stampede-fleet {\"ready\""), "{line}");
@@ -91,9 +93,50 @@ fn a_segment_that_misbehaves_is_refused_never_merged() {
         Err(Refused::Far(MAX_SECOND + 1))
     );
     let mut bad = second(1, &[100], 0);
-    bad.histogram = "not base64 at all".into();
+    bad.interval.histogram = "not base64 at all".into();
     assert!(matches!(m.add(0, &bad), Err(Refused::Histogram(_))));
     assert_eq!(m.ready(&[], true).len(), 1);
     assert_eq!(m.add(1, &second(0, &[100], 0)), Err(Refused::Late(0)));
     assert_eq!(m.total.completed, 1);
+}
+
+#[test]
+fn statuses_and_failures_merge_by_kind_and_what_is_no_kind_is_refused() {
+    let mut m = LiveMerge::default();
+    let mut a = second(0, &[100], 1);
+    a.statuses = vec![(200, 1)];
+    a.errors = vec![("timeout".into(), 1)];
+    let mut b = second(0, &[200, 300], 0);
+    b.statuses = vec![(200, 1), (503, 1)];
+    m.add(0, &a).unwrap();
+    m.add(1, &b).unwrap();
+    let s = &m.ready(&[], true)[0];
+    assert_eq!(s.statuses, [(200, 2), (503, 1)].into_iter().collect());
+    assert_eq!(s.errors, [(ErrorKind::Timeout, 1)].into_iter().collect());
+    let mut c = second(1, &[100], 0);
+    c.statuses = vec![(42, 1)];
+    assert_eq!(m.add(0, &c), Err(Refused::Status(42)));
+    c.statuses.clear();
+    c.errors = vec![("gremlins".into(), 1)];
+    assert_eq!(m.add(0, &c), Err(Refused::ErrorKind("gremlins".into())));
+    // A second far ahead of the fleet's would be held until the others reach it:
+    // refused, so that what is held stays bounded.
+    assert_eq!(
+        m.add(0, &second(2 + MAX_AHEAD, &[100], 0)),
+        Err(Refused::Ahead(2 + MAX_AHEAD))
+    );
+    m.add(0, &second(1 + MAX_AHEAD, &[100], 0)).unwrap();
+}
+
+#[test]
+fn a_second_travels_with_its_statuses_and_failures() {
+    let mut s = second(4, &[100], 2);
+    s.statuses = vec![(200, 1)];
+    s.errors = vec![("reset".into(), 2)];
+    let f = Frame::Second(s);
+    let line = f.line();
+    assert_eq!(Frame::parse(line.trim_end().as_bytes()), Some(Ok(f)));
+    // A second without them (as a segment with none sends it) reads too.
+    let bare = Frame::Second(second(5, &[], 0)).line();
+    assert!(!bare.contains("statuses"), "{bare}");
 }
