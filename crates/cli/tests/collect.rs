@@ -219,7 +219,7 @@ fn a_collector_takes_only_its_runs_processes_and_merges_them_live() {
         String::from_utf8_lossy(&out.stderr)
     );
     let a = json(&again);
-    for key in ["requests", "latency", "histogram", "intervals", "open"] {
+    for key in ["requests", "statuses", "latency", "histograms", "intervals", "open"] {
         assert_eq!(a[key], m[key], "{key}");
     }
     // Each live second is the merged result's, histogram for histogram.
