@@ -165,8 +165,13 @@ pub fn watch(control: Arc<Control>, run: RunShape, mut opts: ProgressOptions) {
             }
         }
         // The run has ended (every worker filed its last, partial second before
-        // `stop` was set): what came since the last tick is printed, then the view ends.
-        came.extend(live.poll(&control));
+        // `stop` was set): what came since the last tick is printed — every second
+        // left, a worker that filed nothing for it waited for no longer — then the
+        // view ends.
+        came.extend(match finished {
+            true => live.finish(&control),
+            false => live.poll(&control),
+        });
         let fresh: Vec<Interval> = came
             .into_iter()
             .map(|s| {

@@ -74,6 +74,15 @@ impl Live {
         ready.into_iter().filter_map(second).collect()
     }
 
+    /// Every second left, once the run is over (every worker has filed its last):
+    /// those still waiting for a worker that filed nothing for them are whole too.
+    pub fn finish(&mut self, control: &Control) -> Vec<LiveSecond> {
+        let mut out = self.poll(control);
+        let left = std::mem::take(&mut self.pending);
+        out.extend(left.into_values().filter_map(second));
+        out
+    }
+
     /// Like [`Live::poll`], but blocks while no second is ready, for `within` at most
     /// (then it gives none): a watcher that follows the run as its seconds come,
     /// without polling on a guessed interval.
@@ -182,6 +191,25 @@ mod tests {
             .map(|s| (s.interval.t, s.interval.completed))
             .collect();
         assert_eq!(ts, [(0, 6), (1, 2), (2, 3)]);
+    }
+
+    #[test]
+    fn once_the_run_is_over_every_second_left_is_given() {
+        let control = Control::watched();
+        let mut live = Live::new(2);
+        // Worker 2 filed second 0 only and never said it retired.
+        control.publish_second(piece(0, 5));
+        control.publish_second(piece(0, 1));
+        control.publish_second(piece(1, 2));
+        control.publish_second(piece(2, 1));
+        let ts = |got: Vec<LiveSecond>| -> Vec<(u32, u64)> {
+            (got.iter())
+                .map(|s| (s.interval.t, s.interval.completed))
+                .collect()
+        };
+        assert_eq!(ts(live.poll(&control)), [(0, 6)]);
+        assert_eq!(ts(live.finish(&control)), [(1, 2), (2, 1)]);
+        assert!(live.finish(&control).is_empty());
     }
 
     #[test]
