@@ -169,18 +169,30 @@ fn a_collector_takes_only_its_runs_processes_and_merges_them_live() {
     assert!(status.success(), "{first}{rest}");
     let m = json(&merged);
     let n = |k: &str| m["requests"][k].as_u64().unwrap();
-    // /metrics said what the merged result says: answers by status, the latency
-    // histogram's count, the target the segments named.
+    // /metrics said what the merged seconds say: answers by status, the latency
+    // histogram's count (the result's own latency adds the requests still under way
+    // at the end, which no second holds), the target the segments named.
     let value = |prefix: &str| -> u64 {
         (text.lines())
             .filter(|l| l.starts_with(prefix))
             .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap() as u64)
             .sum()
     };
-    assert_eq!(value("stampede_requests_total{"), n("completed"), "{text}");
+    let seconds = |f: &dyn Fn(&serde_json::Value) -> u64| -> u64 {
+        m["intervals"].as_array().unwrap().iter().map(f).sum()
+    };
+    assert_eq!(
+        value("stampede_requests_total{"),
+        seconds(&|i| i["completed"].as_u64().unwrap()),
+        "{text}"
+    );
+    assert_eq!(
+        n("completed"),
+        seconds(&|i| i["completed"].as_u64().unwrap())
+    );
     assert_eq!(
         value("stampede_latency_histogram_seconds_count"),
-        m["latency"]["count"].as_u64().unwrap(),
+        seconds(&|i| i["latency"]["count"].as_u64().unwrap()),
         "{text}"
     );
     assert!(text.contains(&format!("url=\"{url}\"")), "{text}");
@@ -219,7 +231,14 @@ fn a_collector_takes_only_its_runs_processes_and_merges_them_live() {
         String::from_utf8_lossy(&out.stderr)
     );
     let a = json(&again);
-    for key in ["requests", "statuses", "latency", "histograms", "intervals", "open"] {
+    for key in [
+        "requests",
+        "statuses",
+        "latency",
+        "histograms",
+        "intervals",
+        "open",
+    ] {
         assert_eq!(a[key], m[key], "{key}");
     }
     // Each live second is the merged result's, histogram for histogram.
