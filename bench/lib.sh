@@ -207,3 +207,20 @@ machine() {
   echo "- Memory: $(free -h | awk '/Mem:/{print $2}'), kernel $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
   echo "- stampede $("$STAMPEDE" --version | awk '{print $2}') (git $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo none)), $(command -v wrk >/dev/null && wrk -v 2>&1 | head -1 | awk '{print $1, $2}' || echo "wrk missing"), $("${OHA:-$(find_oha)}" --version 2>/dev/null | awk '{print $1, $2}' || echo "oha missing"), $(h2load --version | head -1), $(ab -V | head -1 | awk '{print $4, $5}'), $(nginx -v 2>&1 | cut -d: -f2 | sed 's/^ //')"
 }
+
+# word_tokenizer PYTHON DIR: a word-level tokenizer saved to DIR for the LLM peers
+# (the mock's token being a word), made with PYTHON's tokenizers and transformers.
+word_tokenizer() {
+  "$1" - "$2" <<'PY'
+import string, sys
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import PreTrainedTokenizerFast
+vocab = {"[UNK]": 0, "<s>": 1, "</s>": 2}
+for w in ["tok"] + list(string.ascii_letters + string.digits + string.punctuation):
+    vocab.setdefault(w, len(vocab))
+t = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+t.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+PreTrainedTokenizerFast(tokenizer_object=t, unk_token="[UNK]", bos_token="<s>",
+                        eos_token="</s>").save_pretrained(sys.argv[1])
+PY
+}

@@ -93,20 +93,8 @@ chat_run() {
 }
 
 if [ -x "$PEERS/bin/aiperf" ]; then
-  # The peers need a tokenizer: a word-level one, the mock's token being a word.
   TOKENIZER=$WORK/tokenizer
-  "$PEERS/bin/python" - "$TOKENIZER" <<'PY'
-import string, sys
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
-vocab = {"[UNK]": 0, "<s>": 1, "</s>": 2}
-for w in ["tok"] + list(string.ascii_letters + string.digits + string.punctuation):
-    vocab.setdefault(w, len(vocab))
-t = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-t.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-PreTrainedTokenizerFast(tokenizer_object=t, unk_token="[UNK]", bos_token="<s>",
-                        eos_token="</s>").save_pretrained(sys.argv[1])
-PY
+  word_tokenizer "$PEERS/bin/python" "$TOKENIZER"
 fi
 
 for r in $(seq "$ROUNDS"); do
