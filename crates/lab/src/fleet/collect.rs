@@ -110,8 +110,7 @@ pub fn listen(listener: TcpListener, token: String, n: usize) -> Channel {
                 token.clone(),
             );
             std::thread::spawn(move || {
-                if let Err(why) = join(conn, &token, &slots, tx) {
-                    refused.fetch_add(1, Ordering::Relaxed);
+                if let Err(why) = join(conn, &token, &slots, tx, &refused) {
                     eprintln!("stampede: refused a connection: {why}");
                 }
                 pending.fetch_sub(1, Ordering::AcqRel);
@@ -126,18 +125,20 @@ pub fn listen(listener: TcpListener, token: String, n: usize) -> Channel {
     }
 }
 
-/// Reads a connection's hello and makes it its segment's, or refuses it (saying why
-/// to it, when it can still hear).
+/// Reads a connection's hello and makes it its segment's, or refuses it: counted in
+/// `refused` first, then told why (when it can still hear).
 fn join(
     mut conn: TcpStream,
     token: &str,
     slots: &[Arc<Mutex<Slot>>],
     tx: Sender<Event>,
+    refused: &AtomicU64,
 ) -> Result<(), String> {
     let peer = conn
         .peer_addr()
         .map_or_else(|_| "?".to_string(), |a| a.to_string());
     let refuse = |conn: &mut TcpStream, why: String| {
+        refused.fetch_add(1, Ordering::Relaxed);
         let _ = conn.write_all(format!("refused {why}\n").as_bytes());
         let _ = conn.shutdown(Shutdown::Both);
         Err(format!("{peer}: {why}"))
