@@ -39,18 +39,7 @@ fi
 # A word-level tokenizer (the peers need one; the mock's token is a word), saved where
 # both load it from.
 TOK=$WORK/tokenizer
-"$PEERS/bin/python" - "$TOK" <<'PY'
-import string, sys
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
-vocab = {"[UNK]": 0, "<s>": 1, "</s>": 2}
-for w in ["tok"] + list(string.ascii_letters + string.digits + string.punctuation):
-    vocab.setdefault(w, len(vocab))
-t = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-t.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-PreTrainedTokenizerFast(tokenizer_object=t, unk_token="[UNK]", bos_token="<s>",
-                        eos_token="</s>").save_pretrained(sys.argv[1])
-PY
+word_tokenizer "$PEERS/bin/python" "$TOK"
 
 RATE=8 N=160 SMALL=16 TOKENS=32
 : > "$WORK/rows"

@@ -211,8 +211,6 @@ fn collect_here(
     listener: std::net::TcpListener,
     ready: Duration,
 ) -> Result<(), Exit> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let checked = a.fleet.check(ready, &a.command)?;
     let token = job
         .join
@@ -228,11 +226,12 @@ fn collect_here(
         job.join.as_ref().map_or("", |j| j.addr.as_str()),
         ready.as_secs_f64()
     );
-    let done = Arc::new(AtomicBool::new(false));
-    fanout::kube::watch_failures(job, Duration::from_secs(2), channel.lost(), done.clone());
+    // The watch ends when `done` is dropped, with the run.
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    fanout::kube::watch_failures(job, Duration::from_secs(2), channel.lost(), ended);
     let names: Vec<String> = (0..n).map(|i| format!("{}-{i}", job.name)).collect();
     let out = crate::coordinate::drive(channel, &names, &a.fleet, checked, &a.command);
-    done.store(true, Ordering::Relaxed);
+    drop(done);
     if !a.keep {
         fanout::kube::clean_up(job);
     }

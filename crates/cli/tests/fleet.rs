@@ -30,6 +30,22 @@ fn segment(url: &str, duration: &str) -> std::process::Child {
         .unwrap()
 }
 
+/// A segment of a 5 s run, once it has said ready, against a listener that answers
+/// nothing (any connection would wait in its queue); the listener lives as long as it.
+fn ready_against_silence() -> (
+    std::net::TcpListener,
+    std::process::Child,
+    BufReader<std::process::ChildStdout>,
+) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/pong", listener.local_addr().unwrap());
+    let mut child = segment(&url, "5s");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    assert!(matches!(next_frame(&mut out), Some(Frame::Ready { .. })));
+    (listener, child, out)
+}
+
 fn next_frame(r: &mut impl BufRead) -> Option<Frame> {
     let mut line = String::new();
     r.read_line(&mut line).unwrap();
@@ -90,13 +106,7 @@ fn a_segment_waits_for_the_start_sends_its_seconds_and_stops_when_told() {
 
 #[test]
 fn a_start_that_comes_too_late_starts_nothing() {
-    // A listener that answers nothing: any connection would wait in its queue.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/pong", listener.local_addr().unwrap());
-    let mut child = segment(&url, "5s");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    assert!(matches!(next_frame(&mut out), Some(Frame::Ready { .. })));
+    let (listener, mut child, mut out) = ready_against_silence();
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(start_line(now_s() - 3.0).as_bytes())
@@ -143,12 +153,7 @@ fn a_segment_whose_coordinator_goes_away_stops() {
 
 #[test]
 fn a_stop_before_the_start_ends_the_segment_at_once() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/pong", listener.local_addr().unwrap());
-    let mut child = segment(&url, "5s");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    assert!(matches!(next_frame(&mut out), Some(Frame::Ready { .. })));
+    let (listener, mut child, _out) = ready_against_silence();
     let asked = std::time::Instant::now();
     child
         .stdin

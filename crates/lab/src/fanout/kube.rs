@@ -154,23 +154,22 @@ pub fn clean_up(a: &Job) {
     }
 }
 
-/// Looks at the Job's pods every `every` until `done`, telling `lost` of each pod that
-/// failed (segment index + 1, with its reason), once; a look that fails is said once
-/// and tried again.
+/// Looks at the Job's pods every `every` until `done` is dropped (or sent to),
+/// telling `lost` of each pod that failed (segment index + 1, with its reason), once;
+/// a look that fails is said once and tried again.
 pub fn watch_failures(
     a: &Job,
     every: Duration,
     lost: crate::fleet::run::Lost,
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    done: std::sync::mpsc::Receiver<()>,
 ) {
-    use std::sync::atomic::Ordering;
     let ns = a.namespace.clone();
     let selector = format!("stampede.run/job={}", a.name);
     let n = a.segments as usize;
     std::thread::spawn(move || {
         let mut told = vec![false; n];
         let mut said = false;
-        while !done.load(Ordering::Relaxed) {
+        loop {
             let seen = kubectl(
                 ns.as_deref(),
                 &["get", "pods", "-l", &selector, "-o", "json"],
@@ -194,10 +193,9 @@ pub fn watch_failures(
                 }
                 Err(_) => {}
             }
-            // Short naps, so that the end of the run is not held up by one.
-            let until = Instant::now() + every;
-            while Instant::now() < until && !done.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
+            // The next look, unless the run ends first.
+            if done.recv_timeout(every) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                return;
             }
         }
     });
